@@ -1,0 +1,70 @@
+//! The subcommands: one file each. Clap structs live here and are turned into
+//! plain settings before anything reaches a library crate.
+
+mod compare;
+mod kernel;
+mod mem;
+mod phase;
+mod report;
+mod run;
+mod staircase;
+mod startup;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// Benchmark interactive command-line programs the way their users feel them:
+/// install time and disk, time until a person can type in a real terminal, memory of
+/// the whole process family (RSS and PSS), the cost of one more instance, and how
+/// fast a REPL kernel answers; then compare two builds and flag regressions.
+#[derive(Debug, Parser)]
+#[command(name = "clibench", version, about, long_about = None, after_help = EXAMPLES)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+const EXAMPLES: &str = "\
+Examples:
+  clibench run                                   run the whole pipeline on the built-in demo agent
+  clibench run examples/pi.toml --trials 3       benchmark a real agent CLI described by a spec
+  clibench startup --runs 10 -- python3          time to ready in a PTY, hyperfine-style
+  clibench mem -- python3 -m http.server         memory of a process family (RSS, PSS, USS)
+  clibench staircase --count 5 -- node           marginal memory of one more instance
+  clibench kernel                                REPL kernel metrics against the reference kernel
+  clibench report out/result.json                summarize one result file
+  clibench compare base.json candidate.json      compare two builds, with verdicts";
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the whole pipeline on a target spec (or the built-in demo).
+    Run(run::Args),
+    /// Run one phase of the pipeline for one trial, merging into OUT/result.json.
+    Phase(phase::Args),
+    /// Time how long a program takes to become ready in a real terminal.
+    Startup(startup::Args),
+    /// Measure the memory of a process family, a user's processes, or a command.
+    Mem(mem::Args),
+    /// Measure the marginal memory of one more instance of a command.
+    Staircase(staircase::Args),
+    /// Measure a protocol-3 REPL kernel.
+    Kernel(kernel::Args),
+    /// Summarize one result file.
+    Report(report::Args),
+    /// Compare two result files (base and candidate) metric by metric.
+    Compare(compare::Args),
+}
+
+/// Runs the chosen subcommand.
+pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Run(args) => run::run(args),
+        Command::Phase(args) => phase::run(args),
+        Command::Startup(args) => startup::run(args),
+        Command::Mem(args) => mem::run(args),
+        Command::Staircase(args) => staircase::run(args),
+        Command::Kernel(args) => kernel::run(args),
+        Command::Report(args) => report::run(args),
+        Command::Compare(args) => compare::run(args),
+    }
+}

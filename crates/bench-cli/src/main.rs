@@ -1,0 +1,20 @@
+//! `clibench`: benchmark interactive command-line programs the way their users feel them.
+//!
+//! `main` stays short: parse, run the chosen command, map the outcome to an exit code.
+
+mod commands;
+mod exit;
+mod pipeline;
+mod spec;
+mod table;
+
+use clap::Parser;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = commands::Cli::parse();
+    match commands::run(cli) {
+        Ok(code) => code,
+        Err(error) => exit::report(&error),
+    }
+}

@@ -1,0 +1,1 @@
+//! Target specs: the TOML file that describes a CLI to benchmark.

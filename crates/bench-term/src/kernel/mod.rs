@@ -1,0 +1,1 @@
+//! A client for the REPL kernel wire protocol (version 3).
