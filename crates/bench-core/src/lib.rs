@@ -4,8 +4,37 @@
 //! with every metric's observations over trials. `bench-core` owns that file
 //! format, the statistics over trials, the comparison of two sides, and the
 //! exporters (Markdown, JSON, CSV) that turn them into text.
+//!
+//! ```
+//! use bench_core::{record, trial_errors, Metric, Phase, Request, ResultFile, Role, Sample};
+//!
+//! let mut result = ResultFile::new(Request::new("0123abc", Role::Candidate));
+//! record(&mut result.side, Metric::Install, 0, Sample::Value(12.5));
+//! assert!(trial_errors(&result.side, Phase::Install, 0).is_empty());
+//! assert_eq!(
+//!     trial_errors(&result.side, Phase::Install, 1),
+//!     ["install: measurement missing"]
+//! );
+//! ```
+//!
+//! # Sections
+//! - [`metric`]: every [`Metric`], its [`Unit`](units::Unit), [`Phase`] and [`Direction`].
+//! - [`result`]: the file format ([`ResultFile`], [`Side`], [`Observation`]), validation, load and save.
+//! - [`trial`]: [`record`] and [`trial_errors`].
+//! - [`stats`]: summaries over trials.
+//! - [`units`], [`io`]: formatting for people, atomic writes.
 #![warn(missing_docs)]
 
 pub mod io;
+pub mod metric;
+pub mod result;
 pub mod stats;
+pub mod trial;
 pub mod units;
+
+pub use metric::{Direction, Metric, Phase};
+pub use result::{
+    LoadError, Observation, ParseError, ProcessMemory, Request, ResultFile, Role, SCHEMA_VERSION,
+    SaveError, Side, ValidationError,
+};
+pub use trial::{Sample, record, trial_errors};

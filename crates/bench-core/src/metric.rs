@@ -1,0 +1,299 @@
+//! What clibench measures: every [`Metric`], the [`Phase`] that records it, its
+//! [`Unit`] and its [`Direction`].
+
+use crate::units::Unit;
+use std::fmt;
+use std::str::FromStr;
+
+/// Which way a metric improves.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    /// Smaller values are better (time, memory, disk).
+    LowerIsBetter,
+    /// Larger values are better (memory given back to the system).
+    HigherIsBetter,
+}
+
+/// A pipeline phase. Phases run as separate processes and merge into one result file.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// Build the target's release artifacts (`bundle`).
+    Prepare,
+    /// Install into a fresh home (`install`).
+    Install,
+    /// Start the program in a real terminal and measure it (`disk`, `cold`, `warm`, `rss`, `pss`).
+    Measure,
+    /// Drive the REPL kernel (`kernel_*`, `bash`, `git_status`, ... `restore`).
+    Runtime,
+    /// Drive the UI through the spec's steps (`ui_*`, `keystroke`).
+    Ui,
+    /// Start instances one after another and measure what each adds.
+    Staircase,
+}
+
+impl Phase {
+    /// Every phase, in pipeline order.
+    pub const ALL: [Phase; 6] = [
+        Phase::Prepare,
+        Phase::Install,
+        Phase::Measure,
+        Phase::Runtime,
+        Phase::Ui,
+        Phase::Staircase,
+    ];
+
+    /// The phase's name as written in files and on the command line (`measure`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Prepare => "prepare",
+            Phase::Install => "install",
+            Phase::Measure => "measure",
+            Phase::Runtime => "runtime",
+            Phase::Ui => "ui",
+            Phase::Staircase => "staircase",
+        }
+    }
+
+    /// The metrics this phase records, in declaration order.
+    pub fn metrics(self) -> impl Iterator<Item = Metric> {
+        Metric::ALL
+            .into_iter()
+            .filter(move |metric| metric.phase() == self)
+    }
+}
+
+impl fmt::Display for Phase {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Phase {
+    type Err = UnknownName;
+
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        Phase::ALL
+            .into_iter()
+            .find(|phase| phase.name() == name)
+            .ok_or_else(|| UnknownName {
+                kind: "phase",
+                name: name.to_string(),
+            })
+    }
+}
+
+/// A name that is not a known metric or phase.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown {kind} `{name}`")]
+pub struct UnknownName {
+    /// `metric` or `phase`.
+    pub kind: &'static str,
+    /// The name that was given.
+    pub name: String,
+}
+
+macro_rules! metrics {
+    ($( $(#[$doc:meta])* $variant:ident = $name:literal, $unit:ident, $phase:ident, $direction:ident; )*) => {
+        /// One measured quantity. Values are stored in base units: seconds or bytes.
+        ///
+        /// The declaration order is the order of reports and of the `metrics` map in
+        /// result files.
+        #[derive(
+            Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash,
+            serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+        )]
+        #[serde(rename_all = "snake_case")]
+        pub enum Metric {
+            $( $(#[$doc])* $variant, )*
+        }
+
+        impl Metric {
+            /// Every metric, in declaration order.
+            pub const ALL: [Metric; [$(Metric::$variant),*].len()] = [$(Metric::$variant),*];
+
+            /// The metric's name as written in result files (`kernel_exec`).
+            pub fn name(self) -> &'static str {
+                match self { $( Metric::$variant => $name, )* }
+            }
+
+            /// The unit the metric's values are stored in.
+            pub fn unit(self) -> Unit {
+                match self { $( Metric::$variant => Unit::$unit, )* }
+            }
+
+            /// The pipeline phase that records the metric.
+            pub fn phase(self) -> Phase {
+                match self { $( Metric::$variant => Phase::$phase, )* }
+            }
+
+            /// Which way the metric improves.
+            pub fn direction(self) -> Direction {
+                match self { $( Metric::$variant => Direction::$direction, )* }
+            }
+        }
+    };
+}
+
+metrics! {
+    /// Total bytes of the release artifacts.
+    Bundle = "bundle", Bytes, Prepare, LowerIsBetter;
+    /// Seconds the installer took.
+    Install = "install", Seconds, Install, LowerIsBetter;
+    /// Bytes the installation added to the home folder (trial 0 only).
+    Disk = "disk", Bytes, Measure, LowerIsBetter;
+    /// Seconds from spawn until the program is ready in a terminal, first start.
+    Cold = "cold", Seconds, Measure, LowerIsBetter;
+    /// Seconds until ready on a second start, with caches warm.
+    Warm = "warm", Seconds, Measure, LowerIsBetter;
+    /// Resident bytes of the whole process family after start.
+    Rss = "rss", Bytes, Measure, LowerIsBetter;
+    /// Proportional set size of the process family, in bytes.
+    Pss = "pss", Bytes, Measure, LowerIsBetter;
+    /// Seconds until the REPL kernel answers its first request.
+    KernelStart = "kernel_start", Seconds, Runtime, LowerIsBetter;
+    /// Resident bytes of the idle kernel's processes.
+    KernelRss = "kernel_rss", Bytes, Runtime, LowerIsBetter;
+    /// Seconds per empty cell execution.
+    KernelExec = "kernel_exec", Seconds, Runtime, LowerIsBetter;
+    /// Seconds per empty shell command through the kernel.
+    Bash = "bash", Seconds, Runtime, LowerIsBetter;
+    /// Seconds per `git status` through the kernel.
+    GitStatus = "git_status", Seconds, Runtime, LowerIsBetter;
+    /// Seconds per shell command that prints a fixed amount of output.
+    Output = "output", Seconds, Runtime, LowerIsBetter;
+    /// Seconds for a mixed batch of cells and shell commands.
+    Mixed = "mixed", Seconds, Runtime, LowerIsBetter;
+    /// Seconds from an interrupt until the kernel is ready again.
+    Interrupt = "interrupt", Seconds, Runtime, LowerIsBetter;
+    /// Resident bytes of the kernel with a data frame loaded.
+    LoadedRss = "loaded_rss", Bytes, Runtime, LowerIsBetter;
+    /// Seconds to snapshot the kernel's state to disk.
+    Snapshot = "snapshot", Seconds, Runtime, LowerIsBetter;
+    /// Seconds to restore a snapshot in a fresh kernel.
+    Restore = "restore", Seconds, Runtime, LowerIsBetter;
+    /// Total wall seconds of the spec's UI steps.
+    UiSteps = "ui_steps", Seconds, Ui, LowerIsBetter;
+    /// CPU seconds the process family spent during the UI steps.
+    UiCpu = "ui_cpu", Seconds, Ui, LowerIsBetter;
+    /// Median keystroke-to-screen latency, in seconds.
+    Keystroke = "keystroke", Seconds, Ui, LowerIsBetter;
+    /// Resident bytes of the process family after the UI steps.
+    UiRss = "ui_rss", Bytes, Ui, LowerIsBetter;
+    /// Average resident bytes each added instance costs.
+    InstanceRss = "instance_rss", Bytes, Staircase, LowerIsBetter;
+    /// Average proportional bytes each added instance costs.
+    InstancePss = "instance_pss", Bytes, Staircase, LowerIsBetter;
+    /// Average unique bytes each added instance costs.
+    InstanceUss = "instance_uss", Bytes, Staircase, LowerIsBetter;
+    /// Resident bytes given back to the system once the instances are stopped.
+    /// More is better: memory that is not given back has leaked.
+    ReclaimedRss = "reclaimed_rss", Bytes, Staircase, HigherIsBetter;
+}
+
+impl fmt::Display for Metric {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Metric {
+    type Err = UnknownName;
+
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        Metric::ALL
+            .into_iter()
+            .find(|metric| metric.name() == name)
+            .ok_or_else(|| UnknownName {
+                kind: "metric",
+                name: name.to_string(),
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_match_the_serde_names() {
+        for metric in Metric::ALL {
+            let json = serde_json::to_string(&metric).unwrap();
+            assert_eq!(json, format!("\"{}\"", metric.name()));
+            assert_eq!(metric.name().parse::<Metric>().unwrap(), metric);
+        }
+        for phase in Phase::ALL {
+            let json = serde_json::to_string(&phase).unwrap();
+            assert_eq!(json, format!("\"{}\"", phase.name()));
+            assert_eq!(phase.name().parse::<Phase>().unwrap(), phase);
+        }
+    }
+
+    #[test]
+    fn the_seed_metrics_keep_their_phases() {
+        let measure: Vec<_> = Phase::Measure.metrics().map(Metric::name).collect();
+        assert_eq!(measure, ["disk", "cold", "warm", "rss", "pss"]);
+        let runtime: Vec<_> = Phase::Runtime.metrics().map(Metric::name).collect();
+        assert_eq!(
+            runtime,
+            [
+                "kernel_start",
+                "kernel_rss",
+                "kernel_exec",
+                "bash",
+                "git_status",
+                "output",
+                "mixed",
+                "interrupt",
+                "loaded_rss",
+                "snapshot",
+                "restore"
+            ]
+        );
+        assert_eq!(Metric::Bundle.phase(), Phase::Prepare);
+        assert_eq!(Metric::Install.phase(), Phase::Install);
+        assert_eq!(Phase::Ui.metrics().count(), 4);
+        assert_eq!(Phase::Staircase.metrics().count(), 4);
+        assert_eq!(Metric::ALL.len(), 26);
+    }
+
+    #[test]
+    fn units_and_directions() {
+        assert_eq!(Metric::Cold.unit(), Unit::Seconds);
+        assert_eq!(Metric::Pss.unit(), Unit::Bytes);
+        assert_eq!(Metric::Keystroke.unit(), Unit::Seconds);
+        assert_eq!(Metric::InstanceUss.unit(), Unit::Bytes);
+        assert_eq!(Metric::Cold.direction(), Direction::LowerIsBetter);
+        assert_eq!(Metric::ReclaimedRss.direction(), Direction::HigherIsBetter);
+    }
+
+    #[test]
+    fn unknown_names_are_errors() {
+        let error = "colder".parse::<Metric>().unwrap_err();
+        assert_eq!(error.to_string(), "unknown metric `colder`");
+        assert!("setup".parse::<Phase>().is_err());
+    }
+}

@@ -1,0 +1,819 @@
+//! The result file: one JSON document per side (one build of the target under test).
+//!
+//! The format is public and documented by `docs/result.schema.json`, generated
+//! from these types. Loading rejects unknown fields and checks every limit below,
+//! naming the JSON path of the offending field; saving checks the same limits and
+//! writes atomically.
+//!
+//! ```
+//! use bench_core::{record, Metric, Request, ResultFile, Role, Sample};
+//!
+//! let mut result = ResultFile::new(Request::new("0123abc", Role::Candidate));
+//! record(&mut result.side, Metric::Cold, 0, Sample::Value(0.412));
+//! record(&mut result.side, Metric::Cold, 1, Sample::Error("timed out".into()));
+//! let text = result.to_json_string();
+//! assert_eq!(ResultFile::from_json_str(&text).unwrap(), result);
+//! ```
+
+use crate::io::{WriteError, write_atomic};
+use crate::metric::Metric;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// The schema version this crate reads and writes.
+pub const SCHEMA_VERSION: u32 = 1;
+/// The largest trial number (trials are numbered from 0).
+pub const MAX_TRIAL: u32 = 100;
+/// The longest error message kept, in characters.
+pub const MAX_ERROR_CHARS: usize = 500;
+/// The longest process name kept, in characters.
+pub const MAX_NAME_CHARS: usize = 80;
+/// The most processes kept in [`Side::processes`].
+pub const MAX_PROCESSES: usize = 128;
+
+/// Which side of a comparison a result describes.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// The reference build (usually the target branch).
+    Base,
+    /// The build under review (usually the pull request's head). A single run is a candidate.
+    #[default]
+    Candidate,
+}
+
+impl Role {
+    /// `base` or `candidate`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::Base => "base",
+            Role::Candidate => "candidate",
+        }
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What was asked for: which build of which repository, and by whom.
+#[derive(
+    Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+#[serde(deny_unknown_fields)]
+pub struct Request {
+    /// The repository the benchmark runs for (`owner/name`), when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repository: Option<String>,
+    /// The repository the sources are fetched from, when it differs (a fork).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_repository: Option<String>,
+    /// The commit (or other build identifier) under test.
+    pub sha: String,
+    /// The commit of the harness that measured, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub harness_sha: Option<String>,
+    /// The pull request number, when the run is for one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pr: Option<u64>,
+    /// The CI run that measured, when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+    /// The CI run's attempt number, when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempt: Option<u32>,
+    /// Base or candidate.
+    #[serde(default)]
+    pub role: Role,
+    /// Free-form settings of the run (spec file, trial count, ...), as strings.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub config: BTreeMap<String, String>,
+}
+
+impl Request {
+    /// A request for `sha` in `role`, with every optional field empty.
+    pub fn new(sha: impl Into<String>, role: Role) -> Request {
+        Request {
+            sha: sha.into(),
+            role,
+            ..Request::default()
+        }
+    }
+}
+
+/// One sample of one metric in one trial: exactly one of `value` or `error`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Observation {
+    /// The trial, from 0 to 100.
+    #[schemars(range(min = 0, max = 100))]
+    pub trial: u32,
+    /// The measured value in the metric's unit (seconds or bytes): finite and non-negative.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
+    pub value: Option<f64>,
+    /// Why the measurement failed, at most 500 characters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 500))]
+    pub error: Option<String>,
+}
+
+impl Observation {
+    /// A successful sample.
+    pub fn value(trial: u32, value: f64) -> Observation {
+        Observation {
+            trial,
+            value: Some(value),
+            error: None,
+        }
+    }
+
+    /// A failed sample.
+    pub fn error(trial: u32, error: impl Into<String>) -> Observation {
+        Observation {
+            trial,
+            value: None,
+            error: Some(error.into()),
+        }
+    }
+}
+
+/// Memory of one process at the last memory measurement. Sizes are in bytes.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProcessMemory {
+    /// Process id.
+    pub pid: u32,
+    /// Process name (`comm`), at most 80 characters.
+    #[schemars(length(max = 80))]
+    pub name: String,
+    /// Resident set size, bytes.
+    pub rss: u64,
+    /// Proportional set size, bytes; absent when it could not be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pss: Option<u64>,
+    /// Unique set size (private clean + private dirty), bytes; absent when unreadable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uss: Option<u64>,
+    /// Swapped-out bytes; absent when unreadable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swap: Option<u64>,
+    /// User plus system CPU seconds since the process started; absent when unreadable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
+    pub cpu_seconds: Option<f64>,
+}
+
+/// Everything measured about one build.
+#[derive(
+    Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+#[serde(deny_unknown_fields)]
+pub struct Side {
+    /// The commit (or build identifier) measured.
+    pub sha: String,
+    /// Every metric's samples, at most one per trial.
+    #[serde(default, deserialize_with = "metrics_by_name")]
+    #[schemars(with = "BTreeMap<Metric, Vec<Observation>>")]
+    pub metrics: BTreeMap<Metric, Vec<Observation>>,
+    /// The per-process memory breakdown of the last memory measurement, at most 128 entries.
+    #[serde(default)]
+    #[schemars(length(max = 128))]
+    pub processes: Vec<ProcessMemory>,
+    /// Facts about the run: tool versions, kernel, CPU, artifact and installation formats.
+    #[serde(default)]
+    pub runtime: BTreeMap<String, String>,
+    /// Release artifacts: file name -> size in bytes.
+    #[serde(default)]
+    pub artifacts: BTreeMap<String, u64>,
+    /// Named durations in seconds: phase wall times, `ui:<step>` times.
+    #[serde(default)]
+    pub timings: BTreeMap<String, f64>,
+    /// Why the last phase failed as a whole, at most 500 characters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 500))]
+    pub error: Option<String>,
+}
+
+impl Side {
+    /// An empty side for `sha`.
+    pub fn new(sha: impl Into<String>) -> Side {
+        Side {
+            sha: sha.into(),
+            ..Side::default()
+        }
+    }
+
+    /// Sets the side's error, cut to [`MAX_ERROR_CHARS`] characters.
+    pub fn set_error(&mut self, error: impl Into<String>) {
+        self.error = Some(truncate_chars(error.into(), MAX_ERROR_CHARS));
+    }
+
+    /// Keeps the [`MAX_PROCESSES`] processes with the most RSS (ties by pid), with
+    /// names cut to [`MAX_NAME_CHARS`] characters, so the side stays valid.
+    pub fn set_processes(&mut self, mut processes: Vec<ProcessMemory>) {
+        processes.sort_by(|a, b| b.rss.cmp(&a.rss).then(a.pid.cmp(&b.pid)));
+        processes.truncate(MAX_PROCESSES);
+        for process in &mut processes {
+            process.name = truncate_chars(std::mem::take(&mut process.name), MAX_NAME_CHARS);
+        }
+        self.processes = processes;
+    }
+
+    /// The values of `metric` (errored samples left out), in trial order.
+    pub fn values(&self, metric: Metric) -> Vec<f64> {
+        let mut samples: Vec<&Observation> =
+            self.metrics.get(&metric).into_iter().flatten().collect();
+        samples.sort_by_key(|sample| sample.trial);
+        samples.iter().filter_map(|sample| sample.value).collect()
+    }
+}
+
+/// A result file: the request and what was measured for it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(title = "clibench result")]
+pub struct ResultFile {
+    /// The format's version; this clibench reads and writes 1.
+    pub schema_version: u32,
+    /// What was asked for.
+    pub request: Request,
+    /// What was measured.
+    pub side: Side,
+}
+
+/// A result file's text could not be turned into a valid [`ResultFile`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParseError {
+    /// Not JSON, or JSON of the wrong shape (a missing or unknown field, a wrong type).
+    #[error("at `{path}`: {problem}")]
+    Syntax {
+        /// The JSON path of the offending value (`side.metrics.cold[2].value`), `.` for the root.
+        path: String,
+        /// What was wrong, with line and column.
+        problem: String,
+    },
+    /// Well-formed JSON whose `schema_version` is not one this crate reads.
+    #[error(
+        "at `schema_version`: unsupported version {found} (this clibench reads {SCHEMA_VERSION})"
+    )]
+    Version {
+        /// The version found in the file.
+        found: u64,
+    },
+    /// Well-formed JSON that breaks a limit of the format.
+    #[error(transparent)]
+    Invalid(#[from] ValidationError),
+}
+
+impl ParseError {
+    /// The JSON path of the offending field.
+    pub fn path(&self) -> &str {
+        match self {
+            ParseError::Syntax { path, .. } => path,
+            ParseError::Version { .. } => "schema_version",
+            ParseError::Invalid(error) => &error.path,
+        }
+    }
+}
+
+/// A value that breaks a limit of the format, with its JSON path.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("at `{path}`: {problem}")]
+pub struct ValidationError {
+    /// The JSON path of the offending value (`side.metrics.cold[2].trial`).
+    pub path: String,
+    /// What is wrong with it.
+    pub problem: String,
+}
+
+/// A result file could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The file could not be read.
+    #[error("failed to read {path}", path = path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file was read but is not a valid result file.
+    #[error("invalid result file {path}", path = path.display())]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, with the JSON path.
+        #[source]
+        source: ParseError,
+    },
+    /// The file is a valid result file for another build than the one being measured.
+    #[error(
+        "{path} holds results for sha `{found}`, not `{expected}`; use another output folder",
+        path = path.display()
+    )]
+    OtherSha {
+        /// The file.
+        path: PathBuf,
+        /// The sha in the file.
+        found: String,
+        /// The sha being measured.
+        expected: String,
+    },
+}
+
+/// A result file could not be saved.
+#[derive(Debug, thiserror::Error)]
+pub enum SaveError {
+    /// The result breaks a limit of the format; nothing was written.
+    #[error("refusing to write an invalid result to {path}", path = path.display())]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        #[source]
+        source: ValidationError,
+    },
+    /// Writing failed; the earlier file, if any, is unchanged.
+    #[error(transparent)]
+    Write(#[from] WriteError),
+}
+
+impl ResultFile {
+    /// A new result with an empty side for the request's sha.
+    pub fn new(request: Request) -> ResultFile {
+        let side = Side::new(request.sha.clone());
+        ResultFile {
+            schema_version: SCHEMA_VERSION,
+            request,
+            side,
+        }
+    }
+
+    /// Parses and validates a result file's text.
+    pub fn from_json_str(text: &str) -> Result<ResultFile, ParseError> {
+        let mut deserializer = serde_json::Deserializer::from_str(text);
+        let parsed: Result<ResultFile, _> = serde_path_to_error::deserialize(&mut deserializer);
+        let result = match parsed {
+            Ok(result) => result,
+            Err(error) => {
+                // A file from another format version fails for reasons that would only
+                // confuse; say the version instead when it can be read.
+                if let Some(found) = schema_version_of(text)
+                    && found != u64::from(SCHEMA_VERSION)
+                {
+                    return Err(ParseError::Version { found });
+                }
+                return Err(ParseError::Syntax {
+                    path: error.path().to_string(),
+                    problem: error.into_inner().to_string(),
+                });
+            }
+        };
+        deserializer.end().map_err(|error| ParseError::Syntax {
+            path: ".".into(),
+            problem: error.to_string(),
+        })?;
+        if result.schema_version != SCHEMA_VERSION {
+            return Err(ParseError::Version {
+                found: result.schema_version.into(),
+            });
+        }
+        result.validate()?;
+        Ok(result)
+    }
+
+    /// The result as pretty-printed JSON with a final newline.
+    pub fn to_json_string(&self) -> String {
+        // Serializing plain data with string keys cannot fail; non-finite numbers
+        // become `null` (and are rejected by `validate` before saving).
+        let mut text = serde_json::to_string_pretty(self).unwrap_or_default();
+        text.push('\n');
+        text
+    }
+
+    /// Reads and validates the result file at `path`.
+    pub fn load(path: &Path) -> Result<ResultFile, LoadError> {
+        let text = std::fs::read_to_string(path).map_err(|source| LoadError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        ResultFile::from_json_str(&text).map_err(|source| LoadError::Parse {
+            path: path.to_path_buf(),
+            source,
+        })
+    }
+
+    /// Loads `path` when it exists, so that phases running as separate processes
+    /// merge into one file; otherwise starts a new result for `request`.
+    ///
+    /// A file that exists but does not parse is an error (and is never touched), as
+    /// is a file for another sha. The loaded file keeps its own request.
+    pub fn load_or_create(path: &Path, request: &Request) -> Result<ResultFile, LoadError> {
+        match std::fs::metadata(path) {
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(ResultFile::new(request.clone()));
+            }
+            _ => {}
+        }
+        let result = ResultFile::load(path)?;
+        if result.request.sha != request.sha {
+            return Err(LoadError::OtherSha {
+                path: path.to_path_buf(),
+                found: result.request.sha,
+                expected: request.sha.clone(),
+            });
+        }
+        Ok(result)
+    }
+
+    /// Validates the result and writes it to `path` atomically.
+    pub fn save(&self, path: &Path) -> Result<(), SaveError> {
+        self.validate().map_err(|source| SaveError::Invalid {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        write_atomic(path, self.to_json_string().as_bytes())?;
+        Ok(())
+    }
+
+    /// Checks every limit of the format, returning the first broken one with its JSON path.
+    pub fn validate(&self) -> Result<(), ValidationError> {
+        let invalid = |path: String, problem: String| Err(ValidationError { path, problem });
+        if self.schema_version != SCHEMA_VERSION {
+            return invalid(
+                "schema_version".into(),
+                format!("schema_version must be {SCHEMA_VERSION}"),
+            );
+        }
+        let side = &self.side;
+        for (metric, samples) in &side.metrics {
+            let mut seen = std::collections::BTreeSet::new();
+            for (index, sample) in samples.iter().enumerate() {
+                let at = format!("side.metrics.{metric}[{index}]");
+                if sample.trial > MAX_TRIAL {
+                    return invalid(
+                        format!("{at}.trial"),
+                        format!("trial {} is above {MAX_TRIAL}", sample.trial),
+                    );
+                }
+                if !seen.insert(sample.trial) {
+                    return invalid(
+                        format!("{at}.trial"),
+                        format!("trial {} appears twice", sample.trial),
+                    );
+                }
+                match (&sample.value, &sample.error) {
+                    (Some(value), None) => {
+                        if !value.is_finite() || *value < 0.0 {
+                            return invalid(
+                                format!("{at}.value"),
+                                format!("value {value} is not finite and non-negative"),
+                            );
+                        }
+                    }
+                    (None, Some(error)) => {
+                        check_length(&format!("{at}.error"), error, MAX_ERROR_CHARS)?
+                    }
+                    _ => {
+                        return invalid(
+                            at,
+                            "an observation needs exactly one of value or error".into(),
+                        );
+                    }
+                }
+            }
+        }
+        if side.processes.len() > MAX_PROCESSES {
+            return invalid(
+                "side.processes".into(),
+                format!(
+                    "{} processes are more than {MAX_PROCESSES}",
+                    side.processes.len()
+                ),
+            );
+        }
+        for (index, process) in side.processes.iter().enumerate() {
+            check_length(
+                &format!("side.processes[{index}].name"),
+                &process.name,
+                MAX_NAME_CHARS,
+            )?;
+            if let Some(cpu) = process.cpu_seconds
+                && (!cpu.is_finite() || cpu < 0.0)
+            {
+                return invalid(
+                    format!("side.processes[{index}].cpu_seconds"),
+                    format!("cpu_seconds {cpu} is not finite and non-negative"),
+                );
+            }
+        }
+        for (name, seconds) in &side.timings {
+            if !seconds.is_finite() || *seconds < 0.0 {
+                return invalid(
+                    format!("side.timings.{name}"),
+                    format!("timing {seconds} is not finite and non-negative"),
+                );
+            }
+        }
+        if let Some(error) = &side.error {
+            check_length("side.error", error, MAX_ERROR_CHARS)?;
+        }
+        Ok(())
+    }
+}
+
+fn check_length(path: &str, text: &str, max: usize) -> Result<(), ValidationError> {
+    let chars = text.chars().count();
+    if chars > max {
+        return Err(ValidationError {
+            path: path.to_string(),
+            problem: format!("{chars} characters are more than {max}"),
+        });
+    }
+    Ok(())
+}
+
+/// Cuts `text` to at most `max` characters.
+pub(crate) fn truncate_chars(mut text: String, max: usize) -> String {
+    if let Some((index, _)) = text.char_indices().nth(max) {
+        text.truncate(index);
+    }
+    text
+}
+
+/// Reads the `metrics` map with string keys first, so that the JSON path of an
+/// error inside it names the metric (`side.metrics.cold[1].value`): paths through
+/// enum-typed keys are not tracked.
+fn metrics_by_name<'de, D>(deserializer: D) -> Result<BTreeMap<Metric, Vec<Observation>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    let by_name: BTreeMap<String, Vec<Observation>> =
+        serde::Deserialize::deserialize(deserializer)?;
+    by_name
+        .into_iter()
+        .map(|(name, samples)| {
+            let metric = name.parse::<Metric>().map_err(serde::de::Error::custom)?;
+            Ok((metric, samples))
+        })
+        .collect()
+}
+
+fn schema_version_of(text: &str) -> Option<u64> {
+    let value: serde_json::Value = serde_json::from_str(text).ok()?;
+    value.get("schema_version")?.as_u64()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> ResultFile {
+        let mut request = Request::new("abc123", Role::Base);
+        request.repository = Some("owner/agent".into());
+        request.pr = Some(42);
+        request.config.insert("trials".into(), "3".into());
+        let mut result = ResultFile::new(request);
+        let side = &mut result.side;
+        side.metrics.insert(
+            Metric::Cold,
+            vec![
+                Observation::value(0, 0.412),
+                Observation::error(1, "timed out"),
+            ],
+        );
+        side.metrics
+            .insert(Metric::Disk, vec![Observation::value(0, 123456789.0)]);
+        side.processes.push(ProcessMemory {
+            pid: 42,
+            name: "node".into(),
+            rss: 100 << 20,
+            pss: Some(80 << 20),
+            uss: None,
+            swap: Some(0),
+            cpu_seconds: Some(1.5),
+        });
+        side.runtime.insert("kernel".into(), "6.1.0".into());
+        side.artifacts.insert("agent.tgz".into(), 4096);
+        side.timings.insert("ui:open".into(), 0.25);
+        side.error = Some("warm settle: timed out".into());
+        result
+    }
+
+    fn chain(error: &dyn std::error::Error) -> String {
+        let mut text = error.to_string();
+        let mut source = error.source();
+        while let Some(cause) = source {
+            text.push_str(&format!(": {cause}"));
+            source = cause.source();
+        }
+        text
+    }
+
+    fn parse_error(text: &str) -> ParseError {
+        ResultFile::from_json_str(text).unwrap_err()
+    }
+
+    fn with_observation(observation: &str) -> String {
+        format!(
+            r#"{{"schema_version":1,"request":{{"sha":"a"}},"side":{{"sha":"a","metrics":{{"cold":[{{"trial":0,"value":1.0}},{observation}]}}}}}}"#
+        )
+    }
+
+    #[test]
+    fn round_trips_through_json() {
+        let result = sample();
+        let text = result.to_json_string();
+        assert_eq!(ResultFile::from_json_str(&text).unwrap(), result);
+    }
+
+    #[test]
+    fn reads_the_seed_style_with_explicit_nulls() {
+        let text = r#"{"schema_version":1,"request":{"sha":"a","role":"candidate"},
+            "side":{"sha":"a","metrics":{"cold":[{"trial":0,"value":null,"error":"boom"}]},
+            "processes":[{"pid":1,"name":"x","rss":5,"pss":null}],"error":null}}"#;
+        let result = ResultFile::from_json_str(text).unwrap();
+        assert_eq!(
+            result.side.metrics[&Metric::Cold],
+            vec![Observation::error(0, "boom")]
+        );
+    }
+
+    #[test]
+    fn rejects_a_trial_above_100_with_its_path() {
+        let error = parse_error(&with_observation(r#"{"trial":101,"value":1.0}"#));
+        assert_eq!(error.path(), "side.metrics.cold[1].trial");
+        assert_eq!(
+            error.to_string(),
+            "at `side.metrics.cold[1].trial`: trial 101 is above 100"
+        );
+    }
+
+    #[test]
+    fn rejects_both_or_neither_of_value_and_error() {
+        let both = parse_error(&with_observation(r#"{"trial":1,"value":1.0,"error":"x"}"#));
+        assert_eq!(both.path(), "side.metrics.cold[1]");
+        let neither = parse_error(&with_observation(r#"{"trial":1}"#));
+        assert!(
+            neither
+                .to_string()
+                .contains("exactly one of value or error")
+        );
+    }
+
+    #[test]
+    fn rejects_negative_values_long_errors_and_repeated_trials() {
+        let negative = parse_error(&with_observation(r#"{"trial":1,"value":-0.5}"#));
+        assert_eq!(negative.path(), "side.metrics.cold[1].value");
+        let long = format!(r#"{{"trial":1,"error":"{}"}}"#, "é".repeat(501));
+        assert_eq!(
+            parse_error(&with_observation(&long)).path(),
+            "side.metrics.cold[1].error"
+        );
+        let at_limit = format!(r#"{{"trial":1,"error":"{}"}}"#, "é".repeat(500));
+        assert!(ResultFile::from_json_str(&with_observation(&at_limit)).is_ok());
+        let repeated = parse_error(&with_observation(r#"{"trial":0,"value":2.0}"#));
+        assert_eq!(
+            repeated.to_string(),
+            "at `side.metrics.cold[1].trial`: trial 0 appears twice"
+        );
+    }
+
+    #[test]
+    fn rejects_unknown_fields_and_metrics_with_their_paths() {
+        let unknown = parse_error(&with_observation(r#"{"trial":1,"value":1.0,"unit":"s"}"#));
+        assert_eq!(unknown.path(), "side.metrics.cold[1].unit");
+        assert!(
+            unknown.to_string().contains("unknown field `unit`"),
+            "{unknown}"
+        );
+        let metric = parse_error(
+            r#"{"schema_version":1,"request":{"sha":"a"},"side":{"sha":"a","metrics":{"colder":[]}}}"#,
+        );
+        assert_eq!(
+            metric.to_string(),
+            "at `side.metrics`: unknown metric `colder` at line 1 column 84"
+        );
+    }
+
+    #[test]
+    fn rejects_too_many_processes_and_long_names() {
+        let mut result = sample();
+        result.side.processes[0].name = "n".repeat(81);
+        assert_eq!(
+            result.validate().unwrap_err().path,
+            "side.processes[0].name"
+        );
+        let process = result.side.processes[0].clone();
+        result.side.processes = vec![process; 129];
+        assert_eq!(result.validate().unwrap_err().path, "side.processes");
+    }
+
+    #[test]
+    fn set_processes_keeps_the_largest_and_cuts_names() {
+        let mut side = Side::new("a");
+        let processes = (0..200)
+            .map(|pid| ProcessMemory {
+                pid,
+                name: "x".repeat(100),
+                rss: u64::from(pid) * 10,
+                pss: None,
+                uss: None,
+                swap: None,
+                cpu_seconds: None,
+            })
+            .collect();
+        side.set_processes(processes);
+        assert_eq!(side.processes.len(), MAX_PROCESSES);
+        assert_eq!(side.processes[0].pid, 199);
+        assert_eq!(side.processes[0].name.chars().count(), MAX_NAME_CHARS);
+        assert_eq!(side.processes[127].pid, 72);
+    }
+
+    #[test]
+    fn truncated_and_malformed_text_names_a_path() {
+        let text = sample().to_json_string();
+        let cut = &text[..text.len() / 2];
+        let error = parse_error(cut);
+        assert!(matches!(error, ParseError::Syntax { .. }));
+        assert!(error.to_string().contains("EOF"), "{error}");
+        let wrong_type = parse_error(&with_observation(r#"{"trial":"one","value":1.0}"#));
+        assert_eq!(wrong_type.path(), "side.metrics.cold[1].trial");
+        let trailing = parse_error(&format!("{text}x"));
+        assert!(trailing.to_string().contains("trailing"), "{trailing}");
+    }
+
+    #[test]
+    fn another_schema_version_is_named() {
+        let error =
+            parse_error(r#"{"schema_version":2,"request":{"sha":"a"},"side":{"sha":"a","new":1}}"#);
+        assert_eq!(error, ParseError::Version { found: 2 });
+        let error = parse_error(r#"{"schema_version":7,"request":{"sha":"a"},"side":{"sha":"a"}}"#);
+        assert_eq!(error.path(), "schema_version");
+    }
+
+    #[test]
+    fn save_refuses_invalid_results_and_writes_valid_ones() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("result.json");
+        let mut result = sample();
+        result.save(&path).unwrap();
+        assert_eq!(ResultFile::load(&path).unwrap(), result);
+        result.side.timings.insert("bad".into(), f64::NAN);
+        let error = result.save(&path).unwrap_err();
+        assert!(
+            chain(&error).contains("at `side.timings.bad`: timing NaN"),
+            "{error}"
+        );
+        assert_eq!(ResultFile::load(&path).unwrap(), sample());
+    }
+
+    #[test]
+    fn load_or_create_merges_creates_and_never_overwrites_garbage() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("result.json");
+        let request = Request::new("abc123", Role::Base);
+        let fresh = ResultFile::load_or_create(&path, &request).unwrap();
+        assert_eq!(fresh, ResultFile::new(request.clone()));
+        sample().save(&path).unwrap();
+        assert_eq!(
+            ResultFile::load_or_create(&path, &request).unwrap(),
+            sample()
+        );
+        let other =
+            ResultFile::load_or_create(&path, &Request::new("def", Role::Base)).unwrap_err();
+        assert!(
+            other.to_string().contains("sha `abc123`, not `def`"),
+            "{other}"
+        );
+        std::fs::write(&path, b"{\"schema_version\":1,").unwrap();
+        let error = ResultFile::load_or_create(&path, &request).unwrap_err();
+        let message = chain(&error);
+        let expected = format!("invalid result file {}: at `", path.display());
+        assert!(message.starts_with(&expected), "{message}");
+        assert!(message.contains("EOF while parsing"), "{message}");
+        assert_eq!(std::fs::read(&path).unwrap(), b"{\"schema_version\":1,");
+    }
+
+    #[test]
+    fn missing_file_is_a_read_error_naming_it() {
+        let error = ResultFile::load(Path::new("/nonexistent/result.json")).unwrap_err();
+        assert!(chain(&error).starts_with("failed to read /nonexistent/result.json: No such file"));
+    }
+}
