@@ -21,18 +21,27 @@
 //! - [`metric`]: every [`Metric`], its [`Unit`](units::Unit), [`Phase`] and [`Direction`].
 //! - [`result`]: the file format ([`ResultFile`], [`Side`], [`Observation`]), validation, load and save.
 //! - [`trial`]: [`record`] and [`trial_errors`].
-//! - [`stats`]: summaries over trials.
+//! - [`stats`]: summaries over trials ([`MetricStats`](stats::MetricStats)).
+//! - [`compare`]: two sides compared, with bootstrap intervals and verdicts.
+//! - [`report`]: one result file summarized; [`export`]: Markdown, JSON and CSV.
 //! - [`units`], [`io`]: formatting for people, atomic writes.
 #![warn(missing_docs)]
 
+pub mod compare;
+pub mod export;
 pub mod io;
 pub mod metric;
+pub mod report;
 pub mod result;
+mod rng;
 pub mod stats;
 pub mod trial;
 pub mod units;
 
+pub use compare::{CompareOptions, Comparison, Verdict, compare};
+pub use export::Format;
 pub use metric::{Direction, Metric, Phase};
+pub use report::Report;
 pub use result::{
     LoadError, Observation, ParseError, ProcessMemory, Request, ResultFile, Role, SCHEMA_VERSION,
     SaveError, Side, ValidationError,

@@ -188,7 +188,7 @@ pub struct Side {
     pub sha: String,
     /// Every metric's samples, at most one per trial.
     #[serde(default, deserialize_with = "metrics_by_name")]
-    #[schemars(with = "BTreeMap<Metric, Vec<Observation>>")]
+    #[schemars(schema_with = "metrics_schema")]
     pub metrics: BTreeMap<Metric, Vec<Observation>>,
     /// The per-process memory breakdown of the last memory measurement, at most 128 entries.
     #[serde(default)]
@@ -249,6 +249,7 @@ impl Side {
 #[schemars(title = "clibench result")]
 pub struct ResultFile {
     /// The format's version; this clibench reads and writes 1.
+    #[schemars(range(min = 1, max = 1))]
     pub schema_version: u32,
     /// What was asked for.
     pub request: Request,
@@ -538,6 +539,15 @@ impl ResultFile {
     }
 }
 
+/// The JSON Schema of result files, generated from the types, as pretty-printed
+/// JSON with a final newline. It is checked in at `docs/result.schema.json`.
+pub fn json_schema() -> String {
+    let schema = schemars::schema_for!(ResultFile);
+    let mut text = serde_json::to_string_pretty(&schema).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
 fn check_length(path: &str, text: &str, max: usize) -> Result<(), ValidationError> {
     let chars = text.chars().count();
     if chars > max {
@@ -573,6 +583,17 @@ where
             Ok((metric, samples))
         })
         .collect()
+}
+
+/// The schema of the `metrics` map: keys are metric names, values lists of observations.
+fn metrics_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    let metric = generator.subschema_for::<Metric>();
+    let observations = generator.subschema_for::<Vec<Observation>>();
+    schemars::json_schema!({
+        "type": "object",
+        "propertyNames": metric,
+        "additionalProperties": observations,
+    })
 }
 
 fn schema_version_of(text: &str) -> Option<u64> {

@@ -3,6 +3,10 @@
 //! Outliers follow hyperfine's rule: the modified z-score
 //! `0.6745 * (x - median) / MAD` beyond ±3.5 marks a sample as an outlier.
 
+use crate::metric::Metric;
+use crate::result::Side;
+use crate::units::Unit;
+
 /// Summary statistics of a set of finite samples, in the samples' unit.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -74,6 +78,75 @@ impl Summary {
     }
 }
 
+/// What the trials of one metric on one side add up to.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct MetricStats {
+    /// The metric.
+    pub metric: Metric,
+    /// Its unit; every number below except counts is in it.
+    pub unit: Unit,
+    /// Samples that failed.
+    pub errored: usize,
+    /// The trials whose sample failed, ascending.
+    pub errored_trials: Vec<u32>,
+    /// Statistics of the successful samples; `None` when every sample failed.
+    pub summary: Option<Summary>,
+    /// The trials whose value is an outlier by the modified z-score, ascending.
+    pub outlier_trials: Vec<u32>,
+}
+
+impl MetricStats {
+    /// The statistics of `metric` on `side`; `None` when it has no sample at all.
+    pub fn of(side: &Side, metric: Metric) -> Option<MetricStats> {
+        let mut samples: Vec<_> = side.metrics.get(&metric)?.iter().collect();
+        if samples.is_empty() {
+            return None;
+        }
+        samples.sort_by_key(|sample| sample.trial);
+        let errored_trials: Vec<u32> = samples
+            .iter()
+            .filter(|sample| sample.value.is_none())
+            .map(|sample| sample.trial)
+            .collect();
+        let valued: Vec<(u32, f64)> = samples
+            .iter()
+            .filter_map(|sample| Some((sample.trial, sample.value?)))
+            .collect();
+        let values: Vec<f64> = valued.iter().map(|&(_, value)| value).collect();
+        let summary = Summary::from_values(&values);
+        let outlier_trials = summary
+            .iter()
+            .flat_map(|summary| summary.outliers.iter().map(|&index| valued[index].0))
+            .collect();
+        Some(MetricStats {
+            metric,
+            unit: metric.unit(),
+            errored: errored_trials.len(),
+            errored_trials,
+            summary,
+            outlier_trials,
+        })
+    }
+
+    /// Successful samples.
+    pub fn n(&self) -> usize {
+        self.summary.as_ref().map_or(0, |summary| summary.n)
+    }
+
+    /// The median of the successful samples, when there are any.
+    pub fn median(&self) -> Option<f64> {
+        self.summary.as_ref().map(|summary| summary.median)
+    }
+}
+
+/// The statistics of every metric of `side` that has samples, in metric order.
+pub fn side_stats(side: &Side) -> Vec<MetricStats> {
+    side.metrics
+        .keys()
+        .filter_map(|&metric| MetricStats::of(side, metric))
+        .collect()
+}
+
 /// The median of an already sorted, non-empty slice.
 pub fn median_of_sorted(sorted: &[f64]) -> f64 {
     let n = sorted.len();
@@ -123,6 +196,38 @@ mod tests {
         assert_eq!(s.outliers, vec![4]);
         assert!((s.std_dev - 43.617_656_975).abs() < 1e-6);
         assert!((s.p95 - 80.8).abs() < 1e-9);
+    }
+
+    #[test]
+    fn metric_stats_count_errors_and_name_outlier_trials() {
+        use crate::trial::{Sample, record};
+        let mut side = Side::new("a");
+        for (trial, value) in [(3, 1.0), (0, 1.1), (1, 0.9), (4, 1.0), (5, 9.0)] {
+            record(&mut side, Metric::Cold, trial, Sample::Value(value));
+        }
+        record(
+            &mut side,
+            Metric::Cold,
+            2,
+            Sample::Error("timed out".into()),
+        );
+        let stats = MetricStats::of(&side, Metric::Cold).unwrap();
+        assert_eq!((stats.n(), stats.errored), (5, 1));
+        assert_eq!(stats.errored_trials, [2]);
+        assert_eq!(stats.median(), Some(1.0));
+        assert_eq!(stats.outlier_trials, [5]);
+        assert!(MetricStats::of(&side, Metric::Warm).is_none());
+
+        record(
+            &mut side,
+            Metric::Rss,
+            0,
+            Sample::Error("no processes".into()),
+        );
+        let rss = MetricStats::of(&side, Metric::Rss).unwrap();
+        assert_eq!((rss.n(), rss.errored, rss.median()), (0, 1, None));
+        let all: Vec<Metric> = side_stats(&side).iter().map(|s| s.metric).collect();
+        assert_eq!(all, [Metric::Cold, Metric::Rss]);
     }
 
     #[test]

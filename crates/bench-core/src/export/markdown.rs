@@ -1,0 +1,373 @@
+//! GitHub-flavoured Markdown, ready to post as a pull-request comment: readable
+//! units (`412 ms`, `131.2 MiB`) and verdicts as words.
+
+use crate::compare::{Comparison, FailedSample, MetricComparison, Verdict};
+use crate::report::Report;
+use crate::result::Request;
+use crate::stats::MetricStats;
+use crate::units::{format_bytes, format_seconds};
+use std::fmt::Write;
+
+/// How many processes the report lists before saying how many more there are.
+const PROCESS_ROWS: usize = 10;
+
+/// `report` as Markdown: the request, a table of every metric's statistics, the
+/// failures, then artifacts, timings, runtime facts and the largest processes.
+pub fn report(report: &Report) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "## clibench result: `{}` ({})\n",
+        code(&report.sha),
+        report.request.role
+    );
+    if let Some(line) = request_line(&report.request) {
+        let _ = writeln!(out, "{line}\n");
+    }
+    if report.metrics.is_empty() {
+        out.push_str("No metric was recorded.\n");
+    } else {
+        out.push_str(
+            "| Metric | Median | Mean ± SD | Min | Max | p95 | MAD | Trials | Outliers |\n\
+             | :--- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | :--- |\n",
+        );
+        for stats in &report.metrics {
+            let unit = stats.unit;
+            let cells = match &stats.summary {
+                Some(s) => [
+                    unit.format(s.median),
+                    format!("{} ± {}", unit.format(s.mean), unit.format(s.std_dev)),
+                    unit.format(s.min),
+                    unit.format(s.max),
+                    unit.format(s.p95),
+                    unit.format(s.mad),
+                ],
+                None => std::array::from_fn(|_| "–".to_string()),
+            };
+            let _ = writeln!(
+                out,
+                "| `{}` | {} | {} | {} |",
+                stats.metric,
+                cells.join(" | "),
+                trials(stats),
+                outliers(&stats.outlier_trials)
+            );
+        }
+    }
+    failures(&mut out, &[("", &report.error, &report.failures)]);
+    if !report.artifacts.is_empty() {
+        out.push_str("\n**Artifacts**\n\n| File | Size |\n| :--- | ---: |\n");
+        for (name, bytes) in &report.artifacts {
+            let _ = writeln!(
+                out,
+                "| `{}` | {} |",
+                code(name),
+                format_bytes(*bytes as f64)
+            );
+        }
+    }
+    if !report.timings.is_empty() {
+        out.push_str("\n**Timings**\n\n| Step | Time |\n| :--- | ---: |\n");
+        for (name, seconds) in &report.timings {
+            let _ = writeln!(out, "| `{}` | {} |", code(name), format_seconds(*seconds));
+        }
+    }
+    if !report.runtime.is_empty() {
+        out.push_str("\n**Runtime**\n\n| Fact | Value |\n| :--- | :--- |\n");
+        for (name, value) in &report.runtime {
+            let _ = writeln!(out, "| `{}` | {} |", code(name), text(value));
+        }
+    }
+    if !report.processes.is_empty() {
+        out.push_str(
+            "\n**Processes** (last memory measurement)\n\n\
+             | PID | Name | RSS | PSS | USS | Swap | CPU |\n\
+             | ---: | :--- | ---: | ---: | ---: | ---: | ---: |\n",
+        );
+        let bytes =
+            |value: Option<u64>| value.map_or("–".to_string(), |b| format_bytes(b as f64));
+        for process in report.processes.iter().take(PROCESS_ROWS) {
+            let _ = writeln!(
+                out,
+                "| {} | `{}` | {} | {} | {} | {} | {} |",
+                process.pid,
+                code(&process.name),
+                format_bytes(process.rss as f64),
+                bytes(process.pss),
+                bytes(process.uss),
+                bytes(process.swap),
+                process.cpu_seconds.map_or("–".to_string(), format_seconds)
+            );
+        }
+        if report.processes.len() > PROCESS_ROWS {
+            let _ = writeln!(
+                out,
+                "\n…and {} more processes.",
+                report.processes.len() - PROCESS_ROWS
+            );
+        }
+    }
+    out
+}
+
+/// `comparison` as Markdown: a headline count, a table with both medians, the
+/// change, its interval and the verdict, then the metrics missing on a side, the
+/// failures, and how to read it.
+pub fn comparison(comparison: &Comparison) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "## clibench: `{}` (candidate) vs `{}` (base)\n",
+        code(&comparison.candidate_sha),
+        code(&comparison.base_sha)
+    );
+    let regressed = comparison.count(Verdict::Regressed);
+    let mut headline = vec![if regressed > 0 {
+        format!("**{regressed} regressed**")
+    } else {
+        "0 regressed".to_string()
+    }];
+    headline.push(format!("{} improved", comparison.count(Verdict::Improved)));
+    headline.push(format!(
+        "{} within noise",
+        comparison.count(Verdict::WithinNoise)
+    ));
+    if !comparison.missing.is_empty() {
+        headline.push(format!("{} missing on a side", comparison.missing.len()));
+    }
+    let _ = writeln!(out, "{}.\n", headline.join(", "));
+    let percent = confidence_percent(comparison.options.confidence);
+    if !comparison.metrics.is_empty() {
+        let _ = writeln!(
+            out,
+            "| Metric | Base | Candidate | Change | {percent} CI | Verdict | Trials |\n\
+             | :--- | ---: | ---: | ---: | ---: | :--- | ---: |"
+        );
+        for row in &comparison.metrics {
+            let _ = writeln!(
+                out,
+                "| `{}` | {} | {} | {} | {} to {} | {} | {} / {} |",
+                row.metric,
+                median(&row.base),
+                median(&row.candidate),
+                signed_percent(row.ratio),
+                signed_percent(row.ci_low),
+                signed_percent(row.ci_high),
+                verdict(row),
+                trials(&row.base),
+                trials(&row.candidate)
+            );
+        }
+    }
+    if !comparison.missing.is_empty() {
+        out.push_str("\n**Missing on a side**\n\n");
+        for missing in &comparison.missing {
+            let _ = writeln!(
+                out,
+                "- `{}`: base {}; candidate {}",
+                missing.metric,
+                presence(missing.base.as_ref()),
+                presence(missing.candidate.as_ref())
+            );
+        }
+    }
+    failures(
+        &mut out,
+        &[
+            ("base", &comparison.base_error, &comparison.base_failures),
+            (
+                "candidate",
+                &comparison.candidate_error,
+                &comparison.candidate_failures,
+            ),
+        ],
+    );
+    let options = &comparison.options;
+    let _ = writeln!(
+        out,
+        "\n<sub>Medians over trials; change = candidate / base − 1. {percent} interval of the \
+         ratio of medians by seeded bootstrap ({} resamples). A change counts only when the \
+         whole interval lies beyond ±{}%; with one trial per side the interval is the point \
+         ratio.</sub>",
+        options.resamples,
+        trim_percent(options.noise * 100.0)
+    );
+    out
+}
+
+fn request_line(request: &Request) -> Option<String> {
+    let mut parts = Vec::new();
+    if let Some(repository) = &request.repository {
+        parts.push(format!("repository `{}`", code(repository)));
+    }
+    if let Some(source) = &request.source_repository {
+        parts.push(format!("source `{}`", code(source)));
+    }
+    if let Some(pr) = request.pr {
+        parts.push(format!("PR #{pr}"));
+    }
+    if let Some(run) = &request.run_id {
+        let attempt = request
+            .attempt
+            .map_or(String::new(), |attempt| format!(" (attempt {attempt})"));
+        parts.push(format!("run `{}`{attempt}", code(run)));
+    }
+    if let Some(harness) = &request.harness_sha {
+        parts.push(format!("harness `{}`", code(harness)));
+    }
+    if parts.is_empty() {
+        return None;
+    }
+    let mut line = parts.join(", ");
+    if let Some(first) = line.get(..1) {
+        line = first.to_uppercase() + &line[1..];
+    }
+    Some(line)
+}
+
+fn failures(out: &mut String, sides: &[(&str, &Option<String>, &Vec<FailedSample>)]) {
+    let any = sides
+        .iter()
+        .any(|(_, error, failed)| error.is_some() || !failed.is_empty());
+    if !any {
+        return;
+    }
+    out.push_str("\n**Failures**\n\n");
+    for (name, error, failed) in sides {
+        let prefix = if name.is_empty() {
+            String::new()
+        } else {
+            format!("{name} ")
+        };
+        if let Some(error) = error {
+            let _ = writeln!(out, "- {prefix}run: {}", text(error));
+        }
+        for sample in failed.iter() {
+            let _ = writeln!(
+                out,
+                "- {prefix}`{}` trial {}: {}",
+                sample.metric,
+                sample.trial,
+                text(&sample.error)
+            );
+        }
+    }
+}
+
+fn median(stats: &MetricStats) -> String {
+    stats
+        .median()
+        .map_or("–".to_string(), |median| stats.unit.format(median))
+}
+
+fn trials(stats: &MetricStats) -> String {
+    if stats.errored == 0 {
+        stats.n().to_string()
+    } else {
+        format!("{} ({} failed)", stats.n(), stats.errored)
+    }
+}
+
+fn outliers(trials: &[u32]) -> String {
+    match trials {
+        [] => String::new(),
+        [one] => format!("trial {one}"),
+        many => format!(
+            "trials {}",
+            many.iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+fn presence(stats: Option<&MetricStats>) -> String {
+    match stats {
+        None => "not measured".to_string(),
+        Some(stats) => match stats.median() {
+            None => format!("no successful sample ({} failed)", stats.errored),
+            Some(median) => format!(
+                "{} over {}",
+                stats.unit.format(median),
+                match stats.n() {
+                    1 => "1 trial".to_string(),
+                    n => format!("{n} trials"),
+                }
+            ),
+        },
+    }
+}
+
+fn verdict(row: &MetricComparison) -> String {
+    match row.verdict {
+        Verdict::Regressed => format!("**{}**", row.verdict.word()),
+        other => other.word().to_string(),
+    }
+}
+
+/// A ratio as a signed change: 1.35 -> `+35.0%`, 0.8 -> `-20.0%`.
+fn signed_percent(ratio: f64) -> String {
+    if ratio.is_infinite() {
+        return "+∞".to_string();
+    }
+    let change = (ratio - 1.0) * 100.0;
+    // Avoid "-0.0%" for a change that rounds to zero.
+    if change.abs() < 0.05 {
+        return "0.0%".to_string();
+    }
+    format!("{change:+.1}%")
+}
+
+fn confidence_percent(confidence: f64) -> String {
+    format!("{}%", trim_percent(confidence * 100.0))
+}
+
+fn trim_percent(value: f64) -> String {
+    let text = format!("{value:.1}");
+    text.strip_suffix(".0").unwrap_or(&text).to_string()
+}
+
+/// Text inside a code span: backticks would end it, newlines would break the table.
+fn code(value: &str) -> String {
+    value.replace('`', "'").replace(['\n', '\r'], " ")
+}
+
+/// Plain text in a table cell or list item: Markdown punctuation escaped, one line.
+fn text(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for c in value.chars() {
+        match c {
+            '\n' | '\r' => out.push(' '),
+            '\\' | '`' | '*' | '[' | ']' | '<' | '>' | '|' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn changes_are_signed_percentages() {
+        assert_eq!(signed_percent(1.35), "+35.0%");
+        assert_eq!(signed_percent(0.8), "-20.0%");
+        assert_eq!(signed_percent(1.0), "0.0%");
+        assert_eq!(signed_percent(0.99999), "0.0%");
+        assert_eq!(signed_percent(f64::INFINITY), "+∞");
+    }
+
+    #[test]
+    fn text_cannot_break_a_table_or_a_code_span() {
+        assert_eq!(text("a|b\n*c*"), "a\\|b \\*c\\*");
+        assert_eq!(text("x86_64"), "x86_64");
+        assert_eq!(code("x`y\nz"), "x'y z");
+        assert_eq!(trim_percent(20.0), "20");
+        assert_eq!(trim_percent(12.5), "12.5");
+    }
+}
