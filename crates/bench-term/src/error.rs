@@ -1,0 +1,151 @@
+//! What can go wrong while driving a program in a terminal.
+
+use std::fmt;
+use std::process::ExitStatus;
+use std::time::Duration;
+
+/// The step a wait was in when it failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    /// Probe mode: waiting for the program to turn off ICANON and ECHO.
+    RawMode,
+    /// Probe mode: typing probes and waiting for one to appear on the screen.
+    ProbeEcho,
+    /// Probe mode: waiting for the erased probe to leave the screen.
+    ProbeErase,
+    /// Probe mode: waiting for the cursor to return to where the probe began.
+    CursorReturn,
+    /// Pattern mode: waiting for the screen to match.
+    Pattern,
+    /// Waiting for the first frame (a line with 3 letters or digits).
+    FirstFrame,
+    /// Waiting for the screen to stay unchanged.
+    Stable,
+    /// Waiting for the output to go quiet.
+    Quiet,
+    /// Waiting for a pattern after typing.
+    WaitFor,
+    /// Waiting for a typed character to be echoed.
+    Keystroke,
+}
+
+impl fmt::Display for Stage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Stage::RawMode => "waiting for raw mode (ICANON and ECHO off)",
+            Stage::ProbeEcho => "waiting for the probe echo",
+            Stage::ProbeErase => "waiting for the erased probe to disappear",
+            Stage::CursorReturn => "waiting for the cursor to return",
+            Stage::Pattern => "waiting for the screen to match the ready pattern",
+            Stage::FirstFrame => "waiting for the first frame",
+            Stage::Stable => "waiting for the screen to stay unchanged",
+            Stage::Quiet => "waiting for the output to go quiet",
+            Stage::WaitFor => "waiting for the screen to match",
+            Stage::Keystroke => "waiting for a typed character to appear",
+        })
+    }
+}
+
+/// How the program ended, for messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Exit(pub Option<ExitStatus>);
+
+impl fmt::Display for Exit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(status) => write!(f, "{status}"),
+            None => f.write_str("closed the terminal (exit status not yet known)"),
+        }
+    }
+}
+
+/// Indents the screen under a message so that it reads as a block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScreenDump(pub String);
+
+impl fmt::Display for ScreenDump {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let text = self.0.trim_end();
+        if text.is_empty() {
+            return f.write_str("  (empty screen)");
+        }
+        for (index, line) in text.lines().enumerate() {
+            if index > 0 {
+                f.write_str("\n")?;
+            }
+            write!(f, "  | {line}")?;
+        }
+        Ok(())
+    }
+}
+
+/// An error from [`crate::Terminal`].
+#[derive(Debug, thiserror::Error)]
+pub enum TermError {
+    /// The PTY could not be opened or set up.
+    #[error("failed to {action} the pseudo-terminal")]
+    Pty {
+        /// What was being done.
+        action: &'static str,
+        /// The system error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The program could not be started.
+    #[error("failed to start {program} in a pseudo-terminal")]
+    Spawn {
+        /// The program.
+        program: String,
+        /// The system error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Reading the program's output or writing its input failed.
+    #[error("failed to {action} the pseudo-terminal of pid {pid}")]
+    Io {
+        /// What was being done.
+        action: &'static str,
+        /// The program's pid.
+        pid: u32,
+        /// The system error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A wait ran out of time.
+    #[error("timed out after {waited:?} {stage}; last screen:\n{screen}")]
+    Timeout {
+        /// What the wait was for.
+        stage: Stage,
+        /// How long it waited.
+        waited: Duration,
+        /// The screen when it gave up.
+        screen: ScreenDump,
+    },
+    /// The program exited (or closed the terminal) before the wait was over.
+    #[error("the program exited while {stage}: {exit}; last screen:\n{screen}")]
+    Exited {
+        /// What the wait was for.
+        stage: Stage,
+        /// How it exited.
+        exit: Exit,
+        /// The last screen.
+        screen: ScreenDump,
+    },
+    /// The output exceeded the transcript cap.
+    #[error("the program wrote more than {limit_bytes} bytes, the transcript cap")]
+    TranscriptTooLarge {
+        /// The cap.
+        limit_bytes: usize,
+    },
+    /// A transcript file could not be written.
+    #[error("failed to save the terminal transcript")]
+    Transcript(#[source] bench_core::io::WriteError),
+    /// Processes of the session outlived close().
+    #[error("processes of session {sid} survived close: {survivors}")]
+    Survivors {
+        /// The session id (the program's pid).
+        sid: u32,
+        /// `pid (name)` of each survivor.
+        survivors: String,
+    },
+}

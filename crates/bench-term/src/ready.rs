@@ -1,0 +1,128 @@
+//! When a program counts as ready: the modes of [`crate::Terminal::ready`].
+
+use regex::Regex;
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+/// How [`crate::Terminal::ready`] decides that a person could start typing.
+#[derive(Debug, Clone)]
+pub enum ReadyMode {
+    /// For full-screen programs: wait for raw mode (ICANON and ECHO off), then
+    /// type a random probe every 20 ms (erasing the previous one with DEL) until
+    /// one appears on the screen outside a synchronized update; then erase it and
+    /// wait until it is gone and the cursor is back, leaving the program clean.
+    Probe,
+    /// Ready when the screen text matches.
+    Pattern(Regex),
+    /// Ready at the first frame: a line with at least 3 letters or digits.
+    FirstFrame,
+    /// Ready when the screen stayed unchanged for this long; the ready time is
+    /// the moment of the last change.
+    Stable(Duration),
+}
+
+impl fmt::Display for ReadyMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReadyMode::Probe => f.write_str("probe"),
+            ReadyMode::Pattern(regex) => write!(f, "pattern:{}", regex.as_str()),
+            ReadyMode::FirstFrame => f.write_str("first-frame"),
+            ReadyMode::Stable(quiet) => write!(f, "stable:{}ms", quiet.as_millis()),
+        }
+    }
+}
+
+/// A ready mode or a duration that does not parse.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ParseError {
+    /// Not one of the known modes.
+    #[error(
+        "unknown ready mode {0:?} (expected probe, pattern:REGEX, first-frame or stable:DURATION)"
+    )]
+    UnknownMode(String),
+    /// The regular expression of `pattern:` is invalid.
+    #[error("invalid ready pattern: {0}")]
+    Pattern(String),
+    /// A duration is not a number followed by ms, s or m.
+    #[error("invalid duration {0:?} (expected e.g. 500ms, 2s, 1.5s or 1m)")]
+    Duration(String),
+}
+
+impl FromStr for ReadyMode {
+    type Err = ParseError;
+
+    /// Parses `probe`, `pattern:REGEX`, `first-frame` or `stable:DURATION`.
+    fn from_str(text: &str) -> Result<ReadyMode, ParseError> {
+        if let Some(pattern) = text.strip_prefix("pattern:") {
+            return Regex::new(pattern)
+                .map(ReadyMode::Pattern)
+                .map_err(|e| ParseError::Pattern(e.to_string()));
+        }
+        if let Some(duration) = text.strip_prefix("stable:") {
+            return parse_duration(duration).map(ReadyMode::Stable);
+        }
+        match text {
+            "probe" => Ok(ReadyMode::Probe),
+            "first-frame" => Ok(ReadyMode::FirstFrame),
+            _ => Err(ParseError::UnknownMode(text.to_owned())),
+        }
+    }
+}
+
+/// Parses a duration such as `500ms`, `2s`, `1.5s` or `1m`.
+pub fn parse_duration(text: &str) -> Result<Duration, ParseError> {
+    let fail = || ParseError::Duration(text.to_owned());
+    let trimmed = text.trim();
+    let (number, scale) = if let Some(n) = trimmed.strip_suffix("ms") {
+        (n, 1e-3)
+    } else if let Some(n) = trimmed.strip_suffix('s') {
+        (n, 1.0)
+    } else if let Some(n) = trimmed.strip_suffix('m') {
+        (n, 60.0)
+    } else {
+        return Err(fail());
+    };
+    let value: f64 = number.trim().parse().map_err(|_| fail())?;
+    Duration::try_from_secs_f64(value * scale).map_err(|_| fail())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modes_parse_and_print_back() {
+        for text in ["probe", "first-frame", "pattern:^>>> $", "stable:250ms"] {
+            assert_eq!(text.parse::<ReadyMode>().unwrap().to_string(), text);
+        }
+        assert!(
+            matches!("stable:1.5s".parse(), Ok(ReadyMode::Stable(d)) if d == Duration::from_millis(1500))
+        );
+    }
+
+    #[test]
+    fn bad_modes_say_what_is_expected() {
+        assert_eq!(
+            "ready".parse::<ReadyMode>().unwrap_err(),
+            ParseError::UnknownMode("ready".into())
+        );
+        assert!(matches!(
+            "pattern:(".parse::<ReadyMode>(),
+            Err(ParseError::Pattern(_))
+        ));
+        assert_eq!(
+            "stable:soon".parse::<ReadyMode>().unwrap_err(),
+            ParseError::Duration("soon".into())
+        );
+    }
+
+    #[test]
+    fn durations_take_ms_s_and_m() {
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
+        assert_eq!(parse_duration("1m"), Ok(Duration::from_secs(60)));
+        assert!(parse_duration("-1s").is_err());
+        assert!(parse_duration("10").is_err());
+    }
+}

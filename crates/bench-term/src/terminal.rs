@@ -1,0 +1,922 @@
+//! [`Terminal`]: one program running in a pseudo-terminal, watched through a
+//! screen model, typed into like a person would.
+
+use crate::error::{Exit, ScreenDump, Stage, TermError};
+use crate::keys::{Key, encode, encode_text};
+use crate::pty_linux;
+use crate::ready::ReadyMode;
+use crate::screen::{Screen, find_text, shows_frame};
+use crate::session_linux::{StatLine, kill_session, session_processes};
+use crate::transcript::{TRANSCRIPT_LIMIT_BYTES, Transcript};
+use regex::Regex;
+use rustix::event::{PollFd, PollFlags, Timespec};
+use rustix::fd::{AsFd, OwnedFd};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ExitStatus};
+use std::time::{Duration, Instant};
+
+/// How often probe mode types a new probe.
+pub const PROBE_INTERVAL: Duration = Duration::from_millis(20);
+/// How long probe mode polls the terminal modes while waiting for raw mode.
+const RAW_MODE_POLL: Duration = Duration::from_millis(1);
+/// How long probe mode may take to erase its probe once ready was recorded.
+pub const PROBE_CLEANUP_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long one keystroke sample may take to appear.
+pub const KEYSTROKE_TIMEOUT: Duration = Duration::from_secs(5);
+/// How often waits look whether the program exited while its terminal stays open.
+const EXIT_CHECK_INTERVAL: Duration = Duration::from_millis(50);
+/// How long close() lets the program exit after its quit keys.
+const QUIT_GRACE: Duration = Duration::from_millis(500);
+/// How long close() lets the program exit after the hang-up before killing it.
+const HANGUP_GRACE: Duration = Duration::from_millis(200);
+/// How long close() waits for killed processes to disappear.
+const KILL_GRACE: Duration = Duration::from_secs(3);
+/// How long a write of input may wait for the program to read.
+const WRITE_TIMEOUT: Duration = Duration::from_secs(2);
+/// Letters of the probes and keystroke samples: lowercase, so that no key needs Shift.
+const PROBE_LETTERS: &[u8] = b"abcdefghijklmnopqrstuvwxyz";
+
+/// The identity a program runs as when started by root.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct User {
+    /// User id.
+    pub uid: u32,
+    /// Primary group id.
+    pub gid: u32,
+    /// Supplementary groups (empty drops all of the caller's).
+    pub groups: Vec<u32>,
+}
+
+/// How to start a program in a [`Terminal`].
+#[derive(Debug, Clone)]
+pub struct SpawnOptions {
+    /// The program (a path, or a name looked up in the `PATH` of [`SpawnOptions::env`]
+    /// as std does).
+    pub program: OsString,
+    /// Its arguments.
+    pub args: Vec<OsString>,
+    /// The exact environment: nothing is inherited unless put here
+    /// (see [`SpawnOptions::inherit_env`]).
+    pub env: Vec<(OsString, OsString)>,
+    /// Working directory; the caller's when `None`.
+    pub cwd: Option<PathBuf>,
+    /// Screen columns.
+    pub cols: u16,
+    /// Screen rows.
+    pub rows: u16,
+    /// Run as this user (needs root).
+    pub user: Option<User>,
+    /// Folder to save the transcript into on close (`output.raw`, `input.raw`,
+    /// `screen.txt`); nothing is kept when `None`.
+    pub transcript: Option<PathBuf>,
+    /// Output cap for the transcript, in bytes.
+    pub transcript_limit_bytes: usize,
+    /// Keys close() sends first to ask the program to quit.
+    pub quit_keys: Vec<Key>,
+    /// Pause between quit keys.
+    pub quit_interval: Duration,
+}
+
+impl SpawnOptions {
+    /// Options for `program` with no arguments, an empty environment, 120 x 40 cells,
+    /// Ctrl-C twice 150 ms apart to quit.
+    pub fn new(program: impl Into<OsString>) -> SpawnOptions {
+        SpawnOptions {
+            program: program.into(),
+            args: Vec::new(),
+            env: Vec::new(),
+            cwd: None,
+            cols: 120,
+            rows: 40,
+            user: None,
+            transcript: None,
+            transcript_limit_bytes: TRANSCRIPT_LIMIT_BYTES,
+            quit_keys: vec![Key::Ctrl('c'), Key::Ctrl('c')],
+            quit_interval: Duration::from_millis(150),
+        }
+    }
+
+    /// Adds arguments.
+    pub fn args<I, S>(mut self, args: I) -> SpawnOptions
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<OsString>,
+    {
+        self.args.extend(args.into_iter().map(Into::into));
+        self
+    }
+
+    /// Sets one environment variable (replacing an earlier value).
+    pub fn env(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> SpawnOptions {
+        let key = key.into();
+        self.env.retain(|(k, _)| *k != key);
+        self.env.push((key, value.into()));
+        self
+    }
+
+    /// Copies these variables from this process's environment, where set.
+    pub fn inherit_env<I, S>(mut self, keys: I) -> SpawnOptions
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<OsString>,
+    {
+        for key in keys {
+            let key = key.into();
+            if let Some(value) = std::env::var_os(&key) {
+                self = self.env(key, value);
+            }
+        }
+        self
+    }
+
+    /// Sets the working directory.
+    pub fn cwd(mut self, cwd: impl Into<PathBuf>) -> SpawnOptions {
+        self.cwd = Some(cwd.into());
+        self
+    }
+
+    /// Sets the screen size.
+    pub fn size(mut self, cols: u16, rows: u16) -> SpawnOptions {
+        self.cols = cols;
+        self.rows = rows;
+        self
+    }
+
+    /// Runs the program as `user`.
+    pub fn user(mut self, user: User) -> SpawnOptions {
+        self.user = Some(user);
+        self
+    }
+
+    /// Saves the transcript into `folder` on close.
+    pub fn transcript(mut self, folder: impl Into<PathBuf>) -> SpawnOptions {
+        self.transcript = Some(folder.into());
+        self
+    }
+
+    /// Sets the keys close() sends before hanging up.
+    pub fn quit_keys(mut self, keys: Vec<Key>, interval: Duration) -> SpawnOptions {
+        self.quit_keys = keys;
+        self.quit_interval = interval;
+        self
+    }
+}
+
+/// When things happened, measured from spawn.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Timeline {
+    /// The first byte of output.
+    pub first_byte: Option<Duration>,
+    /// The first frame: a line with at least 3 letters or digits, outside a
+    /// synchronized update.
+    pub first_frame: Option<Duration>,
+    /// Ready, by the mode of the last successful [`Terminal::ready`].
+    pub ready: Option<Duration>,
+}
+
+/// What [`Terminal::close`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CloseReport {
+    /// How the program ended (`None` when it could not be reaped in time).
+    pub status: Option<ExitStatus>,
+    /// Whether it exited on its quit keys, before the hang-up.
+    pub quit_by_keys: bool,
+}
+
+enum Pumped {
+    /// Nothing arrived in time.
+    Idle,
+    /// Output arrived; the read time when a frame satisfied the check.
+    Data(Option<Instant>),
+    /// The program's side of the terminal is closed.
+    Eof,
+}
+
+/// A program running in a pseudo-terminal with a screen model.
+///
+/// Everything the program writes is fed to the screen model and its start-up
+/// queries are answered; output is only read while a method runs, as a terminal
+/// that is not looked at would not be drawn either. Dropping a terminal without
+/// [`Terminal::close`] still kills its session.
+#[derive(Debug)]
+pub struct Terminal {
+    master: Option<OwnedFd>,
+    child: Child,
+    pid: u32,
+    program: String,
+    spawned_at: Instant,
+    spawn_monotonic: Duration,
+    screen: Screen,
+    timeline: Timeline,
+    last_output_at: Option<Instant>,
+    transcript: Option<Transcript>,
+    quit_keys: Vec<Key>,
+    quit_interval: Duration,
+    eof: bool,
+    status: Option<ExitStatus>,
+    close_report: Option<CloseReport>,
+    buffer: Vec<u8>,
+    replies: Vec<u8>,
+}
+
+/// CLOCK_MONOTONIC now, the clock [`Instant`] uses on Linux.
+pub fn monotonic_now() -> Duration {
+    let now = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    Duration::new(
+        u64::try_from(now.tv_sec).unwrap_or(0),
+        u32::try_from(now.tv_nsec).unwrap_or(0),
+    )
+}
+
+fn timespec(duration: Duration) -> Timespec {
+    Timespec {
+        tv_sec: i64::try_from(duration.as_secs()).unwrap_or(i64::MAX),
+        tv_nsec: i64::from(duration.subsec_nanos()),
+    }
+}
+
+/// A random lowercase word of `length` letters.
+fn random_word(length: usize) -> String {
+    let mut bytes = vec![0u8; length];
+    if rustix::rand::getrandom(&mut bytes, rustix::rand::GetRandomFlags::empty()).is_err() {
+        // getrandom only fails before the kernel's pool is ready; time still differs per call.
+        let seed = monotonic_now().subsec_nanos().to_le_bytes();
+        for (index, byte) in bytes.iter_mut().enumerate() {
+            *byte = seed[index % 4]
+                .wrapping_mul(31)
+                .wrapping_add(index as u8 * 17);
+        }
+    }
+    bytes
+        .iter()
+        .map(|b| char::from(PROBE_LETTERS[usize::from(*b) % PROBE_LETTERS.len()]))
+        .collect()
+}
+
+impl Terminal {
+    /// Starts the program in a fresh PTY, in a new session with the PTY as its
+    /// controlling terminal.
+    pub fn spawn(options: &SpawnOptions) -> Result<Terminal, TermError> {
+        let pty = pty_linux::open(options.rows, options.cols)?;
+        let spawned_at = Instant::now();
+        let spawn_monotonic = monotonic_now();
+        let child = pty_linux::spawn(&pty, options)?;
+        drop(pty.slave);
+        Ok(Terminal {
+            master: Some(pty.master),
+            pid: child.id(),
+            child,
+            program: options.program.to_string_lossy().into_owned(),
+            spawned_at,
+            spawn_monotonic,
+            screen: Screen::new(options.rows, options.cols),
+            timeline: Timeline::default(),
+            last_output_at: None,
+            transcript: options
+                .transcript
+                .clone()
+                .map(|folder| Transcript::new(folder, options.transcript_limit_bytes)),
+            quit_keys: options.quit_keys.clone(),
+            quit_interval: options.quit_interval,
+            eof: false,
+            status: None,
+            close_report: None,
+            buffer: vec![0; 64 * 1024],
+            replies: Vec::new(),
+        })
+    }
+
+    /// The program's pid, which is also its session and process group id.
+    pub fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    /// The program as given to spawn.
+    pub fn program(&self) -> &str {
+        &self.program
+    }
+
+    /// First byte, first frame and ready so far, from spawn.
+    pub fn timeline(&self) -> Timeline {
+        self.timeline
+    }
+
+    /// CLOCK_MONOTONIC at spawn, so that [`Timeline`] entries can be compared with
+    /// timestamps the program itself took (spawn + entry).
+    pub fn spawn_monotonic(&self) -> Duration {
+        self.spawn_monotonic
+    }
+
+    /// The screen as text: one line per row, trailing blanks trimmed.
+    pub fn screen_text(&self) -> String {
+        self.screen.text()
+    }
+
+    /// The screen model.
+    pub fn screen(&self) -> &vt100::Screen {
+        self.screen.vt()
+    }
+
+    /// Cursor row and column, 0-based.
+    pub fn cursor(&self) -> (u16, u16) {
+        self.screen.vt().cursor_position()
+    }
+
+    /// Whether a synchronized update is open now.
+    pub fn in_sync(&self) -> bool {
+        self.screen.in_sync(Instant::now())
+    }
+
+    /// Whether the program turned off ICANON and ECHO (false once hung up).
+    pub fn is_raw(&self) -> Result<bool, TermError> {
+        match &self.master {
+            Some(master) => pty_linux::is_raw(master.as_fd()).map_err(|source| TermError::Io {
+                action: "read the modes of",
+                pid: self.pid,
+                source,
+            }),
+            None => Ok(false),
+        }
+    }
+
+    /// Where the transcript is saved, if anywhere.
+    pub fn transcript_folder(&self) -> Option<&Path> {
+        self.transcript.as_ref().map(Transcript::folder)
+    }
+
+    /// Waits until the program is ready by `mode`, at most `timeout`, and returns
+    /// the time from spawn to ready (also kept in [`Terminal::timeline`]).
+    ///
+    /// A timeout error names the stage it was stuck in and carries the last
+    /// screen; a program that exits first is reported with its exit status.
+    pub fn ready(&mut self, mode: &ReadyMode, timeout: Duration) -> Result<Duration, TermError> {
+        let deadline = Instant::now() + timeout;
+        let at = match mode {
+            ReadyMode::Probe => self.ready_probe(deadline)?,
+            ReadyMode::Pattern(regex) => self.wait_until(Stage::Pattern, deadline, &mut |s| {
+                regex.is_match(&s.contents())
+            })?,
+            ReadyMode::FirstFrame => match self.timeline.first_frame {
+                Some(first) => self.spawned_at + first,
+                None => self.wait_until(Stage::FirstFrame, deadline, &mut shows_frame)?,
+            },
+            ReadyMode::Stable(quiet) => self.ready_stable(*quiet, deadline)?,
+        };
+        let ready = at.saturating_duration_since(self.spawned_at);
+        self.timeline.ready = Some(ready);
+        Ok(ready)
+    }
+
+    /// Keeps reading (and answering) for `duration`; returns early only when the
+    /// program closed its terminal.
+    pub fn settle(&mut self, duration: Duration) -> Result<(), TermError> {
+        let until = Instant::now() + duration;
+        loop {
+            let now = Instant::now();
+            if now >= until {
+                return Ok(());
+            }
+            if let Pumped::Eof = self.pump(until - now, &mut |_| false)? {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Reads until no output arrived for `quiet`, failing after `timeout`.
+    pub fn settle_quiet(&mut self, quiet: Duration, timeout: Duration) -> Result<(), TermError> {
+        let started = Instant::now();
+        let deadline = started + timeout;
+        let mut last = started;
+        loop {
+            let now = Instant::now();
+            if now.saturating_duration_since(last) >= quiet {
+                return Ok(());
+            }
+            if now >= deadline {
+                return Err(self.timeout(Stage::Quiet, now - started));
+            }
+            let wait = (last + quiet).min(deadline) - now;
+            match self.pump(wait, &mut |_| false)? {
+                Pumped::Idle => {}
+                Pumped::Data(_) => last = Instant::now(),
+                Pumped::Eof => return Ok(()),
+            }
+        }
+    }
+
+    /// Types `text` (`\n` as Enter), encoded for the keyboard protocol the program chose.
+    pub fn type_text(&mut self, text: &str) -> Result<(), TermError> {
+        let mut bytes = Vec::with_capacity(text.len());
+        encode_text(text, self.screen.kitty_flags(), &mut bytes);
+        self.write_input(&bytes)
+    }
+
+    /// Presses `keys` in order, encoded for the keyboard protocol the program chose.
+    pub fn send_keys(&mut self, keys: &[Key]) -> Result<(), TermError> {
+        let mut bytes = Vec::new();
+        for &key in keys {
+            encode(key, self.screen.kitty_flags(), &mut bytes);
+        }
+        self.write_input(&bytes)
+    }
+
+    /// Waits until the screen text matches `pattern` outside a synchronized update,
+    /// at most `timeout`; returns how long that took from this call.
+    pub fn wait_for(&mut self, pattern: &Regex, timeout: Duration) -> Result<Duration, TermError> {
+        let started = Instant::now();
+        let at = self.wait_until(Stage::WaitFor, started + timeout, &mut |s| {
+            pattern.is_match(&s.contents())
+        })?;
+        Ok(at.saturating_duration_since(started))
+    }
+
+    /// Keystroke-to-screen latency: `samples` times, types one letter and measures
+    /// until the screen shows it. Letters form random words typed after a 3-letter
+    /// lead-in (so a single letter elsewhere on the screen cannot match), and each
+    /// word is erased with Backspace afterwards. Needs a program that echoes input.
+    pub fn keystroke_latency(&mut self, samples: usize) -> Result<Vec<Duration>, TermError> {
+        const LEAD: usize = 3;
+        const WORD: usize = 10;
+        let mut latencies = Vec::with_capacity(samples);
+        while latencies.len() < samples {
+            let word = random_word(WORD);
+            self.type_text(&word[..LEAD])?;
+            self.wait_until(
+                Stage::Keystroke,
+                Instant::now() + KEYSTROKE_TIMEOUT,
+                &mut |s| s.contents().contains(&word[..LEAD]),
+            )?;
+            let mut typed = LEAD;
+            while typed < WORD && latencies.len() < samples {
+                let started = Instant::now();
+                self.type_text(&word[typed..=typed])?;
+                let shown = &word[..=typed];
+                let at =
+                    self.wait_until(Stage::Keystroke, started + KEYSTROKE_TIMEOUT, &mut |s| {
+                        s.contents().contains(shown)
+                    })?;
+                latencies.push(at.saturating_duration_since(started));
+                typed += 1;
+            }
+            self.send_keys(&vec![Key::Backspace; typed])?;
+            self.wait_until(
+                Stage::Keystroke,
+                Instant::now() + KEYSTROKE_TIMEOUT,
+                &mut |s| !s.contents().contains(&word[..LEAD]),
+            )?;
+        }
+        Ok(latencies)
+    }
+
+    /// Ends the session: the quit keys (default Ctrl-C twice, 150 ms apart), the
+    /// transcript saved, hang-up, SIGKILL to the process group and every process of
+    /// the session, reaping, and a check that no process of the session is left.
+    ///
+    /// Processes that left the session (daemons that called setsid) are not found
+    /// here; stop them by user or tree with bench-proc. Calling close twice returns
+    /// the first report.
+    pub fn close(&mut self) -> Result<CloseReport, TermError> {
+        if let Some(report) = self.close_report {
+            return Ok(report);
+        }
+        let mut first_error = None;
+        let mut quit_by_keys = false;
+        if !self.eof && self.poll_exit().is_none() {
+            let keys = self.quit_keys.clone();
+            for (index, key) in keys.iter().enumerate() {
+                if index > 0 {
+                    if let Err(e) = self.settle(self.quit_interval) {
+                        first_error.get_or_insert(e);
+                    }
+                }
+                if let Err(e) = self.send_keys(&[*key]) {
+                    first_error.get_or_insert(e);
+                }
+            }
+            let until = Instant::now() + QUIT_GRACE;
+            while Instant::now() < until && self.poll_exit().is_none() {
+                match self.pump(EXIT_CHECK_INTERVAL.min(until - Instant::now()), &mut |_| {
+                    false
+                }) {
+                    Ok(Pumped::Eof) => break,
+                    Ok(_) => {}
+                    Err(e) => {
+                        first_error.get_or_insert(e);
+                        break;
+                    }
+                }
+            }
+            quit_by_keys = self.poll_exit().is_some();
+        }
+        // Whatever is still buffered belongs to the transcript and the final screen.
+        while !self.eof {
+            match self.pump(Duration::ZERO, &mut |_| false) {
+                Ok(Pumped::Data(_)) => {}
+                Ok(_) => break,
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                    break;
+                }
+            }
+        }
+        if let Some(transcript) = &self.transcript {
+            if let Err(e) = transcript.save(&self.screen.text()) {
+                first_error.get_or_insert(e);
+            }
+        }
+        // Closing the master hangs up: the kernel sends SIGHUP to the session.
+        self.master = None;
+        let until = Instant::now() + HANGUP_GRACE;
+        while Instant::now() < until && self.poll_exit().is_none() {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let survivors = self.kill_and_verify();
+        let report = CloseReport {
+            status: self.status,
+            quit_by_keys,
+        };
+        self.close_report = Some(report);
+        if !survivors.is_empty() {
+            return Err(TermError::Survivors {
+                sid: self.pid,
+                survivors: survivors
+                    .iter()
+                    .map(|s| format!("{} ({})", s.pid, s.name))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            });
+        }
+        match first_error {
+            Some(error) => Err(error),
+            None => Ok(report),
+        }
+    }
+
+    /// The live processes of this terminal's session now (the program and
+    /// everything it started that stayed in the session).
+    pub fn session_processes(&self) -> Vec<StatLine> {
+        session_processes(Path::new("/proc"), self.pid)
+            .into_iter()
+            .filter(|p| !p.is_dead())
+            .collect()
+    }
+
+    fn kill_and_verify(&mut self) -> Vec<StatLine> {
+        let until = Instant::now() + KILL_GRACE;
+        loop {
+            let alive = kill_session(self.pid);
+            self.poll_exit();
+            if alive.is_empty() && self.status.is_some() {
+                return Vec::new();
+            }
+            if Instant::now() >= until {
+                return alive;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// The exit status if the program has exited (reaping it).
+    fn poll_exit(&mut self) -> Option<ExitStatus> {
+        if self.status.is_none() {
+            self.status = self.child.try_wait().ok().flatten();
+        }
+        self.status
+    }
+
+    fn screen_dump(&self) -> ScreenDump {
+        ScreenDump(self.screen.text())
+    }
+
+    fn timeout(&self, stage: Stage, waited: Duration) -> TermError {
+        TermError::Timeout {
+            stage,
+            waited,
+            screen: self.screen_dump(),
+        }
+    }
+
+    /// The error for a program that went away during `stage`, after giving it a
+    /// moment to be reaped so that the status can be reported.
+    fn exited(&mut self, stage: Stage) -> TermError {
+        let until = Instant::now() + Duration::from_secs(1);
+        while self.poll_exit().is_none() && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        TermError::Exited {
+            stage,
+            exit: Exit(self.status),
+            screen: self.screen_dump(),
+        }
+    }
+
+    /// Reads what arrives within `wait`, feeding the screen, answering queries and
+    /// calling `check` at every visible frame.
+    fn pump(
+        &mut self,
+        wait: Duration,
+        check: &mut dyn FnMut(&vt100::Screen) -> bool,
+    ) -> Result<Pumped, TermError> {
+        let Some(master) = &self.master else {
+            return Ok(Pumped::Eof);
+        };
+        if self.eof {
+            return Ok(Pumped::Eof);
+        }
+        let pid = self.pid;
+        let mut fds = [PollFd::new(master, PollFlags::IN)];
+        match rustix::event::poll(&mut fds, Some(&timespec(wait))) {
+            Ok(0) => return Ok(Pumped::Idle),
+            Ok(_) => {}
+            Err(rustix::io::Errno::INTR) => return Ok(Pumped::Idle),
+            Err(errno) => {
+                return Err(TermError::Io {
+                    action: "poll",
+                    pid,
+                    source: errno.into(),
+                });
+            }
+        }
+        let count = match rustix::io::read(master, &mut self.buffer[..]) {
+            Ok(0) | Err(rustix::io::Errno::IO) => {
+                self.eof = true;
+                return Ok(Pumped::Eof);
+            }
+            Ok(count) => count,
+            Err(rustix::io::Errno::AGAIN | rustix::io::Errno::INTR) => return Ok(Pumped::Idle),
+            Err(errno) => {
+                return Err(TermError::Io {
+                    action: "read",
+                    pid,
+                    source: errno.into(),
+                });
+            }
+        };
+        let at = Instant::now();
+        self.last_output_at = Some(at);
+        let since_spawn = at.saturating_duration_since(self.spawned_at);
+        self.timeline.first_byte.get_or_insert(since_spawn);
+        let Terminal {
+            screen,
+            timeline,
+            buffer,
+            replies,
+            transcript,
+            ..
+        } = self;
+        let chunk = &buffer[..count];
+        replies.clear();
+        let mut hit = false;
+        screen.feed(chunk, at, replies, &mut |s| {
+            if timeline.first_frame.is_none() && shows_frame(s) {
+                timeline.first_frame = Some(since_spawn);
+            }
+            if check(s) {
+                hit = true;
+            }
+        });
+        let recorded = match transcript {
+            Some(transcript) => transcript.record_output(chunk),
+            None => Ok(()),
+        };
+        if !self.replies.is_empty() {
+            let replies = std::mem::take(&mut self.replies);
+            let written = self.write_input(&replies);
+            self.replies = replies;
+            written?;
+        }
+        recorded?;
+        Ok(Pumped::Data(hit.then_some(at)))
+    }
+
+    /// Writes input, waiting up to [`WRITE_TIMEOUT`] for room. Input to a program
+    /// that closed its terminal is dropped.
+    fn write_input(&mut self, mut bytes: &[u8]) -> Result<(), TermError> {
+        if let Some(transcript) = &mut self.transcript {
+            transcript.record_input(bytes);
+        }
+        let pid = self.pid;
+        let Some(master) = &self.master else {
+            return Ok(());
+        };
+        let deadline = Instant::now() + WRITE_TIMEOUT;
+        while !bytes.is_empty() {
+            match rustix::io::write(master, bytes) {
+                Ok(count) => bytes = &bytes[count..],
+                Err(rustix::io::Errno::IO) => return Ok(()),
+                Err(rustix::io::Errno::INTR) => {}
+                Err(rustix::io::Errno::AGAIN) => {
+                    let now = Instant::now();
+                    if now >= deadline {
+                        return Err(TermError::Io {
+                            action: "write input to (the program stopped reading)",
+                            pid,
+                            source: std::io::ErrorKind::TimedOut.into(),
+                        });
+                    }
+                    let mut fds = [PollFd::new(master, PollFlags::OUT)];
+                    let _ = rustix::event::poll(&mut fds, Some(&timespec(deadline - now)));
+                }
+                Err(errno) => {
+                    return Err(TermError::Io {
+                        action: "write input to",
+                        pid,
+                        source: errno.into(),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Waits until `check` holds on a visible frame (or already holds now), returning
+    /// the read time of that frame.
+    fn wait_until(
+        &mut self,
+        stage: Stage,
+        deadline: Instant,
+        check: &mut dyn FnMut(&vt100::Screen) -> bool,
+    ) -> Result<Instant, TermError> {
+        let started = Instant::now();
+        if !self.screen.in_sync(started) && check(self.screen.vt()) {
+            return Ok(started);
+        }
+        loop {
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(self.timeout(stage, now - started));
+            }
+            match self.pump((deadline - now).min(EXIT_CHECK_INTERVAL), check)? {
+                Pumped::Data(Some(at)) => return Ok(at),
+                Pumped::Data(None) => {}
+                Pumped::Idle => {
+                    if self.poll_exit().is_some() {
+                        return Err(self.exited(stage));
+                    }
+                }
+                Pumped::Eof => return Err(self.exited(stage)),
+            }
+        }
+    }
+
+    fn ready_stable(&mut self, quiet: Duration, deadline: Instant) -> Result<Instant, TermError> {
+        let started = Instant::now();
+        let mut previous = self.screen.vt().contents_formatted();
+        let mut last_change = self.last_output_at;
+        loop {
+            let now = Instant::now();
+            if let Some(changed) = last_change {
+                if now.saturating_duration_since(changed) >= quiet {
+                    return Ok(changed);
+                }
+            }
+            if now >= deadline {
+                return Err(self.timeout(Stage::Stable, now - started));
+            }
+            let next = last_change.map_or(now + EXIT_CHECK_INTERVAL, |c| c + quiet);
+            let wait = next.min(deadline).saturating_duration_since(now);
+            let pumped = self.pump(wait, &mut |s| {
+                let formatted = s.contents_formatted();
+                let changed = formatted != previous;
+                previous = formatted;
+                changed
+            })?;
+            match pumped {
+                Pumped::Data(Some(at)) => last_change = Some(at),
+                Pumped::Data(None) => {}
+                Pumped::Idle => {
+                    if self.poll_exit().is_some() {
+                        return Err(self.exited(Stage::Stable));
+                    }
+                }
+                Pumped::Eof => return Err(self.exited(Stage::Stable)),
+            }
+        }
+    }
+
+    fn ready_probe(&mut self, deadline: Instant) -> Result<Instant, TermError> {
+        let started = Instant::now();
+        // Stage 1: the program turns off ICANON and ECHO once it reads keys itself.
+        while !self.is_raw()? {
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(self.timeout(Stage::RawMode, now - started));
+            }
+            match self.pump(RAW_MODE_POLL.min(deadline - now), &mut |_| false)? {
+                Pumped::Eof => return Err(self.exited(Stage::RawMode)),
+                Pumped::Idle if self.poll_exit().is_some() => {
+                    return Err(self.exited(Stage::RawMode));
+                }
+                _ => {}
+            }
+        }
+        // Stage 2: probes `<tag><4 digits>`, one every PROBE_INTERVAL, each replacing
+        // the previous; ready when any typed probe is on a visible frame.
+        let tag = random_word(6);
+        let mut typed = 0usize;
+        let mut next_probe = Instant::now();
+        let ready_at = loop {
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(self.timeout(Stage::ProbeEcho, now - started));
+            }
+            if now >= next_probe {
+                let mut keys = vec![Key::Backspace; if typed > 0 { tag.len() + 4 } else { 0 }];
+                keys.extend(probe(&tag, typed).chars().map(Key::Char));
+                self.send_keys(&keys)?;
+                typed += 1;
+                next_probe = now + PROBE_INTERVAL;
+            }
+            let wait = next_probe.min(deadline).saturating_duration_since(now);
+            match self.pump(wait, &mut |s| {
+                visible_probe(&s.contents(), &tag, typed).is_some()
+            })? {
+                Pumped::Data(Some(at)) => break at,
+                Pumped::Data(None) => {}
+                Pumped::Idle => {
+                    if self.poll_exit().is_some() {
+                        return Err(self.exited(Stage::ProbeEcho));
+                    }
+                }
+                Pumped::Eof => return Err(self.exited(Stage::ProbeEcho)),
+            }
+        };
+        // Stage 3: erase the last probe (all earlier ones were erased before it was
+        // typed), then wait for it to leave and the cursor to come back to where it
+        // began. A program that hides the cursor is clean once the probe is gone.
+        let origin = visible_probe(&self.screen.text(), &tag, typed)
+            .and_then(|index| find_text(self.screen.vt(), &probe(&tag, index)));
+        self.send_keys(&vec![Key::Backspace; tag.len() + 4])?;
+        let cleanup_deadline = Instant::now() + PROBE_CLEANUP_TIMEOUT;
+        self.wait_until(Stage::ProbeErase, cleanup_deadline, &mut |s| {
+            visible_probe(&s.contents(), &tag, typed).is_none()
+        })?;
+        if let Some(origin) = origin {
+            self.wait_until(Stage::CursorReturn, cleanup_deadline, &mut |s| {
+                s.hide_cursor() || s.cursor_position() == origin
+            })?;
+        }
+        Ok(ready_at)
+    }
+}
+
+/// The `index`-th probe of a session tagged `tag`.
+fn probe(tag: &str, index: usize) -> String {
+    format!("{tag}{:04}", index % 10_000)
+}
+
+/// The index of a typed probe (one of the first `typed`) shown in `text`.
+fn visible_probe(text: &str, tag: &str, typed: usize) -> Option<usize> {
+    text.match_indices(tag).find_map(|(start, _)| {
+        let digits = text.get(start + tag.len()..start + tag.len() + 4)?;
+        if !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let index: usize = digits.parse().ok()?;
+        (index < typed.min(10_000)).then_some(index)
+    })
+}
+
+impl Drop for Terminal {
+    fn drop(&mut self) {
+        if self.close_report.is_none() {
+            self.master = None;
+            let _ = self.kill_and_verify();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn probes_are_found_only_when_typed() {
+        let text = "> abcdef0002 and abcdef0009";
+        assert_eq!(visible_probe(text, "abcdef", 3), Some(2));
+        assert_eq!(visible_probe(text, "abcdef", 2), None);
+        assert_eq!(visible_probe("abcdef00", "abcdef", 5), None);
+        assert_eq!(visible_probe("abcdefxy12", "abcdef", 5), None);
+    }
+
+    #[test]
+    fn random_words_are_lowercase_letters() {
+        let word = random_word(32);
+        assert_eq!(word.len(), 32);
+        assert!(word.bytes().all(|b| b.is_ascii_lowercase()));
+        assert_ne!(word, random_word(32));
+    }
+
+    #[test]
+    fn options_keep_one_value_per_variable() {
+        let options = SpawnOptions::new("x")
+            .env("A", "1")
+            .env("B", "2")
+            .env("A", "3");
+        assert_eq!(
+            options.env,
+            vec![("B".into(), "2".into()), ("A".into(), "3".into())]
+        );
+    }
+}

@@ -1,0 +1,3 @@
+//! bench-term integration tests: one binary, one module per concern.
+
+mod terminal;

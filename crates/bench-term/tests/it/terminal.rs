@@ -1,0 +1,393 @@
+//! Terminal driving against the fixture TUI and real line-mode programs.
+
+use bench_term::{Key, ReadyMode, SpawnOptions, Stage, TermError, Terminal, User};
+use regex::Regex;
+use std::time::Duration;
+
+const FIXTURE: &str = env!("CARGO_BIN_EXE_bench-term-fixture-tui");
+/// Generous: tests assert on what happens, never on how fast this machine is.
+const TIMEOUT: Duration = Duration::from_secs(20);
+
+fn fixture(flags: &[&str]) -> SpawnOptions {
+    SpawnOptions::new(FIXTURE)
+        .args(flags.iter().copied())
+        .env("TERM", "xterm-256color")
+        .size(80, 24)
+}
+
+fn spawn(flags: &[&str]) -> Terminal {
+    Terminal::spawn(&fixture(flags)).expect("spawn the fixture")
+}
+
+fn line_mode(program: &str) -> SpawnOptions {
+    SpawnOptions::new(program)
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .env("TERM", "xterm-256color")
+        .env("LANG", "C.UTF-8")
+        .size(80, 24)
+}
+
+fn pattern(text: &str) -> ReadyMode {
+    ReadyMode::Pattern(Regex::new(text).unwrap())
+}
+
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|text| bench_term::session_linux::parse_stat(&text))
+        .is_some_and(|stat| !stat.is_dead())
+}
+
+#[test]
+fn probe_waits_for_raw_mode_and_leaves_the_input_clean() {
+    let mut terminal = spawn(&["--echo", "--raw-delay-ms", "200"]);
+    let ready = terminal.ready(&ReadyMode::Probe, TIMEOUT).unwrap();
+    let timeline = terminal.timeline();
+    assert_eq!(timeline.ready, Some(ready));
+    let first_byte = timeline.first_byte.unwrap();
+    let first_frame = timeline.first_frame.unwrap();
+    assert!(
+        first_byte <= first_frame && first_frame <= ready,
+        "{timeline:?}"
+    );
+    // The probe can only appear after the 200 ms the fixture spends in cooked mode.
+    assert!(ready >= Duration::from_millis(200), "{timeline:?}");
+    assert!(terminal.is_raw().unwrap());
+    insta::assert_snapshot!(terminal.screen_text(), @r"
+    fixture tui
+    >
+    ");
+    assert_eq!(terminal.cursor(), (1, 2));
+    let report = terminal.close().unwrap();
+    assert!(report.quit_by_keys);
+    assert_eq!(report.status.unwrap().code(), Some(0));
+}
+
+#[test]
+fn probe_works_when_every_frame_is_a_synchronized_update() {
+    let mut terminal = spawn(&["--echo", "--sync"]);
+    terminal.ready(&ReadyMode::Probe, TIMEOUT).unwrap();
+    assert!(!terminal.in_sync());
+    assert_eq!(terminal.screen_text(), "fixture tui\n>");
+    terminal.close().unwrap();
+}
+
+#[test]
+fn frames_inside_a_synchronized_update_never_count() {
+    // The fixture shows "ghost marker" for 300 ms, but only inside an update that
+    // ends with the text erased: a person never sees it.
+    let mut terminal = spawn(&["--echo", "--sync-ghost", "ghost marker"]);
+    let error = terminal
+        .ready(&pattern("ghost marker"), Duration::from_secs(2))
+        .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            TermError::Timeout {
+                stage: Stage::Pattern,
+                ..
+            }
+        ),
+        "{error}"
+    );
+    terminal.ready(&ReadyMode::Probe, TIMEOUT).unwrap();
+    terminal.close().unwrap();
+}
+
+#[test]
+fn pattern_mode_matches_the_screen_text() {
+    let mut terminal = spawn(&["--ready-marker"]);
+    let ready = terminal.ready(&pattern(r"READY \d+"), TIMEOUT).unwrap();
+    assert!(terminal.timeline().first_byte.unwrap() <= ready);
+    assert!(
+        Regex::new(r"READY \d+")
+            .unwrap()
+            .is_match(&terminal.screen_text())
+    );
+    terminal.close().unwrap();
+}
+
+#[test]
+fn first_frame_mode_is_the_first_line_with_three_letters() {
+    let mut terminal = spawn(&["--banner", "ok", "--ready-marker"]);
+    // "ok" alone is not a frame; "READY <ns>" is.
+    let ready = terminal.ready(&ReadyMode::FirstFrame, TIMEOUT).unwrap();
+    assert_eq!(terminal.timeline().first_frame, Some(ready));
+    assert!(terminal.screen_text().contains("READY"));
+    terminal.close().unwrap();
+}
+
+#[test]
+fn stable_mode_reports_the_last_change() {
+    let mut terminal = spawn(&["--echo"]);
+    let ready = terminal
+        .ready(&ReadyMode::Stable(Duration::from_millis(300)), TIMEOUT)
+        .unwrap();
+    assert!(terminal.timeline().first_byte.unwrap() <= ready);
+    assert_eq!(terminal.screen_text(), "fixture tui\n>");
+    terminal.close().unwrap();
+}
+
+#[test]
+fn a_program_that_insists_on_a_cursor_report_gets_one() {
+    let mut terminal = spawn(&["--ask-dsr", "--echo"]);
+    terminal.ready(&ReadyMode::Probe, TIMEOUT).unwrap();
+    // The query was written on row 2, column 1 (1-based), after the banner line.
+    assert!(
+        terminal.screen_text().contains("cursor report ^[[2;1R"),
+        "{}",
+        terminal.screen_text()
+    );
+    terminal.close().unwrap();
+}
+
+#[test]
+fn start_up_queries_are_answered_even_when_written_byte_by_byte() {
+    let mut terminal = spawn(&["--ask-queries", "--echo"]);
+    terminal.ready(&ReadyMode::Probe, TIMEOUT).unwrap();
+    insta::assert_snapshot!(terminal.screen_text());
+    terminal.close().unwrap();
+}
+
+#[test]
+fn a_program_that_never_enters_raw_mode_times_out_with_its_screen() {
+    let mut terminal = spawn(&["--never-ready", "--banner", "still loading"]);
+    let error = terminal
+        .ready(&ReadyMode::Probe, Duration::from_millis(500))
+        .unwrap_err();
+    let TermError::Timeout { stage, screen, .. } = &error else {
+        panic!("expected a timeout, got {error}");
+    };
+    assert_eq!(*stage, Stage::RawMode);
+    assert_eq!(screen.0, "still loading");
+    let message = error.to_string();
+    assert!(message.contains("waiting for raw mode"), "{message}");
+    assert!(message.contains("  | still loading"), "{message}");
+    // In cooked mode Ctrl-C reaches it as SIGINT, which ends it.
+    terminal.close().unwrap();
+}
+
+#[test]
+fn a_program_that_never_echoes_times_out_waiting_for_the_probe() {
+    let mut terminal = spawn(&[]);
+    let error = terminal
+        .ready(&ReadyMode::Probe, Duration::from_millis(500))
+        .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            TermError::Timeout {
+                stage: Stage::ProbeEcho,
+                ..
+            }
+        ),
+        "{error}"
+    );
+    terminal.close().unwrap();
+}
+
+#[test]
+fn an_early_exit_reports_the_status_and_screen() {
+    let mut terminal = spawn(&["--exit-early", "7"]);
+    let error = terminal.ready(&ReadyMode::Probe, TIMEOUT).unwrap_err();
+    let TermError::Exited {
+        stage,
+        exit,
+        screen,
+    } = &error
+    else {
+        panic!("expected an exit, got {error}");
+    };
+    assert_eq!(*stage, Stage::RawMode);
+    assert_eq!(exit.0.and_then(|s| s.code()), Some(7));
+    assert!(screen.0.contains("exiting early with 7"));
+    assert!(error.to_string().contains("exit status: 7"), "{error}");
+    let report = terminal.close().unwrap();
+    assert!(!report.quit_by_keys);
+}
+
+#[test]
+fn close_stops_background_children_in_the_session() {
+    let mut terminal = spawn(&["--spawn-child", "--echo"]);
+    terminal.ready(&ReadyMode::Probe, TIMEOUT).unwrap();
+    let members = terminal.session_processes();
+    assert_eq!(members.len(), 2, "{members:?}");
+    let report = terminal.close().unwrap();
+    assert!(report.quit_by_keys);
+    for member in members {
+        assert!(!alive(member.pid), "{member:?} survived");
+    }
+}
+
+#[test]
+fn close_kills_a_program_that_ignores_its_quit_keys() {
+    let mut terminal = spawn(&["--echo", "--ignore-ctrl-c"]);
+    terminal.ready(&ReadyMode::Probe, TIMEOUT).unwrap();
+    let pid = terminal.pid();
+    let report = terminal.close().unwrap();
+    assert!(!report.quit_by_keys);
+    assert!(report.status.is_some_and(|s| !s.success()));
+    assert!(!alive(pid));
+}
+
+#[test]
+fn quit_keys_follow_the_kitty_keyboard_protocol() {
+    // With kitty flag 1 the fixture only accepts Ctrl-C as CSI 99;5u.
+    let mut terminal = spawn(&["--echo", "--kitty", "1"]);
+    terminal.ready(&ReadyMode::Probe, TIMEOUT).unwrap();
+    let report = terminal.close().unwrap();
+    assert!(report.quit_by_keys);
+}
+
+#[test]
+fn transcripts_keep_output_input_and_the_final_screen() {
+    let folder = tempfile::tempdir().unwrap();
+    let options = fixture(&["--echo"]).transcript(folder.path().join("cold-0"));
+    let mut terminal = Terminal::spawn(&options).unwrap();
+    terminal.ready(&ReadyMode::Probe, TIMEOUT).unwrap();
+    terminal.type_text("hi").unwrap();
+    terminal
+        .wait_for(&Regex::new("> hi").unwrap(), TIMEOUT)
+        .unwrap();
+    terminal.close().unwrap();
+    let read = |name: &str| std::fs::read(folder.path().join("cold-0").join(name)).unwrap();
+    let output = read(bench_term::OUTPUT_FILE);
+    // The terminal's output processing (ONLCR) turns the fixture's "\r\n" into "\r\r\n".
+    assert!(
+        output.starts_with(b"\x1b[2J\x1b[Hfixture tui\r\r\n"),
+        "{output:?}"
+    );
+    assert!(output.ends_with(b"bye\r\r\n"), "{output:?}");
+    let input = read(bench_term::INPUT_FILE);
+    assert!(input.ends_with(b"hi\x03\x03"), "{input:?}");
+    assert_eq!(read(bench_term::SCREEN_FILE), b"fixture tui\n> hi\nbye\n");
+}
+
+#[test]
+fn output_past_the_transcript_cap_is_a_clear_error() {
+    let folder = tempfile::tempdir().unwrap();
+    let mut options = fixture(&["--echo", "--banner", &"x".repeat(200)]).transcript(folder.path());
+    options.transcript_limit_bytes = 64;
+    let mut terminal = Terminal::spawn(&options).unwrap();
+    let error = terminal.ready(&ReadyMode::Probe, TIMEOUT).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "the program wrote more than 64 bytes, the transcript cap"
+    );
+    let _ = terminal.close();
+    let output = std::fs::read(folder.path().join(bench_term::OUTPUT_FILE)).unwrap();
+    assert_eq!(output.len(), 64);
+}
+
+#[test]
+fn keystroke_latency_collects_one_sample_per_key() {
+    let mut terminal = spawn(&["--echo"]);
+    terminal.ready(&ReadyMode::Probe, TIMEOUT).unwrap();
+    let samples = terminal.keystroke_latency(12).unwrap();
+    assert_eq!(samples.len(), 12);
+    assert!(samples.iter().all(|s| *s > Duration::ZERO));
+    // Every word was erased again.
+    assert_eq!(terminal.screen_text(), "fixture tui\n>");
+    terminal.close().unwrap();
+}
+
+#[test]
+fn bash_in_line_mode_is_ready_by_pattern() {
+    let options = line_mode("bash")
+        .args(["--norc", "--noprofile", "-i"])
+        .env("PS1", "bench$ ");
+    let mut terminal = Terminal::spawn(&options).unwrap();
+    terminal.ready(&pattern(r"bench\$"), TIMEOUT).unwrap();
+    terminal.type_text("echo $((6 * 7))\n").unwrap();
+    terminal
+        .wait_for(&Regex::new(r"(?m)^42$").unwrap(), TIMEOUT)
+        .unwrap();
+    terminal.send_keys(&[Key::Ctrl('d')]).unwrap();
+    terminal.settle(Duration::from_millis(50)).unwrap();
+    terminal.close().unwrap();
+}
+
+#[test]
+fn python_in_line_mode_is_ready_by_pattern() {
+    let mut terminal = Terminal::spawn(&line_mode("python3")).unwrap();
+    terminal.ready(&pattern(r"(?m)^>>> ?$"), TIMEOUT).unwrap();
+    terminal.type_text("print(6 * 7)\n").unwrap();
+    terminal
+        .wait_for(&Regex::new(r"(?m)^42$").unwrap(), TIMEOUT)
+        .unwrap();
+    terminal.close().unwrap();
+}
+
+#[test]
+fn the_environment_is_exactly_what_was_given() {
+    let options = SpawnOptions::new("/usr/bin/env").env("ONLY", "this");
+    let mut terminal = Terminal::spawn(&options).unwrap();
+    terminal
+        .settle_quiet(Duration::from_millis(200), TIMEOUT)
+        .unwrap();
+    assert_eq!(terminal.screen_text(), "ONLY=this");
+    terminal.close().unwrap();
+}
+
+#[test]
+fn the_working_directory_is_set() {
+    let folder = tempfile::tempdir().unwrap();
+    let options = SpawnOptions::new("/bin/pwd").cwd(folder.path());
+    let mut terminal = Terminal::spawn(&options).unwrap();
+    let real = std::fs::canonicalize(folder.path()).unwrap();
+    terminal
+        .wait_for(
+            &Regex::new(&regex::escape(&real.to_string_lossy())).unwrap(),
+            TIMEOUT,
+        )
+        .unwrap();
+    terminal.close().unwrap();
+}
+
+#[test]
+fn the_program_has_a_controlling_terminal_in_its_own_session() {
+    // The shell reads its own session and tty from /proc; `tty` names the terminal.
+    let options = SpawnOptions::new("/bin/sh").args([
+        "-c",
+        "read -r _ _ _ _ pgrp sid tty _ < /proc/self/stat; echo \"pid=$$ pgrp=$pgrp sid=$sid tty=$tty\"; tty",
+    ]);
+    let mut terminal = Terminal::spawn(&options).unwrap();
+    terminal
+        .settle_quiet(Duration::from_millis(200), TIMEOUT)
+        .unwrap();
+    let pid = terminal.pid();
+    let text = terminal.screen_text();
+    assert!(text.contains(&format!("sid={pid}")), "{text}");
+    assert!(!text.contains("tty=0 "), "{text}");
+    assert!(text.contains("/dev/pts/"), "{text}");
+    terminal.close().unwrap();
+}
+
+#[test]
+fn the_program_runs_as_the_given_user() {
+    if !rustix::process::geteuid().is_root() {
+        eprintln!("skipped: changing user needs root");
+        return;
+    }
+    let options = SpawnOptions::new("/usr/bin/id").cwd("/").user(User {
+        uid: 65534,
+        gid: 65534,
+        groups: vec![65534, 4242],
+    });
+    let mut terminal = Terminal::spawn(&options).unwrap();
+    terminal
+        .settle_quiet(Duration::from_millis(200), TIMEOUT)
+        .unwrap();
+    let text = terminal.screen_text();
+    assert!(text.starts_with("uid=65534"), "{text}");
+    assert!(text.contains("gid=65534"), "{text}");
+    assert!(text.contains("4242"), "{text}");
+    assert!(!text.contains("(root)"), "{text}");
+    terminal.close().unwrap();
+}
+
+#[test]
+fn a_missing_program_is_a_spawn_error() {
+    let error = Terminal::spawn(&SpawnOptions::new("/nonexistent/program")).unwrap_err();
+    assert!(matches!(error, TermError::Spawn { .. }), "{error}");
+}
