@@ -1,0 +1,4 @@
+"""Never sends `ready`, and ignores stdin closing."""
+import time
+
+time.sleep(3600)

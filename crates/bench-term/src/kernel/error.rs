@@ -1,0 +1,168 @@
+//! What can go wrong while talking to a kernel.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The longest quote of a frame or of the kernel's stderr kept in an error message.
+pub const QUOTE_CHARS: usize = 400;
+
+/// Shortens `text` to at most [`QUOTE_CHARS`] characters for an error message.
+pub fn quote(text: &str) -> String {
+    let trimmed = text.trim_end_matches(['\n', '\r']);
+    if trimmed.chars().count() <= QUOTE_CHARS {
+        return trimmed.to_owned();
+    }
+    let mut short: String = trimmed.chars().take(QUOTE_CHARS).collect();
+    short.push_str("...");
+    short
+}
+
+/// A line from the kernel's stdout is not a protocol event.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum FrameError {
+    /// The line is not JSON.
+    #[error("kernel sent a line that is not JSON ({message}): {}", quote(line))]
+    NotJson {
+        /// The offending line.
+        line: String,
+        /// What the JSON parser said.
+        message: String,
+    },
+    /// The line is JSON, but not an object with a string `event`.
+    #[error("kernel sent an event without a string `event` field: {}", quote(line))]
+    MissingEvent {
+        /// The offending line.
+        line: String,
+    },
+    /// A known event lacks a field it must have, or the field has the wrong type.
+    #[error(
+        "kernel sent a `{event}` event whose `{field}` is missing or malformed: {}",
+        quote(line)
+    )]
+    BadField {
+        /// The event's kind.
+        event: String,
+        /// The missing or malformed field.
+        field: &'static str,
+        /// The offending line.
+        line: String,
+    },
+}
+
+/// Talking to a kernel failed.
+#[derive(Debug, thiserror::Error)]
+pub enum KernelError {
+    /// The kernel process could not be started.
+    #[error("failed to spawn kernel `{program}`: {source}")]
+    Spawn {
+        /// The program that was to be run.
+        program: String,
+        /// Why it failed.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The transcript file could not be created or written.
+    #[error("failed to write the kernel transcript {path}: {source}", path = path.display())]
+    Transcript {
+        /// The transcript's path.
+        path: PathBuf,
+        /// Why it failed.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A request could not be written to the kernel's stdin.
+    #[error("failed to send a `{kind}` request to the kernel: {source}")]
+    Send {
+        /// The request type.
+        kind: String,
+        /// Why it failed (a closed pipe means the kernel is gone).
+        #[source]
+        source: std::io::Error,
+    },
+    /// The kernel's stdout carried something that is not a protocol event.
+    #[error("protocol error while waiting for {waiting_for}: {source}")]
+    Frame {
+        /// What the client was waiting for.
+        waiting_for: String,
+        /// The bad frame.
+        #[source]
+        source: FrameError,
+    },
+    /// The first event was not `ready`.
+    #[error("kernel's first event was not `ready`: {}", quote(line))]
+    NotReady {
+        /// The first line the kernel sent.
+        line: String,
+    },
+    /// The kernel announced a protocol version other than 3.
+    #[error(
+        "kernel speaks protocol {protocol}, this client speaks 3: {}",
+        quote(line)
+    )]
+    UnsupportedProtocol {
+        /// The `protocol` field as sent.
+        protocol: String,
+        /// The `ready` line.
+        line: String,
+    },
+    /// A `done` arrived for a request id the client never sent or already saw finish.
+    #[error(
+        "kernel sent `done` for unknown request id {id:?} while waiting for {waiting_for}: {}",
+        quote(line)
+    )]
+    UnknownDone {
+        /// The id in the `done` event.
+        id: String,
+        /// What the client was waiting for.
+        waiting_for: String,
+        /// The `done` line.
+        line: String,
+    },
+    /// The kernel closed its stdout (it exited or crashed) while the client waited.
+    #[error(
+        "kernel exited while waiting for {waiting_for} ({status}); last frames: {seen}; stderr: {}",
+        quote(stderr)
+    )]
+    Exited {
+        /// What the client was waiting for.
+        waiting_for: String,
+        /// The exit status, or why it is not known.
+        status: String,
+        /// The last frames received, newest last.
+        seen: String,
+        /// The end of what the kernel wrote on stderr.
+        stderr: String,
+    },
+    /// Nothing conclusive arrived in time.
+    #[error(
+        "timed out after {timeout:?} waiting for {waiting_for}; last frames: {seen}; stderr: {}",
+        quote(stderr)
+    )]
+    Timeout {
+        /// What the client was waiting for.
+        waiting_for: String,
+        /// How long it waited.
+        timeout: Duration,
+        /// The last frames received, newest last (`nothing` when none).
+        seen: String,
+        /// The end of what the kernel wrote on stderr.
+        stderr: String,
+    },
+    /// The kernel was already found dead or broken by an earlier call.
+    #[error("kernel is no longer usable: {reason}")]
+    Unusable {
+        /// The earlier failure.
+        reason: String,
+    },
+    /// Waiting for or signalling the kernel process failed.
+    #[error("failed to {action} kernel process {pid}: {source}")]
+    Process {
+        /// What was attempted.
+        action: &'static str,
+        /// The kernel's pid.
+        pid: u32,
+        /// Why it failed.
+        #[source]
+        source: std::io::Error,
+    },
+}

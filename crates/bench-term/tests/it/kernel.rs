@@ -1,0 +1,750 @@
+//! The kernel client against the reference kernel and against misbehaving kernels.
+
+use bench_term::kernel::measure::{self, RuntimeMetric, RuntimeOptions, Workload};
+use bench_term::kernel::{
+    Event, Kernel, KernelError, KernelOptions, MeasureError, REFERENCE_KERNEL,
+};
+use serde_json::{Map, Value, json};
+use std::path::Path;
+use std::time::Duration;
+
+const TEST_KERNELS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/kernel/test_kernels");
+
+fn environment(home: &Path) -> Vec<(String, String)> {
+    vec![
+        (
+            "PATH".to_owned(),
+            std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".to_owned()),
+        ),
+        ("HOME".to_owned(), home.display().to_string()),
+        ("LANG".to_owned(), "C.UTF-8".to_owned()),
+    ]
+}
+
+/// A temporary folder holding the reference kernel; the kernel runs there.
+struct Fixture {
+    folder: tempfile::TempDir,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let folder = tempfile::tempdir().unwrap();
+        std::fs::write(folder.path().join("kernel.py"), REFERENCE_KERNEL).unwrap();
+        Fixture { folder }
+    }
+
+    fn path(&self) -> &Path {
+        self.folder.path()
+    }
+
+    fn options(&self) -> KernelOptions {
+        let mut options = KernelOptions::new(
+            "python3",
+            [self.path().join("kernel.py")],
+            self.path(),
+            environment(self.path()),
+        );
+        options.request_timeout = Duration::from_secs(20);
+        options
+    }
+
+    fn start(&self) -> Kernel {
+        let mut kernel = Kernel::spawn(self.options()).unwrap();
+        kernel.ready().unwrap();
+        kernel
+    }
+}
+
+fn test_kernel(name: &str, args: &[&str], home: &Path) -> KernelOptions {
+    let mut all = vec![format!("{TEST_KERNELS}/{name}")];
+    all.extend(args.iter().map(|arg| (*arg).to_owned()));
+    let mut options = KernelOptions::new("python3", all, TEST_KERNELS, environment(home));
+    options.ready_timeout = Duration::from_secs(10);
+    options.request_timeout = Duration::from_secs(10);
+    options.close_grace = Duration::from_millis(300);
+    options
+}
+
+/// True while `/proc/PID` exists, zombies included: for the kernel itself, which the
+/// client must reap.
+fn process_exists(pid: u32) -> bool {
+    Path::new(&format!("/proc/{pid}")).exists()
+}
+
+/// True while PID runs (not a zombie): for grandchildren, which are reaped by whoever
+/// adopts them. Waits up to 5 s for a dying process to finish dying.
+fn still_running(pid: u32) -> bool {
+    let running = || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+            !stat
+                .rsplit(')')
+                .next()
+                .is_some_and(|rest| rest.trim_start().starts_with('Z'))
+        })
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while running() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    running()
+}
+
+fn fields(pairs: &[(&str, Value)]) -> Map<String, Value> {
+    pairs
+        .iter()
+        .map(|(key, value)| ((*key).to_owned(), value.clone()))
+        .collect()
+}
+
+// The reference kernel --------------------------------------------------------
+
+#[test]
+fn ready_reports_protocol_python_version() {
+    let fixture = Fixture::new();
+    let mut kernel = Kernel::spawn(fixture.options()).unwrap();
+    let ready = kernel.ready().unwrap();
+    let version = ready.python.split('.').collect::<Vec<_>>();
+    assert_eq!(version.len(), 3, "python version {:?}", ready.python);
+    assert_eq!(version[0], "3");
+    let pid = kernel.pid();
+    let report = kernel.close().unwrap();
+    assert!(report.graceful, "{report:?}");
+    assert_eq!(report.status, "exit status 0");
+    assert!(!process_exists(pid));
+}
+
+#[test]
+fn execute_streams_output_result_and_keeps_the_namespace() {
+    let fixture = Fixture::new();
+    let mut kernel = fixture.start();
+    let reply = kernel.execute("x = 40\nprint('hello')\nx + 2").unwrap();
+    assert!(reply.is_ok());
+    assert_eq!(reply.stdout(), "hello\n");
+    assert_eq!(reply.result(), Some("42"));
+    let reply = kernel
+        .execute("import sys\nprint('oops', file=sys.stderr)\nx")
+        .unwrap();
+    assert_eq!(reply.stderr(), "oops\n");
+    assert_eq!(reply.result(), Some("40"));
+    kernel.close().unwrap();
+}
+
+#[test]
+fn raw_descriptor_writes_arrive_without_an_id_before_done() {
+    let fixture = Fixture::new();
+    let mut kernel = fixture.start();
+    let reply = kernel
+        .execute("import os, subprocess\nos.write(1, b'raw\\n')\nsubprocess.run(['echo', 'child'])\nNone")
+        .unwrap();
+    assert!(reply.is_ok(), "{reply:?}");
+    let raw: String = reply
+        .events
+        .iter()
+        .filter_map(|event| match event {
+            Event::Stdout(stream) if stream.id.is_none() => Some(stream.text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(raw, "raw\nchild\n");
+    kernel.close().unwrap();
+}
+
+#[test]
+fn cell_exception_is_an_error_event_and_the_kernel_keeps_serving() {
+    let fixture = Fixture::new();
+    let mut kernel = fixture.start();
+    let reply = kernel.execute("def f():\n    return 1 / 0\nf()").unwrap();
+    assert_eq!(reply.done.status, "error");
+    let error = reply.error().unwrap();
+    assert_eq!(error.ename, "ZeroDivisionError");
+    assert_eq!(error.evalue, "division by zero");
+    assert!(
+        error
+            .traceback
+            .iter()
+            .any(|line| line.contains("return 1 / 0"))
+    );
+    assert!(
+        !error
+            .traceback
+            .iter()
+            .any(|line| line.contains("kernel.py"))
+    );
+    let reply = kernel.execute("1 +").unwrap();
+    assert_eq!(reply.error().unwrap().ename, "SyntaxError");
+    assert!(kernel.execute("pass").unwrap().is_ok());
+    kernel.close().unwrap();
+}
+
+#[test]
+fn top_level_await_and_the_bash_helper() {
+    let fixture = Fixture::new();
+    let mut kernel = fixture.start();
+    let reply = kernel
+        .execute("import asyncio\nawait asyncio.sleep(0.01)\nr = await bash('echo out; echo err >&2; exit 7')\n(r.exit_code, r.output)")
+        .unwrap();
+    assert!(reply.is_ok(), "{reply:?}");
+    assert_eq!(reply.result(), Some("(7, 'out\\nerr\\n')"));
+    let reply = kernel
+        .execute("from rlm import bash as b\nb is bash")
+        .unwrap();
+    assert_eq!(reply.result(), Some("True"));
+    kernel.close().unwrap();
+}
+
+#[test]
+fn list_names_skips_private_names_and_helpers() {
+    let fixture = Fixture::new();
+    let mut kernel = fixture.start();
+    kernel
+        .execute("alpha = 1\n_hidden = 2\nimport json")
+        .unwrap();
+    let reply = kernel.request("list_names", Map::new()).unwrap();
+    assert!(reply.is_ok());
+    assert_eq!(
+        reply.done.strings("names"),
+        Some(vec!["alpha".to_owned(), "json".to_owned()])
+    );
+    kernel.close().unwrap();
+}
+
+#[test]
+fn snapshot_and_restore_round_trip_values_into_a_fresh_kernel() {
+    let fixture = Fixture::new();
+    let state = fixture.path().join("state.pkl");
+    let manifest = fixture.path().join("manifest.json");
+    let mut kernel = fixture.start();
+    kernel
+        .execute("import math\ntable = {'a': [1, 2, 3], 'b': 'text'}\ncount = 12\nsquare = lambda v: v * v\n_private = 5")
+        .unwrap();
+    let reply = kernel
+        .request(
+            "snapshot",
+            fields(&[
+                ("path", json!(state.to_str().unwrap())),
+                ("manifest_path", json!(manifest.to_str().unwrap())),
+            ]),
+        )
+        .unwrap();
+    assert!(reply.is_ok(), "{reply:?}");
+    assert_eq!(
+        reply.done.strings("saved"),
+        Some(vec![
+            "count".to_owned(),
+            "math".to_owned(),
+            "table".to_owned()
+        ])
+    );
+    // A lambda does not pickle with the standard library; it is skipped, with a reason.
+    assert_eq!(
+        reply.done.strings("skipped"),
+        Some(vec!["square".to_owned()])
+    );
+    let bytes = reply.done.fields["bytes"].as_u64().unwrap();
+    assert_eq!(bytes, std::fs::metadata(&state).unwrap().len());
+    let written: Value = serde_json::from_slice(&std::fs::read(&manifest).unwrap()).unwrap();
+    assert_eq!(written["saved"], json!(["count", "math", "table"]));
+    kernel.close().unwrap();
+
+    let mut fresh = fixture.start();
+    let reply = fresh
+        .request(
+            "restore",
+            fields(&[("path", json!(state.to_str().unwrap()))]),
+        )
+        .unwrap();
+    assert!(reply.is_ok(), "{reply:?}");
+    assert_eq!(
+        reply.done.strings("restored"),
+        Some(vec![
+            "count".to_owned(),
+            "math".to_owned(),
+            "table".to_owned()
+        ])
+    );
+    assert_eq!(reply.done.strings("failed"), Some(vec![]));
+    let check = fresh.execute("(table, count, math.sqrt(16))").unwrap();
+    assert_eq!(
+        check.result(),
+        Some("({'a': [1, 2, 3], 'b': 'text'}, 12, 4.0)")
+    );
+    fresh.close().unwrap();
+}
+
+#[test]
+fn restoring_a_missing_file_is_ok_with_a_reason() {
+    let fixture = Fixture::new();
+    let mut kernel = fixture.start();
+    let missing = fixture.path().join("nothing.pkl");
+    let reply = kernel
+        .request(
+            "restore",
+            fields(&[("path", json!(missing.to_str().unwrap()))]),
+        )
+        .unwrap();
+    assert!(reply.is_ok());
+    assert_eq!(reply.done.strings("restored"), Some(vec![]));
+    assert!(reply.done.reason().unwrap().contains("nothing.pkl"));
+    kernel.close().unwrap();
+}
+
+#[test]
+fn snapshot_limits_prune_or_skip_oversized_values() {
+    let fixture = Fixture::new();
+    let mut kernel = fixture.start();
+    kernel.execute("big = 'x' * 100000\nsmall = 1").unwrap();
+    let path = fixture.path().join("limited.pkl");
+    let manifest = fixture.path().join("limited.json");
+    let request = |prune: bool| {
+        fields(&[
+            ("path", json!(path.to_str().unwrap())),
+            ("manifest_path", json!(manifest.to_str().unwrap())),
+            ("max_variable_bytes", json!(1000)),
+            ("prune_oversized", json!(prune)),
+        ])
+    };
+    let pruned = kernel.request("snapshot", request(true)).unwrap();
+    assert_eq!(pruned.done.strings("saved"), Some(vec!["small".to_owned()]));
+    assert_eq!(pruned.done.strings("pruned"), Some(vec!["big".to_owned()]));
+    let skipped = kernel.request("snapshot", request(false)).unwrap();
+    assert_eq!(
+        skipped.done.strings("skipped"),
+        Some(vec!["big".to_owned()])
+    );
+    kernel.close().unwrap();
+}
+
+#[test]
+fn malformed_request_lines_get_protocol_errors_and_the_kernel_keeps_serving() {
+    let fixture = Fixture::new();
+    let mut kernel = fixture.start();
+    kernel.send_raw("this is not json").unwrap();
+    let event = kernel
+        .next_event(Duration::from_secs(10), "a ProtocolError")
+        .unwrap();
+    let Event::Error(error) = event else {
+        panic!("expected an error event, got {event:?}")
+    };
+    assert_eq!(error.ename, "ProtocolError");
+    assert_eq!(error.id, None);
+    kernel.send_raw(r#"{"type":"execute","code":"1"}"#).unwrap();
+    let event = kernel
+        .next_event(Duration::from_secs(10), "a ProtocolError")
+        .unwrap();
+    assert!(
+        matches!(&event, Event::Error(error) if error.ename == "ProtocolError"),
+        "{event:?}"
+    );
+    let reply = kernel.request("no_such_request", Map::new()).unwrap();
+    assert_eq!(reply.done.status, "error");
+    assert_eq!(reply.error().unwrap().ename, "ProtocolError");
+    assert!(kernel.execute("pass").unwrap().is_ok());
+    kernel.close().unwrap();
+}
+
+#[test]
+fn host_request_is_answered_with_host_reply() {
+    let fixture = Fixture::new();
+    let mut kernel = fixture.start();
+    let id = kernel
+        .submit(
+            "execute",
+            &fields(&[(
+                "code",
+                json!("answer = await host({'question': 6})\nanswer['value'] * 7"),
+            )]),
+        )
+        .unwrap();
+    let event = kernel
+        .next_event(Duration::from_secs(10), "host_request")
+        .unwrap();
+    let Event::HostRequest { id: host_id, data } = event else {
+        panic!("expected host_request, got {event:?}")
+    };
+    assert_eq!(data, json!({"question": 6}));
+    kernel.host_reply(&host_id, json!({"value": 6})).unwrap();
+    let reply = kernel.wait_done(&id, Duration::from_secs(10)).unwrap();
+    assert_eq!(reply.result(), Some("42"));
+    kernel.close().unwrap();
+}
+
+#[test]
+fn interrupt_stops_a_cell_suspended_in_await() {
+    let fixture = Fixture::new();
+    let mut kernel = fixture.start();
+    let seconds = measure::interrupt_latency(&mut kernel, measure::INTERRUPT_AWAIT).unwrap();
+    assert!(seconds > 0.0 && seconds < 60.0, "{seconds}");
+    kernel.close().unwrap();
+}
+
+#[test]
+fn interrupt_stops_a_busy_synchronous_loop() {
+    let fixture = Fixture::new();
+    let mut kernel = fixture.start();
+    let seconds = measure::interrupt_latency(&mut kernel, measure::INTERRUPT_BUSY).unwrap();
+    assert!(seconds > 0.0 && seconds < 60.0, "{seconds}");
+    kernel.close().unwrap();
+}
+
+#[test]
+fn interrupt_kills_the_shell_command_being_awaited() {
+    let fixture = Fixture::new();
+    let mut kernel = fixture.start();
+    // The marker is printed once the shell has started, so the interrupt lands in the await.
+    let code = "import asyncio, os\n\
+        shell = asyncio.ensure_future(bash('echo $$ > pid.tmp; mv pid.tmp child.pid; exec sleep 60'))\n\
+        while not os.path.exists('child.pid'):\n    await asyncio.sleep(0.005)\n\
+        print('interrupt-ready', flush=True)\n\
+        await shell";
+    let seconds = measure::interrupt_latency(&mut kernel, code).unwrap();
+    assert!(seconds < 60.0);
+    let pid: u32 = std::fs::read_to_string(fixture.path().join("child.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(!still_running(pid), "sleep {pid} survived the interrupt");
+    kernel.close().unwrap();
+}
+
+#[test]
+fn shutdown_kills_children_that_left_the_process_group() {
+    let fixture = Fixture::new();
+    let mut kernel = fixture.start();
+    let reply = kernel
+        .execute("import subprocess\nchild = subprocess.Popen(['sleep', '300'], start_new_session=True)\nchild.pid")
+        .unwrap();
+    let pid: u32 = reply.result().unwrap().parse().unwrap();
+    assert!(process_exists(pid));
+    let report = kernel.close().unwrap();
+    assert!(report.graceful, "{report:?}");
+    assert!(!still_running(pid), "child {pid} outlived the kernel");
+}
+
+#[test]
+fn batch_checks_output_size() {
+    let fixture = Fixture::new();
+    let mut kernel = fixture.start();
+    let mean = measure::batch(
+        &mut kernel,
+        measure::BASH_OUTPUT,
+        2,
+        Some(measure::OUTPUT_BYTES),
+    )
+    .unwrap();
+    assert!(mean > 0.0);
+    let error = measure::batch(&mut kernel, "print('abc', end='')", 1, Some(4)).unwrap_err();
+    assert!(
+        matches!(
+            error,
+            MeasureError::OutputSize {
+                expected: 4,
+                actual: 3,
+                ..
+            }
+        ),
+        "{error}"
+    );
+    let error = measure::batch(&mut kernel, "raise ValueError('no')", 1, None).unwrap_err();
+    assert!(error.to_string().contains("ValueError: no"), "{error}");
+    kernel.close().unwrap();
+}
+
+#[test]
+fn transcript_records_every_frame_in_both_directions() {
+    let fixture = Fixture::new();
+    let path = fixture.path().join("transcript.jsonl");
+    let mut options = fixture.options();
+    options.transcript = Some(path.clone());
+    let mut kernel = Kernel::spawn(options).unwrap();
+    kernel.ready().unwrap();
+    kernel.execute("print('traced')").unwrap();
+    kernel.close().unwrap();
+    let lines: Vec<Value> = std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let frames: Vec<(String, String)> = lines
+        .iter()
+        .map(|line| {
+            let frame = &line["frame"];
+            let kind = frame["event"].as_str().or(frame["type"].as_str()).unwrap();
+            (line["dir"].as_str().unwrap().to_owned(), kind.to_owned())
+        })
+        .collect();
+    let expected = [
+        ("recv", "ready"),
+        ("send", "execute"),
+        ("recv", "stdout"),
+        ("recv", "done"),
+        ("send", "shutdown"),
+        ("recv", "done"),
+    ];
+    let expected: Vec<(String, String)> = expected
+        .iter()
+        .map(|(dir, kind)| ((*dir).to_owned(), (*kind).to_owned()))
+        .collect();
+    assert_eq!(frames, expected);
+    assert!(lines.iter().all(|line| line["t"].as_f64().unwrap() >= 0.0));
+}
+
+#[test]
+fn run_all_measures_every_runtime_metric_against_the_reference_kernel() {
+    let fixture = Fixture::new();
+    let workspace = fixture.path().join("workspace");
+    std::fs::create_dir(&workspace).unwrap();
+    let git = |args: &[&str]| {
+        let status = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&workspace)
+            .env("GIT_AUTHOR_DATE", "2000-01-01T00:00:00Z")
+            .env("GIT_COMMITTER_DATE", "2000-01-01T00:00:00Z")
+            .status()
+            .unwrap();
+        assert!(status.success(), "git {args:?}");
+    };
+    std::fs::write(workspace.join("README.md"), "# fixture\n").unwrap();
+    git(&["init", "--quiet"]);
+    git(&["add", "README.md"]);
+    git(&[
+        "-c",
+        "user.name=T",
+        "-c",
+        "user.email=t@example.invalid",
+        "commit",
+        "--quiet",
+        "-m",
+        "init",
+    ]);
+    let mut kernel = fixture.options();
+    kernel.cwd = workspace.clone();
+    let state = fixture.path().join("state");
+    std::fs::create_dir(&state).unwrap();
+    let mut options = RuntimeOptions::new(kernel, &state);
+    options.cell_repeats = 5;
+    options.shell_repeats = 2;
+    options.transcript_dir = Some(fixture.path().to_path_buf());
+    let mut probes = Vec::new();
+    let report = measure::run_all(&options, &mut |metric, pid| {
+        probes.push((metric, pid));
+        let status =
+            std::fs::read_to_string(format!("/proc/{pid}/status")).map_err(|e| e.to_string())?;
+        let kib: u64 = status
+            .lines()
+            .find_map(|line| line.strip_prefix("VmRSS:"))
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|value| value.parse().ok())
+            .ok_or("no VmRSS")?;
+        Ok(kib * 1024)
+    });
+    assert_eq!(report.first_error(), None, "{report:?}");
+    assert_eq!(report.close_error, None);
+    let measured: Vec<RuntimeMetric> = report.values.iter().map(|(metric, _)| *metric).collect();
+    assert_eq!(measured, RuntimeMetric::ALL.to_vec());
+    let expected = if pandas() {
+        Workload::Pandas
+    } else {
+        Workload::Lists
+    };
+    assert_eq!(report.workload, Some(expected));
+    assert_eq!(
+        probes.iter().map(|(metric, _)| *metric).collect::<Vec<_>>(),
+        vec![RuntimeMetric::KernelRss, RuntimeMetric::LoadedRss]
+    );
+    // The table and list hold well over a megabyte of Python objects.
+    let before = report.value(RuntimeMetric::KernelRss).unwrap();
+    let loaded = report.value(RuntimeMetric::LoadedRss).unwrap();
+    assert!(loaded > before + 1_000_000.0, "{before} -> {loaded}");
+    assert!(state.join("state.pkl").is_file());
+    assert!(fixture.path().join("kernel-0.jsonl").is_file());
+    assert!(fixture.path().join("restore-0.jsonl").is_file());
+}
+
+fn pandas() -> bool {
+    std::process::Command::new("python3")
+        .args(["-c", "import pandas"])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success())
+}
+
+// Misbehaving kernels -----------------------------------------------------------
+
+fn run_one_cell(name: &str) -> (KernelError, u32) {
+    let home = tempfile::tempdir().unwrap();
+    let mut kernel = Kernel::spawn(test_kernel(name, &[], home.path())).unwrap();
+    kernel.ready().unwrap();
+    let pid = kernel.pid();
+    let error = kernel.execute("pass").unwrap_err();
+    // The kernel stays broken afterwards, and closing still cleans up.
+    assert!(matches!(
+        kernel.execute("pass"),
+        Err(KernelError::Unusable { .. })
+    ));
+    kernel.close().unwrap();
+    assert!(!process_exists(pid), "kernel {pid} left behind");
+    (error, pid)
+}
+
+#[test]
+fn non_json_line_is_a_frame_error_quoting_it() {
+    let (error, _) = run_one_cell("not_json.py");
+    assert!(
+        matches!(&error, KernelError::Frame { source: bench_term::kernel::FrameError::NotJson { line, .. }, .. } if line.contains("Traceback (most recent call last): oops")),
+        "{error}"
+    );
+    assert!(
+        error
+            .to_string()
+            .contains("Traceback (most recent call last): oops")
+    );
+}
+
+#[test]
+fn event_without_event_field_is_a_frame_error() {
+    let (error, _) = run_one_cell("no_event.py");
+    assert!(
+        matches!(
+            &error,
+            KernelError::Frame {
+                source: bench_term::kernel::FrameError::MissingEvent { .. },
+                ..
+            }
+        ),
+        "{error}"
+    );
+    assert!(error.to_string().contains(r#""text": "hello""#), "{error}");
+}
+
+#[test]
+fn done_for_an_unknown_id_is_an_error() {
+    let (error, _) = run_one_cell("unknown_done.py");
+    assert!(
+        matches!(&error, KernelError::UnknownDone { id, .. } if id == "999"),
+        "{error}"
+    );
+}
+
+#[test]
+fn kernel_dying_mid_cell_reports_status_and_stderr() {
+    let (error, _) = run_one_cell("dies_mid_cell.py");
+    let KernelError::Exited {
+        status,
+        stderr,
+        seen,
+        ..
+    } = &error
+    else {
+        panic!("expected Exited, got {error}")
+    };
+    assert_eq!(status, "exit status 3");
+    assert!(stderr.contains("fatal: kernel fell over"), "{stderr}");
+    assert!(seen.contains("starting"), "{seen}");
+}
+
+#[test]
+fn kernel_that_never_answers_times_out_quoting_what_it_saw() {
+    let home = tempfile::tempdir().unwrap();
+    let mut options = test_kernel("hangs.py", &[], home.path());
+    options.request_timeout = Duration::from_millis(500);
+    let mut kernel = Kernel::spawn(options).unwrap();
+    kernel.ready().unwrap();
+    let pid = kernel.pid();
+    let error = kernel.execute("pass").unwrap_err();
+    let KernelError::Timeout {
+        waiting_for, seen, ..
+    } = &error
+    else {
+        panic!("expected Timeout, got {error}")
+    };
+    assert!(waiting_for.contains("execute request 1"), "{waiting_for}");
+    assert!(seen.contains("\"ready\""), "{seen}");
+    kernel.close().unwrap();
+    assert!(!process_exists(pid));
+}
+
+#[test]
+fn kernel_that_never_sends_ready_times_out_and_is_killed() {
+    let home = tempfile::tempdir().unwrap();
+    let mut options = test_kernel("never_ready.py", &[], home.path());
+    options.ready_timeout = Duration::from_millis(500);
+    let mut kernel = Kernel::spawn(options).unwrap();
+    let pid = kernel.pid();
+    let error = kernel.ready().unwrap_err();
+    assert!(
+        matches!(&error, KernelError::Timeout { seen, .. } if seen == "nothing"),
+        "{error}"
+    );
+    assert!(error.to_string().contains("the `ready` event"));
+    let report = kernel.close().unwrap();
+    assert!(!report.graceful);
+    assert!(!process_exists(pid));
+}
+
+#[test]
+fn output_before_ready_is_not_ready() {
+    let home = tempfile::tempdir().unwrap();
+    let mut kernel = Kernel::spawn(test_kernel("wrong_first.py", &[], home.path())).unwrap();
+    let error = kernel.ready().unwrap_err();
+    assert!(
+        matches!(&error, KernelError::NotReady { line } if line.contains("banner")),
+        "{error}"
+    );
+    kernel.close().unwrap();
+}
+
+#[test]
+fn other_protocol_versions_are_refused() {
+    let home = tempfile::tempdir().unwrap();
+    let mut kernel = Kernel::spawn(test_kernel("old_protocol.py", &[], home.path())).unwrap();
+    let error = kernel.ready().unwrap_err();
+    assert!(
+        matches!(&error, KernelError::UnsupportedProtocol { protocol, .. } if protocol == "2"),
+        "{error}"
+    );
+    kernel.close().unwrap();
+}
+
+#[test]
+fn close_kills_the_process_group_of_a_kernel_that_ignores_shutdown() {
+    let home = tempfile::tempdir().unwrap();
+    let pid_file = home.path().join("child.pid");
+    let mut kernel = Kernel::spawn(test_kernel(
+        "stubborn.py",
+        &[pid_file.to_str().unwrap()],
+        home.path(),
+    ))
+    .unwrap();
+    kernel.ready().unwrap();
+    let pid = kernel.pid();
+    let child: u32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(process_exists(child));
+    let report = kernel.close().unwrap();
+    assert!(!report.graceful, "{report:?}");
+    assert_eq!(report.status, "killed by signal 9");
+    assert!(!process_exists(pid));
+    assert!(
+        !still_running(child),
+        "child {child} survived the group kill"
+    );
+}
+
+#[test]
+fn spawning_a_missing_program_is_a_spawn_error() {
+    let home = tempfile::tempdir().unwrap();
+    let options = KernelOptions::new(
+        "/nonexistent/python",
+        Vec::<String>::new(),
+        home.path(),
+        environment(home.path()),
+    );
+    let error = Kernel::spawn(options).unwrap_err();
+    assert!(
+        matches!(&error, KernelError::Spawn { program, .. } if program == "/nonexistent/python")
+    );
+}
