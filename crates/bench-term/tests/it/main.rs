@@ -1,3 +1,4 @@
 //! bench-term integration tests: one binary, one module per concern.
 
+mod kernel;
 mod terminal;
