@@ -1,0 +1,98 @@
+//! `clibench compare`.
+
+use crate::{clibench, example_result, run};
+use bench_core::Format;
+use bench_core::compare::{CompareOptions, compare};
+
+fn compare_examples() -> std::process::Command {
+    let mut command = clibench();
+    command
+        .arg("compare")
+        .arg(example_result("base"))
+        .arg(example_result("candidate"));
+    command
+}
+
+#[test]
+fn prints_a_table_with_verdicts_on_stderr() {
+    let out = run(&mut compare_examples());
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(out.stdout, "");
+    insta::assert_snapshot!(out.stderr);
+}
+
+#[test]
+fn prints_each_format_on_stdout_as_the_library_exports_it() {
+    let load = |name| bench_core::ResultFile::load(&example_result(name)).unwrap();
+    let comparison = compare(
+        &load("base").side,
+        &load("candidate").side,
+        &CompareOptions::default(),
+    );
+    for format in Format::ALL {
+        let out = run(compare_examples().args(["--format", format.name()]));
+        assert_eq!(out.code, Some(0), "{}", out.stderr);
+        assert_eq!(out.stderr, "");
+        assert_eq!(out.stdout, format.comparison(&comparison), "{format}");
+    }
+}
+
+#[test]
+fn fail_on_regression_exits_1_only_when_asked() {
+    let out = run(compare_examples().arg("--fail-on-regression"));
+    assert_eq!(out.code, Some(1));
+    assert!(
+        out.stderr
+            .ends_with("error: regressed beyond the noise floor: cold (+42.5%)\n"),
+        "{}",
+        out.stderr
+    );
+    // With a noise floor above the cold start's change, nothing regresses.
+    let out = run(compare_examples().args(["--fail-on-regression", "--noise", "0.6"]));
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    // The same files compared the other way round improve.
+    let out = run(clibench()
+        .args(["compare", "--fail-on-regression"])
+        .arg(example_result("candidate"))
+        .arg(example_result("base")));
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    assert!(out.stderr.contains("rss (+"), "{}", out.stderr);
+}
+
+#[test]
+fn export_markdown_writes_the_same_markdown() {
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("comment.md");
+    let out = run(compare_examples().arg("--export-markdown").arg(&path));
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let markdown = run(compare_examples().args(["--format", "markdown"])).stdout;
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), markdown);
+}
+
+#[test]
+fn bad_noise_and_bad_files_exit_2() {
+    let out = run(compare_examples().args(["--noise", "1.5"]));
+    assert_eq!(out.code, Some(2));
+    assert!(out.stderr.contains("outside 0..1"), "{}", out.stderr);
+
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("candidate.json");
+    std::fs::write(
+        &path,
+        "{\"schema_version\": 1, \"request\": {\"sha\": \"x\"}, \"side\": 3}",
+    )
+    .unwrap();
+    let out = run(clibench()
+        .arg("compare")
+        .arg(example_result("base"))
+        .arg(&path));
+    assert_eq!(out.code, Some(2));
+    assert_eq!(
+        out.stderr,
+        format!(
+            "error: invalid result file {}: at `side`: invalid type: integer `3`, \
+             expected struct Side at line 1 column 56\n",
+            path.display()
+        )
+    );
+}

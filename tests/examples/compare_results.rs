@@ -1,0 +1,54 @@
+//! `examples/compare_results.rs`: compares the shipped example results.
+
+use crate::example;
+
+#[test]
+fn compares_the_shipped_results() {
+    let output = example("compare_results").output().unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    // The shipped candidate regresses the cold start, so the example exits 1.
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    insta::assert_snapshot!(stdout);
+}
+
+#[test]
+fn reversed_files_turn_the_verdicts_around() {
+    let results = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/results");
+    let output = example("compare_results")
+        .arg(results.join("candidate.json"))
+        .arg(results.join("base.json"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        stdout.contains("cold            -29.8%  improved"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("rss             +42.6%  regressed"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_broken_file_is_named() {
+    let folder = tempfile::tempdir().unwrap();
+    let broken = folder.path().join("broken.json");
+    std::fs::write(&broken, "{\"schema_version\": 1").unwrap();
+    let output = example("compare_results")
+        .arg(&broken)
+        .arg(&broken)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(
+        stderr.starts_with(&format!("error: invalid result file {}", broken.display())),
+        "{stderr}"
+    );
+}
