@@ -22,17 +22,8 @@ fn main() -> ExitCode {
         .next()
         .unwrap_or_else(|| shipped.join("candidate.json"));
 
-    let load = |path: &PathBuf| {
-        ResultFile::load(path).map_err(|error| {
-            let mut message = error.to_string();
-            let mut source = std::error::Error::source(&error);
-            while let Some(cause) = source {
-                message.push_str(&format!(": {cause}"));
-                source = cause.source();
-            }
-            message
-        })
-    };
+    // A load error's message names the file and the JSON path of the problem.
+    let load = |path: &PathBuf| ResultFile::load(path).map_err(|error| error.to_string());
     let (base, candidate) = match (load(&base_path), load(&candidate_path)) {
         (Ok(base), Ok(candidate)) => (base, candidate),
         (Err(error), _) | (_, Err(error)) => {

@@ -303,25 +303,28 @@ pub struct ValidationError {
 }
 
 /// A result file could not be loaded.
+///
+/// The message is complete on its own (`invalid result file out/result.json: at
+/// `side.metrics.cold[1].trial`: trial 101 is above 100`), because it is what a user
+/// sees whether it is printed with `{}` or as an error chain; the cause is kept in
+/// a field rather than as the error's `source`, so chains do not repeat it.
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
     /// The file could not be read.
-    #[error("failed to read {path}", path = path.display())]
+    #[error("failed to read {path}: {cause}", path = path.display())]
     Read {
         /// The file.
         path: PathBuf,
         /// Why.
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     /// The file was read but is not a valid result file.
-    #[error("invalid result file {path}", path = path.display())]
+    #[error("invalid result file {path}: {cause}", path = path.display())]
     Parse {
         /// The file.
         path: PathBuf,
         /// What is wrong, with the JSON path.
-        #[source]
-        source: ParseError,
+        cause: ParseError,
     },
     /// The file is a valid result file for another build than the one being measured.
     #[error(
@@ -338,17 +341,16 @@ pub enum LoadError {
     },
 }
 
-/// A result file could not be saved.
+/// A result file could not be saved. Like [`LoadError`], the message is complete on its own.
 #[derive(Debug, thiserror::Error)]
 pub enum SaveError {
     /// The result breaks a limit of the format; nothing was written.
-    #[error("refusing to write an invalid result to {path}", path = path.display())]
+    #[error("refusing to write an invalid result to {path}: {cause}", path = path.display())]
     Invalid {
         /// The file.
         path: PathBuf,
         /// What is wrong.
-        #[source]
-        source: ValidationError,
+        cause: ValidationError,
     },
     /// Writing failed; the earlier file, if any, is unchanged.
     #[error(transparent)]
@@ -410,13 +412,13 @@ impl ResultFile {
 
     /// Reads and validates the result file at `path`.
     pub fn load(path: &Path) -> Result<ResultFile, LoadError> {
-        let text = std::fs::read_to_string(path).map_err(|source| LoadError::Read {
+        let text = std::fs::read_to_string(path).map_err(|cause| LoadError::Read {
             path: path.to_path_buf(),
-            source,
+            cause,
         })?;
-        ResultFile::from_json_str(&text).map_err(|source| LoadError::Parse {
+        ResultFile::from_json_str(&text).map_err(|cause| LoadError::Parse {
             path: path.to_path_buf(),
-            source,
+            cause,
         })
     }
 
@@ -445,9 +447,9 @@ impl ResultFile {
 
     /// Validates the result and writes it to `path` atomically.
     pub fn save(&self, path: &Path) -> Result<(), SaveError> {
-        self.validate().map_err(|source| SaveError::Invalid {
+        self.validate().map_err(|cause| SaveError::Invalid {
             path: path.to_path_buf(),
-            source,
+            cause,
         })?;
         write_atomic(path, self.to_json_string().as_bytes())?;
         Ok(())
@@ -637,16 +639,6 @@ mod tests {
         result
     }
 
-    fn chain(error: &dyn std::error::Error) -> String {
-        let mut text = error.to_string();
-        let mut source = error.source();
-        while let Some(cause) = source {
-            text.push_str(&format!(": {cause}"));
-            source = cause.source();
-        }
-        text
-    }
-
     fn parse_error(text: &str) -> ParseError {
         ResultFile::from_json_str(text).unwrap_err()
     }
@@ -799,7 +791,9 @@ mod tests {
         result.side.timings.insert("bad".into(), f64::NAN);
         let error = result.save(&path).unwrap_err();
         assert!(
-            chain(&error).contains("at `side.timings.bad`: timing NaN"),
+            error
+                .to_string()
+                .contains("at `side.timings.bad`: timing NaN"),
             "{error}"
         );
         assert_eq!(ResultFile::load(&path).unwrap(), sample());
@@ -825,16 +819,22 @@ mod tests {
         );
         std::fs::write(&path, b"{\"schema_version\":1,").unwrap();
         let error = ResultFile::load_or_create(&path, &request).unwrap_err();
-        let message = chain(&error);
+        let message = error.to_string();
         let expected = format!("invalid result file {}: at `", path.display());
         assert!(message.starts_with(&expected), "{message}");
         assert!(message.contains("EOF while parsing"), "{message}");
+        // The message is complete on its own, so an error chain does not repeat it.
+        assert!(std::error::Error::source(&error).is_none());
         assert_eq!(std::fs::read(&path).unwrap(), b"{\"schema_version\":1,");
     }
 
     #[test]
     fn missing_file_is_a_read_error_naming_it() {
         let error = ResultFile::load(Path::new("/nonexistent/result.json")).unwrap_err();
-        assert!(chain(&error).starts_with("failed to read /nonexistent/result.json: No such file"));
+        assert!(
+            error
+                .to_string()
+                .starts_with("failed to read /nonexistent/result.json: No such file")
+        );
     }
 }

@@ -65,19 +65,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 /// Loads a result file; a file that cannot be read or parsed is an input error
 /// (exit code 2) naming the file and the JSON path of the problem.
 pub fn load(path: &Path) -> anyhow::Result<ResultFile> {
-    ResultFile::load(path).map_err(|error| input_error(chain(&error)))
-}
-
-/// An error and its sources as one line, `outer: inner: innermost`.
-fn chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
+    ResultFile::load(path).map_err(|error| input_error(error.to_string()))
 }
 
 /// The plain-text report: a header line, one row per metric, then the failures.
