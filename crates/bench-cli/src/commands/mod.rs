@@ -1,6 +1,7 @@
 //! The subcommands: one file each. Clap structs live here and are turned into
 //! plain settings before anything reaches a library crate.
 
+mod cleanup;
 mod compare;
 mod kernel;
 mod mem;
@@ -53,6 +54,9 @@ enum Command {
     Report(report::Args),
     /// Compare two result files (base and candidate) metric by metric.
     Compare(compare::Args),
+    /// Remove the users, homes and servers a run left behind (after a crash).
+    #[command(hide = true)]
+    Cleanup(cleanup::Args),
 }
 
 /// Runs the chosen subcommand.
@@ -66,5 +70,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Kernel(args) => kernel::run(args),
         Command::Report(args) => report::run(args),
         Command::Compare(args) => compare::run(args),
+        Command::Cleanup(args) => cleanup::run(args),
     }
 }

@@ -1,0 +1,272 @@
+//! What every phase gets: the spec, the output folder, the trial, the trial user and
+//! home, the clean environment, and the placeholders' values.
+
+use super::state::{State, UserRecord};
+use crate::spec::{Placeholder, Spec, Template, Values};
+use anyhow::Context;
+use bench_core::Phase;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The trial user a phase runs the target as.
+pub type TrialUser = UserRecord;
+
+/// Everything a phase needs, built by `clibench phase` before the phase runs.
+#[derive(Debug, Clone)]
+pub struct PhaseContext {
+    /// The phase being run.
+    pub phase: Phase,
+    /// The parsed spec.
+    pub spec: Spec,
+    /// The spec file (relative `source.repository` paths are relative to its folder).
+    pub spec_path: PathBuf,
+    /// The output folder (absolute).
+    pub out: PathBuf,
+    /// The trial number.
+    pub trial: u32,
+    /// The install index whose user this phase uses: the trial for install, 0 after it.
+    pub install: u32,
+    /// Keep users and homes at cleanup.
+    pub keep_users: bool,
+    /// The trial user: `None` during prepare, and during install until it is created.
+    pub user: Option<TrialUser>,
+}
+
+impl PhaseContext {
+    /// Builds the context of `phase` for `trial`. For measure, runtime, ui and staircase
+    /// the user is install 0's user from the state file (as in the seed); install
+    /// creates its own user, so its context starts without one.
+    pub fn new(
+        phase: Phase,
+        spec: Spec,
+        spec_path: &Path,
+        out: &Path,
+        trial: u32,
+        keep_users: bool,
+    ) -> anyhow::Result<PhaseContext> {
+        let out = std::path::absolute(out)
+            .with_context(|| format!("resolving the output folder {}", out.display()))?;
+        let install = if phase == Phase::Install { trial } else { 0 };
+        let user = match phase {
+            Phase::Prepare | Phase::Install => None,
+            _ => {
+                let state = State::load(&out)?;
+                let user = state.user(0).cloned().with_context(|| {
+                    format!(
+                        "install 0 has not run in {}: run `clibench phase install --trial 0` first",
+                        out.display()
+                    )
+                })?;
+                Some(user)
+            }
+        };
+        Ok(PhaseContext {
+            phase,
+            spec,
+            spec_path: spec_path.to_path_buf(),
+            out,
+            trial,
+            install,
+            keep_users,
+            user,
+        })
+    }
+
+    /// The trial user, or an error saying that install has not created it.
+    pub fn user(&self) -> anyhow::Result<&TrialUser> {
+        self.user
+            .as_ref()
+            .context("no trial user in this phase (install 0 must run first)")
+    }
+
+    /// The checked-out source: `{source}` = OUT/source.
+    pub fn source_dir(&self) -> PathBuf {
+        self.out.join("source")
+    }
+
+    /// Where builds run without a source: OUT/build.
+    pub fn build_dir(&self) -> PathBuf {
+        self.out.join("build")
+    }
+
+    /// The collected artifacts and `SHA256SUMS`: `{artifacts}` = OUT/artifacts.
+    pub fn artifacts_dir(&self) -> PathBuf {
+        self.out.join("artifacts")
+    }
+
+    /// Logs and transcripts: OUT/logs.
+    pub fn logs_dir(&self) -> PathBuf {
+        self.out.join("logs")
+    }
+
+    /// A log file under OUT/logs (the folder is created).
+    pub fn log_path(&self, name: &str) -> anyhow::Result<PathBuf> {
+        let dir = self.logs_dir();
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        Ok(dir.join(name))
+    }
+
+    /// The fixture workspace of a home: `{workspace}`.
+    pub fn workspace_of(&self, home: &Path) -> PathBuf {
+        home.join(&self.spec.workspace.path)
+    }
+
+    /// The placeholders' values known in this phase: `{out}`, `{source}`,
+    /// `{artifacts}`, `{version}`, and with a user `{home}`, `{user}`, `{workspace}`.
+    /// `{origin}` and `{id}` are added by the code that knows them.
+    pub fn values(&self) -> Values {
+        let mut values = Values::default();
+        values
+            .set(Placeholder::Out, self.out.display().to_string())
+            .set(
+                Placeholder::Artifacts,
+                self.artifacts_dir().display().to_string(),
+            );
+        if self.spec.source.is_some() {
+            values.set(Placeholder::Source, self.source_dir().display().to_string());
+        }
+        if let Some(version) = &self.spec.version {
+            values.set(Placeholder::Version, version.clone());
+        }
+        if let Some(user) = &self.user {
+            values
+                .set(Placeholder::Home, user.home.display().to_string())
+                .set(Placeholder::User, user.name.clone());
+            if self.spec.workspace.create {
+                values.set(
+                    Placeholder::Workspace,
+                    self.workspace_of(&user.home).display().to_string(),
+                );
+            }
+        }
+        values
+    }
+
+    /// Expands a template with this phase's values.
+    pub fn expand(&self, template: &Template) -> anyhow::Result<String> {
+        Ok(template.expand(&self.values())?)
+    }
+
+    /// Expands every argument of a command.
+    pub fn expand_command(
+        &self,
+        command: &[Template],
+        values: &Values,
+    ) -> anyhow::Result<Vec<String>> {
+        command
+            .iter()
+            .map(|argument| Ok(argument.expand(values)?))
+            .collect()
+    }
+
+    /// The clean environment of the trial user: the seed's list (HOME, USER, LOGNAME,
+    /// SHELL, PATH, TERM, COLORTERM, LANG, npm and uv cache variables), then the spec's
+    /// top-level `[env]`, then `extra` (a section's `env`), later entries winning.
+    /// Nothing of clibench's own environment is passed on.
+    pub fn environment(
+        &self,
+        extra: &BTreeMap<String, Template>,
+        values: &Values,
+    ) -> anyhow::Result<BTreeMap<String, String>> {
+        let user = self.user()?;
+        let mut env = base_environment(&user.name, &user.home);
+        for (name, value) in self.spec.env.iter().chain(extra) {
+            env.insert(
+                name.clone(),
+                value
+                    .expand(values)
+                    .with_context(|| format!("expanding environment variable {name}"))?,
+            );
+        }
+        Ok(env)
+    }
+
+    /// The working folder of a section: its `cwd` expanded, relative paths resolved
+    /// against `default`.
+    pub fn cwd(
+        &self,
+        cwd: Option<&Template>,
+        default: &Path,
+        values: &Values,
+    ) -> anyhow::Result<PathBuf> {
+        match cwd {
+            None => Ok(default.to_path_buf()),
+            Some(cwd) => {
+                let expanded = PathBuf::from(cwd.expand(values)?);
+                Ok(if expanded.is_absolute() {
+                    expanded
+                } else {
+                    default.join(expanded)
+                })
+            }
+        }
+    }
+
+    /// The folder a target's interactive commands start in: the workspace when there is
+    /// one, else the home.
+    pub fn default_target_cwd(&self) -> anyhow::Result<PathBuf> {
+        let user = self.user()?;
+        Ok(if self.spec.workspace.create {
+            self.workspace_of(&user.home)
+        } else {
+            user.home.clone()
+        })
+    }
+}
+
+/// The seed's `environment(user)`: the only variables a target sees unless the spec adds some.
+pub fn base_environment(user: &str, home: &Path) -> BTreeMap<String, String> {
+    let home = home.display().to_string();
+    [
+        ("HOME", home.clone()),
+        ("USER", user.to_owned()),
+        ("LOGNAME", user.to_owned()),
+        ("SHELL", "/bin/bash".to_owned()),
+        (
+            "PATH",
+            format!("{home}/.local/bin:/usr/local/bin:/usr/bin:/bin"),
+        ),
+        ("TERM", "xterm-256color".to_owned()),
+        ("COLORTERM", "truecolor".to_owned()),
+        ("LANG", "C.UTF-8".to_owned()),
+        ("NPM_CONFIG_PREFIX", format!("{home}/.local")),
+        ("NPM_CONFIG_CACHE", format!("{home}/.npm")),
+        ("UV_CACHE_DIR", format!("{home}/.cache/uv")),
+        ("UV_LINK_MODE", "copy".to_owned()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v))
+    .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base_environment_is_the_seeds_list() {
+        let env = base_environment("bob", Path::new("/home/bob"));
+        let names: Vec<&str> = env.keys().map(String::as_str).collect();
+        assert_eq!(
+            names,
+            [
+                "COLORTERM",
+                "HOME",
+                "LANG",
+                "LOGNAME",
+                "NPM_CONFIG_CACHE",
+                "NPM_CONFIG_PREFIX",
+                "PATH",
+                "SHELL",
+                "TERM",
+                "USER",
+                "UV_CACHE_DIR",
+                "UV_LINK_MODE"
+            ]
+        );
+        assert_eq!(
+            env["PATH"],
+            "/home/bob/.local/bin:/usr/local/bin:/usr/bin:/bin"
+        );
+    }
+}

@@ -1,0 +1,406 @@
+//! Running one command of the pipeline: exact environment, working folder, the
+//! trial user's ids, its own process group, a timeout after which everything it
+//! started is stopped, and its output in a log or captured.
+
+use super::state::UserRecord;
+use anyhow::Context;
+use bench_proc::Selector;
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{Read, Seek, Write};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long stopped processes get between SIGTERM and SIGKILL.
+pub const STOP_GRACE: Duration = Duration::from_secs(3);
+/// How often a running command is polled.
+const POLL: Duration = Duration::from_millis(10);
+/// How much captured output is kept.
+const CAPTURE_LIMIT: u64 = 16 << 20;
+/// How many characters of a log's end go into an error.
+const TAIL_CHARS: usize = 1500;
+
+/// One command to run.
+#[derive(Debug, Clone)]
+pub struct Step<'a> {
+    /// What it is, for errors: "build step 'npm ci'".
+    pub what: String,
+    /// Program and arguments.
+    pub argv: Vec<String>,
+    /// Working folder.
+    pub cwd: PathBuf,
+    /// The complete environment (nothing is inherited).
+    pub env: BTreeMap<String, String>,
+    /// Run as this user (its uid and gid when it is a dedicated user); `None`: as clibench.
+    pub user: Option<&'a UserRecord>,
+    /// The HOME whose processes are stopped on timeout when there is no dedicated user.
+    pub home: Option<PathBuf>,
+    /// How long it may take.
+    pub timeout: Duration,
+    /// Append stdout and stderr to this file; `None`: capture them.
+    pub log: Option<PathBuf>,
+}
+
+/// How a command ended.
+#[derive(Debug)]
+pub struct Finished {
+    /// Its exit status.
+    pub status: ExitStatus,
+    /// Captured stdout (empty when logged).
+    pub stdout: String,
+    /// Captured stderr (empty when logged).
+    pub stderr: String,
+    /// From spawn to exit.
+    pub elapsed: Duration,
+}
+
+impl Finished {
+    /// stdout and stderr together, for checks that look at both (as the seed's
+    /// version check does).
+    pub fn merged(&self) -> String {
+        format!("{}{}", self.stdout, self.stderr)
+    }
+}
+
+/// Why a command did not finish.
+#[derive(Debug, thiserror::Error)]
+pub enum ExecError {
+    /// It could not be started.
+    #[error("{what}: cannot start `{program}` in {cwd}: {source}")]
+    Spawn {
+        /// The step.
+        what: String,
+        /// The program.
+        program: String,
+        /// The working folder.
+        cwd: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// It ran out of time; its processes were stopped.
+    #[error(
+        "{what} timed out after {seconds:.1} s; its processes were stopped{}",
+        tail_suffix(tail)
+    )]
+    Timeout {
+        /// The step.
+        what: String,
+        /// The timeout in seconds.
+        seconds: f64,
+        /// The end of its output.
+        tail: String,
+    },
+    /// It exited unsuccessfully.
+    #[error("{what} failed ({status}){}", tail_suffix(tail))]
+    Failed {
+        /// The step.
+        what: String,
+        /// Its exit status.
+        status: ExitStatus,
+        /// The end of its output.
+        tail: String,
+    },
+    /// Reading or writing its output failed.
+    #[error("{what}: {source:#}")]
+    Io {
+        /// The step.
+        what: String,
+        /// Why.
+        #[source]
+        source: anyhow::Error,
+    },
+}
+
+fn tail_suffix(tail: &str) -> String {
+    if tail.trim().is_empty() {
+        String::new()
+    } else {
+        format!("; output ends with:\n{tail}")
+    }
+}
+
+/// The last `TAIL_CHARS` characters of a text, starting at a line.
+pub fn tail(text: &str) -> String {
+    let count = text.chars().count();
+    if count <= TAIL_CHARS {
+        return text.trim_end().to_owned();
+    }
+    let cut: String = text.chars().skip(count - TAIL_CHARS).collect();
+    let start = cut.find('\n').map_or(0, |i| i + 1);
+    format!("...{}", cut[start..].trim_end())
+}
+
+fn capture_file(name: &str) -> std::io::Result<File> {
+    let fd = rustix::fs::memfd_create(name, rustix::fs::MemfdFlags::CLOEXEC)?;
+    Ok(File::from(fd))
+}
+
+fn read_back(file: &mut File) -> std::io::Result<String> {
+    file.rewind()?;
+    let mut bytes = Vec::new();
+    file.take(CAPTURE_LIMIT).read_to_end(&mut bytes)?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+fn read_log_tail(path: &Path) -> String {
+    match std::fs::read(path) {
+        Ok(bytes) => {
+            let start = bytes.len().saturating_sub(TAIL_CHARS * 4);
+            tail(&String::from_utf8_lossy(&bytes[start..]))
+        }
+        Err(_) => String::new(),
+    }
+}
+
+/// Runs a step to its end or its timeout. A non-zero exit is not an error here:
+/// see [`run_ok`].
+pub fn run(step: &Step<'_>) -> Result<Finished, ExecError> {
+    let io = |source: anyhow::Error| ExecError::Io {
+        what: step.what.clone(),
+        source,
+    };
+    let program = step.argv.first().cloned().unwrap_or_default();
+    let mut command = Command::new(&program);
+    command
+        .args(step.argv.iter().skip(1))
+        .current_dir(&step.cwd)
+        .env_clear()
+        .envs(&step.env)
+        .stdin(Stdio::null())
+        .process_group(0);
+    if let Some(user) = step.user.filter(|u| u.dedicated) {
+        // std drops the supplementary groups when root sets a uid.
+        command.uid(user.uid).gid(user.gid);
+    }
+    let (mut out_file, mut err_file, logged) = match &step.log {
+        Some(path) => {
+            let mut log = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .with_context(|| format!("opening the log {}", path.display()))
+                .map_err(io)?;
+            writeln!(
+                log,
+                "$ {}   (in {})",
+                step.argv.join(" "),
+                step.cwd.display()
+            )
+            .context("writing the log")
+            .map_err(io)?;
+            let copy = log.try_clone().context("duplicating the log").map_err(io)?;
+            (log, copy, true)
+        }
+        None => (
+            capture_file("stdout")
+                .context("creating a capture file")
+                .map_err(io)?,
+            capture_file("stderr")
+                .context("creating a capture file")
+                .map_err(io)?,
+            false,
+        ),
+    };
+    command.stdout(
+        out_file
+            .try_clone()
+            .context("duplicating the output file")
+            .map_err(io)?,
+    );
+    command.stderr(
+        err_file
+            .try_clone()
+            .context("duplicating the output file")
+            .map_err(io)?,
+    );
+    let started = Instant::now();
+    let mut child = command.spawn().map_err(|source| ExecError::Spawn {
+        what: step.what.clone(),
+        program: program.clone(),
+        cwd: step.cwd.display().to_string(),
+        source,
+    })?;
+    // The parent's copies must close so that only the child holds them.
+    drop(command);
+    let deadline = started + step.timeout;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) if Instant::now() >= deadline => break None,
+            Ok(None) => std::thread::sleep(POLL),
+            Err(error) => {
+                return Err(io(
+                    anyhow::Error::new(error).context("waiting for the command")
+                ));
+            }
+        }
+    };
+    let elapsed = started.elapsed();
+    let Some(status) = status else {
+        let stopped = stop_after_timeout(step, child.id());
+        // stop() may already have reaped our child; ECHILD then is fine.
+        let _ = child.wait();
+        let mut text = if logged {
+            step.log.as_deref().map(read_log_tail).unwrap_or_default()
+        } else {
+            let out = read_back(&mut out_file).unwrap_or_default();
+            let err = read_back(&mut err_file).unwrap_or_default();
+            tail(&format!("{out}{err}"))
+        };
+        if let Err(error) = stopped {
+            text.push_str(&format!("\n(stopping its processes failed: {error:#})"));
+        }
+        return Err(ExecError::Timeout {
+            what: step.what.clone(),
+            seconds: step.timeout.as_secs_f64(),
+            tail: text,
+        });
+    };
+    let (stdout, stderr) = if logged {
+        (String::new(), String::new())
+    } else {
+        (
+            read_back(&mut out_file)
+                .context("reading the command's output")
+                .map_err(io)?,
+            read_back(&mut err_file)
+                .context("reading the command's output")
+                .map_err(io)?,
+        )
+    };
+    Ok(Finished {
+        status,
+        stdout,
+        stderr,
+        elapsed,
+    })
+}
+
+/// Runs a step and turns a non-zero exit into an error carrying the output's tail.
+pub fn run_ok(step: &Step<'_>) -> Result<Finished, ExecError> {
+    let finished = run(step)?;
+    if finished.status.success() {
+        return Ok(finished);
+    }
+    let text = match &step.log {
+        Some(path) => read_log_tail(path),
+        None => tail(&finished.merged()),
+    };
+    Err(ExecError::Failed {
+        what: step.what.clone(),
+        status: finished.status,
+        tail: text,
+    })
+}
+
+fn stop_after_timeout(step: &Step<'_>, pid: u32) -> anyhow::Result<()> {
+    let mut first_error = None;
+    let mut note = |result: anyhow::Result<()>| {
+        if let Err(error) = result
+            && first_error.is_none()
+        {
+            first_error = Some(error);
+        }
+    };
+    note(stop(&Selector::Tree(pid)));
+    // The group catches children that left the tree by re-parenting but kept the group.
+    if let Some(group) = rustix::process::Pid::from_raw(pid as i32) {
+        let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
+    }
+    match step.user {
+        Some(user) => note(stop_user(user)),
+        None => {
+            if let Some(home) = &step.home {
+                note(stop_home(home));
+            }
+        }
+    }
+    first_error.map_or(Ok(()), Err)
+}
+
+fn stop(selector: &Selector) -> anyhow::Result<()> {
+    match bench_proc::stop(selector, STOP_GRACE) {
+        Ok(_) => Ok(()),
+        Err(error) => Err(anyhow::Error::new(error).context(format!("stopping {selector:?}"))),
+    }
+}
+
+/// Stops every process of a trial user: by uid for a dedicated user, else every
+/// process whose environment has the user's HOME.
+pub fn stop_user(user: &UserRecord) -> anyhow::Result<()> {
+    if user.dedicated {
+        stop(&Selector::Uid(user.uid))
+    } else {
+        stop_home(&user.home)
+    }
+}
+
+/// Stops every process (and its descendants) that runs with `HOME=home`: how a
+/// non-root clibench finds what a target left behind, daemons included, since every
+/// target process gets that HOME from the clean environment.
+pub fn stop_home(home: &Path) -> anyhow::Result<()> {
+    let wanted = format!("HOME={}", home.display()).into_bytes();
+    let own = std::process::id();
+    let mut first_error = None;
+    for pid in pids_with_env(Path::new("/proc"), &wanted) {
+        if pid == own {
+            continue;
+        }
+        if let Err(error) = stop(&Selector::Tree(pid))
+            && first_error.is_none()
+        {
+            first_error = Some(error);
+        }
+    }
+    first_error.map_or(Ok(()), Err)
+}
+
+/// Pids under `proc_root` whose environment holds exactly the entry `wanted`
+/// (`NAME=value`). Processes we may not read are skipped.
+pub fn pids_with_env(proc_root: &Path, wanted: &[u8]) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir(proc_root) else {
+        return Vec::new();
+    };
+    let mut pids: Vec<u32> = entries
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse().ok())
+        .filter(|pid: &u32| {
+            std::fs::read(proc_root.join(pid.to_string()).join("environ"))
+                .is_ok_and(|environ| environ.split(|b| *b == 0).any(|e| e == wanted))
+        })
+        .collect();
+    pids.sort_unstable();
+    pids
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tail_keeps_the_end_from_a_line_start() {
+        let text: String = (0..1000).map(|i| format!("line {i}\n")).collect();
+        let end = tail(&text);
+        assert!(end.starts_with("...line "), "{end}");
+        assert!(end.ends_with("line 999"));
+        assert!(end.chars().count() <= TAIL_CHARS + 3);
+        assert_eq!(tail("short\n"), "short");
+    }
+
+    #[test]
+    fn environ_match_is_exact() {
+        let dir = tempfile::tempdir().unwrap();
+        for (pid, environ) in [
+            ("10", &b"A=1\0HOME=/h/x\0"[..]),
+            ("11", b"HOME=/h/xy\0"),
+            ("12", b"HOME=/h/x"),
+        ] {
+            std::fs::create_dir(dir.path().join(pid)).unwrap();
+            std::fs::write(dir.path().join(pid).join("environ"), environ).unwrap();
+        }
+        std::fs::create_dir(dir.path().join("self")).unwrap();
+        assert_eq!(pids_with_env(dir.path(), b"HOME=/h/x"), vec![10, 12]);
+    }
+}

@@ -1,0 +1,361 @@
+//! The install phase (one per install index): a fresh isolated home, the artifacts
+//! checked against `SHA256SUMS`, the installer with the clean environment and a
+//! timeout, then the checks (version, files, install format), the spec's files, the
+//! fixture workspace and the dependency inventory, as the seed's `install()`.
+
+use super::context::PhaseContext;
+use super::exec::{self, Step};
+use super::home;
+use super::origin::Origin;
+use super::prepare::{SUMS, parse_sums, sha256_file, wildcard};
+use super::state::{ServerRecord, State};
+use super::users;
+use crate::spec::{Placeholder, Values};
+use anyhow::{Context, bail};
+use bench_core::{Metric, Sample, Side, record};
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// How long a check command (version, git, inventory) may take.
+const CHECK_TIMEOUT: Duration = Duration::from_secs(120);
+/// The runtime key holding the home's size before the install, for `disk`.
+pub const HOME_BEFORE_KEY: &str = "home_before_install_bytes";
+
+/// Runs the install phase for install index `ctx.trial`.
+pub fn run(ctx: &PhaseContext, side: &mut Side) -> anyhow::Result<()> {
+    let user = users::create(&ctx.out, ctx.install)?;
+    let mut ctx = ctx.clone();
+    ctx.user = Some(user.clone());
+    let outcome = install(&ctx, side);
+    // As in the seed's `finally`: nothing the installer or the checks started survives.
+    let stopped = exec::stop_user(&user);
+    if let Err(error) = outcome {
+        record(
+            side,
+            Metric::Install,
+            ctx.trial,
+            Sample::Error(format!("{error:#}")),
+        );
+    }
+    stopped.context("stopping the trial user's processes after install")
+}
+
+fn install(ctx: &PhaseContext, side: &mut Side) -> anyhow::Result<()> {
+    let user = ctx.user()?.clone();
+    let spec = &ctx.spec;
+    let owner = user.dedicated.then_some((user.uid, user.gid));
+    let before = bench_proc::disk_usage(&user.home, &excludes(ctx))
+        .with_context(|| format!("measuring {} before the install", user.home.display()))?;
+    if ctx.trial == 0 {
+        side.runtime
+            .insert(HOME_BEFORE_KEY.to_owned(), before.to_string());
+    }
+
+    let artifacts = verify_artifacts(&ctx.artifacts_dir(), !spec.artifacts.is_empty())?;
+    if user.dedicated {
+        check_readable(ctx, &user)?;
+    }
+
+    let mut values = ctx.values();
+    let origin = if spec.origin.serve && !spec.artifacts.is_empty() {
+        let prefix = spec.origin.path.expand(&values)?;
+        let origin = Origin::start(&ctx.artifacts_dir(), &prefix)
+            .context("starting the loopback origin for the artifacts")?;
+        let record = ServerRecord {
+            pid: std::process::id(),
+            url: origin.url().to_owned(),
+        };
+        State::update(&ctx.out, |s| s.servers.push(record))?;
+        values.set(Placeholder::Origin, origin.url());
+        Some(origin)
+    } else {
+        None
+    };
+
+    let log = ctx.log_path(&format!("install-{}.log", ctx.trial))?;
+    let _ = std::fs::remove_file(&log);
+    let argv = ctx.expand_command(&spec.install.command, &values)?;
+    let installed = exec::run_ok(&Step {
+        what: format!("installer `{}` (log {})", argv.join(" "), log.display()),
+        argv,
+        cwd: ctx.cwd(spec.install.cwd.as_ref(), &user.home, &values)?,
+        env: ctx.environment(&spec.install.env, &values)?,
+        user: Some(&user),
+        home: Some(user.home.clone()),
+        timeout: *spec.install.timeout,
+        log: Some(log.clone()),
+    });
+    if let Some(origin) = origin {
+        let url = origin.url().to_owned();
+        drop(origin);
+        State::update(&ctx.out, |s| s.servers.retain(|r| r.url != url))?;
+    }
+    let elapsed = installed?.elapsed;
+    // The installer may have left daemons; the checks start from a quiet user.
+    exec::stop_user(&user)?;
+
+    let values = ctx.values();
+    let trial_env = ctx.environment(&BTreeMap::new(), &values)?;
+    if let Some(command) = &spec.install.version_command {
+        let argv = ctx.expand_command(command, &values)?;
+        let finished = exec::run_ok(&Step {
+            what: format!("version command `{}`", argv.join(" ")),
+            argv,
+            cwd: user.home.clone(),
+            env: trial_env.clone(),
+            user: Some(&user),
+            home: Some(user.home.clone()),
+            timeout: CHECK_TIMEOUT,
+            log: None,
+        })?;
+        let text = finished.merged().trim().to_owned();
+        if let Some(expected) = &spec.install.version_contains {
+            let expected = expected.expand(&values)?;
+            if !text.contains(&expected) {
+                bail!(
+                    "the installed version does not match: expected it to contain \"{expected}\", got \"{}\"",
+                    text.chars().take(100).collect::<String>()
+                );
+            }
+        }
+        side.runtime
+            .insert("installed".to_owned(), text.chars().take(200).collect());
+    }
+    if let Some(executable) = &spec.install.executable {
+        let path = PathBuf::from(executable.expand(&values)?);
+        let compiled = is_elf(&path)?;
+        let format = if compiled { "compiled" } else { "script" };
+        side.runtime
+            .insert("installation_format".to_owned(), format.to_owned());
+        if let Some(pattern) = &spec.install.compiled_if_artifact
+            && !compiled
+            && artifacts.keys().any(|name| wildcard(pattern, name))
+        {
+            bail!(
+                "expected the compiled installation (an artifact matches {pattern}), but {} is a script",
+                path.display()
+            );
+        }
+    }
+    for file in &spec.install.files {
+        let path = PathBuf::from(file.expand(&values)?);
+        if std::fs::symlink_metadata(&path).is_err() {
+            bail!("the install did not create {}", path.display());
+        }
+    }
+    // Recorded only once the install is known to work, as in the seed.
+    record(
+        side,
+        Metric::Install,
+        ctx.trial,
+        Sample::Value(elapsed.as_secs_f64()),
+    );
+
+    for file in &spec.install.write {
+        let mode = if file.executable { 0o755 } else { 0o644 };
+        home::write_file(
+            &user.home,
+            Path::new(&file.path),
+            file.content.as_bytes(),
+            mode,
+            owner,
+        )?;
+    }
+    if spec.workspace.create {
+        create_workspace(ctx, &user, &trial_env, owner)?;
+    }
+    if let Some(command) = &spec.install.inventory {
+        save_inventory(ctx, side, command, &values, &trial_env)?;
+    }
+    Ok(())
+}
+
+/// The spec's disk excludes as `&str`s.
+fn excludes(ctx: &PhaseContext) -> Vec<&str> {
+    ctx.spec.disk.exclude.iter().map(String::as_str).collect()
+}
+
+/// Checks every artifact against `SHA256SUMS` before anything is installed from them.
+fn verify_artifacts(dir: &Path, expected: bool) -> anyhow::Result<BTreeMap<String, String>> {
+    let sums_path = dir.join(SUMS);
+    let text = match std::fs::read_to_string(&sums_path) {
+        Ok(text) => text,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound && !expected => {
+            return Ok(BTreeMap::new());
+        }
+        Err(error) => {
+            return Err(error)
+                .with_context(|| format!("reading {} (did prepare run?)", sums_path.display()));
+        }
+    };
+    let sums = parse_sums(&text).map_err(|e| anyhow::anyhow!("{}: {e}", sums_path.display()))?;
+    for entry in std::fs::read_dir(dir).with_context(|| format!("listing {}", dir.display()))? {
+        let name = entry?.file_name().to_string_lossy().into_owned();
+        if name != SUMS && !sums.contains_key(&name) {
+            bail!("artifact {name} is not listed in {}", sums_path.display());
+        }
+    }
+    for (name, hex) in &sums {
+        let actual = sha256_file(&dir.join(name))?;
+        if &actual != hex {
+            bail!("artifact {name} does not match {SUMS}: expected {hex}, found {actual}");
+        }
+    }
+    Ok(sums)
+}
+
+/// A dedicated user must be able to read what the installer is pointed at (the
+/// source and the artifacts under OUT/); say so plainly instead of a failed install.
+fn check_readable(ctx: &PhaseContext, user: &super::TrialUser) -> anyhow::Result<()> {
+    let uses = |p: Placeholder| {
+        ctx.spec
+            .install
+            .command
+            .iter()
+            .chain(ctx.spec.install.env.values())
+            .any(|t| t.placeholders().any(|q| q == p))
+    };
+    let mut folders = Vec::new();
+    if uses(Placeholder::Source) && ctx.spec.source.is_some() {
+        folders.push(ctx.source_dir());
+    }
+    if uses(Placeholder::Artifacts) {
+        folders.push(ctx.artifacts_dir());
+    }
+    for folder in folders {
+        let path = folder.display().to_string();
+        let finished = exec::run(&Step {
+            what: format!("checking that {} can read {path}", user.name),
+            argv: ["test", "-r", &path, "-a", "-x", &path]
+                .map(str::to_owned)
+                .to_vec(),
+            cwd: PathBuf::from("/"),
+            env: super::context::base_environment(&user.name, &user.home),
+            user: Some(user),
+            home: Some(user.home.clone()),
+            timeout: CHECK_TIMEOUT,
+            log: None,
+        })?;
+        if !finished.status.success() {
+            bail!(
+                "the trial user {} cannot read {path}, which the installer uses: put --out in a folder every user can traverse (such as /tmp or /srv)",
+                user.name
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Whether the file starts with the ELF magic. Opened without blocking so that a
+/// FIFO planted at that path cannot hang clibench.
+fn is_elf(path: &Path) -> anyhow::Result<bool> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+        .open(path)
+        .with_context(|| format!("opening the installed executable {}", path.display()))?;
+    if !file.metadata()?.is_file() {
+        bail!("the installed executable {} is not a file", path.display());
+    }
+    let mut magic = [0u8; 4];
+    let read = file.read(&mut magic)?;
+    Ok(read == 4 && magic == *b"\x7fELF")
+}
+
+/// The fixture workspace: the spec's files in a git repository with one commit whose
+/// author and committer dates are fixed, created as the trial user.
+fn create_workspace(
+    ctx: &PhaseContext,
+    user: &super::TrialUser,
+    env: &BTreeMap<String, String>,
+    owner: home::Owner,
+) -> anyhow::Result<()> {
+    let workspace = &ctx.spec.workspace;
+    let dir = home::create_dir(&user.home, Path::new(&workspace.path), owner)?;
+    for (name, content) in &workspace.files {
+        let relative = Path::new(&workspace.path).join(name);
+        home::write_file(&user.home, &relative, content.as_bytes(), 0o644, owner)?;
+    }
+    let mut env = env.clone();
+    env.insert("GIT_AUTHOR_DATE".to_owned(), workspace.date.clone());
+    env.insert("GIT_COMMITTER_DATE".to_owned(), workspace.date.clone());
+    let mut add = vec!["git".to_owned(), "add".to_owned(), "--".to_owned()];
+    add.extend(workspace.files.keys().cloned());
+    let commands: [Vec<String>; 3] = [
+        ["git", "init", "--quiet", "--initial-branch=main"]
+            .map(str::to_owned)
+            .to_vec(),
+        add,
+        [
+            "git",
+            "-c",
+            "user.name=Benchmark",
+            "-c",
+            "user.email=benchmark@example.invalid",
+            "commit",
+            "--quiet",
+            "--allow-empty",
+            "-m",
+            &workspace.message,
+        ]
+        .map(str::to_owned)
+        .to_vec(),
+    ];
+    for argv in commands {
+        exec::run_ok(&Step {
+            what: format!("workspace `{}`", argv.join(" ")),
+            argv,
+            cwd: dir.clone(),
+            env: env.clone(),
+            user: Some(user),
+            home: Some(user.home.clone()),
+            timeout: CHECK_TIMEOUT,
+            log: None,
+        })?;
+    }
+    Ok(())
+}
+
+/// Saves the dependency inventory under OUT/; a non-zero exit (npm ls reports
+/// warnings that way) is noted, as in the seed, not fatal.
+fn save_inventory(
+    ctx: &PhaseContext,
+    side: &mut Side,
+    command: &[crate::spec::Template],
+    values: &Values,
+    env: &BTreeMap<String, String>,
+) -> anyhow::Result<()> {
+    let user = ctx.user()?;
+    let argv = ctx.expand_command(command, values)?;
+    let name = if ctx.trial == 0 {
+        ctx.spec.install.inventory_file.clone()
+    } else {
+        format!("install-{}-{}", ctx.trial, ctx.spec.install.inventory_file)
+    };
+    let path = ctx.out.join(&name);
+    let finished = exec::run(&Step {
+        what: format!("dependency inventory `{}`", argv.join(" ")),
+        argv: argv.clone(),
+        cwd: user.home.clone(),
+        env: env.clone(),
+        user: Some(user),
+        home: Some(user.home.clone()),
+        timeout: CHECK_TIMEOUT,
+        log: None,
+    })?;
+    bench_core::io::write_atomic(&path, finished.stdout.as_bytes())?;
+    if !finished.status.success() {
+        side.runtime.insert(
+            "dependency_inventory".to_owned(),
+            format!(
+                "`{}` exited with {}; see {name}",
+                argv.join(" "),
+                finished.status
+            ),
+        );
+    }
+    Ok(())
+}

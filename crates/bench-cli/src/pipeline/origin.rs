@@ -1,0 +1,268 @@
+//! The origin: a small static HTTP/1.1 server on 127.0.0.1 (ephemeral port) that
+//! serves the artifacts folder to the installer, as the seed's release server does.
+//! GET and HEAD only, one flat folder, no directory traversal, no symlinks.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// How long a connection may take to send its request.
+const READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// How often the accept loop looks at the stop flag.
+const POLL: Duration = Duration::from_millis(10);
+/// The largest request head accepted.
+const MAX_HEAD: u64 = 16 << 10;
+
+/// A running origin; dropping it stops the server.
+#[derive(Debug)]
+pub struct Origin {
+    url: String,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Origin {
+    /// Serves the files directly inside `root` under the URL path `prefix`
+    /// (`/releases/v1.0/`), on an ephemeral loopback port.
+    pub fn start(root: &Path, prefix: &str) -> std::io::Result<Origin> {
+        let listener = TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))?;
+        listener.set_nonblocking(true)?;
+        let url = format!("http://{}", listener.local_addr()?);
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&stop);
+        let root = root.to_path_buf();
+        let prefix = normalise_prefix(prefix);
+        let thread = std::thread::Builder::new()
+            .name("clibench-origin".into())
+            .spawn(move || accept_loop(&listener, &root, &prefix, &flag))?;
+        Ok(Origin {
+            url,
+            stop,
+            thread: Some(thread),
+        })
+    }
+
+    /// The base URL, `http://127.0.0.1:PORT` (no trailing slash): `{origin}`.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+}
+
+impl Drop for Origin {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+fn normalise_prefix(prefix: &str) -> String {
+    let trimmed = prefix.trim_matches('/');
+    if trimmed.is_empty() {
+        "/".to_owned()
+    } else {
+        format!("/{trimmed}/")
+    }
+}
+
+fn accept_loop(listener: &TcpListener, root: &Path, prefix: &str, stop: &AtomicBool) {
+    let mut workers: Vec<JoinHandle<()>> = Vec::new();
+    while !stop.load(Ordering::SeqCst) {
+        match listener.accept() {
+            Ok((stream, _)) => {
+                let root = root.to_path_buf();
+                let prefix = prefix.to_owned();
+                if let Ok(worker) = std::thread::Builder::new()
+                    .name("clibench-origin-conn".into())
+                    .spawn(move || {
+                        let _ = serve(stream, &root, &prefix);
+                    })
+                {
+                    workers.push(worker);
+                }
+                workers.retain(|w| !w.is_finished());
+            }
+            Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => {
+                std::thread::sleep(POLL);
+            }
+            Err(_) => std::thread::sleep(POLL),
+        }
+    }
+    for worker in workers {
+        let _ = worker.join();
+    }
+}
+
+/// The file name a request target names under `prefix`, or `None` (404). Only one
+/// plain path component is accepted: no `/`, no `..`, no `.`, nothing hidden by
+/// percent-encoding.
+pub fn resolve(prefix: &str, target: &str) -> Option<String> {
+    let path = target.split(['?', '#']).next().unwrap_or("");
+    let rest = path.strip_prefix(&normalise_prefix(prefix))?;
+    let name = percent_decode(rest)?;
+    if name.is_empty()
+        || name == "."
+        || name == ".."
+        || name.contains('/')
+        || name.contains('\\')
+        || name.contains('\0')
+    {
+        return None;
+    }
+    Some(name)
+}
+
+fn percent_decode(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut index = 0;
+    while index < bytes.len() {
+        if bytes[index] == b'%' {
+            let hex = text.get(index + 1..index + 3)?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            index += 3;
+        } else {
+            out.push(bytes[index]);
+            index += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+fn respond(
+    stream: &mut TcpStream,
+    status: &str,
+    length: u64,
+    head_only: bool,
+    body: &[u8],
+) -> std::io::Result<()> {
+    write!(
+        stream,
+        "HTTP/1.1 {status}\r\nContent-Length: {length}\r\nContent-Type: application/octet-stream\r\nConnection: close\r\n\r\n"
+    )?;
+    if !head_only {
+        stream.write_all(body)?;
+    }
+    Ok(())
+}
+
+fn serve(mut stream: TcpStream, root: &Path, prefix: &str) -> std::io::Result<()> {
+    stream.set_nonblocking(false)?;
+    stream.set_read_timeout(Some(READ_TIMEOUT))?;
+    stream.set_write_timeout(Some(READ_TIMEOUT))?;
+    let mut reader = BufReader::new(stream.try_clone()?.take(MAX_HEAD));
+    let mut request_line = String::new();
+    reader.read_line(&mut request_line)?;
+    // Read (and ignore) the headers up to the blank line.
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line)? == 0 || line == "\r\n" || line == "\n" {
+            break;
+        }
+    }
+    let mut parts = request_line.split_whitespace();
+    let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+    let head_only = match method {
+        "GET" => false,
+        "HEAD" => true,
+        _ => {
+            let body = b"method not allowed\n";
+            return respond(
+                &mut stream,
+                "405 Method Not Allowed",
+                body.len() as u64,
+                false,
+                body,
+            );
+        }
+    };
+    let not_found = |stream: &mut TcpStream| {
+        let body = b"not found\n";
+        respond(stream, "404 Not Found", body.len() as u64, head_only, body)
+    };
+    let Some(name) = resolve(prefix, target) else {
+        return not_found(&mut stream);
+    };
+    let path: PathBuf = root.join(&name);
+    // A symlink in the folder is not served: only the files clibench put there.
+    match std::fs::symlink_metadata(&path) {
+        Ok(meta) if meta.is_file() => {
+            let body = if head_only {
+                Vec::new()
+            } else {
+                std::fs::read(&path)?
+            };
+            respond(&mut stream, "200 OK", meta.len(), head_only, &body)
+        }
+        _ => not_found(&mut stream),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn get(url: &str, method: &str, path: &str) -> (String, Vec<u8>) {
+        let address = url.trim_start_matches("http://");
+        let mut stream = TcpStream::connect(address).unwrap();
+        write!(stream, "{method} {path} HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+        let mut response = Vec::new();
+        stream.read_to_end(&mut response).unwrap();
+        let split = response.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+        let head = String::from_utf8_lossy(&response[..split]).into_owned();
+        (head, response[split + 4..].to_vec())
+    }
+
+    #[test]
+    fn traversal_and_hidden_names_are_refused() {
+        assert_eq!(resolve("/r/", "/r/a.tgz"), Some("a.tgz".into()));
+        assert_eq!(resolve("/r", "/r/a%20b.tgz?x=1"), Some("a b.tgz".into()));
+        for target in [
+            "/r/../etc/passwd",
+            "/r/%2e%2e",
+            "/r/a/b",
+            "/r/%2fetc",
+            "/r/",
+            "/x/a.tgz",
+            "/r/..",
+        ] {
+            assert_eq!(resolve("/r/", target), None, "{target}");
+        }
+        assert_eq!(resolve("/", "/a.tgz"), Some("a.tgz".into()));
+    }
+
+    #[test]
+    fn serves_files_with_get_and_head_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.tgz"), b"hello").unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", dir.path().join("link")).unwrap();
+        let origin = Origin::start(dir.path(), "/releases/v1/").unwrap();
+        assert!(origin.url().starts_with("http://127.0.0.1:"));
+        let (head, body) = get(origin.url(), "GET", "/releases/v1/a.tgz");
+        assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+        assert_eq!(body, b"hello");
+        let (head, body) = get(origin.url(), "HEAD", "/releases/v1/a.tgz");
+        assert!(head.contains("Content-Length: 5"), "{head}");
+        assert!(body.is_empty());
+        assert!(
+            get(origin.url(), "GET", "/releases/v1/link")
+                .0
+                .starts_with("HTTP/1.1 404")
+        );
+        assert!(
+            get(origin.url(), "GET", "/releases/v1/missing")
+                .0
+                .starts_with("HTTP/1.1 404")
+        );
+        assert!(
+            get(origin.url(), "POST", "/releases/v1/a.tgz")
+                .0
+                .starts_with("HTTP/1.1 405")
+        );
+    }
+}

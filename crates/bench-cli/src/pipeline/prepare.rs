@@ -1,0 +1,496 @@
+//! The prepare phase: fetch exactly the spec's commit into a fresh folder, run the
+//! build steps, collect the artifacts with `SHA256SUMS`, and record `bundle`, the
+//! artifact sizes and the runtime facts (tool versions, kernel, machine, cpu).
+
+use super::context::{PhaseContext, base_environment};
+use super::exec::{self, Step};
+use super::state::State;
+use crate::spec::{BuildStep, Values};
+use anyhow::{Context, bail};
+use bench_core::{Metric, Sample, Side, record};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// How long a git command or a version command may take.
+const GIT_TIMEOUT: Duration = Duration::from_secs(600);
+const VERSION_TIMEOUT: Duration = Duration::from_secs(60);
+/// The checksum file written next to the artifacts.
+pub const SUMS: &str = "SHA256SUMS";
+
+/// Runs the prepare phase.
+pub fn run(ctx: &PhaseContext, side: &mut Side) -> anyhow::Result<()> {
+    record_host_facts(side)?;
+    let machine = side.runtime.get("machine").cloned().unwrap_or_default();
+    let supported = &ctx.spec.architectures;
+    if !supported.is_empty() && !supported.contains(&machine) {
+        bail!(
+            "unsupported architecture {machine}: {} supports {}",
+            ctx.spec.name,
+            supported.join(", ")
+        );
+    }
+    if let Some(package) = &ctx.spec.package {
+        side.runtime.insert("package".to_owned(), package.clone());
+    }
+    if let Some(version) = &ctx.spec.version {
+        side.runtime.insert("version".to_owned(), version.clone());
+    }
+
+    let build_home = ctx.out.join("build-home");
+    State::update(&ctx.out, |s| {
+        if !s.folders.contains(&build_home) {
+            s.folders.push(build_home.clone());
+        }
+    })?;
+    fresh_folder(&build_home)?;
+    let outcome = build(ctx, side, &build_home);
+    // The build's HOME is scratch space; whatever still runs with it is stopped.
+    let stopped = exec::stop_home(&build_home);
+    let removed = std::fs::remove_dir_all(&build_home);
+    outcome?;
+    stopped.context("stopping what the build left running")?;
+    removed.with_context(|| format!("removing {}", build_home.display()))?;
+    State::update(&ctx.out, |s| s.folders.retain(|f| f != &build_home))?;
+    Ok(())
+}
+
+fn build(ctx: &PhaseContext, side: &mut Side, build_home: &Path) -> anyhow::Result<()> {
+    let log = ctx.log_path("prepare.log")?;
+    let _ = std::fs::remove_file(&log);
+    let user = current_user_name();
+    let env = base_environment(&user, build_home);
+    let values = ctx.values();
+
+    let work_dir = match &ctx.spec.source {
+        Some(source) => {
+            let dir = ctx.source_dir();
+            fetch(ctx, &source.repository, &source.commit, &dir, &env, &log)?;
+            side.runtime.insert(
+                "source".to_owned(),
+                format!("{}@{}", source.repository, source.commit),
+            );
+            dir
+        }
+        None => {
+            let dir = ctx.build_dir();
+            fresh_folder(&dir)?;
+            dir
+        }
+    };
+
+    for (index, step) in ctx.spec.build.iter().enumerate() {
+        run_build_step(
+            ctx, side, step, index, &work_dir, &env, &values, &log, build_home,
+        )?;
+    }
+
+    for (name, command) in &ctx.spec.versions {
+        let argv = ctx.expand_command(command, &values)?;
+        let finished = exec::run_ok(&Step {
+            what: format!("version command '{name}' (`{}`)", argv.join(" ")),
+            argv,
+            cwd: work_dir.clone(),
+            env: env.clone(),
+            user: None,
+            home: Some(build_home.to_path_buf()),
+            timeout: VERSION_TIMEOUT,
+            log: None,
+        })?;
+        let text = finished.merged();
+        let version = text
+            .lines()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("")
+            .trim();
+        side.runtime
+            .insert(name.clone(), version.chars().take(200).collect());
+    }
+
+    collect_artifacts(ctx, side, &values)
+}
+
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one call site; a struct would only rename them"
+)]
+fn run_build_step(
+    ctx: &PhaseContext,
+    side: &mut Side,
+    step: &BuildStep,
+    index: usize,
+    work_dir: &Path,
+    env: &BTreeMap<String, String>,
+    values: &Values,
+    log: &Path,
+    build_home: &Path,
+) -> anyhow::Result<()> {
+    let argv = ctx.expand_command(&step.command, values)?;
+    let name = step.name.clone().unwrap_or_else(|| argv.join(" "));
+    let what = format!("build step {} '{name}'", index + 1);
+    let resolve = |path: String| {
+        let path = PathBuf::from(path);
+        if path.is_absolute() {
+            path
+        } else {
+            work_dir.join(path)
+        }
+    };
+    if !step.when_exists.is_empty() {
+        let mut present = Vec::new();
+        let mut absent = Vec::new();
+        for path in &step.when_exists {
+            let path = resolve(path.expand(values)?);
+            if path.exists() {
+                present.push(path);
+            } else {
+                absent.push(path);
+            }
+        }
+        if present.is_empty() {
+            side.timings.insert(format!("build:{name}"), 0.0);
+            side.runtime
+                .insert(format!("build:{name}"), "skipped".to_owned());
+            return Ok(());
+        }
+        if !absent.is_empty() {
+            bail!(
+                "{what}: incomplete: {} exist(s) but {} do(es) not",
+                join_paths(&present),
+                join_paths(&absent)
+            );
+        }
+    }
+    let cwd = ctx.cwd(step.cwd.as_ref(), work_dir, values)?;
+    let mut env = env.clone();
+    for (key, value) in &step.env {
+        env.insert(key.clone(), value.expand(values)?);
+    }
+    let finished = exec::run_ok(&Step {
+        what: format!("{what} (log {})", log.display()),
+        argv,
+        cwd,
+        env,
+        user: None,
+        home: Some(build_home.to_path_buf()),
+        timeout: *step.timeout,
+        log: Some(log.to_path_buf()),
+    })?;
+    side.timings
+        .insert(format!("build:{name}"), finished.elapsed.as_secs_f64());
+    Ok(())
+}
+
+fn join_paths(paths: &[PathBuf]) -> String {
+    paths
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Whether `repository` is a local path rather than a URL git understands.
+fn is_local(repository: &str) -> bool {
+    if repository.contains("://") {
+        return false;
+    }
+    // scp-like `user@host:path` has a colon before any slash.
+    match (repository.find(':'), repository.find('/')) {
+        (Some(colon), Some(slash)) => colon > slash,
+        (Some(_), None) => false,
+        _ => true,
+    }
+}
+
+/// The fetch URL: a local path (relative to the spec's folder) becomes `file://`, so
+/// that git talks its wire protocol and a shallow fetch of one sha works offline.
+fn fetch_url(ctx: &PhaseContext, repository: &str) -> anyhow::Result<String> {
+    if !is_local(repository) {
+        return Ok(repository.to_owned());
+    }
+    let base = ctx
+        .spec_path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let path = base.join(repository);
+    let path = std::path::absolute(&path)
+        .with_context(|| format!("resolving the source repository {}", path.display()))?;
+    if !path.exists() {
+        bail!("the source repository {} does not exist", path.display());
+    }
+    Ok(format!("file://{}", path.display()))
+}
+
+fn fetch(
+    ctx: &PhaseContext,
+    repository: &str,
+    commit: &str,
+    dir: &Path,
+    env: &BTreeMap<String, String>,
+    log: &Path,
+) -> anyhow::Result<()> {
+    fresh_folder(dir)?;
+    let url = fetch_url(ctx, repository)?;
+    let mut env = env.clone();
+    env.insert("GIT_TERMINAL_PROMPT".to_owned(), "0".to_owned());
+    // The local upload-pack reads these through GIT_CONFIG_PARAMETERS: a sha that is
+    // not a ref tip may be asked for, and a repository owned by another user is fine.
+    let config = [
+        "-c",
+        "uploadpack.allowAnySHA1InWant=true",
+        "-c",
+        "uploadpack.allowReachableSHA1InWant=true",
+        "-c",
+        "safe.directory=*",
+        "-c",
+        "advice.detachedHead=false",
+    ];
+    let git = |args: &[&str]| -> anyhow::Result<exec::Finished> {
+        let argv: Vec<String> = ["git"]
+            .iter()
+            .chain(config.iter())
+            .chain(args.iter())
+            .map(|s| (*s).to_owned())
+            .collect();
+        Ok(exec::run_ok(&Step {
+            what: format!("`git {}` (log {})", args.join(" "), log.display()),
+            argv,
+            cwd: dir.to_path_buf(),
+            env: env.clone(),
+            user: None,
+            home: env.get("HOME").map(PathBuf::from),
+            timeout: GIT_TIMEOUT,
+            log: Some(log.to_path_buf()),
+        })?)
+    };
+    git(&["init", "--quiet"])?;
+    git(&["fetch", "--quiet", "--depth=1", &url, commit])?;
+    git(&["checkout", "--quiet", "--detach", "FETCH_HEAD"])?;
+    let head = exec::run_ok(&Step {
+        what: "`git rev-parse HEAD`".to_owned(),
+        argv: ["git", "-c", "safe.directory=*", "rev-parse", "HEAD"]
+            .map(str::to_owned)
+            .to_vec(),
+        cwd: dir.to_path_buf(),
+        env: env.clone(),
+        user: None,
+        home: None,
+        timeout: GIT_TIMEOUT,
+        log: None,
+    })?;
+    let head = head.stdout.trim();
+    if !head.eq_ignore_ascii_case(commit) {
+        bail!("the checkout resolved to {head}, not the requested commit {commit}");
+    }
+    Ok(())
+}
+
+/// Empties (or creates) a folder.
+fn fresh_folder(dir: &Path) -> anyhow::Result<()> {
+    if dir.exists() {
+        std::fs::remove_dir_all(dir).with_context(|| format!("removing {}", dir.display()))?;
+    }
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))
+}
+
+/// Matches a file name against a pattern with `*` and `?`.
+pub fn wildcard(pattern: &str, name: &str) -> bool {
+    fn go(p: &[char], n: &[char]) -> bool {
+        match (p.first(), n.first()) {
+            (None, None) => true,
+            (Some('*'), _) => go(&p[1..], n) || (!n.is_empty() && go(p, &n[1..])),
+            (Some('?'), Some(_)) => go(&p[1..], &n[1..]),
+            (Some(a), Some(b)) if a == b => go(&p[1..], &n[1..]),
+            _ => false,
+        }
+    }
+    let p: Vec<char> = pattern.chars().collect();
+    let n: Vec<char> = name.chars().collect();
+    go(&p, &n)
+}
+
+fn collect_artifacts(ctx: &PhaseContext, side: &mut Side, values: &Values) -> anyhow::Result<()> {
+    let target = ctx.artifacts_dir();
+    fresh_folder(&target)?;
+    let mut collected: BTreeMap<String, u64> = BTreeMap::new();
+    for set in &ctx.spec.artifacts {
+        let folder = PathBuf::from(set.folder.expand(values)?);
+        let mut names: Vec<String> = match std::fs::read_dir(&folder) {
+            Ok(entries) => entries
+                .filter_map(|e| e.ok())
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+                .filter_map(|e| e.file_name().into_string().ok())
+                .filter(|name| wildcard(&set.glob, name))
+                .collect(),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(error) => {
+                return Err(error).with_context(|| format!("listing {}", folder.display()));
+            }
+        };
+        names.sort();
+        let place = format!("{}/{}", folder.display(), set.glob);
+        match set.count {
+            Some(count) if names.len() != count as usize => bail!(
+                "expected {count} artifact(s) matching {place}, found {}{}",
+                names.len(),
+                listing(&names)
+            ),
+            None if set.required && names.is_empty() => {
+                bail!("expected at least one artifact matching {place}, found none")
+            }
+            _ => {}
+        }
+        for name in names {
+            if name == SUMS || collected.contains_key(&name) {
+                bail!("two artifacts are named {name}: artifact names must be unique");
+            }
+            let from = folder.join(&name);
+            let bytes = std::fs::copy(&from, target.join(&name))
+                .with_context(|| format!("copying {} to {}", from.display(), target.display()))?;
+            collected.insert(name, bytes);
+        }
+    }
+    let mut sums = String::new();
+    for name in collected.keys() {
+        sums.push_str(&format!("{}  {name}\n", sha256_file(&target.join(name))?));
+    }
+    bench_core::io::write_atomic(&target.join(SUMS), sums.as_bytes())?;
+    if !collected.is_empty() {
+        let total: u64 = collected.values().sum();
+        record(side, Metric::Bundle, ctx.trial, Sample::Value(total as f64));
+    }
+    side.artifacts = collected;
+    Ok(())
+}
+
+fn listing(names: &[String]) -> String {
+    if names.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", names.join(", "))
+    }
+}
+
+/// The SHA-256 of a file, in lowercase hex.
+pub fn sha256_file(path: &Path) -> anyhow::Result<String> {
+    let mut file =
+        std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
+    let mut hasher = Sha256::new();
+    std::io::copy(&mut file, &mut hasher).with_context(|| format!("reading {}", path.display()))?;
+    Ok(hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect())
+}
+
+/// Parses `SHA256SUMS` (`HEX  NAME` or `HEX *NAME` per line).
+pub fn parse_sums(text: &str) -> Result<BTreeMap<String, String>, String> {
+    let mut sums = BTreeMap::new();
+    for (number, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let (hex, name) = line
+            .split_once(' ')
+            .ok_or_else(|| format!("line {}: expected 'HASH  NAME'", number + 1))?;
+        let name = name.trim_start_matches(' ').trim_start_matches('*');
+        if hex.len() != 64 || !hex.chars().all(|c| c.is_ascii_hexdigit()) || name.is_empty() {
+            return Err(format!("line {}: expected 'HASH  NAME'", number + 1));
+        }
+        sums.insert(name.to_owned(), hex.to_ascii_lowercase());
+    }
+    Ok(sums)
+}
+
+fn current_user_name() -> String {
+    let uid = rustix::process::getuid().as_raw();
+    std::fs::read_to_string("/etc/passwd")
+        .ok()
+        .and_then(|text| {
+            super::users::parse_passwd(&text)
+                .into_iter()
+                .find(|e| e.uid == uid)
+                .map(|e| e.name)
+        })
+        .unwrap_or_else(|| format!("uid{uid}"))
+}
+
+/// Kernel release, machine and cpu model.
+fn record_host_facts(side: &mut Side) -> anyhow::Result<()> {
+    let uname = rustix::system::uname();
+    side.runtime.insert(
+        "kernel".to_owned(),
+        uname.release().to_string_lossy().into_owned(),
+    );
+    side.runtime.insert(
+        "machine".to_owned(),
+        uname.machine().to_string_lossy().into_owned(),
+    );
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    side.runtime.insert(
+        "cpu".to_owned(),
+        cpu_model(&cpuinfo).unwrap_or_else(|| "unavailable".to_owned()),
+    );
+    Ok(())
+}
+
+/// The first `model name` of `/proc/cpuinfo`.
+pub fn cpu_model(cpuinfo: &str) -> Option<String> {
+    cpuinfo
+        .lines()
+        .find(|line| line.starts_with("model name"))
+        .map(|line| {
+            line.split_once(':')
+                .map_or("", |(_, v)| v)
+                .trim()
+                .to_owned()
+        })
+        .filter(|model| !model.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wildcards_match_file_names() {
+        assert!(wildcard("*.tgz", "a-1.0.tgz"));
+        assert!(wildcard(
+            "prime-agent-*-linux-x64.tar.gz",
+            "prime-agent-0.0.0-linux-x64.tar.gz"
+        ));
+        assert!(!wildcard("*.tgz", "a.tar.gz"));
+        assert!(wildcard("a?c", "abc"));
+        assert!(!wildcard("a?c", "ac"));
+    }
+
+    #[test]
+    fn local_paths_and_urls_are_told_apart() {
+        assert!(is_local("/srv/repo"));
+        assert!(is_local("../repo"));
+        assert!(is_local("./a:b/c"));
+        assert!(!is_local("https://github.com/a/b.git"));
+        assert!(!is_local("git@github.com:a/b.git"));
+        assert!(!is_local("file:///srv/repo"));
+    }
+
+    #[test]
+    fn sums_parse_both_separators() {
+        let hex = "a".repeat(64);
+        let sums = parse_sums(&format!("{hex}  one.tgz\n{hex} *two.tgz\n")).unwrap();
+        assert_eq!(sums.len(), 2);
+        assert_eq!(sums["two.tgz"], hex);
+        assert!(parse_sums("zz one\n").is_err());
+    }
+
+    #[test]
+    fn cpu_model_is_the_first_model_name() {
+        let text =
+            "processor\t: 0\nmodel name\t: AMD EPYC 7B13\nprocessor\t: 1\nmodel name\t: other\n";
+        assert_eq!(cpu_model(text).as_deref(), Some("AMD EPYC 7B13"));
+        assert_eq!(cpu_model("processor: 0\n"), None);
+    }
+}

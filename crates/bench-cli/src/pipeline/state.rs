@@ -1,0 +1,131 @@
+//! `OUT/state.json`: every user, home, folder and server clibench created for a run,
+//! written before the thing exists, so that cleanup after a crash or Ctrl-C finds it.
+
+use anyhow::Context;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// The state file's name under OUT/.
+pub const STATE_FILE: &str = "state.json";
+
+/// A trial user clibench created (or, without root, a home it made for the current user).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UserRecord {
+    /// The install index this user belongs to.
+    pub install: u32,
+    /// The user name.
+    pub name: String,
+    /// Numeric user id.
+    pub uid: u32,
+    /// Numeric primary group id.
+    pub gid: u32,
+    /// The home folder.
+    pub home: PathBuf,
+    /// True when clibench created a Unix user (as root) that cleanup deletes; false
+    /// when the home is a folder under OUT/ for the current user.
+    pub dedicated: bool,
+}
+
+/// A loopback server clibench started (inside the process `pid`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerRecord {
+    /// The process serving.
+    pub pid: u32,
+    /// Its base URL.
+    pub url: String,
+}
+
+/// Everything clibench created for the run in one OUT/ folder.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct State {
+    /// A short random id, part of user names, so two runs never share a user.
+    pub run_id: String,
+    /// Keep the users and homes at cleanup (`--keep-users`).
+    #[serde(default)]
+    pub keep_users: bool,
+    /// Users and homes, by install index.
+    #[serde(default)]
+    pub users: Vec<UserRecord>,
+    /// Temporary folders to remove at cleanup.
+    #[serde(default)]
+    pub folders: Vec<PathBuf>,
+    /// Servers that were running.
+    #[serde(default)]
+    pub servers: Vec<ServerRecord>,
+}
+
+impl State {
+    /// The state of `out`, or a new one with a fresh run id.
+    pub fn load(out: &Path) -> anyhow::Result<State> {
+        let path = out.join(STATE_FILE);
+        match std::fs::read_to_string(&path) {
+            Ok(text) => serde_json::from_str(&text)
+                .with_context(|| format!("reading clibench's state file {}", path.display())),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(State {
+                run_id: new_run_id()?,
+                ..State::default()
+            }),
+            Err(error) => Err(error)
+                .with_context(|| format!("reading clibench's state file {}", path.display())),
+        }
+    }
+
+    /// Whether a state file exists under `out`.
+    pub fn exists(out: &Path) -> bool {
+        out.join(STATE_FILE).exists()
+    }
+
+    /// Writes the state atomically.
+    pub fn save(&self, out: &Path) -> anyhow::Result<()> {
+        let mut text = serde_json::to_string_pretty(self).context("serializing the state")?;
+        text.push('\n');
+        bench_core::io::write_atomic(&out.join(STATE_FILE), text.as_bytes())?;
+        Ok(())
+    }
+
+    /// Loads, changes and saves the state in one go.
+    pub fn update<T>(out: &Path, change: impl FnOnce(&mut State) -> T) -> anyhow::Result<T> {
+        let mut state = State::load(out)?;
+        let value = change(&mut state);
+        state.save(out)?;
+        Ok(value)
+    }
+
+    /// The user of one install index.
+    pub fn user(&self, install: u32) -> Option<&UserRecord> {
+        self.users.iter().find(|u| u.install == install)
+    }
+}
+
+/// Six hex characters from the kernel's random source.
+fn new_run_id() -> anyhow::Result<String> {
+    use std::io::Read;
+    let mut bytes = [0u8; 3];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut bytes))
+        .context("reading /dev/urandom for a run id")?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn state_round_trips_and_gets_a_run_id() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = State::load(dir.path()).unwrap();
+        assert_eq!(state.run_id.len(), 6);
+        State::update(dir.path(), |s| {
+            s.run_id = state.run_id.clone();
+            s.folders.push("/tmp/x".into());
+        })
+        .unwrap();
+        let again = State::load(dir.path()).unwrap();
+        assert_eq!(again.run_id, state.run_id);
+        assert_eq!(again.folders, vec![PathBuf::from("/tmp/x")]);
+    }
+}

@@ -1,0 +1,486 @@
+//! The spec's sections as Rust types. Every key, its type, default and meaning is
+//! documented in `docs/spec.md`; keep the two in step.
+
+use super::duration::Duration;
+use super::template::Template;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+/// A whole target spec: what to fetch, build, install and measure.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Spec {
+    /// Short name of the target, used in reports and user names.
+    pub name: String,
+    /// One line about the target.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// The release version the build stamps into its artifacts: `{version}`.
+    #[serde(default)]
+    pub version: Option<String>,
+    /// A registry package the target is installed from (recorded, not fetched).
+    #[serde(default)]
+    pub package: Option<String>,
+    /// Machine architectures (`uname -m`) the target supports; empty: any.
+    #[serde(default)]
+    pub architectures: Vec<String>,
+    /// The git source; absent for install-only targets.
+    #[serde(default)]
+    pub source: Option<Source>,
+    /// Variables added to the clean environment of every command run for the target.
+    #[serde(default)]
+    pub env: BTreeMap<String, Template>,
+    /// Tool versions recorded by prepare: name -> command whose output is the version.
+    #[serde(default)]
+    pub versions: BTreeMap<String, Vec<Template>>,
+    /// Build steps, in order.
+    #[serde(default)]
+    pub build: Vec<BuildStep>,
+    /// The release artifacts the build produces.
+    #[serde(default)]
+    pub artifacts: Vec<ArtifactSet>,
+    /// The loopback HTTP server that serves the artifacts during install.
+    #[serde(default)]
+    pub origin: Origin,
+    /// How to install the target into a fresh home.
+    pub install: Install,
+    /// The fixture workspace created in every home.
+    #[serde(default)]
+    pub workspace: Workspace,
+    /// Cold and warm start, memory, background sessions.
+    #[serde(default)]
+    pub measure: Option<Measure>,
+    /// The REPL kernel (protocol 3).
+    #[serde(default)]
+    pub runtime: Option<Runtime>,
+    /// Timed interactive steps.
+    #[serde(default)]
+    pub ui: Option<Ui>,
+    /// Marginal memory of one more instance.
+    #[serde(default)]
+    pub staircase: Option<Staircase>,
+    /// The disk footprint.
+    #[serde(default)]
+    pub disk: Disk,
+}
+
+/// `[source]`: a git repository and an exact commit.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Source {
+    /// A URL git can fetch from, or a local path (relative to the spec file).
+    pub repository: String,
+    /// The full 40-character commit sha to check out.
+    pub commit: String,
+}
+
+/// `[[build]]`: one build step.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BuildStep {
+    /// A name for logs and errors; defaults to the command line.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// The program and its arguments (no shell).
+    pub command: Vec<Template>,
+    /// Working folder; relative paths are relative to `{source}` (or `{out}/build`).
+    #[serde(default)]
+    pub cwd: Option<Template>,
+    /// How long the step may take.
+    #[serde(default = "default_build_timeout")]
+    pub timeout: Duration,
+    /// Extra environment variables for this step.
+    #[serde(default)]
+    pub env: BTreeMap<String, Template>,
+    /// Run the step only when all these paths exist; when only some exist it is an error.
+    #[serde(default)]
+    pub when_exists: Vec<Template>,
+}
+
+fn default_build_timeout() -> Duration {
+    Duration::from_secs(600)
+}
+
+/// `[[artifacts]]`: files the build produced, matched by a file-name pattern.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArtifactSet {
+    /// The folder to look in.
+    pub folder: Template,
+    /// A file-name pattern with `*` and `?`.
+    pub glob: String,
+    /// The exact number of files that must match.
+    #[serde(default)]
+    pub count: Option<u32>,
+    /// Whether at least one file must match (when `count` is not given).
+    #[serde(default = "yes")]
+    pub required: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// `[origin]`: the loopback HTTP server for the installer.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Origin {
+    /// Serve the artifacts during install (when there are any).
+    #[serde(default = "yes")]
+    pub serve: bool,
+    /// The URL path under which the artifacts are served.
+    #[serde(default = "default_origin_path")]
+    pub path: Template,
+}
+
+fn default_origin_path() -> Template {
+    Template::literal("/")
+}
+
+impl Default for Origin {
+    fn default() -> Self {
+        Origin {
+            serve: true,
+            path: default_origin_path(),
+        }
+    }
+}
+
+/// `[install]`: the installer and the checks after it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Install {
+    /// The installer's program and arguments (no shell).
+    pub command: Vec<Template>,
+    /// Working folder; default `{home}`.
+    #[serde(default)]
+    pub cwd: Option<Template>,
+    /// How long the installer may take.
+    #[serde(default = "default_install_timeout")]
+    pub timeout: Duration,
+    /// Extra environment variables for the installer.
+    #[serde(default)]
+    pub env: BTreeMap<String, Template>,
+    /// A command that prints the installed version.
+    #[serde(default)]
+    pub version_command: Option<Vec<Template>>,
+    /// Text the version command's output must contain.
+    #[serde(default)]
+    pub version_contains: Option<Template>,
+    /// Paths that must exist after the install.
+    #[serde(default)]
+    pub files: Vec<Template>,
+    /// The installed entry point; its first bytes tell a compiled install (ELF) from a script.
+    #[serde(default)]
+    pub executable: Option<Template>,
+    /// When an artifact matching this file-name pattern was built, the install must be compiled.
+    #[serde(default)]
+    pub compiled_if_artifact: Option<String>,
+    /// A command that lists the installed dependencies; its output is saved under OUT/.
+    #[serde(default)]
+    pub inventory: Option<Vec<Template>>,
+    /// The file name under OUT/ for the inventory.
+    #[serde(default = "default_inventory_file")]
+    pub inventory_file: String,
+    /// Files written into the home after the install.
+    #[serde(default)]
+    pub write: Vec<HomeFile>,
+}
+
+fn default_install_timeout() -> Duration {
+    Duration::from_secs(300)
+}
+
+fn default_inventory_file() -> String {
+    "installed-dependencies.txt".to_owned()
+}
+
+/// `[[install.write]]`: one file written into the home.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HomeFile {
+    /// Path relative to the home (no `..`, not absolute).
+    pub path: String,
+    /// The file's content, written as is (no placeholders).
+    pub content: String,
+    /// Make the file executable (mode 0755 instead of 0644).
+    #[serde(default)]
+    pub executable: bool,
+}
+
+/// `[workspace]`: the fixture git repository the target starts in.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Workspace {
+    /// Create the workspace at all.
+    #[serde(default = "yes")]
+    pub create: bool,
+    /// Folder relative to the home: `{workspace}`.
+    #[serde(default = "default_workspace_path")]
+    pub path: String,
+    /// Author and committer date of the single commit.
+    #[serde(default = "default_workspace_date")]
+    pub date: String,
+    /// The commit message.
+    #[serde(default = "default_workspace_message")]
+    pub message: String,
+    /// File name -> content (no placeholders).
+    #[serde(default = "default_workspace_files")]
+    pub files: BTreeMap<String, String>,
+}
+
+fn default_workspace_path() -> String {
+    "workspace".to_owned()
+}
+
+fn default_workspace_date() -> String {
+    "2000-01-01T00:00:00Z".to_owned()
+}
+
+fn default_workspace_message() -> String {
+    "chore: initialize benchmark fixture".to_owned()
+}
+
+fn default_workspace_files() -> BTreeMap<String, String> {
+    BTreeMap::from([
+        (
+            "README.md".to_owned(),
+            "# Benchmark fixture\n\nA small repository for CLI benchmarks.\n".to_owned(),
+        ),
+        (
+            "example.py".to_owned(),
+            "def add(left, right):\n    return left + right\n".to_owned(),
+        ),
+    ])
+}
+
+impl Default for Workspace {
+    fn default() -> Self {
+        Workspace {
+            create: true,
+            path: default_workspace_path(),
+            date: default_workspace_date(),
+            message: default_workspace_message(),
+            files: default_workspace_files(),
+        }
+    }
+}
+
+/// How a terminal program is judged ready (see bench-term's `ReadyMode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReadyMode {
+    /// Type a probe once the program is in raw mode and wait for its echo.
+    Probe,
+    /// Wait until the screen matches `ready_pattern`.
+    Pattern,
+    /// Wait for the first frame (a line with at least three letters or digits).
+    FirstFrame,
+    /// Wait until the screen has not changed for `ready_quiet`.
+    Stable,
+}
+
+/// `[measure]`: the interactive command and its background sessions.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Measure {
+    /// The interactive program and arguments.
+    pub command: Vec<Template>,
+    /// Working folder; default `{workspace}` (or `{home}` without a workspace).
+    #[serde(default)]
+    pub cwd: Option<Template>,
+    /// Extra environment variables.
+    #[serde(default)]
+    pub env: BTreeMap<String, Template>,
+    /// How readiness is detected.
+    #[serde(default = "default_ready")]
+    pub ready: ReadyMode,
+    /// The regex for `ready = "pattern"`.
+    #[serde(default)]
+    pub ready_pattern: Option<String>,
+    /// The quiet period for `ready = "stable"`.
+    #[serde(default = "default_ready_quiet")]
+    pub ready_quiet: Duration,
+    /// How long to wait for ready.
+    #[serde(default = "default_ready_timeout")]
+    pub ready_timeout: Duration,
+    /// How long to let the program settle after ready before memory is read.
+    #[serde(default = "default_settle")]
+    pub settle: Duration,
+    /// Terminal width in columns.
+    #[serde(default = "default_cols")]
+    pub cols: u16,
+    /// Terminal height in rows.
+    #[serde(default = "default_rows")]
+    pub rows: u16,
+    /// A command that lists the background sessions as JSON.
+    #[serde(default)]
+    pub list_sessions: Option<Vec<Template>>,
+    /// A command that stops one session; `{id}` is its id.
+    #[serde(default)]
+    pub stop_session: Option<Vec<Template>>,
+    /// The array of sessions in the list output.
+    #[serde(default = "default_sessions_field")]
+    pub sessions_field: String,
+    /// The id field of one session (sessions without it are skipped).
+    #[serde(default = "default_session_id_field")]
+    pub session_id_field: String,
+    /// How long each list/stop command may take.
+    #[serde(default = "default_command_timeout")]
+    pub command_timeout: Duration,
+}
+
+fn default_ready() -> ReadyMode {
+    ReadyMode::Probe
+}
+
+fn default_ready_quiet() -> Duration {
+    Duration::from_millis(500)
+}
+
+fn default_ready_timeout() -> Duration {
+    Duration::from_secs(60)
+}
+
+fn default_settle() -> Duration {
+    Duration::from_secs(1)
+}
+
+fn default_cols() -> u16 {
+    120
+}
+
+fn default_rows() -> u16 {
+    40
+}
+
+fn default_sessions_field() -> String {
+    "sessions".to_owned()
+}
+
+fn default_session_id_field() -> String {
+    "activeSessionId".to_owned()
+}
+
+fn default_command_timeout() -> Duration {
+    Duration::from_secs(60)
+}
+
+/// `[runtime]`: the REPL kernel.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Runtime {
+    /// The kernel program and arguments (protocol 3 on stdin/stdout).
+    pub command: Vec<Template>,
+    /// Working folder; default `{workspace}`.
+    #[serde(default)]
+    pub cwd: Option<Template>,
+    /// Extra environment variables.
+    #[serde(default)]
+    pub env: BTreeMap<String, Template>,
+    /// How long any single wait on the kernel may take.
+    #[serde(default = "default_command_timeout")]
+    pub timeout: Duration,
+    /// Cells executed once before measuring (for example imports).
+    #[serde(default)]
+    pub setup: Vec<String>,
+}
+
+/// `[ui]`: named interactive steps.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Ui {
+    /// The program; default `[measure] command`.
+    #[serde(default)]
+    pub command: Option<Vec<Template>>,
+    /// Working folder; default `[measure] cwd`.
+    #[serde(default)]
+    pub cwd: Option<Template>,
+    /// Extra environment variables (added to `[measure] env`).
+    #[serde(default)]
+    pub env: BTreeMap<String, Template>,
+    /// How many keystrokes to time for the latency distribution.
+    #[serde(default = "default_keystrokes")]
+    pub keystrokes: u32,
+    /// The steps, in order.
+    #[serde(default)]
+    pub steps: Vec<UiStep>,
+}
+
+fn default_keystrokes() -> u32 {
+    20
+}
+
+/// `[[ui.steps]]`: keys to type and what the screen shows when done.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UiStep {
+    /// The step's name (`ui:<name>` in the timings).
+    pub name: String,
+    /// Text to type; TOML escapes such as `\r` and `\u001b` give control keys.
+    pub keys: String,
+    /// A regex the screen must match when the step is done.
+    pub expect: String,
+    /// How long the step may take.
+    #[serde(default = "default_step_timeout")]
+    pub timeout: Duration,
+}
+
+fn default_step_timeout() -> Duration {
+    Duration::from_secs(30)
+}
+
+/// `[staircase]`: marginal memory per instance.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Staircase {
+    /// The instance program; default `[measure] command`.
+    #[serde(default)]
+    pub command: Option<Vec<Template>>,
+    /// Working folder; default `[measure] cwd`.
+    #[serde(default)]
+    pub cwd: Option<Template>,
+    /// Extra environment variables (added to `[measure] env`).
+    #[serde(default)]
+    pub env: BTreeMap<String, Template>,
+    /// How many instances to add after the warm-up instance.
+    #[serde(default = "default_count")]
+    pub count: u32,
+    /// How long to let each instance settle before memory is read.
+    #[serde(default = "default_settle")]
+    pub settle: Duration,
+}
+
+fn default_count() -> u32 {
+    5
+}
+
+/// `[disk]`: the footprint of the home.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Disk {
+    /// Entry names (with `*` and `?`) left out of the footprint, as `du --exclude`.
+    #[serde(default = "default_excludes")]
+    pub exclude: Vec<String>,
+}
+
+fn default_excludes() -> Vec<String> {
+    [
+        ".cache",
+        ".npm",
+        "*.log",
+        "sessions",
+        "session-artifacts",
+        "workspace",
+    ]
+    .map(str::to_owned)
+    .to_vec()
+}
+
+impl Default for Disk {
+    fn default() -> Self {
+        Disk {
+            exclude: default_excludes(),
+        }
+    }
+}

@@ -1,0 +1,778 @@
+//! Reading a spec: TOML syntax, then the typed structs, then the checks serde cannot
+//! make (regexes, zero timeouts, placeholders used where they have no value). Every
+//! error is `file:line:column: message` and names the key.
+
+use super::model::{ReadyMode, Spec};
+use super::template::{Placeholder, Template};
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::Path;
+use toml::de::{DeTable, DeValue};
+
+/// A spec that could not be read, with where and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", self.render())]
+pub struct SpecError {
+    /// The file name as the user gave it.
+    pub file: String,
+    /// 1-based line, 0 when the error has no position.
+    pub line: usize,
+    /// 1-based column in characters, 0 when the error has no position.
+    pub column: usize,
+    /// What is wrong, naming the key.
+    pub message: String,
+}
+
+impl SpecError {
+    fn render(&self) -> String {
+        if self.line == 0 {
+            format!("{}: {}", self.file, self.message)
+        } else {
+            format!(
+                "{}:{}:{}: {}",
+                self.file, self.line, self.column, self.message
+            )
+        }
+    }
+}
+
+/// One step of a key path: a table key or an array index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Segment {
+    Key(String),
+    Index(usize),
+}
+
+type KeyPath = Vec<Segment>;
+
+/// Renders `measure.ready_pattern`, `build[1].timeout`.
+fn key_name(path: &[Segment]) -> String {
+    let mut out = String::new();
+    for segment in path {
+        match segment {
+            Segment::Key(key) => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(key);
+            }
+            Segment::Index(index) => out.push_str(&format!("[{index}]")),
+        }
+    }
+    out
+}
+
+/// Renders the table a key sits in: `[measure]`, `[[build]] #2`, `the top level`.
+fn table_name(path: &[Segment]) -> String {
+    if path.is_empty() {
+        return "the top level".to_owned();
+    }
+    // The innermost array element decides the form: `[[install.write]] #1`.
+    if let Some(Segment::Index(index)) = path.last() {
+        let keys: Vec<&str> = path
+            .iter()
+            .filter_map(|s| match s {
+                Segment::Key(k) => Some(k.as_str()),
+                Segment::Index(_) => None,
+            })
+            .collect();
+        return format!("[[{}]] #{}", keys.join("."), index + 1);
+    }
+    format!("[{}]", key_name(path))
+}
+
+struct Entry {
+    path: KeyPath,
+    key_span: Range<usize>,
+    value_span: Range<usize>,
+}
+
+/// Every key of the document with its spans, so errors can point at them.
+struct Index {
+    entries: Vec<Entry>,
+}
+
+impl Index {
+    fn build(table: &DeTable<'_>) -> Index {
+        let mut entries = Vec::new();
+        walk_table(table, &mut Vec::new(), &mut entries);
+        Index { entries }
+    }
+
+    fn by_path(&self, path: &[Segment]) -> Option<&Entry> {
+        self.entries.iter().find(|e| e.path == path)
+    }
+
+    fn by_key_span(&self, span: &Range<usize>) -> Option<&Entry> {
+        self.entries.iter().find(|e| e.key_span == *span)
+    }
+
+    /// The innermost entry whose value contains `span`.
+    fn by_value_span(&self, span: &Range<usize>) -> Option<&Entry> {
+        self.entries
+            .iter()
+            .filter(|e| e.value_span.start <= span.start && span.end <= e.value_span.end)
+            .min_by_key(|e| e.value_span.end - e.value_span.start)
+    }
+}
+
+fn walk_table(table: &DeTable<'_>, path: &mut KeyPath, out: &mut Vec<Entry>) {
+    for (key, value) in table.iter() {
+        path.push(Segment::Key(key.get_ref().to_string()));
+        out.push(Entry {
+            path: path.clone(),
+            key_span: key.span(),
+            value_span: value.span(),
+        });
+        walk_value(value.get_ref(), path, out);
+        path.pop();
+    }
+}
+
+fn walk_value(value: &DeValue<'_>, path: &mut KeyPath, out: &mut Vec<Entry>) {
+    match value {
+        DeValue::Table(table) => walk_table(table, path, out),
+        DeValue::Array(array) => {
+            for (index, item) in array.iter().enumerate() {
+                path.push(Segment::Index(index));
+                out.push(Entry {
+                    path: path.clone(),
+                    key_span: item.span(),
+                    value_span: item.span(),
+                });
+                walk_value(item.get_ref(), path, out);
+                path.pop();
+            }
+        }
+        _ => {}
+    }
+}
+
+/// 1-based line and column (in characters) of a byte offset.
+fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(text.len());
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let column = before[line_start..].chars().count() + 1;
+    (line, column)
+}
+
+/// Levenshtein distance, for "did you mean".
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut previous = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let current = row[j + 1];
+            row[j + 1] = if ca == *cb {
+                previous
+            } else {
+                1 + previous.min(row[j]).min(row[j + 1])
+            };
+            previous = current;
+        }
+    }
+    row[b.len()]
+}
+
+/// The closest candidate, when it is close enough to be a typo.
+fn suggest<'a>(name: &str, candidates: &[&'a str]) -> Option<&'a str> {
+    candidates
+        .iter()
+        .map(|c| (edit_distance(name, c), *c))
+        .filter(|(distance, c)| *distance <= c.len().max(name.len()).div_ceil(3))
+        .min()
+        .map(|(_, c)| c)
+}
+
+/// Pulls the names between backticks out of serde's messages.
+fn backticked(text: &str) -> Vec<&str> {
+    text.split('`').skip(1).step_by(2).collect()
+}
+
+/// Reads a spec from text. `file` is how errors name it.
+pub fn parse(text: &str, file: &str) -> Result<Spec, SpecError> {
+    let at = |offset: Option<usize>, message: String| {
+        let (line, column) = offset.map_or((0, 0), |o| line_column(text, o));
+        SpecError {
+            file: file.to_owned(),
+            line,
+            column,
+            message,
+        }
+    };
+    let document = DeTable::parse(text).map_err(|error| {
+        let message = format!("invalid TOML: {}", error.message().trim());
+        at(error.span().map(|s| s.start), message)
+    })?;
+    let index = Index::build(document.get_ref());
+    let spec: Spec = toml::from_str(text).map_err(|error| {
+        let span = error.span();
+        let message = error.message().trim().to_owned();
+        let (offset, message) = explain(&index, span, &message);
+        at(offset, message)
+    })?;
+    let problems = check(&spec);
+    if let Some(problem) = problems.into_iter().next() {
+        // Point at the key itself, or at the nearest table that was written.
+        let mut path = problem.path.clone();
+        let offset = loop {
+            if let Some(entry) = index.by_path(&path) {
+                break Some(entry.key_span.start);
+            }
+            if path.pop().is_none() {
+                break None;
+            }
+        };
+        return Err(at(offset, problem.message));
+    }
+    Ok(spec)
+}
+
+/// Reads a spec file.
+pub fn load(path: &Path) -> Result<Spec, SpecError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|error| SpecError {
+        file: file.clone(),
+        line: 0,
+        column: 0,
+        message: format!("cannot read the spec: {error}"),
+    })?;
+    parse(&text, &file)
+}
+
+/// Turns serde's message into one that names the key, and picks where to point.
+fn explain(index: &Index, span: Option<Range<usize>>, message: &str) -> (Option<usize>, String) {
+    let Some(span) = span else {
+        return (None, message.to_owned());
+    };
+    if let Some(rest) = message.strip_prefix("unknown field ") {
+        let names = backticked(rest);
+        let unknown = names.first().copied().unwrap_or("");
+        let expected = names.get(1..).unwrap_or(&[]);
+        let table = index
+            .by_key_span(&span)
+            .map(|e| table_name(&e.path[..e.path.len() - 1]))
+            .unwrap_or_else(|| "this table".to_owned());
+        let mut text = format!("unknown key '{unknown}' in {table}");
+        if let Some(best) = suggest(unknown, expected) {
+            text.push_str(&format!("; did you mean '{best}'?"));
+        } else if !expected.is_empty() {
+            text.push_str(&format!("; expected one of: {}", expected.join(", ")));
+        }
+        return (Some(span.start), text);
+    }
+    if let Some(rest) = message.strip_prefix("missing field ") {
+        let missing = backticked(rest).first().copied().unwrap_or("").to_owned();
+        // An array of tables and its element share a span: the element is the table.
+        let table = index
+            .entries
+            .iter()
+            .filter(|e| e.value_span == span)
+            .max_by_key(|e| e.path.len())
+            .map(|e| table_name(&e.path))
+            .unwrap_or_else(|| "the top level".to_owned());
+        let text = if table == "the top level" && SECTIONS.contains(&missing.as_str()) {
+            format!("missing required section [{missing}]")
+        } else {
+            format!("missing required key '{missing}' in {table}")
+        };
+        return (Some(span.start), text);
+    }
+    let entry = index.by_value_span(&span);
+    let key = entry.map(|e| key_name(&e.path));
+    let offset = Some(entry.map_or(span.start, |e| e.value_span.start));
+    if let Some(rest) = message.strip_prefix("invalid type: ") {
+        let (found, expected) = rest
+            .split_once(", expected ")
+            .unwrap_or((rest, "another type"));
+        let text = match key {
+            Some(key) => format!("wrong type for key '{key}': expected {expected}, found {found}"),
+            None => format!("wrong type: expected {expected}, found {found}"),
+        };
+        return (offset, text);
+    }
+    if let Some(rest) = message.strip_prefix("unknown variant ") {
+        let names = backticked(rest);
+        if let (Some(key), Some(value)) = (&key, names.first()) {
+            let expected = names.get(1..).unwrap_or(&[]).join(", ");
+            return (
+                offset,
+                format!("invalid value '{value}' for key '{key}'; expected one of: {expected}"),
+            );
+        }
+    }
+    match key {
+        Some(key) => (offset, format!("key '{key}': {message}")),
+        None => (offset, message.to_owned()),
+    }
+}
+
+/// Top-level keys that are tables, so a missing one is called a section.
+const SECTIONS: &[&str] = &[
+    "source",
+    "install",
+    "measure",
+    "runtime",
+    "ui",
+    "staircase",
+    "disk",
+    "workspace",
+    "origin",
+];
+
+struct Problem {
+    path: KeyPath,
+    message: String,
+}
+
+fn key(parts: &[&str]) -> KeyPath {
+    parts
+        .iter()
+        .map(|p| Segment::Key((*p).to_owned()))
+        .collect()
+}
+
+fn keyed(base: &[&str], index: usize, rest: &[&str]) -> KeyPath {
+    let mut path = key(base);
+    path.push(Segment::Index(index));
+    path.extend(key(rest));
+    path
+}
+
+/// Where a template is used decides which placeholders have a value there.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    /// Source, builds, artifacts, versions: no trial user yet.
+    Prepare,
+    /// The installer: the trial user and the origin.
+    Install,
+    /// Install checks, measure, runtime, ui, staircase: the trial user.
+    Trial,
+    /// `[measure] stop_session`: the trial user and the session id.
+    StopSession,
+    /// `[origin] path`.
+    OriginPath,
+}
+
+struct Checker<'a> {
+    spec: &'a Spec,
+    problems: Vec<Problem>,
+}
+
+impl Checker<'_> {
+    fn problem(&mut self, path: KeyPath, message: impl Into<String>) {
+        self.problems.push(Problem {
+            path,
+            message: message.into(),
+        });
+    }
+
+    fn template(&mut self, path: KeyPath, template: &Template, stage: Stage) {
+        for placeholder in template.placeholders() {
+            let name = key_name(&path);
+            let allowed = match placeholder {
+                Placeholder::Out | Placeholder::Artifacts => stage != Stage::OriginPath,
+                Placeholder::Version => true,
+                Placeholder::Source => stage != Stage::OriginPath,
+                Placeholder::Home | Placeholder::User => {
+                    !matches!(stage, Stage::Prepare | Stage::OriginPath)
+                }
+                Placeholder::Workspace => !matches!(stage, Stage::Prepare | Stage::OriginPath),
+                Placeholder::Origin => stage == Stage::Install,
+                Placeholder::Id => stage == Stage::StopSession,
+            };
+            if !allowed {
+                let where_ = match placeholder {
+                    Placeholder::Origin => {
+                        "it is only set while the installer runs ([install] command, cwd and env)"
+                    }
+                    Placeholder::Id => "it is only set in [measure] stop_session",
+                    Placeholder::Home | Placeholder::User | Placeholder::Workspace => {
+                        "there is no trial user while the target is prepared"
+                    }
+                    _ => "it has no value there",
+                };
+                self.problem(
+                    path.clone(),
+                    format!("placeholder {placeholder} cannot be used in '{name}': {where_}"),
+                );
+                continue;
+            }
+            let missing = match placeholder {
+                Placeholder::Source if self.spec.source.is_none() => {
+                    Some("the spec has no [source]")
+                }
+                Placeholder::Version if self.spec.version.is_none() => {
+                    Some("the spec has no top-level 'version'")
+                }
+                Placeholder::Workspace if !self.spec.workspace.create => {
+                    Some("[workspace] create is false")
+                }
+                Placeholder::Origin if !self.serves() => {
+                    Some("nothing is served: there are no [[artifacts]] or [origin] serve is false")
+                }
+                _ => None,
+            };
+            if let Some(why) = missing {
+                self.problem(
+                    path.clone(),
+                    format!("placeholder {placeholder} in '{name}' has no value: {why}"),
+                );
+            }
+        }
+    }
+
+    fn serves(&self) -> bool {
+        self.spec.origin.serve && !self.spec.artifacts.is_empty()
+    }
+
+    fn command(&mut self, path: KeyPath, command: &[Template], stage: Stage) {
+        if command.is_empty() {
+            self.problem(
+                path.clone(),
+                format!("'{}' must name a program", key_name(&path)),
+            );
+        }
+        for (index, argument) in command.iter().enumerate() {
+            let mut item = path.clone();
+            item.push(Segment::Index(index));
+            self.template(item, argument, stage);
+        }
+    }
+
+    fn env(&mut self, path: KeyPath, env: &BTreeMap<String, Template>, stage: Stage) {
+        for (name, value) in env {
+            let mut item = path.clone();
+            item.push(Segment::Key(name.clone()));
+            if name.is_empty() || name.contains('=') || name.contains('\0') {
+                self.problem(item.clone(), format!("invalid variable name '{name}'"));
+            }
+            self.template(item, value, stage);
+        }
+    }
+
+    fn nonzero(&mut self, path: KeyPath, duration: &super::duration::Duration) {
+        if duration.is_zero() {
+            self.problem(
+                path.clone(),
+                format!("'{}' must be longer than zero", key_name(&path)),
+            );
+        }
+    }
+
+    fn regex(&mut self, path: KeyPath, pattern: &str) {
+        if let Err(error) = regex::Regex::new(pattern) {
+            let first = error.to_string();
+            let last = first.lines().last().unwrap_or("").trim();
+            let first = last.strip_prefix("error: ").unwrap_or(last).to_owned();
+            self.problem(
+                path.clone(),
+                format!("invalid regex in '{}': {first}", key_name(&path)),
+            );
+        }
+    }
+
+    fn relative(&mut self, path: KeyPath, value: &str) {
+        let candidate = Path::new(value);
+        let escapes = candidate
+            .components()
+            .any(|c| !matches!(c, std::path::Component::Normal(_)));
+        if value.is_empty() || escapes {
+            self.problem(
+                path.clone(),
+                format!(
+                    "'{}' must be a relative path inside the home without '..' (got \"{value}\")",
+                    key_name(&path)
+                ),
+            );
+        }
+    }
+
+    fn file_pattern(&mut self, path: KeyPath, pattern: &str) {
+        if pattern.is_empty() || pattern.contains('/') {
+            self.problem(
+                path.clone(),
+                format!(
+                    "'{}' must be a file-name pattern without '/' (got \"{pattern}\")",
+                    key_name(&path)
+                ),
+            );
+        }
+    }
+}
+
+/// The checks serde cannot make, in document order.
+fn check(spec: &Spec) -> Vec<Problem> {
+    let mut c = Checker {
+        spec,
+        problems: Vec::new(),
+    };
+    if spec.name.trim().is_empty() {
+        c.problem(key(&["name"]), "'name' must not be empty");
+    }
+    if let Some(source) = &spec.source {
+        let commit = &source.commit;
+        if commit.len() != 40 || !commit.chars().all(|ch| ch.is_ascii_hexdigit()) {
+            c.problem(
+                key(&["source", "commit"]),
+                format!(
+                    "'source.commit' must be a full 40-character commit sha (got \"{commit}\")"
+                ),
+            );
+        }
+        if source.repository.trim().is_empty() {
+            c.problem(
+                key(&["source", "repository"]),
+                "'source.repository' must not be empty",
+            );
+        }
+    }
+    c.env(key(&["env"]), &spec.env, Stage::Trial);
+    for (name, command) in &spec.versions {
+        c.command(key(&["versions", name]), command, Stage::Prepare);
+    }
+    for (index, step) in spec.build.iter().enumerate() {
+        let at = |rest: &[&str]| keyed(&["build"], index, rest);
+        c.command(at(&["command"]), &step.command, Stage::Prepare);
+        if let Some(cwd) = &step.cwd {
+            c.template(at(&["cwd"]), cwd, Stage::Prepare);
+        }
+        c.nonzero(at(&["timeout"]), &step.timeout);
+        c.env(at(&["env"]), &step.env, Stage::Prepare);
+        for (item, path) in step.when_exists.iter().enumerate() {
+            c.template(
+                keyed(&["build"], index, &["when_exists"])
+                    .into_iter()
+                    .chain([Segment::Index(item)])
+                    .collect(),
+                path,
+                Stage::Prepare,
+            );
+        }
+    }
+    for (index, set) in spec.artifacts.iter().enumerate() {
+        c.template(
+            keyed(&["artifacts"], index, &["folder"]),
+            &set.folder,
+            Stage::Prepare,
+        );
+        c.file_pattern(keyed(&["artifacts"], index, &["glob"]), &set.glob);
+    }
+    c.template(
+        key(&["origin", "path"]),
+        &spec.origin.path,
+        Stage::OriginPath,
+    );
+    if !spec.origin.path.raw().starts_with('/') {
+        c.problem(
+            key(&["origin", "path"]),
+            "'origin.path' must start with '/'",
+        );
+    }
+
+    let install = &spec.install;
+    c.command(
+        key(&["install", "command"]),
+        &install.command,
+        Stage::Install,
+    );
+    if let Some(cwd) = &install.cwd {
+        c.template(key(&["install", "cwd"]), cwd, Stage::Install);
+    }
+    c.nonzero(key(&["install", "timeout"]), &install.timeout);
+    c.env(key(&["install", "env"]), &install.env, Stage::Install);
+    if let Some(command) = &install.version_command {
+        c.command(key(&["install", "version_command"]), command, Stage::Trial);
+    }
+    match (&install.version_contains, &install.version_command) {
+        (Some(text), Some(_)) => {
+            c.template(key(&["install", "version_contains"]), text, Stage::Trial)
+        }
+        (Some(_), None) => c.problem(
+            key(&["install", "version_contains"]),
+            "'install.version_contains' needs 'install.version_command'",
+        ),
+        _ => {}
+    }
+    for (index, file) in install.files.iter().enumerate() {
+        c.template(keyed(&["install", "files"], index, &[]), file, Stage::Trial);
+    }
+    if let Some(executable) = &install.executable {
+        c.template(key(&["install", "executable"]), executable, Stage::Trial);
+    }
+    if let Some(pattern) = &install.compiled_if_artifact {
+        c.file_pattern(key(&["install", "compiled_if_artifact"]), pattern);
+        if install.executable.is_none() {
+            c.problem(
+                key(&["install", "compiled_if_artifact"]),
+                "'install.compiled_if_artifact' needs 'install.executable'",
+            );
+        }
+    }
+    if let Some(command) = &install.inventory {
+        c.command(key(&["install", "inventory"]), command, Stage::Trial);
+    }
+    c.relative(key(&["install", "inventory_file"]), &install.inventory_file);
+    for (index, file) in install.write.iter().enumerate() {
+        c.relative(keyed(&["install", "write"], index, &["path"]), &file.path);
+    }
+
+    if spec.workspace.create {
+        c.relative(key(&["workspace", "path"]), &spec.workspace.path);
+        for name in spec.workspace.files.keys() {
+            c.relative(key(&["workspace", "files", name]), name);
+        }
+    }
+
+    if let Some(measure) = &spec.measure {
+        c.command(key(&["measure", "command"]), &measure.command, Stage::Trial);
+        if let Some(cwd) = &measure.cwd {
+            c.template(key(&["measure", "cwd"]), cwd, Stage::Trial);
+        }
+        c.env(key(&["measure", "env"]), &measure.env, Stage::Trial);
+        match (&measure.ready, &measure.ready_pattern) {
+            (ReadyMode::Pattern, Some(pattern)) => {
+                c.regex(key(&["measure", "ready_pattern"]), pattern)
+            }
+            (ReadyMode::Pattern, None) => c.problem(
+                key(&["measure", "ready"]),
+                "ready = \"pattern\" needs 'measure.ready_pattern'",
+            ),
+            (_, Some(_)) => c.problem(
+                key(&["measure", "ready_pattern"]),
+                "'measure.ready_pattern' is only used with ready = \"pattern\"",
+            ),
+            (_, None) => {}
+        }
+        c.nonzero(key(&["measure", "ready_quiet"]), &measure.ready_quiet);
+        c.nonzero(key(&["measure", "ready_timeout"]), &measure.ready_timeout);
+        c.nonzero(
+            key(&["measure", "command_timeout"]),
+            &measure.command_timeout,
+        );
+        if measure.cols == 0 || measure.rows == 0 {
+            c.problem(
+                key(&["measure", "cols"]),
+                "'measure.cols' and 'measure.rows' must be at least 1",
+            );
+        }
+        match (&measure.list_sessions, &measure.stop_session) {
+            (Some(list), Some(stop)) => {
+                c.command(key(&["measure", "list_sessions"]), list, Stage::Trial);
+                c.command(key(&["measure", "stop_session"]), stop, Stage::StopSession);
+                if !stop
+                    .iter()
+                    .any(|a| a.placeholders().any(|p| p == Placeholder::Id))
+                {
+                    c.problem(
+                        key(&["measure", "stop_session"]),
+                        "'measure.stop_session' must pass the session with {id}",
+                    );
+                }
+            }
+            (Some(_), None) => c.problem(
+                key(&["measure", "list_sessions"]),
+                "'measure.list_sessions' needs 'measure.stop_session'",
+            ),
+            (None, Some(_)) => c.problem(
+                key(&["measure", "stop_session"]),
+                "'measure.stop_session' needs 'measure.list_sessions'",
+            ),
+            (None, None) => {}
+        }
+    }
+    if let Some(runtime) = &spec.runtime {
+        c.command(key(&["runtime", "command"]), &runtime.command, Stage::Trial);
+        if let Some(cwd) = &runtime.cwd {
+            c.template(key(&["runtime", "cwd"]), cwd, Stage::Trial);
+        }
+        c.env(key(&["runtime", "env"]), &runtime.env, Stage::Trial);
+        c.nonzero(key(&["runtime", "timeout"]), &runtime.timeout);
+    }
+    if let Some(ui) = &spec.ui {
+        match &ui.command {
+            Some(command) => c.command(key(&["ui", "command"]), command, Stage::Trial),
+            None if spec.measure.is_none() => c.problem(
+                key(&["ui"]),
+                "[ui] needs a 'command' or a [measure] section to take it from",
+            ),
+            None => {}
+        }
+        if let Some(cwd) = &ui.cwd {
+            c.template(key(&["ui", "cwd"]), cwd, Stage::Trial);
+        }
+        c.env(key(&["ui", "env"]), &ui.env, Stage::Trial);
+        let mut names = Vec::new();
+        for (index, step) in ui.steps.iter().enumerate() {
+            if step.name.trim().is_empty() {
+                c.problem(
+                    keyed(&["ui", "steps"], index, &["name"]),
+                    "a ui step needs a name",
+                );
+            } else if names.contains(&step.name) {
+                c.problem(
+                    keyed(&["ui", "steps"], index, &["name"]),
+                    format!("ui step name '{}' is used twice", step.name),
+                );
+            }
+            names.push(step.name.clone());
+            c.regex(keyed(&["ui", "steps"], index, &["expect"]), &step.expect);
+            c.nonzero(keyed(&["ui", "steps"], index, &["timeout"]), &step.timeout);
+        }
+    }
+    if let Some(staircase) = &spec.staircase {
+        match &staircase.command {
+            Some(command) => c.command(key(&["staircase", "command"]), command, Stage::Trial),
+            None if spec.measure.is_none() => c.problem(
+                key(&["staircase"]),
+                "[staircase] needs a 'command' or a [measure] section to take it from",
+            ),
+            None => {}
+        }
+        if let Some(cwd) = &staircase.cwd {
+            c.template(key(&["staircase", "cwd"]), cwd, Stage::Trial);
+        }
+        c.env(key(&["staircase", "env"]), &staircase.env, Stage::Trial);
+        if staircase.count == 0 {
+            c.problem(
+                key(&["staircase", "count"]),
+                "'staircase.count' must be at least 1",
+            );
+        }
+    }
+    c.problems
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_and_column_count_characters() {
+        let text = "a = 1\nbé = 2\n";
+        assert_eq!(line_column(text, 0), (1, 1));
+        assert_eq!(line_column(text, 6), (2, 1));
+        assert_eq!(line_column(text, text.find('=').unwrap()), (1, 3));
+        let second = text.rfind('=').unwrap();
+        assert_eq!(line_column(text, second), (2, 4));
+    }
+
+    #[test]
+    fn suggestions_are_for_typos_only() {
+        let keys = ["command", "cwd", "env", "ready"];
+        assert_eq!(suggest("comand", &keys), Some("command"));
+        assert_eq!(suggest("raedy", &keys), Some("ready"));
+        assert_eq!(suggest("banana", &keys), None);
+    }
+
+    #[test]
+    fn edit_distance_is_levenshtein() {
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("same", "same"), 0);
+    }
+}

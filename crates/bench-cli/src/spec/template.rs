@@ -1,0 +1,275 @@
+//! Strings with placeholders: `{home}`, `{source}`, `{version}`, `{origin}`, ...
+//!
+//! A template is checked when the spec is read: an unknown placeholder or a lone
+//! brace is an error naming the key. `{{` and `}}` stand for literal braces.
+
+use serde::{Deserialize, Deserializer};
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// A placeholder a template may use. `docs/spec.md` documents each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Placeholder {
+    /// The trial user's home folder.
+    Home,
+    /// The trial user's name.
+    User,
+    /// The fixture workspace in the home.
+    Workspace,
+    /// The output folder (`--out`).
+    Out,
+    /// The checked-out source folder.
+    Source,
+    /// The folder holding the collected artifacts and `SHA256SUMS`.
+    Artifacts,
+    /// The spec's `version`.
+    Version,
+    /// The loopback URL that serves the artifacts (install only).
+    Origin,
+    /// A background session's id (`[measure] stop_session` only).
+    Id,
+}
+
+impl Placeholder {
+    /// Every placeholder, in documentation order.
+    pub const ALL: [Placeholder; 9] = [
+        Placeholder::Home,
+        Placeholder::User,
+        Placeholder::Workspace,
+        Placeholder::Out,
+        Placeholder::Source,
+        Placeholder::Artifacts,
+        Placeholder::Version,
+        Placeholder::Origin,
+        Placeholder::Id,
+    ];
+
+    /// The name between the braces.
+    pub fn name(self) -> &'static str {
+        match self {
+            Placeholder::Home => "home",
+            Placeholder::User => "user",
+            Placeholder::Workspace => "workspace",
+            Placeholder::Out => "out",
+            Placeholder::Source => "source",
+            Placeholder::Artifacts => "artifacts",
+            Placeholder::Version => "version",
+            Placeholder::Origin => "origin",
+            Placeholder::Id => "id",
+        }
+    }
+
+    fn from_name(name: &str) -> Option<Placeholder> {
+        Placeholder::ALL.into_iter().find(|p| p.name() == name)
+    }
+}
+
+impl fmt::Display for Placeholder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{{{}}}", self.name())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Piece {
+    Text(String),
+    Placeholder(Placeholder),
+}
+
+/// A string with placeholders, checked when read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Template {
+    raw: String,
+    pieces: Vec<Piece>,
+}
+
+impl Template {
+    /// A template from a string; errors name the offending placeholder.
+    pub fn parse(raw: &str) -> Result<Template, String> {
+        let mut pieces = Vec::new();
+        let mut text = String::new();
+        let mut chars = raw.char_indices().peekable();
+        while let Some((index, c)) = chars.next() {
+            match c {
+                '{' if chars.peek().map(|&(_, next)| next) == Some('{') => {
+                    chars.next();
+                    text.push('{');
+                }
+                '}' if chars.peek().map(|&(_, next)| next) == Some('}') => {
+                    chars.next();
+                    text.push('}');
+                }
+                '{' => {
+                    let rest = &raw[index + 1..];
+                    let Some(end) = rest.find('}') else {
+                        return Err(format!(
+                            "unclosed '{{' in \"{raw}\" (write '{{{{' for a literal brace)"
+                        ));
+                    };
+                    let name = &rest[..end];
+                    let Some(placeholder) = Placeholder::from_name(name) else {
+                        let known: Vec<String> =
+                            Placeholder::ALL.iter().map(|p| p.to_string()).collect();
+                        return Err(format!(
+                            "unknown placeholder '{{{name}}}' (known: {})",
+                            known.join(", ")
+                        ));
+                    };
+                    if !text.is_empty() {
+                        pieces.push(Piece::Text(std::mem::take(&mut text)));
+                    }
+                    pieces.push(Piece::Placeholder(placeholder));
+                    for _ in 0..=end {
+                        chars.next();
+                    }
+                }
+                '}' => {
+                    return Err(format!(
+                        "unmatched '}}' in \"{raw}\" (write '}}}}' for a literal brace)"
+                    ));
+                }
+                other => text.push(other),
+            }
+        }
+        if !text.is_empty() {
+            pieces.push(Piece::Text(text));
+        }
+        Ok(Template {
+            raw: raw.to_owned(),
+            pieces,
+        })
+    }
+
+    /// A template without placeholders.
+    pub fn literal(text: &str) -> Template {
+        Template {
+            raw: text.replace('{', "{{").replace('}', "}}"),
+            pieces: vec![Piece::Text(text.to_owned())],
+        }
+    }
+
+    /// The text as written in the spec.
+    pub fn raw(&self) -> &str {
+        &self.raw
+    }
+
+    /// The placeholders this template uses.
+    pub fn placeholders(&self) -> impl Iterator<Item = Placeholder> + '_ {
+        self.pieces.iter().filter_map(|piece| match piece {
+            Piece::Placeholder(p) => Some(*p),
+            Piece::Text(_) => None,
+        })
+    }
+
+    /// Replaces every placeholder by its value.
+    pub fn expand(&self, values: &Values) -> Result<String, ExpandError> {
+        let mut out = String::new();
+        for piece in &self.pieces {
+            match piece {
+                Piece::Text(text) => out.push_str(text),
+                Piece::Placeholder(p) => match values.0.get(p) {
+                    Some(value) => out.push_str(value),
+                    None => {
+                        return Err(ExpandError {
+                            placeholder: *p,
+                            template: self.raw.clone(),
+                        });
+                    }
+                },
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl fmt::Display for Template {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.raw)
+    }
+}
+
+impl<'de> Deserialize<'de> for Template {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let raw = String::deserialize(deserializer)?;
+        Template::parse(&raw).map_err(serde::de::Error::custom)
+    }
+}
+
+/// A placeholder had no value where the template was expanded.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("placeholder {placeholder} has no value here (in \"{template}\")")]
+pub struct ExpandError {
+    /// The placeholder without a value.
+    pub placeholder: Placeholder,
+    /// The template as written.
+    pub template: String,
+}
+
+/// The values of the placeholders at one point of the pipeline.
+#[derive(Debug, Clone, Default)]
+pub struct Values(BTreeMap<Placeholder, String>);
+
+impl Values {
+    /// Sets one placeholder's value.
+    pub fn set(&mut self, placeholder: Placeholder, value: impl Into<String>) -> &mut Self {
+        self.0.insert(placeholder, value.into());
+        self
+    }
+
+    /// A copy with one more value.
+    pub fn with(&self, placeholder: Placeholder, value: impl Into<String>) -> Values {
+        let mut copy = self.clone();
+        copy.set(placeholder, value);
+        copy
+    }
+
+    /// One placeholder's value, if set.
+    pub fn get(&self, placeholder: Placeholder) -> Option<&str> {
+        self.0.get(&placeholder).map(String::as_str)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_expand_and_braces_escape() {
+        let template = Template::parse("{home}/x-{version}.json {{\"a\": 1}}").unwrap();
+        let mut values = Values::default();
+        values
+            .set(Placeholder::Home, "/home/u")
+            .set(Placeholder::Version, "1.0");
+        assert_eq!(
+            template.expand(&values).unwrap(),
+            "/home/u/x-1.0.json {\"a\": 1}"
+        );
+    }
+
+    #[test]
+    fn unknown_placeholder_is_refused_with_the_known_list() {
+        let error = Template::parse("{hoem}/bin").unwrap_err();
+        assert!(error.starts_with("unknown placeholder '{hoem}'"), "{error}");
+        assert!(error.contains("{home}"), "{error}");
+    }
+
+    #[test]
+    fn lone_braces_are_refused() {
+        assert!(Template::parse("{home").is_err());
+        assert!(Template::parse("home}").is_err());
+    }
+
+    #[test]
+    fn missing_value_names_the_placeholder() {
+        let template = Template::parse("{origin}/x").unwrap();
+        let error = template.expand(&Values::default()).unwrap_err();
+        assert_eq!(error.placeholder, Placeholder::Origin);
+    }
+
+    #[test]
+    fn literal_keeps_braces() {
+        let template = Template::literal("{x}");
+        assert_eq!(template.expand(&Values::default()).unwrap(), "{x}");
+        assert_eq!(Template::parse(template.raw()).unwrap(), template);
+    }
+}
