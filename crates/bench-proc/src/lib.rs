@@ -13,9 +13,29 @@
 //! # Sections
 //! - [`snapshot`] and [`ProcRoot`]: RSS, PSS (anon/file/shmem), USS, swap, CPU
 //!   seconds and threads of a tree, a uid, a session or a process group.
+//! - [`Sampler`]: the family's totals every N ms in the background, with peaks.
+//! - [`become_subreaper`]: keep double-forked daemons in the tree.
+//! - [`stop`]: SIGTERM, grace, SIGKILL, reap, verify.
+//! - [`disk_usage`]: apparent size of a directory tree, like `du --apparent-size`.
+//! - [`HostFacts`]: cpu model, cores, memory, kernel, architecture, page size.
+//! - [`staircase`]: the marginal memory of one more instance.
 #![warn(missing_docs)]
 
+mod disk;
+mod host_linux;
 pub mod parse;
+mod sampler;
 mod snapshot_linux;
+pub mod staircase;
+mod stop_linux;
+mod subreaper_linux;
+#[cfg(test)]
+mod test_tree;
 
+pub use disk::{DEFAULT_EXCLUDES, DiskError, disk_usage, wildcard_match};
+pub use host_linux::{HostError, HostFacts, cpu_model, mem_total_bytes};
+pub use sampler::{SamplePoint, Sampler, SamplerOptions, SamplerReport};
 pub use snapshot_linux::{ProcRoot, ProcessSample, Selector, Snapshot, SnapshotError, snapshot};
+pub use staircase::{Instances, StaircaseOptions, StaircaseReport};
+pub use stop_linux::{StopError, StopReport, Survivor, stop};
+pub use subreaper_linux::{SubreaperError, become_subreaper, is_subreaper};

@@ -8,13 +8,13 @@
 
 use crate::parse::{self, Stat};
 use serde::Serialize;
-use std::collections::HashSet;
+use std::collections::{HashSet, VecDeque};
 use std::ffi::OsStr;
 use std::fs::File;
 use std::io::{self, Read};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, mpsc};
 
 /// Which processes a snapshot (or a stop) covers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -131,6 +131,10 @@ pub enum SnapshotError {
     },
 }
 
+/// Decides, from a process's directory (with a scratch buffer) and its `stat`,
+/// whether a scan keeps it.
+type Keep<'a> = dyn FnMut(&Path, &mut Vec<u8>, &Stat) -> Result<bool, SnapshotError> + 'a;
+
 /// Takes a snapshot from the live `/proc`.
 pub fn snapshot(selector: &Selector) -> Result<Snapshot, SnapshotError> {
     ProcRoot::live().snapshot(selector)
@@ -163,105 +167,116 @@ impl ProcRoot {
         }
     }
 
-    /// Limits how many threads sample in parallel (at least 1).
+    /// Limits how many threads read in parallel (at least 1).
     pub fn with_threads(mut self, threads: usize) -> ProcRoot {
         self.threads = threads.max(1);
         self
     }
 
-    /// Finds the pids a selector names, then samples each.
+    /// Finds the processes a selector names and samples each.
+    ///
+    /// With more than one thread, discovery runs on the calling thread and
+    /// hands each process to sampling workers as soon as it is found, so
+    /// reading `smaps_rollup` (the kernel's expensive part) overlaps the walk.
     pub fn snapshot(&self, selector: &Selector) -> Result<Snapshot, SnapshotError> {
-        let pids = self.discover(selector)?;
-        self.sample_all(&pids)
+        if self.threads == 1 {
+            let mut buf = Vec::with_capacity(4096);
+            let mut processes = Vec::new();
+            let mut failure = None;
+            self.walk(selector, &mut |pid, stat| {
+                if failure.is_some() {
+                    return;
+                }
+                match self.sample_stat(pid, stat, &mut buf) {
+                    Ok(sample) => processes.extend(sample),
+                    Err(error) => failure = Some(error),
+                }
+            })?;
+            return match failure {
+                Some(error) => Err(error),
+                None => Ok(Snapshot { processes }),
+            };
+        }
+        let (send, receive) = mpsc::channel::<(usize, u32, Stat)>();
+        let receive = Mutex::new(receive);
+        // Takes the next process to sample; `None` once discovery finished and
+        // the queue is empty.
+        let next = || match receive.lock() {
+            Ok(guard) => guard.recv().ok(),
+            Err(poisoned) => poisoned.into_inner().recv().ok(),
+        };
+        let drain = || -> Result<Vec<(usize, ProcessSample)>, SnapshotError> {
+            let mut buf = Vec::with_capacity(4096);
+            let mut found = Vec::new();
+            while let Some((index, pid, stat)) = next() {
+                if let Some(sample) = self.sample_stat(pid, stat, &mut buf)? {
+                    found.push((index, sample));
+                }
+            }
+            Ok(found)
+        };
+        let mut parts: Vec<Result<Vec<(usize, ProcessSample)>, SnapshotError>> = Vec::new();
+        let walked = std::thread::scope(|scope| {
+            let workers: Vec<_> = (1..self.threads).map(|_| scope.spawn(drain)).collect();
+            let mut index = 0;
+            let walked = self.walk(selector, &mut |pid, stat| {
+                // A send fails only if every worker is gone, which happens
+                // only after an error that is reported below anyway.
+                let _ = send.send((index, pid, stat));
+                index += 1;
+            });
+            drop(send);
+            // The calling thread helps with what is left.
+            parts.push(drain());
+            for worker in workers {
+                match worker.join() {
+                    Ok(part) => parts.push(part),
+                    Err(panic) => std::panic::resume_unwind(panic),
+                }
+            }
+            walked
+        });
+        walked?;
+        let mut indexed = Vec::new();
+        for part in parts {
+            indexed.extend(part?);
+        }
+        indexed.sort_unstable_by_key(|(index, _)| *index);
+        Ok(Snapshot {
+            processes: indexed.into_iter().map(|(_, sample)| sample).collect(),
+        })
     }
 
     /// The pids a selector names right now, without reading their memory.
-    /// May include zombies; sampling leaves them out.
+    /// Includes zombies; sampling leaves them out.
     pub fn discover(&self, selector: &Selector) -> Result<Vec<u32>, SnapshotError> {
-        match *selector {
-            Selector::Tree(root) => self.descendants_and_self(root),
-            Selector::Uid(uid) => self.scan(|dir, buf| {
-                Ok(read_optional(&dir.join("status"), buf)?
-                    .and_then(parse::parse_status)
-                    .is_some_and(|s| s.uid == uid))
-            }),
-            Selector::Session(sid) => self.scan(|dir, buf| {
-                Ok(read_stat(dir, buf)?.is_some_and(|s| s.session == sid && !s.is_kernel_thread()))
-            }),
-            Selector::ProcessGroup(pgid) => self.scan(|dir, buf| {
-                Ok(read_stat(dir, buf)?.is_some_and(|s| s.pgrp == pgid && !s.is_kernel_thread()))
-            }),
-        }
+        let mut pids = Vec::new();
+        self.walk(selector, &mut |pid, _| pids.push(pid))?;
+        Ok(pids)
     }
 
     /// Samples one process; `Ok(None)` when it vanished, is a zombie or is a
     /// kernel thread.
     pub fn sample(&self, pid: u32) -> Result<Option<ProcessSample>, SnapshotError> {
-        self.sample_with(pid, &mut Vec::with_capacity(4096))
-    }
-
-    fn sample_all(&self, pids: &[u32]) -> Result<Snapshot, SnapshotError> {
-        // Threads pay off only when there is enough kernel work to share.
-        let threads = self.threads.min(pids.len() / 8).max(1);
-        if threads == 1 {
-            let mut buf = Vec::with_capacity(4096);
-            let mut processes = Vec::with_capacity(pids.len());
-            for &pid in pids {
-                processes.extend(self.sample_with(pid, &mut buf)?);
-            }
-            return Ok(Snapshot { processes });
-        }
-        let next = AtomicUsize::new(0);
-        let mut slots: Vec<Option<ProcessSample>> = vec![None; pids.len()];
-        let results: Vec<Result<Vec<(usize, ProcessSample)>, SnapshotError>> =
-            std::thread::scope(|scope| {
-                let workers: Vec<_> = (0..threads)
-                    .map(|_| {
-                        scope.spawn(|| {
-                            let mut buf = Vec::with_capacity(4096);
-                            let mut found = Vec::new();
-                            loop {
-                                let index = next.fetch_add(1, Ordering::Relaxed);
-                                let Some(&pid) = pids.get(index) else {
-                                    return Ok(found);
-                                };
-                                if let Some(sample) = self.sample_with(pid, &mut buf)? {
-                                    found.push((index, sample));
-                                }
-                            }
-                        })
-                    })
-                    .collect();
-                workers
-                    .into_iter()
-                    .map(|worker| match worker.join() {
-                        Ok(result) => result,
-                        Err(panic) => std::panic::resume_unwind(panic),
-                    })
-                    .collect()
-            });
-        for result in results {
-            for (index, sample) in result? {
-                slots[index] = Some(sample);
-            }
-        }
-        Ok(Snapshot {
-            processes: slots.into_iter().flatten().collect(),
-        })
-    }
-
-    fn sample_with(
-        &self,
-        pid: u32,
-        buf: &mut Vec<u8>,
-    ) -> Result<Option<ProcessSample>, SnapshotError> {
-        let dir = self.path.join(pid.to_string());
-        let Some(stat) = read_stat(&dir, buf)? else {
+        let mut buf = Vec::with_capacity(4096);
+        let Some(stat) = read_stat(&self.path.join(pid.to_string()), &mut buf)? else {
             return Ok(None);
         };
+        self.sample_stat(pid, stat, &mut buf)
+    }
+
+    /// Reads `smaps_rollup` and `cmdline` of a process whose `stat` was read
+    /// during discovery.
+    fn sample_stat(
+        &self,
+        pid: u32,
+        stat: Stat,
+        buf: &mut Vec<u8>,
+    ) -> Result<Option<ProcessSample>, SnapshotError> {
         if stat.is_zombie() || stat.is_kernel_thread() {
             return Ok(None);
         }
+        let dir = self.path.join(pid.to_string());
         let rollup = match read_file(&dir.join("smaps_rollup"), buf) {
             Ok(text) => match parse::parse_smaps_rollup(text) {
                 Some(rollup) => Some(rollup),
@@ -302,65 +317,117 @@ impl ProcRoot {
         }))
     }
 
-    fn descendants_and_self(&self, root: u32) -> Result<Vec<u32>, SnapshotError> {
-        let root_dir = self.path.join(root.to_string());
-        if !root_dir.exists() {
-            return Err(SnapshotError::NoSuchProcess { pid: root });
+    /// Calls `found` with the pid and `stat` of every process the selector
+    /// names (zombies included, kernel threads excluded), in discovery order.
+    fn walk(
+        &self,
+        selector: &Selector,
+        found: &mut dyn FnMut(u32, Stat),
+    ) -> Result<(), SnapshotError> {
+        match *selector {
+            Selector::Tree(root) => self.walk_tree(root, found),
+            Selector::Uid(uid) => self.scan(found, &mut |dir, buf, _| {
+                Ok(read_optional(&dir.join("status"), buf)?
+                    .and_then(parse::parse_status)
+                    .is_some_and(|s| s.uid == uid))
+            }),
+            Selector::Session(sid) => self.scan(found, &mut |_, _, stat| Ok(stat.session == sid)),
+            Selector::ProcessGroup(pgid) => {
+                self.scan(found, &mut |_, _, stat| Ok(stat.pgrp == pgid))
+            }
         }
-        let mut order = vec![root];
+    }
+
+    /// Breadth-first from `root` through the `children` file of every thread.
+    /// `stat` comes first: it says whether the process has one thread (then
+    /// `task/PID/children` is the only file to read, no directory listing).
+    fn walk_tree(&self, root: u32, found: &mut dyn FnMut(u32, Stat)) -> Result<(), SnapshotError> {
+        let mut buf = Vec::with_capacity(4096);
+        let root_dir = self.path.join(root.to_string());
+        let Some(root_stat) = read_stat(&root_dir, &mut buf)? else {
+            return Err(SnapshotError::NoSuchProcess { pid: root });
+        };
+        let mut queue: VecDeque<(u32, Stat)> = VecDeque::from([(root, root_stat)]);
         let mut seen: HashSet<u32> = HashSet::from([root]);
-        let mut buf = Vec::with_capacity(512);
-        let mut next = 0;
-        while let Some(&pid) = order.get(next) {
-            next += 1;
-            let task_dir = self.path.join(pid.to_string()).join("task");
-            let tasks = match std::fs::read_dir(&task_dir) {
-                Ok(tasks) => tasks,
-                Err(error) if vanished(&error) => continue,
-                Err(source) => {
-                    return Err(SnapshotError::Read {
-                        path: task_dir,
-                        source,
-                    });
-                }
-            };
-            for task in tasks {
-                let Ok(task) = task else { continue };
-                let Some(text) = read_optional(&task.path().join("children"), &mut buf)? else {
+        let mut kids = Vec::new();
+        while let Some((pid, stat)) = queue.pop_front() {
+            kids.clear();
+            if !stat.is_zombie() {
+                self.children_of(pid, stat.threads, &mut buf, &mut kids)?;
+            }
+            found(pid, stat);
+            for &child in &kids {
+                if !seen.insert(child) {
                     continue;
-                };
-                for child in parse::parse_children(text) {
-                    if seen.insert(child) {
-                        order.push(child);
-                    }
+                }
+                if let Some(child_stat) = read_stat(&self.path.join(child.to_string()), &mut buf)? {
+                    queue.push_back((child, child_stat));
                 }
             }
         }
-        Ok(order)
+        Ok(())
     }
 
-    /// Every numeric entry of the proc root for which `keep` says yes.
+    fn children_of(
+        &self,
+        pid: u32,
+        threads: u32,
+        buf: &mut Vec<u8>,
+        kids: &mut Vec<u32>,
+    ) -> Result<(), SnapshotError> {
+        let task_dir = self.path.join(pid.to_string()).join("task");
+        if threads <= 1 {
+            let children = task_dir.join(pid.to_string()).join("children");
+            if let Some(text) = read_optional(&children, buf)? {
+                kids.extend(parse::parse_children(text));
+            }
+            return Ok(());
+        }
+        let tasks = match std::fs::read_dir(&task_dir) {
+            Ok(tasks) => tasks,
+            Err(error) if vanished(&error) => return Ok(()),
+            Err(source) => {
+                return Err(SnapshotError::Read {
+                    path: task_dir,
+                    source,
+                });
+            }
+        };
+        for task in tasks {
+            let Ok(task) = task else { continue };
+            if let Some(text) = read_optional(&task.path().join("children"), buf)? {
+                kids.extend(parse::parse_children(text));
+            }
+        }
+        Ok(())
+    }
+
+    /// Every numeric entry of the proc root that is not a kernel thread and
+    /// for which `keep` says yes, in pid order.
     fn scan(
         &self,
-        mut keep: impl FnMut(&Path, &mut Vec<u8>) -> Result<bool, SnapshotError>,
-    ) -> Result<Vec<u32>, SnapshotError> {
+        found: &mut dyn FnMut(u32, Stat),
+        keep: &mut Keep<'_>,
+    ) -> Result<(), SnapshotError> {
         let entries = std::fs::read_dir(&self.path).map_err(|source| SnapshotError::Read {
             path: self.path.clone(),
             source,
         })?;
+        let mut pids: Vec<u32> = entries
+            .filter_map(|entry| pid_of(&entry.ok()?.file_name()))
+            .collect();
+        pids.sort_unstable();
         let mut buf = Vec::with_capacity(4096);
-        let mut pids = Vec::new();
-        for entry in entries {
-            let Ok(entry) = entry else { continue };
-            let Some(pid) = pid_of(&entry.file_name()) else {
+        for pid in pids {
+            let dir = self.path.join(pid.to_string());
+            let Some(stat) = read_stat(&dir, &mut buf)? else {
                 continue;
             };
-            if keep(&entry.path(), &mut buf)? {
-                pids.push(pid);
+            if !stat.is_kernel_thread() && keep(&dir, &mut buf, &stat)? {
+                found(pid, stat);
             }
         }
-        pids.sort_unstable();
-        Ok(pids)
+        Ok(())
     }
 }
 
@@ -408,50 +475,8 @@ fn vanished(error: &io::Error) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_tree::{children, process};
     use std::fs;
-
-    /// Writes one fake process into a fixture proc root.
-    fn process(root: &Path, pid: u32, ppid: u32, state: char, uid: u32, rss_kib: u64) {
-        let dir = root.join(pid.to_string());
-        fs::create_dir_all(dir.join("task").join(pid.to_string())).unwrap();
-        fs::write(
-            dir.join("stat"),
-            format!(
-                "{pid} (p{pid}) {state} {ppid} {pid} 77 0 -1 4194560 0 0 0 0 \
-                 100 50 0 0 20 0 2 0 1000 0 {} 0 0 0 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0\n",
-                rss_kib / 4
-            ),
-        )
-        .unwrap();
-        fs::write(
-            dir.join("status"),
-            format!("Name:\tp{pid}\nState:\t{state}\nPPid:\t{ppid}\nUid:\t{uid}\t{uid}\t{uid}\t{uid}\nThreads:\t2\n"),
-        )
-        .unwrap();
-        let rollup = if state == 'Z' {
-            String::new()
-        } else {
-            format!(
-                "Rss: {rss_kib} kB\nPss: {} kB\nPss_Anon: {} kB\nPss_File: 0 kB\nPss_Shmem: 0 kB\n\
-                 Private_Clean: 0 kB\nPrivate_Dirty: {} kB\nSwap: 0 kB\nSwapPss: 0 kB\n",
-                rss_kib / 2,
-                rss_kib / 2,
-                rss_kib / 4
-            )
-        };
-        fs::write(dir.join("smaps_rollup"), rollup).unwrap();
-        fs::write(dir.join("cmdline"), format!("p{pid}\0--flag\0")).unwrap();
-        fs::write(dir.join("task").join(pid.to_string()).join("children"), "").unwrap();
-    }
-
-    fn children(root: &Path, pid: u32, tid: u32, list: &str) {
-        let dir = root
-            .join(pid.to_string())
-            .join("task")
-            .join(tid.to_string());
-        fs::create_dir_all(&dir).unwrap();
-        fs::write(dir.join("children"), list).unwrap();
-    }
 
     #[test]
     fn tree_follows_children_of_every_thread() {

@@ -1,0 +1,221 @@
+//! Peak tracking: a background thread that records a family's totals every N ms.
+
+use crate::snapshot_linux::{ProcRoot, Selector, SnapshotError};
+use serde::Serialize;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// What to sample and how often.
+#[derive(Debug, Clone)]
+pub struct SamplerOptions {
+    /// The family.
+    pub selector: Selector,
+    /// Time between the starts of two samples. A snapshot that takes longer
+    /// than this delays the next one; nothing queues up.
+    pub interval: Duration,
+    /// Pids left out of every total (for example the measuring process itself).
+    pub exclude_pids: Vec<u32>,
+}
+
+impl SamplerOptions {
+    /// Samples `selector` every `interval`, excluding nothing.
+    pub fn new(selector: Selector, interval: Duration) -> SamplerOptions {
+        SamplerOptions {
+            selector,
+            interval,
+            exclude_pids: Vec::new(),
+        }
+    }
+}
+
+/// The family's totals at one moment.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SamplePoint {
+    /// Since the sampler started.
+    pub elapsed: Duration,
+    /// Live processes in the family.
+    pub process_count: u32,
+    /// Sum of RSS in bytes.
+    pub rss_bytes: u64,
+    /// Sum of PSS in bytes, `None` if any was unreadable.
+    pub pss_bytes: Option<u64>,
+    /// Sum of USS in bytes, `None` if any was unreadable.
+    pub uss_bytes: Option<u64>,
+    /// Sum of swap in bytes, `None` if any was unreadable.
+    pub swap_bytes: Option<u64>,
+    /// Sum of CPU seconds of the processes alive at this moment.
+    pub cpu_seconds: f64,
+}
+
+/// The time series and its peaks.
+#[derive(Debug, Serialize)]
+pub struct SamplerReport {
+    /// Every successful sample, oldest first.
+    pub points: Vec<SamplePoint>,
+    /// Highest RSS total seen, 0 if no sample succeeded.
+    pub peak_rss_bytes: u64,
+    /// Highest PSS total among samples where PSS was known.
+    pub peak_pss_bytes: Option<u64>,
+    /// Highest USS total among samples where USS was known.
+    pub peak_uss_bytes: Option<u64>,
+    /// Most processes alive at once.
+    pub peak_process_count: u32,
+    /// Samples that failed (the root gone, `/proc` unreadable).
+    pub failed_samples: u32,
+    /// The last failure, if any.
+    #[serde(skip)]
+    pub last_error: Option<SnapshotError>,
+}
+
+impl SamplerReport {
+    fn new() -> SamplerReport {
+        SamplerReport {
+            points: Vec::new(),
+            peak_rss_bytes: 0,
+            peak_pss_bytes: None,
+            peak_uss_bytes: None,
+            peak_process_count: 0,
+            failed_samples: 0,
+            last_error: None,
+        }
+    }
+
+    fn push(&mut self, point: SamplePoint) {
+        self.peak_rss_bytes = self.peak_rss_bytes.max(point.rss_bytes);
+        self.peak_pss_bytes = self.peak_pss_bytes.max(point.pss_bytes);
+        self.peak_uss_bytes = self.peak_uss_bytes.max(point.uss_bytes);
+        self.peak_process_count = self.peak_process_count.max(point.process_count);
+        self.points.push(point);
+    }
+}
+
+/// A running sampler; [`Sampler::stop`] ends it and returns what it saw.
+#[derive(Debug)]
+pub struct Sampler {
+    stop: mpsc::Sender<()>,
+    handle: JoinHandle<SamplerReport>,
+}
+
+impl Sampler {
+    /// Starts sampling on a background thread; the first sample is taken at once.
+    pub fn start(options: SamplerOptions) -> Sampler {
+        Sampler::start_in(ProcRoot::live(), options)
+    }
+
+    /// Starts sampling a given proc root (a fixture tree in tests).
+    pub fn start_in(root: ProcRoot, options: SamplerOptions) -> Sampler {
+        let (stop, stopped) = mpsc::channel::<()>();
+        let handle = std::thread::spawn(move || {
+            let started = Instant::now();
+            let mut report = SamplerReport::new();
+            loop {
+                let began = Instant::now();
+                take(&root, &options, started, &mut report);
+                let wait = options.interval.saturating_sub(began.elapsed());
+                match stopped.recv_timeout(wait) {
+                    Err(RecvTimeoutError::Timeout) => continue,
+                    // Stopped (or the handle dropped): one last sample, so a
+                    // short phase still has its end state.
+                    Ok(()) | Err(RecvTimeoutError::Disconnected) => {
+                        take(&root, &options, started, &mut report);
+                        return report;
+                    }
+                }
+            }
+        });
+        Sampler { stop, handle }
+    }
+
+    /// Stops the sampler after one final sample and returns the series and peaks.
+    pub fn stop(self) -> SamplerReport {
+        let _ = self.stop.send(());
+        match self.handle.join() {
+            Ok(report) => report,
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    }
+}
+
+fn take(root: &ProcRoot, options: &SamplerOptions, started: Instant, report: &mut SamplerReport) {
+    let elapsed = started.elapsed();
+    match root.snapshot(&options.selector) {
+        Ok(snapshot) => {
+            let snapshot = snapshot.without(&options.exclude_pids);
+            report.push(SamplePoint {
+                elapsed,
+                process_count: u32::try_from(snapshot.processes.len()).unwrap_or(u32::MAX),
+                rss_bytes: snapshot.total_rss_bytes(),
+                pss_bytes: snapshot.total_pss_bytes(),
+                uss_bytes: snapshot.total_uss_bytes(),
+                swap_bytes: snapshot.total_swap_bytes(),
+                cpu_seconds: snapshot.total_cpu_seconds(),
+            });
+        }
+        Err(error) => {
+            report.failed_samples += 1;
+            report.last_error = Some(error);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn peaks_are_the_maxima_of_the_series() {
+        let mut report = SamplerReport::new();
+        let point = |rss: u64, pss: Option<u64>, count: u32| SamplePoint {
+            elapsed: Duration::ZERO,
+            process_count: count,
+            rss_bytes: rss,
+            pss_bytes: pss,
+            uss_bytes: pss,
+            swap_bytes: Some(0),
+            cpu_seconds: 0.0,
+        };
+        report.push(point(100, Some(50), 1));
+        report.push(point(300, None, 3));
+        report.push(point(200, Some(80), 2));
+        assert_eq!(report.peak_rss_bytes, 300);
+        assert_eq!(report.peak_pss_bytes, Some(80));
+        assert_eq!(report.peak_process_count, 3);
+        assert_eq!(report.points.len(), 3);
+    }
+
+    #[test]
+    fn sampler_sees_its_own_process() {
+        let sampler = Sampler::start(SamplerOptions::new(
+            Selector::Tree(std::process::id()),
+            Duration::from_millis(5),
+        ));
+        std::thread::sleep(Duration::from_millis(30));
+        let report = sampler.stop();
+        assert!(report.points.len() >= 2, "{} points", report.points.len());
+        assert_eq!(report.failed_samples, 0);
+        assert!(report.peak_rss_bytes > 0);
+        assert!(
+            report
+                .points
+                .windows(2)
+                .all(|w| w[0].elapsed <= w[1].elapsed)
+        );
+    }
+
+    #[test]
+    fn missing_family_counts_failures() {
+        let root = tempfile::tempdir().unwrap();
+        let sampler = Sampler::start_in(
+            ProcRoot::new(root.path()),
+            SamplerOptions::new(Selector::Tree(4242), Duration::from_millis(1)),
+        );
+        let report = sampler.stop();
+        assert!(report.points.is_empty());
+        assert!(report.failed_samples >= 2);
+        assert!(matches!(
+            report.last_error,
+            Some(SnapshotError::NoSuchProcess { pid: 4242 })
+        ));
+    }
+}

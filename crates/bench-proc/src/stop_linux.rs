@@ -1,0 +1,260 @@
+//! Stopping a family: SIGTERM, a grace period, SIGKILL, reaping, verification.
+
+use crate::parse;
+use crate::snapshot_linux::{ProcRoot, Selector, SnapshotError};
+use rustix::process::{Pid, Signal, WaitOptions};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+/// How often membership and liveness are polled while waiting.
+const POLL: Duration = Duration::from_millis(10);
+/// How long SIGKILLed processes get to disappear before they count as survivors.
+const KILL_WAIT: Duration = Duration::from_secs(3);
+
+/// What [`stop`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct StopReport {
+    /// Pids that were sent SIGTERM.
+    pub terminated: Vec<u32>,
+    /// Pids still alive after the grace period, sent SIGKILL.
+    pub killed: Vec<u32>,
+    /// Pids that were our children and were reaped.
+    pub reaped: Vec<u32>,
+    /// From the first SIGTERM until nothing was left.
+    pub elapsed: Duration,
+}
+
+/// A process still alive after SIGKILL.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Survivor {
+    /// Process id.
+    pub pid: u32,
+    /// Kernel name.
+    pub name: String,
+    /// One-letter state (a `D` survivor is stuck in the kernel).
+    pub state: char,
+}
+
+/// Why [`stop`] failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StopError {
+    /// The processes to stop could not be found.
+    #[error("failed to list the processes to stop")]
+    Discover(#[source] SnapshotError),
+    /// Stopping every process of root (uid 0) would take the machine down.
+    #[error("refusing to stop every process of uid 0")]
+    RootUid,
+    /// Some processes were still alive after SIGKILL.
+    #[error("{} process(es) survived SIGKILL: {}", survivors.len(), names(survivors))]
+    Survivors {
+        /// Who is left, with the partial report of what was done.
+        survivors: Vec<Survivor>,
+        /// What was done before giving up.
+        report: StopReport,
+    },
+}
+
+fn names(survivors: &[Survivor]) -> String {
+    survivors
+        .iter()
+        .map(|s| format!("{} ({}, state {})", s.pid, s.name, s.state))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Stops every process the selector names: SIGTERM to all, up to `grace` for
+/// them to exit, SIGKILL to whoever is left, then waits (up to 3 s) for them to
+/// disappear. Zombies that are our children are reaped along the way, so a
+/// caller holding a [`std::process::Child`] for one of them sees `ECHILD`
+/// from `wait` and should treat it as "already reaped".
+///
+/// Membership is re-read on every poll and only grows, so a child forked during
+/// the grace period, or orphaned when its parent died, is still stopped. A pid
+/// is remembered with its start time, so a reused pid is never signalled.
+/// Never signals the calling process, its ancestors or pid 1; refuses
+/// [`Selector::Uid`] of 0.
+pub fn stop(selector: &Selector, grace: Duration) -> Result<StopReport, StopError> {
+    stop_in(&ProcRoot::live(), selector, grace)
+}
+
+fn stop_in(root: &ProcRoot, selector: &Selector, grace: Duration) -> Result<StopReport, StopError> {
+    if *selector == Selector::Uid(0) {
+        return Err(StopError::RootUid);
+    }
+    let protected = protected_pids();
+    let started = Instant::now();
+    let mut report = StopReport::default();
+    // pid -> start time, the identity of the process we mean.
+    let mut members: BTreeMap<u32, u64> = BTreeMap::new();
+
+    let refresh = |members: &mut BTreeMap<u32, u64>| -> Result<Vec<u32>, StopError> {
+        let mut fresh = Vec::new();
+        // A vanished tree root just means the tree is gone; its orphans are
+        // already in `members`.
+        let found = match root.discover(selector) {
+            Ok(pids) => pids,
+            Err(SnapshotError::NoSuchProcess { .. }) => Vec::new(),
+            Err(error) => return Err(StopError::Discover(error)),
+        };
+        for pid in found {
+            if protected.contains(&pid) || members.contains_key(&pid) {
+                continue;
+            }
+            if let Some(stat) = live_stat(pid) {
+                members.insert(pid, stat.start_ticks);
+                fresh.push(pid);
+            }
+        }
+        Ok(fresh)
+    };
+
+    for pid in refresh(&mut members)? {
+        signal(pid, Signal::TERM);
+        report.terminated.push(pid);
+    }
+    let deadline = started + grace;
+    loop {
+        reap(&members, &mut report);
+        for pid in refresh(&mut members)? {
+            signal(pid, Signal::TERM);
+            report.terminated.push(pid);
+        }
+        if alive(&members).is_empty() || Instant::now() >= deadline {
+            break;
+        }
+        std::thread::sleep(POLL);
+    }
+
+    let kill_deadline = Instant::now() + KILL_WAIT;
+    loop {
+        refresh(&mut members)?;
+        let left = alive(&members);
+        if left.is_empty() {
+            break;
+        }
+        for pid in left {
+            if !report.killed.contains(&pid) {
+                report.killed.push(pid);
+            }
+            // Repeated on every poll: a process forked after the first SIGKILL
+            // round must get one too, and SIGKILL to a dying process is harmless.
+            signal(pid, Signal::KILL);
+        }
+        reap(&members, &mut report);
+        if Instant::now() >= kill_deadline {
+            break;
+        }
+        std::thread::sleep(POLL);
+    }
+    reap(&members, &mut report);
+    report.elapsed = started.elapsed();
+    let survivors: Vec<Survivor> = alive(&members)
+        .into_iter()
+        .filter_map(|pid| {
+            live_stat(pid).map(|stat| Survivor {
+                pid,
+                name: stat.name,
+                state: stat.state,
+            })
+        })
+        .collect();
+    if survivors.is_empty() {
+        Ok(report)
+    } else {
+        Err(StopError::Survivors { survivors, report })
+    }
+}
+
+/// Ourselves, our ancestors and pid 1.
+fn protected_pids() -> Vec<u32> {
+    let mut protected = vec![1, std::process::id()];
+    let mut pid = std::process::id();
+    while let Some(stat) = live_stat(pid) {
+        if stat.ppid == 0 || protected.contains(&stat.ppid) {
+            break;
+        }
+        protected.push(stat.ppid);
+        pid = stat.ppid;
+    }
+    protected
+}
+
+fn live_stat(pid: u32) -> Option<parse::Stat> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    parse::parse_stat(&text)
+}
+
+/// Members that still exist as the same process and are not zombies.
+fn alive(members: &BTreeMap<u32, u64>) -> Vec<u32> {
+    members
+        .iter()
+        .filter(|&(&pid, &start)| {
+            live_stat(pid).is_some_and(|stat| stat.start_ticks == start && !stat.is_zombie())
+        })
+        .map(|(&pid, _)| pid)
+        .collect()
+}
+
+/// Reaps the members that are our zombie children.
+fn reap(members: &BTreeMap<u32, u64>, report: &mut StopReport) {
+    let me = std::process::id();
+    for (&pid, &start) in members {
+        let Some(stat) = live_stat(pid) else { continue };
+        if stat.ppid != me || !stat.is_zombie() || stat.start_ticks != start {
+            continue;
+        }
+        let Some(target) = Pid::from_raw(pid as i32) else {
+            continue;
+        };
+        if let Ok(Some(_)) = rustix::process::waitpid(Some(target), WaitOptions::NOHANG) {
+            report.reaped.push(pid);
+        }
+    }
+}
+
+fn signal(pid: u32, sig: Signal) {
+    if let Some(target) = Pid::from_raw(pid as i32) {
+        // ESRCH (already gone) is the outcome we want; EPERM leaves the process
+        // alive, and the final check names it as a survivor.
+        let _ = rustix::process::kill_process(target, sig);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn self_parent_and_init_are_protected() {
+        let protected = protected_pids();
+        assert!(protected.contains(&1));
+        assert!(protected.contains(&std::process::id()));
+        let parent = rustix::process::getppid().map_or(0, |p| p.as_raw_nonzero().get() as u32);
+        assert!(protected.contains(&parent));
+    }
+
+    #[test]
+    fn uid_zero_is_refused() {
+        assert!(matches!(
+            stop(&Selector::Uid(0), Duration::from_millis(1)),
+            Err(StopError::RootUid)
+        ));
+    }
+
+    #[test]
+    fn survivors_are_named() {
+        let error = StopError::Survivors {
+            survivors: vec![Survivor {
+                pid: 42,
+                name: "agent".into(),
+                state: 'D',
+            }],
+            report: StopReport::default(),
+        };
+        assert_eq!(
+            error.to_string(),
+            "1 process(es) survived SIGKILL: 42 (agent, state D)"
+        );
+    }
+}

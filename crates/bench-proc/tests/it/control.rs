@@ -1,0 +1,116 @@
+//! Subreaper, stopping by tree, group, session and uid.
+
+use crate::support::{Fixture, exists, fixture_command, kill_if_fixture};
+use bench_proc::{Selector, become_subreaper, is_subreaper, snapshot, stop};
+use std::time::Duration;
+
+fn stat(pid: u32) -> bench_proc::parse::Stat {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    bench_proc::parse::parse_stat(&text).unwrap()
+}
+
+fn ppid(pid: u32) -> u32 {
+    stat(pid).ppid
+}
+
+#[test]
+fn subreaper_keeps_a_double_forked_daemon_in_the_tree() {
+    // Process-wide: nextest runs this test in its own process.
+    become_subreaper().unwrap();
+    assert!(is_subreaper().unwrap());
+    let me = std::process::id();
+    let fixture = Fixture::spawn(&["--daemon"]);
+    let daemon = fixture.daemon.unwrap();
+    assert_eq!(ppid(daemon), me, "the orphaned daemon re-parents to us");
+    let pids: Vec<u32> = snapshot(&Selector::Tree(me))
+        .unwrap()
+        .processes
+        .iter()
+        .map(|p| p.pid)
+        .collect();
+    assert!(
+        pids.contains(&daemon) && pids.contains(&fixture.pid),
+        "{pids:?}"
+    );
+    // The daemon is not under the fixture any more, only under us.
+    let under_fixture = snapshot(&Selector::Tree(fixture.pid)).unwrap();
+    assert!(under_fixture.processes.iter().all(|p| p.pid != daemon));
+
+    let report = stop(&Selector::Tree(me), Duration::from_secs(2)).unwrap();
+    assert!(report.terminated.contains(&daemon), "{report:?}");
+    assert!(
+        report.reaped.contains(&daemon),
+        "we are its parent, so we reap it: {report:?}"
+    );
+    assert!(!exists(daemon) && !exists(fixture.pid));
+    assert!(!report.terminated.contains(&me));
+}
+
+#[test]
+fn without_subreaper_the_daemon_escapes_and_the_session_view_finds_it() {
+    let fixture = Fixture::spawn(&["--daemon"]);
+    let daemon = fixture.daemon.unwrap();
+    let tree: Vec<u32> = snapshot(&Selector::Tree(std::process::id()))
+        .unwrap()
+        .processes
+        .iter()
+        .map(|p| p.pid)
+        .collect();
+    let escaped = !tree.contains(&daemon);
+    // The middle process called setsid, so the daemon is alone in a session
+    // named after that (now exited) leader.
+    let sid = stat(daemon).session;
+    assert_ne!(sid, stat(std::process::id()).session);
+    let session = snapshot(&Selector::Session(sid)).unwrap();
+    let report = stop(&Selector::Session(sid), Duration::from_secs(2));
+    let gone = !exists(daemon);
+    kill_if_fixture(daemon);
+    assert!(
+        escaped,
+        "daemon {daemon} should have left our tree: {tree:?}"
+    );
+    assert_eq!(session.processes.len(), 1);
+    assert_eq!(session.processes[0].pid, daemon);
+    assert!(report.is_ok() && gone, "{report:?}");
+}
+
+#[test]
+fn sigterm_ignoring_family_is_killed() {
+    let fixture = Fixture::spawn(&["--ignore-term", "--children", "2"]);
+    let mut all = fixture.children.clone();
+    all.push(fixture.pid);
+    let report = stop(&Selector::Tree(fixture.pid), Duration::from_millis(200)).unwrap();
+    let mut killed = report.killed.clone();
+    killed.sort_unstable();
+    all.sort_unstable();
+    assert_eq!(killed, all, "{report:?}");
+    assert!(all.iter().all(|&pid| !exists(pid)));
+}
+
+#[test]
+fn process_group_stop_ends_every_member() {
+    let fixture = Fixture::spawn(&["--children", "2"]);
+    // Spawned with process_group(0): the group id is the fixture's pid.
+    let report = stop(&Selector::ProcessGroup(fixture.pid), Duration::from_secs(2)).unwrap();
+    assert_eq!(report.terminated.len(), 3, "{report:?}");
+    assert!(report.killed.is_empty(), "{report:?}");
+    assert!(fixture.children.iter().all(|&pid| !exists(pid)));
+    assert!(!exists(fixture.pid));
+}
+
+#[test]
+fn uid_stop_ends_every_process_of_the_user() {
+    use std::os::unix::process::CommandExt;
+    let mut command = fixture_command(&["--children", "1"]);
+    command.uid(54_322).gid(54_322);
+    let fixture = Fixture::start(command);
+    let report = stop(&Selector::Uid(54_322), Duration::from_secs(2)).unwrap();
+    assert_eq!(report.terminated.len(), 2, "{report:?}");
+    assert!(
+        snapshot(&Selector::Uid(54_322))
+            .unwrap()
+            .processes
+            .is_empty()
+    );
+    assert!(!exists(fixture.pid));
+}

@@ -1,0 +1,6 @@
+//! Integration tests of bench-proc against live processes (the fixture binary).
+
+mod control;
+mod disk;
+mod memory;
+mod support;

@@ -1,0 +1,244 @@
+//! Accuracy against a fixture whose memory is known exactly.
+
+use crate::support::{Fixture, MIB, fixture_command, mib, within};
+use bench_proc::staircase::{self, Instances, StaircaseOptions};
+use bench_proc::{Selector, snapshot, stop};
+use std::os::unix::process::CommandExt;
+use std::time::Duration;
+
+const SIXTY_FOUR: f64 = (64 * MIB) as f64;
+
+/// Instances that are 64 MiB regions of one shared sidecar process, as the
+/// seed's VMs lease one sidecar.
+struct Regions<'a>(&'a mut Fixture);
+
+#[derive(Debug, thiserror::Error)]
+#[error("never fails")]
+struct Never;
+
+impl Instances for Regions<'_> {
+    type Instance = ();
+    type Error = Never;
+    fn create(&mut self) -> Result<(), Never> {
+        self.0.command("add 64", "added");
+        Ok(())
+    }
+    fn start(&mut self, _: &mut ()) -> Result<(), Never> {
+        Ok(())
+    }
+    fn verify(&mut self, _: &mut ()) -> Result<(), Never> {
+        Ok(())
+    }
+    fn stop(&mut self, _: ()) -> Result<(), Never> {
+        self.0.command("drop", "dropped");
+        Ok(())
+    }
+}
+
+#[test]
+fn staircase_of_64_mib_regions_measures_64_mib_per_instance() {
+    let mut sidecar = Fixture::spawn(&["--serve"]);
+    let options = StaircaseOptions {
+        count: 4,
+        settle: Duration::from_millis(50),
+        family: Selector::Tree(sidecar.pid),
+        exclude_pids: Vec::new(),
+        warmup: true,
+    };
+    let report = staircase::run(&mut Regions(&mut sidecar), &options).unwrap();
+    let rss = report.avg_per_instance_rss_bytes as f64;
+    let pss = report.avg_per_instance_pss_bytes.unwrap() as f64;
+    assert!(
+        within(rss, SIXTY_FOUR, 0.03),
+        "RSS per instance {}",
+        mib(rss)
+    );
+    assert!(
+        within(pss, SIXTY_FOUR, 0.03),
+        "PSS per instance {}",
+        mib(pss)
+    );
+    for step in &report.steps {
+        let delta = step.rss_delta_bytes as f64;
+        assert!(
+            within(delta, SIXTY_FOUR, 0.03),
+            "step {}: {}",
+            step.index,
+            mib(delta)
+        );
+    }
+    let added = (report.steps.last().unwrap().totals.rss_bytes - report.baseline.rss_bytes) as f64;
+    let reclaimed = report.reclaimed_rss_bytes as f64;
+    assert!(
+        within(reclaimed, added, 0.05),
+        "reclaimed {} of {}",
+        mib(reclaimed),
+        mib(added)
+    );
+}
+
+/// Instances that are whole fixture processes of 64 MiB each.
+struct Processes(Vec<u32>);
+
+#[derive(Debug, thiserror::Error)]
+#[error("fixture instance failed")]
+struct Failed(#[source] bench_proc::StopError);
+
+impl Instances for Processes {
+    type Instance = Fixture;
+    type Error = Failed;
+    fn create(&mut self) -> Result<Fixture, Failed> {
+        let fixture = Fixture::spawn(&["--mib", "64"]);
+        self.0.push(fixture.pid);
+        Ok(fixture)
+    }
+    fn start(&mut self, _: &mut Fixture) -> Result<(), Failed> {
+        Ok(())
+    }
+    fn verify(&mut self, fixture: &mut Fixture) -> Result<(), Failed> {
+        assert!(
+            fixture.child.try_wait().unwrap().is_none(),
+            "instance exited"
+        );
+        Ok(())
+    }
+    fn stop(&mut self, fixture: Fixture) -> Result<(), Failed> {
+        stop(&Selector::Tree(fixture.pid), Duration::from_secs(2)).map_err(Failed)?;
+        Ok(())
+    }
+}
+
+#[test]
+fn staircase_of_64_mib_processes_measures_64_mib_pss_per_instance() {
+    let me = std::process::id();
+    let options = StaircaseOptions {
+        count: 3,
+        settle: Duration::from_millis(100),
+        family: Selector::Tree(me),
+        exclude_pids: vec![me],
+        warmup: true,
+    };
+    let mut instances = Processes(Vec::new());
+    let report = staircase::run(&mut instances, &options).unwrap();
+    let pss = report.avg_per_instance_pss_bytes.unwrap() as f64;
+    let uss = report.avg_per_instance_uss_bytes.unwrap() as f64;
+    let rss = report.avg_per_instance_rss_bytes as f64;
+    assert!(
+        within(pss, SIXTY_FOUR, 0.03),
+        "PSS per instance {}",
+        mib(pss)
+    );
+    assert!(
+        within(uss, SIXTY_FOUR, 0.03),
+        "USS per instance {}",
+        mib(uss)
+    );
+    // RSS also counts each process's own copy of libc and the binary (about
+    // 2 MiB here), which PSS shares out; it is at least the region.
+    assert!(
+        rss >= SIXTY_FOUR && rss < SIXTY_FOUR + (4 * MIB) as f64,
+        "RSS per instance {}",
+        mib(rss)
+    );
+    let reclaimed = report.reclaimed_rss_bytes as f64;
+    let added = rss * 3.0;
+    assert!(
+        within(reclaimed, added, 0.05),
+        "reclaimed {} of {}",
+        mib(reclaimed),
+        mib(added)
+    );
+    assert_eq!(report.after_teardown.process_count, 0);
+    assert_eq!(instances.0.len(), 4, "warm-up plus three");
+}
+
+#[test]
+fn pss_of_forked_children_sharing_64_mib_sums_to_64_mib_and_rss_does_not() {
+    let family = |mib: &str| {
+        let fixture = Fixture::spawn(&["--mib", mib, "--children", "3"]);
+        let snap = snapshot(&Selector::Tree(fixture.pid)).unwrap();
+        assert_eq!(snap.processes.len(), 4, "{snap:?}");
+        (
+            snap.total_rss_bytes() as f64,
+            snap.total_pss_bytes().unwrap() as f64,
+        )
+    };
+    let (rss_64, pss_64) = family("64");
+    let (rss_0, pss_0) = family("0");
+    let pss = pss_64 - pss_0;
+    let rss = rss_64 - rss_0;
+    assert!(
+        within(pss, SIXTY_FOUR, 0.03),
+        "PSS of the shared region {}",
+        mib(pss)
+    );
+    assert!(
+        within(rss, 4.0 * SIXTY_FOUR, 0.03),
+        "RSS counts it four times: {}",
+        mib(rss)
+    );
+}
+
+#[test]
+fn another_users_pss_is_unknown_not_zero() {
+    let target = Fixture::spawn(&["--mib", "16"]);
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_bench-proc-fixture"))
+        .args(["--snapshot-tree", &target.pid.to_string()])
+        .uid(65534)
+        .gid(65534)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let process = &json["processes"][0];
+    assert_eq!(process["pid"], target.pid);
+    assert!(process["pss_bytes"].is_null(), "{process}");
+    assert!(process["uss_bytes"].is_null(), "{process}");
+    assert!(
+        process["rss_bytes"].as_u64().unwrap() >= 16 * MIB,
+        "{process}"
+    );
+}
+
+#[test]
+fn zombie_child_is_not_counted() {
+    // The shell's background child exits, and `exec sleep` never reaps it.
+    let mut command = std::process::Command::new("sh");
+    command
+        .args(["-c", "true & exec sleep 30"])
+        .process_group(0);
+    let mut child = command.spawn().unwrap();
+    let pid = child.id();
+    let root = bench_proc::ProcRoot::live();
+    let mut discovered = Vec::new();
+    for _ in 0..200 {
+        discovered = root.discover(&Selector::Tree(pid)).unwrap();
+        let is_sleep = std::fs::read_to_string(format!("/proc/{pid}/comm"))
+            .is_ok_and(|comm| comm.trim() == "sleep");
+        if discovered.len() == 2 && is_sleep {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let snap = snapshot(&Selector::Tree(pid)).unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(discovered.len(), 2, "sleep and its zombie: {discovered:?}");
+    assert_eq!(snap.processes.len(), 1, "{snap:?}");
+    assert_eq!(snap.processes[0].name, "sleep");
+}
+
+#[test]
+fn uid_snapshot_finds_processes_of_that_user() {
+    let mut command = fixture_command(&["--mib", "8"]);
+    command.uid(54_321).gid(54_321);
+    let fixture = Fixture::start(command);
+    let snap = snapshot(&Selector::Uid(54_321)).unwrap();
+    assert_eq!(snap.processes.len(), 1, "{snap:?}");
+    assert_eq!(snap.processes[0].pid, fixture.pid);
+    assert!(snap.total_rss_bytes() >= 8 * MIB);
+}
