@@ -1,13 +1,300 @@
-//! `clibench startup`.
-// Owned by the startup work in progress: replace this placeholder wholesale.
+//! `clibench startup`: a hyperfine for interactive programs. Each run starts the
+//! command in a fresh PTY and measures, from spawn: first byte, first frame,
+//! ready (by the chosen mode), and the memory (RSS, PSS) of its session once settled.
 
+mod export;
+
+use crate::exit::{FAILURE, input_error};
+use crate::table::{Align, render};
+use anyhow::Context;
+use bench_proc::{Selector, snapshot};
+use bench_term::ready::parse_duration;
+use bench_term::{ReadyMode, SpawnOptions, Terminal};
+use export::{Figure, Report, Run};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::ffi::OsString;
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 /// Flags of `clibench startup`.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+#[command(after_help = "\
+Examples:
+  clibench startup -- python3
+  clibench startup --ready 'pattern:>>> $' --runs 20 -- python3
+  clibench startup --ready probe --show-screen -- pi
+  clibench startup --ready stable:500ms --export-json startup.json -- htop
+
+Ready modes:
+  probe            raw mode, then a typed probe echoed on screen (full-screen programs)
+  pattern:REGEX    the screen text matches REGEX
+  first-frame      the first line with at least 3 letters or digits
+  stable:DURATION  the screen stays unchanged for DURATION (ready = its last change)
+
+The command inherits this environment, with TERM=xterm-256color; --env adds more.")]
+pub struct Args {
+    /// Measured runs.
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    runs: usize,
+    /// Runs before the measured ones, not recorded (warm caches).
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    warmup: usize,
+    /// When the program counts as ready: probe, pattern:REGEX, first-frame or stable:DURATION.
+    #[arg(long, default_value = "probe", value_name = "MODE")]
+    ready: String,
+    /// Terminal columns.
+    #[arg(long, default_value_t = 120)]
+    cols: u16,
+    /// Terminal rows.
+    #[arg(long, default_value_t = 40)]
+    rows: u16,
+    /// Give up on a run after this long (e.g. 30s, 500ms, 2m).
+    #[arg(long, default_value = "30s", value_name = "DURATION")]
+    timeout: String,
+    /// How long to keep the program running after ready before measuring its memory.
+    #[arg(long, default_value = "1s", value_name = "DURATION")]
+    settle: String,
+    /// Extra environment variables for the command.
+    #[arg(long = "env", value_name = "KEY=VALUE")]
+    env: Vec<String>,
+    /// Write the runs and summary as JSON to FILE (`-` for stdout).
+    #[arg(long, value_name = "FILE")]
+    export_json: Option<PathBuf>,
+    /// Write the summary as a Markdown table to FILE.
+    #[arg(long, value_name = "FILE")]
+    export_markdown: Option<PathBuf>,
+    /// Print the screen of the first measured run, as it was when memory was measured.
+    #[arg(long)]
+    show_screen: bool,
+    /// The command and its arguments.
+    #[arg(required = true, last = true, value_name = "COMMAND")]
+    command: Vec<OsString>,
+}
+
+/// What `clibench startup` does, resolved from the flags.
+#[derive(Debug)]
+struct Settings {
+    runs: usize,
+    warmup: usize,
+    mode: ReadyMode,
+    timeout: Duration,
+    settle: Duration,
+    options: SpawnOptions,
+    command: Vec<String>,
+    export_json: Option<PathBuf>,
+    export_markdown: Option<PathBuf>,
+    show_screen: bool,
+}
+
+impl TryFrom<Args> for Settings {
+    type Error = anyhow::Error;
+
+    fn try_from(args: Args) -> anyhow::Result<Settings> {
+        if args.runs == 0 {
+            return Err(input_error("--runs must be at least 1"));
+        }
+        if args.cols < 10 || args.rows < 2 {
+            return Err(input_error(
+                "the terminal must be at least 10 columns by 2 rows",
+            ));
+        }
+        let mode: ReadyMode = args
+            .ready
+            .parse()
+            .map_err(|e| input_error(format!("--ready: {e}")))?;
+        let timeout =
+            parse_duration(&args.timeout).map_err(|e| input_error(format!("--timeout: {e}")))?;
+        let settle =
+            parse_duration(&args.settle).map_err(|e| input_error(format!("--settle: {e}")))?;
+        let (program, rest) = args
+            .command
+            .split_first()
+            .ok_or_else(|| input_error("no command given after --"))?;
+        let mut options = SpawnOptions::new(program.clone())
+            .args(rest.iter().cloned())
+            .size(args.cols, args.rows);
+        for (key, value) in std::env::vars_os() {
+            options = options.env(key, value);
+        }
+        options = options.env("TERM", "xterm-256color");
+        for pair in &args.env {
+            let (key, value) = pair
+                .split_once('=')
+                .filter(|(key, _)| !key.is_empty())
+                .ok_or_else(|| input_error(format!("--env {pair:?}: expected KEY=VALUE")))?;
+            options = options.env(key, value);
+        }
+        Ok(Settings {
+            runs: args.runs,
+            warmup: args.warmup,
+            mode,
+            timeout,
+            settle,
+            options,
+            command: args
+                .command
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect(),
+            export_json: args.export_json,
+            export_markdown: args.export_markdown,
+            show_screen: args.show_screen,
+        })
+    }
+}
 
 /// Runs `clibench startup`.
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`clibench startup` is not built yet")
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let settings = Settings::try_from(args)?;
+    let total = settings.warmup + settings.runs;
+    let progress = ProgressBar::new(total as u64).with_style(
+        ProgressStyle::with_template("{prefix:>8} [{bar:30}] {pos}/{len} {msg}")
+            .context("progress bar template")?
+            .progress_chars("=> "),
+    );
+    let mut runs = Vec::with_capacity(settings.runs);
+    let mut first_screen = None;
+    for index in 0..total {
+        let warmup = index < settings.warmup;
+        progress.set_prefix(if warmup { "warmup" } else { "run" });
+        let (run, screen) = measure_once(&settings);
+        if let Some(error) = &run.error {
+            progress.suspend(|| eprintln!("run {} failed: {error}", index + 1));
+        } else if let Some(ready) = run.ready_seconds {
+            progress.set_message(format!(
+                "ready {}",
+                bench_core::units::format_seconds(ready)
+            ));
+        }
+        if !warmup {
+            if first_screen.is_none() {
+                first_screen = screen;
+            }
+            runs.push(run);
+        }
+        progress.inc(1);
+    }
+    progress.finish_and_clear();
+
+    let report = Report::new(
+        settings.command.clone(),
+        settings.mode.to_string(),
+        (settings.options.cols, settings.options.rows),
+        runs,
+    );
+    if settings.show_screen {
+        if let Some(screen) = &first_screen {
+            eprintln!(
+                "Screen of the first run:\n{}\n",
+                export::frame_screen(screen)
+            );
+        }
+    }
+    eprint!("{}", summary_table(&report));
+    if let Some(path) = &settings.export_json {
+        let json = export::to_json(&report)?;
+        if path.as_os_str() == "-" {
+            println!("{json}");
+        } else {
+            bench_core::io::write_atomic(path, json.as_bytes())?;
+        }
+    }
+    if let Some(path) = &settings.export_markdown {
+        bench_core::io::write_atomic(path, export::to_markdown(&report).as_bytes())?;
+    }
+    let failed = report.runs.iter().filter(|r| r.error.is_some()).count();
+    if failed > 0 {
+        eprintln!("{failed} of {} runs failed", report.runs.len());
+        return Ok(ExitCode::from(FAILURE));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One run: spawn, ready, settle, measure the session's memory, close. Returns the
+/// run and the screen at the memory measurement.
+fn measure_once(settings: &Settings) -> (Run, Option<String>) {
+    let mut run = Run::default();
+    let mut terminal = match Terminal::spawn(&settings.options) {
+        Ok(terminal) => terminal,
+        Err(error) => {
+            run.error = Some(format!("{:#}", anyhow::Error::new(error)));
+            return (run, None);
+        }
+    };
+    let outcome = (|| -> anyhow::Result<()> {
+        terminal.ready(&settings.mode, settings.timeout)?;
+        terminal.settle(settings.settle)?;
+        let family = snapshot(&Selector::Session(terminal.pid()))
+            .context("failed to measure the memory of the session")?;
+        run.rss_bytes = Some(family.total_rss_bytes());
+        run.pss_bytes = family.total_pss_bytes();
+        run.processes = Some(family.processes.len());
+        Ok(())
+    })();
+    let timeline = terminal.timeline();
+    run.first_byte_seconds = timeline.first_byte.map(|d| d.as_secs_f64());
+    run.first_frame_seconds = timeline.first_frame.map(|d| d.as_secs_f64());
+    run.ready_seconds = timeline.ready.map(|d| d.as_secs_f64());
+    let screen = terminal.screen_text();
+    let closed = terminal.close();
+    match (outcome, closed) {
+        (Err(error), _) => run.error = Some(format!("{error:#}")),
+        (Ok(()), Err(error)) => run.error = Some(format!("{:#}", anyhow::Error::new(error))),
+        (Ok(()), Ok(_)) => {}
+    }
+    (run, Some(screen))
+}
+
+/// The summary for people: one row per figure.
+fn summary_table(report: &Report) -> String {
+    let rows: Vec<Vec<String>> = Figure::ALL
+        .iter()
+        .filter_map(|&figure| {
+            let summary = report.summary(figure)?;
+            let format = |value: f64| figure.format(value);
+            Some(vec![
+                figure.label().to_owned(),
+                format(summary.min),
+                format(summary.median),
+                format!("{} ± {}", format(summary.mean), format(summary.std_dev)),
+                format(summary.max),
+            ])
+        })
+        .collect();
+    let ok = report.runs.iter().filter(|r| r.error.is_none()).count();
+    let mut out = format!(
+        "{} ({} ready, {} of {} runs ok)\n",
+        report.command.join(" "),
+        report.ready_mode,
+        ok,
+        report.runs.len()
+    );
+    if rows.is_empty() {
+        out.push_str("no run produced a measurement\n");
+        return out;
+    }
+    out.push_str(&render(
+        &["figure", "min", "median", "mean ± sd", "max"],
+        &[
+            Align::Left,
+            Align::Right,
+            Align::Right,
+            Align::Right,
+            Align::Right,
+        ],
+        &rows,
+    ));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_summary_table_lists_every_measured_figure() {
+        let report = export::tests::sample_report();
+        insta::assert_snapshot!(summary_table(&report));
+    }
 }

@@ -3,6 +3,7 @@
 
 mod compare;
 mod report;
+mod startup;
 
 use std::path::PathBuf;
 use std::process::{Command, Output};

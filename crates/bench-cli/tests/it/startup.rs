@@ -1,0 +1,142 @@
+//! `clibench startup`, driving real line-mode programs in a PTY.
+
+use crate::{clibench, run};
+
+#[test]
+fn probe_mode_measures_bash_and_exports_json_and_markdown() {
+    let folder = tempfile::tempdir().unwrap();
+    let json = folder.path().join("startup.json");
+    let markdown = folder.path().join("startup.md");
+    let out = run(clibench()
+        .args([
+            "startup", "--runs", "2", "--warmup", "1", "--settle", "100ms",
+        ])
+        .arg("--export-json")
+        .arg(&json)
+        .arg("--export-markdown")
+        .arg(&markdown)
+        .args(["--show-screen", "--", "bash", "--norc", "--noprofile"])
+        .env("PS1", "startup$ "));
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("Screen of the first run:"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("│startup$"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("(probe ready, 2 of 2 runs ok)"),
+        "{}",
+        out.stderr
+    );
+
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(report["schema_version"], 1);
+    assert_eq!(
+        report["command"],
+        serde_json::json!(["bash", "--norc", "--noprofile"])
+    );
+    assert_eq!(report["ready_mode"], "probe");
+    let runs = report["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2, "warm-up runs are not kept");
+    for run in runs {
+        let seconds = |key: &str| run[key].as_f64().unwrap();
+        assert!(
+            seconds("first_byte_seconds") <= seconds("ready_seconds"),
+            "{run}"
+        );
+        // bash alone in its session: a few MiB, certainly between 1 MiB and 1 GiB.
+        let rss = run["rss_bytes"].as_u64().unwrap();
+        assert!((1 << 20..1 << 30).contains(&rss), "{run}");
+        assert!(run["pss_bytes"].as_u64().unwrap() <= rss, "{run}");
+        assert!(run["error"].is_null(), "{run}");
+    }
+    for key in [
+        "first_byte_seconds",
+        "first_frame_seconds",
+        "ready_seconds",
+        "rss_bytes",
+        "pss_bytes",
+    ] {
+        assert_eq!(report["summary"][key]["n"], 2, "{key}");
+    }
+    let markdown = std::fs::read_to_string(&markdown).unwrap();
+    assert!(markdown.contains("| ready |"), "{markdown}");
+}
+
+#[test]
+fn pattern_mode_waits_for_the_python_prompt() {
+    let out = run(clibench()
+        .args([
+            "startup", "--runs", "1", "--warmup", "0", "--settle", "100ms",
+        ])
+        .args([
+            "--ready",
+            "pattern:>>> ",
+            "--export-json",
+            "-",
+            "--",
+            "python3",
+        ]));
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert!(report["runs"][0]["ready_seconds"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn a_program_that_never_gets_ready_fails_with_the_stage_and_screen() {
+    let out = run(clibench()
+        .args([
+            "startup",
+            "--runs",
+            "1",
+            "--warmup",
+            "0",
+            "--timeout",
+            "500ms",
+        ])
+        .args(["--", "sh", "-c", "echo still starting; sleep 30"]));
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("waiting for raw mode (ICANON and ECHO off)"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("  | still starting"), "{}", out.stderr);
+    assert!(out.stderr.contains("1 of 1 runs failed"), "{}", out.stderr);
+}
+
+#[test]
+fn an_early_exit_reports_the_exit_status() {
+    let out = run(clibench()
+        .args([
+            "startup",
+            "--runs",
+            "1",
+            "--warmup",
+            "0",
+            "--ready",
+            "pattern:never",
+        ])
+        .args(["--", "sh", "-c", "echo bye; exit 3"]));
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    assert!(out.stderr.contains("exit status: 3"), "{}", out.stderr);
+}
+
+#[test]
+fn bad_flags_are_usage_errors() {
+    for (flag, value, message) in [
+        ("--ready", "soon", "--ready: unknown ready mode \"soon\""),
+        ("--timeout", "30", "--timeout: invalid duration \"30\""),
+        (
+            "--env",
+            "NOEQUALS",
+            "--env \"NOEQUALS\": expected KEY=VALUE",
+        ),
+    ] {
+        let out = run(clibench().args(["startup", flag, value, "--", "true"]));
+        assert_eq!(out.code, Some(2), "{}", out.stderr);
+        assert!(out.stderr.contains(message), "{}", out.stderr);
+    }
+}
