@@ -3,6 +3,7 @@
 //! `main` stays short: parse, run the chosen command, map the outcome to an exit code.
 
 mod commands;
+mod demo;
 mod exit;
 mod pipeline;
 mod spec;

@@ -1,9 +1,476 @@
-//! The measure phase (built by the "demo" helper; this placeholder refuses to run).
+//! The measure phase: cold then warm start in a real terminal to ready; after the cold start
+//! settles, the memory of all the target's processes (RSS, PSS, the per-process breakdown);
+//! then the agent's background sessions are stopped through its own list/stop commands; on
+//! trial 0, `disk` = the home's footprint now minus before the install.
+//!
+//! This file also holds what the ui and staircase phases share with it: the target's
+//! terminal, its process family, and its background sessions.
 
 use super::PhaseContext;
-use bench_core::Side;
+use super::exec::{self, Step};
+use super::state::UserRecord;
+use crate::spec::{self, Placeholder, Template};
+use anyhow::{Context, bail};
+use bench_core::{Metric, ProcessMemory, Sample, Side, record};
+use bench_proc::{Selector, Snapshot};
+use bench_term::{SpawnOptions, Terminal};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 /// Runs the measure phase for `ctx.trial`.
-pub fn run(_ctx: &PhaseContext, _side: &mut Side) -> anyhow::Result<()> {
-    anyhow::bail!("the measure phase is not built yet")
+pub fn run(ctx: &PhaseContext, side: &mut Side) -> anyhow::Result<()> {
+    let measure = ctx
+        .spec
+        .measure
+        .as_ref()
+        .context("the spec has no [measure] section")?;
+    let install_ok = side
+        .metrics
+        .get(&Metric::Install)
+        .into_iter()
+        .flatten()
+        .any(|sample| sample.trial == 0 && sample.value.is_some());
+    if !install_ok {
+        bail!("the first installation must succeed before interactive measurements");
+    }
+    let user = ctx.user()?;
+    let family = Family::of(user)?;
+    exec::stop_user(user).context("stopping the target's processes before measuring")?;
+    let outcome = starts(ctx, measure, side, user, &family);
+    let stopped = exec::stop_user(user).context("stopping the target's processes");
+    if ctx.trial == 0 && outcome.as_ref().is_ok_and(|cold_ready| *cold_ready) {
+        let sample = match disk_growth(ctx, side, &user.home) {
+            Ok(bytes) => Sample::Value(bytes as f64),
+            Err(error) => Sample::Error(format!("{error:#}")),
+        };
+        record(side, Metric::Disk, 0, sample);
+    }
+    outcome?;
+    stopped
+}
+
+/// The cold and warm starts, as the seed's `measure()`: a failed start is recorded as that
+/// metric's error and ends the phase; a failure after the cold start was ready is recorded
+/// under `rss`. Returns whether the cold start became ready.
+fn starts(
+    ctx: &PhaseContext,
+    measure: &spec::Measure,
+    side: &mut Side,
+    user: &UserRecord,
+    family: &Family,
+) -> anyhow::Result<bool> {
+    let trial = ctx.trial;
+    let mode = ready_mode(measure)?;
+    let mut cold_ready = false;
+    for (metric, name) in [(Metric::Cold, "cold"), (Metric::Warm, "warm")] {
+        let options = spawn_options(
+            ctx,
+            &measure.command,
+            measure.cwd.as_ref(),
+            &measure.env,
+            measure,
+            &ctx.log_path(&format!("{name}-{trial}"))?,
+        )?;
+        let mut terminal = Terminal::spawn(&options)
+            .with_context(|| format!("starting `{}` in a terminal", options_line(&options)))?;
+        let ready = terminal.ready(&mode, measure.ready_timeout.0);
+        let elapsed = match ready {
+            Ok(elapsed) => elapsed,
+            Err(error) => {
+                record(side, metric, trial, Sample::Error(error.to_string()));
+                close_quietly(&mut terminal);
+                return Ok(cold_ready);
+            }
+        };
+        record(side, metric, trial, Sample::Value(elapsed.as_secs_f64()));
+        if metric == Metric::Cold {
+            cold_ready = true;
+            let memory = terminal
+                .settle(measure.settle.0)
+                .map_err(anyhow::Error::from)
+                .and_then(|()| family.snapshot())
+                .and_then(|snapshot| record_memory(ctx, side, &snapshot));
+            let closed = terminal.close();
+            if let Err(error) = memory {
+                record(
+                    side,
+                    Metric::Rss,
+                    trial,
+                    Sample::Error(format!("{error:#}")),
+                );
+                return Ok(cold_ready);
+            }
+            closed.context("closing the cold start's terminal")?;
+            // The cold start's background sessions must not make the warm start warmer
+            // than a person's second start would be; the seed stops them here too.
+            stop_agents(ctx, measure, user)?;
+        } else {
+            let settled = terminal.settle(measure.settle.0);
+            let closed = terminal.close();
+            if let Err(error) = settled {
+                side.set_error(format!("warm settle: {error}"));
+            }
+            closed.context("closing the warm start's terminal")?;
+        }
+    }
+    Ok(cold_ready)
+}
+
+/// Records `rss`, `pss` (when every process's PSS was readable) and the process breakdown,
+/// and keeps the breakdown in OUT/logs/memory-<trial>.json.
+fn record_memory(ctx: &PhaseContext, side: &mut Side, snapshot: &Snapshot) -> anyhow::Result<()> {
+    if snapshot.processes.is_empty() {
+        bail!("no process of the target was found for the memory measurement");
+    }
+    let trial = ctx.trial;
+    record(
+        side,
+        Metric::Rss,
+        trial,
+        Sample::Value(snapshot.total_rss_bytes() as f64),
+    );
+    match snapshot.total_pss_bytes() {
+        Some(pss) => record(side, Metric::Pss, trial, Sample::Value(pss as f64)),
+        None => record(
+            side,
+            Metric::Pss,
+            trial,
+            Sample::Error("the PSS of some process was unreadable".to_owned()),
+        ),
+    }
+    let processes = process_memory(snapshot);
+    let path = ctx.log_path(&format!("memory-{trial}.json"))?;
+    let json = serde_json::to_string_pretty(&processes).context("serializing the processes")?;
+    bench_core::io::write_atomic(&path, json.as_bytes())
+        .with_context(|| format!("writing {}", path.display()))?;
+    side.set_processes(processes);
+    Ok(())
+}
+
+/// The home's growth since before the install, with the spec's excludes.
+fn disk_growth(ctx: &PhaseContext, side: &Side, home: &Path) -> anyhow::Result<u64> {
+    let before: u64 = side
+        .runtime
+        .get(super::install::HOME_BEFORE_KEY)
+        .with_context(|| {
+            format!(
+                "install trial 0 did not record `{}`",
+                super::install::HOME_BEFORE_KEY
+            )
+        })?
+        .parse()
+        .context("parsing the home's size before the install")?;
+    let excludes: Vec<&str> = ctx.spec.disk.exclude.iter().map(String::as_str).collect();
+    let after = bench_proc::disk_usage(home, &excludes)
+        .with_context(|| format!("measuring the footprint of {}", home.display()))?;
+    Ok(after.saturating_sub(before))
+}
+
+/// Where the target's processes are found for memory measurements.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Family {
+    /// A dedicated trial user: all its processes, daemons included.
+    Uid(u32),
+    /// Without root the target runs as us: everything below this phase process, which
+    /// is a child subreaper so that daemons the target detaches stay below it.
+    OwnTree(u32),
+}
+
+impl Family {
+    /// The family of `user`'s target processes. Without a dedicated user this makes the
+    /// phase process a child subreaper.
+    pub(super) fn of(user: &UserRecord) -> anyhow::Result<Family> {
+        if user.dedicated {
+            Ok(Family::Uid(user.uid))
+        } else {
+            bench_proc::become_subreaper().context("becoming a child subreaper")?;
+            Ok(Family::OwnTree(std::process::id()))
+        }
+    }
+
+    /// The selector and the pids to leave out.
+    pub(super) fn selector(self) -> (Selector, Vec<u32>) {
+        match self {
+            Family::Uid(uid) => (Selector::Uid(uid), Vec::new()),
+            Family::OwnTree(pid) => (Selector::Tree(pid), vec![pid]),
+        }
+    }
+
+    /// Memory of the family now.
+    pub(super) fn snapshot(self) -> anyhow::Result<Snapshot> {
+        let (selector, exclude) = self.selector();
+        let snapshot = bench_proc::snapshot(&selector)
+            .with_context(|| format!("reading the memory of {selector:?}"))?;
+        Ok(snapshot.without(&exclude))
+    }
+}
+
+/// The per-process breakdown in the result's form.
+pub(super) fn process_memory(snapshot: &Snapshot) -> Vec<ProcessMemory> {
+    snapshot
+        .processes
+        .iter()
+        .map(|process| ProcessMemory {
+            pid: process.pid,
+            name: process.name.clone(),
+            rss: process.rss_bytes,
+            pss: process.pss_bytes,
+            uss: process.uss_bytes,
+            swap: process.swap_bytes,
+            cpu_seconds: Some(process.cpu_seconds),
+        })
+        .collect()
+}
+
+/// The terminal options for one of the target's interactive commands: as the trial user,
+/// with the clean environment plus the section's, in its working folder, with the measure
+/// section's size, and the transcript in `transcript`.
+pub(super) fn spawn_options(
+    ctx: &PhaseContext,
+    command: &[Template],
+    cwd: Option<&Template>,
+    env: &BTreeMap<String, Template>,
+    measure: &spec::Measure,
+    transcript: &Path,
+) -> anyhow::Result<SpawnOptions> {
+    let user = ctx.user()?;
+    let values = ctx.values();
+    let argv = ctx.expand_command(command, &values)?;
+    let Some((program, args)) = argv.split_first() else {
+        bail!("the command is empty");
+    };
+    let mut extra = measure.env.clone();
+    extra.extend(env.iter().map(|(k, v)| (k.clone(), v.clone())));
+    let environment = ctx.environment(&extra, &values)?;
+    let cwd = ctx.cwd(
+        cwd.or(measure.cwd.as_ref()),
+        &ctx.default_target_cwd()?,
+        &values,
+    )?;
+    let mut options = SpawnOptions::new(resolve_program(program, &environment))
+        .args(args)
+        .cwd(cwd)
+        .size(measure.cols, measure.rows)
+        .transcript(transcript);
+    for (name, value) in &environment {
+        options = options.env(name, value);
+    }
+    if user.dedicated {
+        options = options.user(bench_term::User {
+            uid: user.uid,
+            gid: user.gid,
+            groups: Vec::new(),
+        });
+    }
+    Ok(options)
+}
+
+/// `program` as found on the target environment's PATH (the target's PATH, not ours, decides
+/// what a bare name means); unchanged when it has a slash or is not found.
+pub(super) fn resolve_program(program: &str, env: &BTreeMap<String, String>) -> String {
+    if program.contains('/') {
+        return program.to_owned();
+    }
+    let path = env.get("PATH").map(String::as_str).unwrap_or_default();
+    path.split(':')
+        .filter(|dir| !dir.is_empty())
+        .map(|dir| PathBuf::from(dir).join(program))
+        .find(|candidate| is_executable(candidate))
+        .map(|found| found.display().to_string())
+        .unwrap_or_else(|| program.to_owned())
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+fn options_line(options: &SpawnOptions) -> String {
+    std::iter::once(&options.program)
+        .chain(&options.args)
+        .map(|arg| arg.to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The spec's ready mode as bench-term's.
+pub(super) fn ready_mode(measure: &spec::Measure) -> anyhow::Result<bench_term::ReadyMode> {
+    Ok(match measure.ready {
+        spec::ReadyMode::Probe => bench_term::ReadyMode::Probe,
+        spec::ReadyMode::FirstFrame => bench_term::ReadyMode::FirstFrame,
+        spec::ReadyMode::Stable => bench_term::ReadyMode::Stable(measure.ready_quiet.0),
+        spec::ReadyMode::Pattern => {
+            let pattern = measure
+                .ready_pattern
+                .as_deref()
+                .context("[measure] ready = \"pattern\" needs ready_pattern")?;
+            bench_term::ReadyMode::Pattern(
+                regex::Regex::new(pattern).context("[measure] ready_pattern is not a regex")?,
+            )
+        }
+    })
+}
+
+/// Closes a terminal whose error is already recorded; a failure to close is not news.
+pub(super) fn close_quietly(terminal: &mut Terminal) {
+    let _ = terminal.close();
+}
+
+/// The ids of the agent's background sessions, from its list command (the seed's
+/// `list --json`); empty when the spec has no list command.
+pub(super) fn list_sessions(
+    ctx: &PhaseContext,
+    measure: &spec::Measure,
+    user: &UserRecord,
+) -> anyhow::Result<Vec<String>> {
+    let Some(command) = &measure.list_sessions else {
+        return Ok(Vec::new());
+    };
+    let finished = run_target_command(ctx, measure, user, command, &ctx.values(), "list sessions")?;
+    parse_session_ids(
+        &finished.stdout,
+        &measure.sessions_field,
+        &measure.session_id_field,
+    )
+}
+
+/// The session ids in a list command's JSON output: `{"<sessions_field>": [{"<id_field>":
+/// "..."}]}`; sessions without an id (or with an empty one) are skipped, as in the seed.
+pub(super) fn parse_session_ids(
+    output: &str,
+    sessions_field: &str,
+    id_field: &str,
+) -> anyhow::Result<Vec<String>> {
+    let listing: serde_json::Value = serde_json::from_str(output.trim())
+        .with_context(|| format!("the session list is not JSON: {:?}", exec::tail(output)))?;
+    let sessions = listing
+        .get(sessions_field)
+        .and_then(serde_json::Value::as_array)
+        .with_context(|| format!("the session list has no array `{sessions_field}`: {listing}"))?;
+    Ok(sessions
+        .iter()
+        .filter_map(|session| session.get(id_field))
+        .filter_map(|id| match id {
+            serde_json::Value::String(id) if !id.is_empty() => Some(id.clone()),
+            serde_json::Value::Number(id) => Some(id.to_string()),
+            _ => None,
+        })
+        .collect())
+}
+
+/// Stops the agent's background sessions through its own commands, as the seed's
+/// `stop_agents()`: every listed session is stopped; a stop that fails is forgiven only
+/// when the session is gone from the list afterwards (it ended by itself meanwhile).
+pub(super) fn stop_agents(
+    ctx: &PhaseContext,
+    measure: &spec::Measure,
+    user: &UserRecord,
+) -> anyhow::Result<()> {
+    let ids = list_sessions(ctx, measure, user)?;
+    stop_sessions(ctx, measure, user, &ids)
+}
+
+/// Stops the given background sessions (see [`stop_agents`]).
+pub(super) fn stop_sessions(
+    ctx: &PhaseContext,
+    measure: &spec::Measure,
+    user: &UserRecord,
+    ids: &[String],
+) -> anyhow::Result<()> {
+    let Some(stop) = &measure.stop_session else {
+        return Ok(());
+    };
+    for id in ids {
+        let values = ctx.values().with(Placeholder::Id, id.clone());
+        let what = format!("stop session {id}");
+        let finished = run_target_command(ctx, measure, user, stop, &values, &what);
+        let failure = match finished {
+            Ok(done) if done.status.success() => continue,
+            Ok(done) => format!(
+                "{what} failed ({}): {}",
+                done.status,
+                exec::tail(&done.merged())
+            ),
+            Err(error) => format!("{error:#}"),
+        };
+        if list_sessions(ctx, measure, user)?.contains(id) {
+            bail!("{failure}");
+        }
+    }
+    Ok(())
+}
+
+/// Runs one of the target's own commands (list, stop) as the trial user and captures it.
+fn run_target_command(
+    ctx: &PhaseContext,
+    measure: &spec::Measure,
+    user: &UserRecord,
+    command: &[Template],
+    values: &spec::Values,
+    what: &str,
+) -> anyhow::Result<exec::Finished> {
+    let argv = ctx.expand_command(command, values)?;
+    let env = ctx.environment(&measure.env, values)?;
+    let mut argv = argv;
+    if let Some(program) = argv.first_mut() {
+        *program = resolve_program(program, &env);
+    }
+    let step = Step {
+        what: what.to_owned(),
+        argv,
+        cwd: ctx.cwd(measure.cwd.as_ref(), &ctx.default_target_cwd()?, values)?,
+        env,
+        user: Some(user),
+        home: Some(user.home.clone()),
+        timeout: measure.command_timeout.0,
+        log: None,
+    };
+    Ok(exec::run(&step)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn session_ids_follow_the_seeds_format() {
+        let output = r#"{"sessions":[{"activeSessionId":"a1"},{"activeSessionId":""},{"other":1},{"activeSessionId":7}]}"#;
+        assert_eq!(
+            parse_session_ids(output, "sessions", "activeSessionId").unwrap(),
+            ["a1", "7"]
+        );
+    }
+
+    #[test]
+    fn a_session_list_that_is_not_json_is_an_error_quoting_it() {
+        let error = parse_session_ids("Error: no daemon", "sessions", "activeSessionId")
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("Error: no daemon"), "{error}");
+    }
+
+    #[test]
+    fn a_session_list_without_the_array_names_the_field() {
+        let error = parse_session_ids(r#"{"items":[]}"#, "sessions", "activeSessionId")
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("`sessions`"), "{error}");
+    }
+
+    #[test]
+    fn bare_programs_are_found_on_the_targets_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let tool = dir.path().join("tool");
+        std::fs::write(&tool, "#!/bin/sh\n").unwrap();
+        let env = BTreeMap::from([(
+            "PATH".to_owned(),
+            format!("/nonexistent:{}", dir.path().display()),
+        )]);
+        // Not executable yet: not found.
+        assert_eq!(resolve_program("tool", &env), "tool");
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(resolve_program("tool", &env), tool.display().to_string());
+        assert_eq!(resolve_program("./x", &env), "./x");
+    }
 }

@@ -1,9 +1,209 @@
-//! The staircase phase (built by the "demo" helper; this placeholder refuses to run).
+//! The staircase phase: the marginal memory of one more instance of the spec's instance
+//! command, each instance a PTY session brought to ready (bench-proc's staircase engine:
+//! a warm-up instance, then instances added one at a time, the family measured after each
+//! settles, then all stopped and what was given back measured).
+//!
+//! An instance's background sessions (the ones its start added to the agent's session
+//! list) belong to it: stopping the instance stops them too, so `reclaimed_rss` is the
+//! memory really given back.
 
 use super::PhaseContext;
-use bench_core::Side;
+use super::exec;
+use super::measure::{
+    Family, close_quietly, list_sessions, ready_mode, spawn_options, stop_sessions,
+};
+use super::state::UserRecord;
+use crate::spec;
+use anyhow::Context;
+use bench_core::{Metric, Sample, Side, record};
+use bench_proc::staircase::{Instances, StaircaseOptions};
+use bench_term::{ReadyMode, Terminal};
+use std::fmt;
 
 /// Runs the staircase phase for `ctx.trial`.
-pub fn run(_ctx: &PhaseContext, _side: &mut Side) -> anyhow::Result<()> {
-    anyhow::bail!("the staircase phase is not built yet")
+pub fn run(ctx: &PhaseContext, side: &mut Side) -> anyhow::Result<()> {
+    let staircase = ctx
+        .spec
+        .staircase
+        .as_ref()
+        .context("the spec has no [staircase] section")?;
+    let measure = ctx
+        .spec
+        .measure
+        .as_ref()
+        .context("the staircase needs [measure] (the ready mode, size and sessions)")?;
+    let user = ctx.user()?;
+    let family = Family::of(user)?;
+    exec::stop_user(user).context("stopping the target's processes before the staircase")?;
+    let (selector, exclude_pids) = family.selector();
+    let options = StaircaseOptions {
+        count: usize::try_from(staircase.count).unwrap_or(usize::MAX),
+        settle: staircase.settle.0,
+        family: selector,
+        exclude_pids,
+        warmup: true,
+    };
+    let mut instances = PtySessions {
+        ctx,
+        staircase,
+        measure,
+        user,
+        mode: ready_mode(measure)?,
+        created: 0,
+    };
+    let outcome = bench_proc::staircase::run(&mut instances, &options);
+    let stopped = exec::stop_user(user).context("stopping the target's processes");
+    let trial = ctx.trial;
+    match outcome {
+        Ok(report) => {
+            let path = ctx.log_path(&format!("staircase-{trial}.json"))?;
+            let json =
+                serde_json::to_string_pretty(&report).context("serializing the staircase")?;
+            bench_core::io::write_atomic(&path, json.as_bytes())
+                .with_context(|| format!("writing {}", path.display()))?;
+            let bytes = |value: Option<i64>, what: &str| match value {
+                Some(bytes) => Sample::Value(bytes as f64),
+                None => Sample::Error(format!("the {what} of some process was unreadable")),
+            };
+            record(
+                side,
+                Metric::InstanceRss,
+                trial,
+                bytes(Some(report.avg_per_instance_rss_bytes), "RSS"),
+            );
+            record(
+                side,
+                Metric::InstancePss,
+                trial,
+                bytes(report.avg_per_instance_pss_bytes, "PSS"),
+            );
+            record(
+                side,
+                Metric::InstanceUss,
+                trial,
+                bytes(report.avg_per_instance_uss_bytes, "USS"),
+            );
+            record(
+                side,
+                Metric::ReclaimedRss,
+                trial,
+                bytes(Some(report.reclaimed_rss_bytes), "RSS"),
+            );
+        }
+        Err(error) => {
+            let message = format!("{:#}", anyhow::Error::from(error));
+            for metric in [
+                Metric::InstanceRss,
+                Metric::InstancePss,
+                Metric::InstanceUss,
+                Metric::ReclaimedRss,
+            ] {
+                record(side, metric, trial, Sample::Error(message.clone()));
+            }
+        }
+    }
+    stopped
+}
+
+/// Instances of the spec's instance command, each in its own terminal.
+struct PtySessions<'a> {
+    ctx: &'a PhaseContext,
+    staircase: &'a spec::Staircase,
+    measure: &'a spec::Measure,
+    user: &'a UserRecord,
+    mode: ReadyMode,
+    created: usize,
+}
+
+/// One running instance: its terminal and the background sessions its start added.
+struct PtySession {
+    terminal: Terminal,
+    sessions_before: Vec<String>,
+    sessions: Vec<String>,
+}
+
+/// What an instance operation failed with (the engine needs a `std::error::Error`).
+#[derive(Debug)]
+struct InstanceError(String);
+
+impl fmt::Display for InstanceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for InstanceError {}
+
+impl From<anyhow::Error> for InstanceError {
+    fn from(error: anyhow::Error) -> InstanceError {
+        InstanceError(format!("{error:#}"))
+    }
+}
+
+impl Instances for PtySessions<'_> {
+    type Instance = PtySession;
+    type Error = InstanceError;
+
+    fn create(&mut self) -> Result<PtySession, InstanceError> {
+        let index = self.created;
+        self.created += 1;
+        let command = self
+            .staircase
+            .command
+            .as_ref()
+            .unwrap_or(&self.measure.command);
+        let transcript = self
+            .ctx
+            .log_path(&format!("staircase-{}-instance-{index}", self.ctx.trial))?;
+        let options = spawn_options(
+            self.ctx,
+            command,
+            self.staircase.cwd.as_ref(),
+            &self.staircase.env,
+            self.measure,
+            &transcript,
+        )?;
+        let sessions_before = list_sessions(self.ctx, self.measure, self.user)?;
+        let terminal = Terminal::spawn(&options)
+            .map_err(|error| InstanceError(format!("starting instance {index}: {error}")))?;
+        Ok(PtySession {
+            terminal,
+            sessions_before,
+            sessions: Vec::new(),
+        })
+    }
+
+    fn start(&mut self, instance: &mut PtySession) -> Result<(), InstanceError> {
+        instance
+            .terminal
+            .ready(&self.mode, self.measure.ready_timeout.0)
+            .map_err(|error| InstanceError(error.to_string()))?;
+        let now = list_sessions(self.ctx, self.measure, self.user)?;
+        instance.sessions = now
+            .into_iter()
+            .filter(|id| !instance.sessions_before.contains(id))
+            .collect();
+        Ok(())
+    }
+
+    fn verify(&mut self, instance: &mut PtySession) -> Result<(), InstanceError> {
+        if instance.terminal.session_processes().is_empty() {
+            return Err(InstanceError(format!(
+                "the instance exited; its last screen:\n{}",
+                instance.terminal.screen_text()
+            )));
+        }
+        Ok(())
+    }
+
+    fn stop(&mut self, mut instance: PtySession) -> Result<(), InstanceError> {
+        let closed = instance.terminal.close();
+        if closed.is_err() {
+            close_quietly(&mut instance.terminal);
+        }
+        stop_sessions(self.ctx, self.measure, self.user, &instance.sessions)?;
+        closed
+            .map(drop)
+            .map_err(|error| InstanceError(format!("closing the instance: {error}")))
+    }
 }

@@ -1,0 +1,218 @@
+//! The built-in demo agent: its files and spec are embedded in the binary, so `clibench run`
+//! with no spec benchmarks it anywhere, offline.
+//!
+//! [`materialise`] writes the agent's source tree into a fresh local git repository with fixed
+//! author and committer identities and dates, so the commit sha depends only on the files, and
+//! writes the spec next to it with that repository and sha as its source. The pipeline then
+//! treats it like any other target: prepare fetches the commit, builds and packs, install
+//! downloads from the served origin, and so on.
+
+use anyhow::{Context, bail};
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// The demo's spec, with `@DEMO_SOURCE@` and `@DEMO_COMMIT@` standing for the materialised
+/// repository and its commit.
+pub const SPEC: &str = include_str!("../../../examples/demo-agent/demo.toml");
+
+/// Marker in [`SPEC`] replaced by the path of the materialised source repository.
+const SOURCE_MARKER: &str = "@DEMO_SOURCE@";
+/// Marker in [`SPEC`] replaced by the sha of its single commit.
+const COMMIT_MARKER: &str = "@DEMO_COMMIT@";
+
+/// The agent's source tree: path inside the repository, contents, mode.
+const FILES: &[(&str, &str, u32)] = &[
+    (
+        "README.md",
+        include_str!("../../../examples/demo-agent/source/README.md"),
+        0o644,
+    ),
+    (
+        "VERSION",
+        include_str!("../../../examples/demo-agent/source/VERSION"),
+        0o644,
+    ),
+    (
+        "build.py",
+        include_str!("../../../examples/demo-agent/source/build.py"),
+        0o755,
+    ),
+    (
+        "demo_agent.py",
+        include_str!("../../../examples/demo-agent/source/demo_agent.py"),
+        0o755,
+    ),
+    (
+        "install.sh",
+        include_str!("../../../examples/demo-agent/source/install.sh"),
+        0o755,
+    ),
+    // The agent's REPL kernel is bench-term's reference kernel, shipped inside its release.
+    ("kernel.py", bench_term::kernel::REFERENCE_KERNEL, 0o644),
+];
+
+/// Fixed identity and dates of the demo's commit: the same files always give the same sha.
+const COMMIT_DATE: &str = "2000-01-01T00:00:00Z";
+
+/// Where [`materialise`] put the demo.
+#[derive(Debug, Clone)]
+pub struct Materialised {
+    /// The git repository holding the agent's source tree.
+    pub source: PathBuf,
+    /// The sha of its one commit.
+    pub sha: String,
+    /// The spec, with its source pointing at `source` and `sha`.
+    pub spec: PathBuf,
+}
+
+/// Writes the demo agent's source as a git repository under `dir/source` and its spec as
+/// `dir/demo.toml`. `dir` must not hold a previous demo.
+pub fn materialise(dir: &Path) -> anyhow::Result<Materialised> {
+    let source = dir.join("source");
+    if source.exists() {
+        bail!(
+            "{} already exists; refusing to overwrite a previous demo",
+            source.display()
+        );
+    }
+    fs::create_dir_all(&source).with_context(|| format!("creating {}", source.display()))?;
+    // Trial users read the source (the installer runs as them), so it is world-readable.
+    for folder in [dir, source.as_path()] {
+        fs::set_permissions(folder, fs::Permissions::from_mode(0o755))
+            .with_context(|| format!("making {} readable", folder.display()))?;
+    }
+    for (name, contents, mode) in FILES {
+        let path = source.join(name);
+        fs::write(&path, contents).with_context(|| format!("writing {}", path.display()))?;
+        fs::set_permissions(&path, fs::Permissions::from_mode(*mode))
+            .with_context(|| format!("setting the mode of {}", path.display()))?;
+    }
+    git(&source, &["init", "--quiet", "--initial-branch=main"])?;
+    git(&source, &["add", "--all"])?;
+    git(
+        &source,
+        &[
+            "-c",
+            "user.name=clibench demo",
+            "-c",
+            "user.email=demo@clibench.invalid",
+            "-c",
+            "commit.gpgsign=false",
+            "commit",
+            "--quiet",
+            "--no-verify",
+            "-m",
+            "demo-agent source",
+        ],
+    )?;
+    let sha = git(&source, &["rev-parse", "HEAD"])?.trim().to_owned();
+    let source = source
+        .canonicalize()
+        .with_context(|| format!("resolving {}", source.display()))?;
+    let text = spec_text(&source, &sha);
+    let spec = dir.join("demo.toml");
+    fs::write(&spec, text).with_context(|| format!("writing {}", spec.display()))?;
+    Ok(Materialised { source, sha, spec })
+}
+
+/// The demo spec with its source set to `source` at `sha`.
+pub fn spec_text(source: &Path, sha: &str) -> String {
+    SPEC.replace(SOURCE_MARKER, &source.display().to_string())
+        .replace(COMMIT_MARKER, sha)
+}
+
+/// Runs git in `repo` with a fixed, config-free environment, returning its stdout.
+fn git(repo: &Path, args: &[&str]) -> anyhow::Result<String> {
+    let output = Command::new("git")
+        .args(args)
+        .current_dir(repo)
+        .env_clear()
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .env("HOME", repo)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_DATE", COMMIT_DATE)
+        .env("GIT_COMMITTER_DATE", COMMIT_DATE)
+        .env("LANG", "C")
+        .stdin(Stdio::null())
+        .output()
+        .with_context(|| format!("running git {}", args.join(" ")))?;
+    if !output.status.success() {
+        bail!(
+            "git {} failed in {} ({}): {}",
+            args.join(" "),
+            repo.display(),
+            output.status,
+            String::from_utf8_lossy(&output.stderr).trim()
+        );
+    }
+    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_files_give_the_same_commit() {
+        let first = tempfile::tempdir().unwrap();
+        let second = tempfile::tempdir().unwrap();
+        let a = materialise(first.path()).unwrap();
+        let b = materialise(second.path()).unwrap();
+        assert_eq!(a.sha, b.sha);
+        assert_eq!(a.sha.len(), 40);
+        let spec = fs::read_to_string(&a.spec).unwrap();
+        assert!(spec.contains(&a.sha), "{spec}");
+        assert!(spec.contains(&a.source.display().to_string()), "{spec}");
+        assert!(
+            !spec.contains("@DEMO_"),
+            "a marker was left in the spec:\n{spec}"
+        );
+    }
+
+    #[test]
+    fn refuses_to_overwrite_a_previous_demo() {
+        let dir = tempfile::tempdir().unwrap();
+        materialise(dir.path()).unwrap();
+        let error = materialise(dir.path()).unwrap_err().to_string();
+        assert!(error.contains("already exists"), "{error}");
+    }
+
+    #[test]
+    fn the_source_tree_builds_its_release_artifact() {
+        let dir = tempfile::tempdir().unwrap();
+        let demo = materialise(dir.path()).unwrap();
+        let status = Command::new("python3")
+            .arg("build.py")
+            .current_dir(&demo.source)
+            .stdout(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let version = SPEC_VERSION.trim();
+        assert!(
+            demo.source
+                .join(format!("dist/demo-agent-{version}.tar.gz"))
+                .is_file()
+        );
+    }
+
+    #[test]
+    fn the_demo_spec_parses_and_measures_every_phase() {
+        let text = spec_text(Path::new("/tmp/demo/source"), &"0".repeat(40));
+        let spec = crate::spec::parse(&text, "demo.toml").unwrap();
+        assert_eq!(spec.version.as_deref(), Some(SPEC_VERSION.trim()));
+        let source = spec.source.unwrap();
+        assert_eq!(source.repository, "/tmp/demo/source");
+        assert_eq!(source.commit, "0".repeat(40));
+        let measure = spec.measure.unwrap();
+        assert!(measure.list_sessions.is_some() && measure.stop_session.is_some());
+        assert!(spec.runtime.is_some());
+        assert!(!spec.ui.unwrap().steps.is_empty());
+        assert!(spec.staircase.is_some());
+    }
+
+    const SPEC_VERSION: &str = include_str!("../../../examples/demo-agent/source/VERSION");
+}
