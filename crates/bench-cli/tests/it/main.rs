@@ -2,6 +2,7 @@
 //! running the built binary as a user would.
 
 mod compare;
+mod kernel;
 mod report;
 mod startup;
 

@@ -1,0 +1,92 @@
+//! `clibench kernel` against the reference kernel and against a command that is no kernel.
+
+use crate::{clibench, run};
+use serde_json::Value;
+
+const METRICS: [&str; 11] = [
+    "kernel_start",
+    "kernel_rss",
+    "kernel_exec",
+    "bash",
+    "git_status",
+    "output",
+    "mixed",
+    "interrupt",
+    "loaded_rss",
+    "snapshot",
+    "restore",
+];
+
+#[test]
+fn kernel_measures_every_runtime_metric_of_the_reference_kernel() {
+    let folder = tempfile::tempdir().unwrap();
+    let markdown = folder.path().join("kernel.md");
+    let transcripts = folder.path().join("transcripts");
+    let result = run(clibench()
+        .args(["kernel", "--runs", "1", "--json", "--export-markdown"])
+        .arg(&markdown)
+        .arg("--transcripts")
+        .arg(&transcripts));
+    assert_eq!(result.code, Some(0), "stderr: {}", result.stderr);
+    let report: Value = serde_json::from_str(&result.stdout).unwrap();
+    assert_eq!(report["reference_kernel"], Value::Bool(true));
+    let values = &report["runs"][0]["values"];
+    for metric in METRICS {
+        let value = values[metric].as_f64();
+        assert!(value.is_some_and(|v| v > 0.0), "{metric}: {values}");
+    }
+    assert_eq!(report["runs"][0]["errors"], serde_json::json!({}));
+    let workload = report["workload"].as_str().unwrap();
+    assert!(workload == "pandas" || workload == "lists", "{workload}");
+    // The summary table names every metric; the heading says which workload was built.
+    for metric in METRICS {
+        assert!(
+            result.stderr.contains(metric),
+            "{metric} missing: {}",
+            result.stderr
+        );
+    }
+    assert!(
+        result
+            .stderr
+            .contains(&format!("loaded workload: {workload}"))
+    );
+    let markdown = std::fs::read_to_string(&markdown).unwrap();
+    assert!(markdown.contains("| `restore` |"), "{markdown}");
+    assert!(transcripts.join("kernel-0.jsonl").is_file());
+    assert!(transcripts.join("restore-0.jsonl").is_file());
+}
+
+#[test]
+fn kernel_that_is_not_a_kernel_fails_the_run_with_the_reason() {
+    let result = run(clibench().args([
+        "kernel",
+        "--runs",
+        "1",
+        "--json",
+        "--timeout",
+        "10s",
+        "--",
+        "python3",
+        "-c",
+        "print('hello, not a kernel')",
+    ]));
+    assert_eq!(result.code, Some(1), "stderr: {}", result.stderr);
+    let report: Value = serde_json::from_str(&result.stdout).unwrap();
+    let error = report["runs"][0]["errors"]["kernel_start"]
+        .as_str()
+        .unwrap();
+    assert!(error.contains("hello, not a kernel"), "{error}");
+    assert!(
+        result.stderr.contains("kernel_start failed"),
+        "{}",
+        result.stderr
+    );
+}
+
+#[test]
+fn kernel_rejects_zero_runs() {
+    let result = run(clibench().args(["kernel", "--runs", "0"]));
+    assert_eq!(result.code, Some(2), "stderr: {}", result.stderr);
+    assert!(result.stderr.contains("--runs must be at least 1"));
+}
