@@ -69,3 +69,19 @@ impl FromStr for Format {
             .ok_or_else(|| UnknownFormat(name.to_string()))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_parse_back() {
+        for format in Format::ALL {
+            assert_eq!(format.name().parse::<Format>(), Ok(format));
+        }
+        assert_eq!(
+            "html".parse::<Format>().unwrap_err().to_string(),
+            "unknown format `html` (expected markdown, json or csv)"
+        );
+    }
+}

@@ -21,3 +21,28 @@ fn pretty(value: &impl serde::Serialize) -> String {
     text.push('\n');
     text
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::compare::{CompareOptions, compare};
+    use crate::{Metric, Sample, Side, record};
+
+    #[test]
+    fn an_infinite_ratio_is_written_as_null() {
+        let mut base = Side::new("b");
+        let mut candidate = Side::new("c");
+        record(&mut base, Metric::ReclaimedRss, 0, Sample::Value(0.0));
+        record(
+            &mut candidate,
+            Metric::ReclaimedRss,
+            0,
+            Sample::Value(4096.0),
+        );
+        let text = super::comparison(&compare(&base, &candidate, &CompareOptions::default()));
+        let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let row = &value["metrics"][0];
+        assert_eq!(row["ratio"], serde_json::Value::Null);
+        assert_eq!(row["verdict"], "improved");
+        assert!(text.ends_with("}\n"));
+    }
+}
