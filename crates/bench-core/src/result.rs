@@ -403,9 +403,12 @@ impl ResultFile {
 
     /// The result as pretty-printed JSON with a final newline.
     pub fn to_json_string(&self) -> String {
-        // Serializing plain data with string keys cannot fail; non-finite numbers
-        // become `null` (and are rejected by `validate` before saving).
-        let mut text = serde_json::to_string_pretty(self).unwrap_or_default();
+        // Invariant: serde_json fails only on maps whose keys are not strings (ours are
+        // strings or unit enum variants) and on failing Serialize impls (ours are
+        // derived). Non-finite numbers become `null`, and `validate` rejects them
+        // before saving.
+        let mut text =
+            serde_json::to_string_pretty(self).expect("a ResultFile always serializes to JSON");
         text.push('\n');
         text
     }
@@ -545,7 +548,8 @@ impl ResultFile {
 /// JSON with a final newline. It is checked in at `docs/result.schema.json`.
 pub fn json_schema() -> String {
     let schema = schemars::schema_for!(ResultFile);
-    let mut text = serde_json::to_string_pretty(&schema).unwrap_or_default();
+    // Invariant: a schemars Schema is a serde_json::Value, which always serializes.
+    let mut text = serde_json::to_string_pretty(&schema).expect("a JSON Schema serializes");
     text.push('\n');
     text
 }

@@ -15,9 +15,9 @@ pub fn comparison(comparison: &Comparison) -> String {
 }
 
 fn pretty(value: &impl serde::Serialize) -> String {
-    // These types hold only strings, numbers and string-keyed maps, which
-    // serde_json always serializes.
-    let mut text = serde_json::to_string_pretty(value).unwrap_or_default();
+    // Invariant: reports and comparisons hold only strings, numbers, derived
+    // Serialize impls and maps keyed by strings, which serde_json always serializes.
+    let mut text = serde_json::to_string_pretty(value).expect("exports serialize to JSON");
     text.push('\n');
     text
 }
