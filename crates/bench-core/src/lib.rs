@@ -22,7 +22,7 @@
 //! - [`result`]: the file format ([`ResultFile`], [`Side`], [`Observation`]), validation, load and save.
 //! - [`trial`]: [`record`] and [`trial_errors`].
 //! - [`stats`]: summaries over trials ([`MetricStats`](stats::MetricStats)).
-//! - [`compare`]: two sides compared, with bootstrap intervals and verdicts.
+//! - [`compare`](mod@compare): two sides compared, with bootstrap intervals and verdicts.
 //! - [`report`]: one result file summarized; [`export`]: Markdown, JSON and CSV.
 //! - [`units`], [`io`]: formatting for people, atomic writes.
 #![warn(missing_docs)]

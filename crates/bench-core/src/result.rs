@@ -304,8 +304,8 @@ pub struct ValidationError {
 
 /// A result file could not be loaded.
 ///
-/// The message is complete on its own (`invalid result file out/result.json: at
-/// `side.metrics.cold[1].trial`: trial 101 is above 100`), because it is what a user
+/// The message is complete on its own (``invalid result file out/result.json: at
+/// `side.metrics.cold[1].trial`: trial 101 is above 100``), because it is what a user
 /// sees whether it is printed with `{}` or as an error chain; the cause is kept in
 /// a field rather than as the error's `source`, so chains do not repeat it.
 #[derive(Debug, thiserror::Error)]
