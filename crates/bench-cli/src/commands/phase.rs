@@ -28,6 +28,12 @@ pub struct Args {
     /// Keep the trial users and homes at cleanup.
     #[arg(long)]
     keep_users: bool,
+    /// Fetch the source from this repository instead of the spec's `source.repository`.
+    #[arg(long)]
+    repository: Option<String>,
+    /// Build this commit instead of the spec's `source.commit` (a full 40-character sha).
+    #[arg(long)]
+    commit: Option<String>,
 }
 
 fn parse_phase(name: &str) -> Result<Phase, String> {
@@ -47,6 +53,10 @@ pub struct Settings {
     pub trial: u32,
     /// Keep users at cleanup.
     pub keep_users: bool,
+    /// Overrides `source.repository`.
+    pub repository: Option<String>,
+    /// Overrides `source.commit`.
+    pub commit: Option<String>,
 }
 
 /// Runs `clibench phase`.
@@ -57,6 +67,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         out: args.out,
         trial: args.trial,
         keep_users: args.keep_users,
+        repository: args.repository,
+        commit: args.commit,
     };
     let errors = run_phase(&settings)?;
     if errors.is_empty() {
@@ -96,7 +108,8 @@ pub fn request_for(spec: &spec::Spec, spec_path: &Path) -> Request {
 /// before the phase could start (a bad spec, an unreadable result file) are returned
 /// as `Err`, with bad input marked for exit code 2.
 pub fn run_phase(settings: &Settings) -> anyhow::Result<Vec<String>> {
-    let spec = spec::load(&settings.spec).map_err(|error| input_error(error.to_string()))?;
+    let mut spec = spec::load(&settings.spec).map_err(|error| input_error(error.to_string()))?;
+    override_source(&mut spec, settings)?;
     std::fs::create_dir_all(&settings.out)
         .with_context(|| format!("creating the output folder {}", settings.out.display()))?;
     let path = settings.out.join("result.json");
@@ -118,9 +131,10 @@ pub fn run_phase(settings: &Settings) -> anyhow::Result<Vec<String>> {
     )
     .and_then(|ctx| pipeline::run_phase(&ctx, &mut result.side));
     if let Err(error) = &outcome {
-        result
-            .side
-            .set_error(format!("{}: {error:#}", settings.phase));
+        let message = format!("{}: {error:#}", settings.phase);
+        // The result keeps 500 characters; the whole message goes to stderr.
+        eprintln!("error: {message}");
+        result.side.set_error(pipeline::exec::clip(&message, 500));
     }
     result.side.timings.insert(
         format!("phase:{}:{}", settings.phase, settings.trial),
@@ -134,6 +148,38 @@ pub fn run_phase(settings: &Settings) -> anyhow::Result<Vec<String>> {
         settings.phase,
         settings.trial,
     ))
+}
+
+/// Applies `--repository` and `--commit`, as the seed takes both from its request.
+fn override_source(spec: &mut spec::Spec, settings: &Settings) -> anyhow::Result<()> {
+    if settings.repository.is_none() && settings.commit.is_none() {
+        return Ok(());
+    }
+    let Some(source) = spec.source.as_mut() else {
+        return Err(input_error(format!(
+            "{}: --repository and --commit need a [source] section in the spec",
+            settings.spec.display()
+        )));
+    };
+    if let Some(commit) = &settings.commit {
+        if commit.len() != 40 || !commit.chars().all(|c| c.is_ascii_hexdigit()) {
+            return Err(input_error(format!(
+                "--commit must be a full 40-character sha (got \"{commit}\")"
+            )));
+        }
+        source.commit = commit.clone();
+    }
+    if let Some(repository) = &settings.repository {
+        // A local path on the command line is relative to where clibench runs, not
+        // to the spec's folder.
+        let path = Path::new(repository);
+        source.repository = if path.is_relative() && path.exists() {
+            std::path::absolute(path)?.display().to_string()
+        } else {
+            repository.clone()
+        };
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -128,6 +128,9 @@ impl PhaseContext {
         if let Some(version) = &self.spec.version {
             values.set(Placeholder::Version, version.clone());
         }
+        if let Some(url) = self.fixed_origin() {
+            values.set(Placeholder::Origin, url);
+        }
         if let Some(user) = &self.user {
             values
                 .set(Placeholder::Home, user.home.display().to_string())
@@ -140,6 +143,14 @@ impl PhaseContext {
             }
         }
         values
+    }
+
+    /// The origin's URL when its port is fixed by the spec (and it serves anything).
+    pub fn fixed_origin(&self) -> Option<String> {
+        let origin = &self.spec.origin;
+        let port = origin.port?;
+        (origin.serve && !self.spec.artifacts.is_empty())
+            .then(|| format!("http://127.0.0.1:{port}"))
     }
 
     /// Expands a template with this phase's values.

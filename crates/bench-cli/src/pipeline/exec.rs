@@ -48,6 +48,8 @@ pub struct Step<'a> {
 pub struct Finished {
     /// Its exit status.
     pub status: ExitStatus,
+    /// Where its output starts in the log (bytes), when logged.
+    pub log_offset: u64,
     /// Captured stdout (empty when logged).
     pub stdout: String,
     /// Captured stderr (empty when logged).
@@ -145,14 +147,30 @@ fn read_back(file: &mut File) -> std::io::Result<String> {
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
-fn read_log_tail(path: &Path) -> String {
+/// The tail of what was appended to a log from byte `from` on (this step's output).
+fn read_log_tail(path: &Path, from: u64) -> String {
     match std::fs::read(path) {
         Ok(bytes) => {
-            let start = bytes.len().saturating_sub(TAIL_CHARS * 4);
+            let from = usize::try_from(from).unwrap_or(0).min(bytes.len());
+            let start = bytes.len().saturating_sub(TAIL_CHARS * 4).max(from);
             tail(&String::from_utf8_lossy(&bytes[start..]))
         }
         Err(_) => String::new(),
     }
+}
+
+/// Cuts a message to `max` characters keeping its start (what failed) and its end
+/// (the output's last lines), for the result file's 500-character errors.
+pub fn clip(text: &str, max: usize) -> String {
+    let count = text.chars().count();
+    if count <= max {
+        return text.to_owned();
+    }
+    let head_chars = max / 3;
+    let tail_chars = max.saturating_sub(head_chars + 5);
+    let head: String = text.chars().take(head_chars).collect();
+    let end: String = text.chars().skip(count - tail_chars).collect();
+    format!("{head} ... {end}")
 }
 
 /// Runs a step to its end or its timeout. A non-zero exit is not an error here:
@@ -175,6 +193,7 @@ pub fn run(step: &Step<'_>) -> Result<Finished, ExecError> {
         // std drops the supplementary groups when root sets a uid.
         command.uid(user.uid).gid(user.gid);
     }
+    let mut log_offset = 0;
     let (mut out_file, mut err_file, logged) = match &step.log {
         Some(path) => {
             let mut log = std::fs::OpenOptions::new()
@@ -191,6 +210,7 @@ pub fn run(step: &Step<'_>) -> Result<Finished, ExecError> {
             )
             .context("writing the log")
             .map_err(io)?;
+            log_offset = log.metadata().map(|m| m.len()).unwrap_or(0);
             let copy = log.try_clone().context("duplicating the log").map_err(io)?;
             (log, copy, true)
         }
@@ -244,7 +264,10 @@ pub fn run(step: &Step<'_>) -> Result<Finished, ExecError> {
         // stop() may already have reaped our child; ECHILD then is fine.
         let _ = child.wait();
         let mut text = if logged {
-            step.log.as_deref().map(read_log_tail).unwrap_or_default()
+            step.log
+                .as_deref()
+                .map(|path| read_log_tail(path, log_offset))
+                .unwrap_or_default()
         } else {
             let out = read_back(&mut out_file).unwrap_or_default();
             let err = read_back(&mut err_file).unwrap_or_default();
@@ -273,6 +296,7 @@ pub fn run(step: &Step<'_>) -> Result<Finished, ExecError> {
     };
     Ok(Finished {
         status,
+        log_offset,
         stdout,
         stderr,
         elapsed,
@@ -286,7 +310,7 @@ pub fn run_ok(step: &Step<'_>) -> Result<Finished, ExecError> {
         return Ok(finished);
     }
     let text = match &step.log {
-        Some(path) => read_log_tail(path),
+        Some(path) => read_log_tail(path, finished.log_offset),
         None => tail(&finished.merged()),
     };
     Err(ExecError::Failed {
@@ -387,6 +411,16 @@ mod tests {
         assert!(end.ends_with("line 999"));
         assert!(end.chars().count() <= TAIL_CHARS + 3);
         assert_eq!(tail("short\n"), "short");
+    }
+
+    #[test]
+    fn clip_keeps_start_and_end() {
+        let text = format!("build step 1 failed; {} the real error", "x".repeat(2000));
+        let clipped = clip(&text, 500);
+        assert_eq!(clipped.chars().count(), 500);
+        assert!(clipped.starts_with("build step 1 failed"));
+        assert!(clipped.ends_with("the real error"));
+        assert_eq!(clip("short", 500), "short");
     }
 
     #[test]

@@ -32,12 +32,8 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> anyhow::Result<()> {
     // As in the seed's `finally`: nothing the installer or the checks started survives.
     let stopped = exec::stop_user(&user);
     if let Err(error) = outcome {
-        record(
-            side,
-            Metric::Install,
-            ctx.trial,
-            Sample::Error(format!("{error:#}")),
-        );
+        let message = exec::clip(&format!("{error:#}"), 500);
+        record(side, Metric::Install, ctx.trial, Sample::Error(message));
     }
     stopped.context("stopping the trial user's processes after install")
 }
@@ -61,8 +57,10 @@ fn install(ctx: &PhaseContext, side: &mut Side) -> anyhow::Result<()> {
     let mut values = ctx.values();
     let origin = if spec.origin.serve && !spec.artifacts.is_empty() {
         let prefix = spec.origin.path.expand(&values)?;
-        let origin = Origin::start(&ctx.artifacts_dir(), &prefix)
-            .context("starting the loopback origin for the artifacts")?;
+        let port = spec.origin.port.unwrap_or(0);
+        let origin = Origin::start(&ctx.artifacts_dir(), &prefix, port).with_context(|| {
+            format!("starting the loopback origin for the artifacts (port {port})")
+        })?;
         let record = ServerRecord {
             pid: std::process::id(),
             url: origin.url().to_owned(),

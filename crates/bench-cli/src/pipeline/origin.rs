@@ -27,9 +27,9 @@ pub struct Origin {
 
 impl Origin {
     /// Serves the files directly inside `root` under the URL path `prefix`
-    /// (`/releases/v1.0/`), on an ephemeral loopback port.
-    pub fn start(root: &Path, prefix: &str) -> std::io::Result<Origin> {
-        let listener = TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))?;
+    /// (`/releases/v1.0/`), on loopback `port` (0: an ephemeral port).
+    pub fn start(root: &Path, prefix: &str, port: u16) -> std::io::Result<Origin> {
+        let listener = TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], port)))?;
         listener.set_nonblocking(true)?;
         let url = format!("http://{}", listener.local_addr()?);
         let stop = Arc::new(AtomicBool::new(false));
@@ -241,7 +241,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a.tgz"), b"hello").unwrap();
         std::os::unix::fs::symlink("/etc/passwd", dir.path().join("link")).unwrap();
-        let origin = Origin::start(dir.path(), "/releases/v1/").unwrap();
+        let origin = Origin::start(dir.path(), "/releases/v1/", 0).unwrap();
         assert!(origin.url().starts_with("http://127.0.0.1:"));
         let (head, body) = get(origin.url(), "GET", "/releases/v1/a.tgz");
         assert!(head.starts_with("HTTP/1.1 200"), "{head}");

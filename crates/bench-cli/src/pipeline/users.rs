@@ -100,14 +100,18 @@ pub fn create(out: &Path, install: u32) -> anyhow::Result<UserRecord> {
                 out.display()
             );
         }
-        let status = Command::new("useradd")
-            .args(["--create-home", "--home-dir"])
-            .arg(&home)
-            .args(["--shell", "/bin/bash", "--user-group", &name])
-            .status()
-            .context("running useradd")?;
-        if !status.success() {
-            bail!("useradd {name} failed ({status})");
+        let output = shadow_tool(
+            Command::new("useradd")
+                .args(["--create-home", "--home-dir"])
+                .arg(&home)
+                .args(["--shell", "/bin/bash", "--user-group", &name]),
+        )?;
+        if !output.status.success() {
+            bail!(
+                "useradd {name} failed ({}): {}",
+                output.status,
+                String::from_utf8_lossy(&output.stderr).trim()
+            );
         }
         let entry = lookup(&name)?
             .with_context(|| format!("useradd succeeded but {name} is not in /etc/passwd"))?;
@@ -150,16 +154,30 @@ pub fn create(out: &Path, install: u32) -> anyhow::Result<UserRecord> {
     Ok(record)
 }
 
+/// Runs useradd or userdel, retrying while another process holds the lock on
+/// /etc/passwd (parallel tests and runs create users at the same time).
+fn shadow_tool(command: &mut Command) -> anyhow::Result<std::process::Output> {
+    let program = command.get_program().to_string_lossy().into_owned();
+    for _ in 0..50 {
+        let output = command
+            .output()
+            .with_context(|| format!("running {program}"))?;
+        let busy = String::from_utf8_lossy(&output.stderr).contains("lock");
+        if output.status.success() || !busy {
+            return Ok(output);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    bail!("{program} could not lock the user database for 5 s")
+}
+
 /// Stops the user's processes, deletes the user (or its home under OUT/) and drops it
 /// from the state file.
 pub fn remove(out: &Path, user: &UserRecord) -> anyhow::Result<()> {
     super::exec::stop_user(user)?;
     if user.dedicated {
         if lookup(&user.name)?.is_some() {
-            let output = Command::new("userdel")
-                .args(["--remove", &user.name])
-                .output()
-                .context("running userdel")?;
+            let output = shadow_tool(Command::new("userdel").args(["--remove", &user.name]))?;
             // userdel exits 12 when only the home could not be removed; the user is gone.
             if !output.status.success() && output.status.code() != Some(12) {
                 bail!(

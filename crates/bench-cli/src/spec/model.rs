@@ -131,6 +131,10 @@ pub struct Origin {
     /// The URL path under which the artifacts are served.
     #[serde(default = "default_origin_path")]
     pub path: Template,
+    /// A fixed loopback port; then `{origin}` is known from prepare on (for builds
+    /// that bake the download URL into the release). Default: an ephemeral port.
+    #[serde(default)]
+    pub port: Option<u16>,
 }
 
 fn default_origin_path() -> Template {
@@ -142,6 +146,7 @@ impl Default for Origin {
         Origin {
             serve: true,
             path: default_origin_path(),
+            port: None,
         }
     }
 }

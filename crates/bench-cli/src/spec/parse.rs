@@ -289,6 +289,8 @@ fn explain(index: &Index, span: Option<Range<usize>>, message: &str) -> (Option<
         let (found, expected) = rest
             .split_once(", expected ")
             .unwrap_or((rest, "another type"));
+        let expected = toml_words(expected);
+        let found = toml_words(found);
         let text = match key {
             Some(key) => format!("wrong type for key '{key}': expected {expected}, found {found}"),
             None => format!("wrong type: expected {expected}, found {found}"),
@@ -309,6 +311,21 @@ fn explain(index: &Index, span: Option<Range<usize>>, message: &str) -> (Option<
         Some(key) => (offset, format!("key '{key}': {message}")),
         None => (offset, message.to_owned()),
     }
+}
+
+/// Says serde's type names the way TOML does.
+fn toml_words(text: &str) -> String {
+    let mut text = text
+        .replace("a sequence", "an array")
+        .replace("sequence", "array")
+        .replace("a map", "a table")
+        .replace("map", "table");
+    for int in ["u8", "u16", "u32", "u64", "i32", "i64", "usize"] {
+        if text == int {
+            text = "a whole number".to_owned();
+        }
+    }
+    text
 }
 
 /// Top-level keys that are tables, so a missing one is called a section.
@@ -382,13 +399,16 @@ impl Checker<'_> {
                     !matches!(stage, Stage::Prepare | Stage::OriginPath)
                 }
                 Placeholder::Workspace => !matches!(stage, Stage::Prepare | Stage::OriginPath),
-                Placeholder::Origin => stage == Stage::Install,
+                Placeholder::Origin => {
+                    stage == Stage::Install
+                        || (self.spec.origin.port.is_some() && stage != Stage::OriginPath)
+                }
                 Placeholder::Id => stage == Stage::StopSession,
             };
             if !allowed {
                 let where_ = match placeholder {
                     Placeholder::Origin => {
-                        "it is only set while the installer runs ([install] command, cwd and env)"
+                        "it is only set while the installer runs ([install] command, cwd and env), unless [origin] port is fixed"
                     }
                     Placeholder::Id => "it is only set in [measure] stop_session",
                     Placeholder::Home | Placeholder::User | Placeholder::Workspace => {
@@ -567,6 +587,12 @@ fn check(spec: &Spec) -> Vec<Problem> {
         &spec.origin.path,
         Stage::OriginPath,
     );
+    if spec.origin.port == Some(0) {
+        c.problem(
+            key(&["origin", "port"]),
+            "'origin.port' must be a port number (leave it out for an ephemeral port)",
+        );
+    }
     if !spec.origin.path.raw().starts_with('/') {
         c.problem(
             key(&["origin", "path"]),

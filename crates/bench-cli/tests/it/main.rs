@@ -3,8 +3,13 @@
 
 mod compare;
 mod kernel;
+mod pipeline_install;
+mod pipeline_prepare;
 mod report;
+mod spec_errors;
+mod spec_examples;
 mod startup;
+mod target;
 
 use std::path::PathBuf;
 use std::process::{Command, Output};

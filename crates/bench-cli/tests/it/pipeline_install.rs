@@ -1,0 +1,233 @@
+//! `clibench phase install`: isolation, the origin, checks, timeouts, safe writes.
+
+use crate::target::{INSTALLER, Target, is_root, leftovers, user_exists};
+
+/// Prepares the standard target with `installer` and the given `[install]` extras.
+fn prepared(installer: &str, install_extra: &str) -> Target {
+    let target = Target::new(installer);
+    let commit = target.first_commit();
+    target.spec(&commit, install_extra, "");
+    let out = target.phase("prepare", 0, &[]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    target
+}
+
+#[test]
+fn installer_gets_the_clean_environment_and_the_home_is_set_up() {
+    let target = prepared(INSTALLER, "inventory = [\"ls\", \"{home}/.local/bin\"]");
+    let out = target.phase(
+        "install",
+        0,
+        &[
+            ("CLIBENCH_TEST_SECRET_TOKEN", "hunter2"),
+            ("GITHUB_TOKEN", "ghp_secret"),
+        ],
+    );
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let home = target.home();
+    let state = target.state();
+    let user = state["users"][0]["name"].as_str().unwrap().to_owned();
+
+    let env = std::fs::read_to_string(home.join("installer-env.txt")).unwrap();
+    assert!(
+        !env.contains("hunter2") && !env.contains("ghp_secret"),
+        "{env}"
+    );
+    let mut names: Vec<&str> = env
+        .lines()
+        .filter_map(|l| l.split_once('=').map(|(k, _)| k))
+        .filter(|k| !["PWD", "SHLVL", "OLDPWD", "_"].contains(k))
+        .collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        [
+            "COLORTERM",
+            "HOME",
+            "LANG",
+            "LOGNAME",
+            "NPM_CONFIG_CACHE",
+            "NPM_CONFIG_PREFIX",
+            "PATH",
+            "SHELL",
+            "TERM",
+            "TOOL_BASE_URL",
+            "USER",
+            "UV_CACHE_DIR",
+            "UV_LINK_MODE"
+        ]
+    );
+    assert!(env.contains(&format!("HOME={}\n", home.display())), "{env}");
+    assert!(env.contains(&format!("USER={user}\n")), "{env}");
+    assert!(env.contains("TOOL_BASE_URL=http://127.0.0.1:"), "{env}");
+
+    let settings = std::fs::read_to_string(home.join(".tool/settings.json")).unwrap();
+    assert_eq!(settings, "{\"onboardingShown\": true}");
+    let log = std::process::Command::new("git")
+        .args([
+            "-c",
+            "safe.directory=*",
+            "log",
+            "--format=%ad %cd %s",
+            "--date=iso-strict",
+        ])
+        .current_dir(home.join("workspace"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&log.stdout),
+        "2000-01-01T00:00:00Z 2000-01-01T00:00:00Z chore: initialize benchmark fixture\n"
+    );
+    let inventory = std::fs::read_to_string(target.out.join("installed-dependencies.txt")).unwrap();
+    assert_eq!(inventory, "tool\n");
+
+    let result = target.result();
+    let side = &result["side"];
+    assert!(side["metrics"]["install"][0]["value"].as_f64().unwrap() > 0.0);
+    assert_eq!(side["runtime"]["installed"], "tool 1.0");
+    assert_eq!(side["runtime"]["installation_format"], "script");
+    assert!(
+        side["runtime"]["home_before_install_bytes"]
+            .as_str()
+            .unwrap()
+            .parse::<u64>()
+            .is_ok()
+    );
+    if is_root() {
+        assert!(user_exists(&user));
+        let meta = std::fs::metadata(home.join(".tool/settings.json")).unwrap();
+        let uid = state["users"][0]["uid"].as_u64().unwrap();
+        assert_eq!(std::os::unix::fs::MetadataExt::uid(&meta) as u64, uid);
+    }
+    assert_eq!(state["servers"], serde_json::json!([]));
+
+    target.cleanup();
+    assert!(!home.exists(), "{} is still there", home.display());
+    if is_root() {
+        assert!(!user_exists(&user), "{user} is still there");
+    }
+    assert!(!target.out.join("state.json").exists());
+}
+
+#[test]
+fn hanging_installer_times_out_and_nothing_is_left() {
+    let installer = "#!/bin/sh\n\
+        setsid sh -c 'exec sleep 1000' < /dev/null > /dev/null 2>&1 &\n\
+        sleep 1000 &\n\
+        echo waiting forever\n\
+        wait\n";
+    let target = prepared(installer, "");
+    let spec = std::fs::read_to_string(target.dir.path().join("spec.toml")).unwrap();
+    std::fs::write(
+        target.dir.path().join("spec.toml"),
+        spec.replace("timeout = \"30s\"\nenv", "timeout = \"1s\"\nenv"),
+    )
+    .unwrap();
+    let out = target.phase("install", 0, &[]);
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("timed out after 1.0 s; its processes were stopped"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("waiting forever"), "{}", out.stderr);
+    let error = target.result()["side"]["metrics"]["install"][0]["error"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(error.contains("timed out"), "{error}");
+
+    let home = target.home();
+    let uid = is_root().then(|| target.state()["users"][0]["uid"].as_u64().unwrap() as u32);
+    assert_eq!(
+        leftovers(&home, uid),
+        Vec::<u32>::new(),
+        "processes were left behind"
+    );
+    target.cleanup();
+    assert!(!home.exists());
+}
+
+#[test]
+fn artifacts_that_do_not_match_sha256sums_are_refused_before_installing() {
+    let target = prepared(INSTALLER, "");
+    std::fs::write(target.out.join("artifacts/tool-1.0.tar.gz"), b"tampered").unwrap();
+    let out = target.phase("install", 0, &[]);
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("artifact tool-1.0.tar.gz does not match SHA256SUMS"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        !target.home().join("installer-env.txt").exists(),
+        "the installer ran"
+    );
+    target.cleanup();
+}
+
+#[test]
+fn symlink_planted_in_the_home_is_not_followed() {
+    let installer = format!(
+        "{INSTALLER}mkdir -p \"$HOME/.tool\"\nln -s \"$VICTIM\" \"$HOME/.tool/settings.json\"\n"
+    );
+    let target = prepared(&installer, "");
+    let victim = target.dir.path().join("victim.txt");
+    std::fs::write(&victim, "precious\n").unwrap();
+    let spec = std::fs::read_to_string(target.dir.path().join("spec.toml")).unwrap();
+    std::fs::write(
+        target.dir.path().join("spec.toml"),
+        spec.replace(
+            "env = { TOOL_BASE_URL",
+            &format!("env = {{ VICTIM = \"{}\", TOOL_BASE_URL", victim.display()),
+        ),
+    )
+    .unwrap();
+    let out = target.phase("install", 0, &[]);
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("is a symlink or not a plain file"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+    target.cleanup();
+}
+
+#[test]
+fn wrong_version_is_an_install_error() {
+    let target = prepared(INSTALLER, "");
+    let spec = std::fs::read_to_string(target.dir.path().join("spec.toml")).unwrap();
+    std::fs::write(
+        target.dir.path().join("spec.toml"),
+        spec.replace(
+            "version_contains = \"tool {version}\"",
+            "version_contains = \"tool 2.0\"",
+        ),
+    )
+    .unwrap();
+    let out = target.phase("install", 0, &[]);
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("expected it to contain \"tool 2.0\", got \"tool 1.0\""),
+        "{}",
+        out.stderr
+    );
+    assert!(target.result()["side"]["metrics"]["install"][0]["value"].is_null());
+    target.cleanup();
+}
+
+#[test]
+fn measure_before_install_says_what_is_missing() {
+    let target = prepared(INSTALLER, "");
+    let out = target.phase("measure", 0, &[]);
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("install 0 has not run"),
+        "{}",
+        out.stderr
+    );
+}

@@ -1,0 +1,156 @@
+//! `clibench phase prepare`: exact shallow fetch, build steps, artifacts, SHA256SUMS.
+
+use crate::target::{INSTALLER, Target};
+use sha2::{Digest, Sha256};
+use std::process::Command;
+
+#[test]
+fn local_git_source_is_fetched_at_the_exact_sha_that_is_not_a_branch_tip() {
+    let target = Target::new(INSTALLER);
+    let first = target.first_commit();
+    let later = target.add_commit();
+    assert_ne!(first, later);
+    target.spec(&first, "", "");
+    let out = target.phase("prepare", 0, &[]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+
+    let source = target.out.join("source");
+    let head = Command::new("git")
+        .args(["-c", "safe.directory=*", "rev-parse", "HEAD"])
+        .current_dir(&source)
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&head.stdout).trim(), first);
+    assert!(
+        !source.join("later.txt").exists(),
+        "the later commit leaked in"
+    );
+    let shallow = std::fs::read_to_string(source.join(".git/shallow")).unwrap();
+    assert_eq!(shallow.trim(), first, "the fetch was not shallow");
+
+    let archive = std::fs::read(target.out.join("artifacts/tool-1.0.tar.gz")).unwrap();
+    let hex: String = Sha256::digest(&archive)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let sums = std::fs::read_to_string(target.out.join("artifacts/SHA256SUMS")).unwrap();
+    assert_eq!(sums, format!("{hex}  tool-1.0.tar.gz\n"));
+
+    let result = target.result();
+    let side = &result["side"];
+    assert_eq!(side["sha"], first.as_str());
+    assert_eq!(side["metrics"]["bundle"][0]["value"], archive.len() as f64);
+    assert_eq!(side["artifacts"]["tool-1.0.tar.gz"], archive.len() as u64);
+    for key in ["kernel", "machine", "cpu", "git", "source"] {
+        assert!(
+            side["runtime"][key].is_string(),
+            "runtime.{key} missing: {side}"
+        );
+    }
+    assert!(
+        side["runtime"]["git"]
+            .as_str()
+            .unwrap()
+            .starts_with("git version")
+    );
+    assert!(target.out.join("logs/prepare.log").exists());
+    // The build's scratch HOME is gone and nothing is left to clean.
+    assert!(!target.out.join("build-home").exists());
+    assert!(
+        !target.out.join("state.json").exists()
+            || target.state()["folders"] == serde_json::json!([])
+    );
+}
+
+#[test]
+fn failing_build_step_reports_its_log_tail() {
+    let target = Target::new(INSTALLER);
+    let commit = target.first_commit();
+    target.spec(&commit, "", "");
+    let spec = std::fs::read_to_string(target.dir.path().join("spec.toml")).unwrap();
+    let spec = spec.replace(
+        "command = [\"sh\", \"build.sh\"]",
+        "command = [\"sh\", \"-c\", \"echo compiling widgets; echo 'error: widget 7 is broken' >&2; exit 3\"]",
+    );
+    std::fs::write(target.dir.path().join("spec.toml"), spec).unwrap();
+    let out = target.phase("prepare", 0, &[]);
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    assert!(out.stderr.contains("build step 1 'pack'"), "{}", out.stderr);
+    assert!(out.stderr.contains("exit status: 3"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("error: widget 7 is broken"),
+        "{}",
+        out.stderr
+    );
+    let error = target.result()["side"]["error"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(error.contains("error: widget 7 is broken"), "{error}");
+}
+
+#[test]
+fn wrong_artifact_count_is_an_error_naming_the_pattern() {
+    let target = Target::new(INSTALLER);
+    let commit = target.first_commit();
+    target.spec(&commit, "", "");
+    let spec = std::fs::read_to_string(target.dir.path().join("spec.toml")).unwrap();
+    std::fs::write(
+        target.dir.path().join("spec.toml"),
+        spec.replace("count = 1", "count = 4"),
+    )
+    .unwrap();
+    let out = target.phase("prepare", 0, &[]);
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("expected 4 artifact(s) matching")
+            && out
+                .stderr
+                .contains("dist/tool-*.tar.gz, found 1: tool-1.0.tar.gz"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn unsupported_architecture_is_refused_before_fetching() {
+    let target = Target::new(INSTALLER);
+    let commit = target.first_commit();
+    target.spec(&commit, "", "");
+    let spec = std::fs::read_to_string(target.dir.path().join("spec.toml")).unwrap();
+    std::fs::write(
+        target.dir.path().join("spec.toml"),
+        spec.replace(
+            "version = \"1.0\"\n",
+            "version = \"1.0\"\narchitectures = [\"vax\"]\n",
+        ),
+    )
+    .unwrap();
+    let out = target.phase("prepare", 0, &[]);
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    let machine = target.result()["side"]["runtime"]["machine"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        out.stderr.contains(&format!(
+            "unsupported architecture {machine}: tool supports vax"
+        )),
+        "{}",
+        out.stderr
+    );
+    assert!(!target.out.join("source").exists());
+}
+
+#[test]
+fn a_commit_that_does_not_exist_is_an_error() {
+    let target = Target::new(INSTALLER);
+    target.spec(&"0".repeat(40), "", "");
+    let out = target.phase("prepare", 0, &[]);
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("`git fetch --quiet --depth=1"),
+        "{}",
+        out.stderr
+    );
+}

@@ -1,0 +1,169 @@
+//! Malformed specs: every error form, as `clibench phase` prints it (exit code 2,
+//! `spec.toml:LINE:COLUMN: message` naming the key), and nothing is created.
+
+use crate::{clibench, run};
+
+const INSTALL: &str = "[install]\ncommand = [\"sh\", \"install.sh\"]\n";
+
+/// (case, spec text)
+fn cases() -> Vec<(&'static str, String)> {
+    let sha = "0123456789abcdef0123456789abcdef01234567";
+    vec![
+        (
+            "unknown key with a suggestion",
+            format!("name = \"x\"\n{INSTALL}\n[measure]\ncomand = [\"x\"]\n"),
+        ),
+        ("unknown top-level key", format!("nmae = \"x\"\n{INSTALL}")),
+        (
+            "unknown key without a close match",
+            format!("name = \"x\"\n{INSTALL}banana = 1\n"),
+        ),
+        (
+            "unknown key in an array of tables",
+            format!(
+                "name = \"x\"\n{INSTALL}\n[[build]]\ncommand = [\"make\"]\n\n[[build]]\ncommand = [\"make\"]\ntimout = \"1s\"\n"
+            ),
+        ),
+        (
+            "wrong type",
+            "name = \"x\"\n[install]\ncommand = \"sh install.sh\"\n".to_owned(),
+        ),
+        (
+            "wrong type of a number",
+            format!("name = \"x\"\n{INSTALL}\n[staircase]\ncommand = [\"x\"]\ncount = \"five\"\n"),
+        ),
+        ("missing section", "name = \"x\"\n".to_owned()),
+        (
+            "missing required key",
+            "name = \"x\"\n[install]\ntimeout = \"30s\"\n".to_owned(),
+        ),
+        (
+            "missing key in an array of tables",
+            format!("name = \"x\"\n{INSTALL}\n[[install.write]]\npath = \"a.json\"\n"),
+        ),
+        (
+            "invalid duration",
+            "name = \"x\"\n[install]\ncommand = [\"sh\"]\ntimeout = \"30\"\n".to_owned(),
+        ),
+        (
+            "zero timeout",
+            "name = \"x\"\n[install]\ncommand = [\"sh\"]\ntimeout = \"0s\"\n".to_owned(),
+        ),
+        (
+            "invalid regex",
+            format!(
+                "name = \"x\"\n{INSTALL}\n[measure]\ncommand = [\"x\"]\nready = \"pattern\"\nready_pattern = \"(unclosed\"\n"
+            ),
+        ),
+        (
+            "pattern mode without a pattern",
+            format!("name = \"x\"\n{INSTALL}\n[measure]\ncommand = [\"x\"]\nready = \"pattern\"\n"),
+        ),
+        (
+            "unknown ready mode",
+            format!(
+                "name = \"x\"\n{INSTALL}\n[measure]\ncommand = [\"x\"]\nready = \"sometimes\"\n"
+            ),
+        ),
+        (
+            "invalid regex in a ui step",
+            format!(
+                "name = \"x\"\n{INSTALL}\n[measure]\ncommand = [\"x\"]\n\n[ui]\n[[ui.steps]]\nname = \"a\"\nkeys = \"a\"\nexpect = \"[\"\n"
+            ),
+        ),
+        (
+            "unknown placeholder",
+            "name = \"x\"\n[install]\ncommand = [\"sh\", \"{hoem}/install.sh\"]\n".to_owned(),
+        ),
+        (
+            "placeholder with no value in prepare",
+            format!(
+                "name = \"x\"\n{INSTALL}\n[[build]]\ncommand = [\"make\", \"PREFIX={{home}}\"]\n"
+            ),
+        ),
+        (
+            "origin outside the installer",
+            format!("name = \"x\"\n{INSTALL}\n[measure]\ncommand = [\"x\", \"{{origin}}\"]\n"),
+        ),
+        (
+            "source placeholder without a source",
+            "name = \"x\"\n[install]\ncommand = [\"sh\", \"{source}/install.sh\"]\n".to_owned(),
+        ),
+        (
+            "stop command without the id",
+            format!(
+                "name = \"x\"\n{INSTALL}\n[measure]\ncommand = [\"x\"]\nlist_sessions = [\"x\", \"list\"]\nstop_session = [\"x\", \"stop\"]\n"
+            ),
+        ),
+        (
+            "short commit",
+            format!(
+                "name = \"x\"\n\n[source]\nrepository = \"repo\"\ncommit = \"abc123\"\n\n{INSTALL}"
+            ),
+        ),
+        (
+            "home file outside the home",
+            format!(
+                "name = \"x\"\n{INSTALL}\n[[install.write]]\npath = \"../.bashrc\"\ncontent = \"\"\n"
+            ),
+        ),
+        (
+            "toml syntax error",
+            format!("name = \"x\"\n[source]\nrepository = \"repo\"\ncommit = \"{sha}\n{INSTALL}"),
+        ),
+        (
+            "duplicate table",
+            format!("name = \"x\"\n{INSTALL}\n[measure]\ncommand = [\"x\"]\n[measure]\n"),
+        ),
+    ]
+}
+
+#[test]
+fn malformed_specs_are_input_errors_naming_the_key() {
+    let mut report = String::new();
+    for (case, text) in cases() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("spec.toml"), &text).unwrap();
+        let out = run(clibench()
+            .args(["phase", "prepare", "--spec", "spec.toml", "--out", "out"])
+            .current_dir(dir.path()));
+        assert_eq!(out.code, Some(2), "{case}: {}", out.stderr);
+        assert!(
+            out.stderr.starts_with("error: spec.toml:"),
+            "{case}: {}",
+            out.stderr
+        );
+        assert!(
+            !dir.path().join("out").exists(),
+            "{case}: the output folder was created"
+        );
+        report.push_str(&format!("{case}:\n  {}", out.stderr));
+    }
+    insta::assert_snapshot!(report);
+}
+
+#[test]
+fn missing_spec_file_is_an_input_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(clibench()
+        .args(["phase", "prepare", "--spec", "nope.toml", "--out", "out"])
+        .current_dir(dir.path()));
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .starts_with("error: nope.toml: cannot read the spec: "),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn unknown_phase_is_a_usage_error() {
+    let out = run(clibench().args(["phase", "instal", "--spec", "s.toml", "--out", "o"]));
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("unknown phase 'instal'") || out.stderr.contains("instal"),
+        "{}",
+        out.stderr
+    );
+}

@@ -1,0 +1,373 @@
+//! The shipped specs parse, and `examples/prime-agent.toml` represents every step of
+//! the seed harness it was written from.
+
+// The spec reader itself (pure: TOML text in, structs or a positioned error out),
+// compiled into this test binary so the shipped files are read exactly as clibench
+// reads them.
+#[path = "../../src/spec/mod.rs"]
+mod spec;
+
+use spec::{ReadyMode, Spec, Template};
+use std::path::PathBuf;
+
+fn example(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples")
+        .join(name)
+}
+
+fn load(name: &str) -> Spec {
+    spec::load(&example(name)).unwrap_or_else(|error| panic!("{error}"))
+}
+
+fn raw(command: &[Template]) -> Vec<&str> {
+    command.iter().map(Template::raw).collect()
+}
+
+#[test]
+fn pi_spec_parses_as_an_install_only_registry_target() {
+    let pi = load("pi.toml");
+    assert!(pi.source.is_none());
+    assert_eq!(pi.package.as_deref(), Some("@mariozechner/pi-coding-agent"));
+    let install = raw(&pi.install.command);
+    assert_eq!(&install[..3], ["npm", "install", "--global"]);
+    assert!(
+        install
+            .last()
+            .unwrap()
+            .starts_with("@mariozechner/pi-coding-agent@")
+    );
+    assert_eq!(pi.install.env["NPM_CONFIG_PREFIX"].raw(), "{home}/.local");
+    let measure = pi.measure.as_ref().unwrap();
+    assert_eq!(raw(&measure.command), ["pi"]);
+    assert!(!pi.origin.serve);
+}
+
+#[test]
+fn demo_spec_parses() {
+    let text = std::fs::read_to_string(example("demo-agent/demo.toml")).unwrap();
+    // clibench fills these in when it materialises the demo's repository.
+    let text = text
+        .replace("@DEMO_SOURCE@", "/tmp/demo-source")
+        .replace("@DEMO_COMMIT@", &"a".repeat(40));
+    spec::parse(&text, "demo.toml").unwrap_or_else(|error| panic!("{error}"));
+}
+
+/// One step of the seed harness and how to find it in the spec.
+struct SeedStep {
+    what: &'static str,
+    found: fn(&Spec) -> bool,
+}
+
+fn build_step(spec: &Spec, command: &[&str], cwd: Option<&str>) -> bool {
+    spec.build
+        .iter()
+        .any(|step| raw(&step.command) == command && step.cwd.as_ref().map(Template::raw) == cwd)
+}
+
+const NATIVE_GUARD: [&str; 2] = [
+    "packages/coding-agent/scripts/build-binary.mjs",
+    "scripts/assemble-release-archives.mjs",
+];
+
+fn native_step(spec: &Spec, command_has: &str) -> bool {
+    spec.build.iter().any(|step| {
+        raw(&step.command).iter().any(|a| a.contains(command_has))
+            && raw(&step.when_exists) == NATIVE_GUARD
+    })
+}
+
+fn seed_steps() -> Vec<SeedStep> {
+    let tsgo = |package: &'static str| -> fn(&Spec) -> bool {
+        match package {
+            "tui" => |s| build_step(s, &TSGO, Some("packages/tui")),
+            "ai" => |s| build_step(s, &TSGO, Some("packages/ai")),
+            "agent" => |s| build_step(s, &TSGO, Some("packages/agent")),
+            _ => |s| build_step(s, &TSGO, Some("packages/coding-agent")),
+        }
+    };
+    vec![
+        SeedStep {
+            what: "git init / fetch --depth=1 REPO SHA / checkout --detach FETCH_HEAD / rev-parse HEAD",
+            found: |s| s.source.as_ref().is_some_and(|src| src.commit.len() == 40),
+        },
+        SeedStep {
+            what: "npm ci --no-audit --no-fund",
+            found: |s| build_step(s, &["npm", "ci", "--no-audit", "--no-fund"], None),
+        },
+        SeedStep {
+            what: "tsgo -p tsconfig.build.json in packages/tui",
+            found: tsgo("tui"),
+        },
+        SeedStep {
+            what: "tsgo -p tsconfig.build.json in packages/ai",
+            found: tsgo("ai"),
+        },
+        SeedStep {
+            what: "tsgo -p tsconfig.build.json in packages/agent",
+            found: tsgo("agent"),
+        },
+        SeedStep {
+            what: "tsgo -p tsconfig.build.json in packages/coding-agent",
+            found: tsgo("coding-agent"),
+        },
+        SeedStep {
+            what: "chmod +x dist/cli.js",
+            found: |s| {
+                build_step(
+                    s,
+                    &["chmod", "+x", "dist/cli.js"],
+                    Some("packages/coding-agent"),
+                )
+            },
+        },
+        SeedStep {
+            what: "npm run copy-assets",
+            found: |s| {
+                build_step(
+                    s,
+                    &["npm", "run", "copy-assets"],
+                    Some("packages/coding-agent"),
+                )
+            },
+        },
+        SeedStep {
+            what: "npm run bundle",
+            found: |s| build_step(s, &["npm", "run", "bundle"], Some("packages/coding-agent")),
+        },
+        SeedStep {
+            what: "node scripts/pack-prime-agent-release.mjs --base-url ORIGIN --version VERSION --out-dir ...",
+            found: |s| {
+                build_step(
+                    s,
+                    &[
+                        "node",
+                        "scripts/pack-prime-agent-release.mjs",
+                        "--base-url",
+                        "{origin}",
+                        "--version",
+                        "{version}",
+                        "--out-dir",
+                        "packages/coding-agent/release/benchmark",
+                    ],
+                    None,
+                ) && s.origin.port == Some(18741)
+                    && s.version.as_deref() == Some("0.0.0-benchmark")
+            },
+        },
+        SeedStep {
+            what: "the four release tarballs (*.tgz, exactly 4)",
+            found: |s| {
+                s.artifacts.iter().any(|a| {
+                    a.glob == "*.tgz"
+                        && a.count == Some(4)
+                        && a.folder.raw()
+                            == "{source}/packages/coding-agent/release/benchmark/artifacts"
+                })
+            },
+        },
+        SeedStep {
+            what: "optional native build: npm install bun@1.4.0 into .benchmark-bun",
+            found: |s| native_step(s, "bun@1.4.0"),
+        },
+        SeedStep {
+            what: "optional native build: node build-binary.mjs --platform linux-x64 with BUN_BINARY",
+            found: |s| {
+                native_step(s, "build-binary.mjs")
+                    && s.build.iter().any(|b| b.env.contains_key("BUN_BINARY"))
+            },
+        },
+        SeedStep {
+            what: "optional native build: node assemble-release-archives.mjs BINARIES ARTIFACTS VERSION",
+            found: |s| native_step(s, "assemble-release-archives.mjs"),
+        },
+        SeedStep {
+            what: "the native archive (*.tar.gz) when built",
+            found: |s| {
+                s.artifacts
+                    .iter()
+                    .any(|a| a.glob == "*.tar.gz" && !a.required)
+            },
+        },
+        SeedStep {
+            what: "served at ORIGIN/releases/vVERSION",
+            found: |s| s.origin.serve && s.origin.path.raw() == "/releases/v{version}/",
+        },
+        SeedStep {
+            what: "node --version and npm --version recorded",
+            found: |s| {
+                s.versions
+                    .get("node")
+                    .is_some_and(|c| raw(c) == ["node", "--version"])
+                    && s.versions
+                        .get("npm")
+                        .is_some_and(|c| raw(c) == ["npm", "--version"])
+            },
+        },
+        SeedStep {
+            what: "Linux x64 only",
+            found: |s| s.architectures == ["x86_64"],
+        },
+        SeedStep {
+            what: "sh SOURCE/install.sh VERSION with the PRIME_AGENT_* environment, 240 s",
+            found: |s| {
+                let env = &s.install.env;
+                raw(&s.install.command) == ["sh", "{source}/install.sh", "{version}"]
+                    && s.install.timeout.as_secs() == 240
+                    && env["PRIME_AGENT_DOWNLOAD_BASE_URL"].raw() == "{origin}"
+                    && [
+                        "PRIME_AGENT_ALLOW_INSECURE_HTTP_FOR_TESTS",
+                        "PRIME_AGENT_INSTALLER_PLAIN",
+                        "PRIME_AGENT_BOOTSTRAP_KERNEL_ON_INSTALL",
+                        "PRIME_AGENT_BOOTSTRAP_TOOLS_ON_INSTALL",
+                        "PRIME_AGENT_INSTALL_UV",
+                    ]
+                    .iter()
+                    .all(|k| env.get(*k).is_some_and(|v| v.raw() == "1"))
+            },
+        },
+        SeedStep {
+            what: "prime-agent --version contains VERSION",
+            found: |s| {
+                s.install
+                    .version_command
+                    .as_ref()
+                    .is_some_and(|c| raw(c) == ["prime-agent", "--version"])
+                    && s.install.version_contains.as_ref().map(Template::raw) == Some("{version}")
+            },
+        },
+        SeedStep {
+            what: "ELF format check of ~/.local/bin/prime-agent (compiled when the native archive was built)",
+            found: |s| {
+                s.install.executable.as_ref().map(Template::raw)
+                    == Some("{home}/.local/bin/prime-agent")
+                    && s.install.compiled_if_artifact.as_deref()
+                        == Some("prime-agent-*-linux-x64.tar.gz")
+            },
+        },
+        SeedStep {
+            what: "the kernel venv's python exists",
+            found: |s| {
+                s.install
+                    .files
+                    .iter()
+                    .any(|f| f.raw() == "{home}/.prime/agent/kernel-venv/bin/python")
+            },
+        },
+        SeedStep {
+            what: "settings.json with onboardingShown",
+            found: |s| {
+                s.install.write.iter().any(|w| {
+                    w.path == ".prime/agent/settings.json"
+                        && w.content == "{\"onboardingShown\": true}\n"
+                })
+            },
+        },
+        SeedStep {
+            what: "the fixture workspace (README.md, example.py, fixed dates)",
+            found: |s| {
+                s.workspace.create
+                    && s.workspace.date == "2000-01-01T00:00:00Z"
+                    && s.workspace.files.contains_key("README.md")
+                    && s.workspace.files.contains_key("example.py")
+            },
+        },
+        SeedStep {
+            what: "npm ls --global --all --json saved as installed-dependencies.json",
+            found: |s| {
+                s.install
+                    .inventory
+                    .as_ref()
+                    .is_some_and(|c| raw(c) == ["npm", "ls", "--global", "--all", "--json"])
+                    && s.install.inventory_file == "installed-dependencies.json"
+            },
+        },
+        SeedStep {
+            what: "prime-agent in a PTY, ready by probe, settle 1 s",
+            found: |s| {
+                s.measure.as_ref().is_some_and(|m| {
+                    raw(&m.command) == ["prime-agent"]
+                        && m.ready == ReadyMode::Probe
+                        && m.settle.as_secs() == 1
+                })
+            },
+        },
+        SeedStep {
+            what: "prime-agent list --json / stop ID --json (sessions[].activeSessionId)",
+            found: |s| {
+                s.measure.as_ref().is_some_and(|m| {
+                    m.list_sessions.as_deref().map(raw)
+                        == Some(vec!["prime-agent", "list", "--json"])
+                        && m.stop_session.as_deref().map(raw)
+                            == Some(vec!["prime-agent", "stop", "{id}", "--json"])
+                        && m.sessions_field == "sessions"
+                        && m.session_id_field == "activeSessionId"
+                })
+            },
+        },
+        SeedStep {
+            what: "the kernel: python -m rlm.repl in .prime/agent/kernel-venv",
+            found: |s| {
+                s.runtime.as_ref().is_some_and(|r| {
+                    raw(&r.command)
+                        == [
+                            "{home}/.prime/agent/kernel-venv/bin/python",
+                            "-m",
+                            "rlm.repl",
+                        ]
+                        && r.setup == ["from rlm import bash"]
+                })
+            },
+        },
+        SeedStep {
+            what: "du --exclude list for disk",
+            found: |s| {
+                s.disk.exclude
+                    == [
+                        ".cache",
+                        ".npm",
+                        "*.log",
+                        "sessions",
+                        "session-artifacts",
+                        "workspace",
+                    ]
+            },
+        },
+    ]
+}
+
+const TSGO: [&str; 3] = [
+    "{source}/node_modules/.bin/tsgo",
+    "-p",
+    "tsconfig.build.json",
+];
+
+#[test]
+fn prime_agent_spec_represents_every_seed_step() {
+    let spec = load("prime-agent.toml");
+    let missing: Vec<&str> = seed_steps()
+        .iter()
+        .filter(|step| !(step.found)(&spec))
+        .map(|step| step.what)
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "seed steps missing from prime-agent.toml: {missing:#?}"
+    );
+}
+
+#[test]
+fn seed_step_check_can_fail() {
+    // The check above is only worth something if a spec without the steps fails it.
+    let bare = spec::parse(
+        "name = \"x\"\n[install]\ncommand = [\"sh\", \"install.sh\"]\n",
+        "bare.toml",
+    )
+    .unwrap();
+    let found = seed_steps()
+        .iter()
+        .filter(|step| (step.found)(&bare))
+        .count();
+    // Only the workspace and disk defaults are the seed's without being written.
+    assert_eq!(found, 2);
+}
