@@ -661,6 +661,48 @@ mod tests {
     }
 
     #[test]
+    fn generated_results_round_trip_exactly() {
+        use crate::rng::SplitMix64;
+        let mut rng = SplitMix64::new(42);
+        let texts = [
+            "timed out",
+            "quote \" and \\ back",
+            "line\nbreak",
+            "µs ✓ 日本",
+            "",
+        ];
+        for _ in 0..300 {
+            let mut result = ResultFile::new(Request::new("abc", Role::Candidate));
+            for metric in Metric::ALL {
+                if rng.below(3) == 0 {
+                    continue;
+                }
+                let samples = (0..rng.below(8) as u32)
+                    .map(|trial| {
+                        if rng.below(5) == 0 {
+                            Observation::error(trial, texts[rng.below(texts.len())])
+                        } else {
+                            // Arbitrary finite, non-negative doubles: every bit pattern of
+                            // the mantissa at a wide spread of exponents.
+                            let bits = rng.next_u64() & 0x7FEF_FFFF_FFFF_FFFF;
+                            Observation::value(trial, f64::from_bits(bits))
+                        }
+                    })
+                    .collect();
+                result.side.metrics.insert(metric, samples);
+            }
+            result
+                .side
+                .timings
+                .insert("t".into(), rng.next_u64() as f64 / 3.0);
+            assert_eq!(
+                ResultFile::from_json_str(&result.to_json_string()).unwrap(),
+                result
+            );
+        }
+    }
+
+    #[test]
     fn reads_the_seed_style_with_explicit_nulls() {
         let text = r#"{"schema_version":1,"request":{"sha":"a","role":"candidate"},
             "side":{"sha":"a","metrics":{"cold":[{"trial":0,"value":null,"error":"boom"}]},
