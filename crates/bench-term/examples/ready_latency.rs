@@ -1,0 +1,142 @@
+//! Benchmark: how long after a program shows it is ready does bench-term notice?
+//!
+//! The fixture TUI takes its own CLOCK_MONOTONIC timestamp right before it writes
+//! its ready marker (pattern mode) or echoes a probe (probe mode); bench-term
+//! records the read time of the chunk that made the screen match, on the same
+//! clock. The difference is the detection latency, with the vt100 model, the query
+//! scanner and the screen checks in the loop. Goals: median < 1 ms, p99 < 5 ms.
+//!
+//! ```text
+//! cargo build --release -p bench-term --bins --examples
+//! target/release/examples/ready_latency [--runs 200] [--fixture PATH]
+//! ```
+//!
+//! Also prints keystroke-to-screen latency against the echoing fixture and this
+//! process's peak RSS (VmHWM) after driving all those terminals.
+
+use bench_core::stats::{Summary, percentile_of_sorted};
+use bench_core::units::{format_bytes, format_seconds};
+use bench_term::{ReadyMode, SpawnOptions, Terminal};
+use regex::Regex;
+use std::path::PathBuf;
+use std::time::Duration;
+
+const TIMEOUT: Duration = Duration::from_secs(20);
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut runs = 200usize;
+    let mut fixture = None;
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--runs" => runs = args.next().ok_or("--runs needs a value")?.parse()?,
+            "--fixture" => {
+                fixture = Some(PathBuf::from(args.next().ok_or("--fixture needs a path")?))
+            }
+            other => return Err(format!("unknown argument {other}").into()),
+        }
+    }
+    let fixture = match fixture {
+        Some(path) => path,
+        // target/<profile>/examples/ready_latency -> target/<profile>/bench-term-fixture-tui
+        None => std::env::current_exe()?
+            .parent()
+            .and_then(|examples| examples.parent())
+            .ok_or("cannot locate the target folder")?
+            .join("bench-term-fixture-tui"),
+    };
+    if !fixture.is_file() {
+        return Err(format!(
+            "fixture not found at {}; build it with `cargo build --release -p bench-term --bins`",
+            fixture.display()
+        )
+        .into());
+    }
+    let options = |flags: &[&str]| {
+        SpawnOptions::new(&fixture)
+            .args(flags.iter().copied())
+            .env("TERM", "xterm-256color")
+            .size(120, 40)
+    };
+
+    // Pattern mode: the marker carries the fixture's timestamp.
+    let marker = Regex::new(r"READY (\d+)")?;
+    let mut pattern = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let mut terminal = Terminal::spawn(&options(&["--ready-marker"]))?;
+        let ready = terminal.ready(&ReadyMode::Pattern(marker.clone()), TIMEOUT)?;
+        let screen = terminal.screen_text();
+        let stamp_ns: u128 = marker
+            .captures(&screen)
+            .and_then(|c| c[1].parse().ok())
+            .ok_or("marker without a timestamp")?;
+        let detected_ns = (terminal.spawn_monotonic() + ready).as_nanos();
+        pattern.push((detected_ns as f64 - stamp_ns as f64) / 1e9);
+        terminal.close()?;
+    }
+
+    // Probe mode: the fixture appends the timestamp of each echo write to a file;
+    // the first echo is the first probe that can appear.
+    let folder = std::env::temp_dir().join(format!("ready-latency-{}", std::process::id()));
+    std::fs::create_dir_all(&folder)?;
+    let mut probe = Vec::with_capacity(runs);
+    for run in 0..runs {
+        let stamps = folder.join(format!("stamps-{run}"));
+        let stamps_arg = stamps.to_string_lossy().into_owned();
+        let mut terminal = Terminal::spawn(&options(&["--echo", "--echo-stamps", &stamps_arg]))?;
+        let ready = terminal.ready(&ReadyMode::Probe, TIMEOUT)?;
+        let detected_ns = (terminal.spawn_monotonic() + ready).as_nanos();
+        terminal.close()?;
+        let first: u128 = std::fs::read_to_string(&stamps)?
+            .lines()
+            .next()
+            .and_then(|l| l.parse().ok())
+            .ok_or("no echo stamp")?;
+        probe.push((detected_ns as f64 - first as f64) / 1e9);
+    }
+    std::fs::remove_dir_all(&folder)?;
+
+    // Keystroke-to-screen latency, for the ui phase.
+    let mut terminal = Terminal::spawn(&options(&["--echo"]))?;
+    terminal.ready(&ReadyMode::Probe, TIMEOUT)?;
+    let keystrokes: Vec<f64> = terminal
+        .keystroke_latency(runs)?
+        .iter()
+        .map(Duration::as_secs_f64)
+        .collect();
+    terminal.close()?;
+
+    println!("detection latency over {runs} runs (fixture's write -> bench-term's detection):");
+    report("pattern mode", &pattern);
+    report("probe mode", &probe);
+    println!("keystroke-to-screen latency over {runs} keys:");
+    report("keystroke", &keystrokes);
+    let status = std::fs::read_to_string("/proc/self/status")?;
+    let hwm_kib: f64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .ok_or("no VmHWM")?;
+    println!(
+        "peak RSS of this process: {}",
+        format_bytes(hwm_kib * 1024.0)
+    );
+    Ok(())
+}
+
+fn report(name: &str, values: &[f64]) {
+    let Some(summary) = Summary::from_values(values) else {
+        println!("  {name}: no samples");
+        return;
+    };
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    println!(
+        "  {name:<13} min {:>9}  median {:>9}  p95 {:>9}  p99 {:>9}  max {:>9}",
+        format_seconds(summary.min),
+        format_seconds(summary.median),
+        format_seconds(summary.p95),
+        format_seconds(percentile_of_sorted(&sorted, 0.99)),
+        format_seconds(summary.max)
+    );
+}
