@@ -1,13 +1,305 @@
-//! `clibench mem`.
-// Owned by the mem work in progress: replace this placeholder wholesale.
+//! `clibench mem`: the memory of a process family (RSS, PSS, USS, swap), of a
+//! user's processes, or of a command started, settled, measured and stopped.
 
-use std::process::ExitCode;
+use crate::exit::input_error;
+use crate::table::{Align, render};
+use anyhow::Context;
+use bench_core::units::format_bytes;
+use bench_proc::{ProcessSample, Selector, Snapshot, SnapshotError, snapshot};
+use bench_term::ready::parse_duration;
+use std::ffi::OsString;
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, ExitCode, Stdio};
+use std::time::Duration;
+
+/// How long stopped processes get between SIGTERM and SIGKILL.
+pub(super) const STOP_GRACE: Duration = Duration::from_secs(2);
 
 /// Flags of `clibench mem`.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+#[command(after_help = "\
+Examples:
+  clibench mem --pid 4242                     a process and all its descendants
+  clibench mem --user benchmark1 --json       every process of a user, as JSON on stdout
+  clibench mem --settle 5s -- python3 -m http.server
+                                              start, settle, measure, stop
+
+A started COMMAND runs with stdin, stdout and stderr on /dev/null, in its own process
+group; clibench becomes a child subreaper first, so daemons it double-forks stay in the
+measured family and are stopped with it.")]
+pub struct Args {
+    /// Measure this process and all its descendants.
+    #[arg(long, value_name = "PID", conflicts_with = "user")]
+    pid: Option<u32>,
+    /// Measure every process of this user (a name or a numeric uid).
+    #[arg(long, value_name = "USER")]
+    user: Option<String>,
+    /// After starting COMMAND, wait this long before measuring (e.g. 2s, 500ms).
+    #[arg(long, default_value = "2s", value_name = "DURATION")]
+    settle: String,
+    /// Print the measurement as JSON on stdout (the table still goes to stderr).
+    #[arg(long)]
+    json: bool,
+    /// The command to start, measure and stop.
+    #[arg(last = true, value_name = "COMMAND")]
+    command: Vec<OsString>,
+}
+
+/// What to measure.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Target {
+    Pid(u32),
+    User { uid: u32, name: String },
+    Command(Vec<OsString>),
+}
+
+/// `clibench mem`, resolved from the flags.
+#[derive(Debug)]
+struct Settings {
+    target: Target,
+    settle: Duration,
+    json: bool,
+}
+
+impl TryFrom<Args> for Settings {
+    type Error = anyhow::Error;
+
+    fn try_from(args: Args) -> anyhow::Result<Settings> {
+        let settle =
+            parse_duration(&args.settle).map_err(|e| input_error(format!("--settle: {e}")))?;
+        let given = usize::from(args.pid.is_some())
+            + usize::from(args.user.is_some())
+            + usize::from(!args.command.is_empty());
+        if given != 1 {
+            return Err(input_error(
+                "give exactly one of --pid PID, --user USER or -- COMMAND",
+            ));
+        }
+        let target = if let Some(pid) = args.pid {
+            Target::Pid(pid)
+        } else if let Some(user) = args.user {
+            let passwd = std::fs::read_to_string("/etc/passwd").unwrap_or_default();
+            let uid = resolve_user(&user, &passwd)
+                .ok_or_else(|| input_error(format!("--user: no such user: {user}")))?;
+            Target::User { uid, name: user }
+        } else {
+            Target::Command(args.command)
+        };
+        Ok(Settings {
+            target,
+            settle,
+            json: args.json,
+        })
+    }
+}
 
 /// Runs `clibench mem`.
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`clibench mem` is not built yet")
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let settings = Settings::try_from(args)?;
+    let (title, snap) = match &settings.target {
+        Target::Pid(pid) => (
+            format!("process {pid} and its descendants"),
+            snapshot(&Selector::Tree(*pid)).map_err(|error| match error {
+                SnapshotError::NoSuchProcess { pid } => {
+                    input_error(format!("--pid: process {pid} does not exist"))
+                }
+                other => anyhow::Error::new(other),
+            })?,
+        ),
+        Target::User { uid, name } => (
+            format!("processes of user {name} (uid {uid})"),
+            snapshot(&Selector::Uid(*uid)).context("failed to read the user's processes")?,
+        ),
+        Target::Command(command) => (
+            format!("`{}` and its descendants", display_command(command)),
+            measure_command(command, settings.settle)?,
+        ),
+    };
+    eprintln!("{title}");
+    eprint!("{}", render_table(&snap));
+    if settings.json {
+        println!("{}", serde_json::to_string_pretty(&to_json(&snap))?);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Starts the command, lets it settle, measures our whole tree (the command,
+/// its children and any daemon re-parented to us), then stops it all.
+fn measure_command(command: &[OsString], settle: Duration) -> anyhow::Result<Snapshot> {
+    bench_proc::become_subreaper()?;
+    let mut child = spawn_quiet(command)?;
+    std::thread::sleep(settle);
+    let me = std::process::id();
+    let measured = snapshot(&Selector::Tree(me)).map(|snap| snap.without(&[me]));
+    let exited = child.try_wait().ok().flatten();
+    let stopped = bench_proc::stop(&Selector::Tree(me), STOP_GRACE);
+    let _ = child.try_wait();
+    let snap = measured.context("failed to measure the command's family")?;
+    stopped.context("failed to stop the command's family")?;
+    if snap.processes.is_empty() {
+        let status = exited.map_or_else(|| "unknown status".to_string(), |s| s.to_string());
+        anyhow::bail!(
+            "`{}` exited ({status}) within the settle time and left no process to measure",
+            display_command(command)
+        );
+    }
+    Ok(snap)
+}
+
+/// Spawns a command in its own process group with stdio on /dev/null.
+pub(super) fn spawn_quiet(command: &[OsString]) -> anyhow::Result<Child> {
+    let (program, rest) = command
+        .split_first()
+        .ok_or_else(|| input_error("no command given after --"))?;
+    Command::new(program)
+        .args(rest)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .map_err(|error| {
+            input_error(format!(
+                "failed to start `{}`: {error}",
+                display_command(command)
+            ))
+        })
+}
+
+pub(super) fn display_command(command: &[OsString]) -> String {
+    command
+        .iter()
+        .map(|part| part.to_string_lossy())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A uid from a numeric string or a name in `/etc/passwd`'s text.
+fn resolve_user(user: &str, passwd: &str) -> Option<u32> {
+    if let Ok(uid) = user.parse() {
+        return Some(uid);
+    }
+    passwd.lines().find_map(|line| {
+        let mut fields = line.split(':');
+        (fields.next()? == user).then_some(())?;
+        fields.nth(1)?.parse().ok()
+    })
+}
+
+fn bytes(value: Option<u64>) -> String {
+    value.map_or_else(|| "?".to_string(), |v| format_bytes(v as f64))
+}
+
+/// The per-process table with a totals row. `?` marks a value the kernel
+/// would not show us (another user's process without privilege).
+fn render_table(snap: &Snapshot) -> String {
+    let row = |p: &ProcessSample| {
+        vec![
+            p.pid.to_string(),
+            p.ppid.to_string(),
+            p.name.clone(),
+            p.threads.to_string(),
+            format_bytes(p.rss_bytes as f64),
+            bytes(p.pss_bytes),
+            bytes(p.uss_bytes),
+            bytes(p.swap_bytes),
+        ]
+    };
+    let mut rows: Vec<Vec<String>> = snap.processes.iter().map(row).collect();
+    rows.push(vec![
+        "total".into(),
+        String::new(),
+        match snap.processes.len() {
+            1 => "1 process".to_string(),
+            n => format!("{n} processes"),
+        },
+        snap.processes
+            .iter()
+            .map(|p| p.threads)
+            .sum::<u32>()
+            .to_string(),
+        format_bytes(snap.total_rss_bytes() as f64),
+        bytes(snap.total_pss_bytes()),
+        bytes(snap.total_uss_bytes()),
+        bytes(snap.total_swap_bytes()),
+    ]);
+    use Align::{Left, Right};
+    render(
+        &[
+            "pid", "ppid", "name", "threads", "RSS", "PSS", "USS", "swap",
+        ],
+        &[Right, Right, Left, Right, Right, Right, Right, Right],
+        &rows,
+    )
+}
+
+fn to_json(snap: &Snapshot) -> serde_json::Value {
+    serde_json::json!({
+        "total_rss_bytes": snap.total_rss_bytes(),
+        "total_pss_bytes": snap.total_pss_bytes(),
+        "total_uss_bytes": snap.total_uss_bytes(),
+        "total_swap_bytes": snap.total_swap_bytes(),
+        "process_count": snap.processes.len(),
+        "processes": snap.processes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(pid: u32, name: &str, rss_mib: u64, pss_mib: Option<u64>) -> ProcessSample {
+        ProcessSample {
+            pid,
+            ppid: 1,
+            name: name.into(),
+            cmdline: name.into(),
+            rss_bytes: rss_mib << 20,
+            pss_bytes: pss_mib.map(|m| m << 20),
+            pss_anon_bytes: None,
+            pss_file_bytes: None,
+            pss_shmem_bytes: None,
+            uss_bytes: pss_mib.map(|m| m << 19),
+            swap_bytes: pss_mib.map(|_| 0),
+            swap_pss_bytes: None,
+            cpu_seconds: 0.5,
+            threads: 3,
+        }
+    }
+
+    #[test]
+    fn table_has_a_row_per_process_and_totals() {
+        let snap = Snapshot {
+            processes: vec![
+                sample(100, "node", 120, Some(96)),
+                sample(101, "python3", 30, Some(12)),
+            ],
+        };
+        insta::assert_snapshot!(render_table(&snap));
+    }
+
+    #[test]
+    fn unknown_pss_shows_as_question_mark_and_unknown_total() {
+        let snap = Snapshot {
+            processes: vec![
+                sample(100, "node", 120, Some(96)),
+                sample(7, "sshd", 8, None),
+            ],
+        };
+        let table = render_table(&snap);
+        insta::assert_snapshot!(table);
+        let json = to_json(&snap);
+        assert!(json["total_pss_bytes"].is_null());
+        assert_eq!(json["total_rss_bytes"], 128u64 << 20);
+    }
+
+    #[test]
+    fn users_resolve_by_name_or_number() {
+        let passwd =
+            "root:x:0:0:root:/root:/bin/bash\nbenchmark1:x:2001:2001::/home/benchmark1:/bin/bash\n";
+        assert_eq!(resolve_user("benchmark1", passwd), Some(2001));
+        assert_eq!(resolve_user("root", passwd), Some(0));
+        assert_eq!(resolve_user("1234", passwd), Some(1234));
+        assert_eq!(resolve_user("nobody-here", passwd), None);
+    }
 }

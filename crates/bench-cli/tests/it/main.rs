@@ -3,6 +3,7 @@
 
 mod compare;
 mod kernel;
+mod mem;
 mod pipeline_install;
 mod pipeline_prepare;
 mod report;

@@ -1,0 +1,123 @@
+//! `clibench mem` on real programs.
+
+use crate::{clibench, run};
+use std::process::Command;
+
+fn exists(pid: u64) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        !stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z')
+    })
+}
+
+#[test]
+fn command_family_is_measured_then_stopped() {
+    // bash with two children, one of them holding 32 MiB.
+    let out = run(clibench().args([
+        "mem",
+        "--settle",
+        "1s",
+        "--json",
+        "--",
+        "bash",
+        "-c",
+        "sleep 60 & python3 -c 'import time; x = b\"x\" * (32 << 20); time.sleep(60)' & wait",
+    ]));
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let json: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let processes = json["processes"].as_array().unwrap();
+    let names: Vec<&str> = processes
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.len(), 3, "{names:?}");
+    assert!(names.contains(&"bash") && names.contains(&"sleep") && names.contains(&"python3"));
+    let rss = json["total_rss_bytes"].as_u64().unwrap();
+    let pss = json["total_pss_bytes"].as_u64().unwrap();
+    let uss = json["total_uss_bytes"].as_u64().unwrap();
+    assert!(pss >= 32 << 20 && pss <= rss, "rss {rss} pss {pss}");
+    assert!(uss >= 32 << 20 && uss <= pss, "pss {pss} uss {uss}");
+    assert_eq!(json["total_swap_bytes"].as_u64(), Some(0));
+    for process in processes {
+        let pid = process["pid"].as_u64().unwrap();
+        assert!(!exists(pid), "{pid} was left running");
+    }
+    assert!(out.stderr.contains("total"), "{}", out.stderr);
+}
+
+#[test]
+fn pid_measures_a_running_tree() {
+    let mut child = Command::new("sh")
+        .args(["-c", "sleep 30 & sleep 30 & wait"])
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    // The shell forks its children right away; wait until both are there.
+    let root = bench_proc::ProcRoot::live();
+    for _ in 0..500 {
+        if root
+            .discover(&bench_proc::Selector::Tree(pid))
+            .unwrap()
+            .len()
+            == 3
+        {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let out = run(clibench().args(["mem", "--json", "--pid", &pid.to_string()]));
+    let _ = bench_proc::stop(
+        &bench_proc::Selector::Tree(pid),
+        std::time::Duration::from_secs(1),
+    );
+    let _ = child.wait();
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let json: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(json["process_count"], 3, "{json}");
+    assert_eq!(json["processes"][0]["pid"], pid);
+}
+
+#[test]
+fn bad_targets_are_usage_errors() {
+    let none = run(clibench().arg("mem"));
+    assert_eq!(none.code, Some(2));
+    assert!(
+        none.stderr.contains("exactly one of --pid"),
+        "{}",
+        none.stderr
+    );
+    let missing = run(clibench().args(["mem", "--pid", "4000000000"]));
+    assert_eq!(missing.code, Some(2), "{}", missing.stderr);
+    assert!(
+        missing.stderr.contains("does not exist"),
+        "{}",
+        missing.stderr
+    );
+    let user = run(clibench().args(["mem", "--user", "no-such-user-here"]));
+    assert_eq!(user.code, Some(2));
+    assert!(user.stderr.contains("no such user"), "{}", user.stderr);
+    let settle = run(clibench().args(["mem", "--settle", "soon", "--", "true"]));
+    assert_eq!(settle.code, Some(2), "{}", settle.stderr);
+}
+
+#[test]
+fn user_view_finds_processes_of_that_uid() {
+    use std::os::unix::process::CommandExt;
+    let mut child = Command::new("sleep")
+        .arg("30")
+        .uid(54_400)
+        .gid(54_400)
+        .spawn()
+        .unwrap();
+    let out = run(clibench().args(["mem", "--json", "--user", "54400"]));
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let json: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(json["process_count"], 1, "{json}");
+    assert_eq!(json["processes"][0]["pid"], child.id());
+}

@@ -1,0 +1,60 @@
+//! `clibench staircase` on a real program.
+
+use crate::{clibench, run};
+
+#[test]
+fn zero_count_is_a_usage_error() {
+    let out = run(clibench().args(["staircase", "--count", "0", "--", "sleep", "10"]));
+    assert_eq!(out.code, Some(2));
+    assert_eq!(out.stderr, "error: --count must be at least 1\n");
+}
+
+#[test]
+fn python_instances_of_16_mib_each() {
+    let out = run(clibench().args([
+        "staircase",
+        "--count",
+        "2",
+        "--settle",
+        "500ms",
+        "--json",
+        "--",
+        "python3",
+        "-c",
+        "import time; x = b'x' * (16 << 20); time.sleep(60)",
+    ]));
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let json: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(json["steps"].as_array().unwrap().len(), 2);
+    assert_eq!(json["count"], 2);
+    assert!(json["hardware"]["cores"].as_u64().unwrap() >= 1);
+    // Each instance holds 16 MiB of its own plus the interpreter's private
+    // memory (a few MiB), so its PSS is at least the 16 MiB. USS is not
+    // additive: a new instance turns pages the others held alone into shared
+    // ones, so their USS drops.
+    let mib = |key: &str| json[key].as_i64().unwrap() as f64 / (1 << 20) as f64;
+    let (rss, pss, uss) = (
+        mib("avg_per_instance_rss_bytes"),
+        mib("avg_per_instance_pss_bytes"),
+        mib("avg_per_instance_uss_bytes"),
+    );
+    assert!(
+        (16.0..40.0).contains(&pss),
+        "PSS per instance {pss} MiB\n{}",
+        out.stderr
+    );
+    assert!(
+        uss <= pss && pss <= rss,
+        "rss {rss} pss {pss} uss {uss}\n{}",
+        out.stderr
+    );
+    let reclaimed = mib("reclaimed_rss_bytes");
+    assert!(
+        (reclaimed - 2.0 * rss).abs() <= 0.05 * 2.0 * rss,
+        "reclaimed {reclaimed} of {}",
+        2.0 * rss
+    );
+    assert_eq!(json["after_teardown"]["process_count"], 0);
+    assert!(out.stderr.contains("CPU: "), "{}", out.stderr);
+    assert!(out.stderr.contains("avg"), "{}", out.stderr);
+}
