@@ -10,6 +10,7 @@ mod report;
 mod spec_errors;
 mod spec_examples;
 mod startup;
+mod staircase;
 mod target;
 
 use std::path::PathBuf;
