@@ -358,17 +358,12 @@ pub fn bootstrap_ratio_interval(
     seed: u64,
 ) -> (f64, f64) {
     let mut rng = SplitMix64::new(seed);
-    let mut base_draw = vec![0.0; base.len()];
-    let mut candidate_draw = vec![0.0; candidate.len()];
+    let mut base_draw = Resampler::new(base);
+    let mut candidate_draw = Resampler::new(candidate);
     let mut ratios: Vec<f64> = (0..resamples.max(1))
         .map(|_| {
-            for slot in base_draw.iter_mut() {
-                *slot = base[rng.below(base.len())];
-            }
-            for slot in candidate_draw.iter_mut() {
-                *slot = candidate[rng.below(candidate.len())];
-            }
-            ratio_of(median(&mut base_draw), median(&mut candidate_draw))
+            let base_median = base_draw.median(&mut rng);
+            ratio_of(base_median, candidate_draw.median(&mut rng))
         })
         .collect();
     ratios.sort_by(f64::total_cmp);
@@ -379,10 +374,75 @@ pub fn bootstrap_ratio_interval(
     (low, high)
 }
 
+/// Draws resamples (with replacement) of a fixed sample and returns their medians.
+///
+/// Rather than copying the drawn values and selecting the middle, it counts how
+/// often each sample was drawn and walks the counts in value order: the same
+/// median as sorting the resample, without moving any values.
+struct Resampler<'a> {
+    values: &'a [f64],
+    /// Indices into `values`, in ascending order of value.
+    by_value: Vec<usize>,
+    /// How often each index was drawn in the current resample.
+    counts: Vec<u32>,
+}
+
+impl<'a> Resampler<'a> {
+    fn new(values: &'a [f64]) -> Resampler<'a> {
+        let mut by_value: Vec<usize> = (0..values.len()).collect();
+        by_value.sort_by(|&a, &b| values[a].total_cmp(&values[b]));
+        Resampler {
+            values,
+            by_value,
+            counts: vec![0; values.len()],
+        }
+    }
+
+    /// The median of a fresh resample of `values.len()` draws.
+    fn median(&mut self, rng: &mut SplitMix64) -> f64 {
+        let n = self.values.len();
+        self.counts.fill(0);
+        for _ in 0..n {
+            self.counts[rng.below(n)] += 1;
+        }
+        // The values at ranks (n - 1) / 2 and n / 2 of the sorted resample; they are
+        // the same rank when n is odd.
+        let (low_rank, high_rank) = ((n - 1) / 2, n / 2);
+        let mut low = None;
+        let mut seen = 0;
+        for &index in &self.by_value {
+            seen += self.counts[index] as usize;
+            if low.is_none() && seen > low_rank {
+                low = Some(self.values[index]);
+            }
+            if seen > high_rank {
+                let high = self.values[index];
+                return (low.unwrap_or(high) + high) / 2.0;
+            }
+        }
+        unreachable!("the counts add up to n, so rank n / 2 is always reached")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::trial::{Sample, record};
+
+    #[test]
+    fn resampled_medians_match_sorting_the_resample() {
+        let values = [0.5, 3.0, 1.0, 2.0, 2.0, 9.0];
+        for n in 1..=values.len() {
+            let values = &values[..n];
+            let mut resampler = Resampler::new(values);
+            let mut counted = SplitMix64::new(n as u64);
+            let mut copied = SplitMix64::new(n as u64);
+            for _ in 0..200 {
+                let mut draw: Vec<f64> = (0..n).map(|_| values[copied.below(n)]).collect();
+                assert_eq!(resampler.median(&mut counted), median(&mut draw));
+            }
+        }
+    }
 
     fn side(sha: &str, metrics: &[(Metric, &[f64])]) -> Side {
         let mut side = Side::new(sha);
