@@ -2,6 +2,7 @@
 //! snapshot-tests what they print. One module per example.
 
 mod compare_results;
+mod family_memory;
 mod startup_time;
 
 use std::path::PathBuf;
