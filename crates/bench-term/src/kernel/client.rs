@@ -1,17 +1,17 @@
 //! The kernel process: spawning it in its own session, the reader threads, requests and
 //! replies, and closing it so that nothing is left behind.
 
-use super::error::{FrameError, KernelError, quote};
+use super::error::{KernelError, quote};
+use super::lines::{LineReader, Outcome};
 use super::protocol::{self, CellError, Done, Event, PROTOCOL_VERSION};
 use super::transcript::{Direction, Transcript};
 use serde_json::{Map, Value};
 use std::collections::{HashSet, VecDeque};
 use std::ffi::OsString;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -158,25 +158,18 @@ pub struct CloseReport {
     pub graceful: bool,
 }
 
-enum Incoming {
-    Line {
-        line: String,
-        parsed: Result<Event, FrameError>,
-    },
-    Eof,
-}
-
 /// A running protocol-3 kernel.
 ///
 /// The kernel runs in its own session (so its pid is also its process group id), with
-/// pipes for stdin, stdout and stderr. A reader thread parses stdout into events; every
-/// wait has a timeout. Dropping a `Kernel` without [`Kernel::close`] kills its process
+/// pipes for stdin, stdout and stderr. Events are read from stdout on the caller's thread
+/// with poll(2), so every wait has a timeout and a frame costs one wake-up; a thread
+/// collects stderr for error messages. Dropping a `Kernel` without [`Kernel::close`] kills its process
 /// group and reaps it.
 pub struct Kernel {
     child: Child,
     pid: u32,
     stdin: Option<ChildStdin>,
-    events: Receiver<Incoming>,
+    stdout: Option<LineReader<ChildStdout>>,
     spawned: Instant,
     options: KernelOptions,
     transcript: Option<Transcript>,
@@ -243,17 +236,7 @@ impl Kernel {
         let stdin = child.stdin.take();
         let stdout = child.stdout.take();
         let stderr = child.stderr.take();
-        let (sender, events) = mpsc::channel();
-        if let Some(stdout) = stdout {
-            let transcript = transcript.clone();
-            std::thread::Builder::new()
-                .name(format!("kernel-{pid}-stdout"))
-                .spawn(move || read_stdout(stdout, &sender, transcript.as_ref()))
-                .map_err(|source| KernelError::Spawn {
-                    program: options.program.to_string_lossy().into_owned(),
-                    source,
-                })?;
-        }
+        let stdout = stdout.map(LineReader::new);
         let stderr_tail = Arc::new(Mutex::new(Vec::new()));
         if let Some(stderr) = stderr {
             let tail = Arc::clone(&stderr_tail);
@@ -270,7 +253,7 @@ impl Kernel {
             child,
             pid,
             stdin,
-            events,
+            stdout,
             spawned,
             options,
             transcript,
@@ -498,21 +481,27 @@ impl Kernel {
         if self.eof {
             return Err(self.exited(waiting_for));
         }
-        let now = Instant::now();
-        let received = if deadline > now {
-            self.events.recv_timeout(deadline - now)
-        } else {
-            self.events
-                .try_recv()
-                .map_err(|_| RecvTimeoutError::Timeout)
+        let Some(stdout) = self.stdout.as_mut() else {
+            self.eof = true;
+            return Err(self.exited(waiting_for));
         };
-        match received {
-            Ok(Incoming::Line { line, parsed }) => {
+        let outcome = stdout
+            .next_line(deadline)
+            .map_err(|source| KernelError::Process {
+                action: "read the stdout of",
+                pid: self.pid,
+                source,
+            })?;
+        match outcome {
+            Outcome::Line(line) => {
+                if let Some(transcript) = &self.transcript {
+                    transcript.record(Direction::Recv, &line);
+                }
                 if self.recent.len() == RECENT_FRAMES {
                     self.recent.pop_front();
                 }
                 self.recent.push_back(quote(&line));
-                match parsed {
+                match protocol::parse_event(&line) {
                     Ok(event) => Ok((line, event)),
                     Err(source) => Err(self.fail(KernelError::Frame {
                         waiting_for: waiting_for.to_owned(),
@@ -520,11 +509,11 @@ impl Kernel {
                     })),
                 }
             }
-            Ok(Incoming::Eof) | Err(RecvTimeoutError::Disconnected) => {
+            Outcome::Eof => {
                 self.eof = true;
                 Err(self.exited(waiting_for))
             }
-            Err(RecvTimeoutError::Timeout) => Err(KernelError::Timeout {
+            Outcome::Timeout => Err(KernelError::Timeout {
                 waiting_for: waiting_for.to_owned(),
                 timeout,
                 seen: self.seen(),
@@ -645,9 +634,7 @@ impl Kernel {
         let exited = loop {
             match self.exited_without_reaping() {
                 Ok(true) => break true,
-                Ok(false) if Instant::now() < grace_deadline => {
-                    std::thread::sleep(Duration::from_millis(2));
-                }
+                Ok(false) if Instant::now() < grace_deadline => self.drain_stdout(),
                 Ok(false) => break false,
                 Err(source) => {
                     return Err(KernelError::Process {
@@ -668,6 +655,32 @@ impl Kernel {
             status: describe_status(status),
             graceful: exited,
         })
+    }
+
+    /// Reads (and records) what the kernel prints while it shuts down, for up to 2 ms, so
+    /// that a full pipe cannot keep it from exiting.
+    fn drain_stdout(&mut self) {
+        let deadline = Instant::now() + Duration::from_millis(2);
+        let Some(stdout) = self.stdout.as_mut() else {
+            std::thread::sleep(Duration::from_millis(2));
+            return;
+        };
+        loop {
+            match stdout.next_line(deadline) {
+                Ok(Outcome::Line(line)) => {
+                    if let Some(transcript) = &self.transcript {
+                        transcript.record(Direction::Recv, &line);
+                    }
+                }
+                Ok(Outcome::Eof) => {
+                    // Nothing more to read; wait for the exit without spinning.
+                    self.stdout = None;
+                    std::thread::sleep(Duration::from_millis(1));
+                    return;
+                }
+                Ok(Outcome::Timeout) | Err(_) => return,
+            }
+        }
     }
 
     /// True once the kernel has exited; it stays a zombie (not reaped), so its pid and
@@ -717,39 +730,6 @@ fn describe_status(status: ExitStatus) -> String {
         (None, Some(signal)) => format!("killed by signal {signal}"),
         (None, None) => status.to_string(),
     }
-}
-
-fn read_stdout(
-    stdout: impl Read,
-    sender: &mpsc::Sender<Incoming>,
-    transcript: Option<&Transcript>,
-) {
-    let mut reader = BufReader::with_capacity(64 * 1024, stdout);
-    let mut buffer = Vec::with_capacity(256);
-    loop {
-        buffer.clear();
-        match reader.read_until(b'\n', &mut buffer) {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {}
-        }
-        while buffer
-            .last()
-            .is_some_and(|&byte| byte == b'\n' || byte == b'\r')
-        {
-            buffer.pop();
-        }
-        let line = String::from_utf8_lossy(&buffer).into_owned();
-        let parsed = protocol::parse_event(&line);
-        // Recorded before the client can act on the frame, so the transcript's order is
-        // the order in which frames really went back and forth.
-        if let Some(transcript) = transcript {
-            transcript.record(Direction::Recv, &line);
-        }
-        if sender.send(Incoming::Line { line, parsed }).is_err() {
-            break;
-        }
-    }
-    let _ = sender.send(Incoming::Eof);
 }
 
 fn read_stderr(mut stderr: impl Read, tail: &Mutex<Vec<u8>>, transcript: Option<&Transcript>) {

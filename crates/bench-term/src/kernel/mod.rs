@@ -31,6 +31,7 @@
 
 mod client;
 mod error;
+mod lines;
 pub mod measure;
 pub mod protocol;
 mod reference;
