@@ -12,6 +12,13 @@ fn prints_a_table_on_stderr() {
 }
 
 #[test]
+fn lists_failed_samples_under_the_table() {
+    let out = run(clibench().arg("report").arg(example_result("candidate")));
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    insta::assert_snapshot!(out.stderr);
+}
+
+#[test]
 fn prints_each_format_on_stdout_as_the_library_exports_it() {
     let path = example_result("candidate");
     let report = Report::new(&bench_core::ResultFile::load(&path).unwrap());
