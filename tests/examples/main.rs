@@ -3,6 +3,7 @@
 
 mod compare_results;
 mod family_memory;
+mod kernel_roundtrip;
 mod startup_time;
 
 use std::path::PathBuf;

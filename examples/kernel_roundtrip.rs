@@ -1,0 +1,149 @@
+//! Drives a protocol-3 REPL kernel with `bench-term`, the way another Rust tool (an
+//! agent runtime's test suite, a CI job) would embed the client: start the kernel in its
+//! own session, run cells, interrupt one stuck in an `await`, snapshot the namespace,
+//! restore it into a fresh kernel, check the values, and close both.
+//!
+//! ```text
+//! cargo run --example kernel_roundtrip [-- KERNEL COMMAND...]
+//! ```
+//!
+//! Without a command it runs the reference kernel shipped with bench-term (`python3`).
+
+use bench_core::units::{format_bytes, format_seconds};
+use bench_term::kernel::measure::{INTERRUPT_AWAIT, interrupt_latency};
+use bench_term::kernel::{Kernel, KernelOptions, REFERENCE_KERNEL, REFERENCE_KERNEL_FILE_NAME};
+use serde_json::{Map, Value};
+use std::path::Path;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    match run(std::env::args().skip(1).collect()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(mut command: Vec<String>) -> Result<(), String> {
+    let folder = tempfile::tempdir().map_err(|e| format!("temporary folder: {e}"))?;
+    if command.is_empty() {
+        let script = folder.path().join(REFERENCE_KERNEL_FILE_NAME);
+        std::fs::write(&script, REFERENCE_KERNEL).map_err(|e| e.to_string())?;
+        command = vec!["python3".to_owned(), script.display().to_string()];
+        println!("kernel: python3 {REFERENCE_KERNEL_FILE_NAME} (the reference kernel)");
+    } else {
+        println!("kernel: {}", command.join(" "));
+    }
+    let env: Vec<(String, String)> = ["PATH", "HOME", "VIRTUAL_ENV", "PYTHONPATH"]
+        .iter()
+        .filter_map(|key| {
+            std::env::var(key)
+                .ok()
+                .map(|value| ((*key).to_owned(), value))
+        })
+        .chain([("LANG".to_owned(), "C.UTF-8".to_owned())])
+        .collect();
+    let options = KernelOptions::new(&command[0], &command[1..], folder.path(), env);
+
+    let mut kernel = Kernel::spawn(options.clone()).map_err(|e| e.to_string())?;
+    let ready = kernel.ready().map_err(|e| e.to_string())?;
+    println!(
+        "ready: python {} in {}",
+        ready.python,
+        format_seconds(ready.elapsed.as_secs_f64())
+    );
+
+    let reply = kernel
+        .execute("numbers = list(range(10))\ntable = {'rows': 3, 'name': 'demo'}\nprint('hello from the kernel')\nsum(numbers)")
+        .map_err(|e| e.to_string())?;
+    println!(
+        "execute: result {} in {}",
+        reply.result().unwrap_or("(none)"),
+        format_seconds(reply.elapsed.as_secs_f64())
+    );
+    print!("stdout: {}", reply.stdout());
+
+    let seconds = interrupt_latency(&mut kernel, INTERRUPT_AWAIT).map_err(|e| e.to_string())?;
+    println!(
+        "interrupt: KeyboardInterrupt {} after the request, and the next cell ran",
+        format_seconds(seconds)
+    );
+
+    let state = folder.path().join("state.pkl");
+    let reply = kernel
+        .request(
+            "snapshot",
+            fields(&[
+                ("path", path_value(&state)),
+                (
+                    "manifest_path",
+                    path_value(&folder.path().join("manifest.json")),
+                ),
+            ]),
+        )
+        .map_err(|e| e.to_string())?;
+    let saved = reply.done.strings("saved").unwrap_or_default();
+    let bytes = reply
+        .done
+        .fields
+        .get("bytes")
+        .and_then(Value::as_f64)
+        .unwrap_or(0.0);
+    println!(
+        "snapshot: saved {} ({}) in {}",
+        saved.join(", "),
+        format_bytes(bytes),
+        format_seconds(reply.elapsed.as_secs_f64())
+    );
+    let closed = kernel.close().map_err(|e| e.to_string())?;
+    println!(
+        "closed: {}{}",
+        closed.status,
+        if closed.graceful { " (graceful)" } else { "" }
+    );
+
+    let mut fresh = Kernel::spawn(options).map_err(|e| e.to_string())?;
+    fresh.ready().map_err(|e| e.to_string())?;
+    let reply = fresh
+        .request("restore", fields(&[("path", path_value(&state))]))
+        .map_err(|e| e.to_string())?;
+    let restored = reply.done.strings("restored").unwrap_or_default();
+    let check = fresh
+        .execute("(sum(numbers), table['name'])")
+        .map_err(|e| e.to_string())?;
+    if check.result() != Some("(45, 'demo')") {
+        return Err(format!("restored values differ: {:?}", check.result()));
+    }
+    println!(
+        "restore: restored {} in {}; values match",
+        restored.join(", "),
+        format_seconds(reply.elapsed.as_secs_f64())
+    );
+    let names = fresh
+        .request("list_names", Map::new())
+        .map_err(|e| e.to_string())?
+        .done
+        .strings("names")
+        .unwrap_or_default();
+    println!("list_names: {}", names.join(", "));
+    let closed = fresh.close().map_err(|e| e.to_string())?;
+    println!(
+        "closed: {}{}",
+        closed.status,
+        if closed.graceful { " (graceful)" } else { "" }
+    );
+    Ok(())
+}
+
+fn fields(pairs: &[(&str, Value)]) -> Map<String, Value> {
+    pairs
+        .iter()
+        .map(|(key, value)| ((*key).to_owned(), value.clone()))
+        .collect()
+}
+
+fn path_value(path: &Path) -> Value {
+    Value::from(path.display().to_string())
+}
