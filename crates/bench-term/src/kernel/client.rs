@@ -525,9 +525,11 @@ impl Kernel {
     /// The error for a kernel that closed its stdout; marks the kernel unusable.
     fn exited(&mut self, waiting_for: &str) -> KernelError {
         let deadline = Instant::now() + EXIT_STATUS_WAIT;
+        // Not reaped here: the zombie keeps the process group id from being reused
+        // before close() kills the group.
         let status = loop {
-            match self.child.try_wait() {
-                Ok(Some(status)) => break describe_status(status),
+            match self.exit_status_without_reaping() {
+                Ok(Some(status)) => break status,
                 Ok(None) if Instant::now() < deadline => {
                     std::thread::sleep(Duration::from_millis(5));
                 }
@@ -680,6 +682,23 @@ impl Kernel {
                 }
                 Ok(Outcome::Timeout) | Err(_) => return,
             }
+        }
+    }
+
+    /// The exit status once the kernel has exited, without reaping it.
+    fn exit_status_without_reaping(&self) -> std::io::Result<Option<String>> {
+        use rustix::process::{Pid, WaitId, WaitIdOptions, waitid};
+        let Some(pid) = Pid::from_raw(self.pid as i32) else {
+            return Ok(None);
+        };
+        let options = WaitIdOptions::EXITED | WaitIdOptions::NOWAIT | WaitIdOptions::NOHANG;
+        match waitid(WaitId::Pid(pid), options)? {
+            Some(status) => Ok(match (status.exit_status(), status.terminating_signal()) {
+                (Some(code), _) if status.exited() => Some(format!("exit status {code}")),
+                (_, Some(signal)) => Some(format!("killed by signal {signal}")),
+                _ => None,
+            }),
+            None => Ok(None),
         }
     }
 
