@@ -10,13 +10,50 @@
 //! The family is this process's children: `--fixtures` processes of the
 //! `bench-proc-fixture` binary (one parent forking the rest, 1 MiB touched each)
 //! and `--node` idle `node` processes (skipped if node is missing). Prints the
-//! median and minimum of each way, interleaved round by round so machine noise
-//! hits all of them alike.
+//! median and minimum wall time of each way, and its median CPU time (all
+//! threads of this process, or of the `ps_mem` child), interleaved round by
+//! round so machine noise hits all of them alike. CPU time is the fairer
+//! number on a machine shared with other work; wall time is what a caller waits.
 
 use bench_proc::{ProcRoot, Selector, stop};
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+/// Wall and CPU time of one measured way.
+#[derive(Clone, Copy)]
+struct Took {
+    wall: Duration,
+    cpu: Duration,
+}
+
+fn cpu_time(children: bool) -> Duration {
+    if children {
+        // SAFETY: getrusage fills the zeroed struct it is given.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: valid pointer to a rusage struct.
+        unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
+        let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+        return tv(usage.ru_utime) + tv(usage.ru_stime);
+    }
+    // SAFETY: clock_gettime fills the zeroed timespec it is given.
+    let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
+    // SAFETY: valid pointer to a timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+/// Runs `f` and records its wall and CPU time.
+fn time<T>(times: &mut Vec<Took>, children: bool, f: impl FnOnce() -> T) -> T {
+    let cpu = cpu_time(children);
+    let started = Instant::now();
+    let value = f();
+    times.push(Took {
+        wall: started.elapsed(),
+        cpu: cpu_time(children) - cpu,
+    });
+    value
+}
 
 fn main() {
     let mut fixtures = 150usize;
@@ -92,6 +129,16 @@ fn main() {
         .is_ok_and(|o| o.status.success());
 
     let sequential = ProcRoot::live().with_threads(1);
+    let read_all = |pids: &[u32], files: &[&str], buf: &mut Vec<u8>| {
+        for pid in pids {
+            for file in files {
+                buf.clear();
+                if let Ok(mut f) = std::fs::File::open(format!("/proc/{pid}/{file}")) {
+                    let _ = std::io::Read::read_to_end(&mut f, buf);
+                }
+            }
+        }
+    };
     let mut bare = Vec::new();
     let mut full = Vec::new();
     let mut full_one_thread = Vec::new();
@@ -99,64 +146,44 @@ fn main() {
     let mut discover_times = Vec::new();
     let mut scan_times = Vec::new();
     let files = ["smaps_rollup", "status", "stat", "cmdline"];
-    let mut per_file: Vec<Vec<Duration>> = vec![Vec::new(); files.len()];
+    let mut per_file: Vec<Vec<Took>> = vec![Vec::new(); files.len()];
     let mut buf = Vec::with_capacity(8192);
+    let all_pids: Vec<u32> = std::fs::read_dir("/proc")
+        .expect("/proc")
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse().ok())
+        .collect();
     for round in 0..rounds {
-        let started = Instant::now();
-        for pid in &pids {
-            for file in ["smaps_rollup", "status"] {
-                buf.clear();
-                if let Ok(mut f) = std::fs::File::open(format!("/proc/{pid}/{file}")) {
-                    let _ = std::io::Read::read_to_end(&mut f, &mut buf);
-                }
-            }
-        }
-        bare.push(started.elapsed());
-
-        let started = Instant::now();
-        let snap = root.snapshot(&Selector::Tree(me)).expect("snapshot");
-        full.push(started.elapsed());
+        time(&mut bare, false, || {
+            read_all(&pids, &["smaps_rollup", "status"], &mut buf)
+        });
+        let snap = time(&mut full, false, || {
+            root.snapshot(&Selector::Tree(me)).expect("snapshot")
+        });
         assert!(snap.processes.len() + 5 >= pids.len());
-
-        let started = Instant::now();
-        let _ = sequential.snapshot(&Selector::Tree(me)).expect("snapshot");
-        full_one_thread.push(started.elapsed());
-
-        let started = Instant::now();
-        let _ = root.discover(&Selector::Tree(me)).expect("discover");
-        discover_times.push(started.elapsed());
-
-        let started = Instant::now();
-        for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
-            if entry.file_name().as_encoded_bytes()[0].is_ascii_digit() {
-                buf.clear();
-                if let Ok(mut f) = std::fs::File::open(entry.path().join("stat")) {
-                    let _ = std::io::Read::read_to_end(&mut f, &mut buf);
-                }
-            }
-        }
-        scan_times.push(started.elapsed());
-
+        time(&mut full_one_thread, false, || {
+            sequential.snapshot(&Selector::Tree(me)).expect("snapshot")
+        });
+        time(&mut discover_times, false, || {
+            root.discover(&Selector::Tree(me)).expect("discover")
+        });
+        time(&mut scan_times, false, || {
+            read_all(&all_pids, &["stat"], &mut buf)
+        });
         for (index, file) in files.iter().enumerate() {
-            let started = Instant::now();
-            for pid in &pids {
-                buf.clear();
-                if let Ok(mut f) = std::fs::File::open(format!("/proc/{pid}/{file}")) {
-                    let _ = std::io::Read::read_to_end(&mut f, &mut buf);
-                }
-            }
-            per_file[index].push(started.elapsed());
+            time(&mut per_file[index], false, || {
+                read_all(&pids, &[file], &mut buf)
+            });
         }
-
         // ps_mem is slow to start (Python); a third of the rounds is plenty.
         if ps_mem && round % 3 == 0 {
-            let started = Instant::now();
-            let output = Command::new("ps_mem")
-                .args(["-t", "-p", &pid_list.join(",")])
-                .stderr(Stdio::null())
-                .output()
-                .expect("run ps_mem");
-            ps_mem_times.push(started.elapsed());
+            let output = time(&mut ps_mem_times, true, || {
+                Command::new("ps_mem")
+                    .args(["-t", "-p", &pid_list.join(",")])
+                    .stderr(Stdio::null())
+                    .output()
+                    .expect("run ps_mem")
+            });
             assert!(output.status.success(), "ps_mem failed");
         }
     }
@@ -167,19 +194,26 @@ fn main() {
     }
 
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
-    let median = |times: &mut Vec<Duration>| {
-        times.sort();
-        times.get(times.len() / 2).copied().map_or(f64::NAN, ms)
+    let median = |times: &[Took], pick: fn(&Took) -> Duration| {
+        let mut values: Vec<Duration> = times.iter().map(pick).collect();
+        values.sort();
+        values.get(values.len() / 2).copied().map_or(f64::NAN, ms)
     };
-    let min = |times: &[Duration]| times.iter().min().copied().map_or(f64::NAN, ms);
-    let bare_median = median(&mut bare);
+    let min_wall = |times: &[Took]| times.iter().map(|t| t.wall).min().map_or(f64::NAN, ms);
+    let bare_wall = median(&bare, |t| t.wall);
+    let bare_cpu = median(&bare, |t| t.cpu);
     println!(
-        "family: {} processes ({} fixture, {} node requested), {} rounds, {} cores",
+        "family: {} processes ({} fixture, {} node requested), {} rounds, {} cores, load average {}",
         pids.len(),
         fixtures,
         node,
         rounds,
-        std::thread::available_parallelism().map_or(1, |n| n.get())
+        std::thread::available_parallelism().map_or(1, |n| n.get()),
+        std::fs::read_to_string("/proc/loadavg")
+            .unwrap_or_default()
+            .split_whitespace()
+            .next()
+            .unwrap_or("?")
     );
     println!(
         "family totals: RSS {:.1} MiB, PSS {:.1} MiB",
@@ -187,32 +221,35 @@ fn main() {
         family.total_pss_bytes().unwrap_or(0) as f64 / 1048576.0
     );
     println!(
-        "{:<44} {:>10} {:>10} {:>8}",
-        "way", "median ms", "min ms", "ratio"
+        "{:<44} {:>9} {:>8} {:>7} {:>8} {:>7}",
+        "way", "wall ms", "min ms", "ratio", "cpu ms", "ratio"
     );
-    let row = |name: &str, times: &mut Vec<Duration>| {
-        let med = median(times);
+    let row = |name: &str, times: &[Took]| {
+        let wall = median(times, |t| t.wall);
+        let cpu = median(times, |t| t.cpu);
         println!(
-            "{:<44} {:>10.2} {:>10.2} {:>7.2}x",
+            "{:<44} {:>9.2} {:>8.2} {:>6.2}x {:>8.2} {:>6.2}x",
             name,
-            med,
-            min(times),
-            med / bare_median
+            wall,
+            min_wall(times),
+            wall / bare_wall,
+            cpu,
+            cpu / bare_cpu
         );
     };
-    row("bare sequential reads (smaps_rollup+status)", &mut bare);
-    row("bench-proc snapshot (parallel)", &mut full);
-    row("bench-proc snapshot (one thread)", &mut full_one_thread);
+    row("bare sequential reads (smaps_rollup+status)", &bare);
+    row("bench-proc snapshot (parallel)", &full);
+    row("bench-proc snapshot (one thread)", &full_one_thread);
     row(
-        "  of which: discovery (children files)",
-        &mut discover_times,
+        "  of which: discovery (stat+children files)",
+        &discover_times,
     );
-    row("  alternative: read every /proc/*/stat", &mut scan_times);
-    for (file, times) in files.iter().zip(per_file.iter_mut()) {
+    row("  for scale: read every /proc/*/stat", &scan_times);
+    for (file, times) in files.iter().zip(&per_file) {
         row(&format!("  one file, all processes: {file}"), times);
     }
     if ps_mem {
-        row("ps_mem -t -p PIDS (whole program run)", &mut ps_mem_times);
+        row("ps_mem -t -p PIDS (whole program run)", &ps_mem_times);
     } else {
         println!("ps_mem not found (pip install ps_mem); skipped");
     }

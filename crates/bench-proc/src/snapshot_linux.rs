@@ -459,9 +459,35 @@ fn read_optional<'b>(path: &Path, buf: &'b mut Vec<u8>) -> Result<Option<&'b str
 
 /// Reads a whole file into `buf` (reused across calls to spare allocations)
 /// and returns it as text; non-UTF-8 content reads as empty.
+///
+/// A read that does not fill the buffer ends the file: `/proc` files are
+/// generated in one go (seq_file fills the buffer until the record ends), so
+/// this saves the extra system call that would only return 0.
 fn read_file<'b>(path: &Path, buf: &'b mut Vec<u8>) -> io::Result<&'b str> {
     buf.clear();
-    File::open(path)?.read_to_end(buf)?;
+    buf.reserve(4096);
+    let mut file = File::open(path)?;
+    loop {
+        let filled = buf.len();
+        buf.resize(buf.capacity(), 0);
+        let read = match file.read(&mut buf[filled..]) {
+            Ok(read) => read,
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => {
+                buf.truncate(filled);
+                continue;
+            }
+            Err(error) => {
+                buf.truncate(filled);
+                return Err(error);
+            }
+        };
+        let spare = buf.len() - filled;
+        buf.truncate(filled + read);
+        if read == 0 || read < spare {
+            break;
+        }
+        buf.reserve(buf.len());
+    }
     Ok(std::str::from_utf8(buf).unwrap_or(""))
 }
 
@@ -587,6 +613,20 @@ mod tests {
         let sequential = sequential.unwrap();
         assert_eq!(sequential.processes.len(), 61);
         assert_eq!(sequential, parallel.unwrap());
+    }
+
+    #[test]
+    fn long_files_are_read_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cmdline");
+        let text: String = (0..20_000)
+            .map(|i| char::from(b'a' + (i % 26) as u8))
+            .collect();
+        fs::write(&path, &text).unwrap();
+        let mut buf = Vec::new();
+        assert_eq!(read_file(&path, &mut buf).unwrap(), text);
+        fs::write(&path, "short").unwrap();
+        assert_eq!(read_file(&path, &mut buf).unwrap(), "short");
     }
 
     #[test]
