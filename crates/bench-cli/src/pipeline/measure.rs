@@ -16,6 +16,7 @@ use bench_proc::{Selector, Snapshot};
 use bench_term::{SpawnOptions, Terminal};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 /// Runs the measure phase for `ctx.trial`.
 pub fn run(ctx: &PhaseContext, side: &mut Side) -> anyhow::Result<()> {
@@ -73,8 +74,7 @@ fn starts(
         )?;
         let mut terminal = Terminal::spawn(&options)
             .with_context(|| format!("starting `{}` in a terminal", options_line(&options)))?;
-        let ready = terminal.ready(&mode, measure.ready_timeout.0);
-        let elapsed = match ready {
+        let elapsed = match terminal.ready(&mode, measure.ready_timeout.0) {
             Ok(elapsed) => elapsed,
             Err(error) => {
                 record(side, metric, trial, Sample::Error(error.to_string()));
@@ -82,11 +82,31 @@ fn starts(
                 return Ok(cold_ready);
             }
         };
+        let settle_started = Instant::now();
+        let settled = terminal.settle(measure.settle.0);
+        // A program that restores the terminal and then dies can echo a probe on its way
+        // out; a start that did not survive its settle time was no start. `settle` ends
+        // early only when the program closed its terminal.
+        let closed_early = settle_started.elapsed() < measure.settle.0;
+        if closed_early || terminal.session_processes().is_empty() {
+            let screen = terminal.screen_text();
+            let status = match terminal.close().ok().and_then(|report| report.status) {
+                Some(status) => format!(" ({status})"),
+                None => String::new(),
+            };
+            let error = format!(
+                "`{}` exited{status} {:.3} s after it looked ready; its last screen:\n{}",
+                options_line(&options),
+                elapsed.as_secs_f64(),
+                screen.trim_end()
+            );
+            record(side, metric, trial, Sample::Error(error));
+            return Ok(cold_ready);
+        }
         record(side, metric, trial, Sample::Value(elapsed.as_secs_f64()));
         if metric == Metric::Cold {
             cold_ready = true;
-            let memory = terminal
-                .settle(measure.settle.0)
+            let memory = settled
                 .map_err(anyhow::Error::from)
                 .and_then(|()| family.snapshot())
                 .and_then(|snapshot| record_memory(ctx, side, &snapshot));
@@ -105,7 +125,6 @@ fn starts(
             // than a person's second start would be; the seed stops them here too.
             stop_agents(ctx, measure, user)?;
         } else {
-            let settled = terminal.settle(measure.settle.0);
             let closed = terminal.close();
             if let Err(error) = settled {
                 side.set_error(format!("warm settle: {error}"));

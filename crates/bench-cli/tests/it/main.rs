@@ -6,6 +6,7 @@ mod kernel;
 mod mem;
 mod pipeline_install;
 mod pipeline_prepare;
+mod pipeline_run;
 mod report;
 mod spec_errors;
 mod spec_examples;

@@ -1,0 +1,433 @@
+//! `clibench run` end to end on the built-in demo agent (as root and as a normal user), and
+//! the faults the pipeline must survive: a TUI that never becomes ready, one that crashes, a
+//! daemon that ignores SIGTERM, a kernel that never answers, and Ctrl-C mid-phase. After
+//! each, nothing of the run may be left: no process, no user, no home, no state file.
+
+use crate::{clibench, run};
+use bench_core::{Metric, ResultFile};
+use std::fs;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn is_root() -> bool {
+    fs::metadata("/proc/self").unwrap().uid() == 0
+}
+
+/// A fresh folder with the demo written into it (`--write-demo`); returns the folder and
+/// the demo's spec.
+fn demo() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let result = run(clibench()
+        .args(["run", "--write-demo"])
+        .arg(dir.path().join("demo")));
+    assert_eq!(result.code, Some(0), "stderr: {}", result.stderr);
+    let spec = PathBuf::from(result.stdout.trim());
+    assert!(spec.is_file(), "{spec:?}");
+    (dir, spec)
+}
+
+/// Replaces `from` (which must occur exactly once) by `to` in the spec.
+fn edit(spec: &Path, from: &str, to: &str) {
+    let text = fs::read_to_string(spec).unwrap();
+    assert_eq!(text.matches(from).count(), 1, "{from:?} in:\n{text}");
+    fs::write(spec, text.replace(from, to)).unwrap();
+}
+
+/// `clibench run SPEC --out OUT --trials 1 [--phases PHASES]`.
+fn run_demo(spec: &Path, out: &Path, phases: Option<&str>) -> crate::Run {
+    let mut command = clibench();
+    command
+        .arg("run")
+        .arg(spec)
+        .arg("--out")
+        .arg(out)
+        .args(["--trials", "1"]);
+    if let Some(phases) = phases {
+        command.args(["--phases", phases]);
+    }
+    run(&mut command)
+}
+
+fn load(out: &Path) -> ResultFile {
+    ResultFile::load(&out.join("result.json")).expect("result.json is intact and valid")
+}
+
+/// The error recorded for `metric` on trial 0, or the side's error.
+fn error_of(result: &ResultFile, metric: Metric) -> String {
+    result
+        .side
+        .metrics
+        .get(&metric)
+        .into_iter()
+        .flatten()
+        .find(|sample| sample.trial == 0)
+        .and_then(|sample| sample.error.clone())
+        .unwrap_or_else(|| panic!("no error recorded for {metric}: {:#?}", result.side))
+}
+
+/// The trial users a root run created, as its install logs name their homes.
+fn run_users(out: &Path) -> Vec<String> {
+    let pattern = regex::Regex::new(r"/home/(clibench-[0-9a-z]+-[0-9]+)").unwrap();
+    let mut users = Vec::new();
+    for entry in fs::read_dir(out.join("logs")).unwrap() {
+        let path = entry.unwrap().path();
+        let text = fs::read_to_string(&path).unwrap_or_default();
+        for found in pattern.captures_iter(&text) {
+            if !users.contains(&found[1].to_owned()) {
+                users.push(found[1].to_owned());
+            }
+        }
+    }
+    users
+}
+
+/// Every live process whose command line or environment mentions one of `needles`.
+fn processes_mentioning(needles: &[String]) -> Vec<String> {
+    let own = std::process::id().to_string();
+    let mut found = Vec::new();
+    for entry in fs::read_dir("/proc").unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+        if !name.chars().all(|c| c.is_ascii_digit()) || name == own {
+            continue;
+        }
+        let read = |file: &str| {
+            fs::read(format!("/proc/{name}/{file}"))
+                .map(|bytes| String::from_utf8_lossy(&bytes).replace('\0', " "))
+                .unwrap_or_default()
+        };
+        let (cmdline, environ) = (read("cmdline"), read("environ"));
+        if needles
+            .iter()
+            .any(|needle| cmdline.contains(needle.as_str()) || environ.contains(needle.as_str()))
+        {
+            found.push(format!("{name}: {cmdline}"));
+        }
+    }
+    found
+}
+
+/// Nothing of the run in `out` is left: the state file is gone (cleanup removed every user,
+/// folder and server it listed), no user or home of the run exists, and no process mentions
+/// the output folder or a trial home. `dedicated_users`: the run was root and made users.
+fn assert_nothing_left(out: &Path, dedicated_users: bool) {
+    assert!(
+        !out.join("state.json").exists(),
+        "cleanup left {}: {}",
+        out.join("state.json").display(),
+        fs::read_to_string(out.join("state.json")).unwrap_or_default()
+    );
+    let mut needles = vec![out.display().to_string()];
+    if dedicated_users {
+        let users = run_users(out);
+        assert!(
+            !users.is_empty(),
+            "no trial user found in the logs of {}",
+            out.display()
+        );
+        let passwd = fs::read_to_string("/etc/passwd").unwrap();
+        for user in &users {
+            assert!(
+                !passwd
+                    .lines()
+                    .any(|line| line.starts_with(&format!("{user}:"))),
+                "user {user} was not removed"
+            );
+            let home = Path::new("/home").join(user);
+            assert!(!home.exists(), "{} was not removed", home.display());
+            needles.push(home.display().to_string());
+        }
+    }
+    let left = processes_mentioning(&needles);
+    assert!(left.is_empty(), "processes left behind: {left:#?}");
+}
+
+#[test]
+fn demo_run_fills_every_metric_and_leaves_nothing() {
+    let (dir, spec) = demo();
+    let out = dir.path().join("out");
+    let result = run_demo(&spec, &out, None);
+    assert_eq!(result.code, Some(0), "stderr: {}", result.stderr);
+    let saved = load(&out);
+    for metric in Metric::ALL {
+        let value = saved
+            .side
+            .metrics
+            .get(&metric)
+            .into_iter()
+            .flatten()
+            .find(|sample| sample.trial == 0)
+            .and_then(|sample| sample.value);
+        assert!(
+            value.is_some_and(|value| value > 0.0 || metric == Metric::UiCpu),
+            "{metric} has no value: {:?}",
+            saved.side.metrics.get(&metric)
+        );
+    }
+    assert!(!saved.side.processes.is_empty());
+    // The report on stdout is the one written to report.md, and it names every metric.
+    let report = fs::read_to_string(out.join("report.md")).unwrap();
+    assert_eq!(report, result.stdout);
+    for metric in Metric::ALL {
+        assert!(
+            report.contains(&format!("`{metric}`")),
+            "{metric}:\n{report}"
+        );
+    }
+    for phase in [
+        "prepare",
+        "install",
+        "measure",
+        "runtime",
+        "ui",
+        "staircase",
+    ] {
+        assert!(
+            result.stderr.contains(&format!("{phase} trial 0: ok")),
+            "{phase}: {}",
+            result.stderr
+        );
+    }
+    assert_nothing_left(&out, is_root());
+}
+
+/// A Unix user made for one test, removed when dropped (the test checks that none of its
+/// processes is left).
+struct TempUser {
+    name: String,
+}
+
+impl TempUser {
+    fn create(home: &Path) -> TempUser {
+        let name = format!("cbt{}", std::process::id());
+        let status = Command::new("useradd")
+            .args(["--no-create-home", "--shell", "/bin/sh", "--home-dir"])
+            .arg(home)
+            .arg(&name)
+            .status()
+            .unwrap();
+        assert!(status.success(), "useradd {name} failed");
+        TempUser { name }
+    }
+}
+
+impl Drop for TempUser {
+    fn drop(&mut self) {
+        let _ = Command::new("userdel").arg(&self.name).status();
+    }
+}
+
+#[test]
+fn demo_runs_as_a_normal_user() {
+    if !is_root() {
+        // Already a normal user: the end-to-end test above covers this case.
+        return;
+    }
+    let (dir, spec) = demo();
+    let home = dir.path().join("home");
+    let out = dir.path().join("out");
+    fs::create_dir(&home).unwrap();
+    let user = TempUser::create(&home);
+    for path in [dir.path(), home.as_path(), spec.parent().unwrap()] {
+        let status = Command::new("chown")
+            .args(["-R", &format!("{}:", user.name)])
+            .arg(path)
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+    let result = run(Command::new("/usr/sbin/runuser")
+        .args(["-u", &user.name, "--"])
+        .arg(env!("CARGO_BIN_EXE_clibench"))
+        .arg("run")
+        .arg(&spec)
+        .arg("--out")
+        .arg(&out)
+        .args(["--trials", "1"])
+        .current_dir(&home)
+        .env_clear()
+        .env("HOME", &home)
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .env("LANG", "C.UTF-8"));
+    assert_eq!(result.code, Some(0), "stderr: {}", result.stderr);
+    let saved = load(&out);
+    for metric in Metric::ALL {
+        assert!(
+            !saved.side.values(metric).is_empty(),
+            "{metric} has no value: {:?}",
+            saved.side.metrics.get(&metric)
+        );
+    }
+    // Without root the target ran as the user itself, in a home under OUT.
+    assert!(
+        !result.stderr.contains("useradd"),
+        "a normal user cannot create users: {}",
+        result.stderr
+    );
+    assert_nothing_left(&out, false);
+    let left = Command::new("pgrep")
+        .args(["-u", &user.name])
+        .output()
+        .unwrap();
+    assert!(
+        left.stdout.is_empty(),
+        "processes of {} left: {}",
+        user.name,
+        String::from_utf8_lossy(&left.stdout)
+    );
+}
+
+#[test]
+fn a_tui_that_never_becomes_ready_fails_cold_with_the_screen() {
+    let (dir, spec) = demo();
+    edit(
+        &spec,
+        r#"command = ["demo-agent"]"#,
+        r#"command = ["demo-agent", "--never-ready"]"#,
+    );
+    edit(&spec, r#"ready_timeout = "20s""#, r#"ready_timeout = "2s""#);
+    let out = dir.path().join("out");
+    let result = run_demo(&spec, &out, Some("prepare,install,measure"));
+    assert_eq!(result.code, Some(1), "stderr: {}", result.stderr);
+    assert!(
+        result.stderr.contains("measure trial 0: failed"),
+        "{}",
+        result.stderr
+    );
+    let error = error_of(&load(&out), Metric::Cold);
+    // The timeout names what it waited for and shows the screen the TUI left.
+    assert!(error.contains("loading the model"), "{error}");
+    assert_nothing_left(&out, is_root());
+}
+
+#[test]
+fn a_tui_that_crashes_fails_cold_with_its_exit() {
+    let (dir, spec) = demo();
+    edit(
+        &spec,
+        r#"command = ["demo-agent"]"#,
+        r#"command = ["demo-agent", "--crash-after", "0.2"]"#,
+    );
+    let out = dir.path().join("out");
+    let result = run_demo(&spec, &out, Some("prepare,install,measure"));
+    assert_eq!(result.code, Some(1), "stderr: {}", result.stderr);
+    let error = error_of(&load(&out), Metric::Cold);
+    assert!(error.contains("exit status: 3"), "{error}");
+    assert_nothing_left(&out, is_root());
+}
+
+#[test]
+fn a_daemon_that_ignores_sigterm_fails_measure_and_is_killed() {
+    let (dir, spec) = demo();
+    edit(
+        &spec,
+        r#"command = ["demo-agent"]"#,
+        r#"command = ["demo-agent", "--daemon-ignore-sigterm"]"#,
+    );
+    let out = dir.path().join("out");
+    let result = run_demo(&spec, &out, Some("prepare,install,measure"));
+    assert_eq!(result.code, Some(1), "stderr: {}", result.stderr);
+    let saved = load(&out);
+    // The start itself was measured; stopping the background session is what failed.
+    assert_eq!(saved.side.values(Metric::Cold).len(), 1);
+    let error = saved.side.error.clone().unwrap_or_default();
+    assert!(error.contains("did not stop"), "{error}");
+    assert_nothing_left(&out, is_root());
+}
+
+#[test]
+fn a_kernel_that_never_answers_fails_kernel_start() {
+    let (dir, spec) = demo();
+    edit(
+        &spec,
+        r#"command = ["demo-agent", "kernel"]"#,
+        r#"command = ["python3", "-c", "import time; time.sleep(600)"]"#,
+    );
+    edit(&spec, r#"timeout = "30s""#, r#"timeout = "2s""#);
+    let out = dir.path().join("out");
+    let result = run_demo(&spec, &out, Some("prepare,install,runtime"));
+    assert_eq!(result.code, Some(1), "stderr: {}", result.stderr);
+    let error = error_of(&load(&out), Metric::KernelStart);
+    assert!(error.contains("ready"), "{error}");
+    assert_nothing_left(&out, is_root());
+}
+
+/// A `clibench run` that is interrupted (SIGINT) and waited for if the test fails before
+/// it does so itself, so that a failing test still leaves nothing behind.
+struct Interrupted(Option<std::process::Child>);
+
+impl Interrupted {
+    fn get(&mut self) -> &mut std::process::Child {
+        self.0.as_mut().expect("the run is still held")
+    }
+
+    fn take(&mut self) -> std::process::Child {
+        self.0.take().expect("the run is still held")
+    }
+}
+
+impl Drop for Interrupted {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.0.take() {
+            let _ = Command::new("kill")
+                .args(["-INT", &child.id().to_string()])
+                .status();
+            let _ = child.wait();
+        }
+    }
+}
+
+#[test]
+fn ctrl_c_mid_phase_stops_everything_and_keeps_the_result_valid() {
+    let (dir, spec) = demo();
+    // A start that never becomes ready keeps measure busy until we interrupt it.
+    edit(
+        &spec,
+        r#"command = ["demo-agent"]"#,
+        r#"command = ["demo-agent", "--never-ready"]"#,
+    );
+    edit(
+        &spec,
+        r#"ready_timeout = "20s""#,
+        r#"ready_timeout = "100s""#,
+    );
+    let out = dir.path().join("out");
+    let mut child = Interrupted(Some(
+        clibench()
+            .arg("run")
+            .arg(&spec)
+            .arg("--out")
+            .arg(&out)
+            .args(["--trials", "1", "--phases", "prepare,install,measure"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    ));
+    // Wait until the measure phase runs, then give its TUI time to start: the interrupt
+    // must find it mid-way (when it comes earlier, everything must still be stopped).
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !out.join("logs/phase-measure-0.log").exists() {
+        assert!(Instant::now() < deadline, "measure never started");
+        assert!(
+            child.get().try_wait().unwrap().is_none(),
+            "clibench run ended early"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    let status = Command::new("kill")
+        .args(["-INT", &child.get().id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let output = child.take().wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(130), "stderr: {stderr}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+    // What the finished phases recorded is still there.
+    let saved = load(&out);
+    assert_eq!(saved.side.values(Metric::Install).len(), 1);
+    assert_nothing_left(&out, is_root());
+}
