@@ -1,7 +1,7 @@
 //! The kernel process: spawning it in its own session, the reader threads, requests and
 //! replies, and closing it so that nothing is left behind.
 
-use super::error::{KernelError, quote};
+use super::error::{FrameError, KernelError, quote};
 use super::lines::{LineReader, Outcome};
 use super::protocol::{self, CellError, Done, Event, PROTOCOL_VERSION};
 use super::transcript::{Direction, Transcript};
@@ -494,14 +494,16 @@ impl Kernel {
             })?;
         match outcome {
             Outcome::Line(line) => {
+                let parsed = protocol::parse_event(&line);
                 if let Some(transcript) = &self.transcript {
-                    transcript.record(Direction::Recv, &line);
+                    let is_json = !matches!(parsed, Err(FrameError::NotJson { .. }));
+                    transcript.record_checked(Direction::Recv, &line, is_json);
                 }
                 if self.recent.len() == RECENT_FRAMES {
                     self.recent.pop_front();
                 }
                 self.recent.push_back(quote(&line));
-                match protocol::parse_event(&line) {
+                match parsed {
                     Ok(event) => Ok((line, event)),
                     Err(source) => Err(self.fail(KernelError::Frame {
                         waiting_for: waiting_for.to_owned(),
@@ -513,11 +515,14 @@ impl Kernel {
                 self.eof = true;
                 Err(self.exited(waiting_for))
             }
-            Outcome::Timeout => Err(KernelError::Timeout {
-                waiting_for: waiting_for.to_owned(),
-                timeout,
-                seen: self.seen(),
-                stderr: self.stderr_tail(),
+            Outcome::Timeout => Err({
+                self.flush_transcript();
+                KernelError::Timeout {
+                    waiting_for: waiting_for.to_owned(),
+                    timeout,
+                    seen: self.seen(),
+                    stderr: self.stderr_tail(),
+                }
             }),
         }
     }
@@ -546,12 +551,20 @@ impl Kernel {
             stderr: self.stderr_tail(),
         };
         self.broken.get_or_insert_with(|| error.to_string());
+        self.flush_transcript();
         error
     }
 
     fn fail(&mut self, error: KernelError) -> KernelError {
         self.broken.get_or_insert_with(|| error.to_string());
+        self.flush_transcript();
         error
+    }
+
+    fn flush_transcript(&self) {
+        if let Some(transcript) = &self.transcript {
+            transcript.flush();
+        }
     }
 
     fn check_usable(&self) -> Result<(), KernelError> {
@@ -579,6 +592,7 @@ impl Kernel {
                 source,
             })?;
         if let Some(transcript) = &self.transcript {
+            // Requests are encoded by this client (or given raw by a test): check them.
             transcript.record(Direction::Send, line.trim_end_matches('\n'));
         }
         Ok(())
