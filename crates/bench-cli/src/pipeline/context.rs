@@ -172,8 +172,8 @@ impl PhaseContext {
 
     /// The clean environment of the trial user: the seed's list (HOME, USER, LOGNAME,
     /// SHELL, PATH, TERM, COLORTERM, LANG, npm and uv cache variables), then the spec's
-    /// top-level `[env]`, then `extra` (a section's `env`), later entries winning.
-    /// Nothing of clibench's own environment is passed on.
+    /// `pass_env` variables, its top-level `[env]`, then `extra` (a section's `env`),
+    /// later entries winning. Nothing else of clibench's own environment is passed on.
     pub fn environment(
         &self,
         extra: &BTreeMap<String, Template>,
@@ -181,6 +181,7 @@ impl PhaseContext {
     ) -> anyhow::Result<BTreeMap<String, String>> {
         let user = self.user()?;
         let mut env = base_environment(&user.name, &user.home);
+        env.extend(self.passed_environment());
         for (name, value) in self.spec.env.iter().chain(extra) {
             env.insert(
                 name.clone(),
@@ -190,6 +191,18 @@ impl PhaseContext {
             );
         }
         Ok(env)
+    }
+
+    /// The spec's `pass_env` variables that are set in clibench's own environment.
+    pub fn passed_environment(&self) -> BTreeMap<String, String> {
+        self.spec
+            .pass_env
+            .iter()
+            .filter_map(|name| {
+                let value = std::env::var_os(name)?;
+                Some((name.clone(), value.to_string_lossy().into_owned()))
+            })
+            .collect()
     }
 
     /// The working folder of a section: its `cwd` expanded, relative paths resolved

@@ -60,7 +60,8 @@ fn build(ctx: &PhaseContext, side: &mut Side, build_home: &Path) -> anyhow::Resu
     let log = ctx.log_path("prepare.log")?;
     let _ = std::fs::remove_file(&log);
     let user = current_user_name();
-    let env = base_environment(&user, build_home);
+    let mut env = base_environment(&user, build_home);
+    env.extend(ctx.passed_environment());
     let values = ctx.values();
 
     let work_dir = match &ctx.spec.source {

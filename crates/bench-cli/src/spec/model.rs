@@ -30,6 +30,12 @@ pub struct Spec {
     /// Variables added to the clean environment of every command run for the target.
     #[serde(default)]
     pub env: BTreeMap<String, Template>,
+    /// Names of variables passed through from clibench's own environment (when set) to
+    /// every command run for the target, builds included: the only way anything of
+    /// clibench's environment reaches the target. For CA bundles and the like; never
+    /// list a secret.
+    #[serde(default)]
+    pub pass_env: Vec<String>,
     /// Tool versions recorded by prepare: name -> command whose output is the version.
     #[serde(default)]
     pub versions: BTreeMap<String, Vec<Template>>,

@@ -552,6 +552,14 @@ fn check(spec: &Spec) -> Vec<Problem> {
         }
     }
     c.env(key(&["env"]), &spec.env, Stage::Trial);
+    for (index, name) in spec.pass_env.iter().enumerate() {
+        if name.is_empty() || name.contains('=') || name.contains('\0') {
+            c.problem(
+                keyed(&["pass_env"], index, &[]),
+                format!("invalid variable name '{name}' in 'pass_env'"),
+            );
+        }
+    }
     for (name, command) in &spec.versions {
         c.command(key(&["versions", name]), command, Stage::Prepare);
     }

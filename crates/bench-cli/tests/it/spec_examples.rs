@@ -371,3 +371,17 @@ fn seed_step_check_can_fail() {
     // Only the workspace and disk defaults are the seed's without being written.
     assert_eq!(found, 2);
 }
+
+#[test]
+fn the_full_example_in_the_docs_parses() {
+    let docs = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/spec.md"),
+    )
+    .unwrap();
+    let (_, after) = docs.split_once("## A full example").unwrap();
+    let (_, block) = after.split_once("```toml\n").unwrap();
+    let (text, _) = block.split_once("```").unwrap();
+    let spec = spec::parse(text, "docs/spec.md").unwrap_or_else(|error| panic!("{error}"));
+    assert_eq!(spec.name, "tool");
+    assert_eq!(spec.ui.unwrap().steps.len(), 1);
+}
