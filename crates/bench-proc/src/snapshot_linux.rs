@@ -8,7 +8,7 @@
 
 use crate::parse::{self, Stat};
 use serde::Serialize;
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::ffi::OsStr;
 use std::fs::File;
 use std::io::{self, Read};
@@ -130,6 +130,10 @@ pub enum SnapshotError {
         source: io::Error,
     },
 }
+
+/// How many `children` files a tree walk reads before it finishes from one
+/// pass over every process's `stat` instead (see `ProcRoot::walk_tree`).
+const SCAN_AFTER: usize = 64;
 
 /// Decides, from a process's directory (with a scratch buffer) and its `stat`,
 /// whether a scan keeps it.
@@ -341,6 +345,12 @@ impl ProcRoot {
     /// Breadth-first from `root` through the `children` file of every thread.
     /// `stat` comes first: it says whether the process has one thread (then
     /// `task/PID/children` is the only file to read, no directory listing).
+    ///
+    /// Each `children` file costs a path lookup and a read per thread, so a
+    /// large family of multi-threaded processes is cheaper to finish from one
+    /// pass over every `/proc/*/stat` (whose `ppid` names the parent process,
+    /// whichever of its threads forked): after [`SCAN_AFTER`] `children` reads
+    /// the walk switches to that pass, which also yields the `stat` sampling needs.
     fn walk_tree(&self, root: u32, found: &mut dyn FnMut(u32, Stat)) -> Result<(), SnapshotError> {
         let mut buf = Vec::with_capacity(4096);
         let root_dir = self.path.join(root.to_string());
@@ -350,10 +360,29 @@ impl ProcRoot {
         let mut queue: VecDeque<(u32, Stat)> = VecDeque::from([(root, root_stat)]);
         let mut seen: HashSet<u32> = HashSet::from([root]);
         let mut kids = Vec::new();
+        let mut reads = 0usize;
+        let mut by_parent: Option<HashMap<u32, Vec<(u32, Stat)>>> = None;
         while let Some((pid, stat)) = queue.pop_front() {
+            if by_parent.is_none() && reads >= SCAN_AFTER && !queue.is_empty() {
+                by_parent = Some(self.processes_by_parent(&seen, &mut buf)?);
+            }
+            if let Some(by_parent) = by_parent.as_mut() {
+                let children = if stat.is_zombie() {
+                    Vec::new()
+                } else {
+                    by_parent.remove(&pid).unwrap_or_default()
+                };
+                found(pid, stat);
+                for (child, child_stat) in children {
+                    if seen.insert(child) {
+                        queue.push_back((child, child_stat));
+                    }
+                }
+                continue;
+            }
             kids.clear();
             if !stat.is_zombie() {
-                self.children_of(pid, stat.threads, &mut buf, &mut kids)?;
+                reads += self.children_of(pid, stat.threads, &mut buf, &mut kids)?;
             }
             found(pid, stat);
             for &child in &kids {
@@ -368,24 +397,59 @@ impl ProcRoot {
         Ok(())
     }
 
+    /// Every process not in `known`, grouped by parent pid, kernel threads left out.
+    fn processes_by_parent(
+        &self,
+        known: &HashSet<u32>,
+        buf: &mut Vec<u8>,
+    ) -> Result<HashMap<u32, Vec<(u32, Stat)>>, SnapshotError> {
+        let mut by_parent: HashMap<u32, Vec<(u32, Stat)>> = HashMap::new();
+        for pid in self.all_pids()? {
+            if known.contains(&pid) {
+                continue;
+            }
+            if let Some(stat) = read_stat(&self.path.join(pid.to_string()), buf)? {
+                if !stat.is_kernel_thread() {
+                    by_parent.entry(stat.ppid).or_default().push((pid, stat));
+                }
+            }
+        }
+        Ok(by_parent)
+    }
+
+    /// Every numeric entry of the proc root, in pid order.
+    fn all_pids(&self) -> Result<Vec<u32>, SnapshotError> {
+        let entries = std::fs::read_dir(&self.path).map_err(|source| SnapshotError::Read {
+            path: self.path.clone(),
+            source,
+        })?;
+        let mut pids: Vec<u32> = entries
+            .filter_map(|entry| pid_of(&entry.ok()?.file_name()))
+            .collect();
+        pids.sort_unstable();
+        Ok(pids)
+    }
+
+    /// Appends the children of every thread of `pid` to `kids`; returns how
+    /// many `children` files that took.
     fn children_of(
         &self,
         pid: u32,
         threads: u32,
         buf: &mut Vec<u8>,
         kids: &mut Vec<u32>,
-    ) -> Result<(), SnapshotError> {
+    ) -> Result<usize, SnapshotError> {
         let task_dir = self.path.join(pid.to_string()).join("task");
         if threads <= 1 {
             let children = task_dir.join(pid.to_string()).join("children");
             if let Some(text) = read_optional(&children, buf)? {
                 kids.extend(parse::parse_children(text));
             }
-            return Ok(());
+            return Ok(1);
         }
         let tasks = match std::fs::read_dir(&task_dir) {
             Ok(tasks) => tasks,
-            Err(error) if vanished(&error) => return Ok(()),
+            Err(error) if vanished(&error) => return Ok(0),
             Err(source) => {
                 return Err(SnapshotError::Read {
                     path: task_dir,
@@ -393,13 +457,15 @@ impl ProcRoot {
                 });
             }
         };
+        let mut reads = 0;
         for task in tasks {
             let Ok(task) = task else { continue };
+            reads += 1;
             if let Some(text) = read_optional(&task.path().join("children"), buf)? {
                 kids.extend(parse::parse_children(text));
             }
         }
-        Ok(())
+        Ok(reads)
     }
 
     /// Every numeric entry of the proc root that is not a kernel thread and
@@ -409,16 +475,8 @@ impl ProcRoot {
         found: &mut dyn FnMut(u32, Stat),
         keep: &mut Keep<'_>,
     ) -> Result<(), SnapshotError> {
-        let entries = std::fs::read_dir(&self.path).map_err(|source| SnapshotError::Read {
-            path: self.path.clone(),
-            source,
-        })?;
-        let mut pids: Vec<u32> = entries
-            .filter_map(|entry| pid_of(&entry.ok()?.file_name()))
-            .collect();
-        pids.sort_unstable();
         let mut buf = Vec::with_capacity(4096);
-        for pid in pids {
+        for pid in self.all_pids()? {
             let dir = self.path.join(pid.to_string());
             let Some(stat) = read_stat(&dir, &mut buf)? else {
                 continue;
@@ -593,6 +651,33 @@ mod tests {
             proc_root.discover(&Selector::ProcessGroup(20)).unwrap(),
             [20]
         );
+    }
+
+    #[test]
+    fn large_tree_finishes_from_the_ppid_scan_with_the_same_members() {
+        let root = tempfile::tempdir().unwrap();
+        process(root.path(), 10, 1, 'S', 0, 400);
+        process(root.path(), 5, 1, 'S', 0, 400); // not in the tree
+        let kids: Vec<String> = (100..200).map(|pid| pid.to_string()).collect();
+        children(root.path(), 10, 10, &kids.join(" "));
+        for pid in 100..200 {
+            process(root.path(), pid, 10, 'S', 0, 8);
+            let grandchild = pid + 1000;
+            process(root.path(), grandchild, pid, 'S', 0, 8);
+            children(root.path(), pid, pid, &grandchild.to_string());
+        }
+        let mut pids = ProcRoot::new(root.path())
+            .discover(&Selector::Tree(10))
+            .unwrap();
+        assert_eq!(pids.len(), 201);
+        assert_eq!(pids[0], 10);
+        pids.sort_unstable();
+        let mut expected: Vec<u32> = std::iter::once(10)
+            .chain(100..200)
+            .chain(1100..1200)
+            .collect();
+        expected.sort_unstable();
+        assert_eq!(pids, expected);
     }
 
     #[test]
