@@ -227,6 +227,9 @@ fn measure_once(settings: &Settings) -> (Run, Option<String>) {
         terminal.settle(settings.settle)?;
         let family = snapshot(&Selector::Session(terminal.pid()))
             .context("failed to measure the memory of the session")?;
+        if family.processes.is_empty() {
+            anyhow::bail!("the program exited while settling: no process left to measure");
+        }
         run.rss_bytes = Some(family.total_rss_bytes());
         run.pss_bytes = family.total_pss_bytes();
         run.processes = Some(family.processes.len());
