@@ -436,7 +436,7 @@ class Kernel:
                     extras = {"status": "error"}
                 else:
                     extras = await handler(request)
-            except Exception as error:  # a bug in a handler must not stop the kernel
+            except BaseException as error:  # a bug or a late interrupt must not stop the kernel
                 self.send_error(request_id, error)
                 extras = {"status": "error", "reason": f"{type(error).__name__}: {error}"}
             finally:
@@ -687,14 +687,14 @@ class Kernel:
         threading.Thread(target=self.read_requests, name="requests", daemon=True).start()
         self.wire.send({"event": "ready", "protocol": PROTOCOL, "python": platform.python_version()})
         self.serve_task = self.loop.create_task(self.serve())
-        while True:
+        while not self.serve_task.done():
             try:
                 self.loop.run_until_complete(self.serve_task)
-                break
             except KeyboardInterrupt:
                 # A task the cell started was interrupted while running; the
                 # cell awaiting it sees the KeyboardInterrupt. Keep serving.
                 continue
+        self.serve_task.result()  # re-raises what stopped serving, if anything
 
 
 def descendants(root):
