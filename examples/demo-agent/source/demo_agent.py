@@ -268,9 +268,12 @@ def run_command(command: str, session: str | None) -> list[str]:
         return []
     head, rest = words[0], command.partition(" ")[2]
     if head == "help":
-        return ["commands: help, echo TEXT, ping, work N, clear, exit"]
+        return ["commands: help, echo TEXT, env NAME, ping, work N, clear, exit"]
     if head == "echo":
         return [rest]
+    if head == "env" and len(words) == 2:
+        value = os.environ.get(words[1])
+        return [f"{words[1]} is not set" if value is None else f"{words[1]}={value}"]
     if head == "ping":
         return [ask_daemon(session, "ping")]
     if head == "work" and len(words) == 2 and words[1].isdigit():

@@ -192,6 +192,67 @@ fn demo_run_fills_every_metric_and_leaves_nothing() {
     assert_nothing_left(&out, is_root());
 }
 
+#[test]
+fn the_target_never_sees_clibenchs_own_environment() {
+    let (dir, spec) = demo();
+    // The TUI shows its own environment: the secret must not be there, HOME must be the
+    // trial home.
+    let steps = r#"[[ui.steps]]
+name = "help""#;
+    edit(
+        &spec,
+        steps,
+        &format!(
+            r#"[[ui.steps]]
+name = "secret"
+keys = "env CLIBENCH_TEST_SECRET_TOKEN\r"
+expect = "CLIBENCH_TEST_SECRET_TOKEN is not set"
+timeout = "5s"
+
+[[ui.steps]]
+name = "home"
+keys = "env HOME\r"
+expect = "HOME=/"
+
+{steps}"#
+        ),
+    );
+    let out = dir.path().join("out");
+    let secret = "hunter2-do-not-leak";
+    let result = run(clibench()
+        .arg("run")
+        .arg(&spec)
+        .arg("--out")
+        .arg(&out)
+        .args(["--trials", "1", "--phases", "prepare,install,ui"])
+        .env("CLIBENCH_TEST_SECRET_TOKEN", secret));
+    assert_eq!(result.code, Some(0), "stderr: {}", result.stderr);
+    let saved = load(&out);
+    assert!(
+        saved.side.timings.contains_key("ui:secret"),
+        "{:?}",
+        saved.side.timings
+    );
+    // Nothing the target or its installer wrote (logs, transcripts) holds the secret.
+    let mut stack = vec![out.clone()];
+    while let Some(folder) = stack.pop() {
+        for entry in fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                let bytes = fs::read(&path).unwrap();
+                assert!(
+                    !String::from_utf8_lossy(&bytes).contains(secret),
+                    "{} holds the secret",
+                    path.display()
+                );
+            }
+        }
+    }
+    assert_nothing_left(&out, is_root());
+}
+
 /// A Unix user made for one test, removed when dropped (the test checks that none of its
 /// processes is left).
 struct TempUser {
