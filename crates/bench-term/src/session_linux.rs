@@ -75,7 +75,8 @@ pub fn session_processes(proc_root: &Path, sid: u32) -> Vec<StatLine> {
 
 /// Sends SIGKILL to the process group `sid` and to every live process of session
 /// `sid` (members may have moved to other groups), and reaps the zombies among
-/// them that are our own children. Never signals this process.
+/// them that are our own children, except the session leader `sid` itself, whose
+/// status belongs to its `std::process::Child`. Never signals this process.
 pub(crate) fn kill_session(sid: u32) -> Vec<StatLine> {
     let own = std::process::id();
     if let Some(group) = Pid::from_raw(sid as i32) {
@@ -91,7 +92,7 @@ pub(crate) fn kill_session(sid: u32) -> Vec<StatLine> {
             continue;
         }
         if member.is_dead() {
-            if member.ppid == own {
+            if member.ppid == own && member.pid != sid {
                 let _ = rustix::process::waitpid(Some(pid), WaitOptions::NOHANG);
             }
         } else {

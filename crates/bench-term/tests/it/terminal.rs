@@ -391,3 +391,106 @@ fn a_missing_program_is_a_spawn_error() {
     let error = Terminal::spawn(&SpawnOptions::new("/nonexistent/program")).unwrap_err();
     assert!(matches!(error, TermError::Spawn { .. }), "{error}");
 }
+
+/// A program whose screen changes every 50 ms, forever.
+fn ticking() -> SpawnOptions {
+    SpawnOptions::new("/bin/sh")
+        .args([
+            "-c",
+            "i=0; while :; do i=$((i+1)); echo \"tick $i\"; sleep 0.05; done",
+        ])
+        .size(80, 24)
+}
+
+#[test]
+fn a_screen_that_keeps_changing_is_never_stable() {
+    let mut terminal = Terminal::spawn(&ticking()).unwrap();
+    let error = terminal
+        .ready(
+            &ReadyMode::Stable(Duration::from_millis(500)),
+            Duration::from_millis(1500),
+        )
+        .unwrap_err();
+    let TermError::Timeout { stage, screen, .. } = &error else {
+        panic!("expected a timeout, got {error}");
+    };
+    assert_eq!(*stage, Stage::Stable);
+    assert!(screen.0.contains("tick "), "{error}");
+    terminal.close().unwrap();
+}
+
+#[test]
+fn output_that_never_stops_is_never_quiet() {
+    let mut terminal = Terminal::spawn(&ticking()).unwrap();
+    let error = terminal
+        .settle_quiet(Duration::from_millis(500), Duration::from_millis(1500))
+        .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            TermError::Timeout {
+                stage: Stage::Quiet,
+                ..
+            }
+        ),
+        "{error}"
+    );
+    assert!(
+        error
+            .to_string()
+            .contains("waiting for the output to go quiet"),
+        "{error}"
+    );
+    terminal.close().unwrap();
+}
+
+#[test]
+fn wait_for_times_out_with_the_screen() {
+    let mut terminal = spawn(&["--echo"]);
+    terminal.ready(&ReadyMode::Probe, TIMEOUT).unwrap();
+    let error = terminal
+        .wait_for(
+            &Regex::new("never shown").unwrap(),
+            Duration::from_millis(300),
+        )
+        .unwrap_err();
+    insta::assert_snapshot!(
+        Regex::new(r"after [0-9.]+m?s")
+            .unwrap()
+            .replace(&error.to_string(), "after [duration]"),
+        @r"
+    timed out after [duration] waiting for the screen to match; last screen:
+      | fixture tui
+      | >
+    "
+    );
+    terminal.close().unwrap();
+}
+
+#[test]
+fn dropping_without_close_kills_the_session() {
+    let terminal = Terminal::spawn(&ticking()).unwrap();
+    let pid = terminal.pid();
+    drop(terminal);
+    assert!(!alive(pid));
+}
+
+#[test]
+fn close_reports_how_a_killed_program_ended() {
+    // Deaf to Ctrl-C and to the hang-up: only SIGKILL ends it.
+    let options = SpawnOptions::new("/bin/sh").args([
+        "-c",
+        "trap '' INT HUP; echo deaf; while :; do sleep 0.05; done",
+    ]);
+    let mut terminal = Terminal::spawn(&options).unwrap();
+    terminal
+        .wait_for(&Regex::new("deaf").unwrap(), TIMEOUT)
+        .unwrap();
+    let report = terminal.close().unwrap();
+    assert!(!report.quit_by_keys);
+    let status = report.status.expect("the exit status is known");
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&status),
+        Some(9)
+    );
+}
