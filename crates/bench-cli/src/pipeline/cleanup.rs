@@ -13,7 +13,7 @@ use std::path::Path;
 /// What cleanup did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct CleanupReport {
-    /// Users (or homes) removed.
+    /// Unix users removed (with their homes).
     pub removed_users: Vec<String>,
     /// Users kept because of `--keep-users` (their processes were still stopped).
     pub kept_users: Vec<String>,
@@ -63,7 +63,8 @@ pub fn cleanup_with(out: &Path, keep_users: Option<bool>) -> anyhow::Result<Clea
             continue;
         }
         match users::remove(out, &user) {
-            Ok(()) => report.removed_users.push(user.name.clone()),
+            Ok(()) if user.dedicated => report.removed_users.push(user.name.clone()),
+            Ok(()) => report.removed_folders.push(user.home.display().to_string()),
             Err(error) => errors.push(format!("removing {}: {error:#}", user.name)),
         }
     }

@@ -419,37 +419,19 @@ fn current_user_name() -> String {
         .unwrap_or_else(|| format!("uid{uid}"))
 }
 
-/// Kernel release, machine and cpu model.
+/// Kernel release, machine, cpu model, cores and memory, from bench-proc's host facts.
 fn record_host_facts(side: &mut Side) -> anyhow::Result<()> {
-    let uname = rustix::system::uname();
-    side.runtime.insert(
-        "kernel".to_owned(),
-        uname.release().to_string_lossy().into_owned(),
-    );
-    side.runtime.insert(
-        "machine".to_owned(),
-        uname.machine().to_string_lossy().into_owned(),
-    );
-    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    side.runtime.insert(
-        "cpu".to_owned(),
-        cpu_model(&cpuinfo).unwrap_or_else(|| "unavailable".to_owned()),
-    );
+    let facts = bench_proc::HostFacts::read().context("reading the host facts")?;
+    for (key, value) in [
+        ("kernel", facts.kernel_release),
+        ("machine", facts.arch),
+        ("cpu", facts.cpu_model),
+        ("cores", facts.cores.to_string()),
+        ("memory_bytes", facts.memory_bytes.to_string()),
+    ] {
+        side.runtime.insert(key.to_owned(), value);
+    }
     Ok(())
-}
-
-/// The first `model name` of `/proc/cpuinfo`.
-pub fn cpu_model(cpuinfo: &str) -> Option<String> {
-    cpuinfo
-        .lines()
-        .find(|line| line.starts_with("model name"))
-        .map(|line| {
-            line.split_once(':')
-                .map_or("", |(_, v)| v)
-                .trim()
-                .to_owned()
-        })
-        .filter(|model| !model.is_empty())
 }
 
 #[cfg(test)]
@@ -485,13 +467,5 @@ mod tests {
         assert_eq!(sums.len(), 2);
         assert_eq!(sums["two.tgz"], hex);
         assert!(parse_sums("zz one\n").is_err());
-    }
-
-    #[test]
-    fn cpu_model_is_the_first_model_name() {
-        let text =
-            "processor\t: 0\nmodel name\t: AMD EPYC 7B13\nprocessor\t: 1\nmodel name\t: other\n";
-        assert_eq!(cpu_model(text).as_deref(), Some("AMD EPYC 7B13"));
-        assert_eq!(cpu_model("processor: 0\n"), None);
     }
 }

@@ -231,3 +231,73 @@ fn measure_before_install_says_what_is_missing() {
         out.stderr
     );
 }
+
+/// A Unix user that exists for one test (as root), removed on drop.
+struct TemporaryUser(String);
+
+impl Drop for TemporaryUser {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("userdel")
+            .args(["--remove", &self.0])
+            .output();
+    }
+}
+
+#[test]
+fn without_root_the_home_is_a_fresh_folder_under_out_and_nothing_is_left() {
+    let target = Target::new(INSTALLER);
+    let commit = target.first_commit();
+    target.spec(&commit, "", "");
+    // As root, run clibench as a throwaway user; otherwise as ourselves.
+    let user = is_root().then(|| {
+        let name = format!("cbspec{}", std::process::id());
+        let status = std::process::Command::new("useradd")
+            .args(["--create-home", "--user-group", &name])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let status = std::process::Command::new("chown")
+            .args(["-R", &format!("{name}:{name}")])
+            .arg(target.dir.path())
+            .status()
+            .unwrap();
+        assert!(status.success());
+        TemporaryUser(name)
+    });
+    let phase = |args: &[&str]| {
+        let mut command = match &user {
+            Some(user) => {
+                let mut command = std::process::Command::new("runuser");
+                command
+                    .args(["-u", &user.0, "--"])
+                    .arg(env!("CARGO_BIN_EXE_clibench"));
+                command
+            }
+            None => crate::clibench(),
+        };
+        command
+            .args(args)
+            .current_dir(target.dir.path())
+            .env("CLIBENCH_TEST_SECRET_TOKEN", "hunter2");
+        crate::run(&mut command)
+    };
+    let spec = ["--spec", "spec.toml", "--out", "out"];
+    let out = phase(&[&["phase", "prepare"][..], &spec].concat());
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let out = phase(&[&["phase", "install"][..], &spec].concat());
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+
+    let state = target.state();
+    assert_eq!(state["users"][0]["dedicated"], false);
+    let home = target.home();
+    assert_eq!(home, target.out.join("homes/install-0"));
+    let env = std::fs::read_to_string(home.join("installer-env.txt")).unwrap();
+    assert!(env.contains(&format!("HOME={}\n", home.display())), "{env}");
+    assert!(!env.contains("hunter2"), "{env}");
+    assert_eq!(leftovers(&home, None), Vec::<u32>::new());
+
+    let out = phase(&["cleanup", "--out", "out"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(!home.exists());
+    assert!(!target.out.join("state.json").exists());
+}
