@@ -242,3 +242,51 @@ fn uid_snapshot_finds_processes_of_that_user() {
     assert_eq!(snap.processes[0].pid, fixture.pid);
     assert!(snap.total_rss_bytes() >= 8 * MIB);
 }
+
+#[test]
+fn child_of_a_worker_thread_is_in_the_tree() {
+    // The child is forked by a worker thread, so only that thread's
+    // `task/TID/children` lists it; the main thread's file does not.
+    // The worker stays alive: when a thread exits, the kernel moves its
+    // children to another thread of the process.
+    let script = "import subprocess, threading, time\n\
+                  def work():\n\
+                  \x20   subprocess.Popen(['sleep', '30'])\n\
+                  \x20   print('ready', flush=True)\n\
+                  \x20   time.sleep(30)\n\
+                  t = threading.Thread(target=work)\n\
+                  t.start(); t.join()\n";
+    let mut command = std::process::Command::new("python3");
+    command
+        .args(["-c", script])
+        .stdout(std::process::Stdio::piped())
+        .process_group(0);
+    let mut child = command.spawn().unwrap();
+    let pid = child.id();
+    let mut line = String::new();
+    let stdout = child.stdout.take().unwrap();
+    // Bounded by the test's own timeout; python prints at once.
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(stdout), &mut line).unwrap();
+    let main_thread_children =
+        std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
+    let snap = snapshot(&Selector::Tree(pid));
+    let stopped = stop(&Selector::Tree(pid), Duration::from_secs(2));
+    let _ = child.wait();
+    let snap = snap.unwrap();
+    assert_eq!(line.trim(), "ready");
+    let names: Vec<&str> = snap.processes.iter().map(|p| p.name.as_str()).collect();
+    assert!(names.contains(&"sleep"), "{names:?}");
+    let sleep = snap
+        .processes
+        .iter()
+        .find(|p| p.name == "sleep")
+        .unwrap()
+        .pid;
+    assert!(
+        !main_thread_children
+            .split_whitespace()
+            .any(|c| c == sleep.to_string()),
+        "the main thread's children file lists {sleep}: {main_thread_children}"
+    );
+    assert!(stopped.unwrap().terminated.len() >= 2);
+}
