@@ -131,9 +131,9 @@ pub enum SnapshotError {
     },
 }
 
-/// How many `children` files a tree walk reads before it finishes from one
-/// pass over every process's `stat` instead (see `ProcRoot::walk_tree`).
-const SCAN_AFTER: usize = 64;
+/// How many `children` files a tree walk reads before it weighs finishing
+/// from one pass over every process's `stat` instead (see `ProcRoot::walk_tree`).
+const WEIGH_SCAN_AFTER: usize = 16;
 
 /// Decides, from a process's directory (with a scratch buffer) and its `stat`,
 /// whether a scan keeps it.
@@ -349,8 +349,11 @@ impl ProcRoot {
     /// Each `children` file costs a path lookup and a read per thread, so a
     /// large family of multi-threaded processes is cheaper to finish from one
     /// pass over every `/proc/*/stat` (whose `ppid` names the parent process,
-    /// whichever of its threads forked): after [`SCAN_AFTER`] `children` reads
-    /// the walk switches to that pass, which also yields the `stat` sampling needs.
+    /// whichever of its threads forked), which also yields the `stat` sampling
+    /// needs. After [`WEIGH_SCAN_AFTER`] `children` reads the walk counts the
+    /// processes on the system once, and switches to that pass as soon as the
+    /// threads still queued (one `children` file each, about as costly as one
+    /// `stat`) outnumber them. A small family on a busy machine keeps walking.
     fn walk_tree(&self, root: u32, found: &mut dyn FnMut(u32, Stat)) -> Result<(), SnapshotError> {
         let mut buf = Vec::with_capacity(4096);
         let root_dir = self.path.join(root.to_string());
@@ -361,10 +364,20 @@ impl ProcRoot {
         let mut seen: HashSet<u32> = HashSet::from([root]);
         let mut kids = Vec::new();
         let mut reads = 0usize;
+        // Threads of the queued processes: the children files still to read.
+        let mut pending_threads = root_stat_threads(&queue);
+        let mut system_processes: Option<usize> = None;
         let mut by_parent: Option<HashMap<u32, Vec<(u32, Stat)>>> = None;
         while let Some((pid, stat)) = queue.pop_front() {
-            if by_parent.is_none() && reads >= SCAN_AFTER && !queue.is_empty() {
-                by_parent = Some(self.processes_by_parent(&seen, &mut buf)?);
+            pending_threads -= stat.threads.max(1) as usize;
+            if by_parent.is_none() && reads >= WEIGH_SCAN_AFTER {
+                let system = match system_processes {
+                    Some(count) => count,
+                    None => *system_processes.insert(self.all_pids()?.len()),
+                };
+                if pending_threads >= system {
+                    by_parent = Some(self.processes_by_parent(&seen, &mut buf)?);
+                }
             }
             if let Some(by_parent) = by_parent.as_mut() {
                 let children = if stat.is_zombie() {
@@ -375,6 +388,7 @@ impl ProcRoot {
                 found(pid, stat);
                 for (child, child_stat) in children {
                     if seen.insert(child) {
+                        pending_threads += child_stat.threads.max(1) as usize;
                         queue.push_back((child, child_stat));
                     }
                 }
@@ -390,6 +404,7 @@ impl ProcRoot {
                     continue;
                 }
                 if let Some(child_stat) = read_stat(&self.path.join(child.to_string()), &mut buf)? {
+                    pending_threads += child_stat.threads.max(1) as usize;
                     queue.push_back((child, child_stat));
                 }
             }
@@ -489,6 +504,13 @@ impl ProcRoot {
     }
 }
 
+fn root_stat_threads(queue: &VecDeque<(u32, Stat)>) -> usize {
+    queue
+        .iter()
+        .map(|(_, stat)| stat.threads.max(1) as usize)
+        .sum()
+}
+
 fn pid_of(name: &OsStr) -> Option<u32> {
     let bytes = name.as_bytes();
     if bytes.is_empty() || !bytes.iter().all(u8::is_ascii_digit) {
@@ -559,7 +581,7 @@ fn vanished(error: &io::Error) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_tree::{children, process};
+    use crate::test_tree::{children, process, set_threads};
     use std::fs;
 
     #[test]
@@ -654,7 +676,7 @@ mod tests {
     }
 
     #[test]
-    fn large_tree_finishes_from_the_ppid_scan_with_the_same_members() {
+    fn large_tree_of_threaded_processes_finishes_from_the_ppid_scan() {
         let root = tempfile::tempdir().unwrap();
         process(root.path(), 10, 1, 'S', 0, 400);
         process(root.path(), 5, 1, 'S', 0, 400); // not in the tree
@@ -662,14 +684,18 @@ mod tests {
         children(root.path(), 10, 10, &kids.join(" "));
         for pid in 100..200 {
             process(root.path(), pid, 10, 'S', 0, 8);
+            set_threads(root.path(), pid, 8);
             let grandchild = pid + 1000;
             process(root.path(), grandchild, pid, 'S', 0, 8);
-            children(root.path(), pid, pid, &grandchild.to_string());
+            // Late grandchildren are known only by their ppid: found only if
+            // the walk switched to the scan (800 queued threads > 202 processes).
+            if pid < 150 {
+                children(root.path(), pid, pid, &grandchild.to_string());
+            }
         }
         let mut pids = ProcRoot::new(root.path())
             .discover(&Selector::Tree(10))
             .unwrap();
-        assert_eq!(pids.len(), 201);
         assert_eq!(pids[0], 10);
         pids.sort_unstable();
         let mut expected: Vec<u32> = std::iter::once(10)
@@ -678,6 +704,29 @@ mod tests {
             .collect();
         expected.sort_unstable();
         assert_eq!(pids, expected);
+    }
+
+    #[test]
+    fn small_tree_keeps_walking_children_files() {
+        let root = tempfile::tempdir().unwrap();
+        process(root.path(), 10, 1, 'S', 0, 400);
+        let kids: Vec<String> = (100..120).map(|pid| pid.to_string()).collect();
+        children(root.path(), 10, 10, &kids.join(" "));
+        for pid in 100..120 {
+            process(root.path(), pid, 10, 'S', 0, 8);
+        }
+        // Many unrelated processes: a scan would cost more than the walk.
+        for pid in 2000..2400 {
+            process(root.path(), pid, 1, 'S', 0, 8);
+        }
+        // A process that claims 10 as parent but no children file lists it
+        // is found only by a scan, so the walk must not have switched.
+        process(root.path(), 3000, 10, 'S', 0, 8);
+        let pids = ProcRoot::new(root.path())
+            .discover(&Selector::Tree(10))
+            .unwrap();
+        assert_eq!(pids.len(), 21);
+        assert!(!pids.contains(&3000));
     }
 
     #[test]

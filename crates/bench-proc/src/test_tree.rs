@@ -45,3 +45,13 @@ pub fn children(root: &Path, pid: u32, tid: u32, list: &str) {
     fs::create_dir_all(&dir).unwrap();
     fs::write(dir.join("children"), list).unwrap();
 }
+
+/// Rewrites the thread count in a fixture process's `stat`.
+pub fn set_threads(root: &Path, pid: u32, threads: u32) {
+    let path = root.join(pid.to_string()).join("stat");
+    let stat = fs::read_to_string(&path).unwrap();
+    let mut fields: Vec<String> = stat.split(' ').map(str::to_string).collect();
+    // Field 20 (num_threads), 1-based, with the name as one field here.
+    fields[19] = threads.to_string();
+    fs::write(&path, fields.join(" ")).unwrap();
+}
