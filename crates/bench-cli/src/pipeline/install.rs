@@ -25,20 +25,35 @@ pub const HOME_BEFORE_KEY: &str = "home_before_install_bytes";
 
 /// Runs the install phase for install index `ctx.trial`.
 pub fn run(ctx: &PhaseContext, side: &mut Side) -> anyhow::Result<()> {
+    let fail = |side: &mut Side, error: anyhow::Error| {
+        let message = exec::clip(&format!("{error:#}"), 500);
+        record(side, Metric::Install, ctx.trial, Sample::Error(message));
+    };
+    // Checked before anything is created: bad artifacts never reach a home.
+    let artifacts = match verify_artifacts(&ctx.artifacts_dir(), !ctx.spec.artifacts.is_empty()) {
+        Ok(artifacts) => artifacts,
+        Err(error) => {
+            fail(side, error);
+            return Ok(());
+        }
+    };
     let user = users::create(&ctx.out, ctx.install)?;
     let mut ctx = ctx.clone();
     ctx.user = Some(user.clone());
-    let outcome = install(&ctx, side);
+    let outcome = install(&ctx, side, &artifacts);
     // As in the seed's `finally`: nothing the installer or the checks started survives.
     let stopped = exec::stop_user(&user);
     if let Err(error) = outcome {
-        let message = exec::clip(&format!("{error:#}"), 500);
-        record(side, Metric::Install, ctx.trial, Sample::Error(message));
+        fail(side, error);
     }
     stopped.context("stopping the trial user's processes after install")
 }
 
-fn install(ctx: &PhaseContext, side: &mut Side) -> anyhow::Result<()> {
+fn install(
+    ctx: &PhaseContext,
+    side: &mut Side,
+    artifacts: &BTreeMap<String, String>,
+) -> anyhow::Result<()> {
     let user = ctx.user()?.clone();
     let spec = &ctx.spec;
     let owner = user.dedicated.then_some((user.uid, user.gid));
@@ -49,7 +64,6 @@ fn install(ctx: &PhaseContext, side: &mut Side) -> anyhow::Result<()> {
             .insert(HOME_BEFORE_KEY.to_owned(), before.to_string());
     }
 
-    let artifacts = verify_artifacts(&ctx.artifacts_dir(), !spec.artifacts.is_empty())?;
     if user.dedicated {
         check_readable(ctx, &user)?;
     }
