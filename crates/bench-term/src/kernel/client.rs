@@ -178,7 +178,7 @@ pub struct Kernel {
     next_id: u64,
     pending: HashSet<String>,
     stash: Vec<Event>,
-    ready: bool,
+    ready: Option<Ready>,
     broken: Option<String>,
     eof: bool,
     closed: bool,
@@ -262,7 +262,7 @@ impl Kernel {
             next_id: 0,
             pending: HashSet::new(),
             stash: Vec::new(),
-            ready: false,
+            ready: None,
             broken: None,
             eof: false,
             closed: false,
@@ -280,8 +280,13 @@ impl Kernel {
     }
 
     /// Waits for the `ready` handshake (up to `ready_timeout`), which must be the first
-    /// event and announce protocol 3. Returns the time from spawn and the Python version.
+    /// event and announce protocol 3. Returns the time from spawn and the Python version;
+    /// later calls return the same answer without waiting.
     pub fn ready(&mut self) -> Result<Ready, KernelError> {
+        if let Some(ready) = &self.ready {
+            return Ok(ready.clone());
+        }
+        self.check_usable()?;
         let waiting_for = "the `ready` event";
         let deadline = self.spawned + self.options.ready_timeout;
         let (line, event) = self.next_raw(deadline, self.options.ready_timeout, waiting_for)?;
@@ -295,15 +300,19 @@ impl Kernel {
                 line,
             }));
         }
-        self.ready = true;
-        Ok(Ready {
+        let ready = Ready {
             elapsed,
             python: python.unwrap_or_default(),
-        })
+        };
+        self.ready = Some(ready.clone());
+        Ok(ready)
     }
 
     /// Runs one cell and returns its events up to `done` (within `request_timeout`).
-    /// A cell that raised is a reply whose status is `error`, not an `Err`.
+    /// A cell that raised is a reply whose status is `error`, not an `Err`. A cell that
+    /// asks the host something (`host_request`) waits for an answer this method does not
+    /// give: run such cells with [`Kernel::submit`], [`Kernel::next_event`] and
+    /// [`Kernel::host_reply`].
     pub fn execute(&mut self, code: &str) -> Result<Reply, KernelError> {
         let mut fields = Map::with_capacity(1);
         fields.insert("code".to_owned(), Value::from(code));
@@ -331,7 +340,7 @@ impl Kernel {
         fields: &Map<String, Value>,
     ) -> Result<String, KernelError> {
         self.check_usable()?;
-        if !self.ready {
+        if self.ready.is_none() {
             self.ready()?;
         }
         self.next_id += 1;

@@ -106,6 +106,8 @@ fn ready_reports_protocol_python_version() {
     let version = ready.python.split('.').collect::<Vec<_>>();
     assert_eq!(version.len(), 3, "python version {:?}", ready.python);
     assert_eq!(version[0], "3");
+    // Asking again answers the same, without waiting for a second handshake.
+    assert_eq!(kernel.ready().unwrap(), ready);
     let pid = kernel.pid();
     let report = kernel.close().unwrap();
     assert!(report.graceful, "{report:?}");
