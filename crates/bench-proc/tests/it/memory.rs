@@ -77,7 +77,13 @@ fn staircase_of_64_mib_regions_measures_64_mib_per_instance() {
     );
 }
 
-/// Instances that are whole fixture processes of 64 MiB each.
+/// A uid of its own, so the family is exactly the instances even when other
+/// tests run in the same process (`cargo test`), as the seed measures a
+/// benchmark user.
+const INSTANCE_UID: u32 = 54_323;
+
+/// Instances that are whole fixture processes of 64 MiB each, run as
+/// [`INSTANCE_UID`].
 struct Processes(Vec<u32>);
 
 #[derive(Debug, thiserror::Error)]
@@ -88,7 +94,9 @@ impl Instances for Processes {
     type Instance = Fixture;
     type Error = Failed;
     fn create(&mut self) -> Result<Fixture, Failed> {
-        let fixture = Fixture::spawn(&["--mib", "64"]);
+        let mut command = fixture_command(&["--mib", "64"]);
+        command.uid(INSTANCE_UID).gid(INSTANCE_UID);
+        let fixture = Fixture::start(command);
         self.0.push(fixture.pid);
         Ok(fixture)
     }
@@ -110,12 +118,11 @@ impl Instances for Processes {
 
 #[test]
 fn staircase_of_64_mib_processes_measures_64_mib_pss_per_instance() {
-    let me = std::process::id();
     let options = StaircaseOptions {
         count: 3,
         settle: Duration::from_millis(100),
-        family: Selector::Tree(me),
-        exclude_pids: vec![me],
+        family: Selector::Uid(INSTANCE_UID),
+        exclude_pids: Vec::new(),
         warmup: true,
     };
     let mut instances = Processes(Vec::new());
