@@ -45,7 +45,9 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
                 command.extend(args.by_ref());
             }
             _ => {
-                return Err(format!("unexpected argument {arg:?}; put the command after --").into());
+                return Err(
+                    format!("unexpected argument {arg:?}; put the command after --").into(),
+                );
             }
         }
     }
@@ -62,13 +64,21 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let screen = terminal.screen_text();
     let closed = terminal.close();
     let ready = outcome?;
-    closed?;
+    let closed = closed?;
 
     let show = |d: Option<Duration>| d.map_or("-".to_owned(), |d| format_seconds(d.as_secs_f64()));
     println!("ready by {mode}");
     println!("first byte   {}", show(timeline.first_byte));
     println!("first frame  {}", show(timeline.first_frame));
     println!("ready        {}", show(Some(ready)));
+    println!(
+        "closed       {}",
+        if closed.quit_by_keys {
+            "by its quit keys".to_owned()
+        } else {
+            format!("by hang-up and SIGKILL ({:?})", closed.status)
+        }
+    );
     println!("screen:");
     for line in screen.lines() {
         println!("  | {line}");

@@ -38,6 +38,7 @@ fn times_a_shell_until_its_first_frame() {
     first byte   [duration]
     first frame  [duration]
     ready        [duration]
+    closed       by its quit keys
     screen:
       | hello from sh
     ");

@@ -26,8 +26,6 @@ pub const PROBE_CLEANUP_TIMEOUT: Duration = Duration::from_secs(5);
 pub const KEYSTROKE_TIMEOUT: Duration = Duration::from_secs(5);
 /// How often waits look whether the program exited while its terminal stays open.
 const EXIT_CHECK_INTERVAL: Duration = Duration::from_millis(50);
-/// How long close() lets the program exit after its quit keys.
-const QUIT_GRACE: Duration = Duration::from_millis(500);
 /// How long close() lets the program exit after the hang-up before killing it.
 const HANGUP_GRACE: Duration = Duration::from_millis(200);
 /// How long close() waits for killed processes to disappear.
@@ -76,6 +74,9 @@ pub struct SpawnOptions {
     pub quit_keys: Vec<Key>,
     /// Pause between quit keys.
     pub quit_interval: Duration,
+    /// How long close() lets the program exit after its last quit key before
+    /// hanging up.
+    pub quit_grace: Duration,
 }
 
 impl SpawnOptions {
@@ -94,6 +95,7 @@ impl SpawnOptions {
             transcript_limit_bytes: TRANSCRIPT_LIMIT_BYTES,
             quit_keys: vec![Key::Ctrl('c'), Key::Ctrl('c')],
             quit_interval: Duration::from_millis(150),
+            quit_grace: Duration::from_secs(2),
         }
     }
 
@@ -213,6 +215,7 @@ pub struct Terminal {
     transcript: Option<Transcript>,
     quit_keys: Vec<Key>,
     quit_interval: Duration,
+    quit_grace: Duration,
     eof: bool,
     status: Option<ExitStatus>,
     close_report: Option<CloseReport>,
@@ -279,6 +282,7 @@ impl Terminal {
                 .map(|folder| Transcript::new(folder, options.transcript_limit_bytes)),
             quit_keys: options.quit_keys.clone(),
             quit_interval: options.quit_interval,
+            quit_grace: options.quit_grace,
             eof: false,
             status: None,
             close_report: None,
@@ -469,9 +473,10 @@ impl Terminal {
         Ok(latencies)
     }
 
-    /// Ends the session: the quit keys (default Ctrl-C twice, 150 ms apart), the
-    /// transcript saved, hang-up, SIGKILL to the process group and every process of
-    /// the session, reaping, and a check that no process of the session is left.
+    /// Ends the session: the quit keys (default Ctrl-C twice, 150 ms apart) and up
+    /// to [`SpawnOptions::quit_grace`] for the program to exit; the transcript
+    /// saved; hang-up; SIGKILL to the process group and every process of the
+    /// session; reaping; and a check that no process of the session is left.
     ///
     /// Processes that left the session (daemons that called setsid) are not found
     /// here; stop them by user or tree with bench-proc. Calling close twice returns
@@ -494,17 +499,18 @@ impl Terminal {
                     first_error.get_or_insert(e);
                 }
             }
-            let until = Instant::now() + QUIT_GRACE;
+            let until = Instant::now() + self.quit_grace;
             while Instant::now() < until && self.poll_exit().is_none() {
-                match self.pump(EXIT_CHECK_INTERVAL.min(until - Instant::now()), &mut |_| {
-                    false
-                }) {
-                    Ok(Pumped::Eof) => break,
-                    Ok(_) => {}
-                    Err(e) => {
-                        first_error.get_or_insert(e);
-                        break;
-                    }
+                if self.eof {
+                    // The terminal closes while the program exits, a moment before
+                    // it can be reaped.
+                    std::thread::sleep(Duration::from_millis(2));
+                    continue;
+                }
+                let wait = EXIT_CHECK_INTERVAL.min(until.saturating_duration_since(Instant::now()));
+                if let Err(e) = self.pump(wait, &mut |_| false) {
+                    first_error.get_or_insert(e);
+                    break;
                 }
             }
             quit_by_keys = self.poll_exit().is_some();
