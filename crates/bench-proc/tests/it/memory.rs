@@ -48,6 +48,12 @@ fn staircase_of_64_mib_regions_measures_64_mib_per_instance() {
     let report = staircase::run(&mut Regions(&mut sidecar), &options).unwrap();
     let rss = report.avg_per_instance_rss_bytes as f64;
     let pss = report.avg_per_instance_pss_bytes.unwrap() as f64;
+    eprintln!(
+        "regions: RSS {} PSS {} per instance, reclaimed {}",
+        mib(rss),
+        mib(pss),
+        mib(report.reclaimed_rss_bytes as f64)
+    );
     assert!(
         within(rss, SIXTY_FOUR, 0.03),
         "RSS per instance {}",
@@ -130,6 +136,13 @@ fn staircase_of_64_mib_processes_measures_64_mib_pss_per_instance() {
     let pss = report.avg_per_instance_pss_bytes.unwrap() as f64;
     let uss = report.avg_per_instance_uss_bytes.unwrap() as f64;
     let rss = report.avg_per_instance_rss_bytes as f64;
+    eprintln!(
+        "processes: RSS {} PSS {} USS {} per instance, reclaimed {}",
+        mib(rss),
+        mib(pss),
+        mib(uss),
+        mib(report.reclaimed_rss_bytes as f64)
+    );
     assert!(
         within(pss, SIXTY_FOUR, 0.03),
         "PSS per instance {}",
@@ -174,6 +187,11 @@ fn pss_of_forked_children_sharing_64_mib_sums_to_64_mib_and_rss_does_not() {
     let (rss_0, pss_0) = family("0");
     let pss = pss_64 - pss_0;
     let rss = rss_64 - rss_0;
+    eprintln!(
+        "parent + 3 children sharing 64 MiB: PSS {} RSS {}",
+        mib(pss),
+        mib(rss)
+    );
     assert!(
         within(pss, SIXTY_FOUR, 0.03),
         "PSS of the shared region {}",
