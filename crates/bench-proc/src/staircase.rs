@@ -28,6 +28,11 @@ pub trait Instances {
     fn verify(&mut self, instance: &mut Self::Instance) -> Result<(), Self::Error>;
     /// Stops and removes it, including its daemons.
     fn stop(&mut self, instance: Self::Instance) -> Result<(), Self::Error>;
+    /// Called after each step is measured, for live progress; does nothing
+    /// unless overridden.
+    fn measured(&mut self, step: &Step) {
+        let _ = step;
+    }
 }
 
 /// How the staircase runs.
@@ -262,13 +267,15 @@ pub fn run_in<I: Instances>(
                 return Err(error);
             }
         };
-        steps.push(Step {
+        let step = Step {
             index,
             rss_delta_bytes: delta(totals.rss_bytes, previous.rss_bytes),
             pss_delta_bytes: both(totals.pss_bytes, previous.pss_bytes),
             uss_delta_bytes: both(totals.uss_bytes, previous.uss_bytes),
             totals,
-        });
+        };
+        instances.measured(&step);
+        steps.push(step);
         previous = totals;
     }
 
@@ -322,6 +329,7 @@ mod tests {
         live: Vec<u32>,
         fail_verify_at: Option<u32>,
         created: u32,
+        observed: Vec<usize>,
     }
 
     #[derive(Debug, thiserror::Error)]
@@ -355,6 +363,9 @@ mod tests {
                 _ => Ok(()),
             }
         }
+        fn measured(&mut self, step: &Step) {
+            self.observed.push(step.index);
+        }
         fn stop(&mut self, pid: u32) -> Result<(), Broke> {
             self.live.retain(|&p| p != pid);
             self.write_children();
@@ -372,6 +383,7 @@ mod tests {
             live: Vec::new(),
             fail_verify_at,
             created: 0,
+            observed: Vec::new(),
         };
         let options = StaircaseOptions {
             count: 3,
@@ -399,6 +411,7 @@ mod tests {
         assert_eq!(report.avg_per_instance_pss_bytes, Some(200 * 1024));
         assert_eq!(report.reclaimed_rss_bytes, 3 * 400 * 1024);
         assert_eq!(report.after_teardown.process_count, 1);
+        assert_eq!(fake.observed, [0, 1, 2]);
     }
 
     #[test]
