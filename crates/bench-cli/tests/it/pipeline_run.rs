@@ -262,20 +262,37 @@ struct TempUser {
 impl TempUser {
     fn create(home: &Path) -> TempUser {
         let name = format!("cbt{}", std::process::id());
-        let status = Command::new("useradd")
-            .args(["--no-create-home", "--shell", "/bin/sh", "--home-dir"])
-            .arg(home)
-            .arg(&name)
-            .status()
-            .unwrap();
-        assert!(status.success(), "useradd {name} failed");
+        let output = shadow_tool(
+            Command::new("useradd")
+                .args(["--no-create-home", "--shell", "/bin/sh", "--home-dir"])
+                .arg(home)
+                .arg(&name),
+        );
+        assert!(
+            output.status.success(),
+            "useradd {name} failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
         TempUser { name }
+    }
+}
+
+/// Runs useradd/userdel, retrying while another test holds the user database's lock.
+fn shadow_tool(command: &mut Command) -> std::process::Output {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let output = command.output().unwrap();
+        let busy = String::from_utf8_lossy(&output.stderr).contains("lock");
+        if output.status.success() || !busy || Instant::now() > deadline {
+            return output;
+        }
+        std::thread::sleep(Duration::from_millis(100));
     }
 }
 
 impl Drop for TempUser {
     fn drop(&mut self) {
-        let _ = Command::new("userdel").arg(&self.name).status();
+        shadow_tool(Command::new("userdel").arg(&self.name));
     }
 }
 
