@@ -173,8 +173,13 @@ pub struct Timeline {
     /// The first frame: a line with at least 3 letters or digits, outside a
     /// synchronized update.
     pub first_frame: Option<Duration>,
-    /// Ready, by the mode of the last successful [`Terminal::ready`].
+    /// Ready, by the mode of the last successful [`Terminal::ready`]: when the
+    /// output that made the program ready was read.
     pub ready: Option<Duration>,
+    /// When bench-term had recognised that ready: after feeding that output to the
+    /// screen model and checking the screen (in stable mode, when the quiet period
+    /// was over). The gap to `ready` is bench-term's own processing time.
+    pub ready_detected: Option<Duration>,
 }
 
 /// What [`Terminal::close`] found.
@@ -186,11 +191,30 @@ pub struct CloseReport {
     pub quit_by_keys: bool,
 }
 
+/// When a check on the screen first held.
+#[derive(Debug, Clone, Copy)]
+struct Hit {
+    /// When the output that made it hold was read.
+    read_at: Instant,
+    /// When the check, after feeding that output to the screen model, held.
+    detected_at: Instant,
+}
+
+impl Hit {
+    fn now() -> Hit {
+        let now = Instant::now();
+        Hit {
+            read_at: now,
+            detected_at: now,
+        }
+    }
+}
+
 enum Pumped {
     /// Nothing arrived in time.
     Idle,
-    /// Output arrived; the read time when a frame satisfied the check.
-    Data(Option<Instant>),
+    /// Output arrived; a hit when a frame satisfied the check.
+    Data(Option<Hit>),
     /// The program's side of the terminal is closed.
     Eof,
 }
@@ -356,19 +380,24 @@ impl Terminal {
     /// screen; a program that exits first is reported with its exit status.
     pub fn ready(&mut self, mode: &ReadyMode, timeout: Duration) -> Result<Duration, TermError> {
         let deadline = Instant::now() + timeout;
-        let at = match mode {
+        let hit = match mode {
             ReadyMode::Probe => self.ready_probe(deadline)?,
             ReadyMode::Pattern(regex) => self.wait_until(Stage::Pattern, deadline, &mut |s| {
                 regex.is_match(&s.contents())
             })?,
             ReadyMode::FirstFrame => match self.timeline.first_frame {
-                Some(first) => self.spawned_at + first,
+                Some(first) => Hit {
+                    read_at: self.spawned_at + first,
+                    detected_at: self.spawned_at + first,
+                },
                 None => self.wait_until(Stage::FirstFrame, deadline, &mut shows_frame)?,
             },
             ReadyMode::Stable(quiet) => self.ready_stable(*quiet, deadline)?,
         };
-        let ready = at.saturating_duration_since(self.spawned_at);
+        let ready = hit.read_at.saturating_duration_since(self.spawned_at);
         self.timeline.ready = Some(ready);
+        self.timeline.ready_detected =
+            Some(hit.detected_at.saturating_duration_since(self.spawned_at));
         Ok(ready)
     }
 
@@ -429,10 +458,10 @@ impl Terminal {
     /// at most `timeout`; returns how long that took from this call.
     pub fn wait_for(&mut self, pattern: &Regex, timeout: Duration) -> Result<Duration, TermError> {
         let started = Instant::now();
-        let at = self.wait_until(Stage::WaitFor, started + timeout, &mut |s| {
+        let hit = self.wait_until(Stage::WaitFor, started + timeout, &mut |s| {
             pattern.is_match(&s.contents())
         })?;
-        Ok(at.saturating_duration_since(started))
+        Ok(hit.read_at.saturating_duration_since(started))
     }
 
     /// Keystroke-to-screen latency: `samples` times, types one letter and measures
@@ -456,11 +485,11 @@ impl Terminal {
                 let started = Instant::now();
                 self.type_text(&word[typed..=typed])?;
                 let shown = &word[..=typed];
-                let at =
+                let hit =
                     self.wait_until(Stage::Keystroke, started + KEYSTROKE_TIMEOUT, &mut |s| {
                         s.contents().contains(shown)
                     })?;
-                latencies.push(at.saturating_duration_since(started));
+                latencies.push(hit.read_at.saturating_duration_since(started));
                 typed += 1;
             }
             self.send_keys(&vec![Key::Backspace; typed])?;
@@ -673,13 +702,13 @@ impl Terminal {
         } = self;
         let chunk = &buffer[..count];
         replies.clear();
-        let mut hit = false;
+        let mut detected: Option<Instant> = None;
         screen.feed(chunk, at, replies, &mut |s| {
             if timeline.first_frame.is_none() && shows_frame(s) {
                 timeline.first_frame = Some(since_spawn);
             }
             if check(s) {
-                hit = true;
+                detected.get_or_insert_with(Instant::now);
             }
         });
         let recorded = match transcript {
@@ -693,7 +722,10 @@ impl Terminal {
             written?;
         }
         recorded?;
-        Ok(Pumped::Data(hit.then_some(at)))
+        Ok(Pumped::Data(detected.map(|detected_at| Hit {
+            read_at: at,
+            detected_at,
+        })))
     }
 
     /// Writes input, waiting up to [`WRITE_TIMEOUT`] for room. Input to a program
@@ -743,10 +775,10 @@ impl Terminal {
         stage: Stage,
         deadline: Instant,
         check: &mut dyn FnMut(&vt100::Screen) -> bool,
-    ) -> Result<Instant, TermError> {
+    ) -> Result<Hit, TermError> {
         let started = Instant::now();
         if !self.screen.in_sync(started) && check(self.screen.vt()) {
-            return Ok(started);
+            return Ok(Hit::now());
         }
         loop {
             let now = Instant::now();
@@ -754,7 +786,7 @@ impl Terminal {
                 return Err(self.timeout(stage, now - started));
             }
             match self.pump((deadline - now).min(EXIT_CHECK_INTERVAL), check)? {
-                Pumped::Data(Some(at)) => return Ok(at),
+                Pumped::Data(Some(hit)) => return Ok(hit),
                 Pumped::Data(None) => {}
                 Pumped::Idle => {
                     if self.poll_exit().is_some() {
@@ -766,7 +798,7 @@ impl Terminal {
         }
     }
 
-    fn ready_stable(&mut self, quiet: Duration, deadline: Instant) -> Result<Instant, TermError> {
+    fn ready_stable(&mut self, quiet: Duration, deadline: Instant) -> Result<Hit, TermError> {
         let started = Instant::now();
         let mut previous = self.screen.vt().contents_formatted();
         let mut last_change = self.last_output_at;
@@ -774,7 +806,10 @@ impl Terminal {
             let now = Instant::now();
             if let Some(changed) = last_change {
                 if now.saturating_duration_since(changed) >= quiet {
-                    return Ok(changed);
+                    return Ok(Hit {
+                        read_at: changed,
+                        detected_at: now,
+                    });
                 }
             }
             if now >= deadline {
@@ -789,7 +824,7 @@ impl Terminal {
                 changed
             })?;
             match pumped {
-                Pumped::Data(Some(at)) => last_change = Some(at),
+                Pumped::Data(Some(hit)) => last_change = Some(hit.read_at),
                 Pumped::Data(None) => {}
                 Pumped::Idle => {
                     if self.poll_exit().is_some() {
@@ -801,7 +836,7 @@ impl Terminal {
         }
     }
 
-    fn ready_probe(&mut self, deadline: Instant) -> Result<Instant, TermError> {
+    fn ready_probe(&mut self, deadline: Instant) -> Result<Hit, TermError> {
         let started = Instant::now();
         // Stage 1: the program turns off ICANON and ECHO once it reads keys itself.
         while !self.is_raw()? {
@@ -838,7 +873,7 @@ impl Terminal {
             match self.pump(wait, &mut |s| {
                 visible_probe(&s.contents(), &tag, typed).is_some()
             })? {
-                Pumped::Data(Some(at)) => break at,
+                Pumped::Data(Some(hit)) => break hit,
                 Pumped::Data(None) => {}
                 Pumped::Idle => {
                     if self.poll_exit().is_some() {

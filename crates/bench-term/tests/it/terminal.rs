@@ -50,6 +50,7 @@ fn probe_waits_for_raw_mode_and_leaves_the_input_clean() {
         first_byte <= first_frame && first_frame <= ready,
         "{timeline:?}"
     );
+    assert!(ready <= timeline.ready_detected.unwrap(), "{timeline:?}");
     // The probe can only appear after the 200 ms the fixture spends in cooked mode.
     assert!(ready >= Duration::from_millis(200), "{timeline:?}");
     assert!(terminal.is_raw().unwrap());
