@@ -8,7 +8,7 @@
 
 use crate::demo;
 use crate::exit::input_error;
-use anyhow::Context;
+use anyhow::{Context, bail};
 use bench_core::Phase;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::fs;
@@ -102,6 +102,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let settings = settings(args)?;
+    if let SpecSource::File(path) = &settings.spec {
+        // A spec that does not parse fails here, with its line and column, before any
+        // phase runs or any user is made.
+        crate::spec::load(path).map_err(|error| input_error(error.to_string()))?;
+    }
     let interrupted = Arc::new(AtomicBool::new(false));
     for signal in [
         signal_hook::consts::SIGINT,
@@ -439,6 +444,12 @@ fn last_error_line(log: &Path) -> String {
 /// Renders the Markdown report of `OUT/result.json` and writes it to `OUT/report.md`.
 fn write_report(out: &Path) -> anyhow::Result<String> {
     let path = out.join("result.json");
+    if !path.exists() {
+        bail!(
+            "no phase recorded a result; the phase logs are in {}",
+            out.join("logs").display()
+        );
+    }
     let result = bench_core::ResultFile::load(&path)
         .with_context(|| format!("reading {}", path.display()))?;
     let report = bench_core::export::markdown::report(&bench_core::report::Report::new(&result));

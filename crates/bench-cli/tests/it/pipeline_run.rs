@@ -253,6 +253,21 @@ expect = "HOME=/"
     assert_nothing_left(&out, is_root());
 }
 
+#[test]
+fn a_malformed_spec_fails_before_anything_runs() {
+    let (dir, spec) = demo();
+    edit(&spec, "[measure]\ncommand =", "[measure]\ncomand =");
+    let out = dir.path().join("out");
+    let result = run_demo(&spec, &out, None);
+    assert_eq!(result.code, Some(2), "stderr: {}", result.stderr);
+    assert!(result.stderr.contains("comand"), "{}", result.stderr);
+    assert!(result.stderr.contains("demo.toml:"), "{}", result.stderr);
+    assert!(
+        !out.exists(),
+        "nothing may be created for a spec that does not parse"
+    );
+}
+
 /// A Unix user made for one test, removed when dropped (the test checks that none of its
 /// processes is left).
 struct TempUser {
