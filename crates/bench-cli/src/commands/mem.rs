@@ -5,12 +5,18 @@ use crate::exit::input_error;
 use crate::table::{Align, render};
 use anyhow::Context;
 use bench_core::units::format_bytes;
-use bench_proc::{ProcessSample, Selector, Snapshot, SnapshotError, snapshot};
+use bench_proc::{
+    ProcessSample, Sampler, SamplerOptions, SamplerReport, Selector, Snapshot, SnapshotError,
+    snapshot,
+};
 use bench_term::ready::parse_duration;
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, ExitCode, Stdio};
 use std::time::Duration;
+
+/// How often the family's totals are sampled for peaks while a command settles.
+const PEAK_INTERVAL: Duration = Duration::from_millis(50);
 
 /// How long stopped processes get between SIGTERM and SIGKILL.
 pub(super) const STOP_GRACE: Duration = Duration::from_secs(2);
@@ -96,6 +102,7 @@ impl TryFrom<Args> for Settings {
 /// Runs `clibench mem`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let settings = Settings::try_from(args)?;
+    let mut peaks = None;
     let (title, snap) = match &settings.target {
         Target::Pid(pid) => (
             format!("process {pid} and its descendants"),
@@ -110,27 +117,61 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             format!("processes of user {name} (uid {uid})"),
             snapshot(&Selector::Uid(*uid)).context("failed to read the user's processes")?,
         ),
-        Target::Command(command) => (
-            format!("`{}` and its descendants", display_command(command)),
-            measure_command(command, settings.settle)?,
-        ),
+        Target::Command(command) => {
+            let (snap, report) = measure_command(command, settings.settle)?;
+            peaks = Some(report);
+            (
+                format!("`{}` and its descendants", display_command(command)),
+                snap,
+            )
+        }
     };
     eprintln!("{title}");
     eprint!("{}", render_table(&snap));
+    if let Some(peaks) = &peaks {
+        eprintln!(
+            "peak while settling: RSS {}, PSS {}, {} processes ({} samples)",
+            format_bytes(peaks.peak_rss_bytes as f64),
+            bytes(peaks.peak_pss_bytes),
+            peaks.peak_process_count,
+            peaks.points.len()
+        );
+    }
     if settings.json {
-        println!("{}", serde_json::to_string_pretty(&to_json(&snap))?);
+        let mut json = to_json(&snap);
+        if let Some(peaks) = &peaks {
+            json["peak_rss_bytes"] = peaks.peak_rss_bytes.into();
+            json["peak_pss_bytes"] = peaks.peak_pss_bytes.into();
+        }
+        println!("{}", serde_json::to_string_pretty(&json)?);
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// Starts the command, lets it settle, measures our whole tree (the command,
-/// its children and any daemon re-parented to us), then stops it all.
-fn measure_command(command: &[OsString], settle: Duration) -> anyhow::Result<Snapshot> {
+/// Starts the command, lets it settle while a sampler records the family's
+/// peaks, measures our whole tree (the command, its children and any daemon
+/// re-parented to us), then stops it all.
+fn measure_command(
+    command: &[OsString],
+    settle: Duration,
+) -> anyhow::Result<(Snapshot, SamplerReport)> {
     bench_proc::become_subreaper()?;
-    let mut child = spawn_quiet(command)?;
-    std::thread::sleep(settle);
     let me = std::process::id();
+    let sampler = Sampler::start(SamplerOptions {
+        selector: Selector::Tree(me),
+        interval: PEAK_INTERVAL,
+        exclude_pids: vec![me],
+    });
+    let mut child = match spawn_quiet(command) {
+        Ok(child) => child,
+        Err(error) => {
+            sampler.stop();
+            return Err(error);
+        }
+    };
+    std::thread::sleep(settle);
     let measured = snapshot(&Selector::Tree(me)).map(|snap| snap.without(&[me]));
+    let peaks = sampler.stop();
     let exited = child.try_wait().ok().flatten();
     let stopped = bench_proc::stop(&Selector::Tree(me), STOP_GRACE);
     let _ = child.try_wait();
@@ -143,7 +184,7 @@ fn measure_command(command: &[OsString], settle: Duration) -> anyhow::Result<Sna
             display_command(command)
         );
     }
-    Ok(snap)
+    Ok((snap, peaks))
 }
 
 /// Spawns a command in its own process group with stdio on /dev/null.

@@ -9,7 +9,7 @@ use crate::exit::input_error;
 use crate::table::{Align, render};
 use anyhow::Context;
 use bench_core::units::format_bytes;
-use bench_proc::staircase::{self, Instances, StaircaseOptions, StaircaseReport};
+use bench_proc::staircase::{self, Instances, StaircaseOptions, StaircaseReport, Step};
 use bench_proc::{HostFacts, Selector};
 use bench_term::ready::parse_duration;
 use std::ffi::OsString;
@@ -120,6 +120,16 @@ impl Instances for Commands<'_> {
             }),
             _ => Ok(()),
         }
+    }
+
+    fn measured(&mut self, step: &Step) {
+        eprintln!(
+            "  step {}: RSS {} PSS {} USS {}",
+            step.index,
+            signed(Some(step.rss_delta_bytes)),
+            signed(step.pss_delta_bytes),
+            signed(step.uss_delta_bytes)
+        );
     }
 
     fn stop(&mut self, mut instance: Instance) -> Result<(), InstanceError> {
@@ -262,7 +272,7 @@ fn to_json(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bench_proc::staircase::{FamilyTotals, Step};
+    use bench_proc::staircase::FamilyTotals;
 
     fn totals(processes: u32, rss_mib: u64) -> FamilyTotals {
         FamilyTotals {

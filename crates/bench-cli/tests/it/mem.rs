@@ -42,6 +42,10 @@ fn command_family_is_measured_then_stopped() {
     assert!(pss >= 32 << 20 && pss <= rss, "rss {rss} pss {pss}");
     assert!(uss >= 32 << 20 && uss <= pss, "pss {pss} uss {uss}");
     assert_eq!(json["total_swap_bytes"].as_u64(), Some(0));
+    // The family held its memory while settling, so the sampled peak is at
+    // least about what the final snapshot saw (pages may come and go).
+    let peak = json["peak_rss_bytes"].as_u64().unwrap();
+    assert!(peak >= rss / 10 * 9, "peak {peak} rss {rss}");
     for process in processes {
         let pid = process["pid"].as_u64().unwrap();
         assert!(!exists(pid), "{pid} was left running");
