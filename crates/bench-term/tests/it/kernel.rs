@@ -491,9 +491,12 @@ fn transcript_records_every_frame_in_both_directions() {
     assert!(lines.iter().all(|line| line["t"].as_f64().unwrap() >= 0.0));
 }
 
-#[test]
-fn run_all_measures_every_runtime_metric_against_the_reference_kernel() {
-    let fixture = Fixture::new();
+/// Runs the whole runtime sequence against the reference kernel in a fresh git
+/// workspace, with `extra_env` added to the kernel's environment.
+fn run_all_in_a_git_workspace(
+    fixture: &Fixture,
+    extra_env: &[(&str, &str)],
+) -> (measure::RuntimeReport, Vec<RuntimeMetric>) {
     let workspace = fixture.path().join("workspace");
     std::fs::create_dir(&workspace).unwrap();
     let git = |args: &[&str]| {
@@ -521,6 +524,9 @@ fn run_all_measures_every_runtime_metric_against_the_reference_kernel() {
     ]);
     let mut kernel = fixture.options();
     kernel.cwd = workspace.clone();
+    for (key, value) in extra_env {
+        kernel.env.push(((*key).into(), (*value).into()));
+    }
     let state = fixture.path().join("state");
     std::fs::create_dir(&state).unwrap();
     let mut options = RuntimeOptions::new(kernel, &state);
@@ -529,7 +535,7 @@ fn run_all_measures_every_runtime_metric_against_the_reference_kernel() {
     options.transcript_dir = Some(fixture.path().to_path_buf());
     let mut probes = Vec::new();
     let report = measure::run_all(&options, &mut |metric, pid| {
-        probes.push((metric, pid));
+        probes.push(metric);
         let status =
             std::fs::read_to_string(format!("/proc/{pid}/status")).map_err(|e| e.to_string())?;
         let kib: u64 = status
@@ -540,6 +546,15 @@ fn run_all_measures_every_runtime_metric_against_the_reference_kernel() {
             .ok_or("no VmRSS")?;
         Ok(kib * 1024)
     });
+    assert!(state.join("state.pkl").is_file());
+    assert!(state.join("manifest.json").is_file());
+    (report, probes)
+}
+
+#[test]
+fn run_all_measures_every_runtime_metric_against_the_reference_kernel() {
+    let fixture = Fixture::new();
+    let (report, probes) = run_all_in_a_git_workspace(&fixture, &[]);
     assert_eq!(report.first_error(), None, "{report:?}");
     assert_eq!(report.close_error, None);
     let measured: Vec<RuntimeMetric> = report.values.iter().map(|(metric, _)| *metric).collect();
@@ -551,16 +566,57 @@ fn run_all_measures_every_runtime_metric_against_the_reference_kernel() {
     };
     assert_eq!(report.workload, Some(expected));
     assert_eq!(
-        probes.iter().map(|(metric, _)| *metric).collect::<Vec<_>>(),
+        probes,
         vec![RuntimeMetric::KernelRss, RuntimeMetric::LoadedRss]
     );
     // The table and list hold well over a megabyte of Python objects.
     let before = report.value(RuntimeMetric::KernelRss).unwrap();
     let loaded = report.value(RuntimeMetric::LoadedRss).unwrap();
     assert!(loaded > before + 1_000_000.0, "{before} -> {loaded}");
-    assert!(state.join("state.pkl").is_file());
     assert!(fixture.path().join("kernel-0.jsonl").is_file());
     assert!(fixture.path().join("restore-0.jsonl").is_file());
+}
+
+#[test]
+fn run_all_builds_and_verifies_a_data_frame_when_pandas_is_importable() {
+    // A stand-in pandas (DataFrame with shape and sum) takes the pandas branch of the
+    // workload cell, the snapshot and the restore check on machines without pandas.
+    let fixture = Fixture::new();
+    let fake = format!("{TEST_KERNELS}/fake_pandas");
+    let (report, _) = run_all_in_a_git_workspace(&fixture, &[("PYTHONPATH", &fake)]);
+    assert_eq!(report.first_error(), None, "{report:?}");
+    assert_eq!(report.workload, Some(Workload::Pandas));
+    assert!(report.value(RuntimeMetric::Restore).is_some());
+}
+
+#[test]
+fn a_restore_that_loses_values_fails_the_check() {
+    let fixture = Fixture::new();
+    let state = fixture.path().join("state.pkl");
+    let mut kernel = fixture.start();
+    measure::load_workload(&mut kernel).unwrap();
+    kernel.execute("payload = payload[:-1]").unwrap();
+    measure::snapshot(
+        &mut kernel,
+        &state,
+        &fixture.path().join("manifest.json"),
+        &["frame", "payload"],
+    )
+    .unwrap();
+    kernel.close().unwrap();
+    let mut fresh = fixture.start();
+    measure::restore(&mut fresh, &state, &["frame", "payload"]).unwrap();
+    let verify = measure::verify_workload_cell();
+    let reply = fresh.execute(&verify).unwrap();
+    assert_eq!(reply.done.status, "error");
+    assert_eq!(reply.error().unwrap().evalue, "payload differs");
+    let error =
+        measure::restore(&mut fresh, &fixture.path().join("missing.pkl"), &["frame"]).unwrap_err();
+    assert!(
+        matches!(&error, MeasureError::RestoreIncomplete { missing, .. } if missing == &["frame"]),
+        "{error}"
+    );
+    fresh.close().unwrap();
 }
 
 fn pandas() -> bool {
