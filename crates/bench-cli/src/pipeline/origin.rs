@@ -192,12 +192,13 @@ fn serve(mut stream: TcpStream, root: &Path, prefix: &str) -> std::io::Result<()
     // A symlink in the folder is not served: only the files clibench put there.
     match std::fs::symlink_metadata(&path) {
         Ok(meta) if meta.is_file() => {
-            let body = if head_only {
-                Vec::new()
-            } else {
-                std::fs::read(&path)?
-            };
-            respond(&mut stream, "200 OK", meta.len(), head_only, &body)
+            // Streamed, so a large artifact is never held in memory.
+            let mut file = std::fs::File::open(&path)?;
+            respond(&mut stream, "200 OK", meta.len(), true, &[])?;
+            if !head_only {
+                std::io::copy(&mut file, &mut stream)?;
+            }
+            Ok(())
         }
         _ => not_found(&mut stream),
     }
