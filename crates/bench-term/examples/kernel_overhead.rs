@@ -11,7 +11,8 @@
 //!    `interrupt` to `done`. Target: under 50 ms each.
 //!
 //! Run with `cargo run --release -p bench-term --example kernel_overhead [-- BLOCKS CELLS INTERRUPTS]`
-//! (defaults 20 blocks of 200 cells, 20 interrupts of each kind).
+//! (defaults 20 blocks, each with fresh kernels, of 200 cells; 20 interrupts of each
+//! kind).
 
 use bench_core::stats::Summary;
 use bench_core::units::format_seconds;
@@ -125,42 +126,51 @@ fn main() {
         options
     };
 
-    let mut pipe = PipeClient::spawn(&script, &env);
-    let mut plain = Kernel::spawn(options(None)).expect("spawn");
-    plain.ready().expect("ready");
-    let mut traced = Kernel::spawn(options(Some("transcript.jsonl"))).expect("spawn");
-    traced.ready().expect("ready");
-
-    // Warm-up: compile paths, page caches, CPU frequency.
-    for _ in 0..cells {
-        pipe.pass();
-        plain.execute("pass").expect("pass");
-        traced.execute("pass").expect("pass");
-    }
-    // Cells alternate between the clients one by one (rotating who goes first), and
-    // every cell is timed on its own, so load from other processes falls on all alike.
+    // Every block starts three fresh kernels (one per client), so that how the
+    // scheduler happens to treat one kernel process does not pass for client overhead.
+    // Within a block, cells alternate between the clients one by one (rotating who goes
+    // first) and every cell is timed on its own, so load from other processes falls on
+    // all alike.
     let (mut pipe_times, mut plain_times, mut traced_times) = (Vec::new(), Vec::new(), Vec::new());
-    for round in 0..blocks * cells {
-        for turn in 0..3 {
-            let started = Instant::now();
-            match (round + turn) % 3 {
-                0 => {
-                    pipe.pass();
-                    pipe_times.push(started.elapsed().as_secs_f64());
-                }
-                1 => {
-                    assert!(plain.execute("pass").expect("pass").is_ok());
-                    plain_times.push(started.elapsed().as_secs_f64());
-                }
-                _ => {
-                    assert!(traced.execute("pass").expect("pass").is_ok());
-                    traced_times.push(started.elapsed().as_secs_f64());
+    for block in 0..blocks {
+        let mut pipe = PipeClient::spawn(&script, &env);
+        let mut plain = Kernel::spawn(options(None)).expect("spawn");
+        plain.ready().expect("ready");
+        let mut traced =
+            Kernel::spawn(options(Some(&format!("transcript-{block}.jsonl")))).expect("spawn");
+        traced.ready().expect("ready");
+        // Warm-up: compile paths, page caches, CPU frequency.
+        for _ in 0..50 {
+            pipe.pass();
+            plain.execute("pass").expect("pass");
+            traced.execute("pass").expect("pass");
+        }
+        for round in 0..cells {
+            for turn in 0..3 {
+                let started = Instant::now();
+                match (round + turn) % 3 {
+                    0 => {
+                        pipe.pass();
+                        pipe_times.push(started.elapsed().as_secs_f64());
+                    }
+                    1 => {
+                        assert!(plain.execute("pass").expect("pass").is_ok());
+                        plain_times.push(started.elapsed().as_secs_f64());
+                    }
+                    _ => {
+                        assert!(traced.execute("pass").expect("pass").is_ok());
+                        traced_times.push(started.elapsed().as_secs_f64());
+                    }
                 }
             }
         }
+        pipe.close();
+        plain.close().expect("close");
+        traced.close().expect("close");
     }
     println!(
-        "`pass` round trip, each cell timed, clients alternating ({} cells per client):",
+        "`pass` round trip, each cell timed, clients alternating ({blocks} blocks of fresh \
+         kernels x {cells} cells = {} cells per client):",
         blocks * cells
     );
     let pipe_summary = summary("minimal pipe client", &pipe_times);
@@ -212,8 +222,8 @@ fn main() {
         "client CPU work per cell (encode request + parse `done`): {}",
         format_seconds(started.elapsed().as_secs_f64() / f64::from(iterations))
     );
-    pipe.close();
-    traced.close().expect("close");
+    let mut plain = Kernel::spawn(options(None)).expect("spawn");
+    plain.ready().expect("ready");
 
     println!("\ninterrupt latency, interrupt to `done` ({interrupts} each):");
     for (label, code) in [
