@@ -4,7 +4,8 @@
 //!
 //! Records `ui_steps` (total wall seconds of the steps), `ui_cpu` (CPU seconds of the family
 //! during them), `ui_rss` (family RSS after them) and `keystroke` (median latency); the
-//! timings get `ui:<step>` (wall), `ui:<step>:cpu`, and `keystroke:min|p95|max`.
+//! timings get `ui:<step>` (wall), `ui:<step>:cpu`, and `keystroke:min|p95|max`; every
+//! keystroke's latency goes to OUT/logs/keystrokes-<trial>.json.
 
 use super::PhaseContext;
 use super::exec;
@@ -153,6 +154,11 @@ fn steps(
     match terminal.keystroke_latency(samples) {
         Ok(latencies) => {
             let seconds: Vec<f64> = latencies.iter().map(|d| d.as_secs_f64()).collect();
+            // The whole distribution, in seconds, next to the transcripts.
+            let path = ctx.log_path(&format!("keystrokes-{trial}.json"))?;
+            let json = serde_json::to_string(&seconds).context("serializing the latencies")?;
+            bench_core::io::write_atomic(&path, json.as_bytes())
+                .with_context(|| format!("writing {}", path.display()))?;
             let summary = bench_core::stats::Summary::from_values(&seconds)
                 .context("no keystroke latency was measured")?;
             record(
