@@ -153,7 +153,9 @@ fn install(
     }
     for file in &spec.install.files {
         let path = PathBuf::from(file.expand(&values)?);
-        if std::fs::symlink_metadata(&path).is_err() {
+        // Followed like the seed's `exists()`: a dangling link (a venv whose python
+        // is gone) is a broken install.
+        if !path.exists() {
             bail!("the install did not create {}", path.display());
         }
     }

@@ -300,3 +300,25 @@ fn without_root_the_home_is_a_fresh_folder_under_out_and_nothing_is_left() {
     assert!(!home.exists());
     assert!(!target.out.join("state.json").exists());
 }
+
+#[test]
+fn a_file_the_install_must_create_is_checked() {
+    let target = prepared(INSTALLER, "");
+    let spec = std::fs::read_to_string(target.dir.path().join("spec.toml")).unwrap();
+    std::fs::write(
+        target.dir.path().join("spec.toml"),
+        spec.replace(
+            "files = [\"{home}/.local/bin/tool\"]",
+            "files = [\"{home}/.local/bin/tool\", \"{home}/.tool/kernel-venv/bin/python\"]",
+        ),
+    )
+    .unwrap();
+    let out = target.phase("install", 0, &[]);
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    let expected = format!(
+        "the install did not create {}",
+        target.home().join(".tool/kernel-venv/bin/python").display()
+    );
+    assert!(out.stderr.contains(&expected), "{}", out.stderr);
+    target.cleanup();
+}
