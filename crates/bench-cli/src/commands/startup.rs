@@ -67,6 +67,10 @@ pub struct Args {
     /// Print the screen of the first measured run, as it was when memory was measured.
     #[arg(long)]
     show_screen: bool,
+    /// Save each run's transcript (output.raw, input.raw, screen.txt) under
+    /// DIR/warmup-N or DIR/run-N.
+    #[arg(long, value_name = "DIR")]
+    transcripts: Option<PathBuf>,
     /// The command and its arguments.
     #[arg(required = true, last = true, value_name = "COMMAND")]
     command: Vec<OsString>,
@@ -85,6 +89,7 @@ struct Settings {
     export_json: Option<PathBuf>,
     export_markdown: Option<PathBuf>,
     show_screen: bool,
+    transcripts: Option<PathBuf>,
 }
 
 impl TryFrom<Args> for Settings {
@@ -140,6 +145,7 @@ impl TryFrom<Args> for Settings {
             export_json: args.export_json,
             export_markdown: args.export_markdown,
             show_screen: args.show_screen,
+            transcripts: args.transcripts,
         })
     }
 }
@@ -158,7 +164,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     for index in 0..total {
         let warmup = index < settings.warmup;
         progress.set_prefix(if warmup { "warmup" } else { "run" });
-        let (run, screen) = measure_once(&settings);
+        let mut options = settings.options.clone();
+        if let Some(folder) = &settings.transcripts {
+            options = options.transcript(folder.join(if warmup {
+                format!("warmup-{}", index + 1)
+            } else {
+                format!("run-{}", index - settings.warmup + 1)
+            }));
+        }
+        let (run, screen) = measure_once(&settings, &options);
         if let Some(error) = &run.error {
             progress.suspend(|| eprintln!("run {} failed: {error}", index + 1));
         } else if let Some(ready) = run.ready_seconds {
@@ -213,9 +227,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 /// One run: spawn, ready, settle, measure the session's memory, close. Returns the
 /// run and the screen at the memory measurement.
-fn measure_once(settings: &Settings) -> (Run, Option<String>) {
+fn measure_once(settings: &Settings, options: &SpawnOptions) -> (Run, Option<String>) {
     let mut run = Run::default();
-    let mut terminal = match Terminal::spawn(&settings.options) {
+    let mut terminal = match Terminal::spawn(options) {
         Ok(terminal) => terminal,
         Err(error) => {
             run.error = Some(format!("{:#}", anyhow::Error::new(error)));

@@ -140,3 +140,25 @@ fn bad_flags_are_usage_errors() {
         assert!(out.stderr.contains(message), "{}", out.stderr);
     }
 }
+
+#[test]
+fn transcripts_are_saved_per_run() {
+    let folder = tempfile::tempdir().unwrap();
+    let out = run(clibench()
+        .args([
+            "startup", "--runs", "2", "--warmup", "1", "--settle", "50ms",
+        ])
+        .args(["--ready", "first-frame", "--transcripts"])
+        .arg(folder.path())
+        .args(["--", "sh", "-c", "echo transcript check; sleep 30"]));
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    for run in ["warmup-1", "run-1", "run-2"] {
+        let screen = std::fs::read_to_string(folder.path().join(run).join("screen.txt")).unwrap();
+        assert!(screen.starts_with("transcript check\n"), "{run}: {screen}");
+        let output = std::fs::read(folder.path().join(run).join("output.raw")).unwrap();
+        assert!(
+            output.starts_with(b"transcript check\r\n"),
+            "{run}: {output:?}"
+        );
+    }
+}
