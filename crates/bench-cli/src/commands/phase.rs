@@ -101,6 +101,11 @@ pub fn request_for(spec: &spec::Spec, spec_path: &Path) -> Request {
     request
         .config
         .insert("target".to_owned(), spec.name.clone());
+    if let Some(description) = &spec.description {
+        request
+            .config
+            .insert("description".to_owned(), description.clone());
+    }
     request
 }
 
@@ -127,7 +132,6 @@ pub fn run_phase(settings: &Settings) -> anyhow::Result<Vec<String>> {
         &settings.spec,
         &settings.out,
         settings.trial,
-        settings.keep_users,
     )
     .and_then(|ctx| pipeline::run_phase(&ctx, &mut result.side));
     if let Err(error) = &outcome {

@@ -26,8 +26,6 @@ pub struct PhaseContext {
     pub trial: u32,
     /// The install index whose user this phase uses: the trial for install, 0 after it.
     pub install: u32,
-    /// Keep users and homes at cleanup.
-    pub keep_users: bool,
     /// The trial user: `None` during prepare, and during install until it is created.
     pub user: Option<TrialUser>,
 }
@@ -42,7 +40,6 @@ impl PhaseContext {
         spec_path: &Path,
         out: &Path,
         trial: u32,
-        keep_users: bool,
     ) -> anyhow::Result<PhaseContext> {
         let out = std::path::absolute(out)
             .with_context(|| format!("resolving the output folder {}", out.display()))?;
@@ -67,7 +64,6 @@ impl PhaseContext {
             out,
             trial,
             install,
-            keep_users,
             user,
         })
     }
@@ -151,11 +147,6 @@ impl PhaseContext {
         let port = origin.port?;
         (origin.serve && !self.spec.artifacts.is_empty())
             .then(|| format!("http://127.0.0.1:{port}"))
-    }
-
-    /// Expands a template with this phase's values.
-    pub fn expand(&self, template: &Template) -> anyhow::Result<String> {
-        Ok(template.expand(&self.values())?)
     }
 
     /// Expands every argument of a command.

@@ -7,11 +7,6 @@
 //! - [`state`]: `OUT/state.json`, every user, home, folder and server clibench created.
 //! - [`exec`]: running one command with a timeout, as the trial user, logged.
 //! - [`cleanup()`]: stops and removes what the state file lists.
-#![allow(
-    dead_code,
-    unused_imports,
-    reason = "the measure, runtime, ui and staircase phases and `clibench run` use the rest as they land"
-)]
 
 mod cleanup;
 pub mod context;
@@ -27,7 +22,15 @@ pub mod state;
 mod ui;
 pub mod users;
 
+#[allow(
+    unused_imports,
+    reason = "the pipeline's interface for `clibench run` and the phases"
+)]
 pub use cleanup::{CleanupReport, cleanup, cleanup_with};
+#[allow(
+    unused_imports,
+    reason = "the pipeline's interface for `clibench run` and the phases"
+)]
 pub use context::{PhaseContext, TrialUser};
 
 use bench_core::{Phase, Side};

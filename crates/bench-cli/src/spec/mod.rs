@@ -2,21 +2,32 @@
 //!
 //! `docs/spec.md` documents every key. [`load`] reads a file into a [`Spec`];
 //! errors are `file:line:column: message` and name the key.
-#![allow(
-    dead_code,
-    unused_imports,
-    reason = "the measure, runtime, ui and staircase phases read the rest as they land"
-)]
 
 mod duration;
 mod model;
 mod parse;
 mod template;
 
+#[allow(
+    unused_imports,
+    reason = "the spec's whole interface; phases, commands and the tests each use part of it"
+)]
 pub use duration::Duration;
+#[allow(
+    unused_imports,
+    reason = "the spec's whole interface; phases, commands and the tests each use part of it"
+)]
 pub use model::{
     ArtifactSet, BuildStep, Disk, HomeFile, Install, Measure, Origin, ReadyMode, Runtime, Source,
     Spec, Staircase, Ui, UiStep, Workspace,
 };
+#[allow(
+    unused_imports,
+    reason = "the spec's whole interface; phases, commands and the tests each use part of it"
+)]
 pub use parse::{SpecError, load, parse};
+#[allow(
+    unused_imports,
+    reason = "the spec's whole interface; phases, commands and the tests each use part of it"
+)]
 pub use template::{ExpandError, Placeholder, Template, Values};

@@ -222,11 +222,6 @@ impl Values {
         copy.set(placeholder, value);
         copy
     }
-
-    /// One placeholder's value, if set.
-    pub fn get(&self, placeholder: Placeholder) -> Option<&str> {
-        self.0.get(&placeholder).map(String::as_str)
-    }
 }
 
 #[cfg(test)]

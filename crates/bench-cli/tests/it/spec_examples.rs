@@ -5,6 +5,7 @@
 // compiled into this test binary so the shipped files are read exactly as clibench
 // reads them.
 #[path = "../../src/spec/mod.rs"]
+#[allow(dead_code, reason = "the tests read only part of the spec")]
 mod spec;
 
 use spec::{ReadyMode, Spec, Template};
