@@ -1,13 +1,18 @@
 //! `clibench startup`: a hyperfine for interactive programs. Each run starts the
 //! command in a fresh PTY and measures, from spawn: first byte, first frame,
-//! ready (by the chosen mode), and the memory (RSS, PSS) of its session once settled.
+//! ready (by the chosen mode), and the memory (RSS, PSS) of its family once settled.
+//!
+//! The family is the terminal's session plus any daemon the program detached
+//! (setsid, double fork): clibench makes itself a child subreaper so that those
+//! stay its descendants, measures all of its descendants, and stops them after
+//! each run so that no run inherits another's daemon and nothing is left behind.
 
 mod export;
 
 use crate::exit::{FAILURE, input_error};
 use crate::table::{Align, render};
 use anyhow::Context;
-use bench_proc::{Selector, snapshot};
+use bench_proc::{Selector, become_subreaper, snapshot, stop};
 use bench_term::ready::parse_duration;
 use bench_term::{ReadyMode, SpawnOptions, Terminal};
 use export::{Figure, Report, Run};
@@ -90,6 +95,9 @@ struct Settings {
     export_markdown: Option<PathBuf>,
     show_screen: bool,
     transcripts: Option<PathBuf>,
+    /// Whether this process is a child subreaper, so that detached daemons stay
+    /// its descendants.
+    subreaper: bool,
 }
 
 impl TryFrom<Args> for Settings {
@@ -146,13 +154,23 @@ impl TryFrom<Args> for Settings {
             export_markdown: args.export_markdown,
             show_screen: args.show_screen,
             transcripts: args.transcripts,
+            subreaper: false,
         })
     }
 }
 
 /// Runs `clibench startup`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let settings = Settings::try_from(args)?;
+    let mut settings = Settings::try_from(args)?;
+    settings.subreaper = match become_subreaper() {
+        Ok(()) => true,
+        Err(error) => {
+            eprintln!(
+                "warning: {error}; daemons the program detaches are neither measured nor stopped"
+            );
+            false
+        }
+    };
     let total = settings.warmup + settings.runs;
     let progress = ProgressBar::new(total as u64).with_style(
         ProgressStyle::with_template("{prefix:>8} [{bar:30}] {pos}/{len} {msg}")
@@ -225,6 +243,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// How long detached daemons get between SIGTERM and SIGKILL after each run.
+const DAEMON_GRACE: Duration = Duration::from_secs(2);
+
 /// One run: spawn, ready, settle, measure the session's memory, close. Returns the
 /// run and the screen at the memory measurement.
 fn measure_once(settings: &Settings, options: &SpawnOptions) -> (Run, Option<String>) {
@@ -239,8 +260,13 @@ fn measure_once(settings: &Settings, options: &SpawnOptions) -> (Run, Option<Str
     let outcome = (|| -> anyhow::Result<()> {
         terminal.ready(&settings.mode, settings.timeout)?;
         terminal.settle(settings.settle)?;
-        let family = snapshot(&Selector::Session(terminal.pid()))
-            .context("failed to measure the memory of the session")?;
+        let own = std::process::id();
+        let family = if settings.subreaper {
+            snapshot(&Selector::Tree(own)).map(|family| family.without(&[own]))
+        } else {
+            snapshot(&Selector::Session(terminal.pid()))
+        }
+        .context("failed to measure the memory of the program's processes")?;
         if family.processes.is_empty() {
             anyhow::bail!("the program exited while settling: no process left to measure");
         }
@@ -255,10 +281,21 @@ fn measure_once(settings: &Settings, options: &SpawnOptions) -> (Run, Option<Str
     run.ready_seconds = timeline.ready.map(|d| d.as_secs_f64());
     let screen = terminal.screen_text();
     let closed = terminal.close();
-    match (outcome, closed) {
-        (Err(error), _) => run.error = Some(format!("{error:#}")),
-        (Ok(()), Err(error)) => run.error = Some(format!("{:#}", anyhow::Error::new(error))),
-        (Ok(()), Ok(_)) => {}
+    // Whatever is still a descendant left the terminal's session: a daemon.
+    let detached = if settings.subreaper {
+        stop(&Selector::Tree(std::process::id()), DAEMON_GRACE)
+            .map(|report| {
+                run.detached_stopped = Some(report.terminated.len());
+            })
+            .context("failed to stop the processes the program detached")
+    } else {
+        Ok(())
+    };
+    match (outcome, closed, detached) {
+        (Err(error), _, _) => run.error = Some(format!("{error:#}")),
+        (Ok(()), Err(error), _) => run.error = Some(format!("{:#}", anyhow::Error::new(error))),
+        (Ok(()), Ok(_), Err(error)) => run.error = Some(format!("{error:#}")),
+        (Ok(()), Ok(_), Ok(())) => {}
     }
     (run, Some(screen))
 }

@@ -162,3 +162,35 @@ fn transcripts_are_saved_per_run() {
         );
     }
 }
+
+/// Pids whose command line is exactly `args`.
+fn processes_running(args: &[&str]) -> Vec<u32> {
+    let wanted: Vec<u8> = args
+        .iter()
+        .flat_map(|a| [a.as_bytes(), b"\0"].concat())
+        .collect();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| std::fs::read(format!("/proc/{pid}/cmdline")).ok() == Some(wanted.clone()))
+        .collect()
+}
+
+#[test]
+fn detached_daemons_are_measured_and_stopped() {
+    // `setsid` moves the daemon out of the terminal's session, as agent daemons do.
+    let daemon = ["sleep", "3127"];
+    let out = run(clibench()
+        .args([
+            "startup", "--runs", "1", "--warmup", "0", "--settle", "200ms",
+        ])
+        .args(["--ready", "pattern:started", "--export-json", "-", "--"])
+        .args(["sh", "-c", "setsid sleep 3127 & echo started; sleep 30"]));
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let run = &report["runs"][0];
+    // sh, its `sleep 30` and the detached `sleep 3127`.
+    assert_eq!(run["processes"], 3, "{run}");
+    assert_eq!(run["detached_stopped"], 1, "{run}");
+    assert_eq!(processes_running(&daemon), Vec::<u32>::new());
+}

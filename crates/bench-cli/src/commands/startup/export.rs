@@ -17,12 +17,15 @@ pub struct Run {
     pub first_frame_seconds: Option<f64>,
     /// Spawn to ready by the chosen mode, seconds.
     pub ready_seconds: Option<f64>,
-    /// RSS of the session's processes once settled, bytes.
+    /// RSS of the program's processes once settled, bytes.
     pub rss_bytes: Option<u64>,
-    /// PSS of the session's processes once settled, bytes (`None` when unreadable).
+    /// PSS of the program's processes once settled, bytes (`None` when unreadable).
     pub pss_bytes: Option<u64>,
-    /// How many processes the session had when memory was measured.
+    /// How many processes the family had when memory was measured.
     pub processes: Option<usize>,
+    /// How many detached processes (daemons outside the terminal's session) were
+    /// still running after close and had to be stopped.
+    pub detached_stopped: Option<usize>,
     /// Why the run failed.
     pub error: Option<String>,
 }
@@ -209,6 +212,7 @@ pub(crate) mod tests {
             rss_bytes: Some(48 * 1024 * 1024),
             pss_bytes: pss,
             processes: Some(2),
+            detached_stopped: Some(0),
             error: None,
         };
         Report::new(
