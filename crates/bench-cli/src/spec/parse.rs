@@ -212,7 +212,7 @@ pub fn parse(text: &str, file: &str) -> Result<Spec, SpecError> {
     let spec: Spec = toml::from_str(text).map_err(|error| {
         let span = error.span();
         let message = error.message().trim().to_owned();
-        let (offset, message) = explain(&index, span, &message);
+        let (offset, message) = explain(text, &index, span, &message);
         at(offset, message)
     })?;
     let problems = check(&spec);
@@ -245,7 +245,12 @@ pub fn load(path: &Path) -> Result<Spec, SpecError> {
 }
 
 /// Turns serde's message into one that names the key, and picks where to point.
-fn explain(index: &Index, span: Option<Range<usize>>, message: &str) -> (Option<usize>, String) {
+fn explain(
+    text: &str,
+    index: &Index,
+    span: Option<Range<usize>>,
+    message: &str,
+) -> (Option<usize>, String) {
     let Some(span) = span else {
         return (None, message.to_owned());
     };
@@ -282,7 +287,23 @@ fn explain(index: &Index, span: Option<Range<usize>>, message: &str) -> (Option<
         };
         return (Some(span.start), text);
     }
-    let entry = index.by_value_span(&span);
+    let mut entry = index.by_value_span(&span);
+    // toml reports an element's error at its array; a placeholder names the element.
+    if let Some(bad) = message
+        .split('\'')
+        .nth(1)
+        .filter(|_| message.contains("placeholder"))
+        && let Some(parent) = entry
+    {
+        let element = index.entries.iter().find(|e| {
+            e.path.len() == parent.path.len() + 1
+                && e.path.starts_with(&parent.path)
+                && text
+                    .get(e.value_span.clone())
+                    .is_some_and(|source| source.contains(bad))
+        });
+        entry = element.or(entry);
+    }
     let key = entry.map(|e| key_name(&e.path));
     let offset = Some(entry.map_or(span.start, |e| e.value_span.start));
     if let Some(rest) = message.strip_prefix("invalid type: ") {
