@@ -36,6 +36,7 @@ import pickle
 import platform
 import select
 import signal
+import socket
 import sys
 import threading
 import time
@@ -271,6 +272,16 @@ class Kernel:
         self.namespace = self.fresh_namespace()
         self.install_rlm_module()
         signal.signal(signal.SIGINT, self.on_sigint)
+        # A SIGINT that arrives just before the loop blocks in select() would only be
+        # handled when select() returns, up to the 60 s of a sleeping cell later. The
+        # C-level handler writes to this socket, which wakes the loop, and Python then
+        # runs on_sigint.
+        self.wakeup_reader, wakeup_writer = socket.socketpair()
+        self.wakeup_reader.setblocking(False)
+        wakeup_writer.setblocking(False)
+        self.wakeup_writer = wakeup_writer
+        self.loop.add_reader(self.wakeup_reader.fileno(), self.drain_wakeups)
+        signal.set_wakeup_fd(wakeup_writer.fileno(), warn_on_full_buffer=False)
 
     # The namespace -------------------------------------------------------
 
@@ -410,6 +421,13 @@ class Kernel:
         # cancellation as a KeyboardInterrupt.
         self.interrupted_tasks.add(task)
         self.loop.call_soon_threadsafe(self.cancel_cell, task)
+
+    def drain_wakeups(self):
+        try:
+            while self.wakeup_reader.recv(4096):
+                pass
+        except (BlockingIOError, InterruptedError):
+            pass
 
     def cancel_cell(self, task):
         if task is self.cell_task and not task.done():

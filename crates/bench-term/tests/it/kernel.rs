@@ -546,8 +546,10 @@ fn run_all_in_a_git_workspace(
             .ok_or("no VmRSS")?;
         Ok(kib * 1024)
     });
-    assert!(state.join("state.pkl").is_file());
-    assert!(state.join("manifest.json").is_file());
+    if report.first_error().is_none() {
+        assert!(state.join("state.pkl").is_file());
+        assert!(state.join("manifest.json").is_file());
+    }
     (report, probes)
 }
 
