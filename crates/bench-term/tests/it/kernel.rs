@@ -274,6 +274,48 @@ fn snapshot_and_restore_round_trip_values_into_a_fresh_kernel() {
 }
 
 #[test]
+fn snapshot_uses_dill_when_it_is_importable() {
+    // A stand-in dill (pickle's dumps and loads) on PYTHONPATH takes the dill branch of
+    // snapshot and restore on machines without dill.
+    let fixture = Fixture::new();
+    let mut options = fixture.options();
+    options.env.push((
+        "PYTHONPATH".into(),
+        format!("{TEST_KERNELS}/fake_dill").into(),
+    ));
+    let state = fixture.path().join("state.pkl");
+    let manifest = fixture.path().join("manifest.json");
+    let mut kernel = Kernel::spawn(options.clone()).unwrap();
+    kernel.execute("values = [1, 2, 3]").unwrap();
+    let reply = kernel
+        .request(
+            "snapshot",
+            fields(&[
+                ("path", json!(state.to_str().unwrap())),
+                ("manifest_path", json!(manifest.to_str().unwrap())),
+            ]),
+        )
+        .unwrap();
+    assert_eq!(reply.done.strings("saved"), Some(vec!["values".to_owned()]));
+    let written: Value = serde_json::from_slice(&std::fs::read(&manifest).unwrap()).unwrap();
+    assert_eq!(written["serializer"], "dill");
+    kernel.close().unwrap();
+    let mut fresh = Kernel::spawn(options).unwrap();
+    let reply = fresh
+        .request(
+            "restore",
+            fields(&[("path", json!(state.to_str().unwrap()))]),
+        )
+        .unwrap();
+    assert_eq!(
+        reply.done.strings("restored"),
+        Some(vec!["values".to_owned()])
+    );
+    assert_eq!(fresh.execute("values").unwrap().result(), Some("[1, 2, 3]"));
+    fresh.close().unwrap();
+}
+
+#[test]
 fn restoring_a_missing_file_is_ok_with_a_reason() {
     let fixture = Fixture::new();
     let mut kernel = fixture.start();
