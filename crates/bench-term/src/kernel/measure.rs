@@ -226,6 +226,32 @@ fn require_ok(code: &str, reply: &Reply) -> Result<(), MeasureError> {
     })
 }
 
+/// The measurement helpers as methods, with the reference harness's defaults, for
+/// callers that hold a [`Kernel`] (`kernel.batch("pass", 50, None)`).
+impl Kernel {
+    /// [`batch`]: mean seconds per cell of `code` run `repeats` times.
+    pub fn batch(
+        &mut self,
+        code: &str,
+        repeats: usize,
+        expected_output_bytes: Option<usize>,
+    ) -> Result<f64, MeasureError> {
+        batch(self, code, repeats, expected_output_bytes)
+    }
+
+    /// [`mixed`] with the defaults: total seconds of [`MIXED_CELLS`] cells, [`GIT_STATUS`]
+    /// when the index is divisible by 4 and `pass` otherwise.
+    pub fn mixed(&mut self) -> Result<f64, MeasureError> {
+        mixed(self, MIXED_CELLS, GIT_STATUS)
+    }
+
+    /// [`interrupt_latency`] of [`INTERRUPT_AWAIT`]: seconds from `interrupt` to `done`
+    /// of a cell waiting in `await asyncio.sleep(60)`.
+    pub fn interrupt_latency(&mut self) -> Result<f64, MeasureError> {
+        interrupt_latency(self, INTERRUPT_AWAIT)
+    }
+}
+
 /// Runs `code` `repeats` times and returns the mean seconds per cell (wall time from the
 /// first request to the last `done`, divided by `repeats`). Every cell must end `ok`;
 /// with `expected_output_bytes`, each cell's joined stdout must be exactly that long.

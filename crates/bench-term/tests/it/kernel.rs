@@ -422,6 +422,21 @@ fn interrupt_stops_a_cell_suspended_in_await() {
 }
 
 #[test]
+fn measurement_methods_use_the_harness_defaults() {
+    let fixture = Fixture::new();
+    std::process::Command::new("git")
+        .args(["init", "--quiet"])
+        .current_dir(fixture.path())
+        .status()
+        .unwrap();
+    let mut kernel = fixture.start();
+    assert!(kernel.batch("pass", 3, None).unwrap() > 0.0);
+    assert!(kernel.mixed().unwrap() > 0.0);
+    assert!(kernel.interrupt_latency().unwrap() > 0.0);
+    kernel.close().unwrap();
+}
+
+#[test]
 fn interrupt_stops_a_busy_synchronous_loop() {
     let fixture = Fixture::new();
     let mut kernel = fixture.start();
