@@ -10,8 +10,8 @@ mod pipeline_run;
 mod report;
 mod spec_errors;
 mod spec_examples;
-mod startup;
 mod staircase;
+mod startup;
 mod target;
 
 use std::path::PathBuf;
