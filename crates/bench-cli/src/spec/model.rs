@@ -476,16 +476,10 @@ pub struct Disk {
 }
 
 fn default_excludes() -> Vec<String> {
-    [
-        ".cache",
-        ".npm",
-        "*.log",
-        "sessions",
-        "session-artifacts",
-        "workspace",
-    ]
-    .map(str::to_owned)
-    .to_vec()
+    bench_proc::DEFAULT_EXCLUDES
+        .iter()
+        .map(|&pattern| pattern.to_owned())
+        .collect()
 }
 
 impl Default for Disk {
