@@ -114,7 +114,12 @@ pub fn request_for(spec: &spec::Spec, spec_path: &Path) -> Request {
 /// as `Err`, with bad input marked for exit code 2.
 pub fn run_phase(settings: &Settings) -> anyhow::Result<Vec<String>> {
     let mut spec = spec::load(&settings.spec).map_err(|error| input_error(error.to_string()))?;
-    override_source(&mut spec, settings)?;
+    override_source(
+        &mut spec,
+        &settings.spec,
+        settings.repository.as_deref(),
+        settings.commit.as_deref(),
+    )?;
     std::fs::create_dir_all(&settings.out)
         .with_context(|| format!("creating the output folder {}", settings.out.display()))?;
     let path = settings.out.join("result.json");
@@ -155,32 +160,38 @@ pub fn run_phase(settings: &Settings) -> anyhow::Result<Vec<String>> {
 }
 
 /// Applies `--repository` and `--commit`, as the seed takes both from its request.
-fn override_source(spec: &mut spec::Spec, settings: &Settings) -> anyhow::Result<()> {
-    if settings.repository.is_none() && settings.commit.is_none() {
+/// `clibench run` calls it too, to refuse bad overrides before any phase starts.
+pub fn override_source(
+    spec: &mut spec::Spec,
+    spec_path: &Path,
+    repository: Option<&str>,
+    commit: Option<&str>,
+) -> anyhow::Result<()> {
+    if repository.is_none() && commit.is_none() {
         return Ok(());
     }
     let Some(source) = spec.source.as_mut() else {
         return Err(input_error(format!(
             "{}: --repository and --commit need a [source] section in the spec",
-            settings.spec.display()
+            spec_path.display()
         )));
     };
-    if let Some(commit) = &settings.commit {
+    if let Some(commit) = commit {
         if commit.len() != 40 || !commit.chars().all(|c| c.is_ascii_hexdigit()) {
             return Err(input_error(format!(
                 "--commit must be a full 40-character sha (got \"{commit}\")"
             )));
         }
-        source.commit = commit.clone();
+        source.commit = commit.to_owned();
     }
-    if let Some(repository) = &settings.repository {
+    if let Some(repository) = repository {
         // A local path on the command line is relative to where clibench runs, not
         // to the spec's folder.
         let path = Path::new(repository);
         source.repository = if path.is_relative() && path.exists() {
             std::path::absolute(path)?.display().to_string()
         } else {
-            repository.clone()
+            repository.to_owned()
         };
     }
     Ok(())

@@ -42,6 +42,12 @@ pub struct Args {
     /// Keep the trial users and homes after the run (for inspection).
     #[arg(long)]
     keep_users: bool,
+    /// Fetch the source from this repository instead of the spec's `source.repository`.
+    #[arg(long, value_name = "URL|PATH", requires = "spec")]
+    repository: Option<String>,
+    /// Build this commit (a full 40-character sha) instead of the spec's `source.commit`.
+    #[arg(long, value_name = "SHA", requires = "spec")]
+    commit: Option<String>,
     /// Write the built-in demo (source repository and spec) into DIR and exit.
     #[arg(long, value_name = "DIR", hide = true, conflicts_with = "spec")]
     write_demo: Option<PathBuf>,
@@ -56,6 +62,8 @@ struct Settings {
     installs: u32,
     phases: Vec<Phase>,
     keep_users: bool,
+    repository: Option<String>,
+    commit: Option<String>,
 }
 
 #[derive(Debug)]
@@ -105,7 +113,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let SpecSource::File(path) = &settings.spec {
         // A spec that does not parse fails here, with its line and column, before any
         // phase runs or any user is made.
-        crate::spec::load(path).map_err(|error| input_error(error.to_string()))?;
+        let mut spec = crate::spec::load(path).map_err(|error| input_error(error.to_string()))?;
+        super::phase::override_source(
+            &mut spec,
+            path,
+            settings.repository.as_deref(),
+            settings.commit.as_deref(),
+        )?;
     }
     let interrupted = Arc::new(AtomicBool::new(false));
     for signal in [
@@ -228,6 +242,8 @@ fn settings(args: Args) -> anyhow::Result<Settings> {
         installs: args.installs,
         phases,
         keep_users: args.keep_users,
+        repository: args.repository,
+        commit: args.commit,
     })
 }
 
@@ -374,6 +390,12 @@ fn spawn_phase(settings: &Settings, spec: &Path, step: Step, log: &Path) -> anyh
     if settings.keep_users {
         command.arg("--keep-users");
     }
+    if let Some(repository) = &settings.repository {
+        command.arg("--repository").arg(repository);
+    }
+    if let Some(commit) = &settings.commit {
+        command.arg("--commit").arg(commit);
+    }
     command
         .stdin(Stdio::null())
         .stdout(output.try_clone()?)
@@ -471,6 +493,8 @@ mod tests {
             installs,
             phases: phases.to_vec(),
             keep_users: false,
+            repository: None,
+            commit: None,
         }
     }
 

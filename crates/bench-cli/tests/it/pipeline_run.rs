@@ -273,6 +273,45 @@ fn a_malformed_spec_fails_before_anything_runs() {
     );
 }
 
+#[test]
+fn repository_and_commit_flags_pick_the_build() {
+    let (dir, spec) = demo();
+    let source = dir.path().join("demo").join("source");
+    let git = |args: &[&str]| {
+        let output = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
+            .args(args)
+            .current_dir(&source)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "git {args:?}: {output:?}");
+        String::from_utf8(output.stdout).unwrap().trim().to_owned()
+    };
+    git(&["commit", "--quiet", "--allow-empty", "-m", "a newer build"]);
+    let newer = git(&["rev-parse", "HEAD"]);
+    let out = dir.path().join("out");
+    let result = run(clibench()
+        .arg("run")
+        .arg(&spec)
+        .arg("--out")
+        .arg(&out)
+        .args(["--phases", "prepare", "--commit", &newer, "--repository"])
+        .arg(&source));
+    assert_eq!(result.code, Some(0), "stderr: {}", result.stderr);
+    assert_eq!(load(&out).side.sha, newer);
+
+    let bad = dir.path().join("bad");
+    let result = run(clibench()
+        .arg("run")
+        .arg(&spec)
+        .arg("--out")
+        .arg(&bad)
+        .args(["--commit", "abc123"]));
+    assert_eq!(result.code, Some(2), "stderr: {}", result.stderr);
+    assert!(result.stderr.contains("40-character"), "{}", result.stderr);
+    assert!(!bad.exists(), "nothing may be created for a bad --commit");
+}
+
 /// A Unix user made for one test, removed when dropped (the test checks that none of its
 /// processes is left).
 struct TempUser {
