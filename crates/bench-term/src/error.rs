@@ -1,5 +1,6 @@
 //! What can go wrong while driving a program in a terminal.
 
+use bench_core::units::format_seconds;
 use std::fmt;
 use std::process::ExitStatus;
 use std::time::Duration;
@@ -112,7 +113,10 @@ pub enum TermError {
         source: std::io::Error,
     },
     /// A wait ran out of time.
-    #[error("timed out after {waited:?} {stage}; last screen:\n{screen}")]
+    #[error(
+        "timed out after {} {stage}; last screen:\n{screen}",
+        format_seconds(waited.as_secs_f64())
+    )]
     Timeout {
         /// What the wait was for.
         stage: Stage,
@@ -148,4 +152,29 @@ pub enum TermError {
         /// `pid (name)` of each survivor.
         survivors: String,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timeouts_say_how_long_in_units_for_people() {
+        let long = TermError::Timeout {
+            stage: Stage::ProbeEcho,
+            waited: Duration::new(30, 173_361),
+            screen: ScreenDump("pi".into()),
+        };
+        let short = TermError::Timeout {
+            stage: Stage::WaitFor,
+            waited: Duration::from_micros(300_412),
+            screen: ScreenDump(String::new()),
+        };
+        insta::assert_snapshot!(format!("{long}\n{short}"), @r"
+        timed out after 30.0 s waiting for the probe echo; last screen:
+          | pi
+        timed out after 300 ms waiting for the screen to match; last screen:
+          (empty screen)
+        ");
+    }
 }

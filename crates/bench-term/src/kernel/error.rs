@@ -1,5 +1,6 @@
 //! What can go wrong while talking to a kernel.
 
+use bench_core::units::format_seconds;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -135,7 +136,8 @@ pub enum KernelError {
     },
     /// Nothing conclusive arrived in time.
     #[error(
-        "timed out after {timeout:?} waiting for {waiting_for}; last frames: {seen}; stderr: {}",
+        "timed out after {} waiting for {waiting_for}; last frames: {seen}; stderr: {}",
+        format_seconds(timeout.as_secs_f64()),
         quote(stderr)
     )]
     Timeout {
@@ -165,4 +167,23 @@ pub enum KernelError {
         #[source]
         source: std::io::Error,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timeouts_say_how_long_in_units_for_people() {
+        let error = KernelError::Timeout {
+            waiting_for: "the `ready` event".into(),
+            timeout: Duration::new(30, 173_361),
+            seen: "nothing".into(),
+            stderr: "Traceback".into(),
+        };
+        insta::assert_snapshot!(
+            error.to_string(),
+            @"timed out after 30.0 s waiting for the `ready` event; last frames: nothing; stderr: Traceback"
+        );
+    }
 }
