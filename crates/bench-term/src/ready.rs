@@ -12,6 +12,9 @@ pub enum ReadyMode {
     /// type a random probe every 20 ms (erasing the previous one with DEL) until
     /// one appears on the screen outside a synchronized update; then erase it and
     /// wait until it is gone and the cursor is back, leaving the program clean.
+    /// A probe only counts if, when it is seen, the terminal is still in raw mode
+    /// and the program alive: in cooked mode the kernel echoes it, so probe mode
+    /// erases it and waits for raw mode again; a program that died is an exit error.
     Probe,
     /// Ready when the screen text matches.
     Pattern(Regex),

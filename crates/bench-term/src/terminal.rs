@@ -519,10 +519,10 @@ impl Terminal {
         if !self.eof && self.poll_exit().is_none() {
             let keys = self.quit_keys.clone();
             for (index, key) in keys.iter().enumerate() {
-                if index > 0 {
-                    if let Err(e) = self.settle(self.quit_interval) {
-                        first_error.get_or_insert(e);
-                    }
+                if index > 0
+                    && let Err(e) = self.settle(self.quit_interval)
+                {
+                    first_error.get_or_insert(e);
                 }
                 if let Err(e) = self.send_keys(&[*key]) {
                     first_error.get_or_insert(e);
@@ -555,10 +555,10 @@ impl Terminal {
                 }
             }
         }
-        if let Some(transcript) = &self.transcript {
-            if let Err(e) = transcript.save(&self.screen.text()) {
-                first_error.get_or_insert(e);
-            }
+        if let Some(transcript) = &self.transcript
+            && let Err(e) = transcript.save(&self.screen.text())
+        {
+            first_error.get_or_insert(e);
         }
         // Closing the master hangs up: the kernel sends SIGHUP to the session.
         self.master = None;
@@ -804,13 +804,13 @@ impl Terminal {
         let mut last_change = self.last_output_at;
         loop {
             let now = Instant::now();
-            if let Some(changed) = last_change {
-                if now.saturating_duration_since(changed) >= quiet {
-                    return Ok(Hit {
-                        read_at: changed,
-                        detected_at: now,
-                    });
-                }
+            if let Some(changed) = last_change
+                && now.saturating_duration_since(changed) >= quiet
+            {
+                return Ok(Hit {
+                    read_at: changed,
+                    detected_at: now,
+                });
             }
             if now >= deadline {
                 return Err(self.timeout(Stage::Stable, now - started));
@@ -838,7 +838,25 @@ impl Terminal {
 
     fn ready_probe(&mut self, deadline: Instant) -> Result<Hit, TermError> {
         let started = Instant::now();
-        // Stage 1: the program turns off ICANON and ECHO once it reads keys itself.
+        loop {
+            self.wait_for_raw_mode(started, deadline)?;
+            match self.type_probes(started, deadline)? {
+                Probed::Ready { hit, tag, typed } => {
+                    self.erase_probe(&tag, typed)?;
+                    return Ok(hit);
+                }
+                Probed::Cooked { tag } => {
+                    // The kernel's line discipline echoed the probe, so it erases it too.
+                    // The next round types probes with a fresh tag, so that this one
+                    // cannot count should it stay on the screen.
+                    self.send_keys(&vec![Key::Backspace; tag.len() + 4])?;
+                }
+            }
+        }
+    }
+
+    /// Probe stage 1: the program turns off ICANON and ECHO once it reads keys itself.
+    fn wait_for_raw_mode(&mut self, started: Instant, deadline: Instant) -> Result<(), TermError> {
         while !self.is_raw()? {
             let now = Instant::now();
             if now >= deadline {
@@ -852,12 +870,20 @@ impl Terminal {
                 _ => {}
             }
         }
-        // Stage 2: probes `<tag><4 digits>`, one every PROBE_INTERVAL, each replacing
-        // the previous; ready when any typed probe is on a visible frame.
+        Ok(())
+    }
+
+    /// Probe stage 2: probes `<tag><4 digits>`, one every [`PROBE_INTERVAL`], each
+    /// replacing the previous, until one is on a visible frame.
+    ///
+    /// A probe on the screen only means ready while the terminal is still in raw
+    /// mode: in cooked mode the kernel echoes input itself, whether or not the
+    /// program reads it (it may have restored the terminal just before dying).
+    fn type_probes(&mut self, started: Instant, deadline: Instant) -> Result<Probed, TermError> {
         let tag = random_word(6);
         let mut typed = 0usize;
         let mut next_probe = Instant::now();
-        let ready_at = loop {
+        loop {
             let now = Instant::now();
             if now >= deadline {
                 return Err(self.timeout(Stage::ProbeEcho, now - started));
@@ -873,7 +899,15 @@ impl Terminal {
             match self.pump(wait, &mut |s| {
                 visible_probe(&s.contents(), &tag, typed).is_some()
             })? {
-                Pumped::Data(Some(hit)) => break hit,
+                Pumped::Data(Some(hit)) => {
+                    if self.poll_exit().is_some() {
+                        return Err(self.exited(Stage::ProbeEcho));
+                    }
+                    if !self.is_raw()? {
+                        return Ok(Probed::Cooked { tag });
+                    }
+                    return Ok(Probed::Ready { hit, tag, typed });
+                }
                 Pumped::Data(None) => {}
                 Pumped::Idle => {
                     if self.poll_exit().is_some() {
@@ -882,24 +916,45 @@ impl Terminal {
                 }
                 Pumped::Eof => return Err(self.exited(Stage::ProbeEcho)),
             }
-        };
-        // Stage 3: erase the last probe (all earlier ones were erased before it was
-        // typed), then wait for it to leave and the cursor to come back to where it
-        // began. A program that hides the cursor is clean once the probe is gone.
-        let origin = visible_probe(&self.screen.text(), &tag, typed)
-            .and_then(|index| find_text(self.screen.vt(), &probe(&tag, index)));
+        }
+    }
+
+    /// Probe stage 3: erases the last probe (all earlier ones were erased before it
+    /// was typed), then waits for it to leave and the cursor to come back to where it
+    /// began. A program that hides the cursor is clean once the probe is gone.
+    fn erase_probe(&mut self, tag: &str, typed: usize) -> Result<(), TermError> {
+        let origin = visible_probe(&self.screen.text(), tag, typed)
+            .and_then(|index| find_text(self.screen.vt(), &probe(tag, index)));
         self.send_keys(&vec![Key::Backspace; tag.len() + 4])?;
         let cleanup_deadline = Instant::now() + PROBE_CLEANUP_TIMEOUT;
         self.wait_until(Stage::ProbeErase, cleanup_deadline, &mut |s| {
-            visible_probe(&s.contents(), &tag, typed).is_none()
+            visible_probe(&s.contents(), tag, typed).is_none()
         })?;
         if let Some(origin) = origin {
             self.wait_until(Stage::CursorReturn, cleanup_deadline, &mut |s| {
                 s.hide_cursor() || s.cursor_position() == origin
             })?;
         }
-        Ok(ready_at)
+        Ok(())
     }
+}
+
+/// How a round of probe typing ended.
+enum Probed {
+    /// A probe showed while the terminal was in raw mode and the program alive.
+    Ready {
+        /// When the probe was read and recognised.
+        hit: Hit,
+        /// The round's probe tag.
+        tag: String,
+        /// How many probes were typed.
+        typed: usize,
+    },
+    /// A probe showed, but the terminal is in cooked mode again: the kernel echoed it.
+    Cooked {
+        /// The round's probe tag.
+        tag: String,
+    },
 }
 
 /// The `index`-th probe of a session tagged `tag`.

@@ -17,6 +17,14 @@
 //!   --never-ready          paint, then never enter raw mode
 //!   --exit-early CODE      paint, then exit with CODE before entering raw mode
 //!   --ignore-ctrl-c        do not quit on Ctrl-C
+//!   --leave-raw-after MS   MS ms after painting the prompt, go back to cooked mode (ICANON,
+//!                          ECHO and ISIG on) and stop reading input: the kernel echoes keys now
+//!   --cooked-for MS        with --leave-raw-after: enter raw mode again after MS ms and carry on,
+//!                          echoing (with --echo) only from then on, like a program that runs a
+//!                          subprocess before it becomes interactive (without it, it stays in
+//!                          cooked mode until a signal ends it)
+//!   --cooked-before-exit CODE
+//!                          with --leave-raw-after: exit with CODE 300 ms after restoring cooked mode
 //!   --ready-marker         print "READY <ns>" with CLOCK_MONOTONIC ns just before writing it
 //!   --echo-stamps FILE     append the CLOCK_MONOTONIC ns of every echo write to FILE
 //! ```
@@ -42,6 +50,9 @@ struct Flags {
     never_ready: bool,
     exit_early: Option<i32>,
     ignore_ctrl_c: bool,
+    leave_raw_after_ms: Option<u64>,
+    cooked_for_ms: Option<u64>,
+    cooked_before_exit: Option<i32>,
     ready_marker: bool,
     echo_stamps: Option<String>,
     sleep_forever: bool,
@@ -71,6 +82,13 @@ fn parse() -> Flags {
             "--never-ready" => flags.never_ready = true,
             "--exit-early" => flags.exit_early = Some(number(&value(&arg, &mut args)) as i32),
             "--ignore-ctrl-c" => flags.ignore_ctrl_c = true,
+            "--leave-raw-after" => {
+                flags.leave_raw_after_ms = Some(number(&value(&arg, &mut args)));
+            }
+            "--cooked-for" => flags.cooked_for_ms = Some(number(&value(&arg, &mut args))),
+            "--cooked-before-exit" => {
+                flags.cooked_before_exit = Some(number(&value(&arg, &mut args)) as i32);
+            }
             "--ready-marker" => flags.ready_marker = true,
             "--echo-stamps" => flags.echo_stamps = Some(value(&arg, &mut args)),
             "--sleep-forever" => flags.sleep_forever = true,
@@ -189,6 +207,27 @@ fn set_raw(raw: bool) {
     }
 }
 
+/// Goes back to cooked mode without reading input, as a program that restores the
+/// terminal before it exits (or while it runs a subprocess) does; meanwhile the
+/// kernel's line discipline echoes whatever is typed.
+fn leave_raw(flags: &Flags) {
+    set_raw(false);
+    if let Some(code) = flags.cooked_before_exit {
+        std::thread::sleep(Duration::from_millis(300));
+        std::process::exit(code);
+    }
+    match flags.cooked_for_ms {
+        Some(ms) => {
+            std::thread::sleep(Duration::from_millis(ms));
+            set_raw(true);
+        }
+        // Ctrl-C reaches it as SIGINT in cooked mode, which ends it.
+        None => loop {
+            std::thread::sleep(Duration::from_secs(3600));
+        },
+    }
+}
+
 fn main() {
     let flags = parse();
     if flags.sleep_forever {
@@ -271,9 +310,23 @@ fn main() {
     let mut stamps = stamps;
     // Characters typed on the current line, so that Backspace never erases the prompt.
     let mut line_len = 0usize;
+    let mut echoing = flags.echo && flags.cooked_for_ms.is_none();
+    let mut leave_raw_at = flags
+        .leave_raw_after_ms
+        .map(|ms| Instant::now() + Duration::from_millis(ms));
     loop {
+        if let Some(at) = leave_raw_at
+            && Instant::now() >= at
+        {
+            leave_raw_at = None;
+            leave_raw(&flags);
+            echoing = flags.echo;
+        }
         let input = if typed.is_empty() {
-            read_input(Duration::from_secs(3600))
+            let wait = leave_raw_at.map_or(Duration::from_secs(3600), |at| {
+                at.saturating_duration_since(Instant::now())
+            });
+            read_input(wait)
         } else {
             std::mem::take(&mut typed)
         };
@@ -293,7 +346,7 @@ fn main() {
             out(b"\r\nbye\r\n");
             std::process::exit(0);
         }
-        if !flags.echo {
+        if !echoing {
             continue;
         }
         let mut echo = String::new();

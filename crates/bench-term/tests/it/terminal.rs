@@ -208,6 +208,74 @@ fn an_early_exit_reports_the_status_and_screen() {
 }
 
 #[test]
+fn a_probe_echoed_by_the_kernel_in_cooked_mode_is_not_ready() {
+    // The fixture never echoes: once it goes back to cooked mode, only the kernel's
+    // line discipline shows what is typed, and that is no sign of a program reading.
+    let mut terminal = spawn(&["--leave-raw-after", "300"]);
+    let error = terminal
+        .ready(&ReadyMode::Probe, Duration::from_secs(2))
+        .unwrap_err();
+    let TermError::Timeout { stage, screen, .. } = &error else {
+        panic!("expected a timeout, got {error}");
+    };
+    assert_eq!(*stage, Stage::RawMode, "{error}");
+    // The echoed probe was erased before going back to waiting for raw mode.
+    assert_eq!(screen.0, "fixture tui\n>", "{error}");
+    assert!(!terminal.is_raw().unwrap());
+    // In cooked mode Ctrl-C reaches it as SIGINT, which ends it.
+    terminal.close().unwrap();
+}
+
+#[test]
+fn a_program_back_in_raw_mode_after_cooked_mode_is_ready_with_a_clean_screen() {
+    // Raw but silent for 300 ms, cooked for 600 ms (the kernel echoes the probe),
+    // then raw and echoing.
+    let flags = ["--echo", "--leave-raw-after", "300", "--cooked-for", "600"];
+    let mut terminal = spawn(&flags);
+    let ready = terminal.ready(&ReadyMode::Probe, TIMEOUT).unwrap();
+    assert!(
+        ready >= Duration::from_millis(900),
+        "{:?}",
+        terminal.timeline()
+    );
+    assert!(terminal.is_raw().unwrap());
+    assert_eq!(terminal.screen_text(), "fixture tui\n>");
+    assert_eq!(terminal.cursor(), (1, 2));
+    // What is typed now reaches the program, not a leftover line of the kernel.
+    terminal.type_text("typed").unwrap();
+    terminal
+        .wait_for(&Regex::new("> typed").unwrap(), TIMEOUT)
+        .unwrap();
+    assert_eq!(terminal.screen_text(), "fixture tui\n> typed");
+    terminal.close().unwrap();
+}
+
+#[test]
+fn a_program_that_restores_cooked_mode_and_dies_is_an_exit_not_ready() {
+    let mut terminal = spawn(&["--leave-raw-after", "300", "--cooked-before-exit", "5"]);
+    let error = terminal.ready(&ReadyMode::Probe, TIMEOUT).unwrap_err();
+    let TermError::Exited {
+        stage,
+        exit,
+        screen,
+    } = &error
+    else {
+        panic!("expected an exit, got {error}");
+    };
+    // It dies after the echoed probe was seen: while waiting for raw mode again,
+    // or, when it is reaped before the check, at the echo itself.
+    assert!(
+        matches!(stage, Stage::RawMode | Stage::ProbeEcho),
+        "{error}"
+    );
+    assert_eq!(exit.0.and_then(|s| s.code()), Some(5), "{error}");
+    assert!(screen.0.starts_with("fixture tui"), "{error}");
+    assert!(error.to_string().contains("exit status: 5"), "{error}");
+    let report = terminal.close().unwrap();
+    assert!(!report.quit_by_keys);
+}
+
+#[test]
 fn close_stops_background_children_in_the_session() {
     let mut terminal = spawn(&["--spawn-child", "--echo"]);
     terminal.ready(&ReadyMode::Probe, TIMEOUT).unwrap();
