@@ -61,6 +61,9 @@ struct Settings {
     trials: u32,
     installs: u32,
     phases: Vec<Phase>,
+    /// Whether `--phases` was given: then every phase named must be described by the spec;
+    /// otherwise the phases the spec does not describe are skipped.
+    phases_asked: bool,
     keep_users: bool,
     repository: Option<String>,
     commit: Option<String>,
@@ -109,7 +112,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         println!("{}", demo.spec.display());
         return Ok(ExitCode::SUCCESS);
     }
-    let settings = settings(args)?;
+    let mut settings = settings(args)?;
     if let SpecSource::File(path) = &settings.spec {
         // A spec that does not parse fails here, with its line and column, before any
         // phase runs or any user is made.
@@ -120,6 +123,25 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             settings.repository.as_deref(),
             settings.commit.as_deref(),
         )?;
+        let (phases, skipped) =
+            described_phases(&spec, path, &settings.phases, settings.phases_asked)?;
+        if !skipped.is_empty() {
+            eprintln!(
+                "clibench run: {} describes no {}; skipping {}",
+                path.display(),
+                skipped
+                    .iter()
+                    .map(|phase| format!("[{phase}]"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                if skipped.len() == 1 {
+                    "that phase"
+                } else {
+                    "those phases"
+                }
+            );
+        }
+        settings.phases = phases;
     }
     let interrupted = Arc::new(AtomicBool::new(false));
     for signal in [
@@ -184,6 +206,7 @@ fn settings(args: Args) -> anyhow::Result<Settings> {
     if args.installs == 0 {
         return Err(input_error("--installs must be at least 1"));
     }
+    let phases_asked = args.phases.is_some();
     let phases = match args.phases {
         None => Phase::ALL.to_vec(),
         Some(names) => {
@@ -241,10 +264,43 @@ fn settings(args: Args) -> anyhow::Result<Settings> {
         trials: args.trials,
         installs: args.installs,
         phases,
+        phases_asked,
         keep_users: args.keep_users,
         repository: args.repository,
         commit: args.commit,
     })
+}
+
+/// Whether the spec has the section `phase` needs (prepare and install need none beyond
+/// the required `[install]`).
+fn describes(spec: &crate::spec::Spec, phase: Phase) -> bool {
+    match phase {
+        Phase::Prepare | Phase::Install => true,
+        Phase::Measure => spec.measure.is_some(),
+        Phase::Runtime => spec.runtime.is_some(),
+        Phase::Ui => spec.ui.is_some(),
+        Phase::Staircase => spec.staircase.is_some(),
+    }
+}
+
+/// The phases to run and the ones skipped. By default every phase the spec describes runs
+/// (an install-only spec has no kernel to measure); a phase asked for with `--phases` that
+/// the spec does not describe is a usage error, reported before anything runs.
+fn described_phases(
+    spec: &crate::spec::Spec,
+    path: &Path,
+    phases: &[Phase],
+    asked: bool,
+) -> anyhow::Result<(Vec<Phase>, Vec<Phase>)> {
+    let (run, skipped): (Vec<Phase>, Vec<Phase>) =
+        phases.iter().partition(|&&phase| describes(spec, phase));
+    if asked && let Some(missing) = skipped.first() {
+        return Err(input_error(format!(
+            "--phases: {missing} needs a [{missing}] section, which {} does not have",
+            path.display()
+        )));
+    }
+    Ok((run, skipped))
 }
 
 /// The `clibench phase` runs, in order: prepare once, each install, then each trial of the
@@ -492,6 +548,7 @@ mod tests {
             trials,
             installs,
             phases: phases.to_vec(),
+            phases_asked: false,
             keep_users: false,
             repository: None,
             commit: None,
@@ -534,6 +591,40 @@ mod tests {
         let mut argv = vec!["run"];
         argv.extend_from_slice(extra);
         Wrapper::try_parse_from(argv).unwrap().args
+    }
+
+    fn pi_spec() -> crate::spec::Spec {
+        crate::spec::parse(include_str!("../../../../examples/pi.toml"), "pi.toml").unwrap()
+    }
+
+    #[test]
+    fn by_default_only_the_phases_the_spec_describes_run() {
+        let spec = pi_spec();
+        let (run, skipped) =
+            described_phases(&spec, Path::new("pi.toml"), &Phase::ALL, false).unwrap();
+        assert_eq!(run, [Phase::Prepare, Phase::Install, Phase::Measure]);
+        assert_eq!(skipped, [Phase::Runtime, Phase::Ui, Phase::Staircase]);
+    }
+
+    #[test]
+    fn a_phase_asked_for_must_be_described() {
+        let spec = pi_spec();
+        let path = Path::new("pi.toml");
+        let asked = [Phase::Measure, Phase::Runtime];
+        let error = described_phases(&spec, path, &asked, true).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "--phases: runtime needs a [runtime] section, which pi.toml does not have"
+        );
+        let (run, _) = described_phases(&spec, path, &[Phase::Measure], true).unwrap();
+        assert_eq!(run, [Phase::Measure]);
+    }
+
+    #[test]
+    fn the_demo_describes_every_phase() {
+        let text = crate::demo::spec_text(Path::new("/src"), &"0".repeat(40));
+        let spec = crate::spec::parse(&text, "demo.toml").unwrap();
+        assert!(Phase::ALL.iter().all(|&phase| describes(&spec, phase)));
     }
 
     #[test]
