@@ -423,10 +423,10 @@ impl ProcRoot {
             if known.contains(&pid) {
                 continue;
             }
-            if let Some(stat) = read_stat(&self.path.join(pid.to_string()), buf)? {
-                if !stat.is_kernel_thread() {
-                    by_parent.entry(stat.ppid).or_default().push((pid, stat));
-                }
+            if let Some(stat) = read_stat(&self.path.join(pid.to_string()), buf)?
+                && !stat.is_kernel_thread()
+            {
+                by_parent.entry(stat.ppid).or_default().push((pid, stat));
             }
         }
         Ok(by_parent)

@@ -602,8 +602,16 @@ mod tests {
         let spec = pi_spec();
         let (run, skipped) =
             described_phases(&spec, Path::new("pi.toml"), &Phase::ALL, false).unwrap();
-        assert_eq!(run, [Phase::Prepare, Phase::Install, Phase::Measure]);
-        assert_eq!(skipped, [Phase::Runtime, Phase::Ui, Phase::Staircase]);
+        assert_eq!(
+            run,
+            [
+                Phase::Prepare,
+                Phase::Install,
+                Phase::Measure,
+                Phase::Staircase
+            ]
+        );
+        assert_eq!(skipped, [Phase::Runtime, Phase::Ui]);
     }
 
     #[test]

@@ -215,13 +215,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         (settings.options.cols, settings.options.rows),
         runs,
     );
-    if settings.show_screen {
-        if let Some(screen) = &first_screen {
-            eprintln!(
-                "Screen of the first run:\n{}\n",
-                export::frame_screen(screen)
-            );
-        }
+    if settings.show_screen
+        && let Some(screen) = &first_screen
+    {
+        eprintln!(
+            "Screen of the first run:\n{}\n",
+            export::frame_screen(screen)
+        );
     }
     eprint!("{}", summary_table(&report));
     if let Some(path) = &settings.export_json {

@@ -225,7 +225,7 @@ pub(crate) mod tests {
                 Run {
                     first_byte_seconds: Some(0.011),
                     error: Some(
-                        "timed out after 30s waiting for the probe echo; last screen:\n  | pi"
+                        "timed out after 30.0 s waiting for the probe echo; last screen:\n  | pi"
                             .into(),
                     ),
                     ..Run::default()
