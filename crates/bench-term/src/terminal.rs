@@ -11,7 +11,9 @@ use crate::transcript::{TRANSCRIPT_LIMIT_BYTES, Transcript};
 use regex::Regex;
 use rustix::event::{PollFd, PollFlags, Timespec};
 use rustix::fd::{AsFd, OwnedFd};
+use rustix::process::{Pid, WaitId, WaitIdOptions, WaitIdStatus};
 use std::ffi::OsString;
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ExitStatus};
 use std::time::{Duration, Instant};
@@ -242,9 +244,23 @@ pub struct Terminal {
     quit_grace: Duration,
     eof: bool,
     status: Option<ExitStatus>,
+    /// Whether the leader has been reaped: from then on its pid may belong to
+    /// another process, so the session is never signalled again.
+    reaped: bool,
     close_report: Option<CloseReport>,
     buffer: Vec<u8>,
     replies: Vec<u8>,
+}
+
+/// The [`ExitStatus`] that `waitpid` would report for what `waitid` saw: an exit
+/// code in bits 8..16, or the terminating signal in the low bits (0x80: core dumped).
+fn wait_status(status: &WaitIdStatus) -> Option<ExitStatus> {
+    if let Some(code) = status.exit_status() {
+        return Some(ExitStatus::from_raw((code & 0xff) << 8));
+    }
+    let signal = status.terminating_signal()?;
+    let core = if status.dumped() { 0x80 } else { 0 };
+    Some(ExitStatus::from_raw(signal | core))
 }
 
 /// CLOCK_MONOTONIC now, the clock [`Instant`] uses on Linux.
@@ -309,6 +325,7 @@ impl Terminal {
             quit_grace: options.quit_grace,
             eof: false,
             status: None,
+            reaped: false,
             close_report: None,
             buffer: vec![0; 64 * 1024],
             replies: Vec::new(),
@@ -597,12 +614,22 @@ impl Terminal {
             .collect()
     }
 
+    /// Kills what is left of the session, then reaps the leader. Until that last
+    /// step the leader is a zombie at most, which keeps its pid, and so the session
+    /// and group ids we signal, from being handed to another process: with pids
+    /// wrapping quickly on a busy machine, signalling a freed id could kill a
+    /// stranger's new session.
     fn kill_and_verify(&mut self) -> Vec<StatLine> {
+        if self.reaped {
+            // The ids are no longer ours to signal (see above).
+            return Vec::new();
+        }
         let until = Instant::now() + KILL_GRACE;
         loop {
             let alive = kill_session(self.pid);
             self.poll_exit();
             if alive.is_empty() && self.status.is_some() {
+                self.reap();
                 return Vec::new();
             }
             if Instant::now() >= until {
@@ -612,12 +639,25 @@ impl Terminal {
         }
     }
 
-    /// The exit status if the program has exited (reaping it).
+    /// The exit status if the program has exited. The leader is left unreaped
+    /// (`WNOWAIT`) so that its pid stays ours until [`Self::kill_and_verify`].
     fn poll_exit(&mut self) -> Option<ExitStatus> {
-        if self.status.is_none() {
-            self.status = self.child.try_wait().ok().flatten();
+        if self.status.is_none()
+            && let Some(pid) = Pid::from_raw(self.pid as i32)
+        {
+            let options = WaitIdOptions::EXITED | WaitIdOptions::NOHANG | WaitIdOptions::NOWAIT;
+            if let Ok(Some(status)) = rustix::process::waitid(WaitId::Pid(pid), options) {
+                self.status = wait_status(&status);
+            }
         }
         self.status
+    }
+
+    /// Reaps the exited leader, once nothing of its session is alive.
+    fn reap(&mut self) {
+        if !self.reaped && self.child.try_wait().ok().flatten().is_some() {
+            self.reaped = true;
+        }
     }
 
     fn screen_dump(&self) -> ScreenDump {

@@ -187,6 +187,33 @@ fn a_program_that_never_echoes_times_out_waiting_for_the_probe() {
     terminal.close().unwrap();
 }
 
+/// The one-letter state of `pid` in `/proc`, `None` once it has been reaped.
+fn state(pid: u32) -> Option<char> {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|text| bench_term::session_linux::parse_stat(&text))
+        .map(|stat| stat.state)
+}
+
+#[test]
+fn an_exited_program_keeps_its_pid_until_close() {
+    // Until close() has verified that nothing of the session is left, the leader's pid
+    // (which is also the session and group id that close() signals) must not be free
+    // for the kernel to hand to another process.
+    let mut terminal = spawn(&["--exit-early", "7"]);
+    let pid = terminal.pid();
+    let error = terminal.ready(&ReadyMode::Probe, TIMEOUT).unwrap_err();
+    assert!(matches!(error, TermError::Exited { .. }), "{error}");
+    assert_eq!(
+        state(pid),
+        Some('Z'),
+        "the exited leader is held as a zombie"
+    );
+    let report = terminal.close().unwrap();
+    assert_eq!(report.status.and_then(|s| s.code()), Some(7));
+    assert_eq!(state(pid), None, "close() reaps the leader");
+}
+
 #[test]
 fn an_early_exit_reports_the_status_and_screen() {
     let mut terminal = spawn(&["--exit-early", "7"]);
