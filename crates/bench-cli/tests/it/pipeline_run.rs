@@ -50,6 +50,24 @@ fn run_demo(spec: &Path, out: &Path, phases: Option<&str>) -> crate::Run {
     run(&mut command)
 }
 
+/// Every phase's log, for a failure message that explains itself.
+fn phase_logs(out: &Path) -> String {
+    let mut logs: Vec<PathBuf> = fs::read_dir(out.join("logs"))
+        .map(|entries| entries.flatten().map(|entry| entry.path()).collect())
+        .unwrap_or_default();
+    logs.retain(|path| {
+        path.file_name()
+            .is_some_and(|name| name.to_string_lossy().starts_with("phase-"))
+    });
+    logs.sort();
+    logs.iter()
+        .map(|path| {
+            let text = fs::read_to_string(path).unwrap_or_default();
+            format!("--- {}\n{text}", path.display())
+        })
+        .collect()
+}
+
 fn load(out: &Path) -> ResultFile {
     ResultFile::load(&out.join("result.json")).expect("result.json is intact and valid")
 }
@@ -231,7 +249,13 @@ expect = "HOME=/"
         .arg(&out)
         .args(["--trials", "1", "--phases", "prepare,install,ui"])
         .env("CLIBENCH_TEST_SECRET_TOKEN", secret));
-    assert_eq!(result.code, Some(0), "stderr: {}", result.stderr);
+    assert_eq!(
+        result.code,
+        Some(0),
+        "stderr: {}\n{}",
+        result.stderr,
+        phase_logs(&out)
+    );
     let saved = load(&out);
     assert!(
         saved.side.timings.contains_key("ui:secret"),
