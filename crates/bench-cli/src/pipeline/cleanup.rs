@@ -4,7 +4,7 @@
 //! (hidden) calls [`cleanup_with`] after a crash.
 
 use super::exec;
-use super::state::{STATE_FILE, State};
+use super::state::{STATE_FILE, ServerRecord, State};
 use super::users;
 use anyhow::Context;
 use bench_proc::Selector;
@@ -40,7 +40,7 @@ pub fn cleanup_with(out: &Path, keep_users: Option<bool>) -> anyhow::Result<Clea
 
     let own = std::process::id();
     for server in std::mem::take(&mut state.servers) {
-        if server.pid != own && is_clibench(server.pid) {
+        if server.pid != own && is_clibench(server.pid) && is_same_process(&server) {
             match bench_proc::stop(&Selector::Tree(server.pid), exec::STOP_GRACE) {
                 Ok(_) => report.stopped_servers.push(server.pid),
                 Err(error) => {
@@ -92,6 +92,16 @@ pub fn cleanup_with(out: &Path, keep_users: Option<bool>) -> anyhow::Result<Clea
     Ok(report)
 }
 
+/// Whether the recorded server's pid still names the process that was recorded: the
+/// same start time (records without one, from older state files, are trusted on the
+/// binary check alone).
+fn is_same_process(server: &ServerRecord) -> bool {
+    match server.start_ticks {
+        Some(recorded) => super::state::start_ticks(server.pid) == Some(recorded),
+        None => true,
+    }
+}
+
 /// Whether `pid` still runs a clibench binary (so a reused pid is never stopped).
 fn is_clibench(pid: u32) -> bool {
     std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|cmdline| {
@@ -100,4 +110,27 @@ fn is_clibench(pid: u32) -> bool {
             .file_name()
             .is_some_and(|name| name == "clibench")
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_server_record_names_one_process_by_pid_and_start_time() {
+        let pid = std::process::id();
+        let record = |start_ticks| ServerRecord {
+            pid,
+            start_ticks,
+            url: "http://127.0.0.1:1/".to_owned(),
+        };
+        let ticks = super::super::state::start_ticks(pid).expect("our own start time");
+        assert!(is_same_process(&record(Some(ticks))));
+        // The same pid with another start time is a different process: a reused pid.
+        assert!(!is_same_process(&record(Some(ticks + 1))));
+        assert!(
+            is_same_process(&record(None)),
+            "older state files are trusted"
+        );
+    }
 }

@@ -320,6 +320,15 @@ pub fn run_ok(step: &Step<'_>) -> Result<Finished, ExecError> {
     })
 }
 
+/// Whether `pid` is our child and not yet reaped, so that its pid (and the group id it
+/// leads) cannot have been reused. Looks without reaping (`WNOWAIT`).
+fn is_unreaped_child(pid: rustix::process::Pid) -> bool {
+    use rustix::process::{WaitId, WaitIdOptions, waitid};
+    let options = WaitIdOptions::EXITED | WaitIdOptions::NOHANG | WaitIdOptions::NOWAIT;
+    // Ok(None): still running; Ok(Some): a zombie; ECHILD: reaped (or not ours).
+    waitid(WaitId::Pid(pid), options).is_ok()
+}
+
 fn stop_after_timeout(step: &Step<'_>, pid: u32) -> anyhow::Result<()> {
     let mut first_error = None;
     let mut note = |result: anyhow::Result<()>| {
@@ -329,9 +338,18 @@ fn stop_after_timeout(step: &Step<'_>, pid: u32) -> anyhow::Result<()> {
             first_error = Some(error);
         }
     };
-    note(stop(&Selector::Tree(pid)));
     // The group catches children that left the tree by re-parenting but kept the group.
-    if let Some(group) = rustix::process::Pid::from_raw(pid as i32) {
+    // Its id is the step's pid, which is ours only while that child is unreaped (a zombie
+    // at most): stop() below may reap it, after which the kernel can give the number to
+    // a stranger. So the group is told first, and killed afterwards only if still pinned.
+    let group = rustix::process::Pid::from_raw(pid as i32);
+    if let Some(group) = group {
+        let _ = rustix::process::kill_process_group(group, rustix::process::Signal::TERM);
+    }
+    note(stop(&Selector::Tree(pid)));
+    if let Some(group) = group
+        && is_unreaped_child(group)
+    {
         let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
     }
     match step.user {
@@ -402,6 +420,26 @@ pub fn pids_with_env(proc_root: &Path, wanted: &[u8]) -> Vec<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_child_is_pinned_until_it_is_reaped() {
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "exit 0"])
+            .spawn()
+            .unwrap();
+        let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
+        // Running or a zombie: either way the pid is still ours.
+        assert!(is_unreaped_child(pid));
+        let options =
+            rustix::process::WaitIdOptions::EXITED | rustix::process::WaitIdOptions::NOWAIT;
+        rustix::process::waitid(rustix::process::WaitId::Pid(pid), options).unwrap();
+        assert!(
+            is_unreaped_child(pid),
+            "an exited, unreaped child is a zombie"
+        );
+        child.wait().unwrap();
+        assert!(!is_unreaped_child(pid), "once reaped, the number is free");
+    }
 
     #[test]
     fn tail_keeps_the_end_from_a_line_start() {

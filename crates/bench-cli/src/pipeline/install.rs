@@ -75,8 +75,10 @@ fn install(
         let origin = Origin::start(&ctx.artifacts_dir(), &prefix, port).with_context(|| {
             format!("starting the loopback origin for the artifacts (port {port})")
         })?;
+        let pid = std::process::id();
         let record = ServerRecord {
-            pid: std::process::id(),
+            pid,
+            start_ticks: super::state::start_ticks(pid),
             url: origin.url().to_owned(),
         };
         State::update(&ctx.out, |s| s.servers.push(record))?;

@@ -33,8 +33,18 @@ pub struct UserRecord {
 pub struct ServerRecord {
     /// The process serving.
     pub pid: u32,
+    /// That process's start time (clock ticks after boot, `/proc/PID/stat`): with the pid
+    /// it names one process, so a pid reused since is never stopped.
+    #[serde(default)]
+    pub start_ticks: Option<u64>,
     /// Its base URL.
     pub url: String,
+}
+
+/// The start time of `pid` (clock ticks after boot), `None` if it is gone.
+pub fn start_ticks(pid: u32) -> Option<u64> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    bench_proc::parse::parse_stat(&text).map(|stat| stat.start_ticks)
 }
 
 /// Everything clibench created for the run in one OUT/ folder.
