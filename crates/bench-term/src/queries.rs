@@ -263,6 +263,11 @@ impl Scanner {
 
 /// Splits CSI bytes into the private marker, numeric parameters and intermediates.
 fn parse_csi(bytes: &[u8], final_byte: u8) -> Option<Control> {
+    // Every sequence a program paints passes through here; only these finals can be a
+    // query or a mode we track, so colours and cursor moves cost no parsing.
+    if !b"ncupthlq".contains(&final_byte) {
+        return None;
+    }
     let (marker, rest) = match bytes.first() {
         Some(&m @ (b'<' | b'=' | b'>' | b'?')) => (Some(m), &bytes[1..]),
         _ => (None, bytes),

@@ -601,8 +601,14 @@ impl Kernel {
                 source,
             })?;
         if let Some(transcript) = &self.transcript {
-            // Requests are encoded by this client (or given raw by a test): check them.
-            transcript.record(Direction::Send, line.trim_end_matches('\n'));
+            let line = line.trim_end_matches('\n');
+            // Requests this client encoded are JSON by construction; only raw lines (from
+            // a test or a caller) are checked, so the timed round trip parses nothing.
+            if kind == "raw" {
+                transcript.record(Direction::Send, line);
+            } else {
+                transcript.record_checked(Direction::Send, line, true);
+            }
         }
         Ok(())
     }
