@@ -177,7 +177,7 @@ pub fn override_source(
         )));
     };
     if let Some(commit) = commit {
-        if commit.len() != 40 || !commit.chars().all(|c| c.is_ascii_hexdigit()) {
+        if !spec::is_full_sha(commit) {
             return Err(input_error(format!(
                 "--commit must be a full 40-character sha (got \"{commit}\")"
             )));

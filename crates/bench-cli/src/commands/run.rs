@@ -8,6 +8,7 @@
 
 use crate::demo;
 use crate::exit::input_error;
+use crate::pipeline::exec::STOP_GRACE;
 use anyhow::{Context, bail};
 use bench_core::Phase;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -97,8 +98,6 @@ enum Outcome {
 
 /// How often the progress display and the interrupt flag are looked at.
 const POLL: Duration = Duration::from_millis(50);
-/// How long a phase is given to finish after SIGTERM before everything is killed.
-const STOP_GRACE: Duration = Duration::from_secs(3);
 
 /// Runs `clibench run`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -325,18 +324,12 @@ fn create_out(out: &Path) -> anyhow::Result<()> {
     // reach what lies below (the installer, the artifacts), so the folders are not private.
     for folder in [out.to_path_buf(), out.join("logs")] {
         let metadata = fs::metadata(&folder)?;
-        if metadata.uid() == current_uid()? {
+        if metadata.uid() == rustix::process::geteuid().as_raw() {
             fs::set_permissions(&folder, fs::Permissions::from_mode(0o755))
                 .with_context(|| format!("making {} readable", folder.display()))?;
         }
     }
     Ok(())
-}
-
-fn current_uid() -> anyhow::Result<u32> {
-    Ok(fs::metadata("/proc/self")
-        .context("reading /proc/self to learn our uid")?
-        .uid())
 }
 
 #[derive(Debug)]
@@ -470,8 +463,8 @@ fn stop_everything(child: &mut Child) {
     if let Err(error) = bench_proc::stop(&bench_proc::Selector::Tree(own), STOP_GRACE) {
         eprintln!("clibench run: stopping the phase: {error}");
     }
-    // `stop` reaps what it can; make sure the phase itself is not left a zombie.
-    let _ = child.kill();
+    // `stop` reaps what it can; make sure the phase itself is not left a zombie. No
+    // kill() here: once reaped, its pid may already belong to another process.
     let _ = child.wait();
 }
 

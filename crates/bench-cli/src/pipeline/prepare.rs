@@ -59,7 +59,7 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> anyhow::Result<()> {
 fn build(ctx: &PhaseContext, side: &mut Side, build_home: &Path) -> anyhow::Result<()> {
     let log = ctx.log_path("prepare.log")?;
     let _ = std::fs::remove_file(&log);
-    let user = current_user_name();
+    let user = super::users::name_of(rustix::process::getuid().as_raw());
     let mut env = base_environment(&user, build_home);
     env.extend(ctx.passed_environment());
     let values = ctx.values();
@@ -296,20 +296,10 @@ fn fresh_folder(dir: &Path) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))
 }
 
-/// Matches a file name against a pattern with `*` and `?`.
+/// Matches a file name against a pattern with `*` and `?`: the same matcher as the
+/// spec's disk exclusions, so one glob means one thing throughout a spec.
 pub fn wildcard(pattern: &str, name: &str) -> bool {
-    fn go(p: &[char], n: &[char]) -> bool {
-        match (p.first(), n.first()) {
-            (None, None) => true,
-            (Some('*'), _) => go(&p[1..], n) || (!n.is_empty() && go(p, &n[1..])),
-            (Some('?'), Some(_)) => go(&p[1..], &n[1..]),
-            (Some(a), Some(b)) if a == b => go(&p[1..], &n[1..]),
-            _ => false,
-        }
-    }
-    let p: Vec<char> = pattern.chars().collect();
-    let n: Vec<char> = name.chars().collect();
-    go(&p, &n)
+    bench_proc::wildcard_match(pattern.as_bytes(), name.as_bytes())
 }
 
 fn collect_artifacts(ctx: &PhaseContext, side: &mut Side, values: &Values) -> anyhow::Result<()> {
@@ -404,19 +394,6 @@ pub fn parse_sums(text: &str) -> Result<BTreeMap<String, String>, String> {
         sums.insert(name.to_owned(), hex.to_ascii_lowercase());
     }
     Ok(sums)
-}
-
-fn current_user_name() -> String {
-    let uid = rustix::process::getuid().as_raw();
-    std::fs::read_to_string("/etc/passwd")
-        .ok()
-        .and_then(|text| {
-            super::users::parse_passwd(&text)
-                .into_iter()
-                .find(|e| e.uid == uid)
-                .map(|e| e.name)
-        })
-        .unwrap_or_else(|| format!("uid{uid}"))
 }
 
 /// Kernel release, machine, cpu model, cores and memory, from bench-proc's host facts.

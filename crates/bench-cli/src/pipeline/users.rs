@@ -58,7 +58,7 @@ pub fn lookup(name: &str) -> anyhow::Result<Option<PasswdEntry>> {
 }
 
 /// The user name of a uid, or `uid<N>` when it has none.
-fn name_of(uid: u32) -> String {
+pub(super) fn name_of(uid: u32) -> String {
     passwd()
         .ok()
         .and_then(|entries| entries.into_iter().find(|e| e.uid == uid))
@@ -90,10 +90,7 @@ pub fn create(out: &Path, install: u32) -> anyhow::Result<UserRecord> {
             home: home.clone(),
             dedicated: true,
         };
-        State::update(out, |s| {
-            s.users.retain(|u| u.install != install);
-            s.users.push(planned);
-        })?;
+        record_user(out, planned)?;
         if lookup(&name)?.is_some() {
             bail!(
                 "user {name} already exists; run `clibench cleanup --out {}` first",
@@ -115,14 +112,16 @@ pub fn create(out: &Path, install: u32) -> anyhow::Result<UserRecord> {
         }
         let entry = lookup(&name)?
             .with_context(|| format!("useradd succeeded but {name} is not in /etc/passwd"))?;
-        UserRecord {
+        let record = UserRecord {
             install,
             name,
             uid: entry.uid,
             gid: entry.gid,
             home: entry.home,
             dedicated: true,
-        }
+        };
+        record_user(out, record.clone())?;
+        record
     } else {
         let uid = rustix::process::getuid().as_raw();
         let gid = rustix::process::getgid().as_raw();
@@ -135,10 +134,7 @@ pub fn create(out: &Path, install: u32) -> anyhow::Result<UserRecord> {
             home: home.clone(),
             dedicated: false,
         };
-        State::update(out, |s| {
-            s.users.retain(|u| u.install != install);
-            s.users.push(record.clone());
-        })?;
+        record_user(out, record.clone())?;
         if home.exists() {
             std::fs::remove_dir_all(&home)
                 .with_context(|| format!("removing the old home {}", home.display()))?;
@@ -147,11 +143,15 @@ pub fn create(out: &Path, install: u32) -> anyhow::Result<UserRecord> {
             .with_context(|| format!("creating the home {}", home.display()))?;
         record
     };
-    State::update(out, |s| {
-        s.users.retain(|u| u.install != install);
-        s.users.push(record.clone());
-    })?;
     Ok(record)
+}
+
+/// Puts `record` in the state file, replacing any earlier record of its install.
+fn record_user(out: &Path, record: UserRecord) -> anyhow::Result<()> {
+    State::update(out, |s| {
+        s.users.retain(|u| u.install != record.install);
+        s.users.push(record);
+    })
 }
 
 /// Runs useradd or userdel, retrying while another process holds the lock on

@@ -25,7 +25,7 @@ pub use model::{
     unused_imports,
     reason = "the spec's whole interface; phases, commands and the tests each use part of it"
 )]
-pub use parse::{SpecError, load, parse};
+pub use parse::{SpecError, is_full_sha, load, parse};
 #[allow(
     unused_imports,
     reason = "the spec's whole interface; phases, commands and the tests each use part of it"

@@ -193,6 +193,11 @@ fn backticked(text: &str) -> Vec<&str> {
     text.split('`').skip(1).step_by(2).collect()
 }
 
+/// Whether `text` is a full 40-character hexadecimal commit sha.
+pub fn is_full_sha(text: &str) -> bool {
+    text.len() == 40 && text.chars().all(|ch| ch.is_ascii_hexdigit())
+}
+
 /// Reads a spec from text. `file` is how errors name it.
 pub fn parse(text: &str, file: &str) -> Result<Spec, SpecError> {
     let at = |offset: Option<usize>, message: String| {
@@ -557,7 +562,7 @@ fn check(spec: &Spec) -> Vec<Problem> {
     }
     if let Some(source) = &spec.source {
         let commit = &source.commit;
-        if commit.len() != 40 || !commit.chars().all(|ch| ch.is_ascii_hexdigit()) {
+        if !is_full_sha(commit) {
             c.problem(
                 key(&["source", "commit"]),
                 format!(
