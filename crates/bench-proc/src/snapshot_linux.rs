@@ -141,7 +141,10 @@ type Keep<'a> = dyn FnMut(&Path, &mut Vec<u8>, &Stat) -> Result<bool, SnapshotEr
 
 /// Takes a snapshot from the live `/proc`.
 pub fn snapshot(selector: &Selector) -> Result<Snapshot, SnapshotError> {
-    ProcRoot::live().snapshot(selector)
+    // Samplers and the pipeline call this every few milliseconds; the root's facts
+    // (page size, clock ticks, the core count, which reads cgroup files) never change.
+    static LIVE: std::sync::OnceLock<ProcRoot> = std::sync::OnceLock::new();
+    LIVE.get_or_init(ProcRoot::live).snapshot(selector)
 }
 
 /// A `/proc` mount (or a fixture tree shaped like one) to walk.
