@@ -102,10 +102,7 @@ impl TryFrom<Args> for Settings {
             .collect();
         env.push(("LANG".into(), "C.UTF-8".into()));
         for pair in &args.env {
-            let (key, value) = pair
-                .split_once('=')
-                .filter(|(key, _)| !key.is_empty())
-                .ok_or_else(|| input_error(format!("--env {pair:?}: expected KEY=VALUE")))?;
+            let (key, value) = super::env_pair(pair)?;
             env.retain(|(existing, _)| existing != key);
             env.push((key.into(), value.into()));
         }

@@ -253,20 +253,22 @@ fn to_json(
     hardware: &HostFacts,
     settings: &Settings,
 ) -> serde_json::Value {
-    serde_json::json!({
-        "command": settings.command.iter().map(|p| p.to_string_lossy()).collect::<Vec<_>>(),
-        "count": report.count,
-        "settle_seconds": settings.settle.as_secs_f64(),
-        "hardware": hardware,
-        "baseline": report.baseline,
-        "steps": report.steps,
-        "avg_per_instance_rss_bytes": report.avg_per_instance_rss_bytes,
-        "avg_per_instance_pss_bytes": report.avg_per_instance_pss_bytes,
-        "avg_per_instance_uss_bytes": report.avg_per_instance_uss_bytes,
-        "after_teardown": report.after_teardown,
-        "reclaimed_rss_bytes": report.reclaimed_rss_bytes,
-        "reclaimed_pss_bytes": report.reclaimed_pss_bytes,
-    })
+    // The report's own fields, plus what was asked and where it ran.
+    let mut json = serde_json::json!(report);
+    if let Some(fields) = json.as_object_mut() {
+        let command: Vec<_> = settings
+            .command
+            .iter()
+            .map(|p| p.to_string_lossy())
+            .collect();
+        fields.insert("command".into(), serde_json::json!(command));
+        fields.insert(
+            "settle_seconds".into(),
+            settings.settle.as_secs_f64().into(),
+        );
+        fields.insert("hardware".into(), serde_json::json!(hardware));
+    }
+    json
 }
 
 #[cfg(test)]

@@ -132,10 +132,7 @@ impl TryFrom<Args> for Settings {
         }
         options = options.env("TERM", "xterm-256color");
         for pair in &args.env {
-            let (key, value) = pair
-                .split_once('=')
-                .filter(|(key, _)| !key.is_empty())
-                .ok_or_else(|| input_error(format!("--env {pair:?}: expected KEY=VALUE")))?;
+            let (key, value) = super::env_pair(pair)?;
             options = options.env(key, value);
         }
         Ok(Settings {
