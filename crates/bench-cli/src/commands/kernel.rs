@@ -233,35 +233,19 @@ fn measure_once(settings: &Settings, trial: usize) -> anyhow::Result<(Run, Vec<S
 /// A small git repository with one commit at fixed author and committer dates, so
 /// `git status --porcelain` has a real (clean) tree to look at.
 fn create_workspace(workspace: &Path) -> anyhow::Result<()> {
+    // The same fixture repository the pipeline's install phase creates by default.
+    let fixture = crate::spec::Workspace::default();
     std::fs::create_dir(workspace).context("creating the kernel's workspace")?;
-    std::fs::write(
-        workspace.join("README.md"),
-        "# Benchmark fixture\n\nA small repository for CLI benchmarks.\n",
-    )?;
-    std::fs::write(
-        workspace.join("example.py"),
-        "def add(left, right):\n    return left + right\n",
-    )?;
-    let steps: [&[&str]; 3] = [
-        &["init", "--quiet", "--initial-branch=main"],
-        &["add", "README.md", "example.py"],
-        &[
-            "-c",
-            "user.name=Benchmark",
-            "-c",
-            "user.email=benchmark@example.invalid",
-            "commit",
-            "--quiet",
-            "-m",
-            "chore: initialize benchmark fixture",
-        ],
-    ];
-    for args in steps {
-        let output = Command::new("git")
-            .args(args)
+    for (name, content) in &fixture.files {
+        std::fs::write(workspace.join(name), content)
+            .with_context(|| format!("writing {name} in the kernel's workspace"))?;
+    }
+    for argv in fixture.git_commands() {
+        let output = Command::new(&argv[0])
+            .args(&argv[1..])
             .current_dir(workspace)
-            .env("GIT_AUTHOR_DATE", "2000-01-01T00:00:00Z")
-            .env("GIT_COMMITTER_DATE", "2000-01-01T00:00:00Z")
+            .env("GIT_AUTHOR_DATE", &fixture.date)
+            .env("GIT_COMMITTER_DATE", &fixture.date)
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
             .stdin(Stdio::null())
@@ -269,8 +253,8 @@ fn create_workspace(workspace: &Path) -> anyhow::Result<()> {
             .context("running git to create the kernel's workspace (is git installed?)")?;
         if !output.status.success() {
             bail!(
-                "git {} failed in the kernel's workspace: {}",
-                args.join(" "),
+                "{} failed in the kernel's workspace: {}",
+                argv.join(" "),
                 String::from_utf8_lossy(&output.stderr).trim()
             );
         }

@@ -298,29 +298,7 @@ fn create_workspace(
     let mut env = env.clone();
     env.insert("GIT_AUTHOR_DATE".to_owned(), workspace.date.clone());
     env.insert("GIT_COMMITTER_DATE".to_owned(), workspace.date.clone());
-    let mut add = vec!["git".to_owned(), "add".to_owned(), "--".to_owned()];
-    add.extend(workspace.files.keys().cloned());
-    let commands: [Vec<String>; 3] = [
-        ["git", "init", "--quiet", "--initial-branch=main"]
-            .map(str::to_owned)
-            .to_vec(),
-        add,
-        [
-            "git",
-            "-c",
-            "user.name=Benchmark",
-            "-c",
-            "user.email=benchmark@example.invalid",
-            "commit",
-            "--quiet",
-            "--allow-empty",
-            "-m",
-            &workspace.message,
-        ]
-        .map(str::to_owned)
-        .to_vec(),
-    ];
-    for argv in commands {
+    for argv in workspace.git_commands() {
         exec::run_ok(&Step {
             what: format!("workspace `{}`", argv.join(" ")),
             argv,

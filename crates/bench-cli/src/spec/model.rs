@@ -265,6 +265,36 @@ fn default_workspace_files() -> BTreeMap<String, String> {
     ])
 }
 
+impl Workspace {
+    /// The git commands that turn the written files into the fixture repository: init,
+    /// add, and one commit by a fixed identity. Run them with `GIT_AUTHOR_DATE` and
+    /// `GIT_COMMITTER_DATE` set to [`Workspace::date`] so the commit is always the same.
+    pub fn git_commands(&self) -> [Vec<String>; 3] {
+        let mut add = vec!["git".to_owned(), "add".to_owned(), "--".to_owned()];
+        add.extend(self.files.keys().cloned());
+        [
+            ["git", "init", "--quiet", "--initial-branch=main"]
+                .map(str::to_owned)
+                .to_vec(),
+            add,
+            [
+                "git",
+                "-c",
+                "user.name=Benchmark",
+                "-c",
+                "user.email=benchmark@example.invalid",
+                "commit",
+                "--quiet",
+                "--allow-empty",
+                "-m",
+                &self.message,
+            ]
+            .map(str::to_owned)
+            .to_vec(),
+        ]
+    }
+}
+
 impl Default for Workspace {
     fn default() -> Self {
         Workspace {
