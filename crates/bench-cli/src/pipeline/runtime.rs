@@ -9,7 +9,7 @@ use super::home;
 use super::measure::{Family, process_memory, resolve_program};
 use anyhow::{Context, bail};
 use bench_core::{Metric, Sample, Side, record};
-use bench_term::kernel::measure::{RuntimeMetric, RuntimeOptions, run_all};
+use bench_term::kernel::measure::{RuntimeOptions, run_all};
 use bench_term::kernel::{KernelOptions, KernelUser};
 use std::path::Path;
 
@@ -53,7 +53,7 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> anyhow::Result<()> {
     options.trial = trial as usize;
     options.prelude = (!runtime.setup.is_empty()).then(|| runtime.setup.join("\n"));
 
-    let mut memory = |metric: RuntimeMetric, _pid: u32| -> Result<u64, String> {
+    let mut memory = |metric: Metric, _pid: u32| -> Result<u64, String> {
         let snapshot = family.snapshot().map_err(|error| format!("{error:#}"))?;
         if snapshot.processes.is_empty() {
             return Err("no kernel process was found for the memory measurement".to_owned());
@@ -68,11 +68,7 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> anyhow::Result<()> {
     };
     let report = run_all(&options, &mut memory);
 
-    for (measured, value) in &report.values {
-        let metric: Metric = measured
-            .name()
-            .parse()
-            .with_context(|| format!("the result schema has no metric `{}`", measured.name()))?;
+    for &(metric, ref value) in &report.values {
         let sample = match value {
             Ok(value) => Sample::Value(*value),
             Err(error) => Sample::Error(error.clone()),

@@ -8,6 +8,7 @@
 use super::client::{Kernel, KernelOptions, Reply};
 use super::error::{KernelError, quote};
 use super::protocol::Event;
+use bench_core::Metric;
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -445,73 +446,6 @@ pub fn load_workload(kernel: &mut Kernel) -> Result<Workload, MeasureError> {
     }
 }
 
-/// The runtime metrics, in the order [`run_all`] measures them. Names match the
-/// result schema's metric names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum RuntimeMetric {
-    /// Seconds from spawn to `ready`.
-    KernelStart,
-    /// Bytes of the kernel's processes after `ready`.
-    KernelRss,
-    /// Mean seconds per `pass` cell.
-    KernelExec,
-    /// Mean seconds per `await bash(':')` cell.
-    Bash,
-    /// Mean seconds per `git status --porcelain` cell.
-    GitStatus,
-    /// Mean seconds per 32 KiB output cell.
-    Output,
-    /// Total seconds of the 35 mixed cells.
-    Mixed,
-    /// Seconds from `interrupt` to `done` of a cell awaiting a 60 s sleep.
-    Interrupt,
-    /// Bytes of the kernel's processes with the loaded fixture.
-    LoadedRss,
-    /// Seconds of the `snapshot` request.
-    Snapshot,
-    /// Seconds of the `restore` request in a fresh kernel.
-    Restore,
-}
-
-impl RuntimeMetric {
-    /// Every runtime metric, in measuring order.
-    pub const ALL: [RuntimeMetric; 11] = [
-        RuntimeMetric::KernelStart,
-        RuntimeMetric::KernelRss,
-        RuntimeMetric::KernelExec,
-        RuntimeMetric::Bash,
-        RuntimeMetric::GitStatus,
-        RuntimeMetric::Output,
-        RuntimeMetric::Mixed,
-        RuntimeMetric::Interrupt,
-        RuntimeMetric::LoadedRss,
-        RuntimeMetric::Snapshot,
-        RuntimeMetric::Restore,
-    ];
-
-    /// The metric's snake_case name, as in the result schema (`kernel_start`, ...).
-    pub fn name(self) -> &'static str {
-        match self {
-            RuntimeMetric::KernelStart => "kernel_start",
-            RuntimeMetric::KernelRss => "kernel_rss",
-            RuntimeMetric::KernelExec => "kernel_exec",
-            RuntimeMetric::Bash => "bash",
-            RuntimeMetric::GitStatus => "git_status",
-            RuntimeMetric::Output => "output",
-            RuntimeMetric::Mixed => "mixed",
-            RuntimeMetric::Interrupt => "interrupt",
-            RuntimeMetric::LoadedRss => "loaded_rss",
-            RuntimeMetric::Snapshot => "snapshot",
-            RuntimeMetric::Restore => "restore",
-        }
-    }
-
-    /// True for the memory metrics (bytes); the others are seconds.
-    pub fn is_bytes(self) -> bool {
-        matches!(self, RuntimeMetric::KernelRss | RuntimeMetric::LoadedRss)
-    }
-}
-
 /// How [`run_all`] runs: the kernel, where state and transcripts go, the cells.
 #[derive(Debug, Clone)]
 pub struct RuntimeOptions {
@@ -557,14 +491,14 @@ pub struct RuntimeReport {
     pub workload: Option<Workload>,
     /// Each metric measured or attempted, in order; the sequence stops at the first failure
     /// (as the reference harness does), so later metrics are absent.
-    pub values: Vec<(RuntimeMetric, Result<f64, String>)>,
+    pub values: Vec<(Metric, Result<f64, String>)>,
     /// A failure while closing a kernel after the metrics, if any.
     pub close_error: Option<String>,
 }
 
 impl RuntimeReport {
     /// The value of `metric`, if it was measured.
-    pub fn value(&self, metric: RuntimeMetric) -> Option<f64> {
+    pub fn value(&self, metric: Metric) -> Option<f64> {
         self.values
             .iter()
             .find(|(m, _)| *m == metric)
@@ -584,14 +518,14 @@ impl RuntimeReport {
 
 /// The memory probe [`run_all`] calls: given the metric and the kernel's pid (which is
 /// also its session id), returns the bytes of the kernel's processes.
-pub type MemoryProbe<'a> = dyn FnMut(RuntimeMetric, u32) -> Result<u64, String> + 'a;
+pub type MemoryProbe<'a> = dyn FnMut(Metric, u32) -> Result<u64, String> + 'a;
 
 /// Runs the runtime phase's whole measurement sequence (what the reference harness's
 /// `runtime()` does) and returns each metric's value or error. The working directory of
 /// `options.kernel` should be a git repository (for `git_status`).
 pub fn run_all(options: &RuntimeOptions, memory: &mut MemoryProbe<'_>) -> RuntimeReport {
     let mut report = RuntimeReport::default();
-    let mut current = RuntimeMetric::KernelStart;
+    let mut current = Metric::KernelStart;
     let mut kernel: Option<Kernel> = None;
     let result = run_sequence(options, memory, &mut report, &mut current, &mut kernel);
     if let Err(error) = result {
@@ -617,7 +551,7 @@ fn run_sequence(
     options: &RuntimeOptions,
     memory: &mut MemoryProbe<'_>,
     report: &mut RuntimeReport,
-    current: &mut RuntimeMetric,
+    current: &mut Metric,
     slot: &mut Option<Kernel>,
 ) -> Result<(), MeasureError> {
     let kernel = slot.insert(Kernel::spawn(kernel_options(options, "kernel"))?);
@@ -625,17 +559,17 @@ fn run_sequence(
     report.python = Some(ready.python.clone());
     report
         .values
-        .push((RuntimeMetric::KernelStart, Ok(ready.elapsed.as_secs_f64())));
+        .push((Metric::KernelStart, Ok(ready.elapsed.as_secs_f64())));
 
-    let mut measure_memory = |metric: RuntimeMetric, pid: u32, report: &mut RuntimeReport| {
+    let mut measure_memory = |metric: Metric, pid: u32, report: &mut RuntimeReport| {
         let bytes = memory(metric, pid).map_err(|message| MeasureError::Memory { message })?;
         report.values.push((metric, Ok(bytes as f64)));
         Ok::<(), MeasureError>(())
     };
-    *current = RuntimeMetric::KernelRss;
-    measure_memory(RuntimeMetric::KernelRss, kernel.pid(), report)?;
+    *current = Metric::KernelRss;
+    measure_memory(Metric::KernelRss, kernel.pid(), report)?;
 
-    *current = RuntimeMetric::KernelExec;
+    *current = Metric::KernelExec;
     if let Some(prelude) = &options.prelude {
         let reply = kernel.execute(prelude)?;
         require_ok(prelude, &reply)?;
@@ -643,21 +577,11 @@ fn run_sequence(
     batch(kernel, "pass", CELL_WARMUP, None)?;
     batch(kernel, BASH_EMPTY, SHELL_WARMUP, None)?;
     for (metric, code, repeats, output) in [
+        (Metric::KernelExec, "pass", options.cell_repeats, None),
+        (Metric::Bash, BASH_EMPTY, options.shell_repeats, None),
+        (Metric::GitStatus, GIT_STATUS, options.shell_repeats, None),
         (
-            RuntimeMetric::KernelExec,
-            "pass",
-            options.cell_repeats,
-            None,
-        ),
-        (RuntimeMetric::Bash, BASH_EMPTY, options.shell_repeats, None),
-        (
-            RuntimeMetric::GitStatus,
-            GIT_STATUS,
-            options.shell_repeats,
-            None,
-        ),
-        (
-            RuntimeMetric::Output,
+            Metric::Output,
             BASH_OUTPUT,
             options.shell_repeats,
             Some(OUTPUT_BYTES),
@@ -668,34 +592,34 @@ fn run_sequence(
         report.values.push((metric, Ok(seconds)));
     }
 
-    *current = RuntimeMetric::Mixed;
+    *current = Metric::Mixed;
     let seconds = mixed(kernel, MIXED_CELLS, GIT_STATUS)?;
-    report.values.push((RuntimeMetric::Mixed, Ok(seconds)));
+    report.values.push((Metric::Mixed, Ok(seconds)));
 
-    *current = RuntimeMetric::Interrupt;
+    *current = Metric::Interrupt;
     let seconds = interrupt_latency(kernel, INTERRUPT_AWAIT)?;
-    report.values.push((RuntimeMetric::Interrupt, Ok(seconds)));
+    report.values.push((Metric::Interrupt, Ok(seconds)));
 
-    *current = RuntimeMetric::LoadedRss;
+    *current = Metric::LoadedRss;
     report.workload = Some(load_workload(kernel)?);
-    measure_memory(RuntimeMetric::LoadedRss, kernel.pid(), report)?;
+    measure_memory(Metric::LoadedRss, kernel.pid(), report)?;
 
-    *current = RuntimeMetric::Snapshot;
+    *current = Metric::Snapshot;
     let state = options.state_dir.join("state.pkl");
     let manifest = options.state_dir.join("manifest.json");
     let seconds = snapshot(kernel, &state, &manifest, &["frame", "payload"])?;
     if let Some(kernel) = slot.take() {
         kernel.close()?;
     }
-    report.values.push((RuntimeMetric::Snapshot, Ok(seconds)));
+    report.values.push((Metric::Snapshot, Ok(seconds)));
 
-    *current = RuntimeMetric::Restore;
+    *current = Metric::Restore;
     let kernel = slot.insert(Kernel::spawn(kernel_options(options, "restore"))?);
     kernel.ready()?;
     let seconds = restore(kernel, &state, &["frame", "payload"])?;
     let verify = verify_workload_cell();
     let reply = kernel.execute(&verify)?;
     require_ok(&verify, &reply)?;
-    report.values.push((RuntimeMetric::Restore, Ok(seconds)));
+    report.values.push((Metric::Restore, Ok(seconds)));
     Ok(())
 }

@@ -1,6 +1,7 @@
 //! The kernel client against the reference kernel and against misbehaving kernels.
 
-use bench_term::kernel::measure::{self, RuntimeMetric, RuntimeOptions, Workload};
+use bench_core::{Metric, Phase};
+use bench_term::kernel::measure::{self, RuntimeOptions, Workload};
 use bench_term::kernel::{
     Event, Kernel, KernelError, KernelOptions, MeasureError, REFERENCE_KERNEL,
 };
@@ -553,7 +554,7 @@ fn transcript_records_every_frame_in_both_directions() {
 fn run_all_in_a_git_workspace(
     fixture: &Fixture,
     extra_env: &[(&str, &str)],
-) -> (measure::RuntimeReport, Vec<RuntimeMetric>) {
+) -> (measure::RuntimeReport, Vec<Metric>) {
     let workspace = fixture.path().join("workspace");
     std::fs::create_dir(&workspace).unwrap();
     let git = |args: &[&str]| {
@@ -616,21 +617,18 @@ fn run_all_measures_every_runtime_metric_against_the_reference_kernel() {
     let (report, probes) = run_all_in_a_git_workspace(&fixture, &[]);
     assert_eq!(report.first_error(), None, "{report:?}");
     assert_eq!(report.close_error, None);
-    let measured: Vec<RuntimeMetric> = report.values.iter().map(|(metric, _)| *metric).collect();
-    assert_eq!(measured, RuntimeMetric::ALL.to_vec());
+    let measured: Vec<Metric> = report.values.iter().map(|(metric, _)| *metric).collect();
+    assert_eq!(measured, Phase::Runtime.metrics().collect::<Vec<_>>());
     let expected = if pandas() {
         Workload::Pandas
     } else {
         Workload::Lists
     };
     assert_eq!(report.workload, Some(expected));
-    assert_eq!(
-        probes,
-        vec![RuntimeMetric::KernelRss, RuntimeMetric::LoadedRss]
-    );
+    assert_eq!(probes, vec![Metric::KernelRss, Metric::LoadedRss]);
     // The table and list hold well over a megabyte of Python objects.
-    let before = report.value(RuntimeMetric::KernelRss).unwrap();
-    let loaded = report.value(RuntimeMetric::LoadedRss).unwrap();
+    let before = report.value(Metric::KernelRss).unwrap();
+    let loaded = report.value(Metric::LoadedRss).unwrap();
     assert!(loaded > before + 1_000_000.0, "{before} -> {loaded}");
     assert!(fixture.path().join("kernel-0.jsonl").is_file());
     assert!(fixture.path().join("restore-0.jsonl").is_file());
@@ -645,7 +643,7 @@ fn run_all_builds_and_verifies_a_data_frame_when_pandas_is_importable() {
     let (report, _) = run_all_in_a_git_workspace(&fixture, &[("PYTHONPATH", &fake)]);
     assert_eq!(report.first_error(), None, "{report:?}");
     assert_eq!(report.workload, Some(Workload::Pandas));
-    assert!(report.value(RuntimeMetric::Restore).is_some());
+    assert!(report.value(Metric::Restore).is_some());
 }
 
 #[test]

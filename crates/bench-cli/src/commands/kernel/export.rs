@@ -2,9 +2,8 @@
 //! Renderers return text; writing happens in the command.
 
 use crate::table::{Align, render};
-use bench_core::Metric;
 use bench_core::stats::Summary;
-use bench_term::kernel::measure::RuntimeMetric;
+use bench_core::{Metric, Phase};
 use std::collections::BTreeMap;
 
 /// Version of the `clibench kernel` JSON export.
@@ -59,56 +58,42 @@ pub struct Report {
     pub metrics: Vec<MetricSummary>,
 }
 
-/// The schema metric of a runtime metric (same snake_case name).
-pub fn schema_metric(metric: RuntimeMetric) -> Option<Metric> {
-    Metric::ALL
-        .iter()
-        .copied()
-        .find(|candidate| candidate.name() == metric.name())
-}
-
-fn description(metric: RuntimeMetric) -> &'static str {
+fn description(metric: Metric) -> &'static str {
     match metric {
-        RuntimeMetric::KernelStart => "spawn to `ready`",
-        RuntimeMetric::KernelRss => "RSS of the kernel's session after `ready`",
-        RuntimeMetric::KernelExec => "mean per `pass` cell",
-        RuntimeMetric::Bash => "mean per `await bash(':')` cell",
-        RuntimeMetric::GitStatus => "mean per `git status --porcelain` cell",
-        RuntimeMetric::Output => "mean per cell printing 32 KiB",
-        RuntimeMetric::Mixed => "35 cells, git status every 4th",
-        RuntimeMetric::Interrupt => "interrupt to `done` of a cell in `await sleep(60)`",
-        RuntimeMetric::LoadedRss => "RSS with a 10,000 x 8 table and a 10,000-element list",
-        RuntimeMetric::Snapshot => "`snapshot` of the table and list",
-        RuntimeMetric::Restore => "`restore` in a fresh kernel, verified",
+        Metric::KernelStart => "spawn to `ready`",
+        Metric::KernelRss => "RSS of the kernel's session after `ready`",
+        Metric::KernelExec => "mean per `pass` cell",
+        Metric::Bash => "mean per `await bash(':')` cell",
+        Metric::GitStatus => "mean per `git status --porcelain` cell",
+        Metric::Output => "mean per cell printing 32 KiB",
+        Metric::Mixed => "35 cells, git status every 4th",
+        Metric::Interrupt => "interrupt to `done` of a cell in `await sleep(60)`",
+        Metric::LoadedRss => "RSS with a 10,000 x 8 table and a 10,000-element list",
+        Metric::Snapshot => "`snapshot` of the table and list",
+        Metric::Restore => "`restore` in a fresh kernel, verified",
+        // The report lists only the runtime phase's metrics.
+        _ => "",
     }
-}
-
-fn unit_symbol(metric: RuntimeMetric) -> &'static str {
-    if metric.is_bytes() { "bytes" } else { "s" }
 }
 
 /// Formats a value of `metric` for people.
-pub fn format_value(metric: RuntimeMetric, value: f64) -> String {
-    match schema_metric(metric) {
-        Some(schema) => schema.unit().format(value),
-        None if metric.is_bytes() => bench_core::units::format_bytes(value),
-        None => bench_core::units::format_seconds(value),
-    }
+pub fn format_value(metric: Metric, value: f64) -> String {
+    metric.unit().format(value)
 }
 
 impl Report {
     /// Builds the report and its per-metric summaries.
     pub fn new(command: Vec<String>, reference_kernel: bool, runs: Vec<Run>) -> Report {
-        let metrics = RuntimeMetric::ALL
-            .iter()
-            .map(|&metric| {
+        let metrics = Phase::Runtime
+            .metrics()
+            .map(|metric| {
                 let values: Vec<f64> = runs
                     .iter()
                     .filter_map(|run| run.values.get(metric.name()).copied())
                     .collect();
                 MetricSummary {
                     metric: metric.name(),
-                    unit: unit_symbol(metric),
+                    unit: metric.unit().symbol(),
                     description: description(metric),
                     summary: Summary::from_values(&values),
                     failed_runs: runs
@@ -133,16 +118,18 @@ impl Report {
     pub fn complete_runs(&self) -> usize {
         self.runs
             .iter()
-            .filter(|run| run.errors.is_empty() && run.values.len() == RuntimeMetric::ALL.len())
+            .filter(|run| {
+                run.errors.is_empty() && run.values.len() == Phase::Runtime.metrics().count()
+            })
             .count()
     }
 }
 
-fn summary_rows(report: &Report) -> Vec<(RuntimeMetric, Option<&Summary>, usize)> {
-    RuntimeMetric::ALL
-        .iter()
+fn summary_rows(report: &Report) -> Vec<(Metric, Option<&Summary>, usize)> {
+    Phase::Runtime
+        .metrics()
         .zip(&report.metrics)
-        .map(|(&metric, summary)| (metric, summary.summary.as_ref(), summary.failed_runs))
+        .map(|(metric, summary)| (metric, summary.summary.as_ref(), summary.failed_runs))
         .collect()
 }
 
@@ -282,18 +269,18 @@ pub(crate) mod tests {
 
     /// Two runs with fixed numbers: one complete, one that failed at `interrupt`.
     pub fn sample_report() -> Report {
-        let complete: [(RuntimeMetric, f64); 11] = [
-            (RuntimeMetric::KernelStart, 0.0512),
-            (RuntimeMetric::KernelRss, 14_680_064.0),
-            (RuntimeMetric::KernelExec, 0.000_131),
-            (RuntimeMetric::Bash, 0.0031),
-            (RuntimeMetric::GitStatus, 0.0042),
-            (RuntimeMetric::Output, 0.0035),
-            (RuntimeMetric::Mixed, 0.041),
-            (RuntimeMetric::Interrupt, 0.0009),
-            (RuntimeMetric::LoadedRss, 19_922_944.0),
-            (RuntimeMetric::Snapshot, 0.012),
-            (RuntimeMetric::Restore, 0.009),
+        let complete: [(Metric, f64); 11] = [
+            (Metric::KernelStart, 0.0512),
+            (Metric::KernelRss, 14_680_064.0),
+            (Metric::KernelExec, 0.000_131),
+            (Metric::Bash, 0.0031),
+            (Metric::GitStatus, 0.0042),
+            (Metric::Output, 0.0035),
+            (Metric::Mixed, 0.041),
+            (Metric::Interrupt, 0.0009),
+            (Metric::LoadedRss, 19_922_944.0),
+            (Metric::Snapshot, 0.012),
+            (Metric::Restore, 0.009),
         ];
         let first = Run {
             values: complete
@@ -323,20 +310,6 @@ pub(crate) mod tests {
             true,
             vec![first, second],
         )
-    }
-
-    #[test]
-    fn every_runtime_metric_is_a_schema_metric() {
-        for metric in RuntimeMetric::ALL {
-            let schema = schema_metric(metric)
-                .unwrap_or_else(|| panic!("{} is not a schema metric", metric.name()));
-            assert_eq!(
-                schema.unit() == bench_core::units::Unit::Bytes,
-                metric.is_bytes(),
-                "{}",
-                metric.name()
-            );
-        }
     }
 
     #[test]
