@@ -49,10 +49,10 @@
 
 use crate::metric::{Direction, Metric, Nature, Phase};
 use crate::result::{Role, Side};
-use std::collections::{BTreeMap, BTreeSet};
 use crate::rng::SplitMix64;
 use crate::stats::MetricStats;
 use crate::units::Unit;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The default noise floor: changes within ±20% are noise. The seed harness uses
 /// 20% on shared 4-vCPU sandboxes.
@@ -785,7 +785,10 @@ mod tests {
         let base = side("b", &[(Metric::Install, &[12.4])]);
         let candidate = side("c", &[(Metric::Install, &[20.07])]);
         let row = &compare(&base, &candidate, &CompareOptions::default()).metrics[0];
-        assert_eq!((row.ci_low, row.ratio, row.ci_high), (row.ratio, row.ratio, row.ratio));
+        assert_eq!(
+            (row.ci_low, row.ratio, row.ci_high),
+            (row.ratio, row.ratio, row.ratio)
+        );
         assert_eq!(row.verdict, Verdict::SingleSample);
         assert_eq!(row.verdict.word(), "1 sample, no verdict");
         // One side with many samples still lacks the other side's spread.
@@ -887,7 +890,9 @@ mod tests {
         let mut candidate = side("c", &[(Metric::Rss, &[100.0, 100.0])]);
         for trial in 0..2 {
             base.trial_record_mut(Phase::Measure, trial).process_count = Some(2);
-            candidate.trial_record_mut(Phase::Measure, trial).process_count = Some(2);
+            candidate
+                .trial_record_mut(Phase::Measure, trial)
+                .process_count = Some(2);
         }
         let same = compare(&base, &candidate, &CompareOptions::default());
         assert_eq!(same.process_counts.len(), 1);
@@ -927,7 +932,8 @@ mod tests {
     fn side_facts_gather_hosts_load_and_versions() {
         let mut side = side("b", &[(Metric::Cold, &[1.0])]);
         side.runtime.insert("node".into(), "v22.11.0".into());
-        side.runtime.insert("home_before_install_bytes".into(), "5".into());
+        side.runtime
+            .insert("home_before_install_bytes".into(), "5".into());
         side.runtime.insert("version".into(), "0.63.1".into());
         for (trial, load, host) in [(0, 0.5, "a"), (1, 2.25, "b"), (2, 1.0, "a")] {
             let record = side.trial_record_mut(Phase::Measure, trial);
