@@ -229,7 +229,7 @@ fn table(comparison: &Comparison) -> String {
                     median(&row.candidate),
                     amount(row),
                     percent(row.ratio),
-                    format!("{} .. {}", percent(row.ci_low), percent(row.ci_high)),
+                    interval(row),
                     row.verdict.word().to_string(),
                     format!("{} / {}", trials(&row.base), trials(&row.candidate)),
                 ]
@@ -292,8 +292,15 @@ fn table(comparison: &Comparison) -> String {
     let mut counts = Vec::new();
     for verdict in Verdict::ALL {
         let count = comparison.count(verdict);
-        if count > 0 || matches!(verdict, Verdict::Regressed | Verdict::Improved) {
-            counts.push(format!("{count} {}", verdict.word()));
+        match verdict {
+            Verdict::Regressed | Verdict::Improved => {
+                counts.push(format!("{count} {}", verdict.word()));
+            }
+            Verdict::SingleSample if count > 0 => {
+                counts.push(format!("{count} with a single sample (no verdict)"));
+            }
+            _ if count > 0 => counts.push(format!("{count} {}", verdict.word())),
+            _ => {}
         }
     }
     let floors: Vec<String> = comparison
@@ -313,6 +320,15 @@ fn table(comparison: &Comparison) -> String {
         trimmed(comparison.options.noise * 100.0)
     ));
     out
+}
+
+/// The interval of the change; none for a single sample, which has no spread.
+fn interval(row: &MetricComparison) -> String {
+    if row.verdict == Verdict::SingleSample {
+        "-".to_string()
+    } else {
+        format!("{} .. {}", percent(row.ci_low), percent(row.ci_high))
+    }
 }
 
 /// The absolute change in the metric's unit, signed: `+175 ms`, `-39.2 MiB`.

@@ -145,6 +145,6 @@ mod tests {
     fn three_decimals_without_trailing_zeros() {
         assert_eq!(round3(12.5), "12.5");
         assert_eq!(round3(0.0004), "0");
-        assert_eq!(round3(3.14159), "3.142");
+        assert_eq!(round3(2.71234), "2.712");
     }
 }
