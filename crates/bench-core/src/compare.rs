@@ -334,8 +334,8 @@ pub struct SideFacts {
     pub load_average_1m: Option<(f64, f64)>,
     /// When the first and the last trial started, milliseconds since the Unix epoch.
     pub started_unix_ms: Option<(u64, u64)>,
-    /// How many trial records the side has.
-    pub trial_records: usize,
+    /// How many trials (of any phase) recorded when they started.
+    pub timed_trials: usize,
     /// The side's [`ENVIRONMENT_FACTS`] that were recorded, in that order.
     pub environment: Vec<(String, String)>,
 }
@@ -372,7 +372,11 @@ impl SideFacts {
             hosts: hosts.into_iter().map(str::to_string).collect(),
             load_average_1m: range_of(loads),
             started_unix_ms,
-            trial_records: side.trials.len(),
+            timed_trials: side
+                .trials
+                .iter()
+                .filter(|record| record.started_unix_ms.is_some())
+                .count(),
             environment: ENVIRONMENT_FACTS
                 .iter()
                 .filter_map(|&key| Some((key.to_string(), side.runtime.get(key)?.clone())))
@@ -945,6 +949,7 @@ mod tests {
         assert_eq!(facts.hosts, ["a", "b"]);
         assert_eq!(facts.load_average_1m, Some((0.5, 2.25)));
         assert_eq!(facts.started_unix_ms, Some((1000, 1002)));
+        assert_eq!(facts.timed_trials, 3);
         assert_eq!(
             facts.environment,
             [
