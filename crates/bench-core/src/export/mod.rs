@@ -8,9 +8,14 @@
 //! - [`json`]: the same data with numbers in base units (seconds, bytes).
 //! - [`csv`]: one row per metric, numbers in base units.
 //! - [`text`]: aligned plain-text tables for a terminal.
+//! - [`bmf`]: Bencher Metric Format, for [Bencher](https://bencher.dev).
+//! - [`github_benchmark`]: github-action-benchmark's `customSmallerIsBetter` and
+//!   `customBiggerIsBetter` arrays.
 
+pub mod bmf;
 pub mod csv;
 mod format;
+pub mod github_benchmark;
 pub mod json;
 pub mod markdown;
 pub mod text;
