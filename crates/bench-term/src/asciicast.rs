@@ -104,7 +104,10 @@ impl Recording {
 
     /// Parses a recording written by [`Recording::to_text`] (or by asciinema).
     pub fn parse(text: &str) -> Result<Recording, ParseError> {
-        let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
+        let mut lines = text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty());
         let fail = |line: usize, message: String| ParseError {
             line: line + 1,
             message,

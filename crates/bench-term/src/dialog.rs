@@ -54,7 +54,10 @@ const DIALOG_PATTERNS: &[(&str, &str)] = &[
         "sign in",
         r"(?i)\b(select|choose) (a |an |your )?(log ?in|sign ?in|auth\w*) method\b",
     ),
-    ("sign in", r"(?i)\bhow would you like to (authenticate|log ?in|sign ?in)\b"),
+    (
+        "sign in",
+        r"(?i)\bhow would you like to (authenticate|log ?in|sign ?in)\b",
+    ),
     (
         "press Enter",
         r"(?i)\bpress (enter|return|any key) to (continue|confirm|proceed|start|begin)\b",
@@ -121,12 +124,15 @@ impl fmt::Display for Blocked {
         match self {
             Blocked::Rejected { pattern } => write!(f, "blocked by: {pattern}"),
             Blocked::Missing { pattern } => {
-                write!(f, "the screen at ready does not match the required {pattern}")
+                write!(
+                    f,
+                    "the screen at ready does not match the required {pattern}"
+                )
             }
             Blocked::Dialog(hit) => write!(
                 f,
-                "blocked by a dialog ({}: {:?}); if the spec means to wait for it, set \
-                 ready_allow_dialog or a ready_require that matches that line",
+                "blocked by a dialog ({}: {:?}); if it is expected, allow dialogs \
+                 (ready_allow_dialog, --allow-dialog) or require a pattern that matches that line",
                 hit.name, hit.line
             ),
         }
@@ -262,7 +268,7 @@ mod tests {
             @r#"
         blocked by: (?i)update available
         the screen at ready does not match the required ^> 
-        blocked by a dialog (folder trust: "Do you trust this folder?"); if the spec means to wait for it, set ready_allow_dialog or a ready_require that matches that line
+        blocked by a dialog (folder trust: "Do you trust this folder?"); if it is expected, allow dialogs (ready_allow_dialog, --allow-dialog) or require a pattern that matches that line
         "#
         );
         assert_eq!(guard.check("> "), Ok(()));

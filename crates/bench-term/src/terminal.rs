@@ -1214,8 +1214,8 @@ mod tests {
             let text = probe(&tag, index);
             assert_eq!(text.len(), probe_length(&tag));
             assert!(
-                text.bytes().all(|b| b.is_ascii_lowercase()
-                    && !b"ynadqcsroetxihjkl".contains(&b)),
+                text.bytes()
+                    .all(|b| b.is_ascii_lowercase() && !b"ynadqcsroetxihjkl".contains(&b)),
                 "{text}"
             );
         }
@@ -1227,7 +1227,11 @@ mod tests {
         assert_eq!(word.len(), 32);
         assert!(word.bytes().all(|b| b.is_ascii_lowercase()));
         assert_ne!(word, random_word(32, SAMPLE_LETTERS));
-        assert!(random_word(32, PROBE_LETTERS).bytes().all(|b| PROBE_LETTERS.contains(&b)));
+        assert!(
+            random_word(32, PROBE_LETTERS)
+                .bytes()
+                .all(|b| PROBE_LETTERS.contains(&b))
+        );
     }
 
     #[test]

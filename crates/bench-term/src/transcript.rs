@@ -147,8 +147,7 @@ impl Transcript {
         let recording = self.recording().to_text();
         let folder = self.folder.clone();
         let write = |name: &str, bytes: &[u8]| {
-            bench_core::io::write_atomic(&folder.join(name), bytes)
-                .map_err(TermError::Transcript)
+            bench_core::io::write_atomic(&folder.join(name), bytes).map_err(TermError::Transcript)
         };
         std::fs::create_dir_all(&self.folder).map_err(|source| {
             TermError::Transcript(bench_core::io::WriteError {

@@ -523,7 +523,12 @@ fn write_report(out: &Path) -> anyhow::Result<String> {
     }
     let result = bench_core::ResultFile::load(&path)
         .with_context(|| format!("reading {}", path.display()))?;
-    let report = bench_core::export::markdown::report(&bench_core::report::Report::new(&result));
+    let mut report =
+        bench_core::export::markdown::report(&bench_core::report::Report::new(&result));
+    if let Some(section) = crate::pipeline::ready_screen_section(out) {
+        report.push('\n');
+        report.push_str(&section);
+    }
     let report_path = out.join("report.md");
     bench_core::io::write_atomic(&report_path, report.as_bytes())
         .with_context(|| format!("writing {}", report_path.display()))?;

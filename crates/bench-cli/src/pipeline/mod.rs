@@ -32,6 +32,7 @@ pub use cleanup::{CleanupReport, cleanup, cleanup_with};
     reason = "the pipeline's interface for `clibench run` and the phases"
 )]
 pub use context::{PhaseContext, TrialUser};
+pub use measure::ready_screen_section;
 
 use bench_core::{Phase, Side};
 

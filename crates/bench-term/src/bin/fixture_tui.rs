@@ -360,9 +360,7 @@ fn main() {
             std::process::exit(0);
         }
         if dialog_open
-            && let Some(choice) = input
-                .iter()
-                .find(|b| b.is_ascii_digit() || **b == b'\r')
+            && let Some(choice) = input.iter().find(|b| b.is_ascii_digit() || **b == b'\r')
         {
             // The dialog takes the key as its answer, as a real menu does.
             dialog_open = false;

@@ -607,14 +607,17 @@ fn the_probe_does_not_answer_a_dialog_and_the_dialog_fails_the_start() {
     );
     // The dialog is still open: no key of the probe was taken as a choice.
     insta::assert_snapshot!(error.to_string(), @r#"
-    blocked by a dialog (folder trust: "Do you trust the files in this folder?"); if the spec means to wait for it, set ready_allow_dialog or a ready_require that matches that line; the screen at ready:
+    blocked by a dialog (folder trust: "Do you trust the files in this folder?"); if it is expected, allow dialogs (ready_allow_dialog, --allow-dialog) or require a pattern that matches that line; the screen at ready:
       | fixture tui
       | Do you trust the files in this folder?
       |   1. Yes
       |   2. No
       | >
     "#);
-    assert_eq!(terminal.ready_screen(), Some(terminal.screen_text().as_str()));
+    assert_eq!(
+        terminal.ready_screen(),
+        Some(terminal.screen_text().as_str())
+    );
     assert!(terminal.timeline().ready.is_some());
     // The fixture does take a digit as the answer, so a probe with digits would
     // have been "ready" at the real prompt behind the dialog.
