@@ -177,6 +177,8 @@ pub struct Kernel {
     recent: VecDeque<String>,
     next_id: u64,
     pending: HashSet<String>,
+    /// Raw lines sent with [`Kernel::send_raw`] whose `ProtocolError` has not come yet.
+    raw_unanswered: usize,
     stash: Vec<Event>,
     ready: Option<Ready>,
     broken: Option<String>,
@@ -261,6 +263,7 @@ impl Kernel {
             recent: VecDeque::new(),
             next_id: 0,
             pending: HashSet::new(),
+            raw_unanswered: 0,
             stash: Vec::new(),
             ready: None,
             broken: None,
@@ -381,6 +384,7 @@ impl Kernel {
     /// testing how a kernel handles malformed requests. Replies are not tracked.
     pub fn send_raw(&mut self, line: &str) -> Result<(), KernelError> {
         self.check_usable()?;
+        self.raw_unanswered += 1;
         if line.ends_with('\n') {
             self.send_line("raw", line)
         } else {
@@ -406,8 +410,14 @@ impl Kernel {
         }
         let deadline = Instant::now() + timeout;
         let event = self.next_checked(deadline, timeout, waiting_for)?;
-        if let Event::Done(done) = &event {
-            self.pending.remove(&done.id);
+        match &event {
+            Event::Done(done) => {
+                self.pending.remove(&done.id);
+            }
+            Event::Error(error) if error.id.is_none() && error.ename == "ProtocolError" => {
+                self.raw_unanswered = self.raw_unanswered.saturating_sub(1);
+            }
+            _ => {}
         }
         Ok(event)
     }
@@ -453,7 +463,27 @@ impl Kernel {
                         elapsed: started.elapsed(),
                     });
                 }
+                Event::Error(error) if error.id.is_none() && error.ename == "ProtocolError" => {
+                    if self.raw_unanswered > 0 {
+                        // The answer to a malformed line sent on purpose.
+                        self.raw_unanswered -= 1;
+                        events.push(Event::Error(error));
+                    } else {
+                        // The kernel could not read this request: no `done` will come.
+                        self.pending.remove(id);
+                        return Err(KernelError::Rejected {
+                            waiting_for,
+                            evalue: error.evalue,
+                        });
+                    }
+                }
                 event if event.id().is_none() || event.id() == Some(id) => events.push(event),
+                // Late events of a request that is over (a kernel that writes after
+                // `done`): nobody will collect them, so they are not kept.
+                event
+                    if event
+                        .id()
+                        .is_some_and(|other| !self.pending.contains(other)) => {}
                 event => self.stash.push(event),
             }
         }

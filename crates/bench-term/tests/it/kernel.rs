@@ -863,3 +863,48 @@ fn spawning_a_missing_program_is_a_spawn_error() {
         matches!(&error, KernelError::Spawn { program, .. } if program == "/nonexistent/python")
     );
 }
+
+#[test]
+fn a_protocol_error_without_an_id_fails_the_pending_request_at_once() {
+    let home = tempfile::tempdir().unwrap();
+    let mut options = test_kernel("rejects.py", &[], home.path());
+    // Far longer than the answer takes: waiting it out would fail the match below.
+    options.request_timeout = Duration::from_secs(60);
+    let mut kernel = Kernel::spawn(options).unwrap();
+    let error = kernel.execute("pass").unwrap_err();
+    assert!(
+        matches!(&error, KernelError::Rejected { evalue, .. } if evalue == "cannot read the request"),
+        "{error}"
+    );
+    assert_eq!(
+        error.to_string(),
+        "kernel rejected the `done` of execute request 1: ProtocolError: cannot read the request"
+    );
+    // The kernel still serves: the next request is rejected the same way, not mixed up.
+    assert!(matches!(
+        kernel.execute("pass"),
+        Err(KernelError::Rejected { .. })
+    ));
+    let _ = kernel.close();
+}
+
+#[test]
+fn events_after_a_finished_requests_done_are_dropped() {
+    let home = tempfile::tempdir().unwrap();
+    let mut kernel = Kernel::spawn(test_kernel("late_events.py", &[], home.path())).unwrap();
+    let first = kernel.execute("pass").unwrap();
+    // The first request's late event arrives while the second is waited for.
+    let second = kernel.execute("pass").unwrap();
+    assert!(first.events.is_empty() && second.events.is_empty());
+    let id = kernel.submit("execute", &Map::new()).unwrap();
+    // Nothing of the first request was kept for later: the next event comes from the pipe.
+    let event = kernel
+        .next_event(Duration::from_secs(10), "the next event")
+        .unwrap();
+    assert_ne!(event.id(), Some(first.id.as_str()), "{event:?}");
+    assert!(
+        [Some(second.id.as_str()), Some(id.as_str())].contains(&event.id()),
+        "{event:?}"
+    );
+    let _ = kernel.close();
+}
