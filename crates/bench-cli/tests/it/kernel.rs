@@ -90,3 +90,25 @@ fn kernel_rejects_zero_runs() {
     assert_eq!(result.code, Some(2), "stderr: {}", result.stderr);
     assert!(result.stderr.contains("--runs must be at least 1"));
 }
+
+#[test]
+fn the_kernel_gets_a_fresh_home_not_the_callers() {
+    let folder = tempfile::tempdir().unwrap();
+    let callers_home = folder.path().join("caller");
+    std::fs::create_dir(&callers_home).unwrap();
+    std::fs::write(callers_home.join(".bashrc"), "sleep 1\n").unwrap();
+    let seen = folder.path().join("seen-home");
+    let prelude = format!(
+        "from rlm import bash\nimport os\nopen({:?}, 'w').write(os.environ['HOME'] + '|' + ','.join(sorted(os.listdir(os.environ['HOME']))))",
+        seen.display().to_string()
+    );
+    let result = run(clibench()
+        .args(["kernel", "--runs", "1", "--json", "--prelude", &prelude])
+        .env("HOME", &callers_home));
+    assert_eq!(result.code, Some(0), "stderr: {}", result.stderr);
+    let seen = std::fs::read_to_string(&seen).unwrap();
+    let (home, entries) = seen.split_once('|').unwrap();
+    assert_ne!(home, callers_home.display().to_string());
+    assert!(home.contains("clibench-kernel-"), "{home}");
+    assert_eq!(entries, "", "the home is not empty: {entries}");
+}
