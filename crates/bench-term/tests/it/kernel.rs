@@ -430,11 +430,39 @@ fn measurement_methods_use_the_harness_defaults() {
         .current_dir(fixture.path())
         .status()
         .unwrap();
-    let mut kernel = fixture.start();
-    assert!(kernel.batch("pass", 3, None).unwrap() > 0.0);
-    assert!(kernel.mixed().unwrap() > 0.0);
-    assert!(kernel.interrupt_latency().unwrap() > 0.0);
+    let transcript = fixture.path().join("defaults.jsonl");
+    let mut options = fixture.options();
+    options.transcript = Some(transcript.clone());
+    let mut kernel = Kernel::spawn(options).unwrap();
+    kernel.ready().unwrap();
+    let batch = kernel.batch("pass", 3, None).unwrap();
+    let mixed = kernel.mixed().unwrap();
+    let interrupt = kernel.interrupt_latency().unwrap();
     kernel.close().unwrap();
+    // What was sent, in order: the methods are the harness's sequences, not just "fast".
+    let codes: Vec<String> = std::fs::read_to_string(&transcript)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .filter(|line| line["dir"] == "send" && line["frame"]["type"] == "execute")
+        .map(|line| line["frame"]["code"].as_str().unwrap().to_owned())
+        .collect();
+    let mut expected = vec!["pass".to_owned(); 3];
+    expected.extend((0..measure::MIXED_CELLS).map(|index| {
+        if index % 4 == 0 {
+            measure::GIT_STATUS.to_owned()
+        } else {
+            "pass".to_owned()
+        }
+    }));
+    expected.push(measure::INTERRUPT_AWAIT.to_owned());
+    // interrupt_latency's follow-up cell, which must still run.
+    assert_eq!(codes[..expected.len()], expected[..]);
+    assert_eq!(codes.len(), expected.len() + 1, "{codes:?}");
+    // The interrupted cell sleeps 60 s: an interrupt that did not stop it would show.
+    assert!(interrupt < 30.0, "{interrupt}");
+    // Mixed is a total of 35 cells, batch a mean per cell: the total is the larger.
+    assert!(mixed > batch, "{mixed} {batch}");
 }
 
 #[test]
@@ -492,7 +520,7 @@ fn batch_checks_output_size() {
         Some(measure::OUTPUT_BYTES),
     )
     .unwrap();
-    assert!(mean > 0.0);
+    assert!(mean.is_finite() && mean > 0.0, "{mean}");
     let error = measure::batch(&mut kernel, "print('abc', end='')", 1, Some(4)).unwrap_err();
     assert!(
         matches!(
@@ -907,4 +935,63 @@ fn events_after_a_finished_requests_done_are_dropped() {
         "{event:?}"
     );
     let _ = kernel.close();
+}
+
+#[test]
+fn an_interrupt_right_behind_an_execute_still_stops_that_cell() {
+    let fixture = Fixture::new();
+    let mut kernel = fixture.start();
+    // Repeated, because the interrupt can land before the cell started or just after.
+    for round in 0..10 {
+        let mut fields = Map::new();
+        fields.insert(
+            "code".to_owned(),
+            json!("import asyncio\nawait asyncio.sleep(60)"),
+        );
+        let id = kernel.submit("execute", &fields).unwrap();
+        kernel.interrupt().unwrap();
+        // Within the 20 s request timeout, far below the cell's 60 s.
+        let reply = kernel.wait_done(&id, Duration::from_secs(20)).unwrap();
+        assert_eq!(reply.done.status, "error", "round {round}: {reply:?}");
+        assert_eq!(
+            reply.error().map(|e| e.ename.as_str()),
+            Some("KeyboardInterrupt"),
+            "round {round}: {reply:?}"
+        );
+        assert!(kernel.execute("pass").unwrap().is_ok());
+    }
+    kernel.close().unwrap();
+}
+
+#[test]
+fn the_snapshot_serializer_is_loaded_when_first_needed() {
+    let fixture = Fixture::new();
+    let mut options = fixture.options();
+    options.env.push((
+        "PYTHONPATH".into(),
+        format!("{TEST_KERNELS}/fake_dill").into(),
+    ));
+    let mut kernel = Kernel::spawn(options).unwrap();
+    kernel.ready().unwrap();
+    let loaded = |kernel: &mut Kernel| {
+        kernel
+            .execute("import sys\n'dill' in sys.modules")
+            .unwrap()
+            .result()
+            .map(str::to_owned)
+    };
+    assert_eq!(loaded(&mut kernel).as_deref(), Some("False"));
+    let state = fixture.path().join("state.pkl");
+    let manifest = fixture.path().join("manifest.json");
+    kernel
+        .request(
+            "snapshot",
+            fields(&[
+                ("path", json!(state.to_str().unwrap())),
+                ("manifest_path", json!(manifest.to_str().unwrap())),
+            ]),
+        )
+        .unwrap();
+    assert_eq!(loaded(&mut kernel).as_deref(), Some("True"));
+    kernel.close().unwrap();
 }
