@@ -3,7 +3,7 @@
 
 Python 3 standard library only (dill is used for snapshots when importable).
 Run it as `python3 reference_kernel.py`; requests arrive as JSON lines on stdin,
-events leave as JSON lines on stdout. See KERNEL-PROTOCOL.md for the protocol.
+events leave as JSON lines on stdout. See docs/kernel-protocol.md for the protocol.
 
 How it is built:
 - The protocol goes out on a duplicate of the original stdout. File descriptors

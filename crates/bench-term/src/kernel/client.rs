@@ -3,7 +3,7 @@
 
 use super::error::{FrameError, KernelError, quote};
 use super::lines::{LineReader, Outcome};
-use super::protocol::{self, CellError, Done, Event, PROTOCOL_VERSION};
+use super::protocol::{self, CellError, Done, Event, PROTOCOL_VERSION, Request};
 use super::transcript::{Direction, Transcript};
 use serde_json::{Map, Value};
 use std::collections::{HashSet, VecDeque};
@@ -317,38 +317,28 @@ impl Kernel {
     /// give: run such cells with [`Kernel::submit`], [`Kernel::next_event`] and
     /// [`Kernel::host_reply`].
     pub fn execute(&mut self, code: &str) -> Result<Reply, KernelError> {
-        let mut fields = Map::with_capacity(1);
-        fields.insert("code".to_owned(), Value::from(code));
-        self.request("execute", fields)
+        self.request(&Request::execute(code))
     }
 
-    /// Sends a request of type `kind` (`execute`, `snapshot`, `restore`, `list_names`,
-    /// `shutdown`, ...) with `fields`, and waits for its `done` (within `request_timeout`).
-    pub fn request(
-        &mut self,
-        kind: &str,
-        fields: Map<String, Value>,
-    ) -> Result<Reply, KernelError> {
+    /// Sends `request` and waits for its `done` (within `request_timeout`).
+    pub fn request(&mut self, request: &Request) -> Result<Reply, KernelError> {
         let started = Instant::now();
-        let id = self.submit(kind, &fields)?;
-        self.wait_done_since(&id, kind, started, self.options.request_timeout)
+        let id = self.submit(request)?;
+        self.wait_done_since(&id, request.kind(), started, self.options.request_timeout)
     }
 
     /// Sends a request with a fresh id and returns the id without waiting; collect its
     /// reply with [`Kernel::wait_done`].
     /// A request sent before [`Kernel::ready`] first waits for the handshake.
-    pub fn submit(
-        &mut self,
-        kind: &str,
-        fields: &Map<String, Value>,
-    ) -> Result<String, KernelError> {
+    pub fn submit(&mut self, request: &Request) -> Result<String, KernelError> {
+        let kind = request.kind();
         self.check_usable()?;
         if self.ready.is_none() {
             self.ready()?;
         }
         self.next_id += 1;
         let id = self.next_id.to_string();
-        let line = protocol::encode_request(kind, Some(&id), fields);
+        let line = protocol::encode_request(kind, Some(&id), &request.fields());
         self.send_line(kind, &line)?;
         self.pending.insert(id.clone());
         Ok(id)

@@ -3,7 +3,7 @@
 use bench_core::{Metric, Phase};
 use bench_term::kernel::measure::{self, RuntimeOptions, Workload};
 use bench_term::kernel::{
-    Event, Kernel, KernelError, KernelOptions, MeasureError, REFERENCE_KERNEL,
+    Event, Kernel, KernelError, KernelOptions, MeasureError, REFERENCE_KERNEL, Request, Snapshot,
 };
 use serde_json::{Map, Value, json};
 use std::path::Path;
@@ -88,13 +88,6 @@ fn still_running(pid: u32) -> bool {
         std::thread::sleep(Duration::from_millis(10));
     }
     running()
-}
-
-fn fields(pairs: &[(&str, Value)]) -> Map<String, Value> {
-    pairs
-        .iter()
-        .map(|(key, value)| ((*key).to_owned(), value.clone()))
-        .collect()
 }
 
 // The reference kernel --------------------------------------------------------
@@ -202,7 +195,7 @@ fn list_names_skips_private_names_and_helpers() {
     kernel
         .execute("alpha = 1\n_hidden = 2\nimport json")
         .unwrap();
-    let reply = kernel.request("list_names", Map::new()).unwrap();
+    let reply = kernel.request(&Request::ListNames).unwrap();
     assert!(reply.is_ok());
     assert_eq!(
         reply.done.strings("names"),
@@ -221,13 +214,11 @@ fn snapshot_and_restore_round_trip_values_into_a_fresh_kernel() {
         .execute("import math\ntable = {'a': [1, 2, 3], 'b': 'text'}\ncount = 12\nsquare = lambda v: v * v\n_private = 5")
         .unwrap();
     let reply = kernel
-        .request(
-            "snapshot",
-            fields(&[
-                ("path", json!(state.to_str().unwrap())),
-                ("manifest_path", json!(manifest.to_str().unwrap())),
-            ]),
-        )
+        .request(&Request::Snapshot(Snapshot {
+            path: state.clone(),
+            manifest_path: manifest.clone(),
+            ..Snapshot::default()
+        }))
         .unwrap();
     assert!(reply.is_ok(), "{reply:?}");
     assert_eq!(
@@ -251,10 +242,9 @@ fn snapshot_and_restore_round_trip_values_into_a_fresh_kernel() {
 
     let mut fresh = fixture.start();
     let reply = fresh
-        .request(
-            "restore",
-            fields(&[("path", json!(state.to_str().unwrap()))]),
-        )
+        .request(&Request::Restore {
+            path: state.clone(),
+        })
         .unwrap();
     assert!(reply.is_ok(), "{reply:?}");
     assert_eq!(
@@ -289,13 +279,11 @@ fn snapshot_uses_dill_when_it_is_importable() {
     let mut kernel = Kernel::spawn(options.clone()).unwrap();
     kernel.execute("values = [1, 2, 3]").unwrap();
     let reply = kernel
-        .request(
-            "snapshot",
-            fields(&[
-                ("path", json!(state.to_str().unwrap())),
-                ("manifest_path", json!(manifest.to_str().unwrap())),
-            ]),
-        )
+        .request(&Request::Snapshot(Snapshot {
+            path: state.clone(),
+            manifest_path: manifest.clone(),
+            ..Snapshot::default()
+        }))
         .unwrap();
     assert_eq!(reply.done.strings("saved"), Some(vec!["values".to_owned()]));
     let written: Value = serde_json::from_slice(&std::fs::read(&manifest).unwrap()).unwrap();
@@ -303,10 +291,9 @@ fn snapshot_uses_dill_when_it_is_importable() {
     kernel.close().unwrap();
     let mut fresh = Kernel::spawn(options).unwrap();
     let reply = fresh
-        .request(
-            "restore",
-            fields(&[("path", json!(state.to_str().unwrap()))]),
-        )
+        .request(&Request::Restore {
+            path: state.clone(),
+        })
         .unwrap();
     assert_eq!(
         reply.done.strings("restored"),
@@ -322,10 +309,9 @@ fn restoring_a_missing_file_is_ok_with_a_reason() {
     let mut kernel = fixture.start();
     let missing = fixture.path().join("nothing.pkl");
     let reply = kernel
-        .request(
-            "restore",
-            fields(&[("path", json!(missing.to_str().unwrap()))]),
-        )
+        .request(&Request::Restore {
+            path: missing.clone(),
+        })
         .unwrap();
     assert!(reply.is_ok());
     assert_eq!(reply.done.strings("restored"), Some(vec![]));
@@ -341,17 +327,18 @@ fn snapshot_limits_prune_or_skip_oversized_values() {
     let path = fixture.path().join("limited.pkl");
     let manifest = fixture.path().join("limited.json");
     let request = |prune: bool| {
-        fields(&[
-            ("path", json!(path.to_str().unwrap())),
-            ("manifest_path", json!(manifest.to_str().unwrap())),
-            ("max_variable_bytes", json!(1000)),
-            ("prune_oversized", json!(prune)),
-        ])
+        Request::Snapshot(Snapshot {
+            path: path.clone(),
+            manifest_path: manifest.clone(),
+            max_variable_bytes: Some(1000),
+            prune_oversized: prune,
+            ..Snapshot::default()
+        })
     };
-    let pruned = kernel.request("snapshot", request(true)).unwrap();
+    let pruned = kernel.request(&request(true)).unwrap();
     assert_eq!(pruned.done.strings("saved"), Some(vec!["small".to_owned()]));
     assert_eq!(pruned.done.strings("pruned"), Some(vec!["big".to_owned()]));
-    let skipped = kernel.request("snapshot", request(false)).unwrap();
+    let skipped = kernel.request(&request(false)).unwrap();
     assert_eq!(
         skipped.done.strings("skipped"),
         Some(vec!["big".to_owned()])
@@ -380,7 +367,12 @@ fn malformed_request_lines_get_protocol_errors_and_the_kernel_keeps_serving() {
         matches!(&event, Event::Error(error) if error.ename == "ProtocolError"),
         "{event:?}"
     );
-    let reply = kernel.request("no_such_request", Map::new()).unwrap();
+    let reply = kernel
+        .request(&Request::Custom {
+            kind: "no_such_request".to_owned(),
+            fields: Map::new(),
+        })
+        .unwrap();
     assert_eq!(reply.done.status, "error");
     assert_eq!(reply.error().unwrap().ename, "ProtocolError");
     assert!(kernel.execute("pass").unwrap().is_ok());
@@ -392,13 +384,9 @@ fn host_request_is_answered_with_host_reply() {
     let fixture = Fixture::new();
     let mut kernel = fixture.start();
     let id = kernel
-        .submit(
-            "execute",
-            &fields(&[(
-                "code",
-                json!("answer = await host({'question': 6})\nanswer['value'] * 7"),
-            )]),
-        )
+        .submit(&Request::execute(
+            "answer = await host({'question': 6})\nanswer['value'] * 7",
+        ))
         .unwrap();
     let event = kernel
         .next_event(Duration::from_secs(10), "host_request")
@@ -924,7 +912,7 @@ fn events_after_a_finished_requests_done_are_dropped() {
     // The first request's late event arrives while the second is waited for.
     let second = kernel.execute("pass").unwrap();
     assert!(first.events.is_empty() && second.events.is_empty());
-    let id = kernel.submit("execute", &Map::new()).unwrap();
+    let id = kernel.submit(&Request::execute("pass")).unwrap();
     // Nothing of the first request was kept for later: the next event comes from the pipe.
     let event = kernel
         .next_event(Duration::from_secs(10), "the next event")
@@ -943,12 +931,9 @@ fn an_interrupt_right_behind_an_execute_still_stops_that_cell() {
     let mut kernel = fixture.start();
     // Repeated, because the interrupt can land before the cell started or just after.
     for round in 0..10 {
-        let mut fields = Map::new();
-        fields.insert(
-            "code".to_owned(),
-            json!("import asyncio\nawait asyncio.sleep(60)"),
-        );
-        let id = kernel.submit("execute", &fields).unwrap();
+        let id = kernel
+            .submit(&Request::execute("import asyncio\nawait asyncio.sleep(60)"))
+            .unwrap();
         kernel.interrupt().unwrap();
         // Within the 20 s request timeout, far below the cell's 60 s.
         let reply = kernel.wait_done(&id, Duration::from_secs(20)).unwrap();
@@ -984,13 +969,11 @@ fn the_snapshot_serializer_is_loaded_when_first_needed() {
     let state = fixture.path().join("state.pkl");
     let manifest = fixture.path().join("manifest.json");
     kernel
-        .request(
-            "snapshot",
-            fields(&[
-                ("path", json!(state.to_str().unwrap())),
-                ("manifest_path", json!(manifest.to_str().unwrap())),
-            ]),
-        )
+        .request(&Request::Snapshot(Snapshot {
+            path: state.clone(),
+            manifest_path: manifest.clone(),
+            ..Snapshot::default()
+        }))
         .unwrap();
     assert_eq!(loaded(&mut kernel).as_deref(), Some("True"));
     kernel.close().unwrap();
