@@ -502,7 +502,10 @@ fn a_screen_at_ready_without_the_required_prompt_fails_cold_with_the_screen() {
     );
     // The blocked start's screen is kept like any other.
     let screen = fs::read_to_string(out.join("logs/screen-at-ready-0-cold.txt")).unwrap();
-    assert!(error.contains(screen.lines().next().unwrap()), "{error}\n{screen}");
+    assert!(
+        error.contains(screen.lines().next().unwrap()),
+        "{error}\n{screen}"
+    );
     assert_nothing_left(&out, is_root());
 }
 
