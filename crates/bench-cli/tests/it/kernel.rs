@@ -35,6 +35,14 @@ fn kernel_measures_every_runtime_metric_of_the_reference_kernel() {
         let value = values[metric].as_f64();
         assert!(value.is_some_and(|v| v > 0.0), "{metric}: {values}");
     }
+    // Figures that can be wrong while positive: memory is a Python process's (megabytes, not
+    // bytes or kilobytes), the loaded workload adds to it, and `mixed` is a total of 35 cells
+    // while `kernel_exec` is the mean of one.
+    let value = |metric: &str| values[metric].as_f64().unwrap();
+    let mib = 1024.0 * 1024.0;
+    assert!(value("kernel_rss") > 4.0 * mib, "{values}");
+    assert!(value("loaded_rss") > value("kernel_rss") + mib, "{values}");
+    assert!(value("mixed") > value("kernel_exec"), "{values}");
     assert_eq!(report["runs"][0]["errors"], serde_json::json!({}));
     let workload = report["workload"].as_str().unwrap();
     assert!(workload == "pandas" || workload == "lists", "{workload}");
