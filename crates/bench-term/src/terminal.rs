@@ -33,9 +33,10 @@ const EXIT_CHECK_INTERVAL: Duration = Duration::from_millis(50);
 const HANGUP_GRACE: Duration = Duration::from_millis(200);
 /// How long a program may stay alive and silent after its last quit key before
 /// close() concludes that the keys did nothing and hangs up. A program that quits
-/// on them exits, or at least keeps writing (saving, saying goodbye), within this;
-/// one that ignores them (python at its prompt answers Ctrl-C with a new prompt)
-/// goes quiet and would otherwise wait out the whole grace on every close.
+/// on them exits, keeps writing (saving, saying goodbye) or gives the terminal back
+/// (leaves raw mode, as a TUI does first on its way out) within this; one that
+/// ignores them (python at its prompt answers Ctrl-C with a new prompt) goes quiet
+/// in the same mode and would otherwise wait out the whole grace on every close.
 pub const QUIT_QUIET: Duration = Duration::from_millis(200);
 /// How long close() waits for killed processes to disappear.
 const KILL_GRACE: Duration = Duration::from_secs(3);
@@ -96,8 +97,8 @@ pub struct SpawnOptions {
     /// Pause between quit keys.
     pub quit_interval: Duration,
     /// The longest close() lets the program exit after its last quit key before
-    /// hanging up; a program that goes quiet for [`QUIT_QUIET`] without exiting is
-    /// hung up at once.
+    /// hanging up; a program that goes quiet for [`QUIT_QUIET`] without exiting or
+    /// leaving raw mode is hung up at once.
     pub quit_grace: Duration,
 }
 
@@ -607,7 +608,8 @@ impl Terminal {
 
     /// Ends the session: the quit keys (default Ctrl-C twice, 150 ms apart) and up
     /// to [`SpawnOptions::quit_grace`] for the program to exit, cut short when it
-    /// stays alive and silent for [`QUIT_QUIET`] (the keys did nothing); the
+    /// stays alive, silent and in the same terminal mode for [`QUIT_QUIET`] (the keys
+    /// did nothing); the
     /// transcript saved; hang-up (closing the terminal sends SIGHUP to the session);
     /// SIGKILL to the process group and every process of the session; reaping; and
     /// a check that no process of the session is left.
@@ -623,6 +625,7 @@ impl Terminal {
         let mut first_error = None;
         let mut quit_by_keys = false;
         if !self.eof && self.poll_exit().is_none() {
+            let raw_before = self.is_raw().unwrap_or(false);
             let keys = self.quit_keys.clone();
             for (index, key) in keys.iter().enumerate() {
                 if index > 0
@@ -646,8 +649,14 @@ impl Terminal {
                 }
                 let now = Instant::now();
                 if now.saturating_duration_since(last_heard) >= QUIT_QUIET {
-                    // Alive and silent: the keys did nothing, hang up now.
-                    break;
+                    // A program that gave the terminal back is on its way out (saving,
+                    // flushing): let it finish within the grace.
+                    let leaving = raw_before && !self.is_raw().unwrap_or(true);
+                    if !leaving {
+                        // Alive, silent, in the same mode: the keys did nothing.
+                        break;
+                    }
+                    last_heard = now;
                 }
                 let wait = EXIT_CHECK_INTERVAL
                     .min(until.saturating_duration_since(now))

@@ -27,6 +27,8 @@
 //!                          with --leave-raw-after: exit with CODE 300 ms after restoring cooked mode
 //!   --ready-marker         print "READY <ns>" with CLOCK_MONOTONIC ns just before writing it
 //!   --echo-stamps FILE     append the CLOCK_MONOTONIC ns of every echo write to FILE
+//!   --slow-quit MS         on Ctrl-C, go back to cooked mode, then stay silent for MS ms
+//!                          before exiting with 0, as a TUI that saves its state on the way out
 //!   --dialog               first show a folder-trust dialog ("Do you trust the files in this
 //!                          folder? 1. Yes 2. No") with a text box that echoes letters, as
 //!                          gemini-cli's dialogs do; a digit or Enter is taken as the choice
@@ -61,6 +63,7 @@ struct Flags {
     echo_stamps: Option<String>,
     sleep_forever: bool,
     dialog: bool,
+    slow_quit_ms: Option<u64>,
 }
 
 fn parse() -> Flags {
@@ -98,6 +101,7 @@ fn parse() -> Flags {
             "--echo-stamps" => flags.echo_stamps = Some(value(&arg, &mut args)),
             "--sleep-forever" => flags.sleep_forever = true,
             "--dialog" => flags.dialog = true,
+            "--slow-quit" => flags.slow_quit_ms = Some(number(&value(&arg, &mut args))),
             other => fail(&format!("unknown flag {other}")),
         }
     }
@@ -356,6 +360,10 @@ fn main() {
         };
         if ctrl_c && !flags.ignore_ctrl_c {
             set_raw(false);
+            if let Some(ms) = flags.slow_quit_ms {
+                std::thread::sleep(Duration::from_millis(ms));
+                std::process::exit(0);
+            }
             out(b"\r\nbye\r\n");
             std::process::exit(0);
         }

@@ -730,3 +730,18 @@ fn the_recording_replays_the_output_with_the_ready_moment_marked() {
         std::fs::read_to_string(folder.path().join(bench_term::READY_SCREEN_FILE)).unwrap();
     assert_eq!(at_ready, "héllo → wörld\n>\n");
 }
+
+#[test]
+fn a_program_that_quits_slowly_after_leaving_raw_mode_is_not_hung_up() {
+    // Silent for three times QUIT_QUIET after it gave the terminal back, within the grace.
+    let quiet_ms = (bench_term::QUIT_QUIET * 3).as_millis().to_string();
+    // One Ctrl-C: a second one would reach the now cooked terminal as SIGINT.
+    let options = fixture(&["--echo", "--slow-quit", &quiet_ms])
+        .quit_keys(vec![Key::Ctrl('c')], Duration::ZERO)
+        .quit_grace(Duration::from_secs(20));
+    let mut terminal = Terminal::spawn(&options).unwrap();
+    terminal.ready(&ReadyMode::Probe, TIMEOUT).unwrap();
+    let report = terminal.close().unwrap();
+    assert!(report.quit_by_keys, "{report:?}");
+    assert_eq!(report.status.unwrap().code(), Some(0), "{report:?}");
+}
