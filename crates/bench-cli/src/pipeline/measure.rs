@@ -564,6 +564,31 @@ mod tests {
     }
 
     #[test]
+    fn the_report_shows_the_earliest_cold_screen_at_ready() {
+        let out = tempfile::tempdir().unwrap();
+        let logs = out.path().join("logs");
+        std::fs::create_dir(&logs).unwrap();
+        assert_eq!(ready_screen_section(out.path()), None);
+        for (name, text) in [
+            ("screen-at-ready-10-cold.txt", "trial ten\n"),
+            ("screen-at-ready-2-warm.txt", "trial two, warm\n"),
+            ("screen-at-ready-2-cold.txt", "> ```quoted```\n\n"),
+            ("cold-2", "not a screen"),
+        ] {
+            std::fs::write(logs.join(name), text).unwrap();
+        }
+        insta::assert_snapshot!(ready_screen_section(out.path()).unwrap(), @r"
+        ## Screen at ready
+
+        The screen when the program was judged ready (logs/screen-at-ready-2-cold.txt):
+
+        ~~~~text
+        > ```quoted```
+        ~~~~
+        ");
+    }
+
+    #[test]
     fn bare_programs_are_found_on_the_targets_path() {
         let dir = tempfile::tempdir().unwrap();
         let tool = dir.path().join("tool");
