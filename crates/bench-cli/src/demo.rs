@@ -7,7 +7,6 @@
 //! treats it like any other target: prepare fetches the commit, builds and packs, install
 //! downloads from the served origin, and so on.
 
-use anyhow::{Context, bail};
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -56,6 +55,58 @@ const FILES: &[(&str, &str, u32)] = &[
 /// Fixed identity and dates of the demo's commit: the same files always give the same sha.
 const COMMIT_DATE: &str = "2000-01-01T00:00:00Z";
 
+/// Why the demo could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum DemoError {
+    /// A previous demo is in the way; it is never overwritten.
+    #[error("{} already exists; refusing to overwrite a previous demo", path.display())]
+    Exists {
+        /// The folder that exists.
+        path: PathBuf,
+    },
+    /// Writing a file or folder failed.
+    #[error("failed to {action} {}", path.display())]
+    Io {
+        /// What was being done ("write", "create").
+        action: &'static str,
+        /// The file or folder.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// git could not be started.
+    #[error("failed to run git {args}")]
+    GitStart {
+        /// The git arguments.
+        args: String,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// git ran and failed.
+    #[error("git {args} failed in {} ({status}): {stderr}", repo.display())]
+    Git {
+        /// The git arguments.
+        args: String,
+        /// The repository.
+        repo: PathBuf,
+        /// How git exited.
+        status: std::process::ExitStatus,
+        /// What git said on stderr.
+        stderr: String,
+    },
+}
+
+fn io_error(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> DemoError {
+    let path = path.to_path_buf();
+    move |source| DemoError::Io {
+        action,
+        path,
+        source,
+    }
+}
+
 /// Where [`materialise`] put the demo.
 #[derive(Debug, Clone)]
 pub struct Materialised {
@@ -69,25 +120,22 @@ pub struct Materialised {
 
 /// Writes the demo agent's source as a git repository under `dir/source` and its spec as
 /// `dir/demo.toml`. `dir` must not hold a previous demo.
-pub fn materialise(dir: &Path) -> anyhow::Result<Materialised> {
+pub fn materialise(dir: &Path) -> Result<Materialised, DemoError> {
     let source = dir.join("source");
     if source.exists() {
-        bail!(
-            "{} already exists; refusing to overwrite a previous demo",
-            source.display()
-        );
+        return Err(DemoError::Exists { path: source });
     }
-    fs::create_dir_all(&source).with_context(|| format!("creating {}", source.display()))?;
+    fs::create_dir_all(&source).map_err(io_error("create", &source))?;
     // Trial users read the source (the installer runs as them), so it is world-readable.
     for folder in [dir, source.as_path()] {
         fs::set_permissions(folder, fs::Permissions::from_mode(0o755))
-            .with_context(|| format!("making {} readable", folder.display()))?;
+            .map_err(io_error("make readable", folder))?;
     }
     for (name, contents, mode) in FILES {
         let path = source.join(name);
-        fs::write(&path, contents).with_context(|| format!("writing {}", path.display()))?;
+        fs::write(&path, contents).map_err(io_error("write", &path))?;
         fs::set_permissions(&path, fs::Permissions::from_mode(*mode))
-            .with_context(|| format!("setting the mode of {}", path.display()))?;
+            .map_err(io_error("set the mode of", &path))?;
     }
     git(&source, &["init", "--quiet", "--initial-branch=main"])?;
     git(&source, &["add", "--all"])?;
@@ -110,10 +158,10 @@ pub fn materialise(dir: &Path) -> anyhow::Result<Materialised> {
     let sha = git(&source, &["rev-parse", "HEAD"])?.trim().to_owned();
     let source = source
         .canonicalize()
-        .with_context(|| format!("resolving {}", source.display()))?;
+        .map_err(io_error("resolve", &source))?;
     let text = spec_text(&source, &sha);
     let spec = dir.join("demo.toml");
-    fs::write(&spec, text).with_context(|| format!("writing {}", spec.display()))?;
+    fs::write(&spec, text).map_err(io_error("write", &spec))?;
     Ok(Materialised { source, sha, spec })
 }
 
@@ -124,7 +172,7 @@ pub fn spec_text(source: &Path, sha: &str) -> String {
 }
 
 /// Runs git in `repo` with a fixed, config-free environment, returning its stdout.
-fn git(repo: &Path, args: &[&str]) -> anyhow::Result<String> {
+fn git(repo: &Path, args: &[&str]) -> Result<String, DemoError> {
     let output = Command::new("git")
         .args(args)
         .current_dir(repo)
@@ -138,15 +186,17 @@ fn git(repo: &Path, args: &[&str]) -> anyhow::Result<String> {
         .env("LANG", "C")
         .stdin(Stdio::null())
         .output()
-        .with_context(|| format!("running git {}", args.join(" ")))?;
+        .map_err(|source| DemoError::GitStart {
+            args: args.join(" "),
+            source,
+        })?;
     if !output.status.success() {
-        bail!(
-            "git {} failed in {} ({}): {}",
-            args.join(" "),
-            repo.display(),
-            output.status,
-            String::from_utf8_lossy(&output.stderr).trim()
-        );
+        return Err(DemoError::Git {
+            args: args.join(" "),
+            repo: repo.to_path_buf(),
+            status: output.status,
+            stderr: String::from_utf8_lossy(&output.stderr).trim().to_owned(),
+        });
     }
     Ok(String::from_utf8_lossy(&output.stdout).into_owned())
 }

@@ -36,6 +36,11 @@ pub fn input_error(message: impl Into<String>) -> anyhow::Error {
 /// Prints the error chain on stderr and picks the exit code.
 pub fn report(error: &anyhow::Error) -> ExitCode {
     eprintln!("error: {error:#}");
-    let is_input = error.chain().any(|cause| cause.is::<InputError>());
+    let is_input = error.chain().any(|cause| {
+        cause.is::<InputError>()
+            || cause
+                .downcast_ref::<bench_cli::pipeline::Error>()
+                .is_some_and(bench_cli::pipeline::Error::is_input)
+    });
     ExitCode::from(if is_input { USAGE } else { FAILURE })
 }

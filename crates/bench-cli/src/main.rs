@@ -3,11 +3,11 @@
 //! `main` stays short: parse, run the chosen command, map the outcome to an exit code.
 
 mod commands;
-mod demo;
 mod exit;
-mod pipeline;
-mod spec;
 mod table;
+
+// The library half: what clibench does. The binary only asks and shows.
+use bench_cli::{demo, pipeline, spec};
 
 use clap::Parser;
 use std::process::ExitCode;

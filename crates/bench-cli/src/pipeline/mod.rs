@@ -1,8 +1,11 @@
 //! The benchmark pipeline: prepare -> install -> measure -> runtime -> ui -> staircase,
-//! one file per phase. Each phase is `run(&PhaseContext, &mut Side)`, run alone by
-//! `clibench phase NAME` (a separate process per phase and trial, as in the seed).
+//! one file per phase, and the driver and trial loop that run them.
 //!
 //! # Sections
+//! - [`Plan`]: what a run will do, checked against the spec before anything runs.
+//! - [`Runner`]: the trial loop, in process or a process per step, reporting to an
+//!   [`Observer`]; several plans interleaved for an A/B run.
+//! - [`run_phase`]: one phase of one trial, merged into `OUT/result.json`.
 //! - [`context`]: what a phase gets (spec, OUT/, trial, user, clean environment, placeholders).
 //! - [`state`]: `OUT/state.json`, every user, home, folder and server clibench created.
 //! - [`exec`]: running one command with a timeout, as the trial user, logged.
@@ -10,40 +13,29 @@
 
 mod cleanup;
 pub mod context;
+mod driver;
+mod error;
 pub mod exec;
 pub mod home;
 mod install;
 mod measure;
 pub mod origin;
+mod plan;
 mod prepare;
+mod runner;
 mod runtime;
 mod staircase;
 pub mod state;
 mod ui;
 pub mod users;
 
-#[allow(
-    unused_imports,
-    reason = "the pipeline's interface for `clibench run` and the phases"
-)]
 pub use cleanup::{CleanupReport, cleanup, cleanup_with};
-#[allow(
-    unused_imports,
-    reason = "the pipeline's interface for `clibench run` and the phases"
-)]
 pub use context::{PhaseContext, TrialUser};
+pub use driver::{PhaseOutcome, PhaseRun, load_spec, override_source, request_for, run_phase};
+pub use error::{Error, Failure};
 pub use measure::ready_screen_section;
-
-use bench_core::{Phase, Side};
-
-/// Runs one phase: the dispatch `clibench phase NAME` uses.
-pub fn run_phase(ctx: &PhaseContext, side: &mut Side) -> anyhow::Result<()> {
-    match ctx.phase {
-        Phase::Prepare => prepare::run(ctx, side),
-        Phase::Install => install::run(ctx, side),
-        Phase::Measure => measure::run(ctx, side),
-        Phase::Runtime => runtime::run(ctx, side),
-        Phase::Ui => ui::run(ctx, side),
-        Phase::Staircase => staircase::run(ctx, side),
-    }
-}
+pub use plan::{Plan, PlanSettings, SpecSource, Step, describes};
+pub use runner::{
+    Execution, Notice, Observer, Progress, RunOutcome, Runner, SilentObserver, StepResult,
+    write_report,
+};

@@ -8,26 +8,10 @@ mod model;
 mod parse;
 mod template;
 
-#[allow(
-    unused_imports,
-    reason = "the spec's whole interface; phases, commands and the tests each use part of it"
-)]
 pub use duration::Duration;
-#[allow(
-    unused_imports,
-    reason = "the spec's whole interface; phases, commands and the tests each use part of it"
-)]
 pub use model::{
     ArtifactSet, BuildStep, Disk, HomeFile, Install, Measure, Origin, ReadyMode, Runtime, Source,
     Spec, Staircase, Ui, UiStep, Workspace,
 };
-#[allow(
-    unused_imports,
-    reason = "the spec's whole interface; phases, commands and the tests each use part of it"
-)]
 pub use parse::{SpecError, is_full_sha, load, parse};
-#[allow(
-    unused_imports,
-    reason = "the spec's whole interface; phases, commands and the tests each use part of it"
-)]
 pub use template::{ExpandError, Placeholder, Template, Values};

@@ -1,14 +1,8 @@
 //! The shipped specs parse, and `examples/prime-agent.toml` represents every step of
 //! the seed harness it was written from.
 
-// The spec reader itself (pure: TOML text in, structs or a positioned error out),
-// compiled into this test binary so the shipped files are read exactly as clibench
-// reads them.
-#[path = "../../src/spec/mod.rs"]
-#[allow(dead_code, reason = "the tests read only part of the spec")]
-mod spec;
-
-use spec::{ReadyMode, Spec, Template};
+// The library's spec reader: the shipped files are read exactly as clibench reads them.
+use bench_cli::spec::{self, ReadyMode, Spec, Template};
 use std::path::PathBuf;
 
 fn example(name: &str) -> PathBuf {

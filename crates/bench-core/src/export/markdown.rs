@@ -15,11 +15,20 @@ const PROCESS_ROWS: usize = 10;
 /// failures, then artifacts, timings, runtime facts and the largest processes.
 pub fn report(report: &Report) -> String {
     let mut out = String::new();
+    // A lone run is a candidate by default; only a base build is worth naming as such.
+    let role = match report.request.role {
+        crate::result::Role::Base => " (base)",
+        crate::result::Role::Candidate => "",
+    };
+    let target = report
+        .request
+        .config
+        .get("target")
+        .map_or(String::new(), |target| format!("{} ", code(target)));
     let _ = writeln!(
         out,
-        "## clibench result: `{}` ({})\n",
+        "## clibench result: {target}`{}`{role}\n",
         code(&report.sha),
-        report.request.role
     );
     if let Some(line) = request_line(&report.request) {
         let _ = writeln!(out, "{line}\n");

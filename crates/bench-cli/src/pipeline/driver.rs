@@ -1,0 +1,211 @@
+//! One phase of one trial: load the spec, apply the overrides, run the phase, merge what it
+//! observed into `OUT/result.json`. What `clibench phase NAME` does, and what the
+//! [`Runner`](super::Runner) does for each step, in this process or in a re-run binary.
+
+use super::Error;
+use super::context::PhaseContext;
+use super::error::Failure;
+use crate::spec;
+use bench_core::{Phase, Request, ResultFile, Role, Side};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// How much of a phase's error message the result file keeps; the whole message is in
+/// [`PhaseOutcome::error`] and the phase's log.
+const RESULT_ERROR_CHARS: usize = 500;
+
+/// One phase of one trial, as `clibench phase NAME --spec S --out DIR --trial N` asks.
+#[derive(Debug, Clone)]
+pub struct PhaseRun {
+    /// The phase.
+    pub phase: Phase,
+    /// The spec file.
+    pub spec: PathBuf,
+    /// The output folder: result.json, logs, artifacts, homes.
+    pub out: PathBuf,
+    /// The trial (for install: the install index).
+    pub trial: u32,
+    /// Keep the trial users and homes at cleanup.
+    pub keep_users: bool,
+    /// Fetch the source from here instead of the spec's `source.repository`.
+    pub repository: Option<String>,
+    /// Build this commit instead of the spec's `source.commit`.
+    pub commit: Option<String>,
+}
+
+impl PhaseRun {
+    /// Trial 0 of `phase` with the spec as it is.
+    pub fn new(phase: Phase, spec: &Path, out: &Path) -> PhaseRun {
+        PhaseRun {
+            phase,
+            spec: spec.to_path_buf(),
+            out: out.to_path_buf(),
+            trial: 0,
+            keep_users: false,
+            repository: None,
+            commit: None,
+        }
+    }
+}
+
+/// How a phase ended.
+#[derive(Debug, Clone, Default)]
+pub struct PhaseOutcome {
+    /// The phase's own error with its whole chain, when it failed before recording its
+    /// observations (the result keeps the first 500 characters).
+    pub error: Option<String>,
+    /// The trial's errors as the result file records them (empty: the trial succeeded).
+    pub trial_errors: Vec<String>,
+}
+
+impl PhaseOutcome {
+    /// Whether the trial succeeded.
+    pub fn succeeded(&self) -> bool {
+        self.error.is_none() && self.trial_errors.is_empty()
+    }
+}
+
+/// Loads a spec and applies `repository` and `commit`, as every phase and the runner do.
+pub fn load_spec(
+    path: &Path,
+    repository: Option<&str>,
+    commit: Option<&str>,
+) -> Result<spec::Spec, Error> {
+    let mut spec = spec::load(path)?;
+    override_source(&mut spec, path, repository, commit)?;
+    Ok(spec)
+}
+
+/// Runs one phase and merges its observations into `OUT/result.json`.
+///
+/// Errors before the phase could start (a bad spec, an unreadable result file) are
+/// returned as `Err`; a phase that ran and failed is an `Ok` outcome with its errors, and
+/// the result file records them.
+pub fn run_phase(run: &PhaseRun) -> Result<PhaseOutcome, Error> {
+    let spec = load_spec(&run.spec, run.repository.as_deref(), run.commit.as_deref())?;
+    std::fs::create_dir_all(&run.out).map_err(|source| Error::Io {
+        action: "create the output folder",
+        path: run.out.clone(),
+        source,
+    })?;
+    let path = run.out.join("result.json");
+    let request = request_for(&spec, &run.spec);
+    let mut result =
+        ResultFile::load_or_create(&path, &request).map_err(|source| Error::ResultUnreadable {
+            path: path.clone(),
+            source,
+        })?;
+    if run.keep_users {
+        super::state::State::update(&run.out, |s| s.keep_users = true).map_err(|error| {
+            Error::Phase {
+                phase: run.phase,
+                source: Failure::new(error),
+            }
+        })?;
+    }
+    let started = Instant::now();
+    result.side.error = None;
+    let outcome = PhaseContext::new(run.phase, spec, &run.spec, &run.out, run.trial)
+        .and_then(|ctx| dispatch(&ctx, &mut result.side));
+    let error = outcome
+        .err()
+        .map(|error| format!("{}: {error:#}", run.phase));
+    if let Some(message) = &error {
+        result
+            .side
+            .set_error(super::exec::clip(message, RESULT_ERROR_CHARS));
+    }
+    result.side.timings.insert(
+        format!("phase:{}:{}", run.phase, run.trial),
+        started.elapsed().as_secs_f64(),
+    );
+    result.save(&path).map_err(|source| Error::ResultSave {
+        path: path.clone(),
+        source,
+    })?;
+    Ok(PhaseOutcome {
+        error,
+        trial_errors: bench_core::trial_errors(&result.side, run.phase, run.trial),
+    })
+}
+
+/// Runs one phase in an already built context.
+fn dispatch(ctx: &PhaseContext, side: &mut Side) -> anyhow::Result<()> {
+    match ctx.phase {
+        Phase::Prepare => super::prepare::run(ctx, side),
+        Phase::Install => super::install::run(ctx, side),
+        Phase::Measure => super::measure::run(ctx, side),
+        Phase::Runtime => super::runtime::run(ctx, side),
+        Phase::Ui => super::ui::run(ctx, side),
+        Phase::Staircase => super::staircase::run(ctx, side),
+    }
+}
+
+/// The request a spec describes: its commit, or for a source-less target its package
+/// and version.
+pub fn request_for(spec: &spec::Spec, spec_path: &Path) -> Request {
+    let sha = match (&spec.source, &spec.package, &spec.version) {
+        (Some(source), _, _) => source.commit.clone(),
+        (None, Some(package), Some(version)) => format!("{package}@{version}"),
+        (None, Some(package), None) => package.clone(),
+        (None, None, Some(version)) => format!("{}@{version}", spec.name),
+        (None, None, None) => spec.name.clone(),
+    };
+    let mut request = Request::new(sha, Role::Candidate);
+    request.source_repository = spec.source.as_ref().map(|s| s.repository.clone());
+    request
+        .config
+        .insert("spec".to_owned(), spec_path.display().to_string());
+    request
+        .config
+        .insert("target".to_owned(), spec.name.clone());
+    if let Some(description) = &spec.description {
+        request
+            .config
+            .insert("description".to_owned(), description.clone());
+    }
+    request
+}
+
+/// Applies `--repository` and `--commit`, as the seed takes both from its request.
+pub fn override_source(
+    spec: &mut spec::Spec,
+    spec_path: &Path,
+    repository: Option<&str>,
+    commit: Option<&str>,
+) -> Result<(), Error> {
+    if repository.is_none() && commit.is_none() {
+        return Ok(());
+    }
+    let Some(source) = spec.source.as_mut() else {
+        return Err(Error::NoSource {
+            spec: spec_path.to_path_buf(),
+        });
+    };
+    if let Some(commit) = commit {
+        if !spec::is_full_sha(commit) {
+            return Err(Error::CommitNotSha {
+                commit: commit.to_owned(),
+            });
+        }
+        source.commit = commit.to_owned();
+    }
+    if let Some(repository) = repository {
+        // A local path on the command line is relative to where clibench runs, not
+        // to the spec's folder.
+        let path = Path::new(repository);
+        source.repository = if path.is_relative() && path.exists() {
+            std::path::absolute(path)
+                .map_err(|source| Error::Io {
+                    action: "resolve",
+                    path: path.to_path_buf(),
+                    source,
+                })?
+                .display()
+                .to_string()
+        } else {
+            repository.to_owned()
+        };
+    }
+    Ok(())
+}

@@ -1,0 +1,286 @@
+//! What a run will do: the spec, the output folder, the phases and their trials, in order.
+
+use super::Error;
+use super::driver::load_spec;
+use crate::spec::Spec;
+use bench_core::Phase;
+use std::path::{Path, PathBuf};
+
+/// Where a run's spec comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SpecSource {
+    /// A spec file.
+    File(PathBuf),
+    /// The built-in demo agent, written into `OUT/demo` when the run starts.
+    Demo,
+}
+
+/// How many trials and which phases, before a spec is looked at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanSettings {
+    /// Trials of the measure, runtime and ui phases.
+    pub trials: u32,
+    /// Installations, each into a fresh home (as root, a fresh user).
+    pub installs: u32,
+    /// The phases asked for; `None` runs every phase the spec describes. A phase asked for
+    /// that the spec does not describe is an error.
+    pub phases: Option<Vec<Phase>>,
+    /// Keep the trial users and homes after the run.
+    pub keep_users: bool,
+    /// Fetch the source from here instead of the spec's `source.repository`.
+    pub repository: Option<String>,
+    /// Build this commit instead of the spec's `source.commit`.
+    pub commit: Option<String>,
+}
+
+impl Default for PlanSettings {
+    fn default() -> PlanSettings {
+        PlanSettings {
+            trials: 3,
+            installs: 1,
+            phases: None,
+            keep_users: false,
+            repository: None,
+            commit: None,
+        }
+    }
+}
+
+/// One phase of one trial.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Step {
+    /// The phase.
+    pub phase: Phase,
+    /// The trial (for install, the install index).
+    pub trial: u32,
+}
+
+impl Step {
+    /// "measure trial 1".
+    pub fn label(self) -> String {
+        format!("{} trial {}", self.phase, self.trial)
+    }
+}
+
+/// A checked plan: its spec parses, its overrides apply, and every phase it will run is
+/// described by the spec.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// Where the spec comes from.
+    pub spec: SpecSource,
+    /// The output folder.
+    pub out: PathBuf,
+    /// The settings it was made with.
+    pub settings: PlanSettings,
+    /// The phases that will run, in pipeline order.
+    pub phases: Vec<Phase>,
+    /// The phases skipped because the spec does not describe them (only when no phases
+    /// were asked for).
+    pub skipped: Vec<Phase>,
+}
+
+impl Plan {
+    /// Checks `settings` against the spec: a spec that does not parse fails here, with its
+    /// line and column, before any phase runs or any user is made.
+    pub fn new(spec: SpecSource, out: &Path, settings: PlanSettings) -> Result<Plan, Error> {
+        if settings.trials == 0 {
+            return Err(Error::ZeroCount { what: "trials" });
+        }
+        if settings.installs == 0 {
+            return Err(Error::ZeroCount { what: "installs" });
+        }
+        let asked = settings.phases.is_some();
+        let mut phases = settings
+            .phases
+            .clone()
+            .unwrap_or_else(|| Phase::ALL.to_vec());
+        phases.sort();
+        phases.dedup();
+        let (phases, skipped) = match &spec {
+            SpecSource::File(path) => {
+                let loaded = load_spec(
+                    path,
+                    settings.repository.as_deref(),
+                    settings.commit.as_deref(),
+                )?;
+                described_phases(&loaded, path, &phases, asked)?
+            }
+            // The demo describes every phase (a test holds it to that).
+            SpecSource::Demo => (phases, Vec::new()),
+        };
+        Ok(Plan {
+            spec,
+            out: out.to_path_buf(),
+            settings,
+            phases,
+            skipped,
+        })
+    }
+
+    /// A plan of every phase `spec` describes, with the default settings.
+    pub fn for_spec_file(spec: &Path, out: &Path) -> Result<Plan, Error> {
+        Plan::new(
+            SpecSource::File(spec.to_path_buf()),
+            out,
+            PlanSettings::default(),
+        )
+    }
+
+    /// The steps, in order: prepare once, each install, then each trial of the measure,
+    /// runtime and ui phases, and the staircase once.
+    pub fn steps(&self) -> Vec<Step> {
+        let mut steps = Vec::new();
+        for &phase in &self.phases {
+            let trials = match phase {
+                Phase::Prepare | Phase::Staircase => 1,
+                Phase::Install => self.settings.installs,
+                Phase::Measure | Phase::Runtime | Phase::Ui => self.settings.trials,
+            };
+            steps.extend((0..trials).map(|trial| Step { phase, trial }));
+        }
+        steps
+    }
+}
+
+/// Whether the spec has the section `phase` needs (prepare and install need none beyond
+/// the required `[install]`).
+pub fn describes(spec: &Spec, phase: Phase) -> bool {
+    match phase {
+        Phase::Prepare | Phase::Install => true,
+        Phase::Measure => spec.measure.is_some(),
+        Phase::Runtime => spec.runtime.is_some(),
+        Phase::Ui => spec.ui.is_some(),
+        Phase::Staircase => spec.staircase.is_some(),
+    }
+}
+
+/// The phases to run and the ones skipped. By default every phase the spec describes runs
+/// (an install-only spec has no kernel to measure); a phase asked for that the spec does
+/// not describe is an error.
+fn described_phases(
+    spec: &Spec,
+    path: &Path,
+    phases: &[Phase],
+    asked: bool,
+) -> Result<(Vec<Phase>, Vec<Phase>), Error> {
+    let (run, skipped): (Vec<Phase>, Vec<Phase>) =
+        phases.iter().partition(|&&phase| describes(spec, phase));
+    if asked && let Some(&missing) = skipped.first() {
+        return Err(Error::PhaseNotDescribed {
+            phase: missing,
+            spec: path.to_path_buf(),
+        });
+    }
+    Ok((run, skipped))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(phases: &[Phase], trials: u32, installs: u32) -> Plan {
+        let settings = PlanSettings {
+            trials,
+            installs,
+            phases: Some(phases.to_vec()),
+            ..PlanSettings::default()
+        };
+        Plan::new(SpecSource::Demo, Path::new("out"), settings).unwrap()
+    }
+
+    #[test]
+    fn steps_run_prepare_and_staircase_once_and_the_rest_per_trial() {
+        let labels: Vec<String> = plan(&Phase::ALL, 2, 1)
+            .steps()
+            .iter()
+            .map(|step| step.label())
+            .collect();
+        assert_eq!(
+            labels,
+            [
+                "prepare trial 0",
+                "install trial 0",
+                "measure trial 0",
+                "measure trial 1",
+                "runtime trial 0",
+                "runtime trial 1",
+                "ui trial 0",
+                "ui trial 1",
+                "staircase trial 0",
+            ]
+        );
+    }
+
+    #[test]
+    fn installs_count_separately_from_trials() {
+        assert_eq!(plan(&[Phase::Install], 5, 2).steps().len(), 2);
+    }
+
+    #[test]
+    fn phases_are_put_in_pipeline_order_without_duplicates() {
+        let plan = plan(&[Phase::Ui, Phase::Measure, Phase::Ui], 1, 1);
+        assert_eq!(plan.phases, [Phase::Measure, Phase::Ui]);
+    }
+
+    #[test]
+    fn zero_trials_is_an_input_error() {
+        let settings = PlanSettings {
+            trials: 0,
+            ..PlanSettings::default()
+        };
+        let error = Plan::new(SpecSource::Demo, Path::new("out"), settings).unwrap_err();
+        assert!(error.is_input());
+        assert_eq!(error.to_string(), "--trials must be at least 1");
+    }
+
+    fn pi_spec() -> Spec {
+        crate::spec::parse(include_str!("../../../../examples/pi.toml"), "pi.toml").unwrap()
+    }
+
+    #[test]
+    fn by_default_only_the_phases_the_spec_describes_run() {
+        let spec = pi_spec();
+        let (run, skipped) =
+            described_phases(&spec, Path::new("pi.toml"), &Phase::ALL, false).unwrap();
+        assert_eq!(
+            run,
+            [
+                Phase::Prepare,
+                Phase::Install,
+                Phase::Measure,
+                Phase::Staircase
+            ]
+        );
+        assert_eq!(skipped, [Phase::Runtime, Phase::Ui]);
+    }
+
+    #[test]
+    fn a_phase_asked_for_must_be_described() {
+        let spec = pi_spec();
+        let path = Path::new("pi.toml");
+        let asked = [Phase::Measure, Phase::Runtime];
+        let error = described_phases(&spec, path, &asked, true).unwrap_err();
+        assert!(error.is_input());
+        assert_eq!(
+            error.to_string(),
+            "--phases: runtime needs a [runtime] section, which pi.toml does not have"
+        );
+        let (run, _) = described_phases(&spec, path, &[Phase::Measure], true).unwrap();
+        assert_eq!(run, [Phase::Measure]);
+    }
+
+    #[test]
+    fn a_missing_spec_is_an_input_error_naming_it() {
+        let spec = SpecSource::File(PathBuf::from("/nonexistent/spec.toml"));
+        let error = Plan::new(spec, Path::new("out"), PlanSettings::default()).unwrap_err();
+        assert!(error.is_input());
+        assert!(error.to_string().contains("/nonexistent/spec.toml"));
+    }
+
+    #[test]
+    fn the_demo_describes_every_phase() {
+        let text = crate::demo::spec_text(Path::new("/src"), &"0".repeat(40));
+        let spec = crate::spec::parse(&text, "demo.toml").unwrap();
+        assert!(Phase::ALL.iter().all(|&phase| describes(&spec, phase)));
+    }
+}
