@@ -14,7 +14,7 @@ use crate::table::{Align, render};
 use anyhow::Context;
 use bench_proc::{Selector, become_subreaper, snapshot, stop};
 use bench_term::ready::parse_duration;
-use bench_term::{ReadyMode, SpawnOptions, Terminal};
+use bench_term::{ReadyGuard, ReadyMode, SpawnOptions, Terminal};
 use export::{Figure, Report, Run};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::ffi::OsString;
@@ -31,12 +31,23 @@ Examples:
   clibench startup --ready probe --show-screen -- pi
   clibench startup --ready stable:500ms --export-json startup.json -- htop
   clibench startup --export-hyperfine hyperfine.json -- python3
+  clibench startup --ready-require '> $' --ready-reject 'Update available' -- my-agent
+  clibench startup --quit '/quit,Enter' -- my-agent
 
 Ready modes:
   probe            raw mode, then a typed probe echoed on screen (full-screen programs)
   pattern:REGEX    the screen text matches REGEX
   first-frame      the first line with at least 3 letters or digits
   stable:DURATION  the screen stays unchanged for DURATION (ready = its last change)
+
+The screen at ready must not show a blocking dialog (trust this folder, an API key,
+sign in, press Enter to continue, choose an option, a y/n question): such a run fails
+\"blocked by a dialog\" with the screen, unless --allow-dialog or a --ready-require
+that matches the dialog's line says it is expected.
+
+Quit keys: names separated by commas or spaces: C-<letter>, Enter, Tab, Esc,
+Backspace, Space, Comma, or text to type. A program still alive and silent 200 ms
+after them is hung up.
 
 The command inherits this environment, with TERM=xterm-256color; --env adds more.")]
 pub struct Args {
@@ -77,8 +88,21 @@ pub struct Args {
     /// Print the screen of the first measured run, as it was when memory was measured.
     #[arg(long)]
     show_screen: bool,
-    /// Save each run's transcript (output.raw, input.raw, screen.txt) under
-    /// DIR/warmup-N or DIR/run-N.
+    /// A regex the screen at ready must match, else the run fails with the screen.
+    #[arg(long, value_name = "REGEX")]
+    ready_require: Option<String>,
+    /// A regex that fails the run ("blocked by: REGEX") when the screen at ready matches
+    /// it; repeatable.
+    #[arg(long, value_name = "REGEX")]
+    ready_reject: Vec<String>,
+    /// Accept a blocking dialog on the screen at ready.
+    #[arg(long)]
+    allow_dialog: bool,
+    /// Keys that ask the program to quit, e.g. `C-c,C-c` or `/quit,Enter`.
+    #[arg(long, default_value = "C-c,C-c", value_name = "KEYS")]
+    quit: String,
+    /// Save each run's transcript (output.raw, input.raw, screen.txt, screen-at-ready.txt
+    /// and recording.cast, an asciicast v2 recording) under DIR/warmup-N or DIR/run-N.
     #[arg(long, value_name = "DIR")]
     transcripts: Option<PathBuf>,
     /// The command and its arguments.
@@ -92,6 +116,7 @@ struct Settings {
     runs: usize,
     warmup: usize,
     mode: ReadyMode,
+    guard: ReadyGuard,
     timeout: Duration,
     settle: Duration,
     options: SpawnOptions,
@@ -126,13 +151,33 @@ impl TryFrom<Args> for Settings {
             parse_duration(&args.timeout).map_err(|e| input_error(format!("--timeout: {e}")))?;
         let settle =
             parse_duration(&args.settle).map_err(|e| input_error(format!("--settle: {e}")))?;
+        let regex = |flag: &str, pattern: &str| {
+            regex::Regex::new(pattern).map_err(|e| input_error(format!("{flag}: {e}")))
+        };
+        let guard = ReadyGuard {
+            require: args
+                .ready_require
+                .as_deref()
+                .map(|p| regex("--ready-require", p))
+                .transpose()?,
+            reject: args
+                .ready_reject
+                .iter()
+                .map(|p| regex("--ready-reject", p))
+                .collect::<anyhow::Result<_>>()?,
+            allow_dialog: args.allow_dialog,
+            expected: Vec::new(),
+        };
+        let quit = bench_term::parse_key_list(&args.quit)
+            .map_err(|e| input_error(format!("--quit: {e}")))?;
         let (program, rest) = args
             .command
             .split_first()
             .ok_or_else(|| input_error("no command given after --"))?;
         let mut options = SpawnOptions::new(program.clone())
             .args(rest.iter().cloned())
-            .size(args.cols, args.rows);
+            .size(args.cols, args.rows)
+            .quit_keys(quit, Duration::from_millis(150));
         for (key, value) in std::env::vars_os() {
             options = options.env(key, value);
         }
@@ -145,6 +190,7 @@ impl TryFrom<Args> for Settings {
             runs: args.runs,
             warmup: args.warmup,
             mode,
+            guard,
             timeout,
             settle,
             options,
@@ -305,7 +351,7 @@ fn measure_run(settings: &Settings, options: &SpawnOptions) -> (Run, Option<Stri
         }
     };
     let outcome = (|| -> anyhow::Result<()> {
-        terminal.ready(&settings.mode, settings.timeout)?;
+        terminal.ready_guarded(&settings.mode, settings.timeout, &settings.guard)?;
         terminal.settle(settings.settle)?;
         let own = std::process::id();
         let family = if settings.subreaper {
@@ -325,7 +371,14 @@ fn measure_run(settings: &Settings, options: &SpawnOptions) -> (Run, Option<Stri
     let timeline = terminal.timeline();
     run.first_byte_seconds = timeline.first_byte.map(|d| d.as_secs_f64());
     run.first_frame_seconds = timeline.first_frame.map(|d| d.as_secs_f64());
-    run.ready_seconds = timeline.ready.map(|d| d.as_secs_f64());
+    // A start that ended at a dialog was not ready, whatever the ready mode saw.
+    let blocked = outcome.as_ref().is_err_and(|error| {
+        matches!(
+            error.downcast_ref::<bench_term::TermError>(),
+            Some(bench_term::TermError::Blocked { .. })
+        )
+    });
+    run.ready_seconds = timeline.ready.filter(|_| !blocked).map(|d| d.as_secs_f64());
     let screen = terminal.screen_text();
     let closed = terminal.close();
     // Whatever is still a descendant left the terminal's session: a daemon.

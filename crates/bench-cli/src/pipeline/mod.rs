@@ -33,6 +33,7 @@ pub use cleanup::{CleanupReport, cleanup, cleanup_with};
 pub use context::{PhaseContext, TrialUser};
 pub use driver::{PhaseOutcome, PhaseRun, load_spec, override_source, request_for, run_phase};
 pub use error::{Error, Failure};
+pub use measure::ready_screen_section;
 pub use plan::{Plan, PlanSettings, SpecSource, Step, describes};
 pub use runner::{
     Execution, Notice, Observer, Progress, RunOutcome, Runner, SilentObserver, StepResult,

@@ -500,7 +500,13 @@ pub fn write_report(out: &Path) -> Result<String, Error> {
         path: path.clone(),
         source,
     })?;
-    let report = bench_core::export::markdown::report(&bench_core::report::Report::new(&result));
+    let mut report =
+        bench_core::export::markdown::report(&bench_core::report::Report::new(&result));
+    // The screen a person saw at ready: the quickest check that ready was the real prompt.
+    if let Some(section) = super::measure::ready_screen_section(out) {
+        report.push('\n');
+        report.push_str(&section);
+    }
     let report_path = out.join("report.md");
     bench_core::io::write_atomic(&report_path, report.as_bytes())?;
     Ok(report)

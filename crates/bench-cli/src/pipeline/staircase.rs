@@ -10,7 +10,7 @@
 use super::PhaseContext;
 use super::exec;
 use super::measure::{
-    Family, close_quietly, list_sessions, ready_mode, spawn_options, stop_sessions,
+    Family, close_quietly, list_sessions, ready_guard, ready_mode, spawn_options, stop_sessions,
 };
 use super::state::UserRecord;
 use crate::spec;
@@ -49,6 +49,7 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> anyhow::Result<()> {
         measure,
         user,
         mode: ready_mode(measure)?,
+        guard: ready_guard(measure)?,
         created: 0,
     };
     let outcome = bench_proc::staircase::run(&mut instances, &options);
@@ -112,6 +113,8 @@ struct PtySessions<'a> {
     measure: &'a spec::Measure,
     user: &'a UserRecord,
     mode: ReadyMode,
+    /// The spec's checks of the screen at ready, as for the measured starts.
+    guard: bench_term::ReadyGuard,
     created: usize,
 }
 
@@ -176,7 +179,7 @@ impl Instances for PtySessions<'_> {
     fn start(&mut self, instance: &mut PtySession) -> Result<(), InstanceError> {
         instance
             .terminal
-            .ready(&self.mode, self.measure.ready_timeout.0)
+            .ready_guarded(&self.mode, self.measure.ready_timeout.0, &self.guard)
             .map_err(|error| InstanceError(error.to_string()))?;
         let now = list_sessions(self.ctx, self.measure, self.user)?;
         instance.sessions = now

@@ -9,7 +9,9 @@
 
 use super::PhaseContext;
 use super::exec;
-use super::measure::{Family, close_quietly, ready_mode, spawn_options, stop_agents};
+use super::measure::{
+    Family, close_quietly, keep_start_files, ready_guard, ready_mode, spawn_options, stop_agents,
+};
 use anyhow::{Context, bail};
 use bench_core::{Metric, Sample, Side, record};
 use bench_term::Terminal;
@@ -57,9 +59,11 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> anyhow::Result<()> {
                 }
             }
         });
+    let kept = keep_start_files(ctx, &["ui"]);
     let stopped_agents = stop_agents(ctx, measure, user);
     let stopped = exec::stop_user(user).context("stopping the target's processes");
     outcome?;
+    kept?;
     stopped_agents?;
     stopped
 }
@@ -88,7 +92,8 @@ fn steps(
         record(side, metric, trial, Sample::Error(format!("{error:#}")));
     };
     let mode = ready_mode(measure)?;
-    if let Err(error) = terminal.ready(&mode, measure.ready_timeout.0) {
+    let guard = ready_guard(measure)?;
+    if let Err(error) = terminal.ready_guarded(&mode, measure.ready_timeout.0, &guard) {
         let error = anyhow::Error::from(error).context("waiting for the ui command to be ready");
         fail(side, Metric::UiSteps, &error);
         return Ok(());

@@ -342,6 +342,20 @@ pub struct Measure {
     /// The quiet period for `ready = "stable"`.
     #[serde(default = "default_ready_quiet")]
     pub ready_quiet: Duration,
+    /// A regex the screen at ready must match (the real prompt), else the start fails.
+    #[serde(default)]
+    pub ready_require: Option<String>,
+    /// Regexes that fail the start ("blocked by: ...") when they match the screen at ready.
+    #[serde(default)]
+    pub ready_reject: Vec<String>,
+    /// Whether a blocking dialog on the screen at ready is expected (see bench-term's
+    /// `dialog` list); without it such a start fails "blocked by a dialog".
+    #[serde(default)]
+    pub ready_allow_dialog: bool,
+    /// Keys that ask the program to quit (`["C-c", "C-c"]`, `["/quit", "Enter"]`);
+    /// a program still alive and silent 200 ms after them is hung up.
+    #[serde(default = "default_quit")]
+    pub quit: Vec<String>,
     /// How long to wait for ready.
     #[serde(default = "default_ready_timeout")]
     pub ready_timeout: Duration,
@@ -373,6 +387,10 @@ pub struct Measure {
 
 fn default_ready() -> ReadyMode {
     ReadyMode::Probe
+}
+
+fn default_quit() -> Vec<String> {
+    vec!["C-c".to_owned(), "C-c".to_owned()]
 }
 
 fn default_ready_quiet() -> Duration {

@@ -708,6 +708,18 @@ fn check(spec: &Spec) -> Vec<Problem> {
             ),
             (_, None) => {}
         }
+        if let Some(pattern) = &measure.ready_require {
+            c.regex(key(&["measure", "ready_require"]), pattern);
+        }
+        for (index, pattern) in measure.ready_reject.iter().enumerate() {
+            c.regex(keyed(&["measure", "ready_reject"], index, &[]), pattern);
+        }
+        if let Err(error) = bench_term::parse_keys(&measure.quit) {
+            c.problem(
+                key(&["measure", "quit"]),
+                format!("'measure.quit': {error}"),
+            );
+        }
         c.nonzero(key(&["measure", "ready_quiet"]), &measure.ready_quiet);
         c.nonzero(key(&["measure", "ready_timeout"]), &measure.ready_timeout);
         c.nonzero(

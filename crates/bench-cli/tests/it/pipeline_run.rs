@@ -198,6 +198,26 @@ fn demo_run_fills_every_metric_and_leaves_nothing() {
             "{metric}:\n{report}"
         );
     }
+    // Every start kept its screen at ready and a recording; the report shows the first screen.
+    let cold_screen = fs::read_to_string(out.join("logs/screen-at-ready-0-cold.txt")).unwrap();
+    assert!(out.join("logs/screen-at-ready-0-warm.txt").is_file());
+    assert!(
+        report.contains(&format!(
+            "## Screen at ready\n\nThe screen when the program was judged ready \
+             (logs/screen-at-ready-0-cold.txt):\n\n```text\n{}\n```\n",
+            cold_screen.trim_end()
+        )),
+        "{report}"
+    );
+    for start in ["cold-0", "warm-0", "ui-0"] {
+        let cast = fs::read_to_string(out.join(format!("transcripts/{start}.cast"))).unwrap();
+        let recording = bench_term::asciicast::Recording::parse(&cast).unwrap();
+        assert!(recording.marker("ready").is_some(), "{start}");
+        assert!(
+            recording.events.windows(2).all(|w| w[0].at <= w[1].at),
+            "{start}"
+        );
+    }
     for phase in [
         "prepare",
         "install",
@@ -459,6 +479,33 @@ fn a_tui_that_never_becomes_ready_fails_cold_with_the_screen() {
     let error = error_of(&load(&out), Metric::Cold);
     // The timeout names what it waited for and shows the screen the TUI left.
     assert!(error.contains("loading the model"), "{error}");
+    assert_nothing_left(&out, is_root());
+}
+
+#[test]
+fn a_screen_at_ready_without_the_required_prompt_fails_cold_with_the_screen() {
+    let (dir, spec) = demo();
+    edit(
+        &spec,
+        r#"ready = "probe""#,
+        "ready = \"probe\"\nready_require = \"^no such prompt$\"\nquit = [\"C-c\"]",
+    );
+    let out = dir.path().join("out");
+    let result = run_demo(&spec, &out, Some("prepare,install,measure"));
+    assert_eq!(result.code, Some(1), "stderr: {}", result.stderr);
+    let error = error_of(&load(&out), Metric::Cold);
+    assert!(
+        error.starts_with(
+            "the screen at ready does not match the required ^no such prompt$; the screen at ready:\n  | "
+        ),
+        "{error}"
+    );
+    // The blocked start's screen is kept like any other.
+    let screen = fs::read_to_string(out.join("logs/screen-at-ready-0-cold.txt")).unwrap();
+    assert!(
+        error.contains(screen.lines().next().unwrap()),
+        "{error}\n{screen}"
+    );
     assert_nothing_left(&out, is_root());
 }
 

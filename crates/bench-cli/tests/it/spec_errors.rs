@@ -66,6 +66,16 @@ fn cases() -> Vec<(&'static str, String)> {
             ),
         ),
         (
+            "invalid regex in ready_reject",
+            format!(
+                "name = \"x\"\n{INSTALL}\n[measure]\ncommand = [\"x\"]\nready_reject = [\"ok\", \"(\"]\n"
+            ),
+        ),
+        (
+            "unknown quit key",
+            format!("name = \"x\"\n{INSTALL}\n[measure]\ncommand = [\"x\"]\nquit = [\"C-\"]\n"),
+        ),
+        (
             "invalid regex in a ui step",
             format!(
                 "name = \"x\"\n{INSTALL}\n[measure]\ncommand = [\"x\"]\n\n[ui]\n[[ui.steps]]\nname = \"a\"\nkeys = \"a\"\nexpect = \"[\"\n"
