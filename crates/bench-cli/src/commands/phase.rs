@@ -50,6 +50,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         commit: args.commit,
     };
     let outcome = pipeline::run_phase(&run)?;
+    if run.phase == Phase::Install && pipeline::state::State::exists(&run.out) {
+        eprintln!(
+            "the trial user and its home stay for the next phases; remove them with `clibench cleanup --out {}`",
+            run.out.display()
+        );
+    }
     if let Some(error) = &outcome.error {
         eprintln!("error: {error}");
     }
