@@ -11,9 +11,9 @@ pub const STATE_FILE: &str = "state.json";
 
 /// A trial user clibench plans or created (or, without root, a home it made for the
 /// current user). No uid is stored: it is looked up by name in /etc/passwd whenever the user
-/// is used or removed, and acted on only when the entry carries clibench's mark.
+/// is used or removed, and acted on only when the entry carries clibench's mark. (State
+/// files of older versions also hold `uid` and `gid`; they are read and ignored.)
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct UserPlan {
     /// The install index this user belongs to.
     pub install: u32,
@@ -160,6 +160,15 @@ mod tests {
         let again = State::load(dir.path()).unwrap();
         assert_eq!(again.run_id, state.run_id);
         assert_eq!(again.folders, vec![PathBuf::from("/tmp/x")]);
+    }
+
+    #[test]
+    fn an_older_state_files_uid_is_ignored() {
+        let text = r#"{"run_id":"abcdef","users":[{"install":0,"name":"clibench-abcdef-0",
+            "uid":0,"gid":0,"home":"/home/clibench-abcdef-0","dedicated":true}]}"#;
+        let state: State = serde_json::from_str(text).unwrap();
+        assert_eq!(state.users[0].name, "clibench-abcdef-0");
+        assert!(!serde_json::to_string(&state).unwrap().contains("uid"));
     }
 
     #[test]
