@@ -26,7 +26,8 @@ pub struct Args {
     /// Keep the trial users and homes at cleanup.
     #[arg(long)]
     keep_users: bool,
-    /// Fetch the source from this repository instead of the spec's `source.repository`.
+    /// Fetch the source from this repository instead of the spec's `source.repository`
+    /// (`clibench run` passes it in CLIBENCH_REPOSITORY, off the command line).
     #[arg(long)]
     repository: Option<String>,
     /// Build this commit instead of the spec's `source.commit` (a full 40-character sha).
@@ -46,7 +47,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         out: args.out,
         trial: args.trial,
         keep_users: args.keep_users,
-        repository: args.repository,
+        repository: args
+            .repository
+            .or_else(|| std::env::var(pipeline::REPOSITORY_VAR).ok()),
         commit: args.commit,
     };
     let outcome = pipeline::run_phase(&run)?;

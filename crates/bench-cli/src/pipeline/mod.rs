@@ -40,6 +40,6 @@ pub use driver::{PhaseOutcome, PhaseRun, load_spec, override_source, request_for
 pub use error::{Error, Failure};
 pub use plan::{Plan, PlanSettings, SpecSource, Step, describes};
 pub use runner::{
-    Execution, Notice, Observer, Progress, RunOutcome, Runner, SilentObserver, StepResult,
-    write_report,
+    Execution, Notice, Observer, Progress, REPOSITORY_VAR, RunOutcome, Runner, SilentObserver,
+    StepResult, write_report,
 };

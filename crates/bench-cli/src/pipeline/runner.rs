@@ -414,6 +414,10 @@ fn resolve_spec(plan: &Plan) -> Result<PathBuf, Error> {
     }
 }
 
+/// The environment variable through which `clibench run` hands `--repository` to its
+/// phases.
+pub const REPOSITORY_VAR: &str = "CLIBENCH_REPOSITORY";
+
 fn spawn_phase(program: &Path, run: &PhaseRun, log: &Path) -> Result<Child, Error> {
     let label = run_label(run);
     let spawn_error = |action: &'static str| {
@@ -443,7 +447,9 @@ fn spawn_phase(program: &Path, run: &PhaseRun, log: &Path) -> Result<Child, Erro
         command.arg("--keep-users");
     }
     if let Some(repository) = &run.repository {
-        command.arg("--repository").arg(repository);
+        // In the environment (readable by this user only), not on the command line that
+        // every user can read: the URL may hold credentials.
+        command.env(REPOSITORY_VAR, repository);
     }
     if let Some(commit) = &run.commit {
         command.arg("--commit").arg(commit);
