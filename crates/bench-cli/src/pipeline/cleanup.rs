@@ -183,4 +183,24 @@ mod tests {
             "older state files are trusted"
         );
     }
+
+    #[test]
+    fn only_folders_of_clibench_inside_out_are_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        std::fs::create_dir_all(out.join("build-home/x")).unwrap();
+        let elsewhere = dir.path().join("elsewhere");
+        std::fs::create_dir(&elsewhere).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, out.join("link")).unwrap();
+        for folder in [
+            elsewhere.clone(),
+            out.join("link"),
+            out.join("../elsewhere"),
+        ] {
+            assert!(remove_own_folder(&out, &folder).is_err(), "{folder:?}");
+        }
+        assert!(elsewhere.is_dir());
+        assert_eq!(remove_own_folder(&out, &out.join("build-home")), Ok(true));
+        assert_eq!(remove_own_folder(&out, &out.join("build-home")), Ok(false));
+    }
 }

@@ -116,6 +116,19 @@ fn cleanup(out: &Path) -> crate::Run {
 }
 
 #[test]
+fn cleanup_is_listed_in_the_help() {
+    let help = run(clibench().arg("--help"));
+    assert_eq!(help.code, Some(0));
+    assert!(
+        help.stdout
+            .lines()
+            .any(|line| line.trim_start().starts_with("cleanup ")),
+        "{}",
+        help.stdout
+    );
+}
+
+#[test]
 fn a_state_file_planted_by_another_user_is_refused_and_nothing_is_removed() {
     if skip_unless_root("a_state_file_planted_by_another_user_is_refused") {
         return;
@@ -388,6 +401,13 @@ fn trial_leftovers_in_tmp_shm_and_sysv_ipc_are_removed_and_the_uid_is_not_reused
     assert_eq!(prepared.code, Some(0), "{}", prepared.stderr);
     let installed = target.phase("install", 0, &[]);
     assert_eq!(installed.code, Some(0), "{}", installed.stderr);
+    assert!(
+        installed
+            .stderr
+            .contains("remove them with `clibench cleanup --out out`"),
+        "{}",
+        installed.stderr
+    );
     let uid = target.uid();
     let ipc_of = |uid: u32| -> usize {
         ["shm", "msg"]
