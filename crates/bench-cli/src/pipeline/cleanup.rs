@@ -94,7 +94,7 @@ pub fn cleanup_with(out: &Path, keep_users: Option<bool>) -> anyhow::Result<Clea
         }
     }
     if !keep {
-        match staging::remove(out, &mut state) {
+        match staging::remove(&mut state) {
             Ok(removed) => report.removed_folders.extend(removed),
             Err(error) => errors.push(format!("{error:#}")),
         }

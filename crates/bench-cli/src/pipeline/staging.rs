@@ -135,8 +135,7 @@ fn check(state: &State, stage: &Path) -> Result<(), String> {
 
 /// Removes the staging folder and, once no trial user is left, the run's group. Returns
 /// what was removed; the state is updated in `state` (the caller saves it).
-pub fn remove(out: &Path, state: &mut State) -> anyhow::Result<Vec<String>> {
-    let _ = out;
+pub fn remove(state: &mut State) -> anyhow::Result<Vec<String>> {
     let mut removed = Vec::new();
     if let Some(stage) = state.stage.clone() {
         match std::fs::symlink_metadata(&stage) {

@@ -508,3 +508,38 @@ fn a_run_with_out_inside_a_private_mktemp_folder_succeeds() {
         );
     }
 }
+
+#[test]
+fn the_staging_folder_is_readable_by_the_runs_group_only_and_removed_at_cleanup() {
+    let target = Target::new(INSTALLER);
+    target.spec(&target.first_commit(), "", "");
+    let prepared = target.phase("prepare", 0, &[]);
+    assert_eq!(prepared.code, Some(0), "{}", prepared.stderr);
+    let stage = target.stage();
+    let meta = fs::symlink_metadata(&stage).unwrap();
+    assert!(meta.is_dir());
+    assert_eq!(meta.uid(), fs::metadata("/proc/self").unwrap().uid());
+    assert_eq!(
+        mode(&target.out),
+        0o700,
+        "the output folder is the caller's alone"
+    );
+    if is_root() {
+        assert_eq!(mode(&stage), 0o750);
+        let group = target.state()["group"].as_str().unwrap().to_owned();
+        let groups = fs::read_to_string("/etc/group").unwrap();
+        let gid: u32 = groups
+            .lines()
+            .find_map(|line| line.strip_prefix(&format!("{group}:x:")))
+            .and_then(|rest| rest.split(':').next()?.parse().ok())
+            .unwrap_or_else(|| panic!("group {group} does not exist"));
+        assert_eq!(meta.gid(), gid);
+        target.cleanup();
+        let groups = fs::read_to_string("/etc/group").unwrap();
+        assert!(!groups.contains(&format!("{group}:")), "{group} was left");
+    } else {
+        assert_eq!(mode(&stage), 0o700);
+        target.cleanup();
+    }
+    assert!(!stage.exists(), "{} was left", stage.display());
+}
