@@ -54,8 +54,8 @@ enum Command {
     Report(report::Args),
     /// Compare two result files (base and candidate) metric by metric.
     Compare(compare::Args),
-    /// Remove the users, homes and servers a run left behind (after a crash).
-    #[command(hide = true)]
+    /// Remove the trial users, homes, staging folder and servers a run left (after a
+    /// crash, `--keep-users`, or `clibench phase`).
     Cleanup(cleanup::Args),
 }
 

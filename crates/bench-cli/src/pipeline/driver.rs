@@ -83,11 +83,7 @@ pub fn load_spec(
 /// the result file records them.
 pub fn run_phase(run: &PhaseRun) -> Result<PhaseOutcome, Error> {
     let spec = load_spec(&run.spec, run.repository.as_deref(), run.commit.as_deref())?;
-    std::fs::create_dir_all(&run.out).map_err(|source| Error::Io {
-        action: "create the output folder",
-        path: run.out.clone(),
-        source,
-    })?;
+    let _lock = super::out_dir::open_for_phase(&run.out)?;
     let path = run.out.join("result.json");
     let request = request_for(&spec, &run.spec);
     let mut result =
@@ -109,7 +105,7 @@ pub fn run_phase(run: &PhaseRun) -> Result<PhaseOutcome, Error> {
         .and_then(|ctx| dispatch(&ctx, &mut result.side));
     let error = outcome
         .err()
-        .map(|error| format!("{}: {error:#}", run.phase));
+        .map(|error| super::redact::redact(&format!("{}: {error:#}", run.phase)));
     if let Some(message) = &error {
         result
             .side
@@ -125,7 +121,10 @@ pub fn run_phase(run: &PhaseRun) -> Result<PhaseOutcome, Error> {
     })?;
     Ok(PhaseOutcome {
         error,
-        trial_errors: bench_core::trial_errors(&result.side, run.phase, run.trial),
+        trial_errors: bench_core::trial_errors(&result.side, run.phase, run.trial)
+            .iter()
+            .map(|error| super::redact::redact(error))
+            .collect(),
     })
 }
 
@@ -152,7 +151,10 @@ pub fn request_for(spec: &spec::Spec, spec_path: &Path) -> Request {
         (None, None, None) => spec.name.clone(),
     };
     let mut request = Request::new(sha, Role::Candidate);
-    request.source_repository = spec.source.as_ref().map(|s| s.repository.clone());
+    request.source_repository = spec
+        .source
+        .as_ref()
+        .map(|s| super::redact::redact(&s.repository));
     request
         .config
         .insert("spec".to_owned(), spec_path.display().to_string());

@@ -256,7 +256,7 @@ fn check_readable(ctx: &PhaseContext, user: &super::TrialUser) -> anyhow::Result
         })?;
         if !finished.status.success() {
             bail!(
-                "the trial user {} cannot read {path}, which the installer uses: put --out in a folder every user can traverse (such as /tmp or /srv)",
+                "the trial user {} cannot read {path}, which the installer uses: the run's staging folder is shared with its trial users through the run's group, so a file the build made private (umask 077?) stays unreadable",
                 user.name
             );
         }

@@ -9,6 +9,7 @@
 //! - [`context`]: what a phase gets (spec, OUT/, trial, user, clean environment, placeholders).
 //! - [`state`]: `OUT/state.json`, every user, home, folder and server clibench created.
 //! - [`exec`]: running one command with a timeout, as the trial user, logged.
+//! - [`out_dir`]: the output folder's ownership, marker and lock.
 //! - [`cleanup()`]: stops and removes what the state file lists.
 
 mod cleanup;
@@ -18,12 +19,16 @@ mod error;
 pub mod exec;
 pub mod home;
 mod install;
+mod leftovers;
 mod measure;
 pub mod origin;
+pub mod out_dir;
 mod plan;
 mod prepare;
+pub mod redact;
 mod runner;
 mod runtime;
+mod staging;
 mod staircase;
 pub mod state;
 mod ui;
@@ -36,6 +41,6 @@ pub use error::{Error, Failure};
 pub use measure::ready_screen_section;
 pub use plan::{Plan, PlanSettings, SpecSource, Step, describes};
 pub use runner::{
-    Execution, Notice, Observer, Progress, RunOutcome, Runner, SilentObserver, StepResult,
-    write_report,
+    Execution, Notice, Observer, Progress, REPOSITORY_VAR, RunOutcome, Runner, SilentObserver,
+    StepResult, write_report,
 };

@@ -13,7 +13,6 @@ use super::plan::{Plan, SpecSource, Step};
 use super::{CleanupReport, Error};
 use bench_core::Phase;
 use std::fs;
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -87,6 +86,12 @@ pub enum Notice {
         /// The side's label, for an interleaved run.
         side: Option<String>,
     },
+    /// The folder held the result of an earlier run: it was moved here, and this run
+    /// starts a new one.
+    PreviousResult {
+        /// Where the earlier result is now.
+        path: PathBuf,
+    },
     /// Stopping processes failed (they are listed in the message); the run goes on.
     StopFailed {
         /// What `bench_proc::stop` said.
@@ -103,6 +108,11 @@ impl std::fmt::Display for Notice {
             Notice::PrepareFailed { side: Some(side) } => {
                 write!(f, "{side}: prepare failed; nothing else of {side} can run")
             }
+            Notice::PreviousResult { path } => write!(
+                f,
+                "the earlier run's result was moved to {}; this run starts a new one",
+                path.display()
+            ),
             Notice::StopFailed { message } => write!(f, "stopping leftover processes: {message}"),
         }
     }
@@ -200,8 +210,14 @@ impl Runner {
     pub fn run(&self, observer: &mut dyn Observer) -> Result<RunOutcome, Error> {
         bench_proc::become_subreaper()?;
         let mut specs = Vec::new();
+        // Held until the run returns: no other clibench uses these folders meanwhile.
+        let mut _locks = Vec::new();
         for plan in &self.plans {
-            create_out(&plan.out)?;
+            let out = super::out_dir::open_for_run(&plan.out)?;
+            if let Some(path) = &out.previous_result {
+                observer.notice(&Notice::PreviousResult { path: path.clone() });
+            }
+            _locks.push(out);
             specs.push(resolve_spec(plan)?);
         }
         let outcome = self.run_steps(&specs, observer);
@@ -398,27 +414,9 @@ fn resolve_spec(plan: &Plan) -> Result<PathBuf, Error> {
     }
 }
 
-fn create_out(out: &Path) -> Result<(), Error> {
-    let io = |action: &'static str, path: &Path| {
-        let path = path.to_path_buf();
-        move |source| Error::Io {
-            action,
-            path,
-            source,
-        }
-    };
-    fs::create_dir_all(out.join("logs")).map_err(io("create the output folder", out))?;
-    // Trial users read the fetched source and write nothing here, but they must be able to
-    // reach what lies below (the installer, the artifacts), so the folders are not private.
-    for folder in [out.to_path_buf(), out.join("logs")] {
-        let metadata = fs::metadata(&folder).map_err(io("inspect", &folder))?;
-        if metadata.uid() == rustix::process::geteuid().as_raw() {
-            fs::set_permissions(&folder, fs::Permissions::from_mode(0o755))
-                .map_err(io("make readable", &folder))?;
-        }
-    }
-    Ok(())
-}
+/// The environment variable through which `clibench run` hands `--repository` to its
+/// phases.
+pub const REPOSITORY_VAR: &str = "CLIBENCH_REPOSITORY";
 
 fn spawn_phase(program: &Path, run: &PhaseRun, log: &Path) -> Result<Child, Error> {
     let label = run_label(run);
@@ -449,7 +447,9 @@ fn spawn_phase(program: &Path, run: &PhaseRun, log: &Path) -> Result<Child, Erro
         command.arg("--keep-users");
     }
     if let Some(repository) = &run.repository {
-        command.arg("--repository").arg(repository);
+        // In the environment (readable by this user only), not on the command line that
+        // every user can read: the URL may hold credentials.
+        command.env(REPOSITORY_VAR, repository);
     }
     if let Some(commit) = &run.commit {
         command.arg("--commit").arg(commit);

@@ -8,6 +8,7 @@ mod pipeline_install;
 mod pipeline_prepare;
 mod pipeline_run;
 mod report;
+mod root_safety;
 mod spec_errors;
 mod spec_examples;
 mod staircase;

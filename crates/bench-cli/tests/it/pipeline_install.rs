@@ -96,7 +96,7 @@ fn installer_gets_the_clean_environment_and_the_home_is_set_up() {
     if is_root() {
         assert!(user_exists(&user));
         let meta = std::fs::metadata(home.join(".tool/settings.json")).unwrap();
-        let uid = state["users"][0]["uid"].as_u64().unwrap();
+        let uid = u64::from(target.uid());
         assert_eq!(std::os::unix::fs::MetadataExt::uid(&meta) as u64, uid);
     }
     assert_eq!(state["servers"], serde_json::json!([]));
@@ -139,7 +139,7 @@ fn hanging_installer_times_out_and_nothing_is_left() {
     assert!(error.contains("timed out"), "{error}");
 
     let home = target.home();
-    let uid = is_root().then(|| target.state()["users"][0]["uid"].as_u64().unwrap() as u32);
+    let uid = is_root().then(|| target.uid());
     assert_eq!(
         leftovers(&home, uid),
         Vec::<u32>::new(),
@@ -152,7 +152,11 @@ fn hanging_installer_times_out_and_nothing_is_left() {
 #[test]
 fn artifacts_that_do_not_match_sha256sums_are_refused_before_installing() {
     let target = prepared(INSTALLER, "");
-    std::fs::write(target.out.join("artifacts/tool-1.0.tar.gz"), b"tampered").unwrap();
+    std::fs::write(
+        target.stage().join("artifacts/tool-1.0.tar.gz"),
+        b"tampered",
+    )
+    .unwrap();
     let out = target.phase("install", 0, &[]);
     assert_eq!(out.code, Some(1), "{}", out.stderr);
     assert!(
