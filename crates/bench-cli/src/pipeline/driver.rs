@@ -105,6 +105,7 @@ pub fn run_phase(run: &PhaseRun) -> Result<PhaseOutcome, Error> {
     }
     let started = Instant::now();
     result.side.error = None;
+    let absent = absent_metrics(&spec);
     let outcome = PhaseContext::new(run.phase, spec, &run.spec, &run.out, run.trial)
         .and_then(|ctx| dispatch(&ctx, &mut result.side));
     let error = outcome
@@ -125,8 +126,26 @@ pub fn run_phase(run: &PhaseRun) -> Result<PhaseOutcome, Error> {
     })?;
     Ok(PhaseOutcome {
         error,
-        trial_errors: bench_core::trial_errors(&result.side, run.phase, run.trial),
+        trial_errors: bench_core::trial_errors_without(
+            &result.side,
+            run.phase,
+            run.trial,
+            &absent,
+        ),
     })
+}
+
+/// The metrics this target cannot have: `bundle` without artifacts, `install` without an
+/// installer (an already installed target). Their absence is not a failure.
+fn absent_metrics(spec: &spec::Spec) -> Vec<bench_core::Metric> {
+    let mut absent = Vec::new();
+    if spec.artifacts.is_empty() {
+        absent.push(bench_core::Metric::Bundle);
+    }
+    if spec.install.command.is_none() {
+        absent.push(bench_core::Metric::Install);
+    }
+    absent
 }
 
 /// Runs one phase in an already built context.

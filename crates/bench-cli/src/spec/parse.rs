@@ -635,11 +635,9 @@ fn check(spec: &Spec) -> Vec<Problem> {
     }
 
     let install = &spec.install;
-    c.command(
-        key(&["install", "command"]),
-        &install.command,
-        Stage::Install,
-    );
+    if let Some(command) = &install.command {
+        c.command(key(&["install", "command"]), command, Stage::Install);
+    }
     if let Some(cwd) = &install.cwd {
         c.template(key(&["install", "cwd"]), cwd, Stage::Install);
     }
@@ -679,6 +677,11 @@ fn check(spec: &Spec) -> Vec<Problem> {
     c.relative(key(&["install", "inventory_file"]), &install.inventory_file);
     for (index, file) in install.write.iter().enumerate() {
         c.relative(keyed(&["install", "write"], index, &["path"]), &file.path);
+        c.template(
+            keyed(&["install", "write"], index, &["content"]),
+            &file.content,
+            Stage::Trial,
+        );
     }
 
     if spec.workspace.create {
