@@ -126,13 +126,35 @@ pub fn run_phase(run: &PhaseRun) -> Result<PhaseOutcome, Error> {
     })?;
     Ok(PhaseOutcome {
         error,
-        trial_errors: bench_core::trial_errors_without(
-            &result.side,
-            run.phase,
-            run.trial,
-            &absent,
-        ),
+        trial_errors: bench_core::trial_errors_without(&result.side, run.phase, run.trial, &absent),
     })
+}
+
+/// Records in `OUT/result.json` that the step `run` describes was skipped, and why.
+pub fn record_skip(run: &PhaseRun, reason: &str) -> Result<(), Error> {
+    let spec = load_spec(&run.spec, run.repository.as_deref(), run.commit.as_deref())?;
+    let path = run.out.join("result.json");
+    let mut result =
+        ResultFile::load_or_create(&path, &request_for(&spec, &run.spec)).map_err(|source| {
+            Error::ResultUnreadable {
+                path: path.clone(),
+                source,
+            }
+        })?;
+    result.side.set_skipped(run.phase, run.trial, reason);
+    result
+        .save(&path)
+        .map_err(|source| Error::ResultSave { path, source })
+}
+
+/// Why the step `run` describes failed, as the result file records it (its first
+/// error); `None` when the result cannot be read or records no failure.
+pub fn trial_failure(run: &PhaseRun) -> Option<String> {
+    let spec = load_spec(&run.spec, run.repository.as_deref(), run.commit.as_deref()).ok()?;
+    let result = ResultFile::load(&run.out.join("result.json")).ok()?;
+    bench_core::trial_errors_without(&result.side, run.phase, run.trial, &absent_metrics(&spec))
+        .into_iter()
+        .next()
 }
 
 /// The metrics this target cannot have: `bundle` without artifacts, `install` without an

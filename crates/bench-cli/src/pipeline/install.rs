@@ -138,9 +138,10 @@ fn install(
 
     for file in &spec.install.write {
         let mode = if file.executable { 0o755 } else { 0o644 };
-        let content = file.content.expand(&values).with_context(|| {
-            format!("expanding the content of the home file {}", file.path)
-        })?;
+        let content = file
+            .content
+            .expand(&values)
+            .with_context(|| format!("expanding the content of the home file {}", file.path))?;
         home::write_file(
             &user.home,
             Path::new(&file.path),

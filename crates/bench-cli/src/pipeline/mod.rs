@@ -31,10 +31,13 @@ pub mod users;
 
 pub use cleanup::{CleanupReport, cleanup, cleanup_with};
 pub use context::{PhaseContext, TrialUser};
-pub use driver::{PhaseOutcome, PhaseRun, load_spec, override_source, request_for, run_phase};
+pub use driver::{
+    PhaseOutcome, PhaseRun, load_spec, override_source, record_skip, request_for, run_phase,
+    trial_failure,
+};
 pub use error::{Error, Failure};
 pub use plan::{Plan, PlanSettings, SpecSource, Step, describes};
 pub use runner::{
-    Execution, Notice, Observer, Progress, RunOutcome, Runner, SilentObserver, StepResult,
-    write_report,
+    Execution, Notice, Observer, Progress, RootCause, RunOutcome, Runner, SilentObserver, Skip,
+    StepResult, write_report,
 };

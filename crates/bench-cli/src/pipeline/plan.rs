@@ -31,6 +31,9 @@ pub struct PlanSettings {
     pub repository: Option<String>,
     /// Build this commit instead of the spec's `source.commit`.
     pub commit: Option<String>,
+    /// Run every trial even when trial 0 of its phase failed (by default the later trials
+    /// and, after measure, the staircase are skipped as "same failure as trial 0").
+    pub keep_going: bool,
 }
 
 impl Default for PlanSettings {
@@ -42,6 +45,7 @@ impl Default for PlanSettings {
             keep_users: false,
             repository: None,
             commit: None,
+            keep_going: false,
         }
     }
 }

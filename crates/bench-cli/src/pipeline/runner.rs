@@ -2,7 +2,14 @@
 //! run), each step run in this process or by a re-run `clibench phase`, then the cleanup.
 //!
 //! The runner prints nothing: it tells an [`Observer`] what happens, and returns a
-//! [`RunOutcome`]. Interruption is a flag the caller sets (from a signal handler, say);
+//! [`RunOutcome`].
+//!
+//! One failure is reported once. When prepare or install trial 0 fails, nothing of that
+//! plan can run after it: every later step is skipped with that cause. When trial 0 of a
+//! phase fails, its later trials (and, after measure, the staircase) would wait for the
+//! same thing again: they are skipped as "same failure as trial 0" unless
+//! [`PlanSettings::keep_going`](super::PlanSettings::keep_going). A skipped step is
+//! reported as [`StepResult::Skipped`] and recorded in the result's `skipped`. Interruption is a flag the caller sets (from a signal handler, say);
 //! it is looked at between steps and, when phases run in their own process, while a
 //! step runs, which then stops the phase and everything below it.
 
@@ -77,6 +84,11 @@ pub enum StepResult {
         /// The phase's log.
         log: PathBuf,
     },
+    /// The step did not run: "install trial 0 failed", "same failure as measure trial 0: ...".
+    Skipped {
+        /// Why, naming the step whose failure caused it.
+        reason: String,
+    },
 }
 
 /// Something worth telling that is not a step's result.
@@ -84,6 +96,12 @@ pub enum StepResult {
 pub enum Notice {
     /// Prepare failed, so nothing else of that side can run.
     PrepareFailed {
+        /// The side's label, for an interleaved run.
+        side: Option<String>,
+    },
+    /// Install trial 0 failed: there is no installation, so the later phases of that side
+    /// are skipped.
+    InstallFailed {
         /// The side's label, for an interleaved run.
         side: Option<String>,
     },
@@ -103,6 +121,13 @@ impl std::fmt::Display for Notice {
             Notice::PrepareFailed { side: Some(side) } => {
                 write!(f, "{side}: prepare failed; nothing else of {side} can run")
             }
+            Notice::InstallFailed { side: None } => {
+                f.write_str("install trial 0 failed; the later phases cannot run and are skipped")
+            }
+            Notice::InstallFailed { side: Some(side) } => write!(
+                f,
+                "{side}: install trial 0 failed; the later phases of {side} cannot run and are skipped"
+            ),
             Notice::StopFailed { message } => write!(f, "stopping leftover processes: {message}"),
         }
     }
@@ -127,11 +152,39 @@ pub struct SilentObserver;
 
 impl Observer for SilentObserver {}
 
+/// A step that did not run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skip {
+    /// The index of its plan.
+    pub side: usize,
+    /// The step.
+    pub step: Step,
+    /// Why, as [`StepResult::Skipped`] says.
+    pub reason: String,
+}
+
+/// A failure that made later steps skip: the run's root cause.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RootCause {
+    /// The index of its plan.
+    pub side: usize,
+    /// The step that failed.
+    pub step: Step,
+    /// Its error.
+    pub message: String,
+    /// How many later steps were skipped because of it.
+    pub skipped: usize,
+}
+
 /// What a run did.
 #[derive(Debug, Default)]
 pub struct RunOutcome {
     /// The steps that failed, with the index of their plan.
     pub failed: Vec<(usize, Step)>,
+    /// The steps that did not run, in order.
+    pub skipped: Vec<Skip>,
+    /// The failures that made later steps skip, in order: what a summary leads with.
+    pub root_causes: Vec<RootCause>,
     /// Whether the run was interrupted (everything was stopped and cleaned up).
     pub interrupted: bool,
     /// How long the steps took.
@@ -219,14 +272,11 @@ impl Runner {
     ) -> Result<RunOutcome, Error> {
         let started = Instant::now();
         let mut outcome = RunOutcome::default();
-        let mut prepare_failed = vec![false; self.plans.len()];
+        let mut skips: Vec<SkipRules> = vec![SkipRules::default(); self.plans.len()];
         for (index, &(side, step)) in self.order.iter().enumerate() {
             if self.interrupted.load(Ordering::SeqCst) {
                 outcome.interrupted = true;
                 break;
-            }
-            if prepare_failed[side] {
-                continue;
             }
             let plan = &self.plans[side];
             let mut progress = Progress {
@@ -237,8 +287,27 @@ impl Runner {
                 step_elapsed: Duration::ZERO,
                 run_elapsed: started.elapsed(),
             };
-            observer.step_started(&progress);
             let run = phase_run(plan, &specs[side], step);
+            if let Some((cause, reason)) = skips[side].reason(step, plan.settings.keep_going) {
+                super::driver::record_skip(&run, &reason)?;
+                if let Some(root) = outcome
+                    .root_causes
+                    .iter_mut()
+                    .find(|root| root.side == side && root.step == cause)
+                {
+                    root.skipped += 1;
+                }
+                observer.step_started(&progress);
+                observer.step_finished(
+                    &progress,
+                    &StepResult::Skipped {
+                        reason: reason.clone(),
+                    },
+                );
+                outcome.skipped.push(Skip { side, step, reason });
+                continue;
+            }
+            observer.step_started(&progress);
             let log = plan
                 .out
                 .join("logs")
@@ -256,17 +325,32 @@ impl Runner {
                 break;
             };
             observer.step_finished(&progress, &result);
-            if let StepResult::Failed { .. } = result {
+            if let StepResult::Failed { message, .. } = &result {
                 outcome.failed.push((side, step));
-                if step.phase == Phase::Prepare {
-                    prepare_failed[side] = true;
-                    observer.notice(&Notice::PrepareFailed {
-                        side: self.sides[side].clone(),
+                if step.trial == 0 {
+                    let failure =
+                        super::driver::trial_failure(&run).unwrap_or_else(|| message.clone());
+                    skips[side].first_trial_failed(step, &failure);
+                    outcome.root_causes.push(RootCause {
+                        side,
+                        step,
+                        message: failure,
+                        skipped: 0,
                     });
+                }
+                let side_label = self.sides[side].clone();
+                match step.phase {
+                    Phase::Prepare => observer.notice(&Notice::PrepareFailed { side: side_label }),
+                    Phase::Install if step.trial == 0 => {
+                        observer.notice(&Notice::InstallFailed { side: side_label })
+                    }
+                    _ => {}
                 }
             }
         }
         outcome.elapsed = started.elapsed();
+        // A trial 0 that failed without making anything skip is an ordinary failure.
+        outcome.root_causes.retain(|root| root.skipped > 0);
         Ok(outcome)
     }
 
@@ -331,6 +415,62 @@ impl Runner {
             reports.push(report);
         }
         Ok(reports)
+    }
+}
+
+/// Which steps of one plan are skipped, from the failures of its trials 0.
+#[derive(Debug, Clone, Default)]
+struct SkipRules {
+    /// Prepare or install trial 0 failed: nothing later can run.
+    blocked: Option<Step>,
+    /// Phases whose trial 0 failed, with the first line of that failure.
+    failed_first: Vec<(Phase, String)>,
+}
+
+/// How much of trial 0's failure a skip reason repeats.
+const REASON_FAILURE_CHARS: usize = 200;
+
+impl SkipRules {
+    fn first_trial_failed(&mut self, step: Step, failure: &str) {
+        if matches!(step.phase, Phase::Prepare | Phase::Install) && self.blocked.is_none() {
+            self.blocked = Some(step);
+        }
+        let first_line = failure.lines().next().unwrap_or_default();
+        self.failed_first.push((
+            step.phase,
+            super::exec::clip(first_line, REASON_FAILURE_CHARS),
+        ));
+    }
+
+    /// Whether `step` is skipped: the step whose failure causes it, and the reason.
+    fn reason(&self, step: Step, keep_going: bool) -> Option<(Step, String)> {
+        if let Some(blocked) = self.blocked
+            && step.phase != blocked.phase
+        {
+            return Some((blocked, format!("{} failed", blocked.label())));
+        }
+        if keep_going {
+            return None;
+        }
+        // The staircase starts the target as measure does: a measure that never became
+        // ready would make it wait for the same thing.
+        let same_as = match step.phase {
+            Phase::Staircase => Phase::Measure,
+            phase if step.trial > 0 => phase,
+            _ => return None,
+        };
+        let (phase, failure) = self
+            .failed_first
+            .iter()
+            .find(|(phase, _)| *phase == same_as)?;
+        let cause = Step {
+            phase: *phase,
+            trial: 0,
+        };
+        Some((
+            cause,
+            format!("same failure as {}: {failure}", cause.label()),
+        ))
     }
 }
 

@@ -400,7 +400,10 @@ mod tests {
     #[test]
     fn content_refuses_an_unknown_lowercase_placeholder() {
         let error = Template::parse_content("dir = \"{worksapce}\"").unwrap_err();
-        assert!(error.starts_with("unknown placeholder '{worksapce}'"), "{error}");
+        assert!(
+            error.starts_with("unknown placeholder '{worksapce}'"),
+            "{error}"
+        );
         assert!(error.contains("{{NAME}}"), "{error}");
         assert!(Template::parse("{json:nope}").is_err());
     }

@@ -7,6 +7,7 @@ mod mem;
 mod pipeline_install;
 mod pipeline_prepare;
 mod pipeline_run;
+mod pipeline_skip;
 mod report;
 mod spec_errors;
 mod spec_examples;

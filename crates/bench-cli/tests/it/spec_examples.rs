@@ -207,7 +207,8 @@ fn seed_steps() -> Vec<SeedStep> {
             what: "sh SOURCE/install.sh VERSION with the PRIME_AGENT_* environment, 240 s",
             found: |s| {
                 let env = &s.install.env;
-                s.install.command.as_deref().map(raw) == Some(vec!["sh", "{source}/install.sh", "{version}"])
+                s.install.command.as_deref().map(raw)
+                    == Some(vec!["sh", "{source}/install.sh", "{version}"])
                     && s.install.timeout.as_secs() == 240
                     && env["PRIME_AGENT_DOWNLOAD_BASE_URL"].raw() == "{origin}"
                     && [
