@@ -27,6 +27,9 @@ pub struct Report {
     pub runtime: BTreeMap<String, String>,
     /// The process breakdown of the last memory measurement, largest RSS first.
     pub processes: Vec<ProcessMemory>,
+    /// Steps that were not run: `<phase>:<trial>` -> why.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub skipped: BTreeMap<String, String>,
 }
 
 impl Report {
@@ -45,6 +48,7 @@ impl Report {
             timings: side.timings.clone(),
             runtime: side.runtime.clone(),
             processes,
+            skipped: side.skipped.clone(),
         }
     }
 }

@@ -53,6 +53,10 @@ pub struct Args {
     /// and after measure the staircase, are skipped as "same failure as trial 0").
     #[arg(long)]
     keep_going: bool,
+    /// Drop the kernel's page cache before each measure trial, so that "cold" is a start
+    /// from disk (root only; it affects the whole machine).
+    #[arg(long)]
+    drop_caches: bool,
     /// Write the built-in demo (source repository and spec) into DIR and exit.
     #[arg(long, value_name = "DIR", hide = true, conflicts_with = "spec")]
     write_demo: Option<PathBuf>,
@@ -208,6 +212,7 @@ fn plan(args: Args) -> anyhow::Result<Plan> {
         repository: args.repository,
         commit: args.commit,
         keep_going: args.keep_going,
+        drop_caches: args.drop_caches,
     };
     Ok(Plan::new(spec, &out, settings)?)
 }

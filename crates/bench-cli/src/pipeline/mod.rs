@@ -11,6 +11,7 @@
 //! - [`exec`]: running one command with a timeout, as the trial user, logged.
 //! - [`cleanup()`]: stops and removes what the state file lists.
 
+mod caches_linux;
 mod cleanup;
 pub mod context;
 mod driver;
@@ -29,6 +30,7 @@ pub mod state;
 mod ui;
 pub mod users;
 
+pub use caches_linux::{DROP_CACHES, DropCachesError};
 pub use cleanup::{CleanupReport, cleanup, cleanup_with};
 pub use context::{PhaseContext, TrialUser};
 pub use driver::{

@@ -105,6 +105,8 @@ pub enum Notice {
         /// The side's label, for an interleaved run.
         side: Option<String>,
     },
+    /// `--drop-caches`: the page cache is dropped before each measure trial (told once).
+    DropsCaches,
     /// Stopping processes failed (they are listed in the message); the run goes on.
     StopFailed {
         /// What `bench_proc::stop` said.
@@ -127,6 +129,9 @@ impl std::fmt::Display for Notice {
             Notice::InstallFailed { side: Some(side) } => write!(
                 f,
                 "{side}: install trial 0 failed; the later phases of {side} cannot run and are skipped"
+            ),
+            Notice::DropsCaches => f.write_str(
+                "--drop-caches: dropping the page cache before each measure trial; this affects the whole machine (every program's cached files are read again)",
             ),
             Notice::StopFailed { message } => write!(f, "stopping leftover processes: {message}"),
         }
@@ -273,6 +278,7 @@ impl Runner {
         let started = Instant::now();
         let mut outcome = RunOutcome::default();
         let mut skips: Vec<SkipRules> = vec![SkipRules::default(); self.plans.len()];
+        let mut told_drop = false;
         for (index, &(side, step)) in self.order.iter().enumerate() {
             if self.interrupted.load(Ordering::SeqCst) {
                 outcome.interrupted = true;
@@ -306,6 +312,9 @@ impl Runner {
                 );
                 outcome.skipped.push(Skip { side, step, reason });
                 continue;
+            }
+            if step.phase == Phase::Measure {
+                before_measure(&run, plan.settings.drop_caches, observer, &mut told_drop)?;
             }
             observer.step_started(&progress);
             let log = plan
@@ -416,6 +425,32 @@ impl Runner {
         }
         Ok(reports)
     }
+}
+
+/// Drops the page cache when the plan asks for it (telling once that it affects the whole
+/// machine), and records in the result whether it did: "cold" means a cold cache only then.
+fn before_measure(
+    run: &PhaseRun,
+    drop: bool,
+    observer: &mut dyn Observer,
+    told: &mut bool,
+) -> Result<(), Error> {
+    if drop {
+        if !*told {
+            observer.notice(&Notice::DropsCaches);
+            *told = true;
+        }
+        super::caches_linux::drop_caches(Path::new(super::DROP_CACHES))?;
+    }
+    let value = if drop {
+        "yes: before each measure trial"
+    } else {
+        "no"
+    };
+    super::driver::update_result(run, |side| {
+        side.runtime
+            .insert(super::caches_linux::RUNTIME_KEY.to_owned(), value.to_owned());
+    })
 }
 
 /// Which steps of one plan are skipped, from the failures of its trials 0.

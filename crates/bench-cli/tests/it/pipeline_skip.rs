@@ -1,6 +1,7 @@
 //! One failure, one message: a failed install skips every later phase with that cause, a
 //! trial 0 that fails makes the later trials and the staircase skip as "same failure"
-//! (unless `--keep-going`), and a spec for an already installed program runs.
+//! (unless `--keep-going`), a spec for an already installed program runs, and
+//! `--drop-caches` is recorded (and refused without root).
 
 use crate::pipeline_run::{assert_nothing_left, demo, edit, is_root, load, phase_logs};
 use crate::{clibench, run};
@@ -173,4 +174,87 @@ print(("ready" + "now") if ok else ("wrong: %r" % where))
     assert!(saved.side.skipped.is_empty());
     // No installer log names the trial user; the state file and the processes still tell.
     assert_nothing_left(&out, false);
+}
+
+/// A spec of a name and a `[measure]` of python3, which is on every test machine.
+fn python_spec(dir: &Path) -> std::path::PathBuf {
+    let spec = dir.join("python.toml");
+    std::fs::write(
+        &spec,
+        r#"name = "python"
+
+[measure]
+command = ["python3", "-q"]
+ready = "pattern"
+ready_pattern = ">>> "
+settle = "200ms"
+"#,
+    )
+    .unwrap();
+    spec
+}
+
+#[test]
+fn drop_caches_is_recorded_in_the_result_and_said_once() {
+    if !is_root() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let spec = python_spec(dir.path());
+    let out = dir.path().join("out");
+    let result = run_spec(&spec, &out, &["--trials", "2", "--drop-caches"]);
+    assert_eq!(result.code, Some(0), "stderr: {}", result.stderr);
+    assert_eq!(
+        result.stderr.matches("affects the whole machine").count(),
+        1,
+        "{}",
+        result.stderr
+    );
+    let saved = load(&out);
+    assert_eq!(
+        saved.side.runtime["caches_dropped"],
+        "yes: before each measure trial"
+    );
+    assert!(
+        result
+            .stdout
+            .contains("the page cache was dropped before each cold start"),
+        "{}",
+        result.stdout
+    );
+    assert_nothing_left(&out, false);
+
+    // Without the flag the result says so, and so does the report.
+    let out = dir.path().join("out-kept");
+    let result = run_spec(&spec, &out, &["--trials", "1"]);
+    assert_eq!(result.code, Some(0), "stderr: {}", result.stderr);
+    assert_eq!(load(&out).side.runtime["caches_dropped"], "no");
+    assert!(result.stdout.contains("the page cache was not dropped"));
+    assert_nothing_left(&out, false);
+}
+
+#[test]
+fn drop_caches_without_root_is_refused_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let mut command = if is_root() {
+        let mut command = std::process::Command::new("/usr/sbin/runuser");
+        command
+            .args(["-u", "nobody", "--"])
+            .arg(env!("CARGO_BIN_EXE_clibench"));
+        command
+    } else {
+        clibench()
+    };
+    let result = run(command
+        .args(["run", "--drop-caches", "--out"])
+        .arg(&out)
+        .current_dir("/"));
+    assert_eq!(result.code, Some(2), "stderr: {}", result.stderr);
+    assert!(
+        result.stderr.contains("--drop-caches needs root"),
+        "{}",
+        result.stderr
+    );
+    assert!(!out.exists());
 }

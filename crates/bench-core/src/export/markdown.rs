@@ -2,6 +2,7 @@
 //! units (`412 ms`, `131.2 MiB`) and verdicts as words.
 
 use crate::compare::{Comparison, FailedSample, MetricComparison, Verdict};
+use crate::Metric;
 use crate::report::Report;
 use crate::result::Request;
 use crate::stats::MetricStats;
@@ -54,7 +55,16 @@ pub fn report(report: &Report) -> String {
             );
         }
     }
+    if report.metrics.iter().any(|stats| stats.metric == Metric::Cold) {
+        let _ = writeln!(out, "\n{}", cold_note(&report.runtime));
+    }
     failures(&mut out, &[("", &report.error, &report.failures)]);
+    if !report.skipped.is_empty() {
+        out.push_str("\n**Skipped**\n\n");
+        for (step, reason) in &report.skipped {
+            let _ = writeln!(out, "- `{}`: {}", code(step), text(reason));
+        }
+    }
     if !report.artifacts.is_empty() {
         out.push_str("\n**Artifacts**\n\n| File | Size |\n| :--- | ---: |\n");
         for (name, bytes) in &report.artifacts {
@@ -225,6 +235,23 @@ fn request_line(request: &Request) -> Option<String> {
     Some(line)
 }
 
+/// What `cold` and `warm` mean in this run: whether the page cache was dropped before each
+/// cold start (`runtime.caches_dropped`, written by `clibench run`) decides whether "cold"
+/// was a start from disk.
+fn cold_note(runtime: &std::collections::BTreeMap<String, String>) -> String {
+    let dropped = runtime
+        .get("caches_dropped")
+        .is_some_and(|value| value.starts_with("yes"));
+    let caches = if dropped {
+        "the page cache was dropped before each cold start"
+    } else {
+        "the page cache was not dropped, so a cold start may read files still cached from the install or an earlier trial (`clibench run --drop-caches` drops it)"
+    };
+    format!(
+        "`cold` is each trial's first start (in trial 0 the first start after the install), `warm` the start right after it; {caches}."
+    )
+}
+
 fn failures(out: &mut String, sides: &[(&str, &Option<String>, &Vec<FailedSample>)]) {
     let any = sides
         .iter()
@@ -369,5 +396,45 @@ mod tests {
         assert_eq!(code("x`y\nz"), "x'y z");
         assert_eq!(trim_percent(20.0), "20");
         assert_eq!(trim_percent(12.5), "12.5");
+    }
+
+    fn result_with_cold(caches_dropped: Option<&str>) -> crate::ResultFile {
+        let mut result = crate::ResultFile::new(crate::Request::new("a", crate::Role::Candidate));
+        crate::record(&mut result.side, Metric::Cold, 0, crate::Sample::Value(1.0));
+        if let Some(value) = caches_dropped {
+            result
+                .side
+                .runtime
+                .insert("caches_dropped".to_owned(), value.to_owned());
+        }
+        result
+    }
+
+    #[test]
+    fn the_report_says_whether_cold_started_from_a_dropped_cache() {
+        let dropped = report(&Report::new(&result_with_cold(Some(
+            "yes: before each measure trial",
+        ))));
+        assert!(
+            dropped.contains("the page cache was dropped before each cold start"),
+            "{dropped}"
+        );
+        for runtime in [None, Some("no")] {
+            let kept = report(&Report::new(&result_with_cold(runtime)));
+            assert!(kept.contains("the page cache was not dropped"), "{kept}");
+        }
+    }
+
+    #[test]
+    fn skipped_steps_are_listed_with_their_reason() {
+        let mut result = result_with_cold(None);
+        result
+            .side
+            .set_skipped(crate::Phase::Measure, 1, "same failure as measure trial 0");
+        let text = report(&Report::new(&result));
+        assert!(
+            text.contains("**Skipped**\n\n- `measure:1`: same failure as measure trial 0\n"),
+            "{text}"
+        );
     }
 }
