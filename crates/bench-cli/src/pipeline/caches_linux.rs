@@ -15,7 +15,9 @@ pub const RUNTIME_KEY: &str = "caches_dropped";
 #[derive(Debug, thiserror::Error)]
 pub enum DropCachesError {
     /// Not running as root.
-    #[error("--drop-caches needs root (it writes {DROP_CACHES}, which drops the page cache of the whole machine)")]
+    #[error(
+        "--drop-caches needs root (it writes {DROP_CACHES}, which drops the page cache of the whole machine)"
+    )]
     NotRoot,
     /// `sync` or the write failed.
     #[error("failed to {action}")]

@@ -139,13 +139,17 @@ pub fn record_skip(run: &PhaseRun, reason: &str) -> Result<(), Error> {
 pub(super) fn update_result(run: &PhaseRun, change: impl FnOnce(&mut Side)) -> Result<(), Error> {
     let spec = load_spec(&run.spec, run.repository.as_deref(), run.commit.as_deref())?;
     let path = run.out.join("result.json");
-    let mut result = ResultFile::load_or_create(&path, &request_for(&spec, &run.spec))
-        .map_err(|source| Error::ResultUnreadable {
-            path: path.clone(),
-            source,
+    let mut result =
+        ResultFile::load_or_create(&path, &request_for(&spec, &run.spec)).map_err(|source| {
+            Error::ResultUnreadable {
+                path: path.clone(),
+                source,
+            }
         })?;
     change(&mut result.side);
-    result.save(&path).map_err(|source| Error::ResultSave { path, source })
+    result
+        .save(&path)
+        .map_err(|source| Error::ResultSave { path, source })
 }
 
 /// Why the step `run` describes failed, as the result file records it (its first

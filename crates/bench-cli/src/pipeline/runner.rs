@@ -448,8 +448,10 @@ fn before_measure(
         "no"
     };
     super::driver::update_result(run, |side| {
-        side.runtime
-            .insert(super::caches_linux::RUNTIME_KEY.to_owned(), value.to_owned());
+        side.runtime.insert(
+            super::caches_linux::RUNTIME_KEY.to_owned(),
+            value.to_owned(),
+        );
     })
 }
 

@@ -4,6 +4,7 @@
 mod compare;
 mod kernel;
 mod mem;
+mod newcomer;
 mod pipeline_install;
 mod pipeline_prepare;
 mod pipeline_run;

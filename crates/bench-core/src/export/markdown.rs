@@ -1,8 +1,8 @@
 //! GitHub-flavoured Markdown, ready to post as a pull-request comment: readable
 //! units (`412 ms`, `131.2 MiB`) and verdicts as words.
 
-use crate::compare::{Comparison, FailedSample, MetricComparison, Verdict};
 use crate::Metric;
+use crate::compare::{Comparison, FailedSample, MetricComparison, Verdict};
 use crate::report::Report;
 use crate::result::Request;
 use crate::stats::MetricStats;
@@ -55,7 +55,11 @@ pub fn report(report: &Report) -> String {
             );
         }
     }
-    if report.metrics.iter().any(|stats| stats.metric == Metric::Cold) {
+    if report
+        .metrics
+        .iter()
+        .any(|stats| stats.metric == Metric::Cold)
+    {
         let _ = writeln!(out, "\n{}", cold_note(&report.runtime));
     }
     failures(&mut out, &[("", &report.error, &report.failures)]);
