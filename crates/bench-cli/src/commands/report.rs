@@ -150,6 +150,27 @@ fn table(report: &Report) -> String {
     out
 }
 
+fn row(stats: &MetricStats) -> Vec<String> {
+    let unit = stats.unit;
+    let numbers = match &stats.summary {
+        Some(s) => [s.median, s.mean, s.std_dev, s.min, s.max].map(|value| unit.format(value)),
+        None => std::array::from_fn(|_| "-".to_string()),
+    };
+    let mut row = vec![stats.metric.to_string()];
+    row.extend(numbers);
+    row.push(stats.n().to_string());
+    row.push(stats.errored.to_string());
+    row.push(
+        stats
+            .outlier_trials
+            .iter()
+            .map(|trial| format!("#{trial}"))
+            .collect::<Vec<_>>()
+            .join(" "),
+    );
+    row
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -176,25 +197,4 @@ mod tests {
         assert_eq!(other_export(r#"{"command": ["x"]}"#), None);
         assert_eq!(other_export("not json"), None);
     }
-}
-
-fn row(stats: &MetricStats) -> Vec<String> {
-    let unit = stats.unit;
-    let numbers = match &stats.summary {
-        Some(s) => [s.median, s.mean, s.std_dev, s.min, s.max].map(|value| unit.format(value)),
-        None => std::array::from_fn(|_| "-".to_string()),
-    };
-    let mut row = vec![stats.metric.to_string()];
-    row.extend(numbers);
-    row.push(stats.n().to_string());
-    row.push(stats.errored.to_string());
-    row.push(
-        stats
-            .outlier_trials
-            .iter()
-            .map(|trial| format!("#{trial}"))
-            .collect::<Vec<_>>()
-            .join(" "),
-    );
-    row
 }
