@@ -157,7 +157,7 @@ pub(super) fn root_cause_lines(
             format!(
                 "{side}{} failed: {}; {} later step(s) skipped because of it{}",
                 root.step.label(),
-                root.message.lines().next().unwrap_or_default(),
+                crate::pipeline::headline(&root.message),
                 root.skipped,
                 if root.step.phase == Phase::Install || root.step.phase == Phase::Prepare {
                     ""
