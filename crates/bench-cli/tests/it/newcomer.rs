@@ -136,3 +136,21 @@ fn a_command_without_the_separator_gets_the_fixed_command_line() {
         out.stderr
     );
 }
+
+#[test]
+fn kernel_of_a_missing_program_says_so_once_and_fails() {
+    let out = run(clibench().args(["kernel", "--runs", "3", "--", "no-such-kernel-h7"]));
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert_eq!(
+        out.stderr.matches("no-such-kernel-h7").count(),
+        1,
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .contains("`no-such-kernel-h7` was not found on PATH"),
+        "{}",
+        out.stderr
+    );
+}
