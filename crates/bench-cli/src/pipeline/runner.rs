@@ -9,7 +9,9 @@
 //! phase fails, its later trials (and, after measure, the staircase) would wait for the
 //! same thing again: they are skipped as "same failure as trial 0" unless
 //! [`PlanSettings::keep_going`](super::PlanSettings::keep_going). A skipped step is
-//! reported as [`StepResult::Skipped`] and recorded in the result's `skipped`. Interruption is a flag the caller sets (from a signal handler, say);
+//! reported as [`StepResult::Skipped`] and recorded in the result's `skipped`.
+//!
+//! Interruption is a flag the caller sets (from a signal handler, say);
 //! it is looked at between steps and, when phases run in their own process, while a
 //! step runs, which then stops the phase and everything below it.
 
