@@ -9,11 +9,10 @@ mod table;
 // The library half: what clibench does. The binary only asks and shows.
 use bench_cli::{demo, pipeline, spec};
 
-use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = commands::Cli::parse();
+    let cli = commands::parse();
     match commands::run(cli) {
         Ok(code) => code,
         Err(error) => exit::report(&error),

@@ -46,4 +46,4 @@ pub use result::{
     LoadError, Observation, ParseError, ProcessMemory, Request, ResultFile, Role, SCHEMA_VERSION,
     SaveError, Side, TrialRecord, ValidationError,
 };
-pub use trial::{Sample, record, trial_errors};
+pub use trial::{Sample, record, trial_errors, trial_errors_without};

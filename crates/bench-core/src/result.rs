@@ -259,6 +259,11 @@ pub struct Side {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 606))]
     pub trials: Vec<TrialRecord>,
+    /// Steps that were not run, `<phase>:<trial>` -> why (at most 500 characters each):
+    /// "same failure as measure trial 0", "install trial 0 failed". A skipped trial has
+    /// no samples; absent when nothing was skipped (files written before this field).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub skipped: BTreeMap<String, String>,
 }
 
 impl Side {
@@ -273,6 +278,15 @@ impl Side {
     /// Sets the side's error, cut to [`MAX_ERROR_CHARS`] characters.
     pub fn set_error(&mut self, error: impl Into<String>) {
         self.error = Some(truncate_chars(error.into(), MAX_ERROR_CHARS));
+    }
+
+    /// Records that `trial` of `phase` was not run and why (cut to [`MAX_ERROR_CHARS`]
+    /// characters).
+    pub fn set_skipped(&mut self, phase: crate::Phase, trial: u32, reason: impl Into<String>) {
+        self.skipped.insert(
+            format!("{phase}:{trial}"),
+            truncate_chars(reason.into(), MAX_ERROR_CHARS),
+        );
     }
 
     /// Keeps the [`MAX_PROCESSES`] processes with the most RSS (ties by pid), with

@@ -106,6 +106,10 @@ impl TryFrom<Args> for Settings {
             env.retain(|(existing, _)| existing != key);
             env.push((key.into(), value.into()));
         }
+        // Said once here rather than as the same spawn error for every run.
+        let program = args.command.first().unwrap_or(&args.python);
+        let path = env.iter().find(|(key, _)| key == "PATH").map(|(_, v)| v);
+        super::program::find(program, path.map(OsString::as_os_str)).map_err(input_error)?;
         Ok(Settings {
             runs: args.runs,
             json: args.json,

@@ -137,6 +137,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             peaks.points.len()
         );
     }
+    for note in notes(&snap, peaks.as_ref().map(|p| p.peak_process_count)) {
+        eprintln!("note: {note}");
+    }
     if settings.json {
         let mut json = to_json(&snap);
         if let Some(peaks) = &peaks {
@@ -213,6 +216,36 @@ pub(super) fn display_command(command: &[OsString]) -> String {
         .map(|part| part.to_string_lossy())
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// What the table cannot say by itself: why some values are `?`, and why the peak counted
+/// more processes than the table shows.
+fn notes(snap: &Snapshot, peak_process_count: Option<u32>) -> Vec<String> {
+    let mut notes = Vec::new();
+    let unreadable = snap
+        .processes
+        .iter()
+        .filter(|p| p.pss_bytes.is_none())
+        .count();
+    if unreadable > 0 {
+        notes.push(format!(
+            "PSS, USS and swap are `?` for {unreadable} process(es) whose /proc/PID/smaps_rollup \
+             could not be read: the kernel shows another user's smaps_rollup only to root or a \
+             process with CAP_SYS_PTRACE (run clibench as root, or as that user); RSS then comes from \
+             /proc/PID/stat, which anyone may read"
+        ));
+    }
+    if let Some(peak) = peak_process_count
+        && peak as usize > snap.processes.len()
+    {
+        notes.push(format!(
+            "the peak counted {peak} processes, the table {}: the others were short-lived (helpers \
+             such as version-manager shims or wrapper scripts that start the real program and \
+             exit); their memory is in the peak, not in the table",
+            snap.processes.len()
+        ));
+    }
+    notes
 }
 
 /// A uid from a numeric string or a name in `/etc/passwd`'s text.
@@ -332,6 +365,26 @@ mod tests {
         let json = to_json(&snap);
         assert!(json["total_pss_bytes"].is_null());
         assert_eq!(json["total_rss_bytes"], 128u64 << 20);
+    }
+
+    #[test]
+    fn notes_explain_question_marks_and_a_higher_peak_count() {
+        let readable = Snapshot {
+            processes: vec![sample(100, "node", 120, Some(96))],
+        };
+        assert!(notes(&readable, Some(1)).is_empty());
+        assert!(notes(&readable, None).is_empty());
+        let mixed = Snapshot {
+            processes: vec![
+                sample(100, "node", 120, Some(96)),
+                sample(7, "sshd", 8, None),
+            ],
+        };
+        let said = notes(&mixed, Some(5));
+        assert_eq!(said.len(), 2, "{said:?}");
+        assert!(said[0].starts_with("PSS, USS and swap are `?` for 1 process(es)"));
+        assert!(said[0].contains("CAP_SYS_PTRACE"));
+        assert!(said[1].starts_with("the peak counted 5 processes, the table 2:"));
     }
 
     #[test]

@@ -6,10 +6,14 @@ mod compare;
 mod kernel;
 mod mem;
 mod phase;
+mod program;
 mod report;
 mod run;
 mod staircase;
 mod startup;
+mod usage;
+
+pub use usage::parse;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

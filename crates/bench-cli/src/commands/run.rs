@@ -50,6 +50,14 @@ pub struct Args {
     /// Build this commit (a full 40-character sha) instead of the spec's `source.commit`.
     #[arg(long, value_name = "SHA", requires = "spec")]
     commit: Option<String>,
+    /// Run every trial even when trial 0 of its phase failed (by default the later trials,
+    /// and after measure the staircase, are skipped as "same failure as trial 0").
+    #[arg(long)]
+    keep_going: bool,
+    /// Drop the kernel's page cache before each measure trial, so that "cold" is a start
+    /// from disk (root only; it affects the whole machine).
+    #[arg(long)]
+    drop_caches: bool,
     /// Also print the Markdown report on stdout (it always goes to OUT/report.md; it is
     /// printed on stdout by default only when stdout is not a terminal).
     #[arg(long, value_enum, default_value_t = RunFormat::Table)]
@@ -124,6 +132,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let result = bench_core::ResultFile::load(&out.join("result.json"))
         .with_context(|| format!("reading {}", out.join("result.json").display()))?;
+    // The summary leads with what made later steps skip: one cause, told once.
+    for line in root_cause_lines(&outcome, &[]) {
+        eprintln!("clibench run: {line}");
+    }
     eprintln!();
     eprint!(
         "{}",
@@ -133,8 +145,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         "\nclibench run: {} in {}",
         if outcome.failed.is_empty() {
             "done".to_owned()
-        } else {
+        } else if outcome.skipped.is_empty() {
             format!("{} phase run(s) failed", outcome.failed.len())
+        } else {
+            format!(
+                "{} phase run(s) failed, {} skipped",
+                outcome.failed.len(),
+                outcome.skipped.len()
+            )
         },
         bench_core::units::format_seconds(outcome.elapsed.as_secs_f64()),
     );
@@ -146,6 +164,36 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(crate::exit::FAILURE)
     })
+}
+
+/// The summary's first lines: each failure that made later steps skip, with its error, so
+/// that one cause is told once ("install trial 0 failed: ...; 9 later step(s) skipped").
+/// `sides` labels the plans of an interleaved run (empty for a single plan).
+pub(super) fn root_cause_lines(
+    outcome: &crate::pipeline::RunOutcome,
+    sides: &[&str],
+) -> Vec<String> {
+    outcome
+        .root_causes
+        .iter()
+        .map(|root| {
+            let side = sides
+                .get(root.side)
+                .map(|side| format!("{side}: "))
+                .unwrap_or_default();
+            format!(
+                "{side}{} failed: {}; {} later step(s) skipped because of it{}",
+                root.step.label(),
+                crate::pipeline::headline(&root.message),
+                root.skipped,
+                if root.step.phase == Phase::Install || root.step.phase == Phase::Prepare {
+                    ""
+                } else {
+                    " (--keep-going runs them)"
+                }
+            )
+        })
+        .collect()
 }
 
 /// What to do with a result: compare it with another build.
@@ -200,6 +248,8 @@ fn plan(args: Args) -> anyhow::Result<Plan> {
         keep_users: args.keep_users,
         repository: args.repository,
         commit: args.commit,
+        keep_going: args.keep_going,
+        drop_caches: args.drop_caches,
     };
     Ok(Plan::new(spec, &out, settings)?)
 }
@@ -252,6 +302,9 @@ pub(super) fn say_cleanup(report: &CleanupReport) {
 /// The spinner line on stderr, and a line per finished step.
 pub(super) struct ProgressDisplay {
     bar: ProgressBar,
+    /// The last skip told: (side, phase, reason). Skipped trials of one phase for one
+    /// reason are told in one line.
+    last_skip: Option<(Option<String>, Phase, String)>,
 }
 
 impl ProgressDisplay {
@@ -262,7 +315,10 @@ impl ProgressDisplay {
                 .context("progress template")?
                 .tick_chars("-\\|/ "),
         );
-        Ok(ProgressDisplay { bar })
+        Ok(ProgressDisplay {
+            bar,
+            last_skip: None,
+        })
     }
 
     pub(super) fn finish(&self) {
@@ -293,12 +349,31 @@ impl Observer for ProgressDisplay {
 
     fn step_finished(&mut self, progress: &Progress, result: &StepResult) {
         let seconds = progress.step_elapsed.as_secs_f64();
-        self.say(match result {
+        let line = match result {
             StepResult::Succeeded => format!("{}: ok ({seconds:.1} s)", progress.label()),
             StepResult::Failed { message, .. } => {
                 format!("{}: failed ({seconds:.1} s): {message}", progress.label())
             }
-        });
+            StepResult::Skipped { reason } => {
+                let key = (progress.side.clone(), progress.step.phase, reason.clone());
+                if self.last_skip.as_ref() == Some(&key) {
+                    return;
+                }
+                self.last_skip = Some(key);
+                let side = progress
+                    .side
+                    .as_ref()
+                    .map(|side| format!("{side}: "))
+                    .unwrap_or_default();
+                let what = if progress.step.trial == 0 {
+                    progress.step.phase.to_string()
+                } else {
+                    format!("{} from trial {}", progress.step.phase, progress.step.trial)
+                };
+                format!("{side}{what}: skipped: {reason}")
+            }
+        };
+        self.say(line);
     }
 
     fn notice(&mut self, notice: &Notice) {

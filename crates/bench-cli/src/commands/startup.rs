@@ -182,10 +182,16 @@ impl TryFrom<Args> for Settings {
             options = options.env(key, value);
         }
         options = options.env("TERM", "xterm-256color");
+        let mut path = std::env::var_os("PATH");
         for pair in &args.env {
             let (key, value) = super::env_pair(pair)?;
             options = options.env(key, value);
+            if key == "PATH" {
+                path = Some(value.into());
+            }
         }
+        // Said once here rather than as the same spawn error for every run.
+        super::program::find(program, path.as_deref()).map_err(input_error)?;
         Ok(Settings {
             runs: args.runs,
             warmup: args.warmup,

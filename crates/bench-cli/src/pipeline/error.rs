@@ -34,6 +34,9 @@ pub enum Error {
         /// The spec file.
         spec: PathBuf,
     },
+    /// `--drop-caches` cannot work here (not root, or `/proc/sys` read-only).
+    #[error(transparent)]
+    DropCaches(#[from] super::caches_linux::DropCachesError),
     /// A trial or install count of zero.
     #[error("--{what} must be at least 1")]
     ZeroCount {
@@ -125,6 +128,7 @@ impl Error {
                 | Error::CommitNotSha { .. }
                 | Error::PhaseNotDescribed { .. }
                 | Error::ZeroCount { .. }
+                | Error::DropCaches(_)
                 | Error::ResultUnreadable { .. }
         )
     }

@@ -1,7 +1,8 @@
 //! The measure phase: cold then warm start in a real terminal to ready; after the cold start
 //! settles, the memory of all the target's processes (RSS, PSS, the per-process breakdown);
 //! then the agent's background sessions are stopped through its own list/stop commands; on
-//! trial 0, `disk` = the home's footprint now minus before the install.
+//! trial 0, `disk` = the home's footprint now minus before the install, whether or not the
+//! starts succeeded.
 //!
 //! This file also holds what the ui and staircase phases share with it: the target's
 //! terminal, its process family, and its background sessions.
@@ -25,12 +26,7 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> anyhow::Result<()> {
         .measure
         .as_ref()
         .context("the spec has no [measure] section")?;
-    let install_ok = side
-        .metrics
-        .get(&Metric::Install)
-        .into_iter()
-        .flatten()
-        .any(|sample| sample.trial == 0 && sample.value.is_some());
+    let install_ok = first_install_succeeded(side, ctx.spec.install.command.is_some());
     if !install_ok {
         bail!("the first installation must succeed before interactive measurements");
     }
@@ -40,7 +36,8 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> anyhow::Result<()> {
     let outcome = starts(ctx, measure, side, user, &family);
     let kept = keep_start_files(ctx, &["cold", "warm"]);
     let stopped = exec::stop_user(user).context("stopping the target's processes");
-    if ctx.trial == 0 && outcome.as_ref().is_ok_and(|cold_ready| *cold_ready) {
+    // The footprint is the installation's, whether or not the target then started.
+    if ctx.trial == 0 {
         let sample = match disk_growth(ctx, side, &user.home) {
             Ok(bytes) => Sample::Value(bytes as f64),
             Err(error) => Sample::Error(format!("{error:#}")),
@@ -107,6 +104,22 @@ pub fn ready_screen_section(out: &Path) -> Option<String> {
         path.strip_prefix(out).unwrap_or(&path).display(),
         screen.trim_end()
     ))
+}
+
+/// Whether install trial 0 succeeded: it recorded a time, or (for a target with no
+/// installer, which records none) it recorded no error.
+fn first_install_succeeded(side: &Side, has_installer: bool) -> bool {
+    let mut samples = side
+        .metrics
+        .get(&Metric::Install)
+        .into_iter()
+        .flatten()
+        .filter(|sample| sample.trial == 0);
+    if has_installer {
+        samples.any(|sample| sample.value.is_some())
+    } else {
+        samples.all(|sample| sample.error.is_none())
+    }
 }
 
 /// The cold and warm starts, as the seed's `measure()`: a failed start is recorded as that

@@ -12,6 +12,7 @@
 //! - [`out_dir`]: the output folder's ownership, marker and lock.
 //! - [`cleanup()`]: stops and removes what the state file lists.
 
+mod caches_linux;
 mod cleanup;
 pub mod context;
 mod driver;
@@ -34,13 +35,17 @@ pub mod state;
 mod ui;
 pub mod users;
 
+pub use caches_linux::{DROP_CACHES, DropCachesError};
 pub use cleanup::{CleanupReport, cleanup, cleanup_with};
 pub use context::{PhaseContext, TrialUser};
-pub use driver::{PhaseOutcome, PhaseRun, load_spec, override_source, request_for, run_phase};
+pub use driver::{
+    PhaseOutcome, PhaseRun, load_spec, override_source, record_skip, request_for, run_phase,
+    trial_failure,
+};
 pub use error::{Error, Failure};
 pub use measure::ready_screen_section;
 pub use plan::{Plan, PlanSettings, SpecSource, Step, describes};
 pub use runner::{
-    Execution, Notice, Observer, Progress, REPOSITORY_VAR, RunOutcome, Runner, SilentObserver,
-    StepResult, write_report,
+    Execution, Notice, Observer, Progress, REPOSITORY_VAR, RootCause, RunOutcome, Runner,
+    SilentObserver, Skip, StepResult, headline, write_report,
 };

@@ -31,6 +31,13 @@ pub struct PlanSettings {
     pub repository: Option<String>,
     /// Build this commit instead of the spec's `source.commit`.
     pub commit: Option<String>,
+    /// Run every trial even when trial 0 of its phase failed (by default the later trials
+    /// and, after measure, the staircase are skipped as "same failure as trial 0").
+    pub keep_going: bool,
+    /// Drop the kernel's page cache (`sync`, then 3 into `/proc/sys/vm/drop_caches`) before
+    /// each measure trial, so that its cold start reads the target's files from disk. Root
+    /// only; it affects the whole machine.
+    pub drop_caches: bool,
 }
 
 impl Default for PlanSettings {
@@ -42,6 +49,8 @@ impl Default for PlanSettings {
             keep_users: false,
             repository: None,
             commit: None,
+            keep_going: false,
+            drop_caches: false,
         }
     }
 }
@@ -88,6 +97,9 @@ impl Plan {
         }
         if settings.installs == 0 {
             return Err(Error::ZeroCount { what: "installs" });
+        }
+        if settings.drop_caches {
+            super::caches_linux::check_can_drop(Some(Path::new(super::DROP_CACHES)))?;
         }
         let asked = settings.phases.is_some();
         let mut phases = settings

@@ -4,9 +4,11 @@
 mod compare;
 mod kernel;
 mod mem;
+mod newcomer;
 mod pipeline_install;
 mod pipeline_prepare;
 mod pipeline_run;
+mod pipeline_skip;
 mod report;
 mod root_safety;
 mod spec_errors;

@@ -11,13 +11,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn is_root() -> bool {
+pub(crate) fn is_root() -> bool {
     fs::metadata("/proc/self").unwrap().uid() == 0
 }
 
 /// A fresh folder with the demo written into it (`--write-demo`); returns the folder and
 /// the demo's spec.
-fn demo() -> (tempfile::TempDir, PathBuf) {
+pub(crate) fn demo() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let result = run(clibench()
         .args(["run", "--write-demo"])
@@ -29,7 +29,7 @@ fn demo() -> (tempfile::TempDir, PathBuf) {
 }
 
 /// Replaces `from` (which must occur exactly once) by `to` in the spec.
-fn edit(spec: &Path, from: &str, to: &str) {
+pub(crate) fn edit(spec: &Path, from: &str, to: &str) {
     let text = fs::read_to_string(spec).unwrap();
     assert_eq!(text.matches(from).count(), 1, "{from:?} in:\n{text}");
     fs::write(spec, text.replace(from, to)).unwrap();
@@ -51,7 +51,7 @@ fn run_demo(spec: &Path, out: &Path, phases: Option<&str>) -> crate::Run {
 }
 
 /// Every phase's log, for a failure message that explains itself.
-fn phase_logs(out: &Path) -> String {
+pub(crate) fn phase_logs(out: &Path) -> String {
     let mut logs: Vec<PathBuf> = fs::read_dir(out.join("logs"))
         .map(|entries| entries.flatten().map(|entry| entry.path()).collect())
         .unwrap_or_default();
@@ -68,7 +68,7 @@ fn phase_logs(out: &Path) -> String {
         .collect()
 }
 
-fn load(out: &Path) -> ResultFile {
+pub(crate) fn load(out: &Path) -> ResultFile {
     ResultFile::load(&out.join("result.json")).expect("result.json is intact and valid")
 }
 
@@ -129,7 +129,7 @@ fn processes_mentioning(needles: &[String]) -> Vec<String> {
 /// Nothing of the run in `out` is left: the state file is gone (cleanup removed every user,
 /// folder and server it listed), no user or home of the run exists, and no process mentions
 /// the output folder or a trial home. `dedicated_users`: the run was root and made users.
-fn assert_nothing_left(out: &Path, dedicated_users: bool) {
+pub(crate) fn assert_nothing_left(out: &Path, dedicated_users: bool) {
     assert!(
         !out.join("state.json").exists(),
         "cleanup left {}: {}",

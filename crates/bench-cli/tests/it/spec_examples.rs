@@ -24,7 +24,7 @@ fn pi_spec_parses_as_an_install_only_registry_target() {
     let pi = load("pi.toml");
     assert!(pi.source.is_none());
     assert_eq!(pi.package.as_deref(), Some("@mariozechner/pi-coding-agent"));
-    let install = raw(&pi.install.command);
+    let install = raw(pi.install.command.as_ref().unwrap());
     assert_eq!(&install[..3], ["npm", "install", "--global"]);
     assert!(
         install
@@ -207,7 +207,8 @@ fn seed_steps() -> Vec<SeedStep> {
             what: "sh SOURCE/install.sh VERSION with the PRIME_AGENT_* environment, 240 s",
             found: |s| {
                 let env = &s.install.env;
-                raw(&s.install.command) == ["sh", "{source}/install.sh", "{version}"]
+                s.install.command.as_deref().map(raw)
+                    == Some(vec!["sh", "{source}/install.sh", "{version}"])
                     && s.install.timeout.as_secs() == 240
                     && env["PRIME_AGENT_DOWNLOAD_BASE_URL"].raw() == "{origin}"
                     && [
@@ -254,7 +255,7 @@ fn seed_steps() -> Vec<SeedStep> {
             found: |s| {
                 s.install.write.iter().any(|w| {
                     w.path == ".prime/agent/settings.json"
-                        && w.content == "{\"onboardingShown\": true}\n"
+                        && w.content.raw() == "{\"onboardingShown\": true}\n"
                 })
             },
         },

@@ -64,7 +64,21 @@ pub fn report(report: &Report) -> String {
             );
         }
     }
+    if let Some(note) = report.cold_note() {
+        let _ = writeln!(
+            out,
+            "
+{note}"
+        );
+    }
     failures(&mut out, &[("", &report.error, &report.failures)]);
+    if !report.skipped.is_empty() {
+        out.push_str("\n**Skipped**\n\n");
+        for (steps, reason) in report.skipped_by_reason() {
+            let steps: Vec<String> = steps.iter().map(|s| format!("`{}`", code(s))).collect();
+            let _ = writeln!(out, "- {}: {}", steps.join(", "), text(reason));
+        }
+    }
     if !report.artifacts.is_empty() {
         out.push_str("\n**Artifacts**\n\n| File | Size |\n| :--- | ---: |\n");
         for (name, bytes) in &report.artifacts {
@@ -525,6 +539,7 @@ fn text(value: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Metric;
 
     #[test]
     fn changes_are_signed_percentages() {
@@ -542,5 +557,45 @@ mod tests {
         assert_eq!(code("x`y\nz"), "x'y z");
         assert_eq!(trim_percent(20.0), "20");
         assert_eq!(trim_percent(12.5), "12.5");
+    }
+
+    fn result_with_cold(caches_dropped: Option<&str>) -> crate::ResultFile {
+        let mut result = crate::ResultFile::new(crate::Request::new("a", crate::Role::Candidate));
+        crate::record(&mut result.side, Metric::Cold, 0, crate::Sample::Value(1.0));
+        if let Some(value) = caches_dropped {
+            result
+                .side
+                .runtime
+                .insert("caches_dropped".to_owned(), value.to_owned());
+        }
+        result
+    }
+
+    #[test]
+    fn the_report_says_whether_cold_started_from_a_dropped_cache() {
+        let dropped = report(&Report::new(&result_with_cold(Some(
+            "yes: before each measure trial",
+        ))));
+        assert!(
+            dropped.contains("the page cache was dropped before each cold start"),
+            "{dropped}"
+        );
+        for runtime in [None, Some("no")] {
+            let kept = report(&Report::new(&result_with_cold(runtime)));
+            assert!(kept.contains("the page cache was not dropped"), "{kept}");
+        }
+    }
+
+    #[test]
+    fn skipped_steps_are_listed_with_their_reason() {
+        let mut result = result_with_cold(None);
+        result
+            .side
+            .set_skipped(crate::Phase::Measure, 1, "same failure as measure trial 0");
+        let text = report(&Report::new(&result));
+        assert!(
+            text.contains("**Skipped**\n\n- `measure:1`: same failure as measure trial 0\n"),
+            "{text}"
+        );
     }
 }

@@ -97,6 +97,9 @@ pub fn report(report: &Report) -> String {
             &rows,
         ));
     }
+    if let Some(note) = report.cold_note() {
+        out.push_str(&format!("\n{note}\n"));
+    }
     if let Some(error) = &report.error {
         out.push_str(&format!("\nrun error: {error}\n"));
     }
@@ -107,6 +110,12 @@ pub fn report(report: &Report) -> String {
                 "failed: {} trial {}: {}\n",
                 failure.metric, failure.trial, failure.error
             ));
+        }
+    }
+    if !report.skipped.is_empty() {
+        out.push('\n');
+        for (steps, reason) in report.skipped_by_reason() {
+            out.push_str(&format!("skipped: {}: {reason}\n", steps.join(", ")));
         }
     }
     out
