@@ -35,7 +35,9 @@ mod test_tree;
 pub use disk::{DEFAULT_EXCLUDES, DiskError, disk_usage, wildcard_match};
 pub use host_linux::{HostError, HostFacts, cpu_model, mem_total_bytes};
 pub use sampler::{SamplePoint, Sampler, SamplerOptions, SamplerReport};
-pub use snapshot_linux::{ProcRoot, ProcessSample, Selector, Snapshot, SnapshotError, snapshot};
+pub use snapshot_linux::{
+    ProcRoot, ProcessSample, Selector, Snapshot, SnapshotError, read_proc_file, snapshot,
+};
 pub use staircase::{Instances, StaircaseOptions, StaircaseReport};
 pub use stop_linux::{StopError, StopReport, Survivor, stop};
 pub use subreaper_linux::{SubreaperError, become_subreaper, is_subreaper};

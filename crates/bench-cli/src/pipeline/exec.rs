@@ -409,7 +409,7 @@ pub fn pids_with_env(proc_root: &Path, wanted: &[u8]) -> Vec<u32> {
     let mut pids: Vec<u32> = entries
         .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse().ok())
         .filter(|pid: &u32| {
-            std::fs::read(proc_root.join(pid.to_string()).join("environ"))
+            bench_proc::read_proc_file(proc_root.join(pid.to_string()).join("environ"))
                 .is_ok_and(|environ| environ.split(|b| *b == 0).any(|e| e == wanted))
         })
         .collect();

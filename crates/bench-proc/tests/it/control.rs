@@ -124,3 +124,38 @@ fn uid_stop_ends_every_process_of_the_user() {
     );
     assert!(!exists(fixture.pid));
 }
+
+#[test]
+fn a_wide_live_family_is_found_and_stopped_whole() {
+    // 1,400 children: the parent's `task/PID/children` is longer than the
+    // page the kernel returns per read, so a walker that takes a short read
+    // for the end of the file sees only part of them (683 on the machine where
+    // this was found) and a stop leaves the rest running.
+    const CHILDREN: usize = 1400;
+    let fixture = Fixture::spawn(&["--children", &CHILDREN.to_string()]);
+    assert_eq!(fixture.children.len(), CHILDREN);
+    let found: std::collections::HashSet<u32> = snapshot(&Selector::Tree(fixture.pid))
+        .unwrap()
+        .processes
+        .iter()
+        .map(|p| p.pid)
+        .collect();
+    let missing = fixture
+        .children
+        .iter()
+        .filter(|pid| !found.contains(pid))
+        .count();
+    let report = stop(&Selector::Tree(fixture.pid), Duration::from_secs(5));
+    let left: Vec<u32> = fixture
+        .children
+        .iter()
+        .copied()
+        .filter(|&pid| exists(pid))
+        .collect();
+    for &pid in &left {
+        kill_if_fixture(pid);
+    }
+    assert_eq!(missing, 0, "the snapshot missed {missing} of {CHILDREN} children");
+    assert!(left.is_empty(), "stop left {} children running", left.len());
+    assert!(report.is_ok(), "{report:?}");
+}
