@@ -55,7 +55,7 @@ pub enum StopError {
     },
 }
 
-fn names(survivors: &[Survivor]) -> String {
+pub(crate) fn names(survivors: &[Survivor]) -> String {
     survivors
         .iter()
         .map(|s| format!("{} ({}, state {})", s.pid, s.name, s.state))

@@ -370,11 +370,21 @@ fn stop(selector: &Selector) -> anyhow::Result<()> {
     }
 }
 
+/// How long [`stop_user`] keeps killing a uid's processes before it reports
+/// them as left running.
+const UID_STOP_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// Stops every process of a trial user: by uid for a dedicated user, else every
 /// process whose environment has the user's HOME.
 pub fn stop_user(user: &UserRecord) -> anyhow::Result<()> {
     if user.dedicated {
-        stop(&Selector::Uid(user.uid))
+        // A grace period first, so well-behaved processes exit cleanly; what it
+        // misses (a process that keeps forking outruns any walk of /proc) the
+        // uid-wide kill catches, and it fails naming what is left.
+        let _ = stop(&Selector::Uid(user.uid));
+        bench_proc::stop_uid(user.uid, UID_STOP_TIMEOUT)
+            .map(drop)
+            .with_context(|| format!("stopping every process of {}", user.name))
     } else {
         stop_home(&user.home)
     }
@@ -459,6 +469,63 @@ mod tests {
         assert!(clipped.starts_with("build step 1 failed"));
         assert!(clipped.ends_with("the real error"));
         assert_eq!(clip("short", 500), "short");
+    }
+
+    #[test]
+    fn stopping_a_user_catches_a_process_that_keeps_forking() {
+        if !rustix::process::geteuid().is_root() {
+            eprintln!("SKIPPED stopping_a_user_catches_a_process_that_keeps_forking: needs root");
+            return;
+        }
+        // Orphaned generations re-parent to us (not to a pid 1 that may not reap).
+        bench_proc::become_subreaper().unwrap();
+        // setresuid needs no account, so a uid nobody uses stands for a trial user.
+        let passwd = std::fs::read_to_string("/etc/passwd").unwrap();
+        let uid = (3_200_000 + std::process::id() % 100_000..)
+            .find(|uid| {
+                !passwd.contains(&format!(":{uid}:"))
+                    && bench_proc::ProcRoot::live()
+                        .discover(&Selector::Uid(*uid))
+                        .unwrap()
+                        .is_empty()
+            })
+            .unwrap();
+        // A detached child that forks and exits in a loop: a new pid every moment.
+        let hopper = "import os\nos.setsid()\nwhile True:\n    if os.fork(): os._exit(0)\n";
+        let mut first = std::process::Command::new("python3");
+        first.args(["-c", hopper]);
+        std::os::unix::process::CommandExt::uid(&mut first, uid);
+        let mut first = first.spawn().unwrap();
+        let _ = first.wait();
+        let user = UserRecord {
+            install: 0,
+            name: format!("uid-{uid}"),
+            uid,
+            gid: 0,
+            home: std::path::PathBuf::from("/nonexistent"),
+            dedicated: true,
+        };
+        let stopped = stop_user(&user);
+        let left = bench_proc::ProcRoot::live()
+            .discover(&Selector::Uid(uid))
+            .unwrap();
+        let running: Vec<u32> = left
+            .iter()
+            .copied()
+            .filter(|&pid| {
+                std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                    .ok()
+                    .and_then(|t| bench_proc::parse::parse_stat(&t))
+                    .is_some_and(|s| !s.is_zombie())
+            })
+            .collect();
+        if !running.is_empty() {
+            // Do not leave the hopper behind for the next test.
+            let _ = bench_proc::stop_uid(uid, Duration::from_secs(10));
+        }
+        while let Ok(Some(_)) = rustix::process::wait(rustix::process::WaitOptions::NOHANG) {}
+        assert!(running.is_empty(), "uid {uid} still runs {running:?}");
+        stopped.unwrap();
     }
 
     #[test]
