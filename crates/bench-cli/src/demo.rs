@@ -111,6 +111,12 @@ pub fn materialise(dir: &Path) -> anyhow::Result<Materialised> {
     let source = source
         .canonicalize()
         .with_context(|| format!("resolving {}", source.display()))?;
+    if source.to_str().is_none() {
+        bail!(
+            "{} is not a UTF-8 path, which a TOML spec cannot hold",
+            source.display()
+        );
+    }
     let text = spec_text(&source, &sha);
     let spec = dir.join("demo.toml");
     fs::write(&spec, text).with_context(|| format!("writing {}", spec.display()))?;
@@ -118,8 +124,14 @@ pub fn materialise(dir: &Path) -> anyhow::Result<Materialised> {
 }
 
 /// The demo spec with its source set to `source` at `sha`.
+///
+/// The path is written as a TOML string with its quotes, backslashes and
+/// newlines escaped, so any folder name reads back as itself (a non-UTF-8 path
+/// is written lossily; [`materialise`] refuses those first).
 pub fn spec_text(source: &Path, sha: &str) -> String {
-    SPEC.replace(SOURCE_MARKER, &source.display().to_string())
+    let quoted_marker = format!("\"{SOURCE_MARKER}\"");
+    let path = toml::Value::String(source.to_string_lossy().into_owned()).to_string();
+    SPEC.replace(&quoted_marker, &path)
         .replace(COMMIT_MARKER, sha)
 }
 
@@ -154,6 +166,18 @@ fn git(repo: &Path, args: &[&str]) -> anyhow::Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_source_path_with_quotes_backslashes_and_newlines_reads_back() {
+        let source = Path::new("/tmp/a \"quoted\" \\ back\\slash\nnew line 'single'/source");
+        let text = spec_text(source, &"0".repeat(40));
+        let spec: toml::Value = toml::from_str(&text).unwrap();
+        assert_eq!(
+            spec["source"]["repository"].as_str(),
+            source.to_str(),
+            "{text}"
+        );
+    }
 
     #[test]
     fn same_files_give_the_same_commit() {

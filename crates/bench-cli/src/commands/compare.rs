@@ -5,7 +5,7 @@
 //! regressed and `--fail-on-regression` was given, 2 for unreadable input.
 
 use super::report::{OutputFormat, load};
-use crate::exit::FAILURE;
+use crate::exit::{FAILURE, input_error};
 use crate::table::{Align, render};
 use anyhow::Context;
 use bench_core::compare::{CompareOptions, Comparison, DEFAULT_NOISE, MissingMetric, compare};
@@ -88,6 +88,18 @@ fn parse_noise(text: &str) -> Result<f64, String> {
 /// Runs `clibench compare`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let settings = Settings::from(args);
+    if let Some(export) = &settings.export_markdown {
+        // write_atomic would replace the input with the comparison.
+        for input in [&settings.base, &settings.candidate] {
+            if bench_core::io::same_file(export, input) {
+                return Err(input_error(format!(
+                    "--export-markdown {} is the input {}; refusing to overwrite it",
+                    export.display(),
+                    input.display()
+                )));
+            }
+        }
+    }
     let base = load(&settings.base)?;
     let candidate = load(&settings.candidate)?;
     let comparison = compare(&base.side, &candidate.side, &settings.options);

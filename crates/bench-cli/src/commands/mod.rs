@@ -4,6 +4,7 @@
 mod cleanup;
 mod compare;
 mod kernel;
+mod limits;
 mod mem;
 mod phase;
 mod report;
@@ -12,6 +13,7 @@ mod staircase;
 mod startup;
 
 use clap::{Parser, Subcommand};
+use limits::{trial_count, trial_number};
 use std::process::ExitCode;
 
 /// Benchmark interactive command-line programs the way their users feel them:

@@ -3,6 +3,7 @@
 
 mod compare;
 mod kernel;
+mod limits;
 mod mem;
 mod pipeline_install;
 mod pipeline_prepare;
