@@ -3,6 +3,7 @@
 
 mod cleanup;
 mod compare;
+mod interrupt;
 mod kernel;
 mod limits;
 mod mem;
