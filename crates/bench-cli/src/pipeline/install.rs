@@ -75,7 +75,7 @@ fn install(
         // Closed at the install's deadline, so a connection the installer left
         // open (or trickling) cannot keep the phase alive.
         let deadline = std::time::Instant::now() + *spec.install.timeout;
-        let origin = Origin::start_until(&ctx.artifacts_dir(), &prefix, port, Some(deadline))
+        let origin = Origin::start(&ctx.artifacts_dir(), &prefix, port, Some(deadline))
             .with_context(|| {
                 format!("starting the loopback origin for the artifacts (port {port})")
             })?;

@@ -31,14 +31,9 @@ pub struct Origin {
 impl Origin {
     /// Serves the files directly inside `root` under the URL path `prefix`
     /// (`/releases/v1.0/`), on loopback `port` (0: an ephemeral port), until it
-    /// is dropped.
-    pub fn start(root: &Path, prefix: &str, port: u16) -> std::io::Result<Origin> {
-        Origin::start_until(root, prefix, port, None)
-    }
-
-    /// Like [`Origin::start`], but at `deadline` (the phase's) the server
-    /// closes every connection, however busy, and stops accepting.
-    pub fn start_until(
+    /// is dropped or `deadline` (the phase's) passes: then the server closes
+    /// every connection, however busy, and stops accepting.
+    pub fn start(
         root: &Path,
         prefix: &str,
         port: u16,
@@ -343,7 +338,7 @@ mod tests {
     fn a_trickling_connection_is_closed_at_the_deadline() {
         let dir = tempfile::tempdir().unwrap();
         let deadline = Instant::now() + Duration::from_millis(300);
-        let origin = Origin::start_until(dir.path(), "/r/", 0, Some(deadline)).unwrap();
+        let origin = Origin::start(dir.path(), "/r/", 0, Some(deadline)).unwrap();
         // 1,200 bytes at 10 a second would keep a per-read timeout happy for 2 minutes.
         let closed = trickle(origin.url(), 1200).join().unwrap();
         assert!(closed.is_some(), "the server read the whole trickle");
@@ -353,7 +348,7 @@ mod tests {
     #[test]
     fn dropping_the_origin_closes_a_trickling_connection() {
         let dir = tempfile::tempdir().unwrap();
-        let origin = Origin::start(dir.path(), "/r/", 0).unwrap();
+        let origin = Origin::start(dir.path(), "/r/", 0, None).unwrap();
         let trickler = trickle(origin.url(), 1200);
         std::thread::sleep(Duration::from_millis(300));
         // Returns only once every connection thread ended.
@@ -387,7 +382,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a.tgz"), b"hello").unwrap();
         std::os::unix::fs::symlink("/etc/passwd", dir.path().join("link")).unwrap();
-        let origin = Origin::start(dir.path(), "/releases/v1/", 0).unwrap();
+        let origin = Origin::start(dir.path(), "/releases/v1/", 0, None).unwrap();
         assert!(origin.url().starts_with("http://127.0.0.1:"));
         let (head, body) = get(origin.url(), "GET", "/releases/v1/a.tgz");
         assert!(head.starts_with("HTTP/1.1 200"), "{head}");
