@@ -125,14 +125,38 @@ pub fn materialise(dir: &Path) -> anyhow::Result<Materialised> {
 
 /// The demo spec with its source set to `source` at `sha`.
 ///
-/// The path is written as a TOML string with its quotes, backslashes and
-/// newlines escaped, so any folder name reads back as itself (a non-UTF-8 path
-/// is written lossily; [`materialise`] refuses those first).
+/// The path is written as a TOML basic string with quotes, backslashes and
+/// control characters escaped, so any folder name reads back as itself and
+/// never breaks a line (a non-UTF-8 path is written lossily; [`materialise`]
+/// refuses those first).
 pub fn spec_text(source: &Path, sha: &str) -> String {
+    let path = toml_string(&source.to_string_lossy());
     let quoted_marker = format!("\"{SOURCE_MARKER}\"");
-    let path = toml::Value::String(source.to_string_lossy().into_owned()).to_string();
+    // The marker inside quotes is the value; elsewhere (the header comment)
+    // it stands for the path too, escaped the same way so it stays one line.
     SPEC.replace(&quoted_marker, &path)
+        .replace(SOURCE_MARKER, &path)
         .replace(COMMIT_MARKER, sha)
+}
+
+/// `text` as a TOML basic string: in double quotes, with `"`, `\` and every
+/// control character escaped.
+fn toml_string(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 /// Runs git in `repo` with a fixed, config-free environment, returning its stdout.
@@ -169,8 +193,12 @@ mod tests {
 
     #[test]
     fn a_source_path_with_quotes_backslashes_and_newlines_reads_back() {
-        let source = Path::new("/tmp/a \"quoted\" \\ back\\slash\nnew line 'single'/source");
+        let source = Path::new("/tmp/a \"quoted\" \\ back\\slash\nnew line 'single'\u{7f}/source");
         let text = spec_text(source, &"0".repeat(40));
+        assert!(
+            !text.contains("\nnew line"),
+            "the path's newline was not escaped:\n{text}"
+        );
         let spec: toml::Value = toml::from_str(&text).unwrap();
         assert_eq!(
             spec["source"]["repository"].as_str(),
