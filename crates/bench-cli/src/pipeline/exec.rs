@@ -457,6 +457,15 @@ const UID_STOP_TIMEOUT: Duration = Duration::from_secs(10);
 /// process whose environment has the user's HOME.
 pub fn stop_user(user: &UserRecord) -> anyhow::Result<()> {
     if user.dedicated {
+        // Never a system account's processes, not even with a grace period.
+        let uid_min = bench_proc::user_uid_min();
+        if user.uid < uid_min {
+            anyhow::bail!(
+                "refusing to stop the processes of {} (uid {}): a system account (below {uid_min})",
+                user.name,
+                user.uid
+            );
+        }
         // A grace period first, so well-behaved processes exit cleanly; what it
         // misses (a process that keeps forking outruns any walk of /proc) the
         // uid-wide kill catches, and it fails naming what is left.
@@ -700,6 +709,20 @@ mod tests {
             "peak RSS {} MiB",
             peak_rss_bytes() >> 20
         );
+    }
+
+    #[test]
+    fn a_system_uid_is_never_stopped() {
+        let user = UserRecord {
+            install: 0,
+            name: "clibench-x-0".into(),
+            uid: 0,
+            gid: 0,
+            home: PathBuf::from("/nonexistent"),
+            dedicated: true,
+        };
+        let error = stop_user(&user).unwrap_err().to_string();
+        assert!(error.contains("a system account"), "{error}");
     }
 
     #[test]
