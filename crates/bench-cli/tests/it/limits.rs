@@ -117,6 +117,32 @@ fn report_and_compare_refuse_a_fifo_without_waiting() {
 }
 
 #[test]
+fn a_spec_that_is_a_fifo_or_a_device_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("spec.toml");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let zero = dir.path().join("zero.toml");
+    std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+    for (spec, kind) in [(&fifo, "named pipe"), (&zero, "a device")] {
+        // `phase` reads the spec as given (`run` checks it is a file first).
+        let out = run_bounded(
+            clibench()
+                .args(["phase", "prepare", "--out"])
+                .arg(dir.path().join("out"))
+                .arg("--spec")
+                .arg(spec),
+        );
+        assert_refused(&out, kind);
+        assert!(
+            out.stderr.contains("cannot read the spec"),
+            "{}",
+            out.stderr
+        );
+    }
+}
+
+#[test]
 fn report_refuses_a_link_to_a_device() {
     let dir = tempfile::tempdir().unwrap();
     let link = dir.path().join("result.json");
