@@ -498,10 +498,15 @@ impl ResultFile {
 
     /// Reads and validates the result file at `path`.
     pub fn load(path: &Path) -> Result<ResultFile, LoadError> {
-        let text = std::fs::read_to_string(path).map_err(|cause| LoadError::Read {
-            path: path.to_path_buf(),
-            cause,
-        })?;
+        // Bounded and non-blocking: a FIFO, a device or a huge file is refused,
+        // not waited on or read until memory runs out.
+        let text =
+            crate::io::read_input_file(path, crate::io::MAX_INPUT_BYTES).map_err(|cause| {
+                LoadError::Read {
+                    path: path.to_path_buf(),
+                    cause,
+                }
+            })?;
         ResultFile::from_json_str(&text).map_err(|cause| LoadError::Parse {
             path: path.to_path_buf(),
             cause,

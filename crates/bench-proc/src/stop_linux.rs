@@ -55,7 +55,7 @@ pub enum StopError {
     },
 }
 
-fn names(survivors: &[Survivor]) -> String {
+pub(crate) fn names(survivors: &[Survivor]) -> String {
     survivors
         .iter()
         .map(|s| format!("{} ({}, state {})", s.pid, s.name, s.state))
@@ -181,8 +181,8 @@ fn protected_pids() -> Vec<u32> {
 }
 
 fn live_stat(pid: u32) -> Option<parse::Stat> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    parse::parse_stat(&text)
+    let bytes = crate::read_proc_file(format!("/proc/{pid}/stat")).ok()?;
+    parse::parse_stat(std::str::from_utf8(&bytes).ok()?)
 }
 
 /// Members that still exist as the same process and are not zombies.

@@ -167,6 +167,27 @@ fn export(path: &Path, what: &str, text: &str) -> anyhow::Result<()> {
 /// Runs `clibench compare`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let settings = Settings::try_from(args)?;
+    let exports = [
+        ("--export-markdown", &settings.export_markdown),
+        ("--export-bmf", &settings.export_bmf),
+        (
+            "--export-github-benchmark",
+            &settings.export_github_benchmark,
+        ),
+    ];
+    for (flag, export) in exports {
+        let Some(export) = export else { continue };
+        // write_atomic would replace the input with the comparison.
+        for input in [&settings.base, &settings.candidate] {
+            if bench_core::io::same_file(export, input) {
+                return Err(input_error(format!(
+                    "{flag} {} is the input {}; refusing to overwrite it",
+                    export.display(),
+                    input.display()
+                )));
+            }
+        }
+    }
     let base = load(&settings.base)?;
     let candidate = load(&settings.candidate)?;
     let comparison = compare(&base.side, &candidate.side, &settings.options);

@@ -118,6 +118,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             snapshot(&Selector::Uid(*uid)).context("failed to read the user's processes")?,
         ),
         Target::Command(command) => {
+            super::interrupt::stop_family_on_signal(STOP_GRACE)?;
             let (snap, report) = measure_command(command, settings.settle)?;
             peaks = Some(report);
             (

@@ -3,7 +3,9 @@
 
 mod cleanup;
 mod compare;
+mod interrupt;
 mod kernel;
+mod limits;
 mod mem;
 mod phase;
 mod program;
@@ -16,6 +18,7 @@ mod usage;
 pub use usage::parse;
 
 use clap::{Parser, Subcommand};
+use limits::{trial_count, trial_number};
 use std::process::ExitCode;
 
 /// Benchmark interactive command-line programs the way their users feel them:

@@ -21,7 +21,7 @@ pub struct Args {
     #[arg(long)]
     out: PathBuf,
     /// The trial number (for install: the install index).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = super::trial_number)]
     trial: u32,
     /// Keep the trial users and homes at cleanup.
     #[arg(long)]

@@ -31,11 +31,12 @@ pub struct Args {
     /// [default: clibench-out/<target>-<unix time>]
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
-    /// Trials of the measure, runtime and ui phases.
-    #[arg(long, default_value_t = 3, value_name = "N")]
+    /// Trials of the measure, runtime and ui phases (at most 101: trials are
+    /// numbered 0 to 100 in the result file).
+    #[arg(long, default_value_t = 3, value_name = "N", value_parser = super::trial_count)]
     trials: u32,
-    /// Installations (each into a fresh home; as root, a fresh user).
-    #[arg(long, default_value_t = 1, value_name = "N")]
+    /// Installations (each into a fresh home; as root, a fresh user; at most 101).
+    #[arg(long, default_value_t = 1, value_name = "N", value_parser = super::trial_count)]
     installs: u32,
     /// Phases to run, comma-separated, in pipeline order
     /// [default: prepare,install,measure,runtime,ui,staircase].

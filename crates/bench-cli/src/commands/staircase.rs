@@ -148,7 +148,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let settings = Settings::try_from(args)?;
     let hardware = HostFacts::read().context("failed to read the host's facts")?;
     eprint!("{}", render_header(&hardware, &settings));
-    bench_proc::become_subreaper()?;
+    super::interrupt::stop_family_on_signal(STOP_GRACE)?;
     let me = std::process::id();
     let options = StaircaseOptions {
         count: settings.count,

@@ -12,7 +12,7 @@ mod export;
 use crate::exit::{FAILURE, input_error};
 use crate::table::{Align, render};
 use anyhow::Context;
-use bench_proc::{Selector, become_subreaper, snapshot, stop};
+use bench_proc::{Selector, snapshot, stop};
 use bench_term::ready::parse_duration;
 use bench_term::{ReadyGuard, ReadyMode, SpawnOptions, Terminal};
 use export::{Figure, Report, Run};
@@ -218,7 +218,7 @@ impl TryFrom<Args> for Settings {
 /// Runs `clibench startup`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut settings = Settings::try_from(args)?;
-    settings.subreaper = match become_subreaper() {
+    settings.subreaper = match super::interrupt::stop_family_on_signal(DAEMON_GRACE) {
         Ok(()) => true,
         Err(error) => {
             eprintln!(

@@ -171,9 +171,13 @@ fn run_installer(
     let origin = if spec.origin.serve && !spec.artifacts.is_empty() {
         let prefix = spec.origin.path.expand(&values)?;
         let port = spec.origin.port.unwrap_or(0);
-        let origin = Origin::start(&ctx.artifacts_dir(), &prefix, port).with_context(|| {
-            format!("starting the loopback origin for the artifacts (port {port})")
-        })?;
+        // Closed at the install's deadline, so a connection the installer left
+        // open (or trickling) cannot keep the phase alive.
+        let deadline = std::time::Instant::now() + *spec.install.timeout;
+        let origin = Origin::start(&ctx.artifacts_dir(), &prefix, port, Some(deadline))
+            .with_context(|| {
+                format!("starting the loopback origin for the artifacts (port {port})")
+            })?;
         let pid = std::process::id();
         let record = ServerRecord {
             pid,

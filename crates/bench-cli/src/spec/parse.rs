@@ -237,15 +237,20 @@ pub fn parse(text: &str, file: &str) -> Result<Spec, SpecError> {
     Ok(spec)
 }
 
-/// Reads a spec file.
+/// The largest spec file read (1 MiB): a spec is a page of TOML.
+const MAX_SPEC_BYTES: u64 = 1 << 20;
+
+/// Reads a spec file: a regular file of at most 1 MiB (a FIFO or a device is
+/// refused, not waited on or read without end).
 pub fn load(path: &Path) -> Result<Spec, SpecError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|error| SpecError {
-        file: file.clone(),
-        line: 0,
-        column: 0,
-        message: format!("cannot read the spec: {error}"),
-    })?;
+    let text =
+        bench_core::io::read_input_file(path, MAX_SPEC_BYTES).map_err(|error| SpecError {
+            file: file.clone(),
+            line: 0,
+            column: 0,
+            message: format!("cannot read the spec: {error}"),
+        })?;
     parse(&text, &file)
 }
 

@@ -3,6 +3,7 @@
 
 mod compare;
 mod kernel;
+mod limits;
 mod mem;
 mod newcomer;
 mod pipeline_install;
@@ -11,6 +12,7 @@ mod pipeline_run;
 mod pipeline_skip;
 mod report;
 mod root_safety;
+mod signals;
 mod spec_errors;
 mod spec_examples;
 mod staircase;

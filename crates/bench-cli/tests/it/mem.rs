@@ -125,3 +125,42 @@ fn user_view_finds_processes_of_that_uid() {
     assert_eq!(json["process_count"], 1, "{json}");
     assert_eq!(json["processes"][0]["pid"], child.id());
 }
+
+#[test]
+fn a_parent_with_1400_children_is_measured_whole() {
+    // The parent's `task/PID/children` is longer than one page: read a page
+    // at a time, it lists only part of the children (683 of 1,400 where this
+    // was found).
+    const CHILDREN: usize = 1400;
+    // Orphans re-parent to us, not to a pid 1 that may never reap them.
+    bench_proc::become_subreaper().unwrap();
+    let mut family = std::os::unix::process::CommandExt::process_group(
+        Command::new("sh").args([
+            "-c",
+            &format!("for i in $(seq {CHILDREN}); do sleep 600 & done; echo ready; wait"),
+        ]),
+        0,
+    )
+    .stdout(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
+    let mut ready = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(family.stdout.take().unwrap()),
+        &mut ready,
+    )
+    .unwrap();
+    let out = run(clibench().args(["mem", "--json", "--pid", &family.id().to_string()]));
+    // The whole group, then every zombie it leaves us.
+    let _ = Command::new("kill")
+        .args(["-KILL", "--", &format!("-{}", family.id())])
+        .status();
+    let _ = family.wait();
+    while let Ok(Some(_)) = rustix::process::wait(rustix::process::WaitOptions::empty()) {}
+    assert_eq!(ready.trim(), "ready");
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let json: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let processes = json["processes"].as_array().unwrap();
+    let sleeps = processes.iter().filter(|p| p["name"] == "sleep").count();
+    assert_eq!(sleeps, CHILDREN, "{} processes measured", processes.len());
+}

@@ -796,6 +796,26 @@ fn kernel_that_never_answers_times_out_quoting_what_it_saw() {
 }
 
 #[test]
+fn kernel_streaming_without_newlines_still_times_out() {
+    let home = tempfile::tempdir().unwrap();
+    let mut options = test_kernel("streams_without_newlines.py", &[], home.path());
+    options.ready_timeout = Duration::from_millis(200);
+    let mut kernel = Kernel::spawn(options).unwrap();
+    let pid = kernel.pid();
+    let error = kernel.ready().unwrap_err();
+    // It streams for 20 s: the deadlines of the handshake and of closing,
+    // not the end of its output, must end both waits.
+    let _ = kernel.close();
+    let stream_ended = home.path().join("stream-ended").exists();
+    assert!(
+        !stream_ended,
+        "ready() or close() waited for the stream to end"
+    );
+    assert!(matches!(&error, KernelError::Timeout { .. }), "{error}");
+    assert!(!process_exists(pid));
+}
+
+#[test]
 fn kernel_that_never_sends_ready_times_out_and_is_killed() {
     let home = tempfile::tempdir().unwrap();
     let mut options = test_kernel("never_ready.py", &[], home.path());
