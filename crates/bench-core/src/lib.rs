@@ -28,6 +28,7 @@
 #![warn(missing_docs)]
 
 pub mod compare;
+pub mod detail;
 pub mod export;
 pub mod io;
 pub mod metric;
