@@ -2,6 +2,7 @@
 //! and the checked-in JSON Schema.
 
 mod export;
+mod html;
 mod schema;
 mod services;
 
