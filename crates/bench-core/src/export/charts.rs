@@ -28,7 +28,10 @@ pub const PALETTE: [RGBColor; 8] = [
     RGBColor(23, 190, 207),
 ];
 
-const GRID: RGBColor = RGBColor(225, 225, 225);
+const GRID: RGBColor = RGBColor(222, 222, 222);
+const FAINT: RGBColor = RGBColor(246, 246, 246);
+/// The longest category label drawn, in characters; longer ones end in `…`.
+const MAX_LABEL_CHARS: usize = 32;
 const AXIS_TEXT: RGBColor = RGBColor(60, 60, 60);
 const FONT: &str = "sans-serif";
 
@@ -86,7 +89,7 @@ pub fn memory_over_time(lines: &[Line]) -> Result<String, ChartError> {
             frame
                 .on(root)?
                 .configure_mesh()
-                .light_line_style(GRID)
+                .light_line_style(FAINT)
                 .bold_line_style(GRID)
                 .x_desc("seconds since spawn")
                 .y_desc(format!("resident memory ({})", scale.unit))
@@ -153,7 +156,7 @@ pub fn time_to_ready(groups: &[Vec<(u32, f64)>]) -> Result<String, ChartError> {
             frame
                 .on(root)?
                 .configure_mesh()
-                .light_line_style(GRID)
+                .light_line_style(FAINT)
                 .bold_line_style(GRID)
                 .x_labels((trials as usize + 1).min(20))
                 .x_desc("trial")
@@ -214,7 +217,7 @@ pub fn vertical_bars(bars: &[Bar], y_desc: &str) -> Result<String, ChartError> {
     let scale = ByteScale::for_max(max_bytes as f64);
     let y_max = nice_top(max_bytes as f64 / scale.divisor * 1.12);
     let count = bars.len().max(1);
-    let labels: Vec<String> = bars.iter().map(|bar| bar.label.clone()).collect();
+    let labels: Vec<String> = bars.iter().map(|bar| short_label(&bar.label)).collect();
     let label_of = move |x: &f64| category_label(&labels, *x);
     let frame = Frame {
         x_label_area: 38,
@@ -230,7 +233,7 @@ pub fn vertical_bars(bars: &[Bar], y_desc: &str) -> Result<String, ChartError> {
                 .on(root)?
                 .configure_mesh()
                 .disable_x_mesh()
-                .light_line_style(GRID)
+                .light_line_style(FAINT)
                 .bold_line_style(GRID)
                 .x_labels(count * 2 + 1)
                 .y_desc(format!("{y_desc} ({})", scale.unit))
@@ -286,18 +289,18 @@ pub fn horizontal_bars(bars: &[Bar], x_desc: &str) -> Result<String, ChartError>
     let scale = ByteScale::for_max(max_bytes as f64);
     let x_max = nice_top(max_bytes as f64 / scale.divisor * 1.2);
     let count = bars.len().max(1);
-    let labels: Vec<String> = bars.iter().map(|bar| bar.label.clone()).collect();
-    // Category 0 is drawn at the top: y runs from count-0.5 (bottom) to -0.5 (top).
-    let label_of = move |y: &f64| category_label(&labels, *y);
+    let labels: Vec<String> = bars.iter().map(|bar| short_label(&bar.label)).collect();
     let height = 60 + 26 * count as u32;
-    let label_width = bars
+    let label_width = labels
         .iter()
-        .map(|bar| bar.label.chars().count())
+        .map(|label| label.chars().count())
         .max()
         .unwrap_or(0)
-        .clamp(6, 36) as u32
+        .max(6) as u32
         * 7
-        + 10;
+        + 16;
+    // Category 0 is drawn at the top: y runs from count-0.5 (bottom) to -0.5 (top).
+    let label_of = move |y: &f64| category_label(&labels, *y);
     let frame = Frame {
         x_label_area: 38,
         y_label_area: label_width,
@@ -312,7 +315,7 @@ pub fn horizontal_bars(bars: &[Bar], x_desc: &str) -> Result<String, ChartError>
                 .on(root)?
                 .configure_mesh()
                 .disable_y_mesh()
-                .light_line_style(GRID)
+                .light_line_style(FAINT)
                 .bold_line_style(GRID)
                 .y_labels(count * 2 + 1)
                 .x_desc(format!("{x_desc} ({})", scale.unit))
@@ -403,7 +406,7 @@ pub fn changes(rows: &[Change], noise_percent: f64) -> Result<String, ChartError
         .fold(noise_percent, f64::max);
     let x_max = nice_top(extent * 1.1).max(1.0);
     let count = rows.len().max(1);
-    let labels: Vec<String> = rows.iter().map(|row| row.label.clone()).collect();
+    let labels: Vec<String> = rows.iter().map(|row| short_label(&row.label)).collect();
     let label_of = move |y: &f64| category_label(&labels, *y);
     let height = 70 + 28 * count as u32;
     let frame = Frame {
@@ -420,7 +423,7 @@ pub fn changes(rows: &[Change], noise_percent: f64) -> Result<String, ChartError
                 .on(root)?
                 .configure_mesh()
                 .disable_y_mesh()
-                .light_line_style(GRID)
+                .light_line_style(FAINT)
                 .bold_line_style(GRID)
                 .y_labels(count * 2 + 1)
                 .x_desc("change of the median, candidate vs base (%)")
@@ -533,6 +536,16 @@ fn category_label(labels: &[String], position: f64) -> String {
         return String::new();
     }
     labels.get(index as usize).cloned().unwrap_or_default()
+}
+
+/// `label` cut to [`MAX_LABEL_CHARS`] characters, ending in `…` when cut.
+fn short_label(label: &str) -> String {
+    if label.chars().count() <= MAX_LABEL_CHARS {
+        return label.to_string();
+    }
+    let mut short: String = label.chars().take(MAX_LABEL_CHARS - 1).collect();
+    short.push('…');
+    short
 }
 
 fn integer_label(value: &f64) -> String {

@@ -200,6 +200,7 @@ pre.screen{background:#111;color:#e6e6e6;padding:12px 14px;border-radius:6px;ove
 dl.glossary dt{font-weight:600;margin-top:8px}dl.glossary dd{margin:2px 0 0 18px}\
 .regressed{color:var(--bad);font-weight:600}.improved{color:var(--good)}\
 ul.failures li{color:var(--bad)}\
+table.facts td{text-align:left}\
 ";
 
 fn page(title: &str, body: &str) -> String {
@@ -599,7 +600,7 @@ fn facts(out: &mut String, report: &Report) {
         if rows.is_empty() {
             return;
         }
-        let _ = writeln!(out, "<h3>{title}</h3>\n<table>");
+        let _ = writeln!(out, "<h3>{title}</h3>\n<table class=\"facts\">");
         for (key, value) in rows {
             let _ = writeln!(
                 out,

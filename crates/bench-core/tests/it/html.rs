@@ -132,16 +132,37 @@ fn every_chart_is_drawn_with_its_data() {
     let page = html::report(&result);
     let trials = TRIALS as usize;
     let ready = figure(&page, "chart-ready");
-    assert_eq!(marks(ready, "circle"), 2 * trials, "a dot per cold and warm start");
-    assert_eq!(marks(ready, "polyline"), 2, "a median line for cold and for warm");
+    assert_eq!(
+        marks(ready, "circle"),
+        2 * trials,
+        "a dot per cold and warm start"
+    );
+    assert_eq!(
+        marks(ready, "polyline"),
+        2,
+        "a median line for cold and for warm"
+    );
     for session in ["cold", "warm", "ui"] {
         let memory = figure(&page, &format!("chart-memory-{session}"));
-        assert_eq!(marks(memory, "polyline"), trials, "{session}: a line per trial");
-        assert_eq!(marks(memory, "circle"), trials, "{session}: a ready mark per trial");
+        assert_eq!(
+            marks(memory, "polyline"),
+            trials,
+            "{session}: a line per trial"
+        );
+        assert_eq!(
+            marks(memory, "circle"),
+            trials,
+            "{session}: a ready mark per trial"
+        );
         assert!(memory.contains("resident memory (MiB)"));
     }
     let processes = figure(&page, "chart-processes");
-    let with_pss = result.side.processes.iter().filter(|p| p.pss.is_some()).count();
+    let with_pss = result
+        .side
+        .processes
+        .iter()
+        .filter(|p| p.pss.is_some())
+        .count();
     assert_eq!(
         marks(processes, "rect"),
         result.side.processes.len() + with_pss
@@ -156,7 +177,10 @@ fn every_chart_is_drawn_with_its_data() {
 #[test]
 fn text_from_the_target_is_escaped() {
     let page = html::report(&demo_like());
-    assert!(!page.to_lowercase().contains("<script"), "a live script tag");
+    assert!(
+        !page.to_lowercase().contains("<script"),
+        "a live script tag"
+    );
     assert!(!page.contains("<img"), "a live img tag");
     assert!(page.contains("&lt;script&gt;alert(&#39;owned&#39;)&lt;/script&gt;"));
     // The process name is drawn by the SVG backend, which escapes it too.
@@ -178,7 +202,11 @@ fn the_page_references_nothing_outside_itself() {
         }
         // No element has an attribute that loads something (the hostile text has
         // `src=` in it, but only as escaped text, outside any tag).
-        for tag in page.split('<').skip(1).filter_map(|rest| rest.split('>').next()) {
+        for tag in page
+            .split('<')
+            .skip(1)
+            .filter_map(|rest| rest.split('>').next())
+        {
             for attribute in [" src=", " href=", " xlink:href=", " srcset=", " data="] {
                 assert!(!tag.contains(attribute), "<{tag}> loads something");
             }
@@ -201,10 +229,7 @@ fn byte_facts_are_shown_with_units() {
 #[test]
 fn metric_names_carry_their_glossary_as_a_tooltip() {
     let page = html::report(&demo_like());
-    let tooltip = format!(
-        "<abbr title=\"{}",
-        html::escape(Metric::Cold.description())
-    );
+    let tooltip = format!("<abbr title=\"{}", html::escape(Metric::Cold.description()));
     assert!(page.contains(&tooltip));
     assert!(page.contains("<dt><code>reclaimed_rss</code>"));
     // Only the metrics the result has are explained.
