@@ -14,7 +14,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 /// Chart width in pixels (the SVG scales down with the page).
-pub const WIDTH: u32 = 760;
+pub const WIDTH: u32 = 940;
 
 /// Colours of data series, in order; the first two are cold and warm.
 pub const PALETTE: [RGBColor; 8] = [
@@ -113,17 +113,11 @@ pub fn memory_over_time(lines: &[Line]) -> Result<String, ChartError> {
                     .draw_series(LineSeries::new(points, color.stroke_width(2)))
                     .map_err(failed)?;
                 if let Some(ready_ms) = line.ready_ms {
-                    // The line's value at ready: the last sample taken at or before it.
-                    let at = line
-                        .points
-                        .iter()
-                        .take_while(|p| p.0 <= ready_ms)
-                        .last()
-                        .or(line.points.first());
-                    if let Some(&(_, bytes)) = at {
+                    // On the line: its value at ready, between the samples around it.
+                    if let Some(bytes) = value_at(&line.points, ready_ms) {
                         chart
                             .draw_series(std::iter::once(Circle::new(
-                                (ready_ms as f64 / 1000.0, bytes as f64 / scale.divisor),
+                                (ready_ms as f64 / 1000.0, bytes / scale.divisor),
                                 5,
                                 color.stroke_width(2),
                             )))
@@ -134,6 +128,22 @@ pub fn memory_over_time(lines: &[Line]) -> Result<String, ChartError> {
             Ok(())
         },
     )
+}
+
+/// The line through `points` (milliseconds, bytes) at `ms`: interpolated between
+/// the samples around it, or the nearest end outside them; `None` without points.
+fn value_at(points: &[(u64, u64)], ms: u64) -> Option<f64> {
+    let after = points.iter().position(|p| p.0 >= ms);
+    match after {
+        None => points.last().map(|p| p.1 as f64),
+        Some(0) => points.first().map(|p| p.1 as f64),
+        Some(index) => {
+            let (t0, v0) = points[index - 1];
+            let (t1, v1) = points[index];
+            let fraction = (ms - t0) as f64 / (t1 - t0).max(1) as f64;
+            Some(v0 as f64 + (v1 as f64 - v0 as f64) * fraction)
+        }
+    }
 }
 
 /// Time to ready per trial: one filled `<circle>` per sample, and one `<polyline>`
@@ -638,6 +648,15 @@ mod tests {
         assert!(svg.contains("&lt;script&gt;"));
         assert!(svg.contains("a &amp; b"));
         assert_eq!(count(&svg, "rect"), 2, "{svg}");
+    }
+
+    #[test]
+    fn the_ready_mark_sits_on_the_line() {
+        let points = [(0, 0), (100, 100), (200, 300)];
+        assert_eq!(value_at(&points, 150), Some(200.0));
+        assert_eq!(value_at(&points, 100), Some(100.0));
+        assert_eq!(value_at(&points, 500), Some(300.0));
+        assert_eq!(value_at(&[], 5), None);
     }
 
     #[test]

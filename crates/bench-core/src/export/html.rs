@@ -196,7 +196,8 @@ figure{margin:8px 0 18px}figure svg{max-width:100%;height:auto;display:block}\
 figcaption{font-size:.9em;margin-top:2px}\
 .legend{display:flex;flex-wrap:wrap;gap:4px 16px;font-size:.9em;margin:2px 0 4px}\
 .swatch{display:inline-block;width:11px;height:11px;border-radius:50%;margin-right:5px;vertical-align:-1px}\
-pre.screen{background:#111;color:#e6e6e6;padding:12px 14px;border-radius:6px;overflow:auto;line-height:1.25;max-height:34em}\
+pre.screen{background:#111;color:#e6e6e6;padding:12px 14px;border-radius:6px;overflow-x:auto;line-height:1.2;font-size:.8em}\
+details{margin:6px 0}summary{cursor:pointer;font-weight:600}\
 dl.glossary dt{font-weight:600;margin-top:8px}dl.glossary dd{margin:2px 0 0 18px}\
 .regressed{color:var(--bad);font-weight:600}.improved{color:var(--good)}\
 ul.failures li{color:var(--bad)}\
@@ -560,14 +561,25 @@ fn screens(out: &mut String, result: &ResultFile) {
         return;
     }
     out.push_str("<section id=\"screens\"><h2>The screen at ready</h2>\n");
-    for screen in screens {
-        let _ = writeln!(
-            out,
-            "<h3>{} start, trial {}</h3>\n<pre class=\"screen\">{}</pre>",
+    // The first screen in full; the others (usually the same program again) folded.
+    for (index, screen) in screens.iter().enumerate() {
+        let heading = format!(
+            "{} session, trial {}",
             escape(&screen.session),
-            screen.trial,
-            escape(&screen.text)
+            screen.trial
         );
+        let text = escape(&screen.text);
+        if index == 0 {
+            let _ = writeln!(
+                out,
+                "<h3>{heading}</h3>\n<pre class=\"screen\">{text}</pre>"
+            );
+        } else {
+            let _ = writeln!(
+                out,
+                "<details><summary>{heading}</summary>\n<pre class=\"screen\">{text}</pre></details>"
+            );
+        }
     }
     out.push_str("</section>\n");
 }
