@@ -496,6 +496,8 @@ impl Frame {
     fn on<'a, 'b>(&self, root: &'a Area<'b>) -> Result<Chart<'a, 'b>, ChartError> {
         ChartBuilder::on(root)
             .margin(12)
+            // Room for the last x label, which is centred on the axis's end.
+            .margin_right(30)
             .x_label_area_size(self.x_label_area)
             .y_label_area_size(self.y_label_area)
             .build_cartesian_2d(self.x.clone(), self.y.clone())
