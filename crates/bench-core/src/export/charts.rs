@@ -385,6 +385,8 @@ pub struct Change {
     pub low_percent: f64,
     /// The interval of the change, percent.
     pub high_percent: f64,
+    /// The metric's noise floor in percent: changes within ±this are not counted.
+    pub floor_percent: f64,
     /// Whether the change is a regression (red), an improvement (green) or neither (grey).
     pub tone: Tone,
 }
@@ -400,9 +402,10 @@ pub enum Tone {
     Neutral,
 }
 
-/// Dot and whisker per metric: the noise floor as one grey `<rect>` band, each
-/// interval as a `<polyline>`, each change as a filled `<circle>`.
-pub fn changes(rows: &[Change], noise_percent: f64) -> Result<String, ChartError> {
+/// Dot and whisker per metric: each metric's noise floor as a grey `<rect>` band
+/// (none for a floor of 0), each interval as a `<polyline>`, each change as a filled
+/// `<circle>`.
+pub fn changes(rows: &[Change]) -> Result<String, ChartError> {
     let extent = rows
         .iter()
         .flat_map(|row| {
@@ -410,10 +413,11 @@ pub fn changes(rows: &[Change], noise_percent: f64) -> Result<String, ChartError
                 row.low_percent.abs(),
                 row.high_percent.abs(),
                 row.percent.abs(),
+                row.floor_percent,
             ]
         })
         .filter(|value| value.is_finite())
-        .fold(noise_percent, f64::max);
+        .fold(0.0, f64::max);
     let x_max = nice_top(extent * 1.1).max(1.0);
     let count = rows.len().max(1);
     let labels: Vec<String> = rows.iter().map(|row| short_label(&row.label)).collect();
@@ -447,14 +451,17 @@ pub fn changes(rows: &[Change], noise_percent: f64) -> Result<String, ChartError
         },
         |root| {
             let mut chart = frame.on(root)?;
-            chart
-                .draw_series(std::iter::once(Rectangle::new(
-                    [(-noise_percent, count as f64 - 0.5), (noise_percent, -0.5)],
-                    RGBColor(120, 120, 120).mix(0.15).filled(),
-                )))
-                .map_err(failed)?;
             for (index, row) in rows.iter().enumerate() {
                 let y = index as f64;
+                if row.floor_percent > 0.0 {
+                    let floor = row.floor_percent.min(x_max);
+                    chart
+                        .draw_series(std::iter::once(Rectangle::new(
+                            [(-floor, y - 0.42), (floor, y + 0.42)],
+                            RGBColor(120, 120, 120).mix(0.15).filled(),
+                        )))
+                        .map_err(failed)?;
+                }
                 let color = match row.tone {
                     Tone::Regressed => RGBColor(200, 40, 40),
                     Tone::Improved => RGBColor(30, 140, 60),

@@ -11,7 +11,7 @@
 use super::charts::{self, Bar, Change, Line, Tone};
 use crate::compare::{Comparison, FailedSample, MetricComparison, Verdict};
 use crate::detail::MemorySeries;
-use crate::metric::{Metric, Phase};
+use crate::metric::{Metric, Nature, Phase};
 use crate::report::Report;
 use crate::result::ResultFile;
 use crate::stats::MetricStats;
@@ -64,19 +64,16 @@ pub fn comparison(comparison: &Comparison) -> String {
         escape(&comparison.candidate_sha),
         escape(&comparison.base_sha)
     );
-    let _ = writeln!(
-        body,
-        "<p class=\"headline\"><strong>{} regressed</strong>, {} improved, {} within noise{}.</p>",
-        comparison.count(Verdict::Regressed),
-        comparison.count(Verdict::Improved),
-        comparison.count(Verdict::WithinNoise),
-        if comparison.missing.is_empty() {
-            String::new()
-        } else {
-            format!(", {} missing on a side", comparison.missing.len())
-        }
-    );
-    let noise_percent = comparison.options.noise * 100.0;
+    let mut headline: Vec<String> = Verdict::ALL
+        .into_iter()
+        .map(|verdict| (verdict, comparison.count(verdict)))
+        .filter(|&(verdict, count)| count > 0 || verdict == Verdict::Regressed)
+        .map(|(verdict, count)| format!("{count} {}", escape(verdict.word())))
+        .collect();
+    if !comparison.missing.is_empty() {
+        headline.push(format!("{} missing on a side", comparison.missing.len()));
+    }
+    let _ = writeln!(body, "<p class=\"headline\">{}.</p>", headline.join(", "));
     let confidence = comparison.options.confidence * 100.0;
     let rows: Vec<Change> = comparison
         .metrics
@@ -87,6 +84,7 @@ pub fn comparison(comparison: &Comparison) -> String {
             percent: (row.ratio - 1.0) * 100.0,
             low_percent: (row.ci_low - 1.0) * 100.0,
             high_percent: (row.ci_high - 1.0) * 100.0,
+            floor_percent: row.floor * 100.0,
             tone: match row.verdict {
                 Verdict::Regressed => Tone::Regressed,
                 Verdict::Improved => Tone::Improved,
@@ -98,14 +96,15 @@ pub fn comparison(comparison: &Comparison) -> String {
         body.push_str("<section><h2>Changes</h2>\n");
         let caption = format!(
             "Dot: change of the median, candidate vs base. Whisker: its {confidence:.0}% \
-             bootstrap interval. Grey band: the noise floor (±{noise_percent:.0}%); a change \
-             counts only when its whole whisker lies outside it. Red: worse; green: better."
+             bootstrap interval. Grey band: the metric's noise floor (none for exact sizes on \
+             disk); a change counts only when its whole whisker lies outside it. Red: worse; \
+             green: better."
         );
         figure(
             &mut body,
             "chart-changes",
             "Change of each metric with its interval and the noise floor",
-            charts::changes(&rows, noise_percent),
+            charts::changes(&rows),
             &caption,
         );
         body.push_str("</section>\n");
@@ -664,15 +663,24 @@ fn comparison_row(out: &mut String, row: &MetricComparison) {
         Verdict::Improved => ("improved", row.verdict.word()),
         other => ("", other.word()),
     };
+    // A single sample has no spread, and an exact metric's point ratio is all there is.
+    let interval = match (row.verdict, row.nature) {
+        (Verdict::SingleSample, _) => "–".to_string(),
+        (_, Nature::Exact) => "exact".to_string(),
+        _ => format!(
+            "{} to {}",
+            signed_percent(row.ci_low),
+            signed_percent(row.ci_high)
+        ),
+    };
     let _ = writeln!(
         out,
-        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} to {}</td><td class=\"{class}\">{}</td><td>{} / {}</td></tr>",
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"{class}\">{}</td><td>{} / {}</td></tr>",
         metric_name(row.metric),
         escape(&median(&row.base)),
         escape(&median(&row.candidate)),
         signed_percent(row.ratio),
-        signed_percent(row.ci_low),
-        signed_percent(row.ci_high),
+        interval,
         escape(word),
         row.base.n(),
         row.candidate.n()

@@ -253,8 +253,18 @@ fn comparison_draws_each_change_with_its_interval() {
     assert!(finite > 0);
     assert_eq!(marks(chart, "circle"), finite, "a dot per metric");
     assert_eq!(marks(chart, "polyline"), finite, "a whisker per metric");
-    assert_eq!(marks(chart, "rect"), 1, "one noise band");
-    assert!(chart.contains("±20%"));
+    let with_floor = comparison
+        .metrics
+        .iter()
+        .filter(|row| row.ratio.is_finite() && row.floor > 0.0)
+        .count();
+    assert!(with_floor > 0);
+    assert_eq!(
+        marks(chart, "rect"),
+        with_floor,
+        "a noise band per metric with a floor"
+    );
+    assert!(chart.contains("noise floor"));
 }
 
 /// The page's outline (headings and chart ids), so a reordered or lost section shows.
