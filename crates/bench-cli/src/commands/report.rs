@@ -1,11 +1,13 @@
 //! `clibench report`: summarize one result file.
 //!
-//! The default output is a table for people on stderr; `--format markdown|json|csv`
+//! The default output is a table for people on stderr; `--format markdown|json|csv|html`
 //! prints that format on stdout instead, for files and pull-request comments.
+//! `--explain` prints what each metric means (the glossary), for the file's metrics
+//! when a file is given.
 
 use crate::exit::input_error;
 use anyhow::Context;
-use bench_core::{Format, Report, ResultFile};
+use bench_core::{Format, Metric, Report, ResultFile};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -16,17 +18,24 @@ Examples:
   clibench report out/result.json                      table on stderr
   clibench report out/result.json --format markdown    GitHub-flavoured Markdown on stdout
   clibench report out/result.json --format csv > out.csv
-  clibench report out/result.json --export-bmf bmf.json    Bencher Metric Format")]
+  clibench report out/result.json --export-bmf bmf.json    Bencher Metric Format
+  clibench report out/result.json --format html > report.html
+  clibench report --explain                            what every metric means
+  clibench report out/result.json --explain            what this file's metrics mean")]
 pub struct Args {
     /// The result file to summarize (a `result.json` written by `clibench run` or `phase`).
-    #[arg(value_name = "RESULT.json")]
-    result: PathBuf,
-    /// Output: a table on stderr, or markdown, json or csv on stdout.
+    #[arg(value_name = "RESULT.json", required_unless_present = "explain")]
+    result: Option<PathBuf>,
+    /// Output: a table on stderr, or markdown, json, csv or html on stdout.
     #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
     format: OutputFormat,
     /// Also write every metric's median and range in Bencher Metric Format to FILE.
     #[arg(long, value_name = "FILE")]
     export_bmf: Option<PathBuf>,
+    /// Print what each metric means, its unit and which way is better (only the
+    /// file's metrics when a file is given), instead of the report.
+    #[arg(long, conflicts_with = "format")]
+    explain: bool,
 }
 
 /// Where and how `report` and `compare` print.
@@ -40,26 +49,39 @@ pub enum OutputFormat {
     Json,
     /// CSV on stdout, numbers in seconds and bytes.
     Csv,
+    /// One self-contained HTML page with charts on stdout.
+    Html,
 }
 
 impl OutputFormat {
-    /// The library exporter, or `None` for the plain table.
+    /// The library exporter, or `None` for the plain table and for HTML (which needs the
+    /// whole result, not only its summary).
     pub fn export(self) -> Option<Format> {
         match self {
             OutputFormat::Table => None,
             OutputFormat::Markdown => Some(Format::Markdown),
             OutputFormat::Json => Some(Format::Json),
             OutputFormat::Csv => Some(Format::Csv),
+            OutputFormat::Html => None,
         }
     }
 }
 
 /// Runs `clibench report`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let result = load(&args.result)?;
+    let result = args.result.as_deref().map(load).transpose()?;
+    if args.explain {
+        print!("{}", explain(result.as_ref()));
+        return Ok(ExitCode::SUCCESS);
+    }
+    // Invariant: clap requires the file unless --explain is given.
+    let result = result.context("a result file is required")?;
     let report = Report::new(&result);
     match args.format.export() {
         Some(format) => print!("{}", format.report(&report)),
+        None if args.format == OutputFormat::Html => {
+            print!("{}", bench_core::export::html::report(&result));
+        }
         None => eprint!("{}", bench_core::export::text::report(&report)),
     }
     if let Some(path) = &args.export_bmf {
@@ -67,6 +89,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .with_context(|| "failed to export the report as BMF")?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The glossary: every metric, or only those `result` has samples of.
+fn explain(result: Option<&ResultFile>) -> String {
+    let metrics: Vec<Metric> = match result {
+        None => Metric::ALL.to_vec(),
+        Some(result) => result.side.metrics.keys().copied().collect(),
+    };
+    if metrics.is_empty() {
+        return "the result file has no metric\n".to_string();
+    }
+    bench_core::glossary(&metrics)
 }
 
 /// Loads a result file; a file that cannot be read or parsed is an input error

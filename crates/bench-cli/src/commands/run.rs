@@ -159,6 +159,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     );
     eprintln!("  result  {}", out.join("result.json").display());
     eprintln!("  report  {}", out.join("report.md").display());
+    eprintln!("  html    {}", out.join("report.html").display());
     eprintln!("{}", next_step(spec_arg.as_deref(), &out));
     Ok(if outcome.failed.is_empty() {
         ExitCode::SUCCESS

@@ -9,6 +9,7 @@
 
 use super::PhaseContext;
 use super::exec::{self, Step};
+use super::recording::{Recording, keep_screen};
 use super::state::UserRecord;
 use crate::spec::{self, Placeholder, Template};
 use anyhow::{Context, bail};
@@ -145,6 +146,7 @@ fn starts(
             measure,
             &ctx.log_path(&format!("{name}-{trial}"))?,
         )?;
+        let recording = Recording::start(*family, Phase::Measure, trial, name);
         let mut terminal = Terminal::spawn(&options)
             .with_context(|| format!("starting `{}` in a terminal", options_line(&options)))?;
         let elapsed = match terminal.ready_guarded(&mode, measure.ready_timeout.0, &guard) {
@@ -152,9 +154,11 @@ fn starts(
             Err(error) => {
                 record(side, metric, trial, Sample::Error(error.to_string()));
                 close_quietly(&mut terminal);
+                recording.finish(side, None);
                 return Ok(cold_ready);
             }
         };
+        keep_screen(side, Phase::Measure, trial, name, terminal.screen_text());
         let settle_started = Instant::now();
         let settled = terminal.settle(measure.settle.0);
         // A program that restores the terminal and then dies can echo a probe on its way
@@ -162,6 +166,7 @@ fn starts(
         // early only when the program closed its terminal.
         let closed_early = settle_started.elapsed() < measure.settle.0;
         if closed_early || terminal.session_processes().is_empty() {
+            recording.finish(side, Some(elapsed));
             let screen = terminal.screen_text();
             let status = match terminal.close().ok().and_then(|report| report.status) {
                 Some(status) => format!(" ({status})"),
@@ -183,6 +188,7 @@ fn starts(
                 .map_err(anyhow::Error::from)
                 .and_then(|()| family.snapshot())
                 .and_then(|snapshot| record_memory(ctx, side, &snapshot));
+            recording.finish(side, Some(elapsed));
             let closed = terminal.close();
             if let Err(error) = memory {
                 record(
@@ -198,6 +204,7 @@ fn starts(
             // than a person's second start would be; the seed stops them here too.
             stop_agents(ctx, measure, user)?;
         } else {
+            recording.finish(side, Some(elapsed));
             let closed = terminal.close();
             if let Err(error) = settled {
                 side.set_error(format!("warm settle: {error}"));

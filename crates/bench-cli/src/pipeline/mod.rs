@@ -26,6 +26,7 @@ pub mod origin;
 pub mod out_dir;
 mod plan;
 mod prepare;
+mod recording;
 pub mod redact;
 mod runner;
 mod runtime;

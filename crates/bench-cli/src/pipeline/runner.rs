@@ -692,7 +692,8 @@ fn last_error_line(log: &Path) -> String {
     format!("{line} (log: {})", log.display())
 }
 
-/// Renders the Markdown report of `OUT/result.json` and writes it to `OUT/report.md`.
+/// Renders the reports of `OUT/result.json` and writes them to `OUT/report.md` and
+/// `OUT/report.html`; returns the Markdown.
 pub fn write_report(out: &Path) -> Result<String, Error> {
     let path = out.join("result.json");
     if !path.exists() {
@@ -713,6 +714,8 @@ pub fn write_report(out: &Path) -> Result<String, Error> {
     }
     let report_path = out.join("report.md");
     bench_core::io::write_atomic(&report_path, report.as_bytes())?;
+    let html = bench_core::export::html::report(&result);
+    bench_core::io::write_atomic(&out.join("report.html"), html.as_bytes())?;
     Ok(report)
 }
 

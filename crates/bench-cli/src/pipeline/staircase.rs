@@ -15,8 +15,9 @@ use super::measure::{
 use super::state::UserRecord;
 use crate::spec;
 use anyhow::Context;
+use bench_core::detail::{MAX_STEPS, StaircaseRun, StaircaseStep};
 use bench_core::{Metric, Sample, Side, record};
-use bench_proc::staircase::{Instances, StaircaseOptions};
+use bench_proc::staircase::{Instances, StaircaseOptions, StaircaseReport};
 use bench_term::{ReadyMode, Terminal};
 use std::fmt;
 
@@ -62,6 +63,7 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> anyhow::Result<()> {
                 serde_json::to_string_pretty(&report).context("serializing the staircase")?;
             bench_core::io::write_atomic(&path, json.as_bytes())
                 .with_context(|| format!("writing {}", path.display()))?;
+            keep_steps(side, trial, &report);
             let bytes = |value: Option<i64>, what: &str| match value {
                 Some(bytes) => Sample::Value(bytes as f64),
                 None => Sample::Error(format!("the {what} of some process was unreadable")),
@@ -104,6 +106,30 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> anyhow::Result<()> {
         }
     }
     stopped
+}
+
+/// Keeps the trial's steps in the result, for the HTML report's staircase chart.
+fn keep_steps(side: &mut Side, trial: u32, report: &StaircaseReport) {
+    let steps = report
+        .steps
+        .iter()
+        .take(MAX_STEPS)
+        .map(|step| StaircaseStep {
+            instances: u32::try_from(step.index + 1).unwrap_or(u32::MAX),
+            rss_bytes: step.totals.rss_bytes,
+            pss_bytes: step.totals.pss_bytes,
+            rss_delta_bytes: step.rss_delta_bytes,
+        })
+        .collect();
+    side.staircases.retain(|run| run.trial != trial);
+    side.staircases.push(StaircaseRun {
+        trial,
+        baseline_rss_bytes: report.baseline.rss_bytes,
+        steps,
+        after_teardown_rss_bytes: report.after_teardown.rss_bytes,
+        reclaimed_rss_bytes: report.reclaimed_rss_bytes,
+    });
+    side.staircases.sort_by_key(|run| run.trial);
 }
 
 /// Instances of the spec's instance command, each in its own terminal.

@@ -2,11 +2,11 @@
 //! units (`412 ms`, `131.2 MiB`) and verdicts as words.
 
 use crate::compare::{Comparison, FailedSample, MetricComparison, SideFacts, Verdict};
-use crate::metric::{CPU_TICK_SECONDS, Nature};
+use crate::metric::{CPU_TICK_SECONDS, Metric, Nature};
 use crate::report::Report;
 use crate::result::Request;
 use crate::stats::MetricStats;
-use crate::units::{format_bytes, format_seconds};
+use crate::units::{format_bytes, format_fact, format_seconds};
 use std::fmt::Write;
 
 /// How many processes the report lists before saying how many more there are.
@@ -71,6 +71,7 @@ pub fn report(report: &Report) -> String {
 {note}"
         );
     }
+    legend(&mut out, report.metrics.iter().map(|stats| stats.metric));
     failures(&mut out, &[("", &report.error, &report.failures)]);
     if !report.skipped.is_empty() {
         out.push_str("\n**Skipped**\n\n");
@@ -99,7 +100,12 @@ pub fn report(report: &Report) -> String {
     if !report.runtime.is_empty() {
         out.push_str("\n**Runtime**\n\n| Fact | Value |\n| :--- | :--- |\n");
         for (name, value) in &report.runtime {
-            let _ = writeln!(out, "| `{}` | {} |", code(name), text(value));
+            let _ = writeln!(
+                out,
+                "| `{}` | {} |",
+                code(name),
+                text(&format_fact(name, value))
+            );
         }
     }
     if !report.processes.is_empty() {
@@ -380,6 +386,28 @@ fn plural(count: usize, one: &str, many: &str) -> String {
     } else {
         format!("{count} {many}")
     }
+}
+
+/// A short legend under a metrics table: what each metric in it means, from the
+/// one glossary ([`Metric::description`]).
+fn legend(out: &mut String, metrics: impl Iterator<Item = Metric>) {
+    let lines: Vec<String> = metrics
+        .map(|metric| {
+            format!(
+                "- `{metric}` ({}): {}",
+                metric.unit_and_direction(),
+                metric.description()
+            )
+        })
+        .collect();
+    if lines.is_empty() {
+        return;
+    }
+    out.push_str("\n<details><summary>What the metrics mean</summary>\n\n");
+    for line in lines {
+        let _ = writeln!(out, "{line}");
+    }
+    out.push_str("\n</details>\n");
 }
 
 fn request_line(request: &Request) -> Option<String> {
