@@ -13,7 +13,11 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let cli = commands::parse();
-    match commands::run(cli) {
+    let outcome = commands::run(cli);
+    // A Ctrl-C (or SIGTERM, SIGHUP) being handled decides the exit code, not the
+    // measurement it cut short.
+    commands::wait_if_interrupted();
+    match outcome {
         Ok(code) => code,
         Err(error) => exit::report(&error),
     }

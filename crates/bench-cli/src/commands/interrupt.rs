@@ -10,6 +10,7 @@ use anyhow::Context;
 use bench_proc::Selector;
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Duration;
 
 /// Makes this process a child subreaper (so detached daemons re-parent to it
@@ -31,7 +32,23 @@ pub fn stop_family_on_signal(grace: Duration) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The signal being handled, 0 while none was received.
+static RECEIVED: AtomicI32 = AtomicI32::new(0);
+
+/// When a signal is being handled, waits for the signal thread, which ends the process
+/// with 128 + the signal once everything is stopped. The main thread calls this before it
+/// exits: a measurement that failed because the stop killed its program must not exit
+/// first with its own code.
+pub fn wait_if_interrupted() {
+    if RECEIVED.load(Ordering::SeqCst) != 0 {
+        loop {
+            std::thread::park();
+        }
+    }
+}
+
 fn stop_and_exit(signal: i32, grace: Duration) -> ! {
+    RECEIVED.store(signal, Ordering::SeqCst);
     let name = match signal {
         SIGINT => "SIGINT",
         SIGTERM => "SIGTERM",

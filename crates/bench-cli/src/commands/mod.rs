@@ -4,6 +4,8 @@
 mod cleanup;
 mod compare;
 mod interrupt;
+
+pub use interrupt::wait_if_interrupted;
 mod kernel;
 mod limits;
 mod mem;

@@ -107,7 +107,10 @@ fn explain(result: Option<&ResultFile>) -> String {
 /// (exit code 2) naming the file and the JSON path of the problem.
 pub fn load(path: &Path) -> anyhow::Result<ResultFile> {
     ResultFile::load(path).map_err(|error| {
-        let text = std::fs::read_to_string(path).unwrap_or_default();
+        // Read with the same guards as the result itself: a FIFO or a device must not
+        // hang here after ResultFile::load refused it.
+        let text = bench_core::io::read_input_file(path, bench_core::io::MAX_INPUT_BYTES)
+            .unwrap_or_default();
         match other_export(&text) {
             Some((what, summary)) => input_error(format!(
                 "{} is {what}, not a result file: `clibench report` and `clibench compare` read the result.json that `clibench run` (or `clibench phase`) writes. {summary}",
