@@ -41,7 +41,7 @@ mod pty_linux;
 pub mod queries;
 pub mod ready;
 pub mod screen;
-pub mod session_linux;
+mod session_linux;
 mod terminal;
 mod transcript;
 

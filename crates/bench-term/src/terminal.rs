@@ -7,8 +7,9 @@ use crate::keys::{Key, encode, encode_text};
 use crate::pty_linux;
 use crate::ready::ReadyMode;
 use crate::screen::{Screen, find_text, shows_frame};
-use crate::session_linux::{StatLine, kill_session, session_processes};
+use crate::session_linux::{kill_session, session_processes};
 use crate::transcript::{CastSetup, TRANSCRIPT_LIMIT_BYTES, Transcript};
+use bench_proc::parse::Stat;
 use regex::Regex;
 use rustix::event::{PollFd, PollFlags, Timespec};
 use rustix::fd::{AsFd, OwnedFd};
@@ -720,10 +721,10 @@ impl Terminal {
 
     /// The live processes of this terminal's session now (the program and
     /// everything it started that stayed in the session).
-    pub fn session_processes(&self) -> Vec<StatLine> {
+    pub fn session_processes(&self) -> Vec<Stat> {
         session_processes(Path::new("/proc"), self.pid)
             .into_iter()
-            .filter(|p| !p.is_dead())
+            .filter(|p| !p.is_zombie())
             .collect()
     }
 
@@ -732,7 +733,7 @@ impl Terminal {
     /// and group ids we signal, from being handed to another process: with pids
     /// wrapping quickly on a busy machine, signalling a freed id could kill a
     /// stranger's new session.
-    fn kill_and_verify(&mut self) -> Vec<StatLine> {
+    fn kill_and_verify(&mut self) -> Vec<Stat> {
         if self.reaped {
             // The ids are no longer ours to signal (see above).
             return Vec::new();

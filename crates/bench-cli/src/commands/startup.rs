@@ -328,22 +328,12 @@ fn measure_once(settings: &Settings, options: &SpawnOptions) -> (Run, Option<Str
 /// User and kernel CPU seconds of this process's reaped children, from
 /// `/proc/self/stat`; `None` when it cannot be read.
 fn children_cpu_seconds() -> Option<(f64, f64)> {
-    let text = std::fs::read_to_string("/proc/self/stat").ok()?;
-    let (user, system) = children_cpu_ticks(&text)?;
+    let stat = bench_proc::process_stat(std::process::id())?;
     let per_second = rustix::param::clock_ticks_per_second() as f64;
-    Some((user as f64 / per_second, system as f64 / per_second))
-}
-
-/// `cutime` and `cstime` (fields 16 and 17 of proc(5)) of a `/proc/PID/stat` line,
-/// in clock ticks. The name may contain spaces and parentheses, so the fields are
-/// counted from its last `)`.
-fn children_cpu_ticks(stat: &str) -> Option<(u64, u64)> {
-    let rest = stat.get(stat.rfind(')')? + 1..)?;
-    // Field 3 (state) is the first after the name.
-    let mut fields = rest.split_ascii_whitespace().skip(16 - 3);
-    let user = fields.next()?.parse().ok()?;
-    let system = fields.next()?.parse().ok()?;
-    Some((user, system))
+    Some((
+        stat.children_utime_ticks as f64 / per_second,
+        stat.children_stime_ticks as f64 / per_second,
+    ))
 }
 
 /// [`measure_once`] without the CPU accounting.
@@ -451,15 +441,6 @@ fn summary_table(report: &Report) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn children_cpu_ticks_are_fields_16_and_17_after_the_name() {
-        let stat = "4242 (a (b) c) S 1 4242 4242 0 -1 4194304 100 5 0 0 \
-                    12 34 56 78 20 0 1 0 999 1000 50";
-        assert_eq!(children_cpu_ticks(stat), Some((56, 78)));
-        assert_eq!(children_cpu_ticks("4242 (x) S 1 2"), None);
-        assert_eq!(children_cpu_ticks(""), None);
-    }
 
     #[test]
     fn the_summary_table_lists_every_measured_figure() {

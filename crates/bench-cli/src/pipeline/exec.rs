@@ -600,12 +600,7 @@ mod tests {
         let running: Vec<u32> = left
             .iter()
             .copied()
-            .filter(|&pid| {
-                std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                    .ok()
-                    .and_then(|t| bench_proc::parse::parse_stat(&t))
-                    .is_some_and(|s| !s.is_zombie())
-            })
+            .filter(|&pid| bench_proc::process_stat(pid).is_some_and(|s| !s.is_zombie()))
             .collect();
         if !running.is_empty() {
             // Do not leave the hopper behind for the next test.

@@ -59,8 +59,7 @@ pub struct ServerRecord {
 
 /// The start time of `pid` (clock ticks after boot), `None` if it is gone.
 pub fn start_ticks(pid: u32) -> Option<u64> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    bench_proc::parse::parse_stat(&text).map(|stat| stat.start_ticks)
+    bench_proc::process_stat(pid).map(|stat| stat.start_ticks)
 }
 
 /// Everything clibench created for the run in one OUT/ folder.

@@ -34,8 +34,8 @@ fn pattern(text: &str) -> ReadyMode {
 fn alive(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .ok()
-        .and_then(|text| bench_term::session_linux::parse_stat(&text))
-        .is_some_and(|stat| !stat.is_dead())
+        .and_then(|text| bench_proc::parse::parse_stat(&text))
+        .is_some_and(|stat| !stat.is_zombie())
 }
 
 #[test]
@@ -196,7 +196,7 @@ fn a_program_that_never_echoes_times_out_waiting_for_the_probe() {
 fn state(pid: u32) -> Option<char> {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .ok()
-        .and_then(|text| bench_term::session_linux::parse_stat(&text))
+        .and_then(|text| bench_proc::parse::parse_stat(&text))
         .map(|stat| stat.state)
 }
 
