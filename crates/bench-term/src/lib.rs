@@ -30,6 +30,7 @@
 //! - [`kernel`]: the REPL kernel client.
 #![warn(missing_docs)]
 
+mod drained;
 mod error;
 pub mod kernel;
 pub mod keys;
@@ -41,6 +42,7 @@ pub mod session_linux;
 mod terminal;
 mod transcript;
 
+pub use drained::Drained;
 pub use error::{Exit, ScreenDump, Stage, TermError};
 pub use keys::Key;
 pub use ready::ReadyMode;
