@@ -9,6 +9,7 @@ mod pipeline_install;
 mod pipeline_prepare;
 mod pipeline_run;
 mod pipeline_skip;
+mod readme;
 mod report;
 mod spec_errors;
 mod spec_examples;
