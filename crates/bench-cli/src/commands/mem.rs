@@ -177,7 +177,7 @@ fn measure_command(
         exclude_pids: vec![me],
     });
     let started = if tty {
-        tty::spawn(command).map(Started::Terminal)
+        tty::spawn(command).map(|terminal| Started::Terminal(Box::new(terminal)))
     } else {
         spawn_quiet(command).map(Started::Quiet)
     };
@@ -229,7 +229,7 @@ fn measure_command(
 /// A started command: quiet (stdio on /dev/null) or in a terminal.
 enum Started {
     Quiet(Child),
-    Terminal(bench_term::Terminal),
+    Terminal(Box<bench_term::Terminal>),
 }
 
 /// Waits `settle`, noting how long after the start the command itself exited
