@@ -1,7 +1,7 @@
 //! Finding a command's program before it is started many times, so that a typo is said once
 //! ("`no-such-program` was not found on PATH") instead of once per run.
 
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsStr;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
@@ -20,7 +20,7 @@ pub(super) fn find(program: &OsStr, path: Option<&OsStr>) -> Result<PathBuf, Str
             Err(format!("`{shown}` does not exist"))
         };
     }
-    let path = path.map(OsStr::to_owned).unwrap_or_else(OsString::new);
+    let path = path.map(OsStr::to_owned).unwrap_or_default();
     std::env::split_paths(&path)
         .map(|folder| folder.join(program))
         .find(|candidate| is_executable(candidate))

@@ -4,8 +4,6 @@
 //! prints that format on stdout instead, for files and pull-request comments.
 
 use crate::exit::input_error;
-use crate::table::{Align, render};
-use bench_core::stats::MetricStats;
 use bench_core::{Format, Report, ResultFile};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -57,7 +55,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let report = Report::new(&result);
     match args.format.export() {
         Some(format) => print!("{}", format.report(&report)),
-        None => eprint!("{}", table(&report)),
+        None => eprint!("{}", bench_core::export::text::report(&report)),
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -110,46 +108,6 @@ fn other_export(text: &str) -> Option<(String, String)> {
     ))
 }
 
-/// The plain-text report: a header line, one row per metric, then the failures.
-fn table(report: &Report) -> String {
-    let mut out = format!("{} ({})\n\n", report.sha, report.request.role);
-    if report.metrics.is_empty() {
-        out.push_str("no metric was recorded\n");
-    } else {
-        let rows: Vec<Vec<String>> = report.metrics.iter().map(row).collect();
-        out.push_str(&render(
-            &[
-                "metric", "median", "mean", "± sd", "min", "max", "trials", "failed", "outliers",
-            ],
-            &[
-                Align::Left,
-                Align::Right,
-                Align::Right,
-                Align::Right,
-                Align::Right,
-                Align::Right,
-                Align::Right,
-                Align::Right,
-                Align::Left,
-            ],
-            &rows,
-        ));
-    }
-    if let Some(error) = &report.error {
-        out.push_str(&format!("\nrun error: {error}\n"));
-    }
-    if !report.failures.is_empty() {
-        out.push('\n');
-        for failure in &report.failures {
-            out.push_str(&format!(
-                "failed: {} trial {}: {}\n",
-                failure.metric, failure.trial, failure.error
-            ));
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -176,25 +134,4 @@ mod tests {
         assert_eq!(other_export(r#"{"command": ["x"]}"#), None);
         assert_eq!(other_export("not json"), None);
     }
-}
-
-fn row(stats: &MetricStats) -> Vec<String> {
-    let unit = stats.unit;
-    let numbers = match &stats.summary {
-        Some(s) => [s.median, s.mean, s.std_dev, s.min, s.max].map(|value| unit.format(value)),
-        None => std::array::from_fn(|_| "-".to_string()),
-    };
-    let mut row = vec![stats.metric.to_string()];
-    row.extend(numbers);
-    row.push(stats.n().to_string());
-    row.push(stats.errored.to_string());
-    row.push(
-        stats
-            .outlier_trials
-            .iter()
-            .map(|trial| format!("#{trial}"))
-            .collect::<Vec<_>>()
-            .join(" "),
-    );
-    row
 }

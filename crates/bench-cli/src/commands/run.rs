@@ -15,6 +15,7 @@ use crate::pipeline::{
 use anyhow::Context;
 use bench_core::Phase;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -57,9 +58,22 @@ pub struct Args {
     /// from disk (root only; it affects the whole machine).
     #[arg(long)]
     drop_caches: bool,
+    /// Also print the Markdown report on stdout (it always goes to OUT/report.md; it is
+    /// printed on stdout by default only when stdout is not a terminal).
+    #[arg(long, value_enum, default_value_t = RunFormat::Table)]
+    format: RunFormat,
     /// Write the built-in demo (source repository and spec) into DIR and exit.
     #[arg(long, value_name = "DIR", hide = true, conflicts_with = "spec")]
     write_demo: Option<PathBuf>,
+}
+
+/// What `clibench run` prints when it is done.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum RunFormat {
+    /// The summary table on stderr (and the Markdown on stdout when it is not a terminal).
+    Table,
+    /// The summary table on stderr and the Markdown report on stdout.
+    Markdown,
 }
 
 /// Runs `clibench run`.
@@ -74,6 +88,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         println!("{}", demo.spec.display());
         return Ok(ExitCode::SUCCESS);
     }
+    let format = args.format;
+    let spec_arg = args.spec.clone();
     let plan = plan(args)?;
     if !plan.skipped.is_empty()
         && let SpecSource::File(path) = &plan.spec
@@ -110,13 +126,23 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
         return Ok(ExitCode::from(130));
     }
-    let report = crate::pipeline::write_report(&out)?;
-    print!("{report}");
+    let markdown = crate::pipeline::write_report(&out)?;
+    if format == RunFormat::Markdown || !std::io::stdout().is_terminal() {
+        print!("{markdown}");
+    }
+    let result = bench_core::ResultFile::load(&out.join("result.json"))
+        .with_context(|| format!("reading {}", out.join("result.json").display()))?;
+    // The summary leads with what made later steps skip: one cause, told once.
     for line in root_cause_lines(&outcome, &[]) {
         eprintln!("clibench run: {line}");
     }
+    eprintln!();
+    eprint!(
+        "{}",
+        bench_core::export::text::report(&bench_core::Report::new(&result))
+    );
     eprintln!(
-        "clibench run: {} in {}; wrote {} and {}",
+        "\nclibench run: {} in {}",
         if outcome.failed.is_empty() {
             "done".to_owned()
         } else if outcome.skipped.is_empty() {
@@ -129,9 +155,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             )
         },
         bench_core::units::format_seconds(outcome.elapsed.as_secs_f64()),
-        out.join("result.json").display(),
-        out.join("report.md").display(),
     );
+    eprintln!("  result  {}", out.join("result.json").display());
+    eprintln!("  report  {}", out.join("report.md").display());
+    eprintln!("{}", next_step(spec_arg.as_deref(), &out));
     Ok(if outcome.failed.is_empty() {
         ExitCode::SUCCESS
     } else {
@@ -157,7 +184,7 @@ pub(super) fn root_cause_lines(
             format!(
                 "{side}{} failed: {}; {} later step(s) skipped because of it{}",
                 root.step.label(),
-                root.message.lines().next().unwrap_or_default(),
+                crate::pipeline::headline(&root.message),
                 root.skipped,
                 if root.step.phase == Phase::Install || root.step.phase == Phase::Prepare {
                     ""
@@ -167,6 +194,16 @@ pub(super) fn root_cause_lines(
             )
         })
         .collect()
+}
+
+/// What to do with a result: compare it with another build.
+fn next_step(spec: Option<&std::path::Path>, out: &std::path::Path) -> String {
+    let spec = spec.map_or(String::new(), |spec| format!("{} ", spec.display()));
+    format!(
+        "next: measure another build and compare the two:\n  \
+         clibench run {spec}--out OTHER && clibench compare {} OTHER/result.json",
+        out.join("result.json").display()
+    )
 }
 
 /// Ctrl-C, SIGTERM and SIGHUP set the flag; the runner stops and cleans up.

@@ -41,5 +41,5 @@ pub use error::{Error, Failure};
 pub use plan::{Plan, PlanSettings, SpecSource, Step, describes};
 pub use runner::{
     Execution, Notice, Observer, Progress, RootCause, RunOutcome, Runner, SilentObserver, Skip,
-    StepResult, write_report,
+    StepResult, headline, write_report,
 };

@@ -317,6 +317,7 @@ impl Runner {
                 before_measure(&run, plan.settings.drop_caches, observer, &mut told_drop)?;
             }
             observer.step_started(&progress);
+            let step_started = Instant::now();
             let log = plan
                 .out
                 .join("logs")
@@ -327,18 +328,28 @@ impl Runner {
                     self.run_child(program, &run, &log, &mut progress, started, observer)?
                 }
             };
-            progress.step_elapsed = started.elapsed() - progress.run_elapsed;
+            // run_child moves run_elapsed on while it waits, so the step keeps its own clock.
+            progress.step_elapsed = step_started.elapsed();
             progress.run_elapsed = started.elapsed();
-            let Some(result) = result else {
+            let Some(mut result) = result else {
                 outcome.interrupted = true;
                 break;
             };
+            // The error the result records says what failed; a phase log's last line may be
+            // the bottom of a screen it printed.
+            let recorded = match &result {
+                StepResult::Failed { .. } => super::driver::trial_failure(&run),
+                _ => None,
+            };
+            if let (StepResult::Failed { message, log }, Some(recorded)) = (&mut result, &recorded)
+            {
+                *message = format!("{} (log: {})", headline(recorded), log.display());
+            }
             observer.step_finished(&progress, &result);
             if let StepResult::Failed { message, .. } = &result {
                 outcome.failed.push((side, step));
                 if step.trial == 0 {
-                    let failure =
-                        super::driver::trial_failure(&run).unwrap_or_else(|| message.clone());
+                    let failure = recorded.unwrap_or_else(|| message.clone());
                     skips[side].first_trial_failed(step, &failure);
                     outcome.root_causes.push(RootCause {
                         side,
@@ -464,6 +475,20 @@ struct SkipRules {
     failed_first: Vec<(Phase, String)>,
 }
 
+/// The first line of an error, without a last clause that only introduces the lines after
+/// it ("timed out ...; last screen:").
+pub fn headline(error: &str) -> &str {
+    let mut lines = error.lines();
+    let first = lines.next().unwrap_or_default();
+    if lines.next().is_some()
+        && first.ends_with(':')
+        && let Some((head, _)) = first.rsplit_once("; ")
+    {
+        return head;
+    }
+    first
+}
+
 /// How much of trial 0's failure a skip reason repeats.
 const REASON_FAILURE_CHARS: usize = 200;
 
@@ -472,7 +497,7 @@ impl SkipRules {
         if matches!(step.phase, Phase::Prepare | Phase::Install) && self.blocked.is_none() {
             self.blocked = Some(step);
         }
-        let first_line = failure.lines().next().unwrap_or_default();
+        let first_line = headline(failure);
         self.failed_first.push((
             step.phase,
             super::exec::clip(first_line, REASON_FAILURE_CHARS),
@@ -681,4 +706,64 @@ pub fn write_report(out: &Path) -> Result<String, Error> {
     let report_path = out.join("report.md");
     bench_core::io::write_atomic(&report_path, report.as_bytes())?;
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(phase: Phase, trial: u32) -> Step {
+        Step { phase, trial }
+    }
+
+    #[test]
+    fn a_failed_install_0_skips_every_later_phase_whatever_keep_going_says() {
+        let mut rules = SkipRules::default();
+        rules.first_trial_failed(step(Phase::Install, 0), "install: exit status: 7");
+        for keep_going in [false, true] {
+            for later in [step(Phase::Measure, 0), step(Phase::Staircase, 0)] {
+                assert_eq!(
+                    rules.reason(later, keep_going),
+                    Some((step(Phase::Install, 0), "install trial 0 failed".to_owned()))
+                );
+            }
+        }
+        // The other installs are the same phase: skipped as the same failure, unless asked.
+        assert_eq!(
+            rules.reason(step(Phase::Install, 1), false).unwrap().1,
+            "same failure as install trial 0: install: exit status: 7"
+        );
+        assert_eq!(rules.reason(step(Phase::Install, 1), true), None);
+    }
+
+    #[test]
+    fn a_failed_trial_0_skips_its_later_trials_and_after_measure_the_staircase() {
+        let mut rules = SkipRules::default();
+        rules.first_trial_failed(
+            step(Phase::Measure, 0),
+            "cold: timed out after 60 s waiting for the probe echo; last screen:\n> Trust this folder?",
+        );
+        let (cause, reason) = rules.reason(step(Phase::Measure, 2), false).unwrap();
+        assert_eq!(cause, step(Phase::Measure, 0));
+        assert_eq!(
+            reason,
+            "same failure as measure trial 0: cold: timed out after 60 s waiting for the probe echo"
+        );
+        assert!(rules.reason(step(Phase::Staircase, 0), false).is_some());
+        // Other phases do not start the same way; --keep-going runs everything.
+        assert_eq!(rules.reason(step(Phase::Runtime, 1), false), None);
+        assert_eq!(rules.reason(step(Phase::Measure, 2), true), None);
+        assert_eq!(rules.reason(step(Phase::Staircase, 0), true), None);
+    }
+
+    #[test]
+    fn a_headline_is_the_first_line_without_a_clause_introducing_the_rest() {
+        assert_eq!(headline("a: b; last screen:\nscreen"), "a: b");
+        assert_eq!(
+            headline("install: exit status: 7"),
+            "install: exit status: 7"
+        );
+        assert_eq!(headline("ends with a colon:"), "ends with a colon:");
+        assert_eq!(headline(""), "");
+    }
 }

@@ -815,6 +815,51 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_name_and_a_measure_make_a_spec_of_an_installed_program() {
+        let spec = parse(
+            "name = \"py\"\n[measure]\ncommand = [\"python3\"]\n",
+            "py.toml",
+        )
+        .unwrap();
+        assert!(spec.source.is_none() && spec.build.is_empty() && spec.artifacts.is_empty());
+        assert!(spec.install.command.is_none());
+        assert!(spec.install.write.is_empty());
+        assert_eq!(spec.install.inventory_file, "installed-dependencies.txt");
+        assert!(spec.workspace.create);
+    }
+
+    #[test]
+    fn home_files_without_an_installer_take_placeholders() {
+        let text = "name = \"py\"\nversion = \"1.2\"\n\n[[install.write]]\npath = \"a.json\"\n\
+                    content = '{\"w\": \"{json:workspace}\", \"v\": \"{version}\", \"n\": {\"x\": 1}}'\n";
+        let spec = parse(text, "py.toml").unwrap();
+        let content = &spec.install.write[0].content;
+        let used: Vec<Placeholder> = content.placeholders().collect();
+        assert_eq!(used, [Placeholder::Workspace, Placeholder::Version]);
+        let mut values = crate::spec::Values::default();
+        values
+            .set(Placeholder::Workspace, "C:\\w \"x\"")
+            .set(Placeholder::Version, "1.2");
+        let written: serde_json::Value =
+            serde_json::from_str(&content.expand(&values).unwrap()).unwrap();
+        assert_eq!(
+            written,
+            serde_json::json!({"w": "C:\\w \"x\"", "v": "1.2", "n": {"x": 1}})
+        );
+    }
+
+    #[test]
+    fn an_empty_installer_command_is_refused() {
+        let error = parse("name = \"py\"\n[install]\ncommand = []\n", "py.toml").unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("'install.command' must name a program"),
+            "{error}"
+        );
+    }
+
+    #[test]
     fn line_and_column_count_characters() {
         let text = "a = 1\nbé = 2\n";
         assert_eq!(line_column(text, 0), (1, 1));

@@ -102,6 +102,13 @@ fn a_trial_0_that_never_gets_ready_skips_the_later_trials_and_the_staircase() {
     // Trial 0's own error stays where it was; the skips name it.
     let cold = &saved.side.metrics[&Metric::Cold];
     assert_eq!(cold.len(), 1, "{cold:?}");
+    // The footprint is the installation's: measured although no start succeeded.
+    assert_eq!(
+        saved.side.values(Metric::Disk).len(),
+        1,
+        "{:?}",
+        saved.side.metrics
+    );
     assert!(saved.side.skipped["measure:1"].contains("cold: "));
     assert_nothing_left(&out, is_root());
 

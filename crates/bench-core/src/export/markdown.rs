@@ -1,7 +1,6 @@
 //! GitHub-flavoured Markdown, ready to post as a pull-request comment: readable
 //! units (`412 ms`, `131.2 MiB`) and verdicts as words.
 
-use crate::Metric;
 use crate::compare::{Comparison, FailedSample, MetricComparison, Verdict};
 use crate::report::Report;
 use crate::result::Request;
@@ -16,11 +15,20 @@ const PROCESS_ROWS: usize = 10;
 /// failures, then artifacts, timings, runtime facts and the largest processes.
 pub fn report(report: &Report) -> String {
     let mut out = String::new();
+    // A lone run is a candidate by default; only a base build is worth naming as such.
+    let role = match report.request.role {
+        crate::result::Role::Base => " (base)",
+        crate::result::Role::Candidate => "",
+    };
+    let target = report
+        .request
+        .config
+        .get("target")
+        .map_or(String::new(), |target| format!("{} ", code(target)));
     let _ = writeln!(
         out,
-        "## clibench result: `{}` ({})\n",
+        "## clibench result: {target}`{}`{role}\n",
         code(&report.sha),
-        report.request.role
     );
     if let Some(line) = request_line(&report.request) {
         let _ = writeln!(out, "{line}\n");
@@ -55,18 +63,19 @@ pub fn report(report: &Report) -> String {
             );
         }
     }
-    if report
-        .metrics
-        .iter()
-        .any(|stats| stats.metric == Metric::Cold)
-    {
-        let _ = writeln!(out, "\n{}", cold_note(&report.runtime));
+    if let Some(note) = report.cold_note() {
+        let _ = writeln!(
+            out,
+            "
+{note}"
+        );
     }
     failures(&mut out, &[("", &report.error, &report.failures)]);
     if !report.skipped.is_empty() {
         out.push_str("\n**Skipped**\n\n");
-        for (step, reason) in &report.skipped {
-            let _ = writeln!(out, "- `{}`: {}", code(step), text(reason));
+        for (steps, reason) in report.skipped_by_reason() {
+            let steps: Vec<String> = steps.iter().map(|s| format!("`{}`", code(s))).collect();
+            let _ = writeln!(out, "- {}: {}", steps.join(", "), text(reason));
         }
     }
     if !report.artifacts.is_empty() {
@@ -239,23 +248,6 @@ fn request_line(request: &Request) -> Option<String> {
     Some(line)
 }
 
-/// What `cold` and `warm` mean in this run: whether the page cache was dropped before each
-/// cold start (`runtime.caches_dropped`, written by `clibench run`) decides whether "cold"
-/// was a start from disk.
-fn cold_note(runtime: &std::collections::BTreeMap<String, String>) -> String {
-    let dropped = runtime
-        .get("caches_dropped")
-        .is_some_and(|value| value.starts_with("yes"));
-    let caches = if dropped {
-        "the page cache was dropped before each cold start"
-    } else {
-        "the page cache was not dropped, so a cold start may read files still cached from the install or an earlier trial (`clibench run --drop-caches` drops it)"
-    };
-    format!(
-        "`cold` is each trial's first start (in trial 0 the first start after the install), `warm` the start right after it; {caches}."
-    )
-}
-
 fn failures(out: &mut String, sides: &[(&str, &Option<String>, &Vec<FailedSample>)]) {
     let any = sides
         .iter()
@@ -383,6 +375,7 @@ fn text(value: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Metric;
 
     #[test]
     fn changes_are_signed_percentages() {
