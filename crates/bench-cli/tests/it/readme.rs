@@ -32,8 +32,14 @@ fn cases() -> Vec<(&'static str, Case)> {
                  pipeline_run::demo_run_fills_every_metric_and_leaves_nothing runs it",
             ),
         ),
-        ("clibench run examples/pi.toml --trials 5", Skip(NETWORK)),
-        ("clibench run examples/pi.toml --trials 3", Skip(NETWORK)),
+        (
+            "clibench run examples/agents/pi.toml --trials 5",
+            Skip(NETWORK),
+        ),
+        (
+            "clibench run examples/agents/pi.toml --trials 3",
+            Skip(NETWORK),
+        ),
         (
             "clibench run spec.toml --commit $SHA --out base/",
             Skip(PLACEHOLDER),

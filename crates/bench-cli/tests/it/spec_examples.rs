@@ -21,7 +21,7 @@ fn raw(command: &[Template]) -> Vec<&str> {
 
 #[test]
 fn pi_spec_parses_as_an_install_only_registry_target() {
-    let pi = load("pi.toml");
+    let pi = load("agents/pi.toml");
     assert!(pi.source.is_none());
     assert_eq!(pi.package.as_deref(), Some("@mariozechner/pi-coding-agent"));
     let install = raw(pi.install.command.as_ref().unwrap());
