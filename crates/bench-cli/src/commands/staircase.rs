@@ -107,7 +107,7 @@ enum InstanceError {
         #[source]
         source: bench_proc::StopError,
     },
-    #[error("failed to close the terminal of instance {pid}")]
+    #[error("failed to read or close the terminal of instance {pid}")]
     Close {
         pid: u32,
         #[source]
@@ -190,12 +190,13 @@ impl Instances for Commands<'_> {
             }
             Instance::Terminal(drained) => {
                 let pid = drained.pid();
-                let (mut terminal, _read) = drained.finish();
+                let (mut terminal, read) = drained.finish();
                 // Closing kills the terminal's session; what left it is stopped
-                // with the rest of the family at the end.
-                terminal
-                    .close()
-                    .map(drop)
+                // with the rest of the family at the end. A failed read (the
+                // instance may have blocked on its output) is reported after it.
+                let closed = terminal.close().map(drop);
+                closed
+                    .and(read)
                     .map_err(|source| InstanceError::Close { pid, source })
             }
         }

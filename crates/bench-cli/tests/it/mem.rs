@@ -16,11 +16,12 @@ fn exists(pid: u64) -> bool {
 
 #[test]
 fn command_family_is_measured_then_stopped() {
-    // bash with two children, one of them holding 32 MiB.
+    // bash with two children, one of them holding 32 MiB. The settle covers python's
+    // start and allocation on a loaded machine (1 s once measured it half way).
     let out = run(clibench().args([
         "mem",
         "--settle",
-        "1s",
+        "3s",
         "--json",
         "--",
         "bash",
