@@ -34,6 +34,7 @@
 
 pub mod asciicast;
 pub mod dialog;
+mod drained;
 mod error;
 pub mod kernel;
 pub mod keys;
@@ -46,6 +47,7 @@ mod terminal;
 mod transcript;
 
 pub use dialog::{Blocked, ReadyGuard};
+pub use drained::Drained;
 pub use error::{Exit, ProbeWhere, ScreenDump, Stage, TermError};
 pub use keys::{Key, parse_key_list, parse_keys};
 pub use ready::ReadyMode;

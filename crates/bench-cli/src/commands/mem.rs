@@ -1,6 +1,7 @@
 //! `clibench mem`: the memory of a process family (RSS, PSS, USS, swap), of a
 //! user's processes, or of a command started, settled, measured and stopped.
 
+use super::tty;
 use crate::exit::input_error;
 use crate::table::{Align, render};
 use anyhow::Context;
@@ -13,7 +14,7 @@ use bench_term::ready::parse_duration;
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, ExitCode, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How often the family's totals are sampled for peaks while a command settles.
 const PEAK_INTERVAL: Duration = Duration::from_millis(50);
@@ -29,10 +30,13 @@ Examples:
   clibench mem --user benchmark1 --json       every process of a user, as JSON on stdout
   clibench mem --settle 5s -- python3 -m http.server
                                               start, settle, measure, stop
+  clibench mem --tty -- node                  an interactive program, in a terminal
 
 A started COMMAND runs with stdin, stdout and stderr on /dev/null, in its own process
-group; clibench becomes a child subreaper first, so daemons it double-forks stay in the
-measured family and are stopped with it.")]
+group; with --tty it runs in a pseudo-terminal (its own session) whose output is read
+and whose queries are answered while it settles, as a terminal would. clibench becomes
+a child subreaper first, so daemons it double-forks stay in the measured family and
+are stopped with it.")]
 pub struct Args {
     /// Measure this process and all its descendants.
     #[arg(long, value_name = "PID", conflicts_with = "user")]
@@ -46,6 +50,10 @@ pub struct Args {
     /// Print the measurement as JSON on stdout (the table still goes to stderr).
     #[arg(long)]
     json: bool,
+    /// Run COMMAND in a terminal (for REPLs and TUIs, which quit at once when
+    /// stdin is /dev/null).
+    #[arg(long)]
+    tty: bool,
     /// The command to start, measure and stop.
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<OsString>,
@@ -65,6 +73,7 @@ struct Settings {
     target: Target,
     settle: Duration,
     json: bool,
+    tty: bool,
 }
 
 impl TryFrom<Args> for Settings {
@@ -95,6 +104,7 @@ impl TryFrom<Args> for Settings {
             target,
             settle,
             json: args.json,
+            tty: args.tty,
         })
     }
 }
@@ -119,7 +129,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         ),
         Target::Command(command) => {
             super::interrupt::stop_family_on_signal(STOP_GRACE)?;
-            let (snap, report) = measure_command(command, settings.settle)?;
+            let (snap, report) = measure_command(command, settings.settle, settings.tty)?;
             peaks = Some(report);
             (
                 format!("`{}` and its descendants", display_command(command)),
@@ -158,6 +168,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 fn measure_command(
     command: &[OsString],
     settle: Duration,
+    tty: bool,
 ) -> anyhow::Result<(Snapshot, SamplerReport)> {
     bench_proc::become_subreaper()?;
     let me = std::process::id();
@@ -166,29 +177,78 @@ fn measure_command(
         interval: PEAK_INTERVAL,
         exclude_pids: vec![me],
     });
-    let mut child = match spawn_quiet(command) {
-        Ok(child) => child,
+    let started = if tty {
+        tty::spawn(command).map(|terminal| Started::Terminal(Box::new(terminal)))
+    } else {
+        spawn_quiet(command).map(Started::Quiet)
+    };
+    let started = match started {
+        Ok(started) => started,
         Err(error) => {
             sampler.stop();
             return Err(error);
         }
     };
-    std::thread::sleep(settle);
-    let measured = snapshot(&Selector::Tree(me)).map(|snap| snap.without(&[me]));
-    let peaks = sampler.stop();
-    let exited = child.try_wait().ok().flatten();
-    let stopped = bench_proc::stop(&Selector::Tree(me), STOP_GRACE);
-    let _ = child.try_wait();
-    let snap = measured.context("failed to measure the command's family")?;
-    stopped.context("failed to stop the command's family")?;
-    if snap.processes.is_empty() {
-        let status = exited.map_or_else(|| "unknown status".to_string(), |s| s.to_string());
-        anyhow::bail!(
-            "`{}` exited ({status}) within the settle time and left no process to measure",
-            display_command(command)
-        );
+    match started {
+        Started::Quiet(mut child) => {
+            let exited_after = settle_watching(&mut child, settle);
+            let measured = snapshot(&Selector::Tree(me)).map(|snap| snap.without(&[me]));
+            let peaks = sampler.stop();
+            let exited = child.try_wait().ok().flatten();
+            let stopped = bench_proc::stop(&Selector::Tree(me), STOP_GRACE);
+            let _ = child.try_wait();
+            let snap = measured.context("failed to measure the command's family")?;
+            stopped.context("failed to stop the command's family")?;
+            if snap.processes.is_empty() {
+                anyhow::bail!(tty::exited_without_terminal(command, exited, exited_after));
+            }
+            Ok((snap, peaks))
+        }
+        Started::Terminal(mut terminal) => {
+            // Reading the terminal while settling keeps the program from blocking on
+            // a full terminal and answers its start-up queries.
+            let settled = terminal.settle(settle);
+            let measured = snapshot(&Selector::Tree(me)).map(|snap| snap.without(&[me]));
+            let peaks = sampler.stop();
+            let screen = terminal.screen_text();
+            let closed = terminal.close();
+            // Daemons that left the terminal's session are still our descendants.
+            let stopped = bench_proc::stop(&Selector::Tree(me), STOP_GRACE);
+            settled.context("failed to read the command's terminal")?;
+            let snap = measured.context("failed to measure the command's family")?;
+            stopped.context("failed to stop the command's family")?;
+            if snap.processes.is_empty() {
+                let status = closed.as_ref().ok().and_then(|report| report.status);
+                anyhow::bail!(tty::exited_in_terminal(command, status, &screen));
+            }
+            closed.context("failed to close the command's terminal")?;
+            Ok((snap, peaks))
+        }
     }
-    Ok((snap, peaks))
+}
+
+/// A started command: quiet (stdio on /dev/null) or in a terminal.
+enum Started {
+    Quiet(Child),
+    Terminal(Box<bench_term::Terminal>),
+}
+
+/// Waits `settle`, noting how long after the start the command itself exited
+/// (`None` while it runs). Its daemons may live on and are measured anyway.
+fn settle_watching(child: &mut Child, settle: Duration) -> Option<Duration> {
+    const POLL: Duration = Duration::from_millis(20);
+    let started = Instant::now();
+    let mut exited_after = None;
+    loop {
+        let elapsed = started.elapsed();
+        if elapsed >= settle {
+            return exited_after;
+        }
+        if exited_after.is_none() && !matches!(child.try_wait(), Ok(None)) {
+            exited_after = Some(elapsed);
+        }
+        std::thread::sleep(POLL.min(settle - elapsed));
+    }
 }
 
 /// Spawns a command in its own process group with stdio on /dev/null.

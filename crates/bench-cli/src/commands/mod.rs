@@ -15,6 +15,7 @@ mod report;
 mod run;
 mod staircase;
 mod startup;
+mod tty;
 mod usage;
 
 pub use usage::parse;
@@ -36,14 +37,14 @@ pub struct Cli {
 
 const EXAMPLES: &str = "\
 Examples:
-  clibench run                                   run the whole pipeline on the built-in demo agent
-  clibench run examples/pi.toml --trials 3       benchmark a real agent CLI described by a spec
-  clibench startup --runs 10 -- python3          time to ready in a PTY, hyperfine-style
-  clibench mem -- python3 -m http.server         memory of a process family (RSS, PSS, USS)
-  clibench staircase --count 5 -- node           marginal memory of one more instance
-  clibench kernel                                REPL kernel metrics against the reference kernel
-  clibench report out/result.json                summarize one result file
-  clibench compare base.json candidate.json      compare two builds, with verdicts";
+  clibench run                                      run the whole pipeline on the built-in demo agent
+  clibench run examples/agents/pi.toml --trials 3   benchmark a real agent CLI described by a spec
+  clibench startup --runs 10 -- python3             time to ready in a PTY, hyperfine-style
+  clibench mem -- python3 -m http.server            memory of a process family (RSS, PSS, USS)
+  clibench staircase --tty --count 5 -- node        marginal memory of one more instance
+  clibench kernel                                   REPL kernel metrics against the reference kernel
+  clibench report out/result.json                   summarize one result file
+  clibench compare base.json candidate.json         compare two builds, with verdicts";
 
 #[derive(Debug, Subcommand)]
 enum Command {

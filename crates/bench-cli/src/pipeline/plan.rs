@@ -246,7 +246,11 @@ mod tests {
     }
 
     fn pi_spec() -> Spec {
-        crate::spec::parse(include_str!("../../../../examples/pi.toml"), "pi.toml").unwrap()
+        crate::spec::parse(
+            include_str!("../../../../examples/agents/pi.toml"),
+            "pi.toml",
+        )
+        .unwrap()
     }
 
     #[test]

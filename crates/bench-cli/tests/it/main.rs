@@ -10,6 +10,7 @@ mod pipeline_install;
 mod pipeline_prepare;
 mod pipeline_run;
 mod pipeline_skip;
+mod readme;
 mod report;
 mod root_safety;
 mod signals;

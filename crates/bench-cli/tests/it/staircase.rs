@@ -60,3 +60,58 @@ fn python_instances_of_16_mib_each() {
     assert!(out.stderr.contains("CPU: "), "{}", out.stderr);
     assert!(out.stderr.contains("avg"), "{}", out.stderr);
 }
+
+#[test]
+fn tty_instances_each_run_in_their_own_terminal() {
+    let out = run(clibench().args([
+        "staircase",
+        "--tty",
+        "--count",
+        "2",
+        // As above: room for python's start and allocation on a loaded machine.
+        "--settle",
+        "2s",
+        "--json",
+        "--",
+        "python3",
+        "-c",
+        crate::mem::TTY_ONLY,
+    ]));
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let json: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let steps = json["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 2);
+    for step in steps {
+        let pss = step["pss_delta_bytes"].as_i64().unwrap();
+        assert!(pss >= 16 << 20, "an instance added only {pss} bytes of PSS");
+    }
+    // With two steps the steady cost is the second step's.
+    assert_eq!(
+        json["steady_per_instance_pss_bytes"],
+        steps[1]["pss_delta_bytes"]
+    );
+    assert_eq!(json["after_teardown"]["process_count"], 0);
+    assert!(out.stderr.contains("steady"), "{}", out.stderr);
+}
+
+#[test]
+fn an_instance_that_quits_without_a_terminal_suggests_tty() {
+    let out = run(clibench().args([
+        "staircase",
+        "--count",
+        "1",
+        "--settle",
+        "1s",
+        "--",
+        "sh",
+        "-c",
+        crate::mem::SH_TTY_ONLY,
+    ]));
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("exited (exit status: 1) within")
+            && out.stderr.contains("it needs a terminal: try --tty"),
+        "{}",
+        out.stderr
+    );
+}

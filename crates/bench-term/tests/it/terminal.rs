@@ -745,3 +745,47 @@ fn a_program_that_quits_slowly_after_leaving_raw_mode_is_not_hung_up() {
     assert!(report.quit_by_keys, "{report:?}");
     assert_eq!(report.status.unwrap().code(), Some(0), "{report:?}");
 }
+
+#[test]
+fn a_drained_terminal_keeps_a_chatty_program_running_while_nobody_calls_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("wrote-everything");
+    // 512 KiB is far more than a PTY buffers: unread, the writer would block forever.
+    let script = format!(
+        "head -c 524288 /dev/zero | tr '\\0' x; touch {}; sleep 60",
+        marker.display()
+    );
+    let terminal = Terminal::spawn(&line_mode("sh").args(["-c", &script])).unwrap();
+    let drained = bench_term::Drained::start(terminal);
+    let deadline = std::time::Instant::now() + TIMEOUT;
+    while !marker.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(marker.exists(), "the writer blocked on a full terminal");
+    assert!(
+        !drained.closed(),
+        "the program still sleeps, its terminal open"
+    );
+    let pid = drained.pid();
+    assert!(drained.with(|terminal| terminal.screen_text().contains("xxxx")));
+    let (mut terminal, read) = drained.finish();
+    read.unwrap();
+    terminal.close().unwrap();
+    assert!(!alive(pid));
+}
+
+#[test]
+fn a_drained_terminal_notices_the_program_closing_it() {
+    let terminal = Terminal::spawn(&line_mode("sh").args(["-c", "echo bye"])).unwrap();
+    let drained = bench_term::Drained::start(terminal);
+    let deadline = std::time::Instant::now() + TIMEOUT;
+    while !drained.closed() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(drained.closed());
+    let (mut terminal, read) = drained.finish();
+    read.unwrap();
+    assert!(terminal.screen_text().contains("bye"));
+    let report = terminal.close().unwrap();
+    assert_eq!(report.status.and_then(|s| s.code()), Some(0));
+}
