@@ -12,8 +12,8 @@ use anyhow::Context;
 use bench_core::units::format_bytes;
 use bench_proc::staircase::{self, Instances, StaircaseOptions, StaircaseReport, Step};
 use bench_proc::{HostFacts, Selector};
-use bench_term::Drained;
 use bench_term::ready::parse_duration;
+use bench_term::{Drained, ReadyMode};
 use std::ffi::OsString;
 use std::process::{Child, ExitCode};
 use std::time::{Duration, Instant};
@@ -46,6 +46,14 @@ pub struct Args {
     /// at once when stdin is /dev/null).
     #[arg(long)]
     tty: bool,
+    /// With --tty: wait until each instance is ready before it settles (probe,
+    /// pattern:REGEX, first-frame or stable:DURATION, as `clibench startup --ready`), so
+    /// that a slow start is never measured half-way.
+    #[arg(long, value_name = "MODE", requires = "tty")]
+    ready: Option<String>,
+    /// How long an instance may take to become ready.
+    #[arg(long, default_value = "60s", value_name = "DURATION")]
+    ready_timeout: String,
     /// The command that makes one instance.
     #[arg(required = true, last = true, value_name = "COMMAND")]
     command: Vec<OsString>,
@@ -58,6 +66,7 @@ struct Settings {
     settle: Duration,
     json: bool,
     tty: bool,
+    ready: Option<(ReadyMode, Duration)>,
     command: Vec<OsString>,
 }
 
@@ -70,11 +79,23 @@ impl TryFrom<Args> for Settings {
         }
         let settle =
             parse_duration(&args.settle).map_err(|e| input_error(format!("--settle: {e}")))?;
+        let ready = match &args.ready {
+            None => None,
+            Some(mode) => {
+                let mode: ReadyMode = mode
+                    .parse()
+                    .map_err(|e| input_error(format!("--ready: {e}")))?;
+                let timeout = parse_duration(&args.ready_timeout)
+                    .map_err(|e| input_error(format!("--ready-timeout: {e}")))?;
+                Some((mode, timeout))
+            }
+        };
         Ok(Settings {
             count: args.count,
             settle,
             json: args.json,
             tty: args.tty,
+            ready,
             command: args.command,
         })
     }
@@ -84,6 +105,7 @@ impl TryFrom<Args> for Settings {
 struct Commands<'a> {
     command: &'a [OsString],
     tty: bool,
+    ready: Option<(ReadyMode, Duration)>,
 }
 
 /// One started instance.
@@ -125,7 +147,16 @@ impl Instances for Commands<'_> {
             message: format!("{error:#}"),
         };
         if self.tty {
-            let terminal = tty::spawn(self.command).map_err(spawn_error)?;
+            let mut terminal = tty::spawn(self.command).map_err(spawn_error)?;
+            if let Some((mode, timeout)) = &self.ready {
+                let pid = terminal.pid();
+                terminal
+                    .ready(mode, *timeout)
+                    .map_err(|error| InstanceError::Exited {
+                        pid,
+                        message: format!("never became ready: {error}"),
+                    })?;
+            }
             return Ok(Instance::Terminal(Drained::start(terminal)));
         }
         let child = spawn_quiet(self.command).map_err(spawn_error)?;
@@ -222,6 +253,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         &mut Commands {
             command: &settings.command,
             tty: settings.tty,
+            ready: settings.ready.clone(),
         },
         &options,
     );
@@ -406,6 +438,7 @@ mod tests {
             settle: Duration::from_secs(2),
             json: false,
             tty: false,
+            ready: None,
             command: vec!["node".into(), "-e".into(), "1".into()],
         };
         insta::assert_snapshot!(render_header(&hardware, &settings));

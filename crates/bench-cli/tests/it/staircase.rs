@@ -11,19 +11,23 @@ fn zero_count_is_a_usage_error() {
 
 #[test]
 fn python_instances_of_16_mib_each() {
+    // Each instance says when its 16 MiB are allocated, and the staircase waits for
+    // that in its terminal before the settle: however slowly python starts on a loaded
+    // machine, no instance is measured half-way.
     let out = run(clibench().args([
         "staircase",
         "--count",
         "2",
-        // The settle must cover python's start and its 16 MiB allocation; on a loaded
-        // machine 500 ms did not (an instance was measured at 10 MiB), so leave room.
+        "--tty",
+        "--ready",
+        "pattern:allocated",
         "--settle",
-        "2s",
+        "300ms",
         "--json",
         "--",
         "python3",
         "-c",
-        "import time; x = b'x' * (16 << 20); time.sleep(60)",
+        "import time; x = b'x' * (16 << 20); print('allocated', flush=True); time.sleep(60)",
     ]));
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     let json: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
