@@ -126,6 +126,8 @@ impl PhaseContext {
             );
         if self.spec.source.is_some() {
             values.set(Placeholder::Source, self.source_dir().display().to_string());
+        } else {
+            values.set(Placeholder::Build, self.build_dir().display().to_string());
         }
         if let Some(version) = &self.spec.version {
             values.set(Placeholder::Version, version.clone());

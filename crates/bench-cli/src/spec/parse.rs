@@ -425,7 +425,7 @@ impl Checker<'_> {
             let allowed = match placeholder {
                 Placeholder::Out | Placeholder::Artifacts => stage != Stage::OriginPath,
                 Placeholder::Version => true,
-                Placeholder::Source => stage != Stage::OriginPath,
+                Placeholder::Source | Placeholder::Build => stage != Stage::OriginPath,
                 Placeholder::Home | Placeholder::User => {
                     !matches!(stage, Stage::Prepare | Stage::OriginPath)
                 }
@@ -456,6 +456,9 @@ impl Checker<'_> {
             let missing = match placeholder {
                 Placeholder::Source if self.spec.source.is_none() => {
                     Some("the spec has no [source]")
+                }
+                Placeholder::Build if self.spec.source.is_some() => {
+                    Some("the spec has a [source]: builds run in {source}")
                 }
                 Placeholder::Version if self.spec.version.is_none() => {
                     Some("the spec has no top-level 'version'")

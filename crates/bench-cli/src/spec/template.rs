@@ -27,6 +27,9 @@ pub enum Placeholder {
     Source,
     /// The folder holding the collected artifacts and `SHA256SUMS`.
     Artifacts,
+    /// Where build steps run and leave their files when the spec has no `[source]`: a
+    /// folder in the run's staging area (not under OUT, which may be private).
+    Build,
     /// The spec's `version`.
     Version,
     /// The loopback URL that serves the artifacts (install only).
@@ -37,12 +40,13 @@ pub enum Placeholder {
 
 impl Placeholder {
     /// Every placeholder, in documentation order.
-    pub const ALL: [Placeholder; 9] = [
+    pub const ALL: [Placeholder; 10] = [
         Placeholder::Home,
         Placeholder::User,
         Placeholder::Workspace,
         Placeholder::Out,
         Placeholder::Source,
+        Placeholder::Build,
         Placeholder::Artifacts,
         Placeholder::Version,
         Placeholder::Origin,
@@ -57,6 +61,7 @@ impl Placeholder {
             Placeholder::Workspace => "workspace",
             Placeholder::Out => "out",
             Placeholder::Source => "source",
+            Placeholder::Build => "build",
             Placeholder::Artifacts => "artifacts",
             Placeholder::Version => "version",
             Placeholder::Origin => "origin",
