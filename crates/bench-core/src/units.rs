@@ -1,4 +1,5 @@
-//! Human-readable units: `412 ms`, `1.24 s`, `131.2 MiB`.
+//! Human-readable units: `412 ms`, `1.24 s`, `131.2 MiB`, and the one grammar of
+//! durations that specs and command-line flags share (`500ms`, `2s`, `1.5s`, `10m`, `1h`).
 //!
 //! Values are stored in base units (seconds, bytes) everywhere; these functions
 //! are the only place where they are scaled for people.
@@ -158,5 +159,92 @@ mod tests {
         assert_eq!(format_fact("home_before_install_bytes", "4096"), "4.0 KiB");
         assert_eq!(format_fact("cores", "8"), "8");
         assert_eq!(format_fact("memory_bytes", "unknown"), "unknown");
+    }
+}
+
+/// The longest duration [`parse_duration`] accepts: one day. Longer is a typo, and adding
+/// a huge duration to an `Instant` would overflow.
+pub const MAX_DURATION: std::time::Duration = std::time::Duration::from_secs(86_400);
+
+/// Why a duration was refused by [`parse_duration`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DurationError {
+    /// Not a number followed by one of the units.
+    #[error("invalid duration {0:?} (write a number and a unit: 500ms, 2s, 1.5s, 10m or 1h)")]
+    Invalid(String),
+    /// Longer than [`MAX_DURATION`].
+    #[error("duration {0:?} is out of range (at most 24h, e.g. 30s or 10m)")]
+    OutOfRange(String),
+}
+
+/// Parses a duration: a decimal number and a unit, `ms`, `s`, `m` or `h` (`500ms`, `2s`,
+/// `1.5s`, `10m`, `1h`), at most a day. A bare number is refused, so that `30` is never
+/// read in the wrong unit; so are signs and exponents. Specs and flags both use it.
+pub fn parse_duration(text: &str) -> Result<std::time::Duration, DurationError> {
+    let invalid = || DurationError::Invalid(text.to_owned());
+    let trimmed = text.trim();
+    let split = trimmed
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(trimmed.len());
+    let (number, unit) = trimmed.split_at(split);
+    if number.is_empty() || number.matches('.').count() > 1 {
+        return Err(invalid());
+    }
+    let seconds_per_unit = match unit {
+        "ms" => 0.001,
+        "s" => 1.0,
+        "m" => 60.0,
+        "h" => 3600.0,
+        _ => return Err(invalid()),
+    };
+    let value: f64 = number.parse().map_err(|_| invalid())?;
+    let seconds = value * seconds_per_unit;
+    if !seconds.is_finite() || seconds > MAX_DURATION.as_secs_f64() {
+        return Err(DurationError::OutOfRange(text.to_owned()));
+    }
+    std::time::Duration::try_from_secs_f64(seconds).map_err(|_| invalid())
+}
+
+#[cfg(test)]
+mod duration_tests {
+    use super::{DurationError, parse_duration};
+    use std::time::Duration;
+
+    #[test]
+    fn every_unit_is_read() {
+        assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
+        assert_eq!(parse_duration("150ms"), Ok(Duration::from_millis(150)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
+        assert_eq!(parse_duration("1h"), Ok(Duration::from_secs(3600)));
+        assert_eq!(parse_duration(" 24h "), Ok(Duration::from_secs(86_400)));
+    }
+
+    #[test]
+    fn bare_numbers_signs_exponents_and_unknown_units_are_refused() {
+        for text in [
+            "30", "s", "", "30x", "1.2.3s", "-1s", "+1s", "2d", "1e3s", "1 s",
+        ] {
+            assert_eq!(
+                parse_duration(text),
+                Err(DurationError::Invalid(text.to_owned())),
+                "{text:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn more_than_a_day_is_out_of_range_not_a_panic() {
+        for text in [
+            "25h",
+            "9999999999999999999s",
+            "99999999999999999999999999999999999h",
+        ] {
+            assert_eq!(
+                parse_duration(text),
+                Err(DurationError::OutOfRange(text.to_owned())),
+                "{text:?}"
+            );
+        }
     }
 }

@@ -47,12 +47,9 @@ pub enum ParseError {
     /// The regular expression of `pattern:` is invalid.
     #[error("invalid ready pattern: {0}")]
     Pattern(String),
-    /// A duration is not a number followed by ms, s or m.
-    #[error("invalid duration {0:?} (expected e.g. 500ms, 2s, 1.5s or 1m)")]
-    Duration(String),
-    /// A duration above one day (or negative).
-    #[error("duration {0:?} is out of range (at most 24h, e.g. 30s or 10m)")]
-    DurationTooLong(String),
+    /// The duration of `stable:` (or a flag's) is not one.
+    #[error(transparent)]
+    Duration(#[from] bench_core::units::DurationError),
 }
 
 impl FromStr for ReadyMode {
@@ -76,31 +73,11 @@ impl FromStr for ReadyMode {
     }
 }
 
-/// Parses a duration such as `500ms`, `2s`, `1.5s` or `1m`.
+/// Parses a duration with the grammar specs and flags share:
+/// [`bench_core::units::parse_duration`].
 pub fn parse_duration(text: &str) -> Result<Duration, ParseError> {
-    let fail = || ParseError::Duration(text.to_owned());
-    let trimmed = text.trim();
-    let (number, scale) = if let Some(n) = trimmed.strip_suffix("ms") {
-        (n, 1e-3)
-    } else if let Some(n) = trimmed.strip_suffix('s') {
-        (n, 1.0)
-    } else if let Some(n) = trimmed.strip_suffix('m') {
-        (n, 60.0)
-    } else {
-        return Err(fail());
-    };
-    let value: f64 = number.trim().parse().map_err(|_| fail())?;
-    let seconds = value * scale;
-    // A day is far longer than any wait clibench makes; more is a typo, and
-    // adding a huge duration to an `Instant` would overflow.
-    if !(0.0..=MAX_DURATION_SECONDS).contains(&seconds) {
-        return Err(ParseError::DurationTooLong(text.to_owned()));
-    }
-    Duration::try_from_secs_f64(seconds).map_err(|_| fail())
+    Ok(bench_core::units::parse_duration(text)?)
 }
-
-/// The longest duration [`parse_duration`] accepts: one day.
-pub const MAX_DURATION_SECONDS: f64 = 86_400.0;
 
 #[cfg(test)]
 mod tests {
@@ -128,7 +105,7 @@ mod tests {
         ));
         assert_eq!(
             "stable:soon".parse::<ReadyMode>().unwrap_err(),
-            ParseError::Duration("soon".into())
+            ParseError::Duration(bench_core::units::DurationError::Invalid("soon".into()))
         );
     }
 

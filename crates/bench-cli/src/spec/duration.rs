@@ -38,32 +38,9 @@ impl fmt::Display for Duration {
     }
 }
 
-/// Parses "30s", "150ms", "2m", "1.5s", "1h". A bare number is refused: the unit
-/// must be written so that "30" is never read as milliseconds by mistake.
-pub fn parse(text: &str) -> Result<std::time::Duration, String> {
-    let text = text.trim();
-    let split = text
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let invalid = || format!("invalid duration '{text}' (write e.g. \"30s\", \"150ms\", \"2m\")");
-    if number.is_empty() || unit.is_empty() {
-        return Err(invalid());
-    }
-    let value: f64 = number.parse().map_err(|_| invalid())?;
-    let seconds_per_unit = match unit {
-        "ms" => 0.001,
-        "s" => 1.0,
-        "m" => 60.0,
-        "h" => 3600.0,
-        _ => return Err(invalid()),
-    };
-    let seconds = value * seconds_per_unit;
-    // A day is far longer than any step clibench runs; larger values are typos.
-    if !seconds.is_finite() || seconds > 86_400.0 {
-        return Err(invalid());
-    }
-    Ok(std::time::Duration::from_secs_f64(seconds))
+/// Parses a spec duration: the grammar flags use too, [`bench_core::units::parse_duration`].
+pub fn parse(text: &str) -> Result<std::time::Duration, bench_core::units::DurationError> {
+    bench_core::units::parse_duration(text)
 }
 
 impl<'de> Deserialize<'de> for Duration {
@@ -73,7 +50,7 @@ impl<'de> Deserialize<'de> for Duration {
             type Value = Duration;
 
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a duration string such as \"30s\" or \"150ms\"")
+                f.write_str("a duration string such as \"30s\", \"150ms\" or \"10m\"")
             }
 
             fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Duration, E> {
@@ -86,28 +63,13 @@ impl<'de> Deserialize<'de> for Duration {
 
 #[cfg(test)]
 mod tests {
-    use super::parse;
-    use std::time::Duration;
-
-    #[test]
-    fn units_are_read() {
-        assert_eq!(parse("30s"), Ok(Duration::from_secs(30)));
-        assert_eq!(parse("150ms"), Ok(Duration::from_millis(150)));
-        assert_eq!(parse("2m"), Ok(Duration::from_secs(120)));
-        assert_eq!(parse("1.5s"), Ok(Duration::from_millis(1500)));
-        assert_eq!(parse("1h"), Ok(Duration::from_secs(3600)));
-    }
-
-    #[test]
-    fn bare_numbers_and_unknown_units_are_refused() {
-        for text in ["30", "s", "", "30x", "1.2.3s", "-1s", "2d"] {
-            assert!(parse(text).is_err(), "{text:?} was accepted");
-        }
-    }
-
     #[test]
     fn display_round_trips() {
         assert_eq!(super::Duration::from_millis(1500).to_string(), "1500ms");
         assert_eq!(super::Duration::from_secs(30).to_string(), "30s");
+        assert_eq!(
+            super::parse("1500ms").map(super::Duration),
+            Ok(super::Duration::from_millis(1500))
+        );
     }
 }
