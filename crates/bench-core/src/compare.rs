@@ -1,23 +1,37 @@
-//! Comparing two sides metric by metric: medians, their ratio, a bootstrap
-//! confidence interval of that ratio, and a verdict.
+//! Comparing two sides metric by metric: medians, their difference and ratio, a
+//! bootstrap confidence interval of the ratio, and a verdict that respects what
+//! kind of number each metric is.
 //!
-//! # The verdict
+//! # The interval
 //! The ratio is `candidate median / base median`. Its confidence interval comes
 //! from a percentile bootstrap: both sides' samples are resampled with
 //! replacement [`CompareOptions::resamples`] times, and the ratio of the
 //! resampled medians is taken each time. The generator is seeded, so the same
-//! inputs always give the same interval. A change counts only when the whole
-//! interval lies beyond the noise floor on one side: above `1 + noise` or below
-//! `1 - noise`. Whether that is an improvement or a regression depends on the
-//! metric's [`Direction`].
+//! inputs always give the same interval. The interval is always widened to
+//! contain the point ratio.
 //!
-//! # Few trials
-//! With a single sample on both sides every resample is the same, so the interval
-//! degenerates to the point ratio and the verdict rests on the noise floor alone.
-//! With one sample on one side only, the interval reflects the other side's spread.
-//! This is deliberate: it is what the seed harness did with single trials (a 20%
-//! floor on shared machines), and the report says how many trials each side had.
-//! The interval is always widened to contain the point ratio.
+//! # The verdict, by the metric's [`Nature`]
+//! - **Exact** (disk, bundle): the same build gives the same bytes, so any change
+//!   of the medians is [`Verdict::Regressed`] or [`Verdict::Improved`], with its
+//!   absolute delta; equal medians are [`Verdict::Unchanged`]. The global noise
+//!   floor does not apply; a floor set for the metric itself does.
+//! - **Quantized** (`ui_cpu`, counted in 10 ms clock ticks): a change of the
+//!   medians of at most one step is [`Verdict::WithinResolution`]; beyond that, the
+//!   timing rule.
+//! - **Timing and memory**: with fewer than two samples on a side there is no
+//!   spread to judge by, so the verdict is [`Verdict::SingleSample`]. Otherwise a
+//!   change counts only when the whole interval lies beyond the metric's floor on
+//!   one side: above `1 + floor` or below `1 - floor`; else
+//!   [`Verdict::WithinNoise`]. Floors are [`CompareOptions::noise`] unless set per
+//!   metric with [`CompareOptions::with_floor`].
+//!
+//! Whether a change is an improvement or a regression depends on the metric's
+//! [`Direction`].
+//!
+//! # Processes
+//! A daemon that appears in one build's measurements changes every memory total.
+//! [`Comparison::process_counts`] lists, per phase, how many processes each side's
+//! trials found, and [`ProcessCounts::changed`] says when they disagree.
 //!
 //! ```
 //! use bench_core::compare::{compare, CompareOptions, Verdict};
@@ -33,8 +47,9 @@
 //! assert_eq!(comparison.metrics[0].verdict, Verdict::Regressed);
 //! ```
 
-use crate::metric::{Direction, Metric};
+use crate::metric::{Direction, Metric, Nature, Phase};
 use crate::result::{Role, Side};
+use std::collections::{BTreeMap, BTreeSet};
 use crate::rng::SplitMix64;
 use crate::stats::MetricStats;
 use crate::units::Unit;
@@ -46,8 +61,11 @@ pub const DEFAULT_NOISE: f64 = 0.20;
 /// How two sides are compared.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct CompareOptions {
-    /// The noise floor as a fraction (0.2 = 20%), in `0..1`.
+    /// The noise floor of timing and memory metrics as a fraction (0.2 = 20%), in `0..1`.
     pub noise: f64,
+    /// Floors set for single metrics, overriding [`noise`](Self::noise) (and the
+    /// floor of 0 of exact metrics), as fractions in `0..1`.
+    pub floors: BTreeMap<Metric, f64>,
     /// The confidence level of the interval, in `0..1` (0.95).
     pub confidence: f64,
     /// How many bootstrap resamples to draw per metric.
@@ -60,6 +78,7 @@ impl Default for CompareOptions {
     fn default() -> Self {
         CompareOptions {
             noise: DEFAULT_NOISE,
+            floors: BTreeMap::new(),
             confidence: 0.95,
             resamples: 10_000,
             // "clibench" in ASCII.
@@ -68,35 +87,82 @@ impl Default for CompareOptions {
     }
 }
 
+impl CompareOptions {
+    /// These options with `metric`'s floor set to `fraction` (0.05 = 5%), whatever
+    /// the metric's nature. This is how a spec's or the command line's per-metric
+    /// floors reach the comparison.
+    pub fn with_floor(mut self, metric: Metric, fraction: f64) -> CompareOptions {
+        self.floors.insert(metric, fraction);
+        self
+    }
+
+    /// The floor `metric` is judged against: its own when set, 0 for an exact
+    /// metric (any byte counts), else the global [`noise`](Self::noise).
+    pub fn floor(&self, metric: Metric) -> f64 {
+        match self.floors.get(&metric) {
+            Some(&floor) => floor,
+            None if metric.nature() == Nature::Exact => 0.0,
+            None => self.noise,
+        }
+    }
+}
+
 /// What a comparison concluded about one metric.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
-    /// The candidate is better beyond the noise floor.
-    Improved,
-    /// The candidate is worse beyond the noise floor.
+    /// The candidate is worse beyond the floor.
     Regressed,
+    /// The candidate is better beyond the floor.
+    Improved,
     /// The interval reaches into the noise floor.
     WithinNoise,
+    /// A quantized metric moved by at most one step of its resolution.
+    WithinResolution,
+    /// A noisy metric with fewer than two samples on a side: no spread to judge by.
+    SingleSample,
+    /// An exact metric with equal medians.
+    Unchanged,
 }
 
 impl Verdict {
-    /// The verdict as a word for people: `improved`, `regressed`, `within noise`.
+    /// Every verdict, changes first.
+    pub const ALL: [Verdict; 6] = [
+        Verdict::Regressed,
+        Verdict::Improved,
+        Verdict::WithinNoise,
+        Verdict::WithinResolution,
+        Verdict::SingleSample,
+        Verdict::Unchanged,
+    ];
+
+    /// The verdict as words for people: `regressed`, `within noise`, `1 sample, no verdict`.
     pub fn word(self) -> &'static str {
         match self {
             Verdict::Improved => "improved",
             Verdict::Regressed => "regressed",
             Verdict::WithinNoise => "within noise",
+            Verdict::WithinResolution => "within resolution",
+            Verdict::SingleSample => "1 sample, no verdict",
+            Verdict::Unchanged => "unchanged",
         }
     }
 
-    /// The verdict as written in JSON and CSV: `improved`, `regressed`, `within_noise`.
+    /// The verdict as written in JSON and CSV: `regressed`, `within_noise`, `single_sample`.
     pub fn name(self) -> &'static str {
         match self {
             Verdict::Improved => "improved",
             Verdict::Regressed => "regressed",
             Verdict::WithinNoise => "within_noise",
+            Verdict::WithinResolution => "within_resolution",
+            Verdict::SingleSample => "single_sample",
+            Verdict::Unchanged => "unchanged",
         }
+    }
+
+    /// Whether the verdict says the metric changed (improved or regressed).
+    pub fn is_change(self) -> bool {
+        matches!(self, Verdict::Improved | Verdict::Regressed)
     }
 }
 
@@ -109,10 +175,16 @@ pub struct MetricComparison {
     pub unit: Unit,
     /// Which way it improves.
     pub direction: Direction,
+    /// What kind of number it is, which decided the verdict.
+    pub nature: Nature,
+    /// The floor the interval was judged against, as a fraction.
+    pub floor: f64,
     /// The base side's statistics.
     pub base: MetricStats,
     /// The candidate side's statistics.
     pub candidate: MetricStats,
+    /// `candidate median - base median`, in the metric's unit.
+    pub delta: f64,
     /// `candidate median / base median`; 1 when both are 0, infinite (`null` in
     /// JSON) when only the base is 0.
     pub ratio: f64,
@@ -209,6 +281,140 @@ pub struct Comparison {
     pub base_failures: Vec<FailedSample>,
     /// Failed samples of the candidate side.
     pub candidate_failures: Vec<FailedSample>,
+    /// How many processes each side's trials found, per phase that counted them.
+    pub process_counts: Vec<ProcessCounts>,
+    /// Where and under what load the base side was measured, and with what versions.
+    pub base_facts: SideFacts,
+    /// The same for the candidate side.
+    pub candidate_facts: SideFacts,
+}
+
+/// How many processes of the target one phase's trials found on each side.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ProcessCounts {
+    /// The phase whose memory measurements counted them.
+    pub phase: Phase,
+    /// The distinct counts of the base side's trials, ascending.
+    pub base: Vec<u32>,
+    /// The distinct counts of the candidate side's trials, ascending.
+    pub candidate: Vec<u32>,
+}
+
+impl ProcessCounts {
+    /// Whether the count differs between the sides, or between trials of one side:
+    /// a process (often a daemon) came or went, and memory totals moved with it.
+    pub fn changed(&self) -> bool {
+        let both = !self.base.is_empty() && !self.candidate.is_empty();
+        (both && self.base != self.candidate) || self.base.len() > 1 || self.candidate.len() > 1
+    }
+}
+
+/// The runtime facts shown next to a comparison, in this order, when recorded.
+pub const ENVIRONMENT_FACTS: [&str; 10] = [
+    "package",
+    "version",
+    "installed",
+    "node",
+    "npm",
+    "python",
+    "kernel",
+    "machine",
+    "cpu",
+    "cores",
+];
+
+/// The circumstances of one side's measurements, for a reader to judge the
+/// comparison by: hosts, load, time span and versions. Facts a result does not
+/// record are empty.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct SideFacts {
+    /// The distinct hosts of the side's trials, in name order.
+    pub hosts: Vec<String>,
+    /// The lowest and highest 1-minute load average at the start of a trial.
+    pub load_average_1m: Option<(f64, f64)>,
+    /// When the first and the last trial started, milliseconds since the Unix epoch.
+    pub started_unix_ms: Option<(u64, u64)>,
+    /// How many trial records the side has.
+    pub trial_records: usize,
+    /// The side's [`ENVIRONMENT_FACTS`] that were recorded, in that order.
+    pub environment: Vec<(String, String)>,
+}
+
+impl SideFacts {
+    /// The facts of `side`.
+    pub fn of(side: &Side) -> SideFacts {
+        let hosts: BTreeSet<&str> = side
+            .trials
+            .iter()
+            .filter_map(|record| record.host.as_deref())
+            .collect();
+        let range_of = |values: Vec<f64>| {
+            let low = values.iter().copied().reduce(f64::min)?;
+            let high = values.iter().copied().reduce(f64::max)?;
+            Some((low, high))
+        };
+        let loads = side
+            .trials
+            .iter()
+            .filter_map(|record| Some(record.load_average?[0]))
+            .collect();
+        let starts: Vec<u64> = side
+            .trials
+            .iter()
+            .filter_map(|record| record.started_unix_ms)
+            .collect();
+        let started_unix_ms = starts
+            .iter()
+            .min()
+            .zip(starts.iter().max())
+            .map(|(&first, &last)| (first, last));
+        SideFacts {
+            hosts: hosts.into_iter().map(str::to_string).collect(),
+            load_average_1m: range_of(loads),
+            started_unix_ms,
+            trial_records: side.trials.len(),
+            environment: ENVIRONMENT_FACTS
+                .iter()
+                .filter_map(|&key| Some((key.to_string(), side.runtime.get(key)?.clone())))
+                .collect(),
+        }
+    }
+}
+
+/// The distinct process counts of each phase of `side`, from its trial records.
+/// A result without any falls back to the size of its last process breakdown,
+/// which the measure phase records.
+fn process_counts_of(side: &Side) -> BTreeMap<Phase, BTreeSet<u32>> {
+    let mut counts: BTreeMap<Phase, BTreeSet<u32>> = BTreeMap::new();
+    for record in &side.trials {
+        if let Some(count) = record.process_count {
+            counts.entry(record.phase).or_default().insert(count);
+        }
+    }
+    if counts.is_empty() && !side.processes.is_empty() {
+        let count = u32::try_from(side.processes.len()).unwrap_or(u32::MAX);
+        counts.entry(Phase::Measure).or_default().insert(count);
+    }
+    counts
+}
+
+fn process_counts(base: &Side, candidate: &Side) -> Vec<ProcessCounts> {
+    let base = process_counts_of(base);
+    let candidate = process_counts_of(candidate);
+    let phases: BTreeSet<Phase> = base.keys().chain(candidate.keys()).copied().collect();
+    let listed = |counts: &BTreeMap<Phase, BTreeSet<u32>>, phase| {
+        counts
+            .get(&phase)
+            .map_or_else(Vec::new, |set| set.iter().copied().collect())
+    };
+    phases
+        .into_iter()
+        .map(|phase| ProcessCounts {
+            phase,
+            base: listed(&base, phase),
+            candidate: listed(&candidate, phase),
+        })
+        .collect()
 }
 
 impl Comparison {
@@ -222,6 +428,11 @@ impl Comparison {
     /// Whether any metric regressed.
     pub fn has_regression(&self) -> bool {
         self.regressions().next().is_some()
+    }
+
+    /// The phases whose process counts changed; see [`ProcessCounts::changed`].
+    pub fn process_count_changes(&self) -> impl Iterator<Item = &ProcessCounts> {
+        self.process_counts.iter().filter(|counts| counts.changed())
     }
 
     /// How many metrics got `verdict`.
@@ -269,6 +480,9 @@ pub fn compare(base: &Side, candidate: &Side, options: &CompareOptions) -> Compa
         candidate_error: candidate.error.clone(),
         base_failures: failed_samples(base),
         candidate_failures: failed_samples(candidate),
+        process_counts: process_counts(base, candidate),
+        base_facts: SideFacts::of(base),
+        candidate_facts: SideFacts::of(candidate),
     }
 }
 
@@ -281,9 +495,12 @@ fn compare_metric(
     options: &CompareOptions,
 ) -> MetricComparison {
     // `compare` only gets here with samples on both sides, so both medians exist.
-    let ratio = match (base.median(), candidate.median()) {
-        (Some(base_median), Some(candidate_median)) => ratio_of(base_median, candidate_median),
-        _ => f64::NAN,
+    let (ratio, delta) = match (base.median(), candidate.median()) {
+        (Some(base_median), Some(candidate_median)) => (
+            ratio_of(base_median, candidate_median),
+            candidate_median - base_median,
+        ),
+        _ => (f64::NAN, f64::NAN),
     };
     // Each metric gets its own stream, so adding a metric never changes another's interval.
     let seed = options.seed ^ (metric as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
@@ -296,16 +513,70 @@ fn compare_metric(
     );
     let (ci_low, ci_high) = (low.min(ratio), high.max(ratio));
     let direction = metric.direction();
+    let nature = metric.nature();
+    let floor = options.floor(metric);
+    let samples = base.n().min(candidate.n());
+    let verdict = judge(
+        Change {
+            delta,
+            ratio,
+            ci_low,
+            ci_high,
+            samples,
+        },
+        nature,
+        floor,
+        direction,
+    );
     MetricComparison {
         metric,
         unit: metric.unit(),
         direction,
+        nature,
+        floor,
         base,
         candidate,
+        delta,
         ratio,
         ci_low,
         ci_high,
-        verdict: verdict(ci_low, ci_high, options.noise, direction),
+        verdict,
+    }
+}
+
+/// What is known about one metric's change, for [`judge`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Change {
+    /// `candidate median - base median`, in the metric's unit.
+    pub delta: f64,
+    /// `candidate median / base median`.
+    pub ratio: f64,
+    /// Lower end of the ratio's confidence interval.
+    pub ci_low: f64,
+    /// Upper end of the ratio's confidence interval.
+    pub ci_high: f64,
+    /// The fewer of the two sides' successful samples.
+    pub samples: usize,
+}
+
+/// The verdict on `change` of a metric of `nature`, judged against `floor`; the
+/// rules are in the [module documentation](self).
+pub fn judge(change: Change, nature: Nature, floor: f64, direction: Direction) -> Verdict {
+    match nature {
+        Nature::Exact => {
+            if change.delta == 0.0 {
+                Verdict::Unchanged
+            } else {
+                // The sizes are the same on every trial, so the point ratio is the
+                // change; the floor is 0 unless one was set for this metric.
+                verdict(change.ratio, change.ratio, floor, direction)
+            }
+        }
+        Nature::Quantized { step } if change.delta.abs() <= step * (1.0 + 1e-9) => {
+            Verdict::WithinResolution
+        }
+        _ if change.samples < 2 => Verdict::SingleSample,
+        _ => verdict(change.ci_low, change.ci_high, floor, direction),
     }
 }
 
@@ -509,18 +780,173 @@ mod tests {
     }
 
     #[test]
-    fn single_samples_degenerate_to_the_point_ratio() {
-        let base = side("b", &[(Metric::Install, &[10.0])]);
-        let candidate = side("c", &[(Metric::Install, &[13.0])]);
+    fn single_samples_give_no_verdict_on_noisy_metrics() {
+        // The issue's case: install +61.8% from one sample per side under a load spike.
+        let base = side("b", &[(Metric::Install, &[12.4])]);
+        let candidate = side("c", &[(Metric::Install, &[20.07])]);
         let row = &compare(&base, &candidate, &CompareOptions::default()).metrics[0];
-        assert_eq!((row.ci_low, row.ratio, row.ci_high), (1.3, 1.3, 1.3));
+        assert_eq!((row.ci_low, row.ratio, row.ci_high), (row.ratio, row.ratio, row.ratio));
+        assert_eq!(row.verdict, Verdict::SingleSample);
+        assert_eq!(row.verdict.word(), "1 sample, no verdict");
+        // One side with many samples still lacks the other side's spread.
+        let many = side("c", &[(Metric::Install, &[20.0, 20.1, 19.9])]);
+        let row = &compare(&base, &many, &CompareOptions::default()).metrics[0];
+        assert_eq!(row.verdict, Verdict::SingleSample);
+        // Memory is noisy too.
+        let base = side("b", &[(Metric::Rss, &[100.0])]);
+        let candidate = side("c", &[(Metric::Rss, &[300.0])]);
+        let row = &compare(&base, &candidate, &CompareOptions::default()).metrics[0];
+        assert_eq!(row.verdict, Verdict::SingleSample);
+    }
+
+    #[test]
+    fn an_exact_metric_reports_a_one_byte_change() {
+        let base = side("b", &[(Metric::Disk, &[134_217_728.0])]);
+        let candidate = side("c", &[(Metric::Disk, &[134_217_729.0])]);
+        let row = &compare(&base, &candidate, &CompareOptions::default()).metrics[0];
+        assert_eq!(row.delta, 1.0);
+        assert_eq!(row.floor, 0.0);
         assert_eq!(row.verdict, Verdict::Regressed);
-        let tolerant = CompareOptions {
+        let smaller = side("c", &[(Metric::Disk, &[134_217_727.0])]);
+        let row = &compare(&base, &smaller, &CompareOptions::default()).metrics[0];
+        assert_eq!((row.delta, row.verdict), (-1.0, Verdict::Improved));
+        let row = &compare(&base, &base, &CompareOptions::default()).metrics[0];
+        assert_eq!(row.verdict, Verdict::Unchanged);
+    }
+
+    #[test]
+    fn the_global_floor_does_not_hide_an_exact_change_but_its_own_floor_does() {
+        // The issue's case: bundle +18.8% behind a ±20% floor.
+        let base = side("b", &[(Metric::Bundle, &[100.0 * 1024.0 * 1024.0])]);
+        let candidate = side("c", &[(Metric::Bundle, &[118.8 * 1024.0 * 1024.0])]);
+        let global = CompareOptions {
             noise: 0.5,
             ..CompareOptions::default()
         };
-        let row = &compare(&base, &candidate, &tolerant).metrics[0];
+        let row = &compare(&base, &candidate, &global).metrics[0];
+        assert_eq!(row.verdict, Verdict::Regressed);
+        let own = global.with_floor(Metric::Bundle, 0.25);
+        let row = &compare(&base, &candidate, &own).metrics[0];
+        assert_eq!((row.floor, row.verdict), (0.25, Verdict::WithinNoise));
+    }
+
+    #[test]
+    fn a_quantized_change_within_one_step_gets_no_verdict() {
+        // The issue's case: ui_cpu 20 ms -> 30 ms, one 10 ms clock tick.
+        let base = side("b", &[(Metric::UiCpu, &[0.02, 0.02, 0.02, 0.02, 0.02])]);
+        let candidate = side("c", &[(Metric::UiCpu, &[0.03, 0.03, 0.03, 0.03, 0.03])]);
+        let row = &compare(&base, &candidate, &CompareOptions::default()).metrics[0];
+        assert!((row.ratio - 1.5).abs() < 1e-9, "{row:?}");
+        assert_eq!(row.verdict, Verdict::WithinResolution);
+        // Several ticks beyond the floor is a change like any timing.
+        let slower = side("c", &[(Metric::UiCpu, &[0.08, 0.09, 0.08, 0.08, 0.09])]);
+        let row = &compare(&base, &slower, &CompareOptions::default()).metrics[0];
+        assert_eq!(row.verdict, Verdict::Regressed);
+    }
+
+    #[test]
+    fn an_interval_straddling_the_floor_is_within_noise() {
+        // The medians differ by 25%, beyond the 20% floor, but the interval reaches below it.
+        let base = side("b", &[(Metric::Cold, &[1.0, 0.9, 1.1, 0.95, 1.05])]);
+        let candidate = side("c", &[(Metric::Cold, &[1.25, 1.0, 1.5, 1.1, 1.4])]);
+        let row = &compare(&base, &candidate, &CompareOptions::default()).metrics[0];
+        assert!(row.ratio > 1.2, "{row:?}");
+        assert!(row.ci_low < 1.2 && row.ci_high > 1.2, "{row:?}");
         assert_eq!(row.verdict, Verdict::WithinNoise);
+    }
+
+    #[test]
+    fn a_per_metric_floor_overrides_the_global_one() {
+        let base = side(
+            "b",
+            &[
+                (Metric::Cold, &[1.00, 1.01, 0.99, 1.00, 1.00]),
+                (Metric::Warm, &[1.00, 1.01, 0.99, 1.00, 1.00]),
+            ],
+        );
+        let candidate = side(
+            "c",
+            &[
+                (Metric::Cold, &[1.10, 1.11, 1.09, 1.10, 1.10]),
+                (Metric::Warm, &[1.10, 1.11, 1.09, 1.10, 1.10]),
+            ],
+        );
+        let options = CompareOptions::default().with_floor(Metric::Cold, 0.05);
+        assert_eq!(options.floor(Metric::Warm), DEFAULT_NOISE);
+        assert_eq!(options.floor(Metric::Disk), 0.0);
+        let comparison = compare(&base, &candidate, &options);
+        let verdicts: Vec<_> = comparison.metrics.iter().map(|r| r.verdict).collect();
+        assert_eq!(verdicts, [Verdict::Regressed, Verdict::WithinNoise]);
+        assert_eq!(comparison.metrics[0].floor, 0.05);
+    }
+
+    #[test]
+    fn a_change_in_the_number_of_processes_is_flagged() {
+        use crate::result::TrialRecord;
+        let mut base = side("b", &[(Metric::Rss, &[100.0, 100.0])]);
+        let mut candidate = side("c", &[(Metric::Rss, &[100.0, 100.0])]);
+        for trial in 0..2 {
+            base.trial_record_mut(Phase::Measure, trial).process_count = Some(2);
+            candidate.trial_record_mut(Phase::Measure, trial).process_count = Some(2);
+        }
+        let same = compare(&base, &candidate, &CompareOptions::default());
+        assert_eq!(same.process_counts.len(), 1);
+        assert_eq!(same.process_count_changes().count(), 0);
+        // A daemon appears in the candidate's second trial.
+        candidate.trial_record_mut(Phase::Measure, 1).process_count = Some(3);
+        let changed = compare(&base, &candidate, &CompareOptions::default());
+        let flagged: Vec<_> = changed.process_count_changes().collect();
+        assert_eq!(
+            flagged,
+            [&ProcessCounts {
+                phase: Phase::Measure,
+                base: vec![2],
+                candidate: vec![2, 3],
+            }]
+        );
+        // Results without trial records compare their last process breakdowns.
+        let process = |pid| crate::result::ProcessMemory {
+            pid,
+            name: "agent".into(),
+            rss: 1,
+            pss: None,
+            uss: None,
+            swap: None,
+            cpu_seconds: None,
+        };
+        let mut old_base = Side::new("b");
+        old_base.processes = vec![process(1)];
+        let mut old_candidate = Side::new("c");
+        old_candidate.processes = vec![process(1), process(2)];
+        let old = compare(&old_base, &old_candidate, &CompareOptions::default());
+        assert_eq!(old.process_count_changes().count(), 1);
+        assert_eq!(TrialRecord::new(Phase::Ui, 0).process_count, None);
+    }
+
+    #[test]
+    fn side_facts_gather_hosts_load_and_versions() {
+        let mut side = side("b", &[(Metric::Cold, &[1.0])]);
+        side.runtime.insert("node".into(), "v22.11.0".into());
+        side.runtime.insert("home_before_install_bytes".into(), "5".into());
+        side.runtime.insert("version".into(), "0.63.1".into());
+        for (trial, load, host) in [(0, 0.5, "a"), (1, 2.25, "b"), (2, 1.0, "a")] {
+            let record = side.trial_record_mut(Phase::Measure, trial);
+            record.load_average = Some([load, 0.0, 0.0]);
+            record.host = Some(host.into());
+            record.started_unix_ms = Some(1000 + u64::from(trial));
+        }
+        let facts = SideFacts::of(&side);
+        assert_eq!(facts.hosts, ["a", "b"]);
+        assert_eq!(facts.load_average_1m, Some((0.5, 2.25)));
+        assert_eq!(facts.started_unix_ms, Some((1000, 1002)));
+        assert_eq!(
+            facts.environment,
+            [
+                ("version".to_string(), "0.63.1".to_string()),
+                ("node".to_string(), "v22.11.0".to_string())
+            ]
+        );
+        assert_eq!(SideFacts::of(&Side::new("x")), SideFacts::default());
     }
 
     #[test]

@@ -18,7 +18,7 @@
 //! ```
 //!
 //! # Sections
-//! - [`metric`]: every [`Metric`], its [`Unit`](units::Unit), [`Phase`] and [`Direction`].
+//! - [`metric`]: every [`Metric`], its [`Unit`](units::Unit), [`Phase`], [`Direction`] and [`Nature`].
 //! - [`result`]: the file format ([`ResultFile`], [`Side`], [`Observation`]), validation, load and save.
 //! - [`trial`]: [`record`] and [`trial_errors`].
 //! - [`stats`]: summaries over trials ([`MetricStats`](stats::MetricStats)).
@@ -40,10 +40,10 @@ pub mod units;
 
 pub use compare::{CompareOptions, Comparison, Verdict, compare};
 pub use export::Format;
-pub use metric::{Direction, Metric, Phase};
+pub use metric::{Direction, Metric, Nature, Phase};
 pub use report::Report;
 pub use result::{
     LoadError, Observation, ParseError, ProcessMemory, Request, ResultFile, Role, SCHEMA_VERSION,
-    SaveError, Side, ValidationError,
+    SaveError, Side, TrialRecord, ValidationError,
 };
 pub use trial::{Sample, record, trial_errors};

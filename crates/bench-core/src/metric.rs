@@ -1,5 +1,6 @@
 //! What clibench measures: every [`Metric`], the [`Phase`] that records it, its
-//! [`Unit`] and its [`Direction`].
+//! [`Unit`], its [`Direction`] and its [`Nature`] (how its values vary, which
+//! decides how a comparison judges a change).
 
 use crate::units::Unit;
 use std::fmt;
@@ -24,6 +25,50 @@ pub enum Direction {
     /// Larger values are better (memory given back to the system).
     HigherIsBetter,
 }
+
+/// How a metric's values vary from one measurement to the next, which decides
+/// how a comparison may conclude anything from a change.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Nature {
+    /// Repeatable sizes (bytes on disk, bundle bytes): the same build gives the same
+    /// number, so any change is real and gets a verdict, whatever the noise floor.
+    Exact,
+    /// Values counted in whole steps of `step` (in the metric's unit), such as CPU
+    /// time in clock ticks: a change of at most one step is no evidence of anything.
+    Quantized {
+        /// The measurement's resolution, in the metric's unit.
+        step: f64,
+    },
+    /// Wall-clock time: noisy, judged by its confidence interval against a floor.
+    Timing,
+    /// Resident or proportional memory: noisy, judged like timing.
+    Memory,
+}
+
+impl Nature {
+    /// `exact`, `quantized`, `timing` or `memory`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Nature::Exact => "exact",
+            Nature::Quantized { .. } => "quantized",
+            Nature::Timing => "timing",
+            Nature::Memory => "memory",
+        }
+    }
+
+    /// The resolution in the metric's unit: a quantized metric's step, 0 otherwise.
+    pub fn step(self) -> f64 {
+        match self {
+            Nature::Quantized { step } => step,
+            _ => 0.0,
+        }
+    }
+}
+
+/// CPU time as Linux accounts it in `/proc/PID/stat`: whole clock ticks of 1/100 s
+/// (`USER_HZ` is 100 on every architecture Linux exports it for).
+pub const CPU_TICK_SECONDS: f64 = 0.01;
 
 /// A pipeline phase. Phases run as separate processes and merge into one result file.
 #[derive(
@@ -117,7 +162,7 @@ pub struct UnknownName {
 }
 
 macro_rules! metrics {
-    ($( $(#[$doc:meta])* $variant:ident = $name:literal, $unit:ident, $phase:ident, $direction:ident; )*) => {
+    ($( $(#[$doc:meta])* $variant:ident = $name:literal, $unit:ident, $phase:ident, $direction:ident, $nature:expr; )*) => {
         /// One measured quantity. Values are stored in base units: seconds or bytes.
         ///
         /// The declaration order is the order of reports and of the `metrics` map in
@@ -154,64 +199,69 @@ macro_rules! metrics {
             pub fn direction(self) -> Direction {
                 match self { $( Metric::$variant => Direction::$direction, )* }
             }
+
+            /// How the metric's values vary, which decides how changes are judged.
+            pub fn nature(self) -> Nature {
+                match self { $( Metric::$variant => $nature, )* }
+            }
         }
     };
 }
 
 metrics! {
     /// Total bytes of the release artifacts.
-    Bundle = "bundle", Bytes, Prepare, LowerIsBetter;
+    Bundle = "bundle", Bytes, Prepare, LowerIsBetter, Nature::Exact;
     /// Seconds the installer took.
-    Install = "install", Seconds, Install, LowerIsBetter;
+    Install = "install", Seconds, Install, LowerIsBetter, Nature::Timing;
     /// Bytes the installation added to the home folder (trial 0 only).
-    Disk = "disk", Bytes, Measure, LowerIsBetter;
+    Disk = "disk", Bytes, Measure, LowerIsBetter, Nature::Exact;
     /// Seconds from spawn until the program is ready in a terminal, first start.
-    Cold = "cold", Seconds, Measure, LowerIsBetter;
+    Cold = "cold", Seconds, Measure, LowerIsBetter, Nature::Timing;
     /// Seconds until ready on a second start, with caches warm.
-    Warm = "warm", Seconds, Measure, LowerIsBetter;
+    Warm = "warm", Seconds, Measure, LowerIsBetter, Nature::Timing;
     /// Resident bytes of the whole process family after start.
-    Rss = "rss", Bytes, Measure, LowerIsBetter;
+    Rss = "rss", Bytes, Measure, LowerIsBetter, Nature::Memory;
     /// Proportional set size of the process family, in bytes.
-    Pss = "pss", Bytes, Measure, LowerIsBetter;
+    Pss = "pss", Bytes, Measure, LowerIsBetter, Nature::Memory;
     /// Seconds until the REPL kernel answers its first request.
-    KernelStart = "kernel_start", Seconds, Runtime, LowerIsBetter;
+    KernelStart = "kernel_start", Seconds, Runtime, LowerIsBetter, Nature::Timing;
     /// Resident bytes of the idle kernel's processes.
-    KernelRss = "kernel_rss", Bytes, Runtime, LowerIsBetter;
+    KernelRss = "kernel_rss", Bytes, Runtime, LowerIsBetter, Nature::Memory;
     /// Seconds per empty cell execution.
-    KernelExec = "kernel_exec", Seconds, Runtime, LowerIsBetter;
+    KernelExec = "kernel_exec", Seconds, Runtime, LowerIsBetter, Nature::Timing;
     /// Seconds per empty shell command through the kernel.
-    Bash = "bash", Seconds, Runtime, LowerIsBetter;
+    Bash = "bash", Seconds, Runtime, LowerIsBetter, Nature::Timing;
     /// Seconds per `git status` through the kernel.
-    GitStatus = "git_status", Seconds, Runtime, LowerIsBetter;
+    GitStatus = "git_status", Seconds, Runtime, LowerIsBetter, Nature::Timing;
     /// Seconds per shell command that prints a fixed amount of output.
-    Output = "output", Seconds, Runtime, LowerIsBetter;
+    Output = "output", Seconds, Runtime, LowerIsBetter, Nature::Timing;
     /// Seconds for a mixed batch of cells and shell commands.
-    Mixed = "mixed", Seconds, Runtime, LowerIsBetter;
+    Mixed = "mixed", Seconds, Runtime, LowerIsBetter, Nature::Timing;
     /// Seconds from an interrupt until the kernel is ready again.
-    Interrupt = "interrupt", Seconds, Runtime, LowerIsBetter;
+    Interrupt = "interrupt", Seconds, Runtime, LowerIsBetter, Nature::Timing;
     /// Resident bytes of the kernel with a data frame loaded.
-    LoadedRss = "loaded_rss", Bytes, Runtime, LowerIsBetter;
+    LoadedRss = "loaded_rss", Bytes, Runtime, LowerIsBetter, Nature::Memory;
     /// Seconds to snapshot the kernel's state to disk.
-    Snapshot = "snapshot", Seconds, Runtime, LowerIsBetter;
+    Snapshot = "snapshot", Seconds, Runtime, LowerIsBetter, Nature::Timing;
     /// Seconds to restore a snapshot in a fresh kernel.
-    Restore = "restore", Seconds, Runtime, LowerIsBetter;
+    Restore = "restore", Seconds, Runtime, LowerIsBetter, Nature::Timing;
     /// Total wall seconds of the spec's UI steps.
-    UiSteps = "ui_steps", Seconds, Ui, LowerIsBetter;
+    UiSteps = "ui_steps", Seconds, Ui, LowerIsBetter, Nature::Timing;
     /// CPU seconds the process family spent during the UI steps.
-    UiCpu = "ui_cpu", Seconds, Ui, LowerIsBetter;
+    UiCpu = "ui_cpu", Seconds, Ui, LowerIsBetter, Nature::Quantized { step: CPU_TICK_SECONDS };
     /// Median keystroke-to-screen latency, in seconds.
-    Keystroke = "keystroke", Seconds, Ui, LowerIsBetter;
+    Keystroke = "keystroke", Seconds, Ui, LowerIsBetter, Nature::Timing;
     /// Resident bytes of the process family after the UI steps.
-    UiRss = "ui_rss", Bytes, Ui, LowerIsBetter;
+    UiRss = "ui_rss", Bytes, Ui, LowerIsBetter, Nature::Memory;
     /// Average resident bytes each added instance costs.
-    InstanceRss = "instance_rss", Bytes, Staircase, LowerIsBetter;
+    InstanceRss = "instance_rss", Bytes, Staircase, LowerIsBetter, Nature::Memory;
     /// Average proportional bytes each added instance costs.
-    InstancePss = "instance_pss", Bytes, Staircase, LowerIsBetter;
+    InstancePss = "instance_pss", Bytes, Staircase, LowerIsBetter, Nature::Memory;
     /// Average unique bytes each added instance costs.
-    InstanceUss = "instance_uss", Bytes, Staircase, LowerIsBetter;
+    InstanceUss = "instance_uss", Bytes, Staircase, LowerIsBetter, Nature::Memory;
     /// Resident bytes given back to the system once the instances are stopped.
     /// More is better: memory that is not given back has leaked.
-    ReclaimedRss = "reclaimed_rss", Bytes, Staircase, HigherIsBetter;
+    ReclaimedRss = "reclaimed_rss", Bytes, Staircase, HigherIsBetter, Nature::Memory;
 }
 
 impl fmt::Display for Metric {
@@ -288,6 +338,22 @@ mod tests {
         assert_eq!(Metric::InstanceUss.unit(), Unit::Bytes);
         assert_eq!(Metric::Cold.direction(), Direction::LowerIsBetter);
         assert_eq!(Metric::ReclaimedRss.direction(), Direction::HigherIsBetter);
+    }
+
+    #[test]
+    fn sizes_are_exact_cpu_time_is_quantized_and_the_rest_is_noisy() {
+        assert_eq!(Metric::Bundle.nature(), Nature::Exact);
+        assert_eq!(Metric::Disk.nature(), Nature::Exact);
+        assert_eq!(Metric::UiCpu.nature().step(), 0.01);
+        assert_eq!(Metric::Cold.nature(), Nature::Timing);
+        assert_eq!(Metric::Install.nature(), Nature::Timing);
+        assert_eq!(Metric::InstanceUss.nature(), Nature::Memory);
+        // Only sizes on disk are exact: memory moves between runs of the same build.
+        for metric in Metric::ALL {
+            if metric.nature() == Nature::Exact {
+                assert_eq!(metric.unit(), Unit::Bytes, "{metric}");
+            }
+        }
     }
 
     #[test]

@@ -16,7 +16,7 @@
 //! ```
 
 use crate::io::{WriteError, write_atomic};
-use crate::metric::Metric;
+use crate::metric::{Metric, Phase};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -178,6 +178,54 @@ pub struct ProcessMemory {
     pub cpu_seconds: Option<f64>,
 }
 
+/// The longest host name kept, in characters.
+pub const MAX_HOST_CHARS: usize = 255;
+/// The most trial records kept in [`Side::trials`]: one per phase and trial.
+pub const MAX_TRIAL_RECORDS: usize = Phase::ALL.len() * (MAX_TRIAL as usize + 1);
+
+/// The circumstances of one trial of one phase: when it started, how busy the
+/// machine was, where it ran and how many processes the target had. Every field
+/// but the trial's identity is optional, because older results and phases that
+/// did not measure a fact leave it out; readers show what is there.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TrialRecord {
+    /// The phase the trial belongs to.
+    pub phase: Phase,
+    /// The trial, from 0 to 100.
+    #[schemars(range(min = 0, max = 100))]
+    pub trial: u32,
+    /// When the trial started, in milliseconds since the Unix epoch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_unix_ms: Option<u64>,
+    /// The 1, 5 and 15 minute load averages (`/proc/loadavg`) when the trial started;
+    /// finite and non-negative.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_average: Option<[f64; 3]>,
+    /// The host name of the machine that ran the trial, at most 255 characters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 255))]
+    pub host: Option<String>,
+    /// How many processes of the target were found at the trial's memory
+    /// measurement; a change between trials means a process (a daemon) came or went.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process_count: Option<u32>,
+}
+
+impl TrialRecord {
+    /// A record of `trial` of `phase` with no fact yet.
+    pub fn new(phase: Phase, trial: u32) -> TrialRecord {
+        TrialRecord {
+            phase,
+            trial,
+            started_unix_ms: None,
+            load_average: None,
+            host: None,
+            process_count: None,
+        }
+    }
+}
+
 /// Everything measured about one build.
 #[derive(
     Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
@@ -207,6 +255,10 @@ pub struct Side {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 500))]
     pub error: Option<String>,
+    /// The circumstances of each trial, at most one record per phase and trial.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 606))]
+    pub trials: Vec<TrialRecord>,
 }
 
 impl Side {
@@ -232,6 +284,23 @@ impl Side {
             process.name = truncate_chars(std::mem::take(&mut process.name), MAX_NAME_CHARS);
         }
         self.processes = processes;
+    }
+
+    /// The record of `trial` of `phase`, created empty when there is none yet, so
+    /// each phase adds the facts it knows (a retried trial overwrites its own).
+    pub fn trial_record_mut(&mut self, phase: Phase, trial: u32) -> &mut TrialRecord {
+        let index = match self
+            .trials
+            .iter()
+            .position(|record| record.phase == phase && record.trial == trial)
+        {
+            Some(index) => index,
+            None => {
+                self.trials.push(TrialRecord::new(phase, trial));
+                self.trials.len() - 1
+            }
+        };
+        &mut self.trials[index]
     }
 
     /// The values of `metric` (errored samples left out), in trial order.
@@ -539,6 +608,45 @@ impl ResultFile {
         }
         if let Some(error) = &side.error {
             check_length("side.error", error, MAX_ERROR_CHARS)?;
+        }
+        if side.trials.len() > MAX_TRIAL_RECORDS {
+            return invalid(
+                "side.trials".into(),
+                format!(
+                    "{} trial records are more than {MAX_TRIAL_RECORDS}",
+                    side.trials.len()
+                ),
+            );
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for (index, record) in side.trials.iter().enumerate() {
+            let at = format!("side.trials[{index}]");
+            if record.trial > MAX_TRIAL {
+                return invalid(
+                    format!("{at}.trial"),
+                    format!("trial {} is above {MAX_TRIAL}", record.trial),
+                );
+            }
+            if !seen.insert((record.phase, record.trial)) {
+                return invalid(
+                    at,
+                    format!(
+                        "{} trial {} is recorded twice",
+                        record.phase, record.trial
+                    ),
+                );
+            }
+            if let Some(load) = record.load_average
+                && load.iter().any(|value| !value.is_finite() || *value < 0.0)
+            {
+                return invalid(
+                    format!("{at}.load_average"),
+                    format!("load average {load:?} is not finite and non-negative"),
+                );
+            }
+            if let Some(host) = &record.host {
+                check_length(&format!("{at}.host"), host, MAX_HOST_CHARS)?;
+            }
         }
         Ok(())
     }
@@ -872,6 +980,50 @@ mod tests {
         // The message is complete on its own, so an error chain does not repeat it.
         assert!(std::error::Error::source(&error).is_none());
         assert_eq!(std::fs::read(&path).unwrap(), b"{\"schema_version\":1,");
+    }
+
+    #[test]
+    fn trial_records_round_trip_and_are_optional() {
+        let mut result = sample();
+        let record = result.side.trial_record_mut(Phase::Measure, 1);
+        record.started_unix_ms = Some(1_764_500_000_000);
+        record.load_average = Some([0.5, 0.25, 0.125]);
+        record.host = Some("runner-7".into());
+        result.side.trial_record_mut(Phase::Measure, 1).process_count = Some(3);
+        result.side.trial_record_mut(Phase::Ui, 0).process_count = Some(2);
+        assert_eq!(result.side.trials.len(), 2);
+        assert_eq!(result.side.trials[0].host.as_deref(), Some("runner-7"));
+        assert_eq!(result.side.trials[0].process_count, Some(3));
+        let text = result.to_json_string();
+        assert_eq!(ResultFile::from_json_str(&text).unwrap(), result);
+        // Without records the field is left out, so older readers see no change.
+        assert!(!sample().to_json_string().contains("\"trials\": ["));
+    }
+
+    #[test]
+    fn rejects_invalid_trial_records_with_their_paths() {
+        let mut result = sample();
+        result.side.trial_record_mut(Phase::Measure, 0).load_average = Some([1.0, f64::NAN, 0.0]);
+        assert_eq!(
+            result.validate().unwrap_err().path,
+            "side.trials[0].load_average"
+        );
+        result.side.trials[0].load_average = None;
+        result.side.trials[0].host = Some("h".repeat(256));
+        assert_eq!(result.validate().unwrap_err().path, "side.trials[0].host");
+        result.side.trials[0].host = None;
+        let twice = result.side.trials[0].clone();
+        result.side.trials.push(twice);
+        assert!(
+            result
+                .validate()
+                .unwrap_err()
+                .to_string()
+                .contains("measure trial 0 is recorded twice")
+        );
+        result.side.trials.pop();
+        result.side.trials[0].trial = 101;
+        assert_eq!(result.validate().unwrap_err().path, "side.trials[0].trial");
     }
 
     #[test]

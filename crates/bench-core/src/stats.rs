@@ -2,6 +2,13 @@
 //!
 //! Outliers follow hyperfine's rule: the modified z-score
 //! `0.6745 * (x - median) / MAD` beyond ±3.5 marks a sample as an outlier.
+//!
+//! # Ties and resolution
+//! With most samples equal the MAD is 0, and hyperfine's rule makes any other value
+//! an infinitely far outlier, even `0.020000000000000004` next to `0.02`. So the
+//! MAD the score divides by is never below a tolerance: the metric's resolution
+//! (a clock tick for CPU time) or, at least, [`RELATIVE_TOLERANCE`] of the median,
+//! which is far above a double's rounding error and far below anything measured.
 
 use crate::metric::Metric;
 use crate::result::Side;
@@ -34,9 +41,20 @@ pub struct Summary {
 /// The modified z-score beyond which hyperfine calls a sample an outlier.
 pub const OUTLIER_Z: f64 = 3.5;
 
+/// The smallest spread, relative to the median, that the outlier rule takes as
+/// real: differences below it are floating-point rounding, not measurements.
+pub const RELATIVE_TOLERANCE: f64 = 1e-9;
+
 impl Summary {
     /// Summarizes `values`; `None` when there are none. Non-finite values are ignored.
     pub fn from_values(values: &[f64]) -> Option<Summary> {
+        Summary::with_resolution(values, 0.0)
+    }
+
+    /// Summarizes `values` measured at `resolution` (in their unit, 0 when
+    /// continuous): the outlier rule's MAD is at least the resolution, so a sample
+    /// one step from a run of equal samples is not an outlier.
+    pub fn with_resolution(values: &[f64], resolution: f64) -> Option<Summary> {
         let finite: Vec<(usize, f64)> = values
             .iter()
             .copied()
@@ -59,9 +77,12 @@ impl Summary {
         let mut deviations: Vec<f64> = sorted.iter().map(|v| (v - median).abs()).collect();
         deviations.sort_by(f64::total_cmp);
         let mad = median_of_sorted(&deviations);
+        let spread = mad
+            .max(resolution)
+            .max(RELATIVE_TOLERANCE * median.abs());
         let outliers = finite
             .iter()
-            .filter(|&&(_, v)| modified_z_score(v, median, mad).abs() > OUTLIER_Z)
+            .filter(|&&(_, v)| modified_z_score(v, median, spread).abs() > OUTLIER_Z)
             .map(|&(index, _)| index)
             .collect();
         Some(Summary {
@@ -113,7 +134,7 @@ impl MetricStats {
             .filter_map(|sample| Some((sample.trial, sample.value?)))
             .collect();
         let values: Vec<f64> = valued.iter().map(|&(_, value)| value).collect();
-        let summary = Summary::from_values(&values);
+        let summary = Summary::with_resolution(&values, metric.nature().step());
         let outlier_trials = summary
             .iter()
             .flat_map(|summary| summary.outliers.iter().map(|&index| valued[index].0))
@@ -228,6 +249,56 @@ mod tests {
         assert_eq!((rss.n(), rss.errored, rss.median()), (0, 1, None));
         let all: Vec<Metric> = side_stats(&side).iter().map(|s| s.metric).collect();
         assert_eq!(all, [Metric::Cold, Metric::Rss]);
+    }
+
+    #[test]
+    fn floating_point_rounding_is_not_an_outlier() {
+        // The values `report` once flagged: 0.02 summed three ways.
+        let values = [0.02, 0.020000000000000004, 0.019999999999999997, 0.02, 0.02];
+        let s = Summary::from_values(&values).unwrap();
+        assert_eq!(s.mad, 0.0);
+        assert!(s.outliers.is_empty(), "{:?}", s.outliers);
+        // A real difference among equal values still is one.
+        let s = Summary::from_values(&[0.02, 0.02, 0.02, 0.02, 0.025]).unwrap();
+        assert_eq!(s.outliers, [4]);
+    }
+
+    #[test]
+    fn one_step_of_resolution_is_not_an_outlier() {
+        let ticks = [0.02, 0.02, 0.02, 0.02, 0.03];
+        assert_eq!(Summary::from_values(&ticks).unwrap().outliers, [4]);
+        assert!(
+            Summary::with_resolution(&ticks, 0.01)
+                .unwrap()
+                .outliers
+                .is_empty()
+        );
+        let far = [0.02, 0.02, 0.02, 0.02, 0.20];
+        assert_eq!(
+            Summary::with_resolution(&far, 0.01).unwrap().outliers,
+            [4]
+        );
+        // MetricStats knows ui_cpu counts clock ticks.
+        let mut side = Side::new("a");
+        for (trial, value) in ticks.into_iter().enumerate() {
+            crate::trial::record(
+                &mut side,
+                Metric::UiCpu,
+                trial as u32,
+                crate::trial::Sample::Value(value),
+            );
+        }
+        let stats = MetricStats::of(&side, Metric::UiCpu).unwrap();
+        assert!(stats.outlier_trials.is_empty());
+    }
+
+    #[test]
+    fn all_zero_samples_have_no_outlier_but_a_nonzero_one_is() {
+        assert!(Summary::from_values(&[0.0, 0.0, 0.0]).unwrap().outliers.is_empty());
+        assert_eq!(
+            Summary::from_values(&[0.0, 0.0, 0.0, 5.0]).unwrap().outliers,
+            [3]
+        );
     }
 
     #[test]

@@ -47,7 +47,9 @@ pub fn format_seconds(seconds: f64) -> String {
     if !seconds.is_finite() {
         return seconds.to_string();
     }
-    let magnitude = seconds.abs();
+    // Choose the unit by the value as it will be shown, so that 999.9996 µs is
+    // `1.00 ms` rather than `1000 µs`.
+    let magnitude = round_significant(seconds.abs(), 3);
     if magnitude >= 120.0 {
         let whole = seconds.round() as i64;
         let sign = if whole < 0 { "-" } else { "" };
@@ -85,8 +87,17 @@ pub fn format_bytes(bytes: f64) -> String {
     format!("{scaled:.1} {}", UNITS[unit])
 }
 
+/// `value` rounded to `digits` significant digits.
+fn round_significant(value: f64, digits: i32) -> f64 {
+    if value == 0.0 || !value.is_finite() {
+        return value;
+    }
+    let scale = 10f64.powi(digits - 1 - value.abs().log10().floor() as i32);
+    (value * scale).round() / scale
+}
+
 fn three_significant(value: f64) -> String {
-    let magnitude = value.abs();
+    let magnitude = round_significant(value.abs(), 3);
     if magnitude >= 100.0 || magnitude == 0.0 {
         format!("{value:.0}")
     } else if magnitude >= 10.0 {
@@ -108,6 +119,16 @@ mod tests {
         assert_eq!(format_seconds(0.00000085), "850 ns");
         assert_eq!(format_seconds(0.0), "0 s");
         assert_eq!(format_seconds(125.0), "2m 05s");
+    }
+
+    #[test]
+    fn a_value_that_rounds_up_takes_the_next_unit() {
+        // 0.000308 - 0.000309 in floating point.
+        assert_eq!(format_seconds(-9.9999999999997e-7), "-1.00 µs");
+        assert_eq!(format_seconds(0.99999), "1.00 s");
+        assert_eq!(format_seconds(0.0009996), "1.00 ms");
+        assert_eq!(format_seconds(0.000999), "999 µs");
+        assert_eq!(format_seconds(0.03 - 0.02), "10.0 ms");
     }
 
     #[test]

@@ -32,7 +32,7 @@ pub fn report(report: &Report) -> String {
 pub fn comparison(comparison: &Comparison) -> String {
     let mut out = String::from(
         "metric,unit,direction,base_n,base_errored,base_median,candidate_n,candidate_errored,\
-         candidate_median,ratio,ci_low,ci_high,verdict\n",
+         candidate_median,delta,ratio,ci_low,ci_high,floor,verdict\n",
     );
     for row in &comparison.metrics {
         push_row(
@@ -47,9 +47,11 @@ pub fn comparison(comparison: &Comparison) -> String {
                 row.candidate.n().to_string(),
                 row.candidate.errored.to_string(),
                 number(row.candidate.median()),
+                number(Some(row.delta)),
                 number(Some(row.ratio)),
                 number(Some(row.ci_low)),
                 number(Some(row.ci_high)),
+                number(Some(row.floor)),
                 row.verdict.name().to_string(),
             ],
         );
@@ -70,7 +72,7 @@ pub fn comparison(comparison: &Comparison) -> String {
         ];
         row.extend(counts(&missing.base));
         row.extend(counts(&missing.candidate));
-        row.extend([String::new(), String::new(), String::new()]);
+        row.extend(std::iter::repeat_n(String::new(), 5));
         row.push("missing".to_string());
         push_row(&mut out, &row);
     }

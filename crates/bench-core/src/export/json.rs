@@ -31,13 +31,15 @@ mod tests {
     fn an_infinite_ratio_is_written_as_null() {
         let mut base = Side::new("b");
         let mut candidate = Side::new("c");
-        record(&mut base, Metric::ReclaimedRss, 0, Sample::Value(0.0));
-        record(
-            &mut candidate,
-            Metric::ReclaimedRss,
-            0,
-            Sample::Value(4096.0),
-        );
+        for trial in 0..2 {
+            record(&mut base, Metric::ReclaimedRss, trial, Sample::Value(0.0));
+            record(
+                &mut candidate,
+                Metric::ReclaimedRss,
+                trial,
+                Sample::Value(4096.0),
+            );
+        }
         let text = super::comparison(&compare(&base, &candidate, &CompareOptions::default()));
         let value: serde_json::Value = serde_json::from_str(&text).unwrap();
         let row = &value["metrics"][0];

@@ -1,7 +1,8 @@
 //! GitHub-flavoured Markdown, ready to post as a pull-request comment: readable
 //! units (`412 ms`, `131.2 MiB`) and verdicts as words.
 
-use crate::compare::{Comparison, FailedSample, MetricComparison, Verdict};
+use crate::compare::{Comparison, FailedSample, MetricComparison, SideFacts, Verdict};
+use crate::metric::{CPU_TICK_SECONDS, Nature};
 use crate::report::Report;
 use crate::result::Request;
 use crate::stats::MetricStats;
@@ -110,9 +111,12 @@ pub fn report(report: &Report) -> String {
     out
 }
 
-/// `comparison` as Markdown: a headline count, a table with both medians, the
-/// change, its interval and the verdict, then the metrics missing on a side, the
-/// failures, and how to read it.
+/// `comparison` as Markdown, a pull-request comment: a headline count, a table of
+/// the metrics that changed (absolute and relative change, interval, verdict,
+/// sample counts), the metrics without a verdict folded under `<details>`, a
+/// warning when the number of processes changed, the metrics missing on a side,
+/// the failed trials, where and under what load each side ran with which versions,
+/// and how to read it.
 pub fn comparison(comparison: &Comparison) -> String {
     let mut out = String::new();
     let _ = writeln!(
@@ -121,43 +125,36 @@ pub fn comparison(comparison: &Comparison) -> String {
         code(&comparison.candidate_sha),
         code(&comparison.base_sha)
     );
-    let regressed = comparison.count(Verdict::Regressed);
-    let mut headline = vec![if regressed > 0 {
-        format!("**{regressed} regressed**")
-    } else {
-        "0 regressed".to_string()
-    }];
-    headline.push(format!("{} improved", comparison.count(Verdict::Improved)));
-    headline.push(format!(
-        "{} within noise",
-        comparison.count(Verdict::WithinNoise)
-    ));
-    if !comparison.missing.is_empty() {
-        headline.push(format!("{} missing on a side", comparison.missing.len()));
-    }
-    let _ = writeln!(out, "{}.\n", headline.join(", "));
+    let _ = writeln!(out, "{}.\n", headline(comparison));
     let percent = confidence_percent(comparison.options.confidence);
-    if !comparison.metrics.is_empty() {
+    let (changed, unchanged): (Vec<&MetricComparison>, Vec<&MetricComparison>) = comparison
+        .metrics
+        .iter()
+        .partition(|row| row.verdict.is_change());
+    if !changed.is_empty() {
+        comparison_table(&mut out, &percent, &changed);
+    } else if !comparison.metrics.is_empty() {
+        out.push_str("No metric changed beyond its noise floor.\n");
+    }
+    if !unchanged.is_empty() {
         let _ = writeln!(
             out,
-            "| Metric | Base | Candidate | Change | {percent} CI | Verdict | Trials |\n\
-             | :--- | ---: | ---: | ---: | ---: | :--- | ---: |"
+            "\n<details><summary>{} without a verdict (within noise, within resolution, \
+             unchanged or a single sample)</summary>\n",
+            plural(unchanged.len(), "metric", "metrics")
         );
-        for row in &comparison.metrics {
-            let _ = writeln!(
-                out,
-                "| `{}` | {} | {} | {} | {} to {} | {} | {} / {} |",
-                row.metric,
-                median(&row.base),
-                median(&row.candidate),
-                signed_percent(row.ratio),
-                signed_percent(row.ci_low),
-                signed_percent(row.ci_high),
-                verdict(row),
-                trials(&row.base),
-                trials(&row.candidate)
-            );
-        }
+        comparison_table(&mut out, &percent, &unchanged);
+        out.push_str("\n</details>\n");
+    }
+    for counts in comparison.process_count_changes() {
+        let _ = writeln!(
+            out,
+            "\n> **Process count changed** ({} phase): base {}, candidate {}. A process \
+             (often a daemon) came or went, and memory totals moved with it.",
+            counts.phase,
+            process_count(&counts.base),
+            process_count(&counts.candidate)
+        );
     }
     if !comparison.missing.is_empty() {
         out.push_str("\n**Missing on a side**\n\n");
@@ -182,17 +179,184 @@ pub fn comparison(comparison: &Comparison) -> String {
             ),
         ],
     );
-    let options = &comparison.options;
+    out.push_str("\n**Runs**\n\n");
+    for (role, sha, facts) in [
+        ("base", &comparison.base_sha, &comparison.base_facts),
+        (
+            "candidate",
+            &comparison.candidate_sha,
+            &comparison.candidate_facts,
+        ),
+    ] {
+        let _ = writeln!(out, "- {role} `{}`: {}", code(sha), facts_line(facts));
+    }
+    let _ = writeln!(out, "\n<sub>{}</sub>", how_to_read(comparison, &percent));
+    out
+}
+
+fn headline(comparison: &Comparison) -> String {
+    let regressed = comparison.count(Verdict::Regressed);
+    let mut parts = vec![if regressed > 0 {
+        format!("**{regressed} regressed**")
+    } else {
+        "0 regressed".to_string()
+    }];
+    parts.push(format!("{} improved", comparison.count(Verdict::Improved)));
+    for verdict in [
+        Verdict::WithinNoise,
+        Verdict::WithinResolution,
+        Verdict::Unchanged,
+    ] {
+        let count = comparison.count(verdict);
+        if count > 0 {
+            parts.push(format!("{count} {}", verdict.word()));
+        }
+    }
+    let single = comparison.count(Verdict::SingleSample);
+    if single > 0 {
+        parts.push(format!(
+            "{} with a single sample",
+            plural(single, "metric", "metrics")
+        ));
+    }
+    if !comparison.missing.is_empty() {
+        parts.push(format!("{} missing on a side", comparison.missing.len()));
+    }
+    parts.join(", ")
+}
+
+fn comparison_table(out: &mut String, percent: &str, rows: &[&MetricComparison]) {
     let _ = writeln!(
         out,
-        "\n<sub>Medians over trials; change = candidate / base − 1. {percent} interval of the \
-         ratio of medians by seeded bootstrap ({} resamples). A change counts only when the \
-         whole interval lies beyond ±{}%; with one trial per side the interval is the point \
-         ratio.</sub>",
-        options.resamples,
-        trim_percent(options.noise * 100.0)
+        "| Metric | Base | Candidate | Change | {percent} CI | Verdict | Trials |\n\
+         | :--- | ---: | ---: | ---: | ---: | :--- | ---: |"
     );
-    out
+    for row in rows {
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {} | {} ({}) | {} | {} | {} / {} |",
+            row.metric,
+            median(&row.base),
+            median(&row.candidate),
+            signed_amount(row),
+            signed_percent(row.ratio),
+            interval(row),
+            verdict(row),
+            trials(&row.base),
+            trials(&row.candidate)
+        );
+    }
+}
+
+/// The interval cell: none for a single sample or an exact metric, whose point
+/// ratio is all there is.
+fn interval(row: &MetricComparison) -> String {
+    match (row.verdict, row.nature) {
+        (Verdict::SingleSample, _) => "–".to_string(),
+        (_, Nature::Exact) => "exact".to_string(),
+        _ => format!(
+            "{} to {}",
+            signed_percent(row.ci_low),
+            signed_percent(row.ci_high)
+        ),
+    }
+}
+
+/// The absolute change with its sign: `+16.0 MiB`, `-12.3 ms`, `0 B`.
+fn signed_amount(row: &MetricComparison) -> String {
+    let text = row.unit.format(row.delta);
+    if row.delta > 0.0 {
+        format!("+{text}")
+    } else {
+        text
+    }
+}
+
+fn process_count(counts: &[u32]) -> String {
+    match counts {
+        [] => "not counted".to_string(),
+        [one] => plural(*one as usize, "process", "processes"),
+        many => {
+            let listed: Vec<String> = many.iter().map(u32::to_string).collect();
+            format!("{} processes in different trials", listed.join(" or "))
+        }
+    }
+}
+
+fn facts_line(facts: &SideFacts) -> String {
+    let mut parts = Vec::new();
+    match facts.hosts.as_slice() {
+        [] => {}
+        [host] => parts.push(format!("host `{}`", code(host))),
+        hosts => parts.push(format!(
+            "hosts {}",
+            hosts
+                .iter()
+                .map(|host| format!("`{}`", code(host)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+    if let Some((low, high)) = facts.load_average_1m {
+        let range = if low == high {
+            format!("{low:.2}")
+        } else {
+            format!("{low:.2} to {high:.2}")
+        };
+        parts.push(format!("load {range} (1 min, at trial start)"));
+    }
+    if let Some((first, last)) = facts.started_unix_ms {
+        parts.push(format!(
+            "{} over {}",
+            plural(facts.trial_records, "trial", "trials"),
+            format_seconds((last - first) as f64 / 1000.0)
+        ));
+    }
+    if !facts.environment.is_empty() {
+        parts.push(
+            facts
+                .environment
+                .iter()
+                .map(|(key, value)| format!("{key} {}", text(value)))
+                .collect::<Vec<_>>()
+                .join(", "),
+        );
+    }
+    if parts.is_empty() {
+        "no host, load or versions recorded".to_string()
+    } else {
+        parts.join("; ")
+    }
+}
+
+fn how_to_read(comparison: &Comparison, percent: &str) -> String {
+    let options = &comparison.options;
+    let mut floors = format!("±{}%", trim_percent(options.noise * 100.0));
+    let own: Vec<String> = options
+        .floors
+        .iter()
+        .map(|(metric, floor)| format!("`{metric}` ±{}%", trim_percent(floor * 100.0)))
+        .collect();
+    if !own.is_empty() {
+        floors.push_str(&format!(" ({})", own.join(", ")));
+    }
+    format!(
+        "Medians over trials; change = candidate − base (candidate / base − 1). {percent} \
+         interval of the ratio of medians by seeded bootstrap ({} resamples). Timing and \
+         memory count only when the whole interval lies beyond {floors}, and need two \
+         samples a side. Sizes on disk are exact: any byte counts. CPU time moves in \
+         {} ms clock ticks: one tick is no change.",
+        options.resamples,
+        (CPU_TICK_SECONDS * 1000.0).round()
+    )
+}
+
+fn plural(count: usize, one: &str, many: &str) -> String {
+    if count == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{count} {many}")
+    }
 }
 
 fn request_line(request: &Request) -> Option<String> {

@@ -2,7 +2,7 @@
 
 use crate::example;
 use bench_core::compare::{CompareOptions, Verdict, compare};
-use bench_core::{Format, Metric, Report};
+use bench_core::{Format, Metric, Phase, Report, Sample, Side, record};
 
 fn comparison() -> bench_core::Comparison {
     compare(
@@ -57,6 +57,9 @@ fn example_verdicts_follow_from_the_numbers() {
     assert_eq!(verdict(Metric::Pss), Some(Verdict::Improved));
     assert_eq!(verdict(Metric::Warm), Some(Verdict::WithinNoise));
     assert_eq!(verdict(Metric::Install), Some(Verdict::WithinNoise));
+    // Sizes are exact: 256 KiB more bundle and 1 MiB more disk are real changes.
+    assert_eq!(verdict(Metric::Bundle), Some(Verdict::Regressed));
+    assert_eq!(verdict(Metric::Disk), Some(Verdict::Regressed));
     let missing: Vec<_> = comparison.missing.iter().map(|m| m.metric).collect();
     assert_eq!(missing, [Metric::Interrupt, Metric::Keystroke]);
     assert_eq!(comparison.candidate_failures.len(), 1);
@@ -65,4 +68,62 @@ fn example_verdicts_follow_from_the_numbers() {
 #[test]
 fn comparison_is_deterministic() {
     assert_eq!(comparison(), comparison());
+}
+
+/// Adds what a run with per-trial records has: host, load and start of each
+/// measure trial, and the process count, which is `daemon_from` processes more
+/// from that trial on.
+fn with_trial_records(side: &mut Side, host: &str, load: f64, daemon_from: Option<u32>) {
+    for trial in 0..5 {
+        let record = side.trial_record_mut(Phase::Measure, trial);
+        record.host = Some(host.to_string());
+        record.load_average = Some([load + f64::from(trial) / 10.0, load, load]);
+        record.started_unix_ms = Some(1_764_500_000_000 + u64::from(trial) * 12_500);
+        record.process_count = Some(2 + u32::from(daemon_from.is_some_and(|from| trial >= from)));
+    }
+}
+
+fn comparison_with_trial_records() -> bench_core::Comparison {
+    let mut base = example("base").side;
+    let mut candidate = example("candidate").side;
+    with_trial_records(&mut base, "runner-1", 0.5, None);
+    with_trial_records(&mut candidate, "runner-1", 1.25, Some(3));
+    for (trial, (b, c)) in [(0.02, 0.03), (0.02, 0.03), (0.03, 0.03)].into_iter().enumerate() {
+        record(&mut base, Metric::UiCpu, trial as u32, Sample::Value(b));
+        record(&mut candidate, Metric::UiCpu, trial as u32, Sample::Value(c));
+    }
+    record(&mut base, Metric::UiSteps, 0, Sample::Value(1.2));
+    record(&mut candidate, Metric::UiSteps, 0, Sample::Value(1.9));
+    compare(
+        &base,
+        &candidate,
+        &CompareOptions::default().with_floor(Metric::Warm, 0.05),
+    )
+}
+
+#[test]
+fn comparison_markdown_with_trial_records() {
+    insta::assert_snapshot!(Format::Markdown.comparison(&comparison_with_trial_records()));
+}
+
+#[test]
+fn trial_records_show_in_the_comment() {
+    let comparison = comparison_with_trial_records();
+    let text = Format::Markdown.comparison(&comparison);
+    let verdict = |metric| {
+        comparison
+            .metrics
+            .iter()
+            .find(|row| row.metric == metric)
+            .map(|row| row.verdict)
+    };
+    assert_eq!(verdict(Metric::UiCpu), Some(Verdict::WithinResolution));
+    assert_eq!(verdict(Metric::UiSteps), Some(Verdict::SingleSample));
+    assert!(text.contains("**Process count changed** (measure phase): base 2 processes, candidate 2 or 3 processes"), "{text}");
+    assert!(text.contains("host `runner-1`; load 1.25 to 1.65 (1 min, at trial start)"), "{text}");
+    assert!(text.contains("`warm` ±5%"), "{text}");
+    // Rows without a verdict are folded away, changes are not.
+    let folded = &text[text.find("<details>").unwrap()..text.find("</details>").unwrap()];
+    assert!(folded.contains("`ui_cpu`") && folded.contains("`install`"));
+    assert!(!folded.contains("`cold`"));
 }

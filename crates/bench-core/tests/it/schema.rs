@@ -40,6 +40,15 @@ fn schema_states_the_limits() {
         schema["$defs"]["Side"]["properties"]["processes"]["maxItems"],
         128
     );
+    // The schema's limit is a literal; it must follow the constant.
+    assert_eq!(
+        schema["$defs"]["Side"]["properties"]["trials"]["maxItems"],
+        bench_core::result::MAX_TRIAL_RECORDS
+    );
+    assert_eq!(
+        schema["$defs"]["TrialRecord"]["properties"]["host"]["maxLength"],
+        bench_core::result::MAX_HOST_CHARS
+    );
     let metrics = schema["$defs"]["Side"]["properties"]["metrics"].to_string();
     assert!(metrics.contains("Metric"), "{metrics}");
 }
