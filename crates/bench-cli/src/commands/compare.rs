@@ -73,7 +73,7 @@ impl From<Args> for Settings {
     }
 }
 
-fn parse_noise(text: &str) -> Result<f64, String> {
+pub(super) fn parse_noise(text: &str) -> Result<f64, String> {
     let noise: f64 = text
         .parse()
         .map_err(|_| format!("`{text}` is not a number"))?;
@@ -114,7 +114,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 /// The plain-text comparison: one row per metric, then the missing metrics and failures.
-fn table(comparison: &Comparison) -> String {
+pub(super) fn table(comparison: &Comparison) -> String {
     let mut out = format!(
         "{} (candidate) vs {} (base)\n\n",
         comparison.candidate_sha, comparison.base_sha

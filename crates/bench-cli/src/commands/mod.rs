@@ -1,10 +1,12 @@
 //! The subcommands: one file each. Clap structs live here and are turned into
 //! plain settings before anything reaches a library crate.
 
+mod ab;
 mod cleanup;
 mod compare;
 mod kernel;
 mod mem;
+mod merge;
 mod phase;
 mod report;
 mod run;
@@ -34,7 +36,9 @@ Examples:
   clibench staircase --count 5 -- node           marginal memory of one more instance
   clibench kernel                                REPL kernel metrics against the reference kernel
   clibench report out/result.json                summarize one result file
-  clibench compare base.json candidate.json      compare two builds, with verdicts";
+  clibench compare base.json candidate.json      compare two builds, with verdicts
+  clibench ab --head measure.env.DEMO_AGENT_STARTUP_DELAY_MS=300
+                                                 A/B of two variants, trials interleaved";
 
 #[derive(Debug, Subcommand)]
 enum Command {
@@ -54,6 +58,11 @@ enum Command {
     Report(report::Args),
     /// Compare two result files (base and candidate) metric by metric.
     Compare(compare::Args),
+    /// Benchmark two variants of one spec (base and head) with interleaved trials, then
+    /// compare them.
+    Ab(ab::Args),
+    /// Merge result files of the same target and build (shards run on several machines).
+    Merge(merge::Args),
     /// Remove the users, homes and servers a run left behind (after a crash).
     #[command(hide = true)]
     Cleanup(cleanup::Args),
@@ -70,6 +79,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Kernel(args) => kernel::run(args),
         Command::Report(args) => report::run(args),
         Command::Compare(args) => compare::run(args),
+        Command::Ab(args) => ab::run(args),
+        Command::Merge(args) => merge::run(args),
         Command::Cleanup(args) => cleanup::run(args),
     }
 }

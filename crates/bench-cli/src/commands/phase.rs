@@ -4,6 +4,7 @@
 //! each step.
 
 use crate::pipeline::{self, PhaseRun};
+use crate::spec::Override;
 use bench_core::Phase;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -32,6 +33,9 @@ pub struct Args {
     /// Build this commit instead of the spec's `source.commit` (a full 40-character sha).
     #[arg(long)]
     commit: Option<String>,
+    /// Override a spec key (KEY=VALUE, as `clibench run --set`). Repeatable.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    overrides: Vec<Override>,
 }
 
 fn parse_phase(name: &str) -> Result<Phase, String> {
@@ -48,6 +52,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         keep_users: args.keep_users,
         repository: args.repository,
         commit: args.commit,
+        overrides: args.overrides,
     };
     let outcome = pipeline::run_phase(&run)?;
     if let Some(error) = &outcome.error {

@@ -11,6 +11,8 @@
 //! - [`exec`]: running one command with a timeout, as the trial user, logged.
 //! - [`cleanup()`]: stops and removes what the state file lists.
 
+pub mod ab;
+pub mod circumstances;
 mod cleanup;
 pub mod context;
 mod driver;
@@ -19,11 +21,13 @@ pub mod exec;
 pub mod home;
 mod install;
 mod measure;
+pub mod merge;
 pub mod origin;
 mod plan;
 mod prepare;
 mod runner;
 mod runtime;
+pub mod schedule;
 mod staircase;
 pub mod state;
 mod ui;
@@ -33,7 +37,7 @@ pub use cleanup::{CleanupReport, cleanup, cleanup_with};
 pub use context::{PhaseContext, TrialUser};
 pub use driver::{PhaseOutcome, PhaseRun, load_spec, override_source, request_for, run_phase};
 pub use error::{Error, Failure};
-pub use plan::{Plan, PlanSettings, SpecSource, Step, describes};
+pub use plan::{Plan, PlanSettings, Shard, SpecSource, Step, describes};
 pub use runner::{
     Execution, Notice, Observer, Progress, RunOutcome, Runner, SilentObserver, StepResult,
     write_report,
