@@ -182,7 +182,8 @@ pub fn compare_sides(out: &Path, options: &CompareOptions) -> Result<AbCompariso
         sides.push(result);
     }
     let comparison = compare(&sides[0].side, &sides[1].side, options);
-    let markdown = bench_core::export::markdown::comparison(&comparison);
+    let mut markdown = bench_core::export::markdown::comparison(&comparison);
+    markdown.push_str(&sides_line(&sides[0], &sides[1]));
     bench_core::io::write_atomic(&out.join("comparison.md"), markdown.as_bytes())?;
     let json = bench_core::export::json::comparison(&comparison);
     bench_core::io::write_atomic(&out.join("comparison.json"), json.as_bytes())?;
@@ -190,6 +191,19 @@ pub fn compare_sides(out: &Path, options: &CompareOptions) -> Result<AbCompariso
         comparison,
         markdown,
     })
+}
+
+/// The line that says what each side was, since both may have built the same commit.
+fn sides_line(base: &ResultFile, head: &ResultFile) -> String {
+    let describe = |result: &ResultFile| match result.request.config.get("overrides") {
+        Some(overrides) => format!("`{}`", overrides.replace('`', "'")),
+        None => "the spec as it is".to_owned(),
+    };
+    format!(
+        "\n<sub>clibench ab: base = {}; head (candidate) = {}; trials interleaved.</sub>\n",
+        describe(base),
+        describe(head)
+    )
 }
 
 #[cfg(test)]

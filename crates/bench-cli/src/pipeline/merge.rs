@@ -188,7 +188,7 @@ mod tests {
             let record = result.side.trial_record_mut(Phase::Measure, trial);
             record.host = Some(host.to_owned());
         }
-        record(&mut result.side, Metric::InstallTime, 0, Sample::Value(3.0));
+        record(&mut result.side, Metric::Install, 0, Sample::Value(3.0));
         result.side.artifacts.insert("demo.tar.gz".into(), 1000);
         result
     }
@@ -202,7 +202,7 @@ mod tests {
         let trials: Vec<(u32, f64)> = cold.iter().map(|s| (s.trial, s.value.unwrap())).collect();
         assert_eq!(trials, [(0, 0.40), (1, 0.42), (2, 0.41), (3, 0.43)]);
         // Each shard installed once: two installs.
-        assert_eq!(merged.side.values(Metric::InstallTime), [3.0, 3.0]);
+        assert_eq!(merged.side.values(Metric::Install), [3.0, 3.0]);
         let hosts: Vec<String> = hosts(&merged.side).into_iter().collect();
         assert_eq!(hosts, ["runner-1", "runner-2"]);
         assert_eq!(merged.side.trials.len(), 4);

@@ -238,6 +238,7 @@ impl Runner {
                 run_elapsed: started.elapsed(),
             };
             observer.step_started(&progress);
+            let step_started = progress.run_elapsed;
             let run = phase_run(plan, &specs[side], step);
             let log = plan
                 .out
@@ -249,8 +250,9 @@ impl Runner {
                     self.run_child(program, &run, &log, &mut progress, started, observer)?
                 }
             };
-            progress.step_elapsed = started.elapsed() - progress.run_elapsed;
+            // From this step's start: `run_child` moves `run_elapsed` while it waits.
             progress.run_elapsed = started.elapsed();
+            progress.step_elapsed = progress.run_elapsed - step_started;
             let Some(result) = result else {
                 outcome.interrupted = true;
                 break;
