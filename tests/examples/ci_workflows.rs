@@ -86,7 +86,10 @@ fn the_sharded_workflow_runs_every_shard_and_merges_both_sides() {
         .iter()
         .filter_map(Yaml::as_i64)
         .collect();
-    assert_eq!(workflow["env"]["SHARDS"].as_i64(), Some(shards.len() as i64));
+    assert_eq!(
+        workflow["env"]["SHARDS"].as_i64(),
+        Some(shards.len() as i64)
+    );
     assert_eq!(shards, (1..=shards.len() as i64).collect::<Vec<_>>());
     let ab = running(shard, "clibench ab");
     assert!(text(&ab[0]["run"]).contains("--shard \"$SHARD/$SHARDS\""));

@@ -255,7 +255,10 @@ mod tests {
         assert_eq!(options.noise, 0.1);
         assert_eq!(options.floor(Metric::Cold), 0.05);
         let error = compare_options(&["colt=0.1".into()]).unwrap_err();
-        assert!(error.to_string().contains("unknown metric 'colt'"), "{error}");
+        assert!(
+            error.to_string().contains("unknown metric 'colt'"),
+            "{error}"
+        );
         let error = compare_options(&["2".into()]).unwrap_err();
         assert!(error.is::<crate::exit::InputError>());
     }

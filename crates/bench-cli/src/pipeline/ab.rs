@@ -183,7 +183,7 @@ pub fn compare_sides(out: &Path, options: &CompareOptions) -> Result<AbCompariso
     }
     let comparison = compare(&sides[0].side, &sides[1].side, options);
     let mut markdown = bench_core::export::markdown::comparison(&comparison);
-    markdown.push_str(&sides_line(&sides[0], &sides[1]));
+    markdown.push_str(&sides_line(&sides[0], &sides[1], order_of(out).as_deref()));
     bench_core::io::write_atomic(&out.join("comparison.md"), markdown.as_bytes())?;
     let json = bench_core::export::json::comparison(&comparison);
     bench_core::io::write_atomic(&out.join("comparison.json"), json.as_bytes())?;
@@ -194,16 +194,29 @@ pub fn compare_sides(out: &Path, options: &CompareOptions) -> Result<AbCompariso
 }
 
 /// The line that says what each side was, since both may have built the same commit.
-fn sides_line(base: &ResultFile, head: &ResultFile) -> String {
+fn sides_line(base: &ResultFile, head: &ResultFile, order: Option<&str>) -> String {
     let describe = |result: &ResultFile| match result.request.config.get("overrides") {
         Some(overrides) => format!("`{}`", overrides.replace('`', "'")),
         None => "the spec as it is".to_owned(),
     };
+    let order = match order {
+        Some("abba") => "; trials interleaved in ABBA pairs",
+        Some("random_pairs") => "; trials interleaved in pairs of random order",
+        Some("sequential") => "; base's trials first, then head's (--sequential)",
+        _ => "",
+    };
     format!(
-        "\n<sub>clibench ab: base = {}; head (candidate) = {}; trials interleaved.</sub>\n",
+        "\n<sub>clibench ab: base = {}; head (candidate) = {}{order}.</sub>\n",
         describe(base),
         describe(head)
     )
+}
+
+/// The order's kind as `OUT/ab.json` records it.
+fn order_of(out: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(out.join("ab.json")).ok()?;
+    let json: serde_json::Value = serde_json::from_str(&text).ok()?;
+    json["order"]["kind"].as_str().map(str::to_owned)
 }
 
 #[cfg(test)]
@@ -231,7 +244,10 @@ mod tests {
         assert_eq!(ab.plans[0].out, Path::new("out/base"));
         assert_eq!(ab.plans[1].out, Path::new("out/head"));
         assert!(ab.plans[0].settings.overrides.is_empty());
-        assert_eq!(ab.plans[1].settings.overrides[0].to_string(), "measure.env.X=1");
+        assert_eq!(
+            ab.plans[1].settings.overrides[0].to_string(),
+            "measure.env.X=1"
+        );
         let sides: Vec<usize> = ab.order.iter().map(|&(side, _)| side).collect();
         assert_eq!(sides, [0, 0, 1, 1, 0, 1, 1, 0]);
     }
@@ -240,7 +256,10 @@ mod tests {
     fn a_bad_override_on_one_side_fails_before_anything_runs() {
         let error = Ab::new(settings(Path::new("out"), &["measure.ready_timeout=x"])).unwrap_err();
         assert!(error.is_input());
-        assert!(error.to_string().contains("measure.ready_timeout"), "{error}");
+        assert!(
+            error.to_string().contains("measure.ready_timeout"),
+            "{error}"
+        );
     }
 
     #[test]
@@ -286,6 +305,12 @@ mod tests {
         assert_eq!(head.request.role, Role::Candidate);
         let markdown = std::fs::read_to_string(dir.path().join("comparison.md")).unwrap();
         assert_eq!(markdown, found.markdown);
+        assert!(
+            markdown.ends_with(
+                "<sub>clibench ab: base = the spec as it is; head (candidate) = the spec as it is.</sub>\n"
+            ),
+            "{markdown}"
+        );
         let json = std::fs::read_to_string(dir.path().join("comparison.json")).unwrap();
         assert!(serde_json::from_str::<serde_json::Value>(&json).is_ok());
     }

@@ -30,7 +30,9 @@ pub fn record_start(side: &mut Side, phase: Phase, trial: u32) {
 /// The 1, 5 and 15 minute load averages of a `/proc/loadavg` line
 /// (`0.52 0.58 0.59 1/467 12345`).
 pub fn parse_loadavg(text: &str) -> Option<[f64; 3]> {
-    let mut fields = text.split_whitespace().map(|field| field.parse::<f64>().ok());
+    let mut fields = text
+        .split_whitespace()
+        .map(|field| field.parse::<f64>().ok());
     let load = [fields.next()??, fields.next()??, fields.next()??];
     load.iter()
         .all(|value| value.is_finite() && *value >= 0.0)
@@ -83,6 +85,9 @@ mod tests {
         assert_eq!(side.trials.len(), 2);
         let first = &side.trials[0];
         assert!(first.started_unix_ms.is_some());
-        assert!(first.load_average.is_some(), "/proc/loadavg is readable on Linux");
+        assert!(
+            first.load_average.is_some(),
+            "/proc/loadavg is readable on Linux"
+        );
     }
 }

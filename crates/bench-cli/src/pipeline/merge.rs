@@ -32,7 +32,9 @@ pub enum MergeError {
         other: String,
     },
     /// More trials than a result file holds.
-    #[error("the merged {phase} phase would have {count} trials, more than the {max} a result holds")]
+    #[error(
+        "the merged {phase} phase would have {count} trials, more than the {max} a result holds"
+    )]
     TooManyTrials {
         /// The phase.
         phase: Phase,
@@ -109,7 +111,8 @@ pub fn merge(results: &[ResultFile]) -> Result<ResultFile, MergeError> {
     for samples in side.metrics.values_mut() {
         samples.sort_by_key(|sample| sample.trial);
     }
-    side.trials.sort_by_key(|record| (record.phase, record.trial));
+    side.trials
+        .sort_by_key(|record| (record.phase, record.trial));
     merged
         .request
         .config
@@ -156,7 +159,8 @@ fn check_same(first: &ResultFile, other: &ResultFile, index: usize) -> Result<()
     differ("sha", &first.request.sha, &other.request.sha)?;
     differ("role", first.request.role.name(), other.request.role.name())?;
     for key in SAME_CONFIG {
-        let value = |result: &ResultFile| result.request.config.get(key).cloned().unwrap_or_default();
+        let value =
+            |result: &ResultFile| result.request.config.get(key).cloned().unwrap_or_default();
         differ(key, &value(first), &value(other))?;
     }
     // The same build gives the same bytes: an artifact of another size is another build.
@@ -223,9 +227,14 @@ mod tests {
         let mut c = a.clone();
         c.side.artifacts.insert("demo.tar.gz".into(), 1001);
         let error = merge(&[a.clone(), c]).unwrap_err();
-        assert!(error.to_string().contains("artifact demo.tar.gz"), "{error}");
+        assert!(
+            error.to_string().contains("artifact demo.tar.gz"),
+            "{error}"
+        );
         let mut d = a.clone();
-        d.request.config.insert("overrides".into(), "version=2".into());
+        d.request
+            .config
+            .insert("overrides".into(), "version=2".into());
         let error = merge(&[a, d]).unwrap_err();
         assert!(error.to_string().contains("overrides differs"), "{error}");
     }
@@ -240,6 +249,9 @@ mod tests {
         let trials: Vec<(u32, f64)> = (0..60).map(|trial| (trial, 0.4)).collect();
         let a = result("abc", "h", &trials);
         let error = merge(&[a.clone(), a]).unwrap_err();
-        assert!(matches!(error, MergeError::TooManyTrials { count: 120, .. }));
+        assert!(matches!(
+            error,
+            MergeError::TooManyTrials { count: 120, .. }
+        ));
     }
 }

@@ -64,9 +64,9 @@ impl std::str::FromStr for Shard {
     type Err = String;
 
     fn from_str(text: &str) -> Result<Shard, String> {
-        let parsed = text
-            .split_once('/')
-            .and_then(|(k, n)| Some((k.trim().parse::<u32>().ok()?, n.trim().parse::<u32>().ok()?)));
+        let parsed = text.split_once('/').and_then(|(k, n)| {
+            Some((k.trim().parse::<u32>().ok()?, n.trim().parse::<u32>().ok()?))
+        });
         match parsed {
             Some((index, count)) if count >= 1 && (1..=count).contains(&index) => {
                 Ok(Shard { index, count })
@@ -282,7 +282,11 @@ mod tests {
             let steps = plan.steps();
             assert_eq!(steps[0].phase, Phase::Prepare);
             assert_eq!(steps[1].phase, Phase::Install);
-            all.extend(steps.into_iter().filter(|step| step.phase == Phase::Measure));
+            all.extend(
+                steps
+                    .into_iter()
+                    .filter(|step| step.phase == Phase::Measure),
+            );
             if index == 2 {
                 let measure: Vec<u32> = plan
                     .steps()

@@ -213,7 +213,10 @@ mod tests {
 
     #[test]
     fn random_pairs_are_balanced_and_replayable_from_the_seed() {
-        let sides = [steps(&[(Phase::Measure, 40)]), steps(&[(Phase::Measure, 40)])];
+        let sides = [
+            steps(&[(Phase::Measure, 40)]),
+            steps(&[(Phase::Measure, 40)]),
+        ];
         let order = interleave(&sides, Order::RandomPairs { seed: 7 });
         assert_eq!(order, interleave(&sides, Order::RandomPairs { seed: 7 }));
         assert_ne!(order, interleave(&sides, Order::RandomPairs { seed: 8 }));
@@ -238,7 +241,10 @@ mod tests {
 
     #[test]
     fn in_abba_each_side_runs_first_in_half_the_pairs() {
-        let sides = [steps(&[(Phase::Measure, 10)]), steps(&[(Phase::Measure, 10)])];
+        let sides = [
+            steps(&[(Phase::Measure, 10)]),
+            steps(&[(Phase::Measure, 10)]),
+        ];
         let order = interleave(&sides, Order::Abba);
         let base_first = order.chunks(2).filter(|pair| pair[0].0 == 0).count();
         assert_eq!(base_first, 5);

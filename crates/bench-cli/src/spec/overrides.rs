@@ -188,7 +188,9 @@ fn set_in(current: &mut Value, path: &[KeyStep], walked: &str, value: Value) -> 
             })?;
             set_in(next, rest, &walked, value)
         }
-        (other, KeyStep::Key(_)) => Err(format!("'{walked}' is {}, not a table", type_words(other))),
+        (other, KeyStep::Key(_)) => {
+            Err(format!("'{walked}' is {}, not a table", type_words(other)))
+        }
         (other, KeyStep::Index(_)) => {
             Err(format!("'{walked}' is {}, not an array", type_words(other)))
         }

@@ -39,7 +39,13 @@ fn set_passes_measure_env_to_the_agent() {
     // The demo agent refuses a delay that is not a number: seeing its refusal proves the
     // variable reached it, with no clock involved.
     let result = run(clibench()
-        .args(["run", "--trials", "1", "--phases", "prepare,install,measure"])
+        .args([
+            "run",
+            "--trials",
+            "1",
+            "--phases",
+            "prepare,install,measure",
+        ])
         .args(["--set", "measure.env.DEMO_AGENT_STARTUP_DELAY_MS=soon"])
         .arg("--out")
         .arg(&out));
@@ -59,7 +65,13 @@ fn a_startup_delay_set_on_the_command_line_delays_ready() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let result = run(clibench()
-        .args(["run", "--trials", "1", "--phases", "prepare,install,measure"])
+        .args([
+            "run",
+            "--trials",
+            "1",
+            "--phases",
+            "prepare,install,measure",
+        ])
         .args(["--set", "measure.env.DEMO_AGENT_STARTUP_DELAY_MS=1500"])
         .arg("--out")
         .arg(&out));
@@ -86,7 +98,11 @@ fn a_bad_override_is_a_usage_error_naming_the_key() {
     );
     let result = run(clibench().args(["ab", "--head", "measure"]));
     assert_eq!(result.code, Some(2), "stderr: {}", result.stderr);
-    assert!(result.stderr.contains("expected KEY=VALUE"), "{}", result.stderr);
+    assert!(
+        result.stderr.contains("expected KEY=VALUE"),
+        "{}",
+        result.stderr
+    );
     assert!(!dir.path().join("out").exists());
 }
 
@@ -107,7 +123,12 @@ fn ab_interleaves_the_sides_and_writes_both_results_and_the_comparison() {
     // Both sides built the same demo commit; only head carries the override.
     assert_eq!(base.request.sha, head.request.sha);
     assert!(!base.request.config.contains_key("overrides"));
-    assert!(head.side.values(Metric::Cold).iter().all(|&cold| cold >= 1.5));
+    assert!(
+        head.side
+            .values(Metric::Cold)
+            .iter()
+            .all(|&cold| cold >= 1.5)
+    );
     assert_eq!(base.side.values(Metric::Cold).len(), 2);
     // Each trial says when it started, under what load and where.
     let records: Vec<_> = head
@@ -146,7 +167,9 @@ fn ab_interleaves_the_sides_and_writes_both_results_and_the_comparison() {
         .collect();
     assert_eq!(
         sides,
-        ["base", "base", "head", "head", "base", "head", "head", "base"]
+        [
+            "base", "base", "head", "head", "base", "head", "head", "base"
+        ]
     );
     let markdown = std::fs::read_to_string(out.join("comparison.md")).unwrap();
     assert_eq!(result.stdout, markdown);
@@ -163,7 +186,13 @@ fn shards_run_their_slice_and_merge_into_every_trial() {
     for shard in ["1/2", "2/2"] {
         let out = dir.path().join(format!("shard-{}", &shard[..1]));
         let result = run(clibench()
-            .args(["run", "--trials", "3", "--phases", "prepare,install,measure"])
+            .args([
+                "run",
+                "--trials",
+                "3",
+                "--phases",
+                "prepare,install,measure",
+            ])
             .args(["--shard", shard])
             .arg("--out")
             .arg(&out));
@@ -215,7 +244,12 @@ fn merge_flags_hosts_and_refuses_another_build() {
     let b = small_result(dir.path(), "b", "abc", "runner-b");
     let c = small_result(dir.path(), "c", "def", "runner-a");
     let out = dir.path().join("merged");
-    let result = run(clibench().arg("merge").arg(&a).arg(&b).arg("--out").arg(&out));
+    let result = run(clibench()
+        .arg("merge")
+        .arg(&a)
+        .arg(&b)
+        .arg("--out")
+        .arg(&out));
     assert_eq!(result.code, Some(0), "stderr: {}", result.stderr);
     assert!(
         result
@@ -224,8 +258,19 @@ fn merge_flags_hosts_and_refuses_another_build() {
         "{}",
         result.stderr
     );
-    assert_eq!(load(&out.join("result.json")).side.values(Metric::Cold).len(), 4);
-    let result = run(clibench().arg("merge").arg(&a).arg(&c).arg("--out").arg(&out));
+    assert_eq!(
+        load(&out.join("result.json"))
+            .side
+            .values(Metric::Cold)
+            .len(),
+        4
+    );
+    let result = run(clibench()
+        .arg("merge")
+        .arg(&a)
+        .arg(&c)
+        .arg("--out")
+        .arg(&out));
     assert_eq!(result.code, Some(2), "stderr: {}", result.stderr);
     assert!(
         result.stderr.contains("sha differs (\"abc\" vs \"def\")"),
