@@ -2,7 +2,7 @@
 //! on several machines) of the same target and build into one, with its report.
 
 use crate::exit::input_error;
-use crate::pipeline::merge::{hosts, merge};
+use crate::pipeline::merge::{hosts, hosts_note, merge};
 use anyhow::Context;
 use bench_core::ResultFile;
 use std::path::{Path, PathBuf};
@@ -42,7 +42,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     merged
         .save(&path)
         .with_context(|| format!("saving {}", path.display()))?;
-    let report = crate::pipeline::write_report(&args.out)?;
+    let mut report = crate::pipeline::write_report(&args.out)?;
+    if let Some(note) = hosts_note(&merged.side) {
+        report.push('\n');
+        report.push_str(&note);
+        let report_path = args.out.join("report.md");
+        bench_core::io::write_atomic(&report_path, report.as_bytes())
+            .with_context(|| format!("writing {}", report_path.display()))?;
+    }
     print!("{report}");
     let hosts = hosts(&merged.side);
     if hosts.len() > 1 {

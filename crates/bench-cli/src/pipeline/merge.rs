@@ -128,6 +128,20 @@ pub fn hosts(side: &Side) -> BTreeSet<String> {
         .collect()
 }
 
+/// A Markdown line for a report when the trials of `side` ran on more than one host:
+/// their numbers then mix machines.
+pub fn hosts_note(side: &Side) -> Option<String> {
+    let hosts = hosts(side);
+    (hosts.len() > 1).then(|| {
+        let names: Vec<String> = hosts.iter().map(|host| format!("`{host}`")).collect();
+        format!(
+            "**Heterogeneous hosts**: the trials ran on {} machines ({}); their numbers mix machines.\n",
+            hosts.len(),
+            names.join(", ")
+        )
+    })
+}
+
 /// The trial numbers `side` holds for `phase`, from its samples and its trial records.
 fn trials_of(side: &Side, phase: Phase) -> BTreeSet<u32> {
     let from_metrics = side
@@ -209,6 +223,11 @@ mod tests {
         assert_eq!(merged.side.values(Metric::Install), [3.0, 3.0]);
         let hosts: Vec<String> = hosts(&merged.side).into_iter().collect();
         assert_eq!(hosts, ["runner-1", "runner-2"]);
+        assert_eq!(
+            hosts_note(&merged.side).unwrap(),
+            "**Heterogeneous hosts**: the trials ran on 2 machines (`runner-1`, `runner-2`); \
+             their numbers mix machines.\n"
+        );
         assert_eq!(merged.side.trials.len(), 4);
         assert_eq!(merged.request.config["merged_from"], "2");
         merged.validate().unwrap();
