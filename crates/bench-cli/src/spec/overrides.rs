@@ -138,11 +138,11 @@ fn typed_value(text: &str) -> Option<Value> {
     document.get("value").cloned()
 }
 
-/// Sets every override in `document`, creating missing tables; `as_strings` takes every
-/// value as its text.
-fn apply(document: &mut Table, overrides: &[Override], as_strings: bool) -> Result<(), String> {
-    for set in overrides {
-        let value = if as_strings {
+/// Sets every override in `document`, creating missing tables; the overrides whose index
+/// is in `as_text` are set as their text.
+fn apply(document: &mut Table, overrides: &[Override], as_text: &[usize]) -> Result<(), String> {
+    for (index, set) in overrides.iter().enumerate() {
+        let value = if as_text.contains(&index) {
             Value::String(set.value.clone())
         } else {
             set.toml_value()
@@ -232,21 +232,36 @@ pub fn parse_with(text: &str, file: &str, overrides: &[Override]) -> Result<Spec
             .collect::<Vec<_>>()
             .join(" ")
     );
-    let attempt = |as_strings: bool| -> Result<Spec, SpecError> {
+    let attempt = |as_text: &[usize]| -> Result<Spec, SpecError> {
         let mut document = document.clone();
-        apply(&mut document, overrides, as_strings)
-            .map_err(|message| positionless(file, message))?;
+        apply(&mut document, overrides, as_text).map_err(|message| positionless(file, message))?;
         let rewritten = toml::to_string(&document)
             .map_err(|error| positionless(file, format!("cannot apply --set: {error}")))?;
         parse(&rewritten, &described).map_err(|error| positionless(&described, error.message))
     };
-    let typed = attempt(false);
-    let any_typed = overrides
-        .iter()
-        .any(|set| !matches!(set.toml_value(), Value::String(_)));
-    match typed {
-        Err(error) if any_typed => attempt(true).map_err(|_| error),
-        result => result,
+    // An override whose key the error names and whose value was read as a TOML value other
+    // than a string is retried as its text, one at a time; the first error is the one
+    // reported when that does not help.
+    let mut as_text = Vec::new();
+    let first = match attempt(&as_text) {
+        Ok(spec) => return Ok(spec),
+        Err(error) => error,
+    };
+    let mut error = first.clone();
+    loop {
+        let retry = overrides.iter().enumerate().find(|(index, set)| {
+            !as_text.contains(index)
+                && !matches!(set.toml_value(), Value::String(_))
+                && error.message.contains(&format!("'{}'", set.key))
+        });
+        let Some((index, _)) = retry else {
+            return Err(first);
+        };
+        as_text.push(index);
+        match attempt(&as_text) {
+            Ok(spec) => return Ok(spec),
+            Err(next) => error = next,
+        }
     }
 }
 
@@ -371,6 +386,19 @@ ready_timeout = "20s"
     fn a_value_of_the_wrong_toml_type_is_taken_as_its_text() {
         let spec = spec_with(&["version=1.0"]).unwrap();
         assert_eq!(spec.version.as_deref(), Some("1.0"));
+    }
+
+    #[test]
+    fn only_the_override_of_the_wrong_type_is_taken_as_text() {
+        let spec = spec_with(&[
+            "runtime.command=[\"demo\", \"kernel\"]",
+            "version=1.0",
+            "measure.env.A=1",
+        ])
+        .unwrap();
+        assert_eq!(spec.version.as_deref(), Some("1.0"));
+        assert_eq!(spec.runtime.unwrap().command.len(), 2);
+        assert_eq!(spec.measure.unwrap().env["A"].to_string(), "1");
     }
 
     #[test]
