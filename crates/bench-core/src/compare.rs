@@ -49,10 +49,10 @@
 
 use crate::metric::{Direction, Metric, Nature, Phase};
 use crate::result::{Role, Side};
-use std::collections::{BTreeMap, BTreeSet};
 use crate::rng::SplitMix64;
 use crate::stats::MetricStats;
 use crate::units::Unit;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The default noise floor: changes within ±20% are noise. The seed harness uses
 /// 20% on shared 4-vCPU sandboxes.
@@ -334,8 +334,8 @@ pub struct SideFacts {
     pub load_average_1m: Option<(f64, f64)>,
     /// When the first and the last trial started, milliseconds since the Unix epoch.
     pub started_unix_ms: Option<(u64, u64)>,
-    /// How many trial records the side has.
-    pub trial_records: usize,
+    /// How many trials (of any phase) recorded when they started.
+    pub timed_trials: usize,
     /// The side's [`ENVIRONMENT_FACTS`] that were recorded, in that order.
     pub environment: Vec<(String, String)>,
 }
@@ -372,7 +372,11 @@ impl SideFacts {
             hosts: hosts.into_iter().map(str::to_string).collect(),
             load_average_1m: range_of(loads),
             started_unix_ms,
-            trial_records: side.trials.len(),
+            timed_trials: side
+                .trials
+                .iter()
+                .filter(|record| record.started_unix_ms.is_some())
+                .count(),
             environment: ENVIRONMENT_FACTS
                 .iter()
                 .filter_map(|&key| Some((key.to_string(), side.runtime.get(key)?.clone())))
@@ -785,7 +789,10 @@ mod tests {
         let base = side("b", &[(Metric::Install, &[12.4])]);
         let candidate = side("c", &[(Metric::Install, &[20.07])]);
         let row = &compare(&base, &candidate, &CompareOptions::default()).metrics[0];
-        assert_eq!((row.ci_low, row.ratio, row.ci_high), (row.ratio, row.ratio, row.ratio));
+        assert_eq!(
+            (row.ci_low, row.ratio, row.ci_high),
+            (row.ratio, row.ratio, row.ratio)
+        );
         assert_eq!(row.verdict, Verdict::SingleSample);
         assert_eq!(row.verdict.word(), "1 sample, no verdict");
         // One side with many samples still lacks the other side's spread.
@@ -887,7 +894,9 @@ mod tests {
         let mut candidate = side("c", &[(Metric::Rss, &[100.0, 100.0])]);
         for trial in 0..2 {
             base.trial_record_mut(Phase::Measure, trial).process_count = Some(2);
-            candidate.trial_record_mut(Phase::Measure, trial).process_count = Some(2);
+            candidate
+                .trial_record_mut(Phase::Measure, trial)
+                .process_count = Some(2);
         }
         let same = compare(&base, &candidate, &CompareOptions::default());
         assert_eq!(same.process_counts.len(), 1);
@@ -927,7 +936,8 @@ mod tests {
     fn side_facts_gather_hosts_load_and_versions() {
         let mut side = side("b", &[(Metric::Cold, &[1.0])]);
         side.runtime.insert("node".into(), "v22.11.0".into());
-        side.runtime.insert("home_before_install_bytes".into(), "5".into());
+        side.runtime
+            .insert("home_before_install_bytes".into(), "5".into());
         side.runtime.insert("version".into(), "0.63.1".into());
         for (trial, load, host) in [(0, 0.5, "a"), (1, 2.25, "b"), (2, 1.0, "a")] {
             let record = side.trial_record_mut(Phase::Measure, trial);
@@ -939,6 +949,7 @@ mod tests {
         assert_eq!(facts.hosts, ["a", "b"]);
         assert_eq!(facts.load_average_1m, Some((0.5, 2.25)));
         assert_eq!(facts.started_unix_ms, Some((1000, 1002)));
+        assert_eq!(facts.timed_trials, 3);
         assert_eq!(
             facts.environment,
             [

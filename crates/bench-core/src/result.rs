@@ -630,10 +630,7 @@ impl ResultFile {
             if !seen.insert((record.phase, record.trial)) {
                 return invalid(
                     at,
-                    format!(
-                        "{} trial {} is recorded twice",
-                        record.phase, record.trial
-                    ),
+                    format!("{} trial {} is recorded twice", record.phase, record.trial),
                 );
             }
             if let Some(load) = record.load_average
@@ -989,7 +986,10 @@ mod tests {
         record.started_unix_ms = Some(1_764_500_000_000);
         record.load_average = Some([0.5, 0.25, 0.125]);
         record.host = Some("runner-7".into());
-        result.side.trial_record_mut(Phase::Measure, 1).process_count = Some(3);
+        result
+            .side
+            .trial_record_mut(Phase::Measure, 1)
+            .process_count = Some(3);
         result.side.trial_record_mut(Phase::Ui, 0).process_count = Some(2);
         assert_eq!(result.side.trials.len(), 2);
         assert_eq!(result.side.trials[0].host.as_deref(), Some("runner-7"));

@@ -77,9 +77,7 @@ impl Summary {
         let mut deviations: Vec<f64> = sorted.iter().map(|v| (v - median).abs()).collect();
         deviations.sort_by(f64::total_cmp);
         let mad = median_of_sorted(&deviations);
-        let spread = mad
-            .max(resolution)
-            .max(RELATIVE_TOLERANCE * median.abs());
+        let spread = mad.max(resolution).max(RELATIVE_TOLERANCE * median.abs());
         let outliers = finite
             .iter()
             .filter(|&&(_, v)| modified_z_score(v, median, spread).abs() > OUTLIER_Z)
@@ -274,10 +272,7 @@ mod tests {
                 .is_empty()
         );
         let far = [0.02, 0.02, 0.02, 0.02, 0.20];
-        assert_eq!(
-            Summary::with_resolution(&far, 0.01).unwrap().outliers,
-            [4]
-        );
+        assert_eq!(Summary::with_resolution(&far, 0.01).unwrap().outliers, [4]);
         // MetricStats knows ui_cpu counts clock ticks.
         let mut side = Side::new("a");
         for (trial, value) in ticks.into_iter().enumerate() {
@@ -294,9 +289,16 @@ mod tests {
 
     #[test]
     fn all_zero_samples_have_no_outlier_but_a_nonzero_one_is() {
-        assert!(Summary::from_values(&[0.0, 0.0, 0.0]).unwrap().outliers.is_empty());
+        assert!(
+            Summary::from_values(&[0.0, 0.0, 0.0])
+                .unwrap()
+                .outliers
+                .is_empty()
+        );
         assert_eq!(
-            Summary::from_values(&[0.0, 0.0, 0.0, 5.0]).unwrap().outliers,
+            Summary::from_values(&[0.0, 0.0, 0.0, 5.0])
+                .unwrap()
+                .outliers,
             [3]
         );
     }

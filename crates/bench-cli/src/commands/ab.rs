@@ -12,8 +12,7 @@ use crate::pipeline::schedule::Order;
 use crate::pipeline::{Execution, PlanSettings, Runner, Shard, SpecSource};
 use crate::spec::Override;
 use anyhow::Context;
-use bench_core::Metric;
-use bench_core::compare::{CompareOptions, DEFAULT_NOISE};
+use super::compare::Noise;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -63,10 +62,10 @@ pub struct Args {
     /// measuring what interleaving buys.
     #[arg(long)]
     sequential: bool,
-    /// Noise floor: a FRACTION for every timing and memory metric, or METRIC=FRACTION for
-    /// one metric (any metric, exact ones included). Repeatable. [default: 0.2]
-    #[arg(long, value_name = "FRACTION|METRIC=FRACTION")]
-    noise: Vec<String>,
+    /// Noise floor as a fraction (changes within ±FRACTION are not counted), or one
+    /// metric's floor as METRIC=FRACTION, as `clibench compare`. Repeatable. [default: 0.2]
+    #[arg(long, value_parser = super::compare::parse_noise, value_name = "[METRIC=]FRACTION")]
+    noise: Vec<Noise>,
     /// Run only shard K of N of the trials (see `clibench run --shard`).
     #[arg(long, value_name = "K/N")]
     shard: Option<Shard>,
@@ -77,7 +76,7 @@ pub struct Args {
 
 /// Runs `clibench ab`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let options = compare_options(&args.noise)?;
+    let options = super::compare::options(&args.noise)?;
     let fail_on_regression = args.fail_on_regression;
     let settings = settings(args)?;
     let ab = Ab::new(settings)?;
@@ -179,34 +178,10 @@ fn settings(args: Args) -> anyhow::Result<AbSettings> {
     })
 }
 
-/// `--noise 0.1 --noise cold=0.05`: the global floor and per-metric floors.
-fn compare_options(noise: &[String]) -> anyhow::Result<CompareOptions> {
-    let mut options = CompareOptions {
-        noise: DEFAULT_NOISE,
-        ..CompareOptions::default()
-    };
-    for text in noise {
-        let bad = |why: String| input_error(format!("--noise {text:?}: {why}"));
-        match text.split_once('=') {
-            None => options.noise = super::compare::parse_noise(text).map_err(bad)?,
-            Some((name, fraction)) => {
-                let metric: Metric = name.trim().parse().map_err(|_| {
-                    bad(format!(
-                        "unknown metric '{name}'; expected one of {}",
-                        Metric::ALL.map(Metric::name).join(", ")
-                    ))
-                })?;
-                let fraction = super::compare::parse_noise(fraction).map_err(bad)?;
-                options = options.with_floor(metric, fraction);
-            }
-        }
-    }
-    Ok(options)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bench_core::Metric;
 
     fn args(extra: &[&str]) -> Args {
         use clap::Parser;
@@ -251,16 +226,10 @@ mod tests {
 
     #[test]
     fn noise_takes_a_global_floor_and_per_metric_floors() {
-        let options = compare_options(&["0.1".into(), "cold=0.05".into()]).unwrap();
+        let args = args(&["--noise", "0.1", "--noise", "cold=0.05"]);
+        let options = super::super::compare::options(&args.noise).unwrap();
         assert_eq!(options.noise, 0.1);
         assert_eq!(options.floor(Metric::Cold), 0.05);
-        let error = compare_options(&["colt=0.1".into()]).unwrap_err();
-        assert!(
-            error.to_string().contains("unknown metric 'colt'"),
-            "{error}"
-        );
-        let error = compare_options(&["2".into()]).unwrap_err();
-        assert!(error.is::<crate::exit::InputError>());
     }
 
     #[test]

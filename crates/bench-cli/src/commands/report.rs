@@ -5,6 +5,7 @@
 
 use crate::exit::input_error;
 use crate::table::{Align, render};
+use anyhow::Context;
 use bench_core::stats::MetricStats;
 use bench_core::{Format, Report, ResultFile};
 use std::path::{Path, PathBuf};
@@ -16,7 +17,8 @@ use std::process::ExitCode;
 Examples:
   clibench report out/result.json                      table on stderr
   clibench report out/result.json --format markdown    GitHub-flavoured Markdown on stdout
-  clibench report out/result.json --format csv > out.csv")]
+  clibench report out/result.json --format csv > out.csv
+  clibench report out/result.json --export-bmf bmf.json    Bencher Metric Format")]
 pub struct Args {
     /// The result file to summarize (a `result.json` written by `clibench run` or `phase`).
     #[arg(value_name = "RESULT.json")]
@@ -24,6 +26,9 @@ pub struct Args {
     /// Output: a table on stderr, or markdown, json or csv on stdout.
     #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
     format: OutputFormat,
+    /// Also write every metric's median and range in Bencher Metric Format to FILE.
+    #[arg(long, value_name = "FILE")]
+    export_bmf: Option<PathBuf>,
 }
 
 /// Where and how `report` and `compare` print.
@@ -58,6 +63,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     match args.format.export() {
         Some(format) => print!("{}", format.report(&report)),
         None => eprint!("{}", table(&report)),
+    }
+    if let Some(path) = &args.export_bmf {
+        bench_core::io::write_atomic(path, bench_core::export::bmf::report(&report).as_bytes())
+            .with_context(|| "failed to export the report as BMF")?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -30,6 +30,7 @@ Examples:
   clibench startup --ready 'pattern:>>> $' --runs 20 -- python3
   clibench startup --ready probe --show-screen -- pi
   clibench startup --ready stable:500ms --export-json startup.json -- htop
+  clibench startup --export-hyperfine hyperfine.json -- python3
 
 Ready modes:
   probe            raw mode, then a typed probe echoed on screen (full-screen programs)
@@ -69,6 +70,10 @@ pub struct Args {
     /// Write the summary as a Markdown table to FILE.
     #[arg(long, value_name = "FILE")]
     export_markdown: Option<PathBuf>,
+    /// Write the times to ready in hyperfine's --export-json shape to FILE, for
+    /// hyperfine's plotting and statistics scripts.
+    #[arg(long, value_name = "FILE")]
+    export_hyperfine: Option<PathBuf>,
     /// Print the screen of the first measured run, as it was when memory was measured.
     #[arg(long)]
     show_screen: bool,
@@ -93,6 +98,7 @@ struct Settings {
     command: Vec<String>,
     export_json: Option<PathBuf>,
     export_markdown: Option<PathBuf>,
+    export_hyperfine: Option<PathBuf>,
     show_screen: bool,
     transcripts: Option<PathBuf>,
     /// Whether this process is a child subreaper, so that detached daemons stay
@@ -149,6 +155,7 @@ impl TryFrom<Args> for Settings {
                 .collect(),
             export_json: args.export_json,
             export_markdown: args.export_markdown,
+            export_hyperfine: args.export_hyperfine,
             show_screen: args.show_screen,
             transcripts: args.transcripts,
             subreaper: false,
@@ -232,6 +239,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(path) = &settings.export_markdown {
         bench_core::io::write_atomic(path, export::to_markdown(&report).as_bytes())?;
     }
+    if let Some(path) = &settings.export_hyperfine {
+        match export::to_hyperfine_json(&report) {
+            Some(json) => bench_core::io::write_atomic(path, json.as_bytes())?,
+            None => eprintln!(
+                "warning: no run got ready, so there is nothing to export to {}",
+                path.display()
+            ),
+        }
+    }
     let failed = report.runs.iter().filter(|r| r.error.is_some()).count();
     if failed > 0 {
         eprintln!("{failed} of {} runs failed", report.runs.len());
@@ -246,6 +262,40 @@ const DAEMON_GRACE: Duration = Duration::from_secs(2);
 /// One run: spawn, ready, settle, measure the session's memory, close. Returns the
 /// run and the screen at the memory measurement.
 fn measure_once(settings: &Settings, options: &SpawnOptions) -> (Run, Option<String>) {
+    let cpu_before = children_cpu_seconds();
+    let (mut run, screen) = measure_run(settings, options);
+    // Every process of the run is reaped by now (the terminal's child by close,
+    // detached ones by stop), so their CPU time is in our children's counters.
+    if let (Some(before), Some(after)) = (cpu_before, children_cpu_seconds()) {
+        run.user_seconds = Some((after.0 - before.0).max(0.0));
+        run.system_seconds = Some((after.1 - before.1).max(0.0));
+    }
+    (run, screen)
+}
+
+/// User and kernel CPU seconds of this process's reaped children, from
+/// `/proc/self/stat`; `None` when it cannot be read.
+fn children_cpu_seconds() -> Option<(f64, f64)> {
+    let text = std::fs::read_to_string("/proc/self/stat").ok()?;
+    let (user, system) = children_cpu_ticks(&text)?;
+    let per_second = rustix::param::clock_ticks_per_second() as f64;
+    Some((user as f64 / per_second, system as f64 / per_second))
+}
+
+/// `cutime` and `cstime` (fields 16 and 17 of proc(5)) of a `/proc/PID/stat` line,
+/// in clock ticks. The name may contain spaces and parentheses, so the fields are
+/// counted from its last `)`.
+fn children_cpu_ticks(stat: &str) -> Option<(u64, u64)> {
+    let rest = stat.get(stat.rfind(')')? + 1..)?;
+    // Field 3 (state) is the first after the name.
+    let mut fields = rest.split_ascii_whitespace().skip(16 - 3);
+    let user = fields.next()?.parse().ok()?;
+    let system = fields.next()?.parse().ok()?;
+    Some((user, system))
+}
+
+/// [`measure_once`] without the CPU accounting.
+fn measure_run(settings: &Settings, options: &SpawnOptions) -> (Run, Option<String>) {
     let mut run = Run::default();
     let mut terminal = match Terminal::spawn(options) {
         Ok(terminal) => terminal,
@@ -342,6 +392,15 @@ fn summary_table(report: &Report) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn children_cpu_ticks_are_fields_16_and_17_after_the_name() {
+        let stat = "4242 (a (b) c) S 1 4242 4242 0 -1 4194304 100 5 0 0 \
+                    12 34 56 78 20 0 1 0 999 1000 50";
+        assert_eq!(children_cpu_ticks(stat), Some((56, 78)));
+        assert_eq!(children_cpu_ticks("4242 (x) S 1 2"), None);
+        assert_eq!(children_cpu_ticks(""), None);
+    }
 
     #[test]
     fn the_summary_table_lists_every_measured_figure() {

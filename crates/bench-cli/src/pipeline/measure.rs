@@ -11,7 +11,7 @@ use super::exec::{self, Step};
 use super::state::UserRecord;
 use crate::spec::{self, Placeholder, Template};
 use anyhow::{Context, bail};
-use bench_core::{Metric, ProcessMemory, Sample, Side, record};
+use bench_core::{Metric, Phase, ProcessMemory, Sample, Side, record};
 use bench_proc::{Selector, Snapshot};
 use bench_term::{SpawnOptions, Terminal};
 use std::collections::BTreeMap;
@@ -157,6 +157,9 @@ fn record_memory(ctx: &PhaseContext, side: &mut Side, snapshot: &Snapshot) -> an
             Sample::Error("the PSS of some process was unreadable".to_owned()),
         ),
     }
+    // A comparison flags a count that changes between trials: a daemon came or went.
+    side.trial_record_mut(Phase::Measure, trial).process_count =
+        Some(u32::try_from(snapshot.processes.len()).unwrap_or(u32::MAX));
     let processes = process_memory(snapshot);
     let path = ctx.log_path(&format!("memory-{trial}.json"))?;
     let json = serde_json::to_string_pretty(&processes).context("serializing the processes")?;

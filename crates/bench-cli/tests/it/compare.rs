@@ -42,13 +42,32 @@ fn fail_on_regression_exits_1_only_when_asked() {
     let out = run(compare_examples().arg("--fail-on-regression"));
     assert_eq!(out.code, Some(1));
     assert!(
-        out.stderr
-            .ends_with("error: regressed beyond the noise floor: cold (+42.5%)\n"),
+        out.stderr.ends_with(
+            "error: regressed beyond the noise floor: bundle (+256.0 KiB, +1.4%), \
+             disk (+1.0 MiB, +0.5%), cold (+175 ms, +42.5%)\n"
+        ),
         "{}",
         out.stderr
     );
-    // With a noise floor above the cold start's change, nothing regresses.
+    // A global floor above the cold start's change does not hide exact size changes...
     let out = run(compare_examples().args(["--fail-on-regression", "--noise", "0.6"]));
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .ends_with("bundle (+256.0 KiB, +1.4%), disk (+1.0 MiB, +0.5%)\n"),
+        "{}",
+        out.stderr
+    );
+    // ...but floors set for those metrics do.
+    let out = run(compare_examples().args([
+        "--fail-on-regression",
+        "--noise",
+        "0.6",
+        "--noise",
+        "bundle=0.05",
+        "--noise",
+        "disk=0.05",
+    ]));
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     // The same files compared the other way round improve.
     let out = run(clibench()
@@ -70,10 +89,51 @@ fn export_markdown_writes_the_same_markdown() {
 }
 
 #[test]
+fn export_bmf_and_github_benchmark_write_the_library_exports() {
+    let load = |name| bench_core::ResultFile::load(&example_result(name)).unwrap();
+    let comparison = compare(
+        &load("base").side,
+        &load("candidate").side,
+        &CompareOptions::default(),
+    );
+    let folder = tempfile::tempdir().unwrap();
+    let bmf = folder.path().join("bmf.json");
+    let github = folder.path().join("bench.json");
+    let out = run(compare_examples()
+        .arg("--export-bmf")
+        .arg(&bmf)
+        .arg("--export-github-benchmark")
+        .arg(&github));
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(
+        std::fs::read_to_string(&bmf).unwrap(),
+        bench_core::export::bmf::comparison(&comparison)
+    );
+    let documents = bench_core::export::github_benchmark::comparison(&comparison);
+    assert_eq!(
+        std::fs::read_to_string(&github).unwrap(),
+        documents.smaller_is_better
+    );
+    // The examples have no bigger-is-better metric, so there is no second file.
+    assert_eq!(documents.bigger_is_better, None);
+    assert!(!folder.path().join("bench-bigger.json").exists());
+}
+
+#[test]
 fn bad_noise_and_bad_files_exit_2() {
     let out = run(compare_examples().args(["--noise", "1.5"]));
     assert_eq!(out.code, Some(2));
     assert!(out.stderr.contains("outside 0..1"), "{}", out.stderr);
+    let out = run(compare_examples().args(["--noise", "colder=0.1"]));
+    assert_eq!(out.code, Some(2));
+    assert!(
+        out.stderr.contains("unknown metric `colder`"),
+        "{}",
+        out.stderr
+    );
+    let out = run(compare_examples().args(["--noise", "0.1", "--noise", "0.2"]));
+    assert_eq!(out.code, Some(2));
+    assert!(out.stderr.contains("given twice"), "{}", out.stderr);
 
     let folder = tempfile::tempdir().unwrap();
     let path = folder.path().join("candidate.json");

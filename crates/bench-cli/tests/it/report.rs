@@ -78,3 +78,21 @@ fn missing_file_is_an_input_error() {
         out.stderr
     );
 }
+
+#[test]
+fn export_bmf_writes_the_library_export() {
+    let path = example_result("base");
+    let report = Report::new(&bench_core::ResultFile::load(&path).unwrap());
+    let folder = tempfile::tempdir().unwrap();
+    let bmf = folder.path().join("bmf.json");
+    let out = run(clibench()
+        .arg("report")
+        .arg(&path)
+        .arg("--export-bmf")
+        .arg(&bmf));
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(
+        std::fs::read_to_string(&bmf).unwrap(),
+        bench_core::export::bmf::report(&report)
+    );
+}

@@ -7,6 +7,7 @@ fn probe_mode_measures_bash_and_exports_json_and_markdown() {
     let folder = tempfile::tempdir().unwrap();
     let json = folder.path().join("startup.json");
     let markdown = folder.path().join("startup.md");
+    let hyperfine = folder.path().join("hyperfine.json");
     let out = run(clibench()
         .args([
             "startup", "--runs", "2", "--warmup", "1", "--settle", "100ms",
@@ -15,6 +16,8 @@ fn probe_mode_measures_bash_and_exports_json_and_markdown() {
         .arg(&json)
         .arg("--export-markdown")
         .arg(&markdown)
+        .arg("--export-hyperfine")
+        .arg(&hyperfine)
         .args(["--show-screen", "--", "bash", "--norc", "--noprofile"])
         .env("PS1", "startup$ "));
     assert_eq!(out.code, Some(0), "{}", out.stderr);
@@ -29,6 +32,18 @@ fn probe_mode_measures_bash_and_exports_json_and_markdown() {
         "{}",
         out.stderr
     );
+
+    let hyperfine: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&hyperfine).unwrap()).unwrap();
+    let result = &hyperfine["results"][0];
+    assert_eq!(result["command"], "bash --norc --noprofile");
+    assert_eq!(result["times"].as_array().unwrap().len(), 2, "{hyperfine}");
+    for key in ["mean", "median", "min", "max", "user", "system", "stddev"] {
+        assert!(
+            result[key].as_f64().is_some_and(|v| v >= 0.0),
+            "{key}: {hyperfine}"
+        );
+    }
 
     let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(report["schema_version"], 1);

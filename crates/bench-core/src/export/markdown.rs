@@ -307,8 +307,8 @@ fn facts_line(facts: &SideFacts) -> String {
     }
     if let Some((first, last)) = facts.started_unix_ms {
         parts.push(format!(
-            "{} over {}",
-            plural(facts.trial_records, "trial", "trials"),
+            "{} started within {}",
+            plural(facts.timed_trials, "trial", "trials"),
             format_seconds((last - first) as f64 / 1000.0)
         ));
     }

@@ -7,9 +7,14 @@
 //!   (`412 ms`, `131.2 MiB`, verdicts as words).
 //! - [`json`]: the same data with numbers in base units (seconds, bytes).
 //! - [`csv`]: one row per metric, numbers in base units.
+//! - [`bmf`]: Bencher Metric Format, for [Bencher](https://bencher.dev).
+//! - [`github_benchmark`]: github-action-benchmark's `customSmallerIsBetter` and
+//!   `customBiggerIsBetter` arrays.
 
+pub mod bmf;
 pub mod csv;
 mod format;
+pub mod github_benchmark;
 pub mod json;
 pub mod markdown;
 

@@ -88,9 +88,17 @@ fn comparison_with_trial_records() -> bench_core::Comparison {
     let mut candidate = example("candidate").side;
     with_trial_records(&mut base, "runner-1", 0.5, None);
     with_trial_records(&mut candidate, "runner-1", 1.25, Some(3));
-    for (trial, (b, c)) in [(0.02, 0.03), (0.02, 0.03), (0.03, 0.03)].into_iter().enumerate() {
+    for (trial, (b, c)) in [(0.02, 0.03), (0.02, 0.03), (0.03, 0.03)]
+        .into_iter()
+        .enumerate()
+    {
         record(&mut base, Metric::UiCpu, trial as u32, Sample::Value(b));
-        record(&mut candidate, Metric::UiCpu, trial as u32, Sample::Value(c));
+        record(
+            &mut candidate,
+            Metric::UiCpu,
+            trial as u32,
+            Sample::Value(c),
+        );
     }
     record(&mut base, Metric::UiSteps, 0, Sample::Value(1.2));
     record(&mut candidate, Metric::UiSteps, 0, Sample::Value(1.9));
@@ -120,7 +128,10 @@ fn trial_records_show_in_the_comment() {
     assert_eq!(verdict(Metric::UiCpu), Some(Verdict::WithinResolution));
     assert_eq!(verdict(Metric::UiSteps), Some(Verdict::SingleSample));
     assert!(text.contains("**Process count changed** (measure phase): base 2 processes, candidate 2 or 3 processes"), "{text}");
-    assert!(text.contains("host `runner-1`; load 1.25 to 1.65 (1 min, at trial start)"), "{text}");
+    assert!(
+        text.contains("host `runner-1`; load 1.25 to 1.65 (1 min, at trial start)"),
+        "{text}"
+    );
     assert!(text.contains("`warm` ±5%"), "{text}");
     // Rows without a verdict are folded away, changes are not.
     let folded = &text[text.find("<details>").unwrap()..text.find("</details>").unwrap()];

@@ -3,6 +3,7 @@
 
 mod export;
 mod schema;
+mod services;
 
 use bench_core::ResultFile;
 

@@ -3,4 +3,5 @@
 mod control;
 mod disk;
 mod memory;
+mod oracle;
 mod support;

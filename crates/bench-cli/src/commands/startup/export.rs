@@ -26,6 +26,11 @@ pub struct Run {
     /// How many detached processes (daemons outside the terminal's session) were
     /// still running after close and had to be stopped.
     pub detached_stopped: Option<usize>,
+    /// User-mode CPU seconds of the run's processes that clibench reaped (its
+    /// children's `cutime` in `/proc/self/stat`, as hyperfine's `user`).
+    pub user_seconds: Option<f64>,
+    /// Kernel-mode CPU seconds of the same processes (`cstime`, hyperfine's `system`).
+    pub system_seconds: Option<f64>,
     /// Why the run failed.
     pub error: Option<String>,
 }
@@ -152,6 +157,72 @@ pub fn to_json(report: &Report) -> serde_json::Result<String> {
     serde_json::to_string_pretty(report)
 }
 
+/// hyperfine's `--export-json` document.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+struct HyperfineExport {
+    results: Vec<HyperfineResult>,
+}
+
+/// One entry of hyperfine's `--export-json` `results` array, field for field and
+/// in hyperfine's order.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+struct HyperfineResult {
+    command: String,
+    mean: f64,
+    /// `null` for a single run, as hyperfine writes it.
+    stddev: Option<f64>,
+    median: f64,
+    user: f64,
+    system: f64,
+    min: f64,
+    max: f64,
+    times: Vec<f64>,
+    /// `null` for each run: clibench stops the program, which does not exit on its own.
+    exit_codes: Vec<Option<i32>>,
+}
+
+/// The report in the shape of hyperfine's `--export-json` (`{"results": [...]}`),
+/// so hyperfine's plotting and statistics scripts read it. The one result is the
+/// command, and its times are the seconds from spawn to ready of the runs that got
+/// there (failed runs have no time and are left out, as are their exit codes);
+/// `user` and `system` are the mean CPU seconds of the processes clibench reaped
+/// after each run. `None` when no run got ready.
+pub fn to_hyperfine_json(report: &Report) -> Option<String> {
+    let summary = report.summary(Figure::Ready)?;
+    let times: Vec<f64> = report
+        .runs
+        .iter()
+        .filter_map(|run| run.ready_seconds)
+        .collect();
+    let mean_of = |value: fn(&Run) -> Option<f64>| {
+        let values: Vec<f64> = report.runs.iter().filter_map(value).collect();
+        if values.is_empty() {
+            0.0
+        } else {
+            values.iter().sum::<f64>() / values.len() as f64
+        }
+    };
+    let result = HyperfineResult {
+        command: report.command.join(" "),
+        mean: summary.mean,
+        stddev: (summary.n > 1).then_some(summary.std_dev),
+        median: summary.median,
+        user: mean_of(|run| run.user_seconds),
+        system: mean_of(|run| run.system_seconds),
+        min: summary.min,
+        max: summary.max,
+        exit_codes: vec![None; times.len()],
+        times,
+    };
+    let document = HyperfineExport {
+        results: vec![result],
+    };
+    // Invariant: strings, finite numbers from a summary and nulls always serialize.
+    let mut text = serde_json::to_string_pretty(&document).expect("hyperfine JSON serializes");
+    text.push('\n');
+    Some(text)
+}
+
 /// The summary as a Markdown table, hyperfine style.
 pub fn to_markdown(report: &Report) -> String {
     let ok = report.runs.iter().filter(|r| r.error.is_none()).count();
@@ -213,6 +284,8 @@ pub(crate) mod tests {
             pss_bytes: pss,
             processes: Some(2),
             detached_stopped: Some(0),
+            user_seconds: Some(0.25),
+            system_seconds: Some(0.05),
             error: None,
         };
         Report::new(
@@ -249,6 +322,67 @@ pub(crate) mod tests {
         let report = sample_report();
         assert_eq!(report.summary(Figure::FirstByte).unwrap().n, 3);
         assert_eq!(report.summary(Figure::Ready).unwrap().n, 2);
+    }
+
+    /// The keys and JSON types of hyperfine's result entries, from a sample of its
+    /// `--export-json` output.
+    fn hyperfine_shape(document: &serde_json::Value) -> Vec<(String, &'static str)> {
+        let kind = |value: &serde_json::Value| match value {
+            serde_json::Value::Number(_) | serde_json::Value::Null => "number or null",
+            serde_json::Value::String(_) => "string",
+            serde_json::Value::Array(_) => "array",
+            _ => "other",
+        };
+        let results = document["results"].as_array().expect("a results array");
+        let mut shape: Vec<(String, &'static str)> = results
+            .iter()
+            .flat_map(|result| {
+                result
+                    .as_object()
+                    .expect("each result is an object")
+                    .iter()
+                    .map(|(key, value)| (key.clone(), kind(value)))
+            })
+            .collect();
+        shape.sort();
+        shape.dedup();
+        shape
+    }
+
+    #[test]
+    fn hyperfine_export_has_hyperfines_shape() {
+        let sample: serde_json::Value =
+            serde_json::from_str(include_str!("fixtures/hyperfine-export.json")).unwrap();
+        let ours: serde_json::Value =
+            serde_json::from_str(&to_hyperfine_json(&sample_report()).unwrap()).unwrap();
+        assert_eq!(hyperfine_shape(&ours), hyperfine_shape(&sample));
+        let result = &ours["results"][0];
+        assert_eq!(result["command"], "pi --model x");
+        // The two runs that got ready; the failed third has no time.
+        assert_eq!(result["times"], serde_json::json!([0.412, 0.398]));
+        assert_eq!(result["exit_codes"].as_array().unwrap().len(), 2);
+        assert!((result["mean"].as_f64().unwrap() - 0.405).abs() < 1e-12);
+        assert_eq!(result["min"], 0.398);
+        assert_eq!(result["user"], 0.25);
+        assert!(result["stddev"].as_f64().unwrap() > 0.0);
+        insta::assert_snapshot!(to_hyperfine_json(&sample_report()).unwrap());
+    }
+
+    #[test]
+    fn hyperfine_stddev_is_null_for_one_run_and_nothing_without_ready() {
+        let mut report = sample_report();
+        report.runs.truncate(1);
+        let report = Report::new(report.command, report.ready_mode, (120, 40), report.runs);
+        let one: serde_json::Value =
+            serde_json::from_str(&to_hyperfine_json(&report).unwrap()).unwrap();
+        assert!(one["results"][0]["stddev"].is_null());
+        let failed = Report::new(
+            vec!["x".into()],
+            "probe".into(),
+            (80, 24),
+            vec![Run::default()],
+        );
+        assert_eq!(to_hyperfine_json(&failed), None);
     }
 
     #[test]
