@@ -5,6 +5,7 @@
 //! Exit codes: 0 when the comparison was made; 1 when a metric regressed and
 //! `--fail-on-regression` was given, or a step failed; 2 for bad input; 130 interrupted.
 
+use super::compare::Noise;
 use super::run::{ProgressDisplay, default_out, interrupt_flag, parse_phases, say_cleanup};
 use crate::exit::{FAILURE, input_error};
 use crate::pipeline::ab::{Ab, AbSettings, compare_sides};
@@ -12,7 +13,6 @@ use crate::pipeline::schedule::Order;
 use crate::pipeline::{Execution, PlanSettings, Runner, Shard, SpecSource};
 use crate::spec::Override;
 use anyhow::Context;
-use super::compare::Noise;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -89,7 +89,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let outcome = runner.run(&mut display)?;
     display.finish();
     for report in &outcome.cleanups {
-        say_cleanup(report);
+        say_cleanup("ab", report);
     }
     if outcome.interrupted {
         eprintln!(

@@ -102,7 +102,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let outcome = runner.run(&mut display)?;
     display.finish();
     for report in &outcome.cleanups {
-        say_cleanup(report);
+        say_cleanup("run", report);
     }
     if outcome.interrupted {
         eprintln!(
@@ -210,10 +210,10 @@ pub(super) fn default_out(spec: &SpecSource) -> PathBuf {
     PathBuf::from("clibench-out").join(format!("{name}-{now}"))
 }
 
-pub(super) fn say_cleanup(report: &CleanupReport) {
+pub(super) fn say_cleanup(command: &str, report: &CleanupReport) {
     if !report.removed_users.is_empty() || !report.kept_users.is_empty() {
         eprintln!(
-            "clibench run: removed {} user(s){}",
+            "clibench {command}: removed {} user(s){}",
             report.removed_users.len(),
             if report.kept_users.is_empty() {
                 String::new()
