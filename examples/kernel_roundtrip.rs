@@ -11,9 +11,10 @@
 
 use bench_core::units::{format_bytes, format_seconds};
 use bench_term::kernel::measure::{INTERRUPT_AWAIT, interrupt_latency};
-use bench_term::kernel::{Kernel, KernelOptions, REFERENCE_KERNEL, REFERENCE_KERNEL_FILE_NAME};
-use serde_json::{Map, Value};
-use std::path::Path;
+use bench_term::kernel::{
+    Kernel, KernelOptions, REFERENCE_KERNEL, REFERENCE_KERNEL_FILE_NAME, Request, Snapshot,
+};
+use serde_json::Value;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -73,16 +74,11 @@ fn run(mut command: Vec<String>) -> Result<(), String> {
 
     let state = folder.path().join("state.pkl");
     let reply = kernel
-        .request(
-            "snapshot",
-            fields(&[
-                ("path", path_value(&state)),
-                (
-                    "manifest_path",
-                    path_value(&folder.path().join("manifest.json")),
-                ),
-            ]),
-        )
+        .request(&Request::Snapshot(Snapshot {
+            path: state.clone(),
+            manifest_path: folder.path().join("manifest.json"),
+            ..Snapshot::default()
+        }))
         .map_err(|e| e.to_string())?;
     let saved = reply.done.strings("saved").unwrap_or_default();
     let bytes = reply
@@ -107,7 +103,9 @@ fn run(mut command: Vec<String>) -> Result<(), String> {
     let mut fresh = Kernel::spawn(options).map_err(|e| e.to_string())?;
     fresh.ready().map_err(|e| e.to_string())?;
     let reply = fresh
-        .request("restore", fields(&[("path", path_value(&state))]))
+        .request(&Request::Restore {
+            path: state.clone(),
+        })
         .map_err(|e| e.to_string())?;
     let restored = reply.done.strings("restored").unwrap_or_default();
     let check = fresh
@@ -122,7 +120,7 @@ fn run(mut command: Vec<String>) -> Result<(), String> {
         format_seconds(reply.elapsed.as_secs_f64())
     );
     let names = fresh
-        .request("list_names", Map::new())
+        .request(&Request::ListNames)
         .map_err(|e| e.to_string())?
         .done
         .strings("names")
@@ -135,15 +133,4 @@ fn run(mut command: Vec<String>) -> Result<(), String> {
         if closed.graceful { " (graceful)" } else { "" }
     );
     Ok(())
-}
-
-fn fields(pairs: &[(&str, Value)]) -> Map<String, Value> {
-    pairs
-        .iter()
-        .map(|(key, value)| ((*key).to_owned(), value.clone()))
-        .collect()
-}
-
-fn path_value(path: &Path) -> Value {
-    Value::from(path.display().to_string())
 }

@@ -27,6 +27,9 @@ impl Observer for Lines {
             StepResult::Failed { message, .. } => {
                 println!("{}: failed: {message}", progress.label())
             }
+            StepResult::Skipped { reason } => {
+                println!("{}: skipped: {reason}", progress.label())
+            }
         }
     }
 }

@@ -75,6 +75,12 @@ pub enum DemoError {
         #[source]
         source: std::io::Error,
     },
+    /// The source folder's path is not UTF-8, which a TOML spec cannot hold.
+    #[error("{} is not a UTF-8 path, which a TOML spec cannot hold", path.display())]
+    NotUtf8 {
+        /// The path.
+        path: PathBuf,
+    },
     /// git could not be started.
     #[error("failed to run git {args}")]
     GitStart {
@@ -159,6 +165,9 @@ pub fn materialise(dir: &Path) -> Result<Materialised, DemoError> {
     let source = source
         .canonicalize()
         .map_err(io_error("resolve", &source))?;
+    if source.to_str().is_none() {
+        return Err(DemoError::NotUtf8 { path: source });
+    }
     let text = spec_text(&source, &sha);
     let spec = dir.join("demo.toml");
     fs::write(&spec, text).map_err(io_error("write", &spec))?;
@@ -166,9 +175,39 @@ pub fn materialise(dir: &Path) -> Result<Materialised, DemoError> {
 }
 
 /// The demo spec with its source set to `source` at `sha`.
+///
+/// The path is written as a TOML basic string with quotes, backslashes and
+/// control characters escaped, so any folder name reads back as itself and
+/// never breaks a line (a non-UTF-8 path is written lossily; [`materialise`]
+/// refuses those first).
 pub fn spec_text(source: &Path, sha: &str) -> String {
-    SPEC.replace(SOURCE_MARKER, &source.display().to_string())
+    let path = toml_string(&source.to_string_lossy());
+    let quoted_marker = format!("\"{SOURCE_MARKER}\"");
+    // The marker inside quotes is the value; elsewhere (the header comment)
+    // it stands for the path too, escaped the same way so it stays one line.
+    SPEC.replace(&quoted_marker, &path)
+        .replace(SOURCE_MARKER, &path)
         .replace(COMMIT_MARKER, sha)
+}
+
+/// `text` as a TOML basic string: in double quotes, with `"`, `\` and every
+/// control character escaped.
+fn toml_string(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 /// Runs git in `repo` with a fixed, config-free environment, returning its stdout.
@@ -204,6 +243,22 @@ fn git(repo: &Path, args: &[&str]) -> Result<String, DemoError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_source_path_with_quotes_backslashes_and_newlines_reads_back() {
+        let source = Path::new("/tmp/a \"quoted\" \\ back\\slash\nnew line 'single'\u{7f}/source");
+        let text = spec_text(source, &"0".repeat(40));
+        assert!(
+            !text.contains("\nnew line"),
+            "the path's newline was not escaped:\n{text}"
+        );
+        let spec: toml::Value = toml::from_str(&text).unwrap();
+        assert_eq!(
+            spec["source"]["repository"].as_str(),
+            source.to_str(),
+            "{text}"
+        );
+    }
 
     #[test]
     fn same_files_give_the_same_commit() {

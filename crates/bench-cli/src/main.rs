@@ -9,12 +9,15 @@ mod table;
 // The library half: what clibench does. The binary only asks and shows.
 use bench_cli::{demo, pipeline, spec};
 
-use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = commands::Cli::parse();
-    match commands::run(cli) {
+    let cli = commands::parse();
+    let outcome = commands::run(cli);
+    // A Ctrl-C (or SIGTERM, SIGHUP) being handled decides the exit code, not the
+    // measurement it cut short.
+    commands::wait_if_interrupted();
+    match outcome {
         Ok(code) => code,
         Err(error) => exit::report(&error),
     }

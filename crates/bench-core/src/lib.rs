@@ -20,6 +20,7 @@
 //! # Sections
 //! - [`metric`]: every [`Metric`], its [`Unit`](units::Unit), [`Phase`], [`Direction`] and [`Nature`].
 //! - [`result`]: the file format ([`ResultFile`], [`Side`], [`Observation`]), validation, load and save.
+//! - [`detail`]: memory over time, screens at ready and staircase steps, for the HTML report.
 //! - [`trial`]: [`record`] and [`trial_errors`].
 //! - [`stats`]: summaries over trials ([`MetricStats`](stats::MetricStats)).
 //! - [`compare`](mod@compare): two sides compared, with bootstrap intervals and verdicts.
@@ -28,6 +29,7 @@
 #![warn(missing_docs)]
 
 pub mod compare;
+pub mod detail;
 pub mod export;
 pub mod io;
 pub mod metric;
@@ -40,10 +42,10 @@ pub mod units;
 
 pub use compare::{CompareOptions, Comparison, Verdict, compare};
 pub use export::Format;
-pub use metric::{Direction, Metric, Nature, Phase};
+pub use metric::{Direction, Metric, Nature, Phase, glossary};
 pub use report::Report;
 pub use result::{
     LoadError, Observation, ParseError, ProcessMemory, Request, ResultFile, Role, SCHEMA_VERSION,
     SaveError, Side, TrialRecord, ValidationError,
 };
-pub use trial::{Sample, record, trial_errors};
+pub use trial::{Sample, record, trial_errors, trial_errors_without};

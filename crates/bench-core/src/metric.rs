@@ -264,6 +264,112 @@ metrics! {
     ReclaimedRss = "reclaimed_rss", Bytes, Staircase, HigherIsBetter, Nature::Memory;
 }
 
+impl Metric {
+    /// What the metric means, for people: one or two sentences, without unit or
+    /// direction (see [`Metric::unit`] and [`Metric::direction`]). This is the one
+    /// glossary that report.md's legend, the HTML report's tooltips and
+    /// `clibench report --explain` show.
+    pub fn description(self) -> &'static str {
+        match self {
+            Metric::Bundle => {
+                "Total size of the release artifacts the build produced (the files that get installed)."
+            }
+            Metric::Install => {
+                "Wall time of the installer, from a fresh home to an installed program."
+            }
+            Metric::Disk => {
+                "How much the home folder grew through the installation (trial 0 only)."
+            }
+            Metric::Cold => {
+                "Time from spawning the program in a real terminal until it is ready for input, on the trial's first start."
+            }
+            Metric::Warm => {
+                "Time until ready on the trial's second start, right after the first, with caches warm."
+            }
+            Metric::Rss => {
+                "Resident memory of the whole process family (the program, its children and daemons) once the cold start has settled. Shared pages count once per process."
+            }
+            Metric::Pss => {
+                "Proportional memory of the process family once the cold start has settled: shared pages are split between the processes sharing them, so the sum is what the family really costs."
+            }
+            Metric::KernelStart => "Time until the REPL kernel answers its first request.",
+            Metric::KernelRss => "Resident memory of the idle REPL kernel's processes.",
+            Metric::KernelExec => "Round trip of one empty cell through the REPL kernel.",
+            Metric::Bash => "Round trip of one empty shell command run through the kernel.",
+            Metric::GitStatus => {
+                "Round trip of one `git status` run through the kernel in the fixture repository."
+            }
+            Metric::Output => {
+                "Round trip of one shell command that prints a fixed amount of output through the kernel: how fast output streams back."
+            }
+            Metric::Mixed => {
+                "Time for one batch that mixes cells and shell commands, as an agent's turn would."
+            }
+            Metric::Interrupt => "Time from interrupting a busy kernel until it answers again.",
+            Metric::LoadedRss => "Resident memory of the kernel with a data frame loaded.",
+            Metric::Snapshot => "Time to save the kernel's state to disk.",
+            Metric::Restore => "Time to restore a saved state in a fresh kernel.",
+            Metric::UiSteps => {
+                "Total wall time of the spec's UI steps (keys typed, until the expected text appears)."
+            }
+            Metric::UiCpu => {
+                "CPU time (user + system) the whole process family spent during the UI steps: work done for the person, or spinning."
+            }
+            Metric::Keystroke => "Median time from a key press until the screen shows it.",
+            Metric::UiRss => "Resident memory of the process family after the UI steps.",
+            Metric::InstanceRss => {
+                "Resident memory each extra running instance adds, averaged over the staircase's steps."
+            }
+            Metric::InstancePss => {
+                "Proportional memory each extra running instance adds: shared libraries and caches split between instances."
+            }
+            Metric::InstanceUss => {
+                "Unique (private) memory each extra instance adds: what stopping it would give back."
+            }
+            Metric::ReclaimedRss => {
+                "Resident memory given back once the staircase's instances are stopped; memory not given back has leaked into daemons or caches."
+            }
+        }
+    }
+
+    /// The metric's unit and direction in words: `seconds, lower is better`.
+    pub fn unit_and_direction(self) -> String {
+        let unit = match self.unit() {
+            Unit::Seconds => "seconds",
+            Unit::Bytes => "bytes",
+        };
+        let direction = match self.direction() {
+            Direction::LowerIsBetter => "lower is better",
+            Direction::HigherIsBetter => "higher is better",
+        };
+        format!("{unit}, {direction}")
+    }
+}
+
+/// The glossary as plain text: one paragraph per metric, grouped by phase, each
+/// `name (unit, direction): meaning`. Only `metrics` are listed, in metric order.
+pub fn glossary(metrics: &[Metric]) -> String {
+    let mut out = String::new();
+    for phase in Phase::ALL {
+        let listed: Vec<Metric> = phase.metrics().filter(|m| metrics.contains(m)).collect();
+        if listed.is_empty() {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        out.push_str(&format!("{phase}\n"));
+        for metric in listed {
+            out.push_str(&format!(
+                "  {metric} ({}): {}\n",
+                metric.unit_and_direction(),
+                metric.description()
+            ));
+        }
+    }
+    out
+}
+
 impl fmt::Display for Metric {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
@@ -354,6 +460,29 @@ mod tests {
                 assert_eq!(metric.unit(), Unit::Bytes, "{metric}");
             }
         }
+    }
+
+    #[test]
+    fn every_metric_has_a_description_that_is_a_sentence() {
+        for metric in Metric::ALL {
+            let text = metric.description();
+            assert!(text.ends_with('.'), "{metric}: {text}");
+            assert!(text.len() > 20, "{metric}: {text}");
+        }
+    }
+
+    #[test]
+    fn glossary_lists_every_metric_by_phase() {
+        insta::assert_snapshot!(glossary(&Metric::ALL));
+    }
+
+    #[test]
+    fn glossary_lists_only_the_metrics_asked_for() {
+        let text = glossary(&[Metric::Mixed, Metric::Cold]);
+        assert_eq!(text.lines().filter(|l| l.starts_with("  ")).count(), 2);
+        assert!(text.starts_with("measure\n  cold (seconds, lower is better): "));
+        assert!(text.contains("\nruntime\n  mixed (seconds, lower is better): "));
+        assert!(!text.contains("install"));
     }
 
     #[test]

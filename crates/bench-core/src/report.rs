@@ -1,6 +1,7 @@
 //! What a single result file adds up to: every metric's statistics, the failed
 //! samples and the side's facts, ready for the exporters.
 
+use crate::Metric;
 use crate::compare::{FailedSample, failed_samples};
 use crate::result::{ProcessMemory, Request, ResultFile};
 use crate::stats::{MetricStats, side_stats};
@@ -27,9 +28,50 @@ pub struct Report {
     pub runtime: BTreeMap<String, String>,
     /// The process breakdown of the last memory measurement, largest RSS first.
     pub processes: Vec<ProcessMemory>,
+    /// Steps that were not run: `<phase>:<trial>` -> why.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub skipped: BTreeMap<String, String>,
 }
 
 impl Report {
+    /// What `cold` and `warm` mean in this run, when it measured `cold`: whether the page
+    /// cache was dropped before each cold start (`runtime.caches_dropped`, written by
+    /// `clibench run`) decides whether "cold" was a start from disk.
+    pub fn cold_note(&self) -> Option<String> {
+        if !self
+            .metrics
+            .iter()
+            .any(|stats| stats.metric == Metric::Cold)
+        {
+            return None;
+        }
+        let dropped = self
+            .runtime
+            .get("caches_dropped")
+            .is_some_and(|value| value.starts_with("yes"));
+        let caches = if dropped {
+            "the page cache was dropped before each cold start"
+        } else {
+            "the page cache was not dropped, so a cold start may read files still cached from the install or an earlier trial (`clibench run --drop-caches` drops it)"
+        };
+        Some(format!(
+            "`cold` is each trial's first start (in trial 0 the first start after the install), `warm` the start right after it; {caches}."
+        ))
+    }
+
+    /// The skipped steps grouped by reason, in order of their first step:
+    /// (`["measure:0", "measure:1"]`, "install trial 0 failed").
+    pub fn skipped_by_reason(&self) -> Vec<(Vec<&str>, &str)> {
+        let mut groups: Vec<(Vec<&str>, &str)> = Vec::new();
+        for (step, reason) in &self.skipped {
+            match groups.iter_mut().find(|(_, r)| *r == reason.as_str()) {
+                Some((steps, _)) => steps.push(step),
+                None => groups.push((vec![step], reason)),
+            }
+        }
+        groups
+    }
+
     /// Summarizes `result`.
     pub fn new(result: &ResultFile) -> Report {
         let side = &result.side;
@@ -45,6 +87,39 @@ impl Report {
             timings: side.timings.clone(),
             runtime: side.runtime.clone(),
             processes,
+            skipped: side.skipped.clone(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Phase, Request, Role};
+
+    #[test]
+    fn skipped_steps_are_grouped_by_their_reason() {
+        let mut result = ResultFile::new(Request::new("a", Role::Candidate));
+        let side = &mut result.side;
+        side.set_skipped(Phase::Measure, 0, "install trial 0 failed");
+        side.set_skipped(Phase::Ui, 0, "install trial 0 failed");
+        side.set_skipped(Phase::Runtime, 1, "same failure as runtime trial 0: x");
+        let report = Report::new(&result);
+        assert_eq!(
+            report.skipped_by_reason(),
+            [
+                (vec!["measure:0", "ui:0"], "install trial 0 failed"),
+                (vec!["runtime:1"], "same failure as runtime trial 0: x"),
+            ]
+        );
+        let text = crate::export::text::report(&report);
+        assert!(
+            text.ends_with(
+                "\nskipped: measure:0, ui:0: install trial 0 failed\nskipped: runtime:1: same failure as runtime trial 0: x\n"
+            ),
+            "{text}"
+        );
+        // Nothing measured cold: nothing to say about it.
+        assert_eq!(report.cold_note(), None);
     }
 }

@@ -15,6 +15,10 @@
 //! assert_eq!(ResultFile::from_json_str(&text).unwrap(), result);
 //! ```
 
+use crate::detail::{
+    MAX_LABEL_CHARS, MAX_POINTS, MAX_SCREEN_CHARS, MAX_SCREENS, MAX_SERIES, MAX_STEPS,
+    MemorySeries, Screen, StaircaseRun,
+};
 use crate::io::{WriteError, write_atomic};
 use crate::metric::{Metric, Phase};
 use std::collections::BTreeMap;
@@ -259,6 +263,25 @@ pub struct Side {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 606))]
     pub trials: Vec<TrialRecord>,
+    /// Steps that were not run, `<phase>:<trial>` -> why (at most 500 characters each):
+    /// "same failure as measure trial 0", "install trial 0 failed". A skipped trial has
+    /// no samples; absent when nothing was skipped (files written before this field).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub skipped: BTreeMap<String, String>,
+    /// The process family's memory over time during each measured start and UI
+    /// session, at most 400 series (optional; drawn by the HTML report).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 400))]
+    pub memory_series: Vec<MemorySeries>,
+    /// The terminal's screen when the program became ready, at most 16 (optional).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 16))]
+    pub screens: Vec<Screen>,
+    /// Each trial's staircase steps (optional; the metrics `instance_*` and
+    /// `reclaimed_rss` summarize them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 101))]
+    pub staircases: Vec<StaircaseRun>,
 }
 
 impl Side {
@@ -273,6 +296,15 @@ impl Side {
     /// Sets the side's error, cut to [`MAX_ERROR_CHARS`] characters.
     pub fn set_error(&mut self, error: impl Into<String>) {
         self.error = Some(truncate_chars(error.into(), MAX_ERROR_CHARS));
+    }
+
+    /// Records that `trial` of `phase` was not run and why (cut to [`MAX_ERROR_CHARS`]
+    /// characters).
+    pub fn set_skipped(&mut self, phase: crate::Phase, trial: u32, reason: impl Into<String>) {
+        self.skipped.insert(
+            format!("{phase}:{trial}"),
+            truncate_chars(reason.into(), MAX_ERROR_CHARS),
+        );
     }
 
     /// Keeps the [`MAX_PROCESSES`] processes with the most RSS (ties by pid), with
@@ -484,10 +516,15 @@ impl ResultFile {
 
     /// Reads and validates the result file at `path`.
     pub fn load(path: &Path) -> Result<ResultFile, LoadError> {
-        let text = std::fs::read_to_string(path).map_err(|cause| LoadError::Read {
-            path: path.to_path_buf(),
-            cause,
-        })?;
+        // Bounded and non-blocking: a FIFO, a device or a huge file is refused,
+        // not waited on or read until memory runs out.
+        let text =
+            crate::io::read_input_file(path, crate::io::MAX_INPUT_BYTES).map_err(|cause| {
+                LoadError::Read {
+                    path: path.to_path_buf(),
+                    cause,
+                }
+            })?;
         ResultFile::from_json_str(&text).map_err(|cause| LoadError::Parse {
             path: path.to_path_buf(),
             cause,
@@ -645,8 +682,64 @@ impl ResultFile {
                 check_length(&format!("{at}.host"), host, MAX_HOST_CHARS)?;
             }
         }
-        Ok(())
+        validate_details(side)
     }
+}
+
+/// The limits of the optional parts the HTML report draws.
+fn validate_details(side: &Side) -> Result<(), ValidationError> {
+    let invalid = |path: String, problem: String| Err(ValidationError { path, problem });
+    let too_many = |path: &str, found: usize, max: usize| {
+        invalid(
+            path.to_string(),
+            format!("{found} entries are more than {max}"),
+        )
+    };
+    if side.memory_series.len() > MAX_SERIES {
+        return too_many("side.memory_series", side.memory_series.len(), MAX_SERIES);
+    }
+    for (index, series) in side.memory_series.iter().enumerate() {
+        let at = format!("side.memory_series[{index}]");
+        check_trial(&format!("{at}.trial"), series.trial)?;
+        check_length(&format!("{at}.session"), &series.session, MAX_LABEL_CHARS)?;
+        if series.points.len() > MAX_POINTS {
+            return too_many(&format!("{at}.points"), series.points.len(), MAX_POINTS);
+        }
+    }
+    if side.screens.len() > MAX_SCREENS {
+        return too_many("side.screens", side.screens.len(), MAX_SCREENS);
+    }
+    for (index, screen) in side.screens.iter().enumerate() {
+        let at = format!("side.screens[{index}]");
+        check_trial(&format!("{at}.trial"), screen.trial)?;
+        check_length(&format!("{at}.session"), &screen.session, MAX_LABEL_CHARS)?;
+        check_length(&format!("{at}.text"), &screen.text, MAX_SCREEN_CHARS)?;
+    }
+    if side.staircases.len() > MAX_TRIAL as usize + 1 {
+        return too_many(
+            "side.staircases",
+            side.staircases.len(),
+            MAX_TRIAL as usize + 1,
+        );
+    }
+    for (index, run) in side.staircases.iter().enumerate() {
+        let at = format!("side.staircases[{index}]");
+        check_trial(&format!("{at}.trial"), run.trial)?;
+        if run.steps.len() > MAX_STEPS {
+            return too_many(&format!("{at}.steps"), run.steps.len(), MAX_STEPS);
+        }
+    }
+    Ok(())
+}
+
+fn check_trial(path: &str, trial: u32) -> Result<(), ValidationError> {
+    if trial > MAX_TRIAL {
+        return Err(ValidationError {
+            path: path.to_string(),
+            problem: format!("trial {trial} is above {MAX_TRIAL}"),
+        });
+    }
+    Ok(())
 }
 
 /// The JSON Schema of result files, generated from the types, as pretty-printed

@@ -42,9 +42,21 @@ pub fn record(side: &mut Side, metric: Metric, trial: u32, sample: Sample) {
 /// - When there are none, each of the phase's metrics with no sample for this trial
 ///   gives `metric: measurement missing`.
 pub fn trial_errors(side: &Side, phase: Phase, trial: u32) -> Vec<String> {
+    trial_errors_without(side, phase, trial, &[])
+}
+
+/// [`trial_errors`] for a target that has no `absent` metrics at all (no artifacts, so no
+/// `bundle`; nothing to install, so no `install` time): their absence is no failure.
+pub fn trial_errors_without(
+    side: &Side,
+    phase: Phase,
+    trial: u32,
+    absent: &[Metric],
+) -> Vec<String> {
     let metrics: Vec<Metric> = phase
         .metrics()
         .filter(|&metric| metric != Metric::Disk || trial == 0)
+        .filter(|metric| !absent.contains(metric))
         .collect();
     let samples_of = |metric: Metric| {
         side.metrics
@@ -74,6 +86,16 @@ pub fn trial_errors(side: &Side, phase: Phase, trial: u32) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_metric_the_target_cannot_have_is_not_missing() {
+        let side = Side::new("a");
+        assert_eq!(
+            trial_errors(&side, Phase::Prepare, 0),
+            ["bundle: measurement missing"]
+        );
+        assert!(trial_errors_without(&side, Phase::Prepare, 0, &[Metric::Bundle]).is_empty());
+    }
 
     #[test]
     fn record_replaces_only_that_trials_sample() {

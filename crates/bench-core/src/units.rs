@@ -96,6 +96,18 @@ fn round_significant(value: f64, digits: i32) -> f64 {
     (value * scale).round() / scale
 }
 
+/// A runtime fact for people: values of keys that end in `_bytes` (`memory_bytes`,
+/// `home_before_install_bytes`) are byte counts and are shown with binary units
+/// (`23.5 GiB`); every other value is returned as it is.
+pub fn format_fact(key: &str, value: &str) -> String {
+    if key.ends_with("_bytes")
+        && let Ok(bytes) = value.trim().parse::<u64>()
+    {
+        return format_bytes(bytes as f64);
+    }
+    value.to_string()
+}
+
 fn three_significant(value: f64) -> String {
     let magnitude = round_significant(value.abs(), 3);
     if magnitude >= 100.0 || magnitude == 0.0 {
@@ -138,5 +150,13 @@ mod tests {
         assert_eq!(format_bytes(131.2 * 1024.0 * 1024.0), "131.2 MiB");
         assert_eq!(format_bytes(1.5 * 1024.0 * 1024.0 * 1024.0), "1.5 GiB");
         assert_eq!(format_bytes(-2048.0), "-2.0 KiB");
+    }
+
+    #[test]
+    fn byte_facts_get_units_and_other_facts_stay() {
+        assert_eq!(format_fact("memory_bytes", "25276059648"), "23.5 GiB");
+        assert_eq!(format_fact("home_before_install_bytes", "4096"), "4.0 KiB");
+        assert_eq!(format_fact("cores", "8"), "8");
+        assert_eq!(format_fact("memory_bytes", "unknown"), "unknown");
     }
 }

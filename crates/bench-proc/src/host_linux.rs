@@ -43,10 +43,12 @@ impl HostFacts {
     /// Reads the live machine's facts.
     pub fn read() -> Result<HostFacts, HostError> {
         let read = |path: &str| {
-            std::fs::read_to_string(path).map_err(|source| HostError::Read {
-                path: path.into(),
-                source,
-            })
+            crate::read_proc_file(path)
+                .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+                .map_err(|source| HostError::Read {
+                    path: path.into(),
+                    source,
+                })
         };
         let cpuinfo = read("/proc/cpuinfo")?;
         let meminfo = read("/proc/meminfo")?;

@@ -16,6 +16,7 @@
 //! - [`Sampler`]: the family's totals every N ms in the background, with peaks.
 //! - [`become_subreaper`]: keep double-forked daemons in the tree.
 //! - [`stop`]: SIGTERM, grace, SIGKILL, reap, verify.
+//! - [`stop_uid`]: every process of a uid, atomically against fork-hopping.
 //! - [`disk_usage`]: apparent size of a directory tree, like `du --apparent-size`.
 //! - [`HostFacts`]: cpu model, cores, memory, kernel, architecture, page size.
 //! - [`staircase`]: the marginal memory of one more instance.
@@ -28,6 +29,7 @@ mod sampler;
 mod snapshot_linux;
 pub mod staircase;
 mod stop_linux;
+mod stop_uid_linux;
 mod subreaper_linux;
 #[cfg(test)]
 mod test_tree;
@@ -35,7 +37,12 @@ mod test_tree;
 pub use disk::{DEFAULT_EXCLUDES, DiskError, disk_usage, wildcard_match};
 pub use host_linux::{HostError, HostFacts, cpu_model, mem_total_bytes};
 pub use sampler::{SamplePoint, Sampler, SamplerOptions, SamplerReport};
-pub use snapshot_linux::{ProcRoot, ProcessSample, Selector, Snapshot, SnapshotError, snapshot};
+pub use snapshot_linux::{
+    ProcRoot, ProcessSample, Selector, Snapshot, SnapshotError, read_proc_file, snapshot,
+};
 pub use staircase::{Instances, StaircaseOptions, StaircaseReport};
-pub use stop_linux::{StopError, StopReport, Survivor, stop};
+pub use stop_linux::{StopError, StopReport, Survivor, process_stat, stop};
+pub use stop_uid_linux::{
+    MIN_USER_UID, StopUidError, UidStopReport, parse_uid_min, stop_uid, user_uid_min,
+};
 pub use subreaper_linux::{SubreaperError, become_subreaper, is_subreaper};

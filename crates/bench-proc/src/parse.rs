@@ -31,6 +31,10 @@ pub struct Stat {
     pub start_ticks: u64,
     /// Resident set size in pages (the kernel's approximate counter).
     pub rss_pages: u64,
+    /// User CPU time of the children it has waited for, in clock ticks (`cutime`).
+    pub children_utime_ticks: u64,
+    /// System CPU time of the children it has waited for, in clock ticks (`cstime`).
+    pub children_stime_ticks: u64,
 }
 
 impl Stat {
@@ -68,6 +72,8 @@ pub fn parse_stat(text: &str) -> Option<Stat> {
         flags: num(9)?,
         utime_ticks: num(14)?,
         stime_ticks: num(15)?,
+        children_utime_ticks: field(16)?.parse::<i64>().ok()?.max(0).unsigned_abs(),
+        children_stime_ticks: field(17)?.parse::<i64>().ok()?.max(0).unsigned_abs(),
         threads: u32::try_from(num(20)?).ok()?,
         start_ticks: num(22)?,
         rss_pages: field(24)?.parse::<i64>().ok()?.max(0).unsigned_abs(),
@@ -207,6 +213,20 @@ fn kib_value(value: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn children_cpu_is_fields_16_and_17_after_the_name() {
+        let stat = parse_stat(
+            "4242 (a (b) c) S 1 4242 4242 0 -1 4194304 100 5 0 0 \
+             12 34 56 78 20 0 1 0 999 1000 50",
+        )
+        .unwrap();
+        assert_eq!((stat.utime_ticks, stat.stime_ticks), (12, 34));
+        assert_eq!(
+            (stat.children_utime_ticks, stat.children_stime_ticks),
+            (56, 78)
+        );
+    }
 
     const ROLLUP: &str = "\
 55d0c0a4e000-7ffd5b7fd000 ---p 00000000 00:00 0                          [rollup]

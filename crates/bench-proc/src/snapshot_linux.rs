@@ -543,35 +543,51 @@ fn read_optional<'b>(path: &Path, buf: &'b mut Vec<u8>) -> Result<Option<&'b str
 /// Reads a whole file into `buf` (reused across calls to spare allocations)
 /// and returns it as text; non-UTF-8 content reads as empty.
 ///
-/// A read that does not fill the buffer ends the file: `/proc` files are
-/// generated in one go (seq_file fills the buffer until the record ends), so
-/// this saves the extra system call that would only return 0.
+/// Reads until `read` returns 0: a short read is not the end of a `/proc` file.
+/// `task/TID/children` is generated a page at a time, so a parent with a
+/// thousand children answers the first read with only part of the list.
 fn read_file<'b>(path: &Path, buf: &'b mut Vec<u8>) -> io::Result<&'b str> {
     buf.clear();
+    let file = File::open(path)?;
+    read_to_end(file, buf)?;
+    Ok(std::str::from_utf8(buf).unwrap_or(""))
+}
+
+/// Reads a `/proc` file (or any file) whole, looping until end of file.
+///
+/// Every reader of `/proc` in the workspace goes through this (or through the
+/// snapshot walker, which does the same with a reused buffer), because a short
+/// read is not the end of a `/proc` file: `task/TID/children` comes a page at
+/// a time.
+pub fn read_proc_file(path: impl AsRef<Path>) -> io::Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    read_to_end(File::open(path.as_ref())?, &mut buf)?;
+    Ok(buf)
+}
+
+/// Appends everything `reader` yields to `buf`, retrying interrupted reads,
+/// until a read returns 0.
+fn read_to_end(mut reader: impl Read, buf: &mut Vec<u8>) -> io::Result<()> {
     buf.reserve(4096);
-    let mut file = File::open(path)?;
     loop {
         let filled = buf.len();
+        if buf.capacity() == filled {
+            buf.reserve(filled.max(4096));
+        }
         buf.resize(buf.capacity(), 0);
-        let read = match file.read(&mut buf[filled..]) {
-            Ok(read) => read,
-            Err(error) if error.kind() == io::ErrorKind::Interrupted => {
+        match reader.read(&mut buf[filled..]) {
+            Ok(0) => {
                 buf.truncate(filled);
-                continue;
+                return Ok(());
             }
+            Ok(read) => buf.truncate(filled + read),
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => buf.truncate(filled),
             Err(error) => {
                 buf.truncate(filled);
                 return Err(error);
             }
-        };
-        let spare = buf.len() - filled;
-        buf.truncate(filled + read);
-        if read == 0 || read < spare {
-            break;
         }
-        buf.reserve(buf.len());
     }
-    Ok(std::str::from_utf8(buf).unwrap_or(""))
 }
 
 /// ENOENT when the `/proc/PID` directory is gone, ESRCH when the process exited
@@ -764,6 +780,27 @@ mod tests {
         assert_eq!(read_file(&path, &mut buf).unwrap(), text);
         fs::write(&path, "short").unwrap();
         assert_eq!(read_file(&path, &mut buf).unwrap(), "short");
+    }
+
+    /// Yields its text a few bytes per read, as `task/TID/children` does a
+    /// page at a time.
+    struct Trickle<'a>(&'a [u8]);
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+            let n = self.0.len().min(out.len()).min(7);
+            out[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn short_reads_are_not_the_end_of_the_file() {
+        let text = "1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 ";
+        let mut buf = Vec::new();
+        read_to_end(Trickle(text.as_bytes()), &mut buf).unwrap();
+        assert_eq!(buf, text.as_bytes());
     }
 
     #[test]

@@ -4,7 +4,10 @@
 //! one-time costs (caches, JIT, shared daemons) are paid before measuring. Then
 //! instances are added one at a time and the whole family is measured after each
 //! settles; the per-step deltas and their average are the marginal cost of one
-//! instance. Finally all are stopped and the memory given back is measured.
+//! instance. The first step often pays what the warm-up could not leave behind
+//! (a shared daemon, a cache the instances share), so the median of the later
+//! steps is reported as well: the steady cost of one more instance. Finally all
+//! are stopped and the memory given back is measured.
 //!
 //! The engine knows nothing about what an instance is: anything that implements
 //! [`Instances`] (a spawned command, a PTY session, a VM on a shared sidecar) works.
@@ -106,6 +109,14 @@ pub struct StaircaseReport {
     pub avg_per_instance_pss_bytes: Option<i64>,
     /// Average USS delta per instance, `None` if USS was unknown.
     pub avg_per_instance_uss_bytes: Option<i64>,
+    /// Median RSS delta of the steps after the first, in bytes (the steady cost
+    /// of one more instance); `None` with fewer than two steps.
+    pub steady_per_instance_rss_bytes: Option<i64>,
+    /// Median PSS delta of the steps after the first; `None` with fewer than two
+    /// steps or when PSS was unknown on any of them.
+    pub steady_per_instance_pss_bytes: Option<i64>,
+    /// Median USS delta of the steps after the first; `None` as for PSS.
+    pub steady_per_instance_uss_bytes: Option<i64>,
     /// The family after all instances were stopped and it settled.
     pub after_teardown: FamilyTotals,
     /// RSS given back by stopping all instances, in bytes.
@@ -301,6 +312,9 @@ pub fn run_in<I: Instances>(
             .round() as i64,
         avg_per_instance_pss_bytes: average(both(last.pss_bytes, baseline.pss_bytes)),
         avg_per_instance_uss_bytes: average(both(last.uss_bytes, baseline.uss_bytes)),
+        steady_per_instance_rss_bytes: steady(&steps, |step| Some(step.rss_delta_bytes)),
+        steady_per_instance_pss_bytes: steady(&steps, |step| step.pss_delta_bytes),
+        steady_per_instance_uss_bytes: steady(&steps, |step| step.uss_delta_bytes),
         steps,
         after_teardown,
         reclaimed_rss_bytes: delta(last.rss_bytes, after_teardown.rss_bytes),
@@ -314,6 +328,24 @@ fn delta(after: u64, before: u64) -> i64 {
 
 fn both(after: Option<u64>, before: Option<u64>) -> Option<i64> {
     Some(delta(after?, before?))
+}
+
+/// The median of one delta over the steps after the first (the mean of the two
+/// middle values, rounded, for an even number); `None` with fewer than two steps
+/// or when any of those deltas is unknown.
+fn steady(steps: &[Step], delta: impl Fn(&Step) -> Option<i64>) -> Option<i64> {
+    let mut later = steps
+        .get(1..)?
+        .iter()
+        .map(delta)
+        .collect::<Option<Vec<i64>>>()?;
+    later.sort_unstable();
+    let middle = later.len() / 2;
+    match later.len() {
+        0 => None,
+        n if n % 2 == 1 => Some(later[middle]),
+        _ => Some(((later[middle - 1] as f64 + later[middle] as f64) / 2.0).round() as i64),
+    }
 }
 
 #[cfg(test)]
@@ -409,6 +441,8 @@ mod tests {
         }
         assert_eq!(report.avg_per_instance_rss_bytes, 400 * 1024);
         assert_eq!(report.avg_per_instance_pss_bytes, Some(200 * 1024));
+        assert_eq!(report.steady_per_instance_rss_bytes, Some(400 * 1024));
+        assert_eq!(report.steady_per_instance_pss_bytes, Some(200 * 1024));
         assert_eq!(report.reclaimed_rss_bytes, 3 * 400 * 1024);
         assert_eq!(report.after_teardown.process_count, 1);
         assert_eq!(fake.observed, [0, 1, 2]);
@@ -423,6 +457,44 @@ mod tests {
             "failed to verify the instance during step 1"
         );
         assert!(fake.live.is_empty(), "left running: {:?}", fake.live);
+    }
+
+    fn step(index: usize, rss_mib: i64, pss_mib: Option<i64>) -> Step {
+        Step {
+            index,
+            rss_delta_bytes: rss_mib << 20,
+            pss_delta_bytes: pss_mib.map(|m| m << 20),
+            uss_delta_bytes: None,
+            totals: FamilyTotals {
+                process_count: 1,
+                rss_bytes: 0,
+                pss_bytes: None,
+                uss_bytes: None,
+            },
+        }
+    }
+
+    #[test]
+    fn steady_cost_is_the_median_of_the_steps_after_the_first() {
+        // The first step carries a shared daemon (90 MiB); the rest cost ~20 MiB.
+        let steps = [
+            step(0, 90, Some(80)),
+            step(1, 22, Some(20)),
+            step(2, 18, Some(16)),
+            step(3, 40, Some(21)),
+        ];
+        let rss = |s: &Step| Some(s.rss_delta_bytes);
+        assert_eq!(steady(&steps, rss), Some(22 << 20));
+        assert_eq!(steady(&steps, |s| s.pss_delta_bytes), Some(20 << 20));
+        // An even number of later steps: the mean of the middle two.
+        assert_eq!(steady(&steps[..3], rss), Some(20 << 20));
+        assert_eq!(
+            steady(&steps[..1], rss),
+            None,
+            "one step has no later steps"
+        );
+        let unknown = [step(0, 90, Some(80)), step(1, 22, None)];
+        assert_eq!(steady(&unknown, |s| s.pss_delta_bytes), None);
     }
 
     #[test]

@@ -55,7 +55,7 @@ pub enum StopError {
     },
 }
 
-fn names(survivors: &[Survivor]) -> String {
+pub(crate) fn names(survivors: &[Survivor]) -> String {
     survivors
         .iter()
         .map(|s| format!("{} ({}, state {})", s.pid, s.name, s.state))
@@ -101,7 +101,7 @@ fn stop_in(root: &ProcRoot, selector: &Selector, grace: Duration) -> Result<Stop
             if protected.contains(&pid) || members.contains_key(&pid) {
                 continue;
             }
-            if let Some(stat) = live_stat(pid) {
+            if let Some(stat) = process_stat(pid) {
                 members.insert(pid, stat.start_ticks);
                 fresh.push(pid);
             }
@@ -152,7 +152,7 @@ fn stop_in(root: &ProcRoot, selector: &Selector, grace: Duration) -> Result<Stop
     let survivors: Vec<Survivor> = alive(&members)
         .into_iter()
         .filter_map(|pid| {
-            live_stat(pid).map(|stat| Survivor {
+            process_stat(pid).map(|stat| Survivor {
                 pid,
                 name: stat.name,
                 state: stat.state,
@@ -170,7 +170,7 @@ fn stop_in(root: &ProcRoot, selector: &Selector, grace: Duration) -> Result<Stop
 fn protected_pids() -> Vec<u32> {
     let mut protected = vec![1, std::process::id()];
     let mut pid = std::process::id();
-    while let Some(stat) = live_stat(pid) {
+    while let Some(stat) = process_stat(pid) {
         if stat.ppid == 0 || protected.contains(&stat.ppid) {
             break;
         }
@@ -180,9 +180,11 @@ fn protected_pids() -> Vec<u32> {
     protected
 }
 
-fn live_stat(pid: u32) -> Option<parse::Stat> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    parse::parse_stat(&text)
+/// The `/proc/PID/stat` of a live process (zombies included), read whole; `None` when
+/// it is gone. The one place clibench reads a single process's stat.
+pub fn process_stat(pid: u32) -> Option<parse::Stat> {
+    let bytes = crate::read_proc_file(format!("/proc/{pid}/stat")).ok()?;
+    parse::parse_stat(std::str::from_utf8(&bytes).ok()?)
 }
 
 /// Members that still exist as the same process and are not zombies.
@@ -190,7 +192,7 @@ fn alive(members: &BTreeMap<u32, u64>) -> Vec<u32> {
     members
         .iter()
         .filter(|&(&pid, &start)| {
-            live_stat(pid).is_some_and(|stat| stat.start_ticks == start && !stat.is_zombie())
+            process_stat(pid).is_some_and(|stat| stat.start_ticks == start && !stat.is_zombie())
         })
         .map(|(&pid, _)| pid)
         .collect()
@@ -200,7 +202,9 @@ fn alive(members: &BTreeMap<u32, u64>) -> Vec<u32> {
 fn reap(members: &BTreeMap<u32, u64>, report: &mut StopReport) {
     let me = std::process::id();
     for (&pid, &start) in members {
-        let Some(stat) = live_stat(pid) else { continue };
+        let Some(stat) = process_stat(pid) else {
+            continue;
+        };
         if stat.ppid != me || !stat.is_zombie() || stat.start_ticks != start {
             continue;
         }

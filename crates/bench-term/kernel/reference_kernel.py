@@ -3,7 +3,7 @@
 
 Python 3 standard library only (dill is used for snapshots when importable).
 Run it as `python3 reference_kernel.py`; requests arrive as JSON lines on stdin,
-events leave as JSON lines on stdout. See KERNEL-PROTOCOL.md for the protocol.
+events leave as JSON lines on stdout. See docs/kernel-protocol.md for the protocol.
 
 How it is built:
 - The protocol goes out on a duplicate of the original stdout. File descriptors
@@ -20,6 +20,12 @@ How it is built:
   KeyboardInterrupt when the cell is running Python code, and cancels the
   cell's task when the cell is suspended in an `await`; either way the cell
   ends with a KeyboardInterrupt `error` event and `done` with status `error`.
+  An interrupt that arrives right behind an `execute`, before that cell
+  started, is kept for it: the cell ends the same way without running.
+- Like a real kernel, it sends `ready` as soon as it can serve and loads
+  optional libraries when first needed: the snapshot serializer (dill, when
+  importable) is imported by the first `snapshot` or `restore`, so neither
+  `kernel_start` nor `kernel_rss` pays for it.
 """
 
 import ast
@@ -47,13 +53,21 @@ PROTOCOL = 3
 KERNEL_FILE = os.path.abspath(__file__) if "__file__" in globals() else "<kernel>"
 SNAPSHOT_FORMAT = "clibench-reference-kernel-snapshot"
 
-try:  # dill pickles more (lambdas, closures); plain pickle otherwise.
-    import dill as _serializer
+_SERIALIZER = None
 
-    SERIALIZER = "dill"
-except ImportError:  # pragma: no cover - depends on the machine
-    _serializer = pickle
-    SERIALIZER = "pickle"
+
+def serializer():
+    """(name, module) of the snapshot serializer, imported on first use: dill pickles
+    more (lambdas, closures) and is preferred when importable; plain pickle otherwise."""
+    global _SERIALIZER
+    if _SERIALIZER is None:
+        try:
+            import dill
+
+            _SERIALIZER = ("dill", dill)
+        except ImportError:  # pragma: no cover - depends on the machine
+            _SERIALIZER = ("pickle", pickle)
+    return _SERIALIZER
 
 
 def write_all(fd, data):
@@ -257,6 +271,11 @@ class Kernel:
         self.cell_task = None
         self.serve_task = None
         self.interrupted_tasks = set()
+        # Ids of requests accepted by the reader thread and not yet started, and those of
+        # them an interrupt arrived for; both guarded by state_lock with cell_task.
+        self.state_lock = threading.Lock()
+        self.queued_ids = []
+        self.interrupt_queued = set()
         self.host_waiters = {}
         self.host_ids = itertools.count(1)
         self.cell_numbers = itertools.count(1)
@@ -394,6 +413,9 @@ class Kernel:
         elif kind != "shutdown" and not isinstance(request.get("id"), str):
             self.protocol_error(f"`{kind}` request without a string `id`")
         else:
+            if kind != "shutdown":
+                with self.state_lock:
+                    self.queued_ids.append(request["id"])
             self.loop.call_soon_threadsafe(self.queue.put_nowait, request)
 
     def resolve_host(self, request_id, data):
@@ -402,11 +424,18 @@ class Kernel:
             future.set_result(data)
 
     def interrupt(self, request_id):
-        if self.cell_task is None:
-            return
-        if request_id is not None and request_id != self.current_id:
-            return
-        signal.pthread_kill(self.main_ident, signal.SIGINT)
+        with self.state_lock:
+            if self.cell_task is not None and request_id in (None, self.current_id):
+                signal.pthread_kill(self.main_ident, signal.SIGINT)
+                return
+            # No cell runs yet: the interrupt is for the request that is about to start
+            # (it may have arrived right behind its `execute`), or for the one it names.
+            waiting = [self.current_id] if self.current_id is not None else []
+            waiting += self.queued_ids
+            if request_id is None and waiting:
+                self.interrupt_queued.add(waiting[0])
+            elif request_id in waiting:
+                self.interrupt_queued.add(request_id)
 
     def on_sigint(self, signum, frame):
         task = self.cell_task
@@ -447,7 +476,10 @@ class Kernel:
                 "restore": self.restore,
                 "list_names": self.list_names,
             }.get(kind)
-            self.current_id = request_id
+            with self.state_lock:
+                if request_id in self.queued_ids:
+                    self.queued_ids.remove(request_id)
+                self.current_id = request_id
             try:
                 if handler is None:
                     self.protocol_error(f"unknown request type `{kind}`", request_id)
@@ -462,7 +494,9 @@ class Kernel:
                 self.stderr.flush()
                 for forwarder in self.forwarders:
                     forwarder.drain()
-                self.current_id = None
+                with self.state_lock:
+                    self.current_id = None
+                    self.interrupt_queued.discard(request_id)
             self.wire.send({"event": "done", "id": request_id, **extras})
 
     def send_error(self, request_id, error):
@@ -490,12 +524,26 @@ class Kernel:
         if not isinstance(code, str):
             self.protocol_error("`execute` request without a string `code`", request["id"])
             return {"status": "error"}
-        self.cell_task = self.loop.create_task(self.run_cell(request["id"], code))
+        with self.state_lock:
+            if request["id"] in self.interrupt_queued:
+                # Interrupted before it started: it ends as if interrupted at once.
+                self.send_error(request["id"], KeyboardInterrupt())
+                return {"status": "error"}
+            self.cell_task = self.loop.create_task(self.run_cell(request["id"], code))
+        task = self.cell_task
         try:
-            return await self.cell_task
+            return await task
+        except asyncio.CancelledError:
+            # Cancelled by an interrupt before its first step, so run_cell could not
+            # turn the cancellation into a KeyboardInterrupt itself.
+            if task not in self.interrupted_tasks:
+                raise
+            self.send_error(request["id"], KeyboardInterrupt())
+            return {"status": "error"}
         finally:
-            self.interrupted_tasks.discard(self.cell_task)
-            self.cell_task = None
+            with self.state_lock:
+                self.interrupted_tasks.discard(task)
+                self.cell_task = None
 
     async def run_cell(self, request_id, code):
         filename = f"<cell-{next(self.cell_numbers)}>"
@@ -560,7 +608,7 @@ class Kernel:
                 sizes[name] = 0
                 continue
             try:
-                blob = _serializer.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+                blob = serializer()[1].dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
             except Exception as error:
                 skipped.append(name)
                 reasons[name] = f"{type(error).__name__}: {error}"
@@ -577,7 +625,7 @@ class Kernel:
 
         def encode():
             return pickle.dumps(
-                {"format": SNAPSHOT_FORMAT, "version": 1, "serializer": SERIALIZER, "entries": entries},
+                {"format": SNAPSHOT_FORMAT, "version": 1, "serializer": serializer()[0], "entries": entries},
                 protocol=pickle.HIGHEST_PROTOCOL,
             )
 
@@ -603,7 +651,7 @@ class Kernel:
         manifest = {
             "format": SNAPSHOT_FORMAT,
             "version": 1,
-            "serializer": SERIALIZER,
+            "serializer": serializer()[0],
             "python": platform.python_version(),
             "created_unix_seconds": time.time(),
             "path": path,
@@ -640,7 +688,7 @@ class Kernel:
             entries = payload["entries"]
             serializer = pickle
             if payload.get("serializer") == "dill":
-                import dill as serializer
+                import dill as serializer  # noqa: F811 - loaded when first needed
         except Exception as error:
             return {"status": "error", "restored": [], "failed": [], "reason": f"{type(error).__name__}: {error}"}
         restored = []

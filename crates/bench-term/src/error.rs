@@ -74,7 +74,39 @@ impl fmt::Display for ScreenDump {
             if index > 0 {
                 f.write_str("\n")?;
             }
-            write!(f, "  | {line}")?;
+            if line.is_empty() {
+                f.write_str("  |")?;
+            } else {
+                write!(f, "  | {line}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Where the cursor and the probe were when probe mode gave up, to tell a program
+/// that drew the probe somewhere unexpected (or moved the cursor away) from one that
+/// never showed it. Rows and columns are 1-based, as people count them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProbeWhere {
+    /// The cursor (row, column), 0-based.
+    pub cursor: (u16, u16),
+    /// Where the probe's tag was last seen on a visible frame, 0-based.
+    pub probe_seen: Option<(u16, u16)>,
+    /// Where the cursor should return to (the probe's first cell), 0-based.
+    pub origin: Option<(u16, u16)>,
+}
+
+impl fmt::Display for ProbeWhere {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let at = |(row, col): (u16, u16)| format!("row {}, column {}", row + 1, col + 1);
+        write!(f, "the cursor is at {}", at(self.cursor))?;
+        match self.probe_seen {
+            Some(seen) => write!(f, "; the probe was last seen at {}", at(seen))?,
+            None => f.write_str("; the probe was never seen on the screen")?,
+        }
+        if let Some(origin) = self.origin {
+            write!(f, "; the cursor should return to {}", at(origin))?;
         }
         Ok(())
     }
@@ -123,6 +155,30 @@ pub enum TermError {
         /// How long it waited.
         waited: Duration,
         /// The screen when it gave up.
+        screen: ScreenDump,
+    },
+    /// Probe mode ran out of time; says where the cursor and the probe were.
+    #[error(
+        "timed out after {} {stage}; {whereabouts}; last screen:\n{screen}",
+        format_seconds(waited.as_secs_f64())
+    )]
+    ProbeTimeout {
+        /// What the wait was for.
+        stage: Stage,
+        /// How long it waited.
+        waited: Duration,
+        /// Where the cursor and the probe were.
+        whereabouts: ProbeWhere,
+        /// The screen when it gave up.
+        screen: ScreenDump,
+    },
+    /// The program looked ready, but the screen at ready is not what a person can
+    /// type into: a dialog, a rejected pattern, or the required pattern missing.
+    #[error("{blocked}; the screen at ready:\n{screen}")]
+    Blocked {
+        /// Why.
+        blocked: crate::dialog::Blocked,
+        /// The screen at ready.
         screen: ScreenDump,
     },
     /// The program exited (or closed the terminal) before the wait was over.
@@ -175,6 +231,38 @@ mod tests {
           | pi
         timed out after 300 ms waiting for the screen to match; last screen:
           (empty screen)
+        ");
+    }
+
+    #[test]
+    fn probe_timeouts_say_where_the_cursor_and_the_probe_were() {
+        let lost = TermError::ProbeTimeout {
+            stage: Stage::CursorReturn,
+            waited: Duration::from_secs(5),
+            whereabouts: ProbeWhere {
+                cursor: (0, 9),
+                probe_seen: Some((2, 2)),
+                origin: Some((2, 2)),
+            },
+            screen: ScreenDump("loading\n\n> ".into()),
+        };
+        let unseen = TermError::ProbeTimeout {
+            stage: Stage::ProbeEcho,
+            waited: Duration::from_secs(30),
+            whereabouts: ProbeWhere {
+                cursor: (3, 0),
+                probe_seen: None,
+                origin: None,
+            },
+            screen: ScreenDump("menu".into()),
+        };
+        insta::assert_snapshot!(format!("{lost}\n{unseen}"), @r"
+        timed out after 5.00 s waiting for the cursor to return; the cursor is at row 1, column 10; the probe was last seen at row 3, column 3; the cursor should return to row 3, column 3; last screen:
+          | loading
+          |
+          | >
+        timed out after 30.0 s waiting for the probe echo; the cursor is at row 4, column 1; the probe was never seen on the screen; last screen:
+          | menu
         ");
     }
 }

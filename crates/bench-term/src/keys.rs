@@ -88,6 +88,64 @@ pub fn encode_text(text: &str, flags: u32, out: &mut Vec<u8>) {
     }
 }
 
+/// A key name that [`parse_keys`] does not know.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "unknown key {0:?} (expected C-<letter>, Enter, Tab, Esc, Backspace, Space, Comma, a single \
+     character, or text to type)"
+)]
+pub struct KeyError(pub String);
+
+/// Keys written the way specs and flags write them: a list of names, each
+/// `C-<letter>` (or `Ctrl-<letter>`), `Enter`, `Tab`, `Esc`/`Escape`, `Backspace`,
+/// `Space`, `Comma`, a single character, or any other text, typed one character at
+/// a time (`"/quit"`). Names are matched case-insensitively.
+pub fn parse_keys<S: AsRef<str>>(names: &[S]) -> Result<Vec<Key>, KeyError> {
+    let mut keys = Vec::new();
+    for name in names {
+        let name = name.as_ref();
+        let lower = name.to_ascii_lowercase();
+        let ctrl = lower
+            .strip_prefix("c-")
+            .or_else(|| lower.strip_prefix("ctrl-"))
+            .or_else(|| lower.strip_prefix("ctrl+"));
+        let named = match (lower.as_str(), ctrl) {
+            (_, Some(letter)) => match letter.as_bytes() {
+                [c] if c.is_ascii_alphabetic() || b"[\\]^_@".contains(c) => {
+                    Some(Key::Ctrl(char::from(*c)))
+                }
+                _ => return Err(KeyError(name.to_owned())),
+            },
+            ("enter" | "return" | "cr", _) => Some(Key::Enter),
+            ("tab", _) => Some(Key::Tab),
+            ("esc" | "escape", _) => Some(Key::Escape),
+            ("backspace" | "bs", _) => Some(Key::Backspace),
+            ("space", _) => Some(Key::Char(' ')),
+            ("comma", _) => Some(Key::Char(',')),
+            _ => None,
+        };
+        match named {
+            Some(key) => keys.push(key),
+            None if name.is_empty() => return Err(KeyError(String::new())),
+            None => keys.extend(name.chars().map(Key::Char)),
+        }
+    }
+    Ok(keys)
+}
+
+/// Keys from one flag value: names separated by commas or spaces (`"C-c,C-c"`,
+/// `"/quit Enter"`); see [`parse_keys`].
+pub fn parse_key_list(text: &str) -> Result<Vec<Key>, KeyError> {
+    let names: Vec<&str> = text
+        .split([',', ' '])
+        .filter(|name| !name.is_empty())
+        .collect();
+    if names.is_empty() {
+        return Err(KeyError(text.to_owned()));
+    }
+    parse_keys(&names)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -130,5 +188,39 @@ mod tests {
         let mut out = Vec::new();
         encode_text("ok\n", 0, &mut out);
         assert_eq!(out, b"ok\r");
+    }
+
+    #[test]
+    fn key_names_parse_as_specs_write_them() {
+        assert_eq!(
+            parse_keys(&["C-c", "ctrl-D", "Enter", "esc", "q", "Space"]).unwrap(),
+            [
+                Key::Ctrl('c'),
+                Key::Ctrl('d'),
+                Key::Enter,
+                Key::Escape,
+                Key::Char('q'),
+                Key::Char(' ')
+            ]
+        );
+        assert_eq!(
+            parse_keys(&["/q", "Enter"]).unwrap(),
+            [Key::Char('/'), Key::Char('q'), Key::Enter]
+        );
+        assert_eq!(
+            parse_key_list("C-c,C-c").unwrap(),
+            [Key::Ctrl('c'), Key::Ctrl('c')]
+        );
+        assert_eq!(
+            parse_key_list(":q Enter").unwrap(),
+            [Key::Char(':'), Key::Char('q'), Key::Enter]
+        );
+        assert_eq!(
+            parse_keys(&["C-12"]).unwrap_err().to_string(),
+            "unknown key \"C-12\" (expected C-<letter>, Enter, Tab, Esc, Backspace, Space, Comma, \
+             a single character, or text to type)"
+        );
+        assert!(parse_key_list(" , ").is_err());
+        assert!(parse_keys(&[""]).is_err());
     }
 }

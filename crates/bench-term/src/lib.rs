@@ -24,12 +24,17 @@
 //!
 //! # Sections
 //! - [`ready`]: the ready modes (`probe`, `pattern:REGEX`, `first-frame`, `stable:DURATION`).
+//! - [`dialog`]: what the screen at ready must (not) show; the blocking dialogs recognised.
+//! - [`asciicast`]: transcripts as asciicast v2 recordings, with the ready moment marked.
 //! - [`queries`]: which terminal queries are recognized and how they are answered.
 //! - [`keys`]: keys as sent in legacy and kitty keyboard protocol encodings.
 //! - [`screen`]: the screen model and what counts as a visible frame.
 //! - [`kernel`]: the REPL kernel client.
 #![warn(missing_docs)]
 
+pub mod asciicast;
+pub mod dialog;
+mod drained;
 mod error;
 pub mod kernel;
 pub mod keys;
@@ -37,15 +42,20 @@ mod pty_linux;
 pub mod queries;
 pub mod ready;
 pub mod screen;
-pub mod session_linux;
+mod session_linux;
 mod terminal;
 mod transcript;
 
-pub use error::{Exit, ScreenDump, Stage, TermError};
-pub use keys::Key;
+pub use dialog::{Blocked, ReadyGuard};
+pub use drained::Drained;
+pub use error::{Exit, ProbeWhere, ScreenDump, Stage, TermError};
+pub use keys::{Key, parse_key_list, parse_keys};
 pub use ready::ReadyMode;
 pub use terminal::{
-    CloseReport, KEYSTROKE_TIMEOUT, PROBE_CLEANUP_TIMEOUT, PROBE_INTERVAL, SpawnOptions, Terminal,
-    Timeline, User, monotonic_now,
+    CloseReport, KEYSTROKE_TIMEOUT, PROBE_CLEANUP_TIMEOUT, PROBE_INTERVAL, PROBE_LETTERS,
+    QUIT_QUIET, SpawnOptions, Terminal, Timeline, User, monotonic_now,
 };
-pub use transcript::{INPUT_FILE, OUTPUT_FILE, SCREEN_FILE, TRANSCRIPT_LIMIT_BYTES};
+pub use transcript::{
+    CAST_FILE, INPUT_FILE, OUTPUT_FILE, READY_MARKER, READY_SCREEN_FILE, SCREEN_FILE,
+    TRANSCRIPT_LIMIT_BYTES,
+};

@@ -50,6 +50,9 @@ pub enum ParseError {
     /// A duration is not a number followed by ms, s or m.
     #[error("invalid duration {0:?} (expected e.g. 500ms, 2s, 1.5s or 1m)")]
     Duration(String),
+    /// A duration above one day (or negative).
+    #[error("duration {0:?} is out of range (at most 24h, e.g. 30s or 10m)")]
+    DurationTooLong(String),
 }
 
 impl FromStr for ReadyMode {
@@ -87,8 +90,17 @@ pub fn parse_duration(text: &str) -> Result<Duration, ParseError> {
         return Err(fail());
     };
     let value: f64 = number.trim().parse().map_err(|_| fail())?;
-    Duration::try_from_secs_f64(value * scale).map_err(|_| fail())
+    let seconds = value * scale;
+    // A day is far longer than any wait clibench makes; more is a typo, and
+    // adding a huge duration to an `Instant` would overflow.
+    if !(0.0..=MAX_DURATION_SECONDS).contains(&seconds) {
+        return Err(ParseError::DurationTooLong(text.to_owned()));
+    }
+    Duration::try_from_secs_f64(seconds).map_err(|_| fail())
 }
+
+/// The longest duration [`parse_duration`] accepts: one day.
+pub const MAX_DURATION_SECONDS: f64 = 86_400.0;
 
 #[cfg(test)]
 mod tests {

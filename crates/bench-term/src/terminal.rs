@@ -1,13 +1,15 @@
 //! [`Terminal`]: one program running in a pseudo-terminal, watched through a
 //! screen model, typed into like a person would.
 
-use crate::error::{Exit, ScreenDump, Stage, TermError};
+use crate::dialog::ReadyGuard;
+use crate::error::{Exit, ProbeWhere, ScreenDump, Stage, TermError};
 use crate::keys::{Key, encode, encode_text};
 use crate::pty_linux;
 use crate::ready::ReadyMode;
 use crate::screen::{Screen, find_text, shows_frame};
-use crate::session_linux::{StatLine, kill_session, session_processes};
-use crate::transcript::{TRANSCRIPT_LIMIT_BYTES, Transcript};
+use crate::session_linux::{kill_session, session_processes};
+use crate::transcript::{CastSetup, TRANSCRIPT_LIMIT_BYTES, Transcript};
+use bench_proc::parse::Stat;
 use regex::Regex;
 use rustix::event::{PollFd, PollFlags, Timespec};
 use rustix::fd::{AsFd, OwnedFd};
@@ -30,12 +32,31 @@ pub const KEYSTROKE_TIMEOUT: Duration = Duration::from_secs(5);
 const EXIT_CHECK_INTERVAL: Duration = Duration::from_millis(50);
 /// How long close() lets the program exit after the hang-up before killing it.
 const HANGUP_GRACE: Duration = Duration::from_millis(200);
+/// How long a program may stay alive and silent after its last quit key before
+/// close() concludes that the keys did nothing and hangs up. A program that quits
+/// on them exits, keeps writing (saving, saying goodbye) or gives the terminal back
+/// (leaves raw mode, as a TUI does first on its way out) within this; one that
+/// ignores them (python at its prompt answers Ctrl-C with a new prompt) goes quiet
+/// in the same mode and would otherwise wait out the whole grace on every close.
+pub const QUIT_QUIET: Duration = Duration::from_millis(200);
 /// How long close() waits for killed processes to disappear.
 const KILL_GRACE: Duration = Duration::from_secs(3);
 /// How long a write of input may wait for the program to read.
 const WRITE_TIMEOUT: Duration = Duration::from_secs(2);
-/// Letters of the probes and keystroke samples: lowercase, so that no key needs Shift.
-const PROBE_LETTERS: &[u8] = b"abcdefghijklmnopqrstuvwxyz";
+/// Letters of the keystroke samples: lowercase, so that no key needs Shift.
+const SAMPLE_LETTERS: &[u8] = b"abcdefghijklmnopqrstuvwxyz";
+/// Letters of the ready probes: a probe typed into a dialog must not answer it.
+/// Menus take digits and Enter as choices, so a probe has neither (not even for
+/// its index, written in these letters, base 8). The letters are lowercase (no
+/// Shift) and none is a usual single-key answer or menu motion: not y/n, a
+/// (always/allow), d (deny/don't), q (quit), c (cancel), s (skip), r (retry),
+/// o (ok), e (edit), t (trust), x (exit/close), i (info), nor the vim motions
+/// h/j/k/l that list menus move with.
+pub const PROBE_LETTERS: &[u8] = b"bfgmpuvz";
+/// Letters of a probe's random tag.
+const PROBE_TAG_LENGTH: usize = 8;
+/// Letters of a probe's index (base 8: 32768 probes before the index wraps).
+const PROBE_INDEX_LENGTH: usize = 5;
 
 /// The identity a program runs as when started by root.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,8 +97,9 @@ pub struct SpawnOptions {
     pub quit_keys: Vec<Key>,
     /// Pause between quit keys.
     pub quit_interval: Duration,
-    /// How long close() lets the program exit after its last quit key before
-    /// hanging up.
+    /// The longest close() lets the program exit after its last quit key before
+    /// hanging up; a program that goes quiet for [`QUIT_QUIET`] without exiting or
+    /// leaving raw mode is hung up at once.
     pub quit_grace: Duration,
 }
 
@@ -165,6 +187,20 @@ impl SpawnOptions {
         self.quit_interval = interval;
         self
     }
+
+    /// Sets the longest close() waits for the program to exit on its quit keys.
+    pub fn quit_grace(mut self, grace: Duration) -> SpawnOptions {
+        self.quit_grace = grace;
+        self
+    }
+
+    /// The value of `TERM` in the environment, if set.
+    fn term(&self) -> Option<String> {
+        self.env
+            .iter()
+            .find(|(k, _)| k == "TERM")
+            .map(|(_, v)| v.to_string_lossy().into_owned())
+    }
 }
 
 /// When things happened, measured from spawn.
@@ -191,6 +227,8 @@ pub struct CloseReport {
     pub status: Option<ExitStatus>,
     /// Whether it exited on its quit keys, before the hang-up.
     pub quit_by_keys: bool,
+    /// How long close() took, quit keys, hang-up and kill included.
+    pub took: Duration,
 }
 
 /// When a check on the screen first held.
@@ -250,6 +288,7 @@ pub struct Terminal {
     close_report: Option<CloseReport>,
     buffer: Vec<u8>,
     replies: Vec<u8>,
+    ready_screen: Option<String>,
 }
 
 /// The [`ExitStatus`] that `waitpid` would report for what `waitid` saw: an exit
@@ -279,8 +318,8 @@ fn timespec(duration: Duration) -> Timespec {
     }
 }
 
-/// A random lowercase word of `length` letters.
-fn random_word(length: usize) -> String {
+/// A random word of `length` letters from `letters`.
+fn random_word(length: usize, letters: &[u8]) -> String {
     let mut bytes = vec![0u8; length];
     if rustix::rand::getrandom(&mut bytes, rustix::rand::GetRandomFlags::empty()).is_err() {
         // getrandom only fails before the kernel's pool is ready; time still differs per call.
@@ -293,7 +332,7 @@ fn random_word(length: usize) -> String {
     }
     bytes
         .iter()
-        .map(|b| char::from(PROBE_LETTERS[usize::from(*b) % PROBE_LETTERS.len()]))
+        .map(|b| char::from(letters[usize::from(*b) % letters.len()]))
         .collect()
 }
 
@@ -306,6 +345,12 @@ impl Terminal {
         let spawn_monotonic = monotonic_now();
         let child = pty_linux::spawn(&pty, options)?;
         drop(pty.slave);
+        let setup = CastSetup {
+            cols: options.cols,
+            rows: options.rows,
+            term: options.term(),
+            started: spawned_at,
+        };
         Ok(Terminal {
             master: Some(pty.master),
             pid: child.id(),
@@ -319,7 +364,7 @@ impl Terminal {
             transcript: options
                 .transcript
                 .clone()
-                .map(|folder| Transcript::new(folder, options.transcript_limit_bytes)),
+                .map(|folder| Transcript::new(folder, options.transcript_limit_bytes, setup)),
             quit_keys: options.quit_keys.clone(),
             quit_interval: options.quit_interval,
             quit_grace: options.quit_grace,
@@ -329,6 +374,7 @@ impl Terminal {
             close_report: None,
             buffer: vec![0; 64 * 1024],
             replies: Vec::new(),
+            ready_screen: None,
         })
     }
 
@@ -390,12 +436,54 @@ impl Terminal {
         self.transcript.as_ref().map(Transcript::folder)
     }
 
-    /// Waits until the program is ready by `mode`, at most `timeout`, and returns
-    /// the time from spawn to ready (also kept in [`Terminal::timeline`]).
+    /// The screen when the program was last judged ready (before the guard's check,
+    /// so also for a start that was blocked).
+    pub fn ready_screen(&self) -> Option<&str> {
+        self.ready_screen.as_deref()
+    }
+
+    /// [`Terminal::ready_guarded`] with the default guard: a start that ends at a
+    /// blocking dialog (see [`crate::dialog::DIALOGS`]) is an error. A `pattern:`
+    /// mode's own pattern matching the dialog's line means it is expected.
+    pub fn ready(&mut self, mode: &ReadyMode, timeout: Duration) -> Result<Duration, TermError> {
+        self.ready_guarded(mode, timeout, &ReadyGuard::default())
+    }
+
+    /// Waits until the program is ready by `mode`, at most `timeout`, then checks
+    /// the screen at ready with `guard`; returns the time from spawn to ready (also
+    /// kept in [`Terminal::timeline`], even when the guard refuses the screen).
     ///
     /// A timeout error names the stage it was stuck in and carries the last
-    /// screen; a program that exits first is reported with its exit status.
-    pub fn ready(&mut self, mode: &ReadyMode, timeout: Duration) -> Result<Duration, TermError> {
+    /// screen; a program that exits first is reported with its exit status; a
+    /// screen the guard refuses is [`TermError::Blocked`] with that screen. The
+    /// screen at ready is kept ([`Terminal::ready_screen`], and in the transcript
+    /// as `screen-at-ready.txt` and the recording's `ready` marker).
+    pub fn ready_guarded(
+        &mut self,
+        mode: &ReadyMode,
+        timeout: Duration,
+        guard: &ReadyGuard,
+    ) -> Result<Duration, TermError> {
+        let ready = self.wait_ready(mode, timeout)?;
+        let screen = self.screen.text();
+        if let Some(transcript) = &mut self.transcript {
+            transcript.mark_ready(self.spawned_at + ready, &screen);
+        }
+        self.ready_screen = Some(screen.clone());
+        let mut guard = guard.clone();
+        if let ReadyMode::Pattern(regex) = mode {
+            guard.expected.push(regex.clone());
+        }
+        match guard.check(&screen) {
+            Ok(()) => Ok(ready),
+            Err(blocked) => Err(TermError::Blocked {
+                blocked,
+                screen: ScreenDump(screen),
+            }),
+        }
+    }
+
+    fn wait_ready(&mut self, mode: &ReadyMode, timeout: Duration) -> Result<Duration, TermError> {
         let deadline = Instant::now() + timeout;
         let hit = match mode {
             ReadyMode::Probe => self.ready_probe(deadline)?,
@@ -490,7 +578,7 @@ impl Terminal {
         const WORD: usize = 10;
         let mut latencies = Vec::with_capacity(samples);
         while latencies.len() < samples {
-            let word = random_word(WORD);
+            let word = random_word(WORD, SAMPLE_LETTERS);
             self.type_text(&word[..LEAD])?;
             self.wait_until(
                 Stage::Keystroke,
@@ -520,9 +608,12 @@ impl Terminal {
     }
 
     /// Ends the session: the quit keys (default Ctrl-C twice, 150 ms apart) and up
-    /// to [`SpawnOptions::quit_grace`] for the program to exit; the transcript
-    /// saved; hang-up; SIGKILL to the process group and every process of the
-    /// session; reaping; and a check that no process of the session is left.
+    /// to [`SpawnOptions::quit_grace`] for the program to exit, cut short when it
+    /// stays alive, silent and in the same terminal mode for [`QUIT_QUIET`] (the keys
+    /// did nothing); the
+    /// transcript saved; hang-up (closing the terminal sends SIGHUP to the session);
+    /// SIGKILL to the process group and every process of the session; reaping; and
+    /// a check that no process of the session is left.
     ///
     /// Processes that left the session (daemons that called setsid) are not found
     /// here; stop them by user or tree with bench-proc. Calling close twice returns
@@ -531,9 +622,11 @@ impl Terminal {
         if let Some(report) = self.close_report {
             return Ok(report);
         }
+        let started = Instant::now();
         let mut first_error = None;
         let mut quit_by_keys = false;
         if !self.eof && self.poll_exit().is_none() {
+            let raw_before = self.is_raw().unwrap_or(false);
             let keys = self.quit_keys.clone();
             for (index, key) in keys.iter().enumerate() {
                 if index > 0
@@ -545,7 +638,9 @@ impl Terminal {
                     first_error.get_or_insert(e);
                 }
             }
-            let until = Instant::now() + self.quit_grace;
+            let last_key = Instant::now();
+            let until = last_key + self.quit_grace;
+            let mut last_heard = last_key;
             while Instant::now() < until && self.poll_exit().is_none() {
                 if self.eof {
                     // The terminal closes while the program exits, a moment before
@@ -553,10 +648,27 @@ impl Terminal {
                     std::thread::sleep(Duration::from_millis(2));
                     continue;
                 }
-                let wait = EXIT_CHECK_INTERVAL.min(until.saturating_duration_since(Instant::now()));
-                if let Err(e) = self.pump(wait, &mut |_| false) {
-                    first_error.get_or_insert(e);
-                    break;
+                let now = Instant::now();
+                if now.saturating_duration_since(last_heard) >= QUIT_QUIET {
+                    // A program that gave the terminal back is on its way out (saving,
+                    // flushing): let it finish within the grace.
+                    let leaving = raw_before && !self.is_raw().unwrap_or(true);
+                    if !leaving {
+                        // Alive, silent, in the same mode: the keys did nothing.
+                        break;
+                    }
+                    last_heard = now;
+                }
+                let wait = EXIT_CHECK_INTERVAL
+                    .min(until.saturating_duration_since(now))
+                    .min((last_heard + QUIT_QUIET).saturating_duration_since(now));
+                match self.pump(wait, &mut |_| false) {
+                    Ok(Pumped::Data(_)) => last_heard = Instant::now(),
+                    Ok(_) => {}
+                    Err(e) => {
+                        first_error.get_or_insert(e);
+                        break;
+                    }
                 }
             }
             quit_by_keys = self.poll_exit().is_some();
@@ -572,8 +684,9 @@ impl Terminal {
                 }
             }
         }
-        if let Some(transcript) = &self.transcript
-            && let Err(e) = transcript.save(&self.screen.text())
+        let final_screen = self.screen.text();
+        if let Some(transcript) = &mut self.transcript
+            && let Err(e) = transcript.save(&final_screen)
         {
             first_error.get_or_insert(e);
         }
@@ -587,6 +700,7 @@ impl Terminal {
         let report = CloseReport {
             status: self.status,
             quit_by_keys,
+            took: started.elapsed(),
         };
         self.close_report = Some(report);
         if !survivors.is_empty() {
@@ -607,10 +721,10 @@ impl Terminal {
 
     /// The live processes of this terminal's session now (the program and
     /// everything it started that stayed in the session).
-    pub fn session_processes(&self) -> Vec<StatLine> {
+    pub fn session_processes(&self) -> Vec<Stat> {
         session_processes(Path::new("/proc"), self.pid)
             .into_iter()
-            .filter(|p| !p.is_dead())
+            .filter(|p| !p.is_zombie())
             .collect()
     }
 
@@ -619,7 +733,7 @@ impl Terminal {
     /// and group ids we signal, from being handed to another process: with pids
     /// wrapping quickly on a busy machine, signalling a freed id could kill a
     /// stranger's new session.
-    fn kill_and_verify(&mut self) -> Vec<StatLine> {
+    fn kill_and_verify(&mut self) -> Vec<Stat> {
         if self.reaped {
             // The ids are no longer ours to signal (see above).
             return Vec::new();
@@ -752,7 +866,7 @@ impl Terminal {
             }
         });
         let recorded = match transcript {
-            Some(transcript) => transcript.record_output(chunk),
+            Some(transcript) => transcript.record_output(chunk, at),
             None => Ok(()),
         };
         if !self.replies.is_empty() {
@@ -889,7 +1003,7 @@ impl Terminal {
                     // The kernel's line discipline echoed the probe, so it erases it too.
                     // The next round types probes with a fresh tag, so that this one
                     // cannot count should it stay on the screen.
-                    self.send_keys(&vec![Key::Backspace; tag.len() + 4])?;
+                    self.send_keys(&vec![Key::Backspace; probe_length(&tag)])?;
                 }
             }
         }
@@ -913,32 +1027,59 @@ impl Terminal {
         Ok(())
     }
 
-    /// Probe stage 2: probes `<tag><4 digits>`, one every [`PROBE_INTERVAL`], each
-    /// replacing the previous, until one is on a visible frame.
+    /// A probe-mode timeout, with where the cursor and the probe were.
+    fn probe_timeout(
+        &self,
+        stage: Stage,
+        waited: Duration,
+        probe_seen: Option<(u16, u16)>,
+        origin: Option<(u16, u16)>,
+    ) -> TermError {
+        TermError::ProbeTimeout {
+            stage,
+            waited,
+            whereabouts: ProbeWhere {
+                cursor: self.cursor(),
+                probe_seen,
+                origin,
+            },
+            screen: self.screen_dump(),
+        }
+    }
+
+    /// Probe stage 2: probes `<tag><index>` (letters only, see [`PROBE_LETTERS`]),
+    /// one every [`PROBE_INTERVAL`], each replacing the previous, until one is on a
+    /// visible frame.
     ///
     /// A probe on the screen only means ready while the terminal is still in raw
     /// mode: in cooked mode the kernel echoes input itself, whether or not the
     /// program reads it (it may have restored the terminal just before dying).
     fn type_probes(&mut self, started: Instant, deadline: Instant) -> Result<Probed, TermError> {
-        let tag = random_word(6);
+        let tag = random_word(PROBE_TAG_LENGTH, PROBE_LETTERS);
         let mut typed = 0usize;
         let mut next_probe = Instant::now();
+        let mut seen = None;
         loop {
             let now = Instant::now();
             if now >= deadline {
-                return Err(self.timeout(Stage::ProbeEcho, now - started));
+                return Err(self.probe_timeout(Stage::ProbeEcho, now - started, seen, None));
             }
             if now >= next_probe {
-                let mut keys = vec![Key::Backspace; if typed > 0 { tag.len() + 4 } else { 0 }];
+                let mut keys = vec![Key::Backspace; if typed > 0 { probe_length(&tag) } else { 0 }];
                 keys.extend(probe(&tag, typed).chars().map(Key::Char));
                 self.send_keys(&keys)?;
                 typed += 1;
                 next_probe = now + PROBE_INTERVAL;
             }
             let wait = next_probe.min(deadline).saturating_duration_since(now);
-            match self.pump(wait, &mut |s| {
-                visible_probe(&s.contents(), &tag, typed).is_some()
-            })? {
+            let pumped = self.pump(wait, &mut |s| {
+                let text = s.contents();
+                if text.contains(tag.as_str()) {
+                    seen = find_text(s, &tag).or(seen);
+                }
+                visible_probe(&text, &tag, typed).is_some()
+            })?;
+            match pumped {
                 Pumped::Data(Some(hit)) => {
                     if self.poll_exit().is_some() {
                         return Err(self.exited(Stage::ProbeEcho));
@@ -965,15 +1106,30 @@ impl Terminal {
     fn erase_probe(&mut self, tag: &str, typed: usize) -> Result<(), TermError> {
         let origin = visible_probe(&self.screen.text(), tag, typed)
             .and_then(|index| find_text(self.screen.vt(), &probe(tag, index)));
-        self.send_keys(&vec![Key::Backspace; tag.len() + 4])?;
-        let cleanup_deadline = Instant::now() + PROBE_CLEANUP_TIMEOUT;
-        self.wait_until(Stage::ProbeErase, cleanup_deadline, &mut |s| {
-            visible_probe(&s.contents(), tag, typed).is_none()
-        })?;
+        self.send_keys(&vec![Key::Backspace; probe_length(tag)])?;
+        let started = Instant::now();
+        let cleanup_deadline = started + PROBE_CLEANUP_TIMEOUT;
+        let mut seen = origin;
+        let gone = self.wait_until(Stage::ProbeErase, cleanup_deadline, &mut |s| {
+            let text = s.contents();
+            if text.contains(tag) {
+                seen = find_text(s, tag).or(seen);
+            }
+            visible_probe(&text, tag, typed).is_none()
+        });
+        if let Err(TermError::Timeout { stage, waited, .. }) = gone {
+            return Err(self.probe_timeout(stage, waited, seen, origin));
+        }
+        gone?;
         if let Some(origin) = origin {
-            self.wait_until(Stage::CursorReturn, cleanup_deadline, &mut |s| {
+            let back = self.wait_until(Stage::CursorReturn, cleanup_deadline, &mut |s| {
                 s.hide_cursor() || s.cursor_position() == origin
-            })?;
+            });
+            if let Err(TermError::Timeout { stage, .. }) = back {
+                let waited = started.elapsed();
+                return Err(self.probe_timeout(stage, waited, seen, Some(origin)));
+            }
+            back?;
         }
         Ok(())
     }
@@ -997,20 +1153,36 @@ enum Probed {
     },
 }
 
-/// The `index`-th probe of a session tagged `tag`.
+/// The number of probes whose index fits [`PROBE_INDEX_LENGTH`] letters.
+const PROBE_INDEXES: usize = 1 << (3 * PROBE_INDEX_LENGTH);
+
+/// The characters of every probe of a session tagged `tag`.
+fn probe_length(tag: &str) -> usize {
+    tag.len() + PROBE_INDEX_LENGTH
+}
+
+/// The `index`-th probe of a session tagged `tag`: the tag, then the index in base 8
+/// written with [`PROBE_LETTERS`], most significant letter first.
 fn probe(tag: &str, index: usize) -> String {
-    format!("{tag}{:04}", index % 10_000)
+    let index = index % PROBE_INDEXES;
+    let mut text = tag.to_owned();
+    for position in (0..PROBE_INDEX_LENGTH).rev() {
+        let digit = (index >> (3 * position)) & 7;
+        text.push(char::from(PROBE_LETTERS[digit]));
+    }
+    text
 }
 
 /// The index of a typed probe (one of the first `typed`) shown in `text`.
 fn visible_probe(text: &str, tag: &str, typed: usize) -> Option<usize> {
     text.match_indices(tag).find_map(|(start, _)| {
-        let digits = text.get(start + tag.len()..start + tag.len() + 4)?;
-        if !digits.bytes().all(|b| b.is_ascii_digit()) {
-            return None;
+        let letters = text.get(start + tag.len()..start + tag.len() + PROBE_INDEX_LENGTH)?;
+        let mut index = 0usize;
+        for letter in letters.bytes() {
+            let digit = PROBE_LETTERS.iter().position(|&l| l == letter)?;
+            index = index * 8 + digit;
         }
-        let index: usize = digits.parse().ok()?;
-        (index < typed.min(10_000)).then_some(index)
+        (index < typed.min(PROBE_INDEXES)).then_some(index)
     })
 }
 
@@ -1029,19 +1201,47 @@ mod tests {
 
     #[test]
     fn probes_are_found_only_when_typed() {
-        let text = "> abcdef0002 and abcdef0009";
-        assert_eq!(visible_probe(text, "abcdef", 3), Some(2));
-        assert_eq!(visible_probe(text, "abcdef", 2), None);
-        assert_eq!(visible_probe("abcdef00", "abcdef", 5), None);
-        assert_eq!(visible_probe("abcdefxy12", "abcdef", 5), None);
+        let tag = "bfgmpuvz";
+        let text = format!("> {} and {}", probe(tag, 2), probe(tag, 9));
+        assert_eq!(probe(tag, 2), "bfgmpuvzbbbbg");
+        assert_eq!(probe(tag, 9), "bfgmpuvzbbbff");
+        assert_eq!(visible_probe(&text, tag, 3), Some(2));
+        assert_eq!(visible_probe(&text, tag, 2), None);
+        assert_eq!(visible_probe("bfgmpuvzbb", tag, 5), None);
+        assert_eq!(visible_probe("bfgmpuvzbbbxb", tag, 5), None);
+        for index in [0, 1, 7, 8, 4095, PROBE_INDEXES - 1] {
+            assert_eq!(
+                visible_probe(&probe(tag, index), tag, PROBE_INDEXES),
+                Some(index)
+            );
+        }
     }
 
     #[test]
-    fn random_words_are_lowercase_letters() {
-        let word = random_word(32);
+    fn probes_carry_no_digit_enter_or_usual_answer_key() {
+        let tag = random_word(PROBE_TAG_LENGTH, PROBE_LETTERS);
+        for index in 0..PROBE_INDEXES {
+            let text = probe(&tag, index);
+            assert_eq!(text.len(), probe_length(&tag));
+            assert!(
+                text.bytes()
+                    .all(|b| b.is_ascii_lowercase() && !b"ynadqcsroetxihjkl".contains(&b)),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn random_words_use_the_given_letters() {
+        let word = random_word(32, SAMPLE_LETTERS);
         assert_eq!(word.len(), 32);
         assert!(word.bytes().all(|b| b.is_ascii_lowercase()));
-        assert_ne!(word, random_word(32));
+        assert_ne!(word, random_word(32, SAMPLE_LETTERS));
+        assert!(
+            random_word(32, PROBE_LETTERS)
+                .bytes()
+                .all(|b| PROBE_LETTERS.contains(&b))
+        );
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! What the program wrote and what was typed, kept for saving next to results.
 
+use crate::asciicast::{Code, Event, Header, Recording, Utf8Stream};
 use crate::error::TermError;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
 
 /// Most output bytes a transcript keeps; past this, the session fails with
 /// [`TermError::TranscriptTooLarge`] (the seed harness's cap).
@@ -13,6 +15,22 @@ pub const OUTPUT_FILE: &str = "output.raw";
 pub const INPUT_FILE: &str = "input.raw";
 /// The final screen as text.
 pub const SCREEN_FILE: &str = "screen.txt";
+/// The screen at the moment the program was judged ready, as text (only when it was).
+pub const READY_SCREEN_FILE: &str = "screen-at-ready.txt";
+/// The session as an asciicast v2 recording, with the ready moment marked.
+pub const CAST_FILE: &str = "recording.cast";
+/// The label of the ready marker in [`CAST_FILE`].
+pub const READY_MARKER: &str = "ready";
+
+/// The screen size and `TERM` a recording's header gives its player.
+#[derive(Debug, Clone)]
+pub(crate) struct CastSetup {
+    pub(crate) cols: u16,
+    pub(crate) rows: u16,
+    pub(crate) term: Option<String>,
+    /// When the session began, as the origin of event times.
+    pub(crate) started: Instant,
+}
 
 /// Raw output and input of one session, capped at `limit_bytes` each.
 #[derive(Debug)]
@@ -22,46 +40,114 @@ pub(crate) struct Transcript {
     input: Vec<u8>,
     limit_bytes: usize,
     overflowed: bool,
+    setup: CastSetup,
+    started_unix: SystemTime,
+    events: Vec<Event>,
+    output_text: Utf8Stream,
+    input_text: Utf8Stream,
+    ready_screen: Option<String>,
 }
 
 impl Transcript {
-    pub(crate) fn new(folder: PathBuf, limit_bytes: usize) -> Transcript {
+    pub(crate) fn new(folder: PathBuf, limit_bytes: usize, setup: CastSetup) -> Transcript {
+        let started_unix = SystemTime::now() - setup.started.elapsed();
         Transcript {
             folder,
             output: Vec::new(),
             input: Vec::new(),
             limit_bytes,
             overflowed: false,
+            setup,
+            started_unix,
+            events: Vec::new(),
+            output_text: Utf8Stream::default(),
+            input_text: Utf8Stream::default(),
+            ready_screen: None,
         }
     }
 
+    fn since_start(&self, at: Instant) -> Duration {
+        at.saturating_duration_since(self.setup.started)
+    }
+
+    /// Adds an event, keeping events in time order (a marker may name a moment that
+    /// is already past, such as the read that made the program ready).
+    fn push(&mut self, at: Instant, code: Code, data: String) {
+        if data.is_empty() {
+            return;
+        }
+        let at = self.since_start(at);
+        let index = self.events.partition_point(|e| e.at <= at);
+        self.events.insert(index, Event { at, code, data });
+    }
+
+    /// Marks the ready moment, `at`, and keeps the screen at ready.
+    pub(crate) fn mark_ready(&mut self, at: Instant, screen: &str) {
+        self.push(at, Code::Marker, READY_MARKER.to_owned());
+        self.ready_screen = Some(screen.to_owned());
+    }
+
     /// Keeps `bytes` of output; fails once the cap is passed (and on every later call).
-    pub(crate) fn record_output(&mut self, bytes: &[u8]) -> Result<(), TermError> {
+    /// `at` is when the bytes were read.
+    pub(crate) fn record_output(&mut self, bytes: &[u8], at: Instant) -> Result<(), TermError> {
         if self.overflowed || self.output.len() + bytes.len() > self.limit_bytes {
             let room = self.limit_bytes.saturating_sub(self.output.len());
-            self.output
-                .extend_from_slice(&bytes[..room.min(bytes.len())]);
+            let kept = &bytes[..room.min(bytes.len())];
+            self.output.extend_from_slice(kept);
+            let text = self.output_text.decode(kept);
+            self.push(at, Code::Output, text);
             self.overflowed = true;
             return Err(TermError::TranscriptTooLarge {
                 limit_bytes: self.limit_bytes,
             });
         }
         self.output.extend_from_slice(bytes);
+        let text = self.output_text.decode(bytes);
+        self.push(at, Code::Output, text);
         Ok(())
     }
 
     /// Keeps `bytes` of input, silently dropping what passes the cap.
     pub(crate) fn record_input(&mut self, bytes: &[u8]) {
         let room = self.limit_bytes.saturating_sub(self.input.len());
-        self.input
-            .extend_from_slice(&bytes[..room.min(bytes.len())]);
+        let kept = &bytes[..room.min(bytes.len())];
+        self.input.extend_from_slice(kept);
+        let text = self.input_text.decode(kept);
+        self.push(Instant::now(), Code::Input, text);
     }
 
-    /// Writes the output, the input and `screen` into the folder (created if needed).
-    pub(crate) fn save(&self, screen: &str) -> Result<(), TermError> {
+    /// The session as an asciicast v2 recording (an unfinished character at the end
+    /// of the output shows as U+FFFD).
+    pub(crate) fn recording(&mut self) -> Recording {
+        let end = Instant::now();
+        let rest = self.output_text.finish();
+        self.push(end, Code::Output, rest);
+        let mut env = std::collections::BTreeMap::new();
+        if let Some(term) = &self.setup.term {
+            env.insert("TERM".to_owned(), term.clone());
+        }
+        Recording {
+            header: Header {
+                version: 2,
+                width: self.setup.cols,
+                height: self.setup.rows,
+                timestamp: self
+                    .started_unix
+                    .duration_since(SystemTime::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_secs()),
+                env,
+            },
+            events: self.events.clone(),
+        }
+    }
+
+    /// Writes the output, the input, `screen`, the screen at ready and the recording
+    /// into the folder (created if needed).
+    pub(crate) fn save(&mut self, screen: &str) -> Result<(), TermError> {
+        let recording = self.recording().to_text();
+        let folder = self.folder.clone();
         let write = |name: &str, bytes: &[u8]| {
-            bench_core::io::write_atomic(&self.folder.join(name), bytes)
-                .map_err(TermError::Transcript)
+            bench_core::io::write_atomic(&folder.join(name), bytes).map_err(TermError::Transcript)
         };
         std::fs::create_dir_all(&self.folder).map_err(|source| {
             TermError::Transcript(bench_core::io::WriteError {
@@ -79,12 +165,23 @@ impl Transcript {
                 self.limit_bytes
             ));
         }
-        write(SCREEN_FILE, text.as_bytes())
+        write(SCREEN_FILE, text.as_bytes())?;
+        if let Some(ready) = &self.ready_screen {
+            write(READY_SCREEN_FILE, screen_file(ready).as_bytes())?;
+        }
+        write(CAST_FILE, recording.as_bytes())
     }
 
     pub(crate) fn folder(&self) -> &Path {
         &self.folder
     }
+}
+
+/// A screen as a text file: trailing blank lines trimmed, one final newline.
+fn screen_file(screen: &str) -> String {
+    let mut text = screen.trim_end().to_owned();
+    text.push('\n');
+    text
 }
 
 #[cfg(test)]
@@ -94,14 +191,22 @@ mod tests {
     #[test]
     fn output_past_the_cap_fails_and_is_truncated() {
         let folder = tempfile::tempdir().unwrap();
-        let mut transcript = Transcript::new(folder.path().join("t"), 10);
-        transcript.record_output(b"12345").unwrap();
-        let error = transcript.record_output(b"6789abcdef").unwrap_err();
+        let setup = CastSetup {
+            cols: 80,
+            rows: 24,
+            term: None,
+            started: Instant::now(),
+        };
+        let mut transcript = Transcript::new(folder.path().join("t"), 10, setup);
+        transcript.record_output(b"12345", Instant::now()).unwrap();
+        let error = transcript
+            .record_output(b"6789abcdef", Instant::now())
+            .unwrap_err();
         assert_eq!(
             error.to_string(),
             "the program wrote more than 10 bytes, the transcript cap"
         );
-        assert!(transcript.record_output(b"x").is_err());
+        assert!(transcript.record_output(b"x", Instant::now()).is_err());
         transcript.record_input(b"typed");
         transcript.save("screen  \n\n").unwrap();
         let read = |name| std::fs::read(folder.path().join("t").join(name)).unwrap();
@@ -110,6 +215,40 @@ mod tests {
         assert_eq!(
             read(SCREEN_FILE),
             b"screen\n[transcript truncated at 10 bytes]\n"
+        );
+        let cast = std::fs::read_to_string(folder.path().join("t").join(CAST_FILE)).unwrap();
+        assert_eq!(Recording::parse(&cast).unwrap().output(), "123456789a");
+    }
+
+    #[test]
+    fn a_ready_marker_in_the_past_takes_its_place_in_time() {
+        let started = Instant::now();
+        let setup = CastSetup {
+            cols: 80,
+            rows: 24,
+            term: Some("xterm".into()),
+            started,
+        };
+        let mut transcript = Transcript::new(PathBuf::from("unused"), 100, setup);
+        let at = |ms| started + Duration::from_millis(ms);
+        transcript.record_output(b"a", at(1)).unwrap();
+        transcript.record_output(b"b", at(5)).unwrap();
+        transcript.record_output(b"c", at(9)).unwrap();
+        transcript.mark_ready(at(5), "ab");
+        let codes: Vec<(u128, Code)> = transcript
+            .recording()
+            .events
+            .iter()
+            .map(|e| (e.at.as_millis(), e.code))
+            .collect();
+        assert_eq!(
+            codes,
+            [
+                (1, Code::Output),
+                (5, Code::Output),
+                (5, Code::Marker),
+                (9, Code::Output)
+            ]
         );
     }
 }

@@ -21,7 +21,7 @@ use std::process::ExitCode;
 #[command(after_help = "\
 Examples:
   clibench ab --head measure.env.DEMO_AGENT_STARTUP_DELAY_MS=300
-  clibench ab examples/pi.toml --base version=0.63.1 --head version=0.73.1 --trials 10
+  clibench ab examples/agents/pi.toml --base version=0.63.1 --head version=0.73.1 --trials 10
   clibench ab spec.toml --base source.commit=BASE_SHA --head source.commit=HEAD_SHA \\
       --out ab-out --fail-on-regression
 

@@ -1,6 +1,8 @@
-//! `clibench cleanup --out DIR [--keep-users]` (hidden): removes the users, homes,
-//! temporary folders and servers OUT/state.json lists, after a crash or a run of
-//! single phases. `clibench run` does the same at its end and on Ctrl-C.
+//! `clibench cleanup --out DIR [--keep-users]`: removes the users, homes, staging folder,
+//! temporary folders and servers OUT/state.json lists, after a crash, a run with
+//! `--keep-users` or a run of single phases. `clibench run` does the same at its end and on
+//! Ctrl-C. Only clibench's own state file is read and only what is clibench's is removed;
+//! anything else is refused with the reason, and the exit code is then non-zero.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -18,6 +20,12 @@ pub struct Args {
 
 /// Runs `clibench cleanup`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let lock = crate::pipeline::out_dir::open_for_cleanup(&args.out)
+        .map_err(crate::pipeline::Error::from)?;
+    let Some(_lock) = lock else {
+        eprintln!("{} does not exist: nothing to clean up", args.out.display());
+        return Ok(ExitCode::SUCCESS);
+    };
     let report = crate::pipeline::cleanup_with(&args.out, Some(args.keep_users))?;
     for name in &report.removed_users {
         eprintln!("removed {name}");

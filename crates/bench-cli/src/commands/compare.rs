@@ -23,6 +23,7 @@ Examples:
   clibench compare base.json candidate.json --noise 0.1 --fail-on-regression
   clibench compare base.json candidate.json --noise 0.1 --noise cold=0.05 --noise disk=0.01
   clibench compare base.json candidate.json --export-markdown comment.md
+  clibench compare base.json candidate.json --export-html comparison.html
   clibench compare base.json candidate.json --format json > comparison.json
   clibench compare base.json candidate.json --export-bmf bmf.json
   clibench compare base.json candidate.json --export-github-benchmark bench.json
@@ -60,6 +61,9 @@ pub struct Args {
     /// (and customBiggerIsBetter to FILE-bigger, see below).
     #[arg(long, value_name = "FILE")]
     export_github_benchmark: Option<PathBuf>,
+    /// Also write the comparison as a self-contained HTML page (charts included) to FILE.
+    #[arg(long, value_name = "FILE")]
+    export_html: Option<PathBuf>,
     /// Exit with code 1 when any metric regressed.
     #[arg(long)]
     fail_on_regression: bool,
@@ -75,6 +79,7 @@ struct Settings {
     export_markdown: Option<PathBuf>,
     export_bmf: Option<PathBuf>,
     export_github_benchmark: Option<PathBuf>,
+    export_html: Option<PathBuf>,
     fail_on_regression: bool,
 }
 
@@ -90,6 +95,7 @@ impl TryFrom<Args> for Settings {
             export_markdown: args.export_markdown,
             export_bmf: args.export_bmf,
             export_github_benchmark: args.export_github_benchmark,
+            export_html: args.export_html,
             fail_on_regression: args.fail_on_regression,
         })
     }
@@ -167,11 +173,35 @@ fn export(path: &Path, what: &str, text: &str) -> anyhow::Result<()> {
 /// Runs `clibench compare`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let settings = Settings::try_from(args)?;
+    let exports = [
+        ("--export-markdown", &settings.export_markdown),
+        ("--export-bmf", &settings.export_bmf),
+        (
+            "--export-github-benchmark",
+            &settings.export_github_benchmark,
+        ),
+    ];
+    for (flag, export) in exports {
+        let Some(export) = export else { continue };
+        // write_atomic would replace the input with the comparison.
+        for input in [&settings.base, &settings.candidate] {
+            if bench_core::io::same_file(export, input) {
+                return Err(input_error(format!(
+                    "{flag} {} is the input {}; refusing to overwrite it",
+                    export.display(),
+                    input.display()
+                )));
+            }
+        }
+    }
     let base = load(&settings.base)?;
     let candidate = load(&settings.candidate)?;
     let comparison = compare(&base.side, &candidate.side, &settings.options);
     match settings.format.export() {
         Some(format) => print!("{}", format.comparison(&comparison)),
+        None if settings.format == OutputFormat::Html => {
+            print!("{}", bench_core::export::html::comparison(&comparison));
+        }
         None => eprint!("{}", table(&comparison)),
     }
     if let Some(path) = &settings.export_markdown {
@@ -190,6 +220,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         if let Some(bigger) = &documents.bigger_is_better {
             export(&bigger_path(path), "github-action-benchmark JSON", bigger)?;
         }
+    }
+    if let Some(path) = &settings.export_html {
+        export(
+            path,
+            "HTML",
+            &bench_core::export::html::comparison(&comparison),
+        )?;
     }
     if settings.fail_on_regression && comparison.has_regression() {
         let names: Vec<String> = comparison

@@ -16,9 +16,8 @@ use std::process::{Command, ExitCode, Stdio};
 use std::time::Duration;
 
 /// Environment variables passed through to the kernel; everything else is left out.
-const PASSED_THROUGH: [&str; 7] = [
+const PASSED_THROUGH: [&str; 6] = [
     "PATH",
-    "HOME",
     "USER",
     "LOGNAME",
     "VIRTUAL_ENV",
@@ -35,8 +34,9 @@ Examples:
   clibench kernel -- ~/.venv/bin/python -m rlm.repl a protocol-3 kernel of your own
 
 Each run starts the kernel in a new session in a temporary git repository with an exact
-environment (PATH, HOME, USER, LOGNAME, VIRTUAL_ENV, PYTHONPATH, TMPDIR when set;
-LANG=C.UTF-8; --env adds more), measures every runtime metric in order, and stops at the
+environment (PATH, USER, LOGNAME, VIRTUAL_ENV, PYTHONPATH, TMPDIR when set; LANG=C.UTF-8;
+HOME a fresh empty folder, so that no ~/.bashrc or other dotfile of yours is read, as for
+the pipeline's trial users; --env adds more), measures every runtime metric in order, and stops at the
 first failure of that run. Memory is the RSS of the kernel's session.")]
 pub struct Args {
     /// Measured runs (each a fresh kernel, workspace and snapshot).
@@ -106,6 +106,10 @@ impl TryFrom<Args> for Settings {
             env.retain(|(existing, _)| existing != key);
             env.push((key.into(), value.into()));
         }
+        // Said once here rather than as the same spawn error for every run.
+        let program = args.command.first().unwrap_or(&args.python);
+        let path = env.iter().find(|(key, _)| key == "PATH").map(|(_, v)| v);
+        super::program::find(program, path.map(OsString::as_os_str)).map_err(input_error)?;
         Ok(Settings {
             runs: args.runs,
             json: args.json,
@@ -194,7 +198,15 @@ fn measure_once(settings: &Settings, trial: usize) -> anyhow::Result<(Run, Vec<S
             )
         }
     };
-    let mut kernel = KernelOptions::new(program, args, &workspace, settings.env.clone());
+    // A fresh home, as the pipeline's trial users have: the caller's dotfiles (a ~/.bashrc
+    // sourced by every shell cell) would be measured with the kernel.
+    let mut env = settings.env.clone();
+    if !env.iter().any(|(key, _)| key == "HOME") {
+        let home = folder.path().join("home");
+        std::fs::create_dir(&home).context("creating the kernel's home")?;
+        env.push(("HOME".into(), home.into_os_string()));
+    }
+    let mut kernel = KernelOptions::new(program, args, &workspace, env);
     kernel.ready_timeout = settings.timeout;
     kernel.request_timeout = settings.timeout;
     let mut options = RuntimeOptions::new(kernel, &state);

@@ -1,6 +1,7 @@
 //! `clibench mem`: the memory of a process family (RSS, PSS, USS, swap), of a
 //! user's processes, or of a command started, settled, measured and stopped.
 
+use super::tty;
 use crate::exit::input_error;
 use crate::table::{Align, render};
 use anyhow::Context;
@@ -13,7 +14,7 @@ use bench_term::ready::parse_duration;
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, ExitCode, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How often the family's totals are sampled for peaks while a command settles.
 const PEAK_INTERVAL: Duration = Duration::from_millis(50);
@@ -29,10 +30,13 @@ Examples:
   clibench mem --user benchmark1 --json       every process of a user, as JSON on stdout
   clibench mem --settle 5s -- python3 -m http.server
                                               start, settle, measure, stop
+  clibench mem --tty -- node                  an interactive program, in a terminal
 
 A started COMMAND runs with stdin, stdout and stderr on /dev/null, in its own process
-group; clibench becomes a child subreaper first, so daemons it double-forks stay in the
-measured family and are stopped with it.")]
+group; with --tty it runs in a pseudo-terminal (its own session) whose output is read
+and whose queries are answered while it settles, as a terminal would. clibench becomes
+a child subreaper first, so daemons it double-forks stay in the measured family and
+are stopped with it.")]
 pub struct Args {
     /// Measure this process and all its descendants.
     #[arg(long, value_name = "PID", conflicts_with = "user")]
@@ -46,6 +50,10 @@ pub struct Args {
     /// Print the measurement as JSON on stdout (the table still goes to stderr).
     #[arg(long)]
     json: bool,
+    /// Run COMMAND in a terminal (for REPLs and TUIs, which quit at once when
+    /// stdin is /dev/null).
+    #[arg(long)]
+    tty: bool,
     /// The command to start, measure and stop.
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<OsString>,
@@ -65,6 +73,7 @@ struct Settings {
     target: Target,
     settle: Duration,
     json: bool,
+    tty: bool,
 }
 
 impl TryFrom<Args> for Settings {
@@ -95,6 +104,7 @@ impl TryFrom<Args> for Settings {
             target,
             settle,
             json: args.json,
+            tty: args.tty,
         })
     }
 }
@@ -118,7 +128,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             snapshot(&Selector::Uid(*uid)).context("failed to read the user's processes")?,
         ),
         Target::Command(command) => {
-            let (snap, report) = measure_command(command, settings.settle)?;
+            super::interrupt::stop_family_on_signal(STOP_GRACE)?;
+            let (snap, report) = measure_command(command, settings.settle, settings.tty)?;
             peaks = Some(report);
             (
                 format!("`{}` and its descendants", display_command(command)),
@@ -137,6 +148,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             peaks.points.len()
         );
     }
+    for note in notes(&snap, peaks.as_ref().map(|p| p.peak_process_count)) {
+        eprintln!("note: {note}");
+    }
     if settings.json {
         let mut json = to_json(&snap);
         if let Some(peaks) = &peaks {
@@ -154,6 +168,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 fn measure_command(
     command: &[OsString],
     settle: Duration,
+    tty: bool,
 ) -> anyhow::Result<(Snapshot, SamplerReport)> {
     bench_proc::become_subreaper()?;
     let me = std::process::id();
@@ -162,29 +177,78 @@ fn measure_command(
         interval: PEAK_INTERVAL,
         exclude_pids: vec![me],
     });
-    let mut child = match spawn_quiet(command) {
-        Ok(child) => child,
+    let started = if tty {
+        tty::spawn(command).map(|terminal| Started::Terminal(Box::new(terminal)))
+    } else {
+        spawn_quiet(command).map(Started::Quiet)
+    };
+    let started = match started {
+        Ok(started) => started,
         Err(error) => {
             sampler.stop();
             return Err(error);
         }
     };
-    std::thread::sleep(settle);
-    let measured = snapshot(&Selector::Tree(me)).map(|snap| snap.without(&[me]));
-    let peaks = sampler.stop();
-    let exited = child.try_wait().ok().flatten();
-    let stopped = bench_proc::stop(&Selector::Tree(me), STOP_GRACE);
-    let _ = child.try_wait();
-    let snap = measured.context("failed to measure the command's family")?;
-    stopped.context("failed to stop the command's family")?;
-    if snap.processes.is_empty() {
-        let status = exited.map_or_else(|| "unknown status".to_string(), |s| s.to_string());
-        anyhow::bail!(
-            "`{}` exited ({status}) within the settle time and left no process to measure",
-            display_command(command)
-        );
+    match started {
+        Started::Quiet(mut child) => {
+            let exited_after = settle_watching(&mut child, settle);
+            let measured = snapshot(&Selector::Tree(me)).map(|snap| snap.without(&[me]));
+            let peaks = sampler.stop();
+            let exited = child.try_wait().ok().flatten();
+            let stopped = bench_proc::stop(&Selector::Tree(me), STOP_GRACE);
+            let _ = child.try_wait();
+            let snap = measured.context("failed to measure the command's family")?;
+            stopped.context("failed to stop the command's family")?;
+            if snap.processes.is_empty() {
+                anyhow::bail!(tty::exited_without_terminal(command, exited, exited_after));
+            }
+            Ok((snap, peaks))
+        }
+        Started::Terminal(mut terminal) => {
+            // Reading the terminal while settling keeps the program from blocking on
+            // a full terminal and answers its start-up queries.
+            let settled = terminal.settle(settle);
+            let measured = snapshot(&Selector::Tree(me)).map(|snap| snap.without(&[me]));
+            let peaks = sampler.stop();
+            let screen = terminal.screen_text();
+            let closed = terminal.close();
+            // Daemons that left the terminal's session are still our descendants.
+            let stopped = bench_proc::stop(&Selector::Tree(me), STOP_GRACE);
+            settled.context("failed to read the command's terminal")?;
+            let snap = measured.context("failed to measure the command's family")?;
+            stopped.context("failed to stop the command's family")?;
+            if snap.processes.is_empty() {
+                let status = closed.as_ref().ok().and_then(|report| report.status);
+                anyhow::bail!(tty::exited_in_terminal(command, status, &screen));
+            }
+            closed.context("failed to close the command's terminal")?;
+            Ok((snap, peaks))
+        }
     }
-    Ok((snap, peaks))
+}
+
+/// A started command: quiet (stdio on /dev/null) or in a terminal.
+enum Started {
+    Quiet(Child),
+    Terminal(Box<bench_term::Terminal>),
+}
+
+/// Waits `settle`, noting how long after the start the command itself exited
+/// (`None` while it runs). Its daemons may live on and are measured anyway.
+fn settle_watching(child: &mut Child, settle: Duration) -> Option<Duration> {
+    const POLL: Duration = Duration::from_millis(20);
+    let started = Instant::now();
+    let mut exited_after = None;
+    loop {
+        let elapsed = started.elapsed();
+        if elapsed >= settle {
+            return exited_after;
+        }
+        if exited_after.is_none() && !matches!(child.try_wait(), Ok(None)) {
+            exited_after = Some(elapsed);
+        }
+        std::thread::sleep(POLL.min(settle - elapsed));
+    }
 }
 
 /// Spawns a command in its own process group with stdio on /dev/null.
@@ -213,6 +277,36 @@ pub(super) fn display_command(command: &[OsString]) -> String {
         .map(|part| part.to_string_lossy())
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// What the table cannot say by itself: why some values are `?`, and why the peak counted
+/// more processes than the table shows.
+fn notes(snap: &Snapshot, peak_process_count: Option<u32>) -> Vec<String> {
+    let mut notes = Vec::new();
+    let unreadable = snap
+        .processes
+        .iter()
+        .filter(|p| p.pss_bytes.is_none())
+        .count();
+    if unreadable > 0 {
+        notes.push(format!(
+            "PSS, USS and swap are `?` for {unreadable} process(es) whose /proc/PID/smaps_rollup \
+             could not be read: the kernel shows another user's smaps_rollup only to root or a \
+             process with CAP_SYS_PTRACE (run clibench as root, or as that user); RSS then comes from \
+             /proc/PID/stat, which anyone may read"
+        ));
+    }
+    if let Some(peak) = peak_process_count
+        && peak as usize > snap.processes.len()
+    {
+        notes.push(format!(
+            "the peak counted {peak} processes, the table {}: the others were short-lived (helpers \
+             such as version-manager shims or wrapper scripts that start the real program and \
+             exit); their memory is in the peak, not in the table",
+            snap.processes.len()
+        ));
+    }
+    notes
 }
 
 /// A uid from a numeric string or a name in `/etc/passwd`'s text.
@@ -332,6 +426,26 @@ mod tests {
         let json = to_json(&snap);
         assert!(json["total_pss_bytes"].is_null());
         assert_eq!(json["total_rss_bytes"], 128u64 << 20);
+    }
+
+    #[test]
+    fn notes_explain_question_marks_and_a_higher_peak_count() {
+        let readable = Snapshot {
+            processes: vec![sample(100, "node", 120, Some(96))],
+        };
+        assert!(notes(&readable, Some(1)).is_empty());
+        assert!(notes(&readable, None).is_empty());
+        let mixed = Snapshot {
+            processes: vec![
+                sample(100, "node", 120, Some(96)),
+                sample(7, "sshd", 8, None),
+            ],
+        };
+        let said = notes(&mixed, Some(5));
+        assert_eq!(said.len(), 2, "{said:?}");
+        assert!(said[0].starts_with("PSS, USS and swap are `?` for 1 process(es)"));
+        assert!(said[0].contains("CAP_SYS_PTRACE"));
+        assert!(said[1].starts_with("the peak counted 5 processes, the table 2:"));
     }
 
     #[test]

@@ -4,16 +4,26 @@
 mod ab;
 mod cleanup;
 mod compare;
+mod interrupt;
+
+pub use interrupt::wait_if_interrupted;
 mod kernel;
+mod limits;
 mod mem;
 mod merge;
 mod phase;
+mod program;
 mod report;
 mod run;
 mod staircase;
 mod startup;
+mod tty;
+mod usage;
+
+pub use usage::parse;
 
 use clap::{Parser, Subcommand};
+use limits::{trial_count, trial_number};
 use std::process::ExitCode;
 
 /// Benchmark interactive command-line programs the way their users feel them:
@@ -29,16 +39,16 @@ pub struct Cli {
 
 const EXAMPLES: &str = "\
 Examples:
-  clibench run                                   run the whole pipeline on the built-in demo agent
-  clibench run examples/pi.toml --trials 3       benchmark a real agent CLI described by a spec
-  clibench startup --runs 10 -- python3          time to ready in a PTY, hyperfine-style
-  clibench mem -- python3 -m http.server         memory of a process family (RSS, PSS, USS)
-  clibench staircase --count 5 -- node           marginal memory of one more instance
-  clibench kernel                                REPL kernel metrics against the reference kernel
-  clibench report out/result.json                summarize one result file
-  clibench compare base.json candidate.json      compare two builds, with verdicts
+  clibench run                                      run the whole pipeline on the built-in demo agent
+  clibench run examples/agents/pi.toml --trials 3   benchmark a real agent CLI described by a spec
+  clibench startup --runs 10 -- python3             time to ready in a PTY, hyperfine-style
+  clibench mem -- python3 -m http.server            memory of a process family (RSS, PSS, USS)
+  clibench staircase --tty --count 5 -- node        marginal memory of one more instance
+  clibench kernel                                   REPL kernel metrics against the reference kernel
+  clibench report out/result.json                   summarize one result file
+  clibench compare base.json candidate.json         compare two builds, with verdicts
   clibench ab --head measure.env.DEMO_AGENT_STARTUP_DELAY_MS=300
-                                                 A/B of two variants, trials interleaved";
+                                                    A/B of two variants, trials interleaved";
 
 #[derive(Debug, Subcommand)]
 enum Command {
@@ -63,8 +73,8 @@ enum Command {
     Ab(ab::Args),
     /// Merge result files of the same target and build (shards run on several machines).
     Merge(merge::Args),
-    /// Remove the users, homes and servers a run left behind (after a crash).
-    #[command(hide = true)]
+    /// Remove the trial users, homes, staging folder and servers a run left (after a
+    /// crash, `--keep-users`, or `clibench phase`).
     Cleanup(cleanup::Args),
 }
 

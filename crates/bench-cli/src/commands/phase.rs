@@ -22,12 +22,13 @@ pub struct Args {
     #[arg(long)]
     out: PathBuf,
     /// The trial number (for install: the install index).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = super::trial_number)]
     trial: u32,
     /// Keep the trial users and homes at cleanup.
     #[arg(long)]
     keep_users: bool,
-    /// Fetch the source from this repository instead of the spec's `source.repository`.
+    /// Fetch the source from this repository instead of the spec's `source.repository`
+    /// (`clibench run` passes it in CLIBENCH_REPOSITORY, off the command line).
     #[arg(long)]
     repository: Option<String>,
     /// Build this commit instead of the spec's `source.commit` (a full 40-character sha).
@@ -50,11 +51,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         out: args.out,
         trial: args.trial,
         keep_users: args.keep_users,
-        repository: args.repository,
+        repository: args
+            .repository
+            .or_else(|| std::env::var(pipeline::REPOSITORY_VAR).ok()),
         commit: args.commit,
         overrides: args.overrides,
     };
     let outcome = pipeline::run_phase(&run)?;
+    if run.phase == Phase::Install && pipeline::state::State::exists(&run.out) {
+        eprintln!(
+            "the trial user and its home stay for the next phases; remove them with `clibench cleanup --out {}`",
+            run.out.display()
+        );
+    }
     if let Some(error) = &outcome.error {
         eprintln!("error: {error}");
     }

@@ -16,6 +16,7 @@ use crate::spec::Override;
 use anyhow::Context;
 use bench_core::Phase;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -31,11 +32,12 @@ pub struct Args {
     /// [default: clibench-out/<target>-<unix time>]
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
-    /// Trials of the measure, runtime and ui phases.
-    #[arg(long, default_value_t = 3, value_name = "N")]
+    /// Trials of the measure, runtime and ui phases (at most 101: trials are
+    /// numbered 0 to 100 in the result file).
+    #[arg(long, default_value_t = 3, value_name = "N", value_parser = super::trial_count)]
     trials: u32,
-    /// Installations (each into a fresh home; as root, a fresh user).
-    #[arg(long, default_value_t = 1, value_name = "N")]
+    /// Installations (each into a fresh home; as root, a fresh user; at most 101).
+    #[arg(long, default_value_t = 1, value_name = "N", value_parser = super::trial_count)]
     installs: u32,
     /// Phases to run, comma-separated, in pipeline order
     /// [default: prepare,install,measure,runtime,ui,staircase].
@@ -58,9 +60,30 @@ pub struct Args {
     /// every shard). Merge the shards' results with `clibench merge`.
     #[arg(long, value_name = "K/N")]
     shard: Option<Shard>,
+    /// Run every trial even when trial 0 of its phase failed (by default the later trials,
+    /// and after measure the staircase, are skipped as "same failure as trial 0").
+    #[arg(long)]
+    keep_going: bool,
+    /// Drop the kernel's page cache before each measure trial, so that "cold" is a start
+    /// from disk (root only; it affects the whole machine).
+    #[arg(long)]
+    drop_caches: bool,
+    /// Also print the Markdown report on stdout (it always goes to OUT/report.md; it is
+    /// printed on stdout by default only when stdout is not a terminal).
+    #[arg(long, value_enum, default_value_t = RunFormat::Table)]
+    format: RunFormat,
     /// Write the built-in demo (source repository and spec) into DIR and exit.
     #[arg(long, value_name = "DIR", hide = true, conflicts_with = "spec")]
     write_demo: Option<PathBuf>,
+}
+
+/// What `clibench run` prints when it is done.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum RunFormat {
+    /// The summary table on stderr (and the Markdown on stdout when it is not a terminal).
+    Table,
+    /// The summary table on stderr and the Markdown report on stdout.
+    Markdown,
 }
 
 /// Runs `clibench run`.
@@ -75,6 +98,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         println!("{}", demo.spec.display());
         return Ok(ExitCode::SUCCESS);
     }
+    let format = args.format;
+    let spec_arg = args.spec.clone();
     let plan = plan(args)?;
     if !plan.skipped.is_empty()
         && let SpecSource::File(path) = &plan.spec
@@ -111,24 +136,85 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
         return Ok(ExitCode::from(130));
     }
-    let report = crate::pipeline::write_report(&out)?;
-    print!("{report}");
+    let markdown = crate::pipeline::write_report(&out)?;
+    if format == RunFormat::Markdown || !std::io::stdout().is_terminal() {
+        print!("{markdown}");
+    }
+    let result = bench_core::ResultFile::load(&out.join("result.json"))
+        .with_context(|| format!("reading {}", out.join("result.json").display()))?;
+    // The summary leads with what made later steps skip: one cause, told once.
+    for line in root_cause_lines(&outcome, &[]) {
+        eprintln!("clibench run: {line}");
+    }
+    eprintln!();
+    eprint!(
+        "{}",
+        bench_core::export::text::report(&bench_core::Report::new(&result))
+    );
     eprintln!(
-        "clibench run: {} in {}; wrote {} and {}",
+        "\nclibench run: {} in {}",
         if outcome.failed.is_empty() {
             "done".to_owned()
-        } else {
+        } else if outcome.skipped.is_empty() {
             format!("{} phase run(s) failed", outcome.failed.len())
+        } else {
+            format!(
+                "{} phase run(s) failed, {} skipped",
+                outcome.failed.len(),
+                outcome.skipped.len()
+            )
         },
         bench_core::units::format_seconds(outcome.elapsed.as_secs_f64()),
-        out.join("result.json").display(),
-        out.join("report.md").display(),
     );
+    eprintln!("  result  {}", out.join("result.json").display());
+    eprintln!("  report  {}", out.join("report.md").display());
+    eprintln!("  html    {}", out.join("report.html").display());
+    eprintln!("{}", next_step(spec_arg.as_deref(), &out));
     Ok(if outcome.failed.is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(crate::exit::FAILURE)
     })
+}
+
+/// The summary's first lines: each failure that made later steps skip, with its error, so
+/// that one cause is told once ("install trial 0 failed: ...; 9 later step(s) skipped").
+/// `sides` labels the plans of an interleaved run (empty for a single plan).
+pub(super) fn root_cause_lines(
+    outcome: &crate::pipeline::RunOutcome,
+    sides: &[&str],
+) -> Vec<String> {
+    outcome
+        .root_causes
+        .iter()
+        .map(|root| {
+            let side = sides
+                .get(root.side)
+                .map(|side| format!("{side}: "))
+                .unwrap_or_default();
+            format!(
+                "{side}{} failed: {}; {} later step(s) skipped because of it{}",
+                root.step.label(),
+                crate::pipeline::headline(&root.message),
+                root.skipped,
+                if root.step.phase == Phase::Install || root.step.phase == Phase::Prepare {
+                    ""
+                } else {
+                    " (--keep-going runs them)"
+                }
+            )
+        })
+        .collect()
+}
+
+/// What to do with a result: compare it with another build.
+fn next_step(spec: Option<&std::path::Path>, out: &std::path::Path) -> String {
+    let spec = spec.map_or(String::new(), |spec| format!("{} ", spec.display()));
+    format!(
+        "next: measure another build and compare the two:\n  \
+         clibench run {spec}--out OTHER && clibench compare {} OTHER/result.json",
+        out.join("result.json").display()
+    )
 }
 
 /// Ctrl-C, SIGTERM and SIGHUP set the flag; the runner stops and cleans up.
@@ -175,6 +261,8 @@ fn plan(args: Args) -> anyhow::Result<Plan> {
         commit: args.commit,
         overrides: args.overrides,
         shard: args.shard,
+        keep_going: args.keep_going,
+        drop_caches: args.drop_caches,
     };
     Ok(Plan::new(spec, &out, settings)?)
 }
@@ -227,6 +315,9 @@ pub(super) fn say_cleanup(command: &str, report: &CleanupReport) {
 /// The spinner line on stderr, and a line per finished step.
 pub(super) struct ProgressDisplay {
     bar: ProgressBar,
+    /// The last skip told: (side, phase, reason). Skipped trials of one phase for one
+    /// reason are told in one line.
+    last_skip: Option<(Option<String>, Phase, String)>,
 }
 
 impl ProgressDisplay {
@@ -237,7 +328,10 @@ impl ProgressDisplay {
                 .context("progress template")?
                 .tick_chars("-\\|/ "),
         );
-        Ok(ProgressDisplay { bar })
+        Ok(ProgressDisplay {
+            bar,
+            last_skip: None,
+        })
     }
 
     pub(super) fn finish(&self) {
@@ -268,12 +362,31 @@ impl Observer for ProgressDisplay {
 
     fn step_finished(&mut self, progress: &Progress, result: &StepResult) {
         let seconds = progress.step_elapsed.as_secs_f64();
-        self.say(match result {
+        let line = match result {
             StepResult::Succeeded => format!("{}: ok ({seconds:.1} s)", progress.label()),
             StepResult::Failed { message, .. } => {
                 format!("{}: failed ({seconds:.1} s): {message}", progress.label())
             }
-        });
+            StepResult::Skipped { reason } => {
+                let key = (progress.side.clone(), progress.step.phase, reason.clone());
+                if self.last_skip.as_ref() == Some(&key) {
+                    return;
+                }
+                self.last_skip = Some(key);
+                let side = progress
+                    .side
+                    .as_ref()
+                    .map(|side| format!("{side}: "))
+                    .unwrap_or_default();
+                let what = if progress.step.trial == 0 {
+                    progress.step.phase.to_string()
+                } else {
+                    format!("{} from trial {}", progress.step.phase, progress.step.trial)
+                };
+                format!("{side}{what}: skipped: {reason}")
+            }
+        };
+        self.say(line);
     }
 
     fn notice(&mut self, notice: &Notice) {

@@ -5,6 +5,7 @@
 //! child subreaper so daemons stay in it) is measured after each settles.
 
 use super::mem::{STOP_GRACE, display_command, spawn_quiet};
+use super::tty;
 use crate::exit::input_error;
 use crate::table::{Align, render};
 use anyhow::Context;
@@ -12,9 +13,10 @@ use bench_core::units::format_bytes;
 use bench_proc::staircase::{self, Instances, StaircaseOptions, StaircaseReport, Step};
 use bench_proc::{HostFacts, Selector};
 use bench_term::ready::parse_duration;
+use bench_term::{Drained, ReadyMode};
 use std::ffi::OsString;
 use std::process::{Child, ExitCode};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Flags of `clibench staircase`.
 #[derive(Debug, clap::Args)]
@@ -22,9 +24,14 @@ use std::time::Duration;
 Examples:
   clibench staircase -- node -e 'setInterval(() => {}, 1e9)'
   clibench staircase --count 10 --settle 5s --json -- python3 -m http.server 0
+  clibench staircase --tty --count 5 --settle 2s -- node
 
-Each instance runs with stdio on /dev/null in its own process group. The hardware
-header and the step table go to stderr; --json prints the result on stdout.")]
+Each instance runs with stdio on /dev/null in its own process group; with --tty, in a
+pseudo-terminal of its own whose output is read (and queries answered) all along, as a
+terminal would. The hardware header and the step table go to stderr; --json prints the
+result on stdout. `avg` is the family's growth divided by the instances; `steady`, the
+median of the steps after the first, is the cost of one more instance once what the
+first one brought along (shared daemons, caches) is paid.")]
 pub struct Args {
     /// Instances to add, one at a time (at least 1).
     #[arg(long, default_value_t = 5, value_name = "N")]
@@ -35,6 +42,18 @@ pub struct Args {
     /// Print the result as JSON on stdout.
     #[arg(long)]
     json: bool,
+    /// Run each instance in a terminal of its own (for REPLs and TUIs, which quit
+    /// at once when stdin is /dev/null).
+    #[arg(long)]
+    tty: bool,
+    /// With --tty: wait until each instance is ready before it settles (probe,
+    /// pattern:REGEX, first-frame or stable:DURATION, as `clibench startup --ready`), so
+    /// that a slow start is never measured half-way.
+    #[arg(long, value_name = "MODE", requires = "tty")]
+    ready: Option<String>,
+    /// How long an instance may take to become ready.
+    #[arg(long, default_value = "60s", value_name = "DURATION")]
+    ready_timeout: String,
     /// The command that makes one instance.
     #[arg(required = true, last = true, value_name = "COMMAND")]
     command: Vec<OsString>,
@@ -46,6 +65,8 @@ struct Settings {
     count: usize,
     settle: Duration,
     json: bool,
+    tty: bool,
+    ready: Option<(ReadyMode, Duration)>,
     command: Vec<OsString>,
 }
 
@@ -58,10 +79,23 @@ impl TryFrom<Args> for Settings {
         }
         let settle =
             parse_duration(&args.settle).map_err(|e| input_error(format!("--settle: {e}")))?;
+        let ready = match &args.ready {
+            None => None,
+            Some(mode) => {
+                let mode: ReadyMode = mode
+                    .parse()
+                    .map_err(|e| input_error(format!("--ready: {e}")))?;
+                let timeout = parse_duration(&args.ready_timeout)
+                    .map_err(|e| input_error(format!("--ready-timeout: {e}")))?;
+                Some((mode, timeout))
+            }
+        };
         Ok(Settings {
             count: args.count,
             settle,
             json: args.json,
+            tty: args.tty,
+            ready,
             command: args.command,
         })
     }
@@ -70,11 +104,16 @@ impl TryFrom<Args> for Settings {
 /// Instances that are processes of one command.
 struct Commands<'a> {
     command: &'a [OsString],
+    tty: bool,
+    ready: Option<(ReadyMode, Duration)>,
 }
 
 /// One started instance.
-struct Instance {
-    child: Child,
+enum Instance {
+    /// Stdio on /dev/null, and when it started.
+    Quiet { child: Child, started: Instant },
+    /// In a terminal read on a thread of its own.
+    Terminal(Drained),
 }
 
 /// Why an instance failed.
@@ -82,16 +121,19 @@ struct Instance {
 enum InstanceError {
     #[error("failed to start `{command}`: {message}")]
     Spawn { command: String, message: String },
-    #[error("instance {pid} exited with {status} before it was measured")]
-    Exited {
-        pid: u32,
-        status: std::process::ExitStatus,
-    },
+    #[error("instance {pid}: {message}")]
+    Exited { pid: u32, message: String },
     #[error("failed to stop instance {pid}")]
     Stop {
         pid: u32,
         #[source]
         source: bench_proc::StopError,
+    },
+    #[error("failed to read or close the terminal of instance {pid}")]
+    Close {
+        pid: u32,
+        #[source]
+        source: bench_term::TermError,
     },
 }
 
@@ -100,11 +142,28 @@ impl Instances for Commands<'_> {
     type Error = InstanceError;
 
     fn create(&mut self) -> Result<Instance, InstanceError> {
-        let child = spawn_quiet(self.command).map_err(|error| InstanceError::Spawn {
+        let spawn_error = |error: anyhow::Error| InstanceError::Spawn {
             command: display_command(self.command),
             message: format!("{error:#}"),
-        })?;
-        Ok(Instance { child })
+        };
+        if self.tty {
+            let mut terminal = tty::spawn(self.command).map_err(spawn_error)?;
+            if let Some((mode, timeout)) = &self.ready {
+                let pid = terminal.pid();
+                terminal
+                    .ready(mode, *timeout)
+                    .map_err(|error| InstanceError::Exited {
+                        pid,
+                        message: format!("never became ready: {error}"),
+                    })?;
+            }
+            return Ok(Instance::Terminal(Drained::start(terminal)));
+        }
+        let child = spawn_quiet(self.command).map_err(spawn_error)?;
+        Ok(Instance::Quiet {
+            child,
+            started: Instant::now(),
+        })
     }
 
     fn start(&mut self, _: &mut Instance) -> Result<(), InstanceError> {
@@ -113,12 +172,29 @@ impl Instances for Commands<'_> {
     }
 
     fn verify(&mut self, instance: &mut Instance) -> Result<(), InstanceError> {
-        match instance.child.try_wait() {
-            Ok(Some(status)) => Err(InstanceError::Exited {
-                pid: instance.child.id(),
-                status,
-            }),
-            _ => Ok(()),
+        match instance {
+            Instance::Quiet { child, started } => match child.try_wait() {
+                Ok(Some(status)) => Err(InstanceError::Exited {
+                    pid: child.id(),
+                    message: format!(
+                        "exited ({status}) within {:.1} s of its start, before it was \
+                         measured; if it is interactive, it needs a terminal: try --tty",
+                        started.elapsed().as_secs_f64()
+                    ),
+                }),
+                _ => Ok(()),
+            },
+            Instance::Terminal(drained) if drained.closed() => {
+                let (status, screen) = drained.with(|terminal| {
+                    let status = terminal.close().ok().and_then(|report| report.status);
+                    (status, terminal.screen_text())
+                });
+                Err(InstanceError::Exited {
+                    pid: drained.pid(),
+                    message: tty::exited_in_terminal(self.command, status, &screen),
+                })
+            }
+            Instance::Terminal(_) => Ok(()),
         }
     }
 
@@ -132,14 +208,29 @@ impl Instances for Commands<'_> {
         );
     }
 
-    fn stop(&mut self, mut instance: Instance) -> Result<(), InstanceError> {
-        let pid = instance.child.id();
-        let stopped = bench_proc::stop(&Selector::Tree(pid), STOP_GRACE);
-        // stop() reaps our children itself; ECHILD here is expected.
-        let _ = instance.child.try_wait();
-        stopped
-            .map(|_| ())
-            .map_err(|source| InstanceError::Stop { pid, source })
+    fn stop(&mut self, instance: Instance) -> Result<(), InstanceError> {
+        match instance {
+            Instance::Quiet { mut child, .. } => {
+                let pid = child.id();
+                let stopped = bench_proc::stop(&Selector::Tree(pid), STOP_GRACE);
+                // stop() reaps our children itself; ECHILD here is expected.
+                let _ = child.try_wait();
+                stopped
+                    .map(|_| ())
+                    .map_err(|source| InstanceError::Stop { pid, source })
+            }
+            Instance::Terminal(drained) => {
+                let pid = drained.pid();
+                let (mut terminal, read) = drained.finish();
+                // Closing kills the terminal's session; what left it is stopped
+                // with the rest of the family at the end. A failed read (the
+                // instance may have blocked on its output) is reported after it.
+                let closed = terminal.close().map(drop);
+                closed
+                    .and(read)
+                    .map_err(|source| InstanceError::Close { pid, source })
+            }
+        }
     }
 }
 
@@ -148,7 +239,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let settings = Settings::try_from(args)?;
     let hardware = HostFacts::read().context("failed to read the host's facts")?;
     eprint!("{}", render_header(&hardware, &settings));
-    bench_proc::become_subreaper()?;
+    super::interrupt::stop_family_on_signal(STOP_GRACE)?;
     let me = std::process::id();
     let options = StaircaseOptions {
         count: settings.count,
@@ -161,6 +252,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let outcome = staircase::run(
         &mut Commands {
             command: &settings.command,
+            tty: settings.tty,
+            ready: settings.ready.clone(),
         },
         &options,
     );
@@ -225,6 +318,17 @@ fn render_steps(report: &StaircaseReport) -> String {
         signed(report.avg_per_instance_uss_bytes),
         String::new(),
     ]);
+    // With one step there are no later steps: no steady row rather than a blank one.
+    if report.steady_per_instance_rss_bytes.is_some() {
+        rows.push(vec![
+            "steady".into(),
+            String::new(),
+            signed(report.steady_per_instance_rss_bytes),
+            signed(report.steady_per_instance_pss_bytes),
+            signed(report.steady_per_instance_uss_bytes),
+            String::new(),
+        ]);
+    }
     use Align::{Left, Right};
     let mut out = render(
         &[
@@ -309,6 +413,9 @@ mod tests {
             avg_per_instance_rss_bytes: 131 << 19,
             avg_per_instance_pss_bytes: None,
             avg_per_instance_uss_bytes: Some(31 << 20),
+            steady_per_instance_rss_bytes: Some(65 << 20),
+            steady_per_instance_pss_bytes: None,
+            steady_per_instance_uss_bytes: Some(-(1 << 20)),
             after_teardown: totals(0, 0),
             reclaimed_rss_bytes: 131 << 20,
             reclaimed_pss_bytes: None,
@@ -330,6 +437,8 @@ mod tests {
             count: 5,
             settle: Duration::from_secs(2),
             json: false,
+            tty: false,
+            ready: None,
             command: vec!["node".into(), "-e".into(), "1".into()],
         };
         insta::assert_snapshot!(render_header(&hardware, &settings));

@@ -12,9 +12,9 @@ mod export;
 use crate::exit::{FAILURE, input_error};
 use crate::table::{Align, render};
 use anyhow::Context;
-use bench_proc::{Selector, become_subreaper, snapshot, stop};
+use bench_proc::{Selector, snapshot, stop};
 use bench_term::ready::parse_duration;
-use bench_term::{ReadyMode, SpawnOptions, Terminal};
+use bench_term::{ReadyGuard, ReadyMode, SpawnOptions, Terminal};
 use export::{Figure, Report, Run};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::ffi::OsString;
@@ -31,12 +31,23 @@ Examples:
   clibench startup --ready probe --show-screen -- pi
   clibench startup --ready stable:500ms --export-json startup.json -- htop
   clibench startup --export-hyperfine hyperfine.json -- python3
+  clibench startup --ready-require '> $' --ready-reject 'Update available' -- my-agent
+  clibench startup --quit '/quit,Enter' -- my-agent
 
 Ready modes:
   probe            raw mode, then a typed probe echoed on screen (full-screen programs)
   pattern:REGEX    the screen text matches REGEX
   first-frame      the first line with at least 3 letters or digits
   stable:DURATION  the screen stays unchanged for DURATION (ready = its last change)
+
+The screen at ready must not show a blocking dialog (trust this folder, an API key,
+sign in, press Enter to continue, choose an option, a y/n question): such a run fails
+\"blocked by a dialog\" with the screen, unless --allow-dialog or a --ready-require
+that matches the dialog's line says it is expected.
+
+Quit keys: names separated by commas or spaces: C-<letter>, Enter, Tab, Esc,
+Backspace, Space, Comma, or text to type. A program still alive and silent 200 ms
+after them is hung up.
 
 The command inherits this environment, with TERM=xterm-256color; --env adds more.")]
 pub struct Args {
@@ -77,8 +88,21 @@ pub struct Args {
     /// Print the screen of the first measured run, as it was when memory was measured.
     #[arg(long)]
     show_screen: bool,
-    /// Save each run's transcript (output.raw, input.raw, screen.txt) under
-    /// DIR/warmup-N or DIR/run-N.
+    /// A regex the screen at ready must match, else the run fails with the screen.
+    #[arg(long, value_name = "REGEX")]
+    ready_require: Option<String>,
+    /// A regex that fails the run ("blocked by: REGEX") when the screen at ready matches
+    /// it; repeatable.
+    #[arg(long, value_name = "REGEX")]
+    ready_reject: Vec<String>,
+    /// Accept a blocking dialog on the screen at ready.
+    #[arg(long)]
+    allow_dialog: bool,
+    /// Keys that ask the program to quit, e.g. `C-c,C-c` or `/quit,Enter`.
+    #[arg(long, default_value = "C-c,C-c", value_name = "KEYS")]
+    quit: String,
+    /// Save each run's transcript (output.raw, input.raw, screen.txt, screen-at-ready.txt
+    /// and recording.cast, an asciicast v2 recording) under DIR/warmup-N or DIR/run-N.
     #[arg(long, value_name = "DIR")]
     transcripts: Option<PathBuf>,
     /// The command and its arguments.
@@ -92,6 +116,7 @@ struct Settings {
     runs: usize,
     warmup: usize,
     mode: ReadyMode,
+    guard: ReadyGuard,
     timeout: Duration,
     settle: Duration,
     options: SpawnOptions,
@@ -126,25 +151,52 @@ impl TryFrom<Args> for Settings {
             parse_duration(&args.timeout).map_err(|e| input_error(format!("--timeout: {e}")))?;
         let settle =
             parse_duration(&args.settle).map_err(|e| input_error(format!("--settle: {e}")))?;
+        let regex = |flag: &str, pattern: &str| {
+            regex::Regex::new(pattern).map_err(|e| input_error(format!("{flag}: {e}")))
+        };
+        let guard = ReadyGuard {
+            require: args
+                .ready_require
+                .as_deref()
+                .map(|p| regex("--ready-require", p))
+                .transpose()?,
+            reject: args
+                .ready_reject
+                .iter()
+                .map(|p| regex("--ready-reject", p))
+                .collect::<anyhow::Result<_>>()?,
+            allow_dialog: args.allow_dialog,
+            expected: Vec::new(),
+        };
+        let quit = bench_term::parse_key_list(&args.quit)
+            .map_err(|e| input_error(format!("--quit: {e}")))?;
         let (program, rest) = args
             .command
             .split_first()
             .ok_or_else(|| input_error("no command given after --"))?;
         let mut options = SpawnOptions::new(program.clone())
             .args(rest.iter().cloned())
-            .size(args.cols, args.rows);
+            .size(args.cols, args.rows)
+            .quit_keys(quit, Duration::from_millis(150));
         for (key, value) in std::env::vars_os() {
             options = options.env(key, value);
         }
         options = options.env("TERM", "xterm-256color");
+        let mut path = std::env::var_os("PATH");
         for pair in &args.env {
             let (key, value) = super::env_pair(pair)?;
             options = options.env(key, value);
+            if key == "PATH" {
+                path = Some(value.into());
+            }
         }
+        // Said once here rather than as the same spawn error for every run.
+        super::program::find(program, path.as_deref()).map_err(input_error)?;
         Ok(Settings {
             runs: args.runs,
             warmup: args.warmup,
             mode,
+            guard,
             timeout,
             settle,
             options,
@@ -166,7 +218,7 @@ impl TryFrom<Args> for Settings {
 /// Runs `clibench startup`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut settings = Settings::try_from(args)?;
-    settings.subreaper = match become_subreaper() {
+    settings.subreaper = match super::interrupt::stop_family_on_signal(DAEMON_GRACE) {
         Ok(()) => true,
         Err(error) => {
             eprintln!(
@@ -276,22 +328,12 @@ fn measure_once(settings: &Settings, options: &SpawnOptions) -> (Run, Option<Str
 /// User and kernel CPU seconds of this process's reaped children, from
 /// `/proc/self/stat`; `None` when it cannot be read.
 fn children_cpu_seconds() -> Option<(f64, f64)> {
-    let text = std::fs::read_to_string("/proc/self/stat").ok()?;
-    let (user, system) = children_cpu_ticks(&text)?;
+    let stat = bench_proc::process_stat(std::process::id())?;
     let per_second = rustix::param::clock_ticks_per_second() as f64;
-    Some((user as f64 / per_second, system as f64 / per_second))
-}
-
-/// `cutime` and `cstime` (fields 16 and 17 of proc(5)) of a `/proc/PID/stat` line,
-/// in clock ticks. The name may contain spaces and parentheses, so the fields are
-/// counted from its last `)`.
-fn children_cpu_ticks(stat: &str) -> Option<(u64, u64)> {
-    let rest = stat.get(stat.rfind(')')? + 1..)?;
-    // Field 3 (state) is the first after the name.
-    let mut fields = rest.split_ascii_whitespace().skip(16 - 3);
-    let user = fields.next()?.parse().ok()?;
-    let system = fields.next()?.parse().ok()?;
-    Some((user, system))
+    Some((
+        stat.children_utime_ticks as f64 / per_second,
+        stat.children_stime_ticks as f64 / per_second,
+    ))
 }
 
 /// [`measure_once`] without the CPU accounting.
@@ -305,7 +347,7 @@ fn measure_run(settings: &Settings, options: &SpawnOptions) -> (Run, Option<Stri
         }
     };
     let outcome = (|| -> anyhow::Result<()> {
-        terminal.ready(&settings.mode, settings.timeout)?;
+        terminal.ready_guarded(&settings.mode, settings.timeout, &settings.guard)?;
         terminal.settle(settings.settle)?;
         let own = std::process::id();
         let family = if settings.subreaper {
@@ -325,7 +367,14 @@ fn measure_run(settings: &Settings, options: &SpawnOptions) -> (Run, Option<Stri
     let timeline = terminal.timeline();
     run.first_byte_seconds = timeline.first_byte.map(|d| d.as_secs_f64());
     run.first_frame_seconds = timeline.first_frame.map(|d| d.as_secs_f64());
-    run.ready_seconds = timeline.ready.map(|d| d.as_secs_f64());
+    // A start that ended at a dialog was not ready, whatever the ready mode saw.
+    let blocked = outcome.as_ref().is_err_and(|error| {
+        matches!(
+            error.downcast_ref::<bench_term::TermError>(),
+            Some(bench_term::TermError::Blocked { .. })
+        )
+    });
+    run.ready_seconds = timeline.ready.filter(|_| !blocked).map(|d| d.as_secs_f64());
     let screen = terminal.screen_text();
     let closed = terminal.close();
     // Whatever is still a descendant left the terminal's session: a daemon.
@@ -392,15 +441,6 @@ fn summary_table(report: &Report) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn children_cpu_ticks_are_fields_16_and_17_after_the_name() {
-        let stat = "4242 (a (b) c) S 1 4242 4242 0 -1 4194304 100 5 0 0 \
-                    12 34 56 78 20 0 1 0 999 1000 50";
-        assert_eq!(children_cpu_ticks(stat), Some((56, 78)));
-        assert_eq!(children_cpu_ticks("4242 (x) S 1 2"), None);
-        assert_eq!(children_cpu_ticks(""), None);
-    }
 
     #[test]
     fn the_summary_table_lists_every_measured_figure() {

@@ -1,13 +1,19 @@
-//! Removing what a run created: the users (their processes first), the homes under
-//! OUT/, temporary folders, and servers left running by a phase that was killed.
-//! `clibench run` calls [`cleanup`] at the end and on Ctrl-C; `clibench cleanup`
-//! (hidden) calls [`cleanup_with`] after a crash.
+//! Removing what a run created: the users (their processes first, then what their uid
+//! left in the shared folders and SysV IPC), the homes, temporary folders, the staging
+//! folder and the per-run group, and servers left running by a phase that was killed.
+//! `clibench run` calls [`cleanup`] at the end and on Ctrl-C; `clibench cleanup` calls
+//! [`cleanup_with`] after a crash or a run of single phases.
+//!
+//! Only a state file clibench wrote is read, and only what is verifiably clibench's is
+//! removed: users by name and passwd mark, homes owned by their user, folders owned by the
+//! effective user inside OUT/ (or the recorded staging folder). Anything else is refused
+//! and named in the error.
 
 use super::exec;
 use super::state::{STATE_FILE, ServerRecord, State};
-use super::users;
-use anyhow::Context;
+use super::{out_dir, staging, users};
 use bench_proc::Selector;
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 /// What cleanup did.
@@ -28,7 +34,8 @@ pub fn cleanup(out: &Path) -> anyhow::Result<CleanupReport> {
     cleanup_with(out, None)
 }
 
-/// Cleans up `out`; `keep_users` overrides what the run recorded.
+/// Cleans up `out`; `keep_users` overrides what the run recorded. Everything that can be
+/// removed is; the error then lists what could not be, or was refused, and why.
 pub fn cleanup_with(out: &Path, keep_users: Option<bool>) -> anyhow::Result<CleanupReport> {
     let mut report = CleanupReport::default();
     if !State::exists(out) {
@@ -51,38 +58,54 @@ pub fn cleanup_with(out: &Path, keep_users: Option<bool>) -> anyhow::Result<Clea
     }
     state.save(out)?;
 
-    for user in state.users.clone() {
+    for plan in state.users.clone() {
         if keep {
-            if let Err(error) = exec::stop_user(&user) {
+            let stopped = users::resolve(&state, &plan).and_then(|user| exec::stop_user(&user));
+            if let Err(error) = stopped {
                 errors.push(format!(
                     "stopping the processes of {}: {error:#}",
-                    user.name
+                    plan.name
                 ));
             }
-            report.kept_users.push(user.name.clone());
+            report.kept_users.push(plan.name.clone());
             continue;
         }
-        match users::remove(out, &user) {
-            Ok(()) if user.dedicated => report.removed_users.push(user.name.clone()),
-            Ok(()) => report.removed_folders.push(user.home.display().to_string()),
-            Err(error) => errors.push(format!("removing {}: {error:#}", user.name)),
+        match users::remove(out, &state.run_id, &plan) {
+            Ok(removal) => {
+                if plan.dedicated && removal.deleted_user {
+                    report.removed_users.push(plan.name.clone());
+                } else if !plan.dedicated {
+                    report.removed_folders.push(plan.home.display().to_string());
+                }
+                for left in removal.left {
+                    errors.push(format!("{} left {left}", plan.name));
+                }
+            }
+            Err(error) => errors.push(format!("removing {}: {error:#}", plan.name)),
         }
     }
 
     let mut state = State::load(out)?;
     for folder in std::mem::take(&mut state.folders) {
-        match std::fs::remove_dir_all(&folder) {
-            Ok(()) => report.removed_folders.push(folder.display().to_string()),
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
-            Err(error) => {
-                errors.push(format!("removing {}: {error}", folder.display()));
-                state.folders.push(folder);
-            }
+        match remove_own_folder(out, &folder) {
+            Ok(true) => report.removed_folders.push(folder.display().to_string()),
+            Ok(false) => {}
+            Err(why) => errors.push(format!("refusing to remove {}: {why}", folder.display())),
         }
     }
-    if state.users.is_empty() && state.folders.is_empty() && state.servers.is_empty() {
-        let path = out.join(STATE_FILE);
-        std::fs::remove_file(&path).with_context(|| format!("removing {}", path.display()))?;
+    if !keep {
+        match staging::remove(&mut state) {
+            Ok(removed) => report.removed_folders.extend(removed),
+            Err(error) => errors.push(format!("{error:#}")),
+        }
+    }
+    if state.users.is_empty()
+        && state.folders.is_empty()
+        && state.servers.is_empty()
+        && state.stage.is_none()
+        && state.group.is_none()
+    {
+        out_dir::remove_file(out, STATE_FILE)?;
     } else {
         state.save(out)?;
     }
@@ -90,6 +113,33 @@ pub fn cleanup_with(out: &Path, keep_users: Option<bool>) -> anyhow::Result<Clea
         anyhow::bail!("cleanup was incomplete: {}", errors.join("; "));
     }
     Ok(report)
+}
+
+/// Removes a recorded temporary folder when it is clibench's: inside OUT/, a real folder
+/// (not a symlink) of the effective user. `Ok(false)`: it is already gone.
+fn remove_own_folder(out: &Path, folder: &Path) -> Result<bool, String> {
+    let meta = match std::fs::symlink_metadata(folder) {
+        Ok(meta) => meta,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(error) => return Err(error.to_string()),
+    };
+    let out = &std::path::absolute(out).map_err(|error| error.to_string())?;
+    let inside = folder.starts_with(out)
+        && folder.strip_prefix(out).is_ok_and(|rest| {
+            rest.components()
+                .all(|c| matches!(c, std::path::Component::Normal(_)))
+        });
+    if !inside {
+        return Err(format!("it is not inside {}", out.display()));
+    }
+    if !meta.is_dir() || meta.file_type().is_symlink() {
+        return Err("it is a symlink or not a folder".to_owned());
+    }
+    if meta.uid() != rustix::process::geteuid().as_raw() {
+        return Err(format!("it belongs to uid {}", meta.uid()));
+    }
+    std::fs::remove_dir_all(folder).map_err(|error| error.to_string())?;
+    Ok(true)
 }
 
 /// Whether the recorded server's pid still names the process that was recorded: the
@@ -132,5 +182,25 @@ mod tests {
             is_same_process(&record(None)),
             "older state files are trusted"
         );
+    }
+
+    #[test]
+    fn only_folders_of_clibench_inside_out_are_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        std::fs::create_dir_all(out.join("build-home/x")).unwrap();
+        let elsewhere = dir.path().join("elsewhere");
+        std::fs::create_dir(&elsewhere).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, out.join("link")).unwrap();
+        for folder in [
+            elsewhere.clone(),
+            out.join("link"),
+            out.join("../elsewhere"),
+        ] {
+            assert!(remove_own_folder(&out, &folder).is_err(), "{folder:?}");
+        }
+        assert!(elsewhere.is_dir());
+        assert_eq!(remove_own_folder(&out, &out.join("build-home")), Ok(true));
+        assert_eq!(remove_own_folder(&out, &out.join("build-home")), Ok(false));
     }
 }

@@ -2,6 +2,7 @@
 //! home, the clean environment, and the placeholders' values.
 
 use super::state::{State, UserRecord};
+
 use crate::spec::{Placeholder, Spec, Template, Values};
 use anyhow::Context;
 use bench_core::Phase;
@@ -28,6 +29,9 @@ pub struct PhaseContext {
     pub install: u32,
     /// The trial user: `None` during prepare, and during install until it is created.
     pub user: Option<TrialUser>,
+    /// The run's staging folder: the source, the build folder and the artifacts, where the
+    /// trial users can read them whatever folder OUT/ is in (see [`super::staging`]).
+    pub stage: PathBuf,
 }
 
 impl PhaseContext {
@@ -48,15 +52,16 @@ impl PhaseContext {
             Phase::Prepare | Phase::Install => None,
             _ => {
                 let state = State::load(&out)?;
-                let user = state.user(0).cloned().with_context(|| {
+                let plan = state.user(0).cloned().with_context(|| {
                     format!(
                         "install 0 has not run in {}: run `clibench phase install --trial 0` first",
                         out.display()
                     )
                 })?;
-                Some(user)
+                Some(super::users::resolve(&state, &plan)?)
             }
         };
+        let stage = super::staging::ensure(&out)?;
         Ok(PhaseContext {
             phase,
             spec,
@@ -65,6 +70,7 @@ impl PhaseContext {
             trial,
             install,
             user,
+            stage,
         })
     }
 
@@ -75,19 +81,19 @@ impl PhaseContext {
             .context("no trial user in this phase (install 0 must run first)")
     }
 
-    /// The checked-out source: `{source}` = OUT/source.
+    /// The checked-out source: `{source}` = STAGE/source.
     pub fn source_dir(&self) -> PathBuf {
-        self.out.join("source")
+        self.stage.join("source")
     }
 
-    /// Where builds run without a source: OUT/build.
+    /// Where builds run without a source: STAGE/build.
     pub fn build_dir(&self) -> PathBuf {
-        self.out.join("build")
+        self.stage.join("build")
     }
 
-    /// The collected artifacts and `SHA256SUMS`: `{artifacts}` = OUT/artifacts.
+    /// The collected artifacts and `SHA256SUMS`: `{artifacts}` = STAGE/artifacts.
     pub fn artifacts_dir(&self) -> PathBuf {
-        self.out.join("artifacts")
+        self.stage.join("artifacts")
     }
 
     /// Logs and transcripts: OUT/logs.

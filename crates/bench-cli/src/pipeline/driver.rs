@@ -93,11 +93,7 @@ pub fn run_phase(run: &PhaseRun) -> Result<PhaseOutcome, Error> {
         run.repository.as_deref(),
         run.commit.as_deref(),
     )?;
-    std::fs::create_dir_all(&run.out).map_err(|source| Error::Io {
-        action: "create the output folder",
-        path: run.out.clone(),
-        source,
-    })?;
+    let _lock = super::out_dir::open_for_phase(&run.out)?;
     let path = run.out.join("result.json");
     let mut request = request_for(&spec, &run.spec);
     if !run.overrides.is_empty() {
@@ -121,11 +117,12 @@ pub fn run_phase(run: &PhaseRun) -> Result<PhaseOutcome, Error> {
     let started = Instant::now();
     super::circumstances::record_start(&mut result.side, run.phase, run.trial);
     result.side.error = None;
+    let absent = absent_metrics(&spec);
     let outcome = PhaseContext::new(run.phase, spec, &run.spec, &run.out, run.trial)
         .and_then(|ctx| dispatch(&ctx, &mut result.side));
     let error = outcome
         .err()
-        .map(|error| format!("{}: {error:#}", run.phase));
+        .map(|error| super::redact::redact(&format!("{}: {error:#}", run.phase)));
     if let Some(message) = &error {
         result
             .side
@@ -141,7 +138,10 @@ pub fn run_phase(run: &PhaseRun) -> Result<PhaseOutcome, Error> {
     })?;
     Ok(PhaseOutcome {
         error,
-        trial_errors: bench_core::trial_errors(&result.side, run.phase, run.trial),
+        trial_errors: bench_core::trial_errors_without(&result.side, run.phase, run.trial, &absent)
+            .iter()
+            .map(|error| super::redact::redact(error))
+            .collect(),
     })
 }
 
@@ -152,6 +152,62 @@ pub fn describe_overrides(overrides: &[Override]) -> String {
         .map(Override::to_string)
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// Records in `OUT/result.json` that the step `run` describes was skipped, and why.
+pub fn record_skip(run: &PhaseRun, reason: &str) -> Result<(), Error> {
+    update_result(run, |side| side.set_skipped(run.phase, run.trial, reason))
+}
+
+/// Changes the side of `OUT/result.json` outside a phase (the runner's own facts).
+pub(super) fn update_result(run: &PhaseRun, change: impl FnOnce(&mut Side)) -> Result<(), Error> {
+    let spec = load_spec(
+        &run.spec,
+        &run.overrides,
+        run.repository.as_deref(),
+        run.commit.as_deref(),
+    )?;
+    let path = run.out.join("result.json");
+    let mut result =
+        ResultFile::load_or_create(&path, &request_for(&spec, &run.spec)).map_err(|source| {
+            Error::ResultUnreadable {
+                path: path.clone(),
+                source,
+            }
+        })?;
+    change(&mut result.side);
+    result
+        .save(&path)
+        .map_err(|source| Error::ResultSave { path, source })
+}
+
+/// Why the step `run` describes failed, as the result file records it (its first
+/// error); `None` when the result cannot be read or records no failure.
+pub fn trial_failure(run: &PhaseRun) -> Option<String> {
+    let spec = load_spec(
+        &run.spec,
+        &run.overrides,
+        run.repository.as_deref(),
+        run.commit.as_deref(),
+    )
+    .ok()?;
+    let result = ResultFile::load(&run.out.join("result.json")).ok()?;
+    bench_core::trial_errors_without(&result.side, run.phase, run.trial, &absent_metrics(&spec))
+        .into_iter()
+        .next()
+}
+
+/// The metrics this target cannot have: `bundle` without artifacts, `install` without an
+/// installer (an already installed target). Their absence is not a failure.
+fn absent_metrics(spec: &spec::Spec) -> Vec<bench_core::Metric> {
+    let mut absent = Vec::new();
+    if spec.artifacts.is_empty() {
+        absent.push(bench_core::Metric::Bundle);
+    }
+    if spec.install.command.is_none() {
+        absent.push(bench_core::Metric::Install);
+    }
+    absent
 }
 
 /// Runs one phase in an already built context.
@@ -177,7 +233,10 @@ pub fn request_for(spec: &spec::Spec, spec_path: &Path) -> Request {
         (None, None, None) => spec.name.clone(),
     };
     let mut request = Request::new(sha, Role::Candidate);
-    request.source_repository = spec.source.as_ref().map(|s| s.repository.clone());
+    request.source_repository = spec
+        .source
+        .as_ref()
+        .map(|s| super::redact::redact(&s.repository));
     request
         .config
         .insert("spec".to_owned(), spec_path.display().to_string());

@@ -34,6 +34,9 @@ pub enum Error {
         /// The spec file.
         spec: PathBuf,
     },
+    /// `--drop-caches` cannot work here (not root, or `/proc/sys` read-only).
+    #[error(transparent)]
+    DropCaches(#[from] super::caches_linux::DropCachesError),
     /// A trial or install count of zero.
     #[error("--{what} must be at least 1")]
     ZeroCount {
@@ -98,6 +101,9 @@ pub enum Error {
     /// Cleaning up users, homes and servers failed; what is left is in the message.
     #[error("cleaning up users, homes and servers")]
     Cleanup(#[source] Failure),
+    /// The output folder is not clibench's, is in use, or holds an earlier run's state.
+    #[error(transparent)]
+    Out(#[from] super::out_dir::OutError),
     /// A phase could not start (its context, state or user could not be set up).
     #[error("{phase}: {source}")]
     Phase {
@@ -112,6 +118,9 @@ pub enum Error {
 impl Error {
     /// Whether the caller's input caused it (exit code 2 on a command line).
     pub fn is_input(&self) -> bool {
+        if let Error::Out(error) = self {
+            return error.is_input_error();
+        }
         matches!(
             self,
             Error::Spec(_)
@@ -119,6 +128,7 @@ impl Error {
                 | Error::CommitNotSha { .. }
                 | Error::PhaseNotDescribed { .. }
                 | Error::ZeroCount { .. }
+                | Error::DropCaches(_)
                 | Error::ResultUnreadable { .. }
         )
     }

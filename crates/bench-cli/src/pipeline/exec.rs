@@ -17,8 +17,13 @@ use std::time::{Duration, Instant};
 pub const STOP_GRACE: Duration = Duration::from_secs(3);
 /// How often a running command is polled.
 const POLL: Duration = Duration::from_millis(10);
-/// How much captured output is kept.
-const CAPTURE_LIMIT: u64 = 16 << 20;
+/// How much of the start of a captured stream is kept.
+const CAPTURE_HEAD_BYTES: usize = 8 << 20;
+/// How much of the end of a captured stream is kept once the start is full.
+const CAPTURE_TAIL_BYTES: usize = 64 << 10;
+/// How long, after a command ended, its captured output may take to reach end
+/// of file: a daemon it left may hold the pipe open for ever.
+const CAPTURE_DRAIN: Duration = Duration::from_secs(2);
 /// How many characters of a log's end go into an error.
 const TAIL_CHARS: usize = 1500;
 
@@ -135,26 +140,105 @@ pub fn tail(text: &str) -> String {
     format!("...{}", cut[start..].trim_end())
 }
 
-fn capture_file(name: &str) -> std::io::Result<File> {
-    let fd = rustix::fs::memfd_create(name, rustix::fs::MemfdFlags::CLOEXEC)?;
-    Ok(File::from(fd))
+/// One captured stream, bounded whatever the command prints: its first
+/// [`CAPTURE_HEAD_BYTES`], its last [`CAPTURE_TAIL_BYTES`], and how many bytes
+/// between them were dropped.
+#[derive(Debug, Default)]
+struct Capture {
+    head: Vec<u8>,
+    tail: std::collections::VecDeque<u8>,
+    dropped_bytes: u64,
 }
 
-fn read_back(file: &mut File) -> std::io::Result<String> {
-    file.rewind()?;
-    let mut bytes = Vec::new();
-    file.take(CAPTURE_LIMIT).read_to_end(&mut bytes)?;
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
-}
-
-/// The tail of what was appended to a log from byte `from` on (this step's output).
-fn read_log_tail(path: &Path, from: u64) -> String {
-    match std::fs::read(path) {
-        Ok(bytes) => {
-            let from = usize::try_from(from).unwrap_or(0).min(bytes.len());
-            let start = bytes.len().saturating_sub(TAIL_CHARS * 4).max(from);
-            tail(&String::from_utf8_lossy(&bytes[start..]))
+impl Capture {
+    fn push(&mut self, mut bytes: &[u8]) {
+        let room = CAPTURE_HEAD_BYTES - self.head.len();
+        let (to_head, rest) = bytes.split_at(room.min(bytes.len()));
+        self.head.extend_from_slice(to_head);
+        bytes = rest;
+        self.tail.extend(bytes);
+        let excess = self.tail.len().saturating_sub(CAPTURE_TAIL_BYTES);
+        if excess > 0 {
+            self.tail.drain(..excess);
+            self.dropped_bytes += excess as u64;
         }
+    }
+
+    /// The text, with a line saying how much was dropped where it was.
+    fn text(&self) -> String {
+        let mut bytes = self.head.clone();
+        if self.dropped_bytes > 0 {
+            bytes.extend_from_slice(
+                format!(
+                    "\n[clibench dropped {} bytes of output here]\n",
+                    self.dropped_bytes
+                )
+                .as_bytes(),
+            );
+        }
+        bytes.extend(self.tail.iter());
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+}
+
+/// A thread reading one of a command's output pipes into a [`Capture`] until
+/// end of file, so the command never blocks on a full pipe and clibench's
+/// memory stays bounded however much it prints.
+struct CaptureThread {
+    capture: std::sync::Arc<std::sync::Mutex<Capture>>,
+    done: std::sync::mpsc::Receiver<()>,
+}
+
+impl CaptureThread {
+    fn start(mut pipe: impl Read + Send + 'static) -> std::io::Result<CaptureThread> {
+        let capture = std::sync::Arc::new(std::sync::Mutex::new(Capture::default()));
+        let (send, done) = std::sync::mpsc::channel();
+        let shared = std::sync::Arc::clone(&capture);
+        std::thread::Builder::new()
+            .name("capture".into())
+            .spawn(move || {
+                let mut buf = vec![0u8; 64 << 10];
+                loop {
+                    match pipe.read(&mut buf) {
+                        Ok(0) => break,
+                        Ok(read) => match shared.lock() {
+                            Ok(mut capture) => capture.push(&buf[..read]),
+                            Err(poisoned) => poisoned.into_inner().push(&buf[..read]),
+                        },
+                        Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+                        Err(_) => break,
+                    }
+                }
+                let _ = send.send(());
+            })?;
+        Ok(CaptureThread { capture, done })
+    }
+
+    /// What was captured, once the pipe reached end of file or [`CAPTURE_DRAIN`]
+    /// passed (a process left running still holds it; the thread keeps draining).
+    fn finish(&self) -> String {
+        let _ = self.done.recv_timeout(CAPTURE_DRAIN);
+        match self.capture.lock() {
+            Ok(capture) => capture.text(),
+            Err(poisoned) => poisoned.into_inner().text(),
+        }
+    }
+}
+
+/// The tail of what was appended to a log from byte `from` on (this step's output),
+/// read from the end: a log can be gigabytes long.
+fn read_log_tail(path: &Path, from: u64) -> String {
+    let read = || -> std::io::Result<Vec<u8>> {
+        let mut file = File::open(path)?;
+        let len = file.metadata()?.len();
+        let start = len.saturating_sub((TAIL_CHARS * 4) as u64).max(from);
+        file.seek(std::io::SeekFrom::Start(start))?;
+        let mut bytes = Vec::new();
+        file.take((TAIL_CHARS * 4) as u64).read_to_end(&mut bytes)?;
+        Ok(bytes)
+    };
+    match read() {
+        Ok(bytes) => tail(&String::from_utf8_lossy(&bytes)),
         Err(_) => String::new(),
     }
 }
@@ -194,7 +278,7 @@ pub fn run(step: &Step<'_>) -> Result<Finished, ExecError> {
         command.uid(user.uid).gid(user.gid);
     }
     let mut log_offset = 0;
-    let (mut out_file, mut err_file, logged) = match &step.log {
+    let logged = match &step.log {
         Some(path) => {
             let mut log = std::fs::OpenOptions::new()
                 .create(true)
@@ -212,30 +296,14 @@ pub fn run(step: &Step<'_>) -> Result<Finished, ExecError> {
             .map_err(io)?;
             log_offset = log.metadata().map(|m| m.len()).unwrap_or(0);
             let copy = log.try_clone().context("duplicating the log").map_err(io)?;
-            (log, copy, true)
+            command.stdout(log).stderr(copy);
+            true
         }
-        None => (
-            capture_file("stdout")
-                .context("creating a capture file")
-                .map_err(io)?,
-            capture_file("stderr")
-                .context("creating a capture file")
-                .map_err(io)?,
-            false,
-        ),
+        None => {
+            command.stdout(Stdio::piped()).stderr(Stdio::piped());
+            false
+        }
     };
-    command.stdout(
-        out_file
-            .try_clone()
-            .context("duplicating the output file")
-            .map_err(io)?,
-    );
-    command.stderr(
-        err_file
-            .try_clone()
-            .context("duplicating the output file")
-            .map_err(io)?,
-    );
     let started = Instant::now();
     let mut child = command.spawn().map_err(|source| ExecError::Spawn {
         what: step.what.clone(),
@@ -245,6 +313,24 @@ pub fn run(step: &Step<'_>) -> Result<Finished, ExecError> {
     })?;
     // The parent's copies must close so that only the child holds them.
     drop(command);
+    let captures = match (child.stdout.take(), child.stderr.take()) {
+        (Some(out), Some(err)) => {
+            let start = || -> std::io::Result<(CaptureThread, CaptureThread)> {
+                Ok((CaptureThread::start(out)?, CaptureThread::start(err)?))
+            };
+            match start() {
+                Ok(captures) => Some(captures),
+                Err(error) => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return Err(io(
+                        anyhow::Error::new(error).context("starting a capture thread")
+                    ));
+                }
+            }
+        }
+        _ => None,
+    };
     let deadline = started + step.timeout;
     let status = loop {
         match child.try_wait() {
@@ -269,9 +355,10 @@ pub fn run(step: &Step<'_>) -> Result<Finished, ExecError> {
                 .map(|path| read_log_tail(path, log_offset))
                 .unwrap_or_default()
         } else {
-            let out = read_back(&mut out_file).unwrap_or_default();
-            let err = read_back(&mut err_file).unwrap_or_default();
-            tail(&format!("{out}{err}"))
+            captures
+                .as_ref()
+                .map(|(out, err)| tail(&format!("{}{}", out.finish(), err.finish())))
+                .unwrap_or_default()
         };
         if let Err(error) = stopped {
             text.push_str(&format!("\n(stopping its processes failed: {error:#})"));
@@ -282,17 +369,9 @@ pub fn run(step: &Step<'_>) -> Result<Finished, ExecError> {
             tail: text,
         });
     };
-    let (stdout, stderr) = if logged {
-        (String::new(), String::new())
-    } else {
-        (
-            read_back(&mut out_file)
-                .context("reading the command's output")
-                .map_err(io)?,
-            read_back(&mut err_file)
-                .context("reading the command's output")
-                .map_err(io)?,
-        )
+    let (stdout, stderr) = match &captures {
+        Some((out, err)) => (out.finish(), err.finish()),
+        None => (String::new(), String::new()),
     };
     Ok(Finished {
         status,
@@ -370,11 +449,30 @@ fn stop(selector: &Selector) -> anyhow::Result<()> {
     }
 }
 
+/// How long [`stop_user`] keeps killing a uid's processes before it reports
+/// them as left running.
+const UID_STOP_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// Stops every process of a trial user: by uid for a dedicated user, else every
 /// process whose environment has the user's HOME.
 pub fn stop_user(user: &UserRecord) -> anyhow::Result<()> {
     if user.dedicated {
-        stop(&Selector::Uid(user.uid))
+        // Never a system account's processes, not even with a grace period.
+        let uid_min = bench_proc::user_uid_min();
+        if user.uid < uid_min {
+            anyhow::bail!(
+                "refusing to stop the processes of {} (uid {}): a system account (below {uid_min})",
+                user.name,
+                user.uid
+            );
+        }
+        // A grace period first, so well-behaved processes exit cleanly; what it
+        // misses (a process that keeps forking outruns any walk of /proc) the
+        // uid-wide kill catches, and it fails naming what is left.
+        let _ = stop(&Selector::Uid(user.uid));
+        bench_proc::stop_uid(user.uid, UID_STOP_TIMEOUT)
+            .map(drop)
+            .with_context(|| format!("stopping every process of {}", user.name))
     } else {
         stop_home(&user.home)
     }
@@ -409,7 +507,7 @@ pub fn pids_with_env(proc_root: &Path, wanted: &[u8]) -> Vec<u32> {
     let mut pids: Vec<u32> = entries
         .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse().ok())
         .filter(|pid: &u32| {
-            std::fs::read(proc_root.join(pid.to_string()).join("environ"))
+            bench_proc::read_proc_file(proc_root.join(pid.to_string()).join("environ"))
                 .is_ok_and(|environ| environ.split(|b| *b == 0).any(|e| e == wanted))
         })
         .collect();
@@ -459,6 +557,167 @@ mod tests {
         assert!(clipped.starts_with("build step 1 failed"));
         assert!(clipped.ends_with("the real error"));
         assert_eq!(clip("short", 500), "short");
+    }
+
+    #[test]
+    fn stopping_a_user_catches_a_process_that_keeps_forking() {
+        if !rustix::process::geteuid().is_root() {
+            eprintln!("SKIPPED stopping_a_user_catches_a_process_that_keeps_forking: needs root");
+            return;
+        }
+        // Orphaned generations re-parent to us (not to a pid 1 that may not reap).
+        bench_proc::become_subreaper().unwrap();
+        // setresuid needs no account, so a uid nobody uses stands for a trial user.
+        let passwd = std::fs::read_to_string("/etc/passwd").unwrap();
+        let uid = (3_200_000 + std::process::id() % 100_000..)
+            .find(|uid| {
+                !passwd.contains(&format!(":{uid}:"))
+                    && bench_proc::ProcRoot::live()
+                        .discover(&Selector::Uid(*uid))
+                        .unwrap()
+                        .is_empty()
+            })
+            .unwrap();
+        // A detached child that forks and exits in a loop: a new pid every moment.
+        let hopper = "import os\nos.setsid()\nwhile True:\n    if os.fork(): os._exit(0)\n";
+        let mut first = std::process::Command::new("python3");
+        first.args(["-c", hopper]);
+        std::os::unix::process::CommandExt::uid(&mut first, uid);
+        let mut first = first.spawn().unwrap();
+        let _ = first.wait();
+        let user = UserRecord {
+            install: 0,
+            name: format!("uid-{uid}"),
+            uid,
+            gid: 0,
+            home: std::path::PathBuf::from("/nonexistent"),
+            dedicated: true,
+        };
+        let stopped = stop_user(&user);
+        let left = bench_proc::ProcRoot::live()
+            .discover(&Selector::Uid(uid))
+            .unwrap();
+        let running: Vec<u32> = left
+            .iter()
+            .copied()
+            .filter(|&pid| bench_proc::process_stat(pid).is_some_and(|s| !s.is_zombie()))
+            .collect();
+        if !running.is_empty() {
+            // Do not leave the hopper behind for the next test.
+            let _ = bench_proc::stop_uid(uid, Duration::from_secs(10));
+        }
+        while let Ok(Some(_)) = rustix::process::wait(rustix::process::WaitOptions::NOHANG) {}
+        assert!(running.is_empty(), "uid {uid} still runs {running:?}");
+        stopped.unwrap();
+    }
+
+    /// The process's peak resident memory so far (`VmHWM`), in bytes.
+    fn peak_rss_bytes() -> u64 {
+        let status = std::fs::read_to_string("/proc/self/status").unwrap();
+        let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+        let kib: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+        kib << 10
+    }
+
+    fn shell_step(script: &str, log: Option<PathBuf>) -> Step<'static> {
+        Step {
+            what: "test step".into(),
+            argv: vec!["sh".into(), "-c".into(), script.into()],
+            cwd: std::env::temp_dir(),
+            env: BTreeMap::from([("PATH".to_owned(), "/usr/bin:/bin".to_owned())]),
+            user: None,
+            home: None,
+            timeout: Duration::from_secs(600),
+            log,
+        }
+    }
+
+    #[test]
+    fn capture_keeps_the_start_and_the_end_and_counts_the_rest() {
+        let mut capture = Capture::default();
+        capture.push(b"first line\n");
+        assert_eq!(capture.text(), "first line\n");
+        let filler = vec![b'x'; CAPTURE_HEAD_BYTES + 3 * CAPTURE_TAIL_BYTES];
+        capture.push(&filler);
+        capture.push(b"\nthe last line");
+        let text = capture.text();
+        assert!(text.starts_with("first line\nxxx"));
+        assert!(text.ends_with("xxx\nthe last line"));
+        let dropped =
+            11 + filler.len() as u64 + 14 - CAPTURE_HEAD_BYTES as u64 - CAPTURE_TAIL_BYTES as u64;
+        assert_eq!(capture.dropped_bytes, dropped);
+        assert!(
+            text.contains(&format!(
+                "[clibench dropped {dropped} bytes of output here]"
+            )),
+            "{}",
+            &text[CAPTURE_HEAD_BYTES - 20..CAPTURE_HEAD_BYTES + 80]
+        );
+    }
+
+    #[test]
+    fn a_command_that_prints_hundreds_of_mib_is_captured_capped() {
+        const PRINTED: u64 = 256 << 20;
+        let finished = run(&shell_step(
+            &format!("head -c {PRINTED} /dev/zero | tr '\\0' a; echo the end"),
+            None,
+        ))
+        .unwrap();
+        assert!(finished.status.success());
+        let kept = (CAPTURE_HEAD_BYTES + CAPTURE_TAIL_BYTES) as u64;
+        let dropped = PRINTED + "the end\n".len() as u64 - kept;
+        assert!(
+            finished.stdout.contains(&format!(
+                "[clibench dropped {dropped} bytes of output here]"
+            )),
+            "{} bytes captured",
+            finished.stdout.len()
+        );
+        assert!(finished.stdout.ends_with("aaathe end\n"));
+        assert!(finished.stdout.len() < (CAPTURE_HEAD_BYTES + CAPTURE_TAIL_BYTES + 100));
+        assert!(
+            peak_rss_bytes() < 64 << 20,
+            "peak RSS {} MiB",
+            peak_rss_bytes() >> 20
+        );
+    }
+
+    #[test]
+    fn the_tail_of_a_huge_log_is_read_from_its_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("install.log");
+        // 512 MiB of (sparse) zeros, then the error: reading it whole would
+        // take 512 MiB of memory.
+        std::fs::File::create(&log)
+            .unwrap()
+            .set_len(512 << 20)
+            .unwrap();
+        let error = run_ok(&shell_step(
+            "echo 'npm ERR! the real error'; exit 3",
+            Some(log),
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(error.ends_with("npm ERR! the real error"), "{error}");
+        assert!(
+            peak_rss_bytes() < 64 << 20,
+            "peak RSS {} MiB",
+            peak_rss_bytes() >> 20
+        );
+    }
+
+    #[test]
+    fn a_system_uid_is_never_stopped() {
+        let user = UserRecord {
+            install: 0,
+            name: "clibench-x-0".into(),
+            uid: 0,
+            gid: 0,
+            home: PathBuf::from("/nonexistent"),
+            dedicated: true,
+        };
+        let error = stop_user(&user).unwrap_err().to_string();
+        assert!(error.contains("a system account"), "{error}");
     }
 
     #[test]

@@ -68,47 +68,12 @@ fn install(
         check_readable(ctx, &user)?;
     }
 
-    let mut values = ctx.values();
-    let origin = if spec.origin.serve && !spec.artifacts.is_empty() {
-        let prefix = spec.origin.path.expand(&values)?;
-        let port = spec.origin.port.unwrap_or(0);
-        let origin = Origin::start(&ctx.artifacts_dir(), &prefix, port).with_context(|| {
-            format!("starting the loopback origin for the artifacts (port {port})")
-        })?;
-        let pid = std::process::id();
-        let record = ServerRecord {
-            pid,
-            start_ticks: super::state::start_ticks(pid),
-            url: origin.url().to_owned(),
-        };
-        State::update(&ctx.out, |s| s.servers.push(record))?;
-        values.set(Placeholder::Origin, origin.url());
-        Some(origin)
-    } else {
-        None
+    // A target that is already installed has no installer: its home is made, checked
+    // and written, but no install time is recorded.
+    let elapsed = match &spec.install.command {
+        Some(command) => Some(run_installer(ctx, &user, command)?),
+        None => None,
     };
-
-    let log = ctx.log_path(&format!("install-{}.log", ctx.trial))?;
-    let _ = std::fs::remove_file(&log);
-    let argv = ctx.expand_command(&spec.install.command, &values)?;
-    let installed = exec::run_ok(&Step {
-        what: format!("installer `{}` (log {})", argv.join(" "), log.display()),
-        argv,
-        cwd: ctx.cwd(spec.install.cwd.as_ref(), &user.home, &values)?,
-        env: ctx.environment(&spec.install.env, &values)?,
-        user: Some(&user),
-        home: Some(user.home.clone()),
-        timeout: *spec.install.timeout,
-        log: Some(log.clone()),
-    });
-    if let Some(origin) = origin {
-        let url = origin.url().to_owned();
-        drop(origin);
-        State::update(&ctx.out, |s| s.servers.retain(|r| r.url != url))?;
-    }
-    let elapsed = installed?.elapsed;
-    // The installer may have left daemons; the checks start from a quiet user.
-    exec::stop_user(&user)?;
 
     let values = ctx.values();
     let trial_env = ctx.environment(&BTreeMap::new(), &values)?;
@@ -162,19 +127,25 @@ fn install(
         }
     }
     // Recorded only once the install is known to work, as in the seed.
-    record(
-        side,
-        Metric::Install,
-        ctx.trial,
-        Sample::Value(elapsed.as_secs_f64()),
-    );
+    if let Some(elapsed) = elapsed {
+        record(
+            side,
+            Metric::Install,
+            ctx.trial,
+            Sample::Value(elapsed.as_secs_f64()),
+        );
+    }
 
     for file in &spec.install.write {
         let mode = if file.executable { 0o755 } else { 0o644 };
+        let content = file
+            .content
+            .expand(&values)
+            .with_context(|| format!("expanding the content of the home file {}", file.path))?;
         home::write_file(
             &user.home,
             Path::new(&file.path),
-            file.content.as_bytes(),
+            content.as_bytes(),
             mode,
             owner,
         )?;
@@ -186,6 +157,62 @@ fn install(
         save_inventory(ctx, side, command, &values, &trial_env)?;
     }
     Ok(())
+}
+
+/// Runs the installer (with the loopback origin when there are artifacts to serve) and
+/// returns how long it took.
+fn run_installer(
+    ctx: &PhaseContext,
+    user: &super::TrialUser,
+    command: &[crate::spec::Template],
+) -> anyhow::Result<Duration> {
+    let spec = &ctx.spec;
+    let mut values = ctx.values();
+    let origin = if spec.origin.serve && !spec.artifacts.is_empty() {
+        let prefix = spec.origin.path.expand(&values)?;
+        let port = spec.origin.port.unwrap_or(0);
+        // Closed at the install's deadline, so a connection the installer left
+        // open (or trickling) cannot keep the phase alive.
+        let deadline = std::time::Instant::now() + *spec.install.timeout;
+        let origin = Origin::start(&ctx.artifacts_dir(), &prefix, port, Some(deadline))
+            .with_context(|| {
+                format!("starting the loopback origin for the artifacts (port {port})")
+            })?;
+        let pid = std::process::id();
+        let record = ServerRecord {
+            pid,
+            start_ticks: super::state::start_ticks(pid),
+            url: origin.url().to_owned(),
+        };
+        State::update(&ctx.out, |s| s.servers.push(record))?;
+        values.set(Placeholder::Origin, origin.url());
+        Some(origin)
+    } else {
+        None
+    };
+
+    let log = ctx.log_path(&format!("install-{}.log", ctx.trial))?;
+    let _ = std::fs::remove_file(&log);
+    let argv = ctx.expand_command(command, &values)?;
+    let installed = exec::run_ok(&Step {
+        what: format!("installer `{}` (log {})", argv.join(" "), log.display()),
+        argv,
+        cwd: ctx.cwd(spec.install.cwd.as_ref(), &user.home, &values)?,
+        env: ctx.environment(&spec.install.env, &values)?,
+        user: Some(user),
+        home: Some(user.home.clone()),
+        timeout: *spec.install.timeout,
+        log: Some(log.clone()),
+    });
+    if let Some(origin) = origin {
+        let url = origin.url().to_owned();
+        drop(origin);
+        State::update(&ctx.out, |s| s.servers.retain(|r| r.url != url))?;
+    }
+    let elapsed = installed?.elapsed;
+    // The installer may have left daemons; the checks start from a quiet user.
+    exec::stop_user(user)?;
+    Ok(elapsed)
 }
 
 /// The spec's disk excludes as `&str`s.
@@ -230,6 +257,7 @@ fn check_readable(ctx: &PhaseContext, user: &super::TrialUser) -> anyhow::Result
             .install
             .command
             .iter()
+            .flatten()
             .chain(ctx.spec.install.env.values())
             .any(|t| t.placeholders().any(|q| q == p))
     };
@@ -256,7 +284,7 @@ fn check_readable(ctx: &PhaseContext, user: &super::TrialUser) -> anyhow::Result
         })?;
         if !finished.status.success() {
             bail!(
-                "the trial user {} cannot read {path}, which the installer uses: put --out in a folder every user can traverse (such as /tmp or /srv)",
+                "the trial user {} cannot read {path}, which the installer uses: the run's staging folder is shared with its trial users through the run's group, so a file the build made private (umask 077?) stays unreadable",
                 user.name
             );
         }

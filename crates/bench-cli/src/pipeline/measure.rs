@@ -1,13 +1,15 @@
 //! The measure phase: cold then warm start in a real terminal to ready; after the cold start
 //! settles, the memory of all the target's processes (RSS, PSS, the per-process breakdown);
 //! then the agent's background sessions are stopped through its own list/stop commands; on
-//! trial 0, `disk` = the home's footprint now minus before the install.
+//! trial 0, `disk` = the home's footprint now minus before the install, whether or not the
+//! starts succeeded.
 //!
 //! This file also holds what the ui and staircase phases share with it: the target's
 //! terminal, its process family, and its background sessions.
 
 use super::PhaseContext;
 use super::exec::{self, Step};
+use super::recording::{Recording, keep_screen};
 use super::state::UserRecord;
 use crate::spec::{self, Placeholder, Template};
 use anyhow::{Context, bail};
@@ -25,12 +27,7 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> anyhow::Result<()> {
         .measure
         .as_ref()
         .context("the spec has no [measure] section")?;
-    let install_ok = side
-        .metrics
-        .get(&Metric::Install)
-        .into_iter()
-        .flatten()
-        .any(|sample| sample.trial == 0 && sample.value.is_some());
+    let install_ok = first_install_succeeded(side, ctx.spec.install.command.is_some());
     if !install_ok {
         bail!("the first installation must succeed before interactive measurements");
     }
@@ -38,8 +35,10 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> anyhow::Result<()> {
     let family = Family::of(user)?;
     exec::stop_user(user).context("stopping the target's processes before measuring")?;
     let outcome = starts(ctx, measure, side, user, &family);
+    let kept = keep_start_files(ctx, &["cold", "warm"]);
     let stopped = exec::stop_user(user).context("stopping the target's processes");
-    if ctx.trial == 0 && outcome.as_ref().is_ok_and(|cold_ready| *cold_ready) {
+    // The footprint is the installation's, whether or not the target then started.
+    if ctx.trial == 0 {
         let sample = match disk_growth(ctx, side, &user.home) {
             Ok(bytes) => Sample::Value(bytes as f64),
             Err(error) => Sample::Error(format!("{error:#}")),
@@ -47,7 +46,81 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> anyhow::Result<()> {
         record(side, Metric::Disk, 0, sample);
     }
     outcome?;
+    kept?;
     stopped
+}
+
+/// Keeps, for each start `<name>-<trial>` of this trial that saved them, the screen at ready
+/// as OUT/logs/screen-at-ready-<trial>-<name>.txt and the terminal recording as
+/// OUT/transcripts/<name>-<trial>.cast (asciicast v2, `asciinema play` replays it).
+pub(super) fn keep_start_files(ctx: &PhaseContext, names: &[&str]) -> anyhow::Result<()> {
+    let trial = ctx.trial;
+    for name in names {
+        let folder = ctx.logs_dir().join(format!("{name}-{trial}"));
+        let screen = folder.join(bench_term::READY_SCREEN_FILE);
+        if screen.is_file() {
+            let kept = ctx.log_path(&format!("screen-at-ready-{trial}-{name}.txt"))?;
+            std::fs::copy(&screen, &kept)
+                .with_context(|| format!("copying {} to {}", screen.display(), kept.display()))?;
+        }
+        let cast = folder.join(bench_term::CAST_FILE);
+        if cast.is_file() {
+            let dir = ctx.out.join("transcripts");
+            std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+            let kept = dir.join(format!("{name}-{trial}.cast"));
+            std::fs::copy(&cast, &kept)
+                .with_context(|| format!("copying {} to {}", cast.display(), kept.display()))?;
+        }
+    }
+    Ok(())
+}
+
+/// The screen at ready of the first start that saved one (trial 0's cold start when it got
+/// that far), as a Markdown section for report.md: where it came from and the screen in a
+/// fenced text block. `None` when no start saved a screen at ready.
+pub fn ready_screen_section(out: &Path) -> Option<String> {
+    let logs = out.join("logs");
+    let mut found: Vec<(u32, bool, PathBuf)> = std::fs::read_dir(&logs)
+        .ok()?
+        .filter_map(Result::ok)
+        .filter_map(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let rest = name
+                .strip_prefix("screen-at-ready-")?
+                .strip_suffix(".txt")?;
+            let (trial, start) = rest.split_once('-')?;
+            Some((trial.parse().ok()?, start != "cold", entry.path()))
+        })
+        .collect();
+    found.sort();
+    let (_, _, path) = found.into_iter().next()?;
+    let screen = std::fs::read_to_string(&path).ok()?;
+    let fence = if screen.contains("```") {
+        "~~~~"
+    } else {
+        "```"
+    };
+    Some(format!(
+        "## Screen at ready\n\nThe screen when the program was judged ready ({}):\n\n{fence}text\n{}\n{fence}\n",
+        path.strip_prefix(out).unwrap_or(&path).display(),
+        screen.trim_end()
+    ))
+}
+
+/// Whether install trial 0 succeeded: it recorded a time, or (for a target with no
+/// installer, which records none) it recorded no error.
+fn first_install_succeeded(side: &Side, has_installer: bool) -> bool {
+    let mut samples = side
+        .metrics
+        .get(&Metric::Install)
+        .into_iter()
+        .flatten()
+        .filter(|sample| sample.trial == 0);
+    if has_installer {
+        samples.any(|sample| sample.value.is_some())
+    } else {
+        samples.all(|sample| sample.error.is_none())
+    }
 }
 
 /// The cold and warm starts, as the seed's `measure()`: a failed start is recorded as that
@@ -62,6 +135,7 @@ fn starts(
 ) -> anyhow::Result<bool> {
     let trial = ctx.trial;
     let mode = ready_mode(measure)?;
+    let guard = ready_guard(measure)?;
     let mut cold_ready = false;
     for (metric, name) in [(Metric::Cold, "cold"), (Metric::Warm, "warm")] {
         let options = spawn_options(
@@ -72,16 +146,19 @@ fn starts(
             measure,
             &ctx.log_path(&format!("{name}-{trial}"))?,
         )?;
+        let recording = Recording::start(*family, Phase::Measure, trial, name);
         let mut terminal = Terminal::spawn(&options)
             .with_context(|| format!("starting `{}` in a terminal", options_line(&options)))?;
-        let elapsed = match terminal.ready(&mode, measure.ready_timeout.0) {
+        let elapsed = match terminal.ready_guarded(&mode, measure.ready_timeout.0, &guard) {
             Ok(elapsed) => elapsed,
             Err(error) => {
                 record(side, metric, trial, Sample::Error(error.to_string()));
                 close_quietly(&mut terminal);
+                recording.finish(side, None);
                 return Ok(cold_ready);
             }
         };
+        keep_screen(side, Phase::Measure, trial, name, terminal.screen_text());
         let settle_started = Instant::now();
         let settled = terminal.settle(measure.settle.0);
         // A program that restores the terminal and then dies can echo a probe on its way
@@ -89,6 +166,7 @@ fn starts(
         // early only when the program closed its terminal.
         let closed_early = settle_started.elapsed() < measure.settle.0;
         if closed_early || terminal.session_processes().is_empty() {
+            recording.finish(side, Some(elapsed));
             let screen = terminal.screen_text();
             let status = match terminal.close().ok().and_then(|report| report.status) {
                 Some(status) => format!(" ({status})"),
@@ -110,6 +188,7 @@ fn starts(
                 .map_err(anyhow::Error::from)
                 .and_then(|()| family.snapshot())
                 .and_then(|snapshot| record_memory(ctx, side, &snapshot));
+            recording.finish(side, Some(elapsed));
             let closed = terminal.close();
             if let Err(error) = memory {
                 record(
@@ -125,6 +204,7 @@ fn starts(
             // than a person's second start would be; the seed stops them here too.
             stop_agents(ctx, measure, user)?;
         } else {
+            recording.finish(side, Some(elapsed));
             let closed = terminal.close();
             if let Err(error) = settled {
                 side.set_error(format!("warm settle: {error}"));
@@ -269,11 +349,13 @@ pub(super) fn spawn_options(
         &ctx.default_target_cwd()?,
         &values,
     )?;
+    let quit = bench_term::parse_keys(&measure.quit).context("[measure] quit")?;
     let mut options = SpawnOptions::new(resolve_program(program, &environment))
         .args(args)
         .cwd(cwd)
         .size(measure.cols, measure.rows)
-        .transcript(transcript);
+        .transcript(transcript)
+        .quit_keys(quit, QUIT_INTERVAL);
     for (name, value) in &environment {
         options = options.env(name, value);
     }
@@ -332,6 +414,31 @@ pub(super) fn ready_mode(measure: &spec::Measure) -> anyhow::Result<bench_term::
         }
     })
 }
+
+/// The spec's checks of the screen at ready: `ready_require`, `ready_reject` and, unless
+/// `ready_allow_dialog`, bench-term's list of blocking dialogs.
+pub(super) fn ready_guard(measure: &spec::Measure) -> anyhow::Result<bench_term::ReadyGuard> {
+    let regex = |key: &str, pattern: &str| {
+        regex::Regex::new(pattern).with_context(|| format!("[measure] {key} is not a regex"))
+    };
+    Ok(bench_term::ReadyGuard {
+        require: measure
+            .ready_require
+            .as_deref()
+            .map(|pattern| regex("ready_require", pattern))
+            .transpose()?,
+        reject: measure
+            .ready_reject
+            .iter()
+            .map(|pattern| regex("ready_reject", pattern))
+            .collect::<anyhow::Result<_>>()?,
+        allow_dialog: measure.ready_allow_dialog,
+        expected: Vec::new(),
+    })
+}
+
+/// Pause between two quit keys (a second Ctrl-C must not arrive before the first is read).
+const QUIT_INTERVAL: std::time::Duration = std::time::Duration::from_millis(150);
 
 /// Closes a terminal whose error is already recorded; a failure to close is not news.
 pub(super) fn close_quietly(terminal: &mut Terminal) {
@@ -477,6 +584,31 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(error.contains("`sessions`"), "{error}");
+    }
+
+    #[test]
+    fn the_report_shows_the_earliest_cold_screen_at_ready() {
+        let out = tempfile::tempdir().unwrap();
+        let logs = out.path().join("logs");
+        std::fs::create_dir(&logs).unwrap();
+        assert_eq!(ready_screen_section(out.path()), None);
+        for (name, text) in [
+            ("screen-at-ready-10-cold.txt", "trial ten\n"),
+            ("screen-at-ready-2-warm.txt", "trial two, warm\n"),
+            ("screen-at-ready-2-cold.txt", "> ```quoted```\n\n"),
+            ("cold-2", "not a screen"),
+        ] {
+            std::fs::write(logs.join(name), text).unwrap();
+        }
+        insta::assert_snapshot!(ready_screen_section(out.path()).unwrap(), @r"
+        ## Screen at ready
+
+        The screen when the program was judged ready (logs/screen-at-ready-2-cold.txt):
+
+        ~~~~text
+        > ```quoted```
+        ~~~~
+        ");
     }
 
     #[test]

@@ -9,9 +9,11 @@
 //! - [`context`]: what a phase gets (spec, OUT/, trial, user, clean environment, placeholders).
 //! - [`state`]: `OUT/state.json`, every user, home, folder and server clibench created.
 //! - [`exec`]: running one command with a timeout, as the trial user, logged.
+//! - [`out_dir`]: the output folder's ownership, marker and lock.
 //! - [`cleanup()`]: stops and removes what the state file lists.
 
 pub mod ab;
+mod caches_linux;
 pub mod circumstances;
 mod cleanup;
 pub mod context;
@@ -20,25 +22,35 @@ mod error;
 pub mod exec;
 pub mod home;
 mod install;
+mod leftovers;
 mod measure;
 pub mod merge;
 pub mod origin;
+pub mod out_dir;
 mod plan;
 mod prepare;
+mod recording;
+pub mod redact;
 mod runner;
 mod runtime;
 pub mod schedule;
+mod staging;
 mod staircase;
 pub mod state;
 mod ui;
 pub mod users;
 
+pub use caches_linux::{DROP_CACHES, DropCachesError};
 pub use cleanup::{CleanupReport, cleanup, cleanup_with};
 pub use context::{PhaseContext, TrialUser};
-pub use driver::{PhaseOutcome, PhaseRun, load_spec, override_source, request_for, run_phase};
+pub use driver::{
+    PhaseOutcome, PhaseRun, load_spec, override_source, record_skip, request_for, run_phase,
+    trial_failure,
+};
 pub use error::{Error, Failure};
+pub use measure::ready_screen_section;
 pub use plan::{Plan, PlanSettings, Shard, SpecSource, Step, describes};
 pub use runner::{
-    Execution, Notice, Observer, Progress, RunOutcome, Runner, SilentObserver, StepResult,
-    write_report,
+    Execution, Notice, Observer, Progress, REPOSITORY_VAR, RootCause, RunOutcome, Runner,
+    SilentObserver, Skip, StepResult, headline, write_report,
 };

@@ -8,10 +8,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-/// How long a connection may take to send its request.
+/// How long a connection may take to send its request, in all (a client that
+/// trickles a byte at a time gets no longer).
 const READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long one write may wait for the client to read.
+const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 /// How often the accept loop looks at the stop flag.
 const POLL: Duration = Duration::from_millis(10);
 /// The largest request head accepted.
@@ -27,8 +30,15 @@ pub struct Origin {
 
 impl Origin {
     /// Serves the files directly inside `root` under the URL path `prefix`
-    /// (`/releases/v1.0/`), on loopback `port` (0: an ephemeral port).
-    pub fn start(root: &Path, prefix: &str, port: u16) -> std::io::Result<Origin> {
+    /// (`/releases/v1.0/`), on loopback `port` (0: an ephemeral port), until it
+    /// is dropped or `deadline` (the phase's) passes: then the server closes
+    /// every connection, however busy, and stops accepting.
+    pub fn start(
+        root: &Path,
+        prefix: &str,
+        port: u16,
+        deadline: Option<Instant>,
+    ) -> std::io::Result<Origin> {
         let listener = TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], port)))?;
         listener.set_nonblocking(true)?;
         let url = format!("http://{}", listener.local_addr()?);
@@ -38,7 +48,7 @@ impl Origin {
         let prefix = normalise_prefix(prefix);
         let thread = std::thread::Builder::new()
             .name("clibench-origin".into())
-            .spawn(move || accept_loop(&listener, &root, &prefix, &flag))?;
+            .spawn(move || accept_loop(&listener, &root, &prefix, &flag, deadline))?;
         Ok(Origin {
             url,
             stop,
@@ -70,22 +80,38 @@ fn normalise_prefix(prefix: &str) -> String {
     }
 }
 
-fn accept_loop(listener: &TcpListener, root: &Path, prefix: &str, stop: &AtomicBool) {
-    let mut workers: Vec<JoinHandle<()>> = Vec::new();
-    while !stop.load(Ordering::SeqCst) {
+/// Accepts until stopped or `deadline`, then shuts every open connection down
+/// (a blocked read or write returns at once) and waits for their threads.
+fn accept_loop(
+    listener: &TcpListener,
+    root: &Path,
+    prefix: &str,
+    stop: &Arc<AtomicBool>,
+    deadline: Option<Instant>,
+) {
+    let mut workers: Vec<(JoinHandle<()>, TcpStream)> = Vec::new();
+    let running = || !stop.load(Ordering::SeqCst) && deadline.is_none_or(|d| Instant::now() < d);
+    while running() {
         match listener.accept() {
             Ok((stream, _)) => {
+                let Ok(handle) = stream.try_clone() else {
+                    continue;
+                };
                 let root = root.to_path_buf();
                 let prefix = prefix.to_owned();
+                let stop = Arc::clone(stop);
                 if let Ok(worker) = std::thread::Builder::new()
                     .name("clibench-origin-conn".into())
                     .spawn(move || {
-                        let _ = serve(stream, &root, &prefix);
+                        let _ = serve(&stream, &root, &prefix, &stop, deadline);
+                        // The accept loop holds a copy of the socket (to end it
+                        // at shutdown), so dropping ours would not close it.
+                        let _ = stream.shutdown(std::net::Shutdown::Both);
                     })
                 {
-                    workers.push(worker);
+                    workers.push((worker, handle));
                 }
-                workers.retain(|w| !w.is_finished());
+                workers.retain(|(worker, _)| !worker.is_finished());
             }
             Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => {
                 std::thread::sleep(POLL);
@@ -93,8 +119,62 @@ fn accept_loop(listener: &TcpListener, root: &Path, prefix: &str, stop: &AtomicB
             Err(_) => std::thread::sleep(POLL),
         }
     }
-    for worker in workers {
+    // Workers see the flag before their next read or write; the shutdown ends
+    // the one they may be blocked in.
+    stop.store(true, Ordering::SeqCst);
+    for (_, stream) in &workers {
+        let _ = stream.shutdown(std::net::Shutdown::Both);
+    }
+    for (worker, _) in workers {
         let _ = worker.join();
+    }
+}
+
+/// A connection whose every read and write is bounded by a deadline and ends
+/// when the server stops, however slowly the client sends or reads: a
+/// per-call timeout alone lets a client that trickles a byte every few
+/// seconds keep it open for ever.
+struct Bounded<'a> {
+    stream: &'a TcpStream,
+    deadline: Option<Instant>,
+    stop: &'a AtomicBool,
+}
+
+impl Bounded<'_> {
+    /// What is left before the deadline, capped at `cap`; an error once the
+    /// server stopped or the deadline passed.
+    fn remaining(&self, cap: Duration) -> std::io::Result<Duration> {
+        let timed_out = || std::io::Error::from(std::io::ErrorKind::TimedOut);
+        if self.stop.load(Ordering::SeqCst) {
+            return Err(timed_out());
+        }
+        match self.deadline {
+            None => Ok(cap),
+            Some(deadline) => match deadline.checked_duration_since(Instant::now()) {
+                Some(left) if !left.is_zero() => Ok(left.min(cap)),
+                _ => Err(timed_out()),
+            },
+        }
+    }
+}
+
+impl Read for Bounded<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.stream
+            .set_read_timeout(Some(self.remaining(READ_TIMEOUT)?))?;
+        (&mut &*self.stream).read(buf)
+    }
+}
+
+impl Write for Bounded<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.stream
+            .set_write_timeout(Some(self.remaining(WRITE_TIMEOUT)?))?;
+        (&mut &*self.stream).write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        (&mut &*self.stream).flush()
     }
 }
 
@@ -135,7 +215,7 @@ fn percent_decode(text: &str) -> Option<String> {
 }
 
 fn respond(
-    stream: &mut TcpStream,
+    stream: &mut impl Write,
     status: &str,
     length: u64,
     head_only: bool,
@@ -151,11 +231,29 @@ fn respond(
     Ok(())
 }
 
-fn serve(mut stream: TcpStream, root: &Path, prefix: &str) -> std::io::Result<()> {
+fn serve(
+    stream: &TcpStream,
+    root: &Path,
+    prefix: &str,
+    stop: &AtomicBool,
+    deadline: Option<Instant>,
+) -> std::io::Result<()> {
     stream.set_nonblocking(false)?;
-    stream.set_read_timeout(Some(READ_TIMEOUT))?;
-    stream.set_write_timeout(Some(READ_TIMEOUT))?;
-    let mut reader = BufReader::new(stream.try_clone()?.take(MAX_HEAD));
+    // The request head must arrive within READ_TIMEOUT in all; the response
+    // may take until the server's deadline.
+    let head_deadline = Instant::now() + READ_TIMEOUT;
+    let head_deadline = deadline.map_or(head_deadline, |d| d.min(head_deadline));
+    let request = Bounded {
+        stream,
+        deadline: Some(head_deadline),
+        stop,
+    };
+    let mut stream = Bounded {
+        stream,
+        deadline,
+        stop,
+    };
+    let mut reader = BufReader::new(request.take(MAX_HEAD));
     let mut request_line = String::new();
     reader.read_line(&mut request_line)?;
     // Read (and ignore) the headers up to the blank line.
@@ -181,7 +279,7 @@ fn serve(mut stream: TcpStream, root: &Path, prefix: &str) -> std::io::Result<()
             );
         }
     };
-    let not_found = |stream: &mut TcpStream| {
+    let not_found = |stream: &mut Bounded<'_>| {
         let body = b"not found\n";
         respond(stream, "404 Not Found", body.len() as u64, head_only, body)
     };
@@ -219,6 +317,48 @@ mod tests {
         (head, response[split + 4..].to_vec())
     }
 
+    /// Sends one byte of a request head every 100 ms, up to `budget` bytes;
+    /// returns how many it sent before the server closed the connection, or
+    /// `None` if it never did.
+    fn trickle(url: &str, budget: usize) -> std::thread::JoinHandle<Option<usize>> {
+        let address = url.trim_start_matches("http://").to_owned();
+        std::thread::spawn(move || {
+            let mut stream = TcpStream::connect(address).unwrap();
+            for sent in 0..budget {
+                if stream.write_all(b"G").is_err() {
+                    return Some(sent);
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            None
+        })
+    }
+
+    #[test]
+    fn a_trickling_connection_is_closed_at_the_deadline() {
+        let dir = tempfile::tempdir().unwrap();
+        let deadline = Instant::now() + Duration::from_millis(300);
+        let origin = Origin::start(dir.path(), "/r/", 0, Some(deadline)).unwrap();
+        // 1,200 bytes at 10 a second would keep a per-read timeout happy for 2 minutes.
+        let closed = trickle(origin.url(), 1200).join().unwrap();
+        assert!(closed.is_some(), "the server read the whole trickle");
+        drop(origin);
+    }
+
+    #[test]
+    fn dropping_the_origin_closes_a_trickling_connection() {
+        let dir = tempfile::tempdir().unwrap();
+        let origin = Origin::start(dir.path(), "/r/", 0, None).unwrap();
+        let trickler = trickle(origin.url(), 1200);
+        std::thread::sleep(Duration::from_millis(300));
+        // Returns only once every connection thread ended.
+        drop(origin);
+        assert!(
+            trickler.join().unwrap().is_some(),
+            "the server read the whole trickle"
+        );
+    }
+
     #[test]
     fn traversal_and_hidden_names_are_refused() {
         assert_eq!(resolve("/r/", "/r/a.tgz"), Some("a.tgz".into()));
@@ -242,7 +382,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a.tgz"), b"hello").unwrap();
         std::os::unix::fs::symlink("/etc/passwd", dir.path().join("link")).unwrap();
-        let origin = Origin::start(dir.path(), "/releases/v1/", 0).unwrap();
+        let origin = Origin::start(dir.path(), "/releases/v1/", 0, None).unwrap();
         assert!(origin.url().starts_with("http://127.0.0.1:"));
         let (head, body) = get(origin.url(), "GET", "/releases/v1/a.tgz");
         assert!(head.starts_with("HTTP/1.1 200"), "{head}");

@@ -35,6 +35,13 @@ pub struct PlanSettings {
     pub overrides: Vec<Override>,
     /// Run only this shard's slice of the trials (prepare and install run on every shard).
     pub shard: Option<Shard>,
+    /// Run every trial even when trial 0 of its phase failed (by default the later trials
+    /// and, after measure, the staircase are skipped as "same failure as trial 0").
+    pub keep_going: bool,
+    /// Drop the kernel's page cache (`sync`, then 3 into `/proc/sys/vm/drop_caches`) before
+    /// each measure trial, so that its cold start reads the target's files from disk. Root
+    /// only; it affects the whole machine.
+    pub drop_caches: bool,
 }
 
 /// `--shard K/N`: shard K (from 1) of N runs the trials `i` with `i % N == K - 1`, so N
@@ -89,6 +96,8 @@ impl Default for PlanSettings {
             commit: None,
             overrides: Vec::new(),
             shard: None,
+            keep_going: false,
+            drop_caches: false,
         }
     }
 }
@@ -135,6 +144,9 @@ impl Plan {
         }
         if settings.installs == 0 {
             return Err(Error::ZeroCount { what: "installs" });
+        }
+        if settings.drop_caches {
+            super::caches_linux::check_can_drop(Some(Path::new(super::DROP_CACHES)))?;
         }
         let asked = settings.phases.is_some();
         let mut phases = settings
@@ -335,7 +347,11 @@ mod tests {
     }
 
     fn pi_spec() -> Spec {
-        crate::spec::parse(include_str!("../../../../examples/pi.toml"), "pi.toml").unwrap()
+        crate::spec::parse(
+            include_str!("../../../../examples/agents/pi.toml"),
+            "pi.toml",
+        )
+        .unwrap()
     }
 
     #[test]

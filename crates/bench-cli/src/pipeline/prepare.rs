@@ -70,7 +70,7 @@ fn build(ctx: &PhaseContext, side: &mut Side, build_home: &Path) -> anyhow::Resu
             fetch(ctx, &source.repository, &source.commit, &dir, &env, &log)?;
             side.runtime.insert(
                 "source".to_owned(),
-                format!("{}@{}", source.repository, source.commit),
+                super::redact::redact(&format!("{}@{}", source.repository, source.commit)),
             );
             dir
         }
@@ -224,6 +224,75 @@ fn fetch_url(ctx: &PhaseContext, repository: &str) -> anyhow::Result<String> {
     Ok(format!("file://{}", path.display()))
 }
 
+/// `git fetch` of `url`, which may hold credentials: its output is captured and logged
+/// with them hidden, and so is any error.
+fn fetch_redacted(
+    config: &[&str],
+    url: &str,
+    commit: &str,
+    dir: &Path,
+    env: &BTreeMap<String, String>,
+    log: &Path,
+) -> anyhow::Result<()> {
+    use super::redact::redact;
+    // The URL reaches git through its environment (readable by this user only), not its
+    // command line, which every user of the machine can read in /proc.
+    let argv: Vec<String> = ["git"]
+        .iter()
+        .chain(config)
+        .chain(["fetch", "--quiet", "--depth=1", "clibench-source", commit].iter())
+        .map(|s| (*s).to_owned())
+        .collect();
+    let mut env = env.clone();
+    env.insert("GIT_CONFIG_COUNT".to_owned(), "1".to_owned());
+    env.insert(
+        "GIT_CONFIG_KEY_0".to_owned(),
+        "remote.clibench-source.url".to_owned(),
+    );
+    env.insert("GIT_CONFIG_VALUE_0".to_owned(), url.to_owned());
+    let finished = exec::run(&Step {
+        what: redact(&format!("`git fetch --quiet --depth=1 {url} {commit}`")),
+        argv,
+        cwd: dir.to_path_buf(),
+        env: env.clone(),
+        user: None,
+        home: env.get("HOME").map(PathBuf::from),
+        timeout: GIT_TIMEOUT,
+        log: None,
+    })
+    .map_err(|error| anyhow::anyhow!(redact(&format!("{error:#}"))))?;
+    let output = redact(&finished.merged());
+    {
+        use std::io::Write;
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log)
+            .with_context(|| format!("opening {}", log.display()))?;
+        file.write_all(output.as_bytes())
+            .with_context(|| format!("writing {}", log.display()))?;
+    }
+    if !finished.status.success() {
+        let tail: String = output
+            .trim()
+            .lines()
+            .rev()
+            .take(10)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect::<Vec<_>>()
+            .join("\n");
+        bail!(
+            "{} failed ({}) (log {}): {tail}",
+            redact(&format!("`git fetch --quiet --depth=1 {url} {commit}`")),
+            finished.status,
+            log.display()
+        );
+    }
+    Ok(())
+}
+
 fn fetch(
     ctx: &PhaseContext,
     repository: &str,
@@ -267,7 +336,7 @@ fn fetch(
         })?)
     };
     git(&["init", "--quiet"])?;
-    git(&["fetch", "--quiet", "--depth=1", &url, commit])?;
+    fetch_redacted(&config, &url, commit, dir, &env, log)?;
     git(&["checkout", "--quiet", "--detach", "FETCH_HEAD"])?;
     let head = exec::run_ok(&Step {
         what: "`git rev-parse HEAD`".to_owned(),

@@ -2,7 +2,16 @@
 //! run), each step run in this process or by a re-run `clibench phase`, then the cleanup.
 //!
 //! The runner prints nothing: it tells an [`Observer`] what happens, and returns a
-//! [`RunOutcome`]. Interruption is a flag the caller sets (from a signal handler, say);
+//! [`RunOutcome`].
+//!
+//! One failure is reported once. When prepare or install trial 0 fails, nothing of that
+//! plan can run after it: every later step is skipped with that cause. When trial 0 of a
+//! phase fails, its later trials (and, after measure, the staircase) would wait for the
+//! same thing again: they are skipped as "same failure as trial 0" unless
+//! [`PlanSettings::keep_going`](super::PlanSettings::keep_going). A skipped step is
+//! reported as [`StepResult::Skipped`] and recorded in the result's `skipped`.
+//!
+//! Interruption is a flag the caller sets (from a signal handler, say);
 //! it is looked at between steps and, when phases run in their own process, while a
 //! step runs, which then stops the phase and everything below it.
 
@@ -13,7 +22,6 @@ use super::plan::{Plan, SpecSource, Step};
 use super::{CleanupReport, Error};
 use bench_core::Phase;
 use std::fs;
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -77,6 +85,11 @@ pub enum StepResult {
         /// The phase's log.
         log: PathBuf,
     },
+    /// The step did not run: "install trial 0 failed", "same failure as measure trial 0: ...".
+    Skipped {
+        /// Why, naming the step whose failure caused it.
+        reason: String,
+    },
 }
 
 /// Something worth telling that is not a step's result.
@@ -87,6 +100,20 @@ pub enum Notice {
         /// The side's label, for an interleaved run.
         side: Option<String>,
     },
+    /// The folder held the result of an earlier run: it was moved here, and this run
+    /// starts a new one.
+    PreviousResult {
+        /// Where the earlier result is now.
+        path: PathBuf,
+    },
+    /// Install trial 0 failed: there is no installation, so the later phases of that side
+    /// are skipped.
+    InstallFailed {
+        /// The side's label, for an interleaved run.
+        side: Option<String>,
+    },
+    /// `--drop-caches`: the page cache is dropped before each measure trial (told once).
+    DropsCaches,
     /// Stopping processes failed (they are listed in the message); the run goes on.
     StopFailed {
         /// What `bench_proc::stop` said.
@@ -103,6 +130,21 @@ impl std::fmt::Display for Notice {
             Notice::PrepareFailed { side: Some(side) } => {
                 write!(f, "{side}: prepare failed; nothing else of {side} can run")
             }
+            Notice::PreviousResult { path } => write!(
+                f,
+                "the earlier run's result was moved to {}; this run starts a new one",
+                path.display()
+            ),
+            Notice::InstallFailed { side: None } => {
+                f.write_str("install trial 0 failed; the later phases cannot run and are skipped")
+            }
+            Notice::InstallFailed { side: Some(side) } => write!(
+                f,
+                "{side}: install trial 0 failed; the later phases of {side} cannot run and are skipped"
+            ),
+            Notice::DropsCaches => f.write_str(
+                "--drop-caches: dropping the page cache before each measure trial; this affects the whole machine (every program's cached files are read again)",
+            ),
             Notice::StopFailed { message } => write!(f, "stopping leftover processes: {message}"),
         }
     }
@@ -127,11 +169,39 @@ pub struct SilentObserver;
 
 impl Observer for SilentObserver {}
 
+/// A step that did not run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skip {
+    /// The index of its plan.
+    pub side: usize,
+    /// The step.
+    pub step: Step,
+    /// Why, as [`StepResult::Skipped`] says.
+    pub reason: String,
+}
+
+/// A failure that made later steps skip: the run's root cause.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RootCause {
+    /// The index of its plan.
+    pub side: usize,
+    /// The step that failed.
+    pub step: Step,
+    /// Its error.
+    pub message: String,
+    /// How many later steps were skipped because of it.
+    pub skipped: usize,
+}
+
 /// What a run did.
 #[derive(Debug, Default)]
 pub struct RunOutcome {
     /// The steps that failed, with the index of their plan.
     pub failed: Vec<(usize, Step)>,
+    /// The steps that did not run, in order.
+    pub skipped: Vec<Skip>,
+    /// The failures that made later steps skip, in order: what a summary leads with.
+    pub root_causes: Vec<RootCause>,
     /// Whether the run was interrupted (everything was stopped and cleaned up).
     pub interrupted: bool,
     /// How long the steps took.
@@ -200,8 +270,14 @@ impl Runner {
     pub fn run(&self, observer: &mut dyn Observer) -> Result<RunOutcome, Error> {
         bench_proc::become_subreaper()?;
         let mut specs = Vec::new();
+        // Held until the run returns: no other clibench uses these folders meanwhile.
+        let mut _locks = Vec::new();
         for plan in &self.plans {
-            create_out(&plan.out)?;
+            let out = super::out_dir::open_for_run(&plan.out)?;
+            if let Some(path) = &out.previous_result {
+                observer.notice(&Notice::PreviousResult { path: path.clone() });
+            }
+            _locks.push(out);
             specs.push(resolve_spec(plan)?);
         }
         let outcome = self.run_steps(&specs, observer);
@@ -219,14 +295,12 @@ impl Runner {
     ) -> Result<RunOutcome, Error> {
         let started = Instant::now();
         let mut outcome = RunOutcome::default();
-        let mut prepare_failed = vec![false; self.plans.len()];
+        let mut skips: Vec<SkipRules> = vec![SkipRules::default(); self.plans.len()];
+        let mut told_drop = false;
         for (index, &(side, step)) in self.order.iter().enumerate() {
             if self.interrupted.load(Ordering::SeqCst) {
                 outcome.interrupted = true;
                 break;
-            }
-            if prepare_failed[side] {
-                continue;
             }
             let plan = &self.plans[side];
             let mut progress = Progress {
@@ -237,9 +311,31 @@ impl Runner {
                 step_elapsed: Duration::ZERO,
                 run_elapsed: started.elapsed(),
             };
-            observer.step_started(&progress);
-            let step_started = progress.run_elapsed;
             let run = phase_run(plan, &specs[side], step);
+            if let Some((cause, reason)) = skips[side].reason(step, plan.settings.keep_going) {
+                super::driver::record_skip(&run, &reason)?;
+                if let Some(root) = outcome
+                    .root_causes
+                    .iter_mut()
+                    .find(|root| root.side == side && root.step == cause)
+                {
+                    root.skipped += 1;
+                }
+                observer.step_started(&progress);
+                observer.step_finished(
+                    &progress,
+                    &StepResult::Skipped {
+                        reason: reason.clone(),
+                    },
+                );
+                outcome.skipped.push(Skip { side, step, reason });
+                continue;
+            }
+            if step.phase == Phase::Measure {
+                before_measure(&run, plan.settings.drop_caches, observer, &mut told_drop)?;
+            }
+            observer.step_started(&progress);
+            let step_started = Instant::now();
             let log = plan
                 .out
                 .join("logs")
@@ -250,25 +346,49 @@ impl Runner {
                     self.run_child(program, &run, &log, &mut progress, started, observer)?
                 }
             };
-            // From this step's start: `run_child` moves `run_elapsed` while it waits.
+            // run_child moves run_elapsed on while it waits, so the step keeps its own clock.
+            progress.step_elapsed = step_started.elapsed();
             progress.run_elapsed = started.elapsed();
-            progress.step_elapsed = progress.run_elapsed - step_started;
-            let Some(result) = result else {
+            let Some(mut result) = result else {
                 outcome.interrupted = true;
                 break;
             };
+            // The error the result records says what failed; a phase log's last line may be
+            // the bottom of a screen it printed.
+            let recorded = match &result {
+                StepResult::Failed { .. } => super::driver::trial_failure(&run),
+                _ => None,
+            };
+            if let (StepResult::Failed { message, log }, Some(recorded)) = (&mut result, &recorded)
+            {
+                *message = format!("{} (log: {})", headline(recorded), log.display());
+            }
             observer.step_finished(&progress, &result);
-            if let StepResult::Failed { .. } = result {
+            if let StepResult::Failed { message, .. } = &result {
                 outcome.failed.push((side, step));
-                if step.phase == Phase::Prepare {
-                    prepare_failed[side] = true;
-                    observer.notice(&Notice::PrepareFailed {
-                        side: self.sides[side].clone(),
+                if step.trial == 0 {
+                    let failure = recorded.unwrap_or_else(|| message.clone());
+                    skips[side].first_trial_failed(step, &failure);
+                    outcome.root_causes.push(RootCause {
+                        side,
+                        step,
+                        message: failure,
+                        skipped: 0,
                     });
+                }
+                let side_label = self.sides[side].clone();
+                match step.phase {
+                    Phase::Prepare => observer.notice(&Notice::PrepareFailed { side: side_label }),
+                    Phase::Install if step.trial == 0 => {
+                        observer.notice(&Notice::InstallFailed { side: side_label })
+                    }
+                    _ => {}
                 }
             }
         }
         outcome.elapsed = started.elapsed();
+        // A trial 0 that failed without making anything skip is an ordinary failure.
+        outcome.root_causes.retain(|root| root.skipped > 0);
         Ok(outcome)
     }
 
@@ -333,6 +453,104 @@ impl Runner {
             reports.push(report);
         }
         Ok(reports)
+    }
+}
+
+/// Drops the page cache when the plan asks for it (telling once that it affects the whole
+/// machine), and records in the result whether it did: "cold" means a cold cache only then.
+fn before_measure(
+    run: &PhaseRun,
+    drop: bool,
+    observer: &mut dyn Observer,
+    told: &mut bool,
+) -> Result<(), Error> {
+    if drop {
+        if !*told {
+            observer.notice(&Notice::DropsCaches);
+            *told = true;
+        }
+        super::caches_linux::drop_caches(Path::new(super::DROP_CACHES))?;
+    }
+    let value = if drop {
+        "yes: before each measure trial"
+    } else {
+        "no"
+    };
+    super::driver::update_result(run, |side| {
+        side.runtime.insert(
+            super::caches_linux::RUNTIME_KEY.to_owned(),
+            value.to_owned(),
+        );
+    })
+}
+
+/// Which steps of one plan are skipped, from the failures of its trials 0.
+#[derive(Debug, Clone, Default)]
+struct SkipRules {
+    /// Prepare or install trial 0 failed: nothing later can run.
+    blocked: Option<Step>,
+    /// Phases whose trial 0 failed, with the first line of that failure.
+    failed_first: Vec<(Phase, String)>,
+}
+
+/// The first line of an error, without a last clause that only introduces the lines after
+/// it ("timed out ...; last screen:").
+pub fn headline(error: &str) -> &str {
+    let mut lines = error.lines();
+    let first = lines.next().unwrap_or_default();
+    if lines.next().is_some()
+        && first.ends_with(':')
+        && let Some((head, _)) = first.rsplit_once("; ")
+    {
+        return head;
+    }
+    first
+}
+
+/// How much of trial 0's failure a skip reason repeats.
+const REASON_FAILURE_CHARS: usize = 200;
+
+impl SkipRules {
+    fn first_trial_failed(&mut self, step: Step, failure: &str) {
+        if matches!(step.phase, Phase::Prepare | Phase::Install) && self.blocked.is_none() {
+            self.blocked = Some(step);
+        }
+        let first_line = headline(failure);
+        self.failed_first.push((
+            step.phase,
+            super::exec::clip(first_line, REASON_FAILURE_CHARS),
+        ));
+    }
+
+    /// Whether `step` is skipped: the step whose failure causes it, and the reason.
+    fn reason(&self, step: Step, keep_going: bool) -> Option<(Step, String)> {
+        if let Some(blocked) = self.blocked
+            && step.phase != blocked.phase
+        {
+            return Some((blocked, format!("{} failed", blocked.label())));
+        }
+        if keep_going {
+            return None;
+        }
+        // The staircase starts the target as measure does: a measure that never became
+        // ready would make it wait for the same thing.
+        let same_as = match step.phase {
+            Phase::Staircase => Phase::Measure,
+            phase if step.trial > 0 => phase,
+            _ => return None,
+        };
+        let (phase, failure) = self
+            .failed_first
+            .iter()
+            .find(|(phase, _)| *phase == same_as)?;
+        let cause = Step {
+            phase: *phase,
+            trial: 0,
+        };
+        Some((
+            cause,
+            format!("same failure as {}: {failure}", cause.label()),
+        ))
     }
 }
 
@@ -401,27 +619,9 @@ fn resolve_spec(plan: &Plan) -> Result<PathBuf, Error> {
     }
 }
 
-fn create_out(out: &Path) -> Result<(), Error> {
-    let io = |action: &'static str, path: &Path| {
-        let path = path.to_path_buf();
-        move |source| Error::Io {
-            action,
-            path,
-            source,
-        }
-    };
-    fs::create_dir_all(out.join("logs")).map_err(io("create the output folder", out))?;
-    // Trial users read the fetched source and write nothing here, but they must be able to
-    // reach what lies below (the installer, the artifacts), so the folders are not private.
-    for folder in [out.to_path_buf(), out.join("logs")] {
-        let metadata = fs::metadata(&folder).map_err(io("inspect", &folder))?;
-        if metadata.uid() == rustix::process::geteuid().as_raw() {
-            fs::set_permissions(&folder, fs::Permissions::from_mode(0o755))
-                .map_err(io("make readable", &folder))?;
-        }
-    }
-    Ok(())
-}
+/// The environment variable through which `clibench run` hands `--repository` to its
+/// phases.
+pub const REPOSITORY_VAR: &str = "CLIBENCH_REPOSITORY";
 
 fn spawn_phase(program: &Path, run: &PhaseRun, log: &Path) -> Result<Child, Error> {
     let label = run_label(run);
@@ -452,7 +652,9 @@ fn spawn_phase(program: &Path, run: &PhaseRun, log: &Path) -> Result<Child, Erro
         command.arg("--keep-users");
     }
     if let Some(repository) = &run.repository {
-        command.arg("--repository").arg(repository);
+        // In the environment (readable by this user only), not on the command line that
+        // every user can read: the URL may hold credentials.
+        command.env(REPOSITORY_VAR, repository);
     }
     if let Some(commit) = &run.commit {
         command.arg("--commit").arg(commit);
@@ -494,7 +696,8 @@ fn last_error_line(log: &Path) -> String {
     format!("{line} (log: {})", log.display())
 }
 
-/// Renders the Markdown report of `OUT/result.json` and writes it to `OUT/report.md`.
+/// Renders the reports of `OUT/result.json` and writes them to `OUT/report.md` and
+/// `OUT/report.html`; returns the Markdown.
 pub fn write_report(out: &Path) -> Result<String, Error> {
     let path = out.join("result.json");
     if !path.exists() {
@@ -506,8 +709,76 @@ pub fn write_report(out: &Path) -> Result<String, Error> {
         path: path.clone(),
         source,
     })?;
-    let report = bench_core::export::markdown::report(&bench_core::report::Report::new(&result));
+    let mut report =
+        bench_core::export::markdown::report(&bench_core::report::Report::new(&result));
+    // The screen a person saw at ready: the quickest check that ready was the real prompt.
+    if let Some(section) = super::measure::ready_screen_section(out) {
+        report.push('\n');
+        report.push_str(&section);
+    }
     let report_path = out.join("report.md");
     bench_core::io::write_atomic(&report_path, report.as_bytes())?;
+    let html = bench_core::export::html::report(&result);
+    bench_core::io::write_atomic(&out.join("report.html"), html.as_bytes())?;
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(phase: Phase, trial: u32) -> Step {
+        Step { phase, trial }
+    }
+
+    #[test]
+    fn a_failed_install_0_skips_every_later_phase_whatever_keep_going_says() {
+        let mut rules = SkipRules::default();
+        rules.first_trial_failed(step(Phase::Install, 0), "install: exit status: 7");
+        for keep_going in [false, true] {
+            for later in [step(Phase::Measure, 0), step(Phase::Staircase, 0)] {
+                assert_eq!(
+                    rules.reason(later, keep_going),
+                    Some((step(Phase::Install, 0), "install trial 0 failed".to_owned()))
+                );
+            }
+        }
+        // The other installs are the same phase: skipped as the same failure, unless asked.
+        assert_eq!(
+            rules.reason(step(Phase::Install, 1), false).unwrap().1,
+            "same failure as install trial 0: install: exit status: 7"
+        );
+        assert_eq!(rules.reason(step(Phase::Install, 1), true), None);
+    }
+
+    #[test]
+    fn a_failed_trial_0_skips_its_later_trials_and_after_measure_the_staircase() {
+        let mut rules = SkipRules::default();
+        rules.first_trial_failed(
+            step(Phase::Measure, 0),
+            "cold: timed out after 60 s waiting for the probe echo; last screen:\n> Trust this folder?",
+        );
+        let (cause, reason) = rules.reason(step(Phase::Measure, 2), false).unwrap();
+        assert_eq!(cause, step(Phase::Measure, 0));
+        assert_eq!(
+            reason,
+            "same failure as measure trial 0: cold: timed out after 60 s waiting for the probe echo"
+        );
+        assert!(rules.reason(step(Phase::Staircase, 0), false).is_some());
+        // Other phases do not start the same way; --keep-going runs everything.
+        assert_eq!(rules.reason(step(Phase::Runtime, 1), false), None);
+        assert_eq!(rules.reason(step(Phase::Measure, 2), true), None);
+        assert_eq!(rules.reason(step(Phase::Staircase, 0), true), None);
+    }
+
+    #[test]
+    fn a_headline_is_the_first_line_without_a_clause_introducing_the_rest() {
+        assert_eq!(headline("a: b; last screen:\nscreen"), "a: b");
+        assert_eq!(
+            headline("install: exit status: 7"),
+            "install: exit status: 7"
+        );
+        assert_eq!(headline("ends with a colon:"), "ends with a colon:");
+        assert_eq!(headline(""), "");
+    }
 }

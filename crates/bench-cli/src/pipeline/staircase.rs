@@ -10,13 +10,14 @@
 use super::PhaseContext;
 use super::exec;
 use super::measure::{
-    Family, close_quietly, list_sessions, ready_mode, spawn_options, stop_sessions,
+    Family, close_quietly, list_sessions, ready_guard, ready_mode, spawn_options, stop_sessions,
 };
 use super::state::UserRecord;
 use crate::spec;
 use anyhow::Context;
+use bench_core::detail::{MAX_STEPS, StaircaseRun, StaircaseStep};
 use bench_core::{Metric, Sample, Side, record};
-use bench_proc::staircase::{Instances, StaircaseOptions};
+use bench_proc::staircase::{Instances, StaircaseOptions, StaircaseReport};
 use bench_term::{ReadyMode, Terminal};
 use std::fmt;
 
@@ -49,6 +50,7 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> anyhow::Result<()> {
         measure,
         user,
         mode: ready_mode(measure)?,
+        guard: ready_guard(measure)?,
         created: 0,
     };
     let outcome = bench_proc::staircase::run(&mut instances, &options);
@@ -61,6 +63,7 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> anyhow::Result<()> {
                 serde_json::to_string_pretty(&report).context("serializing the staircase")?;
             bench_core::io::write_atomic(&path, json.as_bytes())
                 .with_context(|| format!("writing {}", path.display()))?;
+            keep_steps(side, trial, &report);
             let bytes = |value: Option<i64>, what: &str| match value {
                 Some(bytes) => Sample::Value(bytes as f64),
                 None => Sample::Error(format!("the {what} of some process was unreadable")),
@@ -105,6 +108,30 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> anyhow::Result<()> {
     stopped
 }
 
+/// Keeps the trial's steps in the result, for the HTML report's staircase chart.
+fn keep_steps(side: &mut Side, trial: u32, report: &StaircaseReport) {
+    let steps = report
+        .steps
+        .iter()
+        .take(MAX_STEPS)
+        .map(|step| StaircaseStep {
+            instances: u32::try_from(step.index + 1).unwrap_or(u32::MAX),
+            rss_bytes: step.totals.rss_bytes,
+            pss_bytes: step.totals.pss_bytes,
+            rss_delta_bytes: step.rss_delta_bytes,
+        })
+        .collect();
+    side.staircases.retain(|run| run.trial != trial);
+    side.staircases.push(StaircaseRun {
+        trial,
+        baseline_rss_bytes: report.baseline.rss_bytes,
+        steps,
+        after_teardown_rss_bytes: report.after_teardown.rss_bytes,
+        reclaimed_rss_bytes: report.reclaimed_rss_bytes,
+    });
+    side.staircases.sort_by_key(|run| run.trial);
+}
+
 /// Instances of the spec's instance command, each in its own terminal.
 struct PtySessions<'a> {
     ctx: &'a PhaseContext,
@@ -112,6 +139,8 @@ struct PtySessions<'a> {
     measure: &'a spec::Measure,
     user: &'a UserRecord,
     mode: ReadyMode,
+    /// The spec's checks of the screen at ready, as for the measured starts.
+    guard: bench_term::ReadyGuard,
     created: usize,
 }
 
@@ -176,7 +205,7 @@ impl Instances for PtySessions<'_> {
     fn start(&mut self, instance: &mut PtySession) -> Result<(), InstanceError> {
         instance
             .terminal
-            .ready(&self.mode, self.measure.ready_timeout.0)
+            .ready_guarded(&self.mode, self.measure.ready_timeout.0, &self.guard)
             .map_err(|error| InstanceError(error.to_string()))?;
         let now = list_sessions(self.ctx, self.measure, self.user)?;
         instance.sessions = now

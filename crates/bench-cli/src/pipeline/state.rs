@@ -1,6 +1,7 @@
 //! `OUT/state.json`: every user, home, folder and server clibench created for a run,
 //! written before the thing exists, so that cleanup after a crash or Ctrl-C finds it.
 
+use super::out_dir;
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -8,9 +9,25 @@ use std::path::{Path, PathBuf};
 /// The state file's name under OUT/.
 pub const STATE_FILE: &str = "state.json";
 
-/// A trial user clibench created (or, without root, a home it made for the current user).
+/// A trial user clibench plans or created (or, without root, a home it made for the
+/// current user). No uid is stored: it is looked up by name in /etc/passwd whenever the user
+/// is used or removed, and acted on only when the entry carries clibench's mark. (State
+/// files of older versions also hold `uid` and `gid`; they are read and ignored.)
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+pub struct UserPlan {
+    /// The install index this user belongs to.
+    pub install: u32,
+    /// The user name.
+    pub name: String,
+    /// The home folder.
+    pub home: PathBuf,
+    /// True when clibench creates a Unix user (as root) that cleanup deletes; false
+    /// when the home is a folder under OUT/ for the current user.
+    pub dedicated: bool,
+}
+
+/// A trial user as the phases use it: its plan with the ids resolved from /etc/passwd.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UserRecord {
     /// The install index this user belongs to.
     pub install: u32,
@@ -22,8 +39,7 @@ pub struct UserRecord {
     pub gid: u32,
     /// The home folder.
     pub home: PathBuf,
-    /// True when clibench created a Unix user (as root) that cleanup deletes; false
-    /// when the home is a folder under OUT/ for the current user.
+    /// True when clibench created a Unix user (as root) that cleanup deletes.
     pub dedicated: bool,
 }
 
@@ -43,8 +59,7 @@ pub struct ServerRecord {
 
 /// The start time of `pid` (clock ticks after boot), `None` if it is gone.
 pub fn start_ticks(pid: u32) -> Option<u64> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    bench_proc::parse::parse_stat(&text).map(|stat| stat.start_ticks)
+    bench_proc::process_stat(pid).map(|stat| stat.start_ticks)
 }
 
 /// Everything clibench created for the run in one OUT/ folder.
@@ -58,7 +73,14 @@ pub struct State {
     pub keep_users: bool,
     /// Users and homes, by install index.
     #[serde(default)]
-    pub users: Vec<UserRecord>,
+    pub users: Vec<UserPlan>,
+    /// The per-run group of the trial users (as root), recorded before it is created.
+    #[serde(default)]
+    pub group: Option<String>,
+    /// The staging folder the trial users read the source and artifacts from, recorded
+    /// before it is created.
+    #[serde(default)]
+    pub stage: Option<PathBuf>,
     /// Temporary folders to remove at cleanup.
     #[serde(default)]
     pub folders: Vec<PathBuf>,
@@ -68,31 +90,30 @@ pub struct State {
 }
 
 impl State {
-    /// The state of `out`, or a new one with a fresh run id.
+    /// The state of `out`, or a new one with a fresh run id. Only a state file clibench
+    /// wrote itself is read (see [`out_dir::read_trusted`]): anything else is refused.
     pub fn load(out: &Path) -> anyhow::Result<State> {
         let path = out.join(STATE_FILE);
-        match std::fs::read_to_string(&path) {
-            Ok(text) => serde_json::from_str(&text)
+        match out_dir::read_trusted(out, STATE_FILE)? {
+            Some(bytes) => serde_json::from_slice(&bytes)
                 .with_context(|| format!("reading clibench's state file {}", path.display())),
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(State {
+            None => Ok(State {
                 run_id: new_run_id()?,
                 ..State::default()
             }),
-            Err(error) => Err(error)
-                .with_context(|| format!("reading clibench's state file {}", path.display())),
         }
     }
 
     /// Whether a state file exists under `out`.
     pub fn exists(out: &Path) -> bool {
-        out.join(STATE_FILE).exists()
+        std::fs::symlink_metadata(out.join(STATE_FILE)).is_ok()
     }
 
-    /// Writes the state atomically.
+    /// Writes the state atomically, readable by the effective user only.
     pub fn save(&self, out: &Path) -> anyhow::Result<()> {
         let mut text = serde_json::to_string_pretty(self).context("serializing the state")?;
         text.push('\n');
-        bench_core::io::write_atomic(&out.join(STATE_FILE), text.as_bytes())?;
+        out_dir::write_private(out, STATE_FILE, text.as_bytes())?;
         Ok(())
     }
 
@@ -105,7 +126,7 @@ impl State {
     }
 
     /// The user of one install index.
-    pub fn user(&self, install: u32) -> Option<&UserRecord> {
+    pub fn user(&self, install: u32) -> Option<&UserPlan> {
         self.users.iter().find(|u| u.install == install)
     }
 }
@@ -127,6 +148,7 @@ mod tests {
     #[test]
     fn state_round_trips_and_gets_a_run_id() {
         let dir = tempfile::tempdir().unwrap();
+        out_dir::create(dir.path()).unwrap();
         let state = State::load(dir.path()).unwrap();
         assert_eq!(state.run_id.len(), 6);
         State::update(dir.path(), |s| {
@@ -137,5 +159,31 @@ mod tests {
         let again = State::load(dir.path()).unwrap();
         assert_eq!(again.run_id, state.run_id);
         assert_eq!(again.folders, vec![PathBuf::from("/tmp/x")]);
+    }
+
+    #[test]
+    fn an_older_state_files_uid_is_ignored() {
+        let text = r#"{"run_id":"abcdef","users":[{"install":0,"name":"clibench-abcdef-0",
+            "uid":0,"gid":0,"home":"/home/clibench-abcdef-0","dedicated":true}]}"#;
+        let state: State = serde_json::from_str(text).unwrap();
+        assert_eq!(state.users[0].name, "clibench-abcdef-0");
+        assert!(!serde_json::to_string(&state).unwrap().contains("uid"));
+    }
+
+    #[test]
+    fn a_state_file_clibench_did_not_write_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        out_dir::create(dir.path()).unwrap();
+        std::fs::write(dir.path().join(STATE_FILE), "{\"run_id\":\"abc\"}").unwrap();
+        std::fs::set_permissions(
+            dir.path().join(STATE_FILE),
+            std::os::unix::fs::PermissionsExt::from_mode(0o666),
+        )
+        .unwrap();
+        let error = State::load(dir.path()).unwrap_err();
+        assert!(
+            error.to_string().contains("other users can write it"),
+            "{error}"
+        );
     }
 }

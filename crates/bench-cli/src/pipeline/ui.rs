@@ -9,11 +9,14 @@
 
 use super::PhaseContext;
 use super::exec;
-use super::measure::{Family, close_quietly, ready_mode, spawn_options, stop_agents};
+use super::measure::{
+    Family, close_quietly, keep_start_files, ready_guard, ready_mode, spawn_options, stop_agents,
+};
+use super::recording::{Recording, keep_screen};
 use anyhow::{Context, bail};
-use bench_core::{Metric, Sample, Side, record};
+use bench_core::{Metric, Phase, Sample, Side, record};
 use bench_term::Terminal;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Runs the ui phase for `ctx.trial`.
 pub fn run(ctx: &PhaseContext, side: &mut Side) -> anyhow::Result<()> {
@@ -42,10 +45,12 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> anyhow::Result<()> {
         measure,
         &ctx.log_path(&format!("ui-{}", ctx.trial))?,
     )?;
+    let recording = Recording::start(family, Phase::Ui, ctx.trial, "ui");
+    let mut ready_after = None;
     let outcome = Terminal::spawn(&options)
         .context("starting the ui command in a terminal")
         .and_then(|mut terminal| {
-            let measured = steps(ctx, side, &mut terminal, family);
+            let measured = steps(ctx, side, &mut terminal, family, &mut ready_after);
             match measured {
                 Ok(()) => terminal
                     .close()
@@ -57,9 +62,12 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> anyhow::Result<()> {
                 }
             }
         });
+    recording.finish(side, ready_after);
+    let kept = keep_start_files(ctx, &["ui"]);
     let stopped_agents = stop_agents(ctx, measure, user);
     let stopped = exec::stop_user(user).context("stopping the target's processes");
     outcome?;
+    kept?;
     stopped_agents?;
     stopped
 }
@@ -72,6 +80,7 @@ fn steps(
     side: &mut Side,
     terminal: &mut Terminal,
     family: Family,
+    ready_after: &mut Option<Duration>,
 ) -> anyhow::Result<()> {
     let ui = ctx
         .spec
@@ -88,10 +97,18 @@ fn steps(
         record(side, metric, trial, Sample::Error(format!("{error:#}")));
     };
     let mode = ready_mode(measure)?;
-    if let Err(error) = terminal.ready(&mode, measure.ready_timeout.0) {
-        let error = anyhow::Error::from(error).context("waiting for the ui command to be ready");
-        fail(side, Metric::UiSteps, &error);
-        return Ok(());
+    let guard = ready_guard(measure)?;
+    match terminal.ready_guarded(&mode, measure.ready_timeout.0, &guard) {
+        Ok(elapsed) => {
+            *ready_after = Some(elapsed);
+            keep_screen(side, Phase::Ui, trial, "ui", terminal.screen_text());
+        }
+        Err(error) => {
+            let error =
+                anyhow::Error::from(error).context("waiting for the ui command to be ready");
+            fail(side, Metric::UiSteps, &error);
+            return Ok(());
+        }
     }
     // Let start-up work (daemons, first paints) finish so that it is not billed to step one.
     if let Err(error) = terminal.settle(measure.settle.0) {

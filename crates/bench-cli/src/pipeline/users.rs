@@ -1,8 +1,15 @@
 //! Trial users: as root, a new Unix user per install; otherwise a fresh home under
 //! OUT/ for the current user.
+//!
+//! A Unix user is acted on only when it is clibench's own: its name is the one clibench
+//! gives that install of that run, and its passwd comment (GECOS) field carries clibench's
+//! mark with the run id. The uid is never taken from the state file: it is looked up in
+//! /etc/passwd each time, and system uids (below `UID_MIN`) are refused.
 
-use super::state::{State, UserRecord};
+use super::leftovers;
+use super::state::{State, UserPlan, UserRecord};
 use anyhow::{Context, bail};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -23,6 +30,8 @@ pub struct PasswdEntry {
     pub uid: u32,
     /// Primary group id.
     pub gid: u32,
+    /// The comment (GECOS) field: clibench's mark on its users.
+    pub gecos: String,
     /// Home folder.
     pub home: PathBuf,
 }
@@ -41,6 +50,7 @@ pub fn parse_passwd(text: &str) -> Vec<PasswdEntry> {
                 name: fields[0].to_owned(),
                 uid: fields[2].parse().ok()?,
                 gid: fields[3].parse().ok()?,
+                gecos: fields[4].to_owned(),
                 home: PathBuf::from(fields[5]),
             })
         })
@@ -70,93 +80,232 @@ pub fn user_name(run_id: &str, install: u32) -> String {
     format!("clibench-{run_id}-{install}")
 }
 
+/// The passwd comment clibench writes on the users of run `run_id`.
+pub fn mark(run_id: &str) -> String {
+    format!("clibench run {run_id}")
+}
+
+/// The first and last uid of normal users (`UID_MIN`, `UID_MAX` in /etc/login.defs;
+/// 1000 and 60000 when it does not say).
+pub fn uid_range() -> std::ops::RangeInclusive<u32> {
+    let text = std::fs::read_to_string("/etc/login.defs").unwrap_or_default();
+    parse_uid_range(&text)
+}
+
+/// The `UID_MIN`..=`UID_MAX` of login.defs text.
+pub fn parse_uid_range(text: &str) -> std::ops::RangeInclusive<u32> {
+    let value = |key: &str| {
+        text.lines()
+            .rev()
+            .map(str::split_whitespace)
+            .filter_map(|mut words| (words.next()? == key).then(|| words.next()?.parse().ok())?)
+            .next()
+    };
+    let min = value("UID_MIN").unwrap_or(1000).max(1);
+    let max = value("UID_MAX").unwrap_or(60000).max(min);
+    min..=max
+}
+
+/// Why a user listed in the state file is not acted on.
+#[derive(Debug, thiserror::Error)]
+pub enum NotOurs {
+    /// The name is not one clibench gives in this run.
+    #[error("refusing to touch user {name}: clibench names the users of run {run_id} {expected}")]
+    Name {
+        /// The recorded name.
+        name: String,
+        /// The run.
+        run_id: String,
+        /// The name clibench would use.
+        expected: String,
+    },
+    /// The passwd entry does not carry clibench's mark for this run.
+    #[error(
+        "refusing to touch user {name}: its passwd comment is \"{gecos}\", not clibench's mark \"{mark}\""
+    )]
+    Mark {
+        /// The user.
+        name: String,
+        /// What /etc/passwd says.
+        gecos: String,
+        /// What clibench writes.
+        mark: String,
+    },
+    /// A system uid.
+    #[error("refusing to touch user {name}: uid {uid} is a system uid (below {min})")]
+    SystemUid {
+        /// The user.
+        name: String,
+        /// Its uid.
+        uid: u32,
+        /// `UID_MIN`.
+        min: u32,
+    },
+    /// The home is not the one clibench created.
+    #[error("refusing to remove {home}: {why}")]
+    Home {
+        /// The home.
+        home: PathBuf,
+        /// Why.
+        why: String,
+    },
+}
+
+/// The passwd entry of a planned dedicated user, when it exists and is clibench's own for
+/// run `run_id`; `Ok(None)` when no such user exists (never created, or already removed).
+pub fn entry_if_ours(run_id: &str, plan: &UserPlan) -> anyhow::Result<Option<PasswdEntry>> {
+    let expected = user_name(run_id, plan.install);
+    if plan.name != expected {
+        return Err(NotOurs::Name {
+            name: plan.name.clone(),
+            run_id: run_id.to_owned(),
+            expected,
+        }
+        .into());
+    }
+    let Some(entry) = lookup(&plan.name)? else {
+        return Ok(None);
+    };
+    if entry.gecos != mark(run_id) {
+        return Err(NotOurs::Mark {
+            name: entry.name,
+            gecos: entry.gecos,
+            mark: mark(run_id),
+        }
+        .into());
+    }
+    let min = *uid_range().start();
+    if entry.uid < min {
+        return Err(NotOurs::SystemUid {
+            name: entry.name,
+            uid: entry.uid,
+            min,
+        }
+        .into());
+    }
+    Ok(Some(entry))
+}
+
+/// The user a phase runs as: the plan with its ids from /etc/passwd (a dedicated user must
+/// exist and be clibench's own).
+pub fn resolve(state: &State, plan: &UserPlan) -> anyhow::Result<UserRecord> {
+    if !plan.dedicated {
+        return Ok(UserRecord {
+            install: plan.install,
+            name: plan.name.clone(),
+            uid: rustix::process::getuid().as_raw(),
+            gid: rustix::process::getgid().as_raw(),
+            home: plan.home.clone(),
+            dedicated: false,
+        });
+    }
+    let entry = entry_if_ours(&state.run_id, plan)?
+        .with_context(|| format!("the trial user {} does not exist", plan.name))?;
+    Ok(UserRecord {
+        install: plan.install,
+        name: entry.name,
+        uid: entry.uid,
+        gid: entry.gid,
+        home: plan.home.clone(),
+        dedicated: true,
+    })
+}
+
 /// Creates the trial user (or home) of install `install`, recording it in the state
 /// file before it exists. An earlier user of the same install index is removed first,
 /// so every install starts in a fresh home.
 pub fn create(out: &Path, install: u32) -> anyhow::Result<UserRecord> {
     let state = State::load(out)?;
     if let Some(old) = state.user(install).cloned() {
-        remove(out, &old)?;
+        remove(out, &state.run_id, &old)?;
     }
-    let record = if is_root() {
+    let state = State::load(out)?;
+    if is_root() {
         let name = user_name(&state.run_id, install);
         let home = Path::new(HOMES).join(&name);
-        // Recorded first: a crash between useradd and the save must not leak the user.
-        let planned = UserRecord {
+        // Recorded first: a crash between useradd and the next save must not leak the
+        // user. No uid is recorded: cleanup looks the name up and checks the mark.
+        let plan = UserPlan {
             install,
             name: name.clone(),
-            uid: 0,
-            gid: 0,
             home: home.clone(),
             dedicated: true,
         };
-        record_user(out, planned)?;
+        record_user(out, plan.clone())?;
         if lookup(&name)?.is_some() {
             bail!(
                 "user {name} already exists; run `clibench cleanup --out {}` first",
                 out.display()
             );
         }
-        let output = shadow_tool(
-            Command::new("useradd")
-                .args(["--create-home", "--home-dir"])
-                .arg(&home)
-                .args(["--shell", "/bin/bash", "--user-group", &name]),
-        )?;
-        if !output.status.success() {
-            bail!(
-                "useradd {name} failed ({}): {}",
-                output.status,
-                String::from_utf8_lossy(&output.stderr).trim()
-            );
-        }
-        let entry = lookup(&name)?
-            .with_context(|| format!("useradd succeeded but {name} is not in /etc/passwd"))?;
-        let record = UserRecord {
-            install,
-            name,
-            uid: entry.uid,
-            gid: entry.gid,
-            home: entry.home,
-            dedicated: true,
-        };
-        record_user(out, record.clone())?;
-        record
+        let group = state.group.clone();
+        useradd(&name, &home, &mark(&state.run_id), group.as_deref())?;
+        resolve(&State::load(out)?, &plan)
     } else {
         let uid = rustix::process::getuid().as_raw();
-        let gid = rustix::process::getgid().as_raw();
         let home = out.join("homes").join(format!("install-{install}"));
-        let record = UserRecord {
+        let plan = UserPlan {
             install,
             name: name_of(uid),
-            uid,
-            gid,
             home: home.clone(),
             dedicated: false,
         };
-        record_user(out, record.clone())?;
-        if home.exists() {
+        record_user(out, plan.clone())?;
+        if std::fs::symlink_metadata(&home).is_ok() {
             std::fs::remove_dir_all(&home)
                 .with_context(|| format!("removing the old home {}", home.display()))?;
         }
         std::fs::create_dir_all(&home)
             .with_context(|| format!("creating the home {}", home.display()))?;
-        record
-    };
-    Ok(record)
+        resolve(&state, &plan)
+    }
 }
 
-/// Puts `record` in the state file, replacing any earlier record of its install.
-fn record_user(out: &Path, record: UserRecord) -> anyhow::Result<()> {
+/// Creates the user with an explicit uid that nothing on the machine still has (no file
+/// in the shared folders, no process, no IPC object, no home), so that it can never read
+/// what an earlier trial user of that uid left; a uid taken meanwhile is skipped.
+fn useradd(name: &str, home: &Path, comment: &str, group: Option<&str>) -> anyhow::Result<()> {
+    let passwd_uids: Vec<u32> = passwd()?.iter().map(|e| e.uid).collect();
+    let busy = leftovers::busy_uids(&passwd_uids, Path::new(HOMES));
+    let range = uid_range();
+    let mut last = String::new();
+    for attempt in 0..20 {
+        let uid = leftovers::free_uid(&busy, range.clone(), attempt)
+            .with_context(|| format!("no free uid left in {range:?}"))?;
+        let mut command = Command::new("useradd");
+        command
+            .args(["--create-home", "--home-dir"])
+            .arg(home)
+            .args(["--shell", "/bin/bash", "--comment", comment])
+            .args(["--uid", &uid.to_string()]);
+        match group {
+            Some(group) => command.args(["--gid", group]),
+            None => command.arg("--user-group"),
+        };
+        let output = shadow_tool(command.arg(name))?;
+        if output.status.success() {
+            return Ok(());
+        }
+        last = String::from_utf8_lossy(&output.stderr).trim().to_owned();
+        // Exit 4: the uid was taken between the scan and useradd; try the next one.
+        if output.status.code() != Some(4) {
+            bail!("useradd {name} failed ({}): {last}", output.status);
+        }
+    }
+    bail!("useradd {name} found no free uid: {last}")
+}
+
+/// Puts `plan` in the state file, replacing any earlier record of its install.
+fn record_user(out: &Path, plan: UserPlan) -> anyhow::Result<()> {
     State::update(out, |s| {
-        s.users.retain(|u| u.install != record.install);
-        s.users.push(record);
+        s.users.retain(|u| u.install != plan.install);
+        s.users.push(plan);
     })
 }
 
 /// Runs useradd or userdel, retrying while another process holds the lock on
 /// /etc/passwd (parallel tests and runs create users at the same time).
-fn shadow_tool(command: &mut Command) -> anyhow::Result<std::process::Output> {
+pub(super) fn shadow_tool(command: &mut Command) -> anyhow::Result<std::process::Output> {
     let program = command.get_program().to_string_lossy().into_owned();
     for _ in 0..50 {
         let output = command
@@ -171,33 +320,148 @@ fn shadow_tool(command: &mut Command) -> anyhow::Result<std::process::Output> {
     bail!("{program} could not lock the user database for 5 s")
 }
 
-/// Stops the user's processes, deletes the user (or its home under OUT/) and drops it
-/// from the state file.
-pub fn remove(out: &Path, user: &UserRecord) -> anyhow::Result<()> {
-    super::exec::stop_user(user)?;
-    if user.dedicated {
-        if lookup(&user.name)?.is_some() {
-            let output = shadow_tool(Command::new("userdel").args(["--remove", &user.name]))?;
-            // userdel exits 12 when only the home could not be removed; the user is gone.
-            if !output.status.success() && output.status.code() != Some(12) {
-                bail!(
-                    "userdel {} failed ({}): {}",
-                    user.name,
-                    output.status,
-                    String::from_utf8_lossy(&output.stderr).trim()
-                );
-            }
-        }
-        if user.home.exists() && user.home.starts_with(HOMES) {
-            std::fs::remove_dir_all(&user.home)
-                .with_context(|| format!("removing {}", user.home.display()))?;
-        }
-    } else if user.home.exists() {
-        std::fs::remove_dir_all(&user.home)
-            .with_context(|| format!("removing {}", user.home.display()))?;
+/// What removing one planned user did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Removal {
+    /// The Unix user existed and was deleted.
+    pub deleted_user: bool,
+    /// What of the uid's leftovers (shared folders, IPC) could not be removed.
+    pub left: Vec<String>,
+}
+
+/// Stops the user's processes, removes what its uid left in the shared folders and its
+/// IPC objects, deletes the user and the home clibench created (or the home under OUT/),
+/// and drops it from the state file. A user or home that is not clibench's own is refused
+/// (and dropped from the state, so that cleanup can finish) with the reason.
+pub fn remove(out: &Path, run_id: &str, plan: &UserPlan) -> anyhow::Result<Removal> {
+    let mut removal = Removal::default();
+    let outcome = if plan.dedicated {
+        remove_dedicated(run_id, plan, &mut removal)
+    } else {
+        remove_own_home(out, plan)
+    };
+    // A refusal is final (the entry is not clibench's), so the record goes either way;
+    // a failure to remove clibench's own user keeps it for the next cleanup.
+    let refused = outcome
+        .as_ref()
+        .err()
+        .is_some_and(|error| error.downcast_ref::<NotOurs>().is_some());
+    if outcome.is_ok() || refused {
+        State::update(out, |s| s.users.retain(|u| u.install != plan.install))?;
     }
-    State::update(out, |s| s.users.retain(|u| u.install != user.install))?;
+    outcome.map(|()| removal)
+}
+
+fn remove_dedicated(run_id: &str, plan: &UserPlan, removal: &mut Removal) -> anyhow::Result<()> {
+    let Some(entry) = entry_if_ours(run_id, plan)? else {
+        // Never created (or already deleted): a home at that path is not clibench's to
+        // remove, since nothing shows it made it.
+        return Ok(());
+    };
+    let user = UserRecord {
+        install: plan.install,
+        name: entry.name.clone(),
+        uid: entry.uid,
+        gid: entry.gid,
+        home: plan.home.clone(),
+        dedicated: true,
+    };
+    super::exec::stop_user(&user)?;
+    let leftovers = leftovers::remove_owned_by(entry.uid, &leftovers::SHARED_FOLDERS);
+    removal.left.extend(leftovers.left);
+    let home_ok = check_home(plan, &entry)?;
+    // userdel --remove deletes the passwd home, checked above to be the one clibench
+    // created; without that check the home is left where it is.
+    let mut command = Command::new("userdel");
+    if home_ok {
+        command.arg("--remove");
+    }
+    let output = shadow_tool(command.arg(&entry.name))?;
+    // userdel exits 12 when only the home could not be removed; the user is gone.
+    if !output.status.success() && output.status.code() != Some(12) {
+        bail!(
+            "userdel {} failed ({}): {}",
+            entry.name,
+            output.status,
+            String::from_utf8_lossy(&output.stderr).trim()
+        );
+    }
+    removal.deleted_user = true;
+    if home_ok
+        && let Ok(meta) = std::fs::symlink_metadata(&plan.home)
+        && meta.is_dir()
+        && meta.uid() == entry.uid
+    {
+        std::fs::remove_dir_all(&plan.home)
+            .with_context(|| format!("removing {}", plan.home.display()))?;
+    }
     Ok(())
+}
+
+/// Whether the home is the one clibench created for this user: the recorded path under
+/// /home, the same as /etc/passwd's, a real folder (not a symlink) owned by the uid. A home
+/// that is missing is fine (nothing to remove); any other mismatch is refused.
+fn check_home(plan: &UserPlan, entry: &PasswdEntry) -> anyhow::Result<bool> {
+    let refuse = |why: String| NotOurs::Home {
+        home: plan.home.clone(),
+        why,
+    };
+    if entry.home != plan.home || !plan.home.starts_with(HOMES) {
+        return Err(refuse(format!(
+            "/etc/passwd gives {} the home {}, not the one clibench created",
+            entry.name,
+            entry.home.display()
+        ))
+        .into());
+    }
+    match std::fs::symlink_metadata(&plan.home) {
+        Err(_) => Ok(false),
+        Ok(meta) if meta.file_type().is_symlink() || !meta.is_dir() => {
+            Err(refuse("it is a symlink or not a folder".to_owned()).into())
+        }
+        Ok(meta) if meta.uid() != entry.uid => Err(refuse(format!(
+            "it belongs to uid {}, not to {} (uid {})",
+            meta.uid(),
+            entry.name,
+            entry.uid
+        ))
+        .into()),
+        Ok(_) => Ok(true),
+    }
+}
+
+/// The home of a non-root run: a folder under OUT/homes that clibench made.
+fn remove_own_home(out: &Path, plan: &UserPlan) -> anyhow::Result<()> {
+    // Phases record absolute paths; `clibench cleanup --out` may be given a relative one.
+    let homes = std::path::absolute(out)
+        .with_context(|| format!("resolving {}", out.display()))?
+        .join("homes");
+    if plan.home.parent() != Some(homes.as_path()) {
+        return Err(NotOurs::Home {
+            home: plan.home.clone(),
+            why: format!("it is not under {}", homes.display()),
+        }
+        .into());
+    }
+    let user = UserRecord {
+        install: plan.install,
+        name: plan.name.clone(),
+        uid: rustix::process::getuid().as_raw(),
+        gid: rustix::process::getgid().as_raw(),
+        home: plan.home.clone(),
+        dedicated: false,
+    };
+    super::exec::stop_user(&user)?;
+    match std::fs::symlink_metadata(&plan.home) {
+        Err(_) => Ok(()),
+        Ok(meta) if meta.is_dir() && meta.uid() == user.uid => std::fs::remove_dir_all(&plan.home)
+            .with_context(|| format!("removing {}", plan.home.display())),
+        Ok(_) => Err(NotOurs::Home {
+            home: plan.home.clone(),
+            why: "it is a symlink, not a folder, or not the current user's".to_owned(),
+        }
+        .into()),
+    }
 }
 
 #[cfg(test)]
@@ -216,6 +480,7 @@ mod tests {
                 name: "clibench-abc-0".into(),
                 uid: 1001,
                 gid: 1002,
+                gecos: String::new(),
                 home: "/home/clibench-abc-0".into(),
             }
         );
@@ -224,5 +489,31 @@ mod tests {
     #[test]
     fn user_names_fit_the_useradd_limit() {
         assert!(user_name("abcdef", 100).len() <= 32);
+    }
+
+    #[test]
+    fn the_uid_range_comes_from_login_defs() {
+        assert_eq!(parse_uid_range(""), 1000..=60000);
+        assert_eq!(
+            parse_uid_range("# UID_MIN 5\nUID_MIN\t\t 2000\nUID_MAX 3000\n"),
+            2000..=3000
+        );
+        // UID_MIN 0 would make root a trial uid.
+        assert_eq!(*parse_uid_range("UID_MIN 0").start(), 1);
+    }
+
+    #[test]
+    fn a_planned_user_with_a_foreign_name_is_refused() {
+        let plan = UserPlan {
+            install: 0,
+            name: "root".into(),
+            home: "/root".into(),
+            dedicated: true,
+        };
+        let error = entry_if_ours("abcdef", &plan).unwrap_err();
+        assert!(
+            error.to_string().contains("refusing to touch user root"),
+            "{error}"
+        );
     }
 }

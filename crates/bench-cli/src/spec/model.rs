@@ -48,7 +48,9 @@ pub struct Spec {
     /// The loopback HTTP server that serves the artifacts during install.
     #[serde(default)]
     pub origin: Origin,
-    /// How to install the target into a fresh home.
+    /// How to install the target into a fresh home; absent for a target that is already
+    /// installed (the home is still created, no install time is recorded).
+    #[serde(default)]
     pub install: Install,
     /// The fixture workspace created in every home.
     #[serde(default)]
@@ -161,8 +163,10 @@ impl Default for Origin {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Install {
-    /// The installer's program and arguments (no shell).
-    pub command: Vec<Template>,
+    /// The installer's program and arguments (no shell); `None`: nothing to install (the
+    /// target is already on the machine), so no install time is recorded.
+    #[serde(default)]
+    pub command: Option<Vec<Template>>,
     /// Working folder; default `{home}`.
     #[serde(default)]
     pub cwd: Option<Template>,
@@ -202,6 +206,26 @@ fn default_install_timeout() -> Duration {
     Duration::from_secs(300)
 }
 
+impl Default for Install {
+    /// No `[install]`: nothing to install, no checks, no files.
+    fn default() -> Install {
+        Install {
+            command: None,
+            cwd: None,
+            timeout: default_install_timeout(),
+            env: BTreeMap::new(),
+            version_command: None,
+            version_contains: None,
+            files: Vec::new(),
+            executable: None,
+            compiled_if_artifact: None,
+            inventory: None,
+            inventory_file: default_inventory_file(),
+            write: Vec::new(),
+        }
+    }
+}
+
 fn default_inventory_file() -> String {
     "installed-dependencies.txt".to_owned()
 }
@@ -212,8 +236,10 @@ fn default_inventory_file() -> String {
 pub struct HomeFile {
     /// Path relative to the home (no `..`, not absolute).
     pub path: String,
-    /// The file's content, written as is (no placeholders).
-    pub content: String,
+    /// The file's content; `{name}` and `{json:name}` are placeholders, every other
+    /// brace is literal ([`Template::parse_content`]).
+    #[serde(deserialize_with = "super::template::deserialize_content")]
+    pub content: Template,
     /// Make the file executable (mode 0755 instead of 0644).
     #[serde(default)]
     pub executable: bool,
@@ -342,6 +368,20 @@ pub struct Measure {
     /// The quiet period for `ready = "stable"`.
     #[serde(default = "default_ready_quiet")]
     pub ready_quiet: Duration,
+    /// A regex the screen at ready must match (the real prompt), else the start fails.
+    #[serde(default)]
+    pub ready_require: Option<String>,
+    /// Regexes that fail the start ("blocked by: ...") when they match the screen at ready.
+    #[serde(default)]
+    pub ready_reject: Vec<String>,
+    /// Whether a blocking dialog on the screen at ready is expected (see bench-term's
+    /// `dialog` list); without it such a start fails "blocked by a dialog".
+    #[serde(default)]
+    pub ready_allow_dialog: bool,
+    /// Keys that ask the program to quit (`["C-c", "C-c"]`, `["/quit", "Enter"]`);
+    /// a program still alive and silent 200 ms after them is hung up.
+    #[serde(default = "default_quit")]
+    pub quit: Vec<String>,
     /// How long to wait for ready.
     #[serde(default = "default_ready_timeout")]
     pub ready_timeout: Duration,
@@ -373,6 +413,10 @@ pub struct Measure {
 
 fn default_ready() -> ReadyMode {
     ReadyMode::Probe
+}
+
+fn default_quit() -> Vec<String> {
+    vec!["C-c".to_owned(), "C-c".to_owned()]
 }
 
 fn default_ready_quiet() -> Duration {

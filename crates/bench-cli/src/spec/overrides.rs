@@ -267,8 +267,12 @@ pub fn parse_with(text: &str, file: &str, overrides: &[Override]) -> Result<Spec
 
 /// Reads a spec file with `overrides` applied (see [`parse_with`]).
 pub fn load_with(path: &std::path::Path, overrides: &[Override]) -> Result<Spec, SpecError> {
+    if overrides.is_empty() {
+        return super::parse::load(path);
+    }
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path)
+    // Read as `load` reads: bounded, and never from a FIFO or a device.
+    let text = bench_core::io::read_input_file(path, super::parse::MAX_SPEC_BYTES)
         .map_err(|error| positionless(&file, format!("cannot read the spec: {error}")))?;
     parse_with(&text, &file, overrides)
 }

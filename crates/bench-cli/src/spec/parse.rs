@@ -237,15 +237,20 @@ pub fn parse(text: &str, file: &str) -> Result<Spec, SpecError> {
     Ok(spec)
 }
 
-/// Reads a spec file.
+/// The largest spec file read (1 MiB): a spec is a page of TOML.
+pub(super) const MAX_SPEC_BYTES: u64 = 1 << 20;
+
+/// Reads a spec file: a regular file of at most 1 MiB (a FIFO or a device is
+/// refused, not waited on or read without end).
 pub fn load(path: &Path) -> Result<Spec, SpecError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|error| SpecError {
-        file: file.clone(),
-        line: 0,
-        column: 0,
-        message: format!("cannot read the spec: {error}"),
-    })?;
+    let text =
+        bench_core::io::read_input_file(path, MAX_SPEC_BYTES).map_err(|error| SpecError {
+            file: file.clone(),
+            line: 0,
+            column: 0,
+            message: format!("cannot read the spec: {error}"),
+        })?;
     parse(&text, &file)
 }
 
@@ -635,11 +640,9 @@ fn check(spec: &Spec) -> Vec<Problem> {
     }
 
     let install = &spec.install;
-    c.command(
-        key(&["install", "command"]),
-        &install.command,
-        Stage::Install,
-    );
+    if let Some(command) = &install.command {
+        c.command(key(&["install", "command"]), command, Stage::Install);
+    }
     if let Some(cwd) = &install.cwd {
         c.template(key(&["install", "cwd"]), cwd, Stage::Install);
     }
@@ -679,6 +682,11 @@ fn check(spec: &Spec) -> Vec<Problem> {
     c.relative(key(&["install", "inventory_file"]), &install.inventory_file);
     for (index, file) in install.write.iter().enumerate() {
         c.relative(keyed(&["install", "write"], index, &["path"]), &file.path);
+        c.template(
+            keyed(&["install", "write"], index, &["content"]),
+            &file.content,
+            Stage::Trial,
+        );
     }
 
     if spec.workspace.create {
@@ -707,6 +715,18 @@ fn check(spec: &Spec) -> Vec<Problem> {
                 "'measure.ready_pattern' is only used with ready = \"pattern\"",
             ),
             (_, None) => {}
+        }
+        if let Some(pattern) = &measure.ready_require {
+            c.regex(key(&["measure", "ready_require"]), pattern);
+        }
+        for (index, pattern) in measure.ready_reject.iter().enumerate() {
+            c.regex(keyed(&["measure", "ready_reject"], index, &[]), pattern);
+        }
+        if let Err(error) = bench_term::parse_keys(&measure.quit) {
+            c.problem(
+                key(&["measure", "quit"]),
+                format!("'measure.quit': {error}"),
+            );
         }
         c.nonzero(key(&["measure", "ready_quiet"]), &measure.ready_quiet);
         c.nonzero(key(&["measure", "ready_timeout"]), &measure.ready_timeout);
@@ -810,6 +830,51 @@ fn check(spec: &Spec) -> Vec<Problem> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_name_and_a_measure_make_a_spec_of_an_installed_program() {
+        let spec = parse(
+            "name = \"py\"\n[measure]\ncommand = [\"python3\"]\n",
+            "py.toml",
+        )
+        .unwrap();
+        assert!(spec.source.is_none() && spec.build.is_empty() && spec.artifacts.is_empty());
+        assert!(spec.install.command.is_none());
+        assert!(spec.install.write.is_empty());
+        assert_eq!(spec.install.inventory_file, "installed-dependencies.txt");
+        assert!(spec.workspace.create);
+    }
+
+    #[test]
+    fn home_files_without_an_installer_take_placeholders() {
+        let text = "name = \"py\"\nversion = \"1.2\"\n\n[[install.write]]\npath = \"a.json\"\n\
+                    content = '{\"w\": \"{json:workspace}\", \"v\": \"{version}\", \"n\": {\"x\": 1}}'\n";
+        let spec = parse(text, "py.toml").unwrap();
+        let content = &spec.install.write[0].content;
+        let used: Vec<Placeholder> = content.placeholders().collect();
+        assert_eq!(used, [Placeholder::Workspace, Placeholder::Version]);
+        let mut values = crate::spec::Values::default();
+        values
+            .set(Placeholder::Workspace, "C:\\w \"x\"")
+            .set(Placeholder::Version, "1.2");
+        let written: serde_json::Value =
+            serde_json::from_str(&content.expand(&values).unwrap()).unwrap();
+        assert_eq!(
+            written,
+            serde_json::json!({"w": "C:\\w \"x\"", "v": "1.2", "n": {"x": 1}})
+        );
+    }
+
+    #[test]
+    fn an_empty_installer_command_is_refused() {
+        let error = parse("name = \"py\"\n[install]\ncommand = []\n", "py.toml").unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("'install.command' must name a program"),
+            "{error}"
+        );
+    }
 
     #[test]
     fn line_and_column_count_characters() {

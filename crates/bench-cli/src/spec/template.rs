@@ -2,6 +2,11 @@
 //!
 //! A template is checked when the spec is read: an unknown placeholder or a lone
 //! brace is an error naming the key. `{{` and `}}` stand for literal braces.
+//! `{json:NAME}` is the value escaped as the inside of a JSON string literal.
+//!
+//! File contents (`[[install.write]] content`) are read by [`Template::parse_content`]:
+//! there only `{name}` and `{json:name}` (a lowercase name) are placeholders and every
+//! other brace is literal, so that JSON and TOML contents need no doubled braces.
 
 use serde::{Deserialize, Deserializer};
 use std::collections::BTreeMap;
@@ -74,6 +79,44 @@ impl fmt::Display for Placeholder {
 enum Piece {
     Text(String),
     Placeholder(Placeholder),
+    /// `{json:name}`: the value escaped for the inside of a JSON string literal.
+    Json(Placeholder),
+}
+
+/// The placeholder a name between braces stands for: `name` or `json:name`.
+fn placeholder_piece(name: &str) -> Result<Piece, String> {
+    let (json, bare) = match name.strip_prefix("json:") {
+        Some(bare) => (true, bare),
+        None => (false, name),
+    };
+    let Some(placeholder) = Placeholder::from_name(bare) else {
+        let known: Vec<String> = Placeholder::ALL.iter().map(|p| p.to_string()).collect();
+        return Err(format!(
+            "unknown placeholder '{{{name}}}' (known: {}, each also as {{json:NAME}})",
+            known.join(", ")
+        ));
+    };
+    Ok(if json {
+        Piece::Json(placeholder)
+    } else {
+        Piece::Placeholder(placeholder)
+    })
+}
+
+/// Whether `name` looks like a placeholder in file contents: a lowercase name,
+/// optionally after `json:`.
+fn looks_like_placeholder(name: &str) -> bool {
+    let bare = name.strip_prefix("json:").unwrap_or(name);
+    bare.starts_with(|c: char| c.is_ascii_lowercase())
+        && bare
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+}
+
+/// `value` escaped as the inside of a JSON string literal (no surrounding quotes).
+fn json_escape(value: &str) -> String {
+    let quoted = serde_json::Value::String(value.to_owned()).to_string();
+    quoted[1..quoted.len() - 1].to_owned()
 }
 
 /// A string with placeholders, checked when read.
@@ -107,18 +150,11 @@ impl Template {
                         ));
                     };
                     let name = &rest[..end];
-                    let Some(placeholder) = Placeholder::from_name(name) else {
-                        let known: Vec<String> =
-                            Placeholder::ALL.iter().map(|p| p.to_string()).collect();
-                        return Err(format!(
-                            "unknown placeholder '{{{name}}}' (known: {})",
-                            known.join(", ")
-                        ));
-                    };
+                    let piece = placeholder_piece(name)?;
                     if !text.is_empty() {
                         pieces.push(Piece::Text(std::mem::take(&mut text)));
                     }
-                    pieces.push(Piece::Placeholder(placeholder));
+                    pieces.push(piece);
                     for _ in 0..=end {
                         chars.next();
                     }
@@ -131,6 +167,53 @@ impl Template {
                 other => text.push(other),
             }
         }
+        if !text.is_empty() {
+            pieces.push(Piece::Text(text));
+        }
+        Ok(Template {
+            raw: raw.to_owned(),
+            pieces,
+        })
+    }
+
+    /// A file's content: `{name}` and `{json:name}` (a lowercase name) are placeholders,
+    /// `{{name}}` is the literal text `{name}`, and every other brace is literal, so JSON
+    /// needs no escaping. An unknown lowercase name in braces is an error, as a typo would
+    /// otherwise be written into the file unnoticed.
+    pub fn parse_content(raw: &str) -> Result<Template, String> {
+        let mut pieces = Vec::new();
+        let mut text = String::new();
+        let mut rest = raw;
+        while let Some(start) = rest.find('{') {
+            text.push_str(&rest[..start]);
+            let after = &rest[start..];
+            // `{{name}}`: the literal `{name}`.
+            if let Some(inner) = after.strip_prefix("{{")
+                && let Some(end) = inner.find("}}")
+                && looks_like_placeholder(&inner[..end])
+            {
+                text.push('{');
+                text.push_str(&inner[..end]);
+                text.push('}');
+                rest = &inner[end + 2..];
+                continue;
+            }
+            if let Some(end) = after[1..].find('}')
+                && looks_like_placeholder(&after[1..1 + end])
+            {
+                let piece = placeholder_piece(&after[1..1 + end])
+                    .map_err(|e| format!("{e}; write '{{{{NAME}}}}' for a literal '{{NAME}}'"))?;
+                if !text.is_empty() {
+                    pieces.push(Piece::Text(std::mem::take(&mut text)));
+                }
+                pieces.push(piece);
+                rest = &after[end + 2..];
+                continue;
+            }
+            text.push('{');
+            rest = &after[1..];
+        }
+        text.push_str(rest);
         if !text.is_empty() {
             pieces.push(Piece::Text(text));
         }
@@ -156,7 +239,7 @@ impl Template {
     /// The placeholders this template uses.
     pub fn placeholders(&self) -> impl Iterator<Item = Placeholder> + '_ {
         self.pieces.iter().filter_map(|piece| match piece {
-            Piece::Placeholder(p) => Some(*p),
+            Piece::Placeholder(p) | Piece::Json(p) => Some(*p),
             Piece::Text(_) => None,
         })
     }
@@ -167,7 +250,10 @@ impl Template {
         for piece in &self.pieces {
             match piece {
                 Piece::Text(text) => out.push_str(text),
-                Piece::Placeholder(p) => match values.0.get(p) {
+                Piece::Placeholder(p) | Piece::Json(p) => match values.0.get(p) {
+                    Some(value) if matches!(piece, Piece::Json(_)) => {
+                        out.push_str(&json_escape(value))
+                    }
                     Some(value) => out.push_str(value),
                     None => {
                         return Err(ExpandError {
@@ -193,6 +279,14 @@ impl<'de> Deserialize<'de> for Template {
         let raw = String::deserialize(deserializer)?;
         Template::parse(&raw).map_err(serde::de::Error::custom)
     }
+}
+
+/// Reads a file's content with [`Template::parse_content`] (`[[install.write]] content`).
+pub(super) fn deserialize_content<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Template, D::Error> {
+    let raw = String::deserialize(deserializer)?;
+    Template::parse_content(&raw).map_err(serde::de::Error::custom)
 }
 
 /// A placeholder had no value where the template was expanded.
@@ -259,6 +353,59 @@ mod tests {
         let template = Template::parse("{origin}/x").unwrap();
         let error = template.expand(&Values::default()).unwrap_err();
         assert_eq!(error.placeholder, Placeholder::Origin);
+    }
+
+    fn values() -> Values {
+        let mut values = Values::default();
+        values
+            .set(Placeholder::Home, "/home/u")
+            .set(Placeholder::Workspace, "/home/u/my \"ws\"\\x")
+            .set(Placeholder::Version, "1.0");
+        values
+    }
+
+    #[test]
+    fn json_placeholders_escape_for_a_json_string() {
+        let template = Template::parse("{json:workspace}").unwrap();
+        assert_eq!(
+            template.expand(&values()).unwrap(),
+            "/home/u/my \\\"ws\\\"\\\\x"
+        );
+        let content = Template::parse_content("{\"p\": \"{json:workspace}\"}").unwrap();
+        let json: serde_json::Value =
+            serde_json::from_str(&content.expand(&values()).unwrap()).unwrap();
+        assert_eq!(json["p"], "/home/u/my \"ws\"\\x");
+    }
+
+    #[test]
+    fn content_keeps_json_braces_and_expands_placeholders() {
+        let content = Template::parse_content(
+            "{\"a\": {\"b\": 1}, \"home\": \"{home}\", \"v\": \"{version}\"}\n[{}]",
+        )
+        .unwrap();
+        assert_eq!(
+            content.expand(&values()).unwrap(),
+            "{\"a\": {\"b\": 1}, \"home\": \"/home/u\", \"v\": \"1.0\"}\n[{}]"
+        );
+        let placeholders: Vec<Placeholder> = content.placeholders().collect();
+        assert_eq!(placeholders, [Placeholder::Home, Placeholder::Version]);
+    }
+
+    #[test]
+    fn content_writes_a_literal_placeholder_with_doubled_braces() {
+        let content = Template::parse_content("{{home}} and {home}").unwrap();
+        assert_eq!(content.expand(&values()).unwrap(), "{home} and /home/u");
+    }
+
+    #[test]
+    fn content_refuses_an_unknown_lowercase_placeholder() {
+        let error = Template::parse_content("dir = \"{worksapce}\"").unwrap_err();
+        assert!(
+            error.starts_with("unknown placeholder '{worksapce}'"),
+            "{error}"
+        );
+        assert!(error.contains("{{NAME}}"), "{error}");
+        assert!(Template::parse("{json:nope}").is_err());
     }
 
     #[test]

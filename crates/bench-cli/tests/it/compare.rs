@@ -120,6 +120,19 @@ fn export_bmf_and_github_benchmark_write_the_library_exports() {
 }
 
 #[test]
+fn export_html_writes_the_html_page_with_the_change_chart() {
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("comparison.html");
+    let out = run(compare_examples().arg("--export-html").arg(&path));
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let page = std::fs::read_to_string(&path).unwrap();
+    assert!(page.starts_with("<!DOCTYPE html>"));
+    assert!(page.contains("<figure id=\"chart-changes\">"));
+    let html = run(compare_examples().args(["--format", "html"])).stdout;
+    assert_eq!(page, html);
+}
+
+#[test]
 fn bad_noise_and_bad_files_exit_2() {
     let out = run(compare_examples().args(["--noise", "1.5"]));
     assert_eq!(out.code, Some(2));

@@ -35,6 +35,14 @@ fn kernel_measures_every_runtime_metric_of_the_reference_kernel() {
         let value = values[metric].as_f64();
         assert!(value.is_some_and(|v| v > 0.0), "{metric}: {values}");
     }
+    // Figures that can be wrong while positive: memory is a Python process's (megabytes, not
+    // bytes or kilobytes), the loaded workload adds to it, and `mixed` is a total of 35 cells
+    // while `kernel_exec` is the mean of one.
+    let value = |metric: &str| values[metric].as_f64().unwrap();
+    let mib = 1024.0 * 1024.0;
+    assert!(value("kernel_rss") > 4.0 * mib, "{values}");
+    assert!(value("loaded_rss") > value("kernel_rss") + mib, "{values}");
+    assert!(value("mixed") > value("kernel_exec"), "{values}");
     assert_eq!(report["runs"][0]["errors"], serde_json::json!({}));
     let workload = report["workload"].as_str().unwrap();
     assert!(workload == "pandas" || workload == "lists", "{workload}");
@@ -89,4 +97,26 @@ fn kernel_rejects_zero_runs() {
     let result = run(clibench().args(["kernel", "--runs", "0"]));
     assert_eq!(result.code, Some(2), "stderr: {}", result.stderr);
     assert!(result.stderr.contains("--runs must be at least 1"));
+}
+
+#[test]
+fn the_kernel_gets_a_fresh_home_not_the_callers() {
+    let folder = tempfile::tempdir().unwrap();
+    let callers_home = folder.path().join("caller");
+    std::fs::create_dir(&callers_home).unwrap();
+    std::fs::write(callers_home.join(".bashrc"), "sleep 1\n").unwrap();
+    let seen = folder.path().join("seen-home");
+    let prelude = format!(
+        "from rlm import bash\nimport os\nopen({:?}, 'w').write(os.environ['HOME'] + '|' + ','.join(sorted(os.listdir(os.environ['HOME']))))",
+        seen.display().to_string()
+    );
+    let result = run(clibench()
+        .args(["kernel", "--runs", "1", "--json", "--prelude", &prelude])
+        .env("HOME", &callers_home));
+    assert_eq!(result.code, Some(0), "stderr: {}", result.stderr);
+    let seen = std::fs::read_to_string(&seen).unwrap();
+    let (home, entries) = seen.split_once('|').unwrap();
+    assert_ne!(home, callers_home.display().to_string());
+    assert!(home.contains("clibench-kernel-"), "{home}");
+    assert_eq!(entries, "", "the home is not empty: {entries}");
 }

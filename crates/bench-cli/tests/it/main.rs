@@ -4,11 +4,17 @@
 mod ab;
 mod compare;
 mod kernel;
+mod limits;
 mod mem;
+mod newcomer;
 mod pipeline_install;
 mod pipeline_prepare;
 mod pipeline_run;
+mod pipeline_skip;
+mod readme;
 mod report;
+mod root_safety;
+mod signals;
 mod spec_errors;
 mod spec_examples;
 mod staircase;

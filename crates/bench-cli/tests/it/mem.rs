@@ -16,11 +16,12 @@ fn exists(pid: u64) -> bool {
 
 #[test]
 fn command_family_is_measured_then_stopped() {
-    // bash with two children, one of them holding 32 MiB.
+    // bash with two children, one of them holding 32 MiB. The settle covers python's
+    // start and allocation on a loaded machine (1 s once measured it half way).
     let out = run(clibench().args([
         "mem",
         "--settle",
-        "1s",
+        "3s",
         "--json",
         "--",
         "bash",
@@ -124,4 +125,86 @@ fn user_view_finds_processes_of_that_uid() {
     let json: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(json["process_count"], 1, "{json}");
     assert_eq!(json["processes"][0]["pid"], child.id());
+}
+
+#[test]
+fn a_parent_with_1400_children_is_measured_whole() {
+    // The parent's `task/PID/children` is longer than one page: read a page
+    // at a time, it lists only part of the children (683 of 1,400 where this
+    // was found).
+    const CHILDREN: usize = 1400;
+    // Orphans re-parent to us, not to a pid 1 that may never reap them.
+    bench_proc::become_subreaper().unwrap();
+    let mut family = std::os::unix::process::CommandExt::process_group(
+        Command::new("sh").args([
+            "-c",
+            &format!("for i in $(seq {CHILDREN}); do sleep 600 & done; echo ready; wait"),
+        ]),
+        0,
+    )
+    .stdout(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
+    let mut ready = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(family.stdout.take().unwrap()),
+        &mut ready,
+    )
+    .unwrap();
+    let out = run(clibench().args(["mem", "--json", "--pid", &family.id().to_string()]));
+    // The whole group, then every zombie it leaves us.
+    let _ = Command::new("kill")
+        .args(["-KILL", "--", &format!("-{}", family.id())])
+        .status();
+    let _ = family.wait();
+    while let Ok(Some(_)) = rustix::process::wait(rustix::process::WaitOptions::empty()) {}
+    assert_eq!(ready.trim(), "ready");
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let json: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let processes = json["processes"].as_array().unwrap();
+    let sleeps = processes.iter().filter(|p| p["name"] == "sleep").count();
+    assert_eq!(sleeps, CHILDREN, "{} processes measured", processes.len());
+}
+
+/// A program that, like a TUI, refuses to run without a terminal: it exits 1 at
+/// once unless stdin is a terminal, then holds 16 MiB and writes a line every 10 ms
+/// (so an unread terminal would fill up and block it).
+pub(crate) const TTY_ONLY: &str = "import os, sys, time\n\
+if not sys.stdin.isatty(): sys.exit(1)\n\
+x = b'x' * (16 << 20)\n\
+while True:\n    print('tick ' * 20, flush=True); time.sleep(0.01)\n";
+
+/// The same refusal from a shell, which starts in a moment however loaded the
+/// machine is: what "exits at once" is checked with.
+pub(crate) const SH_TTY_ONLY: &str = "[ -t 0 ] || exit 1; exec sleep 60";
+
+#[test]
+fn tty_runs_an_interactive_program_in_a_terminal() {
+    // The settle covers python's start and its allocation on a loaded machine too.
+    let out = run(clibench().args([
+        "mem", "--tty", "--settle", "3s", "--json", "--", "python3", "-c", TTY_ONLY,
+    ]));
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let json: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(json["process_count"], 1, "{json}");
+    let pss = json["total_pss_bytes"].as_u64().unwrap();
+    assert!(
+        pss >= 16 << 20,
+        "pss {pss}: the 16 MiB were never allocated"
+    );
+    let pid = json["processes"][0]["pid"].as_u64().unwrap();
+    assert!(!exists(pid), "{pid} was left running");
+}
+
+#[test]
+fn an_instant_exit_without_a_terminal_suggests_tty() {
+    let out = run(clibench().args(["mem", "--settle", "1s", "--", "sh", "-c", SH_TTY_ONLY]));
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    assert!(
+        out.stderr.contains(
+            "sh exited at once (exit status: 1) — interactive programs need a terminal: try --tty"
+        ),
+        "{}",
+        out.stderr
+    );
 }

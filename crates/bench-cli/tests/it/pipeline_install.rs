@@ -96,7 +96,7 @@ fn installer_gets_the_clean_environment_and_the_home_is_set_up() {
     if is_root() {
         assert!(user_exists(&user));
         let meta = std::fs::metadata(home.join(".tool/settings.json")).unwrap();
-        let uid = state["users"][0]["uid"].as_u64().unwrap();
+        let uid = u64::from(target.uid());
         assert_eq!(std::os::unix::fs::MetadataExt::uid(&meta) as u64, uid);
     }
     assert_eq!(state["servers"], serde_json::json!([]));
@@ -139,7 +139,7 @@ fn hanging_installer_times_out_and_nothing_is_left() {
     assert!(error.contains("timed out"), "{error}");
 
     let home = target.home();
-    let uid = is_root().then(|| target.state()["users"][0]["uid"].as_u64().unwrap() as u32);
+    let uid = is_root().then(|| target.uid());
     assert_eq!(
         leftovers(&home, uid),
         Vec::<u32>::new(),
@@ -152,7 +152,11 @@ fn hanging_installer_times_out_and_nothing_is_left() {
 #[test]
 fn artifacts_that_do_not_match_sha256sums_are_refused_before_installing() {
     let target = prepared(INSTALLER, "");
-    std::fs::write(target.out.join("artifacts/tool-1.0.tar.gz"), b"tampered").unwrap();
+    std::fs::write(
+        target.stage().join("artifacts/tool-1.0.tar.gz"),
+        b"tampered",
+    )
+    .unwrap();
     let out = target.phase("install", 0, &[]);
     assert_eq!(out.code, Some(1), "{}", out.stderr);
     assert!(
@@ -320,5 +324,46 @@ fn a_file_the_install_must_create_is_checked() {
         target.home().join(".tool/kernel-venv/bin/python").display()
     );
     assert!(out.stderr.contains(&expected), "{}", out.stderr);
+    target.cleanup();
+}
+
+#[test]
+fn a_connection_left_trickling_into_the_origin_is_closed_when_the_install_ends() {
+    // A detached client that sends a request head one byte every 100 ms (for up
+    // to 30 s), ignores SIGTERM, and records whether the server cut it off
+    // ("cut") or read all it sent ("done"). A per-read timeout never fires on
+    // it, and stopping the origin used to wait for its connection to end.
+    let trickler = r#"
+import os, signal, socket, time
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+host, port = os.environ["TOOL_BASE_URL"][len("http://"):].split("/")[0].split(":")
+s = socket.create_connection((host, int(port)))
+home = os.environ["HOME"]
+open(os.path.join(home, "trickle-connected"), "w").close()
+result = "done"
+for _ in range(300):
+    try:
+        s.send(b"G")
+    except OSError:
+        result = "cut"
+        break
+    time.sleep(0.1)
+with open(os.path.join(home, "trickle-result"), "w") as f:
+    f.write(result)
+"#;
+    let installer = format!(
+        "#!/bin/sh\n\
+         setsid python3 -c '{trickler}' < /dev/null > \"$HOME/trickle.log\" 2>&1 &\n\
+         while [ ! -e \"$HOME/trickle-connected\" ]; do sleep 0.05; done\n\
+         {}",
+        INSTALLER.trim_start_matches("#!/bin/sh\n")
+    );
+    let target = prepared(&installer, "");
+    let out = target.phase("install", 0, &[]);
+    let log = std::fs::read_to_string(target.home().join("trickle.log")).unwrap_or_default();
+    assert_eq!(out.code, Some(0), "{}\ntrickler: {log}", out.stderr);
+    let result = std::fs::read_to_string(target.home().join("trickle-result"))
+        .unwrap_or_else(|error| format!("no result ({error})"));
+    assert_eq!(result, "cut", "the origin kept reading the trickle");
     target.cleanup();
 }

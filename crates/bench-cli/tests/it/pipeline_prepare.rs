@@ -14,7 +14,7 @@ fn local_git_source_is_fetched_at_the_exact_sha_that_is_not_a_branch_tip() {
     let out = target.phase("prepare", 0, &[]);
     assert_eq!(out.code, Some(0), "{}", out.stderr);
 
-    let source = target.out.join("source");
+    let source = target.stage().join("source");
     let head = Command::new("git")
         .args(["-c", "safe.directory=*", "rev-parse", "HEAD"])
         .current_dir(&source)
@@ -28,12 +28,12 @@ fn local_git_source_is_fetched_at_the_exact_sha_that_is_not_a_branch_tip() {
     let shallow = std::fs::read_to_string(source.join(".git/shallow")).unwrap();
     assert_eq!(shallow.trim(), first, "the fetch was not shallow");
 
-    let archive = std::fs::read(target.out.join("artifacts/tool-1.0.tar.gz")).unwrap();
+    let archive = std::fs::read(target.stage().join("artifacts/tool-1.0.tar.gz")).unwrap();
     let hex: String = Sha256::digest(&archive)
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect();
-    let sums = std::fs::read_to_string(target.out.join("artifacts/SHA256SUMS")).unwrap();
+    let sums = std::fs::read_to_string(target.stage().join("artifacts/SHA256SUMS")).unwrap();
     assert_eq!(sums, format!("{hex}  tool-1.0.tar.gz\n"));
 
     let result = target.result();
@@ -139,7 +139,7 @@ fn unsupported_architecture_is_refused_before_fetching() {
         "{}",
         out.stderr
     );
-    assert!(!target.out.join("source").exists());
+    assert!(!target.stage().join("source").exists());
 }
 
 #[test]

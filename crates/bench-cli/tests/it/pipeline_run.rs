@@ -11,13 +11,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn is_root() -> bool {
+pub(crate) fn is_root() -> bool {
     fs::metadata("/proc/self").unwrap().uid() == 0
 }
 
 /// A fresh folder with the demo written into it (`--write-demo`); returns the folder and
 /// the demo's spec.
-fn demo() -> (tempfile::TempDir, PathBuf) {
+pub(crate) fn demo() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let result = run(clibench()
         .args(["run", "--write-demo"])
@@ -29,7 +29,7 @@ fn demo() -> (tempfile::TempDir, PathBuf) {
 }
 
 /// Replaces `from` (which must occur exactly once) by `to` in the spec.
-fn edit(spec: &Path, from: &str, to: &str) {
+pub(crate) fn edit(spec: &Path, from: &str, to: &str) {
     let text = fs::read_to_string(spec).unwrap();
     assert_eq!(text.matches(from).count(), 1, "{from:?} in:\n{text}");
     fs::write(spec, text.replace(from, to)).unwrap();
@@ -51,7 +51,7 @@ fn run_demo(spec: &Path, out: &Path, phases: Option<&str>) -> crate::Run {
 }
 
 /// Every phase's log, for a failure message that explains itself.
-fn phase_logs(out: &Path) -> String {
+pub(crate) fn phase_logs(out: &Path) -> String {
     let mut logs: Vec<PathBuf> = fs::read_dir(out.join("logs"))
         .map(|entries| entries.flatten().map(|entry| entry.path()).collect())
         .unwrap_or_default();
@@ -68,7 +68,7 @@ fn phase_logs(out: &Path) -> String {
         .collect()
 }
 
-fn load(out: &Path) -> ResultFile {
+pub(crate) fn load(out: &Path) -> ResultFile {
     ResultFile::load(&out.join("result.json")).expect("result.json is intact and valid")
 }
 
@@ -129,7 +129,7 @@ fn processes_mentioning(needles: &[String]) -> Vec<String> {
 /// Nothing of the run in `out` is left: the state file is gone (cleanup removed every user,
 /// folder and server it listed), no user or home of the run exists, and no process mentions
 /// the output folder or a trial home. `dedicated_users`: the run was root and made users.
-fn assert_nothing_left(out: &Path, dedicated_users: bool) {
+pub(crate) fn assert_nothing_left(out: &Path, dedicated_users: bool) {
     assert!(
         !out.join("state.json").exists(),
         "cleanup left {}: {}",
@@ -196,6 +196,26 @@ fn demo_run_fills_every_metric_and_leaves_nothing() {
         assert!(
             report.contains(&format!("`{metric}`")),
             "{metric}:\n{report}"
+        );
+    }
+    // Every start kept its screen at ready and a recording; the report shows the first screen.
+    let cold_screen = fs::read_to_string(out.join("logs/screen-at-ready-0-cold.txt")).unwrap();
+    assert!(out.join("logs/screen-at-ready-0-warm.txt").is_file());
+    assert!(
+        report.contains(&format!(
+            "## Screen at ready\n\nThe screen when the program was judged ready \
+             (logs/screen-at-ready-0-cold.txt):\n\n```text\n{}\n```\n",
+            cold_screen.trim_end()
+        )),
+        "{report}"
+    );
+    for start in ["cold-0", "warm-0", "ui-0"] {
+        let cast = fs::read_to_string(out.join(format!("transcripts/{start}.cast"))).unwrap();
+        let recording = bench_term::asciicast::Recording::parse(&cast).unwrap();
+        assert!(recording.marker("ready").is_some(), "{start}");
+        assert!(
+            recording.events.windows(2).all(|w| w[0].at <= w[1].at),
+            "{start}"
         );
     }
     for phase in [
@@ -459,6 +479,33 @@ fn a_tui_that_never_becomes_ready_fails_cold_with_the_screen() {
     let error = error_of(&load(&out), Metric::Cold);
     // The timeout names what it waited for and shows the screen the TUI left.
     assert!(error.contains("loading the model"), "{error}");
+    assert_nothing_left(&out, is_root());
+}
+
+#[test]
+fn a_screen_at_ready_without_the_required_prompt_fails_cold_with_the_screen() {
+    let (dir, spec) = demo();
+    edit(
+        &spec,
+        r#"ready = "probe""#,
+        "ready = \"probe\"\nready_require = \"^no such prompt$\"\nquit = [\"C-c\"]",
+    );
+    let out = dir.path().join("out");
+    let result = run_demo(&spec, &out, Some("prepare,install,measure"));
+    assert_eq!(result.code, Some(1), "stderr: {}", result.stderr);
+    let error = error_of(&load(&out), Metric::Cold);
+    assert!(
+        error.starts_with(
+            "the screen at ready does not match the required ^no such prompt$; the screen at ready:\n  | "
+        ),
+        "{error}"
+    );
+    // The blocked start's screen is kept like any other.
+    let screen = fs::read_to_string(out.join("logs/screen-at-ready-0-cold.txt")).unwrap();
+    assert!(
+        error.contains(screen.lines().next().unwrap()),
+        "{error}\n{screen}"
+    );
     assert_nothing_left(&out, is_root());
 }
 

@@ -33,6 +33,34 @@ fn prints_each_format_on_stdout_as_the_library_exports_it() {
 }
 
 #[test]
+fn html_goes_to_stdout_as_one_page() {
+    let path = example_result("candidate");
+    let result = bench_core::ResultFile::load(&path).unwrap();
+    let out = run(clibench().args(["report", "--format", "html"]).arg(&path));
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(out.stdout, bench_core::export::html::report(&result));
+    assert!(out.stdout.contains("<figure id=\"chart-ready\">"));
+}
+
+#[test]
+fn explain_prints_the_whole_glossary() {
+    let out = run(clibench().args(["report", "--explain"]));
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    insta::assert_snapshot!(out.stdout);
+}
+
+#[test]
+fn explain_with_a_file_lists_only_its_metrics() {
+    let out = run(clibench()
+        .args(["report", "--explain"])
+        .arg(example_result("candidate")));
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    insta::assert_snapshot!(out.stdout);
+    assert!(out.stdout.contains("  cold (seconds, lower is better): "));
+    assert!(!out.stdout.contains("mixed"));
+}
+
+#[test]
 fn truncated_result_fails_and_stays_unchanged() {
     let folder = tempfile::tempdir().unwrap();
     let path = folder.path().join("result.json");

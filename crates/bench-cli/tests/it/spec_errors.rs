@@ -32,10 +32,10 @@ fn cases() -> Vec<(&'static str, String)> {
             "wrong type of a number",
             format!("name = \"x\"\n{INSTALL}\n[staircase]\ncommand = [\"x\"]\ncount = \"five\"\n"),
         ),
-        ("missing section", "name = \"x\"\n".to_owned()),
+        ("missing name", INSTALL.to_owned()),
         (
             "missing required key",
-            "name = \"x\"\n[install]\ntimeout = \"30s\"\n".to_owned(),
+            "name = \"x\"\n[source]\nrepository = \"repo\"\n".to_owned(),
         ),
         (
             "missing key in an array of tables",
@@ -64,6 +64,16 @@ fn cases() -> Vec<(&'static str, String)> {
             format!(
                 "name = \"x\"\n{INSTALL}\n[measure]\ncommand = [\"x\"]\nready = \"sometimes\"\n"
             ),
+        ),
+        (
+            "invalid regex in ready_reject",
+            format!(
+                "name = \"x\"\n{INSTALL}\n[measure]\ncommand = [\"x\"]\nready_reject = [\"ok\", \"(\"]\n"
+            ),
+        ),
+        (
+            "unknown quit key",
+            format!("name = \"x\"\n{INSTALL}\n[measure]\ncommand = [\"x\"]\nquit = [\"C-\"]\n"),
         ),
         (
             "invalid regex in a ui step",
@@ -106,6 +116,17 @@ fn cases() -> Vec<(&'static str, String)> {
             format!(
                 "name = \"x\"\n{INSTALL}\n[[install.write]]\npath = \"../.bashrc\"\ncontent = \"\"\n"
             ),
+        ),
+        (
+            "unknown placeholder in a home file's content",
+            format!(
+                "name = \"x\"\n{INSTALL}\n[[install.write]]\npath = \"a.json\"\ncontent = '{{\"dir\": \"{{json:worksapce}}\"}}'\n"
+            ),
+        ),
+        (
+            "version in a home file's content without a version",
+            "name = \"x\"\n\n[[install.write]]\npath = \"a.txt\"\ncontent = \"v{version}\"\n"
+                .to_owned(),
         ),
         (
             "toml syntax error",

@@ -21,10 +21,10 @@ fn raw(command: &[Template]) -> Vec<&str> {
 
 #[test]
 fn pi_spec_parses_as_an_install_only_registry_target() {
-    let pi = load("pi.toml");
+    let pi = load("agents/pi.toml");
     assert!(pi.source.is_none());
     assert_eq!(pi.package.as_deref(), Some("@mariozechner/pi-coding-agent"));
-    let install = raw(&pi.install.command);
+    let install = raw(pi.install.command.as_ref().unwrap());
     assert_eq!(&install[..3], ["npm", "install", "--global"]);
     assert!(
         install
@@ -207,7 +207,8 @@ fn seed_steps() -> Vec<SeedStep> {
             what: "sh SOURCE/install.sh VERSION with the PRIME_AGENT_* environment, 240 s",
             found: |s| {
                 let env = &s.install.env;
-                raw(&s.install.command) == ["sh", "{source}/install.sh", "{version}"]
+                s.install.command.as_deref().map(raw)
+                    == Some(vec!["sh", "{source}/install.sh", "{version}"])
                     && s.install.timeout.as_secs() == 240
                     && env["PRIME_AGENT_DOWNLOAD_BASE_URL"].raw() == "{origin}"
                     && [
@@ -254,7 +255,7 @@ fn seed_steps() -> Vec<SeedStep> {
             found: |s| {
                 s.install.write.iter().any(|w| {
                     w.path == ".prime/agent/settings.json"
-                        && w.content == "{\"onboardingShown\": true}\n"
+                        && w.content.raw() == "{\"onboardingShown\": true}\n"
                 })
             },
         },
@@ -379,4 +380,86 @@ fn the_full_example_in_the_docs_parses() {
     let spec = spec::parse(text, "docs/spec.md").unwrap_or_else(|error| panic!("{error}"));
     assert_eq!(spec.name, "tool");
     assert_eq!(spec.ui.unwrap().steps.len(), 1);
+}
+
+/// The agents users run, one spec each under `examples/agents/`.
+const AGENTS: [(&str, &str); 5] = [
+    ("claude-code", "@anthropic-ai/claude-code"),
+    ("codex", "@openai/codex"),
+    ("gemini-cli", "@google/gemini-cli"),
+    ("opencode", "opencode-ai"),
+    ("pi", "@mariozechner/pi-coding-agent"),
+];
+
+#[test]
+fn every_agent_spec_parses_and_names_its_npm_package() {
+    let folder = example("agents");
+    let mut found: Vec<String> = std::fs::read_dir(&folder)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|e| e == "toml"))
+        .map(|path| path.file_stem().unwrap().to_string_lossy().into_owned())
+        .collect();
+    found.sort();
+    let expected: Vec<&str> = AGENTS.iter().map(|(name, _)| *name).collect();
+    assert_eq!(found, expected);
+    for (name, package) in AGENTS {
+        let spec = load(&format!("agents/{name}.toml"));
+        assert_eq!(spec.name, name);
+        assert_eq!(spec.package.as_deref(), Some(package), "{name}");
+        let version = spec.version.as_deref().unwrap();
+        let install = raw(spec.install.command.as_ref().unwrap());
+        assert_eq!(&install[..3], ["npm", "install", "--global"], "{name}");
+        assert_eq!(install.last().unwrap(), &format!("{package}@{{version}}"));
+        assert!(!version.is_empty());
+        let measure = spec.measure.as_ref().unwrap();
+        assert!(spec.staircase.is_some(), "{name} has no [staircase]");
+        // Every agent but pi (whose editor the probe measures) names its real prompt.
+        if name != "pi" {
+            assert_eq!(measure.ready, ReadyMode::Pattern, "{name}");
+        }
+    }
+}
+
+/// The files the agent specs write into the home are valid JSON or TOML once their
+/// placeholders are filled in, even with a home whose path needs escaping.
+#[test]
+fn agent_home_files_are_valid_json_and_toml() {
+    let mut values = spec::Values::default();
+    values
+        .set(spec::Placeholder::Home, "/home/o\"brien")
+        .set(spec::Placeholder::Workspace, "/home/o\"brien/workspace")
+        .set(spec::Placeholder::User, "clibench-1-0")
+        .set(spec::Placeholder::Out, "/tmp/out")
+        .set(spec::Placeholder::Version, "1.2.3");
+    let mut checked = 0;
+    for (name, _) in AGENTS {
+        let spec = load(&format!("agents/{name}.toml"));
+        for file in &spec.install.write {
+            let text = file
+                .content
+                .expand(&values)
+                .unwrap_or_else(|error| panic!("{name} {}: {error}", file.path));
+            if file.path.ends_with(".json") {
+                let json: serde_json::Value = serde_json::from_str(&text)
+                    .unwrap_or_else(|error| panic!("{name} {}: {error}\n{text}", file.path));
+                if name == "claude-code" {
+                    let project = &json["projects"]["/home/o\"brien/workspace"];
+                    assert_eq!(project["hasTrustDialogAccepted"], true, "{text}");
+                }
+            } else if file.path.ends_with(".toml") {
+                let toml: toml::Table = text
+                    .parse()
+                    .unwrap_or_else(|error| panic!("{name} {}: {error}\n{text}", file.path));
+                if name == "codex" {
+                    let trust = &toml["projects"]["/home/o\"brien/workspace"]["trust_level"];
+                    assert_eq!(trust.as_str(), Some("trusted"), "{text}");
+                }
+            } else {
+                panic!("{name}: {} is neither JSON nor TOML", file.path);
+            }
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 5, "claude 1, codex 2, gemini 1, opencode 1");
 }

@@ -11,19 +11,23 @@ fn zero_count_is_a_usage_error() {
 
 #[test]
 fn python_instances_of_16_mib_each() {
+    // Each instance says when its 16 MiB are allocated, and the staircase waits for
+    // that in its terminal before the settle: however slowly python starts on a loaded
+    // machine, no instance is measured half-way.
     let out = run(clibench().args([
         "staircase",
         "--count",
         "2",
-        // The settle must cover python's start and its 16 MiB allocation; on a loaded
-        // machine 500 ms did not (an instance was measured at 10 MiB), so leave room.
+        "--tty",
+        "--ready",
+        "pattern:allocated",
         "--settle",
-        "2s",
+        "300ms",
         "--json",
         "--",
         "python3",
         "-c",
-        "import time; x = b'x' * (16 << 20); time.sleep(60)",
+        "import time; x = b'x' * (16 << 20); print('allocated', flush=True); time.sleep(60)",
     ]));
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     let json: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
@@ -59,4 +63,59 @@ fn python_instances_of_16_mib_each() {
     assert_eq!(json["after_teardown"]["process_count"], 0);
     assert!(out.stderr.contains("CPU: "), "{}", out.stderr);
     assert!(out.stderr.contains("avg"), "{}", out.stderr);
+}
+
+#[test]
+fn tty_instances_each_run_in_their_own_terminal() {
+    let out = run(clibench().args([
+        "staircase",
+        "--tty",
+        "--count",
+        "2",
+        // As above: room for python's start and allocation on a loaded machine.
+        "--settle",
+        "2s",
+        "--json",
+        "--",
+        "python3",
+        "-c",
+        crate::mem::TTY_ONLY,
+    ]));
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let json: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let steps = json["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 2);
+    for step in steps {
+        let pss = step["pss_delta_bytes"].as_i64().unwrap();
+        assert!(pss >= 16 << 20, "an instance added only {pss} bytes of PSS");
+    }
+    // With two steps the steady cost is the second step's.
+    assert_eq!(
+        json["steady_per_instance_pss_bytes"],
+        steps[1]["pss_delta_bytes"]
+    );
+    assert_eq!(json["after_teardown"]["process_count"], 0);
+    assert!(out.stderr.contains("steady"), "{}", out.stderr);
+}
+
+#[test]
+fn an_instance_that_quits_without_a_terminal_suggests_tty() {
+    let out = run(clibench().args([
+        "staircase",
+        "--count",
+        "1",
+        "--settle",
+        "1s",
+        "--",
+        "sh",
+        "-c",
+        crate::mem::SH_TTY_ONLY,
+    ]));
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("exited (exit status: 1) within")
+            && out.stderr.contains("it needs a terminal: try --tty"),
+        "{}",
+        out.stderr
+    );
 }

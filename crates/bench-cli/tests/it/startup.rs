@@ -175,7 +175,98 @@ fn transcripts_are_saved_per_run() {
             output.starts_with(b"transcript check\r\n"),
             "{run}: {output:?}"
         );
+        let cast = std::fs::read_to_string(folder.path().join(run).join("recording.cast")).unwrap();
+        let recording = bench_term::asciicast::Recording::parse(&cast).unwrap();
+        assert_eq!(recording.output().as_bytes(), output.as_slice());
+        assert!(recording.marker("ready").is_some(), "{run}: {cast}");
+        let at_ready =
+            std::fs::read_to_string(folder.path().join(run).join("screen-at-ready.txt")).unwrap();
+        assert_eq!(at_ready, "transcript check\n");
     }
+}
+
+#[test]
+fn a_dialog_at_ready_fails_the_run_unless_allowed() {
+    let dialog = "printf 'Do you trust the files in this folder?\\n 1. Yes\\n 2. No\\n'; sleep 30";
+    let start = |extra: &[&str]| {
+        run(clibench()
+            .args([
+                "startup", "--runs", "1", "--warmup", "0", "--settle", "50ms",
+            ])
+            .args(["--ready", "first-frame"])
+            .args(extra)
+            .args(["--", "sh", "-c", dialog]))
+    };
+    let blocked = start(&[]);
+    assert_eq!(blocked.code, Some(1), "{}", blocked.stderr);
+    assert!(
+        blocked.stderr.contains(
+            "blocked by a dialog (folder trust: \"Do you trust the files in this folder?\")"
+        ),
+        "{}",
+        blocked.stderr
+    );
+    assert!(blocked.stderr.contains("  |  1. Yes"), "{}", blocked.stderr);
+    let allowed = start(&["--allow-dialog"]);
+    assert_eq!(allowed.code, Some(0), "{}", allowed.stderr);
+    let required = start(&["--ready-require", "trust the files"]);
+    assert_eq!(required.code, Some(0), "{}", required.stderr);
+}
+
+#[test]
+fn ready_reject_and_require_fail_the_run_with_the_screen() {
+    let start = |extra: &[&str]| {
+        run(clibench()
+            .args([
+                "startup", "--runs", "1", "--warmup", "0", "--settle", "50ms",
+            ])
+            .args(["--ready", "first-frame"])
+            .args(extra)
+            .args(["--", "sh", "-c", "echo 'Update available!'; sleep 30"]))
+    };
+    let rejected = start(&["--ready-reject", "Update avail"]);
+    assert_eq!(rejected.code, Some(1), "{}", rejected.stderr);
+    assert!(
+        rejected
+            .stderr
+            .contains("blocked by: Update avail; the screen at ready:\n  | Update available!"),
+        "{}",
+        rejected.stderr
+    );
+    let missing = start(&["--ready-require", "^> "]);
+    assert_eq!(missing.code, Some(1), "{}", missing.stderr);
+    assert!(
+        missing
+            .stderr
+            .contains("the screen at ready does not match the required ^> "),
+        "{}",
+        missing.stderr
+    );
+    let bad = start(&["--quit", "C-12"]);
+    assert_eq!(bad.code, Some(2), "{}", bad.stderr);
+    assert!(
+        bad.stderr.contains("--quit: unknown key \"C-12\""),
+        "{}",
+        bad.stderr
+    );
+}
+
+#[test]
+fn a_program_that_ignores_its_quit_keys_is_hung_up_and_the_run_counts() {
+    // sh ignores SIGINT here and so does its sleep: Ctrl-C does nothing.
+    let out = run(clibench()
+        .args([
+            "startup", "--runs", "2", "--warmup", "0", "--settle", "50ms",
+        ])
+        .args(["--ready", "first-frame", "--quit", "C-c"])
+        .args([
+            "--",
+            "sh",
+            "-c",
+            "trap '' INT; echo ignoring ctrl-c; sleep 30",
+        ]));
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(out.stderr.contains("2 of 2 runs ok"), "{}", out.stderr);
 }
 
 /// Pids whose command line is exactly `args`.

@@ -183,6 +183,20 @@ content = '{{"onboardingShown": true}}'
         serde_json::from_str(&text).unwrap()
     }
 
+    /// The run's staging folder (source, build, artifacts), from the state file.
+    pub fn stage(&self) -> PathBuf {
+        PathBuf::from(self.state()["stage"].as_str().unwrap())
+    }
+
+    /// Install 0's uid, from /etc/passwd (the state file records no uid).
+    pub fn uid(&self) -> u32 {
+        let name = self.state()["users"][0]["name"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        uid_of(&name).unwrap()
+    }
+
     /// Install 0's home, from the state file.
     pub fn home(&self) -> PathBuf {
         PathBuf::from(self.state()["users"][0]["home"].as_str().unwrap())
@@ -243,6 +257,16 @@ pub fn is_root() -> bool {
         .find(|l| l.starts_with("Uid:"))
         .and_then(|l| l.split_whitespace().nth(1))
         == Some("0")
+}
+
+/// The uid of a user, from /etc/passwd.
+pub fn uid_of(name: &str) -> Option<u32> {
+    std::fs::read_to_string("/etc/passwd")
+        .unwrap()
+        .lines()
+        .map(|l| l.split(':').collect::<Vec<_>>())
+        .find(|f| f[0] == name)
+        .and_then(|f| f.get(2)?.parse().ok())
 }
 
 /// Whether a user exists.

@@ -2,11 +2,11 @@
 //! units (`412 ms`, `131.2 MiB`) and verdicts as words.
 
 use crate::compare::{Comparison, FailedSample, MetricComparison, SideFacts, Verdict};
-use crate::metric::{CPU_TICK_SECONDS, Nature};
+use crate::metric::{CPU_TICK_SECONDS, Metric, Nature};
 use crate::report::Report;
 use crate::result::Request;
 use crate::stats::MetricStats;
-use crate::units::{format_bytes, format_seconds};
+use crate::units::{format_bytes, format_fact, format_seconds};
 use std::fmt::Write;
 
 /// How many processes the report lists before saying how many more there are.
@@ -16,11 +16,20 @@ const PROCESS_ROWS: usize = 10;
 /// failures, then artifacts, timings, runtime facts and the largest processes.
 pub fn report(report: &Report) -> String {
     let mut out = String::new();
+    // A lone run is a candidate by default; only a base build is worth naming as such.
+    let role = match report.request.role {
+        crate::result::Role::Base => " (base)",
+        crate::result::Role::Candidate => "",
+    };
+    let target = report
+        .request
+        .config
+        .get("target")
+        .map_or(String::new(), |target| format!("{} ", code(target)));
     let _ = writeln!(
         out,
-        "## clibench result: `{}` ({})\n",
+        "## clibench result: {target}`{}`{role}\n",
         code(&report.sha),
-        report.request.role
     );
     if let Some(line) = request_line(&report.request) {
         let _ = writeln!(out, "{line}\n");
@@ -55,7 +64,22 @@ pub fn report(report: &Report) -> String {
             );
         }
     }
+    if let Some(note) = report.cold_note() {
+        let _ = writeln!(
+            out,
+            "
+{note}"
+        );
+    }
+    legend(&mut out, report.metrics.iter().map(|stats| stats.metric));
     failures(&mut out, &[("", &report.error, &report.failures)]);
+    if !report.skipped.is_empty() {
+        out.push_str("\n**Skipped**\n\n");
+        for (steps, reason) in report.skipped_by_reason() {
+            let steps: Vec<String> = steps.iter().map(|s| format!("`{}`", code(s))).collect();
+            let _ = writeln!(out, "- {}: {}", steps.join(", "), text(reason));
+        }
+    }
     if !report.artifacts.is_empty() {
         out.push_str("\n**Artifacts**\n\n| File | Size |\n| :--- | ---: |\n");
         for (name, bytes) in &report.artifacts {
@@ -76,7 +100,12 @@ pub fn report(report: &Report) -> String {
     if !report.runtime.is_empty() {
         out.push_str("\n**Runtime**\n\n| Fact | Value |\n| :--- | :--- |\n");
         for (name, value) in &report.runtime {
-            let _ = writeln!(out, "| `{}` | {} |", code(name), text(value));
+            let _ = writeln!(
+                out,
+                "| `{}` | {} |",
+                code(name),
+                text(&format_fact(name, value))
+            );
         }
     }
     if !report.processes.is_empty() {
@@ -359,6 +388,28 @@ fn plural(count: usize, one: &str, many: &str) -> String {
     }
 }
 
+/// A short legend under a metrics table: what each metric in it means, from the
+/// one glossary ([`Metric::description`]).
+fn legend(out: &mut String, metrics: impl Iterator<Item = Metric>) {
+    let lines: Vec<String> = metrics
+        .map(|metric| {
+            format!(
+                "- `{metric}` ({}): {}",
+                metric.unit_and_direction(),
+                metric.description()
+            )
+        })
+        .collect();
+    if lines.is_empty() {
+        return;
+    }
+    out.push_str("\n<details><summary>What the metrics mean</summary>\n\n");
+    for line in lines {
+        let _ = writeln!(out, "{line}");
+    }
+    out.push_str("\n</details>\n");
+}
+
 fn request_line(request: &Request) -> Option<String> {
     let mut parts = Vec::new();
     if let Some(repository) = &request.repository {
@@ -516,6 +567,7 @@ fn text(value: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Metric;
 
     #[test]
     fn changes_are_signed_percentages() {
@@ -533,5 +585,45 @@ mod tests {
         assert_eq!(code("x`y\nz"), "x'y z");
         assert_eq!(trim_percent(20.0), "20");
         assert_eq!(trim_percent(12.5), "12.5");
+    }
+
+    fn result_with_cold(caches_dropped: Option<&str>) -> crate::ResultFile {
+        let mut result = crate::ResultFile::new(crate::Request::new("a", crate::Role::Candidate));
+        crate::record(&mut result.side, Metric::Cold, 0, crate::Sample::Value(1.0));
+        if let Some(value) = caches_dropped {
+            result
+                .side
+                .runtime
+                .insert("caches_dropped".to_owned(), value.to_owned());
+        }
+        result
+    }
+
+    #[test]
+    fn the_report_says_whether_cold_started_from_a_dropped_cache() {
+        let dropped = report(&Report::new(&result_with_cold(Some(
+            "yes: before each measure trial",
+        ))));
+        assert!(
+            dropped.contains("the page cache was dropped before each cold start"),
+            "{dropped}"
+        );
+        for runtime in [None, Some("no")] {
+            let kept = report(&Report::new(&result_with_cold(runtime)));
+            assert!(kept.contains("the page cache was not dropped"), "{kept}");
+        }
+    }
+
+    #[test]
+    fn skipped_steps_are_listed_with_their_reason() {
+        let mut result = result_with_cold(None);
+        result
+            .side
+            .set_skipped(crate::Phase::Measure, 1, "same failure as measure trial 0");
+        let text = report(&Report::new(&result));
+        assert!(
+            text.contains("**Skipped**\n\n- `measure:1`: same failure as measure trial 0\n"),
+            "{text}"
+        );
     }
 }

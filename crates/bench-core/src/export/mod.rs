@@ -1,5 +1,5 @@
 //! Exporters: a [`Report`](crate::report::Report) or a
-//! [`Comparison`](crate::compare::Comparison) as Markdown, JSON or CSV.
+//! [`Comparison`](crate::compare::Comparison) as Markdown, JSON, CSV or HTML.
 //!
 //! Exporters return a `String` and never write: the caller decides where text goes.
 //!
@@ -7,15 +7,20 @@
 //!   (`412 ms`, `131.2 MiB`, verdicts as words).
 //! - [`json`]: the same data with numbers in base units (seconds, bytes).
 //! - [`csv`]: one row per metric, numbers in base units.
+//! - [`text`]: aligned plain-text tables for a terminal.
 //! - [`bmf`]: Bencher Metric Format, for [Bencher](https://bencher.dev).
 //! - [`github_benchmark`]: github-action-benchmark's `customSmallerIsBetter` and
 //!   `customBiggerIsBetter` arrays.
+//! - [`html`]: one self-contained page with [`charts`] (inline SVG), for people.
 
 pub mod bmf;
+pub mod charts;
 pub mod csv;
 mod format;
 pub mod github_benchmark;
+pub mod html;
 pub mod json;
 pub mod markdown;
+pub mod text;
 
 pub use format::Format;

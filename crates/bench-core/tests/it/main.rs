@@ -1,7 +1,9 @@
 //! Integration tests of bench-core: the exporters on the shipped example results,
 //! and the checked-in JSON Schema.
 
+mod browser;
 mod export;
+mod html;
 mod schema;
 mod services;
 

@@ -5,6 +5,7 @@
 //! bench-proc-fixture [--mib N] [--children K] [--daemon] [--ignore-term]
 //! bench-proc-fixture --snapshot-tree PID
 //! bench-proc-fixture --serve
+//! bench-proc-fixture --fork-hop
 //! ```
 //!
 //! Allocates and touches N MiB, forks K children that share it (copy-on-write,
@@ -17,7 +18,11 @@
 //! `--serve` is a shared "sidecar": it prints `ready pid=P`, then reads commands
 //! on stdin, one per line: `add N` maps and touches a new N MiB region and
 //! answers `added`, `drop` unmaps the newest region and answers `dropped`; it
-//! exits at end of input. Instances that are regions of one process measure the
+//! exits at end of input.
+//!
+//! `--fork-hop` prints `ready pid=P`, then forks and exits in a loop, so the
+//! running process has a new pid every moment: the case a stop that walks
+//! `/proc` and then signals pids cannot catch. Instances that are regions of one process measure the
 //! memory of the instance alone, without a process's own libraries.
 
 use std::io::Write;
@@ -40,6 +45,7 @@ fn main() {
             "--daemon" => daemon = true,
             "--ignore-term" => ignore_term = true,
             "--serve" => serve(),
+            "--fork-hop" => fork_hop(),
             "--snapshot-tree" => {
                 let pid = u32::try_from(number()).unwrap_or_else(|_| usage("pid too large"));
                 let snapshot = bench_proc::snapshot(&bench_proc::Selector::Tree(pid))
@@ -155,6 +161,20 @@ fn serve() -> ! {
         let _ = out.flush();
     }
     std::process::exit(0)
+}
+
+fn fork_hop() -> ! {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "ready pid={}", std::process::id());
+    let _ = out.flush();
+    drop(out);
+    loop {
+        if fork() != 0 {
+            // SAFETY: _exit ends this generation without running atexit
+            // handlers; the child carries on.
+            unsafe { libc::_exit(0) };
+        }
+    }
 }
 
 /// fork(2); the fixture is single-threaded, so the child may run Rust code.

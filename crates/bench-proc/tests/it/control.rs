@@ -124,3 +124,92 @@ fn uid_stop_ends_every_process_of_the_user() {
     );
     assert!(!exists(fixture.pid));
 }
+
+#[test]
+fn a_wide_live_family_is_found_and_stopped_whole() {
+    // 1,400 children: the parent's `task/PID/children` is longer than the
+    // page the kernel returns per read, so a walker that takes a short read
+    // for the end of the file sees only part of them (683 on the machine where
+    // this was found) and a stop leaves the rest running.
+    const CHILDREN: usize = 1400;
+    let fixture = Fixture::spawn(&["--children", &CHILDREN.to_string()]);
+    assert_eq!(fixture.children.len(), CHILDREN);
+    let found: std::collections::HashSet<u32> = snapshot(&Selector::Tree(fixture.pid))
+        .unwrap()
+        .processes
+        .iter()
+        .map(|p| p.pid)
+        .collect();
+    let missing = fixture
+        .children
+        .iter()
+        .filter(|pid| !found.contains(pid))
+        .count();
+    let report = stop(&Selector::Tree(fixture.pid), Duration::from_secs(5));
+    let left: Vec<u32> = fixture
+        .children
+        .iter()
+        .copied()
+        .filter(|&pid| exists(pid))
+        .collect();
+    for &pid in &left {
+        kill_if_fixture(pid);
+    }
+    assert_eq!(
+        missing, 0,
+        "the snapshot missed {missing} of {CHILDREN} children"
+    );
+    assert!(left.is_empty(), "stop left {} children running", left.len());
+    assert!(report.is_ok(), "{report:?}");
+}
+
+fn is_root() -> bool {
+    rustix::process::geteuid().is_root()
+}
+
+/// A uid no process runs as and no account has (setresuid needs no account).
+fn fresh_uid() -> u32 {
+    let passwd = std::fs::read_to_string("/etc/passwd").unwrap_or_default();
+    (3_000_000 + std::process::id() % 100_000..)
+        .find(|uid| {
+            !passwd.contains(&format!(":{uid}:"))
+                && bench_proc::ProcRoot::live()
+                    .discover(&Selector::Uid(*uid))
+                    .unwrap()
+                    .is_empty()
+        })
+        .unwrap()
+}
+
+#[test]
+fn stop_uid_catches_a_process_that_keeps_forking() {
+    if !is_root() {
+        eprintln!("SKIPPED stop_uid_catches_a_process_that_keeps_forking: needs root");
+        return;
+    }
+    // Each generation's orphan re-parents to us, not to a pid 1 that may not
+    // reap, so the test leaves no zombies behind.
+    become_subreaper().unwrap();
+    let uid = fresh_uid();
+    let mut command = fixture_command(&["--fork-hop"]);
+    std::os::unix::process::CommandExt::uid(&mut command, uid);
+    let mut fixture = Fixture::start(command);
+    let report = bench_proc::stop_uid(uid, Duration::from_secs(20));
+    // The first generation is our child: reap it whatever happened.
+    let _ = fixture.child.wait();
+    reap_orphans();
+    let left: Vec<u32> = bench_proc::ProcRoot::live()
+        .discover(&Selector::Uid(uid))
+        .unwrap()
+        .into_iter()
+        .filter(|&pid| exists(pid))
+        .collect();
+    let report = report.unwrap();
+    assert_eq!(report.uid, uid);
+    assert!(left.is_empty(), "uid {uid} still runs {left:?}");
+}
+
+/// Reaps every zombie child (orphans that re-parented to us as a subreaper).
+fn reap_orphans() {
+    while let Ok(Some(_)) = rustix::process::wait(rustix::process::WaitOptions::NOHANG) {}
+}

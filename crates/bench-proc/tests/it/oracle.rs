@@ -46,13 +46,33 @@ fn compare(files: &Files) -> Vec<String> {
     let oracle = Stat::from_read(files.stat.as_bytes()).expect("procfs stat parser");
     differ("stat pid", own.pid.to_string(), oracle.pid.to_string());
     differ("stat comm", own.name.clone(), oracle.comm.clone());
-    differ("stat state", own.state.to_string(), oracle.state.to_string());
+    differ(
+        "stat state",
+        own.state.to_string(),
+        oracle.state.to_string(),
+    );
     differ("stat ppid", own.ppid.to_string(), oracle.ppid.to_string());
     differ("stat pgrp", own.pgrp.to_string(), oracle.pgrp.to_string());
-    differ("stat session", own.session.to_string(), oracle.session.to_string());
-    differ("stat flags", own.flags.to_string(), oracle.flags.to_string());
-    differ("stat utime", own.utime_ticks.to_string(), oracle.utime.to_string());
-    differ("stat stime", own.stime_ticks.to_string(), oracle.stime.to_string());
+    differ(
+        "stat session",
+        own.session.to_string(),
+        oracle.session.to_string(),
+    );
+    differ(
+        "stat flags",
+        own.flags.to_string(),
+        oracle.flags.to_string(),
+    );
+    differ(
+        "stat utime",
+        own.utime_ticks.to_string(),
+        oracle.utime.to_string(),
+    );
+    differ(
+        "stat stime",
+        own.stime_ticks.to_string(),
+        oracle.stime.to_string(),
+    );
     differ(
         "stat threads",
         own.threads.to_string(),
@@ -63,7 +83,11 @@ fn compare(files: &Files) -> Vec<String> {
         own.start_ticks.to_string(),
         oracle.starttime.to_string(),
     );
-    differ("stat rss", own.rss_pages.to_string(), oracle.rss.to_string());
+    differ(
+        "stat rss",
+        own.rss_pages.to_string(),
+        oracle.rss.to_string(),
+    );
 
     let own = parse_status(&files.status).expect("own status parser");
     let oracle = Status::from_read(files.status.as_bytes()).expect("procfs status parser");
@@ -74,7 +98,11 @@ fn compare(files: &Files) -> Vec<String> {
     differ("status name", own_name, oracle.name.clone());
     if own.name.contains(':') {
         let comm = parse_stat(&files.stat).map(|stat| stat.name);
-        differ("status name vs comm", own.name.clone(), comm.unwrap_or_default());
+        differ(
+            "status name vs comm",
+            own.name.clone(),
+            comm.unwrap_or_default(),
+        );
     }
     differ(
         "status state",
@@ -105,8 +133,16 @@ fn compare(files: &Files) -> Vec<String> {
         let oracle = SmapsRollup::from_buf_read(text.as_bytes()).expect("procfs rollup parser");
         let map = &oracle.memory_map_rollup.0[0].extension.map;
         let field = |key: &str| map.get(key).copied().unwrap_or(0);
-        differ("rollup Rss", own.rss_bytes.to_string(), field("Rss").to_string());
-        differ("rollup Pss", own.pss_bytes.to_string(), field("Pss").to_string());
+        differ(
+            "rollup Rss",
+            own.rss_bytes.to_string(),
+            field("Rss").to_string(),
+        );
+        differ(
+            "rollup Pss",
+            own.pss_bytes.to_string(),
+            field("Pss").to_string(),
+        );
         differ(
             "rollup Swap",
             own.swap_bytes.to_string(),
@@ -172,7 +208,10 @@ fn own_parsers_agree_with_procfs_on_every_live_process() {
 
     assert!(saw_tricky, "the process named \"a) (b c\" was not compared");
     // This test, its parents and the sleeper are always there, with readable rollups.
-    assert!(compared >= 3 && with_rollup >= 2, "{compared} / {with_rollup}");
+    assert!(
+        compared >= 3 && with_rollup >= 2,
+        "{compared} / {with_rollup}"
+    );
     assert!(
         differences.is_empty(),
         "{} difference(s) in {compared} processes:\n{}",

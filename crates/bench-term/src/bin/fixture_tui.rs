@@ -27,6 +27,12 @@
 //!                          with --leave-raw-after: exit with CODE 300 ms after restoring cooked mode
 //!   --ready-marker         print "READY <ns>" with CLOCK_MONOTONIC ns just before writing it
 //!   --echo-stamps FILE     append the CLOCK_MONOTONIC ns of every echo write to FILE
+//!   --slow-quit MS         on Ctrl-C, go back to cooked mode, then stay silent for MS ms
+//!                          before exiting with 0, as a TUI that saves its state on the way out
+//!   --dialog               first show a folder-trust dialog ("Do you trust the files in this
+//!                          folder? 1. Yes 2. No") with a text box that echoes letters, as
+//!                          gemini-cli's dialogs do; a digit or Enter is taken as the choice
+//!                          ("trusted: 1") and only then the real prompt is drawn
 //! ```
 //!
 //! Ctrl-C (0x03; only `CSI 99;5u` once `--kitty` turned on flag 1) quits with status 0.
@@ -56,6 +62,8 @@ struct Flags {
     ready_marker: bool,
     echo_stamps: Option<String>,
     sleep_forever: bool,
+    dialog: bool,
+    slow_quit_ms: Option<u64>,
 }
 
 fn parse() -> Flags {
@@ -92,6 +100,8 @@ fn parse() -> Flags {
             "--ready-marker" => flags.ready_marker = true,
             "--echo-stamps" => flags.echo_stamps = Some(value(&arg, &mut args)),
             "--sleep-forever" => flags.sleep_forever = true,
+            "--dialog" => flags.dialog = true,
+            "--slow-quit" => flags.slow_quit_ms = Some(number(&value(&arg, &mut args))),
             other => fail(&format!("unknown flag {other}")),
         }
     }
@@ -298,6 +308,13 @@ fn main() {
         let stamp = monotonic_ns();
         frame(&flags, &format!("READY {stamp}\r\n"));
     }
+    let mut dialog_open = flags.dialog;
+    if dialog_open {
+        frame(
+            &flags,
+            "Do you trust the files in this folder?\r\n  1. Yes\r\n  2. No\r\n",
+        );
+    }
     frame(&flags, "> ");
 
     let stamps = flags.echo_stamps.as_ref().map(|path| {
@@ -343,8 +360,29 @@ fn main() {
         };
         if ctrl_c && !flags.ignore_ctrl_c {
             set_raw(false);
+            if let Some(ms) = flags.slow_quit_ms {
+                std::thread::sleep(Duration::from_millis(ms));
+                std::process::exit(0);
+            }
             out(b"\r\nbye\r\n");
             std::process::exit(0);
+        }
+        if dialog_open
+            && let Some(choice) = input.iter().find(|b| b.is_ascii_digit() || **b == b'\r')
+        {
+            // The dialog takes the key as its answer, as a real menu does.
+            dialog_open = false;
+            line_len = 0;
+            let choice = if *choice == b'\r' { b'1' } else { *choice };
+            frame(
+                &flags,
+                &format!(
+                    "\x1b[2J\x1b[H{}\r\ntrusted: {}\r\n> ",
+                    flags.banner,
+                    char::from(choice)
+                ),
+            );
+            continue;
         }
         if !echoing {
             continue;

@@ -3,7 +3,7 @@
 
 use super::error::{FrameError, KernelError, quote};
 use super::lines::{LineReader, Outcome};
-use super::protocol::{self, CellError, Done, Event, PROTOCOL_VERSION};
+use super::protocol::{self, CellError, Done, Event, PROTOCOL_VERSION, Request};
 use super::transcript::{Direction, Transcript};
 use serde_json::{Map, Value};
 use std::collections::{HashSet, VecDeque};
@@ -177,6 +177,8 @@ pub struct Kernel {
     recent: VecDeque<String>,
     next_id: u64,
     pending: HashSet<String>,
+    /// Raw lines sent with [`Kernel::send_raw`] whose `ProtocolError` has not come yet.
+    raw_unanswered: usize,
     stash: Vec<Event>,
     ready: Option<Ready>,
     broken: Option<String>,
@@ -261,6 +263,7 @@ impl Kernel {
             recent: VecDeque::new(),
             next_id: 0,
             pending: HashSet::new(),
+            raw_unanswered: 0,
             stash: Vec::new(),
             ready: None,
             broken: None,
@@ -314,38 +317,28 @@ impl Kernel {
     /// give: run such cells with [`Kernel::submit`], [`Kernel::next_event`] and
     /// [`Kernel::host_reply`].
     pub fn execute(&mut self, code: &str) -> Result<Reply, KernelError> {
-        let mut fields = Map::with_capacity(1);
-        fields.insert("code".to_owned(), Value::from(code));
-        self.request("execute", fields)
+        self.request(&Request::execute(code))
     }
 
-    /// Sends a request of type `kind` (`execute`, `snapshot`, `restore`, `list_names`,
-    /// `shutdown`, ...) with `fields`, and waits for its `done` (within `request_timeout`).
-    pub fn request(
-        &mut self,
-        kind: &str,
-        fields: Map<String, Value>,
-    ) -> Result<Reply, KernelError> {
+    /// Sends `request` and waits for its `done` (within `request_timeout`).
+    pub fn request(&mut self, request: &Request) -> Result<Reply, KernelError> {
         let started = Instant::now();
-        let id = self.submit(kind, &fields)?;
-        self.wait_done_since(&id, kind, started, self.options.request_timeout)
+        let id = self.submit(request)?;
+        self.wait_done_since(&id, request.kind(), started, self.options.request_timeout)
     }
 
     /// Sends a request with a fresh id and returns the id without waiting; collect its
     /// reply with [`Kernel::wait_done`].
     /// A request sent before [`Kernel::ready`] first waits for the handshake.
-    pub fn submit(
-        &mut self,
-        kind: &str,
-        fields: &Map<String, Value>,
-    ) -> Result<String, KernelError> {
+    pub fn submit(&mut self, request: &Request) -> Result<String, KernelError> {
+        let kind = request.kind();
         self.check_usable()?;
         if self.ready.is_none() {
             self.ready()?;
         }
         self.next_id += 1;
         let id = self.next_id.to_string();
-        let line = protocol::encode_request(kind, Some(&id), fields);
+        let line = protocol::encode_request(kind, Some(&id), &request.fields());
         self.send_line(kind, &line)?;
         self.pending.insert(id.clone());
         Ok(id)
@@ -381,6 +374,7 @@ impl Kernel {
     /// testing how a kernel handles malformed requests. Replies are not tracked.
     pub fn send_raw(&mut self, line: &str) -> Result<(), KernelError> {
         self.check_usable()?;
+        self.raw_unanswered += 1;
         if line.ends_with('\n') {
             self.send_line("raw", line)
         } else {
@@ -406,8 +400,14 @@ impl Kernel {
         }
         let deadline = Instant::now() + timeout;
         let event = self.next_checked(deadline, timeout, waiting_for)?;
-        if let Event::Done(done) = &event {
-            self.pending.remove(&done.id);
+        match &event {
+            Event::Done(done) => {
+                self.pending.remove(&done.id);
+            }
+            Event::Error(error) if error.id.is_none() && error.ename == "ProtocolError" => {
+                self.raw_unanswered = self.raw_unanswered.saturating_sub(1);
+            }
+            _ => {}
         }
         Ok(event)
     }
@@ -453,7 +453,27 @@ impl Kernel {
                         elapsed: started.elapsed(),
                     });
                 }
+                Event::Error(error) if error.id.is_none() && error.ename == "ProtocolError" => {
+                    if self.raw_unanswered > 0 {
+                        // The answer to a malformed line sent on purpose.
+                        self.raw_unanswered -= 1;
+                        events.push(Event::Error(error));
+                    } else {
+                        // The kernel could not read this request: no `done` will come.
+                        self.pending.remove(id);
+                        return Err(KernelError::Rejected {
+                            waiting_for,
+                            evalue: error.evalue,
+                        });
+                    }
+                }
                 event if event.id().is_none() || event.id() == Some(id) => events.push(event),
+                // Late events of a request that is over (a kernel that writes after
+                // `done`): nobody will collect them, so they are not kept.
+                event
+                    if event
+                        .id()
+                        .is_some_and(|other| !self.pending.contains(other)) => {}
                 event => self.stash.push(event),
             }
         }

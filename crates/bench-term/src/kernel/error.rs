@@ -150,6 +150,15 @@ pub enum KernelError {
         /// The end of what the kernel wrote on stderr.
         stderr: String,
     },
+    /// The kernel answered a request with a `ProtocolError` that names no request
+    /// (`id: null`): it could not read the request, so no `done` will come for it.
+    #[error("kernel rejected the {waiting_for}: ProtocolError: {evalue}")]
+    Rejected {
+        /// What the client was waiting for.
+        waiting_for: String,
+        /// The error's message.
+        evalue: String,
+    },
     /// The kernel was already found dead or broken by an earlier call.
     #[error("kernel is no longer usable: {reason}")]
     Unusable {

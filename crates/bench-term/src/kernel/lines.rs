@@ -11,6 +11,9 @@ use std::time::{Duration, Instant};
 
 /// The most bytes read in one read(2).
 const CHUNK_BYTES: usize = 64 * 1024;
+/// The longest line accepted (32 MiB): a kernel that streams without newlines
+/// must not grow the buffer until memory runs out.
+pub const MAX_LINE_BYTES: usize = 32 << 20;
 
 /// What waiting for a line gave.
 #[derive(Debug, PartialEq, Eq)]
@@ -29,6 +32,9 @@ pub struct LineReader<R> {
     source: R,
     buffer: Vec<u8>,
     start: usize,
+    /// `buffer[start..searched]` holds no newline: a long line is scanned once,
+    /// not once per read.
+    searched: usize,
     chunk: Box<[u8]>,
     eof: bool,
 }
@@ -40,12 +46,15 @@ impl<R: Read + AsFd> LineReader<R> {
             source,
             buffer: Vec::with_capacity(CHUNK_BYTES),
             start: 0,
+            searched: 0,
             chunk: vec![0; CHUNK_BYTES].into_boxed_slice(),
             eof: false,
         }
     }
 
-    /// The next line, waiting at most until `deadline`.
+    /// The next line, waiting at most until `deadline`, even while bytes
+    /// without a newline keep arriving. A line longer than [`MAX_LINE_BYTES`]
+    /// is an `InvalidData` error.
     pub fn next_line(&mut self, deadline: Instant) -> std::io::Result<Outcome> {
         loop {
             if let Some(line) = self.take_line() {
@@ -53,6 +62,17 @@ impl<R: Read + AsFd> LineReader<R> {
             }
             if self.eof {
                 return Ok(Outcome::Eof);
+            }
+            // Checked on every pass, not only when the pipe is silent: a stream
+            // that never ends a line would otherwise never time out.
+            if Instant::now() >= deadline {
+                return Ok(Outcome::Timeout);
+            }
+            if self.buffer.len() - self.start > MAX_LINE_BYTES {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!("a line longer than {} MiB", MAX_LINE_BYTES >> 20),
+                ));
             }
             let remaining = deadline.saturating_duration_since(Instant::now());
             if !self.wait_readable(remaining)? {
@@ -66,6 +86,7 @@ impl<R: Read + AsFd> LineReader<R> {
                 Ok(count) => {
                     if self.start > 0 {
                         self.buffer.drain(..self.start);
+                        self.searched -= self.start;
                         self.start = 0;
                     }
                     self.buffer.extend_from_slice(&self.chunk[..count]);
@@ -92,11 +113,15 @@ impl<R: Read + AsFd> LineReader<R> {
 
     fn take_line(&mut self) -> Option<String> {
         let pending = &self.buffer[self.start..];
-        let end = match pending.iter().position(|&byte| byte == b'\n') {
-            Some(end) => end,
+        let from = self.searched.max(self.start) - self.start;
+        let end = match pending[from..].iter().position(|&byte| byte == b'\n') {
+            Some(end) => from + end,
             // At end of file, what is left is the last line.
             None if self.eof && !pending.is_empty() => pending.len(),
-            None => return None,
+            None => {
+                self.searched = self.buffer.len();
+                return None;
+            }
         };
         let mut line = &pending[..end];
         if let Some(stripped) = line.strip_suffix(b"\r") {
@@ -104,9 +129,11 @@ impl<R: Read + AsFd> LineReader<R> {
         }
         let text = String::from_utf8_lossy(line).into_owned();
         self.start += (end + 1).min(pending.len());
+        self.searched = self.start;
         if self.start == self.buffer.len() {
             self.buffer.clear();
             self.start = 0;
+            self.searched = 0;
         }
         Some(text)
     }
@@ -146,6 +173,56 @@ mod tests {
             Outcome::Line("third".into())
         );
         assert_eq!(lines.next_line(deadline).unwrap(), Outcome::Eof);
+    }
+
+    #[test]
+    fn a_stream_without_newlines_times_out_while_bytes_keep_coming() {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let (reader, mut writer) = pipe();
+        let stop = Arc::new(AtomicBool::new(false));
+        let writing = Arc::clone(&stop);
+        // A byte every millisecond for up to 30 s, never a newline.
+        let streamer = std::thread::spawn(move || {
+            for _ in 0..30_000 {
+                if writing.load(Ordering::SeqCst) || writer.write_all(b"x").is_err() {
+                    return false;
+                }
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            true
+        });
+        let mut lines = LineReader::new(reader);
+        let outcome = lines
+            .next_line(Instant::now() + Duration::from_millis(200))
+            .unwrap();
+        stop.store(true, Ordering::SeqCst);
+        let streamed_to_the_end = streamer.join().unwrap();
+        assert_eq!(outcome, Outcome::Timeout);
+        assert!(
+            !streamed_to_the_end,
+            "next_line waited for the stream to end"
+        );
+    }
+
+    #[test]
+    fn a_line_over_the_limit_is_an_error() {
+        let (reader, mut writer) = pipe();
+        let streamer = std::thread::spawn(move || {
+            let chunk = vec![b'x'; 1 << 20];
+            for _ in 0..(MAX_LINE_BYTES >> 20) + 4 {
+                if writer.write_all(&chunk).is_err() {
+                    return;
+                }
+            }
+        });
+        let mut lines = LineReader::new(reader);
+        let error = lines
+            .next_line(Instant::now() + Duration::from_secs(600))
+            .unwrap_err();
+        drop(lines);
+        let _ = streamer.join();
+        assert_eq!(error.kind(), std::io::ErrorKind::InvalidData);
     }
 
     #[test]

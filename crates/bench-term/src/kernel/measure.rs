@@ -7,9 +7,8 @@
 
 use super::client::{Kernel, KernelOptions, Reply};
 use super::error::{KernelError, quote};
-use super::protocol::Event;
+use super::protocol::{Event, Request, Snapshot};
 use bench_core::Metric;
-use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -305,9 +304,7 @@ pub fn mixed(
 /// once the marker is seen, and returns the seconds until `done`. The cell must end with
 /// status `error` and a `KeyboardInterrupt` error event, and a follow-up cell must run.
 pub fn interrupt_latency(kernel: &mut Kernel, code: &str) -> Result<f64, MeasureError> {
-    let mut fields = Map::with_capacity(1);
-    fields.insert("code".to_owned(), Value::from(code));
-    let id = kernel.submit("execute", &fields)?;
+    let id = kernel.submit(&Request::execute(code))?;
     let timeout = kernel.options().request_timeout;
     let deadline = Instant::now() + timeout;
     let mut stdout = String::new();
@@ -371,14 +368,13 @@ pub fn snapshot(
     manifest_path: &Path,
     expected: &[&str],
 ) -> Result<f64, MeasureError> {
-    let mut fields = Map::new();
-    fields.insert("path".to_owned(), Value::from(path.to_string_lossy()));
-    fields.insert(
-        "manifest_path".to_owned(),
-        Value::from(manifest_path.to_string_lossy()),
-    );
+    let request = Request::Snapshot(Snapshot {
+        path: path.to_owned(),
+        manifest_path: manifest_path.to_owned(),
+        ..Snapshot::default()
+    });
     let started = Instant::now();
-    let reply = kernel.request("snapshot", fields)?;
+    let reply = kernel.request(&request)?;
     let elapsed = started.elapsed().as_secs_f64();
     let saved = reply.done.strings("saved").unwrap_or_default();
     let missing = missing(expected, &saved);
@@ -396,10 +392,11 @@ pub fn snapshot(
 /// Sends `restore` of `path` and returns its seconds; nothing may fail and every name in
 /// `expected` must be restored.
 pub fn restore(kernel: &mut Kernel, path: &Path, expected: &[&str]) -> Result<f64, MeasureError> {
-    let mut fields = Map::new();
-    fields.insert("path".to_owned(), Value::from(path.to_string_lossy()));
+    let request = Request::Restore {
+        path: path.to_owned(),
+    };
     let started = Instant::now();
-    let reply = kernel.request("restore", fields)?;
+    let reply = kernel.request(&request)?;
     let elapsed = started.elapsed().as_secs_f64();
     let restored = reply.done.strings("restored").unwrap_or_default();
     let failed = reply.done.strings("failed").unwrap_or_default();

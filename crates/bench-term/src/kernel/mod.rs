@@ -40,5 +40,5 @@ pub mod transcript;
 pub use client::{CloseReport, Kernel, KernelOptions, KernelUser, Ready, Reply};
 pub use error::{FrameError, KernelError};
 pub use measure::{MeasureError, batch, interrupt_latency, mixed};
-pub use protocol::{CellError, Done, Event, Stream};
+pub use protocol::{CellError, Done, Event, Request, Snapshot, Stream};
 pub use reference::{REFERENCE_KERNEL, REFERENCE_KERNEL_FILE_NAME};

@@ -261,6 +261,99 @@ pub fn event_from_value(value: Value, line: &str) -> Result<Event, FrameError> {
 
 /// Encodes a request as one line (with its newline). `id` is omitted when `None`
 /// (`interrupt`, `host_reply` use their own fields); `fields` are added as given.
+/// A request answered by a `done`: what [`crate::kernel::Kernel::request`] and
+/// [`crate::kernel::Kernel::submit`] send (`interrupt`, `host_reply` and `shutdown` have
+/// methods of their own).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Request {
+    /// Run a cell.
+    Execute {
+        /// The cell's code.
+        code: String,
+    },
+    /// Save the user's names.
+    Snapshot(Snapshot),
+    /// Revive the names saved at `path`.
+    Restore {
+        /// The snapshot file.
+        path: std::path::PathBuf,
+    },
+    /// List the user's names.
+    ListNames,
+    /// A request type of a kernel's own (or, in tests, one the kernel does not know).
+    Custom {
+        /// The `type` field.
+        kind: String,
+        /// The other fields (`type` and `id` are ignored).
+        fields: Map<String, Value>,
+    },
+}
+
+/// The fields of a `snapshot` request.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Snapshot {
+    /// Where the payload goes.
+    pub path: std::path::PathBuf,
+    /// Where the JSON manifest goes.
+    pub manifest_path: std::path::PathBuf,
+    /// The most bytes the whole payload may take.
+    pub max_bytes: Option<u64>,
+    /// The most bytes one name may take.
+    pub max_variable_bytes: Option<u64>,
+    /// Whether names over the limit are dropped (`pruned`) rather than the snapshot
+    /// skipping them (`skipped`).
+    pub prune_oversized: bool,
+}
+
+impl Request {
+    /// An `execute` request for `code`.
+    pub fn execute(code: impl Into<String>) -> Request {
+        Request::Execute { code: code.into() }
+    }
+
+    /// The `type` field.
+    pub fn kind(&self) -> &str {
+        match self {
+            Request::Execute { .. } => "execute",
+            Request::Snapshot(_) => "snapshot",
+            Request::Restore { .. } => "restore",
+            Request::ListNames => "list_names",
+            Request::Custom { kind, .. } => kind,
+        }
+    }
+
+    /// The fields besides `type` and `id`.
+    pub fn fields(&self) -> Map<String, Value> {
+        let path = |path: &std::path::Path| Value::from(path.to_string_lossy());
+        let mut fields = Map::new();
+        match self {
+            Request::Execute { code } => {
+                fields.insert("code".to_owned(), Value::from(code.as_str()));
+            }
+            Request::Snapshot(snapshot) => {
+                fields.insert("path".to_owned(), path(&snapshot.path));
+                fields.insert("manifest_path".to_owned(), path(&snapshot.manifest_path));
+                if let Some(bytes) = snapshot.max_bytes {
+                    fields.insert("max_bytes".to_owned(), Value::from(bytes));
+                }
+                if let Some(bytes) = snapshot.max_variable_bytes {
+                    fields.insert("max_variable_bytes".to_owned(), Value::from(bytes));
+                }
+                if snapshot.prune_oversized {
+                    fields.insert("prune_oversized".to_owned(), Value::from(true));
+                }
+            }
+            Request::Restore { path: file } => {
+                fields.insert("path".to_owned(), path(file));
+            }
+            Request::ListNames => {}
+            Request::Custom { fields: extra, .. } => fields = extra.clone(),
+        }
+        fields
+    }
+}
+
+/// One request line: `type`, then `id` when given, then `fields`.
 pub fn encode_request(kind: &str, id: Option<&str>, fields: &Map<String, Value>) -> String {
     // Written by hand so that `type` and `id` come first, as in the protocol document.
     let mut line = String::with_capacity(64);
@@ -286,6 +379,33 @@ pub fn encode_request(kind: &str, id: Option<&str>, fields: &Map<String, Value>)
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn typed_requests_encode_as_the_protocol_names_them() {
+        let line = |request: Request| encode_request(request.kind(), Some("1"), &request.fields());
+        let snapshot = Request::Snapshot(Snapshot {
+            path: "/s.pkl".into(),
+            manifest_path: "/s.json".into(),
+            max_variable_bytes: Some(1000),
+            prune_oversized: true,
+            ..Snapshot::default()
+        });
+        insta::assert_snapshot!(
+            [
+                line(Request::execute("print(1)")),
+                line(snapshot),
+                line(Request::Restore { path: "/s.pkl".into() }),
+                line(Request::ListNames),
+            ]
+            .concat(),
+            @r#"
+        {"type":"execute","id":"1","code":"print(1)"}
+        {"type":"snapshot","id":"1","manifest_path":"/s.json","max_variable_bytes":1000,"path":"/s.pkl","prune_oversized":true}
+        {"type":"restore","id":"1","path":"/s.pkl"}
+        {"type":"list_names","id":"1"}
+        "#
+        );
+    }
 
     #[test]
     fn ready_carries_protocol_and_python() {

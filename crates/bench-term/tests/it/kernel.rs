@@ -3,7 +3,7 @@
 use bench_core::{Metric, Phase};
 use bench_term::kernel::measure::{self, RuntimeOptions, Workload};
 use bench_term::kernel::{
-    Event, Kernel, KernelError, KernelOptions, MeasureError, REFERENCE_KERNEL,
+    Event, Kernel, KernelError, KernelOptions, MeasureError, REFERENCE_KERNEL, Request, Snapshot,
 };
 use serde_json::{Map, Value, json};
 use std::path::Path;
@@ -88,13 +88,6 @@ fn still_running(pid: u32) -> bool {
         std::thread::sleep(Duration::from_millis(10));
     }
     running()
-}
-
-fn fields(pairs: &[(&str, Value)]) -> Map<String, Value> {
-    pairs
-        .iter()
-        .map(|(key, value)| ((*key).to_owned(), value.clone()))
-        .collect()
 }
 
 // The reference kernel --------------------------------------------------------
@@ -202,7 +195,7 @@ fn list_names_skips_private_names_and_helpers() {
     kernel
         .execute("alpha = 1\n_hidden = 2\nimport json")
         .unwrap();
-    let reply = kernel.request("list_names", Map::new()).unwrap();
+    let reply = kernel.request(&Request::ListNames).unwrap();
     assert!(reply.is_ok());
     assert_eq!(
         reply.done.strings("names"),
@@ -221,13 +214,11 @@ fn snapshot_and_restore_round_trip_values_into_a_fresh_kernel() {
         .execute("import math\ntable = {'a': [1, 2, 3], 'b': 'text'}\ncount = 12\nsquare = lambda v: v * v\n_private = 5")
         .unwrap();
     let reply = kernel
-        .request(
-            "snapshot",
-            fields(&[
-                ("path", json!(state.to_str().unwrap())),
-                ("manifest_path", json!(manifest.to_str().unwrap())),
-            ]),
-        )
+        .request(&Request::Snapshot(Snapshot {
+            path: state.clone(),
+            manifest_path: manifest.clone(),
+            ..Snapshot::default()
+        }))
         .unwrap();
     assert!(reply.is_ok(), "{reply:?}");
     assert_eq!(
@@ -251,10 +242,9 @@ fn snapshot_and_restore_round_trip_values_into_a_fresh_kernel() {
 
     let mut fresh = fixture.start();
     let reply = fresh
-        .request(
-            "restore",
-            fields(&[("path", json!(state.to_str().unwrap()))]),
-        )
+        .request(&Request::Restore {
+            path: state.clone(),
+        })
         .unwrap();
     assert!(reply.is_ok(), "{reply:?}");
     assert_eq!(
@@ -289,13 +279,11 @@ fn snapshot_uses_dill_when_it_is_importable() {
     let mut kernel = Kernel::spawn(options.clone()).unwrap();
     kernel.execute("values = [1, 2, 3]").unwrap();
     let reply = kernel
-        .request(
-            "snapshot",
-            fields(&[
-                ("path", json!(state.to_str().unwrap())),
-                ("manifest_path", json!(manifest.to_str().unwrap())),
-            ]),
-        )
+        .request(&Request::Snapshot(Snapshot {
+            path: state.clone(),
+            manifest_path: manifest.clone(),
+            ..Snapshot::default()
+        }))
         .unwrap();
     assert_eq!(reply.done.strings("saved"), Some(vec!["values".to_owned()]));
     let written: Value = serde_json::from_slice(&std::fs::read(&manifest).unwrap()).unwrap();
@@ -303,10 +291,9 @@ fn snapshot_uses_dill_when_it_is_importable() {
     kernel.close().unwrap();
     let mut fresh = Kernel::spawn(options).unwrap();
     let reply = fresh
-        .request(
-            "restore",
-            fields(&[("path", json!(state.to_str().unwrap()))]),
-        )
+        .request(&Request::Restore {
+            path: state.clone(),
+        })
         .unwrap();
     assert_eq!(
         reply.done.strings("restored"),
@@ -322,10 +309,9 @@ fn restoring_a_missing_file_is_ok_with_a_reason() {
     let mut kernel = fixture.start();
     let missing = fixture.path().join("nothing.pkl");
     let reply = kernel
-        .request(
-            "restore",
-            fields(&[("path", json!(missing.to_str().unwrap()))]),
-        )
+        .request(&Request::Restore {
+            path: missing.clone(),
+        })
         .unwrap();
     assert!(reply.is_ok());
     assert_eq!(reply.done.strings("restored"), Some(vec![]));
@@ -341,17 +327,18 @@ fn snapshot_limits_prune_or_skip_oversized_values() {
     let path = fixture.path().join("limited.pkl");
     let manifest = fixture.path().join("limited.json");
     let request = |prune: bool| {
-        fields(&[
-            ("path", json!(path.to_str().unwrap())),
-            ("manifest_path", json!(manifest.to_str().unwrap())),
-            ("max_variable_bytes", json!(1000)),
-            ("prune_oversized", json!(prune)),
-        ])
+        Request::Snapshot(Snapshot {
+            path: path.clone(),
+            manifest_path: manifest.clone(),
+            max_variable_bytes: Some(1000),
+            prune_oversized: prune,
+            ..Snapshot::default()
+        })
     };
-    let pruned = kernel.request("snapshot", request(true)).unwrap();
+    let pruned = kernel.request(&request(true)).unwrap();
     assert_eq!(pruned.done.strings("saved"), Some(vec!["small".to_owned()]));
     assert_eq!(pruned.done.strings("pruned"), Some(vec!["big".to_owned()]));
-    let skipped = kernel.request("snapshot", request(false)).unwrap();
+    let skipped = kernel.request(&request(false)).unwrap();
     assert_eq!(
         skipped.done.strings("skipped"),
         Some(vec!["big".to_owned()])
@@ -380,7 +367,12 @@ fn malformed_request_lines_get_protocol_errors_and_the_kernel_keeps_serving() {
         matches!(&event, Event::Error(error) if error.ename == "ProtocolError"),
         "{event:?}"
     );
-    let reply = kernel.request("no_such_request", Map::new()).unwrap();
+    let reply = kernel
+        .request(&Request::Custom {
+            kind: "no_such_request".to_owned(),
+            fields: Map::new(),
+        })
+        .unwrap();
     assert_eq!(reply.done.status, "error");
     assert_eq!(reply.error().unwrap().ename, "ProtocolError");
     assert!(kernel.execute("pass").unwrap().is_ok());
@@ -392,13 +384,9 @@ fn host_request_is_answered_with_host_reply() {
     let fixture = Fixture::new();
     let mut kernel = fixture.start();
     let id = kernel
-        .submit(
-            "execute",
-            &fields(&[(
-                "code",
-                json!("answer = await host({'question': 6})\nanswer['value'] * 7"),
-            )]),
-        )
+        .submit(&Request::execute(
+            "answer = await host({'question': 6})\nanswer['value'] * 7",
+        ))
         .unwrap();
     let event = kernel
         .next_event(Duration::from_secs(10), "host_request")
@@ -430,11 +418,39 @@ fn measurement_methods_use_the_harness_defaults() {
         .current_dir(fixture.path())
         .status()
         .unwrap();
-    let mut kernel = fixture.start();
-    assert!(kernel.batch("pass", 3, None).unwrap() > 0.0);
-    assert!(kernel.mixed().unwrap() > 0.0);
-    assert!(kernel.interrupt_latency().unwrap() > 0.0);
+    let transcript = fixture.path().join("defaults.jsonl");
+    let mut options = fixture.options();
+    options.transcript = Some(transcript.clone());
+    let mut kernel = Kernel::spawn(options).unwrap();
+    kernel.ready().unwrap();
+    let batch = kernel.batch("pass", 3, None).unwrap();
+    let mixed = kernel.mixed().unwrap();
+    let interrupt = kernel.interrupt_latency().unwrap();
     kernel.close().unwrap();
+    // What was sent, in order: the methods are the harness's sequences, not just "fast".
+    let codes: Vec<String> = std::fs::read_to_string(&transcript)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .filter(|line| line["dir"] == "send" && line["frame"]["type"] == "execute")
+        .map(|line| line["frame"]["code"].as_str().unwrap().to_owned())
+        .collect();
+    let mut expected = vec!["pass".to_owned(); 3];
+    expected.extend((0..measure::MIXED_CELLS).map(|index| {
+        if index % 4 == 0 {
+            measure::GIT_STATUS.to_owned()
+        } else {
+            "pass".to_owned()
+        }
+    }));
+    expected.push(measure::INTERRUPT_AWAIT.to_owned());
+    // interrupt_latency's follow-up cell, which must still run.
+    assert_eq!(codes[..expected.len()], expected[..]);
+    assert_eq!(codes.len(), expected.len() + 1, "{codes:?}");
+    // The interrupted cell sleeps 60 s: an interrupt that did not stop it would show.
+    assert!(interrupt < 30.0, "{interrupt}");
+    // Mixed is a total of 35 cells, batch a mean per cell: the total is the larger.
+    assert!(mixed > batch, "{mixed} {batch}");
 }
 
 #[test]
@@ -492,7 +508,7 @@ fn batch_checks_output_size() {
         Some(measure::OUTPUT_BYTES),
     )
     .unwrap();
-    assert!(mean > 0.0);
+    assert!(mean.is_finite() && mean > 0.0, "{mean}");
     let error = measure::batch(&mut kernel, "print('abc', end='')", 1, Some(4)).unwrap_err();
     assert!(
         matches!(
@@ -780,6 +796,26 @@ fn kernel_that_never_answers_times_out_quoting_what_it_saw() {
 }
 
 #[test]
+fn kernel_streaming_without_newlines_still_times_out() {
+    let home = tempfile::tempdir().unwrap();
+    let mut options = test_kernel("streams_without_newlines.py", &[], home.path());
+    options.ready_timeout = Duration::from_millis(200);
+    let mut kernel = Kernel::spawn(options).unwrap();
+    let pid = kernel.pid();
+    let error = kernel.ready().unwrap_err();
+    // It streams for 20 s: the deadlines of the handshake and of closing,
+    // not the end of its output, must end both waits.
+    let _ = kernel.close();
+    let stream_ended = home.path().join("stream-ended").exists();
+    assert!(
+        !stream_ended,
+        "ready() or close() waited for the stream to end"
+    );
+    assert!(matches!(&error, KernelError::Timeout { .. }), "{error}");
+    assert!(!process_exists(pid));
+}
+
+#[test]
 fn kernel_that_never_sends_ready_times_out_and_is_killed() {
     let home = tempfile::tempdir().unwrap();
     let mut options = test_kernel("never_ready.py", &[], home.path());
@@ -862,4 +898,103 @@ fn spawning_a_missing_program_is_a_spawn_error() {
     assert!(
         matches!(&error, KernelError::Spawn { program, .. } if program == "/nonexistent/python")
     );
+}
+
+#[test]
+fn a_protocol_error_without_an_id_fails_the_pending_request_at_once() {
+    let home = tempfile::tempdir().unwrap();
+    let mut options = test_kernel("rejects.py", &[], home.path());
+    // Far longer than the answer takes: waiting it out would fail the match below.
+    options.request_timeout = Duration::from_secs(60);
+    let mut kernel = Kernel::spawn(options).unwrap();
+    let error = kernel.execute("pass").unwrap_err();
+    assert!(
+        matches!(&error, KernelError::Rejected { evalue, .. } if evalue == "cannot read the request"),
+        "{error}"
+    );
+    assert_eq!(
+        error.to_string(),
+        "kernel rejected the `done` of execute request 1: ProtocolError: cannot read the request"
+    );
+    // The kernel still serves: the next request is rejected the same way, not mixed up.
+    assert!(matches!(
+        kernel.execute("pass"),
+        Err(KernelError::Rejected { .. })
+    ));
+    let _ = kernel.close();
+}
+
+#[test]
+fn events_after_a_finished_requests_done_are_dropped() {
+    let home = tempfile::tempdir().unwrap();
+    let mut kernel = Kernel::spawn(test_kernel("late_events.py", &[], home.path())).unwrap();
+    let first = kernel.execute("pass").unwrap();
+    // The first request's late event arrives while the second is waited for.
+    let second = kernel.execute("pass").unwrap();
+    assert!(first.events.is_empty() && second.events.is_empty());
+    let id = kernel.submit(&Request::execute("pass")).unwrap();
+    // Nothing of the first request was kept for later: the next event comes from the pipe.
+    let event = kernel
+        .next_event(Duration::from_secs(10), "the next event")
+        .unwrap();
+    assert_ne!(event.id(), Some(first.id.as_str()), "{event:?}");
+    assert!(
+        [Some(second.id.as_str()), Some(id.as_str())].contains(&event.id()),
+        "{event:?}"
+    );
+    let _ = kernel.close();
+}
+
+#[test]
+fn an_interrupt_right_behind_an_execute_still_stops_that_cell() {
+    let fixture = Fixture::new();
+    let mut kernel = fixture.start();
+    // Repeated, because the interrupt can land before the cell started or just after.
+    for round in 0..10 {
+        let id = kernel
+            .submit(&Request::execute("import asyncio\nawait asyncio.sleep(60)"))
+            .unwrap();
+        kernel.interrupt().unwrap();
+        // Within the 20 s request timeout, far below the cell's 60 s.
+        let reply = kernel.wait_done(&id, Duration::from_secs(20)).unwrap();
+        assert_eq!(reply.done.status, "error", "round {round}: {reply:?}");
+        assert_eq!(
+            reply.error().map(|e| e.ename.as_str()),
+            Some("KeyboardInterrupt"),
+            "round {round}: {reply:?}"
+        );
+        assert!(kernel.execute("pass").unwrap().is_ok());
+    }
+    kernel.close().unwrap();
+}
+
+#[test]
+fn the_snapshot_serializer_is_loaded_when_first_needed() {
+    let fixture = Fixture::new();
+    let mut options = fixture.options();
+    options.env.push((
+        "PYTHONPATH".into(),
+        format!("{TEST_KERNELS}/fake_dill").into(),
+    ));
+    let mut kernel = Kernel::spawn(options).unwrap();
+    kernel.ready().unwrap();
+    let loaded = |kernel: &mut Kernel| {
+        kernel
+            .execute("import sys\n'dill' in sys.modules")
+            .unwrap()
+            .result()
+            .map(str::to_owned)
+    };
+    assert_eq!(loaded(&mut kernel).as_deref(), Some("False"));
+    let state = fixture.path().join("state.pkl");
+    let manifest = fixture.path().join("manifest.json");
+    kernel
+        .request(&Request::Snapshot(Snapshot {
+            path: state.clone(),
+            manifest_path: manifest.clone(),
+            ..Snapshot::default()
+        }))
+        .unwrap();
+    assert_eq!(loaded(&mut kernel).as_deref(), Some("True"));
+    kernel.close().unwrap();
 }

@@ -34,8 +34,8 @@ fn pattern(text: &str) -> ReadyMode {
 fn alive(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .ok()
-        .and_then(|text| bench_term::session_linux::parse_stat(&text))
-        .is_some_and(|stat| !stat.is_dead())
+        .and_then(|text| bench_proc::parse::parse_stat(&text))
+        .is_some_and(|stat| !stat.is_zombie())
 }
 
 #[test]
@@ -177,8 +177,13 @@ fn a_program_that_never_echoes_times_out_waiting_for_the_probe() {
     assert!(
         matches!(
             error,
-            TermError::Timeout {
+            TermError::ProbeTimeout {
                 stage: Stage::ProbeEcho,
+                whereabouts: bench_term::ProbeWhere {
+                    cursor: (1, 2),
+                    probe_seen: None,
+                    origin: None
+                },
                 ..
             }
         ),
@@ -191,7 +196,7 @@ fn a_program_that_never_echoes_times_out_waiting_for_the_probe() {
 fn state(pid: u32) -> Option<char> {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .ok()
-        .and_then(|text| bench_term::session_linux::parse_stat(&text))
+        .and_then(|text| bench_proc::parse::parse_stat(&text))
         .map(|stat| stat.state)
 }
 
@@ -590,4 +595,197 @@ fn close_reports_how_a_killed_program_ended() {
         std::os::unix::process::ExitStatusExt::signal(&status),
         Some(9)
     );
+}
+
+#[test]
+fn the_probe_does_not_answer_a_dialog_and_the_dialog_fails_the_start() {
+    let mut terminal = spawn(&["--echo", "--dialog"]);
+    let error = terminal.ready(&ReadyMode::Probe, TIMEOUT).unwrap_err();
+    assert!(
+        matches!(&error, TermError::Blocked { blocked: bench_term::Blocked::Dialog(hit), .. } if hit.name == "folder trust"),
+        "{error}"
+    );
+    // The dialog is still open: no key of the probe was taken as a choice.
+    insta::assert_snapshot!(error.to_string(), @r#"
+    blocked by a dialog (folder trust: "Do you trust the files in this folder?"); if it is expected, allow dialogs (ready_allow_dialog, --allow-dialog) or require a pattern that matches that line; the screen at ready:
+      | fixture tui
+      | Do you trust the files in this folder?
+      |   1. Yes
+      |   2. No
+      | >
+    "#);
+    assert_eq!(
+        terminal.ready_screen(),
+        Some(terminal.screen_text().as_str())
+    );
+    assert!(terminal.timeline().ready.is_some());
+    // The fixture does take a digit as the answer, so a probe with digits would
+    // have been "ready" at the real prompt behind the dialog.
+    terminal.type_text("1").unwrap();
+    terminal
+        .wait_for(&Regex::new("trusted: 1").unwrap(), TIMEOUT)
+        .unwrap();
+    terminal.close().unwrap();
+}
+
+#[test]
+fn a_dialog_the_guard_allows_is_ready_with_the_dialog_still_open() {
+    let mut terminal = spawn(&["--echo", "--dialog"]);
+    let guard = bench_term::ReadyGuard {
+        allow_dialog: true,
+        ..Default::default()
+    };
+    terminal
+        .ready_guarded(&ReadyMode::Probe, TIMEOUT, &guard)
+        .unwrap();
+    assert!(terminal.screen_text().contains("Do you trust the files"));
+    assert!(!terminal.screen_text().contains("trusted:"));
+    terminal.close().unwrap();
+}
+
+#[test]
+fn ready_require_and_reject_judge_the_screen_at_ready() {
+    let mut terminal = spawn(&["--echo", "--banner", "update available"]);
+    let guard = bench_term::ReadyGuard {
+        reject: vec![Regex::new("update available").unwrap()],
+        ..Default::default()
+    };
+    let error = terminal
+        .ready_guarded(&ReadyMode::Probe, TIMEOUT, &guard)
+        .unwrap_err();
+    insta::assert_snapshot!(error.to_string(), @r"
+    blocked by: update available; the screen at ready:
+      | update available
+      | >
+    ");
+    terminal.close().unwrap();
+
+    let mut terminal = spawn(&["--echo"]);
+    let guard = bench_term::ReadyGuard {
+        require: Some(Regex::new("^welcome").unwrap()),
+        ..Default::default()
+    };
+    let error = terminal
+        .ready_guarded(&ReadyMode::Probe, TIMEOUT, &guard)
+        .unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .starts_with("the screen at ready does not match the required ^welcome"),
+        "{error}"
+    );
+    terminal.close().unwrap();
+}
+
+#[test]
+fn a_program_that_ignores_its_quit_keys_is_hung_up_without_waiting_the_grace() {
+    // A grace far longer than close() needs: it must not wait it out.
+    let options = fixture(&["--echo", "--ignore-ctrl-c"]).quit_grace(Duration::from_secs(60));
+    let mut terminal = Terminal::spawn(&options).unwrap();
+    terminal.ready(&ReadyMode::Probe, TIMEOUT).unwrap();
+    let report = terminal.close().unwrap();
+    assert!(!report.quit_by_keys);
+    assert!(report.took < Duration::from_secs(60), "{report:?}");
+    // Killed by the hang-up (SIGHUP) or the SIGKILL after it.
+    assert_eq!(report.status.unwrap().code(), None, "{report:?}");
+}
+
+#[test]
+fn the_recording_replays_the_output_with_the_ready_moment_marked() {
+    use bench_term::asciicast::{Code, Recording};
+    let folder = tempfile::tempdir().unwrap();
+    let options = fixture(&["--echo", "--banner", "héllo → wörld"]).transcript(folder.path());
+    let mut terminal = Terminal::spawn(&options).unwrap();
+    let ready = terminal.ready(&ReadyMode::Probe, TIMEOUT).unwrap();
+    terminal.close().unwrap();
+    let cast = std::fs::read_to_string(folder.path().join(bench_term::CAST_FILE)).unwrap();
+    let recording = Recording::parse(&cast).unwrap();
+    assert_eq!(recording.header.version, 2);
+    assert_eq!((recording.header.width, recording.header.height), (80, 24));
+    assert_eq!(
+        recording.header.env.get("TERM").map(String::as_str),
+        Some("xterm-256color")
+    );
+    assert!(
+        recording.events.windows(2).all(|w| w[0].at <= w[1].at),
+        "times go back"
+    );
+    let marker = recording.marker(bench_term::READY_MARKER).unwrap();
+    // The file keeps microseconds.
+    assert!(
+        marker.abs_diff(ready) <= Duration::from_micros(1),
+        "{marker:?} {ready:?}"
+    );
+    let raw = std::fs::read(folder.path().join(bench_term::OUTPUT_FILE)).unwrap();
+    assert_eq!(recording.output().as_bytes(), raw.as_slice());
+    let typed: String = recording
+        .events
+        .iter()
+        .filter(|e| e.code == Code::Input)
+        .map(|e| e.data.as_str())
+        .collect();
+    let input = std::fs::read(folder.path().join(bench_term::INPUT_FILE)).unwrap();
+    assert_eq!(typed.as_bytes(), input.as_slice());
+    let at_ready =
+        std::fs::read_to_string(folder.path().join(bench_term::READY_SCREEN_FILE)).unwrap();
+    assert_eq!(at_ready, "héllo → wörld\n>\n");
+}
+
+#[test]
+fn a_program_that_quits_slowly_after_leaving_raw_mode_is_not_hung_up() {
+    // Silent for three times QUIT_QUIET after it gave the terminal back, within the grace.
+    let quiet_ms = (bench_term::QUIT_QUIET * 3).as_millis().to_string();
+    // One Ctrl-C: a second one would reach the now cooked terminal as SIGINT.
+    let options = fixture(&["--echo", "--slow-quit", &quiet_ms])
+        .quit_keys(vec![Key::Ctrl('c')], Duration::ZERO)
+        .quit_grace(Duration::from_secs(20));
+    let mut terminal = Terminal::spawn(&options).unwrap();
+    terminal.ready(&ReadyMode::Probe, TIMEOUT).unwrap();
+    let report = terminal.close().unwrap();
+    assert!(report.quit_by_keys, "{report:?}");
+    assert_eq!(report.status.unwrap().code(), Some(0), "{report:?}");
+}
+
+#[test]
+fn a_drained_terminal_keeps_a_chatty_program_running_while_nobody_calls_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("wrote-everything");
+    // 512 KiB is far more than a PTY buffers: unread, the writer would block forever.
+    let script = format!(
+        "head -c 524288 /dev/zero | tr '\\0' x; touch {}; sleep 60",
+        marker.display()
+    );
+    let terminal = Terminal::spawn(&line_mode("sh").args(["-c", &script])).unwrap();
+    let drained = bench_term::Drained::start(terminal);
+    let deadline = std::time::Instant::now() + TIMEOUT;
+    while !marker.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(marker.exists(), "the writer blocked on a full terminal");
+    assert!(
+        !drained.closed(),
+        "the program still sleeps, its terminal open"
+    );
+    let pid = drained.pid();
+    assert!(drained.with(|terminal| terminal.screen_text().contains("xxxx")));
+    let (mut terminal, read) = drained.finish();
+    read.unwrap();
+    terminal.close().unwrap();
+    assert!(!alive(pid));
+}
+
+#[test]
+fn a_drained_terminal_notices_the_program_closing_it() {
+    let terminal = Terminal::spawn(&line_mode("sh").args(["-c", "echo bye"])).unwrap();
+    let drained = bench_term::Drained::start(terminal);
+    let deadline = std::time::Instant::now() + TIMEOUT;
+    while !drained.closed() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(drained.closed());
+    let (mut terminal, read) = drained.finish();
+    read.unwrap();
+    assert!(terminal.screen_text().contains("bye"));
+    let report = terminal.close().unwrap();
+    assert_eq!(report.status.and_then(|s| s.code()), Some(0));
 }

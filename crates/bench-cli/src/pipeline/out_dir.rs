@@ -1,0 +1,539 @@
+//! The output folder: whose it is, what clibench may read and change in it, and the lock
+//! that keeps two runs out of one folder.
+//!
+//! clibench runs as root and deletes what its state file lists, so it trusts only what it
+//! wrote itself: the folder must belong to the effective user and be closed to others, and
+//! every file it reads back (state, marker) is opened without following symlinks and
+//! checked with `fstat` on the opened descriptor. A folder is adopted only when it is
+//! empty or carries clibench's marker: clibench never deletes, chmods or chowns a path it
+//! did not create.
+
+use rustix::fs::{AtFlags, FileType, FlockOperation, Mode, OFlags};
+use rustix::io::Errno;
+use std::io::{Read, Write};
+use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
+
+/// The marker file: written when clibench creates or adopts a folder; holds the run id
+/// of the run whose result the folder holds.
+pub const MARKER: &str = ".clibench-out";
+/// The lock file: an exclusive `flock` on it is held for the whole run; it holds the pid.
+pub const LOCK: &str = ".clibench-lock";
+/// The largest file clibench reads back from the folder.
+const MAX_READ_BYTES: u64 = 16 << 20;
+
+/// The output folder cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum OutError {
+    /// The folder or a file in it is not clibench's own (another owner, open to others,
+    /// a symlink).
+    #[error("refusing to use {path}: {why}")]
+    Untrusted {
+        /// The path.
+        path: PathBuf,
+        /// Why it is not trusted.
+        why: String,
+    },
+    /// An existing folder that clibench did not make and that is not empty.
+    #[error(
+        "refusing to write into {path}: it exists, is not empty ({entries}) and was not made by clibench (no {MARKER}); pass a new or empty folder"
+    )]
+    NotOurs {
+        /// The folder.
+        path: PathBuf,
+        /// A few of its entries.
+        entries: String,
+    },
+    /// Another clibench holds the folder.
+    #[error("{path} is in use by another clibench (pid {pid}); wait for it or pass another --out")]
+    Locked {
+        /// The folder.
+        path: PathBuf,
+        /// What the lock file says.
+        pid: String,
+    },
+    /// An earlier run's state is still there.
+    #[error(
+        "{} holds what an earlier run created (state.json); run `clibench cleanup --out {}` first",
+        path.display(),
+        path.display()
+    )]
+    EarlierRun {
+        /// The folder.
+        path: PathBuf,
+    },
+    /// The state file could not be read or written.
+    #[error("{0}")]
+    State(String),
+    /// A system call failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl OutError {
+    fn io(path: &Path, source: impl Into<std::io::Error>) -> OutError {
+        OutError::Io {
+            path: path.to_path_buf(),
+            source: source.into(),
+        }
+    }
+
+    fn untrusted(path: &Path, why: impl Into<String>) -> OutError {
+        OutError::Untrusted {
+            path: path.to_path_buf(),
+            why: why.into(),
+        }
+    }
+
+    /// Whether this is the caller's mistake (exit 2) rather than a failure.
+    pub fn is_input_error(&self) -> bool {
+        !matches!(self, OutError::Io { .. } | OutError::State(_))
+    }
+}
+
+fn euid() -> u32 {
+    rustix::process::geteuid().as_raw()
+}
+
+/// Opens the folder itself (never through a symlink) and checks that it belongs to the
+/// effective user and that no other user can write into it.
+pub fn open_trusted(out: &Path) -> Result<OwnedFd, OutError> {
+    let fd = rustix::fs::open(
+        out,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|errno| match errno {
+        Errno::LOOP | Errno::NOTDIR => OutError::untrusted(out, "it is a symlink or not a folder"),
+        other => OutError::io(out, other),
+    })?;
+    let stat = rustix::fs::fstat(&fd).map_err(|e| OutError::io(out, e))?;
+    if stat.st_uid != euid() {
+        return Err(OutError::untrusted(
+            out,
+            format!(
+                "it belongs to uid {}, not to the user running clibench (uid {})",
+                stat.st_uid,
+                euid()
+            ),
+        ));
+    }
+    if stat.st_mode & 0o002 != 0 {
+        return Err(OutError::untrusted(
+            out,
+            format!(
+                "every user can write into it (mode {:o}); use a folder of your own",
+                stat.st_mode & 0o7777
+            ),
+        ));
+    }
+    Ok(fd)
+}
+
+/// Reads `name` in `out` when clibench wrote it: a plain file of the effective user that
+/// neither group nor others can write, in a trusted folder. `None` when it does not exist.
+pub fn read_trusted(out: &Path, name: &str) -> Result<Option<Vec<u8>>, OutError> {
+    let dir = open_trusted(out)?;
+    let path = out.join(name);
+    // NONBLOCK: a FIFO planted here must not hang clibench; it is refused below.
+    let fd = match rustix::fs::openat(
+        &dir,
+        name,
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+        Mode::empty(),
+    ) {
+        Ok(fd) => fd,
+        Err(Errno::NOENT) => return Ok(None),
+        Err(Errno::LOOP) => return Err(OutError::untrusted(&path, "it is a symlink")),
+        Err(errno) => return Err(OutError::io(&path, errno)),
+    };
+    let stat = rustix::fs::fstat(&fd).map_err(|e| OutError::io(&path, e))?;
+    if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
+        return Err(OutError::untrusted(&path, "it is not a plain file"));
+    }
+    if stat.st_uid != euid() {
+        return Err(OutError::untrusted(
+            &path,
+            format!(
+                "clibench did not write it: it belongs to uid {}, not {}",
+                stat.st_uid,
+                euid()
+            ),
+        ));
+    }
+    if stat.st_mode & 0o022 != 0 {
+        return Err(OutError::untrusted(
+            &path,
+            format!(
+                "other users can write it (mode {:o})",
+                stat.st_mode & 0o7777
+            ),
+        ));
+    }
+    if stat.st_size as u64 > MAX_READ_BYTES {
+        return Err(OutError::untrusted(&path, "it is larger than 16 MiB"));
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::from(fd)
+        .take(MAX_READ_BYTES)
+        .read_to_end(&mut bytes)
+        .map_err(|e| OutError::io(&path, e))?;
+    Ok(Some(bytes))
+}
+
+/// Writes `name` in the trusted folder `out` atomically, readable only by the effective
+/// user (0600): a fresh temporary file (never an existing one), then a rename.
+pub fn write_private(out: &Path, name: &str, bytes: &[u8]) -> Result<(), OutError> {
+    let dir = open_trusted(out)?;
+    let path = out.join(name);
+    let temporary = format!(".{name}.{}.tmp", std::process::id());
+    let _ = rustix::fs::unlinkat(&dir, temporary.as_str(), AtFlags::empty());
+    let fd = rustix::fs::openat(
+        &dir,
+        temporary.as_str(),
+        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::from_raw_mode(0o600),
+    )
+    .map_err(|e| OutError::io(&path, e))?;
+    let written = (|| -> std::io::Result<()> {
+        let mut file = std::fs::File::from(fd);
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        rustix::fs::renameat(&dir, temporary.as_str(), &dir, name)?;
+        rustix::fs::fsync(&dir)?;
+        Ok(())
+    })();
+    if let Err(error) = written {
+        let _ = rustix::fs::unlinkat(&dir, temporary.as_str(), AtFlags::empty());
+        return Err(OutError::io(&path, error));
+    }
+    Ok(())
+}
+
+/// Removes `name` from the trusted folder `out` (not an error when it is gone).
+pub fn remove_file(out: &Path, name: &str) -> Result<(), OutError> {
+    let dir = open_trusted(out)?;
+    match rustix::fs::unlinkat(&dir, name, AtFlags::empty()) {
+        Ok(()) | Err(Errno::NOENT) => Ok(()),
+        Err(errno) => Err(OutError::io(&out.join(name), errno)),
+    }
+}
+
+/// Makes `out` ready for a run or a phase: a missing folder is created (mode 0700, the
+/// caller's alone) with clibench's marker; an existing one is accepted only when it is
+/// clibench's own (the marker) or empty, and is then never chmodded. Anything else is
+/// refused, and nothing in it is touched.
+pub fn create(out: &Path) -> Result<(), OutError> {
+    match std::fs::symlink_metadata(out) {
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
+                std::fs::create_dir_all(parent).map_err(|e| OutError::io(parent, e))?;
+            }
+            match rustix::fs::mkdir(out, Mode::from_raw_mode(0o700)) {
+                Ok(()) => {}
+                // Made meanwhile by someone else: judged like any existing folder below.
+                Err(Errno::EXIST) => return create(out),
+                Err(errno) => return Err(OutError::io(out, errno)),
+            }
+            write_private(out, MARKER, b"")
+        }
+        Err(error) => Err(OutError::io(out, error)),
+        Ok(_) => {
+            open_trusted(out)?;
+            if read_trusted(out, MARKER)?.is_some() {
+                return Ok(());
+            }
+            let entries: Vec<String> = std::fs::read_dir(out)
+                .map_err(|e| OutError::io(out, e))?
+                .filter_map(|entry| entry.ok())
+                .map(|entry| entry.file_name().to_string_lossy().into_owned())
+                .collect();
+            if !entries.is_empty() {
+                let mut shown: Vec<String> = entries.iter().take(3).cloned().collect();
+                if entries.len() > 3 {
+                    shown.push(format!("and {} more", entries.len() - 3));
+                }
+                return Err(OutError::NotOurs {
+                    path: out.to_path_buf(),
+                    entries: shown.join(", "),
+                });
+            }
+            write_private(out, MARKER, b"")
+        }
+    }
+}
+
+/// Whether `out` carries clibench's marker (so clibench made it or adopted it empty).
+#[cfg(test)]
+fn is_ours(out: &Path) -> bool {
+    matches!(read_trusted(out, MARKER), Ok(Some(_)))
+}
+
+/// Starts a new result for run `run_id`: a `result.json` left by another run is renamed to
+/// `result.previous-<its run id>.json`, so that the new run never merges the old one's
+/// trials. Returns the new name of the old result, if there was one.
+pub fn set_aside_result(out: &Path, run_id: &str) -> Result<Option<PathBuf>, OutError> {
+    let dir = open_trusted(out)?;
+    let previous = read_trusted(out, MARKER)?
+        .map(|bytes| String::from_utf8_lossy(&bytes).trim().to_owned())
+        .unwrap_or_default();
+    let mut moved = None;
+    let exists = rustix::fs::statat(&dir, "result.json", AtFlags::SYMLINK_NOFOLLOW).is_ok();
+    if exists && previous != run_id {
+        let label = if is_run_id(&previous) {
+            previous
+        } else {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or_default();
+            format!("unknown-{now}")
+        };
+        let name = format!("result.previous-{label}.json");
+        rustix::fs::renameat(&dir, "result.json", &dir, name.as_str())
+            .map_err(|e| OutError::io(&out.join("result.json"), e))?;
+        moved = Some(out.join(name));
+    }
+    write_private(out, MARKER, format!("{run_id}\n").as_bytes())?;
+    Ok(moved)
+}
+
+fn is_run_id(text: &str) -> bool {
+    !text.is_empty() && text.len() <= 16 && text.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// An exclusive lock on an output folder, held until dropped.
+#[derive(Debug)]
+pub struct OutLock {
+    /// The locked file; `None` when the lock belongs to this process's `clibench run`
+    /// (its parent, or itself for phases run in process).
+    #[allow(dead_code, reason = "held, not read: closing it releases the lock")]
+    file: Option<std::fs::File>,
+}
+
+/// Takes the exclusive lock on `out` for this process, or fails at once naming the
+/// holder. The lock file holds the holder's pid: a `clibench phase` whose parent (or own
+/// process, for phases run in process) holds the lock runs under that lock.
+pub fn lock(out: &Path) -> Result<OutLock, OutError> {
+    let dir = open_trusted(out)?;
+    let path = out.join(LOCK);
+    let fd = rustix::fs::openat(
+        &dir,
+        LOCK,
+        OFlags::RDWR | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK,
+        Mode::from_raw_mode(0o600),
+    )
+    .map_err(|errno| match errno {
+        Errno::LOOP => OutError::untrusted(&path, "it is a symlink"),
+        other => OutError::io(&path, other),
+    })?;
+    let stat = rustix::fs::fstat(&fd).map_err(|e| OutError::io(&path, e))?;
+    if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile
+        || stat.st_uid != euid()
+        || stat.st_mode & 0o022 != 0
+    {
+        return Err(OutError::untrusted(
+            &path,
+            "it is not a plain file of the user running clibench, closed to others",
+        ));
+    }
+    match rustix::fs::flock(&fd, FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => {}
+        Err(Errno::WOULDBLOCK) => {
+            let mut holder = String::new();
+            let _ = std::fs::File::from(fd).take(64).read_to_string(&mut holder);
+            let holder = holder.trim().to_owned();
+            let own = std::process::id().to_string();
+            let parent = rustix::process::getppid()
+                .map(|pid| pid.as_raw_nonzero().to_string())
+                .unwrap_or_default();
+            if holder == own || holder == parent {
+                return Ok(OutLock { file: None });
+            }
+            return Err(OutError::Locked {
+                path: out.to_path_buf(),
+                pid: if holder.is_empty() {
+                    "unknown".to_owned()
+                } else {
+                    holder
+                },
+            });
+        }
+        Err(errno) => return Err(OutError::io(&path, errno)),
+    }
+    rustix::fs::ftruncate(&fd, 0).map_err(|e| OutError::io(&path, e))?;
+    let mut file = std::fs::File::from(fd);
+    std::io::Seek::rewind(&mut file).map_err(|e| OutError::io(&path, e))?;
+    writeln!(file, "{}", std::process::id()).map_err(|e| OutError::io(&path, e))?;
+    Ok(OutLock { file: Some(file) })
+}
+
+/// The output folder of a `clibench run`, locked for the whole run.
+#[derive(Debug)]
+pub struct RunOut {
+    /// The lock; dropping it lets the next run in.
+    #[allow(dead_code, reason = "held, not read: dropping it releases the folder")]
+    lock: OutLock,
+    /// Where a result of an earlier run was moved, if there was one.
+    pub previous_result: Option<PathBuf>,
+}
+
+fn state_error(error: anyhow::Error) -> OutError {
+    OutError::State(format!("{error:#}"))
+}
+
+/// Opens `out` for `clibench run`: created or adopted (see [`create`]), locked, refused
+/// while an earlier run's state is left (its users may be kept or half removed: that is
+/// `clibench cleanup`'s to finish), and with a new result, the earlier one set aside. The
+/// `clibench phase` processes the run starts share its lock.
+pub fn open_for_run(out: &Path) -> Result<RunOut, OutError> {
+    create(out)?;
+    let lock = lock(out)?;
+    if super::state::State::exists(out) {
+        return Err(OutError::EarlierRun {
+            path: out.to_path_buf(),
+        });
+    }
+    let run_id = super::state::State::update(out, |s| s.run_id.clone()).map_err(state_error)?;
+    let logs = out.join("logs");
+    std::fs::create_dir_all(&logs).map_err(|e| OutError::io(&logs, e))?;
+    let previous_result = set_aside_result(out, &run_id)?;
+    Ok(RunOut {
+        lock,
+        previous_result,
+    })
+}
+
+/// Opens `out` for one `clibench phase`: created or adopted, and locked (or run under the
+/// lock of the `clibench run` that started the phase).
+pub fn open_for_phase(out: &Path) -> Result<OutLock, OutError> {
+    create(out)?;
+    lock(out)
+}
+
+/// Opens an existing `out` for `clibench cleanup`: trusted and locked, never created.
+/// `None` when the folder does not exist (nothing to clean up).
+pub fn open_for_cleanup(out: &Path) -> Result<Option<OutLock>, OutError> {
+    if std::fs::symlink_metadata(out).is_err() {
+        return Ok(None);
+    }
+    lock(out).map(Some)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn chmod(path: &Path, mode: u32) {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+
+    #[test]
+    fn a_new_folder_is_private_and_marked() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("a/out");
+        create(&out).unwrap();
+        let mode = std::fs::metadata(&out).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700);
+        assert!(is_ours(&out));
+        // Created once, adopted again.
+        create(&out).unwrap();
+    }
+
+    #[test]
+    fn an_existing_folder_of_someone_elses_files_is_refused_and_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("demo"), "mine").unwrap();
+        chmod(dir.path(), 0o700);
+        let error = create(dir.path()).unwrap_err();
+        assert!(matches!(error, OutError::NotOurs { .. }), "{error}");
+        assert!(error.to_string().contains("demo"), "{error}");
+        assert_eq!(
+            std::fs::metadata(dir.path()).unwrap().permissions().mode() & 0o7777,
+            0o700
+        );
+        assert!(!dir.path().join(MARKER).exists());
+    }
+
+    #[test]
+    fn an_empty_existing_folder_is_adopted_without_chmod() {
+        let dir = tempfile::tempdir().unwrap();
+        chmod(dir.path(), 0o750);
+        create(dir.path()).unwrap();
+        assert_eq!(
+            std::fs::metadata(dir.path()).unwrap().permissions().mode() & 0o7777,
+            0o750
+        );
+        assert!(is_ours(dir.path()));
+    }
+
+    #[test]
+    fn a_world_writable_folder_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        chmod(dir.path(), 0o1777);
+        let error = create(dir.path()).unwrap_err();
+        assert!(matches!(error, OutError::Untrusted { .. }), "{error}");
+        assert_eq!(
+            std::fs::metadata(dir.path()).unwrap().permissions().mode() & 0o7777,
+            0o1777
+        );
+    }
+
+    #[test]
+    fn files_others_can_write_or_symlinks_are_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        chmod(dir.path(), 0o700);
+        std::fs::write(dir.path().join("open"), "x").unwrap();
+        chmod(&dir.path().join("open"), 0o666);
+        assert!(matches!(
+            read_trusted(dir.path(), "open"),
+            Err(OutError::Untrusted { .. })
+        ));
+        std::os::unix::fs::symlink("/etc/passwd", dir.path().join("link")).unwrap();
+        assert!(matches!(
+            read_trusted(dir.path(), "link"),
+            Err(OutError::Untrusted { .. })
+        ));
+        write_private(dir.path(), "mine", b"ok").unwrap();
+        assert_eq!(read_trusted(dir.path(), "mine").unwrap().unwrap(), b"ok");
+        assert!(read_trusted(dir.path(), "missing").unwrap().is_none());
+    }
+
+    #[test]
+    fn a_lock_held_by_another_process_is_refused_naming_its_pid() {
+        let dir = tempfile::tempdir().unwrap();
+        chmod(dir.path(), 0o700);
+        let held = lock(dir.path()).unwrap();
+        assert!(held.file.is_some());
+        // This process's own lock is shared (phases run in process, under the run's lock).
+        assert!(lock(dir.path()).unwrap().file.is_none());
+        // Another process holding it: a pid that is neither ours nor our parent's.
+        std::fs::write(dir.path().join(LOCK), "1\n").unwrap();
+        let error = lock(dir.path()).unwrap_err();
+        assert!(matches!(error, OutError::Locked { .. }), "{error}");
+        assert!(error.to_string().contains("(pid 1)"), "{error}");
+        drop(held);
+        assert!(lock(dir.path()).unwrap().file.is_some());
+    }
+
+    #[test]
+    fn a_result_of_another_run_is_set_aside() {
+        let dir = tempfile::tempdir().unwrap();
+        chmod(dir.path(), 0o700);
+        create(dir.path()).unwrap();
+        set_aside_result(dir.path(), "aaaaaa").unwrap();
+        std::fs::write(dir.path().join("result.json"), "{}").unwrap();
+        // The same run keeps its result.
+        assert_eq!(set_aside_result(dir.path(), "aaaaaa").unwrap(), None);
+        let moved = set_aside_result(dir.path(), "bbbbbb").unwrap().unwrap();
+        assert_eq!(moved, dir.path().join("result.previous-aaaaaa.json"));
+        assert!(!dir.path().join("result.json").exists());
+    }
+}

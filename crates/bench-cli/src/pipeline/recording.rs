@@ -1,0 +1,89 @@
+//! What a measured session leaves for the HTML report besides its metrics: the family's
+//! memory over time (a background sampler from spawn to the end of the measurement) and
+//! the screen at ready.
+
+use super::measure::Family;
+use bench_core::detail::{MAX_SCREENS, MAX_SERIES, MemoryPoint, MemorySeries, Screen};
+use bench_core::{Phase, Side};
+use bench_proc::{Sampler, SamplerOptions};
+use std::time::Duration;
+
+/// Time between two memory samples. Each sample walks the family's `/proc` entries
+/// (RSS and PSS); 50 ms draws a start-up of a few hundred milliseconds with several
+/// points while costing the target little.
+const INTERVAL: Duration = Duration::from_millis(50);
+
+/// A session's memory being sampled in the background.
+pub(super) struct Recording {
+    sampler: Sampler,
+    phase: Phase,
+    trial: u32,
+    session: &'static str,
+}
+
+impl Recording {
+    /// Starts sampling `family`; call it just before spawning the session's program.
+    pub(super) fn start(family: Family, phase: Phase, trial: u32, session: &'static str) -> Self {
+        let (selector, exclude_pids) = family.selector();
+        let sampler = Sampler::start(SamplerOptions {
+            selector,
+            interval: INTERVAL,
+            exclude_pids,
+        });
+        Recording {
+            sampler,
+            phase,
+            trial,
+            session,
+        }
+    }
+
+    /// Stops sampling and keeps the series (downsampled) in `side`, with the moment the
+    /// program was ready, when it was.
+    pub(super) fn finish(self, side: &mut Side, ready: Option<Duration>) {
+        let report = self.sampler.stop();
+        let points: Vec<MemoryPoint> = report
+            .points
+            .iter()
+            .map(|point| MemoryPoint {
+                t_ms: millis(point.elapsed),
+                rss_bytes: point.rss_bytes,
+                pss_bytes: point.pss_bytes,
+            })
+            .collect();
+        if points.is_empty() {
+            return;
+        }
+        // A rerun of the same trial replaces its series rather than adding a second one.
+        side.memory_series.retain(|s| {
+            !(s.phase == self.phase && s.trial == self.trial && s.session == self.session)
+        });
+        if side.memory_series.len() >= MAX_SERIES {
+            return;
+        }
+        side.memory_series.push(MemorySeries::from_points(
+            self.phase,
+            self.trial,
+            self.session,
+            ready.map(millis),
+            points,
+        ));
+    }
+}
+
+/// Keeps the screen at ready of trial 0's `session` (one screen per session is what a
+/// person needs to see; later trials show the same program).
+pub(super) fn keep_screen(side: &mut Side, phase: Phase, trial: u32, session: &str, text: String) {
+    if trial != 0 {
+        return;
+    }
+    side.screens
+        .retain(|s| !(s.phase == phase && s.trial == trial && s.session == session));
+    if side.screens.len() < MAX_SCREENS {
+        side.screens.push(Screen::new(phase, trial, session, text));
+    }
+}
+
+fn millis(elapsed: Duration) -> u64 {
+    u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX)
+}

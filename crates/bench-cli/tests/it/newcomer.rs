@@ -1,0 +1,156 @@
+//! What a newcomer runs into, each said once and plainly: a program that is not found, a
+//! startup or kernel export given to `report`, `?` in `mem`'s table, a peak process count
+//! above the final one, and a command without `--`.
+
+use crate::{clibench, run};
+use std::process::Command;
+
+fn is_root() -> bool {
+    rustix::process::geteuid().is_root()
+}
+
+#[test]
+fn startup_of_a_missing_program_says_so_once_before_any_run() {
+    let out = run(clibench().args(["startup", "--runs", "2", "--", "no-such-program-h7"]));
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert_eq!(
+        out.stderr.matches("no-such-program-h7").count(),
+        1,
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .starts_with("error: `no-such-program-h7` was not found on PATH ("),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("0 of 2"), "{}", out.stderr);
+}
+
+#[test]
+fn report_names_a_startup_export_and_what_reads_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let export = dir.path().join("startup.json");
+    let made = run(clibench()
+        .args([
+            "startup",
+            "--runs",
+            "1",
+            "--warmup",
+            "0",
+            "--ready",
+            "pattern:>>> ",
+            "--settle",
+            "100ms",
+            "--export-json",
+        ])
+        .arg(&export)
+        .args(["--", "python3", "-q"]));
+    assert_eq!(made.code, Some(0), "{}", made.stderr);
+    let out = run(clibench().arg("report").arg(&export));
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(
+        out.stderr.contains(
+            "is a `clibench startup --export-json` file (of `python3 -q`), not a result file: `clibench report` and `clibench compare` read the result.json"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("unknown field"), "{}", out.stderr);
+}
+
+#[test]
+fn report_names_a_kernel_export() {
+    let dir = tempfile::tempdir().unwrap();
+    let export = dir.path().join("kernel.json");
+    std::fs::write(
+        &export,
+        r#"{"schema_version": 1, "command": ["python3", "-m", "kernel"], "reference_kernel": true, "python": null, "workload": null, "runs": [], "metrics": []}"#,
+    )
+    .unwrap();
+    let out = run(clibench().arg("report").arg(&export));
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("is a `clibench kernel --export-json` file (of `python3 -m kernel`)"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn mem_of_another_users_processes_explains_the_question_marks() {
+    if !is_root() {
+        return;
+    }
+    // As nobody, root's processes (this test's own, at least) show `?` for PSS.
+    let out = run(Command::new("/usr/sbin/runuser")
+        .args(["-u", "nobody", "--"])
+        .arg(env!("CARGO_BIN_EXE_clibench"))
+        .args(["mem", "--user", "root"])
+        .current_dir("/"));
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(out.stderr.contains("    ?"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("note: PSS, USS and swap are `?` for",)
+            && out
+                .stderr
+                .contains("only to root or a process with CAP_SYS_PTRACE"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn mem_explains_a_peak_above_the_final_process_count() {
+    // Two helpers live for a second of the three-second settle, like a version manager's
+    // shim that starts the real program and goes away.
+    let out = run(clibench().args([
+        "mem",
+        "--settle",
+        "3s",
+        "--",
+        "sh",
+        "-c",
+        "sleep 1 & sleep 1 & exec sleep 30",
+    ]));
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(
+        out.stderr.contains(
+            "note: the peak counted 3 processes, the table 1: the others were short-lived"
+        ),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn a_command_without_the_separator_gets_the_fixed_command_line() {
+    let out = run(clibench().args(["mem", "python3", "-m", "http.server"]));
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("tip: did you mean: clibench mem -- python3 -m http.server"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn kernel_of_a_missing_program_says_so_once_and_fails() {
+    let out = run(clibench().args(["kernel", "--runs", "3", "--", "no-such-kernel-h7"]));
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert_eq!(
+        out.stderr.matches("no-such-kernel-h7").count(),
+        1,
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .contains("`no-such-kernel-h7` was not found on PATH"),
+        "{}",
+        out.stderr
+    );
+}

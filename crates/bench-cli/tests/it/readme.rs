@@ -1,0 +1,406 @@
+//! README.md and `clibench --help` work as written: every `clibench` command in
+//! README's ```sh blocks and in the help's examples is either run here (with small
+//! counts where it would be long) or skipped for a reason stated below. A command
+//! added to either without a line here fails the test, so nothing is left untried.
+
+use crate::{clibench, run};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// What the test does with one documented command.
+enum Case {
+    /// Runs this shell command (the documented one, with smaller counts where it
+    /// is long or placeholders filled in) and expects this exit code.
+    Run { as_run: &'static str, code: i32 },
+    /// Does not run it, for this reason.
+    Skip(&'static str),
+}
+
+use Case::{Run, Skip};
+
+const NETWORK: &str = "needs the npm registry (network)";
+const PLACEHOLDER: &str = "names the reader's own spec, commit and folders";
+
+/// Every documented command, exactly as written (without its trailing comment),
+/// and what the test does with it.
+fn cases() -> Vec<(&'static str, Case)> {
+    vec![
+        (
+            "clibench cleanup --out DIR",
+            Run {
+                as_run: "mkdir -m 0700 d && clibench cleanup --out d",
+                code: 0,
+            },
+        ),
+        (
+            "clibench report out/result.json --explain",
+            Run {
+                as_run: "clibench report examples/results/base.json --explain",
+                code: 0,
+            },
+        ),
+        (
+            "clibench compare base.json candidate.json --noise cold=0.05 --noise warm=0.1",
+            Run {
+                as_run: "clibench compare examples/results/base.json \
+                         examples/results/candidate.json --noise cold=0.05 --noise warm=0.1",
+                code: 0,
+            },
+        ),
+        (
+            "clibench compare base.json candidate.json --export-html comparison.html",
+            Run {
+                as_run: "clibench compare examples/results/base.json \
+                         examples/results/candidate.json --export-html comparison.html \
+                         && test -s comparison.html",
+                code: 0,
+            },
+        ),
+        (
+            "clibench ab --head measure.env.DEMO_AGENT_STARTUP_DELAY_MS=300",
+            Skip(
+                "two demo pipelines take minutes; \
+                 ab::ab_interleaves_the_sides_and_writes_both_results_and_the_comparison \
+                 runs it with 2 trials",
+            ),
+        ),
+        (
+            "clibench ab examples/agents/pi.toml --base version=0.63.1 --head version=0.73.1 --trials 10",
+            Skip(NETWORK),
+        ),
+        (
+            "clibench ab spec.toml --base source.commit=BASE_SHA --head source.commit=HEAD_SHA --fail-on-regression",
+            Skip(PLACEHOLDER),
+        ),
+        (
+            "clibench run spec.toml --set measure.env.DEBUG=1 --set measure.ready_timeout=90s",
+            Skip(PLACEHOLDER),
+        ),
+        (
+            "clibench run",
+            Skip(
+                "the whole demo pipeline takes minutes; \
+                 pipeline_run::demo_run_fills_every_metric_and_leaves_nothing runs it",
+            ),
+        ),
+        (
+            "clibench run examples/agents/pi.toml --trials 5",
+            Skip(NETWORK),
+        ),
+        (
+            "clibench run examples/agents/pi.toml --trials 3",
+            Skip(NETWORK),
+        ),
+        (
+            "clibench run spec.toml --commit $SHA --out base/",
+            Skip(PLACEHOLDER),
+        ),
+        (
+            "clibench run spec.toml --commit $HEAD --out head/",
+            Skip(PLACEHOLDER),
+        ),
+        (
+            "clibench compare base/result.json head/result.json --fail-on-regression",
+            // The shipped results differ by a regression: exit 1 is what the flag is for.
+            Run {
+                as_run: "clibench compare examples/results/base.json \
+                         examples/results/candidate.json --fail-on-regression",
+                code: 1,
+            },
+        ),
+        (
+            "clibench phase measure --spec spec.toml --out out/ --trial 2",
+            Skip(PLACEHOLDER),
+        ),
+        ("clibench startup --runs 10 --warmup 1 -- pi", Skip(NETWORK)),
+        (
+            "clibench startup --ready 'pattern:>>> $' --export-json startup.json -- python3",
+            Run {
+                as_run: "clibench startup --runs 1 --warmup 0 --ready 'pattern:>>> $' \
+                         --export-json startup.json -- python3 && test -s startup.json",
+                code: 0,
+            },
+        ),
+        (
+            "clibench startup --runs 10 -- python3",
+            Run {
+                as_run: "clibench startup --runs 1 --warmup 0 -- python3",
+                code: 0,
+            },
+        ),
+        (
+            "clibench mem -- python3 -m http.server",
+            // Port 0: a fixed port may be taken on a shared machine.
+            Run {
+                as_run: "clibench mem --settle 1s -- python3 -m http.server 0",
+                code: 0,
+            },
+        ),
+        (
+            "clibench mem --pid 4242 --json",
+            Run {
+                as_run: "sleep 30 & clibench mem --pid $! --json; status=$?; kill $!; exit $status",
+                code: 0,
+            },
+        ),
+        (
+            "clibench mem --user benchmark1",
+            Run {
+                as_run: "clibench mem --user $(id -u)",
+                code: 0,
+            },
+        ),
+        (
+            "clibench mem --tty -- node",
+            Run {
+                as_run: "clibench mem --tty --settle 1s -- node",
+                code: 0,
+            },
+        ),
+        (
+            "clibench staircase --tty --count 5 --settle 2s -- node",
+            Run {
+                as_run: "clibench staircase --tty --count 2 --settle 1s -- node",
+                code: 0,
+            },
+        ),
+        (
+            "clibench staircase --tty --count 5 -- node",
+            Run {
+                as_run: "clibench staircase --tty --count 2 --settle 1s -- node",
+                code: 0,
+            },
+        ),
+        (
+            "clibench kernel --runs 5",
+            Run {
+                as_run: "clibench kernel --runs 1",
+                code: 0,
+            },
+        ),
+        (
+            "clibench kernel",
+            Run {
+                as_run: "clibench kernel --runs 1",
+                code: 0,
+            },
+        ),
+        (
+            "clibench kernel -- python3 \"$PWD/crates/bench-term/kernel/reference_kernel.py\"",
+            Run {
+                as_run: "clibench kernel --runs 1 -- python3 \
+                         \"$PWD/crates/bench-term/kernel/reference_kernel.py\"",
+                code: 0,
+            },
+        ),
+        (
+            "clibench report out/result.json",
+            Run {
+                as_run: "clibench report examples/results/base.json",
+                code: 0,
+            },
+        ),
+        (
+            "clibench report out/result.json --format csv > result.csv",
+            Run {
+                as_run: "clibench report examples/results/base.json --format csv > result.csv \
+                         && test -s result.csv",
+                code: 0,
+            },
+        ),
+        (
+            "clibench compare base/result.json candidate/result.json",
+            Run {
+                as_run: "clibench compare examples/results/base.json \
+                         examples/results/candidate.json",
+                code: 0,
+            },
+        ),
+        (
+            "clibench compare base.json candidate.json --noise 0.1 --export-markdown comment.md --fail-on-regression",
+            Run {
+                as_run: "clibench compare examples/results/base.json \
+                         examples/results/candidate.json --noise 0.1 \
+                         --export-markdown comment.md --fail-on-regression; \
+                         status=$?; test -s comment.md && exit $status",
+                code: 1,
+            },
+        ),
+        (
+            "clibench compare examples/results/base.json examples/results/candidate.json",
+            Run {
+                as_run: "clibench compare examples/results/base.json \
+                         examples/results/candidate.json",
+                code: 0,
+            },
+        ),
+        (
+            "clibench compare base.json candidate.json",
+            Run {
+                as_run: "clibench compare examples/results/base.json \
+                         examples/results/candidate.json",
+                code: 0,
+            },
+        ),
+    ]
+}
+
+fn repository() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The `clibench` commands of README's ```sh blocks, without trailing comments;
+/// `cargo run --release -- ARGS` is `clibench ARGS`.
+fn readme_commands(readme: &str) -> Vec<String> {
+    let mut commands = Vec::new();
+    let mut in_sh = false;
+    for line in readme.lines() {
+        let trimmed = line.trim();
+        if trimmed.starts_with("```") {
+            in_sh = trimmed == "```sh";
+            continue;
+        }
+        if !in_sh {
+            continue;
+        }
+        let command = trimmed
+            .strip_prefix("cargo run --release -- ")
+            .map(|rest| format!("clibench {rest}"))
+            .unwrap_or_else(|| trimmed.to_owned());
+        if command == "clibench" || command.starts_with("clibench ") {
+            commands.push(strip_comment(&command).to_owned());
+        }
+    }
+    commands
+}
+
+/// A command without its `  # comment` (a `#` after two spaces; `$#` and the like in
+/// quotes never follow two spaces in these commands).
+fn strip_comment(command: &str) -> &str {
+    command.split("  #").next().unwrap_or(command).trim_end()
+}
+
+/// The example commands of `clibench --help`: the lines of its `Examples:` block.
+fn help_commands(help: &str) -> Vec<String> {
+    help.lines()
+        .skip_while(|line| *line != "Examples:")
+        .skip(1)
+        .take_while(|line| !line.trim().is_empty())
+        .map(str::trim_start)
+        .filter(|line| *line == "clibench" || line.starts_with("clibench "))
+        // Each example is followed by its description after a run of spaces.
+        .map(|line| {
+            line.split("   ")
+                .next()
+                .unwrap_or(line)
+                .trim_end()
+                .to_owned()
+        })
+        .collect()
+}
+
+/// A scratch folder in which `examples` and `crates` lead to the repository's, so
+/// the documented relative paths work and written files land in the scratch.
+fn scratch() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["examples", "crates"] {
+        std::os::unix::fs::symlink(repository().join(name), dir.path().join(name)).unwrap();
+    }
+    dir
+}
+
+fn run_case(documented: &str, as_run: &str, code: i32, cwd: &Path) {
+    let binary = env!("CARGO_BIN_EXE_clibench");
+    // Every `clibench` word that starts a command is the built binary.
+    let script = format!("clibench() {{ \"{binary}\" \"$@\"; }}\n{as_run}");
+    let out = run(Command::new("sh").args(["-c", &script]).current_dir(cwd));
+    assert_eq!(
+        out.code,
+        Some(code),
+        "`{documented}` (run as `{as_run}`)\nstdout:\n{}\nstderr:\n{}",
+        out.stdout,
+        out.stderr
+    );
+}
+
+#[test]
+fn every_documented_command_runs_or_says_why_not() {
+    let readme = std::fs::read_to_string(repository().join("README.md")).unwrap();
+    let help = run(clibench().arg("--help"));
+    assert_eq!(help.code, Some(0));
+    let mut documented = readme_commands(&readme);
+    documented.extend(help_commands(&help.stdout));
+    documented.sort();
+    documented.dedup();
+    let cases = cases();
+    let unclassified: Vec<&String> = documented
+        .iter()
+        .filter(|command| !cases.iter().any(|(known, _)| known == command))
+        .collect();
+    assert!(
+        unclassified.is_empty(),
+        "documented commands this test neither runs nor skips: {unclassified:#?}"
+    );
+    let stale: Vec<&str> = cases
+        .iter()
+        .map(|(known, _)| *known)
+        .filter(|known| !documented.iter().any(|command| command == known))
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "commands in this test that are documented nowhere: {stale:#?}"
+    );
+
+    let dir = scratch();
+    let mut to_run: Vec<(&str, &str, i32)> = Vec::new();
+    for (documented, case) in &cases {
+        match case {
+            Run { as_run, code } => {
+                if !to_run.iter().any(|(_, known, _)| known == as_run) {
+                    to_run.push((documented, as_run, *code));
+                }
+            }
+            Skip(reason) => {
+                assert!(
+                    !reason.is_empty(),
+                    "`{documented}` is skipped without a reason"
+                );
+            }
+        }
+    }
+    // A few at a time: most of each command is waiting (settle times, quit graces),
+    // and the suite stays fast without crowding a small machine.
+    let queue = std::sync::Mutex::new(to_run.into_iter());
+    std::thread::scope(|scope| {
+        for _ in 0..WORKERS {
+            scope.spawn(|| {
+                loop {
+                    let next = queue.lock().unwrap().next();
+                    let Some((documented, as_run, code)) = next else {
+                        break;
+                    };
+                    run_case(documented, as_run, code, dir.path());
+                }
+            });
+        }
+    });
+}
+
+/// Commands run at once.
+const WORKERS: usize = 3;
+
+#[test]
+fn readme_commands_are_found_with_comments_stripped() {
+    let readme = "text\n```sh\n# a comment\nclibench mem --pid 1   # a process\n\
+                  cargo run --release -- run\n```\n```text\nclibench not-a-command\n```\n";
+    assert_eq!(
+        readme_commands(readme),
+        ["clibench mem --pid 1", "clibench run"]
+    );
+    let help = "clibench: does things\n\nExamples:\n  clibench run                      the demo\n  \
+                clibench mem -- python3 -m http.server   memory\n\nclibench is free\n";
+    assert_eq!(
+        help_commands(help),
+        ["clibench run", "clibench mem -- python3 -m http.server"]
+    );
+}

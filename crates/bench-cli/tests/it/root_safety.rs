@@ -1,0 +1,545 @@
+//! Running as root on a shared machine: clibench reads only the state it wrote, removes
+//! only the users, homes and folders it made, takes over no folder that is not its own,
+//! finishes what a killed run started, leaves nothing of a trial uid behind, keeps two runs
+//! out of one folder, hides credentials, and works with `--out` in a private folder.
+//! Tests that need root say so on stderr and return when not root (CI runs them as root).
+
+use crate::target::{INSTALLER, Target, is_root, uid_of, user_exists};
+use crate::{clibench, run};
+use std::fs;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+fn skip_unless_root(test: &str) -> bool {
+    if is_root() {
+        return false;
+    }
+    eprintln!("skipped {test}: needs root (CI runs it as root)");
+    true
+}
+
+fn chmod(path: &Path, mode: u32) {
+    fs::set_permissions(path, fs::Permissions::from_mode(mode)).unwrap();
+}
+
+fn mode(path: &Path) -> u32 {
+    fs::metadata(path).unwrap().permissions().mode() & 0o7777
+}
+
+/// Runs useradd/userdel/groupdel, retrying while another test holds the user database's lock.
+fn shadow_tool(command: &mut Command) -> std::process::Output {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let output = command.output().unwrap();
+        let busy = String::from_utf8_lossy(&output.stderr).contains("lock");
+        if output.status.success() || !busy || Instant::now() > deadline {
+            return output;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// A Unix user made by a test (with a home under /home), removed when dropped.
+struct TestUser {
+    name: String,
+}
+
+impl TestUser {
+    fn create(name: &str, comment: &str) -> TestUser {
+        let output = shadow_tool(Command::new("useradd").args([
+            "--create-home",
+            "--shell",
+            "/bin/sh",
+            "--comment",
+            comment,
+            name,
+        ]));
+        assert!(
+            output.status.success(),
+            "useradd {name}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        TestUser {
+            name: name.to_owned(),
+        }
+    }
+
+    fn home(&self) -> PathBuf {
+        Path::new("/home").join(&self.name)
+    }
+}
+
+impl Drop for TestUser {
+    fn drop(&mut self) {
+        if user_exists(&self.name) {
+            shadow_tool(Command::new("userdel").args(["--remove", &self.name]));
+        }
+    }
+}
+
+/// A run id no other test uses: six hex digits from the pid and a counter.
+fn unique_run_id(salt: u32) -> String {
+    format!(
+        "{:06x}",
+        (std::process::id().wrapping_mul(31).wrapping_add(salt)) & 0xff_ffff
+    )
+}
+
+/// An output folder with a state file as clibench writes it (root's, 0600, in a 0700
+/// folder of root's), listing `users` for run `run_id`.
+fn out_with_state(dir: &Path, run_id: &str, users: &[(&str, &Path)]) -> PathBuf {
+    let out = dir.join("out");
+    fs::create_dir(&out).unwrap();
+    chmod(&out, 0o700);
+    let users: Vec<serde_json::Value> = users
+        .iter()
+        .enumerate()
+        .map(|(install, (name, home))| {
+            serde_json::json!({
+                "install": install,
+                "name": name,
+                "home": home,
+                "dedicated": true,
+            })
+        })
+        .collect();
+    let state = serde_json::json!({ "run_id": run_id, "users": users });
+    fs::write(out.join("state.json"), state.to_string()).unwrap();
+    chmod(&out.join("state.json"), 0o600);
+    out
+}
+
+fn cleanup(out: &Path) -> crate::Run {
+    run(clibench().arg("cleanup").arg("--out").arg(out))
+}
+
+#[test]
+fn cleanup_is_listed_in_the_help() {
+    let help = run(clibench().arg("--help"));
+    assert_eq!(help.code, Some(0));
+    assert!(
+        help.stdout
+            .lines()
+            .any(|line| line.trim_start().starts_with("cleanup ")),
+        "{}",
+        help.stdout
+    );
+}
+
+#[test]
+fn a_state_file_planted_by_another_user_is_refused_and_nothing_is_removed() {
+    if skip_unless_root("a_state_file_planted_by_another_user_is_refused") {
+        return;
+    }
+    let victim = TestUser::create(&format!("cbv{}", std::process::id()), "");
+    let dir = tempfile::tempdir().unwrap();
+    let precious = dir.path().join("precious");
+    fs::create_dir(&precious).unwrap();
+    fs::write(precious.join("data"), "keep me").unwrap();
+    // What an unprivileged user can write: a folder of its own with a state file in it.
+    let out = dir.path().join("out");
+    fs::create_dir(&out).unwrap();
+    let state = serde_json::json!({
+        "run_id": "abcdef",
+        "users": [{"install": 0, "name": victim.name, "home": victim.home(), "dedicated": true}],
+        "folders": [precious],
+    });
+    fs::write(out.join("state.json"), state.to_string()).unwrap();
+    for path in [out.as_path(), &out.join("state.json")] {
+        std::os::unix::fs::chown(path, Some(65534), Some(65534)).unwrap();
+    }
+    let result = cleanup(&out);
+    assert_ne!(result.code, Some(0), "{}", result.stderr);
+    assert!(
+        result.stderr.contains("refusing to use") && result.stderr.contains("uid 65534"),
+        "{}",
+        result.stderr
+    );
+    assert!(user_exists(&victim.name), "the victim user was removed");
+    assert!(victim.home().is_dir(), "the victim's home was removed");
+    assert!(
+        precious.join("data").exists(),
+        "the unrelated folder was removed"
+    );
+}
+
+#[test]
+fn a_user_without_clibenchs_mark_is_refused_even_in_clibenchs_own_state() {
+    if skip_unless_root("a_user_without_clibenchs_mark_is_refused") {
+        return;
+    }
+    let run_id = unique_run_id(1);
+    let name = format!("clibench-{run_id}-0");
+    // Named as clibench names its users, but not made by clibench: no mark.
+    let victim = TestUser::create(&name, "someone else");
+    let dir = tempfile::tempdir().unwrap();
+    let out = out_with_state(dir.path(), &run_id, &[(&name, &victim.home())]);
+    let result = cleanup(&out);
+    assert_ne!(result.code, Some(0), "{}", result.stderr);
+    assert!(
+        result.stderr.contains(&format!(
+            "refusing to touch user {name}: its passwd comment is \"someone else\""
+        )),
+        "{}",
+        result.stderr
+    );
+    assert!(user_exists(&name));
+    assert!(victim.home().is_dir());
+    // Refused once and dropped from the state: the next cleanup finishes.
+    let again = cleanup(&out);
+    assert_eq!(again.code, Some(0), "{}", again.stderr);
+    assert!(user_exists(&name));
+}
+
+#[test]
+fn cleanup_finishes_a_run_killed_before_or_after_useradd() {
+    if skip_unless_root("cleanup_finishes_a_run_killed_before_or_after_useradd") {
+        return;
+    }
+    let run_id = unique_run_id(2);
+    // Install 0: recorded, never created (killed before useradd).
+    let planned = format!("clibench-{run_id}-0");
+    // Install 1: created with clibench's mark, but the run was killed before any other save.
+    let created = format!("clibench-{run_id}-1");
+    let user = TestUser::create(&created, &format!("clibench run {run_id}"));
+    let dir = tempfile::tempdir().unwrap();
+    let planned_home = Path::new("/home").join(&planned);
+    let out = out_with_state(
+        dir.path(),
+        &run_id,
+        &[(&planned, &planned_home), (&created, &user.home())],
+    );
+    let result = cleanup(&out);
+    assert_eq!(result.code, Some(0), "{}", result.stderr);
+    assert!(!user_exists(&created), "{created} was left");
+    assert!(!user.home().exists(), "{} was left", user.home().display());
+    assert!(!out.join("state.json").exists());
+}
+
+#[test]
+fn run_into_a_folder_with_someone_elses_files_is_refused_and_nothing_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("mine");
+    fs::create_dir(&out).unwrap();
+    for name in ["demo", "source", "artifacts"] {
+        fs::create_dir(out.join(name)).unwrap();
+        fs::write(out.join(name).join("file"), name).unwrap();
+    }
+    chmod(&out, 0o700);
+    let result = run(clibench().arg("run").arg("--out").arg(&out));
+    assert_eq!(result.code, Some(2), "{}", result.stderr);
+    assert!(
+        result.stderr.contains("was not made by clibench"),
+        "{}",
+        result.stderr
+    );
+    for name in ["demo", "source", "artifacts"] {
+        assert_eq!(
+            fs::read_to_string(out.join(name).join("file")).unwrap(),
+            name
+        );
+    }
+    assert_eq!(mode(&out), 0o700);
+    let entries = fs::read_dir(&out).unwrap().count();
+    assert_eq!(entries, 3, "clibench wrote into a folder it refused");
+}
+
+#[test]
+fn a_folder_every_user_can_write_is_refused_and_keeps_its_sticky_bit() {
+    let dir = tempfile::tempdir().unwrap();
+    let shared = dir.path().join("shared");
+    fs::create_dir(&shared).unwrap();
+    chmod(&shared, 0o1777);
+    let result = run(clibench().arg("run").arg("--out").arg(&shared));
+    assert_eq!(result.code, Some(2), "{}", result.stderr);
+    assert!(
+        result.stderr.contains("every user can write into it"),
+        "{}",
+        result.stderr
+    );
+    assert_eq!(mode(&shared), 0o1777);
+    assert_eq!(fs::read_dir(&shared).unwrap().count(), 0);
+}
+
+#[test]
+fn a_second_clibench_on_one_folder_fails_at_once_naming_the_first() {
+    let target = Target::new(INSTALLER);
+    target.spec(&target.first_commit(), "", "");
+    let first = target.phase("prepare", 0, &[]);
+    assert_eq!(first.code, Some(0), "{}", first.stderr);
+    // Hold the lock as a running clibench does, with a pid in the file.
+    let lock = target.out.join(".clibench-lock");
+    fs::write(&lock, "424242\n").unwrap();
+    let mut holder = Command::new("flock")
+        .arg("--no-fork")
+        .arg(&lock)
+        .args(["sleep", "60"])
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let second = loop {
+        let second = target.phase("prepare", 0, &[]);
+        if second.code != Some(0) || Instant::now() > deadline {
+            break second;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let cleaned = cleanup(&target.out);
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    assert_eq!(second.code, Some(2), "{}", second.stderr);
+    assert!(
+        second
+            .stderr
+            .contains("is in use by another clibench (pid 424242)"),
+        "{}",
+        second.stderr
+    );
+    assert_ne!(cleaned.code, Some(0), "cleanup ran under another's lock");
+    target.cleanup();
+}
+
+#[test]
+fn a_rerun_starts_a_new_result_and_sets_the_old_one_aside() {
+    let target = Target::new(INSTALLER);
+    let spec = target.spec(&target.first_commit(), "", "");
+    let rerun = || {
+        run(clibench()
+            .arg("run")
+            .arg(&spec)
+            .arg("--out")
+            .arg(&target.out)
+            .args(["--phases", "prepare"]))
+    };
+    let first = rerun();
+    assert_eq!(first.code, Some(0), "{}", first.stderr);
+    let second = rerun();
+    assert_eq!(second.code, Some(0), "{}", second.stderr);
+    let previous: Vec<String> = fs::read_dir(&target.out)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("result.previous-"))
+        .collect();
+    assert_eq!(previous.len(), 1, "{previous:?}");
+    assert!(
+        second
+            .stderr
+            .contains("the earlier run's result was moved to"),
+        "{}",
+        second.stderr
+    );
+    // The new result holds one prepare, not the first run's merged in.
+    let result = target.result();
+    let timings = result["side"]["timings"].as_object().unwrap();
+    assert_eq!(
+        timings.keys().filter(|k| k.starts_with("phase:")).count(),
+        1,
+        "{timings:?}"
+    );
+}
+
+#[test]
+fn credentials_in_the_repository_url_are_written_and_printed_nowhere() {
+    let target = Target::new(INSTALLER);
+    let spec = target.spec(&target.first_commit(), "", "");
+    let secret = "s3cr3tT0ken";
+    let result = run(clibench()
+        .arg("run")
+        .arg(&spec)
+        .arg("--out")
+        .arg(&target.out)
+        .args(["--phases", "prepare"])
+        .arg("--repository")
+        .arg(format!("http://user:{secret}@127.0.0.1:1/x.git")));
+    assert_eq!(result.code, Some(1), "{}", result.stderr);
+    assert!(!result.stderr.contains(secret), "{}", result.stderr);
+    assert!(!result.stdout.contains(secret), "{}", result.stdout);
+    let mut files = Vec::new();
+    let mut stack = vec![target.out.clone()];
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).unwrap().flatten() {
+            let meta = entry.metadata().unwrap();
+            if meta.is_dir() {
+                stack.push(entry.path());
+            } else {
+                files.push(entry.path());
+            }
+        }
+    }
+    assert!(files.len() > 2, "{files:?}");
+    for file in &files {
+        let text = String::from_utf8_lossy(&fs::read(file).unwrap()).into_owned();
+        assert!(
+            !text.contains(secret),
+            "{} holds the token:\n{text}",
+            file.display()
+        );
+    }
+    let saved = target.result();
+    assert_eq!(
+        saved["request"]["source_repository"],
+        "http://user:***@127.0.0.1:1/x.git"
+    );
+}
+
+#[test]
+fn trial_leftovers_in_tmp_shm_and_sysv_ipc_are_removed_and_the_uid_is_not_reused() {
+    if skip_unless_root("trial_leftovers_in_tmp_shm_and_sysv_ipc_are_removed") {
+        return;
+    }
+    let tag = format!("cbleak{}", std::process::id());
+    let installer = format!(
+        "{INSTALLER}echo private > /tmp/{tag}\nmkdir /var/tmp/{tag}\necho x > /var/tmp/{tag}/f\n\
+         echo private > /dev/shm/{tag}\nipcmk -M 4096\nipcmk -Q\n"
+    );
+    let target = Target::new(&installer);
+    target.spec(&target.first_commit(), "", "");
+    let prepared = target.phase("prepare", 0, &[]);
+    assert_eq!(prepared.code, Some(0), "{}", prepared.stderr);
+    let installed = target.phase("install", 0, &[]);
+    assert_eq!(installed.code, Some(0), "{}", installed.stderr);
+    assert!(
+        installed
+            .stderr
+            .contains("remove them with `clibench cleanup --out out`"),
+        "{}",
+        installed.stderr
+    );
+    let uid = target.uid();
+    let ipc_of = |uid: u32| -> usize {
+        ["shm", "msg"]
+            .iter()
+            .map(|table| {
+                let text = fs::read_to_string(format!("/proc/sysvipc/{table}")).unwrap();
+                let mut lines = text.lines();
+                let header: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
+                let column = header.iter().position(|c| *c == "uid").unwrap();
+                lines
+                    .filter(|l| l.split_whitespace().nth(column) == Some(&uid.to_string()))
+                    .count()
+            })
+            .sum()
+    };
+    let tmp = PathBuf::from(format!("/tmp/{tag}"));
+    assert_eq!(fs::metadata(&tmp).unwrap().uid(), uid);
+    assert_eq!(
+        ipc_of(uid),
+        2,
+        "the installer made a shm segment and a queue"
+    );
+    target.cleanup();
+    for path in [
+        tmp.clone(),
+        PathBuf::from(format!("/var/tmp/{tag}")),
+        PathBuf::from(format!("/dev/shm/{tag}")),
+    ] {
+        assert!(!path.exists(), "{} survived the cleanup", path.display());
+    }
+    assert_eq!(ipc_of(uid), 0, "SysV IPC objects of uid {uid} survived");
+
+    // Something of that uid left where clibench does not clean: the next trial user must
+    // get another uid.
+    let held = PathBuf::from(format!("/tmp/{tag}-held"));
+    fs::write(&held, "left by someone").unwrap();
+    std::os::unix::fs::chown(&held, Some(uid), Some(uid)).unwrap();
+    // The cleanup removed the staging folder with the artifacts: prepare again.
+    let prepared = target.phase("prepare", 0, &[]);
+    assert_eq!(prepared.code, Some(0), "{}", prepared.stderr);
+    let again = target.phase("install", 0, &[]);
+    let next = target.uid();
+    let _ = fs::remove_file(&held);
+    assert_eq!(again.code, Some(0), "{}", again.stderr);
+    assert_ne!(next, uid, "a uid that still owns a file in /tmp was reused");
+    target.cleanup();
+}
+
+#[test]
+fn a_run_with_out_inside_a_private_mktemp_folder_succeeds() {
+    if skip_unless_root("a_run_with_out_inside_a_private_mktemp_folder_succeeds") {
+        return;
+    }
+    // As `T=$(mktemp -d); clibench run --out $T/d`: the trial user cannot enter $T.
+    let private = tempfile::tempdir().unwrap();
+    chmod(private.path(), 0o700);
+    let out = private.path().join("d");
+    let result = run(clibench().arg("run").arg("--out").arg(&out).args([
+        "--trials",
+        "1",
+        "--phases",
+        "prepare,install,measure",
+    ]));
+    assert_eq!(result.code, Some(0), "{}", result.stderr);
+    assert!(
+        result.stderr.contains("install trial 0: ok"),
+        "{}",
+        result.stderr
+    );
+    assert!(
+        result.stderr.contains("measure trial 0: ok"),
+        "{}",
+        result.stderr
+    );
+    // The output folder stays private, and the staging folder and group are gone.
+    assert_eq!(mode(&out), 0o700);
+    assert_eq!(mode(private.path()), 0o700);
+    assert!(!out.join("state.json").exists());
+    let mut logs = String::new();
+    for entry in fs::read_dir(out.join("logs")).unwrap().flatten() {
+        logs.push_str(&fs::read_to_string(entry.path()).unwrap_or_default());
+    }
+    let stages: Vec<&str> = regex::Regex::new(r"/var/tmp/clibench-[0-9a-f]{6}-[0-9a-f]{12}")
+        .unwrap()
+        .find_iter(&logs)
+        .map(|m| m.as_str())
+        .collect();
+    assert!(!stages.is_empty(), "the source was not staged:\n{logs}");
+    let groups = fs::read_to_string("/etc/group").unwrap();
+    for stage in stages {
+        assert!(!Path::new(stage).exists(), "{stage} was left");
+        let run_id = &stage["/var/tmp/clibench-".len()..][..6];
+        let user = format!("clibench-{run_id}-0");
+        assert!(uid_of(&user).is_none(), "{user} was left");
+        assert!(
+            !groups.contains(&format!("clibench-{run_id}:")),
+            "the group of run {run_id} was left"
+        );
+    }
+}
+
+#[test]
+fn the_staging_folder_is_readable_by_the_runs_group_only_and_removed_at_cleanup() {
+    let target = Target::new(INSTALLER);
+    target.spec(&target.first_commit(), "", "");
+    let prepared = target.phase("prepare", 0, &[]);
+    assert_eq!(prepared.code, Some(0), "{}", prepared.stderr);
+    let stage = target.stage();
+    let meta = fs::symlink_metadata(&stage).unwrap();
+    assert!(meta.is_dir());
+    assert_eq!(meta.uid(), fs::metadata("/proc/self").unwrap().uid());
+    assert_eq!(
+        mode(&target.out),
+        0o700,
+        "the output folder is the caller's alone"
+    );
+    if is_root() {
+        assert_eq!(mode(&stage), 0o750);
+        let group = target.state()["group"].as_str().unwrap().to_owned();
+        let groups = fs::read_to_string("/etc/group").unwrap();
+        let gid: u32 = groups
+            .lines()
+            .find_map(|line| line.strip_prefix(&format!("{group}:x:")))
+            .and_then(|rest| rest.split(':').next()?.parse().ok())
+            .unwrap_or_else(|| panic!("group {group} does not exist"));
+        assert_eq!(meta.gid(), gid);
+        target.cleanup();
+        let groups = fs::read_to_string("/etc/group").unwrap();
+        assert!(!groups.contains(&format!("{group}:")), "{group} was left");
+    } else {
+        assert_eq!(mode(&stage), 0o700);
+        target.cleanup();
+    }
+    assert!(!stage.exists(), "{} was left", stage.display());
+}

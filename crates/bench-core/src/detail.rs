@@ -1,0 +1,220 @@
+//! What the HTML report draws beyond the metrics: the family's memory over time
+//! during each measured session, the screen at ready, and the staircase's steps.
+//!
+//! These are optional parts of a result file (older files have none); each is
+//! bounded so that a result stays small: at most [`MAX_POINTS`] points per
+//! series (longer series are [downsampled](MemorySeries::from_points)), at most
+//! [`MAX_SCREEN_CHARS`] characters per screen.
+
+use crate::metric::Phase;
+
+/// The most points a [`MemorySeries`] keeps.
+pub const MAX_POINTS: usize = 500;
+/// The most series a side keeps.
+pub const MAX_SERIES: usize = 400;
+/// The longest screen kept, in characters (a 200×100 terminal with line breaks fits).
+pub const MAX_SCREEN_CHARS: usize = 20_300;
+/// The most screens a side keeps.
+pub const MAX_SCREENS: usize = 16;
+/// The most steps a [`StaircaseRun`] keeps.
+pub const MAX_STEPS: usize = 100;
+/// The longest session label, in characters.
+pub const MAX_LABEL_CHARS: usize = 40;
+
+/// The process family's memory at one moment of a session.
+#[derive(
+    Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryPoint {
+    /// Milliseconds since the session's program was spawned.
+    pub t_ms: u64,
+    /// Resident bytes of the whole family.
+    pub rss_bytes: u64,
+    /// Proportional bytes of the whole family; absent when some process's PSS was unreadable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pss_bytes: Option<u64>,
+}
+
+/// The family's memory over one measured session (a cold or warm start, a UI
+/// session), sampled in the background while it ran.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MemorySeries {
+    /// The phase that measured.
+    pub phase: Phase,
+    /// The trial, from 0 to 100.
+    #[schemars(range(min = 0, max = 100))]
+    pub trial: u32,
+    /// Which session: `cold`, `warm` or `ui`; at most 40 characters.
+    #[schemars(length(max = 40))]
+    pub session: String,
+    /// Milliseconds from spawn until the program was ready, when it became ready.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready_ms: Option<u64>,
+    /// The samples in time order, at most 500 (longer series are downsampled).
+    #[schemars(length(max = 500))]
+    pub points: Vec<MemoryPoint>,
+}
+
+impl MemorySeries {
+    /// A series from all the samples taken, downsampled to at most [`MAX_POINTS`]:
+    /// the samples are cut into equal runs and the largest RSS of each run is kept,
+    /// so peaks survive. The first and last samples are always kept.
+    pub fn from_points(
+        phase: Phase,
+        trial: u32,
+        session: &str,
+        ready_ms: Option<u64>,
+        points: Vec<MemoryPoint>,
+    ) -> MemorySeries {
+        MemorySeries {
+            phase,
+            trial,
+            session: crate::result::truncate_chars(session.to_string(), MAX_LABEL_CHARS),
+            ready_ms,
+            points: downsample(points, MAX_POINTS),
+        }
+    }
+
+    /// The highest RSS of the series, 0 when it is empty.
+    pub fn peak_rss_bytes(&self) -> u64 {
+        self.points.iter().map(|p| p.rss_bytes).max().unwrap_or(0)
+    }
+}
+
+/// At most `max` of `points` (`max` >= 2): first, last, and the largest RSS of each
+/// of `max - 2` equal runs of the points between them.
+fn downsample(points: Vec<MemoryPoint>, max: usize) -> Vec<MemoryPoint> {
+    let max = max.max(2);
+    if points.len() <= max {
+        return points;
+    }
+    let (first, last) = (points[0], points[points.len() - 1]);
+    let inner = &points[1..points.len() - 1];
+    let runs = max - 2;
+    let mut kept = Vec::with_capacity(max);
+    kept.push(first);
+    for run in 0..runs {
+        let start = run * inner.len() / runs;
+        let end = ((run + 1) * inner.len() / runs).max(start + 1);
+        if let Some(peak) = inner[start..end.min(inner.len())]
+            .iter()
+            .max_by_key(|point| point.rss_bytes)
+        {
+            kept.push(*peak);
+        }
+    }
+    kept.push(last);
+    kept
+}
+
+/// What the terminal showed when the program became ready.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Screen {
+    /// The phase that measured.
+    pub phase: Phase,
+    /// The trial, from 0 to 100.
+    #[schemars(range(min = 0, max = 100))]
+    pub trial: u32,
+    /// Which session: `cold`, `warm` or `ui`; at most 40 characters.
+    #[schemars(length(max = 40))]
+    pub session: String,
+    /// The screen's text, rows separated by `\n`, trailing blanks trimmed; at most 20300 characters.
+    #[schemars(length(max = 20300))]
+    pub text: String,
+}
+
+impl Screen {
+    /// A screen, with the label and text cut to their limits.
+    pub fn new(phase: Phase, trial: u32, session: &str, text: String) -> Screen {
+        let text = text
+            .lines()
+            .map(str::trim_end)
+            .collect::<Vec<_>>()
+            .join("\n")
+            .trim_end()
+            .to_string();
+        Screen {
+            phase,
+            trial,
+            session: crate::result::truncate_chars(session.to_string(), MAX_LABEL_CHARS),
+            text: crate::result::truncate_chars(text, MAX_SCREEN_CHARS),
+        }
+    }
+}
+
+/// The family's totals after one more instance started and settled.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StaircaseStep {
+    /// Instances running at this step (1 for the first).
+    pub instances: u32,
+    /// Resident bytes of the whole family.
+    pub rss_bytes: u64,
+    /// Proportional bytes of the whole family, when every process's PSS was readable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pss_bytes: Option<u64>,
+    /// What this instance added to the family's RSS, bytes (negative when memory was freed).
+    pub rss_delta_bytes: i64,
+}
+
+/// One trial's staircase: the family before, after each added instance, and after
+/// every instance was stopped.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StaircaseRun {
+    /// The trial, from 0 to 100.
+    #[schemars(range(min = 0, max = 100))]
+    pub trial: u32,
+    /// Resident bytes of the family before the first measured instance (after the warm-up).
+    pub baseline_rss_bytes: u64,
+    /// One entry per added instance, at most 100.
+    #[schemars(length(max = 100))]
+    pub steps: Vec<StaircaseStep>,
+    /// Resident bytes of the family after every instance was stopped.
+    pub after_teardown_rss_bytes: u64,
+    /// Resident bytes given back: the last step's total minus the total after teardown.
+    pub reclaimed_rss_bytes: i64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(t_ms: u64, rss_bytes: u64) -> MemoryPoint {
+        MemoryPoint {
+            t_ms,
+            rss_bytes,
+            pss_bytes: None,
+        }
+    }
+
+    #[test]
+    fn short_series_are_kept_whole() {
+        let points: Vec<_> = (0..10).map(|t| point(t, t * 10)).collect();
+        let series = MemorySeries::from_points(Phase::Measure, 0, "cold", None, points.clone());
+        assert_eq!(series.points, points);
+    }
+
+    #[test]
+    fn long_series_are_downsampled_keeping_ends_and_the_peak() {
+        let mut points: Vec<_> = (0..5000).map(|t| point(t, 100)).collect();
+        points[2345].rss_bytes = 9999;
+        let series = MemorySeries::from_points(Phase::Ui, 1, "ui", Some(3), points);
+        assert_eq!(series.points.len(), MAX_POINTS);
+        assert_eq!(series.points[0].t_ms, 0);
+        assert_eq!(series.points[MAX_POINTS - 1].t_ms, 4999);
+        assert_eq!(series.peak_rss_bytes(), 9999);
+        assert!(series.points.windows(2).all(|w| w[0].t_ms < w[1].t_ms));
+    }
+
+    #[test]
+    fn screens_lose_trailing_blanks_and_keep_their_limit() {
+        let screen = Screen::new(Phase::Measure, 0, "cold", "> ready   \n\n  \n".into());
+        assert_eq!(screen.text, "> ready");
+        let huge = Screen::new(Phase::Measure, 0, "cold", "x".repeat(MAX_SCREEN_CHARS + 5));
+        assert_eq!(huge.text.chars().count(), MAX_SCREEN_CHARS);
+    }
+}

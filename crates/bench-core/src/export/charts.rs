@@ -1,0 +1,678 @@
+//! The HTML report's charts, drawn by plotters' SVG backend into strings.
+//!
+//! Each function returns one `<svg>` element. plotters writes text as `<text>`
+//! elements (no font file is read or embedded: the naive font only estimates label
+//! widths) and escapes it, so a hostile process name cannot break out of the SVG.
+//! Legends are left to the HTML around the chart, where text wraps and can carry
+//! tooltips; the charts hold only data marks, so a chart's `<circle>`, `<polyline>`
+//! and `<rect>` elements can be counted against the data.
+
+use crate::units::{format_bytes, format_seconds};
+use plotters::coord::Shift;
+use plotters::coord::types::RangedCoordf64;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+/// Chart width in pixels (the SVG scales down with the page).
+pub const WIDTH: u32 = 940;
+
+/// Colours of data series, in order; the first two are cold and warm.
+pub const PALETTE: [RGBColor; 8] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(148, 103, 189),
+    RGBColor(214, 39, 40),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(23, 190, 207),
+];
+
+const GRID: RGBColor = RGBColor(222, 222, 222);
+const FAINT: RGBColor = RGBColor(246, 246, 246);
+/// The longest category label drawn, in characters; longer ones end in `…`.
+const MAX_LABEL_CHARS: usize = 32;
+const AXIS_TEXT: RGBColor = RGBColor(60, 60, 60);
+const FONT: &str = "sans-serif";
+
+/// The colour of series `index` as CSS (`#1f77b4`), for legends beside a chart.
+pub fn css_color(index: usize) -> String {
+    let RGBColor(r, g, b) = PALETTE[index % PALETTE.len()];
+    format!("#{r:02x}{g:02x}{b:02x}")
+}
+
+/// A chart could not be drawn.
+#[derive(Debug, thiserror::Error)]
+#[error("failed to draw the chart: {0}")]
+pub struct ChartError(String);
+
+fn failed<E: std::fmt::Debug>(error: E) -> ChartError {
+    ChartError(format!("{error:?}"))
+}
+
+/// One line of a memory-over-time chart: points of (milliseconds, bytes), and the
+/// moment the program became ready.
+#[derive(Debug, Clone)]
+pub struct Line {
+    /// (milliseconds since spawn, resident bytes).
+    pub points: Vec<(u64, u64)>,
+    /// Milliseconds since spawn when the program became ready.
+    pub ready_ms: Option<u64>,
+}
+
+/// Memory over time: one `<polyline>` per line, one hollow `<circle>` per ready moment.
+pub fn memory_over_time(lines: &[Line]) -> Result<String, ChartError> {
+    let max_ms = lines
+        .iter()
+        .flat_map(|line| line.points.iter().map(|p| p.0))
+        .max()
+        .unwrap_or(0)
+        .max(1);
+    let max_bytes = lines
+        .iter()
+        .flat_map(|line| line.points.iter().map(|p| p.1))
+        .max()
+        .unwrap_or(0);
+    let scale = ByteScale::for_max(max_bytes as f64);
+    let x_max = max_ms as f64 / 1000.0;
+    let y_max = nice_top(max_bytes as f64 / scale.divisor);
+    let frame = Frame {
+        x_label_area: 38,
+        y_label_area: 70,
+        x: 0.0..x_max,
+        y: 0.0..y_max,
+    };
+    layered(
+        WIDTH,
+        300,
+        |root| {
+            frame
+                .on(root)?
+                .configure_mesh()
+                .light_line_style(FAINT)
+                .bold_line_style(GRID)
+                .x_desc("seconds since spawn")
+                .y_desc(format!("resident memory ({})", scale.unit))
+                .x_label_formatter(&|s| format!("{s:.1}"))
+                .y_label_formatter(&|v| format!("{v:.0}"))
+                .label_style((FONT, 15).into_font().color(&AXIS_TEXT))
+                .axis_desc_style((FONT, 16).into_font().color(&AXIS_TEXT))
+                .draw()
+                .map_err(failed)?;
+            Ok(())
+        },
+        |root| {
+            let mut chart = frame.on(root)?;
+            for (index, line) in lines.iter().enumerate() {
+                let color = PALETTE[index % PALETTE.len()];
+                let points = line
+                    .points
+                    .iter()
+                    .map(|&(ms, bytes)| (ms as f64 / 1000.0, bytes as f64 / scale.divisor));
+                chart
+                    .draw_series(LineSeries::new(points, color.stroke_width(2)))
+                    .map_err(failed)?;
+                if let Some(ready_ms) = line.ready_ms {
+                    // On the line: its value at ready, between the samples around it.
+                    if let Some(bytes) = value_at(&line.points, ready_ms) {
+                        chart
+                            .draw_series(std::iter::once(Circle::new(
+                                (ready_ms as f64 / 1000.0, bytes / scale.divisor),
+                                5,
+                                color.stroke_width(2),
+                            )))
+                            .map_err(failed)?;
+                    }
+                }
+            }
+            Ok(())
+        },
+    )
+}
+
+/// The line through `points` (milliseconds, bytes) at `ms`: interpolated between
+/// the samples around it, or the nearest end outside them; `None` without points.
+fn value_at(points: &[(u64, u64)], ms: u64) -> Option<f64> {
+    let after = points.iter().position(|p| p.0 >= ms);
+    match after {
+        None => points.last().map(|p| p.1 as f64),
+        Some(0) => points.first().map(|p| p.1 as f64),
+        Some(index) => {
+            let (t0, v0) = points[index - 1];
+            let (t1, v1) = points[index];
+            let fraction = (ms - t0) as f64 / (t1 - t0).max(1) as f64;
+            Some(v0 as f64 + (v1 as f64 - v0 as f64) * fraction)
+        }
+    }
+}
+
+/// Time to ready per trial: one filled `<circle>` per sample, and one `<polyline>`
+/// per group at the group's median. `groups` are (trial, seconds) per group (cold, warm).
+pub fn time_to_ready(groups: &[Vec<(u32, f64)>]) -> Result<String, ChartError> {
+    let trials = groups.iter().flatten().map(|p| p.0).max().unwrap_or(0);
+    let max_seconds = groups.iter().flatten().map(|p| p.1).fold(0.0, f64::max);
+    let y_max = nice_top(max_seconds.max(1e-3));
+    let x_range = -0.5..f64::from(trials) + 0.5;
+    let frame = Frame {
+        x_label_area: 38,
+        y_label_area: 70,
+        x: x_range.clone(),
+        y: 0.0..y_max,
+    };
+    layered(
+        WIDTH,
+        280,
+        |root| {
+            frame
+                .on(root)?
+                .configure_mesh()
+                .light_line_style(FAINT)
+                .bold_line_style(GRID)
+                .x_labels((trials as usize + 1).min(20))
+                .x_desc("trial")
+                .y_desc("time to ready")
+                .x_label_formatter(&integer_label)
+                .y_label_formatter(&|s| format_seconds(*s))
+                .label_style((FONT, 15).into_font().color(&AXIS_TEXT))
+                .axis_desc_style((FONT, 16).into_font().color(&AXIS_TEXT))
+                .draw()
+                .map_err(failed)?;
+            Ok(())
+        },
+        |root| {
+            let mut chart = frame.on(root)?;
+            for (index, group) in groups.iter().enumerate() {
+                let color = PALETTE[index % PALETTE.len()];
+                let values: Vec<f64> = group.iter().map(|p| p.1).collect();
+                if let Some(summary) = crate::stats::Summary::from_values(&values) {
+                    chart
+                        .draw_series(LineSeries::new(
+                            [
+                                (x_range.start, summary.median),
+                                (x_range.end, summary.median),
+                            ],
+                            color.mix(0.6).stroke_width(1),
+                        ))
+                        .map_err(failed)?;
+                }
+                chart
+                    .draw_series(
+                        group.iter().map(|&(trial, s)| {
+                            Circle::new((f64::from(trial), s), 5, color.filled())
+                        }),
+                    )
+                    .map_err(failed)?;
+            }
+            Ok(())
+        },
+    )
+}
+
+/// One bar of a bar chart.
+#[derive(Debug, Clone)]
+pub struct Bar {
+    /// The label on the category axis.
+    pub label: String,
+    /// The bar's length, bytes.
+    pub bytes: u64,
+    /// A second, narrower bar inside the first (PSS inside RSS), bytes.
+    pub inner_bytes: Option<u64>,
+    /// Text written at the bar's end (`+45.1 MiB`).
+    pub note: Option<String>,
+}
+
+/// Vertical bars (the staircase): one `<rect>` per bar and per inner bar.
+pub fn vertical_bars(bars: &[Bar], y_desc: &str) -> Result<String, ChartError> {
+    let max_bytes = bars.iter().map(|bar| bar.bytes).max().unwrap_or(0);
+    let scale = ByteScale::for_max(max_bytes as f64);
+    let y_max = nice_top(max_bytes as f64 / scale.divisor * 1.12);
+    let count = bars.len().max(1);
+    let labels: Vec<String> = bars.iter().map(|bar| short_label(&bar.label)).collect();
+    let label_of = move |x: &f64| category_label(&labels, *x);
+    let frame = Frame {
+        x_label_area: 38,
+        y_label_area: 70,
+        x: -0.5..count as f64 - 0.5,
+        y: 0.0..y_max,
+    };
+    layered(
+        WIDTH,
+        300,
+        |root| {
+            frame
+                .on(root)?
+                .configure_mesh()
+                .disable_x_mesh()
+                .light_line_style(FAINT)
+                .bold_line_style(GRID)
+                .x_labels(count * 2 + 1)
+                .y_desc(format!("{y_desc} ({})", scale.unit))
+                .x_label_formatter(&label_of)
+                .y_label_formatter(&|v| format!("{v:.0}"))
+                .label_style((FONT, 15).into_font().color(&AXIS_TEXT))
+                .axis_desc_style((FONT, 16).into_font().color(&AXIS_TEXT))
+                .draw()
+                .map_err(failed)?;
+            Ok(())
+        },
+        |root| {
+            let mut chart = frame.on(root)?;
+            for (index, bar) in bars.iter().enumerate() {
+                let x = index as f64;
+                let top = bar.bytes as f64 / scale.divisor;
+                chart
+                    .draw_series(std::iter::once(Rectangle::new(
+                        [(x - 0.35, 0.0), (x + 0.35, top)],
+                        PALETTE[0].mix(0.75).filled(),
+                    )))
+                    .map_err(failed)?;
+                if let Some(inner) = bar.inner_bytes {
+                    chart
+                        .draw_series(std::iter::once(Rectangle::new(
+                            [(x - 0.15, 0.0), (x + 0.15, inner as f64 / scale.divisor)],
+                            PALETTE[3].filled(),
+                        )))
+                        .map_err(failed)?;
+                }
+                if let Some(note) = &bar.note {
+                    chart
+                        .draw_series(std::iter::once(Text::new(
+                            note.clone(),
+                            (x, top),
+                            (FONT, 15)
+                                .into_font()
+                                .color(&AXIS_TEXT)
+                                .pos(Pos::new(HPos::Center, VPos::Bottom)),
+                        )))
+                        .map_err(failed)?;
+                }
+            }
+            Ok(())
+        },
+    )
+}
+
+/// Horizontal bars (who holds the memory), largest first at the top: one `<rect>`
+/// per bar and per inner bar.
+pub fn horizontal_bars(bars: &[Bar], x_desc: &str) -> Result<String, ChartError> {
+    let max_bytes = bars.iter().map(|bar| bar.bytes).max().unwrap_or(0);
+    let scale = ByteScale::for_max(max_bytes as f64);
+    let x_max = nice_top(max_bytes as f64 / scale.divisor * 1.2);
+    let count = bars.len().max(1);
+    let labels: Vec<String> = bars.iter().map(|bar| short_label(&bar.label)).collect();
+    let height = 60 + 26 * count as u32;
+    let label_width = labels
+        .iter()
+        .map(|label| label.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(6) as u32
+        * 7
+        + 16;
+    // Category 0 is drawn at the top: y runs from count-0.5 (bottom) to -0.5 (top).
+    let label_of = move |y: &f64| category_label(&labels, *y);
+    let frame = Frame {
+        x_label_area: 38,
+        y_label_area: label_width,
+        x: 0.0..x_max,
+        y: (count as f64 - 0.5)..-0.5,
+    };
+    layered(
+        WIDTH,
+        height,
+        |root| {
+            frame
+                .on(root)?
+                .configure_mesh()
+                .disable_y_mesh()
+                .light_line_style(FAINT)
+                .bold_line_style(GRID)
+                .y_labels(count * 2 + 1)
+                .x_desc(format!("{x_desc} ({})", scale.unit))
+                .y_label_formatter(&label_of)
+                .x_label_formatter(&|v| format!("{v:.0}"))
+                .label_style((FONT, 15).into_font().color(&AXIS_TEXT))
+                .axis_desc_style((FONT, 16).into_font().color(&AXIS_TEXT))
+                .draw()
+                .map_err(failed)?;
+            Ok(())
+        },
+        |root| {
+            let mut chart = frame.on(root)?;
+            for (index, bar) in bars.iter().enumerate() {
+                let y = index as f64;
+                let end = bar.bytes as f64 / scale.divisor;
+                chart
+                    .draw_series(std::iter::once(Rectangle::new(
+                        [(0.0, y - 0.35), (end, y + 0.35)],
+                        PALETTE[0].mix(0.75).filled(),
+                    )))
+                    .map_err(failed)?;
+                if let Some(inner) = bar.inner_bytes {
+                    chart
+                        .draw_series(std::iter::once(Rectangle::new(
+                            [(0.0, y - 0.12), (inner as f64 / scale.divisor, y + 0.12)],
+                            PALETTE[3].filled(),
+                        )))
+                        .map_err(failed)?;
+                }
+                if let Some(note) = &bar.note {
+                    chart
+                        .draw_series(std::iter::once(Text::new(
+                            format!(" {note}"),
+                            (end, y),
+                            (FONT, 15)
+                                .into_font()
+                                .color(&AXIS_TEXT)
+                                .pos(Pos::new(HPos::Left, VPos::Center)),
+                        )))
+                        .map_err(failed)?;
+                }
+            }
+            Ok(())
+        },
+    )
+}
+
+/// One row of the comparison chart.
+#[derive(Debug, Clone)]
+pub struct Change {
+    /// The metric's name.
+    pub label: String,
+    /// The change of the medians in percent (`+12.5`).
+    pub percent: f64,
+    /// The interval of the change, percent.
+    pub low_percent: f64,
+    /// The interval of the change, percent.
+    pub high_percent: f64,
+    /// The metric's noise floor in percent: changes within ±this are not counted.
+    pub floor_percent: f64,
+    /// Whether the change is a regression (red), an improvement (green) or neither (grey).
+    pub tone: Tone,
+}
+
+/// How a change is coloured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tone {
+    /// Worse beyond the noise floor.
+    Regressed,
+    /// Better beyond the noise floor.
+    Improved,
+    /// Within the noise floor.
+    Neutral,
+}
+
+/// Dot and whisker per metric: each metric's noise floor as a grey `<rect>` band
+/// (none for a floor of 0), each interval as a `<polyline>`, each change as a filled
+/// `<circle>`.
+pub fn changes(rows: &[Change]) -> Result<String, ChartError> {
+    let extent = rows
+        .iter()
+        .flat_map(|row| {
+            [
+                row.low_percent.abs(),
+                row.high_percent.abs(),
+                row.percent.abs(),
+                row.floor_percent,
+            ]
+        })
+        .filter(|value| value.is_finite())
+        .fold(0.0, f64::max);
+    let x_max = nice_top(extent * 1.1).max(1.0);
+    let count = rows.len().max(1);
+    let labels: Vec<String> = rows.iter().map(|row| short_label(&row.label)).collect();
+    let label_of = move |y: &f64| category_label(&labels, *y);
+    let height = 70 + 28 * count as u32;
+    let frame = Frame {
+        x_label_area: 38,
+        y_label_area: 120,
+        x: -x_max..x_max,
+        y: (count as f64 - 0.5)..-0.5,
+    };
+    layered(
+        WIDTH,
+        height,
+        |root| {
+            frame
+                .on(root)?
+                .configure_mesh()
+                .disable_y_mesh()
+                .light_line_style(FAINT)
+                .bold_line_style(GRID)
+                .y_labels(count * 2 + 1)
+                .x_desc("change of the median, candidate vs base (%)")
+                .y_label_formatter(&label_of)
+                .x_label_formatter(&|v| format!("{v:+.0}%"))
+                .label_style((FONT, 15).into_font().color(&AXIS_TEXT))
+                .axis_desc_style((FONT, 16).into_font().color(&AXIS_TEXT))
+                .draw()
+                .map_err(failed)?;
+            Ok(())
+        },
+        |root| {
+            let mut chart = frame.on(root)?;
+            for (index, row) in rows.iter().enumerate() {
+                let y = index as f64;
+                if row.floor_percent > 0.0 {
+                    let floor = row.floor_percent.min(x_max);
+                    chart
+                        .draw_series(std::iter::once(Rectangle::new(
+                            [(-floor, y - 0.42), (floor, y + 0.42)],
+                            RGBColor(120, 120, 120).mix(0.15).filled(),
+                        )))
+                        .map_err(failed)?;
+                }
+                let color = match row.tone {
+                    Tone::Regressed => RGBColor(200, 40, 40),
+                    Tone::Improved => RGBColor(30, 140, 60),
+                    Tone::Neutral => RGBColor(90, 90, 90),
+                };
+                let clamp = |value: f64| value.clamp(-x_max, x_max);
+                chart
+                    .draw_series(LineSeries::new(
+                        [(clamp(row.low_percent), y), (clamp(row.high_percent), y)],
+                        color.stroke_width(2),
+                    ))
+                    .map_err(failed)?;
+                chart
+                    .draw_series(std::iter::once(Circle::new(
+                        (clamp(row.percent), y),
+                        5,
+                        color.filled(),
+                    )))
+                    .map_err(failed)?;
+            }
+            Ok(())
+        },
+    )
+}
+
+type Area<'b> = DrawingArea<SVGBackend<'b>, Shift>;
+type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
+/// A chart's plotting area: label areas and value ranges. The axes and the marks
+/// are drawn in two passes over the same frame, so they line up.
+struct Frame {
+    x_label_area: u32,
+    y_label_area: u32,
+    x: std::ops::Range<f64>,
+    y: std::ops::Range<f64>,
+}
+
+impl Frame {
+    fn on<'a, 'b>(&self, root: &'a Area<'b>) -> Result<Chart<'a, 'b>, ChartError> {
+        ChartBuilder::on(root)
+            .margin(12)
+            // Room for the last x label, which is centred on the axis's end.
+            .margin_right(30)
+            .x_label_area_size(self.x_label_area)
+            .y_label_area_size(self.y_label_area)
+            .build_cartesian_2d(self.x.clone(), self.y.clone())
+            .map_err(failed)
+    }
+}
+
+/// The axes, then the data marks in a `<g class="marks">` group, so that a reader
+/// (or a test) can tell the data from the grid.
+fn layered(
+    width: u32,
+    height: u32,
+    axes: impl FnOnce(&Area<'_>) -> Result<(), ChartError>,
+    marks: impl FnOnce(&Area<'_>) -> Result<(), ChartError>,
+) -> Result<String, ChartError> {
+    let axes = draw(width, height, axes)?;
+    let marks = draw(width, height, marks)?;
+    let inner = marks
+        .find('>')
+        .and_then(|open| Some(&marks[open + 1..marks.rfind("</svg>")?]))
+        .unwrap_or_default();
+    let end = axes.rfind("</svg>").unwrap_or(axes.len());
+    Ok(format!(
+        "{}<g class=\"marks\">{inner}</g>\n</svg>\n",
+        &axes[..end]
+    ))
+}
+
+/// Draws into a fresh SVG string of `width` × `height`.
+fn draw(
+    width: u32,
+    height: u32,
+    paint: impl FnOnce(&Area<'_>) -> Result<(), ChartError>,
+) -> Result<String, ChartError> {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
+        paint(&root)?;
+        root.present().map_err(failed)?;
+    }
+    Ok(svg)
+}
+
+/// The label of category `index` at an axis position, empty between categories.
+fn category_label(labels: &[String], position: f64) -> String {
+    let index = position.round();
+    if (position - index).abs() > 1e-6 || index < 0.0 {
+        return String::new();
+    }
+    labels.get(index as usize).cloned().unwrap_or_default()
+}
+
+/// `label` cut to [`MAX_LABEL_CHARS`] characters, ending in `…` when cut.
+fn short_label(label: &str) -> String {
+    if label.chars().count() <= MAX_LABEL_CHARS {
+        return label.to_string();
+    }
+    let mut short: String = label.chars().take(MAX_LABEL_CHARS - 1).collect();
+    short.push('…');
+    short
+}
+
+fn integer_label(value: &f64) -> String {
+    if (value - value.round()).abs() < 1e-6 && *value >= 0.0 {
+        format!("{}", value.round() as i64)
+    } else {
+        String::new()
+    }
+}
+
+/// A round axis top a little above `max`, so the largest mark is not on the edge.
+fn nice_top(max: f64) -> f64 {
+    if !max.is_finite() || max <= 0.0 {
+        return 1.0;
+    }
+    let padded = max * 1.08;
+    let step = 10f64.powf(padded.log10().floor());
+    (padded / step).ceil() * step
+}
+
+/// The binary unit an axis of bytes is drawn in.
+struct ByteScale {
+    divisor: f64,
+    unit: &'static str,
+}
+
+impl ByteScale {
+    fn for_max(max_bytes: f64) -> ByteScale {
+        const KIB: f64 = 1024.0;
+        let (divisor, unit) = if max_bytes >= 4.0 * KIB * KIB * KIB {
+            (KIB * KIB * KIB, "GiB")
+        } else if max_bytes >= 4.0 * KIB * KIB {
+            (KIB * KIB, "MiB")
+        } else {
+            (KIB, "KiB")
+        };
+        ByteScale { divisor, unit }
+    }
+}
+
+/// `bytes` as a signed delta for a bar's note: `+45.1 MiB`, `-2.0 KiB`.
+pub fn signed_bytes(bytes: i64) -> String {
+    let text = format_bytes(bytes as f64);
+    if bytes >= 0 { format!("+{text}") } else { text }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// How many `tag` elements the chart's data marks have.
+    fn count(svg: &str, tag: &str) -> usize {
+        let marks = &svg[svg.find("<g class=\"marks\">").expect("a marks group")..];
+        marks.matches(&format!("<{tag} ")).count()
+    }
+
+    #[test]
+    fn time_to_ready_has_a_dot_per_trial_and_a_median_line_per_group() {
+        let cold = vec![(0, 0.41), (1, 0.39), (2, 0.44)];
+        let warm = vec![(0, 0.21), (2, 0.2)];
+        let svg = time_to_ready(&[cold, warm]).unwrap();
+        assert_eq!(count(&svg, "circle"), 5);
+        assert_eq!(count(&svg, "polyline"), 2);
+        assert!(svg.contains("time to ready\n</text>"), "{svg}");
+        assert!(svg.contains("trial\n</text>"));
+    }
+
+    #[test]
+    fn memory_lines_and_ready_marks_are_drawn() {
+        let line = |ready| Line {
+            points: vec![(0, 1 << 20), (100, 50 << 20), (200, 60 << 20)],
+            ready_ms: ready,
+        };
+        let svg = memory_over_time(&[line(Some(120)), line(None)]).unwrap();
+        assert_eq!(count(&svg, "polyline"), 2);
+        assert_eq!(count(&svg, "circle"), 1);
+        assert!(svg.contains("resident memory (MiB)"));
+    }
+
+    #[test]
+    fn labels_are_escaped_by_the_svg_backend() {
+        let bars = [Bar {
+            label: "<script>alert(1)</script>".into(),
+            bytes: 10 << 20,
+            inner_bytes: Some(5 << 20),
+            note: Some("a & b".into()),
+        }];
+        let svg = horizontal_bars(&bars, "memory").unwrap();
+        assert!(!svg.contains("<script>"));
+        assert!(svg.contains("&lt;script&gt;"));
+        assert!(svg.contains("a &amp; b"));
+        assert_eq!(count(&svg, "rect"), 2, "{svg}");
+    }
+
+    #[test]
+    fn the_ready_mark_sits_on_the_line() {
+        let points = [(0, 0), (100, 100), (200, 300)];
+        assert_eq!(value_at(&points, 150), Some(200.0));
+        assert_eq!(value_at(&points, 100), Some(100.0));
+        assert_eq!(value_at(&points, 500), Some(300.0));
+        assert_eq!(value_at(&[], 5), None);
+    }
+
+    #[test]
+    fn axis_tops_are_round_and_above_the_maximum() {
+        assert_eq!(nice_top(0.0), 1.0);
+        assert_eq!(nice_top(95.0), 200.0);
+        assert_eq!(nice_top(412.0), 500.0);
+        assert!(nice_top(0.0123) >= 0.0123);
+    }
+}

@@ -1,0 +1,739 @@
+//! One self-contained HTML page per result or comparison: the summary table, the
+//! charts, the screen at ready, the glossary and the host facts.
+//!
+//! The page opens offline: no script, no external style, font or image; its CSS is
+//! inline and its charts are inline SVG drawn by [`charts`](super::charts). A
+//! Content-Security-Policy of `default-src 'none'` makes any fetch a browser error
+//! rather than a silent request. Every string that comes from a result (process
+//! names, screens, errors, facts) is HTML-escaped: the measured program is not
+//! trusted.
+
+use super::charts::{self, Bar, Change, Line, Tone};
+use crate::compare::{Comparison, FailedSample, MetricComparison, Verdict};
+use crate::detail::MemorySeries;
+use crate::metric::{Metric, Nature, Phase};
+use crate::report::Report;
+use crate::result::ResultFile;
+use crate::stats::MetricStats;
+use crate::units::{format_bytes, format_fact, format_seconds};
+use std::fmt::Write;
+
+/// How many processes the "who holds the memory" chart shows.
+const PROCESS_BARS: usize = 12;
+
+/// `result` as a self-contained HTML page.
+pub fn report(result: &ResultFile) -> String {
+    let report = Report::new(result);
+    let side = &result.side;
+    let mut body = String::new();
+    let _ = writeln!(
+        body,
+        "<h1>clibench result <code>{}</code></h1>",
+        escape(&report.sha)
+    );
+    request_line(&mut body, &report);
+    body.push_str("<section id=\"summary\"><h2>Summary</h2>\n");
+    if report.metrics.is_empty() {
+        body.push_str("<p class=\"none\">No metric was recorded.</p>\n");
+    } else {
+        summary_table(&mut body, &report.metrics);
+    }
+    failures(&mut body, &[("", &report.error, &report.failures)]);
+    body.push_str("</section>\n");
+
+    time_to_ready(&mut body, side);
+    memory_over_time(&mut body, &side.memory_series);
+    processes(&mut body, &report);
+    staircase(&mut body, result);
+    screens(&mut body, result);
+    glossary(
+        &mut body,
+        &report.metrics.iter().map(|m| m.metric).collect::<Vec<_>>(),
+    );
+    facts(&mut body, &report);
+    page(&format!("clibench result {}", report.sha), &body)
+}
+
+/// `comparison` as a self-contained HTML page: each metric's change with its
+/// interval against the noise floor, then the table, the gaps and the failures.
+pub fn comparison(comparison: &Comparison) -> String {
+    let mut body = String::new();
+    let _ = writeln!(
+        body,
+        "<h1>clibench: <code>{}</code> (candidate) vs <code>{}</code> (base)</h1>",
+        escape(&comparison.candidate_sha),
+        escape(&comparison.base_sha)
+    );
+    let mut headline: Vec<String> = Verdict::ALL
+        .into_iter()
+        .map(|verdict| (verdict, comparison.count(verdict)))
+        .filter(|&(verdict, count)| count > 0 || verdict == Verdict::Regressed)
+        .map(|(verdict, count)| format!("{count} {}", escape(verdict.word())))
+        .collect();
+    if !comparison.missing.is_empty() {
+        headline.push(format!("{} missing on a side", comparison.missing.len()));
+    }
+    let _ = writeln!(body, "<p class=\"headline\">{}.</p>", headline.join(", "));
+    let confidence = comparison.options.confidence * 100.0;
+    let rows: Vec<Change> = comparison
+        .metrics
+        .iter()
+        .filter(|row| row.ratio.is_finite() && row.ci_low.is_finite() && row.ci_high.is_finite())
+        .map(|row| Change {
+            label: row.metric.name().to_string(),
+            percent: (row.ratio - 1.0) * 100.0,
+            low_percent: (row.ci_low - 1.0) * 100.0,
+            high_percent: (row.ci_high - 1.0) * 100.0,
+            floor_percent: row.floor * 100.0,
+            tone: match row.verdict {
+                Verdict::Regressed => Tone::Regressed,
+                Verdict::Improved => Tone::Improved,
+                _ => Tone::Neutral,
+            },
+        })
+        .collect();
+    if !rows.is_empty() {
+        body.push_str("<section><h2>Changes</h2>\n");
+        let caption = format!(
+            "Dot: change of the median, candidate vs base. Whisker: its {confidence:.0}% \
+             bootstrap interval. Grey band: the metric's noise floor (none for exact sizes on \
+             disk); a change counts only when its whole whisker lies outside it. Red: worse; \
+             green: better."
+        );
+        figure(
+            &mut body,
+            "chart-changes",
+            "Change of each metric with its interval and the noise floor",
+            charts::changes(&rows),
+            &caption,
+        );
+        body.push_str("</section>\n");
+    }
+    if !comparison.metrics.is_empty() {
+        body.push_str("<section><h2>Metrics</h2>\n<table>\n<thead><tr><th>Metric</th><th>Base</th><th>Candidate</th><th>Change</th>");
+        let _ = write!(
+            body,
+            "<th>{confidence:.0}% interval</th><th>Verdict</th><th>Trials</th></tr></thead>\n<tbody>\n"
+        );
+        for row in &comparison.metrics {
+            comparison_row(&mut body, row);
+        }
+        body.push_str("</tbody>\n</table>\n</section>\n");
+    }
+    if !comparison.missing.is_empty() {
+        body.push_str("<section><h2>Missing on a side</h2>\n<ul>\n");
+        for missing in &comparison.missing {
+            let _ = writeln!(
+                body,
+                "<li>{}: base {}; candidate {}</li>",
+                metric_name(missing.metric),
+                presence(missing.base.as_ref()),
+                presence(missing.candidate.as_ref())
+            );
+        }
+        body.push_str("</ul>\n</section>\n");
+    }
+    failures(
+        &mut body,
+        &[
+            ("base", &comparison.base_error, &comparison.base_failures),
+            (
+                "candidate",
+                &comparison.candidate_error,
+                &comparison.candidate_failures,
+            ),
+        ],
+    );
+    let metrics: Vec<Metric> = comparison
+        .metrics
+        .iter()
+        .map(|row| row.metric)
+        .chain(comparison.missing.iter().map(|m| m.metric))
+        .collect();
+    glossary(&mut body, &metrics);
+    page(
+        &format!(
+            "clibench {} vs {}",
+            comparison.candidate_sha, comparison.base_sha
+        ),
+        &body,
+    )
+}
+
+/// `text` safe inside HTML text and quoted attribute values.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+const STYLE: &str = "\
+:root{color-scheme:light;--fg:#1d1d1f;--muted:#5f6368;--line:#e3e3e3;--bad:#c62828;--good:#1e8c3c}\
+*{box-sizing:border-box}\
+body{font:15px/1.45 system-ui,-apple-system,'Segoe UI',Roboto,'Helvetica Neue',Arial,sans-serif;color:var(--fg);margin:0 auto;max-width:980px;padding:24px 20px 60px}\
+h1{font-size:1.45em;margin:0 0 4px}h2{font-size:1.15em;margin:28px 0 8px;border-bottom:1px solid var(--line);padding-bottom:4px}\
+h3{font-size:1em;margin:18px 0 6px}\
+code,pre{font-family:ui-monospace,'SFMono-Regular',Menlo,Consolas,'DejaVu Sans Mono',monospace;font-size:.92em}\
+.request,.none,figcaption,.note{color:var(--muted)}\
+table{border-collapse:collapse;margin:6px 0;font-variant-numeric:tabular-nums}\
+th,td{padding:4px 10px;border-bottom:1px solid var(--line);text-align:right;vertical-align:top}\
+th:first-child,td:first-child{text-align:left}\
+thead th{font-weight:600;border-bottom:2px solid #ccc}\
+tr.phase th{text-align:left;background:#f6f6f6;font-weight:600;color:var(--muted);font-size:.85em;text-transform:uppercase;letter-spacing:.04em}\
+td.failed{color:var(--bad)}\
+abbr{text-decoration:underline dotted;cursor:help}\
+figure{margin:8px 0 18px}figure svg{max-width:100%;height:auto;display:block}\
+figcaption{font-size:.9em;margin-top:2px}\
+.legend{display:flex;flex-wrap:wrap;gap:4px 16px;font-size:.9em;margin:2px 0 4px}\
+.swatch{display:inline-block;width:11px;height:11px;border-radius:50%;margin-right:5px;vertical-align:-1px}\
+pre.screen{background:#111;color:#e6e6e6;padding:12px 14px;border-radius:6px;overflow-x:auto;line-height:1.2;font-size:.8em}\
+details{margin:6px 0}summary{cursor:pointer;font-weight:600}\
+dl.glossary dt{font-weight:600;margin-top:8px}dl.glossary dd{margin:2px 0 0 18px}\
+.regressed{color:var(--bad);font-weight:600}.improved{color:var(--good)}\
+ul.failures li{color:var(--bad)}\
+table.facts td{text-align:left}\
+";
+
+fn page(title: &str, body: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n\
+         <title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n{body}\
+         <footer class=\"note\"><p>Made by clibench. This page is self-contained: it loads nothing from anywhere.</p></footer>\n\
+         </body>\n</html>\n",
+        escape(title)
+    )
+}
+
+fn request_line(out: &mut String, report: &Report) {
+    let request = &report.request;
+    let mut parts = Vec::new();
+    if let Some(repository) = &request.repository {
+        parts.push(format!("repository <code>{}</code>", escape(repository)));
+    }
+    if let Some(pr) = request.pr {
+        parts.push(format!("pull request #{pr}"));
+    }
+    if let Some(run) = &request.run_id {
+        parts.push(format!("run <code>{}</code>", escape(run)));
+    }
+    if let Some(harness) = &request.harness_sha {
+        parts.push(format!("harness <code>{}</code>", escape(harness)));
+    }
+    for (key, value) in &request.config {
+        parts.push(format!("{} {}", escape(key), escape(value)));
+    }
+    if !parts.is_empty() {
+        let _ = writeln!(out, "<p class=\"request\">{}</p>", parts.join(" · "));
+    }
+}
+
+/// A metric's name with its glossary entry as a tooltip.
+fn metric_name(metric: Metric) -> String {
+    format!(
+        "<abbr title=\"{} ({})\"><code>{}</code></abbr>",
+        escape(metric.description()),
+        escape(&metric.unit_and_direction()),
+        metric.name()
+    )
+}
+
+fn summary_table(out: &mut String, metrics: &[MetricStats]) {
+    out.push_str(
+        "<table class=\"summary\">\n<thead><tr><th>Metric</th><th>Median</th><th>Mean ± SD</th>\
+         <th>Min</th><th>Max</th><th>Trials</th><th>Failed</th></tr></thead>\n<tbody>\n",
+    );
+    for phase in Phase::ALL {
+        let rows: Vec<&MetricStats> = metrics
+            .iter()
+            .filter(|stats| stats.metric.phase() == phase)
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "<tr class=\"phase\"><th colspan=\"7\">{phase}</th></tr>"
+        );
+        for stats in rows {
+            let unit = stats.unit;
+            let cells = match &stats.summary {
+                Some(s) => [
+                    unit.format(s.median),
+                    format!("{} ± {}", unit.format(s.mean), unit.format(s.std_dev)),
+                    unit.format(s.min),
+                    unit.format(s.max),
+                ],
+                None => std::array::from_fn(|_| "–".to_string()),
+            };
+            let failed_class = if stats.errored > 0 {
+                " class=\"failed\""
+            } else {
+                ""
+            };
+            let _ = writeln!(
+                out,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td{failed_class}>{}</td></tr>",
+                metric_name(stats.metric),
+                escape(&cells[0]),
+                escape(&cells[1]),
+                escape(&cells[2]),
+                escape(&cells[3]),
+                stats.n(),
+                stats.errored
+            );
+        }
+    }
+    out.push_str("</tbody>\n</table>\n");
+}
+
+fn failures(out: &mut String, sides: &[(&str, &Option<String>, &Vec<FailedSample>)]) {
+    let any = sides
+        .iter()
+        .any(|(_, error, failed)| error.is_some() || !failed.is_empty());
+    if !any {
+        return;
+    }
+    out.push_str("<h3>Failures</h3>\n<ul class=\"failures\">\n");
+    for (name, error, failed) in sides {
+        let prefix = if name.is_empty() {
+            String::new()
+        } else {
+            format!("{name} ")
+        };
+        if let Some(error) = error {
+            let _ = writeln!(out, "<li>{prefix}run: {}</li>", escape(error));
+        }
+        for sample in failed.iter() {
+            let _ = writeln!(
+                out,
+                "<li>{prefix}<code>{}</code> trial {}: {}</li>",
+                sample.metric,
+                sample.trial,
+                escape(&sample.error)
+            );
+        }
+    }
+    out.push_str("</ul>\n");
+}
+
+/// A chart in a `<figure>` with a tooltip (`<title>`) and a caption; a chart that
+/// could not be drawn is replaced by the reason.
+fn figure(
+    out: &mut String,
+    id: &str,
+    title: &str,
+    svg: Result<String, charts::ChartError>,
+    caption: &str,
+) {
+    let _ = writeln!(out, "<figure id=\"{id}\">");
+    match svg {
+        Ok(svg) => {
+            // The chart's own tooltip: the first child of the <svg> element.
+            let title = format!("<title>{}</title>", escape(title));
+            match svg.find('>') {
+                Some(open) => {
+                    out.push_str(&svg[..=open]);
+                    out.push_str(&title);
+                    out.push_str(&svg[open + 1..]);
+                }
+                None => out.push_str(&svg),
+            }
+        }
+        Err(error) => {
+            let _ = writeln!(out, "<p class=\"none\">{}</p>", escape(&error.to_string()));
+        }
+    }
+    let _ = writeln!(out, "<figcaption>{caption}</figcaption>\n</figure>");
+}
+
+fn legend(out: &mut String, entries: &[String]) {
+    out.push_str("<div class=\"legend\">");
+    for (index, entry) in entries.iter().enumerate() {
+        let _ = write!(
+            out,
+            "<span><span class=\"swatch\" style=\"background:{}\"></span>{}</span>",
+            charts::css_color(index),
+            escape(entry)
+        );
+    }
+    out.push_str("</div>\n");
+}
+
+fn samples(side: &crate::result::Side, metric: Metric) -> Vec<(u32, f64)> {
+    let mut points: Vec<(u32, f64)> = side
+        .metrics
+        .get(&metric)
+        .into_iter()
+        .flatten()
+        .filter_map(|o| o.value.map(|value| (o.trial, value)))
+        .collect();
+    points.sort_by_key(|p| p.0);
+    points
+}
+
+fn time_to_ready(out: &mut String, side: &crate::result::Side) {
+    let cold = samples(side, Metric::Cold);
+    let warm = samples(side, Metric::Warm);
+    if cold.is_empty() && warm.is_empty() {
+        return;
+    }
+    out.push_str("<section id=\"ready\"><h2>Time to ready</h2>\n");
+    let median = |points: &[(u32, f64)]| {
+        let values: Vec<f64> = points.iter().map(|p| p.1).collect();
+        crate::stats::Summary::from_values(&values)
+            .map_or("–".to_string(), |s| format_seconds(s.median))
+    };
+    legend(
+        out,
+        &[
+            format!("cold: {} trials, median {}", cold.len(), median(&cold)),
+            format!("warm: {} trials, median {}", warm.len(), median(&warm)),
+        ],
+    );
+    figure(
+        out,
+        "chart-ready",
+        "Time to ready per trial, cold and warm",
+        charts::time_to_ready(&[cold, warm]),
+        "Each dot is one trial's start, from spawn in a terminal until ready; each line is \
+         the median. Cold is the trial's first start, warm the second.",
+    );
+    out.push_str("</section>\n");
+}
+
+fn memory_over_time(out: &mut String, all: &[MemorySeries]) {
+    if all.is_empty() {
+        return;
+    }
+    out.push_str("<section id=\"memory\"><h2>Memory over time</h2>\n");
+    let mut sessions: Vec<&str> = Vec::new();
+    for series in all {
+        if !sessions.contains(&series.session.as_str()) {
+            sessions.push(&series.session);
+        }
+    }
+    for session in sessions {
+        let mut series: Vec<&MemorySeries> = all.iter().filter(|s| s.session == session).collect();
+        series.sort_by_key(|s| s.trial);
+        let _ = writeln!(out, "<h3>{} session</h3>", escape(session));
+        let entries: Vec<String> = series
+            .iter()
+            .map(|s| {
+                format!(
+                    "trial {}: peak {}",
+                    s.trial,
+                    format_bytes(s.peak_rss_bytes() as f64)
+                )
+            })
+            .collect();
+        legend(out, &entries);
+        let lines: Vec<Line> = series
+            .iter()
+            .map(|s| Line {
+                points: s.points.iter().map(|p| (p.t_ms, p.rss_bytes)).collect(),
+                ready_ms: s.ready_ms,
+            })
+            .collect();
+        let id = format!("chart-memory-{}", css_id(session));
+        figure(
+            out,
+            &id,
+            &format!("Resident memory of the process family during the {session} session"),
+            charts::memory_over_time(&lines),
+            "Resident memory (RSS) of the whole process family, sampled in the background from \
+             spawn until the measurement ended; one line per trial. A ring marks the moment the \
+             program was ready.",
+        );
+    }
+    out.push_str("</section>\n");
+}
+
+fn processes(out: &mut String, report: &Report) {
+    if report.processes.is_empty() {
+        return;
+    }
+    out.push_str("<section id=\"processes\"><h2>Who holds the memory</h2>\n");
+    let bars: Vec<Bar> = report
+        .processes
+        .iter()
+        .take(PROCESS_BARS)
+        .map(|p| Bar {
+            label: format!("{} ({})", p.name, p.pid),
+            bytes: p.rss,
+            inner_bytes: p.pss,
+            note: Some(format_bytes(p.rss as f64)),
+        })
+        .collect();
+    let total: u64 = report.processes.iter().map(|p| p.rss).sum();
+    let more = report.processes.len().saturating_sub(PROCESS_BARS);
+    let caption = format!(
+        "Each process of the family at the last memory measurement, largest first: the wide \
+         bar is its resident memory (RSS), the narrow one its proportional share (PSS). {} \
+         processes, {} RSS in all{}.",
+        report.processes.len(),
+        format_bytes(total as f64),
+        if more > 0 {
+            format!("; {more} smaller ones are not drawn")
+        } else {
+            String::new()
+        }
+    );
+    figure(
+        out,
+        "chart-processes",
+        "Resident memory per process at the measurement",
+        charts::horizontal_bars(&bars, "memory"),
+        &escape(&caption),
+    );
+    out.push_str("</section>\n");
+}
+
+fn staircase(out: &mut String, result: &ResultFile) {
+    let runs = &result.side.staircases;
+    let Some(run) = runs.iter().min_by_key(|run| run.trial) else {
+        return;
+    };
+    out.push_str("<section id=\"staircase\"><h2>Staircase: the cost of one more instance</h2>\n");
+    let mut bars = vec![Bar {
+        label: "before".into(),
+        bytes: run.baseline_rss_bytes,
+        inner_bytes: None,
+        note: None,
+    }];
+    for step in &run.steps {
+        bars.push(Bar {
+            label: format!("{}", step.instances),
+            bytes: step.rss_bytes,
+            inner_bytes: step.pss_bytes,
+            note: Some(charts::signed_bytes(step.rss_delta_bytes)),
+        });
+    }
+    bars.push(Bar {
+        label: "stopped".into(),
+        bytes: run.after_teardown_rss_bytes,
+        inner_bytes: None,
+        note: Some(format!(
+            "{} given back",
+            format_bytes(run.reclaimed_rss_bytes as f64)
+        )),
+    });
+    let average = if run.steps.is_empty() {
+        "–".to_string()
+    } else {
+        let sum: i64 = run.steps.iter().map(|s| s.rss_delta_bytes).sum();
+        format_bytes(sum as f64 / run.steps.len() as f64)
+    };
+    let caption = format!(
+        "Trial {} of {}. The family's resident memory before the first instance, after each \
+         added instance settled (the label above each bar is what that instance added; \
+         narrow bar: PSS), and after every instance was stopped. Average per instance: {}; \
+         given back when stopped: {}.",
+        run.trial,
+        runs.len(),
+        average,
+        format_bytes(run.reclaimed_rss_bytes as f64)
+    );
+    figure(
+        out,
+        "chart-staircase",
+        "Family memory per number of running instances",
+        charts::vertical_bars(&bars, "resident memory"),
+        &escape(&caption),
+    );
+    out.push_str("</section>\n");
+}
+
+fn screens(out: &mut String, result: &ResultFile) {
+    let screens = &result.side.screens;
+    if screens.is_empty() {
+        return;
+    }
+    out.push_str("<section id=\"screens\"><h2>The screen at ready</h2>\n");
+    // The first screen in full; the others (usually the same program again) folded.
+    for (index, screen) in screens.iter().enumerate() {
+        let heading = format!(
+            "{} session, trial {}",
+            escape(&screen.session),
+            screen.trial
+        );
+        let text = escape(&screen.text);
+        if index == 0 {
+            let _ = writeln!(
+                out,
+                "<h3>{heading}</h3>\n<pre class=\"screen\">{text}</pre>"
+            );
+        } else {
+            let _ = writeln!(
+                out,
+                "<details><summary>{heading}</summary>\n<pre class=\"screen\">{text}</pre></details>"
+            );
+        }
+    }
+    out.push_str("</section>\n");
+}
+
+fn glossary(out: &mut String, metrics: &[Metric]) {
+    if metrics.is_empty() {
+        return;
+    }
+    out.push_str(
+        "<section id=\"glossary\"><h2>What the metrics mean</h2>\n<dl class=\"glossary\">\n",
+    );
+    for metric in Metric::ALL.into_iter().filter(|m| metrics.contains(m)) {
+        let _ = writeln!(
+            out,
+            "<dt><code>{}</code> <span class=\"note\">({})</span></dt><dd>{}</dd>",
+            metric.name(),
+            escape(&metric.unit_and_direction()),
+            escape(metric.description())
+        );
+    }
+    out.push_str("</dl>\n</section>\n");
+}
+
+fn facts(out: &mut String, report: &Report) {
+    if report.runtime.is_empty() && report.artifacts.is_empty() && report.timings.is_empty() {
+        return;
+    }
+    out.push_str("<section id=\"facts\"><h2>Host and run facts</h2>\n");
+    let table = |out: &mut String, title: &str, rows: Vec<(String, String)>| {
+        if rows.is_empty() {
+            return;
+        }
+        let _ = writeln!(out, "<h3>{title}</h3>\n<table class=\"facts\">");
+        for (key, value) in rows {
+            let _ = writeln!(
+                out,
+                "<tr><td><code>{}</code></td><td>{}</td></tr>",
+                escape(&key),
+                escape(&value)
+            );
+        }
+        out.push_str("</table>\n");
+    };
+    table(
+        out,
+        "Host and tools",
+        report
+            .runtime
+            .iter()
+            .map(|(k, v)| (k.clone(), format_fact(k, v)))
+            .collect(),
+    );
+    table(
+        out,
+        "Artifacts",
+        report
+            .artifacts
+            .iter()
+            .map(|(k, v)| (k.clone(), format_bytes(*v as f64)))
+            .collect(),
+    );
+    table(
+        out,
+        "Timings",
+        report
+            .timings
+            .iter()
+            .map(|(k, v)| (k.clone(), format_seconds(*v)))
+            .collect(),
+    );
+    out.push_str("</section>\n");
+}
+
+fn comparison_row(out: &mut String, row: &MetricComparison) {
+    let median = |stats: &MetricStats| {
+        stats
+            .median()
+            .map_or("–".to_string(), |m| stats.unit.format(m))
+    };
+    let (class, word) = match row.verdict {
+        Verdict::Regressed => ("regressed", row.verdict.word()),
+        Verdict::Improved => ("improved", row.verdict.word()),
+        other => ("", other.word()),
+    };
+    // A single sample has no spread, and an exact metric's point ratio is all there is.
+    let interval = match (row.verdict, row.nature) {
+        (Verdict::SingleSample, _) => "–".to_string(),
+        (_, Nature::Exact) => "exact".to_string(),
+        _ => format!(
+            "{} to {}",
+            signed_percent(row.ci_low),
+            signed_percent(row.ci_high)
+        ),
+    };
+    let _ = writeln!(
+        out,
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"{class}\">{}</td><td>{} / {}</td></tr>",
+        metric_name(row.metric),
+        escape(&median(&row.base)),
+        escape(&median(&row.candidate)),
+        signed_percent(row.ratio),
+        interval,
+        escape(word),
+        row.base.n(),
+        row.candidate.n()
+    );
+}
+
+fn presence(stats: Option<&MetricStats>) -> String {
+    match stats {
+        None => "not measured".to_string(),
+        Some(stats) => match stats.median() {
+            None => format!("no successful sample ({} failed)", stats.errored),
+            Some(median) => escape(&format!(
+                "{} over {} trials",
+                stats.unit.format(median),
+                stats.n()
+            )),
+        },
+    }
+}
+
+fn signed_percent(ratio: f64) -> String {
+    if !ratio.is_finite() {
+        return "+∞".to_string();
+    }
+    let change = (ratio - 1.0) * 100.0;
+    if change.abs() < 0.05 {
+        return "0.0%".to_string();
+    }
+    format!("{change:+.1}%")
+}
+
+/// `text` reduced to letters, digits and dashes, for an element id.
+fn css_id(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escape_covers_text_and_attributes() {
+        assert_eq!(
+            escape(r#"<script>alert("x") & 'y'</script>"#),
+            "&lt;script&gt;alert(&quot;x&quot;) &amp; &#39;y&#39;&lt;/script&gt;"
+        );
+    }
+
+    #[test]
+    fn ids_are_tame() {
+        assert_eq!(css_id("ui"), "ui");
+        assert_eq!(css_id("a\"b c"), "a-b-c");
+    }
+}

@@ -1,0 +1,284 @@
+//! The HTML report of a demo-like result: every chart with its data, hostile text
+//! escaped, nothing fetched from anywhere.
+
+use crate::example;
+use bench_core::compare::{CompareOptions, compare};
+use bench_core::detail::{MemoryPoint, MemorySeries, Screen, StaircaseRun, StaircaseStep};
+use bench_core::export::html;
+use bench_core::{Metric, Observation, Phase, ProcessMemory, ResultFile};
+
+/// Trials of the demo-like result.
+pub const TRIALS: u32 = 5;
+/// A string a hostile target could put in its process name or on its screen.
+pub const HOSTILE: &str = "<script>alert('owned')</script><img src=x onerror=alert(1)>";
+
+/// The shipped candidate example, grown into what `clibench run` records for a
+/// demo-like agent: five trials, memory over time of every start and UI session,
+/// the screen at ready, a staircase, and a process with a hostile name.
+pub fn demo_like() -> ResultFile {
+    let mut result = example("candidate");
+    let side = &mut result.side;
+    let cold = [0.412, 0.398, 0.431, 0.405, 0.47];
+    let warm = [0.201, 0.188, 0.212, 0.195, 0.199];
+    side.metrics.insert(
+        Metric::Cold,
+        cold.iter()
+            .enumerate()
+            .map(|(trial, &s)| Observation::value(trial as u32, s))
+            .collect(),
+    );
+    side.metrics.insert(
+        Metric::Warm,
+        warm.iter()
+            .enumerate()
+            .map(|(trial, &s)| Observation::value(trial as u32, s))
+            .collect(),
+    );
+    side.metrics.insert(
+        Metric::InstanceRss,
+        vec![Observation::value(0, 48.0 * 1048576.0)],
+    );
+    side.metrics.insert(
+        Metric::ReclaimedRss,
+        vec![Observation::value(0, 150.0 * 1048576.0)],
+    );
+    side.runtime
+        .insert("memory_bytes".into(), "25276059648".into());
+    for trial in 0..TRIALS {
+        for (session, phase, ready) in [
+            ("cold", Phase::Measure, cold[trial as usize]),
+            ("warm", Phase::Measure, warm[trial as usize]),
+            ("ui", Phase::Ui, 0.4),
+        ] {
+            let ready_ms = (ready * 1000.0) as u64;
+            let points = (0..60)
+                .map(|i| {
+                    let t_ms = i * 25;
+                    // Memory grows until ready, then levels off near 130 MiB.
+                    let level = (t_ms as f64 / ready_ms as f64).min(1.0);
+                    let rss = (8.0 + 122.0 * level + f64::from(trial)) * 1048576.0;
+                    MemoryPoint {
+                        t_ms,
+                        rss_bytes: rss as u64,
+                        pss_bytes: Some((rss * 0.8) as u64),
+                    }
+                })
+                .collect();
+            side.memory_series.push(MemorySeries::from_points(
+                phase,
+                trial,
+                session,
+                Some(ready_ms),
+                points,
+            ));
+        }
+    }
+    side.screens.push(Screen::new(
+        Phase::Measure,
+        0,
+        "cold",
+        format!("demo agent v1.0\n\n> ready\n{HOSTILE}\n"),
+    ));
+    let mib = |n: u64| n << 20;
+    side.staircases.push(StaircaseRun {
+        trial: 0,
+        baseline_rss_bytes: mib(131),
+        steps: (1..=3)
+            .map(|instances| StaircaseStep {
+                instances,
+                rss_bytes: mib(131 + 48 * u64::from(instances)),
+                pss_bytes: Some(mib(100 + 30 * u64::from(instances))),
+                rss_delta_bytes: 48 << 20,
+            })
+            .collect(),
+        after_teardown_rss_bytes: mib(125),
+        reclaimed_rss_bytes: 150 << 20,
+    });
+    let mut processes = side.processes.clone();
+    processes.push(ProcessMemory {
+        pid: 4242,
+        name: HOSTILE.to_string(),
+        rss: mib(12),
+        pss: Some(mib(9)),
+        uss: None,
+        swap: None,
+        cpu_seconds: None,
+    });
+    side.set_processes(processes);
+    result
+        .validate()
+        .unwrap_or_else(|error| panic!("the demo-like result is invalid: {error}"));
+    result
+}
+
+/// The part of `html` inside the element with `id`, up to the figure's end.
+pub fn figure<'a>(html: &'a str, id: &str) -> &'a str {
+    let start = html
+        .find(&format!("<figure id=\"{id}\">"))
+        .unwrap_or_else(|| panic!("no figure {id}"));
+    let end = start + html[start..].find("</figure>").expect("a closed figure");
+    &html[start..end]
+}
+
+/// How many `tag` elements a figure's data marks have.
+pub fn marks(figure: &str, tag: &str) -> usize {
+    let start = figure.find("<g class=\"marks\">").expect("a marks group");
+    figure[start..].matches(&format!("<{tag} ")).count()
+}
+
+#[test]
+fn every_chart_is_drawn_with_its_data() {
+    let result = demo_like();
+    let page = html::report(&result);
+    let trials = TRIALS as usize;
+    let ready = figure(&page, "chart-ready");
+    assert_eq!(
+        marks(ready, "circle"),
+        2 * trials,
+        "a dot per cold and warm start"
+    );
+    assert_eq!(
+        marks(ready, "polyline"),
+        2,
+        "a median line for cold and for warm"
+    );
+    for session in ["cold", "warm", "ui"] {
+        let memory = figure(&page, &format!("chart-memory-{session}"));
+        assert_eq!(
+            marks(memory, "polyline"),
+            trials,
+            "{session}: a line per trial"
+        );
+        assert_eq!(
+            marks(memory, "circle"),
+            trials,
+            "{session}: a ready mark per trial"
+        );
+        assert!(memory.contains("resident memory (MiB)"));
+    }
+    let processes = figure(&page, "chart-processes");
+    let with_pss = result
+        .side
+        .processes
+        .iter()
+        .filter(|p| p.pss.is_some())
+        .count();
+    assert_eq!(
+        marks(processes, "rect"),
+        result.side.processes.len() + with_pss
+    );
+    let staircase = figure(&page, "chart-staircase");
+    // Before, three steps (each with its PSS bar), after stopping.
+    assert_eq!(marks(staircase, "rect"), 1 + 3 * 2 + 1);
+    assert!(staircase.contains("+48.0 MiB"));
+    assert!(staircase.contains("150.0 MiB given back"));
+}
+
+#[test]
+fn text_from_the_target_is_escaped() {
+    let page = html::report(&demo_like());
+    assert!(
+        !page.to_lowercase().contains("<script"),
+        "a live script tag"
+    );
+    assert!(!page.contains("<img"), "a live img tag");
+    assert!(page.contains("&lt;script&gt;alert(&#39;owned&#39;)&lt;/script&gt;"));
+    // The process name is drawn by the SVG backend, which escapes it too.
+    assert!(page.contains("&lt;script&gt;alert(&apos;owned&apos;)"));
+}
+
+#[test]
+fn the_page_references_nothing_outside_itself() {
+    for page in [
+        html::report(&demo_like()),
+        html::comparison(&compare(
+            &example("base").side,
+            &example("candidate").side,
+            &CompareOptions::default(),
+        )),
+    ] {
+        for needle in ["url(", "@import", "<link", "<script", "<img", "https:"] {
+            assert!(!page.contains(needle), "the page has `{needle}`");
+        }
+        // No element has an attribute that loads something (the hostile text has
+        // `src=` in it, but only as escaped text, outside any tag).
+        for tag in page
+            .split('<')
+            .skip(1)
+            .filter_map(|rest| rest.split('>').next())
+        {
+            for attribute in [" src=", " href=", " xlink:href=", " srcset=", " data="] {
+                assert!(!tag.contains(attribute), "<{tag}> loads something");
+            }
+        }
+        // The only absolute URL is the SVG namespace, which no browser fetches.
+        let urls = page.matches("http://").count();
+        let namespaces = page.matches("xmlns=\"http://www.w3.org/2000/svg\"").count();
+        assert_eq!(urls, namespaces);
+        assert!(page.contains("Content-Security-Policy\" content=\"default-src 'none'"));
+    }
+}
+
+#[test]
+fn byte_facts_are_shown_with_units() {
+    let page = html::report(&demo_like());
+    assert!(page.contains("<td><code>memory_bytes</code></td><td>23.5 GiB</td>"));
+    assert!(!page.contains("25276059648"));
+}
+
+#[test]
+fn metric_names_carry_their_glossary_as_a_tooltip() {
+    let page = html::report(&demo_like());
+    let tooltip = format!("<abbr title=\"{}", html::escape(Metric::Cold.description()));
+    assert!(page.contains(&tooltip));
+    assert!(page.contains("<dt><code>reclaimed_rss</code>"));
+    // Only the metrics the result has are explained.
+    assert!(!page.contains("<dt><code>mixed</code>"));
+}
+
+#[test]
+fn comparison_draws_each_change_with_its_interval() {
+    let comparison = compare(
+        &example("base").side,
+        &example("candidate").side,
+        &CompareOptions::default(),
+    );
+    let page = html::comparison(&comparison);
+    let chart = figure(&page, "chart-changes");
+    let finite = comparison
+        .metrics
+        .iter()
+        .filter(|row| row.ratio.is_finite())
+        .count();
+    assert!(finite > 0);
+    assert_eq!(marks(chart, "circle"), finite, "a dot per metric");
+    assert_eq!(marks(chart, "polyline"), finite, "a whisker per metric");
+    let with_floor = comparison
+        .metrics
+        .iter()
+        .filter(|row| row.ratio.is_finite() && row.floor > 0.0)
+        .count();
+    assert!(with_floor > 0);
+    assert_eq!(
+        marks(chart, "rect"),
+        with_floor,
+        "a noise band per metric with a floor"
+    );
+    assert!(chart.contains("noise floor"));
+}
+
+/// The page's outline (headings and chart ids), so a reordered or lost section shows.
+#[test]
+fn report_skeleton() {
+    let page = html::report(&demo_like());
+    let outline: Vec<&str> = page
+        .lines()
+        .filter(|line| {
+            line.starts_with("<h1")
+                || line.starts_with("<h2")
+                || line.starts_with("<section")
+                || line.starts_with("<figure")
+        })
+        .collect();
+    insta::assert_snapshot!(outline.join("\n"));
+}
