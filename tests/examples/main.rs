@@ -1,6 +1,7 @@
 //! Runs the top-level examples (`examples/*.rs`) as their users would and
 //! snapshot-tests what they print. One module per example.
 
+mod ci_workflows;
 mod compare_results;
 mod family_memory;
 mod kernel_roundtrip;

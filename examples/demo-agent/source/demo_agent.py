@@ -12,6 +12,9 @@ It behaves like the agent CLIs clibench is for, with the Python 3 standard libra
 * `demo-agent kernel` runs the REPL kernel (protocol 3) shipped next to it.
 * `demo-agent --version` prints `demo-agent VERSION`.
 
+`DEMO_AGENT_STARTUP_DELAY_MS=N` makes the TUI wait N ms before it draws anything: a
+start-up regression to see offline (`clibench ab --head measure.env.DEMO_AGENT_STARTUP_DELAY_MS=300`).
+
 Flags for fault tests: `--never-ready` (paints, enters raw mode, never shows input),
 `--crash-after SECONDS` (exits with status 3 before it is ready), `--no-daemon`, and
 `--daemon-ignore-sigterm` (the daemon ignores SIGTERM, so `stop` cannot stop it).
@@ -281,6 +284,19 @@ def run_command(command: str, session: str | None) -> list[str]:
     return [f"unknown command: {head} (try help)"]
 
 
+def startup_delay_ms() -> int | None:
+    """DEMO_AGENT_STARTUP_DELAY_MS: how long to wait before drawing (0 when unset)."""
+    text = os.environ.get("DEMO_AGENT_STARTUP_DELAY_MS", "").strip() or "0"
+    try:
+        delay = int(text)
+    except ValueError:
+        delay = -1
+    if delay < 0:
+        print(f"demo-agent: DEMO_AGENT_STARTUP_DELAY_MS={text!r} is not a number of milliseconds", file=sys.stderr)
+        return None
+    return delay
+
+
 def tui(args: list[str]) -> int:
     never_ready = "--never-ready" in args
     crash_after = None
@@ -290,11 +306,17 @@ def tui(args: list[str]) -> int:
     if not os.isatty(fd):
         print("demo-agent: the TUI needs a terminal (try `demo-agent --help`)", file=sys.stderr)
         return 2
+    delay_ms = startup_delay_ms()
+    if delay_ms is None:
+        return 2
     saved = termios.tcgetattr(fd)
     screen = Screen(sys.stdout.fileno())
     screen.write("\x1b[?1049h\x1b[H\x1b[2J")
     try:
         tty.setraw(fd)
+        # A knob for seeing a regression offline: a slower start-up, same memory. It waits
+        # in raw mode, so that nothing typed meanwhile is echoed by the terminal.
+        time.sleep(delay_ms / 1000.0)
         row, col = screen.query()
         if crash_after is not None:
             screen.write("demo-agent: starting...")

@@ -103,12 +103,12 @@ impl TryFrom<Args> for Settings {
 
 /// One `--noise` value: the global floor or one metric's.
 #[derive(Debug, Clone, Copy, PartialEq)]
-enum Noise {
+pub(super) enum Noise {
     Global(f64),
     Metric(Metric, f64),
 }
 
-fn parse_noise(text: &str) -> Result<Noise, String> {
+pub(super) fn parse_noise(text: &str) -> Result<Noise, String> {
     let fraction = |text: &str| -> Result<f64, String> {
         let noise: f64 = text
             .parse()
@@ -131,7 +131,7 @@ fn parse_noise(text: &str) -> Result<Noise, String> {
 
 /// The comparison options from every `--noise`: at most one global floor, at most
 /// one floor per metric.
-fn options(noise: &[Noise]) -> anyhow::Result<CompareOptions> {
+pub(super) fn options(noise: &[Noise]) -> anyhow::Result<CompareOptions> {
     let mut options = CompareOptions::default();
     let mut global = None;
     for &value in noise {
@@ -250,7 +250,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 /// The plain-text comparison: one row per metric, then the missing metrics and failures.
-fn table(comparison: &Comparison) -> String {
+pub(super) fn table(comparison: &Comparison) -> String {
     let mut out = format!(
         "{} (candidate) vs {} (base)\n\n",
         comparison.candidate_sha, comparison.base_sha

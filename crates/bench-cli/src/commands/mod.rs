@@ -1,6 +1,7 @@
 //! The subcommands: one file each. Clap structs live here and are turned into
 //! plain settings before anything reaches a library crate.
 
+mod ab;
 mod cleanup;
 mod compare;
 mod interrupt;
@@ -9,6 +10,7 @@ pub use interrupt::wait_if_interrupted;
 mod kernel;
 mod limits;
 mod mem;
+mod merge;
 mod phase;
 mod program;
 mod report;
@@ -44,7 +46,9 @@ Examples:
   clibench staircase --tty --count 5 -- node        marginal memory of one more instance
   clibench kernel                                   REPL kernel metrics against the reference kernel
   clibench report out/result.json                   summarize one result file
-  clibench compare base.json candidate.json         compare two builds, with verdicts";
+  clibench compare base.json candidate.json         compare two builds, with verdicts
+  clibench ab --head measure.env.DEMO_AGENT_STARTUP_DELAY_MS=300
+                                                    A/B of two variants, trials interleaved";
 
 #[derive(Debug, Subcommand)]
 enum Command {
@@ -64,6 +68,11 @@ enum Command {
     Report(report::Args),
     /// Compare two result files (base and candidate) metric by metric.
     Compare(compare::Args),
+    /// Benchmark two variants of one spec (base and head) with interleaved trials, then
+    /// compare them.
+    Ab(ab::Args),
+    /// Merge result files of the same target and build (shards run on several machines).
+    Merge(merge::Args),
     /// Remove the trial users, homes, staging folder and servers a run left (after a
     /// crash, `--keep-users`, or `clibench phase`).
     Cleanup(cleanup::Args),
@@ -80,6 +89,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Kernel(args) => kernel::run(args),
         Command::Report(args) => report::run(args),
         Command::Compare(args) => compare::run(args),
+        Command::Ab(args) => ab::run(args),
+        Command::Merge(args) => merge::run(args),
         Command::Cleanup(args) => cleanup::run(args),
     }
 }

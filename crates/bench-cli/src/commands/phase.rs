@@ -4,6 +4,7 @@
 //! each step.
 
 use crate::pipeline::{self, PhaseRun};
+use crate::spec::Override;
 use bench_core::Phase;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -33,6 +34,9 @@ pub struct Args {
     /// Build this commit instead of the spec's `source.commit` (a full 40-character sha).
     #[arg(long)]
     commit: Option<String>,
+    /// Override a spec key (KEY=VALUE, as `clibench run --set`). Repeatable.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    overrides: Vec<Override>,
 }
 
 fn parse_phase(name: &str) -> Result<Phase, String> {
@@ -51,6 +55,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .repository
             .or_else(|| std::env::var(pipeline::REPOSITORY_VAR).ok()),
         commit: args.commit,
+        overrides: args.overrides,
     };
     let outcome = pipeline::run_phase(&run)?;
     if run.phase == Phase::Install && pipeline::state::State::exists(&run.out) {

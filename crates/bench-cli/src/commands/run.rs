@@ -9,9 +9,10 @@
 use crate::demo;
 use crate::exit::input_error;
 use crate::pipeline::{
-    CleanupReport, Execution, Notice, Observer, Plan, PlanSettings, Progress, Runner, SpecSource,
-    StepResult,
+    CleanupReport, Execution, Notice, Observer, Plan, PlanSettings, Progress, Runner, Shard,
+    SpecSource, StepResult,
 };
+use crate::spec::Override;
 use anyhow::Context;
 use bench_core::Phase;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -51,6 +52,14 @@ pub struct Args {
     /// Build this commit (a full 40-character sha) instead of the spec's `source.commit`.
     #[arg(long, value_name = "SHA", requires = "spec")]
     commit: Option<String>,
+    /// Override a spec key: a dotted path and a TOML value or text, e.g.
+    /// `version=0.63.1`, `source.commit=SHA`, `measure.env.FOO=1`. Repeatable.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    overrides: Vec<Override>,
+    /// Run only shard K of N: the trials i with i % N == K-1 (prepare and install run on
+    /// every shard). Merge the shards' results with `clibench merge`.
+    #[arg(long, value_name = "K/N")]
+    shard: Option<Shard>,
     /// Run every trial even when trial 0 of its phase failed (by default the later trials,
     /// and after measure the staircase, are skipped as "same failure as trial 0").
     #[arg(long)]
@@ -118,7 +127,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let outcome = runner.run(&mut display)?;
     display.finish();
     for report in &outcome.cleanups {
-        say_cleanup(report);
+        say_cleanup("run", report);
     }
     if outcome.interrupted {
         eprintln!(
@@ -250,6 +259,8 @@ fn plan(args: Args) -> anyhow::Result<Plan> {
         keep_users: args.keep_users,
         repository: args.repository,
         commit: args.commit,
+        overrides: args.overrides,
+        shard: args.shard,
         keep_going: args.keep_going,
         drop_caches: args.drop_caches,
     };
@@ -287,10 +298,10 @@ pub(super) fn default_out(spec: &SpecSource) -> PathBuf {
     PathBuf::from("clibench-out").join(format!("{name}-{now}"))
 }
 
-pub(super) fn say_cleanup(report: &CleanupReport) {
+pub(super) fn say_cleanup(command: &str, report: &CleanupReport) {
     if !report.removed_users.is_empty() || !report.kept_users.is_empty() {
         eprintln!(
-            "clibench run: removed {} user(s){}",
+            "clibench {command}: removed {} user(s){}",
             report.removed_users.len(),
             if report.kept_users.is_empty() {
                 String::new()
@@ -414,6 +425,29 @@ mod tests {
         let error = plan(args(&["--trials", "0"])).unwrap_err();
         let error = error.downcast::<crate::pipeline::Error>().unwrap();
         assert!(error.is_input());
+    }
+
+    #[test]
+    fn a_bad_override_fails_before_anything_runs_naming_the_key() {
+        let error = plan(args(&["--set", "measure.ready_timeout=soon"])).unwrap_err();
+        let error = error.downcast::<crate::pipeline::Error>().unwrap();
+        assert!(error.is_input());
+        assert!(
+            error.to_string().contains("key 'measure.ready_timeout'"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn overrides_reach_the_plan_in_order() {
+        let plan = plan(args(&["--set", "version=2", "--set", "measure.env.A=1"])).unwrap();
+        let sets: Vec<String> = plan
+            .settings
+            .overrides
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(sets, ["version=2", "measure.env.A=1"]);
     }
 
     #[test]

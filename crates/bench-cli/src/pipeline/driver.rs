@@ -5,7 +5,7 @@
 use super::Error;
 use super::context::PhaseContext;
 use super::error::Failure;
-use crate::spec;
+use crate::spec::{self, Override};
 use bench_core::{Phase, Request, ResultFile, Role, Side};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -31,6 +31,8 @@ pub struct PhaseRun {
     pub repository: Option<String>,
     /// Build this commit instead of the spec's `source.commit`.
     pub commit: Option<String>,
+    /// `--set KEY=VALUE` overrides of the spec's keys, applied in order.
+    pub overrides: Vec<Override>,
 }
 
 impl PhaseRun {
@@ -44,6 +46,7 @@ impl PhaseRun {
             keep_users: false,
             repository: None,
             commit: None,
+            overrides: Vec::new(),
         }
     }
 }
@@ -65,13 +68,15 @@ impl PhaseOutcome {
     }
 }
 
-/// Loads a spec and applies `repository` and `commit`, as every phase and the runner do.
+/// Loads a spec with its `--set` overrides and applies `repository` and `commit`, as every
+/// phase and the runner do.
 pub fn load_spec(
     path: &Path,
+    overrides: &[Override],
     repository: Option<&str>,
     commit: Option<&str>,
 ) -> Result<spec::Spec, Error> {
-    let mut spec = spec::load(path)?;
+    let mut spec = spec::load_with(path, overrides)?;
     override_source(&mut spec, path, repository, commit)?;
     Ok(spec)
 }
@@ -82,10 +87,20 @@ pub fn load_spec(
 /// returned as `Err`; a phase that ran and failed is an `Ok` outcome with its errors, and
 /// the result file records them.
 pub fn run_phase(run: &PhaseRun) -> Result<PhaseOutcome, Error> {
-    let spec = load_spec(&run.spec, run.repository.as_deref(), run.commit.as_deref())?;
+    let spec = load_spec(
+        &run.spec,
+        &run.overrides,
+        run.repository.as_deref(),
+        run.commit.as_deref(),
+    )?;
     let _lock = super::out_dir::open_for_phase(&run.out)?;
     let path = run.out.join("result.json");
-    let request = request_for(&spec, &run.spec);
+    let mut request = request_for(&spec, &run.spec);
+    if !run.overrides.is_empty() {
+        request
+            .config
+            .insert("overrides".to_owned(), describe_overrides(&run.overrides));
+    }
     let mut result =
         ResultFile::load_or_create(&path, &request).map_err(|source| Error::ResultUnreadable {
             path: path.clone(),
@@ -100,6 +115,7 @@ pub fn run_phase(run: &PhaseRun) -> Result<PhaseOutcome, Error> {
         })?;
     }
     let started = Instant::now();
+    super::circumstances::record_start(&mut result.side, run.phase, run.trial);
     result.side.error = None;
     let absent = absent_metrics(&spec);
     let outcome = PhaseContext::new(run.phase, spec, &run.spec, &run.out, run.trial)
@@ -129,6 +145,15 @@ pub fn run_phase(run: &PhaseRun) -> Result<PhaseOutcome, Error> {
     })
 }
 
+/// `--set a=1 --set b=2` as the result's request records it: `a=1 b=2`.
+pub fn describe_overrides(overrides: &[Override]) -> String {
+    overrides
+        .iter()
+        .map(Override::to_string)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// Records in `OUT/result.json` that the step `run` describes was skipped, and why.
 pub fn record_skip(run: &PhaseRun, reason: &str) -> Result<(), Error> {
     update_result(run, |side| side.set_skipped(run.phase, run.trial, reason))
@@ -136,7 +161,12 @@ pub fn record_skip(run: &PhaseRun, reason: &str) -> Result<(), Error> {
 
 /// Changes the side of `OUT/result.json` outside a phase (the runner's own facts).
 pub(super) fn update_result(run: &PhaseRun, change: impl FnOnce(&mut Side)) -> Result<(), Error> {
-    let spec = load_spec(&run.spec, run.repository.as_deref(), run.commit.as_deref())?;
+    let spec = load_spec(
+        &run.spec,
+        &run.overrides,
+        run.repository.as_deref(),
+        run.commit.as_deref(),
+    )?;
     let path = run.out.join("result.json");
     let mut result =
         ResultFile::load_or_create(&path, &request_for(&spec, &run.spec)).map_err(|source| {
@@ -154,7 +184,13 @@ pub(super) fn update_result(run: &PhaseRun, change: impl FnOnce(&mut Side)) -> R
 /// Why the step `run` describes failed, as the result file records it (its first
 /// error); `None` when the result cannot be read or records no failure.
 pub fn trial_failure(run: &PhaseRun) -> Option<String> {
-    let spec = load_spec(&run.spec, run.repository.as_deref(), run.commit.as_deref()).ok()?;
+    let spec = load_spec(
+        &run.spec,
+        &run.overrides,
+        run.repository.as_deref(),
+        run.commit.as_deref(),
+    )
+    .ok()?;
     let result = ResultFile::load(&run.out.join("result.json")).ok()?;
     bench_core::trial_errors_without(&result.side, run.phase, run.trial, &absent_metrics(&spec))
         .into_iter()

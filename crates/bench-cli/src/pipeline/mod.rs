@@ -12,7 +12,9 @@
 //! - [`out_dir`]: the output folder's ownership, marker and lock.
 //! - [`cleanup()`]: stops and removes what the state file lists.
 
+pub mod ab;
 mod caches_linux;
+pub mod circumstances;
 mod cleanup;
 pub mod context;
 mod driver;
@@ -22,6 +24,7 @@ pub mod home;
 mod install;
 mod leftovers;
 mod measure;
+pub mod merge;
 pub mod origin;
 pub mod out_dir;
 mod plan;
@@ -30,6 +33,7 @@ mod recording;
 pub mod redact;
 mod runner;
 mod runtime;
+pub mod schedule;
 mod staging;
 mod staircase;
 pub mod state;
@@ -45,7 +49,7 @@ pub use driver::{
 };
 pub use error::{Error, Failure};
 pub use measure::ready_screen_section;
-pub use plan::{Plan, PlanSettings, SpecSource, Step, describes};
+pub use plan::{Plan, PlanSettings, Shard, SpecSource, Step, describes};
 pub use runner::{
     Execution, Notice, Observer, Progress, REPOSITORY_VAR, RootCause, RunOutcome, Runner,
     SilentObserver, Skip, StepResult, headline, write_report,

@@ -2,7 +2,7 @@
 
 use super::Error;
 use super::driver::load_spec;
-use crate::spec::Spec;
+use crate::spec::{Override, Spec};
 use bench_core::Phase;
 use std::path::{Path, PathBuf};
 
@@ -31,6 +31,10 @@ pub struct PlanSettings {
     pub repository: Option<String>,
     /// Build this commit instead of the spec's `source.commit`.
     pub commit: Option<String>,
+    /// `--set KEY=VALUE` overrides of the spec's keys.
+    pub overrides: Vec<Override>,
+    /// Run only this shard's slice of the trials (prepare and install run on every shard).
+    pub shard: Option<Shard>,
     /// Run every trial even when trial 0 of its phase failed (by default the later trials
     /// and, after measure, the staircase are skipped as "same failure as trial 0").
     pub keep_going: bool,
@@ -38,6 +42,47 @@ pub struct PlanSettings {
     /// each measure trial, so that its cold start reads the target's files from disk. Root
     /// only; it affects the whole machine.
     pub drop_caches: bool,
+}
+
+/// `--shard K/N`: shard K (from 1) of N runs the trials `i` with `i % N == K - 1`, so N
+/// machines together run every trial once; the staircase (trial 0) runs on shard 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Shard {
+    /// K, from 1 to `count`.
+    pub index: u32,
+    /// N, at least 1.
+    pub count: u32,
+}
+
+impl Shard {
+    /// Whether trial `trial` is this shard's.
+    pub fn has(self, trial: u32) -> bool {
+        trial % self.count == self.index - 1
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+impl std::str::FromStr for Shard {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Shard, String> {
+        let parsed = text.split_once('/').and_then(|(k, n)| {
+            Some((k.trim().parse::<u32>().ok()?, n.trim().parse::<u32>().ok()?))
+        });
+        match parsed {
+            Some((index, count)) if count >= 1 && (1..=count).contains(&index) => {
+                Ok(Shard { index, count })
+            }
+            _ => Err(format!(
+                "`{text}` is not a shard; expected K/N with 1 <= K <= N, e.g. 2/4"
+            )),
+        }
+    }
 }
 
 impl Default for PlanSettings {
@@ -49,6 +94,8 @@ impl Default for PlanSettings {
             keep_users: false,
             repository: None,
             commit: None,
+            overrides: Vec::new(),
+            shard: None,
             keep_going: false,
             drop_caches: false,
         }
@@ -112,13 +159,19 @@ impl Plan {
             SpecSource::File(path) => {
                 let loaded = load_spec(
                     path,
+                    &settings.overrides,
                     settings.repository.as_deref(),
                     settings.commit.as_deref(),
                 )?;
                 described_phases(&loaded, path, &phases, asked)?
             }
-            // The demo describes every phase (a test holds it to that).
-            SpecSource::Demo => (phases, Vec::new()),
+            // The demo describes every phase (a test holds it to that); its overrides are
+            // checked against its spec as it will be written.
+            SpecSource::Demo => {
+                let text = crate::demo::spec_text(Path::new("/demo/source"), &"0".repeat(40));
+                crate::spec::parse_with(&text, "the demo's spec", &settings.overrides)?;
+                (phases, Vec::new())
+            }
         };
         Ok(Plan {
             spec,
@@ -139,16 +192,25 @@ impl Plan {
     }
 
     /// The steps, in order: prepare once, each install, then each trial of the measure,
-    /// runtime and ui phases, and the staircase once.
+    /// runtime and ui phases, and the staircase once. With a shard, only its trials of the
+    /// measure, runtime, ui and staircase phases.
     pub fn steps(&self) -> Vec<Step> {
         let mut steps = Vec::new();
         for &phase in &self.phases {
-            let trials = match phase {
-                Phase::Prepare | Phase::Staircase => 1,
-                Phase::Install => self.settings.installs,
-                Phase::Measure | Phase::Runtime | Phase::Ui => self.settings.trials,
+            let (trials, sharded) = match phase {
+                Phase::Prepare => (1, false),
+                Phase::Staircase => (1, true),
+                Phase::Install => (self.settings.installs, false),
+                Phase::Measure | Phase::Runtime | Phase::Ui => (self.settings.trials, true),
             };
-            steps.extend((0..trials).map(|trial| Step { phase, trial }));
+            steps.extend(
+                (0..trials)
+                    .filter(|&trial| match self.settings.shard {
+                        Some(shard) if sharded => shard.has(trial),
+                        _ => true,
+                    })
+                    .map(|trial| Step { phase, trial }),
+            );
         }
         steps
     }
@@ -221,6 +283,45 @@ mod tests {
                 "staircase trial 0",
             ]
         );
+    }
+
+    #[test]
+    fn shards_split_the_trials_and_all_prepare_and_install() {
+        let mut all = Vec::new();
+        for index in 1..=3 {
+            let mut plan = plan(&Phase::ALL, 7, 1);
+            plan.settings.shard = Some(Shard { index, count: 3 });
+            let steps = plan.steps();
+            assert_eq!(steps[0].phase, Phase::Prepare);
+            assert_eq!(steps[1].phase, Phase::Install);
+            all.extend(
+                steps
+                    .into_iter()
+                    .filter(|step| step.phase == Phase::Measure),
+            );
+            if index == 2 {
+                let measure: Vec<u32> = plan
+                    .steps()
+                    .iter()
+                    .filter(|step| step.phase == Phase::Measure)
+                    .map(|step| step.trial)
+                    .collect();
+                assert_eq!(measure, [1, 4]);
+                assert!(plan.steps().iter().all(|s| s.phase != Phase::Staircase));
+            }
+        }
+        let mut trials: Vec<u32> = all.iter().map(|step| step.trial).collect();
+        trials.sort();
+        assert_eq!(trials, (0..7).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn shards_parse_as_k_of_n() {
+        assert_eq!("2/4".parse::<Shard>(), Ok(Shard { index: 2, count: 4 }));
+        for bad in ["0/4", "5/4", "1/0", "1", "a/b", "1/2/3"] {
+            let error = bad.parse::<Shard>().unwrap_err();
+            assert!(error.contains("expected K/N"), "{bad}: {error}");
+        }
     }
 
     #[test]

@@ -563,6 +563,7 @@ fn phase_run(plan: &Plan, spec: &Path, step: Step) -> PhaseRun {
         keep_users: plan.settings.keep_users,
         repository: plan.settings.repository.clone(),
         commit: plan.settings.commit.clone(),
+        overrides: plan.settings.overrides.clone(),
     }
 }
 
@@ -657,6 +658,9 @@ fn spawn_phase(program: &Path, run: &PhaseRun, log: &Path) -> Result<Child, Erro
     }
     if let Some(commit) = &run.commit {
         command.arg("--commit").arg(commit);
+    }
+    for set in &run.overrides {
+        command.arg("--set").arg(set.to_string());
     }
     command
         .stdin(Stdio::null())

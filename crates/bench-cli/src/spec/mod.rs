@@ -5,6 +5,7 @@
 
 mod duration;
 mod model;
+mod overrides;
 mod parse;
 mod template;
 
@@ -13,5 +14,6 @@ pub use model::{
     ArtifactSet, BuildStep, Disk, HomeFile, Install, Measure, Origin, ReadyMode, Runtime, Source,
     Spec, Staircase, Ui, UiStep, Workspace,
 };
+pub use overrides::{Override, OverrideSyntaxError, load_with, parse_with};
 pub use parse::{SpecError, is_full_sha, load, parse};
 pub use template::{ExpandError, Placeholder, Template, Values};

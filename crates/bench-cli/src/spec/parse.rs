@@ -238,7 +238,7 @@ pub fn parse(text: &str, file: &str) -> Result<Spec, SpecError> {
 }
 
 /// The largest spec file read (1 MiB): a spec is a page of TOML.
-const MAX_SPEC_BYTES: u64 = 1 << 20;
+pub(super) const MAX_SPEC_BYTES: u64 = 1 << 20;
 
 /// Reads a spec file: a regular file of at most 1 MiB (a FIFO or a device is
 /// refused, not waited on or read without end).

@@ -1,6 +1,7 @@
 //! Integration tests of the `clibench` binary: one module per command, each
 //! running the built binary as a user would.
 
+mod ab;
 mod compare;
 mod kernel;
 mod limits;

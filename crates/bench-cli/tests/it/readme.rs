@@ -57,6 +57,26 @@ fn cases() -> Vec<(&'static str, Case)> {
             },
         ),
         (
+            "clibench ab --head measure.env.DEMO_AGENT_STARTUP_DELAY_MS=300",
+            Skip(
+                "two demo pipelines take minutes; \
+                 ab::ab_interleaves_the_sides_and_writes_both_results_and_the_comparison \
+                 runs it with 2 trials",
+            ),
+        ),
+        (
+            "clibench ab examples/agents/pi.toml --base version=0.63.1 --head version=0.73.1 --trials 10",
+            Skip(NETWORK),
+        ),
+        (
+            "clibench ab spec.toml --base source.commit=BASE_SHA --head source.commit=HEAD_SHA --fail-on-regression",
+            Skip(PLACEHOLDER),
+        ),
+        (
+            "clibench run spec.toml --set measure.env.DEBUG=1 --set measure.ready_timeout=90s",
+            Skip(PLACEHOLDER),
+        ),
+        (
             "clibench run",
             Skip(
                 "the whole demo pipeline takes minutes; \

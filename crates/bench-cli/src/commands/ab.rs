@@ -1,0 +1,241 @@
+//! `clibench ab`: one spec, base and head overrides, their trials interleaved on this
+//! machine, then the comparison: the answer to "did this change make the agent slower or
+//! fatter?" in one command.
+//!
+//! Exit codes: 0 when the comparison was made; 1 when a metric regressed and
+//! `--fail-on-regression` was given, or a step failed; 2 for bad input; 130 interrupted.
+
+use super::compare::Noise;
+use super::run::{ProgressDisplay, default_out, interrupt_flag, parse_phases, say_cleanup};
+use crate::exit::{FAILURE, input_error};
+use crate::pipeline::ab::{Ab, AbSettings, compare_sides};
+use crate::pipeline::schedule::Order;
+use crate::pipeline::{Execution, PlanSettings, Runner, Shard, SpecSource};
+use crate::spec::Override;
+use anyhow::Context;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Flags of `clibench ab`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "\
+Examples:
+  clibench ab --head measure.env.DEMO_AGENT_STARTUP_DELAY_MS=300
+  clibench ab examples/agents/pi.toml --base version=0.63.1 --head version=0.73.1 --trials 10
+  clibench ab spec.toml --base source.commit=BASE_SHA --head source.commit=HEAD_SHA \\
+      --out ab-out --fail-on-regression
+
+Each side is the spec with its overrides (KEY=VALUE, as `clibench run --set`). Both sides
+are prepared and installed first, then their trials run in pairs, base-head and head-base
+alternating (--seed N: each pair's order drawn from N), so that a change in the machine's
+load lands on both sides alike; then each side's staircase.")]
+pub struct Args {
+    /// The target's spec (TOML). Without it, the built-in demo agent.
+    spec: Option<PathBuf>,
+    /// Override a spec key on the base side (KEY=VALUE). Repeatable.
+    #[arg(long = "base", value_name = "KEY=VALUE")]
+    base: Vec<Override>,
+    /// Override a spec key on the head side (KEY=VALUE). Repeatable.
+    #[arg(long = "head", value_name = "KEY=VALUE")]
+    head: Vec<Override>,
+    /// Trials per side of the measure, runtime and ui phases.
+    #[arg(long, default_value_t = 5, value_name = "N")]
+    trials: u32,
+    /// Installations per side.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    installs: u32,
+    /// Phases to run, comma-separated [default: every phase the spec describes].
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    phases: Option<Vec<String>>,
+    /// Output folder: ab.json, base/, head/, comparison.md, comparison.json.
+    /// [default: clibench-out/ab-<target>-<unix time>]
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Exit with code 1 when any metric regressed.
+    #[arg(long)]
+    fail_on_regression: bool,
+    /// Draw each pair's order (base first or head first) from this seed, recorded in
+    /// ab.json, instead of alternating.
+    #[arg(long, value_name = "N", conflicts_with = "sequential")]
+    seed: Option<u64>,
+    /// Run all of base's trials, then all of head's (as two `clibench run`s would); for
+    /// measuring what interleaving buys.
+    #[arg(long)]
+    sequential: bool,
+    /// Noise floor as a fraction (changes within ±FRACTION are not counted), or one
+    /// metric's floor as METRIC=FRACTION, as `clibench compare`. Repeatable. [default: 0.2]
+    #[arg(long, value_parser = super::compare::parse_noise, value_name = "[METRIC=]FRACTION")]
+    noise: Vec<Noise>,
+    /// Run only shard K of N of the trials (see `clibench run --shard`).
+    #[arg(long, value_name = "K/N")]
+    shard: Option<Shard>,
+    /// Keep the trial users and homes after the run.
+    #[arg(long)]
+    keep_users: bool,
+}
+
+/// Runs `clibench ab`.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let options = super::compare::options(&args.noise)?;
+    let fail_on_regression = args.fail_on_regression;
+    let settings = settings(args)?;
+    let ab = Ab::new(settings)?;
+    let out = ab.out().to_path_buf();
+    let program = std::env::current_exe().context("finding the clibench executable")?;
+    let runner: Runner = ab
+        .runner(Execution::ReExec { program })?
+        .interrupt_flag(interrupt_flag()?);
+    let mut display = ProgressDisplay::new()?;
+    let outcome = runner.run(&mut display)?;
+    display.finish();
+    for report in &outcome.cleanups {
+        say_cleanup("ab", report);
+    }
+    if outcome.interrupted {
+        eprintln!(
+            "clibench ab: interrupted; everything was stopped and cleaned up; {} holds the results so far",
+            out.display()
+        );
+        return Ok(ExitCode::from(130));
+    }
+    let found = compare_sides(&out, &options)?;
+    eprint!("{}", super::compare::table(&found.comparison));
+    print!("{}", found.markdown);
+    eprintln!(
+        "clibench ab: {} in {}; wrote {} and {}",
+        if outcome.failed.is_empty() {
+            "done".to_owned()
+        } else {
+            format!("{} phase run(s) failed", outcome.failed.len())
+        },
+        bench_core::units::format_seconds(outcome.elapsed.as_secs_f64()),
+        out.join("comparison.md").display(),
+        out.join("comparison.json").display(),
+    );
+    if fail_on_regression && found.comparison.has_regression() {
+        let names: Vec<String> = found
+            .comparison
+            .regressions()
+            .map(|row| format!("{} ({:+.1}%)", row.metric, row.change() * 100.0))
+            .collect();
+        eprintln!("error: head regressed: {}", names.join(", "));
+        return Ok(ExitCode::from(FAILURE));
+    }
+    Ok(if outcome.failed.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(FAILURE)
+    })
+}
+
+fn settings(args: Args) -> anyhow::Result<AbSettings> {
+    let phases = match &args.phases {
+        None => None,
+        Some(names) => Some(parse_phases(names)?),
+    };
+    let spec = match &args.spec {
+        Some(path) => {
+            if !path.is_file() {
+                return Err(input_error(format!(
+                    "spec {} does not exist or is not a file",
+                    path.display()
+                )));
+            }
+            SpecSource::File(
+                path.canonicalize()
+                    .with_context(|| format!("resolving {}", path.display()))?,
+            )
+        }
+        None => SpecSource::Demo,
+    };
+    let out = args.out.clone().unwrap_or_else(|| {
+        let single = default_out(&spec);
+        let name = single
+            .file_name()
+            .map(|name| name.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        single.with_file_name(format!("ab-{name}"))
+    });
+    let order = match (args.seed, args.sequential) {
+        (_, true) => Order::Sequential,
+        (Some(seed), false) => Order::RandomPairs { seed },
+        (None, false) => Order::Abba,
+    };
+    Ok(AbSettings {
+        spec,
+        out,
+        base: args.base,
+        head: args.head,
+        plan: PlanSettings {
+            trials: args.trials,
+            installs: args.installs,
+            phases,
+            keep_users: args.keep_users,
+            shard: args.shard,
+            ..PlanSettings::default()
+        },
+        order,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bench_core::Metric;
+
+    fn args(extra: &[&str]) -> Args {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Wrapper {
+            #[command(flatten)]
+            args: Args,
+        }
+        let mut argv = vec!["ab"];
+        argv.extend_from_slice(extra);
+        Wrapper::try_parse_from(argv).unwrap().args
+    }
+
+    #[test]
+    fn the_order_is_abba_unless_seeded_or_sequential() {
+        assert_eq!(settings(args(&[])).unwrap().order, Order::Abba);
+        assert_eq!(
+            settings(args(&["--seed", "9"])).unwrap().order,
+            Order::RandomPairs { seed: 9 }
+        );
+        assert_eq!(
+            settings(args(&["--sequential"])).unwrap().order,
+            Order::Sequential
+        );
+    }
+
+    #[test]
+    fn base_and_head_overrides_are_kept_apart() {
+        let settings = settings(args(&[
+            "--base",
+            "version=1",
+            "--head",
+            "version=2",
+            "--head",
+            "measure.env.A=1",
+        ]))
+        .unwrap();
+        assert_eq!(settings.base.len(), 1);
+        assert_eq!(settings.head.len(), 2);
+        assert_eq!(settings.head[1].to_string(), "measure.env.A=1");
+    }
+
+    #[test]
+    fn noise_takes_a_global_floor_and_per_metric_floors() {
+        let args = args(&["--noise", "0.1", "--noise", "cold=0.05"]);
+        let options = super::super::compare::options(&args.noise).unwrap();
+        assert_eq!(options.noise, 0.1);
+        assert_eq!(options.floor(Metric::Cold), 0.05);
+    }
+
+    #[test]
+    fn the_default_output_folder_says_ab() {
+        let out = settings(args(&[])).unwrap().out;
+        let name = out.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(name.starts_with("ab-demo-"), "{name}");
+    }
+}

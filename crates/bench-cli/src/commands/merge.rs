@@ -1,0 +1,77 @@
+//! `clibench merge OUT... --out DIR`: merges the result files of shards (`--shard K/N`
+//! on several machines) of the same target and build into one, with its report.
+
+use crate::exit::input_error;
+use crate::pipeline::merge::{hosts, hosts_note, merge};
+use anyhow::Context;
+use bench_core::ResultFile;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Flags of `clibench merge`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "\
+Examples:
+  clibench merge shard-1 shard-2 shard-3 --out merged
+  clibench merge shard-*/head/result.json --out merged-head
+
+Each input is a result file or a run's output folder holding result.json. Results merge
+only when they are the same target, build and overrides; trials are renumbered and keep
+the host they ran on.")]
+pub struct Args {
+    /// Result files, or output folders holding result.json.
+    #[arg(required = true, value_name = "OUT")]
+    inputs: Vec<PathBuf>,
+    /// Where to write the merged result.json and report.md.
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+}
+
+/// Runs `clibench merge`.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let mut results = Vec::new();
+    for input in &args.inputs {
+        let path = result_path(input);
+        let result = ResultFile::load(&path).map_err(|error| input_error(error.to_string()))?;
+        results.push(result);
+    }
+    let merged = merge(&results).map_err(|error| input_error(error.to_string()))?;
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("creating {}", args.out.display()))?;
+    let path = args.out.join("result.json");
+    merged
+        .save(&path)
+        .with_context(|| format!("saving {}", path.display()))?;
+    let mut report = crate::pipeline::write_report(&args.out)?;
+    if let Some(note) = hosts_note(&merged.side) {
+        report.push('\n');
+        report.push_str(&note);
+        let report_path = args.out.join("report.md");
+        bench_core::io::write_atomic(&report_path, report.as_bytes())
+            .with_context(|| format!("writing {}", report_path.display()))?;
+    }
+    print!("{report}");
+    let hosts = hosts(&merged.side);
+    if hosts.len() > 1 {
+        eprintln!(
+            "clibench merge: the trials ran on {} different hosts ({}); their numbers mix machines",
+            hosts.len(),
+            hosts.into_iter().collect::<Vec<_>>().join(", ")
+        );
+    }
+    eprintln!(
+        "clibench merge: merged {} result(s) into {}",
+        results.len(),
+        path.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A result file as given, or `result.json` inside a folder.
+fn result_path(input: &Path) -> PathBuf {
+    if input.is_dir() {
+        input.join("result.json")
+    } else {
+        input.to_path_buf()
+    }
+}

@@ -1,0 +1,325 @@
+//! An A/B run: one spec, two sets of overrides (base and head), each side prepared and
+//! installed once, their trials interleaved (see [`schedule`](super::schedule)), then a
+//! comparison. What `clibench ab` does.
+//!
+//! The output folder holds `ab.json` (the settings, the order and its seed, written before
+//! anything runs), `base/` and `head/` (each a whole run's folder with its
+//! `result.json`), `comparison.md` and `comparison.json`.
+
+use super::plan::{Plan, PlanSettings, SpecSource, Step};
+use super::runner::{Execution, Runner};
+use super::schedule::{Order, interleave};
+use super::{Error, Shard};
+use crate::spec::Override;
+use bench_core::compare::{CompareOptions, Comparison, compare};
+use bench_core::{Phase, ResultFile, Role};
+use std::path::{Path, PathBuf};
+
+/// The labels and sub-folders of the two sides.
+pub const SIDES: [&str; 2] = ["base", "head"];
+
+/// What an A/B run does.
+#[derive(Debug, Clone)]
+pub struct AbSettings {
+    /// The spec both sides start from.
+    pub spec: SpecSource,
+    /// The output folder.
+    pub out: PathBuf,
+    /// The base side's overrides.
+    pub base: Vec<Override>,
+    /// The head side's overrides.
+    pub head: Vec<Override>,
+    /// Trials, installs, phases, users, shard: shared by both sides (their overrides are
+    /// set from `base` and `head`).
+    pub plan: PlanSettings,
+    /// How the trials of the two sides are ordered.
+    pub order: Order,
+}
+
+/// A checked A/B run: both sides' plans and the order of their steps.
+#[derive(Debug, Clone)]
+pub struct Ab {
+    /// The settings it was made with.
+    pub settings: AbSettings,
+    /// The base and head plans, in that order.
+    pub plans: [Plan; 2],
+    /// The order of the steps: `(0, step)` is base's, `(1, step)` head's.
+    pub order: Vec<(usize, Step)>,
+}
+
+/// `OUT/ab.json`: how an A/B run was made, so it can be understood and replayed.
+#[derive(Debug, serde::Serialize)]
+struct Schedule {
+    spec: String,
+    base: Vec<String>,
+    head: Vec<String>,
+    trials: u32,
+    installs: u32,
+    shard: Option<Shard>,
+    order: Order,
+    steps: Vec<ScheduledStep>,
+}
+
+#[derive(Debug, serde::Serialize)]
+struct ScheduledStep {
+    side: &'static str,
+    phase: Phase,
+    trial: u32,
+}
+
+impl Schedule {
+    fn of(ab: &Ab) -> Schedule {
+        let settings = &ab.settings;
+        let describe = |sets: &[Override]| sets.iter().map(ToString::to_string).collect();
+        Schedule {
+            spec: match &settings.spec {
+                SpecSource::File(path) => path.display().to_string(),
+                SpecSource::Demo => "(built-in demo)".to_owned(),
+            },
+            base: describe(&settings.base),
+            head: describe(&settings.head),
+            trials: settings.plan.trials,
+            installs: settings.plan.installs,
+            shard: settings.plan.shard,
+            order: settings.order,
+            steps: ab
+                .order
+                .iter()
+                .map(|&(side, step)| ScheduledStep {
+                    side: SIDES[side],
+                    phase: step.phase,
+                    trial: step.trial,
+                })
+                .collect(),
+        }
+    }
+}
+
+impl Ab {
+    /// Checks both sides' specs with their overrides; a bad override fails here, naming
+    /// the side's key, before anything runs.
+    pub fn new(settings: AbSettings) -> Result<Ab, Error> {
+        let plan = |overrides: &[Override], side: &str| {
+            let mut plan_settings = settings.plan.clone();
+            plan_settings.overrides = overrides.to_vec();
+            Plan::new(
+                settings.spec.clone(),
+                &settings.out.join(side),
+                plan_settings,
+            )
+        };
+        let plans = [
+            plan(&settings.base, SIDES[0])?,
+            plan(&settings.head, SIDES[1])?,
+        ];
+        let order = interleave(&[plans[0].steps(), plans[1].steps()], settings.order);
+        Ok(Ab {
+            settings,
+            plans,
+            order,
+        })
+    }
+
+    /// The output folder.
+    pub fn out(&self) -> &Path {
+        &self.settings.out
+    }
+
+    /// Writes `OUT/ab.json` (settings, order, seed) and returns the runner of both sides'
+    /// steps in the scheduled order.
+    pub fn runner(&self, execution: Execution) -> Result<Runner, Error> {
+        std::fs::create_dir_all(self.out()).map_err(|source| Error::Io {
+            action: "create the output folder",
+            path: self.out().to_path_buf(),
+            source,
+        })?;
+        let schedule = Schedule::of(self);
+        // Invariant: the schedule holds only strings, numbers and derived Serialize types.
+        let mut text = serde_json::to_string_pretty(&schedule).unwrap_or_default();
+        text.push('\n');
+        bench_core::io::write_atomic(&self.out().join("ab.json"), text.as_bytes())?;
+        let plans = SIDES
+            .iter()
+            .zip(self.plans.iter())
+            .map(|(label, plan)| ((*label).to_owned(), plan.clone()))
+            .collect();
+        Ok(Runner::interleaved(plans, self.order.clone(), execution))
+    }
+}
+
+/// What [`compare_sides`] found and wrote.
+#[derive(Debug)]
+pub struct AbComparison {
+    /// The comparison of head (candidate) against base.
+    pub comparison: Comparison,
+    /// The Markdown written to `OUT/comparison.md`.
+    pub markdown: String,
+}
+
+/// Marks `OUT/base/result.json` as the base and `OUT/head/result.json` as the candidate,
+/// compares them and writes `OUT/comparison.md` and `OUT/comparison.json`.
+pub fn compare_sides(out: &Path, options: &CompareOptions) -> Result<AbComparison, Error> {
+    let mut sides = Vec::new();
+    for (label, role) in SIDES.iter().zip([Role::Base, Role::Candidate]) {
+        let folder = out.join(label);
+        let path = folder.join("result.json");
+        if !path.exists() {
+            return Err(Error::NoResult {
+                logs: folder.join("logs"),
+            });
+        }
+        let mut result = ResultFile::load(&path).map_err(|source| Error::ResultUnreadable {
+            path: path.clone(),
+            source,
+        })?;
+        if result.request.role != role {
+            result.request.role = role;
+            result.save(&path).map_err(|source| Error::ResultSave {
+                path: path.clone(),
+                source,
+            })?;
+        }
+        sides.push(result);
+    }
+    let comparison = compare(&sides[0].side, &sides[1].side, options);
+    let mut markdown = bench_core::export::markdown::comparison(&comparison);
+    markdown.push_str(&sides_line(&sides[0], &sides[1], order_of(out).as_deref()));
+    bench_core::io::write_atomic(&out.join("comparison.md"), markdown.as_bytes())?;
+    let json = bench_core::export::json::comparison(&comparison);
+    bench_core::io::write_atomic(&out.join("comparison.json"), json.as_bytes())?;
+    Ok(AbComparison {
+        comparison,
+        markdown,
+    })
+}
+
+/// The line that says what each side was, since both may have built the same commit.
+fn sides_line(base: &ResultFile, head: &ResultFile, order: Option<&str>) -> String {
+    let describe = |result: &ResultFile| match result.request.config.get("overrides") {
+        Some(overrides) => format!("`{}`", overrides.replace('`', "'")),
+        None => "the spec as it is".to_owned(),
+    };
+    let order = match order {
+        Some("abba") => "; trials interleaved in ABBA pairs",
+        Some("random_pairs") => "; trials interleaved in pairs of random order",
+        Some("sequential") => "; base's trials first, then head's (--sequential)",
+        _ => "",
+    };
+    format!(
+        "\n<sub>clibench ab: base = {}; head (candidate) = {}{order}.</sub>\n",
+        describe(base),
+        describe(head)
+    )
+}
+
+/// The order's kind as `OUT/ab.json` records it.
+fn order_of(out: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(out.join("ab.json")).ok()?;
+    let json: serde_json::Value = serde_json::from_str(&text).ok()?;
+    json["order"]["kind"].as_str().map(str::to_owned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(out: &Path, head: &[&str]) -> AbSettings {
+        AbSettings {
+            spec: SpecSource::Demo,
+            out: out.to_path_buf(),
+            base: Vec::new(),
+            head: head.iter().map(|text| text.parse().unwrap()).collect(),
+            plan: PlanSettings {
+                trials: 2,
+                phases: Some(vec![Phase::Prepare, Phase::Install, Phase::Measure]),
+                ..PlanSettings::default()
+            },
+            order: Order::Abba,
+        }
+    }
+
+    #[test]
+    fn each_side_runs_in_its_own_folder_with_its_own_overrides() {
+        let ab = Ab::new(settings(Path::new("out"), &["measure.env.X=1"])).unwrap();
+        assert_eq!(ab.plans[0].out, Path::new("out/base"));
+        assert_eq!(ab.plans[1].out, Path::new("out/head"));
+        assert!(ab.plans[0].settings.overrides.is_empty());
+        assert_eq!(
+            ab.plans[1].settings.overrides[0].to_string(),
+            "measure.env.X=1"
+        );
+        let sides: Vec<usize> = ab.order.iter().map(|&(side, _)| side).collect();
+        assert_eq!(sides, [0, 0, 1, 1, 0, 1, 1, 0]);
+    }
+
+    #[test]
+    fn a_bad_override_on_one_side_fails_before_anything_runs() {
+        let error = Ab::new(settings(Path::new("out"), &["measure.ready_timeout=x"])).unwrap_err();
+        assert!(error.is_input());
+        assert!(
+            error.to_string().contains("measure.ready_timeout"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn the_schedule_is_written_with_its_seed_and_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut settings = settings(dir.path(), &[]);
+        settings.order = Order::RandomPairs { seed: 42 };
+        let ab = Ab::new(settings).unwrap();
+        ab.runner(Execution::InProcess).unwrap();
+        let text = std::fs::read_to_string(dir.path().join("ab.json")).unwrap();
+        let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(json["order"]["kind"], "random_pairs");
+        assert_eq!(json["order"]["seed"], 42);
+        assert_eq!(json["steps"].as_array().unwrap().len(), 8);
+        assert_eq!(json["steps"][0]["side"], "base");
+        assert_eq!(json["steps"][0]["phase"], "prepare");
+    }
+
+    fn side_result(out: &Path, label: &str, cold: &[f64]) {
+        let mut result = ResultFile::new(bench_core::Request::new("abc", Role::Candidate));
+        for (trial, value) in cold.iter().enumerate() {
+            bench_core::record(
+                &mut result.side,
+                bench_core::Metric::Cold,
+                trial as u32,
+                bench_core::Sample::Value(*value),
+            );
+        }
+        std::fs::create_dir_all(out.join(label)).unwrap();
+        result.save(&out.join(label).join("result.json")).unwrap();
+    }
+
+    #[test]
+    fn comparing_sets_the_roles_and_writes_both_exports() {
+        let dir = tempfile::tempdir().unwrap();
+        side_result(dir.path(), "base", &[0.40, 0.41, 0.42, 0.40, 0.41]);
+        side_result(dir.path(), "head", &[0.70, 0.71, 0.72, 0.70, 0.71]);
+        let found = compare_sides(dir.path(), &CompareOptions::default()).unwrap();
+        assert!(found.comparison.has_regression());
+        let base = ResultFile::load(&dir.path().join("base/result.json")).unwrap();
+        assert_eq!(base.request.role, Role::Base);
+        let head = ResultFile::load(&dir.path().join("head/result.json")).unwrap();
+        assert_eq!(head.request.role, Role::Candidate);
+        let markdown = std::fs::read_to_string(dir.path().join("comparison.md")).unwrap();
+        assert_eq!(markdown, found.markdown);
+        assert!(
+            markdown.ends_with(
+                "<sub>clibench ab: base = the spec as it is; head (candidate) = the spec as it is.</sub>\n"
+            ),
+            "{markdown}"
+        );
+        let json = std::fs::read_to_string(dir.path().join("comparison.json")).unwrap();
+        assert!(serde_json::from_str::<serde_json::Value>(&json).is_ok());
+    }
+
+    #[test]
+    fn a_side_without_a_result_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        side_result(dir.path(), "base", &[0.4]);
+        let error = compare_sides(dir.path(), &CompareOptions::default()).unwrap_err();
+        assert!(error.to_string().contains("head"), "{error}");
+    }
+}

@@ -1,0 +1,280 @@
+//! `clibench run --set`, `clibench ab`, `--shard` and `clibench merge` on the built-in demo.
+
+use crate::{clibench, run};
+use bench_core::{Metric, Phase, ResultFile, Role};
+use std::path::Path;
+
+fn load(path: &Path) -> ResultFile {
+    ResultFile::load(path).expect("result.json is intact and valid")
+}
+
+fn logs(out: &Path) -> String {
+    let mut text = String::new();
+    for entry in walk(out) {
+        if entry.extension().is_some_and(|ext| ext == "log") {
+            text.push_str(&format!("--- {}\n", entry.display()));
+            text.push_str(&std::fs::read_to_string(&entry).unwrap_or_default());
+        }
+    }
+    text
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(walk(&path));
+        } else {
+            found.push(path);
+        }
+    }
+    found
+}
+
+#[test]
+fn set_passes_measure_env_to_the_agent() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    // The demo agent refuses a delay that is not a number: seeing its refusal proves the
+    // variable reached it, with no clock involved.
+    let result = run(clibench()
+        .args([
+            "run",
+            "--trials",
+            "1",
+            "--phases",
+            "prepare,install,measure",
+        ])
+        .args(["--set", "measure.env.DEMO_AGENT_STARTUP_DELAY_MS=soon"])
+        .arg("--out")
+        .arg(&out));
+    assert_eq!(result.code, Some(1), "stderr: {}", result.stderr);
+    let saved = load(&out.join("result.json"));
+    assert_eq!(
+        saved.request.config["overrides"],
+        "measure.env.DEMO_AGENT_STARTUP_DELAY_MS=soon"
+    );
+    let cold = &saved.side.metrics[&Metric::Cold][0];
+    let error = cold.error.clone().unwrap_or_default();
+    assert!(error.contains("exit status: 2"), "{error}\n{}", logs(&out));
+}
+
+#[test]
+fn a_startup_delay_set_on_the_command_line_delays_ready() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let result = run(clibench()
+        .args([
+            "run",
+            "--trials",
+            "1",
+            "--phases",
+            "prepare,install,measure",
+        ])
+        .args(["--set", "measure.env.DEMO_AGENT_STARTUP_DELAY_MS=1500"])
+        .arg("--out")
+        .arg(&out));
+    assert_eq!(result.code, Some(0), "stderr: {}", result.stderr);
+    let saved = load(&out.join("result.json"));
+    // A lower bound only: the agent sleeps 1.5 s before it draws, however fast the machine.
+    let cold = saved.side.values(Metric::Cold);
+    assert!(cold[0] >= 1.5, "cold {cold:?}");
+    let warm = saved.side.values(Metric::Warm);
+    assert!(warm[0] >= 1.5, "warm {warm:?}");
+}
+
+#[test]
+fn a_bad_override_is_a_usage_error_naming_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let result = run(clibench()
+        .args(["run", "--set", "measure.ready_timeout=soon", "--out"])
+        .arg(dir.path().join("out")));
+    assert_eq!(result.code, Some(2), "stderr: {}", result.stderr);
+    assert!(
+        result.stderr.contains("key 'measure.ready_timeout'"),
+        "{}",
+        result.stderr
+    );
+    let result = run(clibench().args(["ab", "--head", "measure"]));
+    assert_eq!(result.code, Some(2), "stderr: {}", result.stderr);
+    assert!(
+        result.stderr.contains("expected KEY=VALUE"),
+        "{}",
+        result.stderr
+    );
+    assert!(!dir.path().join("out").exists());
+}
+
+#[test]
+fn ab_interleaves_the_sides_and_writes_both_results_and_the_comparison() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("ab");
+    let result = run(clibench()
+        .args(["ab", "--trials", "2", "--phases", "prepare,install,measure"])
+        .args(["--head", "measure.env.DEMO_AGENT_STARTUP_DELAY_MS=1500"])
+        .arg("--out")
+        .arg(&out));
+    assert_eq!(result.code, Some(0), "stderr: {}", result.stderr);
+    let base = load(&out.join("base/result.json"));
+    let head = load(&out.join("head/result.json"));
+    assert_eq!(base.request.role, Role::Base);
+    assert_eq!(head.request.role, Role::Candidate);
+    // Both sides built the same demo commit; only head carries the override.
+    assert_eq!(base.request.sha, head.request.sha);
+    assert!(!base.request.config.contains_key("overrides"));
+    assert!(
+        head.side
+            .values(Metric::Cold)
+            .iter()
+            .all(|&cold| cold >= 1.5)
+    );
+    assert_eq!(base.side.values(Metric::Cold).len(), 2);
+    // Each trial says when it started, under what load and where.
+    let records: Vec<_> = head
+        .side
+        .trials
+        .iter()
+        .filter(|record| record.phase == Phase::Measure)
+        .collect();
+    assert_eq!(records.len(), 2);
+    for record in records {
+        assert!(record.started_unix_ms.is_some());
+        assert!(record.load_average.is_some());
+        assert!(record.host.is_some());
+    }
+    // The measure trials ran in ABBA order: base's trial 0 before head's, head's trial 1
+    // before base's.
+    let started = |result: &ResultFile, trial: u32| {
+        result
+            .side
+            .trials
+            .iter()
+            .find(|r| r.phase == Phase::Measure && r.trial == trial)
+            .and_then(|r| r.started_unix_ms)
+            .unwrap()
+    };
+    assert!(started(&base, 0) < started(&head, 0));
+    assert!(started(&head, 1) < started(&base, 1));
+    let schedule: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("ab.json")).unwrap()).unwrap();
+    assert_eq!(schedule["order"]["kind"], "abba");
+    let sides: Vec<&str> = schedule["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|step| step["side"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        sides,
+        [
+            "base", "base", "head", "head", "base", "head", "head", "base"
+        ]
+    );
+    let markdown = std::fs::read_to_string(out.join("comparison.md")).unwrap();
+    assert_eq!(result.stdout, markdown);
+    assert!(markdown.contains("`cold`"), "{markdown}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("comparison.json")).unwrap())
+            .unwrap();
+    assert!(json["metrics"].is_array(), "{json}");
+}
+
+#[test]
+fn shards_run_their_slice_and_merge_into_every_trial() {
+    let dir = tempfile::tempdir().unwrap();
+    for shard in ["1/2", "2/2"] {
+        let out = dir.path().join(format!("shard-{}", &shard[..1]));
+        let result = run(clibench()
+            .args([
+                "run",
+                "--trials",
+                "3",
+                "--phases",
+                "prepare,install,measure",
+            ])
+            .args(["--shard", shard])
+            .arg("--out")
+            .arg(&out));
+        assert_eq!(result.code, Some(0), "stderr: {}", result.stderr);
+    }
+    let trials = |path: &Path| -> Vec<u32> {
+        let saved = load(path);
+        saved.side.metrics[&Metric::Cold]
+            .iter()
+            .map(|sample| sample.trial)
+            .collect()
+    };
+    assert_eq!(trials(&dir.path().join("shard-1/result.json")), [0, 2]);
+    assert_eq!(trials(&dir.path().join("shard-2/result.json")), [1]);
+    let merged = dir.path().join("merged");
+    let result = run(clibench()
+        .arg("merge")
+        .arg(dir.path().join("shard-1"))
+        .arg(dir.path().join("shard-2/result.json"))
+        .arg("--out")
+        .arg(&merged));
+    assert_eq!(result.code, Some(0), "stderr: {}", result.stderr);
+    assert_eq!(trials(&merged.join("result.json")), [0, 1, 2]);
+    let saved = load(&merged.join("result.json"));
+    assert_eq!(saved.side.values(Metric::Install).len(), 2);
+    assert!(merged.join("report.md").is_file());
+}
+
+fn small_result(dir: &Path, name: &str, sha: &str, host: &str) -> std::path::PathBuf {
+    let mut result = ResultFile::new(bench_core::Request::new(sha, Role::Candidate));
+    for trial in 0..2 {
+        bench_core::record(
+            &mut result.side,
+            Metric::Cold,
+            trial,
+            bench_core::Sample::Value(0.4),
+        );
+        result.side.trial_record_mut(Phase::Measure, trial).host = Some(host.to_owned());
+    }
+    let path = dir.join(format!("{name}.json"));
+    result.save(&path).unwrap();
+    path
+}
+
+#[test]
+fn merge_flags_hosts_and_refuses_another_build() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = small_result(dir.path(), "a", "abc", "runner-a");
+    let b = small_result(dir.path(), "b", "abc", "runner-b");
+    let c = small_result(dir.path(), "c", "def", "runner-a");
+    let out = dir.path().join("merged");
+    let result = run(clibench()
+        .arg("merge")
+        .arg(&a)
+        .arg(&b)
+        .arg("--out")
+        .arg(&out));
+    assert_eq!(result.code, Some(0), "stderr: {}", result.stderr);
+    assert!(
+        result
+            .stderr
+            .contains("2 different hosts (runner-a, runner-b)"),
+        "{}",
+        result.stderr
+    );
+    assert_eq!(
+        load(&out.join("result.json"))
+            .side
+            .values(Metric::Cold)
+            .len(),
+        4
+    );
+    let result = run(clibench()
+        .arg("merge")
+        .arg(&a)
+        .arg(&c)
+        .arg("--out")
+        .arg(&out));
+    assert_eq!(result.code, Some(2), "stderr: {}", result.stderr);
+    assert!(
+        result.stderr.contains("sha differs (\"abc\" vs \"def\")"),
+        "{}",
+        result.stderr
+    );
+}

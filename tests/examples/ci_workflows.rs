@@ -1,0 +1,124 @@
+//! The CI and cluster examples (`examples/ci/*.yml`, `examples/k8s/*.yaml`) parse as YAML and
+//! run what they promise: `clibench ab` of the pull request's base and head, a sticky
+//! comment, a failed check on a regression, shards that are merged.
+
+use std::path::PathBuf;
+use yaml_rust2::{Yaml, YamlLoader};
+
+fn load(name: &str) -> Yaml {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("examples")
+        .join(name);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut documents = YamlLoader::load_from_str(&text)
+        .unwrap_or_else(|error| panic!("{} is not YAML: {error}", path.display()));
+    assert_eq!(documents.len(), 1, "{name}: one document");
+    documents.remove(0)
+}
+
+fn steps(job: &Yaml) -> &[Yaml] {
+    job["steps"].as_vec().expect("a job has steps")
+}
+
+fn text(value: &Yaml) -> &str {
+    value.as_str().unwrap_or("")
+}
+
+/// The steps whose `run` script contains `needle`.
+fn running<'a>(job: &'a Yaml, needle: &str) -> Vec<&'a Yaml> {
+    steps(job)
+        .iter()
+        .filter(|step| text(&step["run"]).contains(needle))
+        .collect()
+}
+
+fn uses<'a>(job: &'a Yaml, action: &str) -> Option<&'a Yaml> {
+    steps(job)
+        .iter()
+        .find(|step| text(&step["uses"]).starts_with(action))
+}
+
+#[test]
+fn the_pull_request_workflow_compares_base_and_head_comments_once_and_fails_on_regression() {
+    let workflow = load("ci/github-actions.yml");
+    // YAML 1.1 readers take `on` for `true`; GitHub and YAML 1.2 read the key `on`.
+    assert!(!workflow["on"]["pull_request"].is_badvalue());
+    assert_eq!(text(&workflow["permissions"]["pull-requests"]), "write");
+    let job = &workflow["jobs"]["ab"];
+    let ab = running(job, "clibench ab \"$SPEC\"");
+    assert_eq!(ab.len(), 1);
+    let script = text(&ab[0]["run"]);
+    for needed in [
+        "--base \"source.commit=$BASE_SHA\"",
+        "--head \"source.commit=$HEAD_SHA\"",
+        "--fail-on-regression",
+        "--out \"$OUT\"",
+    ] {
+        assert!(script.contains(needed), "{needed} in {script}");
+    }
+    // The shas reach the script through the environment, never spliced into it.
+    assert_eq!(
+        text(&ab[0]["env"]["BASE_SHA"]),
+        "${{ github.event.pull_request.base.sha }}"
+    );
+    assert!(!script.contains("${{"), "{script}");
+    let upload = uses(job, "actions/upload-artifact@").expect("the results are uploaded");
+    assert_eq!(text(&upload["with"]["path"]), "${{ env.OUT }}");
+    assert_eq!(text(&workflow["env"]["OUT"]), "clibench-out");
+    let comment = uses(job, "actions/github-script@").expect("a comment step");
+    let js = text(&comment["with"]["script"]);
+    assert!(js.contains("<!-- clibench -->") && js.contains("comparison.md"));
+    assert!(js.contains("updateComment") && js.contains("createComment"));
+    let fail = steps(job)
+        .iter()
+        .find(|step| text(&step["if"]).contains("steps.ab.outputs.status"))
+        .expect("a step fails the check");
+    assert!(text(&fail["run"]).contains("exit 1"));
+}
+
+#[test]
+fn the_sharded_workflow_runs_every_shard_and_merges_both_sides() {
+    let workflow = load("ci/github-actions-sharded.yml");
+    let shard = &workflow["jobs"]["shard"];
+    let shards: Vec<i64> = shard["strategy"]["matrix"]["shard"]
+        .as_vec()
+        .unwrap()
+        .iter()
+        .filter_map(Yaml::as_i64)
+        .collect();
+    assert_eq!(
+        workflow["env"]["SHARDS"].as_i64(),
+        Some(shards.len() as i64)
+    );
+    assert_eq!(shards, (1..=shards.len() as i64).collect::<Vec<_>>());
+    let ab = running(shard, "clibench ab");
+    assert!(text(&ab[0]["run"]).contains("--shard \"$SHARD/$SHARDS\""));
+    let merge = &workflow["jobs"]["merge"];
+    assert_eq!(text(&merge["needs"]), "shard");
+    let script = text(&running(merge, "clibench merge")[0]["run"]);
+    assert!(script.contains("/base --out merged/base"), "{script}");
+    assert!(script.contains("/head --out merged/head"), "{script}");
+    assert!(script.contains("--fail-on-regression"), "{script}");
+}
+
+#[test]
+fn the_kubernetes_job_gives_each_pod_its_shard() {
+    let job = load("k8s/clibench-job.yaml");
+    assert_eq!(text(&job["kind"]), "Job");
+    let spec = &job["spec"];
+    assert_eq!(text(&spec["completionMode"]), "Indexed");
+    let completions = spec["completions"].as_i64().unwrap();
+    assert_eq!(spec["parallelism"].as_i64(), Some(completions));
+    let container = &spec["template"]["spec"]["containers"][0];
+    let shards = container["env"]
+        .as_vec()
+        .unwrap()
+        .iter()
+        .find(|var| text(&var["name"]) == "SHARDS")
+        .map(|var| text(&var["value"]).to_owned());
+    assert_eq!(shards, Some(completions.to_string()));
+    let script = text(&container["args"][0]);
+    assert!(script.contains("$((JOB_COMPLETION_INDEX + 1))"), "{script}");
+    assert!(script.contains("--shard \"$shard/$SHARDS\""), "{script}");
+    assert_eq!(text(&spec["template"]["spec"]["restartPolicy"]), "Never");
+}
