@@ -9,7 +9,8 @@
 //! trusted.
 
 use super::charts::{self, Bar, Change, Line, Tone};
-use crate::compare::{Comparison, FailedSample, MetricComparison, Verdict};
+use super::failures::{Failure, SideFailures};
+use crate::compare::{Comparison, MetricComparison, Verdict};
 use crate::detail::MemorySeries;
 use crate::metric::{Metric, Nature, Phase};
 use crate::report::Report;
@@ -297,32 +298,23 @@ fn summary_table(out: &mut String, metrics: &[MetricStats]) {
     out.push_str("</tbody>\n</table>\n");
 }
 
-fn failures(out: &mut String, sides: &[(&str, &Option<String>, &Vec<FailedSample>)]) {
-    let any = sides
-        .iter()
-        .any(|(_, error, failed)| error.is_some() || !failed.is_empty());
-    if !any {
+fn failures(out: &mut String, sides: &[SideFailures<'_>]) {
+    let lines = super::failures::failures(sides);
+    if lines.is_empty() {
         return;
     }
     out.push_str("<h3>Failures</h3>\n<ul class=\"failures\">\n");
-    for (name, error, failed) in sides {
-        let prefix = if name.is_empty() {
-            String::new()
-        } else {
-            format!("{name} ")
-        };
-        if let Some(error) = error {
-            let _ = writeln!(out, "<li>{prefix}run: {}</li>", escape(error));
-        }
-        for sample in failed.iter() {
-            let _ = writeln!(
+    for (prefix, failure) in lines {
+        let _ = match failure {
+            Failure::Run(error) => writeln!(out, "<li>{prefix}run: {}</li>", escape(error)),
+            Failure::Sample(sample) => writeln!(
                 out,
                 "<li>{prefix}<code>{}</code> trial {}: {}</li>",
                 sample.metric,
                 sample.trial,
                 escape(&sample.error)
-            );
-        }
+            ),
+        };
     }
     out.push_str("</ul>\n");
 }

@@ -1,7 +1,8 @@
 //! GitHub-flavoured Markdown, ready to post as a pull-request comment: readable
 //! units (`412 ms`, `131.2 MiB`) and verdicts as words.
 
-use crate::compare::{Comparison, FailedSample, MetricComparison, SideFacts, Verdict};
+use super::failures::{Failure, SideFailures};
+use crate::compare::{Comparison, MetricComparison, SideFacts, Verdict};
 use crate::metric::{CPU_TICK_SECONDS, Metric, Nature};
 use crate::report::Report;
 use crate::result::Request;
@@ -440,32 +441,23 @@ fn request_line(request: &Request) -> Option<String> {
     Some(line)
 }
 
-fn failures(out: &mut String, sides: &[(&str, &Option<String>, &Vec<FailedSample>)]) {
-    let any = sides
-        .iter()
-        .any(|(_, error, failed)| error.is_some() || !failed.is_empty());
-    if !any {
+fn failures(out: &mut String, sides: &[SideFailures<'_>]) {
+    let lines = super::failures::failures(sides);
+    if lines.is_empty() {
         return;
     }
     out.push_str("\n**Failures**\n\n");
-    for (name, error, failed) in sides {
-        let prefix = if name.is_empty() {
-            String::new()
-        } else {
-            format!("{name} ")
-        };
-        if let Some(error) = error {
-            let _ = writeln!(out, "- {prefix}run: {}", text(error));
-        }
-        for sample in failed.iter() {
-            let _ = writeln!(
+    for (prefix, failure) in lines {
+        let _ = match failure {
+            Failure::Run(error) => writeln!(out, "- {prefix}run: {}", text(error)),
+            Failure::Sample(sample) => writeln!(
                 out,
                 "- {prefix}`{}` trial {}: {}",
                 sample.metric,
                 sample.trial,
                 text(&sample.error)
-            );
-        }
+            ),
+        };
     }
 }
 

@@ -16,6 +16,7 @@
 pub mod bmf;
 pub mod charts;
 pub mod csv;
+mod failures;
 mod format;
 pub mod github_benchmark;
 pub mod html;
