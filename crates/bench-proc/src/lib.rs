@@ -41,7 +41,9 @@ pub use snapshot_linux::{
     ProcRoot, ProcessSample, Selector, Snapshot, SnapshotError, read_proc_file, snapshot,
 };
 pub use staircase::{Instances, StaircaseOptions, StaircaseReport};
-pub use stop_linux::{StopError, StopReport, Survivor, process_stat, stop};
+pub use stop_linux::{
+    StopError, StopReport, Survivor, pids_with_environment, process_stat, stop, stop_environment,
+};
 pub use stop_uid_linux::{
     MIN_USER_UID, StopUidError, UidStopReport, parse_uid_min, stop_uid, user_uid_min,
 };

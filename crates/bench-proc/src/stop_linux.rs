@@ -5,6 +5,7 @@ use crate::snapshot_linux::{ProcRoot, Selector, SnapshotError};
 use rustix::process::{Pid, Signal, WaitOptions};
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// How often membership and liveness are polled while waiting.
@@ -78,10 +79,64 @@ pub fn stop(selector: &Selector, grace: Duration) -> Result<StopReport, StopErro
     stop_in(&ProcRoot::live(), selector, grace)
 }
 
+/// Stops every process whose environment holds exactly `entry` (`NAME=value`, e.g.
+/// `HOME=/tmp/run/home-0`) and all their descendants, as one family: one SIGTERM to all,
+/// one `grace`, SIGKILL to whoever is left. Membership is re-read on every poll, so a
+/// process that starts with that environment while the stop runs is caught too.
+///
+/// This is how a caller without a uid of its own finds what a target left behind
+/// (daemons included): every process it started got that entry. Processes whose
+/// environment cannot be read (another user's, without root) are not found.
+pub fn stop_environment(entry: &[u8], grace: Duration) -> Result<StopReport, StopError> {
+    let root = ProcRoot::live();
+    stop_found(
+        &|| {
+            let mut pids = Vec::new();
+            for pid in pids_with_environment(Path::new("/proc"), entry) {
+                match root.discover(&Selector::Tree(pid)) {
+                    Ok(tree) => pids.extend(tree),
+                    // Gone since the scan: nothing of it to stop.
+                    Err(SnapshotError::NoSuchProcess { .. }) => {}
+                    Err(error) => return Err(error),
+                }
+            }
+            pids.sort_unstable();
+            pids.dedup();
+            Ok(pids)
+        },
+        grace,
+    )
+}
+
+/// Pids under `proc_root` whose environment holds exactly `entry` (`NAME=value`).
+/// Processes whose environment cannot be read are skipped.
+pub fn pids_with_environment(proc_root: &Path, entry: &[u8]) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir(proc_root) else {
+        return Vec::new();
+    };
+    let mut pids: Vec<u32> = entries
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse().ok())
+        .filter(|pid: &u32| {
+            crate::read_proc_file(proc_root.join(pid.to_string()).join("environ"))
+                .is_ok_and(|environ| environ.split(|b| *b == 0).any(|e| e == entry))
+        })
+        .collect();
+    pids.sort_unstable();
+    pids
+}
+
 fn stop_in(root: &ProcRoot, selector: &Selector, grace: Duration) -> Result<StopReport, StopError> {
     if *selector == Selector::Uid(0) {
         return Err(StopError::RootUid);
     }
+    stop_found(&|| root.discover(selector), grace)
+}
+
+/// The stop itself, over whatever `discover` finds on each poll.
+fn stop_found(
+    discover: &dyn Fn() -> Result<Vec<u32>, SnapshotError>,
+    grace: Duration,
+) -> Result<StopReport, StopError> {
     let protected = protected_pids();
     let started = Instant::now();
     let mut report = StopReport::default();
@@ -92,7 +147,7 @@ fn stop_in(root: &ProcRoot, selector: &Selector, grace: Duration) -> Result<Stop
         let mut fresh = Vec::new();
         // A vanished tree root just means the tree is gone; its orphans are
         // already in `members`.
-        let found = match root.discover(selector) {
+        let found = match discover() {
             Ok(pids) => pids,
             Err(SnapshotError::NoSuchProcess { .. }) => Vec::new(),
             Err(error) => return Err(StopError::Discover(error)),
@@ -236,6 +291,24 @@ mod tests {
         assert!(protected.contains(&std::process::id()));
         let parent = rustix::process::getppid().map_or(0, |p| p.as_raw_nonzero().get() as u32);
         assert!(protected.contains(&parent));
+    }
+
+    #[test]
+    fn environment_match_is_exact() {
+        let dir = tempfile::tempdir().unwrap();
+        for (pid, environ) in [
+            ("10", &b"A=1\0HOME=/h/x\0"[..]),
+            ("11", b"HOME=/h/xy\0"),
+            ("12", b"HOME=/h/x"),
+        ] {
+            std::fs::create_dir(dir.path().join(pid)).unwrap();
+            std::fs::write(dir.path().join(pid).join("environ"), environ).unwrap();
+        }
+        std::fs::create_dir(dir.path().join("self")).unwrap();
+        assert_eq!(
+            pids_with_environment(dir.path(), b"HOME=/h/x"),
+            vec![10, 12]
+        );
     }
 
     #[test]

@@ -478,41 +478,15 @@ pub fn stop_user(user: &UserRecord) -> anyhow::Result<()> {
     }
 }
 
-/// Stops every process (and its descendants) that runs with `HOME=home`: how a
-/// non-root clibench finds what a target left behind, daemons included, since every
-/// target process gets that HOME from the clean environment.
+/// Stops every process (and its descendants) that runs with `HOME=home`, as one family
+/// with one grace period: how a non-root clibench finds what a target left behind,
+/// daemons included, since every target process gets that HOME from the clean
+/// environment.
 pub fn stop_home(home: &Path) -> anyhow::Result<()> {
-    let wanted = format!("HOME={}", home.display()).into_bytes();
-    let own = std::process::id();
-    let mut first_error = None;
-    for pid in pids_with_env(Path::new("/proc"), &wanted) {
-        if pid == own {
-            continue;
-        }
-        if let Err(error) = stop(&Selector::Tree(pid))
-            && first_error.is_none()
-        {
-            first_error = Some(error);
-        }
-    }
-    first_error.map_or(Ok(()), Err)
-}
-
-/// Pids under `proc_root` whose environment holds exactly the entry `wanted`
-/// (`NAME=value`). Processes we may not read are skipped.
-pub fn pids_with_env(proc_root: &Path, wanted: &[u8]) -> Vec<u32> {
-    let Ok(entries) = std::fs::read_dir(proc_root) else {
-        return Vec::new();
-    };
-    let mut pids: Vec<u32> = entries
-        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse().ok())
-        .filter(|pid: &u32| {
-            bench_proc::read_proc_file(proc_root.join(pid.to_string()).join("environ"))
-                .is_ok_and(|environ| environ.split(|b| *b == 0).any(|e| e == wanted))
-        })
-        .collect();
-    pids.sort_unstable();
-    pids
+    let entry = format!("HOME={}", home.display()).into_bytes();
+    bench_proc::stop_environment(&entry, STOP_GRACE)
+        .map(drop)
+        .with_context(|| format!("stopping the processes with HOME={}", home.display()))
 }
 
 #[cfg(test)]
@@ -718,20 +692,5 @@ mod tests {
         };
         let error = stop_user(&user).unwrap_err().to_string();
         assert!(error.contains("a system account"), "{error}");
-    }
-
-    #[test]
-    fn environ_match_is_exact() {
-        let dir = tempfile::tempdir().unwrap();
-        for (pid, environ) in [
-            ("10", &b"A=1\0HOME=/h/x\0"[..]),
-            ("11", b"HOME=/h/xy\0"),
-            ("12", b"HOME=/h/x"),
-        ] {
-            std::fs::create_dir(dir.path().join(pid)).unwrap();
-            std::fs::write(dir.path().join(pid).join("environ"), environ).unwrap();
-        }
-        std::fs::create_dir(dir.path().join("self")).unwrap();
-        assert_eq!(pids_with_env(dir.path(), b"HOME=/h/x"), vec![10, 12]);
     }
 }

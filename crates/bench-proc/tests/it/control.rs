@@ -98,6 +98,38 @@ fn sigterm_ignoring_family_is_killed() {
 }
 
 #[test]
+fn an_environment_stop_ends_every_family_with_that_home_in_one_pass() {
+    let home = format!("/nonexistent/clibench-env-stop-{}", std::process::id());
+    let spawn = |home: &str| {
+        let mut command = fixture_command(&["--ignore-term", "--children", "1"]);
+        command.env("HOME", home);
+        Fixture::start(command)
+    };
+    let families = [spawn(&home), spawn(&home), spawn(&home)];
+    let stranger = spawn(&format!("{home}-other"));
+    let report = bench_proc::stop_environment(
+        format!("HOME={home}").as_bytes(),
+        Duration::from_millis(300),
+    )
+    .unwrap();
+    // One stop for all three families: all six processes ignored SIGTERM and were
+    // killed together after the one grace period.
+    let mut expected: Vec<u32> = families
+        .iter()
+        .flat_map(|family| std::iter::once(family.pid).chain(family.children.iter().copied()))
+        .collect();
+    expected.sort_unstable();
+    let mut killed = report.killed.clone();
+    killed.sort_unstable();
+    assert_eq!(killed, expected, "{report:?}");
+    assert!(expected.iter().all(|&pid| !exists(pid)));
+    assert!(
+        exists(stranger.pid),
+        "a process with another HOME was stopped"
+    );
+}
+
+#[test]
 fn process_group_stop_ends_every_member() {
     let fixture = Fixture::spawn(&["--children", "2"]);
     // Spawned with process_group(0): the group id is the fixture's pid.
