@@ -397,22 +397,12 @@ fn options_line(options: &SpawnOptions) -> String {
         .join(" ")
 }
 
-/// The spec's ready mode as bench-term's.
+/// The spec's ready mode, as the spec resolved it when it was read.
 pub(super) fn ready_mode(measure: &spec::Measure) -> anyhow::Result<bench_term::ReadyMode> {
-    Ok(match measure.ready {
-        spec::ReadyMode::Probe => bench_term::ReadyMode::Probe,
-        spec::ReadyMode::FirstFrame => bench_term::ReadyMode::FirstFrame,
-        spec::ReadyMode::Stable => bench_term::ReadyMode::Stable(measure.ready_quiet.0),
-        spec::ReadyMode::Pattern => {
-            let pattern = measure
-                .ready_pattern
-                .as_deref()
-                .context("[measure] ready = \"pattern\" needs ready_pattern")?;
-            bench_term::ReadyMode::Pattern(
-                regex::Regex::new(pattern).context("[measure] ready_pattern is not a regex")?,
-            )
-        }
-    })
+    measure
+        .ready_mode
+        .clone()
+        .context("[measure] was not read through spec::parse, which resolves its ready mode")
 }
 
 /// The spec's checks of the screen at ready: `ready_require`, `ready_reject` and, unless

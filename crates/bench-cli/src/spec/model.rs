@@ -368,6 +368,10 @@ pub struct Measure {
     /// The quiet period for `ready = "stable"`.
     #[serde(default = "default_ready_quiet")]
     pub ready_quiet: Duration,
+    /// The ready keys resolved into bench-term's `ReadyMode` (its pattern compiled once),
+    /// set when the spec is read; not a key of the file.
+    #[serde(skip)]
+    pub ready_mode: Option<bench_term::ReadyMode>,
     /// A regex the screen at ready must match (the real prompt), else the start fails.
     #[serde(default)]
     pub ready_require: Option<String>,

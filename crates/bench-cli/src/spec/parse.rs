@@ -234,7 +234,28 @@ pub fn parse(text: &str, file: &str) -> Result<Spec, SpecError> {
         };
         return Err(at(offset, problem.message));
     }
+    let mut spec = spec;
+    if let Some(measure) = spec.measure.as_mut() {
+        measure.ready_mode = Some(resolved_ready_mode(measure));
+    }
     Ok(spec)
+}
+
+/// The `[measure]` ready keys as the one `bench_term::ReadyMode`, its pattern compiled
+/// once. The checks above have made sure the pattern is there and compiles.
+fn resolved_ready_mode(measure: &super::model::Measure) -> bench_term::ReadyMode {
+    match (&measure.ready, &measure.ready_pattern) {
+        (ReadyMode::Probe, _) => bench_term::ReadyMode::Probe,
+        (ReadyMode::FirstFrame, _) => bench_term::ReadyMode::FirstFrame,
+        (ReadyMode::Stable, _) => bench_term::ReadyMode::Stable(measure.ready_quiet.0),
+        (ReadyMode::Pattern, Some(pattern)) => match regex::Regex::new(pattern) {
+            Ok(regex) => bench_term::ReadyMode::Pattern(regex),
+            // Unreachable after check(), which compiled the same pattern; the probe is
+            // the safe default rather than a panic.
+            Err(_) => bench_term::ReadyMode::Probe,
+        },
+        (ReadyMode::Pattern, None) => bench_term::ReadyMode::Probe,
+    }
 }
 
 /// The largest spec file read (1 MiB): a spec is a page of TOML.
@@ -833,6 +854,23 @@ fn check(spec: &Spec) -> Vec<Problem> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_ready_keys_are_resolved_once_into_bench_terms_mode() {
+        let measure = |keys: &str| {
+            let text = format!("name = \"x\"\n[measure]\ncommand = [\"x\"]\n{keys}");
+            parse(&text, "x.toml").unwrap().measure.unwrap().ready_mode
+        };
+        assert!(matches!(
+            measure("ready = \"pattern\"\nready_pattern = \"^> $\"\n"),
+            Some(bench_term::ReadyMode::Pattern(regex)) if regex.as_str() == "^> $"
+        ));
+        assert!(matches!(
+            measure("ready = \"stable\"\nready_quiet = \"750ms\"\n"),
+            Some(bench_term::ReadyMode::Stable(quiet)) if quiet == std::time::Duration::from_millis(750)
+        ));
+        assert!(matches!(measure(""), Some(bench_term::ReadyMode::Probe)));
+    }
 
     #[test]
     fn a_name_and_a_measure_make_a_spec_of_an_installed_program() {
