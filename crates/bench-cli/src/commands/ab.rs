@@ -13,6 +13,7 @@ use crate::pipeline::schedule::Order;
 use crate::pipeline::{Execution, PlanSettings, Runner, Shard, SpecSource};
 use crate::spec::Override;
 use anyhow::Context;
+use bench_core::compare::CompareOptions;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -74,6 +75,26 @@ pub struct Args {
     keep_users: bool,
 }
 
+/// Adds the spec's `[compare] noise` floors for the metrics `--noise` did not set.
+fn with_spec_floors(
+    mut options: CompareOptions,
+    spec: Option<&PathBuf>,
+) -> anyhow::Result<CompareOptions> {
+    let Some(path) = spec else {
+        return Ok(options);
+    };
+    let spec = crate::spec::load(path).map_err(|error| input_error(error.to_string()))?;
+    for (name, &fraction) in &spec.compare.noise {
+        // The spec check refused unknown metric names.
+        if let Ok(metric) = name.parse::<bench_core::Metric>()
+            && !options.floors.contains_key(&metric)
+        {
+            options = options.with_floor(metric, fraction);
+        }
+    }
+    Ok(options)
+}
+
 /// Runs `clibench ab`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let options = super::compare::options(&args.noise)?;
@@ -98,6 +119,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
         return Ok(ExitCode::from(130));
     }
+    let options = with_spec_floors(options, outcome.specs.first())?;
     let found = compare_sides(&out, &options)?;
     eprint!("{}", super::compare::table(&found.comparison));
     print!("{}", found.markdown);
@@ -222,6 +244,26 @@ mod tests {
         assert_eq!(settings.base.len(), 1);
         assert_eq!(settings.head.len(), 2);
         assert_eq!(settings.head[1].to_string(), "measure.env.A=1");
+    }
+
+    #[test]
+    fn the_specs_floors_fill_in_what_noise_flags_did_not_set() {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = dir.path().join("x.toml");
+        std::fs::write(
+            &spec,
+            "name = \"x\"\n[compare]\nnoise = { cold = 0.05, warm = 0.07 }\n",
+        )
+        .unwrap();
+        let flags = super::super::compare::options(&args(&["--noise", "warm=0.3"]).noise).unwrap();
+        let options = with_spec_floors(flags, Some(&spec)).unwrap();
+        assert_eq!(options.floor(Metric::Cold), 0.05);
+        assert_eq!(
+            options.floor(Metric::Warm),
+            0.3,
+            "the flag wins over the spec"
+        );
+        assert_eq!(options.floor(Metric::Rss), options.noise);
     }
 
     #[test]

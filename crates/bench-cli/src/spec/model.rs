@@ -70,6 +70,20 @@ pub struct Spec {
     /// The disk footprint.
     #[serde(default)]
     pub disk: Disk,
+    /// How `clibench ab` judges this target's changes.
+    #[serde(default)]
+    pub compare: Compare,
+}
+
+/// `[compare]`: how changes of this target are judged by `clibench ab`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Compare {
+    /// Noise floors per metric as fractions (`cold = 0.05` is ±5%): a timing or memory
+    /// change whose interval reaches inside its floor gets no verdict. Metrics not named
+    /// keep the default floor (20%); `--noise METRIC=FRACTION` overrides these.
+    #[serde(default)]
+    pub noise: BTreeMap<String, f64>,
 }
 
 /// `[source]`: a git repository and an exact commit.

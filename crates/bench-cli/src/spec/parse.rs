@@ -828,6 +828,24 @@ fn check(spec: &Spec) -> Vec<Problem> {
             c.nonzero(keyed(&["ui", "steps"], index, &["timeout"]), &step.timeout);
         }
     }
+    for (metric, fraction) in &spec.compare.noise {
+        let path = key(&["compare", "noise", metric]);
+        if metric.parse::<bench_core::Metric>().is_err() {
+            c.problem(
+                path,
+                format!(
+                    "unknown metric '{metric}' in [compare] noise (`clibench report --explain` lists them)"
+                ),
+            );
+        } else if !(0.0..1.0).contains(fraction) {
+            c.problem(
+                path,
+                format!(
+                    "[compare] noise {metric} = {fraction} is outside 0..1 (0.05 means changes within ±5% are noise)"
+                ),
+            );
+        }
+    }
     if let Some(staircase) = &spec.staircase {
         match &staircase.command {
             Some(command) => c.command(key(&["staircase", "command"]), command, Stage::Trial),
@@ -854,6 +872,24 @@ fn check(spec: &Spec) -> Vec<Problem> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn compare_noise_floors_name_known_metrics_and_fractions() {
+        let spec = |noise: &str| {
+            let text = format!("name = \"x\"\n[compare]\nnoise = {{ {noise} }}\n");
+            parse(&text, "x.toml")
+        };
+        let floors = spec("cold = 0.05, rss = 0.1").unwrap().compare.noise;
+        assert_eq!(floors.get("cold"), Some(&0.05));
+        assert_eq!(floors.get("rss"), Some(&0.1));
+        let error = spec("colt = 0.05").unwrap_err().to_string();
+        assert!(
+            error.starts_with("x.toml:3:11: unknown metric 'colt' in [compare] noise"),
+            "{error}"
+        );
+        let error = spec("cold = 5").unwrap_err().to_string();
+        assert!(error.contains("5 is outside 0..1"), "{error}");
+    }
 
     #[test]
     fn the_ready_keys_are_resolved_once_into_bench_terms_mode() {
