@@ -206,15 +206,7 @@ mod tests {
     use bench_core::Metric;
 
     fn args(extra: &[&str]) -> Args {
-        use clap::Parser;
-        #[derive(Parser)]
-        struct Wrapper {
-            #[command(flatten)]
-            args: Args,
-        }
-        let mut argv = vec!["ab"];
-        argv.extend_from_slice(extra);
-        Wrapper::try_parse_from(argv).unwrap().args
+        crate::commands::test_args::parse("ab", extra)
     }
 
     #[test]

@@ -5,6 +5,8 @@ mod ab;
 mod cleanup;
 mod compare;
 mod interrupt;
+#[cfg(test)]
+mod test_args;
 
 pub use interrupt::wait_if_interrupted;
 mod kernel;

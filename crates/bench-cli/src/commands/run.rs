@@ -399,15 +399,7 @@ mod tests {
     use super::*;
 
     fn args(extra: &[&str]) -> Args {
-        use clap::Parser;
-        #[derive(Parser)]
-        struct Wrapper {
-            #[command(flatten)]
-            args: Args,
-        }
-        let mut argv = vec!["run"];
-        argv.extend_from_slice(extra);
-        Wrapper::try_parse_from(argv).unwrap().args
+        crate::commands::test_args::parse("run", extra)
     }
 
     #[test]
