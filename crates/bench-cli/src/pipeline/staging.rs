@@ -14,7 +14,6 @@ use anyhow::{Context, bail};
 use rustix::fs::{Mode, OFlags};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// Where staging folders are made (the first that exists).
 const BASES: [&str; 2] = ["/var/tmp", "/tmp"];
@@ -87,7 +86,7 @@ fn ensure_group(out: &Path, state: &State) -> anyhow::Result<u32> {
     if let Some(gid) = gid_of(&name)? {
         return Ok(gid);
     }
-    let output = super::users::shadow_tool(Command::new("groupadd").arg(&name))?;
+    let output = super::users::shadow_tool(super::users::shadow_command("groupadd").arg(&name))?;
     if !output.status.success() {
         bail!(
             "groupadd {name} failed ({}): {}",
@@ -162,7 +161,8 @@ pub fn remove(state: &mut State) -> anyhow::Result<Vec<String>> {
             );
         }
         if gid_of(&group)?.is_some() {
-            let output = super::users::shadow_tool(Command::new("groupdel").arg(&group))?;
+            let output =
+                super::users::shadow_tool(super::users::shadow_command("groupdel").arg(&group))?;
             if !output.status.success() {
                 bail!(
                     "groupdel {group} failed ({}): {}",

@@ -272,7 +272,7 @@ fn useradd(name: &str, home: &Path, comment: &str, group: Option<&str>) -> anyho
     for attempt in 0..20 {
         let uid = leftovers::free_uid(&busy, range.clone(), attempt)
             .with_context(|| format!("no free uid left in {range:?}"))?;
-        let mut command = Command::new("useradd");
+        let mut command = shadow_command("useradd");
         command
             .args(["--create-home", "--home-dir"])
             .arg(home)
@@ -301,6 +301,20 @@ fn record_user(out: &Path, plan: UserPlan) -> anyhow::Result<()> {
         s.users.retain(|u| u.install != plan.install);
         s.users.push(plan);
     })
+}
+
+/// One of the shadow tools (`useradd`, `userdel`, `groupadd`, `groupdel`), from the
+/// system's own folders rather than PATH: running as root, a PATH folder that someone else
+/// can write must not choose the program, and a PATH without /usr/sbin (`env PATH=…`, a
+/// cron job) must not make every install fail with "No such file or directory".
+pub(super) fn shadow_command(tool: &str) -> Command {
+    const SYSTEM_FOLDERS: [&str; 4] = ["/usr/sbin", "/sbin", "/usr/bin", "/bin"];
+    let program = SYSTEM_FOLDERS
+        .iter()
+        .map(|folder| Path::new(folder).join(tool))
+        .find(|path| path.is_file())
+        .unwrap_or_else(|| PathBuf::from(tool));
+    Command::new(program)
 }
 
 /// Runs useradd or userdel, retrying while another process holds the lock on
@@ -372,7 +386,7 @@ fn remove_dedicated(run_id: &str, plan: &UserPlan, removal: &mut Removal) -> any
     let home_ok = check_home(plan, &entry)?;
     // userdel --remove deletes the passwd home, checked above to be the one clibench
     // created; without that check the home is left where it is.
-    let mut command = Command::new("userdel");
+    let mut command = shadow_command("userdel");
     if home_ok {
         command.arg("--remove");
     }
@@ -467,6 +481,18 @@ fn remove_own_home(out: &Path, plan: &UserPlan) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shadow_tools_come_from_the_system_folders_not_path() {
+        let command = shadow_command("useradd");
+        let program = Path::new(command.get_program());
+        if Path::new("/usr/sbin/useradd").is_file() || Path::new("/sbin/useradd").is_file() {
+            assert!(program.is_absolute(), "{program:?}");
+            assert!(program.starts_with("/usr/sbin") || program.starts_with("/sbin"));
+        } else {
+            eprintln!("SKIPPED: no useradd in /usr/sbin or /sbin on this machine");
+        }
+    }
 
     #[test]
     fn passwd_lines_are_parsed_and_junk_skipped() {
