@@ -372,11 +372,7 @@ impl SideFacts {
             hosts: hosts.into_iter().map(str::to_string).collect(),
             load_average_1m: range_of(loads),
             started_unix_ms,
-            timed_trials: side
-                .trials
-                .iter()
-                .filter(|record| record.started_unix_ms.is_some())
-                .count(),
+            timed_trials: starts.len(),
             environment: ENVIRONMENT_FACTS
                 .iter()
                 .filter_map(|&key| Some((key.to_string(), side.runtime.get(key)?.clone())))

@@ -21,7 +21,8 @@ pub fn read_input_file(path: &Path, max_bytes: u64) -> std::io::Result<String> {
         .read(true)
         .custom_flags(libc::O_NONBLOCK)
         .open(path)?;
-    let file_type = file.metadata()?.file_type();
+    let metadata = file.metadata()?;
+    let file_type = metadata.file_type();
     if !file_type.is_file() {
         let kind = if file_type.is_fifo() {
             "a named pipe"
@@ -45,7 +46,7 @@ pub fn read_input_file(path: &Path, max_bytes: u64) -> std::io::Result<String> {
             format!("larger than {} MiB", max_bytes >> 20),
         )
     };
-    if file.metadata()?.len() > max_bytes {
+    if metadata.len() > max_bytes {
         return Err(too_large());
     }
     let mut bytes = Vec::new();

@@ -7,6 +7,10 @@ use crate::result::{ProcessMemory, Request, ResultFile};
 use crate::stats::{MetricStats, side_stats};
 use std::collections::BTreeMap;
 
+/// The `runtime` fact that says whether the page cache was dropped before each cold start:
+/// a value starting with `yes` means it was (written by the pipeline's `--drop-caches`).
+pub const CACHES_DROPPED_KEY: &str = "caches_dropped";
+
 /// A summary of one result file.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Report {
@@ -47,7 +51,7 @@ impl Report {
         }
         let dropped = self
             .runtime
-            .get("caches_dropped")
+            .get(CACHES_DROPPED_KEY)
             .is_some_and(|value| value.starts_with("yes"));
         let caches = if dropped {
             "the page cache was dropped before each cold start"

@@ -578,12 +578,7 @@ impl ResultFile {
             let mut seen = std::collections::BTreeSet::new();
             for (index, sample) in samples.iter().enumerate() {
                 let at = format!("side.metrics.{metric}[{index}]");
-                if sample.trial > MAX_TRIAL {
-                    return invalid(
-                        format!("{at}.trial"),
-                        format!("trial {} is above {MAX_TRIAL}", sample.trial),
-                    );
-                }
+                check_trial(&format!("{at}.trial"), sample.trial)?;
                 if !seen.insert(sample.trial) {
                     return invalid(
                         format!("{at}.trial"),
@@ -658,12 +653,7 @@ impl ResultFile {
         let mut seen = std::collections::BTreeSet::new();
         for (index, record) in side.trials.iter().enumerate() {
             let at = format!("side.trials[{index}]");
-            if record.trial > MAX_TRIAL {
-                return invalid(
-                    format!("{at}.trial"),
-                    format!("trial {} is above {MAX_TRIAL}", record.trial),
-                );
-            }
+            check_trial(&format!("{at}.trial"), record.trial)?;
             if !seen.insert((record.phase, record.trial)) {
                 return invalid(
                     at,

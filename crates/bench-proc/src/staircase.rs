@@ -337,15 +337,13 @@ fn steady(steps: &[Step], delta: impl Fn(&Step) -> Option<i64>) -> Option<i64> {
     let mut later = steps
         .get(1..)?
         .iter()
-        .map(delta)
-        .collect::<Option<Vec<i64>>>()?;
-    later.sort_unstable();
-    let middle = later.len() / 2;
-    match later.len() {
-        0 => None,
-        n if n % 2 == 1 => Some(later[middle]),
-        _ => Some(((later[middle - 1] as f64 + later[middle] as f64) / 2.0).round() as i64),
+        .map(|step| delta(step).map(|bytes| bytes as f64))
+        .collect::<Option<Vec<f64>>>()?;
+    if later.is_empty() {
+        return None;
     }
+    later.sort_by(f64::total_cmp);
+    Some(bench_core::stats::median_of_sorted(&later).round() as i64)
 }
 
 #[cfg(test)]

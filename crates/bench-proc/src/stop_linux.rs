@@ -92,9 +92,18 @@ pub fn stop_environment(entry: &[u8], grace: Duration) -> Result<StopReport, Sto
     stop_found(
         &|| {
             let mut pids = Vec::new();
+            let mut found = std::collections::HashSet::new();
             for pid in pids_with_environment(Path::new("/proc"), entry) {
+                // Children inherit the entry: a pid already found is in a tree walked
+                // already, and walking it again would only repeat that work.
+                if found.contains(&pid) {
+                    continue;
+                }
                 match root.discover(&Selector::Tree(pid)) {
-                    Ok(tree) => pids.extend(tree),
+                    Ok(tree) => {
+                        found.extend(tree.iter().copied());
+                        pids.extend(tree);
+                    }
                     // Gone since the scan: nothing of it to stop.
                     Err(SnapshotError::NoSuchProcess { .. }) => {}
                     Err(error) => return Err(error),

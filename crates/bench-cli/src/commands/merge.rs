@@ -42,15 +42,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     merged
         .save(&path)
         .with_context(|| format!("saving {}", path.display()))?;
-    let mut report = crate::pipeline::write_report(&args.out)?;
-    if let Some(note) = hosts_note(&merged.side) {
-        report.push('\n');
-        report.push_str(&note);
-        let report_path = args.out.join("report.md");
-        bench_core::io::write_atomic(&report_path, report.as_bytes())
-            .with_context(|| format!("writing {}", report_path.display()))?;
-    }
-    print!("{report}");
+    let notes: Vec<String> = hosts_note(&merged.side).into_iter().collect();
+    let written = crate::pipeline::write_report(&args.out, &notes)?;
+    print!("{}", written.markdown);
     let hosts = hosts(&merged.side);
     if hosts.len() > 1 {
         eprintln!(

@@ -136,14 +136,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
         return Ok(ExitCode::from(130));
     }
-    let markdown = crate::pipeline::write_report(&out)?;
+    let written = crate::pipeline::write_report(&out, &[])?;
     if format == RunFormat::Markdown || !std::io::stdout().is_terminal() {
-        print!("{markdown}");
+        print!("{}", written.markdown);
     }
-    let result = bench_core::ResultFile::load(&out.join("result.json"))
-        .with_context(|| format!("reading {}", out.join("result.json").display()))?;
+    let result = written.result;
     // The summary leads with what made later steps skip: one cause, told once.
-    for line in root_cause_lines(&outcome, &[]) {
+    for line in root_cause_lines(&outcome) {
         eprintln!("clibench run: {line}");
     }
     eprintln!();
@@ -180,20 +179,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 /// The summary's first lines: each failure that made later steps skip, with its error, so
 /// that one cause is told once ("install trial 0 failed: ...; 9 later step(s) skipped").
 /// `sides` labels the plans of an interleaved run (empty for a single plan).
-pub(super) fn root_cause_lines(
-    outcome: &crate::pipeline::RunOutcome,
-    sides: &[&str],
-) -> Vec<String> {
+fn root_cause_lines(outcome: &crate::pipeline::RunOutcome) -> Vec<String> {
     outcome
         .root_causes
         .iter()
         .map(|root| {
-            let side = sides
-                .get(root.side)
-                .map(|side| format!("{side}: "))
-                .unwrap_or_default();
             format!(
-                "{side}{} failed: {}; {} later step(s) skipped because of it{}",
+                "{} failed: {}; {} later step(s) skipped because of it{}",
                 root.step.label(),
                 crate::pipeline::headline(&root.message),
                 root.skipped,

@@ -52,5 +52,5 @@ pub use measure::ready_screen_section;
 pub use plan::{Plan, PlanSettings, Shard, SpecSource, Step, describes};
 pub use runner::{
     Execution, Notice, Observer, Progress, REPOSITORY_VAR, RootCause, RunOutcome, Runner,
-    SilentObserver, Skip, StepResult, headline, write_report,
+    SilentObserver, Skip, StepResult, WrittenReport, headline, write_report,
 };

@@ -696,9 +696,18 @@ fn last_error_line(log: &Path) -> String {
     format!("{line} (log: {})", log.display())
 }
 
-/// Renders the reports of `OUT/result.json` and writes them to `OUT/report.md` and
-/// `OUT/report.html`; returns the Markdown.
-pub fn write_report(out: &Path) -> Result<String, Error> {
+/// What [`write_report`] wrote, and the result it read to write it.
+#[derive(Debug)]
+pub struct WrittenReport {
+    /// The Markdown of `OUT/report.md`.
+    pub markdown: String,
+    /// `OUT/result.json`, as loaded.
+    pub result: bench_core::ResultFile,
+}
+
+/// Renders `OUT/result.json` as `OUT/report.md` (with `extra` Markdown sections at its
+/// end) and `OUT/report.html`, reading the result once.
+pub fn write_report(out: &Path, extra: &[String]) -> Result<WrittenReport, Error> {
     let path = out.join("result.json");
     if !path.exists() {
         return Err(Error::NoResult {
@@ -709,18 +718,18 @@ pub fn write_report(out: &Path) -> Result<String, Error> {
         path: path.clone(),
         source,
     })?;
-    let mut report =
+    let mut markdown =
         bench_core::export::markdown::report(&bench_core::report::Report::new(&result));
     // The screen a person saw at ready: the quickest check that ready was the real prompt.
-    if let Some(section) = super::measure::ready_screen_section(out) {
-        report.push('\n');
-        report.push_str(&section);
+    let screen = super::measure::ready_screen_section(out);
+    for section in screen.iter().chain(extra) {
+        markdown.push('\n');
+        markdown.push_str(section);
     }
-    let report_path = out.join("report.md");
-    bench_core::io::write_atomic(&report_path, report.as_bytes())?;
+    bench_core::io::write_atomic(&out.join("report.md"), markdown.as_bytes())?;
     let html = bench_core::export::html::report(&result);
     bench_core::io::write_atomic(&out.join("report.html"), html.as_bytes())?;
-    Ok(report)
+    Ok(WrittenReport { markdown, result })
 }
 
 #[cfg(test)]

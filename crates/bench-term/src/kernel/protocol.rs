@@ -259,8 +259,6 @@ pub fn event_from_value(value: Value, line: &str) -> Result<Event, FrameError> {
     })
 }
 
-/// Encodes a request as one line (with its newline). `id` is omitted when `None`
-/// (`interrupt`, `host_reply` use their own fields); `fields` are added as given.
 /// A request answered by a `done`: what [`crate::kernel::Kernel::request`] and
 /// [`crate::kernel::Kernel::submit`] send (`interrupt`, `host_reply` and `shutdown` have
 /// methods of their own).
