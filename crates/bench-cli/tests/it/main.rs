@@ -24,6 +24,31 @@ mod target;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
+/// A system tool (`useradd`, `runuser`, ...) from the system's folders, as clibench
+/// itself finds them: the tests must pass with a PATH that has no /usr/sbin.
+pub fn system_tool(name: &str) -> Command {
+    let program = ["/usr/sbin", "/sbin", "/usr/bin", "/bin"]
+        .iter()
+        .map(|folder| std::path::Path::new(folder).join(name))
+        .find(|path| path.is_file())
+        .unwrap_or_else(|| PathBuf::from(name));
+    Command::new(program)
+}
+
+/// Runs useradd, userdel or groupdel, retrying while another test holds the user
+/// database's lock.
+pub fn shadow_tool(command: &mut Command) -> Output {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let output = command.output().unwrap();
+        let busy = String::from_utf8_lossy(&output.stderr).contains("lock");
+        if output.status.success() || !busy || std::time::Instant::now() > deadline {
+            return output;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
 /// The built `clibench` binary.
 pub fn clibench() -> Command {
     Command::new(env!("CARGO_BIN_EXE_clibench"))

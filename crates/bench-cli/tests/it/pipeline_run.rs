@@ -3,7 +3,7 @@
 //! daemon that ignores SIGTERM, a kernel that never answers, and Ctrl-C mid-phase. After
 //! each, nothing of the run may be left: no process, no user, no home, no state file.
 
-use crate::{clibench, run};
+use crate::{clibench, run, shadow_tool, system_tool};
 use bench_core::{Metric, ResultFile};
 use std::fs;
 use std::os::unix::fs::MetadataExt;
@@ -366,7 +366,7 @@ impl TempUser {
     fn create(home: &Path) -> TempUser {
         let name = format!("cbt{}", std::process::id());
         let output = shadow_tool(
-            Command::new("useradd")
+            system_tool("useradd")
                 .args(["--no-create-home", "--shell", "/bin/sh", "--home-dir"])
                 .arg(home)
                 .arg(&name),
@@ -380,22 +380,9 @@ impl TempUser {
     }
 }
 
-/// Runs useradd/userdel, retrying while another test holds the user database's lock.
-fn shadow_tool(command: &mut Command) -> std::process::Output {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let output = command.output().unwrap();
-        let busy = String::from_utf8_lossy(&output.stderr).contains("lock");
-        if output.status.success() || !busy || Instant::now() > deadline {
-            return output;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
 impl Drop for TempUser {
     fn drop(&mut self) {
-        shadow_tool(Command::new("userdel").arg(&self.name));
+        shadow_tool(system_tool("userdel").arg(&self.name));
     }
 }
 

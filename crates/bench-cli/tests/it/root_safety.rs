@@ -5,7 +5,7 @@
 //! Tests that need root say so on stderr and return when not root (CI runs them as root).
 
 use crate::target::{INSTALLER, Target, is_root, uid_of, user_exists};
-use crate::{clibench, run};
+use crate::{clibench, run, shadow_tool, system_tool};
 use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -28,19 +28,6 @@ fn mode(path: &Path) -> u32 {
     fs::metadata(path).unwrap().permissions().mode() & 0o7777
 }
 
-/// Runs useradd/userdel/groupdel, retrying while another test holds the user database's lock.
-fn shadow_tool(command: &mut Command) -> std::process::Output {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let output = command.output().unwrap();
-        let busy = String::from_utf8_lossy(&output.stderr).contains("lock");
-        if output.status.success() || !busy || Instant::now() > deadline {
-            return output;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
 /// A Unix user made by a test (with a home under /home), removed when dropped.
 struct TestUser {
     name: String,
@@ -48,7 +35,7 @@ struct TestUser {
 
 impl TestUser {
     fn create(name: &str, comment: &str) -> TestUser {
-        let output = shadow_tool(Command::new("useradd").args([
+        let output = shadow_tool(system_tool("useradd").args([
             "--create-home",
             "--shell",
             "/bin/sh",
@@ -74,7 +61,7 @@ impl TestUser {
 impl Drop for TestUser {
     fn drop(&mut self) {
         if user_exists(&self.name) {
-            shadow_tool(Command::new("userdel").args(["--remove", &self.name]));
+            shadow_tool(system_tool("userdel").args(["--remove", &self.name]));
         }
     }
 }
