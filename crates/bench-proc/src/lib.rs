@@ -15,6 +15,10 @@
 //!   seconds and threads of a tree, a uid, a session or a process group.
 //! - [`Sampler`]: the family's totals every N ms in the background, with peaks.
 //! - [`become_subreaper`]: keep double-forked daemons in the tree.
+//! - [`Leader`]: a child leading its own process group, looked at without
+//!   reaping, its group signalled only while its pid is still ours.
+//! - [`Identity`]: the uid, gid and groups a child switches to before exec;
+//!   [`uid_range`]: ordinary users' uids, from `/etc/login.defs`.
 //! - [`stop`]: SIGTERM, grace, SIGKILL, reap, verify.
 //! - [`stop_uid`]: every process of a uid, atomically against fork-hopping.
 //! - [`disk_usage`]: apparent size of a directory tree, like `du --apparent-size`.
@@ -24,6 +28,9 @@
 
 mod disk;
 mod host_linux;
+mod identity;
+mod leader;
+mod login_defs;
 pub mod parse;
 mod sampler;
 mod snapshot_linux;
@@ -36,6 +43,9 @@ mod test_tree;
 
 pub use disk::{DEFAULT_EXCLUDES, DiskError, disk_usage, wildcard_match};
 pub use host_linux::{HostError, HostFacts, cpu_model, mem_total_bytes};
+pub use identity::{Identity, IdentitySwitch};
+pub use leader::Leader;
+pub use login_defs::{parse_uid_range, uid_range};
 pub use sampler::{SamplePoint, Sampler, SamplerOptions, SamplerReport};
 pub use snapshot_linux::{
     ProcRoot, ProcessSample, Selector, Snapshot, SnapshotError, read_proc_file, snapshot,
@@ -44,7 +54,5 @@ pub use staircase::{Instances, StaircaseOptions, StaircaseReport};
 pub use stop_linux::{
     StopError, StopReport, Survivor, pids_with_environment, process_stat, stop, stop_environment,
 };
-pub use stop_uid_linux::{
-    MIN_USER_UID, StopUidError, UidStopReport, parse_uid_min, stop_uid, user_uid_min,
-};
+pub use stop_uid_linux::{MIN_USER_UID, StopUidError, UidStopReport, stop_uid, user_uid_min};
 pub use subreaper_linux::{SubreaperError, become_subreaper, is_subreaper};

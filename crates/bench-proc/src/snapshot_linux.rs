@@ -262,6 +262,14 @@ impl ProcRoot {
         Ok(pids)
     }
 
+    /// The parsed `stat` of every process now, zombies included, kernel threads
+    /// left out, in pid order. A process that vanishes during the walk is skipped.
+    pub fn stats(&self) -> Result<Vec<Stat>, SnapshotError> {
+        let mut stats = Vec::new();
+        self.scan(&mut |_, stat| stats.push(stat), &mut |_, _, _| Ok(true))?;
+        Ok(stats)
+    }
+
     /// Samples one process; `Ok(None)` when it vanished, is a zombie or is a
     /// kernel thread.
     pub fn sample(&self, pid: u32) -> Result<Option<ProcessSample>, SnapshotError> {
@@ -574,6 +582,20 @@ mod tests {
     use super::*;
     use crate::test_tree::{children, process, set_threads};
     use std::fs;
+
+    #[test]
+    fn stats_lists_every_process_with_zombies_and_skips_what_vanished() {
+        let root = tempfile::tempdir().unwrap();
+        process(root.path(), 10, 1, 'S', 0, 400);
+        process(root.path(), 11, 10, 'Z', 0, 0);
+        process(root.path(), 12, 1, 'R', 0, 400);
+        // 13 vanished between the listing and the read of its stat.
+        fs::create_dir(root.path().join("13")).unwrap();
+        fs::create_dir(root.path().join("self")).unwrap();
+        let stats = ProcRoot::new(root.path()).stats().unwrap();
+        let seen: Vec<(u32, char)> = stats.iter().map(|s| (s.pid, s.state)).collect();
+        assert_eq!(seen, [(10, 'S'), (11, 'Z'), (12, 'R')]);
+    }
 
     #[test]
     fn tree_follows_children_of_every_thread() {

@@ -94,22 +94,10 @@ pub enum StopUidError {
     },
 }
 
-/// The first uid of ordinary users: `UID_MIN` from `/etc/login.defs`, never
-/// below [`MIN_USER_UID`].
+/// The first uid of ordinary users: `UID_MIN` of `/etc/login.defs` (see
+/// [`crate::parse_uid_range`]), never below [`MIN_USER_UID`].
 pub fn user_uid_min() -> u32 {
-    std::fs::read_to_string("/etc/login.defs")
-        .ok()
-        .and_then(|text| parse_uid_min(&text))
-        .unwrap_or(MIN_USER_UID)
-        .max(MIN_USER_UID)
-}
-
-/// `UID_MIN` of a login.defs text, if it sets one.
-pub fn parse_uid_min(login_defs: &str) -> Option<u32> {
-    login_defs.lines().find_map(|line| {
-        let mut words = line.split_ascii_whitespace();
-        (words.next()? == "UID_MIN").then(|| words.next()?.parse().ok())?
-    })
+    (*crate::uid_range().start()).max(MIN_USER_UID)
 }
 
 /// SIGKILLs every process whose uid is `uid` and returns once none runs.
@@ -293,14 +281,6 @@ unsafe fn helper_main(uid: u32) -> ! {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn uid_min_is_read_from_login_defs() {
-        let text = "# UID_MIN 5\nMAIL_DIR /var/mail\nUID_MIN\t\t\t 1000\nUID_MAX 60000\n";
-        assert_eq!(parse_uid_min(text), Some(1000));
-        assert_eq!(parse_uid_min("SYS_UID_MIN 100\n"), None);
-        assert_eq!(parse_uid_min("UID_MIN lots\n"), None);
-    }
 
     #[test]
     fn root_and_system_uids_are_refused() {
