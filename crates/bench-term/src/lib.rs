@@ -53,7 +53,7 @@ pub use keys::{Key, parse_key_list, parse_keys};
 pub use ready::ReadyMode;
 pub use terminal::{
     CloseReport, KEYSTROKE_TIMEOUT, PROBE_CLEANUP_TIMEOUT, PROBE_INTERVAL, PROBE_LETTERS,
-    QUIT_QUIET, SpawnOptions, Terminal, Timeline, User, monotonic_now,
+    QUIT_QUIET, SpawnOptions, Terminal, Timeline, monotonic_now,
 };
 pub use transcript::{
     CAST_FILE, INPUT_FILE, OUTPUT_FILE, READY_MARKER, READY_SCREEN_FILE, SCREEN_FILE,

@@ -95,16 +95,7 @@ pub(crate) fn spawn(pty: &Pty, options: &SpawnOptions) -> Result<Child, TermErro
         command.current_dir(cwd);
     }
     // Prepared here: the closure below runs between fork and exec, where it must not allocate.
-    let identity = options.user.as_ref().map(|user| {
-        (
-            user.groups
-                .iter()
-                .map(|&g| rustix::process::Gid::from_raw(g))
-                .collect::<Vec<_>>(),
-            rustix::process::Gid::from_raw(user.gid),
-            rustix::process::Uid::from_raw(user.uid),
-        )
-    });
+    let identity = options.user.as_ref().map(bench_proc::Identity::switch);
     // SAFETY: the closure runs in the forked child before exec and only makes raw
     // system calls through rustix (setsid, ioctl, setgroups, setgid, setuid), which
     // are async-signal-safe; it allocates nothing and touches no locks. The child is
@@ -115,10 +106,8 @@ pub(crate) fn spawn(pty: &Pty, options: &SpawnOptions) -> Result<Child, TermErro
             // std has already made the slave fd 0; a session leader without a
             // controlling terminal acquires it here.
             rustix::process::ioctl_tiocsctty(BorrowedFd::borrow_raw(0))?;
-            if let Some((groups, gid, uid)) = &identity {
-                rustix::thread::set_thread_groups(groups)?;
-                rustix::thread::set_thread_gid(*gid)?;
-                rustix::thread::set_thread_uid(*uid)?;
+            if let Some(identity) = &identity {
+                identity.apply()?;
             }
             Ok(())
         });

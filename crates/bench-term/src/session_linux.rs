@@ -1,40 +1,34 @@
-//! The processes of a terminal session, read from `/proc/<pid>/stat` with
-//! bench-proc's one stat parser, and stopping them, on Linux.
+//! The processes of a terminal session, from bench-proc's walk of `/proc`, and
+//! stopping them, on Linux.
 
-use bench_proc::parse::{Stat, parse_stat};
+use bench_proc::parse::Stat;
+use bench_proc::{Leader, ProcRoot};
 use rustix::process::{Pid, Signal, WaitOptions};
 use std::path::Path;
 
 /// Every process under `proc_root` whose session is `sid`, including zombies.
-/// Processes that vanish while the folder is walked are skipped.
+/// Processes that vanish while the folder is walked are skipped; an unreadable
+/// `proc_root` has none.
 pub(crate) fn session_processes(proc_root: &Path, sid: u32) -> Vec<Stat> {
-    let Ok(entries) = std::fs::read_dir(proc_root) else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(Result::ok)
-        .filter(|entry| {
-            entry
-                .file_name()
-                .to_str()
-                .is_some_and(|name| name.bytes().all(|b| b.is_ascii_digit()))
-        })
-        .filter_map(|entry| bench_proc::read_proc_file(entry.path().join("stat")).ok())
-        .filter_map(|bytes| parse_stat(std::str::from_utf8(&bytes).ok()?))
-        .filter(|line| line.session == sid)
+    ProcRoot::new(proc_root)
+        .stats()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|stat| stat.session == sid)
         .collect()
 }
 
-/// Sends SIGKILL to the process group `sid` and to every live process of session
-/// `sid` (members may have moved to other groups), and reaps the zombies among
-/// them that are our own children, except the session leader `sid` itself, whose
-/// status belongs to its `std::process::Child`. Never signals this process.
-pub(crate) fn kill_session(sid: u32) -> Vec<Stat> {
+/// Sends SIGKILL to the leader's process group (only while the leader is
+/// unreaped, see [`Leader::kill_group`]) and to every live process of its session
+/// (members may have moved to other groups), and reaps the zombies among them
+/// that are our own children, except the leader itself, whose status is its
+/// [`Leader`]'s. Never signals this process. Returns the members still alive.
+pub(crate) fn kill_session(leader: &mut Leader) -> Vec<Stat> {
     let own = std::process::id();
-    if let Some(group) = Pid::from_raw(sid as i32) {
-        // ESRCH only means the group is already gone.
-        let _ = rustix::process::kill_process_group(group, Signal::KILL);
-    }
+    let sid = leader.pid();
+    // Ok(false) only means the group is already gone (or the leader was reaped,
+    // and then its ids are not ours to signal).
+    let _ = leader.kill_group(Signal::KILL);
     let members = session_processes(Path::new("/proc"), sid);
     for member in &members {
         let Some(pid) = Pid::from_raw(member.pid as i32) else {

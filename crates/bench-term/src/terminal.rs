@@ -10,14 +10,13 @@ use crate::screen::{Screen, find_text, shows_frame};
 use crate::session_linux::{kill_session, session_processes};
 use crate::transcript::{CastSetup, TRANSCRIPT_LIMIT_BYTES, Transcript};
 use bench_proc::parse::Stat;
+use bench_proc::{Identity, Leader};
 use regex::Regex;
 use rustix::event::{PollFd, PollFlags, Timespec};
 use rustix::fd::{AsFd, OwnedFd};
-use rustix::process::{Pid, WaitId, WaitIdOptions, WaitIdStatus};
 use std::ffi::OsString;
-use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ExitStatus};
+use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
 /// How often probe mode types a new probe.
@@ -58,17 +57,6 @@ const PROBE_TAG_LENGTH: usize = 8;
 /// Letters of a probe's index (base 8: 32768 probes before the index wraps).
 const PROBE_INDEX_LENGTH: usize = 5;
 
-/// The identity a program runs as when started by root.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct User {
-    /// User id.
-    pub uid: u32,
-    /// Primary group id.
-    pub gid: u32,
-    /// Supplementary groups (empty drops all of the caller's).
-    pub groups: Vec<u32>,
-}
-
 /// How to start a program in a [`Terminal`].
 #[derive(Debug, Clone)]
 pub struct SpawnOptions {
@@ -86,8 +74,8 @@ pub struct SpawnOptions {
     pub cols: u16,
     /// Screen rows.
     pub rows: u16,
-    /// Run as this user (needs root).
-    pub user: Option<User>,
+    /// Run as this user, groups and all (needs root).
+    pub user: Option<Identity>,
     /// Folder to save the transcript into on close (`output.raw`, `input.raw`,
     /// `screen.txt`); nothing is kept when `None`.
     pub transcript: Option<PathBuf>,
@@ -170,7 +158,7 @@ impl SpawnOptions {
     }
 
     /// Runs the program as `user`.
-    pub fn user(mut self, user: User) -> SpawnOptions {
+    pub fn user(mut self, user: Identity) -> SpawnOptions {
         self.user = Some(user);
         self
     }
@@ -268,7 +256,9 @@ enum Pumped {
 #[derive(Debug)]
 pub struct Terminal {
     master: Option<OwnedFd>,
-    child: Child,
+    /// The program, leading its session: once it is reaped, its pid may belong to
+    /// another process, so the session is never signalled again.
+    leader: Leader,
     pid: u32,
     program: String,
     spawned_at: Instant,
@@ -281,25 +271,10 @@ pub struct Terminal {
     quit_interval: Duration,
     quit_grace: Duration,
     eof: bool,
-    status: Option<ExitStatus>,
-    /// Whether the leader has been reaped: from then on its pid may belong to
-    /// another process, so the session is never signalled again.
-    reaped: bool,
     close_report: Option<CloseReport>,
     buffer: Vec<u8>,
     replies: Vec<u8>,
     ready_screen: Option<String>,
-}
-
-/// The [`ExitStatus`] that `waitpid` would report for what `waitid` saw: an exit
-/// code in bits 8..16, or the terminating signal in the low bits (0x80: core dumped).
-fn wait_status(status: &WaitIdStatus) -> Option<ExitStatus> {
-    if let Some(code) = status.exit_status() {
-        return Some(ExitStatus::from_raw((code & 0xff) << 8));
-    }
-    let signal = status.terminating_signal()?;
-    let core = if status.dumped() { 0x80 } else { 0 };
-    Some(ExitStatus::from_raw(signal | core))
 }
 
 /// CLOCK_MONOTONIC now, the clock [`Instant`] uses on Linux.
@@ -354,7 +329,7 @@ impl Terminal {
         Ok(Terminal {
             master: Some(pty.master),
             pid: child.id(),
-            child,
+            leader: Leader::new(child),
             program: options.program.to_string_lossy().into_owned(),
             spawned_at,
             spawn_monotonic,
@@ -369,8 +344,6 @@ impl Terminal {
             quit_interval: options.quit_interval,
             quit_grace: options.quit_grace,
             eof: false,
-            status: None,
-            reaped: false,
             close_report: None,
             buffer: vec![0; 64 * 1024],
             replies: Vec::new(),
@@ -625,7 +598,7 @@ impl Terminal {
         let started = Instant::now();
         let mut first_error = None;
         let mut quit_by_keys = false;
-        if !self.eof && self.poll_exit().is_none() {
+        if !self.eof && !self.leader.has_exited() {
             let raw_before = self.is_raw().unwrap_or(false);
             let keys = self.quit_keys.clone();
             for (index, key) in keys.iter().enumerate() {
@@ -641,7 +614,7 @@ impl Terminal {
             let last_key = Instant::now();
             let until = last_key + self.quit_grace;
             let mut last_heard = last_key;
-            while Instant::now() < until && self.poll_exit().is_none() {
+            while Instant::now() < until && !self.leader.has_exited() {
                 if self.eof {
                     // The terminal closes while the program exits, a moment before
                     // it can be reaped.
@@ -671,7 +644,7 @@ impl Terminal {
                     }
                 }
             }
-            quit_by_keys = self.poll_exit().is_some();
+            quit_by_keys = self.leader.has_exited();
         }
         // Whatever is still buffered belongs to the transcript and the final screen.
         while !self.eof {
@@ -693,12 +666,12 @@ impl Terminal {
         // Closing the master hangs up: the kernel sends SIGHUP to the session.
         self.master = None;
         let until = Instant::now() + HANGUP_GRACE;
-        while Instant::now() < until && self.poll_exit().is_none() {
+        while Instant::now() < until && !self.leader.has_exited() {
             std::thread::sleep(Duration::from_millis(5));
         }
         let survivors = self.kill_and_verify();
         let report = CloseReport {
-            status: self.status,
+            status: self.leader.exit_status(),
             quit_by_keys,
             took: started.elapsed(),
         };
@@ -734,43 +707,22 @@ impl Terminal {
     /// wrapping quickly on a busy machine, signalling a freed id could kill a
     /// stranger's new session.
     fn kill_and_verify(&mut self) -> Vec<Stat> {
-        if self.reaped {
+        if self.leader.is_reaped() {
             // The ids are no longer ours to signal (see above).
             return Vec::new();
         }
         let until = Instant::now() + KILL_GRACE;
         loop {
-            let alive = kill_session(self.pid);
-            self.poll_exit();
-            if alive.is_empty() && self.status.is_some() {
-                self.reap();
+            let alive = kill_session(&mut self.leader);
+            if alive.is_empty() && self.leader.has_exited() {
+                // Nothing of the session is left to signal: the pid may go now.
+                let _ = self.leader.try_reap();
                 return Vec::new();
             }
             if Instant::now() >= until {
                 return alive;
             }
             std::thread::sleep(Duration::from_millis(10));
-        }
-    }
-
-    /// The exit status if the program has exited. The leader is left unreaped
-    /// (`WNOWAIT`) so that its pid stays ours until [`Self::kill_and_verify`].
-    fn poll_exit(&mut self) -> Option<ExitStatus> {
-        if self.status.is_none()
-            && let Some(pid) = Pid::from_raw(self.pid as i32)
-        {
-            let options = WaitIdOptions::EXITED | WaitIdOptions::NOHANG | WaitIdOptions::NOWAIT;
-            if let Ok(Some(status)) = rustix::process::waitid(WaitId::Pid(pid), options) {
-                self.status = wait_status(&status);
-            }
-        }
-        self.status
-    }
-
-    /// Reaps the exited leader, once nothing of its session is alive.
-    fn reap(&mut self) {
-        if !self.reaped && self.child.try_wait().ok().flatten().is_some() {
-            self.reaped = true;
         }
     }
 
@@ -790,12 +742,12 @@ impl Terminal {
     /// moment to be reaped so that the status can be reported.
     fn exited(&mut self, stage: Stage) -> TermError {
         let until = Instant::now() + Duration::from_secs(1);
-        while self.poll_exit().is_none() && Instant::now() < until {
+        while !self.leader.has_exited() && Instant::now() < until {
             std::thread::sleep(Duration::from_millis(2));
         }
         TermError::Exited {
             stage,
-            exit: Exit(self.status),
+            exit: Exit(self.leader.exit_status()),
             screen: self.screen_dump(),
         }
     }
@@ -943,7 +895,7 @@ impl Terminal {
                 Pumped::Data(Some(hit)) => return Ok(hit),
                 Pumped::Data(None) => {}
                 Pumped::Idle => {
-                    if self.poll_exit().is_some() {
+                    if self.leader.has_exited() {
                         return Err(self.exited(stage));
                     }
                 }
@@ -981,7 +933,7 @@ impl Terminal {
                 Pumped::Data(Some(hit)) => last_change = Some(hit.read_at),
                 Pumped::Data(None) => {}
                 Pumped::Idle => {
-                    if self.poll_exit().is_some() {
+                    if self.leader.has_exited() {
                         return Err(self.exited(Stage::Stable));
                     }
                 }
@@ -1018,7 +970,7 @@ impl Terminal {
             }
             match self.pump(RAW_MODE_POLL.min(deadline - now), &mut |_| false)? {
                 Pumped::Eof => return Err(self.exited(Stage::RawMode)),
-                Pumped::Idle if self.poll_exit().is_some() => {
+                Pumped::Idle if self.leader.has_exited() => {
                     return Err(self.exited(Stage::RawMode));
                 }
                 _ => {}
@@ -1081,7 +1033,7 @@ impl Terminal {
             })?;
             match pumped {
                 Pumped::Data(Some(hit)) => {
-                    if self.poll_exit().is_some() {
+                    if self.leader.has_exited() {
                         return Err(self.exited(Stage::ProbeEcho));
                     }
                     if !self.is_raw()? {
@@ -1091,7 +1043,7 @@ impl Terminal {
                 }
                 Pumped::Data(None) => {}
                 Pumped::Idle => {
-                    if self.poll_exit().is_some() {
+                    if self.leader.has_exited() {
                         return Err(self.exited(Stage::ProbeEcho));
                     }
                 }

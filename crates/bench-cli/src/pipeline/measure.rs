@@ -360,11 +360,7 @@ pub(super) fn spawn_options(
         options = options.env(name, value);
     }
     if user.dedicated {
-        options = options.user(bench_term::User {
-            uid: user.uid,
-            gid: user.gid,
-            groups: Vec::new(),
-        });
+        options = options.user(bench_proc::Identity::new(user.uid, user.gid));
     }
     Ok(options)
 }

@@ -9,8 +9,8 @@ use super::home;
 use super::measure::{Family, process_memory, resolve_program};
 use anyhow::{Context, bail};
 use bench_core::{Metric, Sample, Side, record};
+use bench_term::kernel::KernelOptions;
 use bench_term::kernel::measure::{RuntimeOptions, run_all};
-use bench_term::kernel::{KernelOptions, KernelUser};
 use std::path::Path;
 
 /// Runs the runtime phase for `ctx.trial`.
@@ -43,10 +43,7 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> anyhow::Result<()> {
     kernel.ready_timeout = runtime.timeout.0;
     kernel.request_timeout = runtime.timeout.0;
     if user.dedicated {
-        kernel.user = Some(KernelUser {
-            uid: user.uid,
-            gid: user.gid,
-        });
+        kernel.user = Some(bench_proc::Identity::new(user.uid, user.gid));
     }
     let mut options = RuntimeOptions::new(kernel, &state_dir);
     options.transcript_dir = Some(ctx.logs_dir());

@@ -5,13 +5,14 @@ use super::error::{FrameError, KernelError, quote};
 use super::lines::{LineReader, Outcome};
 use super::protocol::{self, CellError, Done, Event, PROTOCOL_VERSION, Request};
 use super::transcript::{Direction, Transcript};
+use bench_proc::{Identity, Leader};
 use serde_json::{Map, Value};
 use std::collections::{HashSet, VecDeque};
 use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
+use std::process::{ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -21,16 +22,6 @@ const STDERR_TAIL_BYTES: usize = 8192;
 const RECENT_FRAMES: usize = 4;
 /// How long to wait for an exit status after the kernel closed its stdout.
 const EXIT_STATUS_WAIT: Duration = Duration::from_secs(2);
-
-/// The user and group a kernel runs as (the caller must be allowed to switch to them).
-/// Supplementary groups are dropped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct KernelUser {
-    /// User id.
-    pub uid: u32,
-    /// Group id.
-    pub gid: u32,
-}
 
 /// How to start a kernel and how long to wait for it.
 #[derive(Debug, Clone)]
@@ -43,8 +34,8 @@ pub struct KernelOptions {
     pub env: Vec<(OsString, OsString)>,
     /// The working directory.
     pub cwd: PathBuf,
-    /// Run as this user instead of the caller.
-    pub user: Option<KernelUser>,
+    /// Run as this user, groups and all, instead of the caller (needs root).
+    pub user: Option<Identity>,
     /// Where to write the `.jsonl` transcript of every frame, if anywhere.
     pub transcript: Option<PathBuf>,
     /// How long `ready()` waits for the handshake (30 s in the reference harness).
@@ -166,7 +157,8 @@ pub struct CloseReport {
 /// collects stderr for error messages. Dropping a `Kernel` without [`Kernel::close`] kills its process
 /// group and reaps it.
 pub struct Kernel {
-    child: Child,
+    /// The kernel, leading its session: its group is killed only while it is unreaped.
+    leader: Leader,
     pid: u32,
     stdin: Option<ChildStdin>,
     stdout: Option<LineReader<ChildStdout>>,
@@ -219,14 +211,19 @@ impl Kernel {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        if let Some(user) = options.user {
-            command.uid(user.uid).gid(user.gid);
-        }
-        // SAFETY: the closure runs in the forked child before exec and only calls
-        // setsid(2), which is async-signal-safe and touches no memory of the parent.
+        // Prepared here: the closure below runs between fork and exec, where it must not allocate.
+        let identity = options.user.as_ref().map(Identity::switch);
+        // SAFETY: the closure runs in the forked child before exec and only makes raw
+        // system calls through rustix (setsid, setgroups, setgid, setuid), which are
+        // async-signal-safe; it allocates nothing and touches no memory of the parent.
+        // The child is single-threaded there, so the per-thread id calls change the
+        // whole process.
         unsafe {
-            command.pre_exec(|| {
-                rustix::process::setsid().map_err(std::io::Error::from)?;
+            command.pre_exec(move || {
+                rustix::process::setsid()?;
+                if let Some(identity) = &identity {
+                    identity.apply()?;
+                }
                 Ok(())
             });
         }
@@ -252,7 +249,7 @@ impl Kernel {
                 })?;
         }
         Ok(Kernel {
-            child,
+            leader: Leader::new(child),
             pid,
             stdin,
             stdout,
@@ -562,14 +559,16 @@ impl Kernel {
         // Not reaped here: the zombie keeps the process group id from being reused
         // before close() kills the group.
         let status = loop {
-            match self.exit_status_without_reaping() {
-                Ok(Some(status)) => break status,
-                Ok(None) if Instant::now() < deadline => {
-                    std::thread::sleep(Duration::from_millis(5));
-                }
-                Ok(None) => break "closed its stdout but is still running".to_owned(),
-                Err(error) => break format!("exit status unknown: {error}"),
+            if self.leader.has_exited() {
+                break match self.leader.exit_status() {
+                    Some(status) => describe_status(status),
+                    None => "exit status unknown: it was reaped elsewhere".to_owned(),
+                };
             }
+            if Instant::now() >= deadline {
+                break "closed its stdout but is still running".to_owned();
+            }
+            std::thread::sleep(Duration::from_millis(5));
         };
         // Give the stderr thread a moment to collect the kernel's last words.
         std::thread::sleep(Duration::from_millis(20));
@@ -683,27 +682,22 @@ impl Kernel {
         // Closing stdin is a shutdown too, for kernels that ignore the request.
         drop(self.stdin.take());
         let exited = loop {
-            match self.exited_without_reaping() {
-                Ok(true) => break true,
-                Ok(false) if Instant::now() < grace_deadline => self.drain_stdout(),
-                Ok(false) => break false,
-                Err(source) => {
-                    return Err(KernelError::Process {
-                        action: "wait for",
-                        pid: self.pid,
-                        source,
-                    });
-                }
+            if self.leader.has_exited() {
+                break true;
             }
+            if Instant::now() >= grace_deadline {
+                break false;
+            }
+            self.drain_stdout();
         };
         self.kill_group();
-        let status = self.child.wait().map_err(|source| KernelError::Process {
+        let status = self.leader.reap().map_err(|source| KernelError::Process {
             action: "reap",
             pid: self.pid,
             source,
         })?;
         Ok(CloseReport {
-            status: describe_status(status),
+            status: status.map_or_else(|| "exit status unknown".to_owned(), describe_status),
             graceful: exited,
         })
     }
@@ -734,45 +728,12 @@ impl Kernel {
         }
     }
 
-    /// The exit status once the kernel has exited, without reaping it.
-    fn exit_status_without_reaping(&self) -> std::io::Result<Option<String>> {
-        use rustix::process::{Pid, WaitId, WaitIdOptions, waitid};
-        let Some(pid) = Pid::from_raw(self.pid as i32) else {
-            return Ok(None);
-        };
-        let options = WaitIdOptions::EXITED | WaitIdOptions::NOWAIT | WaitIdOptions::NOHANG;
-        match waitid(WaitId::Pid(pid), options)? {
-            Some(status) => Ok(match (status.exit_status(), status.terminating_signal()) {
-                (Some(code), _) if status.exited() => Some(format!("exit status {code}")),
-                (_, Some(signal)) => Some(format!("killed by signal {signal}")),
-                _ => None,
-            }),
-            None => Ok(None),
-        }
-    }
-
-    /// True once the kernel has exited; it stays a zombie (not reaped), so its pid and
-    /// process group id cannot be reused before the group is killed.
-    fn exited_without_reaping(&self) -> std::io::Result<bool> {
-        use rustix::process::{Pid, WaitId, WaitIdOptions, waitid};
-        let Some(pid) = Pid::from_raw(self.pid as i32) else {
-            return Ok(true);
-        };
-        let options = WaitIdOptions::EXITED | WaitIdOptions::NOWAIT | WaitIdOptions::NOHANG;
-        match waitid(WaitId::Pid(pid), options) {
-            Ok(Some(status)) => Ok(status.exited() || status.killed() || status.dumped()),
-            Ok(None) => Ok(false),
-            // Already reaped (by try_wait after the kernel died).
-            Err(rustix::io::Errno::CHILD) => Ok(true),
-            Err(error) => Err(error.into()),
-        }
-    }
-
-    fn kill_group(&self) {
-        if let Some(pid) = rustix::process::Pid::from_raw(self.pid as i32) {
-            // ESRCH: the group is already empty. Nothing else can go wrong for our own child.
-            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-        }
+    /// SIGKILL to the kernel's process group, while the kernel is unreaped (its
+    /// group id is ours only until then).
+    fn kill_group(&mut self) {
+        // Ok(false): the group is already empty. Nothing else can go wrong for our own
+        // child.
+        let _ = self.leader.kill_group(rustix::process::Signal::KILL);
     }
 }
 
@@ -783,7 +744,7 @@ impl Drop for Kernel {
             drop(self.stdin.take());
             // Killing before reaping: the zombie keeps the group id from being reused.
             self.kill_group();
-            let _ = self.child.wait();
+            let _ = self.leader.reap();
         }
         if let Some(transcript) = &self.transcript {
             let _ = transcript.finish();

@@ -37,7 +37,7 @@ pub mod protocol;
 mod reference;
 pub mod transcript;
 
-pub use client::{CloseReport, Kernel, KernelOptions, KernelUser, Ready, Reply};
+pub use client::{CloseReport, Kernel, KernelOptions, Ready, Reply};
 pub use error::{FrameError, KernelError};
 pub use measure::{MeasureError, batch, interrupt_latency, mixed};
 pub use protocol::{CellError, Done, Event, Request, Snapshot, Stream};

@@ -998,3 +998,30 @@ fn the_snapshot_serializer_is_loaded_when_first_needed() {
     assert_eq!(loaded(&mut kernel).as_deref(), Some("True"));
     kernel.close().unwrap();
 }
+
+#[test]
+fn the_kernel_runs_as_the_given_identity_groups_included() {
+    if !rustix::process::geteuid().is_root() {
+        eprintln!("skipped: changing user needs root");
+        return;
+    }
+    let fixture = Fixture::new();
+    // The kernel, as nobody, must be able to read its script and enter its folder.
+    std::fs::set_permissions(
+        fixture.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let mut options = fixture.options();
+    options.user = Some(bench_proc::Identity::new(65534, 65534).with_groups([4242]));
+    let mut kernel = Kernel::spawn(options).unwrap();
+    kernel.ready().unwrap();
+    let reply = kernel
+        .execute("import os; print(os.getresuid(), os.getresgid(), os.getgroups())")
+        .unwrap();
+    assert_eq!(
+        reply.stdout(),
+        "(65534, 65534, 65534) (65534, 65534, 65534) [4242]\n"
+    );
+    kernel.close().unwrap();
+}

@@ -1,6 +1,7 @@
 //! Terminal driving against the fixture TUI and real line-mode programs.
 
-use bench_term::{Key, ReadyMode, SpawnOptions, Stage, TermError, Terminal, User};
+use bench_proc::Identity;
+use bench_term::{Key, ReadyMode, SpawnOptions, Stage, TermError, Terminal};
 use regex::Regex;
 use std::time::Duration;
 
@@ -470,11 +471,9 @@ fn the_program_runs_as_the_given_user() {
         eprintln!("skipped: changing user needs root");
         return;
     }
-    let options = SpawnOptions::new("/usr/bin/id").cwd("/").user(User {
-        uid: 65534,
-        gid: 65534,
-        groups: vec![65534, 4242],
-    });
+    let options = SpawnOptions::new("/usr/bin/id")
+        .cwd("/")
+        .user(Identity::new(65534, 65534).with_groups([65534, 4242]));
     let mut terminal = Terminal::spawn(&options).unwrap();
     terminal
         .settle_quiet(Duration::from_millis(200), TIMEOUT)
