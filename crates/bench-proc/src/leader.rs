@@ -104,44 +104,52 @@ impl Leader {
         }
     }
 
-    /// Reaps the leader if it has exited, without waiting. `Ok(None)` while it
-    /// runs. Once reaped, returns the status it had, which is `None` only when
-    /// something else reaped it first.
+    /// Reaps the leader if it has exited, without waiting: its status, or
+    /// `Ok(None)` while it runs. Once reaped, returns the same status again.
+    /// Fails with `ECHILD` when something else reaped it before its status was
+    /// seen.
     pub fn try_reap(&mut self) -> io::Result<Option<ExitStatus>> {
         if self.reaped {
-            return Ok(self.status);
+            return self.known_status().map(Some);
         }
         match self.child.try_wait() {
-            Ok(Some(status)) => Ok(self.reaped_with(Some(status))),
+            Ok(Some(status)) => Ok(Some(self.reaped_with(status))),
             Ok(None) => Ok(None),
-            Err(error) if error.raw_os_error() == Some(rustix::io::Errno::CHILD.raw_os_error()) => {
-                Ok(self.reaped_with(None))
+            Err(error) if is_echild(&error) => {
+                self.reaped = true;
+                self.known_status().map(Some)
             }
             Err(error) => Err(error),
         }
     }
 
-    /// Waits for the leader to exit and reaps it. The status is `None` only when
-    /// something else reaped it first (`ECHILD`).
-    pub fn reap(&mut self) -> io::Result<Option<ExitStatus>> {
+    /// Waits for the leader to exit and reaps it. Once reaped, returns the same
+    /// status again. Fails with `ECHILD` when something else reaped it before its
+    /// status was seen.
+    pub fn reap(&mut self) -> io::Result<ExitStatus> {
         if self.reaped {
-            return Ok(self.status);
+            return self.known_status();
         }
         match self.child.wait() {
-            Ok(status) => Ok(self.reaped_with(Some(status))),
-            Err(error) if error.raw_os_error() == Some(rustix::io::Errno::CHILD.raw_os_error()) => {
-                Ok(self.reaped_with(None))
+            Ok(status) => Ok(self.reaped_with(status)),
+            Err(error) if is_echild(&error) => {
+                self.reaped = true;
+                self.known_status()
             }
             Err(error) => Err(error),
         }
     }
 
-    fn reaped_with(&mut self, status: Option<ExitStatus>) -> Option<ExitStatus> {
+    fn reaped_with(&mut self, status: ExitStatus) -> ExitStatus {
         self.reaped = true;
-        if status.is_some() {
-            self.status = status;
-        }
+        self.status = Some(status);
+        status
+    }
+
+    /// The status of a reaped leader, `ECHILD` when it was never seen.
+    fn known_status(&self) -> io::Result<ExitStatus> {
         self.status
+            .ok_or_else(|| io::Error::from_raw_os_error(rustix::io::Errno::CHILD.raw_os_error()))
     }
 
     /// What the kernel says about the child, without reaping it.
@@ -167,6 +175,10 @@ impl Leader {
             Err(_) => Peek::Running,
         }
     }
+}
+
+fn is_echild(error: &io::Error) -> bool {
+    error.raw_os_error() == Some(rustix::io::Errno::CHILD.raw_os_error())
 }
 
 /// What `waitid(WNOWAIT)` saw.
@@ -232,7 +244,7 @@ mod tests {
         assert!(!leader.is_reaped());
         let state = std::fs::read_to_string(format!("/proc/{}/stat", leader.pid())).unwrap();
         assert!(state.contains(") Z "), "{state}");
-        assert_eq!(leader.reap().unwrap().and_then(|s| s.code()), Some(7));
+        assert_eq!(leader.reap().unwrap().code(), Some(7));
         assert!(!still_ours(leader.pid()));
         assert!(leader.is_reaped());
     }
@@ -244,7 +256,7 @@ mod tests {
         assert_eq!(leader.try_reap().unwrap(), None);
         assert!(leader.exit_status().is_none());
         assert!(leader.kill_group(Signal::KILL).unwrap());
-        let status = leader.reap().unwrap().unwrap();
+        let status = leader.reap().unwrap();
         assert_eq!(status.signal(), Some(9));
     }
 
@@ -280,7 +292,7 @@ mod tests {
     #[test]
     fn a_reaped_leader_is_never_signalled() {
         let mut leader = leader("exit 0");
-        let status = leader.reap().unwrap().unwrap();
+        let status = leader.reap().unwrap();
         assert!(status.success());
         assert!(leader.has_exited() && leader.is_reaped());
         assert!(!leader.kill_group(Signal::KILL).unwrap());
@@ -296,10 +308,10 @@ mod tests {
         assert!(!leader.kill_group(Signal::KILL).unwrap());
         assert!(leader.is_reaped());
         assert!(leader.has_exited());
-        assert_eq!(
-            leader.reap().unwrap(),
-            None,
-            "its status went to the other reaper"
+        let error = leader.reap().unwrap_err();
+        assert!(
+            is_echild(&error),
+            "its status went to the other reaper: {error}"
         );
     }
 
@@ -309,6 +321,6 @@ mod tests {
         wait_exited(&mut leader);
         let seen = leader.exit_status().unwrap();
         assert_eq!(seen.signal(), Some(15));
-        assert_eq!(leader.reap().unwrap(), Some(seen));
+        assert_eq!(leader.reap().unwrap(), seen);
     }
 }

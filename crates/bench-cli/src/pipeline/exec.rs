@@ -274,8 +274,14 @@ pub fn run(step: &Step<'_>) -> Result<Finished, ExecError> {
         .stdin(Stdio::null())
         .process_group(0);
     if let Some(user) = step.user.filter(|u| u.dedicated) {
-        // std drops the supplementary groups when root sets a uid.
-        command.uid(user.uid).gid(user.gid);
+        // Prepared here: the closure below runs between fork and exec, where it must
+        // not allocate.
+        let identity = user.identity.switch();
+        // SAFETY: apply() makes raw system calls only (setgroups, setgid, setuid), which
+        // are async-signal-safe, and allocates nothing; the forked child has one thread.
+        unsafe {
+            command.pre_exec(move || identity.apply());
+        }
     }
     let mut log_offset = 0;
     let logged = match &step.log {
@@ -331,9 +337,12 @@ pub fn run(step: &Step<'_>) -> Result<Finished, ExecError> {
         }
         _ => None,
     };
+    // The step leads its own process group; the leader keeps that group's id ours
+    // until it is reaped.
+    let mut leader = bench_proc::Leader::new(child);
     let deadline = started + step.timeout;
     let status = loop {
-        match child.try_wait() {
+        match leader.try_reap() {
             Ok(Some(status)) => break Some(status),
             Ok(None) if Instant::now() >= deadline => break None,
             Ok(None) => std::thread::sleep(POLL),
@@ -346,9 +355,9 @@ pub fn run(step: &Step<'_>) -> Result<Finished, ExecError> {
     };
     let elapsed = started.elapsed();
     let Some(status) = status else {
-        let stopped = stop_after_timeout(step, child.id());
+        let stopped = stop_after_timeout(step, &mut leader);
         // stop() may already have reaped our child; ECHILD then is fine.
-        let _ = child.wait();
+        let _ = leader.reap();
         let mut text = if logged {
             step.log
                 .as_deref()
@@ -399,16 +408,7 @@ pub fn run_ok(step: &Step<'_>) -> Result<Finished, ExecError> {
     })
 }
 
-/// Whether `pid` is our child and not yet reaped, so that its pid (and the group id it
-/// leads) cannot have been reused. Looks without reaping (`WNOWAIT`).
-fn is_unreaped_child(pid: rustix::process::Pid) -> bool {
-    use rustix::process::{WaitId, WaitIdOptions, waitid};
-    let options = WaitIdOptions::EXITED | WaitIdOptions::NOHANG | WaitIdOptions::NOWAIT;
-    // Ok(None): still running; Ok(Some): a zombie; ECHILD: reaped (or not ours).
-    waitid(WaitId::Pid(pid), options).is_ok()
-}
-
-fn stop_after_timeout(step: &Step<'_>, pid: u32) -> anyhow::Result<()> {
+fn stop_after_timeout(step: &Step<'_>, leader: &mut bench_proc::Leader) -> anyhow::Result<()> {
     let mut first_error = None;
     let mut note = |result: anyhow::Result<()>| {
         if let Err(error) = result
@@ -420,17 +420,12 @@ fn stop_after_timeout(step: &Step<'_>, pid: u32) -> anyhow::Result<()> {
     // The group catches children that left the tree by re-parenting but kept the group.
     // Its id is the step's pid, which is ours only while that child is unreaped (a zombie
     // at most): stop() below may reap it, after which the kernel can give the number to
-    // a stranger. So the group is told first, and killed afterwards only if still pinned.
-    let group = rustix::process::Pid::from_raw(pid as i32);
-    if let Some(group) = group {
-        let _ = rustix::process::kill_process_group(group, rustix::process::Signal::TERM);
-    }
-    note(stop(&Selector::Tree(pid)));
-    if let Some(group) = group
-        && is_unreaped_child(group)
-    {
-        let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
-    }
+    // a stranger. So the group is told first, and killed afterwards only if still pinned,
+    // which the leader checks.
+    use rustix::process::Signal;
+    let _ = leader.kill_group(Signal::TERM);
+    note(stop(&Selector::Tree(leader.pid())));
+    let _ = leader.kill_group(Signal::KILL);
     match step.user {
         Some(user) => note(stop_user(user)),
         None => {
@@ -459,18 +454,18 @@ pub fn stop_user(user: &UserRecord) -> anyhow::Result<()> {
     if user.dedicated {
         // Never a system account's processes, not even with a grace period.
         let uid_min = bench_proc::user_uid_min();
-        if user.uid < uid_min {
+        if user.identity.uid < uid_min {
             anyhow::bail!(
                 "refusing to stop the processes of {} (uid {}): a system account (below {uid_min})",
                 user.name,
-                user.uid
+                user.identity.uid
             );
         }
         // A grace period first, so well-behaved processes exit cleanly; what it
         // misses (a process that keeps forking outruns any walk of /proc) the
         // uid-wide kill catches, and it fails naming what is left.
-        let _ = stop(&Selector::Uid(user.uid));
-        bench_proc::stop_uid(user.uid, UID_STOP_TIMEOUT)
+        let _ = stop(&Selector::Uid(user.identity.uid));
+        bench_proc::stop_uid(user.identity.uid, UID_STOP_TIMEOUT)
             .map(drop)
             .with_context(|| format!("stopping every process of {}", user.name))
     } else {
@@ -492,26 +487,6 @@ pub fn stop_home(home: &Path) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_child_is_pinned_until_it_is_reaped() {
-        let mut child = std::process::Command::new("sh")
-            .args(["-c", "exit 0"])
-            .spawn()
-            .unwrap();
-        let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
-        // Running or a zombie: either way the pid is still ours.
-        assert!(is_unreaped_child(pid));
-        let options =
-            rustix::process::WaitIdOptions::EXITED | rustix::process::WaitIdOptions::NOWAIT;
-        rustix::process::waitid(rustix::process::WaitId::Pid(pid), options).unwrap();
-        assert!(
-            is_unreaped_child(pid),
-            "an exited, unreaped child is a zombie"
-        );
-        child.wait().unwrap();
-        assert!(!is_unreaped_child(pid), "once reaped, the number is free");
-    }
 
     #[test]
     fn tail_keeps_the_end_from_a_line_start() {
@@ -562,8 +537,7 @@ mod tests {
         let user = UserRecord {
             install: 0,
             name: format!("uid-{uid}"),
-            uid,
-            gid: 0,
+            identity: bench_proc::Identity::new(uid, 0),
             home: std::path::PathBuf::from("/nonexistent"),
             dedicated: true,
         };
@@ -685,8 +659,7 @@ mod tests {
         let user = UserRecord {
             install: 0,
             name: "clibench-x-0".into(),
-            uid: 0,
-            gid: 0,
+            identity: bench_proc::Identity::new(0, 0),
             home: PathBuf::from("/nonexistent"),
             dedicated: true,
         };

@@ -56,7 +56,9 @@ fn install(
 ) -> anyhow::Result<()> {
     let user = ctx.user()?.clone();
     let spec = &ctx.spec;
-    let owner = user.dedicated.then_some((user.uid, user.gid));
+    let owner = user
+        .dedicated
+        .then_some((user.identity.uid, user.identity.gid));
     let before = bench_proc::disk_usage(&user.home, &excludes(ctx))
         .with_context(|| format!("measuring {} before the install", user.home.display()))?;
     if ctx.trial == 0 {

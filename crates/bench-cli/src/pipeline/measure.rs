@@ -283,7 +283,7 @@ impl Family {
     /// phase process a child subreaper.
     pub(super) fn of(user: &UserRecord) -> anyhow::Result<Family> {
         if user.dedicated {
-            Ok(Family::Uid(user.uid))
+            Ok(Family::Uid(user.identity.uid))
         } else {
             bench_proc::become_subreaper().context("becoming a child subreaper")?;
             Ok(Family::OwnTree(std::process::id()))
@@ -360,7 +360,7 @@ pub(super) fn spawn_options(
         options = options.env(name, value);
     }
     if user.dedicated {
-        options = options.user(bench_proc::Identity::new(user.uid, user.gid));
+        options = options.user(user.identity.clone());
     }
     Ok(options)
 }

@@ -24,7 +24,9 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> anyhow::Result<()> {
     let family = Family::of(user)?;
     exec::stop_user(user).context("stopping the target's processes before the kernel starts")?;
     let trial = ctx.trial;
-    let owner = user.dedicated.then_some((user.uid, user.gid));
+    let owner = user
+        .dedicated
+        .then_some((user.identity.uid, user.identity.gid));
     let state_dir = home::create_dir(
         &user.home,
         Path::new(&format!("runtime-benchmark-{trial}")),
@@ -43,7 +45,7 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> anyhow::Result<()> {
     kernel.ready_timeout = runtime.timeout.0;
     kernel.request_timeout = runtime.timeout.0;
     if user.dedicated {
-        kernel.user = Some(bench_proc::Identity::new(user.uid, user.gid));
+        kernel.user = Some(user.identity.clone());
     }
     let mut options = RuntimeOptions::new(kernel, &state_dir);
     options.transcript_dir = Some(ctx.logs_dir());

@@ -33,14 +33,26 @@ pub struct UserRecord {
     pub install: u32,
     /// The user name.
     pub name: String,
-    /// Numeric user id.
-    pub uid: u32,
-    /// Numeric primary group id.
-    pub gid: u32,
+    /// The ids its processes run as: a dedicated user's from /etc/passwd (no
+    /// supplementary groups), otherwise clibench's own.
+    pub identity: bench_proc::Identity,
     /// The home folder.
     pub home: PathBuf,
     /// True when clibench created a Unix user (as root) that cleanup deletes.
     pub dedicated: bool,
+}
+
+impl UserRecord {
+    /// The user `plan` describes, running as `identity`.
+    pub fn new(plan: &UserPlan, identity: bench_proc::Identity) -> UserRecord {
+        UserRecord {
+            install: plan.install,
+            name: plan.name.clone(),
+            identity,
+            home: plan.home.clone(),
+            dedicated: plan.dedicated,
+        }
+    }
 }
 
 /// A loopback server clibench started (inside the process `pid`).

@@ -9,6 +9,7 @@
 use super::leftovers;
 use super::state::{State, UserPlan, UserRecord};
 use anyhow::{Context, bail};
+use bench_proc::Identity;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -85,27 +86,6 @@ pub fn mark(run_id: &str) -> String {
     format!("clibench run {run_id}")
 }
 
-/// The first and last uid of normal users (`UID_MIN`, `UID_MAX` in /etc/login.defs;
-/// 1000 and 60000 when it does not say).
-pub fn uid_range() -> std::ops::RangeInclusive<u32> {
-    let text = std::fs::read_to_string("/etc/login.defs").unwrap_or_default();
-    parse_uid_range(&text)
-}
-
-/// The `UID_MIN`..=`UID_MAX` of login.defs text.
-pub fn parse_uid_range(text: &str) -> std::ops::RangeInclusive<u32> {
-    let value = |key: &str| {
-        text.lines()
-            .rev()
-            .map(str::split_whitespace)
-            .filter_map(|mut words| (words.next()? == key).then(|| words.next()?.parse().ok())?)
-            .next()
-    };
-    let min = value("UID_MIN").unwrap_or(1000).max(1);
-    let max = value("UID_MAX").unwrap_or(60000).max(min);
-    min..=max
-}
-
 /// Why a user listed in the state file is not acted on.
 #[derive(Debug, thiserror::Error)]
 pub enum NotOurs {
@@ -174,7 +154,7 @@ pub fn entry_if_ours(run_id: &str, plan: &UserPlan) -> anyhow::Result<Option<Pas
         }
         .into());
     }
-    let min = *uid_range().start();
+    let min = *bench_proc::uid_range().start();
     if entry.uid < min {
         return Err(NotOurs::SystemUid {
             name: entry.name,
@@ -190,25 +170,12 @@ pub fn entry_if_ours(run_id: &str, plan: &UserPlan) -> anyhow::Result<Option<Pas
 /// exist and be clibench's own).
 pub fn resolve(state: &State, plan: &UserPlan) -> anyhow::Result<UserRecord> {
     if !plan.dedicated {
-        return Ok(UserRecord {
-            install: plan.install,
-            name: plan.name.clone(),
-            uid: rustix::process::getuid().as_raw(),
-            gid: rustix::process::getgid().as_raw(),
-            home: plan.home.clone(),
-            dedicated: false,
-        });
+        return Ok(UserRecord::new(plan, Identity::current()));
     }
+    // Looked up by the plan's name, so the entry's name is the plan's.
     let entry = entry_if_ours(&state.run_id, plan)?
         .with_context(|| format!("the trial user {} does not exist", plan.name))?;
-    Ok(UserRecord {
-        install: plan.install,
-        name: entry.name,
-        uid: entry.uid,
-        gid: entry.gid,
-        home: plan.home.clone(),
-        dedicated: true,
-    })
+    Ok(UserRecord::new(plan, Identity::new(entry.uid, entry.gid)))
 }
 
 /// Creates the trial user (or home) of install `install`, recording it in the state
@@ -267,7 +234,7 @@ pub fn create(out: &Path, install: u32) -> anyhow::Result<UserRecord> {
 fn useradd(name: &str, home: &Path, comment: &str, group: Option<&str>) -> anyhow::Result<()> {
     let passwd_uids: Vec<u32> = passwd()?.iter().map(|e| e.uid).collect();
     let busy = leftovers::busy_uids(&passwd_uids, Path::new(HOMES));
-    let range = uid_range();
+    let range = bench_proc::uid_range();
     let mut last = String::new();
     for attempt in 0..20 {
         let uid = leftovers::free_uid(&busy, range.clone(), attempt)
@@ -372,14 +339,7 @@ fn remove_dedicated(run_id: &str, plan: &UserPlan, removal: &mut Removal) -> any
         // remove, since nothing shows it made it.
         return Ok(());
     };
-    let user = UserRecord {
-        install: plan.install,
-        name: entry.name.clone(),
-        uid: entry.uid,
-        gid: entry.gid,
-        home: plan.home.clone(),
-        dedicated: true,
-    };
+    let user = UserRecord::new(plan, Identity::new(entry.uid, entry.gid));
     super::exec::stop_user(&user)?;
     let leftovers = leftovers::remove_owned_by(entry.uid, &leftovers::SHARED_FOLDERS);
     removal.left.extend(leftovers.left);
@@ -457,19 +417,14 @@ fn remove_own_home(out: &Path, plan: &UserPlan) -> anyhow::Result<()> {
         }
         .into());
     }
-    let user = UserRecord {
-        install: plan.install,
-        name: plan.name.clone(),
-        uid: rustix::process::getuid().as_raw(),
-        gid: rustix::process::getgid().as_raw(),
-        home: plan.home.clone(),
-        dedicated: false,
-    };
+    let user = UserRecord::new(plan, Identity::current());
     super::exec::stop_user(&user)?;
     match std::fs::symlink_metadata(&plan.home) {
         Err(_) => Ok(()),
-        Ok(meta) if meta.is_dir() && meta.uid() == user.uid => std::fs::remove_dir_all(&plan.home)
-            .with_context(|| format!("removing {}", plan.home.display())),
+        Ok(meta) if meta.is_dir() && meta.uid() == user.identity.uid => {
+            std::fs::remove_dir_all(&plan.home)
+                .with_context(|| format!("removing {}", plan.home.display()))
+        }
         Ok(_) => Err(NotOurs::Home {
             home: plan.home.clone(),
             why: "it is a symlink, not a folder, or not the current user's".to_owned(),
@@ -515,17 +470,6 @@ mod tests {
     #[test]
     fn user_names_fit_the_useradd_limit() {
         assert!(user_name("abcdef", 100).len() <= 32);
-    }
-
-    #[test]
-    fn the_uid_range_comes_from_login_defs() {
-        assert_eq!(parse_uid_range(""), 1000..=60000);
-        assert_eq!(
-            parse_uid_range("# UID_MIN 5\nUID_MIN\t\t 2000\nUID_MAX 3000\n"),
-            2000..=3000
-        );
-        // UID_MIN 0 would make root a trial uid.
-        assert_eq!(*parse_uid_range("UID_MIN 0").start(), 1);
     }
 
     #[test]

@@ -697,7 +697,7 @@ impl Kernel {
             source,
         })?;
         Ok(CloseReport {
-            status: status.map_or_else(|| "exit status unknown".to_owned(), describe_status),
+            status: describe_status(status),
             graceful: exited,
         })
     }
