@@ -45,6 +45,10 @@ fn parse_phase(name: &str) -> Result<Phase, String> {
 
 /// Runs `clibench phase`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    // SIGTERM comes from `clibench run` when it stops the phase, or from the kernel when
+    // the run died (PR_SET_PDEATHSIG): stop the target and everything else started here
+    // rather than leave it running until `clibench cleanup`.
+    super::interrupt::stop_family_on_signal(pipeline::exec::STOP_GRACE)?;
     let run = PhaseRun {
         phase: args.phase,
         spec: args.spec,

@@ -669,7 +669,33 @@ fn spawn_phase(program: &Path, run: &PhaseRun, log: &Path) -> Result<Child, Erro
         // Its own process group: a Ctrl-C at the terminal reaches only us, and we stop the
         // phase in order (SIGTERM, grace, SIGKILL) rather than letting it die half-way.
         .process_group(0);
+    die_with_this_process(&mut command);
     command.spawn().map_err(spawn_error("start"))
+}
+
+/// Makes the phase get SIGTERM when this process dies, however it dies (SIGKILL
+/// included), so that a killed run leaves no phase measuring on; `clibench phase`
+/// stops what it started on SIGTERM, and `clibench cleanup` removes the rest.
+///
+/// The kernel sends the signal when the *thread* that forked the child ends, not
+/// the process: the phase is spawned and waited for by the same call
+/// ([`Runner::run_child`]), so that thread outlives the phase.
+fn die_with_this_process(command: &mut Command) {
+    let parent = rustix::process::getpid();
+    // SAFETY: the closure runs in the forked child before exec and only makes raw
+    // system calls (prctl, getppid), which are async-signal-safe; it allocates nothing
+    // (the error is built from a number).
+    unsafe {
+        command.pre_exec(move || {
+            rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::TERM))?;
+            // The parent may have died between fork and prctl, before there was
+            // anything to fire: the child was re-parented, so it stops here.
+            if rustix::process::getppid() != Some(parent) {
+                return Err(rustix::io::Errno::SRCH.into());
+            }
+            Ok(())
+        });
+    }
 }
 
 /// Stops the running phase and everything below us (re-parented daemons included).

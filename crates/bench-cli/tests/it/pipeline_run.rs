@@ -626,3 +626,113 @@ fn ctrl_c_mid_phase_stops_everything_and_keeps_the_result_valid() {
     assert_eq!(saved.side.values(Metric::Install).len(), 1);
     assert_nothing_left(&out, is_root());
 }
+
+/// The live (not zombie) children of `pid`, with their command lines (NUL-separated).
+fn children_of(pid: u32) -> Vec<(u32, String)> {
+    let mut found = Vec::new();
+    for entry in fs::read_dir("/proc").unwrap() {
+        let Ok(child) = entry.unwrap().file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = fs::read_to_string(format!("/proc/{child}/stat")) else {
+            continue;
+        };
+        // After the name in parentheses: state, then ppid.
+        let mut fields = stat
+            .rsplit_once(')')
+            .map_or("", |(_, rest)| rest)
+            .split_whitespace();
+        let (state, ppid) = (fields.next(), fields.next());
+        if state != Some("Z") && ppid == Some(pid.to_string().as_str()) {
+            let cmdline = fs::read(format!("/proc/{child}/cmdline")).unwrap_or_default();
+            found.push((child, String::from_utf8_lossy(&cmdline).into_owned()));
+        }
+    }
+    found
+}
+
+/// Whether `pid` runs (exists and is not a zombie).
+fn is_running(pid: u32) -> bool {
+    fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        !stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
+    })
+}
+
+#[test]
+fn a_phase_dies_with_a_run_killed_by_sigkill() {
+    let (dir, spec) = demo();
+    let out = dir.path().join("out");
+    // An agent that never becomes ready (it reads its input and shows none) keeps measure
+    // waiting for an hour, until it is stopped.
+    let mut child = clibench()
+        .arg("run")
+        .arg(&spec)
+        .arg("--out")
+        .arg(&out)
+        .args(["--trials", "1", "--phases", "prepare,install,measure"])
+        .args([
+            "--set",
+            r#"measure.command=["demo-agent", "--never-ready"]"#,
+        ])
+        .args(["--set", "measure.ready_timeout=3600s"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let run_pid = child.id();
+    // The measure phase, and the agent's TUI it started below it (not one of the agent's
+    // `list` or `stop` commands). The bound is for a loaded
+    // machine, not a speed expectation.
+    let deadline = Instant::now() + Duration::from_secs(180);
+    let (phase, agent) = loop {
+        let phase = children_of(run_pid)
+            .into_iter()
+            .find(|(_, cmdline)| cmdline.contains("\0phase\0measure\0"));
+        if let Some((phase, _)) = phase
+            && let Some((agent, _)) = children_of(phase)
+                .into_iter()
+                .find(|(_, cmdline)| cmdline.ends_with("/demo-agent\0--never-ready\0"))
+        {
+            break (phase, agent);
+        }
+        if Instant::now() >= deadline || child.try_wait().unwrap().is_some() {
+            let _ = child.kill();
+            let _ = child.wait();
+            let _ = run_cleanup(&out);
+            panic!("measure never started its agent:\n{}", phase_logs(&out));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // Without the death signal the phase would measure on for an hour.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while (is_running(phase) || is_running(agent)) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let phase_left = is_running(phase);
+    let agent_left = is_running(agent);
+    if phase_left {
+        // Do not leave a failed test's phase measuring for an hour.
+        let cmdline = fs::read(format!("/proc/{phase}/cmdline")).unwrap_or_default();
+        if String::from_utf8_lossy(&cmdline).contains("\0phase\0measure\0") {
+            let _ = rustix::process::kill_process(
+                rustix::process::Pid::from_raw(phase as i32).unwrap(),
+                rustix::process::Signal::KILL,
+            );
+        }
+    }
+    let cleanup = run_cleanup(&out);
+    assert!(!phase_left, "the phase {phase} outlived the killed run");
+    assert!(!agent_left, "the agent {agent} outlived its phase");
+    assert_eq!(cleanup.code, Some(0), "stderr: {}", cleanup.stderr);
+    assert_nothing_left(&out, is_root());
+}
+
+/// `clibench cleanup --out OUT`.
+fn run_cleanup(out: &Path) -> crate::Run {
+    run(clibench().arg("cleanup").arg("--out").arg(out))
+}
