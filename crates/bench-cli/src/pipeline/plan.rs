@@ -67,10 +67,18 @@ impl std::fmt::Display for Shard {
     }
 }
 
-impl std::str::FromStr for Shard {
-    type Err = String;
+/// Text that is not a shard `K/N`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{text}` is not a shard; expected K/N with 1 <= K <= N, e.g. 2/4")]
+pub struct ShardError {
+    /// The text given.
+    pub text: String,
+}
 
-    fn from_str(text: &str) -> Result<Shard, String> {
+impl std::str::FromStr for Shard {
+    type Err = ShardError;
+
+    fn from_str(text: &str) -> Result<Shard, ShardError> {
         let parsed = text.split_once('/').and_then(|(k, n)| {
             Some((k.trim().parse::<u32>().ok()?, n.trim().parse::<u32>().ok()?))
         });
@@ -78,9 +86,9 @@ impl std::str::FromStr for Shard {
             Some((index, count)) if count >= 1 && (1..=count).contains(&index) => {
                 Ok(Shard { index, count })
             }
-            _ => Err(format!(
-                "`{text}` is not a shard; expected K/N with 1 <= K <= N, e.g. 2/4"
-            )),
+            _ => Err(ShardError {
+                text: text.to_owned(),
+            }),
         }
     }
 }
@@ -320,7 +328,8 @@ mod tests {
         assert_eq!("2/4".parse::<Shard>(), Ok(Shard { index: 2, count: 4 }));
         for bad in ["0/4", "5/4", "1/0", "1", "a/b", "1/2/3"] {
             let error = bad.parse::<Shard>().unwrap_err();
-            assert!(error.contains("expected K/N"), "{bad}: {error}");
+            assert_eq!(error.text, bad);
+            assert!(error.to_string().contains("expected K/N"), "{bad}: {error}");
         }
     }
 
