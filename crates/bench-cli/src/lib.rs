@@ -26,3 +26,4 @@
 pub mod demo;
 pub mod pipeline;
 pub mod spec;
+pub mod standalone;

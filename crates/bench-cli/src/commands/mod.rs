@@ -19,7 +19,6 @@ mod report;
 mod run;
 mod staircase;
 mod startup;
-mod tty;
 mod usage;
 
 pub use usage::parse;
