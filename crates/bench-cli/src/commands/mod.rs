@@ -4,6 +4,7 @@
 mod ab;
 mod cleanup;
 mod compare;
+mod drive;
 mod interrupt;
 #[cfg(test)]
 mod test_args;
