@@ -28,17 +28,17 @@ pub(super) fn spec_source(path: Option<&Path>) -> anyhow::Result<SpecSource> {
     })
 }
 
-/// Runs the runner that `runner` makes, each phase a `clibench phase` process of this
+/// Runs the runner that `make_runner` makes, each phase a `clibench phase` process of this
 /// executable, with the progress display on stderr and Ctrl-C handled; then tells what the
 /// cleanups removed. `None` when interrupted, after saying that `results` holds the
 /// results so far (`command` names the command in what it says).
 pub(super) fn drive(
     command: &str,
-    runner: impl FnOnce(Execution) -> Result<Runner, Error>,
+    make_runner: impl FnOnce(Execution) -> Result<Runner, Error>,
     results: &Path,
 ) -> anyhow::Result<Option<RunOutcome>> {
     let program = std::env::current_exe().context("finding the clibench executable")?;
-    let runner = runner(Execution::ReExec { program })?.interrupt_flag(interrupt_flag()?);
+    let runner = make_runner(Execution::ReExec { program })?.interrupt_flag(interrupt_flag()?);
     let mut display = ProgressDisplay::new()?;
     let outcome = runner.run(&mut display)?;
     display.finish();
