@@ -146,11 +146,22 @@ fn value_at(points: &[(u64, u64)], ms: u64) -> Option<f64> {
     }
 }
 
+/// One group of a time-to-ready chart (cold or warm): its samples and their median.
+#[derive(Debug, Clone)]
+pub struct Trials {
+    /// (trial, seconds) of each successful sample.
+    pub points: Vec<(u32, f64)>,
+    /// The median of the samples, seconds, as the statistics computed it
+    /// ([`MetricStats::median`](crate::stats::MetricStats::median)); no line without one.
+    pub median: Option<f64>,
+}
+
 /// Time to ready per trial: one filled `<circle>` per sample, and one `<polyline>`
-/// per group at the group's median. `groups` are (trial, seconds) per group (cold, warm).
-pub fn time_to_ready(groups: &[Vec<(u32, f64)>]) -> Result<String, ChartError> {
-    let trials = groups.iter().flatten().map(|p| p.0).max().unwrap_or(0);
-    let max_seconds = groups.iter().flatten().map(|p| p.1).fold(0.0, f64::max);
+/// per group with a median, at that median.
+pub fn time_to_ready(groups: &[Trials]) -> Result<String, ChartError> {
+    let points = || groups.iter().flat_map(|group| &group.points);
+    let trials = points().map(|p| p.0).max().unwrap_or(0);
+    let max_seconds = points().map(|p| p.1).fold(0.0, f64::max);
     let y_max = nice_top(max_seconds.max(1e-3));
     let x_range = -0.5..f64::from(trials) + 0.5;
     let frame = Frame {
@@ -183,21 +194,17 @@ pub fn time_to_ready(groups: &[Vec<(u32, f64)>]) -> Result<String, ChartError> {
             let mut chart = frame.on(root)?;
             for (index, group) in groups.iter().enumerate() {
                 let color = PALETTE[index % PALETTE.len()];
-                let values: Vec<f64> = group.iter().map(|p| p.1).collect();
-                if let Some(summary) = crate::stats::Summary::from_values(&values) {
+                if let Some(median) = group.median {
                     chart
                         .draw_series(LineSeries::new(
-                            [
-                                (x_range.start, summary.median),
-                                (x_range.end, summary.median),
-                            ],
+                            [(x_range.start, median), (x_range.end, median)],
                             color.mix(0.6).stroke_width(1),
                         ))
                         .map_err(failed)?;
                 }
                 chart
                     .draw_series(
-                        group.iter().map(|&(trial, s)| {
+                        group.points.iter().map(|&(trial, s)| {
                             Circle::new((f64::from(trial), s), 5, color.filled())
                         }),
                     )
@@ -623,11 +630,28 @@ mod tests {
 
     #[test]
     fn time_to_ready_has_a_dot_per_trial_and_a_median_line_per_group() {
-        let cold = vec![(0, 0.41), (1, 0.39), (2, 0.44)];
-        let warm = vec![(0, 0.21), (2, 0.2)];
-        let svg = time_to_ready(&[cold, warm]).unwrap();
+        let cold = Trials {
+            points: vec![(0, 0.41), (1, 0.39), (2, 0.44)],
+            median: Some(0.41),
+        };
+        let warm = Trials {
+            points: vec![(0, 0.21), (2, 0.2)],
+            median: Some(0.205),
+        };
+        let svg = time_to_ready(&[cold.clone(), warm.clone()]).unwrap();
         assert_eq!(count(&svg, "circle"), 5);
         assert_eq!(count(&svg, "polyline"), 2);
+        // The line is drawn at the median it is given, not one it computes.
+        let without = time_to_ready(&[
+            cold,
+            Trials {
+                median: None,
+                ..warm
+            },
+        ])
+        .unwrap();
+        assert_eq!(count(&without, "circle"), 5);
+        assert_eq!(count(&without, "polyline"), 1);
         assert!(svg.contains("time to ready\n</text>"), "{svg}");
         assert!(svg.contains("trial\n</text>"));
     }

@@ -9,7 +9,7 @@
 //! trusted.
 
 use super::cells::{self, Notation, presence, trials};
-use super::charts::{self, Bar, Change, Line, Tone};
+use super::charts::{self, Bar, Change, Line, Tone, Trials};
 use super::failures::{Failure, SideFailures};
 use crate::compare::{Comparison, MetricComparison, Verdict};
 use crate::detail::MemorySeries;
@@ -43,7 +43,7 @@ pub fn report(result: &ResultFile) -> String {
     failures(&mut body, &[("", &report.error, &report.failures)]);
     body.push_str("</section>\n");
 
-    time_to_ready(&mut body, side);
+    time_to_ready(&mut body, side, &report.metrics);
     memory_over_time(&mut body, &side.memory_series);
     processes(&mut body, &report);
     staircase(&mut body, result);
@@ -367,30 +367,33 @@ fn samples(side: &crate::result::Side, metric: Metric) -> Vec<(u32, f64)> {
     points
 }
 
-fn time_to_ready(out: &mut String, side: &crate::result::Side) {
-    let cold = samples(side, Metric::Cold);
-    let warm = samples(side, Metric::Warm);
-    if cold.is_empty() && warm.is_empty() {
+/// The time-to-ready chart: each cold and warm sample, with the medians that
+/// `metrics`, the report's statistics, already hold.
+fn time_to_ready(out: &mut String, side: &crate::result::Side, metrics: &[MetricStats]) {
+    let groups = [Metric::Cold, Metric::Warm].map(|metric| Trials {
+        points: samples(side, metric),
+        median: metrics
+            .iter()
+            .find(|stats| stats.metric == metric)
+            .and_then(MetricStats::median),
+    });
+    if groups.iter().all(|group| group.points.is_empty()) {
         return;
     }
     out.push_str("<section id=\"ready\"><h2>Time to ready</h2>\n");
-    let median = |points: &[(u32, f64)]| {
-        let values: Vec<f64> = points.iter().map(|p| p.1).collect();
-        crate::stats::Summary::from_values(&values)
-            .map_or("–".to_string(), |s| format_seconds(s.median))
-    };
-    legend(
-        out,
-        &[
-            format!("cold: {} trials, median {}", cold.len(), median(&cold)),
-            format!("warm: {} trials, median {}", warm.len(), median(&warm)),
-        ],
-    );
+    let entries = [("cold", &groups[0]), ("warm", &groups[1])].map(|(name, group)| {
+        format!(
+            "{name}: {} trials, median {}",
+            group.points.len(),
+            group.median.map_or("–".to_string(), format_seconds)
+        )
+    });
+    legend(out, &entries);
     figure(
         out,
         "chart-ready",
         "Time to ready per trial, cold and warm",
-        charts::time_to_ready(&[cold, warm]),
+        charts::time_to_ready(&groups),
         "Each dot is one trial's start, from spawn in a terminal until ready; each line is \
          the median. Cold is the trial's first start, warm the second.",
     );
