@@ -9,7 +9,7 @@
 //! trusted.
 
 use super::cells::{self, Notation, presence, trials};
-use super::charts::{self, Bar, Change, Line, Tone, Trials};
+use super::charts::{self, Bar, Change, Line, Orientation, Tone, Trials};
 use super::failures::{Failure, SideFailures};
 use crate::compare::{Comparison, MetricComparison, Verdict};
 use crate::detail::MemorySeries;
@@ -481,7 +481,7 @@ fn processes(out: &mut String, report: &Report) {
         out,
         "chart-processes",
         "Resident memory per process at the measurement",
-        charts::horizontal_bars(&bars, "memory"),
+        charts::bars(&bars, "memory", Orientation::Horizontal),
         &escape(&caption),
     );
     out.push_str("</section>\n");
@@ -536,7 +536,7 @@ fn staircase(out: &mut String, result: &ResultFile) {
         out,
         "chart-staircase",
         "Family memory per number of running instances",
-        charts::vertical_bars(&bars, "resident memory"),
+        charts::bars(&bars, "resident memory", Orientation::Vertical),
         &escape(&caption),
     );
     out.push_str("</section>\n");
