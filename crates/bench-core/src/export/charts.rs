@@ -226,26 +226,32 @@ pub fn bars(
         format!("{value_desc} ({})", scale.unit),
         |v| format!("{v:.0}"),
     );
-    // (category, value) in chart coordinates, and how a bar's note is placed.
-    let (frame, point, note_pos): (Frame, fn(f64, f64) -> (f64, f64), Pos) = if vertical {
+    let frame = if vertical {
         category.range = -0.5..count as f64 - 0.5;
-        let frame = Frame {
+        Frame {
             height: 300,
             y_label_area: Y_LABEL_AREA,
             x: category,
             y: value,
-        };
-        (frame, |c, v| (c, v), Pos::new(HPos::Center, VPos::Bottom))
+        }
     } else {
         // Category 0 is drawn at the top: y runs from count-0.5 (bottom) to -0.5 (top).
         category.range = (count as f64 - 0.5)..-0.5;
-        let frame = Frame {
+        Frame {
             height: 60 + 26 * count as u32,
             y_label_area: label_chars.unwrap_or(0).max(6) as u32 * 7 + 16,
             x: value,
             y: category,
-        };
-        (frame, |c, v| (v, c), Pos::new(HPos::Left, VPos::Center))
+        }
+    };
+    let point = |category: f64, value: f64| match orientation {
+        Orientation::Vertical => (category, value),
+        Orientation::Horizontal => (value, category),
+    };
+    let note_pos = if vertical {
+        Pos::new(HPos::Center, VPos::Bottom)
+    } else {
+        Pos::new(HPos::Left, VPos::Center)
     };
     let inner_half_width = if vertical { 0.15 } else { 0.12 };
     frame.draw(|chart| {
