@@ -107,7 +107,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let options = with_spec_floors(options, outcome.specs.first())?;
     let found = compare_sides(&out, &options)?;
-    eprint!("{}", super::compare::table(&found.comparison));
+    eprint!(
+        "{}",
+        bench_core::export::text::comparison(&found.comparison)
+    );
     print!("{}", found.markdown);
     eprintln!(
         "clibench ab: {} in {}; wrote {} and {}",
