@@ -49,7 +49,7 @@ pub use driver::{
 };
 pub use error::{Error, Failure};
 pub use measure::ready_screen_section;
-pub use plan::{Plan, PlanSettings, Shard, SpecSource, Step, describes};
+pub use plan::{Plan, PlanSettings, Shard, ShardError, SpecPathError, SpecSource, Step, describes};
 pub use runner::{
     Execution, Notice, Observer, Progress, REPOSITORY_VAR, RootCause, RunOutcome, Runner,
     SilentObserver, Skip, StepResult, WrittenReport, headline, write_report,
