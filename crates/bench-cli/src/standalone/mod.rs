@@ -7,3 +7,4 @@
 pub mod mem;
 pub mod spawn;
 pub mod staircase;
+pub mod startup;
