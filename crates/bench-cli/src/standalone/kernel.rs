@@ -363,4 +363,56 @@ mod tests {
             assert!(folder.path().join(name).is_file(), "{name}");
         }
     }
+
+    #[derive(Default)]
+    struct Calls(Vec<String>);
+
+    impl Observer for Calls {
+        fn run_started(&mut self, index: usize, runs: usize) {
+            self.0.push(format!("started {index} of {runs}"));
+        }
+
+        fn run_finished(&mut self, index: usize, run: &Run) {
+            let failed: Vec<&String> = run.errors.keys().collect();
+            self.0.push(format!("finished {index}, failed {failed:?}"));
+        }
+    }
+
+    #[test]
+    fn a_program_that_is_not_a_kernel_fails_each_run_at_kernel_start() {
+        let settings = Settings {
+            runs: 2,
+            kernel: Kernel::Command {
+                program: "/bin/sh".into(),
+                args: vec!["-c".into(), "echo hello, not a kernel".into()],
+            },
+            prelude: None,
+            timeout: Duration::from_secs(10),
+            env: environment([]),
+            transcripts: None,
+        };
+        let mut calls = Calls::default();
+        let report = run(&settings, &mut calls).unwrap();
+        assert_eq!(
+            calls.0,
+            [
+                "started 0 of 2",
+                "finished 0, failed [\"kernel_start\"]",
+                "started 1 of 2",
+                "finished 1, failed [\"kernel_start\"]",
+            ]
+        );
+        assert_eq!(
+            report.command,
+            ["/bin/sh", "-c", "echo hello, not a kernel"]
+        );
+        assert!(!report.reference_kernel);
+        assert_eq!(report.complete_runs(), 0);
+        for run in &report.runs {
+            assert!(
+                run.errors["kernel_start"].contains("hello, not a kernel"),
+                "{run:?}"
+            );
+        }
+    }
 }
