@@ -16,6 +16,7 @@ pub mod export;
 
 pub use export::{Figure, Report, Run};
 
+use super::spawn;
 use bench_proc::{Selector, SnapshotError, StopError, snapshot, stop};
 use bench_term::{Key, ReadyGuard, ReadyMode, SpawnOptions, TermError, Terminal};
 use std::ffi::OsString;
@@ -74,17 +75,18 @@ impl Settings {
             .collect()
     }
 
-    /// How every run starts the command: this process's environment,
-    /// `TERM=xterm-256color`, then [`Settings::env`]; the terminal size and quit keys.
+    /// How every run starts the command: as every standalone measurement starts one in
+    /// a terminal ([`spawn::terminal_options`]: this process's environment,
+    /// `TERM=xterm-256color`), then [`Settings::env`] and the quit keys.
     pub fn spawn_options(&self) -> SpawnOptions {
-        let mut options = SpawnOptions::new(self.program.clone())
-            .args(self.args.iter().cloned())
-            .size(self.cols, self.rows)
+        let command: Vec<OsString> = std::iter::once(&self.program)
+            .chain(&self.args)
+            .cloned()
+            .collect();
+        // Invariant: the only error is an empty command line, and this one has a program.
+        let mut options = spawn::terminal_options(&command, self.cols, self.rows)
+            .expect("a command line with a program")
             .quit_keys(self.quit_keys.clone(), QUIT_INTERVAL);
-        for (key, value) in std::env::vars_os() {
-            options = options.env(key, value);
-        }
-        options = options.env("TERM", "xterm-256color");
         for (key, value) in &self.env {
             options = options.env(key, value);
         }
@@ -289,6 +291,28 @@ mod tests {
             transcripts: None,
             subreaper: false,
         }
+    }
+
+    #[test]
+    fn runs_start_the_command_with_its_size_quit_keys_and_env_over_term() {
+        let mut settings = shell(1, 0);
+        settings.env.push(("TERM".into(), "dumb".into()));
+        let options = settings.spawn_options();
+        assert_eq!(options.program, "/bin/sh");
+        assert_eq!(options.args, ["-c", "printf 'prompt> '; exec cat"]);
+        assert_eq!((options.cols, options.rows), (80, 24));
+        assert_eq!(options.quit_keys, [Key::Ctrl('c')]);
+        assert_eq!(options.quit_interval, QUIT_INTERVAL);
+        let var = |key: &str| {
+            options
+                .env
+                .iter()
+                .filter(|(k, _)| k == key)
+                .map(|(_, value)| value.clone())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(var("TERM"), ["dumb"], "--env replaces TERM, once");
+        assert_eq!(var("PS1"), ["$ "]);
     }
 
     #[derive(Default)]
