@@ -26,6 +26,8 @@
 //!   --cooked-before-exit CODE
 //!                          with --leave-raw-after: exit with CODE 300 ms after restoring cooked mode
 //!   --ready-marker         print "READY <ns>" with CLOCK_MONOTONIC ns just before writing it
+//!   --flood BYTES          before the ready marker, write BYTES of coloured, partly non-ASCII
+//!                          log lines at once, as an agent CLI replaying a long session does
 //!   --echo-stamps FILE     append the CLOCK_MONOTONIC ns of every echo write to FILE
 //!   --slow-quit MS         on Ctrl-C, go back to cooked mode, then stay silent for MS ms
 //!                          before exiting with 0, as a TUI that saves its state on the way out
@@ -60,6 +62,7 @@ struct Flags {
     cooked_for_ms: Option<u64>,
     cooked_before_exit: Option<i32>,
     ready_marker: bool,
+    flood_bytes: usize,
     echo_stamps: Option<String>,
     sleep_forever: bool,
     dialog: bool,
@@ -98,6 +101,7 @@ fn parse() -> Flags {
                 flags.cooked_before_exit = Some(number(&value(&arg, &mut args)) as i32);
             }
             "--ready-marker" => flags.ready_marker = true,
+            "--flood" => flags.flood_bytes = number(&value(&arg, &mut args)) as usize,
             "--echo-stamps" => flags.echo_stamps = Some(value(&arg, &mut args)),
             "--sleep-forever" => flags.sleep_forever = true,
             "--dialog" => flags.dialog = true,
@@ -127,6 +131,22 @@ fn out(bytes: &[u8]) {
     let mut stdout = std::io::stdout().lock();
     let _ = stdout.write_all(bytes);
     let _ = stdout.flush();
+}
+
+/// About `bytes` bytes of log lines: colours, box drawing and multi-byte letters,
+/// so that characters are split across the terminal's reads.
+fn flood(bytes: usize) -> Vec<u8> {
+    let mut text = Vec::with_capacity(bytes + 128);
+    let mut line = 0u64;
+    while text.len() < bytes {
+        line += 1;
+        let _ = write!(
+            text,
+            "\x1b[32m✓\x1b[0m step {line:06} │ résumé → naïve 🦀 \x1b[1mbuilding\x1b[0m crate {} of the workspace\r\n",
+            line % 97
+        );
+    }
+    text
 }
 
 /// Paints `body` as one frame, inside a synchronized update when asked.
@@ -303,6 +323,9 @@ fn main() {
     }
     if let Some(kitty) = flags.kitty {
         out(format!("\x1b[>{kitty}u").as_bytes());
+    }
+    if flags.flood_bytes > 0 {
+        out(&flood(flags.flood_bytes));
     }
     if flags.ready_marker {
         let stamp = monotonic_ns();
