@@ -886,7 +886,7 @@ impl Terminal {
     /// that closed its terminal is dropped.
     fn write_input(&mut self, mut bytes: &[u8]) -> Result<(), TermError> {
         if let Some(transcript) = &mut self.transcript {
-            transcript.record_input(bytes);
+            transcript.record_input(bytes, Instant::now());
         }
         let pid = self.pid;
         let Some(master) = &self.master else {

@@ -107,13 +107,13 @@ impl Transcript {
         Ok(())
     }
 
-    /// Keeps `bytes` of input, silently dropping what passes the cap.
-    pub(crate) fn record_input(&mut self, bytes: &[u8]) {
+    /// Keeps `bytes` of input, typed at `at`, silently dropping what passes the cap.
+    pub(crate) fn record_input(&mut self, bytes: &[u8], at: Instant) {
         let room = self.limit_bytes.saturating_sub(self.input.len());
         let kept = &bytes[..room.min(bytes.len())];
         self.input.extend_from_slice(kept);
         let text = self.input_text.decode(kept);
-        self.push(Instant::now(), Code::Input, text);
+        self.push(at, Code::Input, text);
     }
 
     /// The session as an asciicast v2 recording (an unfinished character at the end
@@ -207,7 +207,7 @@ mod tests {
             "the program wrote more than 10 bytes, the transcript cap"
         );
         assert!(transcript.record_output(b"x", Instant::now()).is_err());
-        transcript.record_input(b"typed");
+        transcript.record_input(b"typed", Instant::now());
         transcript.save("screen  \n\n").unwrap();
         let read = |name| std::fs::read(folder.path().join("t").join(name)).unwrap();
         assert_eq!(read(OUTPUT_FILE), b"123456789a");
@@ -218,6 +218,46 @@ mod tests {
         );
         let cast = std::fs::read_to_string(folder.path().join("t").join(CAST_FILE)).unwrap();
         assert_eq!(Recording::parse(&cast).unwrap().output(), "123456789a");
+    }
+
+    #[test]
+    fn the_recording_decodes_reads_and_keeps_events_in_time_order() {
+        let started = Instant::now();
+        let setup = CastSetup {
+            cols: 80,
+            rows: 24,
+            term: Some("xterm-256color".into()),
+            started,
+        };
+        let mut transcript = Transcript::new(PathBuf::from("unused"), 1 << 20, setup);
+        let at = |us| started + Duration::from_micros(us);
+        let output = "\u{1b}[1mé→🦀\u{1b}[0m ok\r\n".as_bytes();
+        // "é" split after its first byte, the crab after its second.
+        transcript.record_output(&output[..5], at(10)).unwrap();
+        transcript.record_output(&output[5..11], at(20)).unwrap();
+        transcript.record_input("ü".as_bytes()[..1].as_ref(), at(25));
+        transcript.record_output(&output[11..], at(30)).unwrap();
+        transcript.record_input(&"ü".as_bytes()[1..], at(35));
+        // Bytes that are no UTF-8, and a read that completes nothing.
+        transcript.record_output(b"a\xffb\xe2\x82", at(40)).unwrap();
+        transcript.record_output(b"\xac", at(50)).unwrap();
+        transcript.record_input(b"\x03", at(50));
+        // Ready was the read at 30 us; a second marker at the same time as a read.
+        transcript.mark_ready(at(30), "ready screen");
+        transcript.mark_ready(at(50), "ready screen");
+        let text = transcript.recording().to_text();
+        let events = text.split_once('\n').unwrap().1;
+        insta::assert_snapshot!(events, @r#"
+        [0.00001,"o","\u001b[1m"]
+        [0.00002,"o","é→"]
+        [0.00003,"o","🦀\u001b[0m ok\r\n"]
+        [0.00003,"m","ready"]
+        [0.000035,"i","ü"]
+        [0.00004,"o","a�b"]
+        [0.00005,"o","€"]
+        [0.00005,"i","\u0003"]
+        [0.00005,"m","ready"]
+        "#);
     }
 
     #[test]
