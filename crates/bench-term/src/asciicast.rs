@@ -4,9 +4,11 @@
 //! "timestamp": UNIX_SECONDS, "env": {"TERM": ...}}`) and then one JSON array per
 //! event: `[seconds since start, code, data]`, with code `"o"` for output, `"i"`
 //! for input and `"m"` for a marker (asciinema's player pauses on markers; the
-//! ready moment is the marker `"ready"`). Data are UTF-8 strings, so output is
-//! decoded as it arrives: a character split across two reads is held back until
-//! it is whole ([`Utf8Stream`]), and bytes that are not UTF-8 become U+FFFD.
+//! ready moment is the marker `"ready"`). Data are UTF-8 strings: bench-term
+//! keeps the raw bytes of each read while the program runs and decodes them when
+//! the recording is written, a character split across two reads going whole to
+//! the event of the read that completed it, and bytes that are not UTF-8
+//! becoming U+FFFD.
 
 use serde::Serialize;
 use std::time::Duration;
