@@ -210,33 +210,32 @@ pub fn shows_frame(screen: &vt100::Screen) -> bool {
 pub fn find_text(screen: &vt100::Screen, needle: &str) -> Option<(u16, u16)> {
     let (rows, cols) = screen.size();
     let needle: Vec<char> = needle.chars().collect();
+    if needle.is_empty() {
+        return None;
+    }
+    // One entry per character with the column of the cell that holds it, so wide
+    // characters before the needle do not shift the column; reused for every row.
+    let mut cells: Vec<(u16, char)> = Vec::with_capacity(usize::from(cols));
     for row in 0..rows {
-        // One entry per character with the column of the cell that holds it, so wide
-        // characters before the needle do not shift the column.
-        let mut cells: Vec<(u16, char)> = Vec::with_capacity(usize::from(cols));
+        cells.clear();
         for col in 0..cols {
             if let Some(cell) = screen.cell(row, col) {
                 if cell.is_wide_continuation() {
                     continue;
                 }
-                let mut chars = cell.contents().chars().collect::<Vec<_>>();
-                if chars.is_empty() {
-                    chars.push(' ');
+                let contents = cell.contents();
+                if contents.is_empty() {
+                    cells.push((col, ' '));
+                } else {
+                    cells.extend(contents.chars().map(|c| (col, c)));
                 }
-                cells.extend(chars.into_iter().map(|c| (col, c)));
             }
         }
-        if needle.is_empty() || cells.len() < needle.len() {
-            continue;
-        }
-        for start in 0..=cells.len() - needle.len() {
-            if cells[start..start + needle.len()]
-                .iter()
-                .zip(&needle)
-                .all(|(&(_, c), &n)| c == n)
-            {
-                return Some((row, cells[start].0));
-            }
+        if let Some(start) = cells
+            .windows(needle.len())
+            .position(|window| window.iter().zip(&needle).all(|(&(_, c), &n)| c == n))
+        {
+            return Some((row, cells[start].0));
         }
     }
     None

@@ -1074,10 +1074,16 @@ impl Terminal {
             let wait = next_probe.min(deadline).saturating_duration_since(now);
             let pumped = self.pump(wait, &mut |s| {
                 let text = s.contents();
+                // The ready check first: the frame that shows a probe is the one
+                // whose detection is measured, and where a probe was seen only
+                // matters to the message of a timeout, which a hit rules out.
+                if visible_probe(&text, &tag, typed).is_some() {
+                    return true;
+                }
                 if text.contains(tag.as_str()) {
                     seen = find_text(s, &tag).or(seen);
                 }
-                visible_probe(&text, &tag, typed).is_some()
+                false
             })?;
             match pumped {
                 Pumped::Data(Some(hit)) => {

@@ -3,7 +3,7 @@
 use crate::asciicast::{Code, Event, Header, Recording, Utf8Stream};
 use crate::error::TermError;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Instant, SystemTime};
 
 /// Most output bytes a transcript keeps; past this, the session fails with
 /// [`TermError::TranscriptTooLarge`] (the seed harness's cap).
@@ -241,6 +241,7 @@ fn screen_file(screen: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
     fn output_past_the_cap_fails_and_is_truncated() {

@@ -12,6 +12,7 @@
 //!   --sync                 paint every frame inside a synchronized update (mode 2026)
 //!   --sync-ghost TEXT      inside one synchronized update, show TEXT for 300 ms, then erase it
 //!   --echo                 echo typed input at the cursor (Backspace/DEL erases)
+//!   --echo-limit N         with --echo, show at most N characters of a line (drop the rest)
 //!   --kitty FLAGS          push kitty keyboard flags (CSI > FLAGS u) after entering raw mode
 //!   --spawn-child          start a background child that sleeps (stays in the session)
 //!   --never-ready          paint, then never enter raw mode
@@ -53,6 +54,7 @@ struct Flags {
     sync: bool,
     sync_ghost: Option<String>,
     echo: bool,
+    echo_limit: Option<usize>,
     kitty: Option<u32>,
     spawn_child: bool,
     never_ready: bool,
@@ -88,6 +90,7 @@ fn parse() -> Flags {
             "--sync" => flags.sync = true,
             "--sync-ghost" => flags.sync_ghost = Some(value(&arg, &mut args)),
             "--echo" => flags.echo = true,
+            "--echo-limit" => flags.echo_limit = Some(number(&value(&arg, &mut args)) as usize),
             "--kitty" => flags.kitty = Some(number(&value(&arg, &mut args)) as u32),
             "--spawn-child" => flags.spawn_child = true,
             "--never-ready" => flags.never_ready = true,
@@ -421,7 +424,7 @@ fn main() {
                     line_len = 0;
                     echo.push_str("\r\n> ");
                 }
-                0x20..=0x7e => {
+                0x20..=0x7e if flags.echo_limit.is_none_or(|limit| line_len < limit) => {
                     line_len += 1;
                     echo.push(char::from(byte));
                 }

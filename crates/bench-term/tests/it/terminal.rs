@@ -192,6 +192,31 @@ fn a_program_that_never_echoes_times_out_waiting_for_the_probe() {
     terminal.close().unwrap();
 }
 
+#[test]
+fn a_probe_shown_only_in_part_times_out_saying_where_it_was_seen() {
+    // Only 10 of a probe's 13 letters are shown: its tag, never a whole probe.
+    let mut terminal = spawn(&["--echo", "--echo-limit", "10"]);
+    let error = terminal
+        .ready(&ReadyMode::Probe, Duration::from_millis(500))
+        .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            TermError::ProbeTimeout {
+                stage: Stage::ProbeEcho,
+                whereabouts: bench_term::ProbeWhere {
+                    probe_seen: Some((1, 2)),
+                    origin: None,
+                    ..
+                },
+                ..
+            }
+        ),
+        "{error}"
+    );
+    terminal.close().unwrap();
+}
+
 /// The one-letter state of `pid` in `/proc`, `None` once it has been reaped.
 fn state(pid: u32) -> Option<char> {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
