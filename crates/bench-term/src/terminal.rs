@@ -414,6 +414,13 @@ impl Terminal {
         self.screen.vt().cursor_position()
     }
 
+    /// Whether the program's side of the terminal is closed: a read on the master
+    /// met end of file (every process holding the PTY's slave closed it, usually
+    /// by exiting), or the terminal was hung up by [`Terminal::close`].
+    pub(crate) fn is_closed(&self) -> bool {
+        self.eof || self.master.is_none()
+    }
+
     /// Whether a synchronized update is open now.
     pub fn in_sync(&self) -> bool {
         self.screen.in_sync(Instant::now())

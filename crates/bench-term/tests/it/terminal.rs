@@ -814,3 +814,21 @@ fn a_drained_terminal_notices_the_program_closing_it() {
     let report = terminal.close().unwrap();
     assert_eq!(report.status.and_then(|s| s.code()), Some(0));
 }
+
+#[test]
+fn a_drained_terminal_is_closed_when_the_program_closes_its_side_while_alive() {
+    // Alive and silent after it let go of its terminal: closed, though not exited.
+    let script = "echo bye; exec </dev/null >/dev/null 2>&1; sleep 60";
+    let terminal = Terminal::spawn(&line_mode("sh").args(["-c", script])).unwrap();
+    let drained = bench_term::Drained::start(terminal);
+    let deadline = std::time::Instant::now() + TIMEOUT;
+    while !drained.closed() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(drained.closed());
+    assert!(alive(drained.pid()), "the program still sleeps");
+    let (mut terminal, read) = drained.finish();
+    read.unwrap();
+    assert!(terminal.screen_text().contains("bye"));
+    terminal.close().unwrap();
+}
