@@ -154,13 +154,13 @@ impl Recording {
 /// Decodes a byte stream as UTF-8 across reads: an incomplete character at the end
 /// of one read waits for the next; invalid bytes become U+FFFD.
 #[derive(Debug, Default)]
-pub struct Utf8Stream {
+pub(crate) struct Utf8Stream {
     pending: Vec<u8>,
 }
 
 impl Utf8Stream {
     /// The text that `bytes`, after what came before, completes.
-    pub fn decode(&mut self, bytes: &[u8]) -> String {
+    pub(crate) fn decode(&mut self, bytes: &[u8]) -> String {
         self.pending.extend_from_slice(bytes);
         let mut out = String::new();
         let mut start = 0;
@@ -196,7 +196,7 @@ impl Utf8Stream {
     }
 
     /// What is left at the end of the stream (an unfinished character), as U+FFFD.
-    pub fn finish(&mut self) -> String {
+    pub(crate) fn finish(&mut self) -> String {
         let rest = String::from_utf8_lossy(&self.pending).into_owned();
         self.pending.clear();
         rest

@@ -2,7 +2,6 @@
 //! writes, the queries it asks answered from that model, and the frames a person
 //! would see.
 
-use crate::keys::KITTY_ALL_KEYS;
 use crate::queries::{Control, Found, ReplyState, Rgb, Scanner, reply};
 use std::time::{Duration, Instant};
 
@@ -125,11 +124,6 @@ impl Screen {
     /// The kitty keyboard flags the program turned on (0 when it did not).
     pub fn kitty_flags(&self) -> u32 {
         self.kitty.last().copied().unwrap_or(0)
-    }
-
-    /// Whether typed text must be sent as escape codes (kitty "report all keys").
-    pub fn all_keys_as_codes(&self) -> bool {
-        self.kitty_flags() & KITTY_ALL_KEYS != 0
     }
 
     /// The emulator's screen.
