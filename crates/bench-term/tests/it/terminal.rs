@@ -757,6 +757,30 @@ fn the_recording_replays_the_output_with_the_ready_moment_marked() {
 }
 
 #[test]
+fn a_long_recording_keeps_characters_whole_across_reads() {
+    use bench_term::asciicast::{Code, Recording};
+    let folder = tempfile::tempdir().unwrap();
+    // 256 KiB of lines with 2-, 3- and 4-byte characters: far more than one read,
+    // so reads end inside characters.
+    let options = fixture(&["--flood", "262144", "--ready-marker"]).transcript(folder.path());
+    let mut terminal = Terminal::spawn(&options).unwrap();
+    terminal.ready(&pattern("READY"), TIMEOUT).unwrap();
+    terminal.close().unwrap();
+    let raw = std::fs::read(folder.path().join(bench_term::OUTPUT_FILE)).unwrap();
+    assert!(raw.len() > 262_144);
+    let cast = std::fs::read_to_string(folder.path().join(bench_term::CAST_FILE)).unwrap();
+    let recording = Recording::parse(&cast).unwrap();
+    let outputs = recording
+        .events
+        .iter()
+        .filter(|e| e.code == Code::Output)
+        .count();
+    assert!(outputs > 1, "one read: nothing was split");
+    assert_eq!(recording.output().as_bytes(), raw.as_slice());
+    assert!(!recording.output().contains('\u{FFFD}'));
+}
+
+#[test]
 fn a_program_that_quits_slowly_after_leaving_raw_mode_is_not_hung_up() {
     // Silent for three times QUIT_QUIET after it gave the terminal back, within the grace.
     let quiet_ms = (bench_term::QUIT_QUIET * 3).as_millis().to_string();
