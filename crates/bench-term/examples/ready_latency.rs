@@ -17,9 +17,11 @@
 //!
 //! Also prints keystroke-to-screen latency against the echoing fixture, the cost
 //! of recording a transcript while reading (the fixture floods `--flood-kib` KiB
-//! of log lines before its marker; spawn to ready with and without a transcript,
-//! and how long close, which writes the recording, takes), and this process's
-//! peak RSS (VmHWM) after driving all those terminals.
+//! of log lines before its marker; the CPU time this thread spends in `ready`,
+//! reading and feeding all of it, with and without a transcript, and in `close`,
+//! which writes the recording; CPU time, unlike the wall clock, hardly depends on
+//! what else the machine runs), and this process's peak RSS (VmHWM) after driving
+//! all those terminals.
 
 use bench_core::stats::{Summary, percentile_of_sorted};
 use bench_core::units::{format_bytes, format_seconds};
@@ -140,15 +142,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 flood_options()
             };
             let mut terminal = Terminal::spawn(&options)?;
-            let ready = terminal.ready(&ReadyMode::Pattern(marker.clone()), TIMEOUT)?;
-            let took = terminal.close()?.took;
+            let started = thread_cpu();
+            terminal.ready(&ReadyMode::Pattern(marker.clone()), TIMEOUT)?;
+            let read = thread_cpu() - started;
+            let started = thread_cpu();
+            terminal.close()?;
+            let closed = thread_cpu() - started;
             let (ready_list, close_list) = if recorded {
                 (&mut flood_recorded, &mut close_recorded)
             } else {
                 (&mut flood_plain, &mut close_plain)
             };
-            ready_list.push(ready.as_secs_f64());
-            close_list.push(took.as_secs_f64());
+            ready_list.push(read.as_secs_f64());
+            close_list.push(closed.as_secs_f64());
         }
     }
     if transcripts.exists() {
@@ -162,10 +168,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     report("probe det.", &probe);
     println!("keystroke-to-screen latency over {runs} keys:");
     report("keystroke", &keystrokes);
-    println!("spawn to ready after a {flood_kib} KiB flood, over {flood_runs} runs:");
+    println!("CPU time in ready, reading a {flood_kib} KiB flood, over {flood_runs} runs:");
     report("plain", &flood_plain);
     report("transcript", &flood_recorded);
-    println!("close (the transcript saved on close):");
+    println!("CPU time in close (the transcript saved on close):");
     report("plain", &close_plain);
     report("transcript", &close_recorded);
     let status = std::fs::read_to_string("/proc/self/status")?;
@@ -179,6 +185,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         format_bytes(hwm_kib * 1024.0)
     );
     Ok(())
+}
+
+/// CPU time this thread has used so far.
+fn thread_cpu() -> Duration {
+    let now = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    Duration::new(
+        u64::try_from(now.tv_sec).unwrap_or(0),
+        u32::try_from(now.tv_nsec).unwrap_or(0),
+    )
 }
 
 /// CLOCK_MONOTONIC nanoseconds of the ready read and of its detection.
