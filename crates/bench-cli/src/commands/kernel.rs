@@ -68,7 +68,7 @@ fn resolve(args: Args) -> anyhow::Result<(Settings, Outputs)> {
     if args.runs == 0 {
         return Err(input_error("--runs must be at least 1"));
     }
-    let timeout = bench_term::ready::parse_duration(&args.timeout)
+    let timeout = bench_core::units::parse_duration(&args.timeout)
         .map_err(|e| input_error(format!("--timeout: {e}")))?;
     let extra = args
         .env

@@ -5,8 +5,8 @@
 use crate::exit::{FAILURE, input_error};
 use anyhow::Context;
 use bench_cli::standalone::startup::{self, DAEMON_GRACE, Observer, Run, Settings, export};
+use bench_core::units::parse_duration;
 use bench_term::ReadyGuard;
-use bench_term::ready::parse_duration;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::ffi::OsString;
 use std::path::PathBuf;
