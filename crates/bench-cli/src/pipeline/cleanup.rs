@@ -13,7 +13,6 @@ use super::exec;
 use super::state::{STATE_FILE, ServerRecord, State};
 use super::{out_dir, staging, users};
 use bench_proc::Selector;
-use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 /// What cleanup did.
@@ -118,11 +117,9 @@ pub fn cleanup_with(out: &Path, keep_users: Option<bool>) -> anyhow::Result<Clea
 /// Removes a recorded temporary folder when it is clibench's: inside OUT/, a real folder
 /// (not a symlink) of the effective user. `Ok(false)`: it is already gone.
 fn remove_own_folder(out: &Path, folder: &Path) -> Result<bool, String> {
-    let meta = match std::fs::symlink_metadata(folder) {
-        Ok(meta) => meta,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(false),
-        Err(error) => return Err(error.to_string()),
-    };
+    if !out_dir::is_own_folder(folder).map_err(|why| why.to_string())? {
+        return Ok(false);
+    }
     let out = &std::path::absolute(out).map_err(|error| error.to_string())?;
     let inside = folder.starts_with(out)
         && folder.strip_prefix(out).is_ok_and(|rest| {
@@ -131,12 +128,6 @@ fn remove_own_folder(out: &Path, folder: &Path) -> Result<bool, String> {
         });
     if !inside {
         return Err(format!("it is not inside {}", out.display()));
-    }
-    if !meta.is_dir() || meta.file_type().is_symlink() {
-        return Err("it is a symlink or not a folder".to_owned());
-    }
-    if meta.uid() != rustix::process::geteuid().as_raw() {
-        return Err(format!("it belongs to uid {}", meta.uid()));
     }
     std::fs::remove_dir_all(folder).map_err(|error| error.to_string())?;
     Ok(true)

@@ -12,7 +12,6 @@
 use super::state::State;
 use anyhow::{Context, bail};
 use rustix::fs::{Mode, OFlags};
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 /// Where staging folders are made (the first that exists).
@@ -33,7 +32,7 @@ pub fn ensure(out: &Path) -> anyhow::Result<PathBuf> {
     // Saved at once: the names below carry the run id, which must be the one recorded.
     let state = State::update(out, |s| s.clone())?;
     if let Some(stage) = &state.stage
-        && check(&state, stage).is_ok()
+        && check(&state, stage) == Ok(true)
     {
         return Ok(stage.clone());
     }
@@ -107,8 +106,12 @@ fn gid_of(name: &str) -> anyhow::Result<Option<u32>> {
 }
 
 /// Whether `stage` is the staging folder clibench made for this run: under a staging base,
-/// named for the run, a real folder (not a symlink) of the effective user.
-fn check(state: &State, stage: &Path) -> Result<(), String> {
+/// named for the run, a real folder (not a symlink) of the effective user. `Ok(false)`: it
+/// does not exist.
+fn check(state: &State, stage: &Path) -> Result<bool, String> {
+    if !super::out_dir::is_own_folder(stage).map_err(|why| why.to_string())? {
+        return Ok(false);
+    }
     let named = stage
         .file_name()
         .and_then(|name| name.to_str())
@@ -119,17 +122,7 @@ fn check(state: &State, stage: &Path) -> Result<(), String> {
     if !named || !based {
         return Err("it is not a staging folder clibench names for this run".to_owned());
     }
-    let meta = std::fs::symlink_metadata(stage).map_err(|error| error.to_string())?;
-    if meta.file_type().is_symlink() || !meta.is_dir() {
-        return Err("it is a symlink or not a folder".to_owned());
-    }
-    if meta.uid() != rustix::process::geteuid().as_raw() {
-        return Err(format!(
-            "it belongs to uid {}, so clibench did not make it",
-            meta.uid()
-        ));
-    }
-    Ok(())
+    Ok(true)
 }
 
 /// Removes the staging folder and, once no trial user is left, the run's group. Returns
@@ -137,16 +130,16 @@ fn check(state: &State, stage: &Path) -> Result<(), String> {
 pub fn remove(state: &mut State) -> anyhow::Result<Vec<String>> {
     let mut removed = Vec::new();
     if let Some(stage) = state.stage.clone() {
-        match std::fs::symlink_metadata(&stage) {
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
-            _ => {
-                if let Err(why) = check(state, &stage) {
-                    state.stage = None;
-                    bail!("refusing to remove {}: {why}", stage.display());
-                }
+        match check(state, &stage) {
+            Ok(false) => {}
+            Ok(true) => {
                 std::fs::remove_dir_all(&stage)
                     .with_context(|| format!("removing {}", stage.display()))?;
                 removed.push(stage.display().to_string());
+            }
+            Err(why) => {
+                state.stage = None;
+                bail!("refusing to remove {}: {why}", stage.display());
             }
         }
         state.stage = None;
@@ -196,8 +189,33 @@ mod tests {
             run_id: "abcdef".into(),
             ..State::default()
         };
-        assert!(check(&state, Path::new("/etc")).is_err());
-        assert!(check(&state, Path::new("/var/tmp/clibench-000000-x")).is_err());
-        assert!(check(&state, Path::new("/var/tmp/x/clibench-abcdef-1")).is_err());
+        // Real folders of ours, but not where or named as this run's stage.
+        let elsewhere = tempfile::tempdir().unwrap();
+        assert!(check(&state, elsewhere.path()).is_err());
+        let other_run = tempfile::Builder::new()
+            .prefix("clibench-000000-")
+            .tempdir_in("/tmp")
+            .unwrap();
+        assert!(check(&state, other_run.path()).is_err());
+        let nested = tempfile::Builder::new()
+            .prefix("clibench-abcdef-")
+            .tempdir_in(elsewhere.path())
+            .unwrap();
+        assert!(check(&state, nested.path()).is_err());
+        let ours = tempfile::Builder::new()
+            .prefix("clibench-abcdef-")
+            .tempdir_in("/tmp")
+            .unwrap();
+        assert_eq!(check(&state, ours.path()), Ok(true));
+        // A symlink named like ours is refused; a stage already gone is not an error.
+        let link = Path::new("/tmp").join(format!("clibench-abcdef-link{}", std::process::id()));
+        std::os::unix::fs::symlink(ours.path(), &link).unwrap();
+        let refused = check(&state, &link);
+        std::fs::remove_file(&link).unwrap();
+        assert_eq!(refused, Err("it is a symlink or not a folder".to_owned()));
+        assert_eq!(
+            check(&state, Path::new("/tmp/clibench-abcdef-gone")),
+            Ok(false)
+        );
     }
 }
