@@ -95,17 +95,13 @@ pub fn run_phase(run: &PhaseRun) -> Result<PhaseOutcome, Error> {
     )?;
     let _lock = super::out_dir::open_for_phase(&run.out)?;
     let path = run.out.join("result.json");
-    let mut request = request_for(&spec, &run.spec);
-    if !run.overrides.is_empty() {
-        request
-            .config
-            .insert("overrides".to_owned(), describe_overrides(&run.overrides));
-    }
-    let mut result =
-        ResultFile::load_or_create(&path, &request).map_err(|source| Error::ResultUnreadable {
+    let facts = SpecFacts::of(&spec, &run.spec, &run.overrides);
+    let mut result = ResultFile::load_or_create(&path, &facts.request).map_err(|source| {
+        Error::ResultUnreadable {
             path: path.clone(),
             source,
-        })?;
+        }
+    })?;
     if run.keep_users {
         super::state::State::update(&run.out, |s| s.keep_users = true).map_err(|error| {
             Error::Phase {
@@ -117,7 +113,6 @@ pub fn run_phase(run: &PhaseRun) -> Result<PhaseOutcome, Error> {
     let started = Instant::now();
     super::circumstances::record_start(&mut result.side, run.phase, run.trial);
     result.side.error = None;
-    let absent = absent_metrics(&spec);
     let outcome = PhaseContext::new(run.phase, spec, &run.spec, &run.out, run.trial)
         .and_then(|ctx| dispatch(&ctx, &mut result.side));
     let error = outcome
@@ -138,10 +133,15 @@ pub fn run_phase(run: &PhaseRun) -> Result<PhaseOutcome, Error> {
     })?;
     Ok(PhaseOutcome {
         error,
-        trial_errors: bench_core::trial_errors_without(&result.side, run.phase, run.trial, &absent)
-            .iter()
-            .map(|error| super::redact::redact(error))
-            .collect(),
+        trial_errors: bench_core::trial_errors_without(
+            &result.side,
+            run.phase,
+            run.trial,
+            &facts.absent,
+        )
+        .iter()
+        .map(|error| super::redact::redact(error))
+        .collect(),
     })
 }
 
@@ -154,27 +154,57 @@ pub fn describe_overrides(overrides: &[Override]) -> String {
         .join(" ")
 }
 
+/// What a run records about its spec outside the phases, found once when the spec is read:
+/// the request a new result file starts with, and the metrics the target cannot have.
+#[derive(Debug, Clone)]
+pub struct SpecFacts {
+    /// The request of the spec with its overrides (see [`request_for`]).
+    pub request: Request,
+    /// The metrics this target cannot have: `bundle` without artifacts, `install` without
+    /// an installer (an already installed target). Their absence is not a failure.
+    pub absent: Vec<bench_core::Metric>,
+}
+
+impl SpecFacts {
+    /// The facts of `spec` (read from `spec_path`, with `overrides` applied).
+    pub fn of(spec: &spec::Spec, spec_path: &Path, overrides: &[Override]) -> SpecFacts {
+        let mut request = request_for(spec, spec_path);
+        if !overrides.is_empty() {
+            request
+                .config
+                .insert("overrides".to_owned(), describe_overrides(overrides));
+        }
+        let mut absent = Vec::new();
+        if spec.artifacts.is_empty() {
+            absent.push(bench_core::Metric::Bundle);
+        }
+        if spec.install.command.is_none() {
+            absent.push(bench_core::Metric::Install);
+        }
+        SpecFacts { request, absent }
+    }
+}
+
 /// Records in `OUT/result.json` that the step `run` describes was skipped, and why.
-pub fn record_skip(run: &PhaseRun, reason: &str) -> Result<(), Error> {
-    update_result(run, |side| side.set_skipped(run.phase, run.trial, reason))
+pub fn record_skip(run: &PhaseRun, facts: &SpecFacts, reason: &str) -> Result<(), Error> {
+    update_result(run, facts, |side| {
+        side.set_skipped(run.phase, run.trial, reason)
+    })
 }
 
 /// Changes the side of `OUT/result.json` outside a phase (the runner's own facts).
-pub(super) fn update_result(run: &PhaseRun, change: impl FnOnce(&mut Side)) -> Result<(), Error> {
-    let spec = load_spec(
-        &run.spec,
-        &run.overrides,
-        run.repository.as_deref(),
-        run.commit.as_deref(),
-    )?;
+pub(super) fn update_result(
+    run: &PhaseRun,
+    facts: &SpecFacts,
+    change: impl FnOnce(&mut Side),
+) -> Result<(), Error> {
     let path = run.out.join("result.json");
-    let mut result =
-        ResultFile::load_or_create(&path, &request_for(&spec, &run.spec)).map_err(|source| {
-            Error::ResultUnreadable {
-                path: path.clone(),
-                source,
-            }
-        })?;
+    let mut result = ResultFile::load_or_create(&path, &facts.request).map_err(|source| {
+        Error::ResultUnreadable {
+            path: path.clone(),
+            source,
+        }
+    })?;
     change(&mut result.side);
     result
         .save(&path)
@@ -183,31 +213,11 @@ pub(super) fn update_result(run: &PhaseRun, change: impl FnOnce(&mut Side)) -> R
 
 /// Why the step `run` describes failed, as the result file records it (its first
 /// error); `None` when the result cannot be read or records no failure.
-pub fn trial_failure(run: &PhaseRun) -> Option<String> {
-    let spec = load_spec(
-        &run.spec,
-        &run.overrides,
-        run.repository.as_deref(),
-        run.commit.as_deref(),
-    )
-    .ok()?;
+pub fn trial_failure(run: &PhaseRun, facts: &SpecFacts) -> Option<String> {
     let result = ResultFile::load(&run.out.join("result.json")).ok()?;
-    bench_core::trial_errors_without(&result.side, run.phase, run.trial, &absent_metrics(&spec))
+    bench_core::trial_errors_without(&result.side, run.phase, run.trial, &facts.absent)
         .into_iter()
         .next()
-}
-
-/// The metrics this target cannot have: `bundle` without artifacts, `install` without an
-/// installer (an already installed target). Their absence is not a failure.
-fn absent_metrics(spec: &spec::Spec) -> Vec<bench_core::Metric> {
-    let mut absent = Vec::new();
-    if spec.artifacts.is_empty() {
-        absent.push(bench_core::Metric::Bundle);
-    }
-    if spec.install.command.is_none() {
-        absent.push(bench_core::Metric::Install);
-    }
-    absent
 }
 
 /// Runs one phase in an already built context.

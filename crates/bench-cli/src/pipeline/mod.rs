@@ -44,8 +44,8 @@ pub use caches_linux::{DROP_CACHES, DropCachesError};
 pub use cleanup::{CleanupReport, cleanup, cleanup_with};
 pub use context::{PhaseContext, TrialUser};
 pub use driver::{
-    PhaseOutcome, PhaseRun, load_spec, override_source, record_skip, request_for, run_phase,
-    trial_failure,
+    PhaseOutcome, PhaseRun, SpecFacts, load_spec, override_source, record_skip, request_for,
+    run_phase, trial_failure,
 };
 pub use error::{Error, Failure};
 pub use measure::ready_screen_section;

@@ -476,10 +476,16 @@ mod tests {
         assert!(!is_own_folder(&dir.path().join("gone")).unwrap());
         let link = dir.path().join("link");
         std::os::unix::fs::symlink(&folder, &link).unwrap();
-        assert!(matches!(is_own_folder(&link), Err(NotOwnFolder::NotAFolder)));
+        assert!(matches!(
+            is_own_folder(&link),
+            Err(NotOwnFolder::NotAFolder)
+        ));
         let file = dir.path().join("file");
         std::fs::write(&file, "").unwrap();
-        assert!(matches!(is_own_folder(&file), Err(NotOwnFolder::NotAFolder)));
+        assert!(matches!(
+            is_own_folder(&file),
+            Err(NotOwnFolder::NotAFolder)
+        ));
         // A folder of another user: root's /, unless the tests run as root.
         if euid() != 0 {
             assert!(matches!(
