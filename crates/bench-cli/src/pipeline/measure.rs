@@ -134,7 +134,7 @@ fn starts(
     family: &Family,
 ) -> anyhow::Result<bool> {
     let trial = ctx.trial;
-    let mode = ready_mode(measure)?;
+    let mode = measure.ready.clone();
     let guard = ready_guard(measure)?;
     let mut cold_ready = false;
     for (metric, name) in [(Metric::Cold, "cold"), (Metric::Warm, "warm")] {
@@ -395,14 +395,6 @@ fn options_line(options: &SpawnOptions) -> String {
         .map(|arg| arg.to_string_lossy().into_owned())
         .collect::<Vec<_>>()
         .join(" ")
-}
-
-/// The spec's ready mode, as the spec resolved it when it was read.
-pub(super) fn ready_mode(measure: &spec::Measure) -> anyhow::Result<bench_term::ReadyMode> {
-    measure
-        .ready_mode
-        .clone()
-        .context("[measure] was not read through spec::parse, which resolves its ready mode")
 }
 
 /// The spec's checks of the screen at ready: `ready_require`, `ready_reject` and, unless

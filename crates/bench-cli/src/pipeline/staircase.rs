@@ -10,7 +10,7 @@
 use super::PhaseContext;
 use super::exec;
 use super::measure::{
-    Family, close_quietly, list_sessions, ready_guard, ready_mode, spawn_options, stop_sessions,
+    Family, close_quietly, list_sessions, ready_guard, spawn_options, stop_sessions,
 };
 use super::state::UserRecord;
 use crate::spec;
@@ -49,7 +49,7 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> anyhow::Result<()> {
         staircase,
         measure,
         user,
-        mode: ready_mode(measure)?,
+        mode: measure.ready.clone(),
         guard: ready_guard(measure)?,
         created: 0,
     };

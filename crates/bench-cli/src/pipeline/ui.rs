@@ -10,7 +10,7 @@
 use super::PhaseContext;
 use super::exec;
 use super::measure::{
-    Family, close_quietly, keep_start_files, ready_guard, ready_mode, spawn_options, stop_agents,
+    Family, close_quietly, keep_start_files, ready_guard, spawn_options, stop_agents,
 };
 use super::recording::{Recording, keep_screen};
 use anyhow::{Context, bail};
@@ -96,7 +96,7 @@ fn steps(
     let fail = |side: &mut Side, metric: Metric, error: &anyhow::Error| {
         record(side, metric, trial, Sample::Error(format!("{error:#}")));
     };
-    let mode = ready_mode(measure)?;
+    let mode = measure.ready.clone();
     let guard = ready_guard(measure)?;
     match terminal.ready_guarded(&mode, measure.ready_timeout.0, &guard) {
         Ok(elapsed) => {
