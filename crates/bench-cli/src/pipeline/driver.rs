@@ -106,7 +106,7 @@ pub fn run_phase(run: &PhaseRun) -> Result<PhaseOutcome, Error> {
         super::state::State::update(&run.out, |s| s.keep_users = true).map_err(|error| {
             Error::Phase {
                 phase: run.phase,
-                source: Failure::new(error),
+                source: Failure::new(error.into()),
             }
         })?;
     }
@@ -114,6 +114,7 @@ pub fn run_phase(run: &PhaseRun) -> Result<PhaseOutcome, Error> {
     super::circumstances::record_start(&mut result.side, run.phase, run.trial);
     result.side.error = None;
     let outcome = PhaseContext::new(run.phase, spec, &run.spec, &run.out, run.trial)
+        .map_err(anyhow::Error::from)
         .and_then(|ctx| dispatch(&ctx, &mut result.side));
     let error = outcome
         .err()

@@ -100,7 +100,7 @@ pub enum Error {
     Write(#[from] bench_core::io::WriteError),
     /// Cleaning up users, homes and servers failed; what is left is in the message.
     #[error("cleaning up users, homes and servers")]
-    Cleanup(#[source] Failure),
+    Cleanup(#[source] super::cleanup::CleanupError),
     /// The output folder is not clibench's, is in use, or holds an earlier run's state.
     #[error(transparent)]
     Out(#[from] super::out_dir::OutError),
@@ -132,6 +132,19 @@ impl Error {
                 | Error::ResultUnreadable { .. }
         )
     }
+}
+
+/// An error with every cause below it on one line (`installing: running install.sh:
+/// timed out`), as a phase's message and the result file record it.
+pub(crate) fn chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(error) = cause {
+        text.push_str(": ");
+        text.push_str(&error.to_string());
+        cause = error.source();
+    }
+    text
 }
 
 /// A failure inside a phase or the cleanup, with the chain of what was being done

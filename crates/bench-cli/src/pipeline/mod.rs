@@ -41,8 +41,8 @@ mod ui;
 pub mod users;
 
 pub use caches_linux::{DROP_CACHES, DropCachesError};
-pub use cleanup::{CleanupReport, cleanup, cleanup_with};
-pub use context::{PhaseContext, TrialUser};
+pub use cleanup::{CleanupError, CleanupReport, cleanup, cleanup_with};
+pub use context::{ContextError, PhaseContext, TrialUser};
 pub use driver::{
     PhaseOutcome, PhaseRun, SpecFacts, load_spec, override_source, record_skip, request_for,
     run_phase, trial_failure,

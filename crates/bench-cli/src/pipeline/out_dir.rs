@@ -63,8 +63,8 @@ pub enum OutError {
         path: PathBuf,
     },
     /// The state file could not be read or written.
-    #[error("{0}")]
-    State(String),
+    #[error(transparent)]
+    State(Box<super::state::StateError>),
     /// A system call failed.
     #[error("{path}: {source}")]
     Io {
@@ -420,8 +420,8 @@ pub struct RunOut {
     pub previous_result: Option<PathBuf>,
 }
 
-fn state_error(error: anyhow::Error) -> OutError {
-    OutError::State(format!("{error:#}"))
+fn state_error(error: super::state::StateError) -> OutError {
+    OutError::State(Box::new(error))
 }
 
 /// Opens `out` for `clibench run`: created or adopted (see [`create`]), locked, refused

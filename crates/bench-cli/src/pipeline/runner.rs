@@ -16,7 +16,6 @@
 //! step runs, which then stops the phase and everything below it.
 
 use super::driver::{PhaseOutcome, PhaseRun, SpecFacts, run_phase};
-use super::error::Failure;
 use super::exec::STOP_GRACE;
 use super::plan::{Plan, SpecSource, Step};
 use super::{CleanupReport, Error};
@@ -468,7 +467,7 @@ impl Runner {
         let mut reports = Vec::new();
         for plan in &self.plans {
             // The state file says whether the run asked to keep its users.
-            let report = super::cleanup(&plan.out).map_err(|e| Error::Cleanup(Failure::new(e)))?;
+            let report = super::cleanup(&plan.out).map_err(Error::Cleanup)?;
             reports.push(report);
         }
         Ok(reports)

@@ -169,6 +169,12 @@ impl From<anyhow::Error> for InstanceError {
     }
 }
 
+impl From<super::ContextError> for InstanceError {
+    fn from(error: super::ContextError) -> InstanceError {
+        InstanceError(super::error::chain(&error))
+    }
+}
+
 impl Instances for PtySessions<'_> {
     type Instance = PtySession;
     type Error = InstanceError;
