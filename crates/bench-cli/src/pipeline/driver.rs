@@ -4,7 +4,7 @@
 
 use super::Error;
 use super::context::PhaseContext;
-use super::error::Failure;
+use super::error::{PhaseError, chain};
 use crate::spec::{self, Override};
 use bench_core::{Phase, Request, ResultFile, Role, Side};
 use std::path::{Path, PathBuf};
@@ -106,7 +106,7 @@ pub fn run_phase(run: &PhaseRun) -> Result<PhaseOutcome, Error> {
         super::state::State::update(&run.out, |s| s.keep_users = true).map_err(|error| {
             Error::Phase {
                 phase: run.phase,
-                source: Failure::new(error.into()),
+                source: Box::new(PhaseError::State(error)),
             }
         })?;
     }
@@ -114,11 +114,11 @@ pub fn run_phase(run: &PhaseRun) -> Result<PhaseOutcome, Error> {
     super::circumstances::record_start(&mut result.side, run.phase, run.trial);
     result.side.error = None;
     let outcome = PhaseContext::new(run.phase, spec, &run.spec, &run.out, run.trial)
-        .map_err(anyhow::Error::from)
+        .map_err(PhaseError::from)
         .and_then(|ctx| dispatch(&ctx, &mut result.side));
     let error = outcome
         .err()
-        .map(|error| super::redact::redact(&format!("{}: {error:#}", run.phase)));
+        .map(|error| super::redact::redact(&format!("{}: {}", run.phase, chain(&error))));
     if let Some(message) = &error {
         result
             .side
@@ -222,15 +222,16 @@ pub fn trial_failure(run: &PhaseRun, facts: &SpecFacts) -> Option<String> {
 }
 
 /// Runs one phase in an already built context.
-fn dispatch(ctx: &PhaseContext, side: &mut Side) -> anyhow::Result<()> {
+fn dispatch(ctx: &PhaseContext, side: &mut Side) -> Result<(), PhaseError> {
     match ctx.phase {
-        Phase::Prepare => super::prepare::run(ctx, side),
-        Phase::Install => super::install::run(ctx, side),
-        Phase::Measure => super::measure::run(ctx, side),
-        Phase::Runtime => super::runtime::run(ctx, side),
-        Phase::Ui => super::ui::run(ctx, side),
-        Phase::Staircase => super::staircase::run(ctx, side),
+        Phase::Prepare => super::prepare::run(ctx, side)?,
+        Phase::Install => super::install::run(ctx, side)?,
+        Phase::Measure => super::measure::run(ctx, side)?,
+        Phase::Runtime => super::runtime::run(ctx, side)?,
+        Phase::Ui => super::ui::run(ctx, side)?,
+        Phase::Staircase => super::staircase::run(ctx, side)?,
     }
+    Ok(())
 }
 
 /// The request a spec describes: its commit, or for a source-less target its package

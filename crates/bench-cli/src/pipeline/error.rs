@@ -1,7 +1,6 @@
 //! The pipeline's public error: what went wrong before, around or inside a phase.
 
 use bench_core::Phase;
-use std::fmt;
 use std::path::PathBuf;
 
 /// Why the pipeline could not do what it was asked.
@@ -105,13 +104,13 @@ pub enum Error {
     #[error(transparent)]
     Out(#[from] super::out_dir::OutError),
     /// A phase could not start (its context, state or user could not be set up).
-    #[error("{phase}: {source}")]
+    #[error("{phase}")]
     Phase {
         /// The phase.
         phase: Phase,
-        /// The cause, with its whole chain.
+        /// The cause (boxed: it is large, and rare).
         #[source]
-        source: Failure,
+        source: Box<PhaseError>,
     },
 }
 
@@ -134,6 +133,55 @@ impl Error {
     }
 }
 
+/// Why a phase failed: its own error, or its context's, each naming what failed (the
+/// file, command, user or key) with its causes as [`std::error::Error::source`].
+#[derive(Debug, thiserror::Error)]
+pub enum PhaseError {
+    /// The phase's context (output folder, state, trial user, staging folder).
+    #[error(transparent)]
+    Context(#[from] super::ContextError),
+    /// The state file could not be updated before the phase.
+    #[error(transparent)]
+    State(#[from] super::state::StateError),
+    /// Prepare failed.
+    #[error(transparent)]
+    Prepare(#[from] super::prepare::PrepareError),
+    /// Install failed.
+    #[error(transparent)]
+    Install(#[from] super::install::InstallError),
+    /// Measure failed.
+    #[error(transparent)]
+    Measure(#[from] super::measure::MeasureError),
+    /// Runtime failed.
+    #[error(transparent)]
+    Runtime(#[from] super::runtime::RuntimeError),
+    /// The ui phase failed.
+    #[error(transparent)]
+    Ui(#[from] super::ui::UiError),
+    /// The staircase failed.
+    #[error(transparent)]
+    Staircase(#[from] super::staircase::StaircaseError),
+}
+
+/// A file-system call of a phase that failed, with what was being done
+/// ("copying /src/a.tgz to /stage/artifacts").
+#[derive(Debug, thiserror::Error)]
+#[error("{action}")]
+pub struct FileError {
+    /// What was being done, naming the path(s).
+    pub action: String,
+    /// Why.
+    #[source]
+    pub source: std::io::Error,
+}
+
+impl FileError {
+    /// A `map_err` for an `io::Error`: `.map_err(FileError::doing(format!("removing {}", …)))`.
+    pub(crate) fn doing(action: String) -> impl FnOnce(std::io::Error) -> FileError {
+        move |source| FileError { action, source }
+    }
+}
+
 /// An error with every cause below it on one line (`installing: running install.sh:
 /// timed out`), as a phase's message and the result file record it.
 pub(crate) fn chain(error: &(dyn std::error::Error + 'static)) -> String {
@@ -146,32 +194,3 @@ pub(crate) fn chain(error: &(dyn std::error::Error + 'static)) -> String {
     }
     text
 }
-
-/// A failure inside a phase or the cleanup, with the chain of what was being done
-/// ("installing: running install.sh as clibench-1a2b: timed out after 20.0 s").
-///
-/// The phases carry many kinds of causes (commands, /proc, terminals, kernels, files);
-/// this type keeps the whole chain for [`std::error::Error::source`] and the message,
-/// without making each of them part of the public API.
-pub struct Failure(anyhow::Error);
-
-impl Failure {
-    pub(crate) fn new(error: anyhow::Error) -> Failure {
-        Failure(error)
-    }
-}
-
-impl fmt::Debug for Failure {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&self.0, f)
-    }
-}
-
-impl fmt::Display for Failure {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // The whole chain on one line: a phase's message is its error and every cause.
-        write!(f, "{:#}", self.0)
-    }
-}
-
-impl std::error::Error for Failure {}

@@ -144,7 +144,7 @@ pub enum StopError {
         name: String,
         /// What is left.
         #[source]
-        source: bench_proc::StopUidError,
+        source: Box<bench_proc::StopUidError>,
     },
     /// Processes with the home in their environment are left.
     #[error("stopping the processes with HOME={}", home.display())]
@@ -153,7 +153,7 @@ pub enum StopError {
         home: PathBuf,
         /// What is left.
         #[source]
-        source: bench_proc::StopError,
+        source: Box<bench_proc::StopError>,
     },
     /// A process tree could not be stopped.
     #[error("stopping {selector}")]
@@ -162,7 +162,7 @@ pub enum StopError {
         selector: String,
         /// What is left.
         #[source]
-        source: bench_proc::StopError,
+        source: Box<bench_proc::StopError>,
     },
 }
 
@@ -495,7 +495,7 @@ fn stop(selector: &Selector) -> Result<(), StopError> {
         Ok(_) => Ok(()),
         Err(source) => Err(StopError::Tree {
             selector: format!("{selector:?}"),
-            source,
+            source: Box::new(source),
         }),
     }
 }
@@ -525,7 +525,7 @@ pub fn stop_user(user: &UserRecord) -> Result<(), StopError> {
             .map(drop)
             .map_err(|source| StopError::Uid {
                 name: user.name.clone(),
-                source,
+                source: Box::new(source),
             })
     } else {
         stop_home(&user.home)
@@ -542,7 +542,7 @@ pub fn stop_home(home: &Path) -> Result<(), StopError> {
         .map(drop)
         .map_err(|source| StopError::Home {
             home: home.to_path_buf(),
-            source,
+            source: Box::new(source),
         })
 }
 

@@ -47,10 +47,20 @@ pub use driver::{
     PhaseOutcome, PhaseRun, SpecFacts, load_spec, override_source, record_skip, request_for,
     run_phase, trial_failure,
 };
-pub use error::{Error, Failure};
+pub use error::{Error, FileError, PhaseError};
+pub use exec::StopError;
+pub use install::InstallError;
+pub use measure::MeasureError;
 pub use measure::ready_screen_section;
 pub use plan::{Plan, PlanSettings, Shard, SpecSource, Step, describes};
+pub use prepare::PrepareError;
 pub use runner::{
     Execution, Notice, Observer, Progress, REPOSITORY_VAR, RootCause, RunOutcome, Runner,
     SilentObserver, Skip, StepResult, WrittenReport, headline, write_report,
 };
+pub use runtime::RuntimeError;
+pub use staging::StagingError;
+pub use staircase::StaircaseError;
+pub use state::StateError;
+pub use ui::{StepError, UiError};
+pub use users::UserError;

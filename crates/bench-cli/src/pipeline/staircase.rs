@@ -8,34 +8,71 @@
 //! memory really given back.
 
 use super::PhaseContext;
+use super::error::chain;
 use super::exec;
 use super::measure::{
-    Family, close_quietly, list_sessions, ready_guard, spawn_options, stop_sessions,
+    Family, MeasureError, close_quietly, list_sessions, ready_guard, spawn_options, stop_sessions,
 };
 use super::state::UserRecord;
 use crate::spec;
-use anyhow::Context;
 use bench_core::detail::{MAX_STEPS, StaircaseRun, StaircaseStep};
 use bench_core::{Metric, Sample, Side, record};
 use bench_proc::staircase::{Instances, StaircaseOptions, StaircaseReport};
 use bench_term::{ReadyMode, Terminal};
 use std::fmt;
 
+/// The staircase phase failed (a failed staircase itself is recorded, not returned).
+#[derive(Debug, thiserror::Error)]
+pub enum StaircaseError {
+    /// The spec has no `[staircase]`.
+    #[error("the spec has no [staircase] section")]
+    NoSection,
+    /// The spec has no `[measure]`, whose ready mode, size and sessions the phase uses.
+    #[error("the staircase needs [measure] (the ready mode, size and sessions)")]
+    NoMeasure,
+    /// The phase's context lacks the user, or a placeholder has no value.
+    #[error(transparent)]
+    Context(#[from] super::ContextError),
+    /// The target's family or ready checks (shared with measure) failed.
+    #[error(transparent)]
+    Target(#[from] MeasureError),
+    /// The target's processes could not be stopped.
+    #[error("{action}")]
+    Stop {
+        /// "stopping the target's processes before the staircase".
+        action: &'static str,
+        /// What is left.
+        #[source]
+        source: exec::StopError,
+    },
+    /// The report could not be turned into JSON.
+    #[error("serializing the staircase")]
+    Serialize(#[source] serde_json::Error),
+    /// The report could not be written.
+    #[error("writing {}", path.display())]
+    Write {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        #[source]
+        source: bench_core::io::WriteError,
+    },
+}
+
 /// Runs the staircase phase for `ctx.trial`.
-pub fn run(ctx: &PhaseContext, side: &mut Side) -> anyhow::Result<()> {
+pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), StaircaseError> {
     let staircase = ctx
         .spec
         .staircase
         .as_ref()
-        .context("the spec has no [staircase] section")?;
-    let measure = ctx
-        .spec
-        .measure
-        .as_ref()
-        .context("the staircase needs [measure] (the ready mode, size and sessions)")?;
+        .ok_or(StaircaseError::NoSection)?;
+    let measure = ctx.spec.measure.as_ref().ok_or(StaircaseError::NoMeasure)?;
     let user = ctx.user()?;
     let family = Family::of(user)?;
-    exec::stop_user(user).context("stopping the target's processes before the staircase")?;
+    exec::stop_user(user).map_err(|source| StaircaseError::Stop {
+        action: "stopping the target's processes before the staircase",
+        source,
+    })?;
     let (selector, exclude_pids) = family.selector();
     let options = StaircaseOptions {
         count: usize::try_from(staircase.count).unwrap_or(usize::MAX),
@@ -54,15 +91,21 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> anyhow::Result<()> {
         created: 0,
     };
     let outcome = bench_proc::staircase::run(&mut instances, &options);
-    let stopped = exec::stop_user(user).context("stopping the target's processes");
+    let stopped = exec::stop_user(user).map_err(|source| StaircaseError::Stop {
+        action: "stopping the target's processes",
+        source,
+    });
     let trial = ctx.trial;
     match outcome {
         Ok(report) => {
             let path = ctx.log_path(&format!("staircase-{trial}.json"))?;
-            let json =
-                serde_json::to_string_pretty(&report).context("serializing the staircase")?;
-            bench_core::io::write_atomic(&path, json.as_bytes())
-                .with_context(|| format!("writing {}", path.display()))?;
+            let json = serde_json::to_string_pretty(&report).map_err(StaircaseError::Serialize)?;
+            bench_core::io::write_atomic(&path, json.as_bytes()).map_err(|source| {
+                StaircaseError::Write {
+                    path: path.clone(),
+                    source,
+                }
+            })?;
             keep_steps(side, trial, &report);
             let bytes = |value: Option<i64>, what: &str| match value {
                 Some(bytes) => Sample::Value(bytes as f64),
@@ -94,7 +137,7 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> anyhow::Result<()> {
             );
         }
         Err(error) => {
-            let message = format!("{:#}", anyhow::Error::from(error));
+            let message = chain(&error);
             for metric in [
                 Metric::InstanceRss,
                 Metric::InstancePss,
@@ -163,15 +206,15 @@ impl fmt::Display for InstanceError {
 
 impl std::error::Error for InstanceError {}
 
-impl From<anyhow::Error> for InstanceError {
-    fn from(error: anyhow::Error) -> InstanceError {
-        InstanceError(format!("{error:#}"))
+impl From<MeasureError> for InstanceError {
+    fn from(error: MeasureError) -> InstanceError {
+        InstanceError(chain(&error))
     }
 }
 
 impl From<super::ContextError> for InstanceError {
     fn from(error: super::ContextError) -> InstanceError {
-        InstanceError(super::error::chain(&error))
+        InstanceError(chain(&error))
     }
 }
 
