@@ -52,11 +52,13 @@ impl PhaseRun {
 }
 
 /// How a phase ended.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 pub struct PhaseOutcome {
     /// The phase's own error with its whole chain, when it failed before recording its
     /// observations (the result keeps the first 500 characters).
     pub error: Option<String>,
+    /// The same error, typed, for a caller that matches on what failed.
+    pub failure: Option<PhaseError>,
     /// The trial's errors as the result file records them (empty: the trial succeeded).
     pub trial_errors: Vec<String>,
 }
@@ -116,9 +118,10 @@ pub fn run_phase(run: &PhaseRun) -> Result<PhaseOutcome, Error> {
     let outcome = PhaseContext::new(run.phase, spec, &run.spec, &run.out, run.trial)
         .map_err(PhaseError::from)
         .and_then(|ctx| dispatch(&ctx, &mut result.side));
-    let error = outcome
-        .err()
-        .map(|error| super::redact::redact(&format!("{}: {}", run.phase, chain(&error))));
+    let failure = outcome.err();
+    let error = failure
+        .as_ref()
+        .map(|error| super::redact::redact(&format!("{}: {}", run.phase, chain(error))));
     if let Some(message) = &error {
         result
             .side
@@ -134,6 +137,7 @@ pub fn run_phase(run: &PhaseRun) -> Result<PhaseOutcome, Error> {
     })?;
     Ok(PhaseOutcome {
         error,
+        failure,
         trial_errors: bench_core::trial_errors_without(
             &result.side,
             run.phase,
@@ -304,4 +308,45 @@ pub fn override_source(
         };
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pipeline::ContextError;
+
+    #[test]
+    fn a_phase_before_install_fails_with_a_typed_error_and_its_message() {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = dir.path().join("x.toml");
+        std::fs::write(&spec, "name = \"x\"\n[measure]\ncommand = [\"x\"]\n").unwrap();
+        let out = dir.path().join("out");
+        let outcome = run_phase(&PhaseRun::new(Phase::Measure, &spec, &out)).unwrap();
+        assert!(
+            matches!(
+                &outcome.failure,
+                Some(PhaseError::Context(ContextError::NoInstall { out: folder }))
+                    if folder.ends_with("out")
+            ),
+            "{:?}",
+            outcome.failure
+        );
+        let message = outcome.error.unwrap();
+        assert!(
+            message.starts_with("measure: install 0 has not run in ")
+                && message.ends_with(": run `clibench phase install --trial 0` first"),
+            "{message}"
+        );
+        let result = ResultFile::load(&out.join("result.json")).unwrap();
+        assert_eq!(result.side.error.as_deref(), Some(message.as_str()));
+    }
+
+    #[test]
+    fn the_chain_of_an_error_is_its_message_and_every_cause() {
+        let error = ContextError::Logs {
+            path: PathBuf::from("/out/logs"),
+            source: std::io::Error::from(std::io::ErrorKind::PermissionDenied),
+        };
+        assert_eq!(chain(&error), "creating /out/logs: permission denied");
+    }
 }
