@@ -85,12 +85,76 @@ pub enum InstallError {
         #[source]
         source: crate::spec::ExpandError,
     },
-    /// The artifacts are not the ones prepare collected.
-    #[error("{0}")]
-    Artifacts(String),
-    /// A check of the installation failed: version, format, files, readability.
-    #[error("{0}")]
-    Check(String),
+    /// `SHA256SUMS` does not parse.
+    #[error("{}: {problem}", path.display())]
+    Sums {
+        /// The file.
+        path: PathBuf,
+        /// The line at fault.
+        problem: String,
+    },
+    /// A file among the artifacts that `SHA256SUMS` does not list.
+    #[error("artifact {name} is not listed in {}", sums.display())]
+    Unlisted {
+        /// The file.
+        name: String,
+        /// `SHA256SUMS`.
+        sums: PathBuf,
+    },
+    /// An artifact changed since prepare collected it.
+    #[error("artifact {name} does not match {SUMS}: expected {expected}, found {actual}")]
+    Mismatch {
+        /// The artifact.
+        name: String,
+        /// Its hash in `SHA256SUMS`.
+        expected: String,
+        /// Its hash now.
+        actual: String,
+    },
+    /// The version command's output lacks `version_contains`.
+    #[error(
+        "the installed version does not match: expected it to contain \"{expected}\", got \"{got}\""
+    )]
+    Version {
+        /// `version_contains`, expanded.
+        expected: String,
+        /// The start of what the command printed.
+        got: String,
+    },
+    /// An artifact matches `compiled_if_artifact`, yet the executable is a script.
+    #[error(
+        "expected the compiled installation (an artifact matches {pattern}), but {} is a script",
+        path.display()
+    )]
+    NotCompiled {
+        /// `compiled_if_artifact`.
+        pattern: String,
+        /// The executable.
+        path: PathBuf,
+    },
+    /// The installed executable is not a plain file.
+    #[error("the installed executable {} is not a file", path.display())]
+    NotAFile {
+        /// The path.
+        path: PathBuf,
+    },
+    /// A file the spec lists under `files` is missing (or a dangling link).
+    #[error("the install did not create {}", path.display())]
+    NotCreated {
+        /// The path.
+        path: PathBuf,
+    },
+    /// The trial user cannot read a folder the installer uses.
+    #[error(
+        "the trial user {user} cannot read {}, which the installer uses: the run's staging folder is shared with its trial users through the run's group, so a file the build made private (umask 077?) stays unreadable",
+        path.display()
+    )]
+    Unreadable {
+        /// The user.
+        user: String,
+        /// The folder.
+        path: PathBuf,
+    },
 }
 
 /// Runs the install phase for install index `ctx.trial`.
@@ -167,10 +231,10 @@ fn install(
         if let Some(expected) = &spec.install.version_contains {
             let expected = expected.expand(&values)?;
             if !text.contains(&expected) {
-                return Err(InstallError::Check(format!(
-                    "the installed version does not match: expected it to contain \"{expected}\", got \"{}\"",
-                    text.chars().take(100).collect::<String>()
-                )));
+                return Err(InstallError::Version {
+                    expected,
+                    got: text.chars().take(100).collect(),
+                });
             }
         }
         side.runtime
@@ -186,10 +250,10 @@ fn install(
             && !compiled
             && artifacts.keys().any(|name| wildcard(pattern, name))
         {
-            return Err(InstallError::Check(format!(
-                "expected the compiled installation (an artifact matches {pattern}), but {} is a script",
-                path.display()
-            )));
+            return Err(InstallError::NotCompiled {
+                pattern: pattern.clone(),
+                path,
+            });
         }
     }
     for file in &spec.install.files {
@@ -197,10 +261,7 @@ fn install(
         // Followed like the seed's `exists()`: a dangling link (a venv whose python
         // is gone) is a broken install.
         if !path.exists() {
-            return Err(InstallError::Check(format!(
-                "the install did not create {}",
-                path.display()
-            )));
+            return Err(InstallError::NotCreated { path });
         }
     }
     // Recorded only once the install is known to work, as in the seed.
@@ -314,8 +375,10 @@ fn verify_artifacts(dir: &Path, expected: bool) -> Result<BTreeMap<String, Strin
             .into());
         }
     };
-    let sums = parse_sums(&text)
-        .map_err(|e| InstallError::Artifacts(format!("{}: {e}", sums_path.display())))?;
+    let sums = parse_sums(&text).map_err(|problem| InstallError::Sums {
+        path: sums_path.clone(),
+        problem,
+    })?;
     let listing = |error| FileError::doing(format!("listing {}", dir.display()))(error);
     for entry in std::fs::read_dir(dir).map_err(listing)? {
         let name = entry
@@ -324,18 +387,20 @@ fn verify_artifacts(dir: &Path, expected: bool) -> Result<BTreeMap<String, Strin
             .to_string_lossy()
             .into_owned();
         if name != SUMS && !sums.contains_key(&name) {
-            return Err(InstallError::Artifacts(format!(
-                "artifact {name} is not listed in {}",
-                sums_path.display()
-            )));
+            return Err(InstallError::Unlisted {
+                name,
+                sums: sums_path,
+            });
         }
     }
     for (name, hex) in &sums {
         let actual = sha256_file(&dir.join(name))?;
         if &actual != hex {
-            return Err(InstallError::Artifacts(format!(
-                "artifact {name} does not match {SUMS}: expected {hex}, found {actual}"
-            )));
+            return Err(InstallError::Mismatch {
+                name: name.clone(),
+                expected: hex.clone(),
+                actual,
+            });
         }
     }
     Ok(sums)
@@ -375,10 +440,10 @@ fn check_readable(ctx: &PhaseContext, user: &super::TrialUser) -> Result<(), Ins
             log: None,
         })?;
         if !finished.status.success() {
-            return Err(InstallError::Check(format!(
-                "the trial user {} cannot read {path}, which the installer uses: the run's staging folder is shared with its trial users through the run's group, so a file the build made private (umask 077?) stays unreadable",
-                user.name
-            )));
+            return Err(InstallError::Unreadable {
+                user: user.name.clone(),
+                path: folder,
+            });
         }
     }
     Ok(())
@@ -398,10 +463,9 @@ fn is_elf(path: &Path) -> Result<bool, InstallError> {
         )))?;
     let reading = || FileError::doing(format!("reading {}", path.display()));
     if !file.metadata().map_err(reading())?.is_file() {
-        return Err(InstallError::Check(format!(
-            "the installed executable {} is not a file",
-            path.display()
-        )));
+        return Err(InstallError::NotAFile {
+            path: path.to_path_buf(),
+        });
     }
     let mut magic = [0u8; 4];
     let read = file.read(&mut magic).map_err(reading())?;

@@ -75,9 +75,28 @@ pub enum PrepareError {
         /// The paths that do not.
         absent: String,
     },
-    /// The artifacts found are not the ones the spec expects.
-    #[error("{0}")]
-    Artifacts(String),
+    /// An artifact set found another number of files than its `count`.
+    #[error("expected {expected} artifact(s) matching {place}, found {}{}", found.len(), listing(found))]
+    ArtifactCount {
+        /// The set's `count`.
+        expected: u32,
+        /// `FOLDER/GLOB`.
+        place: String,
+        /// The files found.
+        found: Vec<String>,
+    },
+    /// A required artifact set found nothing.
+    #[error("expected at least one artifact matching {place}, found none")]
+    NoArtifacts {
+        /// `FOLDER/GLOB`.
+        place: String,
+    },
+    /// Two artifacts (or an artifact and `SHA256SUMS`) have one name.
+    #[error("two artifacts are named {name}: artifact names must be unique")]
+    DuplicateArtifact {
+        /// The name.
+        name: String,
+    },
     /// What the build left running could not be stopped.
     #[error("stopping what the build left running")]
     Stop(#[source] exec::StopError),
@@ -478,24 +497,20 @@ fn collect_artifacts(
         let place = format!("{}/{}", folder.display(), set.glob);
         match set.count {
             Some(count) if names.len() != count as usize => {
-                return Err(PrepareError::Artifacts(format!(
-                    "expected {count} artifact(s) matching {place}, found {}{}",
-                    names.len(),
-                    listing(&names)
-                )));
+                return Err(PrepareError::ArtifactCount {
+                    expected: count,
+                    place,
+                    found: names,
+                });
             }
             None if set.required && names.is_empty() => {
-                return Err(PrepareError::Artifacts(format!(
-                    "expected at least one artifact matching {place}, found none"
-                )));
+                return Err(PrepareError::NoArtifacts { place });
             }
             _ => {}
         }
         for name in names {
             if name == SUMS || collected.contains_key(&name) {
-                return Err(PrepareError::Artifacts(format!(
-                    "two artifacts are named {name}: artifact names must be unique"
-                )));
+                return Err(PrepareError::DuplicateArtifact { name });
             }
             let from = folder.join(&name);
             let bytes = std::fs::copy(&from, target.join(&name)).map_err(FileError::doing(

@@ -19,7 +19,6 @@ use bench_core::detail::{MAX_STEPS, StaircaseRun, StaircaseStep};
 use bench_core::{Metric, Sample, Side, record};
 use bench_proc::staircase::{Instances, StaircaseOptions, StaircaseReport};
 use bench_term::{ReadyMode, Terminal};
-use std::fmt;
 
 /// The staircase phase failed (a failed staircase itself is recorded, not returned).
 #[derive(Debug, thiserror::Error)]
@@ -194,28 +193,37 @@ struct PtySession {
     sessions: Vec<String>,
 }
 
-/// What an instance operation failed with (the engine needs a `std::error::Error`).
-#[derive(Debug)]
-struct InstanceError(String);
-
-impl fmt::Display for InstanceError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for InstanceError {}
-
-impl From<MeasureError> for InstanceError {
-    fn from(error: MeasureError) -> InstanceError {
-        InstanceError(chain(&error))
-    }
-}
-
-impl From<super::ContextError> for InstanceError {
-    fn from(error: super::ContextError) -> InstanceError {
-        InstanceError(chain(&error))
-    }
+/// What an instance operation failed with (the engine's `StaircaseError` names the
+/// operation and the stage around it).
+#[derive(Debug, thiserror::Error)]
+enum InstanceError {
+    /// Its terminal options or its sessions (shared with measure) failed.
+    #[error(transparent)]
+    Target(#[from] MeasureError),
+    /// Its transcript's folder could not be made.
+    #[error(transparent)]
+    Context(#[from] super::ContextError),
+    /// Its terminal could not start.
+    #[error("starting instance {index}")]
+    Spawn {
+        /// Which instance, from 0.
+        index: usize,
+        /// Why.
+        #[source]
+        source: bench_term::TermError,
+    },
+    /// It did not become ready, or the screen at ready failed a check.
+    #[error(transparent)]
+    Ready(bench_term::TermError),
+    /// It exited after it was ready.
+    #[error("the instance exited; its last screen:\n{screen}")]
+    Exited {
+        /// Its last screen.
+        screen: String,
+    },
+    /// Its terminal did not close cleanly.
+    #[error("closing the instance")]
+    Close(#[source] bench_term::TermError),
 }
 
 impl Instances for PtySessions<'_> {
@@ -242,8 +250,8 @@ impl Instances for PtySessions<'_> {
             &transcript,
         )?;
         let sessions_before = list_sessions(self.ctx, self.measure, self.user)?;
-        let terminal = Terminal::spawn(&options)
-            .map_err(|error| InstanceError(format!("starting instance {index}: {error}")))?;
+        let terminal =
+            Terminal::spawn(&options).map_err(|source| InstanceError::Spawn { index, source })?;
         Ok(PtySession {
             terminal,
             sessions_before,
@@ -255,7 +263,7 @@ impl Instances for PtySessions<'_> {
         instance
             .terminal
             .ready_guarded(&self.mode, self.measure.ready_timeout.0, &self.guard)
-            .map_err(|error| InstanceError(error.to_string()))?;
+            .map_err(InstanceError::Ready)?;
         let now = list_sessions(self.ctx, self.measure, self.user)?;
         instance.sessions = now
             .into_iter()
@@ -266,10 +274,9 @@ impl Instances for PtySessions<'_> {
 
     fn verify(&mut self, instance: &mut PtySession) -> Result<(), InstanceError> {
         if instance.terminal.session_processes().is_empty() {
-            return Err(InstanceError(format!(
-                "the instance exited; its last screen:\n{}",
-                instance.terminal.screen_text()
-            )));
+            return Err(InstanceError::Exited {
+                screen: instance.terminal.screen_text(),
+            });
         }
         Ok(())
     }
@@ -280,8 +287,6 @@ impl Instances for PtySessions<'_> {
             close_quietly(&mut instance.terminal);
         }
         stop_sessions(self.ctx, self.measure, self.user, &instance.sessions)?;
-        closed
-            .map(drop)
-            .map_err(|error| InstanceError(format!("closing the instance: {error}")))
+        closed.map(drop).map_err(InstanceError::Close)
     }
 }
