@@ -90,15 +90,6 @@ pub enum MeasureError {
     /// `[measure] quit` names a key that does not exist.
     #[error("[measure] quit")]
     Quit(#[source] bench_term::keys::KeyError),
-    /// A `ready_require` or `ready_reject` pattern is not a regex.
-    #[error("[measure] {key} is not a regex")]
-    Regex {
-        /// The key.
-        key: &'static str,
-        /// Why.
-        #[source]
-        source: regex::Error,
-    },
     /// No process of the target was there to measure.
     #[error("no process of the target was found for the memory measurement")]
     NoProcesses,
@@ -288,8 +279,7 @@ fn starts(
     family: &Family,
 ) -> Result<bool, MeasureError> {
     let trial = ctx.trial;
-    let mode = measure.ready.clone();
-    let guard = ready_guard(measure)?;
+    let guard = &measure.ready_guard;
     let mut cold_ready = false;
     for (metric, name) in [(Metric::Cold, "cold"), (Metric::Warm, "warm")] {
         let options = spawn_options(
@@ -305,7 +295,7 @@ fn starts(
             command: options_line(&options),
             source,
         })?;
-        let elapsed = match terminal.ready_guarded(&mode, measure.ready_timeout.0, &guard) {
+        let elapsed = match terminal.ready_guarded(&measure.ready, measure.ready_timeout.0, guard) {
             Ok(elapsed) => elapsed,
             Err(error) => {
                 record(side, metric, trial, Sample::Error(error.to_string()));
@@ -558,28 +548,6 @@ fn options_line(options: &SpawnOptions) -> String {
         .map(|arg| arg.to_string_lossy().into_owned())
         .collect::<Vec<_>>()
         .join(" ")
-}
-
-/// The spec's checks of the screen at ready: `ready_require`, `ready_reject` and, unless
-/// `ready_allow_dialog`, bench-term's list of blocking dialogs.
-pub(super) fn ready_guard(measure: &spec::Measure) -> Result<bench_term::ReadyGuard, MeasureError> {
-    let regex = |key: &'static str, pattern: &str| {
-        regex::Regex::new(pattern).map_err(|source| MeasureError::Regex { key, source })
-    };
-    Ok(bench_term::ReadyGuard {
-        require: measure
-            .ready_require
-            .as_deref()
-            .map(|pattern| regex("ready_require", pattern))
-            .transpose()?,
-        reject: measure
-            .ready_reject
-            .iter()
-            .map(|pattern| regex("ready_reject", pattern))
-            .collect::<Result<_, _>>()?,
-        allow_dialog: measure.ready_allow_dialog,
-        expected: Vec::new(),
-    })
 }
 
 /// Pause between two quit keys (a second Ctrl-C must not arrive before the first is read).

@@ -11,14 +11,14 @@ use super::PhaseContext;
 use super::error::chain;
 use super::exec;
 use super::measure::{
-    Family, MeasureError, close_quietly, list_sessions, ready_guard, spawn_options, stop_sessions,
+    Family, MeasureError, close_quietly, list_sessions, spawn_options, stop_sessions,
 };
 use super::state::UserRecord;
 use crate::spec;
 use bench_core::detail::{MAX_STEPS, StaircaseRun, StaircaseStep};
 use bench_core::{Metric, Sample, Side, record};
 use bench_proc::staircase::{Instances, StaircaseOptions, StaircaseReport};
-use bench_term::{ReadyMode, Terminal};
+use bench_term::Terminal;
 
 /// The staircase phase failed (a failed staircase itself is recorded, not returned).
 #[derive(Debug, thiserror::Error)]
@@ -85,8 +85,6 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), StaircaseError> {
         staircase,
         measure,
         user,
-        mode: measure.ready.clone(),
-        guard: ready_guard(measure)?,
         created: 0,
     };
     let outcome = bench_proc::staircase::run(&mut instances, &options);
@@ -180,9 +178,6 @@ struct PtySessions<'a> {
     staircase: &'a spec::Staircase,
     measure: &'a spec::Measure,
     user: &'a UserRecord,
-    mode: ReadyMode,
-    /// The spec's checks of the screen at ready, as for the measured starts.
-    guard: bench_term::ReadyGuard,
     created: usize,
 }
 
@@ -262,7 +257,11 @@ impl Instances for PtySessions<'_> {
     fn start(&mut self, instance: &mut PtySession) -> Result<(), InstanceError> {
         instance
             .terminal
-            .ready_guarded(&self.mode, self.measure.ready_timeout.0, &self.guard)
+            .ready_guarded(
+                &self.measure.ready,
+                self.measure.ready_timeout.0,
+                &self.measure.ready_guard,
+            )
             .map_err(InstanceError::Ready)?;
         let now = list_sessions(self.ctx, self.measure, self.user)?;
         instance.sessions = now

@@ -11,7 +11,7 @@ use super::PhaseContext;
 use super::error::chain;
 use super::exec;
 use super::measure::{
-    Family, MeasureError, close_quietly, keep_start_files, ready_guard, spawn_options, stop_agents,
+    Family, MeasureError, close_quietly, keep_start_files, spawn_options, stop_agents,
 };
 use super::recording::{Recording, keep_screen};
 use bench_core::{Metric, Phase, Sample, Side, record};
@@ -181,9 +181,11 @@ fn steps(
     let fail = |side: &mut Side, metric: Metric, error: &(dyn std::error::Error + 'static)| {
         record(side, metric, trial, Sample::Error(chain(error)));
     };
-    let mode = measure.ready.clone();
-    let guard = ready_guard(measure)?;
-    match terminal.ready_guarded(&mode, measure.ready_timeout.0, &guard) {
+    match terminal.ready_guarded(
+        &measure.ready,
+        measure.ready_timeout.0,
+        &measure.ready_guard,
+    ) {
         Ok(elapsed) => {
             *ready_after = Some(elapsed);
             keep_screen(side, Phase::Ui, trial, "ui", terminal.screen_text());

@@ -383,16 +383,21 @@ pub struct Measure {
     /// The quiet period for `ready = "stable"`.
     #[serde(default = "default_ready_quiet")]
     pub(super) ready_quiet: Duration,
+    /// What the screen at ready must and must not show: the keys `ready_require`,
+    /// `ready_reject` (their regexes compiled once) and `ready_allow_dialog`, resolved when
+    /// the spec is read ([`super::parse`]).
+    #[serde(skip)]
+    pub ready_guard: bench_term::ReadyGuard,
     /// A regex the screen at ready must match (the real prompt), else the start fails.
     #[serde(default)]
-    pub ready_require: Option<String>,
+    pub(super) ready_require: Option<String>,
     /// Regexes that fail the start ("blocked by: ...") when they match the screen at ready.
     #[serde(default)]
-    pub ready_reject: Vec<String>,
+    pub(super) ready_reject: Vec<String>,
     /// Whether a blocking dialog on the screen at ready is expected (see bench-term's
     /// `dialog` list); without it such a start fails "blocked by a dialog".
     #[serde(default)]
-    pub ready_allow_dialog: bool,
+    pub(super) ready_allow_dialog: bool,
     /// Keys that ask the program to quit (`["C-c", "C-c"]`, `["/quit", "Enter"]`);
     /// a program still alive and silent 200 ms after them is hung up.
     #[serde(default = "default_quit")]

@@ -235,8 +235,9 @@ pub fn parse(text: &str, file: &str) -> Result<Spec, SpecError> {
         return Err(at(offset, problem.message));
     }
     let mut spec = spec;
-    if let (Some(measure), Some(ready)) = (spec.measure.as_mut(), ready) {
+    if let (Some(measure), Some((ready, guard))) = (spec.measure.as_mut(), ready) {
         measure.ready = ready;
+        measure.ready_guard = guard;
     }
     Ok(spec)
 }
@@ -569,9 +570,13 @@ impl Checker<'_> {
 }
 
 /// The checks serde cannot make, in document order.
-/// The problems of `spec` in the order of its keys, and its `[measure]` ready keys as
-/// bench-term's `ReadyMode` (`None` without a `[measure]`, or when they have a problem).
-fn check(spec: &Spec) -> (Vec<Problem>, Option<bench_term::ReadyMode>) {
+/// The ready keys of `[measure]` as bench-term reads them: the mode and the guard of the
+/// screen at ready, each regex compiled once.
+type Ready = (bench_term::ReadyMode, bench_term::ReadyGuard);
+
+/// The problems of `spec` in the order of its keys, and its `[measure]` ready keys
+/// resolved (`None` without a `[measure]`; meaningless when there are problems).
+fn check(spec: &Spec) -> (Vec<Problem>, Option<Ready>) {
     let mut ready = None;
     let mut c = Checker {
         spec,
@@ -717,7 +722,7 @@ fn check(spec: &Spec) -> (Vec<Problem>, Option<bench_term::ReadyMode>) {
             c.template(key(&["measure", "cwd"]), cwd, Stage::Trial);
         }
         c.env(key(&["measure", "env"]), &measure.env, Stage::Trial);
-        ready = match (measure.ready_key, &measure.ready_pattern) {
+        let mode = match (measure.ready_key, &measure.ready_pattern) {
             (ReadyKey::Pattern, Some(pattern)) => c
                 .regex(key(&["measure", "ready_pattern"]), pattern)
                 .map(bench_term::ReadyMode::Pattern),
@@ -739,12 +744,25 @@ fn check(spec: &Spec) -> (Vec<Problem>, Option<bench_term::ReadyMode>) {
             (ReadyKey::FirstFrame, None) => Some(bench_term::ReadyMode::FirstFrame),
             (ReadyKey::Stable, None) => Some(bench_term::ReadyMode::Stable(measure.ready_quiet.0)),
         };
-        if let Some(pattern) = &measure.ready_require {
-            c.regex(key(&["measure", "ready_require"]), pattern);
-        }
-        for (index, pattern) in measure.ready_reject.iter().enumerate() {
-            c.regex(keyed(&["measure", "ready_reject"], index, &[]), pattern);
-        }
+        let require = measure
+            .ready_require
+            .as_ref()
+            .and_then(|pattern| c.regex(key(&["measure", "ready_require"]), pattern));
+        let reject = measure
+            .ready_reject
+            .iter()
+            .enumerate()
+            .filter_map(|(index, pattern)| {
+                c.regex(keyed(&["measure", "ready_reject"], index, &[]), pattern)
+            })
+            .collect();
+        let guard = bench_term::ReadyGuard {
+            require,
+            reject,
+            allow_dialog: measure.ready_allow_dialog,
+            expected: Vec::new(),
+        };
+        ready = mode.map(|mode| (mode, guard));
         if let Err(error) = bench_term::parse_keys(&measure.quit) {
             c.problem(
                 key(&["measure", "quit"]),
@@ -909,6 +927,21 @@ mod tests {
             bench_term::ReadyMode::FirstFrame
         ));
         assert!(matches!(measure(""), bench_term::ReadyMode::Probe));
+        let guard = parse(
+            "name = \"x\"\n[measure]\ncommand = [\"x\"]\nready_require = \"^> $\"\nready_reject = [\"a\", \"b+\"]\nready_allow_dialog = true\n",
+            "x.toml",
+        )
+        .unwrap()
+        .measure
+        .unwrap()
+        .ready_guard;
+        assert_eq!(
+            guard.require.map(|r| r.as_str().to_owned()).as_deref(),
+            Some("^> $")
+        );
+        let reject: Vec<&str> = guard.reject.iter().map(regex::Regex::as_str).collect();
+        assert_eq!(reject, ["a", "b+"]);
+        assert!(guard.allow_dialog);
     }
 
     #[test]
