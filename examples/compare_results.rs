@@ -10,7 +10,7 @@
 //! verdict, and exits with 1 when a metric regressed.
 
 use bench_core::compare::{CompareOptions, compare};
-use bench_core::{Format, ResultFile, Verdict};
+use bench_core::{Format, ResultFile};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -55,7 +55,7 @@ fn main() -> ExitCode {
             sides.join(" and ")
         );
     }
-    if comparison.count(Verdict::Regressed) > 0 {
+    if comparison.has_regression() {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS

@@ -41,6 +41,9 @@ pub fn report(error: &anyhow::Error) -> ExitCode {
             || cause
                 .downcast_ref::<bench_cli::pipeline::Error>()
                 .is_some_and(bench_cli::pipeline::Error::is_input)
+            || cause
+                .downcast_ref::<bench_cli::standalone::mem::Error>()
+                .is_some_and(bench_cli::standalone::mem::Error::is_input)
     });
     ExitCode::from(if is_input { USAGE } else { FAILURE })
 }

@@ -4,6 +4,8 @@
 //! (prepare -> install -> measure -> runtime -> ui -> staircase), each trial merging its
 //! observations into one `result.json` (the format of `bench_core::ResultFile`). The
 //! [`demo`] module writes the built-in demo agent, which needs no network.
+//! [`standalone`] measures a command given on the command line, without a spec (what
+//! `clibench mem` and `clibench staircase` do).
 //!
 //! The library never prints and never exits: the [`pipeline::Runner`] reports progress
 //! through a [`pipeline::Observer`] and returns typed errors ([`pipeline::Error`]). How a
@@ -26,3 +28,4 @@
 pub mod demo;
 pub mod pipeline;
 pub mod spec;
+pub mod standalone;

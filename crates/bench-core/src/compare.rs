@@ -435,12 +435,62 @@ impl Comparison {
         self.process_counts.iter().filter(|counts| counts.changed())
     }
 
+    /// How many metrics got each verdict, and how many are missing on a side: what
+    /// every renderer's headline says.
+    pub fn verdict_counts(&self) -> VerdictCounts {
+        let mut counts = VerdictCounts {
+            missing: self.missing.len(),
+            ..VerdictCounts::default()
+        };
+        for row in &self.metrics {
+            *counts.slot(row.verdict) += 1;
+        }
+        counts
+    }
+}
+
+/// How many metrics of a [`Comparison`] got each verdict; see
+/// [`Comparison::verdict_counts`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct VerdictCounts {
+    /// Metrics that got [`Verdict::Regressed`].
+    pub regressed: usize,
+    /// Metrics that got [`Verdict::Improved`].
+    pub improved: usize,
+    /// Metrics that got [`Verdict::WithinNoise`].
+    pub within_noise: usize,
+    /// Metrics that got [`Verdict::WithinResolution`].
+    pub within_resolution: usize,
+    /// Metrics that got [`Verdict::SingleSample`].
+    pub single_sample: usize,
+    /// Metrics that got [`Verdict::Unchanged`].
+    pub unchanged: usize,
+    /// Metrics without a successful sample on one side or both, which got no verdict.
+    pub missing: usize,
+}
+
+impl VerdictCounts {
     /// How many metrics got `verdict`.
-    pub fn count(&self, verdict: Verdict) -> usize {
-        self.metrics
-            .iter()
-            .filter(|row| row.verdict == verdict)
-            .count()
+    pub fn of(&self, verdict: Verdict) -> usize {
+        match verdict {
+            Verdict::Regressed => self.regressed,
+            Verdict::Improved => self.improved,
+            Verdict::WithinNoise => self.within_noise,
+            Verdict::WithinResolution => self.within_resolution,
+            Verdict::SingleSample => self.single_sample,
+            Verdict::Unchanged => self.unchanged,
+        }
+    }
+
+    fn slot(&mut self, verdict: Verdict) -> &mut usize {
+        match verdict {
+            Verdict::Regressed => &mut self.regressed,
+            Verdict::Improved => &mut self.improved,
+            Verdict::WithinNoise => &mut self.within_noise,
+            Verdict::WithinResolution => &mut self.within_resolution,
+            Verdict::SingleSample => &mut self.single_sample,
+            Verdict::Unchanged => &mut self.unchanged,
+        }
     }
 }
 
@@ -765,7 +815,59 @@ mod tests {
         assert!(cold.ci_low <= cold.ratio && cold.ratio <= cold.ci_high);
         assert!(cold.ci_low > 1.2);
         assert!(comparison.has_regression());
-        assert_eq!(comparison.count(Verdict::Improved), 1);
+        assert_eq!(comparison.verdict_counts().of(Verdict::Improved), 1);
+    }
+
+    #[test]
+    fn verdict_counts_count_each_verdict_and_the_missing_metrics() {
+        let base = side(
+            "b",
+            &[
+                (Metric::Cold, &[0.40, 0.41, 0.42, 0.40, 0.43]),
+                (Metric::Warm, &[0.20, 0.22, 0.21, 0.20, 0.21]),
+                (Metric::Rss, &[100.0, 102.0, 101.0, 99.0, 100.0]),
+                (Metric::Pss, &[90.0, 91.0, 92.0, 90.0, 91.0]),
+                (Metric::Install, &[12.0]),
+                (Metric::Disk, &[1000.0]),
+                (Metric::Bundle, &[500.0]),
+                (Metric::Keystroke, &[0.01, 0.011]),
+            ],
+        );
+        let candidate = side(
+            "c",
+            &[
+                (Metric::Cold, &[0.60, 0.62, 0.61, 0.63, 0.60]),
+                (Metric::Warm, &[0.30, 0.31, 0.32, 0.30, 0.31]),
+                (Metric::Rss, &[60.0, 61.0, 59.0, 62.0, 60.0]),
+                (Metric::Pss, &[91.0, 90.0, 92.0, 91.0, 90.0]),
+                (Metric::Install, &[12.5]),
+                (Metric::Disk, &[1000.0]),
+                (Metric::Bundle, &[600.0]),
+            ],
+        );
+        let comparison = compare(&base, &candidate, &CompareOptions::default());
+        let counts = comparison.verdict_counts();
+        assert_eq!(
+            counts,
+            VerdictCounts {
+                regressed: 3,
+                improved: 1,
+                within_noise: 1,
+                within_resolution: 0,
+                single_sample: 1,
+                unchanged: 1,
+                missing: 1,
+            }
+        );
+        // `of` agrees with the rows it summarizes, for every verdict.
+        for verdict in Verdict::ALL {
+            let rows = comparison
+                .metrics
+                .iter()
+                .filter(|row| row.verdict == verdict)
+                .count();
+            assert_eq!(counts.of(verdict), rows, "{verdict:?}");
+        }
     }
 
     #[test]

@@ -10,7 +10,6 @@
 //! so a helper that has become the uid (and lost root's CAP_KILL doing so)
 //! signals every process of that uid and nothing else.
 
-use crate::parse;
 use crate::snapshot_linux::{ProcRoot, Selector, SnapshotError};
 use crate::stop_linux::Survivor;
 use serde::Serialize;
@@ -209,10 +208,7 @@ fn processes_of(uid: u32) -> Result<(Vec<Survivor>, Vec<u32>), StopUidError> {
     let mut zombies = Vec::new();
     let mut survivors = Vec::new();
     for pid in pids {
-        let Ok(bytes) = crate::read_proc_file(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        let Some(stat) = std::str::from_utf8(&bytes).ok().and_then(parse::parse_stat) else {
+        let Some(stat) = crate::process_stat(pid) else {
             continue;
         };
         if stat.is_zombie() {

@@ -6,13 +6,13 @@
 //! `--fail-on-regression` was given, or a step failed; 2 for bad input; 130 interrupted.
 
 use super::compare::Noise;
-use super::run::{ProgressDisplay, default_out, interrupt_flag, parse_phases, say_cleanup};
+use super::drive::{drive, spec_source};
+use super::run::parse_phases;
 use crate::exit::{FAILURE, input_error};
 use crate::pipeline::ab::{Ab, AbSettings, compare_sides};
 use crate::pipeline::schedule::Order;
-use crate::pipeline::{Execution, PlanSettings, Runner, Shard, SpecSource};
+use crate::pipeline::{PlanSettings, Shard};
 use crate::spec::Override;
-use anyhow::Context;
 use bench_core::compare::CompareOptions;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -102,26 +102,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let settings = settings(args)?;
     let ab = Ab::new(settings)?;
     let out = ab.out().to_path_buf();
-    let program = std::env::current_exe().context("finding the clibench executable")?;
-    let runner: Runner = ab
-        .runner(Execution::ReExec { program })?
-        .interrupt_flag(interrupt_flag()?);
-    let mut display = ProgressDisplay::new()?;
-    let outcome = runner.run(&mut display)?;
-    display.finish();
-    for report in &outcome.cleanups {
-        say_cleanup("ab", report);
-    }
-    if outcome.interrupted {
-        eprintln!(
-            "clibench ab: interrupted; everything was stopped and cleaned up; {} holds the results so far",
-            out.display()
-        );
+    let Some(outcome) = drive("ab", |execution| ab.runner(execution), &out)? else {
         return Ok(ExitCode::from(130));
-    }
+    };
     let options = with_spec_floors(options, outcome.specs.first())?;
     let found = compare_sides(&out, ab.settings.order, &options)?;
-    eprint!("{}", super::compare::table(&found.comparison));
+    eprint!(
+        "{}",
+        bench_core::export::text::comparison(&found.comparison)
+    );
     print!("{}", found.markdown);
     eprintln!(
         "clibench ab: {} in {}; wrote {} and {}",
@@ -155,29 +144,8 @@ fn settings(args: Args) -> anyhow::Result<AbSettings> {
         None => None,
         Some(names) => Some(parse_phases(names)?),
     };
-    let spec = match &args.spec {
-        Some(path) => {
-            if !path.is_file() {
-                return Err(input_error(format!(
-                    "spec {} does not exist or is not a file",
-                    path.display()
-                )));
-            }
-            SpecSource::File(
-                path.canonicalize()
-                    .with_context(|| format!("resolving {}", path.display()))?,
-            )
-        }
-        None => SpecSource::Demo,
-    };
-    let out = args.out.clone().unwrap_or_else(|| {
-        let single = default_out(&spec);
-        let name = single
-            .file_name()
-            .map(|name| name.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        single.with_file_name(format!("ab-{name}"))
-    });
+    let spec = spec_source(args.spec.as_deref())?;
+    let out = args.out.clone().unwrap_or_else(|| spec.default_ab_out());
     let order = match (args.seed, args.sequential) {
         (_, true) => Order::Sequential,
         (Some(seed), false) => Order::RandomPairs { seed },

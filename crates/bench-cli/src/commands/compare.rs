@@ -6,12 +6,10 @@
 
 use super::report::{OutputFormat, load};
 use crate::exit::{FAILURE, input_error};
-use crate::table::{Align, render};
 use anyhow::Context;
-use bench_core::compare::{CompareOptions, Comparison, MetricComparison, MissingMetric, compare};
-use bench_core::export::{bmf, github_benchmark};
-use bench_core::stats::MetricStats;
-use bench_core::{Format, Metric, Verdict};
+use bench_core::compare::{CompareOptions, compare};
+use bench_core::export::{bmf, github_benchmark, text};
+use bench_core::{Format, Metric};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -202,7 +200,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         None if settings.format == OutputFormat::Html => {
             print!("{}", bench_core::export::html::comparison(&comparison));
         }
-        None => eprint!("{}", table(&comparison)),
+        None => eprint!("{}", text::comparison(&comparison)),
     }
     if let Some(path) = &settings.export_markdown {
         export(path, "Markdown", &Format::Markdown.comparison(&comparison))?;
@@ -229,201 +227,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         )?;
     }
     if settings.fail_on_regression && comparison.has_regression() {
-        let names: Vec<String> = comparison
-            .regressions()
-            .map(|row| {
-                format!(
-                    "{} ({}, {:+.1}%)",
-                    row.metric,
-                    amount(row),
-                    row.change() * 100.0
-                )
-            })
-            .collect();
         eprintln!(
             "error: regressed beyond the noise floor: {}",
-            names.join(", ")
+            text::regressions(&comparison)
         );
         return Ok(ExitCode::from(FAILURE));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The plain-text comparison: one row per metric, then the missing metrics and failures.
-pub(super) fn table(comparison: &Comparison) -> String {
-    let mut out = format!(
-        "{} (candidate) vs {} (base)\n\n",
-        comparison.candidate_sha, comparison.base_sha
-    );
-    if !comparison.metrics.is_empty() {
-        let rows: Vec<Vec<String>> = comparison
-            .metrics
-            .iter()
-            .map(|row| {
-                vec![
-                    row.metric.to_string(),
-                    median(&row.base),
-                    median(&row.candidate),
-                    amount(row),
-                    percent(row.ratio),
-                    interval(row),
-                    row.verdict.word().to_string(),
-                    format!("{} / {}", trials(&row.base), trials(&row.candidate)),
-                ]
-            })
-            .collect();
-        out.push_str(&render(
-            &[
-                "metric",
-                "base",
-                "candidate",
-                "delta",
-                "change",
-                "95% interval",
-                "verdict",
-                "trials",
-            ],
-            &[
-                Align::Left,
-                Align::Right,
-                Align::Right,
-                Align::Right,
-                Align::Right,
-                Align::Right,
-                Align::Left,
-                Align::Right,
-            ],
-            &rows,
-        ));
-    }
-    if !comparison.missing.is_empty() {
-        out.push('\n');
-        for missing in &comparison.missing {
-            out.push_str(&missing_line(missing));
-        }
-    }
-    for (side, error, failures) in [
-        ("base", &comparison.base_error, &comparison.base_failures),
-        (
-            "candidate",
-            &comparison.candidate_error,
-            &comparison.candidate_failures,
-        ),
-    ] {
-        if let Some(error) = error {
-            out.push_str(&format!("\n{side} run error: {error}\n"));
-        }
-        for failure in failures {
-            out.push_str(&format!(
-                "{side} failed: {} trial {}: {}\n",
-                failure.metric, failure.trial, failure.error
-            ));
-        }
-    }
-    for counts in comparison.process_count_changes() {
-        out.push_str(&format!(
-            "\nwarning: the number of processes changed in the {} phase: base {:?}, candidate {:?}\n",
-            counts.phase, counts.base, counts.candidate
-        ));
-    }
-    let mut counts = Vec::new();
-    for verdict in Verdict::ALL {
-        let count = comparison.count(verdict);
-        match verdict {
-            Verdict::Regressed | Verdict::Improved => {
-                counts.push(format!("{count} {}", verdict.word()));
-            }
-            Verdict::SingleSample if count > 0 => {
-                counts.push(format!("{count} with a single sample (no verdict)"));
-            }
-            _ if count > 0 => counts.push(format!("{count} {}", verdict.word())),
-            _ => {}
-        }
-    }
-    let floors: Vec<String> = comparison
-        .options
-        .floors
-        .iter()
-        .map(|(metric, floor)| format!("{metric} ±{}%", trimmed(floor * 100.0)))
-        .collect();
-    let floors = if floors.is_empty() {
-        String::new()
-    } else {
-        format!("; {}", floors.join(", "))
-    };
-    out.push_str(&format!(
-        "\n{} (noise floor ±{}%{floors}; sizes exact)\n",
-        counts.join(", "),
-        trimmed(comparison.options.noise * 100.0)
-    ));
-    out
-}
-
-/// The interval of the change; none for a single sample, which has no spread.
-fn interval(row: &MetricComparison) -> String {
-    if row.verdict == Verdict::SingleSample {
-        "-".to_string()
-    } else {
-        format!("{} .. {}", percent(row.ci_low), percent(row.ci_high))
-    }
-}
-
-/// The absolute change in the metric's unit, signed: `+175 ms`, `-39.2 MiB`.
-fn amount(row: &MetricComparison) -> String {
-    let text = row.unit.format(row.delta);
-    if row.delta > 0.0 {
-        format!("+{text}")
-    } else {
-        text
-    }
-}
-
-fn missing_line(missing: &MissingMetric) -> String {
-    let side = |stats: Option<&MetricStats>| match stats {
-        None => "not measured".to_string(),
-        Some(stats) => match stats.median() {
-            None => format!("no successful sample ({} failed)", stats.errored),
-            Some(median) => format!("{} over {} trials", stats.unit.format(median), stats.n()),
-        },
-    };
-    format!(
-        "missing: {}: base {}; candidate {}\n",
-        missing.metric,
-        side(missing.base.as_ref()),
-        side(missing.candidate.as_ref())
-    )
-}
-
-fn median(stats: &MetricStats) -> String {
-    stats
-        .median()
-        .map_or("-".to_string(), |median| stats.unit.format(median))
-}
-
-fn trials(stats: &MetricStats) -> String {
-    if stats.errored == 0 {
-        stats.n().to_string()
-    } else {
-        format!("{} ({} failed)", stats.n(), stats.errored)
-    }
-}
-
-/// One decimal, without a trailing `.0`: 20 -> `20`, 12.5 -> `12.5`.
-fn trimmed(value: f64) -> String {
-    let text = format!("{value:.1}");
-    text.strip_suffix(".0").unwrap_or(&text).to_string()
-}
-
-fn percent(ratio: f64) -> String {
-    if ratio.is_infinite() {
-        return "+inf".to_string();
-    }
-    let change = (ratio - 1.0) * 100.0;
-    if change.abs() < 0.05 {
-        "0.0%".to_string()
-    } else {
-        format!("{change:+.1}%")
-    }
 }
 
 #[cfg(test)]
@@ -481,13 +291,5 @@ mod tests {
             Path::new("out/bench-bigger.json")
         );
         assert_eq!(bigger_path(Path::new("bench")), Path::new("bench-bigger"));
-    }
-
-    #[test]
-    fn percent_is_signed_with_one_decimal() {
-        assert_eq!(percent(1.425), "+42.5%");
-        assert_eq!(percent(0.7), "-30.0%");
-        assert_eq!(percent(1.0), "0.0%");
-        assert_eq!(percent(f64::INFINITY), "+inf");
     }
 }

@@ -4,6 +4,7 @@
 mod ab;
 mod cleanup;
 mod compare;
+mod drive;
 mod interrupt;
 #[cfg(test)]
 mod test_args;
@@ -19,7 +20,6 @@ mod report;
 mod run;
 mod staircase;
 mod startup;
-mod tty;
 mod usage;
 
 pub use usage::parse;

@@ -1,27 +1,17 @@
 //! `clibench run`: the whole pipeline, each phase as its own `clibench phase` process (as the
 //! seed's harness runs each phase as its own process), with a progress display on stderr,
-//! then the Markdown report on stdout and in `OUT/report.md`.
-//!
-//! Ctrl-C (SIGINT), SIGTERM and SIGHUP stop the running phase and everything under it, run the
-//! pipeline's cleanup (users, homes, servers recorded in the state file), and leave
-//! `OUT/result.json` as the phases last saved it (they save atomically).
+//! then the Markdown report on stdout and in `OUT/report.md`. Ctrl-C leaves `OUT/result.json`
+//! as the phases last saved it (see [`super::drive`]).
 
+use super::drive::{drive, spec_source};
 use crate::demo;
 use crate::exit::input_error;
-use crate::pipeline::{
-    CleanupReport, Execution, Notice, Observer, Plan, PlanSettings, Progress, Runner, Shard,
-    SpecSource, StepResult,
-};
+use crate::pipeline::{Plan, PlanSettings, Runner, Shard, SpecSource};
 use crate::spec::Override;
-use anyhow::Context;
 use bench_core::Phase;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Flags of `clibench run`.
 #[derive(Debug, clap::Args)]
@@ -120,22 +110,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
     }
     let out = plan.out.clone();
-    let interrupted = interrupt_flag()?;
-    let program = std::env::current_exe().context("finding the clibench executable")?;
-    let runner = Runner::new(plan, Execution::ReExec { program }).interrupt_flag(interrupted);
-    let mut display = ProgressDisplay::new()?;
-    let outcome = runner.run(&mut display)?;
-    display.finish();
-    for report in &outcome.cleanups {
-        say_cleanup("run", report);
-    }
-    if outcome.interrupted {
-        eprintln!(
-            "clibench run: interrupted; everything was stopped and cleaned up; {} holds the results so far",
-            out.join("result.json").display()
-        );
+    let Some(outcome) = drive(
+        "run",
+        |execution| Ok(Runner::new(plan, execution)),
+        &out.join("result.json"),
+    )?
+    else {
         return Ok(ExitCode::from(130));
-    }
+    };
     let written = crate::pipeline::write_report(&out, &[])?;
     if format == RunFormat::Markdown || !std::io::stdout().is_terminal() {
         print!("{}", written.markdown);
@@ -209,41 +191,13 @@ fn next_step(spec: Option<&std::path::Path>, out: &std::path::Path) -> String {
     )
 }
 
-/// Ctrl-C, SIGTERM and SIGHUP set the flag; the runner stops and cleans up.
-pub(super) fn interrupt_flag() -> anyhow::Result<Arc<AtomicBool>> {
-    let interrupted = Arc::new(AtomicBool::new(false));
-    for signal in [
-        signal_hook::consts::SIGINT,
-        signal_hook::consts::SIGTERM,
-        signal_hook::consts::SIGHUP,
-    ] {
-        signal_hook::flag::register(signal, Arc::clone(&interrupted))
-            .context("installing the Ctrl-C handler")?;
-    }
-    Ok(interrupted)
-}
-
 fn plan(args: Args) -> anyhow::Result<Plan> {
     let phases = match args.phases {
         None => None,
         Some(names) => Some(parse_phases(&names)?),
     };
-    let spec = match args.spec {
-        Some(path) => {
-            if !path.is_file() {
-                return Err(input_error(format!(
-                    "spec {} does not exist or is not a file",
-                    path.display()
-                )));
-            }
-            SpecSource::File(
-                path.canonicalize()
-                    .with_context(|| format!("resolving {}", path.display()))?,
-            )
-        }
-        None => SpecSource::Demo,
-    };
-    let out = args.out.unwrap_or_else(|| default_out(&spec));
+    let spec = spec_source(args.spec.as_deref())?;
+    let out = args.out.unwrap_or_else(|| spec.default_out());
     let settings = PlanSettings {
         trials: args.trials,
         installs: args.installs,
@@ -272,118 +226,6 @@ pub(super) fn parse_phases(names: &[String]) -> anyhow::Result<Vec<Phase>> {
             })
         })
         .collect()
-}
-
-/// `clibench-out/<target>-<unix time>`.
-pub(super) fn default_out(spec: &SpecSource) -> PathBuf {
-    let name = match spec {
-        SpecSource::Demo => "demo".to_owned(),
-        SpecSource::File(path) => path
-            .file_stem()
-            .map(|stem| stem.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "target".to_owned()),
-    };
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|elapsed| elapsed.as_secs())
-        .unwrap_or_default();
-    PathBuf::from("clibench-out").join(format!("{name}-{now}"))
-}
-
-pub(super) fn say_cleanup(command: &str, report: &CleanupReport) {
-    if !report.removed_users.is_empty() || !report.kept_users.is_empty() {
-        eprintln!(
-            "clibench {command}: removed {} user(s){}",
-            report.removed_users.len(),
-            if report.kept_users.is_empty() {
-                String::new()
-            } else {
-                format!("; kept {} (--keep-users)", report.kept_users.join(", "))
-            }
-        );
-    }
-}
-
-/// The spinner line on stderr, and a line per finished step.
-pub(super) struct ProgressDisplay {
-    bar: ProgressBar,
-    /// The last skip told: (side, phase, reason). Skipped trials of one phase for one
-    /// reason are told in one line.
-    last_skip: Option<(Option<String>, Phase, String)>,
-}
-
-impl ProgressDisplay {
-    pub(super) fn new() -> anyhow::Result<ProgressDisplay> {
-        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-        bar.set_style(
-            ProgressStyle::with_template("{spinner} {msg}")
-                .context("progress template")?
-                .tick_chars("-\\|/ "),
-        );
-        Ok(ProgressDisplay {
-            bar,
-            last_skip: None,
-        })
-    }
-
-    pub(super) fn finish(&self) {
-        self.bar.finish_and_clear();
-    }
-
-    fn say(&self, line: String) {
-        if self.bar.is_hidden() {
-            eprintln!("{line}");
-        } else {
-            self.bar.println(line);
-        }
-    }
-}
-
-impl Observer for ProgressDisplay {
-    fn waiting(&mut self, progress: &Progress) {
-        self.bar.set_message(format!(
-            "[{}/{}] {}  {:.1} s  (total {:.1} s)",
-            progress.index + 1,
-            progress.total,
-            progress.label(),
-            progress.step_elapsed.as_secs_f64(),
-            progress.run_elapsed.as_secs_f64()
-        ));
-        self.bar.tick();
-    }
-
-    fn step_finished(&mut self, progress: &Progress, result: &StepResult) {
-        let seconds = progress.step_elapsed.as_secs_f64();
-        let line = match result {
-            StepResult::Succeeded => format!("{}: ok ({seconds:.1} s)", progress.label()),
-            StepResult::Failed { message, .. } => {
-                format!("{}: failed ({seconds:.1} s): {message}", progress.label())
-            }
-            StepResult::Skipped { reason } => {
-                let key = (progress.side.clone(), progress.step.phase, reason.clone());
-                if self.last_skip.as_ref() == Some(&key) {
-                    return;
-                }
-                self.last_skip = Some(key);
-                let side = progress
-                    .side
-                    .as_ref()
-                    .map(|side| format!("{side}: "))
-                    .unwrap_or_default();
-                let what = if progress.step.trial == 0 {
-                    progress.step.phase.to_string()
-                } else {
-                    format!("{} from trial {}", progress.step.phase, progress.step.trial)
-                };
-                format!("{side}{what}: skipped: {reason}")
-            }
-        };
-        self.say(line);
-    }
-
-    fn notice(&mut self, notice: &Notice) {
-        self.say(notice.to_string());
-    }
 }
 
 #[cfg(test)]

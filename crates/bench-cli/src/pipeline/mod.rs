@@ -52,7 +52,7 @@ pub use exec::StopError;
 pub use install::InstallError;
 pub use measure::MeasureError;
 pub use measure::ready_screen_section;
-pub use plan::{Plan, PlanSettings, Shard, SpecSource, Step, describes};
+pub use plan::{Plan, PlanSettings, Shard, ShardError, SpecPathError, SpecSource, Step, describes};
 pub use prepare::PrepareError;
 pub use runner::{
     Execution, Notice, Observer, Progress, REPOSITORY_VAR, RootCause, RunOutcome, Runner,

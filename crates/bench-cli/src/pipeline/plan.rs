@@ -5,6 +5,7 @@ use super::driver::load_spec;
 use crate::spec::{Override, Spec};
 use bench_core::Phase;
 use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Where a run's spec comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -13,6 +14,81 @@ pub enum SpecSource {
     File(PathBuf),
     /// The built-in demo agent, written into `OUT/demo` when the run starts.
     Demo,
+}
+
+/// A spec path that cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum SpecPathError {
+    /// Nothing, or something other than a file, is at the path.
+    #[error("spec {} does not exist or is not a file", path.display())]
+    NotAFile {
+        /// The path given.
+        path: PathBuf,
+    },
+    /// The path could not be made absolute.
+    #[error("resolving {}", path.display())]
+    Resolve {
+        /// The path given.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl SpecPathError {
+    /// Whether the caller gave a wrong path (rather than the file system failing).
+    pub fn is_input(&self) -> bool {
+        matches!(self, SpecPathError::NotAFile { .. })
+    }
+}
+
+impl SpecSource {
+    /// The spec file at `path`, made absolute (phases run in other folders), or the demo
+    /// when there is no path.
+    pub fn resolve(path: Option<&Path>) -> Result<SpecSource, SpecPathError> {
+        let Some(path) = path else {
+            return Ok(SpecSource::Demo);
+        };
+        if !path.is_file() {
+            return Err(SpecPathError::NotAFile {
+                path: path.to_path_buf(),
+            });
+        }
+        path.canonicalize()
+            .map(SpecSource::File)
+            .map_err(|source| SpecPathError::Resolve {
+                path: path.to_path_buf(),
+                source,
+            })
+    }
+
+    /// The output folder of a run when none is given: `clibench-out/<target>-<unix time>`,
+    /// the target being the spec file's stem or `demo`.
+    pub fn default_out(&self) -> PathBuf {
+        self.out_named("")
+    }
+
+    /// The output folder of an A/B run when none is given:
+    /// `clibench-out/ab-<target>-<unix time>`.
+    pub fn default_ab_out(&self) -> PathBuf {
+        self.out_named("ab-")
+    }
+
+    fn out_named(&self, prefix: &str) -> PathBuf {
+        let name = match self {
+            SpecSource::Demo => "demo".to_owned(),
+            SpecSource::File(path) => path
+                .file_stem()
+                .map(|stem| stem.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "target".to_owned()),
+        };
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|elapsed| elapsed.as_secs())
+            .unwrap_or_default();
+        PathBuf::from("clibench-out").join(format!("{prefix}{name}-{now}"))
+    }
 }
 
 /// How many trials and which phases, before a spec is looked at.
@@ -67,10 +143,18 @@ impl std::fmt::Display for Shard {
     }
 }
 
-impl std::str::FromStr for Shard {
-    type Err = String;
+/// Text that is not a shard `K/N`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{text}` is not a shard; expected K/N with 1 <= K <= N, e.g. 2/4")]
+pub struct ShardError {
+    /// The text given.
+    pub text: String,
+}
 
-    fn from_str(text: &str) -> Result<Shard, String> {
+impl std::str::FromStr for Shard {
+    type Err = ShardError;
+
+    fn from_str(text: &str) -> Result<Shard, ShardError> {
         let parsed = text.split_once('/').and_then(|(k, n)| {
             Some((k.trim().parse::<u32>().ok()?, n.trim().parse::<u32>().ok()?))
         });
@@ -78,9 +162,9 @@ impl std::str::FromStr for Shard {
             Some((index, count)) if count >= 1 && (1..=count).contains(&index) => {
                 Ok(Shard { index, count })
             }
-            _ => Err(format!(
-                "`{text}` is not a shard; expected K/N with 1 <= K <= N, e.g. 2/4"
-            )),
+            _ => Err(ShardError {
+                text: text.to_owned(),
+            }),
         }
     }
 }
@@ -320,7 +404,8 @@ mod tests {
         assert_eq!("2/4".parse::<Shard>(), Ok(Shard { index: 2, count: 4 }));
         for bad in ["0/4", "5/4", "1/0", "1", "a/b", "1/2/3"] {
             let error = bad.parse::<Shard>().unwrap_err();
-            assert!(error.contains("expected K/N"), "{bad}: {error}");
+            assert_eq!(error.text, bad);
+            assert!(error.to_string().contains("expected K/N"), "{bad}: {error}");
         }
     }
 
@@ -392,6 +477,50 @@ mod tests {
         let error = Plan::new(spec, Path::new("out"), PlanSettings::default()).unwrap_err();
         assert!(error.is_input());
         assert!(error.to_string().contains("/nonexistent/spec.toml"));
+    }
+
+    #[test]
+    fn no_spec_path_is_the_demo_and_a_spec_path_is_made_absolute() {
+        assert_eq!(SpecSource::resolve(None).unwrap(), SpecSource::Demo);
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("pi.toml"), "name = \"pi\"\n").unwrap();
+        // A relative path through `..` resolves to the file itself.
+        let relative = dir.path().join("sub/../pi.toml");
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        let resolved = SpecSource::resolve(Some(&relative)).unwrap();
+        assert_eq!(
+            resolved,
+            SpecSource::File(dir.path().canonicalize().unwrap().join("pi.toml"))
+        );
+    }
+
+    #[test]
+    fn a_spec_path_that_is_not_a_file_is_the_callers_mistake() {
+        let dir = tempfile::tempdir().unwrap();
+        for path in [dir.path().to_path_buf(), dir.path().join("missing.toml")] {
+            let error = SpecSource::resolve(Some(&path)).unwrap_err();
+            assert!(error.is_input());
+            assert_eq!(
+                error.to_string(),
+                format!("spec {} does not exist or is not a file", path.display())
+            );
+        }
+    }
+
+    #[test]
+    fn the_default_output_folder_names_the_target() {
+        let name = |out: PathBuf| {
+            assert_eq!(out.parent(), Some(Path::new("clibench-out")));
+            out.file_name().unwrap().to_string_lossy().into_owned()
+        };
+        let pi = SpecSource::File(PathBuf::from("/specs/pi.toml"));
+        let single = name(pi.default_out());
+        let (target, time) = single.rsplit_once('-').unwrap();
+        assert_eq!(target, "pi");
+        assert!(time.parse::<u64>().unwrap() > 0, "{single}");
+        assert!(name(pi.default_ab_out()).starts_with("ab-pi-"));
+        assert!(name(SpecSource::Demo.default_out()).starts_with("demo-"));
+        assert!(name(SpecSource::Demo.default_ab_out()).starts_with("ab-demo-"));
     }
 
     #[test]

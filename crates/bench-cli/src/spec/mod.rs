@@ -16,4 +16,4 @@ pub use model::{
 };
 pub use overrides::{Override, OverrideSyntaxError, load_with, parse_with};
 pub use parse::{SpecError, is_full_sha, load, parse};
-pub use template::{ExpandError, Placeholder, Template, Values};
+pub use template::{ExpandError, Placeholder, Template, TemplateError, Values};

@@ -88,18 +88,56 @@ enum Piece {
     Json(Placeholder),
 }
 
+/// Why a template in a spec does not parse. The spec reader adds the file, line and key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TemplateError {
+    /// A name between braces that is no placeholder.
+    #[error("unknown placeholder '{{{name}}}' (known: {}, each also as {{json:NAME}}){}", known_placeholders(), literal_hint(*.in_content))]
+    UnknownPlaceholder {
+        /// The name as written, `json:` included.
+        name: String,
+        /// Whether it was in a file's content, where `{{NAME}}` writes a literal `{NAME}`.
+        in_content: bool,
+    },
+    /// A `{` without its `}`.
+    #[error("unclosed '{{' in \"{raw}\" (write '{{{{' for a literal brace)")]
+    Unclosed {
+        /// The whole template.
+        raw: String,
+    },
+    /// A `}` without its `{`.
+    #[error("unmatched '}}' in \"{raw}\" (write '}}}}' for a literal brace)")]
+    Unmatched {
+        /// The whole template.
+        raw: String,
+    },
+}
+
+/// In a file's content, how to write a literal `{NAME}` instead.
+fn literal_hint(in_content: bool) -> &'static str {
+    if in_content {
+        "; write '{{NAME}}' for a literal '{NAME}'"
+    } else {
+        ""
+    }
+}
+
+fn known_placeholders() -> String {
+    let known: Vec<String> = Placeholder::ALL.iter().map(|p| p.to_string()).collect();
+    known.join(", ")
+}
+
 /// The placeholder a name between braces stands for: `name` or `json:name`.
-fn placeholder_piece(name: &str) -> Result<Piece, String> {
+fn placeholder_piece(name: &str, in_content: bool) -> Result<Piece, TemplateError> {
     let (json, bare) = match name.strip_prefix("json:") {
         Some(bare) => (true, bare),
         None => (false, name),
     };
     let Some(placeholder) = Placeholder::from_name(bare) else {
-        let known: Vec<String> = Placeholder::ALL.iter().map(|p| p.to_string()).collect();
-        return Err(format!(
-            "unknown placeholder '{{{name}}}' (known: {}, each also as {{json:NAME}})",
-            known.join(", ")
-        ));
+        return Err(TemplateError::UnknownPlaceholder {
+            name: name.to_owned(),
+            in_content,
+        });
     };
     Ok(if json {
         Piece::Json(placeholder)
@@ -133,7 +171,7 @@ pub struct Template {
 
 impl Template {
     /// A template from a string; errors name the offending placeholder.
-    pub fn parse(raw: &str) -> Result<Template, String> {
+    pub fn parse(raw: &str) -> Result<Template, TemplateError> {
         let mut pieces = Vec::new();
         let mut text = String::new();
         let mut chars = raw.char_indices().peekable();
@@ -150,12 +188,12 @@ impl Template {
                 '{' => {
                     let rest = &raw[index + 1..];
                     let Some(end) = rest.find('}') else {
-                        return Err(format!(
-                            "unclosed '{{' in \"{raw}\" (write '{{{{' for a literal brace)"
-                        ));
+                        return Err(TemplateError::Unclosed {
+                            raw: raw.to_owned(),
+                        });
                     };
                     let name = &rest[..end];
-                    let piece = placeholder_piece(name)?;
+                    let piece = placeholder_piece(name, false)?;
                     if !text.is_empty() {
                         pieces.push(Piece::Text(std::mem::take(&mut text)));
                     }
@@ -165,9 +203,9 @@ impl Template {
                     }
                 }
                 '}' => {
-                    return Err(format!(
-                        "unmatched '}}' in \"{raw}\" (write '}}}}' for a literal brace)"
-                    ));
+                    return Err(TemplateError::Unmatched {
+                        raw: raw.to_owned(),
+                    });
                 }
                 other => text.push(other),
             }
@@ -185,7 +223,7 @@ impl Template {
     /// `{{name}}` is the literal text `{name}`, and every other brace is literal, so JSON
     /// needs no escaping. An unknown lowercase name in braces is an error, as a typo would
     /// otherwise be written into the file unnoticed.
-    pub fn parse_content(raw: &str) -> Result<Template, String> {
+    pub fn parse_content(raw: &str) -> Result<Template, TemplateError> {
         let mut pieces = Vec::new();
         let mut text = String::new();
         let mut rest = raw;
@@ -206,8 +244,7 @@ impl Template {
             if let Some(end) = after[1..].find('}')
                 && looks_like_placeholder(&after[1..1 + end])
             {
-                let piece = placeholder_piece(&after[1..1 + end])
-                    .map_err(|e| format!("{e}; write '{{{{NAME}}}}' for a literal '{{NAME}}'"))?;
+                let piece = placeholder_piece(&after[1..1 + end], true)?;
                 if !text.is_empty() {
                     pieces.push(Piece::Text(std::mem::take(&mut text)));
                 }
@@ -343,14 +380,28 @@ mod tests {
     #[test]
     fn unknown_placeholder_is_refused_with_the_known_list() {
         let error = Template::parse("{hoem}/bin").unwrap_err();
+        assert_eq!(
+            error,
+            TemplateError::UnknownPlaceholder {
+                name: "hoem".to_owned(),
+                in_content: false
+            }
+        );
+        let error = error.to_string();
         assert!(error.starts_with("unknown placeholder '{hoem}'"), "{error}");
         assert!(error.contains("{home}"), "{error}");
     }
 
     #[test]
     fn lone_braces_are_refused() {
-        assert!(Template::parse("{home").is_err());
-        assert!(Template::parse("home}").is_err());
+        assert!(matches!(
+            Template::parse("{home"),
+            Err(TemplateError::Unclosed { .. })
+        ));
+        assert!(matches!(
+            Template::parse("home}"),
+            Err(TemplateError::Unmatched { .. })
+        ));
     }
 
     #[test]
@@ -404,7 +455,9 @@ mod tests {
 
     #[test]
     fn content_refuses_an_unknown_lowercase_placeholder() {
-        let error = Template::parse_content("dir = \"{worksapce}\"").unwrap_err();
+        let error = Template::parse_content("dir = \"{worksapce}\"")
+            .unwrap_err()
+            .to_string();
         assert!(
             error.starts_with("unknown placeholder '{worksapce}'"),
             "{error}"

@@ -74,60 +74,43 @@ pub fn memory_over_time(lines: &[Line]) -> Result<String, ChartError> {
         .max()
         .unwrap_or(0);
     let scale = ByteScale::for_max(max_bytes as f64);
-    let x_max = max_ms as f64 / 1000.0;
-    let y_max = nice_top(max_bytes as f64 / scale.divisor);
     let frame = Frame {
-        x_label_area: 38,
-        y_label_area: 70,
-        x: 0.0..x_max,
-        y: 0.0..y_max,
+        height: 300,
+        y_label_area: Y_LABEL_AREA,
+        x: Axis::values(0.0..max_ms as f64 / 1000.0, "seconds since spawn", |s| {
+            format!("{s:.1}")
+        }),
+        y: Axis::values(
+            0.0..nice_top(max_bytes as f64 / scale.divisor),
+            format!("resident memory ({})", scale.unit),
+            |v| format!("{v:.0}"),
+        ),
     };
-    layered(
-        WIDTH,
-        300,
-        |root| {
-            frame
-                .on(root)?
-                .configure_mesh()
-                .light_line_style(FAINT)
-                .bold_line_style(GRID)
-                .x_desc("seconds since spawn")
-                .y_desc(format!("resident memory ({})", scale.unit))
-                .x_label_formatter(&|s| format!("{s:.1}"))
-                .y_label_formatter(&|v| format!("{v:.0}"))
-                .label_style((FONT, 15).into_font().color(&AXIS_TEXT))
-                .axis_desc_style((FONT, 16).into_font().color(&AXIS_TEXT))
-                .draw()
+    frame.draw(|chart| {
+        for (index, line) in lines.iter().enumerate() {
+            let color = PALETTE[index % PALETTE.len()];
+            let points = line
+                .points
+                .iter()
+                .map(|&(ms, bytes)| (ms as f64 / 1000.0, bytes as f64 / scale.divisor));
+            chart
+                .draw_series(LineSeries::new(points, color.stroke_width(2)))
                 .map_err(failed)?;
-            Ok(())
-        },
-        |root| {
-            let mut chart = frame.on(root)?;
-            for (index, line) in lines.iter().enumerate() {
-                let color = PALETTE[index % PALETTE.len()];
-                let points = line
-                    .points
-                    .iter()
-                    .map(|&(ms, bytes)| (ms as f64 / 1000.0, bytes as f64 / scale.divisor));
-                chart
-                    .draw_series(LineSeries::new(points, color.stroke_width(2)))
-                    .map_err(failed)?;
-                if let Some(ready_ms) = line.ready_ms {
-                    // On the line: its value at ready, between the samples around it.
-                    if let Some(bytes) = value_at(&line.points, ready_ms) {
-                        chart
-                            .draw_series(std::iter::once(Circle::new(
-                                (ready_ms as f64 / 1000.0, bytes / scale.divisor),
-                                5,
-                                color.stroke_width(2),
-                            )))
-                            .map_err(failed)?;
-                    }
+            if let Some(ready_ms) = line.ready_ms {
+                // On the line: its value at ready, between the samples around it.
+                if let Some(bytes) = value_at(&line.points, ready_ms) {
+                    chart
+                        .draw_series(std::iter::once(Circle::new(
+                            (ready_ms as f64 / 1000.0, bytes / scale.divisor),
+                            5,
+                            color.stroke_width(2),
+                        )))
+                        .map_err(failed)?;
                 }
             }
-            Ok(())
-        },
-    )
+        }
+        Ok(())
+    })
 }
 
 /// The line through `points` (milliseconds, bytes) at `ms`: interpolated between
@@ -146,66 +129,56 @@ fn value_at(points: &[(u64, u64)], ms: u64) -> Option<f64> {
     }
 }
 
+/// One group of a time-to-ready chart (cold or warm): its samples and their median.
+#[derive(Debug, Clone)]
+pub struct Trials {
+    /// (trial, seconds) of each successful sample.
+    pub points: Vec<(u32, f64)>,
+    /// The median of the samples, seconds, as the statistics computed it
+    /// ([`MetricStats::median`](crate::stats::MetricStats::median)); no line without one.
+    pub median: Option<f64>,
+}
+
 /// Time to ready per trial: one filled `<circle>` per sample, and one `<polyline>`
-/// per group at the group's median. `groups` are (trial, seconds) per group (cold, warm).
-pub fn time_to_ready(groups: &[Vec<(u32, f64)>]) -> Result<String, ChartError> {
-    let trials = groups.iter().flatten().map(|p| p.0).max().unwrap_or(0);
-    let max_seconds = groups.iter().flatten().map(|p| p.1).fold(0.0, f64::max);
-    let y_max = nice_top(max_seconds.max(1e-3));
+/// per group with a median, at that median.
+pub fn time_to_ready(groups: &[Trials]) -> Result<String, ChartError> {
+    let points = || groups.iter().flat_map(|group| &group.points);
+    let trials = points().map(|p| p.0).max().unwrap_or(0);
+    let max_seconds = points().map(|p| p.1).fold(0.0, f64::max);
     let x_range = -0.5..f64::from(trials) + 0.5;
     let frame = Frame {
-        x_label_area: 38,
-        y_label_area: 70,
-        x: x_range.clone(),
-        y: 0.0..y_max,
-    };
-    layered(
-        WIDTH,
-        280,
-        |root| {
-            frame
-                .on(root)?
-                .configure_mesh()
-                .light_line_style(FAINT)
-                .bold_line_style(GRID)
-                .x_labels((trials as usize + 1).min(20))
-                .x_desc("trial")
-                .y_desc("time to ready")
-                .x_label_formatter(&integer_label)
-                .y_label_formatter(&|s| format_seconds(*s))
-                .label_style((FONT, 15).into_font().color(&AXIS_TEXT))
-                .axis_desc_style((FONT, 16).into_font().color(&AXIS_TEXT))
-                .draw()
-                .map_err(failed)?;
-            Ok(())
+        height: 280,
+        y_label_area: Y_LABEL_AREA,
+        x: Axis {
+            labels: Some((trials as usize + 1).min(20)),
+            ..Axis::values(x_range.clone(), "trial", integer_label)
         },
-        |root| {
-            let mut chart = frame.on(root)?;
-            for (index, group) in groups.iter().enumerate() {
-                let color = PALETTE[index % PALETTE.len()];
-                let values: Vec<f64> = group.iter().map(|p| p.1).collect();
-                if let Some(summary) = crate::stats::Summary::from_values(&values) {
-                    chart
-                        .draw_series(LineSeries::new(
-                            [
-                                (x_range.start, summary.median),
-                                (x_range.end, summary.median),
-                            ],
-                            color.mix(0.6).stroke_width(1),
-                        ))
-                        .map_err(failed)?;
-                }
+        y: Axis::values(0.0..nice_top(max_seconds.max(1e-3)), "time to ready", |s| {
+            format_seconds(*s)
+        }),
+    };
+    frame.draw(|chart| {
+        for (index, group) in groups.iter().enumerate() {
+            let color = PALETTE[index % PALETTE.len()];
+            if let Some(median) = group.median {
                 chart
-                    .draw_series(
-                        group.iter().map(|&(trial, s)| {
-                            Circle::new((f64::from(trial), s), 5, color.filled())
-                        }),
-                    )
+                    .draw_series(LineSeries::new(
+                        [(x_range.start, median), (x_range.end, median)],
+                        color.mix(0.6).stroke_width(1),
+                    ))
                     .map_err(failed)?;
             }
-            Ok(())
-        },
-    )
+            chart
+                .draw_series(
+                    group
+                        .points
+                        .iter()
+                        .map(|&(trial, s)| Circle::new((f64::from(trial), s), 5, color.filled())),
+                )
+                .map_err(failed)?;
+        }
+        Ok(())
+    })
 }
 
 /// One bar of a bar chart.
@@ -221,157 +194,104 @@ pub struct Bar {
     pub note: Option<String>,
 }
 
-/// Vertical bars (the staircase): one `<rect>` per bar and per inner bar.
-pub fn vertical_bars(bars: &[Bar], y_desc: &str) -> Result<String, ChartError> {
-    let max_bytes = bars.iter().map(|bar| bar.bytes).max().unwrap_or(0);
-    let scale = ByteScale::for_max(max_bytes as f64);
-    let y_max = nice_top(max_bytes as f64 / scale.divisor * 1.12);
-    let count = bars.len().max(1);
-    let labels: Vec<String> = bars.iter().map(|bar| short_label(&bar.label)).collect();
-    let label_of = move |x: &f64| category_label(&labels, *x);
-    let frame = Frame {
-        x_label_area: 38,
-        y_label_area: 70,
-        x: -0.5..count as f64 - 0.5,
-        y: 0.0..y_max,
-    };
-    layered(
-        WIDTH,
-        300,
-        |root| {
-            frame
-                .on(root)?
-                .configure_mesh()
-                .disable_x_mesh()
-                .light_line_style(FAINT)
-                .bold_line_style(GRID)
-                .x_labels(count * 2 + 1)
-                .y_desc(format!("{y_desc} ({})", scale.unit))
-                .x_label_formatter(&label_of)
-                .y_label_formatter(&|v| format!("{v:.0}"))
-                .label_style((FONT, 15).into_font().color(&AXIS_TEXT))
-                .axis_desc_style((FONT, 16).into_font().color(&AXIS_TEXT))
-                .draw()
-                .map_err(failed)?;
-            Ok(())
-        },
-        |root| {
-            let mut chart = frame.on(root)?;
-            for (index, bar) in bars.iter().enumerate() {
-                let x = index as f64;
-                let top = bar.bytes as f64 / scale.divisor;
-                chart
-                    .draw_series(std::iter::once(Rectangle::new(
-                        [(x - 0.35, 0.0), (x + 0.35, top)],
-                        PALETTE[0].mix(0.75).filled(),
-                    )))
-                    .map_err(failed)?;
-                if let Some(inner) = bar.inner_bytes {
-                    chart
-                        .draw_series(std::iter::once(Rectangle::new(
-                            [(x - 0.15, 0.0), (x + 0.15, inner as f64 / scale.divisor)],
-                            PALETTE[3].filled(),
-                        )))
-                        .map_err(failed)?;
-                }
-                if let Some(note) = &bar.note {
-                    chart
-                        .draw_series(std::iter::once(Text::new(
-                            note.clone(),
-                            (x, top),
-                            (FONT, 15)
-                                .into_font()
-                                .color(&AXIS_TEXT)
-                                .pos(Pos::new(HPos::Center, VPos::Bottom)),
-                        )))
-                        .map_err(failed)?;
-                }
-            }
-            Ok(())
-        },
-    )
+/// Which way a bar chart's bars grow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Orientation {
+    /// Up from a category axis at the bottom, in category order left to right (the
+    /// staircase); each note sits above its bar.
+    Vertical,
+    /// Right from a category axis at the left, the first category at the top (who
+    /// holds the memory); each note sits after its bar.
+    Horizontal,
 }
 
-/// Horizontal bars (who holds the memory), largest first at the top: one `<rect>`
-/// per bar and per inner bar.
-pub fn horizontal_bars(bars: &[Bar], x_desc: &str) -> Result<String, ChartError> {
+/// Bars of bytes: one `<rect>` per bar and per inner bar, and each bar's note as
+/// text. `value_desc` names the value axis; its unit is added.
+pub fn bars(
+    bars: &[Bar],
+    value_desc: &str,
+    orientation: Orientation,
+) -> Result<String, ChartError> {
+    let vertical = orientation == Orientation::Vertical;
     let max_bytes = bars.iter().map(|bar| bar.bytes).max().unwrap_or(0);
     let scale = ByteScale::for_max(max_bytes as f64);
-    let x_max = nice_top(max_bytes as f64 / scale.divisor * 1.2);
+    // Headroom for the notes: above a vertical bar, after a horizontal one.
+    let headroom = if vertical { 1.12 } else { 1.2 };
     let count = bars.len().max(1);
     let labels: Vec<String> = bars.iter().map(|bar| short_label(&bar.label)).collect();
-    let height = 60 + 26 * count as u32;
-    let label_width = labels
-        .iter()
-        .map(|label| label.chars().count())
-        .max()
-        .unwrap_or(0)
-        .max(6) as u32
-        * 7
-        + 16;
-    // Category 0 is drawn at the top: y runs from count-0.5 (bottom) to -0.5 (top).
-    let label_of = move |y: &f64| category_label(&labels, *y);
-    let frame = Frame {
-        x_label_area: 38,
-        y_label_area: label_width,
-        x: 0.0..x_max,
-        y: (count as f64 - 0.5)..-0.5,
+    let label_chars = labels.iter().map(|label| label.chars().count()).max();
+    let mut category = Axis::categories(labels);
+    let value = Axis::values(
+        0.0..nice_top(max_bytes as f64 / scale.divisor * headroom),
+        format!("{value_desc} ({})", scale.unit),
+        |v| format!("{v:.0}"),
+    );
+    let frame = if vertical {
+        category.range = -0.5..count as f64 - 0.5;
+        Frame {
+            height: 300,
+            y_label_area: Y_LABEL_AREA,
+            x: category,
+            y: value,
+        }
+    } else {
+        // Category 0 is drawn at the top: y runs from count-0.5 (bottom) to -0.5 (top).
+        category.range = (count as f64 - 0.5)..-0.5;
+        Frame {
+            height: 60 + 26 * count as u32,
+            y_label_area: label_chars.unwrap_or(0).max(6) as u32 * 7 + 16,
+            x: value,
+            y: category,
+        }
     };
-    layered(
-        WIDTH,
-        height,
-        |root| {
-            frame
-                .on(root)?
-                .configure_mesh()
-                .disable_y_mesh()
-                .light_line_style(FAINT)
-                .bold_line_style(GRID)
-                .y_labels(count * 2 + 1)
-                .x_desc(format!("{x_desc} ({})", scale.unit))
-                .y_label_formatter(&label_of)
-                .x_label_formatter(&|v| format!("{v:.0}"))
-                .label_style((FONT, 15).into_font().color(&AXIS_TEXT))
-                .axis_desc_style((FONT, 16).into_font().color(&AXIS_TEXT))
-                .draw()
+    let point = |category: f64, value: f64| match orientation {
+        Orientation::Vertical => (category, value),
+        Orientation::Horizontal => (value, category),
+    };
+    let note_pos = if vertical {
+        Pos::new(HPos::Center, VPos::Bottom)
+    } else {
+        Pos::new(HPos::Left, VPos::Center)
+    };
+    let inner_half_width = if vertical { 0.15 } else { 0.12 };
+    frame.draw(|chart| {
+        for (index, bar) in bars.iter().enumerate() {
+            let c = index as f64;
+            let end = bar.bytes as f64 / scale.divisor;
+            chart
+                .draw_series(std::iter::once(Rectangle::new(
+                    [point(c - 0.35, 0.0), point(c + 0.35, end)],
+                    PALETTE[0].mix(0.75).filled(),
+                )))
                 .map_err(failed)?;
-            Ok(())
-        },
-        |root| {
-            let mut chart = frame.on(root)?;
-            for (index, bar) in bars.iter().enumerate() {
-                let y = index as f64;
-                let end = bar.bytes as f64 / scale.divisor;
+            if let Some(inner) = bar.inner_bytes {
                 chart
                     .draw_series(std::iter::once(Rectangle::new(
-                        [(0.0, y - 0.35), (end, y + 0.35)],
-                        PALETTE[0].mix(0.75).filled(),
+                        [
+                            point(c - inner_half_width, 0.0),
+                            point(c + inner_half_width, inner as f64 / scale.divisor),
+                        ],
+                        PALETTE[3].filled(),
                     )))
                     .map_err(failed)?;
-                if let Some(inner) = bar.inner_bytes {
-                    chart
-                        .draw_series(std::iter::once(Rectangle::new(
-                            [(0.0, y - 0.12), (inner as f64 / scale.divisor, y + 0.12)],
-                            PALETTE[3].filled(),
-                        )))
-                        .map_err(failed)?;
-                }
-                if let Some(note) = &bar.note {
-                    chart
-                        .draw_series(std::iter::once(Text::new(
-                            format!(" {note}"),
-                            (end, y),
-                            (FONT, 15)
-                                .into_font()
-                                .color(&AXIS_TEXT)
-                                .pos(Pos::new(HPos::Left, VPos::Center)),
-                        )))
-                        .map_err(failed)?;
-                }
             }
-            Ok(())
-        },
-    )
+            if let Some(note) = &bar.note {
+                let note = if vertical {
+                    note.clone()
+                } else {
+                    format!(" {note}")
+                };
+                chart
+                    .draw_series(std::iter::once(Text::new(
+                        note,
+                        point(c, end),
+                        (FONT, 15).into_font().color(&AXIS_TEXT).pos(note_pos),
+                    )))
+                    .map_err(failed)?;
+            }
+        }
+        Ok(())
+    })
 }
 
 /// One row of the comparison chart.
@@ -421,120 +341,180 @@ pub fn changes(rows: &[Change]) -> Result<String, ChartError> {
     let x_max = nice_top(extent * 1.1).max(1.0);
     let count = rows.len().max(1);
     let labels: Vec<String> = rows.iter().map(|row| short_label(&row.label)).collect();
-    let label_of = move |y: &f64| category_label(&labels, *y);
-    let height = 70 + 28 * count as u32;
     let frame = Frame {
-        x_label_area: 38,
+        height: 70 + 28 * count as u32,
         y_label_area: 120,
-        x: -x_max..x_max,
-        y: (count as f64 - 0.5)..-0.5,
-    };
-    layered(
-        WIDTH,
-        height,
-        |root| {
-            frame
-                .on(root)?
-                .configure_mesh()
-                .disable_y_mesh()
-                .light_line_style(FAINT)
-                .bold_line_style(GRID)
-                .y_labels(count * 2 + 1)
-                .x_desc("change of the median, candidate vs base (%)")
-                .y_label_formatter(&label_of)
-                .x_label_formatter(&|v| format!("{v:+.0}%"))
-                .label_style((FONT, 15).into_font().color(&AXIS_TEXT))
-                .axis_desc_style((FONT, 16).into_font().color(&AXIS_TEXT))
-                .draw()
-                .map_err(failed)?;
-            Ok(())
+        x: Axis::values(
+            -x_max..x_max,
+            "change of the median, candidate vs base (%)",
+            |v| format!("{v:+.0}%"),
+        ),
+        y: Axis {
+            range: (count as f64 - 0.5)..-0.5,
+            ..Axis::categories(labels)
         },
-        |root| {
-            let mut chart = frame.on(root)?;
-            for (index, row) in rows.iter().enumerate() {
-                let y = index as f64;
-                if row.floor_percent > 0.0 {
-                    let floor = row.floor_percent.min(x_max);
-                    chart
-                        .draw_series(std::iter::once(Rectangle::new(
-                            [(-floor, y - 0.42), (floor, y + 0.42)],
-                            RGBColor(120, 120, 120).mix(0.15).filled(),
-                        )))
-                        .map_err(failed)?;
-                }
-                let color = match row.tone {
-                    Tone::Regressed => RGBColor(200, 40, 40),
-                    Tone::Improved => RGBColor(30, 140, 60),
-                    Tone::Neutral => RGBColor(90, 90, 90),
-                };
-                let clamp = |value: f64| value.clamp(-x_max, x_max);
+    };
+    frame.draw(|chart| {
+        for (index, row) in rows.iter().enumerate() {
+            let y = index as f64;
+            if row.floor_percent > 0.0 {
+                let floor = row.floor_percent.min(x_max);
                 chart
-                    .draw_series(LineSeries::new(
-                        [(clamp(row.low_percent), y), (clamp(row.high_percent), y)],
-                        color.stroke_width(2),
-                    ))
-                    .map_err(failed)?;
-                chart
-                    .draw_series(std::iter::once(Circle::new(
-                        (clamp(row.percent), y),
-                        5,
-                        color.filled(),
+                    .draw_series(std::iter::once(Rectangle::new(
+                        [(-floor, y - 0.42), (floor, y + 0.42)],
+                        RGBColor(120, 120, 120).mix(0.15).filled(),
                     )))
                     .map_err(failed)?;
             }
-            Ok(())
-        },
-    )
+            let color = match row.tone {
+                Tone::Regressed => RGBColor(200, 40, 40),
+                Tone::Improved => RGBColor(30, 140, 60),
+                Tone::Neutral => RGBColor(90, 90, 90),
+            };
+            let clamp = |value: f64| value.clamp(-x_max, x_max);
+            chart
+                .draw_series(LineSeries::new(
+                    [(clamp(row.low_percent), y), (clamp(row.high_percent), y)],
+                    color.stroke_width(2),
+                ))
+                .map_err(failed)?;
+            chart
+                .draw_series(std::iter::once(Circle::new(
+                    (clamp(row.percent), y),
+                    5,
+                    color.filled(),
+                )))
+                .map_err(failed)?;
+        }
+        Ok(())
+    })
 }
 
 type Area<'b> = DrawingArea<SVGBackend<'b>, Shift>;
 type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
 
-/// A chart's plotting area: label areas and value ranges. The axes and the marks
-/// are drawn in two passes over the same frame, so they line up.
-struct Frame {
-    x_label_area: u32,
-    y_label_area: u32,
-    x: std::ops::Range<f64>,
-    y: std::ops::Range<f64>,
+/// One axis of a chart: its range, the room for its labels, and how they read.
+struct Axis<'f> {
+    range: std::ops::Range<f64>,
+    desc: Option<String>,
+    /// How many labels plotters places; its default when `None`.
+    labels: Option<usize>,
+    format: Box<dyn Fn(&f64) -> String + 'f>,
+    /// Whether grid lines cross the plot at this axis's labels.
+    grid: bool,
 }
 
-impl Frame {
+impl<'f> Axis<'f> {
+    /// An axis of values, with a title and grid lines.
+    fn values(
+        range: std::ops::Range<f64>,
+        desc: impl Into<String>,
+        format: impl Fn(&f64) -> String + 'f,
+    ) -> Axis<'f> {
+        Axis {
+            range,
+            desc: Some(desc.into()),
+            labels: None,
+            format: Box::new(format),
+            grid: true,
+        }
+    }
+
+    /// An axis of categories, `labels[i]` at position `i`: two label slots per
+    /// category so that only whole positions get one, and no grid lines. The caller
+    /// sets the range, which decides the categories' direction.
+    fn categories(labels: Vec<String>) -> Axis<'f> {
+        Axis {
+            range: 0.0..1.0,
+            desc: None,
+            labels: Some(labels.len().max(1) * 2 + 1),
+            format: Box::new(move |position| category_label(&labels, *position)),
+            grid: false,
+        }
+    }
+}
+
+/// A chart's height and axes. The axes and the marks are drawn in two passes over
+/// the same frame, so they line up.
+struct Frame<'f> {
+    height: u32,
+    /// Pixels left of the plot for the y axis's labels and title; the x axis has
+    /// [`X_LABEL_AREA`] below it.
+    y_label_area: u32,
+    x: Axis<'f>,
+    y: Axis<'f>,
+}
+
+/// Pixels below the plot for the x axis's labels and title.
+const X_LABEL_AREA: u32 = 38;
+/// Pixels left of the plot for a y axis of numbers and its title.
+const Y_LABEL_AREA: u32 = 70;
+
+impl Frame<'_> {
     fn on<'a, 'b>(&self, root: &'a Area<'b>) -> Result<Chart<'a, 'b>, ChartError> {
         ChartBuilder::on(root)
             .margin(12)
             // Room for the last x label, which is centred on the axis's end.
             .margin_right(30)
-            .x_label_area_size(self.x_label_area)
+            .x_label_area_size(X_LABEL_AREA)
             .y_label_area_size(self.y_label_area)
-            .build_cartesian_2d(self.x.clone(), self.y.clone())
+            .build_cartesian_2d(self.x.range.clone(), self.y.range.clone())
             .map_err(failed)
+    }
+
+    /// The grid, the labels and the axis titles, in the one style of every chart.
+    fn axes(&self, root: &Area<'_>) -> Result<(), ChartError> {
+        let mut chart = self.on(root)?;
+        let mut mesh = chart.configure_mesh();
+        mesh.light_line_style(FAINT)
+            .bold_line_style(GRID)
+            .x_label_formatter(&self.x.format)
+            .y_label_formatter(&self.y.format)
+            .label_style((FONT, 15).into_font().color(&AXIS_TEXT))
+            .axis_desc_style((FONT, 16).into_font().color(&AXIS_TEXT));
+        if !self.x.grid {
+            mesh.disable_x_mesh();
+        }
+        if !self.y.grid {
+            mesh.disable_y_mesh();
+        }
+        if let Some(labels) = self.x.labels {
+            mesh.x_labels(labels);
+        }
+        if let Some(labels) = self.y.labels {
+            mesh.y_labels(labels);
+        }
+        if let Some(desc) = &self.x.desc {
+            mesh.x_desc(desc);
+        }
+        if let Some(desc) = &self.y.desc {
+            mesh.y_desc(desc);
+        }
+        mesh.draw().map_err(failed)
+    }
+
+    /// The axes, then the data marks in a `<g class="marks">` group, so that a
+    /// reader (or a test) can tell the data from the grid.
+    fn draw(
+        &self,
+        marks: impl FnOnce(&mut Chart<'_, '_>) -> Result<(), ChartError>,
+    ) -> Result<String, ChartError> {
+        let axes = svg(WIDTH, self.height, |root| self.axes(root))?;
+        let marks = svg(WIDTH, self.height, |root| marks(&mut self.on(root)?))?;
+        let inner = marks
+            .find('>')
+            .and_then(|open| Some(&marks[open + 1..marks.rfind("</svg>")?]))
+            .unwrap_or_default();
+        let end = axes.rfind("</svg>").unwrap_or(axes.len());
+        Ok(format!(
+            "{}<g class=\"marks\">{inner}</g>\n</svg>\n",
+            &axes[..end]
+        ))
     }
 }
 
-/// The axes, then the data marks in a `<g class="marks">` group, so that a reader
-/// (or a test) can tell the data from the grid.
-fn layered(
-    width: u32,
-    height: u32,
-    axes: impl FnOnce(&Area<'_>) -> Result<(), ChartError>,
-    marks: impl FnOnce(&Area<'_>) -> Result<(), ChartError>,
-) -> Result<String, ChartError> {
-    let axes = draw(width, height, axes)?;
-    let marks = draw(width, height, marks)?;
-    let inner = marks
-        .find('>')
-        .and_then(|open| Some(&marks[open + 1..marks.rfind("</svg>")?]))
-        .unwrap_or_default();
-    let end = axes.rfind("</svg>").unwrap_or(axes.len());
-    Ok(format!(
-        "{}<g class=\"marks\">{inner}</g>\n</svg>\n",
-        &axes[..end]
-    ))
-}
-
 /// Draws into a fresh SVG string of `width` × `height`.
-fn draw(
+fn svg(
     width: u32,
     height: u32,
     paint: impl FnOnce(&Area<'_>) -> Result<(), ChartError>,
@@ -623,11 +603,28 @@ mod tests {
 
     #[test]
     fn time_to_ready_has_a_dot_per_trial_and_a_median_line_per_group() {
-        let cold = vec![(0, 0.41), (1, 0.39), (2, 0.44)];
-        let warm = vec![(0, 0.21), (2, 0.2)];
-        let svg = time_to_ready(&[cold, warm]).unwrap();
+        let cold = Trials {
+            points: vec![(0, 0.41), (1, 0.39), (2, 0.44)],
+            median: Some(0.41),
+        };
+        let warm = Trials {
+            points: vec![(0, 0.21), (2, 0.2)],
+            median: Some(0.205),
+        };
+        let svg = time_to_ready(&[cold.clone(), warm.clone()]).unwrap();
         assert_eq!(count(&svg, "circle"), 5);
         assert_eq!(count(&svg, "polyline"), 2);
+        // The line is drawn at the median it is given, not one it computes.
+        let without = time_to_ready(&[
+            cold,
+            Trials {
+                median: None,
+                ..warm
+            },
+        ])
+        .unwrap();
+        assert_eq!(count(&without, "circle"), 5);
+        assert_eq!(count(&without, "polyline"), 1);
         assert!(svg.contains("time to ready\n</text>"), "{svg}");
         assert!(svg.contains("trial\n</text>"));
     }
@@ -646,17 +643,44 @@ mod tests {
 
     #[test]
     fn labels_are_escaped_by_the_svg_backend() {
-        let bars = [Bar {
+        let drawn = [Bar {
             label: "<script>alert(1)</script>".into(),
             bytes: 10 << 20,
             inner_bytes: Some(5 << 20),
             note: Some("a & b".into()),
         }];
-        let svg = horizontal_bars(&bars, "memory").unwrap();
+        let svg = bars(&drawn, "memory", Orientation::Horizontal).unwrap();
         assert!(!svg.contains("<script>"));
         assert!(svg.contains("&lt;script&gt;"));
         assert!(svg.contains("a &amp; b"));
         assert_eq!(count(&svg, "rect"), 2, "{svg}");
+    }
+
+    #[test]
+    fn bars_grow_along_the_value_axis_in_either_orientation() {
+        let drawn: Vec<Bar> = [(10u64, Some(5u64)), (20, None), (40, Some(30))]
+            .into_iter()
+            .enumerate()
+            .map(|(index, (mib, inner))| Bar {
+                label: format!("bar {index}"),
+                bytes: mib << 20,
+                inner_bytes: inner.map(|mib| mib << 20),
+                note: Some(format!("note {index}")),
+            })
+            .collect();
+        for (orientation, desc) in [
+            (Orientation::Vertical, "resident memory"),
+            (Orientation::Horizontal, "memory"),
+        ] {
+            let svg = bars(&drawn, desc, orientation).unwrap();
+            assert_eq!(count(&svg, "rect"), 5, "{orientation:?}: {svg}");
+            assert_eq!(count(&svg, "text"), 3, "{orientation:?}: {svg}");
+            assert!(svg.contains(&format!("{desc} (MiB)")), "{orientation:?}");
+            assert!(
+                svg.contains("bar 2"),
+                "{orientation:?}: the category labels"
+            );
+        }
     }
 
     #[test]

@@ -8,11 +8,12 @@
 //! names, screens, errors, facts) is HTML-escaped: the measured program is not
 //! trusted.
 
-use super::charts::{self, Bar, Change, Line, Tone};
+use super::cells::{self, Notation, presence, trials};
+use super::charts::{self, Bar, Change, Line, Orientation, Tone, Trials};
 use super::failures::{Failure, SideFailures};
 use crate::compare::{Comparison, MetricComparison, Verdict};
 use crate::detail::MemorySeries;
-use crate::metric::{Metric, Nature, Phase};
+use crate::metric::{Metric, Phase};
 use crate::report::Report;
 use crate::result::ResultFile;
 use crate::stats::MetricStats;
@@ -42,7 +43,7 @@ pub fn report(result: &ResultFile) -> String {
     failures(&mut body, &[("", &report.error, &report.failures)]);
     body.push_str("</section>\n");
 
-    time_to_ready(&mut body, side);
+    time_to_ready(&mut body, side, &report.metrics);
     memory_over_time(&mut body, &side.memory_series);
     processes(&mut body, &report);
     staircase(&mut body, result);
@@ -65,16 +66,8 @@ pub fn comparison(comparison: &Comparison) -> String {
         escape(&comparison.candidate_sha),
         escape(&comparison.base_sha)
     );
-    let mut headline: Vec<String> = Verdict::ALL
-        .into_iter()
-        .map(|verdict| (verdict, comparison.count(verdict)))
-        .filter(|&(verdict, count)| count > 0 || verdict == Verdict::Regressed)
-        .map(|(verdict, count)| format!("{count} {}", escape(verdict.word())))
-        .collect();
-    if !comparison.missing.is_empty() {
-        headline.push(format!("{} missing on a side", comparison.missing.len()));
-    }
-    let _ = writeln!(body, "<p class=\"headline\">{}.</p>", headline.join(", "));
+    let headline = cells::headline(&comparison.verdict_counts()).join(", ");
+    let _ = writeln!(body, "<p class=\"headline\">{}.</p>", escape(&headline));
     let confidence = comparison.options.confidence * 100.0;
     let rows: Vec<Change> = comparison
         .metrics
@@ -128,8 +121,8 @@ pub fn comparison(comparison: &Comparison) -> String {
                 body,
                 "<li>{}: base {}; candidate {}</li>",
                 metric_name(missing.metric),
-                presence(missing.base.as_ref()),
-                presence(missing.candidate.as_ref())
+                escape(&presence(missing.base.as_ref())),
+                escape(&presence(missing.candidate.as_ref()))
             );
         }
         body.push_str("</ul>\n</section>\n");
@@ -374,30 +367,33 @@ fn samples(side: &crate::result::Side, metric: Metric) -> Vec<(u32, f64)> {
     points
 }
 
-fn time_to_ready(out: &mut String, side: &crate::result::Side) {
-    let cold = samples(side, Metric::Cold);
-    let warm = samples(side, Metric::Warm);
-    if cold.is_empty() && warm.is_empty() {
+/// The time-to-ready chart: each cold and warm sample, with the medians that
+/// `metrics`, the report's statistics, already hold.
+fn time_to_ready(out: &mut String, side: &crate::result::Side, metrics: &[MetricStats]) {
+    let groups = [Metric::Cold, Metric::Warm].map(|metric| Trials {
+        points: samples(side, metric),
+        median: metrics
+            .iter()
+            .find(|stats| stats.metric == metric)
+            .and_then(MetricStats::median),
+    });
+    if groups.iter().all(|group| group.points.is_empty()) {
         return;
     }
     out.push_str("<section id=\"ready\"><h2>Time to ready</h2>\n");
-    let median = |points: &[(u32, f64)]| {
-        let values: Vec<f64> = points.iter().map(|p| p.1).collect();
-        crate::stats::Summary::from_values(&values)
-            .map_or("–".to_string(), |s| format_seconds(s.median))
-    };
-    legend(
-        out,
-        &[
-            format!("cold: {} trials, median {}", cold.len(), median(&cold)),
-            format!("warm: {} trials, median {}", warm.len(), median(&warm)),
-        ],
-    );
+    let entries = [("cold", &groups[0]), ("warm", &groups[1])].map(|(name, group)| {
+        format!(
+            "{name}: {} trials, median {}",
+            group.points.len(),
+            group.median.map_or("–".to_string(), format_seconds)
+        )
+    });
+    legend(out, &entries);
     figure(
         out,
         "chart-ready",
         "Time to ready per trial, cold and warm",
-        charts::time_to_ready(&[cold, warm]),
+        charts::time_to_ready(&groups),
         "Each dot is one trial's start, from spawn in a terminal until ready; each line is \
          the median. Cold is the trial's first start, warm the second.",
     );
@@ -485,7 +481,7 @@ fn processes(out: &mut String, report: &Report) {
         out,
         "chart-processes",
         "Resident memory per process at the measurement",
-        charts::horizontal_bars(&bars, "memory"),
+        charts::bars(&bars, "memory", Orientation::Horizontal),
         &escape(&caption),
     );
     out.push_str("</section>\n");
@@ -540,7 +536,7 @@ fn staircase(out: &mut String, result: &ResultFile) {
         out,
         "chart-staircase",
         "Family memory per number of running instances",
-        charts::vertical_bars(&bars, "resident memory"),
+        charts::bars(&bars, "resident memory", Orientation::Vertical),
         &escape(&caption),
     );
     out.push_str("</section>\n");
@@ -645,63 +641,23 @@ fn facts(out: &mut String, report: &Report) {
 }
 
 fn comparison_row(out: &mut String, row: &MetricComparison) {
-    let median = |stats: &MetricStats| {
-        stats
-            .median()
-            .map_or("–".to_string(), |m| stats.unit.format(m))
-    };
     let (class, word) = match row.verdict {
         Verdict::Regressed => ("regressed", row.verdict.word()),
         Verdict::Improved => ("improved", row.verdict.word()),
         other => ("", other.word()),
     };
-    // A single sample has no spread, and an exact metric's point ratio is all there is.
-    let interval = match (row.verdict, row.nature) {
-        (Verdict::SingleSample, _) => "–".to_string(),
-        (_, Nature::Exact) => "exact".to_string(),
-        _ => format!(
-            "{} to {}",
-            signed_percent(row.ci_low),
-            signed_percent(row.ci_high)
-        ),
-    };
     let _ = writeln!(
         out,
         "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"{class}\">{}</td><td>{} / {}</td></tr>",
         metric_name(row.metric),
-        escape(&median(&row.base)),
-        escape(&median(&row.candidate)),
-        signed_percent(row.ratio),
-        interval,
+        escape(&Notation::DOCUMENT.median(&row.base)),
+        escape(&Notation::DOCUMENT.median(&row.candidate)),
+        Notation::DOCUMENT.percent(row.ratio),
+        Notation::DOCUMENT.interval(row),
         escape(word),
-        row.base.n(),
-        row.candidate.n()
+        escape(&trials(&row.base)),
+        escape(&trials(&row.candidate))
     );
-}
-
-fn presence(stats: Option<&MetricStats>) -> String {
-    match stats {
-        None => "not measured".to_string(),
-        Some(stats) => match stats.median() {
-            None => format!("no successful sample ({} failed)", stats.errored),
-            Some(median) => escape(&format!(
-                "{} over {} trials",
-                stats.unit.format(median),
-                stats.n()
-            )),
-        },
-    }
-}
-
-fn signed_percent(ratio: f64) -> String {
-    if !ratio.is_finite() {
-        return "+∞".to_string();
-    }
-    let change = (ratio - 1.0) * 100.0;
-    if change.abs() < 0.05 {
-        return "0.0%".to_string();
-    }
-    format!("{change:+.1}%")
 }
 
 /// `text` reduced to letters, digits and dashes, for an element id.

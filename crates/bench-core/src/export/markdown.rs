@@ -1,12 +1,12 @@
 //! GitHub-flavoured Markdown, ready to post as a pull-request comment: readable
 //! units (`412 ms`, `131.2 MiB`) and verdicts as words.
 
+use super::cells::{self, Notation, plural, presence, signed_amount, trials, trimmed_percent};
 use super::failures::{Failure, SideFailures};
 use crate::compare::{Comparison, MetricComparison, SideFacts, Verdict};
-use crate::metric::{CPU_TICK_SECONDS, Metric, Nature};
+use crate::metric::{CPU_TICK_SECONDS, Metric};
 use crate::report::Report;
 use crate::result::Request;
-use crate::stats::MetricStats;
 use crate::units::{format_bytes, format_fact, format_seconds};
 use std::fmt::Write;
 
@@ -225,32 +225,10 @@ pub fn comparison(comparison: &Comparison) -> String {
 }
 
 fn headline(comparison: &Comparison) -> String {
-    let regressed = comparison.count(Verdict::Regressed);
-    let mut parts = vec![if regressed > 0 {
-        format!("**{regressed} regressed**")
-    } else {
-        "0 regressed".to_string()
-    }];
-    parts.push(format!("{} improved", comparison.count(Verdict::Improved)));
-    for verdict in [
-        Verdict::WithinNoise,
-        Verdict::WithinResolution,
-        Verdict::Unchanged,
-    ] {
-        let count = comparison.count(verdict);
-        if count > 0 {
-            parts.push(format!("{count} {}", verdict.word()));
-        }
-    }
-    let single = comparison.count(Verdict::SingleSample);
-    if single > 0 {
-        parts.push(format!(
-            "{} with a single sample",
-            plural(single, "metric", "metrics")
-        ));
-    }
-    if !comparison.missing.is_empty() {
-        parts.push(format!("{} missing on a side", comparison.missing.len()));
+    let counts = comparison.verdict_counts();
+    let mut parts = cells::headline(&counts);
+    if counts.regressed > 0 {
+        parts[0] = format!("**{}**", parts[0]);
     }
     parts.join(", ")
 }
@@ -266,39 +244,15 @@ fn comparison_table(out: &mut String, percent: &str, rows: &[&MetricComparison])
             out,
             "| `{}` | {} | {} | {} ({}) | {} | {} | {} / {} |",
             row.metric,
-            median(&row.base),
-            median(&row.candidate),
+            Notation::DOCUMENT.median(&row.base),
+            Notation::DOCUMENT.median(&row.candidate),
             signed_amount(row),
-            signed_percent(row.ratio),
-            interval(row),
+            Notation::DOCUMENT.percent(row.ratio),
+            Notation::DOCUMENT.interval(row),
             verdict(row),
             trials(&row.base),
             trials(&row.candidate)
         );
-    }
-}
-
-/// The interval cell: none for a single sample or an exact metric, whose point
-/// ratio is all there is.
-fn interval(row: &MetricComparison) -> String {
-    match (row.verdict, row.nature) {
-        (Verdict::SingleSample, _) => "–".to_string(),
-        (_, Nature::Exact) => "exact".to_string(),
-        _ => format!(
-            "{} to {}",
-            signed_percent(row.ci_low),
-            signed_percent(row.ci_high)
-        ),
-    }
-}
-
-/// The absolute change with its sign: `+16.0 MiB`, `-12.3 ms`, `0 B`.
-fn signed_amount(row: &MetricComparison) -> String {
-    let text = row.unit.format(row.delta);
-    if row.delta > 0.0 {
-        format!("+{text}")
-    } else {
-        text
     }
 }
 
@@ -361,11 +315,11 @@ fn facts_line(facts: &SideFacts) -> String {
 
 fn how_to_read(comparison: &Comparison, percent: &str) -> String {
     let options = &comparison.options;
-    let mut floors = format!("±{}%", trim_percent(options.noise * 100.0));
+    let mut floors = format!("±{}%", trimmed_percent(options.noise * 100.0));
     let own: Vec<String> = options
         .floors
         .iter()
-        .map(|(metric, floor)| format!("`{metric}` ±{}%", trim_percent(floor * 100.0)))
+        .map(|(metric, floor)| format!("`{metric}` ±{}%", trimmed_percent(floor * 100.0)))
         .collect();
     if !own.is_empty() {
         floors.push_str(&format!(" ({})", own.join(", ")));
@@ -379,14 +333,6 @@ fn how_to_read(comparison: &Comparison, percent: &str) -> String {
         options.resamples,
         (CPU_TICK_SECONDS * 1000.0).round()
     )
-}
-
-fn plural(count: usize, one: &str, many: &str) -> String {
-    if count == 1 {
-        format!("1 {one}")
-    } else {
-        format!("{count} {many}")
-    }
 }
 
 /// A short legend under a metrics table: what each metric in it means, from the
@@ -461,20 +407,6 @@ fn failures(out: &mut String, sides: &[SideFailures<'_>]) {
     }
 }
 
-fn median(stats: &MetricStats) -> String {
-    stats
-        .median()
-        .map_or("–".to_string(), |median| stats.unit.format(median))
-}
-
-fn trials(stats: &MetricStats) -> String {
-    if stats.errored == 0 {
-        stats.n().to_string()
-    } else {
-        format!("{} ({} failed)", stats.n(), stats.errored)
-    }
-}
-
 fn outliers(trials: &[u32]) -> String {
     match trials {
         [] => String::new(),
@@ -489,23 +421,6 @@ fn outliers(trials: &[u32]) -> String {
     }
 }
 
-fn presence(stats: Option<&MetricStats>) -> String {
-    match stats {
-        None => "not measured".to_string(),
-        Some(stats) => match stats.median() {
-            None => format!("no successful sample ({} failed)", stats.errored),
-            Some(median) => format!(
-                "{} over {}",
-                stats.unit.format(median),
-                match stats.n() {
-                    1 => "1 trial".to_string(),
-                    n => format!("{n} trials"),
-                }
-            ),
-        },
-    }
-}
-
 fn verdict(row: &MetricComparison) -> String {
     match row.verdict {
         Verdict::Regressed => format!("**{}**", row.verdict.word()),
@@ -513,26 +428,8 @@ fn verdict(row: &MetricComparison) -> String {
     }
 }
 
-/// A ratio as a signed change: 1.35 -> `+35.0%`, 0.8 -> `-20.0%`.
-fn signed_percent(ratio: f64) -> String {
-    if ratio.is_infinite() {
-        return "+∞".to_string();
-    }
-    let change = (ratio - 1.0) * 100.0;
-    // Avoid "-0.0%" for a change that rounds to zero.
-    if change.abs() < 0.05 {
-        return "0.0%".to_string();
-    }
-    format!("{change:+.1}%")
-}
-
 fn confidence_percent(confidence: f64) -> String {
-    format!("{}%", trim_percent(confidence * 100.0))
-}
-
-fn trim_percent(value: f64) -> String {
-    let text = format!("{value:.1}");
-    text.strip_suffix(".0").unwrap_or(&text).to_string()
+    format!("{}%", trimmed_percent(confidence * 100.0))
 }
 
 /// Text inside a code span: backticks would end it, newlines would break the table.
@@ -562,21 +459,10 @@ mod tests {
     use crate::Metric;
 
     #[test]
-    fn changes_are_signed_percentages() {
-        assert_eq!(signed_percent(1.35), "+35.0%");
-        assert_eq!(signed_percent(0.8), "-20.0%");
-        assert_eq!(signed_percent(1.0), "0.0%");
-        assert_eq!(signed_percent(0.99999), "0.0%");
-        assert_eq!(signed_percent(f64::INFINITY), "+∞");
-    }
-
-    #[test]
     fn text_cannot_break_a_table_or_a_code_span() {
         assert_eq!(text("a|b\n*c*"), "a\\|b \\*c\\*");
         assert_eq!(text("x86_64"), "x86_64");
         assert_eq!(code("x`y\nz"), "x'y z");
-        assert_eq!(trim_percent(20.0), "20");
-        assert_eq!(trim_percent(12.5), "12.5");
     }
 
     fn result_with_cold(caches_dropped: Option<&str>) -> crate::ResultFile {

@@ -14,6 +14,7 @@
 //! - [`html`]: one self-contained page with [`charts`] (inline SVG), for people.
 
 pub mod bmf;
+mod cells;
 pub mod charts;
 pub mod csv;
 mod failures;

@@ -1,6 +1,8 @@
 //! Plain-text tables for people, as a terminal shows them: aligned columns, values with
 //! their units, metrics grouped by phase.
 
+use super::cells::{Notation, presence, signed_amount, trials, trimmed_percent};
+use crate::compare::{Comparison, Verdict};
 use crate::report::Report;
 use crate::stats::MetricStats;
 
@@ -121,6 +123,143 @@ pub fn report(report: &Report) -> String {
     out
 }
 
+/// A comparison as a terminal table: a line naming both builds, a row per metric
+/// measured on both sides (medians, change, interval, verdict, trials), then the
+/// metrics missing on a side, the failures, changed process counts, and a line
+/// counting the verdicts under the noise floors.
+pub fn comparison(comparison: &Comparison) -> String {
+    let notation = Notation::TERMINAL;
+    let mut out = format!(
+        "{} (candidate) vs {} (base)\n\n",
+        comparison.candidate_sha, comparison.base_sha
+    );
+    if !comparison.metrics.is_empty() {
+        let rows: Vec<Vec<String>> = comparison
+            .metrics
+            .iter()
+            .map(|row| {
+                vec![
+                    row.metric.to_string(),
+                    notation.median(&row.base),
+                    notation.median(&row.candidate),
+                    signed_amount(row),
+                    notation.percent(row.ratio),
+                    notation.interval(row),
+                    row.verdict.word().to_string(),
+                    format!("{} / {}", trials(&row.base), trials(&row.candidate)),
+                ]
+            })
+            .collect();
+        out.push_str(&render(
+            &[
+                "metric",
+                "base",
+                "candidate",
+                "delta",
+                "change",
+                "95% interval",
+                "verdict",
+                "trials",
+            ],
+            &[
+                Align::Left,
+                Align::Right,
+                Align::Right,
+                Align::Right,
+                Align::Right,
+                Align::Right,
+                Align::Left,
+                Align::Right,
+            ],
+            &rows,
+        ));
+    }
+    if !comparison.missing.is_empty() {
+        out.push('\n');
+        for missing in &comparison.missing {
+            out.push_str(&format!(
+                "missing: {}: base {}; candidate {}\n",
+                missing.metric,
+                presence(missing.base.as_ref()),
+                presence(missing.candidate.as_ref())
+            ));
+        }
+    }
+    for (side, error, failures) in [
+        ("base", &comparison.base_error, &comparison.base_failures),
+        (
+            "candidate",
+            &comparison.candidate_error,
+            &comparison.candidate_failures,
+        ),
+    ] {
+        if let Some(error) = error {
+            out.push_str(&format!("\n{side} run error: {error}\n"));
+        }
+        for failure in failures {
+            out.push_str(&format!(
+                "{side} failed: {} trial {}: {}\n",
+                failure.metric, failure.trial, failure.error
+            ));
+        }
+    }
+    for counts in comparison.process_count_changes() {
+        out.push_str(&format!(
+            "\nwarning: the number of processes changed in the {} phase: base {:?}, candidate {:?}\n",
+            counts.phase, counts.base, counts.candidate
+        ));
+    }
+    let verdicts = comparison.verdict_counts();
+    let mut counts = Vec::new();
+    for verdict in Verdict::ALL {
+        let count = verdicts.of(verdict);
+        match verdict {
+            Verdict::Regressed | Verdict::Improved => {
+                counts.push(format!("{count} {}", verdict.word()));
+            }
+            Verdict::SingleSample if count > 0 => {
+                counts.push(format!("{count} with a single sample (no verdict)"));
+            }
+            _ if count > 0 => counts.push(format!("{count} {}", verdict.word())),
+            _ => {}
+        }
+    }
+    let floors: Vec<String> = comparison
+        .options
+        .floors
+        .iter()
+        .map(|(metric, floor)| format!("{metric} ±{}%", trimmed_percent(floor * 100.0)))
+        .collect();
+    let floors = if floors.is_empty() {
+        String::new()
+    } else {
+        format!("; {}", floors.join(", "))
+    };
+    out.push_str(&format!(
+        "\n{} (noise floor ±{}%{floors}; sizes exact)\n",
+        counts.join(", "),
+        trimmed_percent(comparison.options.noise * 100.0)
+    ));
+    out
+}
+
+/// The metrics that regressed, with their change, on one line:
+/// `cold (+175 ms, +42.5%), disk (+1.0 MiB, +0.5%)`.
+pub fn regressions(comparison: &Comparison) -> String {
+    comparison
+        .regressions()
+        .map(|row| {
+            format!(
+                "{} ({}, {:+.1}%)",
+                row.metric,
+                signed_amount(row),
+                row.change() * 100.0
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 fn metric_row(phase: String, stats: &MetricStats) -> Vec<String> {
     let unit = stats.unit;
     let numbers = match &stats.summary {
@@ -145,6 +284,68 @@ fn metric_row(phase: String, stats: &MetricStats) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compare::{CompareOptions, compare};
+    use crate::{Metric, Sample, Side, record};
+
+    fn side(sha: &str, metrics: &[(Metric, &[f64])]) -> Side {
+        let mut side = Side::new(sha);
+        for &(metric, values) in metrics {
+            for (trial, &value) in values.iter().enumerate() {
+                record(&mut side, metric, trial as u32, Sample::Value(value));
+            }
+        }
+        side
+    }
+
+    #[test]
+    fn single_samples_and_missing_metrics_are_counted_in_words() {
+        let base = side(
+            "b",
+            &[
+                (Metric::Cold, &[0.4]),
+                (Metric::Disk, &[1000.0]),
+                (Metric::Keystroke, &[0.01]),
+            ],
+        );
+        let candidate = side("c", &[(Metric::Cold, &[0.5]), (Metric::Disk, &[1000.0])]);
+        let text = comparison(&compare(&base, &candidate, &CompareOptions::default()));
+        assert!(
+            text.contains(
+                "\nmissing: keystroke: base 10.0 ms over 1 trial; candidate not measured\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.ends_with(
+                "\n0 regressed, 0 improved, 1 with a single sample (no verdict), 1 unchanged \
+                 (noise floor ±20%; sizes exact)\n"
+            ),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn regressions_name_each_metric_with_its_change() {
+        let base = side(
+            "b",
+            &[
+                (Metric::Disk, &[1000.0]),
+                (Metric::Cold, &[0.40, 0.41, 0.42, 0.40, 0.43]),
+            ],
+        );
+        let candidate = side(
+            "c",
+            &[
+                (Metric::Disk, &[1500.0]),
+                (Metric::Cold, &[0.60, 0.62, 0.61, 0.63, 0.60]),
+            ],
+        );
+        let comparison = compare(&base, &candidate, &CompareOptions::default());
+        assert_eq!(
+            regressions(&comparison),
+            "disk (+500 B, +50.0%), cold (+200 ms, +48.8%)"
+        );
+    }
 
     #[test]
     fn columns_align_by_characters() {

@@ -2,6 +2,7 @@
 
 use crate::example;
 use bench_core::compare::{CompareOptions, Verdict, compare};
+use bench_core::export::text;
 use bench_core::{Format, Metric, Phase, Report, Sample, Side, record};
 
 fn comparison() -> bench_core::Comparison {
@@ -30,6 +31,11 @@ fn report_csv() {
 #[test]
 fn comparison_markdown() {
     insta::assert_snapshot!(Format::Markdown.comparison(&comparison()));
+}
+
+#[test]
+fn comparison_text() {
+    insta::assert_snapshot!(text::comparison(&comparison()));
 }
 
 #[test]
@@ -112,6 +118,11 @@ fn comparison_with_trial_records() -> bench_core::Comparison {
 #[test]
 fn comparison_markdown_with_trial_records() {
     insta::assert_snapshot!(Format::Markdown.comparison(&comparison_with_trial_records()));
+}
+
+#[test]
+fn comparison_text_with_trial_records() {
+    insta::assert_snapshot!(text::comparison(&comparison_with_trial_records()));
 }
 
 #[test]

@@ -1,52 +1,89 @@
-//! `--tty` for `clibench mem` and `clibench staircase`: the command runs in a
-//! pseudo-terminal, as a person starts it, instead of with stdio on /dev/null.
+//! How a command given on the command line is started: in a pseudo-terminal, as a
+//! person starts it, or quietly with stdio on /dev/null.
 //!
 //! Interactive programs (REPLs, TUIs, agent CLIs) read their stdin: on /dev/null
 //! they see end of file at once and quit, so without a terminal there is nothing
-//! to measure. That case gets a hint that names `--tty`.
+//! to measure. The messages for that case name `--tty`.
 
-use super::mem::display_command;
-use crate::exit::input_error;
-use bench_term::{SpawnOptions, Terminal};
+use bench_term::{SpawnOptions, TermError, Terminal};
 use std::ffi::OsString;
 use std::process::ExitStatus;
 use std::time::Duration;
 
+/// Terminal width, in columns, of `clibench mem --tty` and `clibench staircase --tty`
+/// (the common default of `clibench startup`).
+pub const COLS: u16 = 120;
+/// Terminal height, in rows (see [`COLS`]).
+pub const ROWS: u16 = 40;
+
 /// A command that ends within this long after its start "exited at once".
-pub(super) const AT_ONCE: Duration = Duration::from_secs(1);
+const AT_ONCE: Duration = Duration::from_secs(1);
 
-/// Terminal size for `--tty`: the common default of `clibench startup`.
-const COLS: u16 = 120;
-const ROWS: u16 = 40;
+/// Why a command could not be started.
+#[derive(Debug, thiserror::Error)]
+pub enum SpawnError {
+    /// The command line was empty.
+    #[error("no command given after --")]
+    NoCommand,
+    /// The program could not be started with stdio on /dev/null.
+    #[error("failed to start `{command}`")]
+    Quiet {
+        /// The command line, as shown to people.
+        command: String,
+        /// The system error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The program could not be started in a pseudo-terminal.
+    // The terminal's error is part of the message, not a `source`: the command line has
+    // always shown it this way, without the system error under it.
+    #[error("failed to start `{command}` in a terminal: {error}")]
+    Terminal {
+        /// The command line, as shown to people.
+        command: String,
+        /// What the terminal said.
+        error: TermError,
+    },
+}
 
-/// How `command` is started in a terminal: this process's environment with
-/// `TERM=xterm-256color` (as `clibench startup` does), in a new session.
-pub(super) fn spawn_options(command: &[OsString]) -> anyhow::Result<SpawnOptions> {
-    let (program, rest) = command
-        .split_first()
-        .ok_or_else(|| input_error("no command given after --"))?;
+/// How `command` is started in a terminal of `cols` x `rows`: this process's
+/// environment with `TERM=xterm-256color`, in a new session. Callers add what is
+/// theirs (more variables, quit keys) to the options returned.
+pub fn terminal_options(
+    command: &[OsString],
+    cols: u16,
+    rows: u16,
+) -> Result<SpawnOptions, SpawnError> {
+    let (program, rest) = command.split_first().ok_or(SpawnError::NoCommand)?;
     let mut options = SpawnOptions::new(program.clone())
         .args(rest.iter().cloned())
-        .size(COLS, ROWS);
+        .size(cols, rows);
     for (key, value) in std::env::vars_os() {
         options = options.env(key, value);
     }
     Ok(options.env("TERM", "xterm-256color"))
 }
 
-/// Starts `command` in a fresh terminal.
-pub(super) fn spawn(command: &[OsString]) -> anyhow::Result<Terminal> {
-    Terminal::spawn(&spawn_options(command)?).map_err(|error| {
-        input_error(format!(
-            "failed to start `{}` in a terminal: {error}",
-            display_command(command)
-        ))
+/// Starts `command` in a fresh terminal of [`COLS`] x [`ROWS`].
+pub(crate) fn in_terminal(command: &[OsString]) -> Result<Terminal, SpawnError> {
+    Terminal::spawn(&terminal_options(command, COLS, ROWS)?).map_err(|error| SpawnError::Terminal {
+        command: display_command(command),
+        error,
     })
+}
+
+/// The command line as people read it: its parts joined by spaces.
+pub(crate) fn display_command(command: &[OsString]) -> String {
+    command
+        .iter()
+        .map(|part| part.to_string_lossy())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// What to say when a command started with stdin on /dev/null left nothing to
 /// measure: exiting at once is what an interactive program does at end of file.
-pub(super) fn exited_without_terminal(
+pub(crate) fn exited_without_terminal(
     command: &[OsString],
     status: Option<ExitStatus>,
     after: Option<Duration>,
@@ -71,7 +108,7 @@ pub(super) fn exited_without_terminal(
 
 /// What to say when a command started in a terminal left nothing to measure,
 /// with the screen it left.
-pub(super) fn exited_in_terminal(
+pub(crate) fn exited_in_terminal(
     command: &[OsString],
     status: Option<ExitStatus>,
     screen: &str,
@@ -132,5 +169,33 @@ mod tests {
             "`node` exited (exit status: 1) within the settle time and left no process to \
              measure; its last screen:\n  | Error: no config\n  | >"
         );
+    }
+
+    #[test]
+    fn a_terminal_gets_this_environment_with_xterm_and_the_size() {
+        let options = terminal_options(&["node".into(), "-i".into()], 100, 30).unwrap();
+        assert_eq!(options.program, "node");
+        assert_eq!(options.args, ["-i"]);
+        assert_eq!((options.cols, options.rows), (100, 30));
+        let var = |key: &std::ffi::OsStr| {
+            options
+                .env
+                .iter()
+                .find(|(k, _)| k.as_os_str() == key)
+                .map(|(_, value)| value.clone())
+        };
+        assert_eq!(var("TERM".as_ref()), Some("xterm-256color".into()));
+        // Every variable of this process is passed on (TERM aside, which is replaced).
+        for (key, value) in std::env::vars_os().filter(|(key, _)| key != "TERM") {
+            assert_eq!(var(&key), Some(value), "{key:?}");
+        }
+    }
+
+    #[test]
+    fn an_empty_command_line_is_refused() {
+        assert!(matches!(
+            terminal_options(&[], COLS, ROWS),
+            Err(SpawnError::NoCommand)
+        ));
     }
 }

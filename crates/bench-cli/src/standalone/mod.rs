@@ -1,0 +1,9 @@
+//! Measurements of a command given on the command line, without a spec, as
+//! `clibench startup`, `kernel`, `mem` and `staircase` make them.
+//!
+//! Each module takes plain settings (durations as [`std::time::Duration`]), returns
+//! typed errors and never prints; renderers return the text a person reads.
+
+pub mod mem;
+pub mod spawn;
+pub mod staircase;

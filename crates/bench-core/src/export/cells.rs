@@ -1,0 +1,210 @@
+//! The cells of a comparison, shared by the renderers for people (text, Markdown,
+//! HTML), so that a median, a change or a trial count reads the same in each.
+//!
+//! The renderers differ only in a few symbols, gathered in a [`Notation`]: a
+//! terminal table keeps to ASCII (`-`, `+inf`, `+1.0% .. +2.0%`), a document uses
+//! typographic ones (`–`, `+∞`, `+1.0% to +2.0%`). Escaping is the caller's: these
+//! cells are plain text.
+
+use crate::compare::{MetricComparison, Verdict, VerdictCounts};
+use crate::metric::Nature;
+use crate::stats::MetricStats;
+
+/// The symbols a renderer writes for empty cells, infinite changes and intervals.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Notation {
+    /// A cell without a value: no median, no interval.
+    none: &'static str,
+    /// A change from a base of zero.
+    infinite: &'static str,
+    /// Between the two ends of an interval.
+    to: &'static str,
+    /// Whether an exact metric's interval reads `exact`; otherwise it shows its
+    /// point ratio at both ends, as the terminal table always has.
+    exact_word: bool,
+}
+
+impl Notation {
+    /// A terminal's plain-text table.
+    pub(crate) const TERMINAL: Notation = Notation {
+        none: "-",
+        infinite: "+inf",
+        to: " .. ",
+        exact_word: false,
+    };
+
+    /// Markdown and HTML.
+    pub(crate) const DOCUMENT: Notation = Notation {
+        none: "–",
+        infinite: "+∞",
+        to: " to ",
+        exact_word: true,
+    };
+
+    /// A ratio as a signed change: 1.35 -> `+35.0%`, 0.8 -> `-20.0%`.
+    pub(crate) fn percent(self, ratio: f64) -> String {
+        // A ratio is finite or, from a base of zero, +infinity.
+        if !ratio.is_finite() {
+            return self.infinite.to_string();
+        }
+        let change = (ratio - 1.0) * 100.0;
+        // Avoid "-0.0%" for a change that rounds to zero.
+        if change.abs() < 0.05 {
+            return "0.0%".to_string();
+        }
+        format!("{change:+.1}%")
+    }
+
+    /// The median in its unit, or the empty cell when every sample failed.
+    pub(crate) fn median(self, stats: &MetricStats) -> String {
+        stats
+            .median()
+            .map_or(self.none.to_string(), |median| stats.unit.format(median))
+    }
+
+    /// The interval of the change; empty for a single sample, which has no spread.
+    pub(crate) fn interval(self, row: &MetricComparison) -> String {
+        match (row.verdict, row.nature) {
+            (Verdict::SingleSample, _) => self.none.to_string(),
+            // An exact metric's point ratio is all there is.
+            (_, Nature::Exact) if self.exact_word => "exact".to_string(),
+            _ => format!(
+                "{}{}{}",
+                self.percent(row.ci_low),
+                self.to,
+                self.percent(row.ci_high)
+            ),
+        }
+    }
+}
+
+/// The absolute change in the metric's unit, signed: `+175 ms`, `-39.2 MiB`, `0 B`.
+pub(crate) fn signed_amount(row: &MetricComparison) -> String {
+    let text = row.unit.format(row.delta);
+    if row.delta > 0.0 {
+        format!("+{text}")
+    } else {
+        text
+    }
+}
+
+/// Successful samples, and the failed ones when there are any: `5`, `4 (1 failed)`.
+pub(crate) fn trials(stats: &MetricStats) -> String {
+    if stats.errored == 0 {
+        stats.n().to_string()
+    } else {
+        format!("{} ({} failed)", stats.n(), stats.errored)
+    }
+}
+
+/// What one side has of a metric missing on a side: `not measured`, `no successful
+/// sample (3 failed)` or `40.5 ms over 5 trials`.
+pub(crate) fn presence(stats: Option<&MetricStats>) -> String {
+    match stats {
+        None => "not measured".to_string(),
+        Some(stats) => match stats.median() {
+            None => format!("no successful sample ({} failed)", stats.errored),
+            Some(median) => format!(
+                "{} over {}",
+                stats.unit.format(median),
+                plural(stats.n(), "trial", "trials")
+            ),
+        },
+    }
+}
+
+/// A percentage with one decimal, without a trailing `.0`: 20 -> `20`, 12.5 -> `12.5`.
+pub(crate) fn trimmed_percent(value: f64) -> String {
+    let text = format!("{value:.1}");
+    text.strip_suffix(".0").unwrap_or(&text).to_string()
+}
+
+/// `1 trial`, `2 trials`.
+pub(crate) fn plural(count: usize, one: &str, many: &str) -> String {
+    if count == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{count} {many}")
+    }
+}
+
+/// The parts of a document's headline: the regressions and improvements always,
+/// then each other verdict that some metric got, then the metrics missing on a
+/// side. The first part is the regressions, which a renderer may emphasize.
+pub(crate) fn headline(counts: &VerdictCounts) -> Vec<String> {
+    let mut parts = vec![
+        format!("{} {}", counts.regressed, Verdict::Regressed.word()),
+        format!("{} {}", counts.improved, Verdict::Improved.word()),
+    ];
+    for verdict in [
+        Verdict::WithinNoise,
+        Verdict::WithinResolution,
+        Verdict::Unchanged,
+    ] {
+        let count = counts.of(verdict);
+        if count > 0 {
+            parts.push(format!("{count} {}", verdict.word()));
+        }
+    }
+    if counts.single_sample > 0 {
+        parts.push(format!(
+            "{} with a single sample",
+            plural(counts.single_sample, "metric", "metrics")
+        ));
+    }
+    if counts.missing > 0 {
+        parts.push(format!("{} missing on a side", counts.missing));
+    }
+    parts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn changes_are_signed_percentages_in_either_notation() {
+        for notation in [Notation::TERMINAL, Notation::DOCUMENT] {
+            assert_eq!(notation.percent(1.35), "+35.0%");
+            assert_eq!(notation.percent(0.8), "-20.0%");
+            assert_eq!(notation.percent(1.0), "0.0%");
+            assert_eq!(notation.percent(0.99999), "0.0%");
+        }
+        assert_eq!(Notation::TERMINAL.percent(f64::INFINITY), "+inf");
+        assert_eq!(Notation::DOCUMENT.percent(f64::INFINITY), "+∞");
+    }
+
+    #[test]
+    fn percentages_drop_a_trailing_zero_decimal() {
+        assert_eq!(trimmed_percent(20.0), "20");
+        assert_eq!(trimmed_percent(12.5), "12.5");
+        assert_eq!(trimmed_percent(0.04), "0");
+    }
+
+    #[test]
+    fn headline_always_names_regressions_and_improvements() {
+        let none = headline(&VerdictCounts::default());
+        assert_eq!(none, ["0 regressed", "0 improved"]);
+        let some = headline(&VerdictCounts {
+            regressed: 2,
+            improved: 0,
+            within_noise: 3,
+            within_resolution: 1,
+            single_sample: 1,
+            unchanged: 4,
+            missing: 2,
+        });
+        assert_eq!(
+            some,
+            [
+                "2 regressed",
+                "0 improved",
+                "3 within noise",
+                "1 within resolution",
+                "4 unchanged",
+                "1 metric with a single sample",
+                "2 missing on a side"
+            ]
+        );
+    }
+}
