@@ -8,7 +8,7 @@
 //! terminal, its process family, and its background sessions.
 
 use super::PhaseContext;
-use super::error::chain;
+use super::error::{FileError, chain};
 use super::exec::{self, Step};
 use super::recording::{Recording, keep_screen};
 use super::state::UserRecord;
@@ -43,14 +43,8 @@ pub enum MeasureError {
         source: exec::StopError,
     },
     /// A file of the phase could not be copied or its folder made.
-    #[error("{action}")]
-    Io {
-        /// "copying A to B", "creating D".
-        action: String,
-        /// Why.
-        #[source]
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    File(#[from] FileError),
     /// The process breakdown could not be written.
     #[error("writing {}", path.display())]
     Write {
@@ -146,10 +140,6 @@ pub enum MeasureError {
 }
 
 impl MeasureError {
-    fn io(action: String) -> impl FnOnce(std::io::Error) -> MeasureError {
-        move |source| MeasureError::Io { action, source }
-    }
-
     fn stop(action: &'static str) -> impl FnOnce(exec::StopError) -> MeasureError {
         move |source| MeasureError::Stop { action, source }
     }
@@ -198,7 +188,7 @@ pub(super) fn keep_start_files(ctx: &PhaseContext, names: &[&str]) -> Result<(),
         let screen = folder.join(bench_term::READY_SCREEN_FILE);
         if screen.is_file() {
             let kept = ctx.log_path(&format!("screen-at-ready-{trial}-{name}.txt"))?;
-            std::fs::copy(&screen, &kept).map_err(MeasureError::io(format!(
+            std::fs::copy(&screen, &kept).map_err(FileError::doing(format!(
                 "copying {} to {}",
                 screen.display(),
                 kept.display()
@@ -208,9 +198,9 @@ pub(super) fn keep_start_files(ctx: &PhaseContext, names: &[&str]) -> Result<(),
         if cast.is_file() {
             let dir = ctx.out.join("transcripts");
             std::fs::create_dir_all(&dir)
-                .map_err(MeasureError::io(format!("creating {}", dir.display())))?;
+                .map_err(FileError::doing(format!("creating {}", dir.display())))?;
             let kept = dir.join(format!("{name}-{trial}.cast"));
-            std::fs::copy(&cast, &kept).map_err(MeasureError::io(format!(
+            std::fs::copy(&cast, &kept).map_err(FileError::doing(format!(
                 "copying {} to {}",
                 cast.display(),
                 kept.display()
