@@ -85,7 +85,7 @@ pub struct PhaseContext {
     /// The trial user: `None` during prepare, and during install until it is created.
     pub user: Option<TrialUser>,
     /// The run's staging folder: the source, the build folder and the artifacts, where the
-    /// trial users can read them whatever folder OUT/ is in (see [`super::staging`]).
+    /// trial users can read them whatever folder OUT/ is in (see `pipeline/staging.rs`).
     pub stage: PathBuf,
 }
 

@@ -11,6 +11,14 @@
 //! - [`exec`]: running one command with a timeout, as the trial user, logged.
 //! - [`out_dir`]: the output folder's ownership, marker and lock.
 //! - [`cleanup()`]: stops and removes what the state file lists.
+//!
+//! # Errors
+//! Every function returns a `thiserror` type naming what failed (file, command, user,
+//! key) with its causes as [`std::error::Error::source`]. The runner's surface is
+//! [`Error`]; a phase that failed says why in [`PhaseOutcome::failure`], a [`PhaseError`]
+//! holding the phase's own type ([`PrepareError`], [`InstallError`], [`MeasureError`],
+//! [`RuntimeError`], [`UiError`], [`StaircaseError`]) or its [`ContextError`]. The text
+//! users see and `result.json` records is the error and its causes joined by `: `.
 
 pub mod ab;
 mod caches_linux;

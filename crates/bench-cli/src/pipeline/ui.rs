@@ -5,7 +5,7 @@
 //! Records `ui_steps` (total wall seconds of the steps), `ui_cpu` (CPU seconds of the family
 //! during them), `ui_rss` (family RSS after them) and `keystroke` (median latency); the
 //! timings get `ui:<step>` (wall), `ui:<step>:cpu`, and `keystroke:min|p95|max`; every
-//! keystroke's latency goes to OUT/logs/keystrokes-<trial>.json.
+//! keystroke's latency goes to `OUT/logs/keystrokes-<trial>.json`.
 
 use super::PhaseContext;
 use super::error::chain;
