@@ -83,7 +83,7 @@ pub enum MeasureError {
     EmptyCommand,
     /// `[measure] quit` names a key that does not exist.
     #[error("[measure] quit")]
-    Quit(#[source] bench_term::keys::KeyError),
+    Quit(#[source] bench_term::KeyError),
     /// No process of the target was there to measure.
     #[error("no process of the target was found for the memory measurement")]
     NoProcesses,
