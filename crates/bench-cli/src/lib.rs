@@ -5,7 +5,7 @@
 //! observations into one `result.json` (the format of `bench_core::ResultFile`). The
 //! [`demo`] module writes the built-in demo agent, which needs no network.
 //! [`standalone`] measures a command given on the command line, without a spec (what
-//! `clibench mem` and `clibench staircase` do).
+//! `clibench startup`, `kernel`, `mem` and `staircase` do).
 //!
 //! The library never prints and never exits: the [`pipeline::Runner`] reports progress
 //! through a [`pipeline::Observer`] and returns typed errors ([`pipeline::Error`]). How a

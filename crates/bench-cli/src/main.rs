@@ -4,7 +4,6 @@
 
 mod commands;
 mod exit;
-mod table;
 
 // The library half: what clibench does. The binary only asks and shows.
 use bench_cli::{demo, pipeline, spec};

@@ -12,10 +12,16 @@
 //! ```text
 //! cargo build --release -p bench-term --bins --examples
 //! target/release/examples/ready_latency [--runs 200] [--fixture PATH]
+//!     [--flood-kib 1024] [--flood-runs 40]
 //! ```
 //!
-//! Also prints keystroke-to-screen latency against the echoing fixture and this
-//! process's peak RSS (VmHWM) after driving all those terminals.
+//! Also prints keystroke-to-screen latency against the echoing fixture, the cost
+//! of recording a transcript while reading (the fixture floods `--flood-kib` KiB
+//! of log lines before its marker; the CPU time this thread spends in `ready`,
+//! reading and feeding all of it, with and without a transcript, and in `close`,
+//! which writes the recording; CPU time, unlike the wall clock, hardly depends on
+//! what else the machine runs), and this process's peak RSS (VmHWM) after driving
+//! all those terminals.
 
 use bench_core::stats::{Summary, percentile_of_sorted};
 use bench_core::units::{format_bytes, format_seconds};
@@ -28,11 +34,17 @@ const TIMEOUT: Duration = Duration::from_secs(20);
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut runs = 200usize;
+    let mut flood_kib = 1024usize;
+    let mut flood_runs = 40usize;
     let mut fixture = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--runs" => runs = args.next().ok_or("--runs needs a value")?.parse()?,
+            "--flood-kib" => flood_kib = args.next().ok_or("--flood-kib needs a value")?.parse()?,
+            "--flood-runs" => {
+                flood_runs = args.next().ok_or("--flood-runs needs a value")?.parse()?
+            }
             "--fixture" => {
                 fixture = Some(PathBuf::from(args.next().ok_or("--fixture needs a path")?))
             }
@@ -113,6 +125,42 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .collect();
     terminal.close()?;
 
+    // Recording while reading: the same flood, without and with a transcript.
+    let flood_bytes = (flood_kib * 1024).to_string();
+    let flood_options = || options(&["--flood", &flood_bytes, "--ready-marker"]);
+    let mut flood_plain = Vec::with_capacity(flood_runs);
+    let mut flood_recorded = Vec::with_capacity(flood_runs);
+    let mut close_plain = Vec::with_capacity(flood_runs);
+    let mut close_recorded = Vec::with_capacity(flood_runs);
+    let transcripts = std::env::temp_dir().join(format!("ready-flood-{}", std::process::id()));
+    for run in 0..flood_runs {
+        // Alternated, so that a slow spell of the machine hits both alike.
+        for recorded in [run % 2 == 0, run % 2 != 0] {
+            let options = if recorded {
+                flood_options().transcript(transcripts.join(run.to_string()))
+            } else {
+                flood_options()
+            };
+            let mut terminal = Terminal::spawn(&options)?;
+            let started = thread_cpu();
+            terminal.ready(&ReadyMode::Pattern(marker.clone()), TIMEOUT)?;
+            let read = thread_cpu() - started;
+            let started = thread_cpu();
+            terminal.close()?;
+            let closed = thread_cpu() - started;
+            let (ready_list, close_list) = if recorded {
+                (&mut flood_recorded, &mut close_recorded)
+            } else {
+                (&mut flood_plain, &mut close_plain)
+            };
+            ready_list.push(read.as_secs_f64());
+            close_list.push(closed.as_secs_f64());
+        }
+    }
+    if transcripts.exists() {
+        std::fs::remove_dir_all(&transcripts)?;
+    }
+
     println!("over {runs} runs, from the fixture's write to bench-term's read / detection:");
     report("pattern read", &pattern_read);
     report("pattern det.", &pattern);
@@ -120,6 +168,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     report("probe det.", &probe);
     println!("keystroke-to-screen latency over {runs} keys:");
     report("keystroke", &keystrokes);
+    println!("CPU time in ready, reading a {flood_kib} KiB flood, over {flood_runs} runs:");
+    report("plain", &flood_plain);
+    report("transcript", &flood_recorded);
+    println!("CPU time in close (the transcript saved on close):");
+    report("plain", &close_plain);
+    report("transcript", &close_recorded);
     let status = std::fs::read_to_string("/proc/self/status")?;
     let hwm_kib: f64 = status
         .lines()
@@ -131,6 +185,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         format_bytes(hwm_kib * 1024.0)
     );
     Ok(())
+}
+
+/// CPU time this thread has used so far.
+fn thread_cpu() -> Duration {
+    let now = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    Duration::new(
+        u64::try_from(now.tv_sec).unwrap_or(0),
+        u32::try_from(now.tv_nsec).unwrap_or(0),
+    )
 }
 
 /// CLOCK_MONOTONIC nanoseconds of the ready read and of its detection.

@@ -4,9 +4,11 @@
 //! "timestamp": UNIX_SECONDS, "env": {"TERM": ...}}`) and then one JSON array per
 //! event: `[seconds since start, code, data]`, with code `"o"` for output, `"i"`
 //! for input and `"m"` for a marker (asciinema's player pauses on markers; the
-//! ready moment is the marker `"ready"`). Data are UTF-8 strings, so output is
-//! decoded as it arrives: a character split across two reads is held back until
-//! it is whole ([`Utf8Stream`]), and bytes that are not UTF-8 become U+FFFD.
+//! ready moment is the marker `"ready"`). Data are UTF-8 strings: bench-term
+//! keeps the raw bytes of each read while the program runs and decodes them when
+//! the recording is written, a character split across two reads going whole to
+//! the event of the read that completed it, and bytes that are not UTF-8
+//! becoming U+FFFD.
 
 use serde::Serialize;
 use std::time::Duration;
@@ -152,13 +154,13 @@ impl Recording {
 /// Decodes a byte stream as UTF-8 across reads: an incomplete character at the end
 /// of one read waits for the next; invalid bytes become U+FFFD.
 #[derive(Debug, Default)]
-pub struct Utf8Stream {
+pub(crate) struct Utf8Stream {
     pending: Vec<u8>,
 }
 
 impl Utf8Stream {
     /// The text that `bytes`, after what came before, completes.
-    pub fn decode(&mut self, bytes: &[u8]) -> String {
+    pub(crate) fn decode(&mut self, bytes: &[u8]) -> String {
         self.pending.extend_from_slice(bytes);
         let mut out = String::new();
         let mut start = 0;
@@ -194,7 +196,7 @@ impl Utf8Stream {
     }
 
     /// What is left at the end of the stream (an unfinished character), as U+FFFD.
-    pub fn finish(&mut self) -> String {
+    pub(crate) fn finish(&mut self) -> String {
         let rest = String::from_utf8_lossy(&self.pending).into_owned();
         self.pending.clear();
         rest

@@ -9,7 +9,7 @@
 //!
 //! - `require`: a regex that must match the screen at ready (the real prompt);
 //! - `reject`: regexes that must not match ("blocked by: PATTERN");
-//! - [`DIALOGS`]: the blocking prompts of agent CLIs seen so far (trust this
+//! - the dialogs it knows: the blocking prompts of agent CLIs seen so far (trust this
 //!   folder, API key, sign in / log in, press Enter to continue, choose an
 //!   option, y/n questions). A match fails the start "blocked by a dialog", unless
 //!   the guard allows dialogs or one of its expected patterns (`require`, or the
@@ -22,11 +22,11 @@ use std::sync::LazyLock;
 
 /// One kind of blocking prompt: a name for messages and the pattern that finds it.
 #[derive(Debug)]
-pub struct Dialog {
+pub(crate) struct Dialog {
     /// What it is, for messages ("folder trust").
-    pub name: &'static str,
+    name: &'static str,
     /// Matched against each line of the screen, case-insensitively.
-    pub pattern: Regex,
+    pattern: Regex,
 }
 
 /// `(name, regex)` of every dialog kind; compiled once into [`DIALOGS`].
@@ -70,7 +70,7 @@ const DIALOG_PATTERNS: &[(&str, &str)] = &[
 ];
 
 /// The dialog kinds, compiled.
-pub static DIALOGS: LazyLock<Vec<Dialog>> = LazyLock::new(|| {
+static DIALOGS: LazyLock<Vec<Dialog>> = LazyLock::new(|| {
     DIALOG_PATTERNS
         .iter()
         .map(|(name, pattern)| Dialog {
@@ -90,7 +90,7 @@ pub struct DialogHit {
 }
 
 /// The first blocking prompt on `screen`, looked for line by line.
-pub fn find_dialog(screen: &str) -> Option<DialogHit> {
+pub(crate) fn find_dialog(screen: &str) -> Option<DialogHit> {
     screen.lines().find_map(|line| {
         DIALOGS
             .iter()
@@ -139,8 +139,8 @@ impl fmt::Display for Blocked {
     }
 }
 
-/// What the screen at ready must and must not show. The default looks for
-/// [`DIALOGS`] only.
+/// What the screen at ready must and must not show. The default looks for the
+/// blocking dialogs the [module](self) lists only.
 #[derive(Debug, Clone, Default)]
 pub struct ReadyGuard {
     /// Must match the screen at ready.

@@ -13,7 +13,7 @@ use crate::terminal::Terminal;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How long the reading thread holds the terminal at a time: the longest a caller
 /// of [`Drained::with`] waits, and how late [`Drained::finish`] is noticed.
@@ -44,11 +44,12 @@ impl Drained {
             let closed = Arc::clone(&closed);
             std::thread::spawn(move || {
                 while !stop.load(Ordering::Acquire) {
-                    let started = Instant::now();
-                    lock(&terminal).settle(DRAIN_SLICE)?;
-                    // settle returns early only once the program's side of the
-                    // terminal is closed: nothing more will come to read.
-                    if started.elapsed() < DRAIN_SLICE {
+                    let mut terminal = lock(&terminal);
+                    terminal.settle(DRAIN_SLICE)?;
+                    // The terminal's own end of file (EIO or an empty read on the
+                    // master once no process holds the program's side open), not
+                    // a silence: a program may say nothing for a long time.
+                    if terminal.is_closed() {
                         closed.store(true, Ordering::Release);
                         break;
                     }

@@ -4,7 +4,10 @@
 //! [`Terminal`] starts a program in a fresh pseudo-terminal (exact environment,
 //! working directory, optional user, always a new session), feeds everything it
 //! writes to a VT100/xterm screen model, answers the queries TUIs block on at
-//! start-up from that model, and tells when the program is ready for typing.
+//! start-up from that model (cursor position, device attributes, kitty keyboard
+//! flags, DECRQM modes, window and cell sizes, colours, XTVERSION), and tells when
+//! the program is ready for typing. Keys are sent in the legacy encoding or the
+//! kitty keyboard protocol's, whichever the program turned on ([`Key`]).
 //!
 //! ```no_run
 //! use bench_term::{ReadyMode, SpawnOptions, Terminal};
@@ -26,10 +29,11 @@
 //! - [`ready`]: the ready modes (`probe`, `pattern:REGEX`, `first-frame`, `stable:DURATION`).
 //! - [`dialog`]: what the screen at ready must (not) show; the blocking dialogs recognised.
 //! - [`asciicast`]: transcripts as asciicast v2 recordings, with the ready moment marked.
-//! - [`queries`]: which terminal queries are recognized and how they are answered.
-//! - [`keys`]: keys as sent in legacy and kitty keyboard protocol encodings.
-//! - [`screen`]: the screen model and what counts as a visible frame.
+//! - [`Drained`]: a terminal read on a thread of its own while the caller does other things.
 //! - [`kernel`]: the REPL kernel client.
+//!
+//! The screen model is [vt100](https://docs.rs/vt100)'s; it stays inside: the
+//! screen is read as text ([`Terminal::screen_text`], [`Terminal::cursor`]).
 #![warn(missing_docs)]
 
 pub mod asciicast;
@@ -37,24 +41,21 @@ pub mod dialog;
 mod drained;
 mod error;
 pub mod kernel;
-pub mod keys;
+mod keys;
 mod pty_linux;
-pub mod queries;
+mod queries;
 pub mod ready;
-pub mod screen;
+mod screen;
 mod session_linux;
 mod terminal;
 mod transcript;
 
-pub use dialog::{Blocked, ReadyGuard};
+pub use dialog::{Blocked, DialogHit, ReadyGuard};
 pub use drained::Drained;
 pub use error::{Exit, ProbeWhere, ScreenDump, Stage, TermError};
-pub use keys::{Key, parse_key_list, parse_keys};
+pub use keys::{Key, KeyError, parse_key_list, parse_keys};
 pub use ready::ReadyMode;
-pub use terminal::{
-    CloseReport, KEYSTROKE_TIMEOUT, PROBE_CLEANUP_TIMEOUT, PROBE_INTERVAL, PROBE_LETTERS,
-    QUIT_QUIET, SpawnOptions, Terminal, Timeline, monotonic_now,
-};
+pub use terminal::{CloseReport, QUIT_QUIET, SpawnOptions, Terminal, Timeline};
 pub use transcript::{
     CAST_FILE, INPUT_FILE, OUTPUT_FILE, READY_MARKER, READY_SCREEN_FILE, SCREEN_FILE,
     TRANSCRIPT_LIMIT_BYTES,

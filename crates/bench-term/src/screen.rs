@@ -2,7 +2,6 @@
 //! writes, the queries it asks answered from that model, and the frames a person
 //! would see.
 
-use crate::keys::KITTY_ALL_KEYS;
 use crate::queries::{Control, Found, ReplyState, Rgb, Scanner, reply};
 use std::time::{Duration, Instant};
 
@@ -127,11 +126,6 @@ impl Screen {
         self.kitty.last().copied().unwrap_or(0)
     }
 
-    /// Whether typed text must be sent as escape codes (kitty "report all keys").
-    pub fn all_keys_as_codes(&self) -> bool {
-        self.kitty_flags() & KITTY_ALL_KEYS != 0
-    }
-
     /// The emulator's screen.
     pub fn vt(&self) -> &vt100::Screen {
         self.parser.screen()
@@ -210,33 +204,32 @@ pub fn shows_frame(screen: &vt100::Screen) -> bool {
 pub fn find_text(screen: &vt100::Screen, needle: &str) -> Option<(u16, u16)> {
     let (rows, cols) = screen.size();
     let needle: Vec<char> = needle.chars().collect();
+    if needle.is_empty() {
+        return None;
+    }
+    // One entry per character with the column of the cell that holds it, so wide
+    // characters before the needle do not shift the column; reused for every row.
+    let mut cells: Vec<(u16, char)> = Vec::with_capacity(usize::from(cols));
     for row in 0..rows {
-        // One entry per character with the column of the cell that holds it, so wide
-        // characters before the needle do not shift the column.
-        let mut cells: Vec<(u16, char)> = Vec::with_capacity(usize::from(cols));
+        cells.clear();
         for col in 0..cols {
             if let Some(cell) = screen.cell(row, col) {
                 if cell.is_wide_continuation() {
                     continue;
                 }
-                let mut chars = cell.contents().chars().collect::<Vec<_>>();
-                if chars.is_empty() {
-                    chars.push(' ');
+                let contents = cell.contents();
+                if contents.is_empty() {
+                    cells.push((col, ' '));
+                } else {
+                    cells.extend(contents.chars().map(|c| (col, c)));
                 }
-                cells.extend(chars.into_iter().map(|c| (col, c)));
             }
         }
-        if needle.is_empty() || cells.len() < needle.len() {
-            continue;
-        }
-        for start in 0..=cells.len() - needle.len() {
-            if cells[start..start + needle.len()]
-                .iter()
-                .zip(&needle)
-                .all(|(&(_, c), &n)| c == n)
-            {
-                return Some((row, cells[start].0));
-            }
+        if let Some(start) = cells
+            .windows(needle.len())
+            .position(|window| window.iter().zip(&needle).all(|(&(_, c), &n)| c == n))
+        {
+            return Some((row, cells[start].0));
         }
     }
     None

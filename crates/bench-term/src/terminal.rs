@@ -20,13 +20,13 @@ use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
 /// How often probe mode types a new probe.
-pub const PROBE_INTERVAL: Duration = Duration::from_millis(20);
+const PROBE_INTERVAL: Duration = Duration::from_millis(20);
 /// How long probe mode polls the terminal modes while waiting for raw mode.
 const RAW_MODE_POLL: Duration = Duration::from_millis(1);
 /// How long probe mode may take to erase its probe once ready was recorded.
-pub const PROBE_CLEANUP_TIMEOUT: Duration = Duration::from_secs(5);
+const PROBE_CLEANUP_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long one keystroke sample may take to appear.
-pub const KEYSTROKE_TIMEOUT: Duration = Duration::from_secs(5);
+const KEYSTROKE_TIMEOUT: Duration = Duration::from_secs(5);
 /// How often waits look whether the program exited while its terminal stays open.
 const EXIT_CHECK_INTERVAL: Duration = Duration::from_millis(50);
 /// How long close() lets the program exit after the hang-up before killing it.
@@ -51,7 +51,7 @@ const SAMPLE_LETTERS: &[u8] = b"abcdefghijklmnopqrstuvwxyz";
 /// (always/allow), d (deny/don't), q (quit), c (cancel), s (skip), r (retry),
 /// o (ok), e (edit), t (trust), x (exit/close), i (info), nor the vim motions
 /// h/j/k/l that list menus move with.
-pub const PROBE_LETTERS: &[u8] = b"bfgmpuvz";
+const PROBE_LETTERS: &[u8] = b"bfgmpuvz";
 /// Letters of a probe's random tag.
 const PROBE_TAG_LENGTH: usize = 8;
 /// Letters of a probe's index (base 8: 32768 probes before the index wraps).
@@ -278,7 +278,7 @@ pub struct Terminal {
 }
 
 /// CLOCK_MONOTONIC now, the clock [`Instant`] uses on Linux.
-pub fn monotonic_now() -> Duration {
+fn monotonic_now() -> Duration {
     let now = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
     Duration::new(
         u64::try_from(now.tv_sec).unwrap_or(0),
@@ -377,14 +377,16 @@ impl Terminal {
         self.screen.text()
     }
 
-    /// The screen model.
-    pub fn screen(&self) -> &vt100::Screen {
-        self.screen.vt()
-    }
-
     /// Cursor row and column, 0-based.
     pub fn cursor(&self) -> (u16, u16) {
         self.screen.vt().cursor_position()
+    }
+
+    /// Whether the program's side of the terminal is closed: a read on the master
+    /// met end of file (every process holding the PTY's slave closed it, usually
+    /// by exiting), or the terminal was hung up by [`Terminal::close`].
+    pub(crate) fn is_closed(&self) -> bool {
+        self.eof || self.master.is_none()
     }
 
     /// Whether a synchronized update is open now.
@@ -416,7 +418,7 @@ impl Terminal {
     }
 
     /// [`Terminal::ready_guarded`] with the default guard: a start that ends at a
-    /// blocking dialog (see [`crate::dialog::DIALOGS`]) is an error. A `pattern:`
+    /// blocking dialog (see [`crate::dialog`]) is an error. A `pattern:`
     /// mode's own pattern matching the dialog's line means it is expected.
     pub fn ready(&mut self, mode: &ReadyMode, timeout: Duration) -> Result<Duration, TermError> {
         self.ready_guarded(mode, timeout, &ReadyGuard::default())
@@ -838,7 +840,7 @@ impl Terminal {
     /// that closed its terminal is dropped.
     fn write_input(&mut self, mut bytes: &[u8]) -> Result<(), TermError> {
         if let Some(transcript) = &mut self.transcript {
-            transcript.record_input(bytes);
+            transcript.record_input(bytes, Instant::now());
         }
         let pid = self.pid;
         let Some(master) = &self.master else {
@@ -1026,10 +1028,16 @@ impl Terminal {
             let wait = next_probe.min(deadline).saturating_duration_since(now);
             let pumped = self.pump(wait, &mut |s| {
                 let text = s.contents();
+                // The ready check first: the frame that shows a probe is the one
+                // whose detection is measured, and where a probe was seen only
+                // matters to the message of a timeout, which a hit rules out.
+                if visible_probe(&text, &tag, typed).is_some() {
+                    return true;
+                }
                 if text.contains(tag.as_str()) {
                     seen = find_text(s, &tag).or(seen);
                 }
-                visible_probe(&text, &tag, typed).is_some()
+                false
             })?;
             match pumped {
                 Pumped::Data(Some(hit)) => {

@@ -3,7 +3,7 @@
 use crate::asciicast::{Code, Event, Header, Recording, Utf8Stream};
 use crate::error::TermError;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Instant, SystemTime};
 
 /// Most output bytes a transcript keeps; past this, the session fails with
 /// [`TermError::TranscriptTooLarge`] (the seed harness's cap).
@@ -33,6 +33,10 @@ pub(crate) struct CastSetup {
 }
 
 /// Raw output and input of one session, capped at `limit_bytes` each.
+///
+/// Reading the terminal is the measured path, so it only appends the bytes and
+/// notes when they came ([`Moment`]); decoding them into asciicast events (UTF-8
+/// across reads, time order) waits until the recording is written.
 #[derive(Debug)]
 pub(crate) struct Transcript {
     folder: PathBuf,
@@ -42,10 +46,26 @@ pub(crate) struct Transcript {
     overflowed: bool,
     setup: CastSetup,
     started_unix: SystemTime,
-    events: Vec<Event>,
-    output_text: Utf8Stream,
-    input_text: Utf8Stream,
+    /// Every read, write and marker, in the order they were recorded.
+    moments: Vec<Moment>,
     ready_screen: Option<String>,
+}
+
+/// One recorded moment: when, and what.
+#[derive(Debug, Clone, Copy)]
+struct Moment {
+    at: Instant,
+    what: What,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum What {
+    /// Output up to this offset of [`Transcript::output`] was read.
+    Output { end: usize },
+    /// Input up to this offset of [`Transcript::input`] was written.
+    Input { end: usize },
+    /// The ready marker.
+    Ready,
 }
 
 impl Transcript {
@@ -59,69 +79,103 @@ impl Transcript {
             overflowed: false,
             setup,
             started_unix,
-            events: Vec::new(),
-            output_text: Utf8Stream::default(),
-            input_text: Utf8Stream::default(),
+            moments: Vec::new(),
             ready_screen: None,
         }
     }
 
-    fn since_start(&self, at: Instant) -> Duration {
-        at.saturating_duration_since(self.setup.started)
-    }
-
-    /// Adds an event, keeping events in time order (a marker may name a moment that
-    /// is already past, such as the read that made the program ready).
-    fn push(&mut self, at: Instant, code: Code, data: String) {
-        if data.is_empty() {
-            return;
-        }
-        let at = self.since_start(at);
-        let index = self.events.partition_point(|e| e.at <= at);
-        self.events.insert(index, Event { at, code, data });
-    }
-
     /// Marks the ready moment, `at`, and keeps the screen at ready.
     pub(crate) fn mark_ready(&mut self, at: Instant, screen: &str) {
-        self.push(at, Code::Marker, READY_MARKER.to_owned());
+        self.moments.push(Moment {
+            at,
+            what: What::Ready,
+        });
         self.ready_screen = Some(screen.to_owned());
     }
 
     /// Keeps `bytes` of output; fails once the cap is passed (and on every later call).
     /// `at` is when the bytes were read.
     pub(crate) fn record_output(&mut self, bytes: &[u8], at: Instant) -> Result<(), TermError> {
-        if self.overflowed || self.output.len() + bytes.len() > self.limit_bytes {
-            let room = self.limit_bytes.saturating_sub(self.output.len());
-            let kept = &bytes[..room.min(bytes.len())];
+        let room = self.limit_bytes.saturating_sub(self.output.len());
+        let over = self.overflowed || bytes.len() > room;
+        let kept = &bytes[..room.min(bytes.len())];
+        if !kept.is_empty() {
             self.output.extend_from_slice(kept);
-            let text = self.output_text.decode(kept);
-            self.push(at, Code::Output, text);
+            self.moments.push(Moment {
+                at,
+                what: What::Output {
+                    end: self.output.len(),
+                },
+            });
+        }
+        if over {
             self.overflowed = true;
             return Err(TermError::TranscriptTooLarge {
                 limit_bytes: self.limit_bytes,
             });
         }
-        self.output.extend_from_slice(bytes);
-        let text = self.output_text.decode(bytes);
-        self.push(at, Code::Output, text);
         Ok(())
     }
 
-    /// Keeps `bytes` of input, silently dropping what passes the cap.
-    pub(crate) fn record_input(&mut self, bytes: &[u8]) {
+    /// Keeps `bytes` of input, typed at `at`, silently dropping what passes the cap.
+    pub(crate) fn record_input(&mut self, bytes: &[u8], at: Instant) {
         let room = self.limit_bytes.saturating_sub(self.input.len());
         let kept = &bytes[..room.min(bytes.len())];
-        self.input.extend_from_slice(kept);
-        let text = self.input_text.decode(kept);
-        self.push(Instant::now(), Code::Input, text);
+        if !kept.is_empty() {
+            self.input.extend_from_slice(kept);
+            self.moments.push(Moment {
+                at,
+                what: What::Input {
+                    end: self.input.len(),
+                },
+            });
+        }
     }
 
-    /// The session as an asciicast v2 recording (an unfinished character at the end
-    /// of the output shows as U+FFFD).
-    pub(crate) fn recording(&mut self) -> Recording {
+    /// The session as an asciicast v2 recording: one event per read, write and
+    /// marker, in time order (a marker may name a moment already past, such as the
+    /// read that made the program ready; events of one time keep the order they
+    /// were recorded in). A character split across reads shows whole in the event
+    /// of the read that completed it; an unfinished character at the end of the
+    /// output shows as U+FFFD, at the time the recording is made.
+    pub(crate) fn recording(&self) -> Recording {
         let end = Instant::now();
-        let rest = self.output_text.finish();
-        self.push(end, Code::Output, rest);
+        let since_start = |at: Instant| at.saturating_duration_since(self.setup.started);
+        let mut events = Vec::with_capacity(self.moments.len() + 1);
+        let (mut output_text, mut input_text) = (Utf8Stream::default(), Utf8Stream::default());
+        let (mut output_done, mut input_done) = (0, 0);
+        for moment in &self.moments {
+            let (code, data) = match moment.what {
+                What::Output { end } => {
+                    let text = output_text.decode(&self.output[output_done..end]);
+                    output_done = end;
+                    (Code::Output, text)
+                }
+                What::Input { end } => {
+                    let text = input_text.decode(&self.input[input_done..end]);
+                    input_done = end;
+                    (Code::Input, text)
+                }
+                What::Ready => (Code::Marker, READY_MARKER.to_owned()),
+            };
+            if !data.is_empty() {
+                events.push(Event {
+                    at: since_start(moment.at),
+                    code,
+                    data,
+                });
+            }
+        }
+        let rest = output_text.finish();
+        if !rest.is_empty() {
+            events.push(Event {
+                at: since_start(end),
+                code: Code::Output,
+                data: rest,
+            });
+        }
+        // Stable: events of one time stay in the order they were recorded.
+        events.sort_by_key(|event| event.at);
         let mut env = std::collections::BTreeMap::new();
         if let Some(term) = &self.setup.term {
             env.insert("TERM".to_owned(), term.clone());
@@ -137,13 +191,13 @@ impl Transcript {
                     .map_or(0, |d| d.as_secs()),
                 env,
             },
-            events: self.events.clone(),
+            events,
         }
     }
 
     /// Writes the output, the input, `screen`, the screen at ready and the recording
     /// into the folder (created if needed).
-    pub(crate) fn save(&mut self, screen: &str) -> Result<(), TermError> {
+    pub(crate) fn save(&self, screen: &str) -> Result<(), TermError> {
         let recording = self.recording().to_text();
         let folder = self.folder.clone();
         let write = |name: &str, bytes: &[u8]| {
@@ -187,6 +241,7 @@ fn screen_file(screen: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
     fn output_past_the_cap_fails_and_is_truncated() {
@@ -207,7 +262,7 @@ mod tests {
             "the program wrote more than 10 bytes, the transcript cap"
         );
         assert!(transcript.record_output(b"x", Instant::now()).is_err());
-        transcript.record_input(b"typed");
+        transcript.record_input(b"typed", Instant::now());
         transcript.save("screen  \n\n").unwrap();
         let read = |name| std::fs::read(folder.path().join("t").join(name)).unwrap();
         assert_eq!(read(OUTPUT_FILE), b"123456789a");
@@ -218,6 +273,66 @@ mod tests {
         );
         let cast = std::fs::read_to_string(folder.path().join("t").join(CAST_FILE)).unwrap();
         assert_eq!(Recording::parse(&cast).unwrap().output(), "123456789a");
+    }
+
+    #[test]
+    fn the_recording_decodes_reads_and_keeps_events_in_time_order() {
+        let started = Instant::now();
+        let setup = CastSetup {
+            cols: 80,
+            rows: 24,
+            term: Some("xterm-256color".into()),
+            started,
+        };
+        let mut transcript = Transcript::new(PathBuf::from("unused"), 1 << 20, setup);
+        let at = |us| started + Duration::from_micros(us);
+        let output = "\u{1b}[1mé→🦀\u{1b}[0m ok\r\n".as_bytes();
+        // "é" split after its first byte, the crab after its second.
+        transcript.record_output(&output[..5], at(10)).unwrap();
+        transcript.record_output(&output[5..11], at(20)).unwrap();
+        transcript.record_input("ü".as_bytes()[..1].as_ref(), at(25));
+        transcript.record_output(&output[11..], at(30)).unwrap();
+        transcript.record_input(&"ü".as_bytes()[1..], at(35));
+        // Bytes that are no UTF-8, and a read that completes nothing.
+        transcript.record_output(b"a\xffb\xe2\x82", at(40)).unwrap();
+        transcript.record_output(b"\xac", at(50)).unwrap();
+        transcript.record_input(b"\x03", at(50));
+        // Ready was the read at 30 us; a second marker at the same time as a read.
+        transcript.mark_ready(at(30), "ready screen");
+        transcript.mark_ready(at(50), "ready screen");
+        let text = transcript.recording().to_text();
+        let events = text.split_once('\n').unwrap().1;
+        insta::assert_snapshot!(events, @r#"
+        [0.00001,"o","\u001b[1m"]
+        [0.00002,"o","é→"]
+        [0.00003,"o","🦀\u001b[0m ok\r\n"]
+        [0.00003,"m","ready"]
+        [0.000035,"i","ü"]
+        [0.00004,"o","a�b"]
+        [0.00005,"o","€"]
+        [0.00005,"i","\u0003"]
+        [0.00005,"m","ready"]
+        "#);
+    }
+
+    #[test]
+    fn an_unfinished_character_at_the_end_shows_as_a_replacement() {
+        let started = Instant::now();
+        let setup = CastSetup {
+            cols: 80,
+            rows: 24,
+            term: None,
+            started,
+        };
+        let mut transcript = Transcript::new(PathBuf::from("unused"), 100, setup);
+        transcript.record_output(b"ok \xf0\x9f", started).unwrap();
+        let data = |transcript: &Transcript| -> Vec<String> {
+            let events = transcript.recording().events;
+            events.into_iter().map(|e| e.data).collect()
+        };
+        assert_eq!(data(&transcript), ["ok ", "\u{FFFD}"]);
+        // Writing the recording does not consume what it encodes.
+        assert_eq!(data(&transcript), ["ok ", "\u{FFFD}"]);
     }
 
     #[test]

@@ -106,7 +106,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(130));
     };
     let options = with_spec_floors(options, outcome.specs.first())?;
-    let found = compare_sides(&out, &options)?;
+    let found = compare_sides(&out, ab.settings.order, &options)?;
     eprint!(
         "{}",
         bench_core::export::text::comparison(&found.comparison)

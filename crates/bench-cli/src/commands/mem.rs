@@ -3,7 +3,7 @@
 
 use crate::exit::input_error;
 use bench_cli::standalone::mem::{self, Error, STOP_GRACE, Settings, Target};
-use bench_term::ready::parse_duration;
+use bench_core::units::parse_duration;
 use std::ffi::OsString;
 use std::process::ExitCode;
 

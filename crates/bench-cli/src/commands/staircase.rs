@@ -3,9 +3,9 @@
 use crate::exit::input_error;
 use anyhow::Context;
 use bench_cli::standalone::staircase::{self, Ready, STOP_GRACE, Settings};
+use bench_core::units::parse_duration;
 use bench_proc::HostFacts;
 use bench_term::ReadyMode;
-use bench_term::ready::parse_duration;
 use std::ffi::OsString;
 use std::process::ExitCode;
 

@@ -157,8 +157,13 @@ pub struct AbComparison {
 }
 
 /// Marks `OUT/base/result.json` as the base and `OUT/head/result.json` as the candidate,
-/// compares them and writes `OUT/comparison.md` and `OUT/comparison.json`.
-pub fn compare_sides(out: &Path, options: &CompareOptions) -> Result<AbComparison, Error> {
+/// compares them and writes `OUT/comparison.md` and `OUT/comparison.json`; `order` is how
+/// the run interleaved their trials, which the Markdown names.
+pub fn compare_sides(
+    out: &Path,
+    order: Order,
+    options: &CompareOptions,
+) -> Result<AbComparison, Error> {
     let mut sides = Vec::new();
     for (label, role) in SIDES.iter().zip([Role::Base, Role::Candidate]) {
         let folder = out.join(label);
@@ -183,7 +188,7 @@ pub fn compare_sides(out: &Path, options: &CompareOptions) -> Result<AbCompariso
     }
     let comparison = compare(&sides[0].side, &sides[1].side, options);
     let mut markdown = bench_core::export::markdown::comparison(&comparison);
-    markdown.push_str(&sides_line(&sides[0], &sides[1], order_of(out).as_deref()));
+    markdown.push_str(&sides_line(&sides[0], &sides[1], order));
     bench_core::io::write_atomic(&out.join("comparison.md"), markdown.as_bytes())?;
     let json = bench_core::export::json::comparison(&comparison);
     bench_core::io::write_atomic(&out.join("comparison.json"), json.as_bytes())?;
@@ -194,29 +199,21 @@ pub fn compare_sides(out: &Path, options: &CompareOptions) -> Result<AbCompariso
 }
 
 /// The line that says what each side was, since both may have built the same commit.
-fn sides_line(base: &ResultFile, head: &ResultFile, order: Option<&str>) -> String {
+fn sides_line(base: &ResultFile, head: &ResultFile, order: Order) -> String {
     let describe = |result: &ResultFile| match result.request.config.get("overrides") {
         Some(overrides) => format!("`{}`", overrides.replace('`', "'")),
         None => "the spec as it is".to_owned(),
     };
     let order = match order {
-        Some("abba") => "; trials interleaved in ABBA pairs",
-        Some("random_pairs") => "; trials interleaved in pairs of random order",
-        Some("sequential") => "; base's trials first, then head's (--sequential)",
-        _ => "",
+        Order::Abba => "; trials interleaved in ABBA pairs",
+        Order::RandomPairs { .. } => "; trials interleaved in pairs of random order",
+        Order::Sequential => "; base's trials first, then head's (--sequential)",
     };
     format!(
         "\n<sub>clibench ab: base = {}; head (candidate) = {}{order}.</sub>\n",
         describe(base),
         describe(head)
     )
-}
-
-/// The order's kind as `OUT/ab.json` records it.
-fn order_of(out: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(out.join("ab.json")).ok()?;
-    let json: serde_json::Value = serde_json::from_str(&text).ok()?;
-    json["order"]["kind"].as_str().map(str::to_owned)
 }
 
 #[cfg(test)]
@@ -297,7 +294,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         side_result(dir.path(), "base", &[0.40, 0.41, 0.42, 0.40, 0.41]);
         side_result(dir.path(), "head", &[0.70, 0.71, 0.72, 0.70, 0.71]);
-        let found = compare_sides(dir.path(), &CompareOptions::default()).unwrap();
+        let found =
+            compare_sides(dir.path(), Order::Sequential, &CompareOptions::default()).unwrap();
         assert!(found.comparison.has_regression());
         let base = ResultFile::load(&dir.path().join("base/result.json")).unwrap();
         assert_eq!(base.request.role, Role::Base);
@@ -307,7 +305,7 @@ mod tests {
         assert_eq!(markdown, found.markdown);
         assert!(
             markdown.ends_with(
-                "<sub>clibench ab: base = the spec as it is; head (candidate) = the spec as it is.</sub>\n"
+                "<sub>clibench ab: base = the spec as it is; head (candidate) = the spec as it is; base's trials first, then head's (--sequential).</sub>\n"
             ),
             "{markdown}"
         );
@@ -319,7 +317,7 @@ mod tests {
     fn a_side_without_a_result_is_named() {
         let dir = tempfile::tempdir().unwrap();
         side_result(dir.path(), "base", &[0.4]);
-        let error = compare_sides(dir.path(), &CompareOptions::default()).unwrap_err();
+        let error = compare_sides(dir.path(), Order::Abba, &CompareOptions::default()).unwrap_err();
         assert!(error.to_string().contains("head"), "{error}");
     }
 }

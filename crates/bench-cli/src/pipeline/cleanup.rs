@@ -9,12 +9,29 @@
 //! effective user inside OUT/ (or the recorded staging folder). Anything else is refused
 //! and named in the error.
 
+use super::error::chain;
 use super::exec;
 use super::state::{STATE_FILE, ServerRecord, State};
 use super::{out_dir, staging, users};
 use bench_proc::Selector;
-use std::os::unix::fs::MetadataExt;
 use std::path::Path;
+
+/// Cleanup could not finish.
+#[derive(Debug, thiserror::Error)]
+pub enum CleanupError {
+    /// The state file could not be read or written.
+    #[error(transparent)]
+    State(#[from] super::state::StateError),
+    /// The state file could not be removed.
+    #[error(transparent)]
+    Out(#[from] out_dir::OutError),
+    /// Some of what the run created is left, or was refused: each with why.
+    #[error("cleanup was incomplete: {}", problems.join("; "))]
+    Incomplete {
+        /// What is left and why, one entry each.
+        problems: Vec<String>,
+    },
+}
 
 /// What cleanup did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -30,13 +47,13 @@ pub struct CleanupReport {
 }
 
 /// Cleans up `out`, keeping users when the run asked for `--keep-users`.
-pub fn cleanup(out: &Path) -> anyhow::Result<CleanupReport> {
+pub fn cleanup(out: &Path) -> Result<CleanupReport, CleanupError> {
     cleanup_with(out, None)
 }
 
 /// Cleans up `out`; `keep_users` overrides what the run recorded. Everything that can be
 /// removed is; the error then lists what could not be, or was refused, and why.
-pub fn cleanup_with(out: &Path, keep_users: Option<bool>) -> anyhow::Result<CleanupReport> {
+pub fn cleanup_with(out: &Path, keep_users: Option<bool>) -> Result<CleanupReport, CleanupError> {
     let mut report = CleanupReport::default();
     if !State::exists(out) {
         return Ok(report);
@@ -60,11 +77,13 @@ pub fn cleanup_with(out: &Path, keep_users: Option<bool>) -> anyhow::Result<Clea
 
     for plan in state.users.clone() {
         if keep {
-            let stopped = users::resolve(&state, &plan).and_then(|user| exec::stop_user(&user));
+            let stopped = users::resolve(&state, &plan)
+                .and_then(|user| exec::stop_user(&user).map_err(users::UserError::from));
             if let Err(error) = stopped {
                 errors.push(format!(
-                    "stopping the processes of {}: {error:#}",
-                    plan.name
+                    "stopping the processes of {}: {}",
+                    plan.name,
+                    chain(&error)
                 ));
             }
             report.kept_users.push(plan.name.clone());
@@ -81,7 +100,7 @@ pub fn cleanup_with(out: &Path, keep_users: Option<bool>) -> anyhow::Result<Clea
                     errors.push(format!("{} left {left}", plan.name));
                 }
             }
-            Err(error) => errors.push(format!("removing {}: {error:#}", plan.name)),
+            Err(error) => errors.push(format!("removing {}: {}", plan.name, chain(&error))),
         }
     }
 
@@ -96,7 +115,7 @@ pub fn cleanup_with(out: &Path, keep_users: Option<bool>) -> anyhow::Result<Clea
     if !keep {
         match staging::remove(&mut state) {
             Ok(removed) => report.removed_folders.extend(removed),
-            Err(error) => errors.push(format!("{error:#}")),
+            Err(error) => errors.push(chain(&error)),
         }
     }
     if state.users.is_empty()
@@ -110,7 +129,7 @@ pub fn cleanup_with(out: &Path, keep_users: Option<bool>) -> anyhow::Result<Clea
         state.save(out)?;
     }
     if !errors.is_empty() {
-        anyhow::bail!("cleanup was incomplete: {}", errors.join("; "));
+        return Err(CleanupError::Incomplete { problems: errors });
     }
     Ok(report)
 }
@@ -118,11 +137,9 @@ pub fn cleanup_with(out: &Path, keep_users: Option<bool>) -> anyhow::Result<Clea
 /// Removes a recorded temporary folder when it is clibench's: inside OUT/, a real folder
 /// (not a symlink) of the effective user. `Ok(false)`: it is already gone.
 fn remove_own_folder(out: &Path, folder: &Path) -> Result<bool, String> {
-    let meta = match std::fs::symlink_metadata(folder) {
-        Ok(meta) => meta,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(false),
-        Err(error) => return Err(error.to_string()),
-    };
+    if !out_dir::is_own_folder(folder).map_err(|why| why.to_string())? {
+        return Ok(false);
+    }
     let out = &std::path::absolute(out).map_err(|error| error.to_string())?;
     let inside = folder.starts_with(out)
         && folder.strip_prefix(out).is_ok_and(|rest| {
@@ -131,12 +148,6 @@ fn remove_own_folder(out: &Path, folder: &Path) -> Result<bool, String> {
         });
     if !inside {
         return Err(format!("it is not inside {}", out.display()));
-    }
-    if !meta.is_dir() || meta.file_type().is_symlink() {
-        return Err("it is a symlink or not a folder".to_owned());
-    }
-    if meta.uid() != rustix::process::geteuid().as_raw() {
-        return Err(format!("it belongs to uid {}", meta.uid()));
     }
     std::fs::remove_dir_all(folder).map_err(|error| error.to_string())?;
     Ok(true)

@@ -3,11 +3,66 @@
 
 use super::state::{State, UserRecord};
 
-use crate::spec::{Placeholder, Spec, Template, Values};
-use anyhow::Context;
+use crate::spec::{ExpandError, Placeholder, Spec, Template, Values};
 use bench_core::Phase;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+
+/// A phase's context could not be built, or lacks what the phase asked of it.
+#[derive(Debug, thiserror::Error)]
+pub enum ContextError {
+    /// The output folder's absolute path could not be found.
+    #[error("resolving the output folder {}", out.display())]
+    Out {
+        /// The folder as given.
+        out: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A later phase ran before install 0 made the trial user.
+    #[error(
+        "install 0 has not run in {}: run `clibench phase install --trial 0` first",
+        out.display()
+    )]
+    NoInstall {
+        /// The output folder.
+        out: PathBuf,
+    },
+    /// The phase needs the trial user, which this phase has not got.
+    #[error("no trial user in this phase (install 0 must run first)")]
+    NoUser,
+    /// The logs folder could not be created.
+    #[error("creating {}", path.display())]
+    Logs {
+        /// The folder.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A placeholder in a command or a working folder has no value.
+    #[error(transparent)]
+    Expand(#[from] ExpandError),
+    /// A placeholder in an environment variable has no value.
+    #[error("expanding environment variable {name}")]
+    Env {
+        /// The variable.
+        name: String,
+        /// Why.
+        #[source]
+        source: ExpandError,
+    },
+    /// The state file could not be read or written.
+    #[error(transparent)]
+    State(#[from] super::state::StateError),
+    /// The trial user is not there or not clibench's.
+    #[error(transparent)]
+    User(#[from] super::users::UserError),
+    /// The staging folder could not be made.
+    #[error(transparent)]
+    Staging(#[from] super::staging::StagingError),
+}
 
 /// The trial user a phase runs the target as.
 pub type TrialUser = UserRecord;
@@ -30,7 +85,7 @@ pub struct PhaseContext {
     /// The trial user: `None` during prepare, and during install until it is created.
     pub user: Option<TrialUser>,
     /// The run's staging folder: the source, the build folder and the artifacts, where the
-    /// trial users can read them whatever folder OUT/ is in (see [`super::staging`]).
+    /// trial users can read them whatever folder OUT/ is in (see `pipeline/staging.rs`).
     pub stage: PathBuf,
 }
 
@@ -44,20 +99,20 @@ impl PhaseContext {
         spec_path: &Path,
         out: &Path,
         trial: u32,
-    ) -> anyhow::Result<PhaseContext> {
-        let out = std::path::absolute(out)
-            .with_context(|| format!("resolving the output folder {}", out.display()))?;
+    ) -> Result<PhaseContext, ContextError> {
+        let out = std::path::absolute(out).map_err(|source| ContextError::Out {
+            out: out.to_path_buf(),
+            source,
+        })?;
         let install = if phase == Phase::Install { trial } else { 0 };
         let user = match phase {
             Phase::Prepare | Phase::Install => None,
             _ => {
                 let state = State::load(&out)?;
-                let plan = state.user(0).cloned().with_context(|| {
-                    format!(
-                        "install 0 has not run in {}: run `clibench phase install --trial 0` first",
-                        out.display()
-                    )
-                })?;
+                let plan = state
+                    .user(0)
+                    .cloned()
+                    .ok_or_else(|| ContextError::NoInstall { out: out.clone() })?;
                 Some(super::users::resolve(&state, &plan)?)
             }
         };
@@ -75,10 +130,8 @@ impl PhaseContext {
     }
 
     /// The trial user, or an error saying that install has not created it.
-    pub fn user(&self) -> anyhow::Result<&TrialUser> {
-        self.user
-            .as_ref()
-            .context("no trial user in this phase (install 0 must run first)")
+    pub fn user(&self) -> Result<&TrialUser, ContextError> {
+        self.user.as_ref().ok_or(ContextError::NoUser)
     }
 
     /// The checked-out source: `{source}` = STAGE/source.
@@ -102,9 +155,12 @@ impl PhaseContext {
     }
 
     /// A log file under OUT/logs (the folder is created).
-    pub fn log_path(&self, name: &str) -> anyhow::Result<PathBuf> {
+    pub fn log_path(&self, name: &str) -> Result<PathBuf, ContextError> {
         let dir = self.logs_dir();
-        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        std::fs::create_dir_all(&dir).map_err(|source| ContextError::Logs {
+            path: dir.clone(),
+            source,
+        })?;
         Ok(dir.join(name))
     }
 
@@ -162,7 +218,7 @@ impl PhaseContext {
         &self,
         command: &[Template],
         values: &Values,
-    ) -> anyhow::Result<Vec<String>> {
+    ) -> Result<Vec<String>, ContextError> {
         command
             .iter()
             .map(|argument| Ok(argument.expand(values)?))
@@ -177,17 +233,16 @@ impl PhaseContext {
         &self,
         extra: &BTreeMap<String, Template>,
         values: &Values,
-    ) -> anyhow::Result<BTreeMap<String, String>> {
+    ) -> Result<BTreeMap<String, String>, ContextError> {
         let user = self.user()?;
         let mut env = base_environment(&user.name, &user.home);
         env.extend(self.passed_environment());
         for (name, value) in self.spec.env.iter().chain(extra) {
-            env.insert(
-                name.clone(),
-                value
-                    .expand(values)
-                    .with_context(|| format!("expanding environment variable {name}"))?,
-            );
+            let value = value.expand(values).map_err(|source| ContextError::Env {
+                name: name.clone(),
+                source,
+            })?;
+            env.insert(name.clone(), value);
         }
         Ok(env)
     }
@@ -211,7 +266,7 @@ impl PhaseContext {
         cwd: Option<&Template>,
         default: &Path,
         values: &Values,
-    ) -> anyhow::Result<PathBuf> {
+    ) -> Result<PathBuf, ContextError> {
         match cwd {
             None => Ok(default.to_path_buf()),
             Some(cwd) => {
@@ -227,7 +282,7 @@ impl PhaseContext {
 
     /// The folder a target's interactive commands start in: the workspace when there is
     /// one, else the home.
-    pub fn default_target_cwd(&self) -> anyhow::Result<PathBuf> {
+    pub fn default_target_cwd(&self) -> Result<PathBuf, ContextError> {
         let user = self.user()?;
         Ok(if self.spec.workspace.create {
             self.workspace_of(&user.home)

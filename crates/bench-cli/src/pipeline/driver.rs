@@ -4,7 +4,7 @@
 
 use super::Error;
 use super::context::PhaseContext;
-use super::error::Failure;
+use super::error::{PhaseError, chain};
 use crate::spec::{self, Override};
 use bench_core::{Phase, Request, ResultFile, Role, Side};
 use std::path::{Path, PathBuf};
@@ -52,11 +52,13 @@ impl PhaseRun {
 }
 
 /// How a phase ended.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 pub struct PhaseOutcome {
     /// The phase's own error with its whole chain, when it failed before recording its
     /// observations (the result keeps the first 500 characters).
     pub error: Option<String>,
+    /// The same error, typed, for a caller that matches on what failed.
+    pub failure: Option<PhaseError>,
     /// The trial's errors as the result file records them (empty: the trial succeeded).
     pub trial_errors: Vec<String>,
 }
@@ -95,34 +97,31 @@ pub fn run_phase(run: &PhaseRun) -> Result<PhaseOutcome, Error> {
     )?;
     let _lock = super::out_dir::open_for_phase(&run.out)?;
     let path = run.out.join("result.json");
-    let mut request = request_for(&spec, &run.spec);
-    if !run.overrides.is_empty() {
-        request
-            .config
-            .insert("overrides".to_owned(), describe_overrides(&run.overrides));
-    }
-    let mut result =
-        ResultFile::load_or_create(&path, &request).map_err(|source| Error::ResultUnreadable {
+    let facts = SpecFacts::of(&spec, &run.spec, &run.overrides);
+    let mut result = ResultFile::load_or_create(&path, &facts.request).map_err(|source| {
+        Error::ResultUnreadable {
             path: path.clone(),
             source,
-        })?;
+        }
+    })?;
     if run.keep_users {
         super::state::State::update(&run.out, |s| s.keep_users = true).map_err(|error| {
             Error::Phase {
                 phase: run.phase,
-                source: Failure::new(error),
+                source: Box::new(PhaseError::State(error)),
             }
         })?;
     }
     let started = Instant::now();
     super::circumstances::record_start(&mut result.side, run.phase, run.trial);
     result.side.error = None;
-    let absent = absent_metrics(&spec);
     let outcome = PhaseContext::new(run.phase, spec, &run.spec, &run.out, run.trial)
+        .map_err(PhaseError::from)
         .and_then(|ctx| dispatch(&ctx, &mut result.side));
-    let error = outcome
-        .err()
-        .map(|error| super::redact::redact(&format!("{}: {error:#}", run.phase)));
+    let failure = outcome.err();
+    let error = failure
+        .as_ref()
+        .map(|error| super::redact::redact(&format!("{}: {}", run.phase, chain(error))));
     if let Some(message) = &error {
         result
             .side
@@ -138,10 +137,16 @@ pub fn run_phase(run: &PhaseRun) -> Result<PhaseOutcome, Error> {
     })?;
     Ok(PhaseOutcome {
         error,
-        trial_errors: bench_core::trial_errors_without(&result.side, run.phase, run.trial, &absent)
-            .iter()
-            .map(|error| super::redact::redact(error))
-            .collect(),
+        failure,
+        trial_errors: bench_core::trial_errors_without(
+            &result.side,
+            run.phase,
+            run.trial,
+            &facts.absent,
+        )
+        .iter()
+        .map(|error| super::redact::redact(error))
+        .collect(),
     })
 }
 
@@ -154,27 +159,57 @@ pub fn describe_overrides(overrides: &[Override]) -> String {
         .join(" ")
 }
 
+/// What a run records about its spec outside the phases, found once when the spec is read:
+/// the request a new result file starts with, and the metrics the target cannot have.
+#[derive(Debug, Clone)]
+pub struct SpecFacts {
+    /// The request of the spec with its overrides (see [`request_for`]).
+    pub request: Request,
+    /// The metrics this target cannot have: `bundle` without artifacts, `install` without
+    /// an installer (an already installed target). Their absence is not a failure.
+    pub absent: Vec<bench_core::Metric>,
+}
+
+impl SpecFacts {
+    /// The facts of `spec` (read from `spec_path`, with `overrides` applied).
+    pub fn of(spec: &spec::Spec, spec_path: &Path, overrides: &[Override]) -> SpecFacts {
+        let mut request = request_for(spec, spec_path);
+        if !overrides.is_empty() {
+            request
+                .config
+                .insert("overrides".to_owned(), describe_overrides(overrides));
+        }
+        let mut absent = Vec::new();
+        if spec.artifacts.is_empty() {
+            absent.push(bench_core::Metric::Bundle);
+        }
+        if spec.install.command.is_none() {
+            absent.push(bench_core::Metric::Install);
+        }
+        SpecFacts { request, absent }
+    }
+}
+
 /// Records in `OUT/result.json` that the step `run` describes was skipped, and why.
-pub fn record_skip(run: &PhaseRun, reason: &str) -> Result<(), Error> {
-    update_result(run, |side| side.set_skipped(run.phase, run.trial, reason))
+pub fn record_skip(run: &PhaseRun, facts: &SpecFacts, reason: &str) -> Result<(), Error> {
+    update_result(run, facts, |side| {
+        side.set_skipped(run.phase, run.trial, reason)
+    })
 }
 
 /// Changes the side of `OUT/result.json` outside a phase (the runner's own facts).
-pub(super) fn update_result(run: &PhaseRun, change: impl FnOnce(&mut Side)) -> Result<(), Error> {
-    let spec = load_spec(
-        &run.spec,
-        &run.overrides,
-        run.repository.as_deref(),
-        run.commit.as_deref(),
-    )?;
+pub(super) fn update_result(
+    run: &PhaseRun,
+    facts: &SpecFacts,
+    change: impl FnOnce(&mut Side),
+) -> Result<(), Error> {
     let path = run.out.join("result.json");
-    let mut result =
-        ResultFile::load_or_create(&path, &request_for(&spec, &run.spec)).map_err(|source| {
-            Error::ResultUnreadable {
-                path: path.clone(),
-                source,
-            }
-        })?;
+    let mut result = ResultFile::load_or_create(&path, &facts.request).map_err(|source| {
+        Error::ResultUnreadable {
+            path: path.clone(),
+            source,
+        }
+    })?;
     change(&mut result.side);
     result
         .save(&path)
@@ -183,43 +218,24 @@ pub(super) fn update_result(run: &PhaseRun, change: impl FnOnce(&mut Side)) -> R
 
 /// Why the step `run` describes failed, as the result file records it (its first
 /// error); `None` when the result cannot be read or records no failure.
-pub fn trial_failure(run: &PhaseRun) -> Option<String> {
-    let spec = load_spec(
-        &run.spec,
-        &run.overrides,
-        run.repository.as_deref(),
-        run.commit.as_deref(),
-    )
-    .ok()?;
+pub fn trial_failure(run: &PhaseRun, facts: &SpecFacts) -> Option<String> {
     let result = ResultFile::load(&run.out.join("result.json")).ok()?;
-    bench_core::trial_errors_without(&result.side, run.phase, run.trial, &absent_metrics(&spec))
+    bench_core::trial_errors_without(&result.side, run.phase, run.trial, &facts.absent)
         .into_iter()
         .next()
 }
 
-/// The metrics this target cannot have: `bundle` without artifacts, `install` without an
-/// installer (an already installed target). Their absence is not a failure.
-fn absent_metrics(spec: &spec::Spec) -> Vec<bench_core::Metric> {
-    let mut absent = Vec::new();
-    if spec.artifacts.is_empty() {
-        absent.push(bench_core::Metric::Bundle);
-    }
-    if spec.install.command.is_none() {
-        absent.push(bench_core::Metric::Install);
-    }
-    absent
-}
-
 /// Runs one phase in an already built context.
-fn dispatch(ctx: &PhaseContext, side: &mut Side) -> anyhow::Result<()> {
+fn dispatch(ctx: &PhaseContext, side: &mut Side) -> Result<(), PhaseError> {
     match ctx.phase {
-        Phase::Prepare => super::prepare::run(ctx, side),
-        Phase::Install => super::install::run(ctx, side),
-        Phase::Measure => super::measure::run(ctx, side),
-        Phase::Runtime => super::runtime::run(ctx, side),
-        Phase::Ui => super::ui::run(ctx, side),
-        Phase::Staircase => super::staircase::run(ctx, side),
+        Phase::Prepare => super::prepare::run(ctx, side)?,
+        Phase::Install => super::install::run(ctx, side)?,
+        Phase::Measure => super::measure::run(ctx, side)?,
+        Phase::Runtime => super::runtime::run(ctx, side)?,
+        Phase::Ui => super::ui::run(ctx, side)?,
+        Phase::Staircase => super::staircase::run(ctx, side)?,
     }
+    Ok(())
 }
 
 /// The request a spec describes: its commit, or for a source-less target its package
@@ -292,4 +308,45 @@ pub fn override_source(
         };
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pipeline::ContextError;
+
+    #[test]
+    fn a_phase_before_install_fails_with_a_typed_error_and_its_message() {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = dir.path().join("x.toml");
+        std::fs::write(&spec, "name = \"x\"\n[measure]\ncommand = [\"x\"]\n").unwrap();
+        let out = dir.path().join("out");
+        let outcome = run_phase(&PhaseRun::new(Phase::Measure, &spec, &out)).unwrap();
+        assert!(
+            matches!(
+                &outcome.failure,
+                Some(PhaseError::Context(ContextError::NoInstall { out: folder }))
+                    if folder.ends_with("out")
+            ),
+            "{:?}",
+            outcome.failure
+        );
+        let message = outcome.error.unwrap();
+        assert!(
+            message.starts_with("measure: install 0 has not run in ")
+                && message.ends_with(": run `clibench phase install --trial 0` first"),
+            "{message}"
+        );
+        let result = ResultFile::load(&out.join("result.json")).unwrap();
+        assert_eq!(result.side.error.as_deref(), Some(message.as_str()));
+    }
+
+    #[test]
+    fn the_chain_of_an_error_is_its_message_and_every_cause() {
+        let error = ContextError::Logs {
+            path: PathBuf::from("/out/logs"),
+            source: std::io::Error::from(std::io::ErrorKind::PermissionDenied),
+        };
+        assert_eq!(chain(&error), "creating /out/logs: permission denied");
+    }
 }

@@ -1,7 +1,6 @@
 //! The pipeline's public error: what went wrong before, around or inside a phase.
 
 use bench_core::Phase;
-use std::fmt;
 use std::path::PathBuf;
 
 /// Why the pipeline could not do what it was asked.
@@ -100,18 +99,18 @@ pub enum Error {
     Write(#[from] bench_core::io::WriteError),
     /// Cleaning up users, homes and servers failed; what is left is in the message.
     #[error("cleaning up users, homes and servers")]
-    Cleanup(#[source] Failure),
+    Cleanup(#[source] super::cleanup::CleanupError),
     /// The output folder is not clibench's, is in use, or holds an earlier run's state.
     #[error(transparent)]
     Out(#[from] super::out_dir::OutError),
     /// A phase could not start (its context, state or user could not be set up).
-    #[error("{phase}: {source}")]
+    #[error("{phase}")]
     Phase {
         /// The phase.
         phase: Phase,
-        /// The cause, with its whole chain.
+        /// The cause (boxed: it is large, and rare).
         #[source]
-        source: Failure,
+        source: Box<PhaseError>,
     },
 }
 
@@ -134,31 +133,105 @@ impl Error {
     }
 }
 
-/// A failure inside a phase or the cleanup, with the chain of what was being done
-/// ("installing: running install.sh as clibench-1a2b: timed out after 20.0 s").
-///
-/// The phases carry many kinds of causes (commands, /proc, terminals, kernels, files);
-/// this type keeps the whole chain for [`std::error::Error::source`] and the message,
-/// without making each of them part of the public API.
-pub struct Failure(anyhow::Error);
+/// Why a phase failed: its own error, or its context's, each naming what failed (the
+/// file, command, user or key) with its causes as [`std::error::Error::source`].
+#[derive(Debug, thiserror::Error)]
+pub enum PhaseError {
+    /// The phase's context (output folder, state, trial user, staging folder).
+    #[error(transparent)]
+    Context(#[from] super::ContextError),
+    /// The state file could not be updated before the phase.
+    #[error(transparent)]
+    State(#[from] super::state::StateError),
+    /// Prepare failed.
+    #[error(transparent)]
+    Prepare(#[from] super::prepare::PrepareError),
+    /// Install failed.
+    #[error(transparent)]
+    Install(#[from] super::install::InstallError),
+    /// Measure failed.
+    #[error(transparent)]
+    Measure(#[from] super::measure::MeasureError),
+    /// Runtime failed.
+    #[error(transparent)]
+    Runtime(#[from] super::runtime::RuntimeError),
+    /// The ui phase failed.
+    #[error(transparent)]
+    Ui(#[from] super::ui::UiError),
+    /// The staircase failed.
+    #[error(transparent)]
+    Staircase(#[from] super::staircase::StaircaseError),
+}
 
-impl Failure {
-    pub(crate) fn new(error: anyhow::Error) -> Failure {
-        Failure(error)
+/// A file-system call of a phase that failed, with what was being done
+/// ("copying /src/a.tgz to /stage/artifacts").
+#[derive(Debug, thiserror::Error)]
+#[error("{action}")]
+pub struct FileError {
+    /// What was being done, naming the path(s).
+    pub action: String,
+    /// Why.
+    #[source]
+    pub source: std::io::Error,
+}
+
+impl FileError {
+    /// A `map_err` for an `io::Error`: `.map_err(FileError::doing(format!("removing {}", …)))`.
+    pub(crate) fn doing(action: String) -> impl FnOnce(std::io::Error) -> FileError {
+        move |source| FileError { action, source }
     }
 }
 
-impl fmt::Debug for Failure {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&self.0, f)
+/// An error with every cause below it on one line (`installing: running install.sh:
+/// timed out`), as a phase's message and the result file record it.
+pub(crate) fn chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(error) = cause {
+        text.push_str(": ");
+        text.push_str(&error.to_string());
+        cause = error.source();
     }
+    text
 }
 
-impl fmt::Display for Failure {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // The whole chain on one line: a phase's message is its error and every cause.
-        write!(f, "{:#}", self.0)
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    /// Every `.rs` file under `dir`.
+    fn sources(dir: &Path, found: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                sources(&path, found);
+            } else if path.extension().is_some_and(|ext| ext == "rs") {
+                found.push(path);
+            }
+        }
+    }
+
+    #[test]
+    fn the_library_half_uses_no_anyhow() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut files = vec![src.join("lib.rs"), src.join("demo.rs")];
+        for module in ["pipeline", "spec", "standalone"] {
+            sources(&src.join(module), &mut files);
+        }
+        assert!(files.len() > 20, "{files:?}");
+        // Spelled in halves so that this file does not match itself: its paths, its
+        // macros and a bare `use` of the crate.
+        let uses = [["any", "how::"], ["any", "how!"], ["use any", "how"]].map(|p| p.concat());
+        let offenders: Vec<_> = files
+            .iter()
+            .filter(|path| {
+                let text = std::fs::read_to_string(path).unwrap();
+                uses.iter().any(|needle| text.contains(needle.as_str()))
+            })
+            .collect();
+        assert!(
+            offenders.is_empty(),
+            "anyhow belongs to the binary (main.rs, commands/); the library uses thiserror: {offenders:?}"
+        );
     }
 }
-
-impl std::error::Error for Failure {}

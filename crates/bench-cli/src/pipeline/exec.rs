@@ -3,7 +3,6 @@
 //! started is stopped, and its output in a log or captured.
 
 use super::state::UserRecord;
-use anyhow::Context;
 use bench_proc::Selector;
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -110,14 +109,60 @@ pub enum ExecError {
         /// The end of its output.
         tail: String,
     },
-    /// Reading or writing its output failed.
-    #[error("{what}: {source:#}")]
+    /// Reading or writing its output, or waiting for it, failed.
+    #[error("{what}: {action}")]
     Io {
         /// The step.
         what: String,
+        /// What was being done ("opening the log /out/logs/install.log").
+        action: String,
         /// Why.
         #[source]
-        source: anyhow::Error,
+        source: std::io::Error,
+    },
+}
+
+/// Stopping a step's or a trial user's processes failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StopError {
+    /// The user has a system uid: its processes are never stopped.
+    #[error(
+        "refusing to stop the processes of {name} (uid {uid}): a system account (below {uid_min})"
+    )]
+    SystemAccount {
+        /// The user.
+        name: String,
+        /// Its uid.
+        uid: u32,
+        /// `UID_MIN`.
+        uid_min: u32,
+    },
+    /// Some processes of the user's uid are left.
+    #[error("stopping every process of {name}")]
+    Uid {
+        /// The user.
+        name: String,
+        /// What is left.
+        #[source]
+        source: Box<bench_proc::StopUidError>,
+    },
+    /// Processes with the home in their environment are left.
+    #[error("stopping the processes with HOME={}", home.display())]
+    Home {
+        /// The home.
+        home: PathBuf,
+        /// What is left.
+        #[source]
+        source: Box<bench_proc::StopError>,
+    },
+    /// A process tree could not be stopped.
+    #[error("stopping {selector}")]
+    Tree {
+        /// The processes, as `Selector`'s debug form.
+        selector: String,
+        /// What is left.
+        #[source]
+        source: Box<bench_proc::StopError>,
     },
 }
 
@@ -260,9 +305,13 @@ pub fn clip(text: &str, max: usize) -> String {
 /// Runs a step to its end or its timeout. A non-zero exit is not an error here:
 /// see [`run_ok`].
 pub fn run(step: &Step<'_>) -> Result<Finished, ExecError> {
-    let io = |source: anyhow::Error| ExecError::Io {
-        what: step.what.clone(),
-        source,
+    let io = |action: String| {
+        let what = step.what.clone();
+        move |source: std::io::Error| ExecError::Io {
+            what,
+            action,
+            source,
+        }
     };
     let program = step.argv.first().cloned().unwrap_or_default();
     let mut command = Command::new(&program);
@@ -290,18 +339,18 @@ pub fn run(step: &Step<'_>) -> Result<Finished, ExecError> {
                 .create(true)
                 .append(true)
                 .open(path)
-                .with_context(|| format!("opening the log {}", path.display()))
-                .map_err(io)?;
+                .map_err(io(format!("opening the log {}", path.display())))?;
             writeln!(
                 log,
                 "$ {}   (in {})",
                 step.argv.join(" "),
                 step.cwd.display()
             )
-            .context("writing the log")
-            .map_err(io)?;
+            .map_err(io("writing the log".to_owned()))?;
             log_offset = log.metadata().map(|m| m.len()).unwrap_or(0);
-            let copy = log.try_clone().context("duplicating the log").map_err(io)?;
+            let copy = log
+                .try_clone()
+                .map_err(io("duplicating the log".to_owned()))?;
             command.stdout(log).stderr(copy);
             true
         }
@@ -329,9 +378,7 @@ pub fn run(step: &Step<'_>) -> Result<Finished, ExecError> {
                 Err(error) => {
                     let _ = child.kill();
                     let _ = child.wait();
-                    return Err(io(
-                        anyhow::Error::new(error).context("starting a capture thread")
-                    ));
+                    return Err(io("starting a capture thread".to_owned())(error));
                 }
             }
         }
@@ -347,9 +394,7 @@ pub fn run(step: &Step<'_>) -> Result<Finished, ExecError> {
             Ok(None) if Instant::now() >= deadline => break None,
             Ok(None) => std::thread::sleep(POLL),
             Err(error) => {
-                return Err(io(
-                    anyhow::Error::new(error).context("waiting for the command")
-                ));
+                return Err(io("waiting for the command".to_owned())(error));
             }
         }
     };
@@ -370,7 +415,10 @@ pub fn run(step: &Step<'_>) -> Result<Finished, ExecError> {
                 .unwrap_or_default()
         };
         if let Err(error) = stopped {
-            text.push_str(&format!("\n(stopping its processes failed: {error:#})"));
+            text.push_str(&format!(
+                "\n(stopping its processes failed: {})",
+                super::error::chain(&error)
+            ));
         }
         return Err(ExecError::Timeout {
             what: step.what.clone(),
@@ -408,9 +456,9 @@ pub fn run_ok(step: &Step<'_>) -> Result<Finished, ExecError> {
     })
 }
 
-fn stop_after_timeout(step: &Step<'_>, leader: &mut bench_proc::Leader) -> anyhow::Result<()> {
+fn stop_after_timeout(step: &Step<'_>, leader: &mut bench_proc::Leader) -> Result<(), StopError> {
     let mut first_error = None;
-    let mut note = |result: anyhow::Result<()>| {
+    let mut note = |result: Result<(), StopError>| {
         if let Err(error) = result
             && first_error.is_none()
         {
@@ -437,10 +485,13 @@ fn stop_after_timeout(step: &Step<'_>, leader: &mut bench_proc::Leader) -> anyho
     first_error.map_or(Ok(()), Err)
 }
 
-fn stop(selector: &Selector) -> anyhow::Result<()> {
+fn stop(selector: &Selector) -> Result<(), StopError> {
     match bench_proc::stop(selector, STOP_GRACE) {
         Ok(_) => Ok(()),
-        Err(error) => Err(anyhow::Error::new(error).context(format!("stopping {selector:?}"))),
+        Err(source) => Err(StopError::Tree {
+            selector: format!("{selector:?}"),
+            source: Box::new(source),
+        }),
     }
 }
 
@@ -450,16 +501,16 @@ const UID_STOP_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Stops every process of a trial user: by uid for a dedicated user, else every
 /// process whose environment has the user's HOME.
-pub fn stop_user(user: &UserRecord) -> anyhow::Result<()> {
+pub fn stop_user(user: &UserRecord) -> Result<(), StopError> {
     if user.dedicated {
         // Never a system account's processes, not even with a grace period.
         let uid_min = bench_proc::user_uid_min();
         if user.identity.uid < uid_min {
-            anyhow::bail!(
-                "refusing to stop the processes of {} (uid {}): a system account (below {uid_min})",
-                user.name,
-                user.identity.uid
-            );
+            return Err(StopError::SystemAccount {
+                name: user.name.clone(),
+                uid: user.identity.uid,
+                uid_min,
+            });
         }
         // A grace period first, so well-behaved processes exit cleanly; what it
         // misses (a process that keeps forking outruns any walk of /proc) the
@@ -467,7 +518,10 @@ pub fn stop_user(user: &UserRecord) -> anyhow::Result<()> {
         let _ = stop(&Selector::Uid(user.identity.uid));
         bench_proc::stop_uid(user.identity.uid, UID_STOP_TIMEOUT)
             .map(drop)
-            .with_context(|| format!("stopping every process of {}", user.name))
+            .map_err(|source| StopError::Uid {
+                name: user.name.clone(),
+                source: Box::new(source),
+            })
     } else {
         stop_home(&user.home)
     }
@@ -477,11 +531,14 @@ pub fn stop_user(user: &UserRecord) -> anyhow::Result<()> {
 /// with one grace period: how a non-root clibench finds what a target left behind,
 /// daemons included, since every target process gets that HOME from the clean
 /// environment.
-pub fn stop_home(home: &Path) -> anyhow::Result<()> {
+pub fn stop_home(home: &Path) -> Result<(), StopError> {
     let entry = format!("HOME={}", home.display()).into_bytes();
     bench_proc::stop_environment(&entry, STOP_GRACE)
         .map(drop)
-        .with_context(|| format!("stopping the processes with HOME={}", home.display()))
+        .map_err(|source| StopError::Home {
+            home: home.to_path_buf(),
+            source: Box::new(source),
+        })
 }
 
 #[cfg(test)]

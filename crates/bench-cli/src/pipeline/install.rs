@@ -3,7 +3,8 @@
 //! timeout, then the checks (version, files, install format), the spec's files, the
 //! fixture workspace and the dependency inventory, as the seed's `install()`.
 
-use super::context::PhaseContext;
+use super::context::{ContextError, PhaseContext};
+use super::error::{FileError, chain};
 use super::exec::{self, Step};
 use super::home;
 use super::origin::Origin;
@@ -11,7 +12,6 @@ use super::prepare::{SUMS, parse_sums, sha256_file, wildcard};
 use super::state::{ServerRecord, State};
 use super::users;
 use crate::spec::{Placeholder, Values};
-use anyhow::{Context, bail};
 use bench_core::{Metric, Sample, Side, record};
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -23,10 +23,144 @@ const CHECK_TIMEOUT: Duration = Duration::from_secs(120);
 /// The runtime key holding the home's size before the install, for `disk`.
 pub const HOME_BEFORE_KEY: &str = "home_before_install_bytes";
 
+/// The install phase failed (a failed install is recorded as the `install` metric's
+/// error; what is returned is what kept the phase from doing even that).
+#[derive(Debug, thiserror::Error)]
+pub enum InstallError {
+    /// A placeholder has no value, the user is missing, or the logs folder could not be
+    /// made.
+    #[error(transparent)]
+    Context(#[from] ContextError),
+    /// A placeholder in a check or a file has no value.
+    #[error(transparent)]
+    Expand(#[from] crate::spec::ExpandError),
+    /// The trial user could not be made.
+    #[error(transparent)]
+    User(#[from] users::UserError),
+    /// The state file could not be read or written.
+    #[error(transparent)]
+    State(#[from] super::state::StateError),
+    /// The installer or a check command failed.
+    #[error(transparent)]
+    Exec(#[from] exec::ExecError),
+    /// The installer's processes could not be stopped.
+    #[error(transparent)]
+    Stop(#[from] exec::StopError),
+    /// The trial user's processes could not be stopped after the install.
+    #[error("stopping the trial user's processes after install")]
+    StopAfter(#[source] exec::StopError),
+    /// A file or folder could not be written in the home.
+    #[error(transparent)]
+    Home(#[from] home::HomeWriteError),
+    /// A file-system call failed.
+    #[error(transparent)]
+    File(#[from] FileError),
+    /// The inventory could not be written.
+    #[error(transparent)]
+    Write(#[from] bench_core::io::WriteError),
+    /// The home's size could not be measured before the install.
+    #[error("measuring {} before the install", home.display())]
+    Disk {
+        /// The home.
+        home: PathBuf,
+        /// Why.
+        #[source]
+        source: bench_proc::DiskError,
+    },
+    /// The loopback origin could not start.
+    #[error("starting the loopback origin for the artifacts (port {port})")]
+    Origin {
+        /// The port asked for (0: any).
+        port: u16,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A home file's content has a placeholder without a value.
+    #[error("expanding the content of the home file {file}")]
+    HomeFile {
+        /// The file.
+        file: String,
+        /// Why.
+        #[source]
+        source: crate::spec::ExpandError,
+    },
+    /// `SHA256SUMS` does not parse.
+    #[error("{}: {problem}", path.display())]
+    Sums {
+        /// The file.
+        path: PathBuf,
+        /// The line at fault.
+        problem: String,
+    },
+    /// A file among the artifacts that `SHA256SUMS` does not list.
+    #[error("artifact {name} is not listed in {}", sums.display())]
+    Unlisted {
+        /// The file.
+        name: String,
+        /// `SHA256SUMS`.
+        sums: PathBuf,
+    },
+    /// An artifact changed since prepare collected it.
+    #[error("artifact {name} does not match {SUMS}: expected {expected}, found {actual}")]
+    Mismatch {
+        /// The artifact.
+        name: String,
+        /// Its hash in `SHA256SUMS`.
+        expected: String,
+        /// Its hash now.
+        actual: String,
+    },
+    /// The version command's output lacks `version_contains`.
+    #[error(
+        "the installed version does not match: expected it to contain \"{expected}\", got \"{got}\""
+    )]
+    Version {
+        /// `version_contains`, expanded.
+        expected: String,
+        /// The start of what the command printed.
+        got: String,
+    },
+    /// An artifact matches `compiled_if_artifact`, yet the executable is a script.
+    #[error(
+        "expected the compiled installation (an artifact matches {pattern}), but {} is a script",
+        path.display()
+    )]
+    NotCompiled {
+        /// `compiled_if_artifact`.
+        pattern: String,
+        /// The executable.
+        path: PathBuf,
+    },
+    /// The installed executable is not a plain file.
+    #[error("the installed executable {} is not a file", path.display())]
+    NotAFile {
+        /// The path.
+        path: PathBuf,
+    },
+    /// A file the spec lists under `files` is missing (or a dangling link).
+    #[error("the install did not create {}", path.display())]
+    NotCreated {
+        /// The path.
+        path: PathBuf,
+    },
+    /// The trial user cannot read a folder the installer uses.
+    #[error(
+        "the trial user {user} cannot read {}, which the installer uses: the run's staging folder is shared with its trial users through the run's group, so a file the build made private (umask 077?) stays unreadable",
+        path.display()
+    )]
+    Unreadable {
+        /// The user.
+        user: String,
+        /// The folder.
+        path: PathBuf,
+    },
+}
+
 /// Runs the install phase for install index `ctx.trial`.
-pub fn run(ctx: &PhaseContext, side: &mut Side) -> anyhow::Result<()> {
-    let fail = |side: &mut Side, error: anyhow::Error| {
-        let message = exec::clip(&format!("{error:#}"), 500);
+pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), InstallError> {
+    let fail = |side: &mut Side, error: InstallError| {
+        let message = exec::clip(&chain(&error), 500);
         record(side, Metric::Install, ctx.trial, Sample::Error(message));
     };
     // Checked before anything is created: bad artifacts never reach a home.
@@ -46,21 +180,25 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> anyhow::Result<()> {
     if let Err(error) = outcome {
         fail(side, error);
     }
-    stopped.context("stopping the trial user's processes after install")
+    stopped.map_err(InstallError::StopAfter)
 }
 
 fn install(
     ctx: &PhaseContext,
     side: &mut Side,
     artifacts: &BTreeMap<String, String>,
-) -> anyhow::Result<()> {
+) -> Result<(), InstallError> {
     let user = ctx.user()?.clone();
     let spec = &ctx.spec;
     let owner = user
         .dedicated
         .then_some((user.identity.uid, user.identity.gid));
-    let before = bench_proc::disk_usage(&user.home, &excludes(ctx))
-        .with_context(|| format!("measuring {} before the install", user.home.display()))?;
+    let before = bench_proc::disk_usage(&user.home, &excludes(ctx)).map_err(|source| {
+        InstallError::Disk {
+            home: user.home.clone(),
+            source,
+        }
+    })?;
     if ctx.trial == 0 {
         side.runtime
             .insert(HOME_BEFORE_KEY.to_owned(), before.to_string());
@@ -95,10 +233,10 @@ fn install(
         if let Some(expected) = &spec.install.version_contains {
             let expected = expected.expand(&values)?;
             if !text.contains(&expected) {
-                bail!(
-                    "the installed version does not match: expected it to contain \"{expected}\", got \"{}\"",
-                    text.chars().take(100).collect::<String>()
-                );
+                return Err(InstallError::Version {
+                    expected,
+                    got: text.chars().take(100).collect(),
+                });
             }
         }
         side.runtime
@@ -114,10 +252,10 @@ fn install(
             && !compiled
             && artifacts.keys().any(|name| wildcard(pattern, name))
         {
-            bail!(
-                "expected the compiled installation (an artifact matches {pattern}), but {} is a script",
-                path.display()
-            );
+            return Err(InstallError::NotCompiled {
+                pattern: pattern.clone(),
+                path,
+            });
         }
     }
     for file in &spec.install.files {
@@ -125,7 +263,7 @@ fn install(
         // Followed like the seed's `exists()`: a dangling link (a venv whose python
         // is gone) is a broken install.
         if !path.exists() {
-            bail!("the install did not create {}", path.display());
+            return Err(InstallError::NotCreated { path });
         }
     }
     // Recorded only once the install is known to work, as in the seed.
@@ -143,7 +281,10 @@ fn install(
         let content = file
             .content
             .expand(&values)
-            .with_context(|| format!("expanding the content of the home file {}", file.path))?;
+            .map_err(|source| InstallError::HomeFile {
+                file: file.path.clone(),
+                source,
+            })?;
         home::write_file(
             &user.home,
             Path::new(&file.path),
@@ -167,7 +308,7 @@ fn run_installer(
     ctx: &PhaseContext,
     user: &super::TrialUser,
     command: &[crate::spec::Template],
-) -> anyhow::Result<Duration> {
+) -> Result<Duration, InstallError> {
     let spec = &ctx.spec;
     let mut values = ctx.values();
     let origin = if spec.origin.serve && !spec.artifacts.is_empty() {
@@ -177,9 +318,7 @@ fn run_installer(
         // open (or trickling) cannot keep the phase alive.
         let deadline = std::time::Instant::now() + *spec.install.timeout;
         let origin = Origin::start(&ctx.artifacts_dir(), &prefix, port, Some(deadline))
-            .with_context(|| {
-                format!("starting the loopback origin for the artifacts (port {port})")
-            })?;
+            .map_err(|source| InstallError::Origin { port, source })?;
         let pid = std::process::id();
         let record = ServerRecord {
             pid,
@@ -223,7 +362,7 @@ fn excludes(ctx: &PhaseContext) -> Vec<&str> {
 }
 
 /// Checks every artifact against `SHA256SUMS` before anything is installed from them.
-fn verify_artifacts(dir: &Path, expected: bool) -> anyhow::Result<BTreeMap<String, String>> {
+fn verify_artifacts(dir: &Path, expected: bool) -> Result<BTreeMap<String, String>, InstallError> {
     let sums_path = dir.join(SUMS);
     let text = match std::fs::read_to_string(&sums_path) {
         Ok(text) => text,
@@ -231,21 +370,39 @@ fn verify_artifacts(dir: &Path, expected: bool) -> anyhow::Result<BTreeMap<Strin
             return Ok(BTreeMap::new());
         }
         Err(error) => {
-            return Err(error)
-                .with_context(|| format!("reading {} (did prepare run?)", sums_path.display()));
+            return Err(FileError::doing(format!(
+                "reading {} (did prepare run?)",
+                sums_path.display()
+            ))(error)
+            .into());
         }
     };
-    let sums = parse_sums(&text).map_err(|e| anyhow::anyhow!("{}: {e}", sums_path.display()))?;
-    for entry in std::fs::read_dir(dir).with_context(|| format!("listing {}", dir.display()))? {
-        let name = entry?.file_name().to_string_lossy().into_owned();
+    let sums = parse_sums(&text).map_err(|problem| InstallError::Sums {
+        path: sums_path.clone(),
+        problem,
+    })?;
+    let listing = |error| FileError::doing(format!("listing {}", dir.display()))(error);
+    for entry in std::fs::read_dir(dir).map_err(listing)? {
+        let name = entry
+            .map_err(listing)?
+            .file_name()
+            .to_string_lossy()
+            .into_owned();
         if name != SUMS && !sums.contains_key(&name) {
-            bail!("artifact {name} is not listed in {}", sums_path.display());
+            return Err(InstallError::Unlisted {
+                name,
+                sums: sums_path,
+            });
         }
     }
     for (name, hex) in &sums {
         let actual = sha256_file(&dir.join(name))?;
         if &actual != hex {
-            bail!("artifact {name} does not match {SUMS}: expected {hex}, found {actual}");
+            return Err(InstallError::Mismatch {
+                name: name.clone(),
+                expected: hex.clone(),
+                actual,
+            });
         }
     }
     Ok(sums)
@@ -253,7 +410,7 @@ fn verify_artifacts(dir: &Path, expected: bool) -> anyhow::Result<BTreeMap<Strin
 
 /// A dedicated user must be able to read what the installer is pointed at (the
 /// source and the artifacts under OUT/); say so plainly instead of a failed install.
-fn check_readable(ctx: &PhaseContext, user: &super::TrialUser) -> anyhow::Result<()> {
+fn check_readable(ctx: &PhaseContext, user: &super::TrialUser) -> Result<(), InstallError> {
     let uses = |p: Placeholder| {
         ctx.spec
             .install
@@ -285,10 +442,10 @@ fn check_readable(ctx: &PhaseContext, user: &super::TrialUser) -> anyhow::Result
             log: None,
         })?;
         if !finished.status.success() {
-            bail!(
-                "the trial user {} cannot read {path}, which the installer uses: the run's staging folder is shared with its trial users through the run's group, so a file the build made private (umask 077?) stays unreadable",
-                user.name
-            );
+            return Err(InstallError::Unreadable {
+                user: user.name.clone(),
+                path: folder,
+            });
         }
     }
     Ok(())
@@ -296,18 +453,24 @@ fn check_readable(ctx: &PhaseContext, user: &super::TrialUser) -> anyhow::Result
 
 /// Whether the file starts with the ELF magic. Opened without blocking so that a
 /// FIFO planted at that path cannot hang clibench.
-fn is_elf(path: &Path) -> anyhow::Result<bool> {
+fn is_elf(path: &Path) -> Result<bool, InstallError> {
     use std::os::unix::fs::OpenOptionsExt;
     let mut file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
         .open(path)
-        .with_context(|| format!("opening the installed executable {}", path.display()))?;
-    if !file.metadata()?.is_file() {
-        bail!("the installed executable {} is not a file", path.display());
+        .map_err(FileError::doing(format!(
+            "opening the installed executable {}",
+            path.display()
+        )))?;
+    let reading = || FileError::doing(format!("reading {}", path.display()));
+    if !file.metadata().map_err(reading())?.is_file() {
+        return Err(InstallError::NotAFile {
+            path: path.to_path_buf(),
+        });
     }
     let mut magic = [0u8; 4];
-    let read = file.read(&mut magic)?;
+    let read = file.read(&mut magic).map_err(reading())?;
     Ok(read == 4 && magic == *b"\x7fELF")
 }
 
@@ -318,7 +481,7 @@ fn create_workspace(
     user: &super::TrialUser,
     env: &BTreeMap<String, String>,
     owner: home::Owner,
-) -> anyhow::Result<()> {
+) -> Result<(), InstallError> {
     let workspace = &ctx.spec.workspace;
     let dir = home::create_dir(&user.home, Path::new(&workspace.path), owner)?;
     for (name, content) in &workspace.files {
@@ -351,7 +514,7 @@ fn save_inventory(
     command: &[crate::spec::Template],
     values: &Values,
     env: &BTreeMap<String, String>,
-) -> anyhow::Result<()> {
+) -> Result<(), InstallError> {
     let user = ctx.user()?;
     let argv = ctx.expand_command(command, values)?;
     let name = if ctx.trial == 0 {

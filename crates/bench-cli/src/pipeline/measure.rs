@@ -8,11 +8,11 @@
 //! terminal, its process family, and its background sessions.
 
 use super::PhaseContext;
+use super::error::{FileError, chain};
 use super::exec::{self, Step};
 use super::recording::{Recording, keep_screen};
 use super::state::UserRecord;
 use crate::spec::{self, Placeholder, Template};
-use anyhow::{Context, bail};
 use bench_core::{Metric, Phase, ProcessMemory, Sample, Side, record};
 use bench_proc::{Selector, Snapshot};
 use bench_term::{SpawnOptions, Terminal};
@@ -20,28 +20,156 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+/// The measure phase, or the target's terminal, family or sessions that the measure, ui
+/// and staircase phases share, failed.
+#[derive(Debug, thiserror::Error)]
+pub enum MeasureError {
+    /// The spec has no section for the phase.
+    #[error("the spec has no [{0}] section")]
+    NoSection(&'static str),
+    /// Install trial 0 failed, so there is nothing to start.
+    #[error("the first installation must succeed before interactive measurements")]
+    NoInstallation,
+    /// The phase's context lacks the user, or a placeholder has no value.
+    #[error(transparent)]
+    Context(#[from] super::ContextError),
+    /// The target's processes could not be stopped.
+    #[error("{action}")]
+    Stop {
+        /// "stopping the target's processes before measuring".
+        action: &'static str,
+        /// What is left.
+        #[source]
+        source: exec::StopError,
+    },
+    /// A file of the phase could not be copied or its folder made.
+    #[error(transparent)]
+    File(#[from] FileError),
+    /// The process breakdown could not be written.
+    #[error("writing {}", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: bench_core::io::WriteError,
+    },
+    /// The process breakdown could not be turned into JSON.
+    #[error("serializing the processes")]
+    Serialize(#[source] serde_json::Error),
+    /// The target's terminal could not be started.
+    #[error("starting `{command}` in a terminal")]
+    Spawn {
+        /// The command line.
+        command: String,
+        /// Why.
+        #[source]
+        source: bench_term::TermError,
+    },
+    /// Settling or closing a terminal failed.
+    #[error("{action}")]
+    Terminal {
+        /// "closing the cold start's terminal".
+        action: &'static str,
+        /// Why.
+        #[source]
+        source: bench_term::TermError,
+    },
+    /// The cold start did not settle (its terminal failed meanwhile).
+    #[error(transparent)]
+    Settle(bench_term::TermError),
+    /// The command to start is empty once expanded.
+    #[error("the command is empty")]
+    EmptyCommand,
+    /// `[measure] quit` names a key that does not exist.
+    #[error("[measure] quit")]
+    Quit(#[source] bench_term::KeyError),
+    /// No process of the target was there to measure.
+    #[error("no process of the target was found for the memory measurement")]
+    NoProcesses,
+    /// The target's memory could not be read.
+    #[error("reading the memory of {selector}")]
+    Snapshot {
+        /// The processes, as `Selector`'s debug form.
+        selector: String,
+        /// Why.
+        #[source]
+        source: bench_proc::SnapshotError,
+    },
+    /// Without root, the phase must be a child subreaper to keep the target's daemons.
+    #[error("becoming a child subreaper")]
+    Subreaper(#[source] bench_proc::SubreaperError),
+    /// Install trial 0 did not record the home's size before the install.
+    #[error("install trial 0 did not record `{}`", super::install::HOME_BEFORE_KEY)]
+    NoHomeBefore,
+    /// The recorded size before the install is not a number.
+    #[error("parsing the home's size before the install")]
+    HomeBefore(#[source] std::num::ParseIntError),
+    /// The home's footprint could not be measured.
+    #[error("measuring the footprint of {}", home.display())]
+    Disk {
+        /// The home.
+        home: PathBuf,
+        /// Why.
+        #[source]
+        source: bench_proc::DiskError,
+    },
+    /// The session list is not JSON.
+    #[error("the session list is not JSON: {tail:?}")]
+    SessionsNotJson {
+        /// The end of the output.
+        tail: String,
+        /// Why.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The session list lacks its array.
+    #[error("the session list has no array `{field}`: {listing}")]
+    NoSessions {
+        /// `sessions_field`.
+        field: String,
+        /// The list.
+        listing: String,
+    },
+    /// A session's stop command failed and the session is still listed.
+    #[error("{0}")]
+    SessionLeft(String),
+    /// The list or stop command did not finish.
+    #[error(transparent)]
+    Exec(#[from] exec::ExecError),
+}
+
+impl MeasureError {
+    fn stop(action: &'static str) -> impl FnOnce(exec::StopError) -> MeasureError {
+        move |source| MeasureError::Stop { action, source }
+    }
+}
+
 /// Runs the measure phase for `ctx.trial`.
-pub fn run(ctx: &PhaseContext, side: &mut Side) -> anyhow::Result<()> {
+pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), MeasureError> {
     let measure = ctx
         .spec
         .measure
         .as_ref()
-        .context("the spec has no [measure] section")?;
+        .ok_or(MeasureError::NoSection("measure"))?;
     let install_ok = first_install_succeeded(side, ctx.spec.install.command.is_some());
     if !install_ok {
-        bail!("the first installation must succeed before interactive measurements");
+        return Err(MeasureError::NoInstallation);
     }
     let user = ctx.user()?;
     let family = Family::of(user)?;
-    exec::stop_user(user).context("stopping the target's processes before measuring")?;
+    exec::stop_user(user).map_err(MeasureError::stop(
+        "stopping the target's processes before measuring",
+    ))?;
     let outcome = starts(ctx, measure, side, user, &family);
     let kept = keep_start_files(ctx, &["cold", "warm"]);
-    let stopped = exec::stop_user(user).context("stopping the target's processes");
+    let stopped =
+        exec::stop_user(user).map_err(MeasureError::stop("stopping the target's processes"));
     // The footprint is the installation's, whether or not the target then started.
     if ctx.trial == 0 {
         let sample = match disk_growth(ctx, side, &user.home) {
             Ok(bytes) => Sample::Value(bytes as f64),
-            Err(error) => Sample::Error(format!("{error:#}")),
+            Err(error) => Sample::Error(chain(&error)),
         };
         record(side, Metric::Disk, 0, sample);
     }
@@ -53,23 +181,30 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> anyhow::Result<()> {
 /// Keeps, for each start `<name>-<trial>` of this trial that saved them, the screen at ready
 /// as OUT/logs/screen-at-ready-<trial>-<name>.txt and the terminal recording as
 /// OUT/transcripts/<name>-<trial>.cast (asciicast v2, `asciinema play` replays it).
-pub(super) fn keep_start_files(ctx: &PhaseContext, names: &[&str]) -> anyhow::Result<()> {
+pub(super) fn keep_start_files(ctx: &PhaseContext, names: &[&str]) -> Result<(), MeasureError> {
     let trial = ctx.trial;
     for name in names {
         let folder = ctx.logs_dir().join(format!("{name}-{trial}"));
         let screen = folder.join(bench_term::READY_SCREEN_FILE);
         if screen.is_file() {
             let kept = ctx.log_path(&format!("screen-at-ready-{trial}-{name}.txt"))?;
-            std::fs::copy(&screen, &kept)
-                .with_context(|| format!("copying {} to {}", screen.display(), kept.display()))?;
+            std::fs::copy(&screen, &kept).map_err(FileError::doing(format!(
+                "copying {} to {}",
+                screen.display(),
+                kept.display()
+            )))?;
         }
         let cast = folder.join(bench_term::CAST_FILE);
         if cast.is_file() {
             let dir = ctx.out.join("transcripts");
-            std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+            std::fs::create_dir_all(&dir)
+                .map_err(FileError::doing(format!("creating {}", dir.display())))?;
             let kept = dir.join(format!("{name}-{trial}.cast"));
-            std::fs::copy(&cast, &kept)
-                .with_context(|| format!("copying {} to {}", cast.display(), kept.display()))?;
+            std::fs::copy(&cast, &kept).map_err(FileError::doing(format!(
+                "copying {} to {}",
+                cast.display(),
+                kept.display()
+            )))?;
         }
     }
     Ok(())
@@ -132,10 +267,9 @@ fn starts(
     side: &mut Side,
     user: &UserRecord,
     family: &Family,
-) -> anyhow::Result<bool> {
+) -> Result<bool, MeasureError> {
     let trial = ctx.trial;
-    let mode = ready_mode(measure)?;
-    let guard = ready_guard(measure)?;
+    let guard = &measure.ready_guard;
     let mut cold_ready = false;
     for (metric, name) in [(Metric::Cold, "cold"), (Metric::Warm, "warm")] {
         let options = spawn_options(
@@ -147,9 +281,11 @@ fn starts(
             &ctx.log_path(&format!("{name}-{trial}"))?,
         )?;
         let recording = Recording::start(*family, Phase::Measure, trial, name);
-        let mut terminal = Terminal::spawn(&options)
-            .with_context(|| format!("starting `{}` in a terminal", options_line(&options)))?;
-        let elapsed = match terminal.ready_guarded(&mode, measure.ready_timeout.0, &guard) {
+        let mut terminal = Terminal::spawn(&options).map_err(|source| MeasureError::Spawn {
+            command: options_line(&options),
+            source,
+        })?;
+        let elapsed = match terminal.ready_guarded(&measure.ready, measure.ready_timeout.0, guard) {
             Ok(elapsed) => elapsed,
             Err(error) => {
                 record(side, metric, trial, Sample::Error(error.to_string()));
@@ -185,21 +321,19 @@ fn starts(
         if metric == Metric::Cold {
             cold_ready = true;
             let memory = settled
-                .map_err(anyhow::Error::from)
+                .map_err(MeasureError::Settle)
                 .and_then(|()| family.snapshot())
                 .and_then(|snapshot| record_memory(ctx, side, &snapshot));
             recording.finish(side, Some(elapsed));
             let closed = terminal.close();
             if let Err(error) = memory {
-                record(
-                    side,
-                    Metric::Rss,
-                    trial,
-                    Sample::Error(format!("{error:#}")),
-                );
+                record(side, Metric::Rss, trial, Sample::Error(chain(&error)));
                 return Ok(cold_ready);
             }
-            closed.context("closing the cold start's terminal")?;
+            closed.map_err(|source| MeasureError::Terminal {
+                action: "closing the cold start's terminal",
+                source,
+            })?;
             // The cold start's background sessions must not make the warm start warmer
             // than a person's second start would be; the seed stops them here too.
             stop_agents(ctx, measure, user)?;
@@ -209,7 +343,10 @@ fn starts(
             if let Err(error) = settled {
                 side.set_error(format!("warm settle: {error}"));
             }
-            closed.context("closing the warm start's terminal")?;
+            closed.map_err(|source| MeasureError::Terminal {
+                action: "closing the warm start's terminal",
+                source,
+            })?;
         }
     }
     Ok(cold_ready)
@@ -217,9 +354,13 @@ fn starts(
 
 /// Records `rss`, `pss` (when every process's PSS was readable) and the process breakdown,
 /// and keeps the breakdown in OUT/logs/memory-<trial>.json.
-fn record_memory(ctx: &PhaseContext, side: &mut Side, snapshot: &Snapshot) -> anyhow::Result<()> {
+fn record_memory(
+    ctx: &PhaseContext,
+    side: &mut Side,
+    snapshot: &Snapshot,
+) -> Result<(), MeasureError> {
     if snapshot.processes.is_empty() {
-        bail!("no process of the target was found for the memory measurement");
+        return Err(MeasureError::NoProcesses);
     }
     let trial = ctx.trial;
     record(
@@ -242,29 +383,28 @@ fn record_memory(ctx: &PhaseContext, side: &mut Side, snapshot: &Snapshot) -> an
         Some(u32::try_from(snapshot.processes.len()).unwrap_or(u32::MAX));
     let processes = process_memory(snapshot);
     let path = ctx.log_path(&format!("memory-{trial}.json"))?;
-    let json = serde_json::to_string_pretty(&processes).context("serializing the processes")?;
-    bench_core::io::write_atomic(&path, json.as_bytes())
-        .with_context(|| format!("writing {}", path.display()))?;
+    let json = serde_json::to_string_pretty(&processes).map_err(MeasureError::Serialize)?;
+    bench_core::io::write_atomic(&path, json.as_bytes()).map_err(|source| MeasureError::Write {
+        path: path.clone(),
+        source,
+    })?;
     side.set_processes(processes);
     Ok(())
 }
 
 /// The home's growth since before the install, with the spec's excludes.
-fn disk_growth(ctx: &PhaseContext, side: &Side, home: &Path) -> anyhow::Result<u64> {
+fn disk_growth(ctx: &PhaseContext, side: &Side, home: &Path) -> Result<u64, MeasureError> {
     let before: u64 = side
         .runtime
         .get(super::install::HOME_BEFORE_KEY)
-        .with_context(|| {
-            format!(
-                "install trial 0 did not record `{}`",
-                super::install::HOME_BEFORE_KEY
-            )
-        })?
+        .ok_or(MeasureError::NoHomeBefore)?
         .parse()
-        .context("parsing the home's size before the install")?;
+        .map_err(MeasureError::HomeBefore)?;
     let excludes: Vec<&str> = ctx.spec.disk.exclude.iter().map(String::as_str).collect();
-    let after = bench_proc::disk_usage(home, &excludes)
-        .with_context(|| format!("measuring the footprint of {}", home.display()))?;
+    let after = bench_proc::disk_usage(home, &excludes).map_err(|source| MeasureError::Disk {
+        home: home.to_path_buf(),
+        source,
+    })?;
     Ok(after.saturating_sub(before))
 }
 
@@ -281,11 +421,11 @@ pub(super) enum Family {
 impl Family {
     /// The family of `user`'s target processes. Without a dedicated user this makes the
     /// phase process a child subreaper.
-    pub(super) fn of(user: &UserRecord) -> anyhow::Result<Family> {
+    pub(super) fn of(user: &UserRecord) -> Result<Family, MeasureError> {
         if user.dedicated {
             Ok(Family::Uid(user.identity.uid))
         } else {
-            bench_proc::become_subreaper().context("becoming a child subreaper")?;
+            bench_proc::become_subreaper().map_err(MeasureError::Subreaper)?;
             Ok(Family::OwnTree(std::process::id()))
         }
     }
@@ -299,10 +439,13 @@ impl Family {
     }
 
     /// Memory of the family now.
-    pub(super) fn snapshot(self) -> anyhow::Result<Snapshot> {
+    pub(super) fn snapshot(self) -> Result<Snapshot, MeasureError> {
         let (selector, exclude) = self.selector();
-        let snapshot = bench_proc::snapshot(&selector)
-            .with_context(|| format!("reading the memory of {selector:?}"))?;
+        let snapshot =
+            bench_proc::snapshot(&selector).map_err(|source| MeasureError::Snapshot {
+                selector: format!("{selector:?}"),
+                source,
+            })?;
         Ok(snapshot.without(&exclude))
     }
 }
@@ -334,12 +477,12 @@ pub(super) fn spawn_options(
     env: &BTreeMap<String, Template>,
     measure: &spec::Measure,
     transcript: &Path,
-) -> anyhow::Result<SpawnOptions> {
+) -> Result<SpawnOptions, MeasureError> {
     let user = ctx.user()?;
     let values = ctx.values();
     let argv = ctx.expand_command(command, &values)?;
     let Some((program, args)) = argv.split_first() else {
-        bail!("the command is empty");
+        return Err(MeasureError::EmptyCommand);
     };
     let mut extra = measure.env.clone();
     extra.extend(env.iter().map(|(k, v)| (k.clone(), v.clone())));
@@ -349,7 +492,7 @@ pub(super) fn spawn_options(
         &ctx.default_target_cwd()?,
         &values,
     )?;
-    let quit = bench_term::parse_keys(&measure.quit).context("[measure] quit")?;
+    let quit = bench_term::parse_keys(&measure.quit).map_err(MeasureError::Quit)?;
     let mut options = SpawnOptions::new(resolve_program(program, &environment))
         .args(args)
         .cwd(cwd)
@@ -393,36 +536,6 @@ fn options_line(options: &SpawnOptions) -> String {
         .join(" ")
 }
 
-/// The spec's ready mode, as the spec resolved it when it was read.
-pub(super) fn ready_mode(measure: &spec::Measure) -> anyhow::Result<bench_term::ReadyMode> {
-    measure
-        .ready_mode
-        .clone()
-        .context("[measure] was not read through spec::parse, which resolves its ready mode")
-}
-
-/// The spec's checks of the screen at ready: `ready_require`, `ready_reject` and, unless
-/// `ready_allow_dialog`, bench-term's list of blocking dialogs.
-pub(super) fn ready_guard(measure: &spec::Measure) -> anyhow::Result<bench_term::ReadyGuard> {
-    let regex = |key: &str, pattern: &str| {
-        regex::Regex::new(pattern).with_context(|| format!("[measure] {key} is not a regex"))
-    };
-    Ok(bench_term::ReadyGuard {
-        require: measure
-            .ready_require
-            .as_deref()
-            .map(|pattern| regex("ready_require", pattern))
-            .transpose()?,
-        reject: measure
-            .ready_reject
-            .iter()
-            .map(|pattern| regex("ready_reject", pattern))
-            .collect::<anyhow::Result<_>>()?,
-        allow_dialog: measure.ready_allow_dialog,
-        expected: Vec::new(),
-    })
-}
-
 /// Pause between two quit keys (a second Ctrl-C must not arrive before the first is read).
 const QUIT_INTERVAL: std::time::Duration = std::time::Duration::from_millis(150);
 
@@ -437,7 +550,7 @@ pub(super) fn list_sessions(
     ctx: &PhaseContext,
     measure: &spec::Measure,
     user: &UserRecord,
-) -> anyhow::Result<Vec<String>> {
+) -> Result<Vec<String>, MeasureError> {
     let Some(command) = &measure.list_sessions else {
         return Ok(Vec::new());
     };
@@ -455,13 +568,19 @@ pub(super) fn parse_session_ids(
     output: &str,
     sessions_field: &str,
     id_field: &str,
-) -> anyhow::Result<Vec<String>> {
-    let listing: serde_json::Value = serde_json::from_str(output.trim())
-        .with_context(|| format!("the session list is not JSON: {:?}", exec::tail(output)))?;
+) -> Result<Vec<String>, MeasureError> {
+    let listing: serde_json::Value =
+        serde_json::from_str(output.trim()).map_err(|source| MeasureError::SessionsNotJson {
+            tail: exec::tail(output),
+            source,
+        })?;
     let sessions = listing
         .get(sessions_field)
         .and_then(serde_json::Value::as_array)
-        .with_context(|| format!("the session list has no array `{sessions_field}`: {listing}"))?;
+        .ok_or_else(|| MeasureError::NoSessions {
+            field: sessions_field.to_owned(),
+            listing: listing.to_string(),
+        })?;
     Ok(sessions
         .iter()
         .filter_map(|session| session.get(id_field))
@@ -480,7 +599,7 @@ pub(super) fn stop_agents(
     ctx: &PhaseContext,
     measure: &spec::Measure,
     user: &UserRecord,
-) -> anyhow::Result<()> {
+) -> Result<(), MeasureError> {
     let ids = list_sessions(ctx, measure, user)?;
     stop_sessions(ctx, measure, user, &ids)
 }
@@ -491,7 +610,7 @@ pub(super) fn stop_sessions(
     measure: &spec::Measure,
     user: &UserRecord,
     ids: &[String],
-) -> anyhow::Result<()> {
+) -> Result<(), MeasureError> {
     let Some(stop) = &measure.stop_session else {
         return Ok(());
     };
@@ -506,10 +625,10 @@ pub(super) fn stop_sessions(
                 done.status,
                 exec::tail(&done.merged())
             ),
-            Err(error) => format!("{error:#}"),
+            Err(error) => chain(&error),
         };
         if list_sessions(ctx, measure, user)?.contains(id) {
-            bail!("{failure}");
+            return Err(MeasureError::SessionLeft(failure));
         }
     }
     Ok(())
@@ -523,7 +642,7 @@ fn run_target_command(
     command: &[Template],
     values: &spec::Values,
     what: &str,
-) -> anyhow::Result<exec::Finished> {
+) -> Result<exec::Finished, MeasureError> {
     let argv = ctx.expand_command(command, values)?;
     let env = ctx.environment(&measure.env, values)?;
     let mut argv = argv;

@@ -11,6 +11,14 @@
 //! - [`exec`]: running one command with a timeout, as the trial user, logged.
 //! - [`out_dir`]: the output folder's ownership, marker and lock.
 //! - [`cleanup()`]: stops and removes what the state file lists.
+//!
+//! # Errors
+//! Every function returns a `thiserror` type naming what failed (file, command, user,
+//! key) with its causes as [`std::error::Error::source`]. The runner's surface is
+//! [`Error`]; a phase that failed says why in [`PhaseOutcome::failure`], a [`PhaseError`]
+//! holding the phase's own type ([`PrepareError`], [`InstallError`], [`MeasureError`],
+//! [`RuntimeError`], [`UiError`], [`StaircaseError`]) or its [`ContextError`]. The text
+//! users see and `result.json` records is the error and its causes joined by `: `.
 
 pub mod ab;
 mod caches_linux;
@@ -41,16 +49,26 @@ mod ui;
 pub mod users;
 
 pub use caches_linux::{DROP_CACHES, DropCachesError};
-pub use cleanup::{CleanupReport, cleanup, cleanup_with};
-pub use context::{PhaseContext, TrialUser};
+pub use cleanup::{CleanupError, CleanupReport, cleanup, cleanup_with};
+pub use context::{ContextError, PhaseContext, TrialUser};
 pub use driver::{
-    PhaseOutcome, PhaseRun, load_spec, override_source, record_skip, request_for, run_phase,
-    trial_failure,
+    PhaseOutcome, PhaseRun, SpecFacts, load_spec, override_source, record_skip, request_for,
+    run_phase, trial_failure,
 };
-pub use error::{Error, Failure};
+pub use error::{Error, FileError, PhaseError};
+pub use exec::StopError;
+pub use install::InstallError;
+pub use measure::MeasureError;
 pub use measure::ready_screen_section;
 pub use plan::{Plan, PlanSettings, Shard, ShardError, SpecPathError, SpecSource, Step, describes};
+pub use prepare::PrepareError;
 pub use runner::{
     Execution, Notice, Observer, Progress, REPOSITORY_VAR, RootCause, RunOutcome, Runner,
     SilentObserver, Skip, StepResult, WrittenReport, headline, write_report,
 };
+pub use runtime::RuntimeError;
+pub use staging::StagingError;
+pub use staircase::StaircaseError;
+pub use state::StateError;
+pub use ui::{StepError, UiError};
+pub use users::UserError;

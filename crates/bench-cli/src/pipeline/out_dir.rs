@@ -63,8 +63,8 @@ pub enum OutError {
         path: PathBuf,
     },
     /// The state file could not be read or written.
-    #[error("{0}")]
-    State(String),
+    #[error(transparent)]
+    State(Box<super::state::StateError>),
     /// A system call failed.
     #[error("{path}: {source}")]
     Io {
@@ -134,6 +134,42 @@ pub fn open_trusted(out: &Path) -> Result<OwnedFd, OutError> {
         ));
     }
     Ok(fd)
+}
+
+/// Why a folder clibench recorded (a temporary folder in OUT/, the staging folder) is not
+/// one it may remove.
+#[derive(Debug, thiserror::Error)]
+pub enum NotOwnFolder {
+    /// A symlink (never followed) or something other than a folder.
+    #[error("it is a symlink or not a folder")]
+    NotAFolder,
+    /// A folder of another user: clibench did not make it.
+    #[error("it belongs to uid {uid}, so clibench did not make it")]
+    OtherOwner {
+        /// Its owner.
+        uid: u32,
+    },
+    /// It could not be looked at.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
+/// Whether `path` is a folder clibench made: a real folder (a symlink is not followed) of
+/// the effective user. `Ok(false)`: it does not exist (already removed).
+pub fn is_own_folder(path: &Path) -> Result<bool, NotOwnFolder> {
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(meta) => meta,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(error) => return Err(error.into()),
+    };
+    if meta.file_type().is_symlink() || !meta.is_dir() {
+        return Err(NotOwnFolder::NotAFolder);
+    }
+    let uid = std::os::unix::fs::MetadataExt::uid(&meta);
+    if uid != euid() {
+        return Err(NotOwnFolder::OtherOwner { uid });
+    }
+    Ok(true)
 }
 
 /// Reads `name` in `out` when clibench wrote it: a plain file of the effective user that
@@ -384,8 +420,8 @@ pub struct RunOut {
     pub previous_result: Option<PathBuf>,
 }
 
-fn state_error(error: anyhow::Error) -> OutError {
-    OutError::State(format!("{error:#}"))
+fn state_error(error: super::state::StateError) -> OutError {
+    OutError::State(Box::new(error))
 }
 
 /// Opens `out` for `clibench run`: created or adopted (see [`create`]), locked, refused
@@ -430,6 +466,51 @@ pub fn open_for_cleanup(out: &Path) -> Result<Option<OutLock>, OutError> {
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn an_own_folder_is_a_real_folder_of_the_effective_user() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().join("mine");
+        std::fs::create_dir(&folder).unwrap();
+        assert!(is_own_folder(&folder).unwrap());
+        assert!(!is_own_folder(&dir.path().join("gone")).unwrap());
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&folder, &link).unwrap();
+        assert!(matches!(
+            is_own_folder(&link),
+            Err(NotOwnFolder::NotAFolder)
+        ));
+        let file = dir.path().join("file");
+        std::fs::write(&file, "").unwrap();
+        assert!(matches!(
+            is_own_folder(&file),
+            Err(NotOwnFolder::NotAFolder)
+        ));
+        // A folder of another user: root's /, unless the tests run as root.
+        if euid() != 0 {
+            assert!(matches!(
+                is_own_folder(Path::new("/")),
+                Err(NotOwnFolder::OtherOwner { uid: 0 })
+            ));
+        }
+    }
+
+    #[test]
+    fn a_folder_of_another_user_is_not_our_own() {
+        if euid() != 0 {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().join("theirs");
+        std::fs::create_dir(&folder).unwrap();
+        rustix::fs::chown(&folder, Some(rustix::fs::Uid::from_raw(65534)), None).unwrap();
+        let error = is_own_folder(&folder).unwrap_err();
+        assert!(matches!(error, NotOwnFolder::OtherOwner { uid: 65534 }));
+        assert_eq!(
+            error.to_string(),
+            "it belongs to uid 65534, so clibench did not make it"
+        );
+    }
 
     fn chmod(path: &Path, mode: u32) {
         std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();

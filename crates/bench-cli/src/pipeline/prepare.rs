@@ -2,11 +2,11 @@
 //! build steps, collect the artifacts with `SHA256SUMS`, and record `bundle`, the
 //! artifact sizes and the runtime facts (tool versions, kernel, machine, cpu).
 
-use super::context::{PhaseContext, base_environment};
+use super::context::{ContextError, PhaseContext, base_environment};
+use super::error::{FileError, chain};
 use super::exec::{self, Step};
 use super::state::State;
 use crate::spec::{BuildStep, Values};
-use anyhow::{Context, bail};
 use bench_core::{Metric, Sample, Side, record};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -19,17 +19,106 @@ const VERSION_TIMEOUT: Duration = Duration::from_secs(60);
 /// The checksum file written next to the artifacts.
 pub const SUMS: &str = "SHA256SUMS";
 
+/// The prepare phase failed.
+#[derive(Debug, thiserror::Error)]
+pub enum PrepareError {
+    /// The spec lists the architectures it supports, and this machine's is not one.
+    #[error("unsupported architecture {machine}: {target} supports {}", supported.join(", "))]
+    Architecture {
+        /// This machine's.
+        machine: String,
+        /// The spec's name.
+        target: String,
+        /// What the spec supports.
+        supported: Vec<String>,
+    },
+    /// The host facts could not be read.
+    #[error("reading the host facts")]
+    Host(#[source] bench_proc::HostError),
+    /// A placeholder has no value, or the logs folder could not be made.
+    #[error(transparent)]
+    Context(#[from] ContextError),
+    /// A placeholder in a build step has no value.
+    #[error(transparent)]
+    Expand(#[from] crate::spec::ExpandError),
+    /// The state file could not be read or written.
+    #[error(transparent)]
+    State(#[from] super::state::StateError),
+    /// A git, build or version command failed.
+    #[error(transparent)]
+    Exec(#[from] exec::ExecError),
+    /// `git fetch` failed; the message has the repository's credentials hidden, which is
+    /// why it is text and not the fetch's error.
+    #[error("{0}")]
+    Fetch(String),
+    /// The checkout is not the commit asked for.
+    #[error("the checkout resolved to {head}, not the requested commit {commit}")]
+    WrongCommit {
+        /// What HEAD is.
+        head: String,
+        /// The spec's commit.
+        commit: String,
+    },
+    /// A local source repository does not exist.
+    #[error("the source repository {} does not exist", path.display())]
+    NoRepository {
+        /// The path.
+        path: PathBuf,
+    },
+    /// Some but not all of a build step's `when_exists` paths exist.
+    #[error("{step}: incomplete: {present} exist(s) but {absent} do(es) not")]
+    Incomplete {
+        /// The step.
+        step: String,
+        /// The paths that exist.
+        present: String,
+        /// The paths that do not.
+        absent: String,
+    },
+    /// An artifact set found another number of files than its `count`.
+    #[error("expected {expected} artifact(s) matching {place}, found {}{}", found.len(), listing(found))]
+    ArtifactCount {
+        /// The set's `count`.
+        expected: u32,
+        /// `FOLDER/GLOB`.
+        place: String,
+        /// The files found.
+        found: Vec<String>,
+    },
+    /// A required artifact set found nothing.
+    #[error("expected at least one artifact matching {place}, found none")]
+    NoArtifacts {
+        /// `FOLDER/GLOB`.
+        place: String,
+    },
+    /// Two artifacts (or an artifact and `SHA256SUMS`) have one name.
+    #[error("two artifacts are named {name}: artifact names must be unique")]
+    DuplicateArtifact {
+        /// The name.
+        name: String,
+    },
+    /// What the build left running could not be stopped.
+    #[error("stopping what the build left running")]
+    Stop(#[source] exec::StopError),
+    /// A file-system call failed.
+    #[error(transparent)]
+    File(#[from] FileError),
+    /// `SHA256SUMS` could not be written.
+    #[error(transparent)]
+    Write(#[from] bench_core::io::WriteError),
+}
+
 /// Runs the prepare phase.
-pub fn run(ctx: &PhaseContext, side: &mut Side) -> anyhow::Result<()> {
+pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), PrepareError> {
     record_host_facts(side)?;
     let machine = side.runtime.get("machine").cloned().unwrap_or_default();
     let supported = &ctx.spec.architectures;
     if !supported.is_empty() && !supported.contains(&machine) {
-        bail!(
-            "unsupported architecture {machine}: {} supports {}",
-            ctx.spec.name,
-            supported.join(", ")
-        );
+        return Err(PrepareError::Architecture {
+            machine,
+            target: ctx.spec.name.clone(),
+            supported: supported.clone(),
+        });
     }
     if let Some(package) = &ctx.spec.package {
         side.runtime.insert("package".to_owned(), package.clone());
@@ -50,13 +139,16 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> anyhow::Result<()> {
     let stopped = exec::stop_home(&build_home);
     let removed = std::fs::remove_dir_all(&build_home);
     outcome?;
-    stopped.context("stopping what the build left running")?;
-    removed.with_context(|| format!("removing {}", build_home.display()))?;
+    stopped.map_err(PrepareError::Stop)?;
+    removed.map_err(FileError::doing(format!(
+        "removing {}",
+        build_home.display()
+    )))?;
     State::update(&ctx.out, |s| s.folders.retain(|f| f != &build_home))?;
     Ok(())
 }
 
-fn build(ctx: &PhaseContext, side: &mut Side, build_home: &Path) -> anyhow::Result<()> {
+fn build(ctx: &PhaseContext, side: &mut Side, build_home: &Path) -> Result<(), PrepareError> {
     let log = ctx.log_path("prepare.log")?;
     let _ = std::fs::remove_file(&log);
     let user = super::users::name_of(rustix::process::getuid().as_raw());
@@ -126,7 +218,7 @@ fn run_build_step(
     values: &Values,
     log: &Path,
     build_home: &Path,
-) -> anyhow::Result<()> {
+) -> Result<(), PrepareError> {
     let argv = ctx.expand_command(&step.command, values)?;
     let name = step.name.clone().unwrap_or_else(|| argv.join(" "));
     let what = format!("build step {} '{name}'", index + 1);
@@ -156,11 +248,11 @@ fn run_build_step(
             return Ok(());
         }
         if !absent.is_empty() {
-            bail!(
-                "{what}: incomplete: {} exist(s) but {} do(es) not",
-                join_paths(&present),
-                join_paths(&absent)
-            );
+            return Err(PrepareError::Incomplete {
+                step: what,
+                present: join_paths(&present),
+                absent: join_paths(&absent),
+            });
         }
     }
     let cwd = ctx.cwd(step.cwd.as_ref(), work_dir, values)?;
@@ -206,7 +298,7 @@ fn is_local(repository: &str) -> bool {
 
 /// The fetch URL: a local path (relative to the spec's folder) becomes `file://`, so
 /// that git talks its wire protocol and a shallow fetch of one sha works offline.
-fn fetch_url(ctx: &PhaseContext, repository: &str) -> anyhow::Result<String> {
+fn fetch_url(ctx: &PhaseContext, repository: &str) -> Result<String, PrepareError> {
     if !is_local(repository) {
         return Ok(repository.to_owned());
     }
@@ -216,10 +308,12 @@ fn fetch_url(ctx: &PhaseContext, repository: &str) -> anyhow::Result<String> {
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     let path = base.join(repository);
-    let path = std::path::absolute(&path)
-        .with_context(|| format!("resolving the source repository {}", path.display()))?;
+    let path = std::path::absolute(&path).map_err(FileError::doing(format!(
+        "resolving the source repository {}",
+        path.display()
+    )))?;
     if !path.exists() {
-        bail!("the source repository {} does not exist", path.display());
+        return Err(PrepareError::NoRepository { path });
     }
     Ok(format!("file://{}", path.display()))
 }
@@ -233,7 +327,7 @@ fn fetch_redacted(
     dir: &Path,
     env: &BTreeMap<String, String>,
     log: &Path,
-) -> anyhow::Result<()> {
+) -> Result<(), PrepareError> {
     use super::redact::redact;
     // The URL reaches git through its environment (readable by this user only), not its
     // command line, which every user of the machine can read in /proc.
@@ -260,7 +354,7 @@ fn fetch_redacted(
         timeout: GIT_TIMEOUT,
         log: None,
     })
-    .map_err(|error| anyhow::anyhow!(redact(&format!("{error:#}"))))?;
+    .map_err(|error| PrepareError::Fetch(redact(&chain(&error))))?;
     let output = redact(&finished.merged());
     {
         use std::io::Write;
@@ -268,9 +362,9 @@ fn fetch_redacted(
             .create(true)
             .append(true)
             .open(log)
-            .with_context(|| format!("opening {}", log.display()))?;
+            .map_err(FileError::doing(format!("opening {}", log.display())))?;
         file.write_all(output.as_bytes())
-            .with_context(|| format!("writing {}", log.display()))?;
+            .map_err(FileError::doing(format!("writing {}", log.display())))?;
     }
     if !finished.status.success() {
         let tail: String = output
@@ -283,12 +377,12 @@ fn fetch_redacted(
             .rev()
             .collect::<Vec<_>>()
             .join("\n");
-        bail!(
+        return Err(PrepareError::Fetch(format!(
             "{} failed ({}) (log {}): {tail}",
             redact(&format!("`git fetch --quiet --depth=1 {url} {commit}`")),
             finished.status,
             log.display()
-        );
+        )));
     }
     Ok(())
 }
@@ -300,7 +394,7 @@ fn fetch(
     dir: &Path,
     env: &BTreeMap<String, String>,
     log: &Path,
-) -> anyhow::Result<()> {
+) -> Result<(), PrepareError> {
     fresh_folder(dir)?;
     let url = fetch_url(ctx, repository)?;
     let mut env = env.clone();
@@ -317,7 +411,7 @@ fn fetch(
         "-c",
         "advice.detachedHead=false",
     ];
-    let git = |args: &[&str]| -> anyhow::Result<exec::Finished> {
+    let git = |args: &[&str]| -> Result<exec::Finished, PrepareError> {
         let argv: Vec<String> = ["git"]
             .iter()
             .chain(config.iter())
@@ -352,17 +446,21 @@ fn fetch(
     })?;
     let head = head.stdout.trim();
     if !head.eq_ignore_ascii_case(commit) {
-        bail!("the checkout resolved to {head}, not the requested commit {commit}");
+        return Err(PrepareError::WrongCommit {
+            head: head.to_owned(),
+            commit: commit.to_owned(),
+        });
     }
     Ok(())
 }
 
 /// Empties (or creates) a folder.
-fn fresh_folder(dir: &Path) -> anyhow::Result<()> {
+fn fresh_folder(dir: &Path) -> Result<(), FileError> {
     if dir.exists() {
-        std::fs::remove_dir_all(dir).with_context(|| format!("removing {}", dir.display()))?;
+        std::fs::remove_dir_all(dir)
+            .map_err(FileError::doing(format!("removing {}", dir.display())))?;
     }
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))
+    std::fs::create_dir_all(dir).map_err(FileError::doing(format!("creating {}", dir.display())))
 }
 
 /// Matches a file name against a pattern with `*` and `?`: the same matcher as the
@@ -371,7 +469,11 @@ pub fn wildcard(pattern: &str, name: &str) -> bool {
     bench_proc::wildcard_match(pattern.as_bytes(), name.as_bytes())
 }
 
-fn collect_artifacts(ctx: &PhaseContext, side: &mut Side, values: &Values) -> anyhow::Result<()> {
+fn collect_artifacts(
+    ctx: &PhaseContext,
+    side: &mut Side,
+    values: &Values,
+) -> Result<(), PrepareError> {
     let target = ctx.artifacts_dir();
     fresh_folder(&target)?;
     let mut collected: BTreeMap<String, u64> = BTreeMap::new();
@@ -386,29 +488,34 @@ fn collect_artifacts(ctx: &PhaseContext, side: &mut Side, values: &Values) -> an
                 .collect(),
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => Vec::new(),
             Err(error) => {
-                return Err(error).with_context(|| format!("listing {}", folder.display()));
+                return Err(
+                    FileError::doing(format!("listing {}", folder.display()))(error).into(),
+                );
             }
         };
         names.sort();
         let place = format!("{}/{}", folder.display(), set.glob);
         match set.count {
-            Some(count) if names.len() != count as usize => bail!(
-                "expected {count} artifact(s) matching {place}, found {}{}",
-                names.len(),
-                listing(&names)
-            ),
+            Some(count) if names.len() != count as usize => {
+                return Err(PrepareError::ArtifactCount {
+                    expected: count,
+                    place,
+                    found: names,
+                });
+            }
             None if set.required && names.is_empty() => {
-                bail!("expected at least one artifact matching {place}, found none")
+                return Err(PrepareError::NoArtifacts { place });
             }
             _ => {}
         }
         for name in names {
             if name == SUMS || collected.contains_key(&name) {
-                bail!("two artifacts are named {name}: artifact names must be unique");
+                return Err(PrepareError::DuplicateArtifact { name });
             }
             let from = folder.join(&name);
-            let bytes = std::fs::copy(&from, target.join(&name))
-                .with_context(|| format!("copying {} to {}", from.display(), target.display()))?;
+            let bytes = std::fs::copy(&from, target.join(&name)).map_err(FileError::doing(
+                format!("copying {} to {}", from.display(), target.display()),
+            ))?;
             collected.insert(name, bytes);
         }
     }
@@ -434,11 +541,12 @@ fn listing(names: &[String]) -> String {
 }
 
 /// The SHA-256 of a file, in lowercase hex.
-pub fn sha256_file(path: &Path) -> anyhow::Result<String> {
-    let mut file =
-        std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
+pub fn sha256_file(path: &Path) -> Result<String, FileError> {
+    let mut file = std::fs::File::open(path)
+        .map_err(FileError::doing(format!("opening {}", path.display())))?;
     let mut hasher = Sha256::new();
-    std::io::copy(&mut file, &mut hasher).with_context(|| format!("reading {}", path.display()))?;
+    std::io::copy(&mut file, &mut hasher)
+        .map_err(FileError::doing(format!("reading {}", path.display())))?;
     Ok(hasher
         .finalize()
         .iter()
@@ -466,8 +574,8 @@ pub fn parse_sums(text: &str) -> Result<BTreeMap<String, String>, String> {
 }
 
 /// Kernel release, machine, cpu model, cores and memory, from bench-proc's host facts.
-fn record_host_facts(side: &mut Side) -> anyhow::Result<()> {
-    let facts = bench_proc::HostFacts::read().context("reading the host facts")?;
+fn record_host_facts(side: &mut Side) -> Result<(), PrepareError> {
+    let facts = bench_proc::HostFacts::read().map_err(PrepareError::Host)?;
     for (key, value) in [
         ("kernel", facts.kernel_release),
         ("machine", facts.arch),

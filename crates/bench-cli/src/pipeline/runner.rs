@@ -15,8 +15,7 @@
 //! it is looked at between steps and, when phases run in their own process, while a
 //! step runs, which then stops the phase and everything below it.
 
-use super::driver::{PhaseOutcome, PhaseRun, run_phase};
-use super::error::Failure;
+use super::driver::{PhaseOutcome, PhaseRun, SpecFacts, run_phase};
 use super::exec::STOP_GRACE;
 use super::plan::{Plan, SpecSource, Step};
 use super::{CleanupReport, Error};
@@ -270,6 +269,7 @@ impl Runner {
     pub fn run(&self, observer: &mut dyn Observer) -> Result<RunOutcome, Error> {
         bench_proc::become_subreaper()?;
         let mut specs = Vec::new();
+        let mut facts = Vec::new();
         // Held until the run returns: no other clibench uses these folders meanwhile.
         let mut _locks = Vec::new();
         for plan in &self.plans {
@@ -278,9 +278,20 @@ impl Runner {
                 observer.notice(&Notice::PreviousResult { path: path.clone() });
             }
             _locks.push(out);
-            specs.push(resolve_spec(plan)?);
+            let spec = resolve_spec(plan)?;
+            // Read once here: skips and failures are recorded with these facts, not by
+            // reading the spec again for each.
+            let settings = &plan.settings;
+            let loaded = super::driver::load_spec(
+                &spec,
+                &settings.overrides,
+                settings.repository.as_deref(),
+                settings.commit.as_deref(),
+            )?;
+            facts.push(SpecFacts::of(&loaded, &spec, &settings.overrides));
+            specs.push(spec);
         }
-        let outcome = self.run_steps(&specs, observer);
+        let outcome = self.run_steps(&specs, &facts, observer);
         let cleanups = self.cleanup(observer);
         let mut outcome = outcome?;
         outcome.cleanups = cleanups?;
@@ -291,6 +302,7 @@ impl Runner {
     fn run_steps(
         &self,
         specs: &[PathBuf],
+        facts: &[SpecFacts],
         observer: &mut dyn Observer,
     ) -> Result<RunOutcome, Error> {
         let started = Instant::now();
@@ -313,7 +325,7 @@ impl Runner {
             };
             let run = phase_run(plan, &specs[side], step);
             if let Some((cause, reason)) = skips[side].reason(step, plan.settings.keep_going) {
-                super::driver::record_skip(&run, &reason)?;
+                super::driver::record_skip(&run, &facts[side], &reason)?;
                 if let Some(root) = outcome
                     .root_causes
                     .iter_mut()
@@ -332,7 +344,13 @@ impl Runner {
                 continue;
             }
             if step.phase == Phase::Measure {
-                before_measure(&run, plan.settings.drop_caches, observer, &mut told_drop)?;
+                before_measure(
+                    &run,
+                    &facts[side],
+                    plan.settings.drop_caches,
+                    observer,
+                    &mut told_drop,
+                )?;
             }
             observer.step_started(&progress);
             let step_started = Instant::now();
@@ -356,7 +374,7 @@ impl Runner {
             // The error the result records says what failed; a phase log's last line may be
             // the bottom of a screen it printed.
             let recorded = match &result {
-                StepResult::Failed { .. } => super::driver::trial_failure(&run),
+                StepResult::Failed { .. } => super::driver::trial_failure(&run, &facts[side]),
                 _ => None,
             };
             if let (StepResult::Failed { message, log }, Some(recorded)) = (&mut result, &recorded)
@@ -449,7 +467,7 @@ impl Runner {
         let mut reports = Vec::new();
         for plan in &self.plans {
             // The state file says whether the run asked to keep its users.
-            let report = super::cleanup(&plan.out).map_err(|e| Error::Cleanup(Failure::new(e)))?;
+            let report = super::cleanup(&plan.out).map_err(Error::Cleanup)?;
             reports.push(report);
         }
         Ok(reports)
@@ -460,6 +478,7 @@ impl Runner {
 /// machine), and records in the result whether it did: "cold" means a cold cache only then.
 fn before_measure(
     run: &PhaseRun,
+    facts: &SpecFacts,
     drop: bool,
     observer: &mut dyn Observer,
     told: &mut bool,
@@ -476,7 +495,7 @@ fn before_measure(
     } else {
         "no"
     };
-    super::driver::update_result(run, |side| {
+    super::driver::update_result(run, facts, |side| {
         side.runtime.insert(
             super::caches_linux::RUNTIME_KEY.to_owned(),
             value.to_owned(),

@@ -4,25 +4,65 @@
 //! and memory read by bench-proc.
 
 use super::PhaseContext;
+use super::error::chain;
 use super::exec;
 use super::home;
-use super::measure::{Family, process_memory, resolve_program};
-use anyhow::{Context, bail};
+use super::measure::{Family, MeasureError, process_memory, resolve_program};
 use bench_core::{Metric, Sample, Side, record};
 use bench_term::kernel::KernelOptions;
 use bench_term::kernel::measure::{RuntimeOptions, run_all};
 use std::path::Path;
 
+/// The runtime phase failed (a kernel metric that failed is recorded, not returned).
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeError {
+    /// The spec has no `[runtime]`.
+    #[error("the spec has no [runtime] section")]
+    NoSection,
+    /// The command is empty once expanded.
+    #[error("[runtime] command is empty")]
+    EmptyCommand,
+    /// The phase's context lacks the user, or a placeholder has no value.
+    #[error(transparent)]
+    Context(#[from] super::ContextError),
+    /// The kernel's process family could not be set up.
+    #[error(transparent)]
+    Family(#[from] MeasureError),
+    /// The target's or kernel's processes could not be stopped.
+    #[error("{action}")]
+    Stop {
+        /// "stopping the kernel's processes".
+        action: &'static str,
+        /// What is left.
+        #[source]
+        source: exec::StopError,
+    },
+    /// The kernel's state folder could not be created in the home.
+    #[error("creating the kernel's state folder in the home")]
+    StateDir(#[source] home::HomeWriteError),
+    /// The kernel's state folder could not be removed.
+    #[error("removing {}", path.display())]
+    RemoveStateDir {
+        /// The folder.
+        path: std::path::PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The kernel did not close cleanly.
+    #[error("closing the kernel: {0}")]
+    Close(String),
+}
+
 /// Runs the runtime phase for `ctx.trial`.
-pub fn run(ctx: &PhaseContext, side: &mut Side) -> anyhow::Result<()> {
-    let runtime = ctx
-        .spec
-        .runtime
-        .as_ref()
-        .context("the spec has no [runtime] section")?;
+pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), RuntimeError> {
+    let runtime = ctx.spec.runtime.as_ref().ok_or(RuntimeError::NoSection)?;
     let user = ctx.user()?;
     let family = Family::of(user)?;
-    exec::stop_user(user).context("stopping the target's processes before the kernel starts")?;
+    exec::stop_user(user).map_err(|source| RuntimeError::Stop {
+        action: "stopping the target's processes before the kernel starts",
+        source,
+    })?;
     let trial = ctx.trial;
     let owner = user
         .dedicated
@@ -32,12 +72,12 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> anyhow::Result<()> {
         Path::new(&format!("runtime-benchmark-{trial}")),
         owner,
     )
-    .context("creating the kernel's state folder in the home")?;
+    .map_err(RuntimeError::StateDir)?;
 
     let values = ctx.values();
     let argv = ctx.expand_command(&runtime.command, &values)?;
     let Some((program, args)) = argv.split_first() else {
-        bail!("[runtime] command is empty");
+        return Err(RuntimeError::EmptyCommand);
     };
     let env = ctx.environment(&runtime.env, &values)?;
     let cwd = ctx.cwd(runtime.cwd.as_ref(), &ctx.default_target_cwd()?, &values)?;
@@ -53,7 +93,7 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> anyhow::Result<()> {
     options.prelude = (!runtime.setup.is_empty()).then(|| runtime.setup.join("\n"));
 
     let mut memory = |metric: Metric, _pid: u32| -> Result<u64, String> {
-        let snapshot = family.snapshot().map_err(|error| format!("{error:#}"))?;
+        let snapshot = family.snapshot().map_err(|error| chain(&error))?;
         if snapshot.processes.is_empty() {
             return Err("no kernel process was found for the memory measurement".to_owned());
         }
@@ -81,11 +121,17 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> anyhow::Result<()> {
         side.runtime
             .insert("kernel_workload".to_owned(), workload.name().to_owned());
     }
-    let stopped = exec::stop_user(user).context("stopping the kernel's processes");
-    let removed = std::fs::remove_dir_all(&state_dir)
-        .with_context(|| format!("removing {}", state_dir.display()));
+    let stopped = exec::stop_user(user).map_err(|source| RuntimeError::Stop {
+        action: "stopping the kernel's processes",
+        source,
+    });
+    let removed =
+        std::fs::remove_dir_all(&state_dir).map_err(|source| RuntimeError::RemoveStateDir {
+            path: state_dir.clone(),
+            source,
+        });
     if let Some(error) = report.close_error {
-        bail!("closing the kernel: {error}");
+        return Err(RuntimeError::Close(error));
     }
     stopped?;
     removed

@@ -10,10 +10,64 @@
 //! at cleanup after checks that they are the ones clibench made.
 
 use super::state::State;
-use anyhow::{Context, bail};
 use rustix::fs::{Mode, OFlags};
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+
+/// The staging folder or the run's group could not be made or removed.
+#[derive(Debug, thiserror::Error)]
+pub enum StagingError {
+    /// Neither staging base exists.
+    #[error("neither /var/tmp nor /tmp exists for the staging folder")]
+    NoBase,
+    /// Ten random names were all taken.
+    #[error("could not create a staging folder under {}", base.display())]
+    NoFreeName {
+        /// The base folder.
+        base: PathBuf,
+    },
+    /// A file-system call on the staging folder or /etc/group failed.
+    #[error("{action} {}", path.display())]
+    Io {
+        /// "creating the staging folder", "giving the run's group".
+        action: &'static str,
+        /// The path.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The recorded folder or group is not the one clibench made; it is left alone.
+    #[error("refusing to {action} {what}: {why}")]
+    Refused {
+        /// "remove" (the folder) or "delete" (the group).
+        action: &'static str,
+        /// The folder or `group NAME`.
+        what: String,
+        /// Why.
+        why: String,
+    },
+    /// groupadd succeeded, yet the group is not there.
+    #[error("groupadd succeeded but {name} is not in /etc/group")]
+    GroupMissing {
+        /// The group.
+        name: String,
+    },
+    /// groupadd or groupdel failed.
+    #[error(transparent)]
+    Group(#[from] super::users::UserError),
+    /// The state file could not be read or written.
+    #[error(transparent)]
+    State(#[from] super::state::StateError),
+}
+
+fn io_error(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> StagingError {
+    let path = path.to_path_buf();
+    move |source| StagingError::Io {
+        action,
+        path,
+        source,
+    }
+}
 
 /// Where staging folders are made (the first that exists).
 const BASES: [&str; 2] = ["/var/tmp", "/tmp"];
@@ -29,11 +83,11 @@ fn prefix(run_id: &str) -> String {
 }
 
 /// The run's staging folder, created (with its group, as root) on first use.
-pub fn ensure(out: &Path) -> anyhow::Result<PathBuf> {
+pub fn ensure(out: &Path) -> Result<PathBuf, StagingError> {
     // Saved at once: the names below carry the run id, which must be the one recorded.
     let state = State::update(out, |s| s.clone())?;
     if let Some(stage) = &state.stage
-        && check(&state, stage).is_ok()
+        && check(&state, stage) == Ok(true)
     {
         return Ok(stage.clone());
     }
@@ -46,7 +100,7 @@ pub fn ensure(out: &Path) -> anyhow::Result<PathBuf> {
         .iter()
         .map(Path::new)
         .find(|base| base.is_dir())
-        .context("neither /var/tmp nor /tmp exists for the staging folder")?;
+        .ok_or(StagingError::NoBase)?;
     for _ in 0..10 {
         let stage = base.join(format!("{}{}", prefix(&state.run_id), random_hex(6)?));
         // Recorded before it exists, so that a crash right after mkdir leaks nothing.
@@ -56,8 +110,9 @@ pub fn ensure(out: &Path) -> anyhow::Result<PathBuf> {
             // Someone else's (a neighbour may pre-create names in /var/tmp): another name.
             Err(rustix::io::Errno::EXIST) => continue,
             Err(errno) => {
-                return Err(std::io::Error::from(errno))
-                    .with_context(|| format!("creating the staging folder {}", stage.display()));
+                return Err(io_error("creating the staging folder", &stage)(
+                    errno.into(),
+                ));
             }
         }
         let fd = rustix::fs::open(
@@ -65,20 +120,22 @@ pub fn ensure(out: &Path) -> anyhow::Result<PathBuf> {
             OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
             Mode::empty(),
         )
-        .with_context(|| format!("opening {}", stage.display()))?;
+        .map_err(|errno| io_error("opening", &stage)(errno.into()))?;
         if let Some(gid) = gid {
             rustix::fs::fchown(&fd, None, Some(rustix::fs::Gid::from_raw(gid)))
-                .with_context(|| format!("giving {} to the run's group", stage.display()))?;
+                .map_err(|errno| io_error("giving the run's group", &stage)(errno.into()))?;
             rustix::fs::fchmod(&fd, Mode::from_raw_mode(0o750))
-                .with_context(|| format!("opening {} to the run's group", stage.display()))?;
+                .map_err(|errno| io_error("opening to the run's group", &stage)(errno.into()))?;
         }
         return Ok(stage);
     }
-    bail!("could not create a staging folder under {}", base.display())
+    Err(StagingError::NoFreeName {
+        base: base.to_path_buf(),
+    })
 }
 
 /// Creates the run's group (recorded first) and returns its gid.
-fn ensure_group(out: &Path, state: &State) -> anyhow::Result<u32> {
+fn ensure_group(out: &Path, state: &State) -> Result<u32, StagingError> {
     let name = group_name(&state.run_id);
     if state.group.as_deref() != Some(name.as_str()) {
         State::update(out, |s| s.group = Some(name.clone()))?;
@@ -88,18 +145,15 @@ fn ensure_group(out: &Path, state: &State) -> anyhow::Result<u32> {
     }
     let output = super::users::shadow_tool(super::users::shadow_command("groupadd").arg(&name))?;
     if !output.status.success() {
-        bail!(
-            "groupadd {name} failed ({}): {}",
-            output.status,
-            String::from_utf8_lossy(&output.stderr).trim()
-        );
+        return Err(super::users::UserError::tool_failed("groupadd", &name, &output).into());
     }
-    gid_of(&name)?.with_context(|| format!("groupadd succeeded but {name} is not in /etc/group"))
+    gid_of(&name)?.ok_or(StagingError::GroupMissing { name })
 }
 
 /// The gid of group `name` from /etc/group.
-fn gid_of(name: &str) -> anyhow::Result<Option<u32>> {
-    let text = std::fs::read_to_string("/etc/group").context("reading /etc/group")?;
+fn gid_of(name: &str) -> Result<Option<u32>, StagingError> {
+    let text = std::fs::read_to_string("/etc/group")
+        .map_err(io_error("reading", Path::new("/etc/group")))?;
     Ok(text.lines().find_map(|line| {
         let mut fields = line.split(':');
         (fields.next()? == name).then(|| fields.nth(1)?.parse().ok())?
@@ -107,8 +161,12 @@ fn gid_of(name: &str) -> anyhow::Result<Option<u32>> {
 }
 
 /// Whether `stage` is the staging folder clibench made for this run: under a staging base,
-/// named for the run, a real folder (not a symlink) of the effective user.
-fn check(state: &State, stage: &Path) -> Result<(), String> {
+/// named for the run, a real folder (not a symlink) of the effective user. `Ok(false)`: it
+/// does not exist.
+fn check(state: &State, stage: &Path) -> Result<bool, String> {
+    if !super::out_dir::is_own_folder(stage).map_err(|why| why.to_string())? {
+        return Ok(false);
+    }
     let named = stage
         .file_name()
         .and_then(|name| name.to_str())
@@ -119,34 +177,27 @@ fn check(state: &State, stage: &Path) -> Result<(), String> {
     if !named || !based {
         return Err("it is not a staging folder clibench names for this run".to_owned());
     }
-    let meta = std::fs::symlink_metadata(stage).map_err(|error| error.to_string())?;
-    if meta.file_type().is_symlink() || !meta.is_dir() {
-        return Err("it is a symlink or not a folder".to_owned());
-    }
-    if meta.uid() != rustix::process::geteuid().as_raw() {
-        return Err(format!(
-            "it belongs to uid {}, so clibench did not make it",
-            meta.uid()
-        ));
-    }
-    Ok(())
+    Ok(true)
 }
 
 /// Removes the staging folder and, once no trial user is left, the run's group. Returns
 /// what was removed; the state is updated in `state` (the caller saves it).
-pub fn remove(state: &mut State) -> anyhow::Result<Vec<String>> {
+pub fn remove(state: &mut State) -> Result<Vec<String>, StagingError> {
     let mut removed = Vec::new();
     if let Some(stage) = state.stage.clone() {
-        match std::fs::symlink_metadata(&stage) {
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
-            _ => {
-                if let Err(why) = check(state, &stage) {
-                    state.stage = None;
-                    bail!("refusing to remove {}: {why}", stage.display());
-                }
-                std::fs::remove_dir_all(&stage)
-                    .with_context(|| format!("removing {}", stage.display()))?;
+        match check(state, &stage) {
+            Ok(false) => {}
+            Ok(true) => {
+                std::fs::remove_dir_all(&stage).map_err(io_error("removing", &stage))?;
                 removed.push(stage.display().to_string());
+            }
+            Err(why) => {
+                state.stage = None;
+                return Err(StagingError::Refused {
+                    action: "remove",
+                    what: stage.display().to_string(),
+                    why,
+                });
             }
         }
         state.stage = None;
@@ -156,18 +207,18 @@ pub fn remove(state: &mut State) -> anyhow::Result<Vec<String>> {
     {
         if group != group_name(&state.run_id) {
             state.group = None;
-            bail!(
-                "refusing to delete group {group}: it is not the group clibench names for this run"
-            );
+            return Err(StagingError::Refused {
+                action: "delete",
+                what: format!("group {group}"),
+                why: "it is not the group clibench names for this run".to_owned(),
+            });
         }
         if gid_of(&group)?.is_some() {
             let output =
                 super::users::shadow_tool(super::users::shadow_command("groupdel").arg(&group))?;
             if !output.status.success() {
-                bail!(
-                    "groupdel {group} failed ({}): {}",
-                    output.status,
-                    String::from_utf8_lossy(&output.stderr).trim()
+                return Err(
+                    super::users::UserError::tool_failed("groupdel", &group, &output).into(),
                 );
             }
         }
@@ -177,12 +228,12 @@ pub fn remove(state: &mut State) -> anyhow::Result<Vec<String>> {
 }
 
 /// `n` random bytes as hex.
-fn random_hex(n: usize) -> anyhow::Result<String> {
+fn random_hex(n: usize) -> Result<String, StagingError> {
     use std::io::Read;
     let mut bytes = vec![0u8; n];
     std::fs::File::open("/dev/urandom")
         .and_then(|mut f| f.read_exact(&mut bytes))
-        .context("reading /dev/urandom")?;
+        .map_err(io_error("reading", Path::new("/dev/urandom")))?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
@@ -196,8 +247,33 @@ mod tests {
             run_id: "abcdef".into(),
             ..State::default()
         };
-        assert!(check(&state, Path::new("/etc")).is_err());
-        assert!(check(&state, Path::new("/var/tmp/clibench-000000-x")).is_err());
-        assert!(check(&state, Path::new("/var/tmp/x/clibench-abcdef-1")).is_err());
+        // Real folders of ours, but not where or named as this run's stage.
+        let elsewhere = tempfile::tempdir().unwrap();
+        assert!(check(&state, elsewhere.path()).is_err());
+        let other_run = tempfile::Builder::new()
+            .prefix("clibench-000000-")
+            .tempdir_in("/tmp")
+            .unwrap();
+        assert!(check(&state, other_run.path()).is_err());
+        let nested = tempfile::Builder::new()
+            .prefix("clibench-abcdef-")
+            .tempdir_in(elsewhere.path())
+            .unwrap();
+        assert!(check(&state, nested.path()).is_err());
+        let ours = tempfile::Builder::new()
+            .prefix("clibench-abcdef-")
+            .tempdir_in("/tmp")
+            .unwrap();
+        assert_eq!(check(&state, ours.path()), Ok(true));
+        // A symlink named like ours is refused; a stage already gone is not an error.
+        let link = Path::new("/tmp").join(format!("clibench-abcdef-link{}", std::process::id()));
+        std::os::unix::fs::symlink(ours.path(), &link).unwrap();
+        let refused = check(&state, &link);
+        std::fs::remove_file(&link).unwrap();
+        assert_eq!(refused, Err("it is a symlink or not a folder".to_owned()));
+        assert_eq!(
+            check(&state, Path::new("/tmp/clibench-abcdef-gone")),
+            Ok(false)
+        );
     }
 }

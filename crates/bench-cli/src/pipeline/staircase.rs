@@ -8,34 +8,70 @@
 //! memory really given back.
 
 use super::PhaseContext;
+use super::error::chain;
 use super::exec;
 use super::measure::{
-    Family, close_quietly, list_sessions, ready_guard, ready_mode, spawn_options, stop_sessions,
+    Family, MeasureError, close_quietly, list_sessions, spawn_options, stop_sessions,
 };
 use super::state::UserRecord;
 use crate::spec;
-use anyhow::Context;
 use bench_core::detail::{MAX_STEPS, StaircaseRun, StaircaseStep};
 use bench_core::{Metric, Sample, Side, record};
 use bench_proc::staircase::{Instances, StaircaseOptions, StaircaseReport};
-use bench_term::{ReadyMode, Terminal};
-use std::fmt;
+use bench_term::Terminal;
+
+/// The staircase phase failed (a failed staircase itself is recorded, not returned).
+#[derive(Debug, thiserror::Error)]
+pub enum StaircaseError {
+    /// The spec has no `[staircase]`.
+    #[error("the spec has no [staircase] section")]
+    NoSection,
+    /// The spec has no `[measure]`, whose ready mode, size and sessions the phase uses.
+    #[error("the staircase needs [measure] (the ready mode, size and sessions)")]
+    NoMeasure,
+    /// The phase's context lacks the user, or a placeholder has no value.
+    #[error(transparent)]
+    Context(#[from] super::ContextError),
+    /// The target's family or ready checks (shared with measure) failed.
+    #[error(transparent)]
+    Target(#[from] MeasureError),
+    /// The target's processes could not be stopped.
+    #[error("{action}")]
+    Stop {
+        /// "stopping the target's processes before the staircase".
+        action: &'static str,
+        /// What is left.
+        #[source]
+        source: exec::StopError,
+    },
+    /// The report could not be turned into JSON.
+    #[error("serializing the staircase")]
+    Serialize(#[source] serde_json::Error),
+    /// The report could not be written.
+    #[error("writing {}", path.display())]
+    Write {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        #[source]
+        source: bench_core::io::WriteError,
+    },
+}
 
 /// Runs the staircase phase for `ctx.trial`.
-pub fn run(ctx: &PhaseContext, side: &mut Side) -> anyhow::Result<()> {
+pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), StaircaseError> {
     let staircase = ctx
         .spec
         .staircase
         .as_ref()
-        .context("the spec has no [staircase] section")?;
-    let measure = ctx
-        .spec
-        .measure
-        .as_ref()
-        .context("the staircase needs [measure] (the ready mode, size and sessions)")?;
+        .ok_or(StaircaseError::NoSection)?;
+    let measure = ctx.spec.measure.as_ref().ok_or(StaircaseError::NoMeasure)?;
     let user = ctx.user()?;
     let family = Family::of(user)?;
-    exec::stop_user(user).context("stopping the target's processes before the staircase")?;
+    exec::stop_user(user).map_err(|source| StaircaseError::Stop {
+        action: "stopping the target's processes before the staircase",
+        source,
+    })?;
     let (selector, exclude_pids) = family.selector();
     let options = StaircaseOptions {
         count: usize::try_from(staircase.count).unwrap_or(usize::MAX),
@@ -49,20 +85,24 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> anyhow::Result<()> {
         staircase,
         measure,
         user,
-        mode: ready_mode(measure)?,
-        guard: ready_guard(measure)?,
         created: 0,
     };
     let outcome = bench_proc::staircase::run(&mut instances, &options);
-    let stopped = exec::stop_user(user).context("stopping the target's processes");
+    let stopped = exec::stop_user(user).map_err(|source| StaircaseError::Stop {
+        action: "stopping the target's processes",
+        source,
+    });
     let trial = ctx.trial;
     match outcome {
         Ok(report) => {
             let path = ctx.log_path(&format!("staircase-{trial}.json"))?;
-            let json =
-                serde_json::to_string_pretty(&report).context("serializing the staircase")?;
-            bench_core::io::write_atomic(&path, json.as_bytes())
-                .with_context(|| format!("writing {}", path.display()))?;
+            let json = serde_json::to_string_pretty(&report).map_err(StaircaseError::Serialize)?;
+            bench_core::io::write_atomic(&path, json.as_bytes()).map_err(|source| {
+                StaircaseError::Write {
+                    path: path.clone(),
+                    source,
+                }
+            })?;
             keep_steps(side, trial, &report);
             let bytes = |value: Option<i64>, what: &str| match value {
                 Some(bytes) => Sample::Value(bytes as f64),
@@ -94,7 +134,7 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> anyhow::Result<()> {
             );
         }
         Err(error) => {
-            let message = format!("{:#}", anyhow::Error::from(error));
+            let message = chain(&error);
             for metric in [
                 Metric::InstanceRss,
                 Metric::InstancePss,
@@ -138,9 +178,6 @@ struct PtySessions<'a> {
     staircase: &'a spec::Staircase,
     measure: &'a spec::Measure,
     user: &'a UserRecord,
-    mode: ReadyMode,
-    /// The spec's checks of the screen at ready, as for the measured starts.
-    guard: bench_term::ReadyGuard,
     created: usize,
 }
 
@@ -151,22 +188,37 @@ struct PtySession {
     sessions: Vec<String>,
 }
 
-/// What an instance operation failed with (the engine needs a `std::error::Error`).
-#[derive(Debug)]
-struct InstanceError(String);
-
-impl fmt::Display for InstanceError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for InstanceError {}
-
-impl From<anyhow::Error> for InstanceError {
-    fn from(error: anyhow::Error) -> InstanceError {
-        InstanceError(format!("{error:#}"))
-    }
+/// What an instance operation failed with (the engine's `StaircaseError` names the
+/// operation and the stage around it).
+#[derive(Debug, thiserror::Error)]
+enum InstanceError {
+    /// Its terminal options or its sessions (shared with measure) failed.
+    #[error(transparent)]
+    Target(#[from] MeasureError),
+    /// Its transcript's folder could not be made.
+    #[error(transparent)]
+    Context(#[from] super::ContextError),
+    /// Its terminal could not start.
+    #[error("starting instance {index}")]
+    Spawn {
+        /// Which instance, from 0.
+        index: usize,
+        /// Why.
+        #[source]
+        source: bench_term::TermError,
+    },
+    /// It did not become ready, or the screen at ready failed a check.
+    #[error(transparent)]
+    Ready(bench_term::TermError),
+    /// It exited after it was ready.
+    #[error("the instance exited; its last screen:\n{screen}")]
+    Exited {
+        /// Its last screen.
+        screen: String,
+    },
+    /// Its terminal did not close cleanly.
+    #[error("closing the instance")]
+    Close(#[source] bench_term::TermError),
 }
 
 impl Instances for PtySessions<'_> {
@@ -193,8 +245,8 @@ impl Instances for PtySessions<'_> {
             &transcript,
         )?;
         let sessions_before = list_sessions(self.ctx, self.measure, self.user)?;
-        let terminal = Terminal::spawn(&options)
-            .map_err(|error| InstanceError(format!("starting instance {index}: {error}")))?;
+        let terminal =
+            Terminal::spawn(&options).map_err(|source| InstanceError::Spawn { index, source })?;
         Ok(PtySession {
             terminal,
             sessions_before,
@@ -205,8 +257,12 @@ impl Instances for PtySessions<'_> {
     fn start(&mut self, instance: &mut PtySession) -> Result<(), InstanceError> {
         instance
             .terminal
-            .ready_guarded(&self.mode, self.measure.ready_timeout.0, &self.guard)
-            .map_err(|error| InstanceError(error.to_string()))?;
+            .ready_guarded(
+                &self.measure.ready,
+                self.measure.ready_timeout.0,
+                &self.measure.ready_guard,
+            )
+            .map_err(InstanceError::Ready)?;
         let now = list_sessions(self.ctx, self.measure, self.user)?;
         instance.sessions = now
             .into_iter()
@@ -217,10 +273,9 @@ impl Instances for PtySessions<'_> {
 
     fn verify(&mut self, instance: &mut PtySession) -> Result<(), InstanceError> {
         if instance.terminal.session_processes().is_empty() {
-            return Err(InstanceError(format!(
-                "the instance exited; its last screen:\n{}",
-                instance.terminal.screen_text()
-            )));
+            return Err(InstanceError::Exited {
+                screen: instance.terminal.screen_text(),
+            });
         }
         Ok(())
     }
@@ -231,8 +286,6 @@ impl Instances for PtySessions<'_> {
             close_quietly(&mut instance.terminal);
         }
         stop_sessions(self.ctx, self.measure, self.user, &instance.sessions)?;
-        closed
-            .map(drop)
-            .map_err(|error| InstanceError(format!("closing the instance: {error}")))
+        closed.map(drop).map_err(InstanceError::Close)
     }
 }

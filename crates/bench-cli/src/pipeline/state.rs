@@ -2,7 +2,6 @@
 //! written before the thing exists, so that cleanup after a crash or Ctrl-C finds it.
 
 use super::out_dir;
-use anyhow::Context;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -101,14 +100,38 @@ pub struct State {
     pub servers: Vec<ServerRecord>,
 }
 
+/// The state file could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum StateError {
+    /// The file is not clibench's to read or write (see [`out_dir`]), or the call failed.
+    #[error(transparent)]
+    Out(#[from] out_dir::OutError),
+    /// The file is not a state file.
+    #[error("reading clibench's state file {}", path.display())]
+    Parse {
+        /// The state file.
+        path: PathBuf,
+        /// Why it does not parse.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The state could not be turned into JSON.
+    #[error("serializing the state")]
+    Serialize(#[source] serde_json::Error),
+    /// No random run id could be made.
+    #[error("reading /dev/urandom for a run id")]
+    RunId(#[source] std::io::Error),
+}
+
 impl State {
     /// The state of `out`, or a new one with a fresh run id. Only a state file clibench
     /// wrote itself is read (see [`out_dir::read_trusted`]): anything else is refused.
-    pub fn load(out: &Path) -> anyhow::Result<State> {
-        let path = out.join(STATE_FILE);
+    pub fn load(out: &Path) -> Result<State, StateError> {
         match out_dir::read_trusted(out, STATE_FILE)? {
-            Some(bytes) => serde_json::from_slice(&bytes)
-                .with_context(|| format!("reading clibench's state file {}", path.display())),
+            Some(bytes) => serde_json::from_slice(&bytes).map_err(|source| StateError::Parse {
+                path: out.join(STATE_FILE),
+                source,
+            }),
             None => Ok(State {
                 run_id: new_run_id()?,
                 ..State::default()
@@ -122,15 +145,15 @@ impl State {
     }
 
     /// Writes the state atomically, readable by the effective user only.
-    pub fn save(&self, out: &Path) -> anyhow::Result<()> {
-        let mut text = serde_json::to_string_pretty(self).context("serializing the state")?;
+    pub fn save(&self, out: &Path) -> Result<(), StateError> {
+        let mut text = serde_json::to_string_pretty(self).map_err(StateError::Serialize)?;
         text.push('\n');
         out_dir::write_private(out, STATE_FILE, text.as_bytes())?;
         Ok(())
     }
 
     /// Loads, changes and saves the state in one go.
-    pub fn update<T>(out: &Path, change: impl FnOnce(&mut State) -> T) -> anyhow::Result<T> {
+    pub fn update<T>(out: &Path, change: impl FnOnce(&mut State) -> T) -> Result<T, StateError> {
         let mut state = State::load(out)?;
         let value = change(&mut state);
         state.save(out)?;
@@ -144,12 +167,12 @@ impl State {
 }
 
 /// Six hex characters from the kernel's random source.
-fn new_run_id() -> anyhow::Result<String> {
+fn new_run_id() -> Result<String, StateError> {
     use std::io::Read;
     let mut bytes = [0u8; 3];
     std::fs::File::open("/dev/urandom")
         .and_then(|mut f| f.read_exact(&mut bytes))
-        .context("reading /dev/urandom for a run id")?;
+        .map_err(StateError::RunId)?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 

@@ -5,37 +5,127 @@
 //! Records `ui_steps` (total wall seconds of the steps), `ui_cpu` (CPU seconds of the family
 //! during them), `ui_rss` (family RSS after them) and `keystroke` (median latency); the
 //! timings get `ui:<step>` (wall), `ui:<step>:cpu`, and `keystroke:min|p95|max`; every
-//! keystroke's latency goes to OUT/logs/keystrokes-<trial>.json.
+//! keystroke's latency goes to `OUT/logs/keystrokes-<trial>.json`.
 
 use super::PhaseContext;
+use super::error::chain;
 use super::exec;
 use super::measure::{
-    Family, close_quietly, keep_start_files, ready_guard, ready_mode, spawn_options, stop_agents,
+    Family, MeasureError, close_quietly, keep_start_files, spawn_options, stop_agents,
 };
 use super::recording::{Recording, keep_screen};
-use anyhow::{Context, bail};
 use bench_core::{Metric, Phase, Sample, Side, record};
 use bench_term::Terminal;
 use std::time::{Duration, Instant};
 
+/// The ui phase failed.
+#[derive(Debug, thiserror::Error)]
+pub enum UiError {
+    /// The spec has no `[ui]`.
+    #[error("the spec has no [ui] section")]
+    NoSection,
+    /// The spec has no `[measure]`, whose ready mode, size and sessions the phase uses.
+    #[error("the ui phase needs [measure] (the ready mode, size and sessions)")]
+    NoMeasure,
+    /// `[ui]` lists no steps.
+    #[error("[ui] has no steps")]
+    NoSteps,
+    /// The phase's context lacks the user, or a placeholder has no value.
+    #[error(transparent)]
+    Context(#[from] super::ContextError),
+    /// The target's terminal, family or sessions (shared with measure) failed.
+    #[error(transparent)]
+    Target(#[from] MeasureError),
+    /// The target's processes could not be stopped.
+    #[error("{action}")]
+    Stop {
+        /// "stopping the target's processes before the ui steps".
+        action: &'static str,
+        /// What is left.
+        #[source]
+        source: exec::StopError,
+    },
+    /// The ui command's terminal failed.
+    #[error("{action}")]
+    Terminal {
+        /// "starting the ui command in a terminal", "measuring keystroke latency".
+        action: &'static str,
+        /// Why.
+        #[source]
+        source: bench_term::TermError,
+    },
+    /// A step's `expect` is not a regex.
+    #[error("[[ui.steps]] '{step}': expect is not a regex")]
+    StepRegex {
+        /// The step's name.
+        step: String,
+        /// Why.
+        #[source]
+        source: regex::Error,
+    },
+    /// A step failed.
+    #[error("ui step '{step}'")]
+    Step {
+        /// The step's name.
+        step: String,
+        /// Why (boxed: it holds a terminal error).
+        #[source]
+        source: Box<StepError>,
+    },
+    /// The latencies could not be turned into JSON.
+    #[error("serializing the latencies")]
+    Serialize(#[source] serde_json::Error),
+    /// The latencies could not be written.
+    #[error("writing {}", path.display())]
+    Write {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        #[source]
+        source: bench_core::io::WriteError,
+    },
+    /// Not one keystroke's latency was measured.
+    #[error("no keystroke latency was measured")]
+    NoLatency,
+}
+
+/// Why one ui step failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StepError {
+    /// The family's CPU time could not be read.
+    #[error(transparent)]
+    Family(#[from] MeasureError),
+    /// The keys could not be typed.
+    #[error(transparent)]
+    Type(bench_term::TermError),
+    /// The screen did not match in time.
+    #[error("waiting for /{expect}/ after typing")]
+    Wait {
+        /// The pattern.
+        expect: String,
+        /// Why.
+        #[source]
+        source: bench_term::TermError,
+    },
+}
+
+fn terminal_error(action: &'static str) -> impl FnOnce(bench_term::TermError) -> UiError {
+    move |source| UiError::Terminal { action, source }
+}
+
 /// Runs the ui phase for `ctx.trial`.
-pub fn run(ctx: &PhaseContext, side: &mut Side) -> anyhow::Result<()> {
-    let ui = ctx
-        .spec
-        .ui
-        .as_ref()
-        .context("the spec has no [ui] section")?;
-    let measure = ctx
-        .spec
-        .measure
-        .as_ref()
-        .context("the ui phase needs [measure] (the ready mode, size and sessions)")?;
+pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), UiError> {
+    let ui = ctx.spec.ui.as_ref().ok_or(UiError::NoSection)?;
+    let measure = ctx.spec.measure.as_ref().ok_or(UiError::NoMeasure)?;
     if ui.steps.is_empty() {
-        bail!("[ui] has no steps");
+        return Err(UiError::NoSteps);
     }
     let user = ctx.user()?;
     let family = Family::of(user)?;
-    exec::stop_user(user).context("stopping the target's processes before the ui steps")?;
+    exec::stop_user(user).map_err(|source| UiError::Stop {
+        action: "stopping the target's processes before the ui steps",
+        source,
+    })?;
     let command = ui.command.as_ref().unwrap_or(&measure.command);
     let options = spawn_options(
         ctx,
@@ -48,14 +138,14 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> anyhow::Result<()> {
     let recording = Recording::start(family, Phase::Ui, ctx.trial, "ui");
     let mut ready_after = None;
     let outcome = Terminal::spawn(&options)
-        .context("starting the ui command in a terminal")
+        .map_err(terminal_error("starting the ui command in a terminal"))
         .and_then(|mut terminal| {
             let measured = steps(ctx, side, &mut terminal, family, &mut ready_after);
             match measured {
                 Ok(()) => terminal
                     .close()
                     .map(drop)
-                    .context("closing the ui terminal"),
+                    .map_err(terminal_error("closing the ui terminal")),
                 Err(error) => {
                     close_quietly(&mut terminal);
                     Err(error)
@@ -65,7 +155,10 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> anyhow::Result<()> {
     recording.finish(side, ready_after);
     let kept = keep_start_files(ctx, &["ui"]);
     let stopped_agents = stop_agents(ctx, measure, user);
-    let stopped = exec::stop_user(user).context("stopping the target's processes");
+    let stopped = exec::stop_user(user).map_err(|source| UiError::Stop {
+        action: "stopping the target's processes",
+        source,
+    });
     outcome?;
     kept?;
     stopped_agents?;
@@ -81,38 +174,31 @@ fn steps(
     terminal: &mut Terminal,
     family: Family,
     ready_after: &mut Option<Duration>,
-) -> anyhow::Result<()> {
-    let ui = ctx
-        .spec
-        .ui
-        .as_ref()
-        .context("the spec has no [ui] section")?;
-    let measure = ctx
-        .spec
-        .measure
-        .as_ref()
-        .context("the spec has no [measure] section")?;
+) -> Result<(), UiError> {
+    let ui = ctx.spec.ui.as_ref().ok_or(UiError::NoSection)?;
+    let measure = ctx.spec.measure.as_ref().ok_or(UiError::NoMeasure)?;
     let trial = ctx.trial;
-    let fail = |side: &mut Side, metric: Metric, error: &anyhow::Error| {
-        record(side, metric, trial, Sample::Error(format!("{error:#}")));
+    let fail = |side: &mut Side, metric: Metric, error: &(dyn std::error::Error + 'static)| {
+        record(side, metric, trial, Sample::Error(chain(error)));
     };
-    let mode = ready_mode(measure)?;
-    let guard = ready_guard(measure)?;
-    match terminal.ready_guarded(&mode, measure.ready_timeout.0, &guard) {
+    match terminal.ready_guarded(
+        &measure.ready,
+        measure.ready_timeout.0,
+        &measure.ready_guard,
+    ) {
         Ok(elapsed) => {
             *ready_after = Some(elapsed);
             keep_screen(side, Phase::Ui, trial, "ui", terminal.screen_text());
         }
         Err(error) => {
-            let error =
-                anyhow::Error::from(error).context("waiting for the ui command to be ready");
+            let error = terminal_error("waiting for the ui command to be ready")(error);
             fail(side, Metric::UiSteps, &error);
             return Ok(());
         }
     }
     // Let start-up work (daemons, first paints) finish so that it is not billed to step one.
     if let Err(error) = terminal.settle(measure.settle.0) {
-        let error = anyhow::Error::from(error).context("letting the ui command settle");
+        let error = terminal_error("letting the ui command settle")(error);
         fail(side, Metric::UiSteps, &error);
         return Ok(());
     }
@@ -120,15 +206,20 @@ fn steps(
     let mut wall_seconds = 0.0;
     let mut cpu_seconds = 0.0;
     for step in &ui.steps {
-        let pattern = regex::Regex::new(&step.expect)
-            .with_context(|| format!("[[ui.steps]] '{}': expect is not a regex", step.name))?;
-        let timed = (|| -> anyhow::Result<(f64, f64)> {
+        let pattern = regex::Regex::new(&step.expect).map_err(|source| UiError::StepRegex {
+            step: step.name.clone(),
+            source,
+        })?;
+        let timed = (|| -> Result<(f64, f64), StepError> {
             let cpu_before = family.snapshot()?.total_cpu_seconds();
             let started = Instant::now();
-            terminal.type_text(&step.keys)?;
+            terminal.type_text(&step.keys).map_err(StepError::Type)?;
             terminal
                 .wait_for(&pattern, step.timeout.0)
-                .with_context(|| format!("waiting for /{}/ after typing", step.expect))?;
+                .map_err(|source| StepError::Wait {
+                    expect: step.expect.clone(),
+                    source,
+                })?;
             let wall = started.elapsed().as_secs_f64();
             let cpu_after = family.snapshot()?.total_cpu_seconds();
             Ok((wall, (cpu_after - cpu_before).max(0.0)))
@@ -141,7 +232,10 @@ fn steps(
                 cpu_seconds += cpu;
             }
             Err(error) => {
-                let error = error.context(format!("ui step '{}'", step.name));
+                let error = UiError::Step {
+                    step: step.name.clone(),
+                    source: Box::new(error),
+                };
                 fail(side, Metric::UiSteps, &error);
                 fail(side, Metric::UiCpu, &error);
                 return Ok(());
@@ -173,11 +267,15 @@ fn steps(
             let seconds: Vec<f64> = latencies.iter().map(|d| d.as_secs_f64()).collect();
             // The whole distribution, in seconds, next to the transcripts.
             let path = ctx.log_path(&format!("keystrokes-{trial}.json"))?;
-            let json = serde_json::to_string(&seconds).context("serializing the latencies")?;
-            bench_core::io::write_atomic(&path, json.as_bytes())
-                .with_context(|| format!("writing {}", path.display()))?;
-            let summary = bench_core::stats::Summary::from_values(&seconds)
-                .context("no keystroke latency was measured")?;
+            let json = serde_json::to_string(&seconds).map_err(UiError::Serialize)?;
+            bench_core::io::write_atomic(&path, json.as_bytes()).map_err(|source| {
+                UiError::Write {
+                    path: path.clone(),
+                    source,
+                }
+            })?;
+            let summary =
+                bench_core::stats::Summary::from_values(&seconds).ok_or(UiError::NoLatency)?;
             record(
                 side,
                 Metric::Keystroke,
@@ -189,7 +287,7 @@ fn steps(
             side.timings.insert("keystroke:max".to_owned(), summary.max);
         }
         Err(error) => {
-            let error = anyhow::Error::from(error).context("measuring keystroke latency");
+            let error = terminal_error("measuring keystroke latency")(error);
             fail(side, Metric::Keystroke, &error);
         }
     }

@@ -8,7 +8,6 @@
 
 use super::leftovers;
 use super::state::{State, UserPlan, UserRecord};
-use anyhow::{Context, bail};
 use bench_proc::Identity;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -58,13 +57,13 @@ pub fn parse_passwd(text: &str) -> Vec<PasswdEntry> {
         .collect()
 }
 
-fn passwd() -> anyhow::Result<Vec<PasswdEntry>> {
-    let text = std::fs::read_to_string("/etc/passwd").context("reading /etc/passwd")?;
+fn passwd() -> Result<Vec<PasswdEntry>, UserError> {
+    let text = std::fs::read_to_string("/etc/passwd").map_err(UserError::Passwd)?;
     Ok(parse_passwd(&text))
 }
 
 /// The user record for `name`, when it exists.
-pub fn lookup(name: &str) -> anyhow::Result<Option<PasswdEntry>> {
+pub fn lookup(name: &str) -> Result<Option<PasswdEntry>, UserError> {
     Ok(passwd()?.into_iter().find(|e| e.name == name))
 }
 
@@ -131,9 +130,108 @@ pub enum NotOurs {
     },
 }
 
+/// A trial user could not be made, found or removed.
+#[derive(Debug, thiserror::Error)]
+pub enum UserError {
+    /// The user or home is not clibench's own.
+    #[error(transparent)]
+    NotOurs(#[from] NotOurs),
+    /// /etc/passwd could not be read.
+    #[error("reading /etc/passwd")]
+    Passwd(#[source] std::io::Error),
+    /// The state file names a user that does not exist.
+    #[error("the trial user {name} does not exist")]
+    Missing {
+        /// The user.
+        name: String,
+    },
+    /// The user clibench is about to create already exists.
+    #[error("user {name} already exists; run `clibench cleanup --out {}` first", out.display())]
+    Exists {
+        /// The user.
+        name: String,
+        /// The output folder.
+        out: PathBuf,
+    },
+    /// A home could not be made, resolved or removed.
+    #[error("{action} {}", path.display())]
+    Io {
+        /// "creating the home", "removing".
+        action: &'static str,
+        /// The path.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Every normal uid is in use.
+    #[error("no free uid left in {range:?}")]
+    NoFreeUid {
+        /// `UID_MIN..=UID_MAX`.
+        range: std::ops::RangeInclusive<u32>,
+    },
+    /// Every free uid was taken before useradd could use it.
+    #[error("useradd {name} found no free uid: {stderr}")]
+    UidsTaken {
+        /// The user.
+        name: String,
+        /// useradd's last complaint.
+        stderr: String,
+    },
+    /// A shadow tool (`useradd`, `userdel`, `groupadd`, `groupdel`) could not be run.
+    #[error("running {program}")]
+    Run {
+        /// The tool.
+        program: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Another process held the user database's lock throughout.
+    #[error("{program} could not lock the user database for 5 s")]
+    Locked {
+        /// The tool.
+        program: String,
+    },
+    /// A shadow tool failed.
+    #[error("{tool} {name} failed ({status}): {stderr}")]
+    ToolFailed {
+        /// `useradd`, `userdel`, `groupadd` or `groupdel`.
+        tool: &'static str,
+        /// The user or group.
+        name: String,
+        /// Its exit status.
+        status: std::process::ExitStatus,
+        /// What it said.
+        stderr: String,
+    },
+    /// The state file could not be read or written.
+    #[error(transparent)]
+    State(#[from] super::state::StateError),
+    /// The user's processes could not be stopped.
+    #[error(transparent)]
+    Stop(#[from] super::exec::StopError),
+}
+
+impl UserError {
+    /// A shadow tool's failure, with what it said on stderr.
+    pub(super) fn tool_failed(
+        tool: &'static str,
+        name: &str,
+        output: &std::process::Output,
+    ) -> UserError {
+        UserError::ToolFailed {
+            tool,
+            name: name.to_owned(),
+            status: output.status,
+            stderr: String::from_utf8_lossy(&output.stderr).trim().to_owned(),
+        }
+    }
+}
+
 /// The passwd entry of a planned dedicated user, when it exists and is clibench's own for
 /// run `run_id`; `Ok(None)` when no such user exists (never created, or already removed).
-pub fn entry_if_ours(run_id: &str, plan: &UserPlan) -> anyhow::Result<Option<PasswdEntry>> {
+pub fn entry_if_ours(run_id: &str, plan: &UserPlan) -> Result<Option<PasswdEntry>, UserError> {
     let expected = user_name(run_id, plan.install);
     if plan.name != expected {
         return Err(NotOurs::Name {
@@ -168,20 +266,21 @@ pub fn entry_if_ours(run_id: &str, plan: &UserPlan) -> anyhow::Result<Option<Pas
 
 /// The user a phase runs as: the plan with its ids from /etc/passwd (a dedicated user must
 /// exist and be clibench's own).
-pub fn resolve(state: &State, plan: &UserPlan) -> anyhow::Result<UserRecord> {
+pub fn resolve(state: &State, plan: &UserPlan) -> Result<UserRecord, UserError> {
     if !plan.dedicated {
         return Ok(UserRecord::new(plan, Identity::current()));
     }
     // Looked up by the plan's name, so the entry's name is the plan's.
-    let entry = entry_if_ours(&state.run_id, plan)?
-        .with_context(|| format!("the trial user {} does not exist", plan.name))?;
+    let entry = entry_if_ours(&state.run_id, plan)?.ok_or_else(|| UserError::Missing {
+        name: plan.name.clone(),
+    })?;
     Ok(UserRecord::new(plan, Identity::new(entry.uid, entry.gid)))
 }
 
 /// Creates the trial user (or home) of install `install`, recording it in the state
 /// file before it exists. An earlier user of the same install index is removed first,
 /// so every install starts in a fresh home.
-pub fn create(out: &Path, install: u32) -> anyhow::Result<UserRecord> {
+pub fn create(out: &Path, install: u32) -> Result<UserRecord, UserError> {
     let state = State::load(out)?;
     if let Some(old) = state.user(install).cloned() {
         remove(out, &state.run_id, &old)?;
@@ -200,10 +299,10 @@ pub fn create(out: &Path, install: u32) -> anyhow::Result<UserRecord> {
         };
         record_user(out, plan.clone())?;
         if lookup(&name)?.is_some() {
-            bail!(
-                "user {name} already exists; run `clibench cleanup --out {}` first",
-                out.display()
-            );
+            return Err(UserError::Exists {
+                name,
+                out: out.to_path_buf(),
+            });
         }
         let group = state.group.clone();
         useradd(&name, &home, &mark(&state.run_id), group.as_deref())?;
@@ -219,11 +318,17 @@ pub fn create(out: &Path, install: u32) -> anyhow::Result<UserRecord> {
         };
         record_user(out, plan.clone())?;
         if std::fs::symlink_metadata(&home).is_ok() {
-            std::fs::remove_dir_all(&home)
-                .with_context(|| format!("removing the old home {}", home.display()))?;
+            std::fs::remove_dir_all(&home).map_err(|source| UserError::Io {
+                action: "removing the old home",
+                path: home.clone(),
+                source,
+            })?;
         }
-        std::fs::create_dir_all(&home)
-            .with_context(|| format!("creating the home {}", home.display()))?;
+        std::fs::create_dir_all(&home).map_err(|source| UserError::Io {
+            action: "creating the home",
+            path: home.clone(),
+            source,
+        })?;
         resolve(&state, &plan)
     }
 }
@@ -231,14 +336,17 @@ pub fn create(out: &Path, install: u32) -> anyhow::Result<UserRecord> {
 /// Creates the user with an explicit uid that nothing on the machine still has (no file
 /// in the shared folders, no process, no IPC object, no home), so that it can never read
 /// what an earlier trial user of that uid left; a uid taken meanwhile is skipped.
-fn useradd(name: &str, home: &Path, comment: &str, group: Option<&str>) -> anyhow::Result<()> {
+fn useradd(name: &str, home: &Path, comment: &str, group: Option<&str>) -> Result<(), UserError> {
     let passwd_uids: Vec<u32> = passwd()?.iter().map(|e| e.uid).collect();
     let busy = leftovers::busy_uids(&passwd_uids, Path::new(HOMES));
     let range = bench_proc::uid_range();
     let mut last = String::new();
     for attempt in 0..20 {
-        let uid = leftovers::free_uid(&busy, range.clone(), attempt)
-            .with_context(|| format!("no free uid left in {range:?}"))?;
+        let uid = leftovers::free_uid(&busy, range.clone(), attempt).ok_or_else(|| {
+            UserError::NoFreeUid {
+                range: range.clone(),
+            }
+        })?;
         let mut command = shadow_command("useradd");
         command
             .args(["--create-home", "--home-dir"])
@@ -256,18 +364,22 @@ fn useradd(name: &str, home: &Path, comment: &str, group: Option<&str>) -> anyho
         last = String::from_utf8_lossy(&output.stderr).trim().to_owned();
         // Exit 4: the uid was taken between the scan and useradd; try the next one.
         if output.status.code() != Some(4) {
-            bail!("useradd {name} failed ({}): {last}", output.status);
+            return Err(UserError::tool_failed("useradd", name, &output));
         }
     }
-    bail!("useradd {name} found no free uid: {last}")
+    Err(UserError::UidsTaken {
+        name: name.to_owned(),
+        stderr: last,
+    })
 }
 
 /// Puts `plan` in the state file, replacing any earlier record of its install.
-fn record_user(out: &Path, plan: UserPlan) -> anyhow::Result<()> {
+fn record_user(out: &Path, plan: UserPlan) -> Result<(), UserError> {
     State::update(out, |s| {
         s.users.retain(|u| u.install != plan.install);
         s.users.push(plan);
-    })
+    })?;
+    Ok(())
 }
 
 /// One of the shadow tools (`useradd`, `userdel`, `groupadd`, `groupdel`), from the
@@ -286,19 +398,20 @@ pub(super) fn shadow_command(tool: &str) -> Command {
 
 /// Runs useradd or userdel, retrying while another process holds the lock on
 /// /etc/passwd (parallel tests and runs create users at the same time).
-pub(super) fn shadow_tool(command: &mut Command) -> anyhow::Result<std::process::Output> {
+pub(super) fn shadow_tool(command: &mut Command) -> Result<std::process::Output, UserError> {
     let program = command.get_program().to_string_lossy().into_owned();
     for _ in 0..50 {
-        let output = command
-            .output()
-            .with_context(|| format!("running {program}"))?;
+        let output = command.output().map_err(|source| UserError::Run {
+            program: program.clone(),
+            source,
+        })?;
         let busy = String::from_utf8_lossy(&output.stderr).contains("lock");
         if output.status.success() || !busy {
             return Ok(output);
         }
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
-    bail!("{program} could not lock the user database for 5 s")
+    Err(UserError::Locked { program })
 }
 
 /// What removing one planned user did.
@@ -314,7 +427,7 @@ pub struct Removal {
 /// IPC objects, deletes the user and the home clibench created (or the home under OUT/),
 /// and drops it from the state file. A user or home that is not clibench's own is refused
 /// (and dropped from the state, so that cleanup can finish) with the reason.
-pub fn remove(out: &Path, run_id: &str, plan: &UserPlan) -> anyhow::Result<Removal> {
+pub fn remove(out: &Path, run_id: &str, plan: &UserPlan) -> Result<Removal, UserError> {
     let mut removal = Removal::default();
     let outcome = if plan.dedicated {
         remove_dedicated(run_id, plan, &mut removal)
@@ -323,17 +436,14 @@ pub fn remove(out: &Path, run_id: &str, plan: &UserPlan) -> anyhow::Result<Remov
     };
     // A refusal is final (the entry is not clibench's), so the record goes either way;
     // a failure to remove clibench's own user keeps it for the next cleanup.
-    let refused = outcome
-        .as_ref()
-        .err()
-        .is_some_and(|error| error.downcast_ref::<NotOurs>().is_some());
+    let refused = matches!(outcome, Err(UserError::NotOurs(_)));
     if outcome.is_ok() || refused {
         State::update(out, |s| s.users.retain(|u| u.install != plan.install))?;
     }
     outcome.map(|()| removal)
 }
 
-fn remove_dedicated(run_id: &str, plan: &UserPlan, removal: &mut Removal) -> anyhow::Result<()> {
+fn remove_dedicated(run_id: &str, plan: &UserPlan, removal: &mut Removal) -> Result<(), UserError> {
     let Some(entry) = entry_if_ours(run_id, plan)? else {
         // Never created (or already deleted): a home at that path is not clibench's to
         // remove, since nothing shows it made it.
@@ -353,12 +463,7 @@ fn remove_dedicated(run_id: &str, plan: &UserPlan, removal: &mut Removal) -> any
     let output = shadow_tool(command.arg(&entry.name))?;
     // userdel exits 12 when only the home could not be removed; the user is gone.
     if !output.status.success() && output.status.code() != Some(12) {
-        bail!(
-            "userdel {} failed ({}): {}",
-            entry.name,
-            output.status,
-            String::from_utf8_lossy(&output.stderr).trim()
-        );
+        return Err(UserError::tool_failed("userdel", &entry.name, &output));
     }
     removal.deleted_user = true;
     if home_ok
@@ -366,8 +471,11 @@ fn remove_dedicated(run_id: &str, plan: &UserPlan, removal: &mut Removal) -> any
         && meta.is_dir()
         && meta.uid() == entry.uid
     {
-        std::fs::remove_dir_all(&plan.home)
-            .with_context(|| format!("removing {}", plan.home.display()))?;
+        std::fs::remove_dir_all(&plan.home).map_err(|source| UserError::Io {
+            action: "removing",
+            path: plan.home.clone(),
+            source,
+        })?;
     }
     Ok(())
 }
@@ -375,7 +483,7 @@ fn remove_dedicated(run_id: &str, plan: &UserPlan, removal: &mut Removal) -> any
 /// Whether the home is the one clibench created for this user: the recorded path under
 /// /home, the same as /etc/passwd's, a real folder (not a symlink) owned by the uid. A home
 /// that is missing is fine (nothing to remove); any other mismatch is refused.
-fn check_home(plan: &UserPlan, entry: &PasswdEntry) -> anyhow::Result<bool> {
+fn check_home(plan: &UserPlan, entry: &PasswdEntry) -> Result<bool, UserError> {
     let refuse = |why: String| NotOurs::Home {
         home: plan.home.clone(),
         why,
@@ -405,10 +513,14 @@ fn check_home(plan: &UserPlan, entry: &PasswdEntry) -> anyhow::Result<bool> {
 }
 
 /// The home of a non-root run: a folder under OUT/homes that clibench made.
-fn remove_own_home(out: &Path, plan: &UserPlan) -> anyhow::Result<()> {
+fn remove_own_home(out: &Path, plan: &UserPlan) -> Result<(), UserError> {
     // Phases record absolute paths; `clibench cleanup --out` may be given a relative one.
     let homes = std::path::absolute(out)
-        .with_context(|| format!("resolving {}", out.display()))?
+        .map_err(|source| UserError::Io {
+            action: "resolving",
+            path: out.to_path_buf(),
+            source,
+        })?
         .join("homes");
     if plan.home.parent() != Some(homes.as_path()) {
         return Err(NotOurs::Home {
@@ -422,8 +534,11 @@ fn remove_own_home(out: &Path, plan: &UserPlan) -> anyhow::Result<()> {
     match std::fs::symlink_metadata(&plan.home) {
         Err(_) => Ok(()),
         Ok(meta) if meta.is_dir() && meta.uid() == user.identity.uid => {
-            std::fs::remove_dir_all(&plan.home)
-                .with_context(|| format!("removing {}", plan.home.display()))
+            std::fs::remove_dir_all(&plan.home).map_err(|source| UserError::Io {
+                action: "removing",
+                path: plan.home.clone(),
+                source,
+            })
         }
         Ok(_) => Err(NotOurs::Home {
             home: plan.home.clone(),

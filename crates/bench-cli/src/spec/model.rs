@@ -347,17 +347,14 @@ impl Default for Workspace {
     }
 }
 
-/// How a terminal program is judged ready (see bench-term's `ReadyMode`).
+/// The names the `ready` key takes: which of bench-term's `ReadyMode`s, whose pattern and
+/// quiet period are the keys beside it. Only the file's syntax: the spec holds the mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum ReadyMode {
-    /// Type a probe once the program is in raw mode and wait for its echo.
+pub(super) enum ReadyKey {
     Probe,
-    /// Wait until the screen matches `ready_pattern`.
     Pattern,
-    /// Wait for the first frame (a line with at least three letters or digits).
     FirstFrame,
-    /// Wait until the screen has not changed for `ready_quiet`.
     Stable,
 }
 
@@ -373,29 +370,34 @@ pub struct Measure {
     /// Extra environment variables.
     #[serde(default)]
     pub env: BTreeMap<String, Template>,
-    /// How readiness is detected.
-    #[serde(default = "default_ready")]
-    pub ready: ReadyMode,
+    /// How readiness is detected: the keys `ready`, `ready_pattern` (its regex compiled
+    /// once) and `ready_quiet`, resolved when the spec is read ([`super::parse`]).
+    #[serde(skip, default = "default_ready")]
+    pub ready: bench_term::ReadyMode,
+    /// The `ready` key, which `ready` is made from.
+    #[serde(rename = "ready", default = "default_ready_key")]
+    pub(super) ready_key: ReadyKey,
     /// The regex for `ready = "pattern"`.
     #[serde(default)]
-    pub ready_pattern: Option<String>,
+    pub(super) ready_pattern: Option<String>,
     /// The quiet period for `ready = "stable"`.
     #[serde(default = "default_ready_quiet")]
-    pub ready_quiet: Duration,
-    /// The ready keys resolved into bench-term's `ReadyMode` (its pattern compiled once),
-    /// set when the spec is read; not a key of the file.
+    pub(super) ready_quiet: Duration,
+    /// What the screen at ready must and must not show: the keys `ready_require`,
+    /// `ready_reject` (their regexes compiled once) and `ready_allow_dialog`, resolved when
+    /// the spec is read ([`super::parse`]).
     #[serde(skip)]
-    pub ready_mode: Option<bench_term::ReadyMode>,
+    pub ready_guard: bench_term::ReadyGuard,
     /// A regex the screen at ready must match (the real prompt), else the start fails.
     #[serde(default)]
-    pub ready_require: Option<String>,
+    pub(super) ready_require: Option<String>,
     /// Regexes that fail the start ("blocked by: ...") when they match the screen at ready.
     #[serde(default)]
-    pub ready_reject: Vec<String>,
+    pub(super) ready_reject: Vec<String>,
     /// Whether a blocking dialog on the screen at ready is expected (see bench-term's
     /// `dialog` list); without it such a start fails "blocked by a dialog".
     #[serde(default)]
-    pub ready_allow_dialog: bool,
+    pub(super) ready_allow_dialog: bool,
     /// Keys that ask the program to quit (`["C-c", "C-c"]`, `["/quit", "Enter"]`);
     /// a program still alive and silent 200 ms after them is hung up.
     #[serde(default = "default_quit")]
@@ -429,8 +431,12 @@ pub struct Measure {
     pub command_timeout: Duration,
 }
 
-fn default_ready() -> ReadyMode {
-    ReadyMode::Probe
+fn default_ready() -> bench_term::ReadyMode {
+    bench_term::ReadyMode::Probe
+}
+
+fn default_ready_key() -> ReadyKey {
+    ReadyKey::Probe
 }
 
 fn default_quit() -> Vec<String> {

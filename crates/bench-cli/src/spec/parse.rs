@@ -2,7 +2,7 @@
 //! make (regexes, zero timeouts, placeholders used where they have no value). Every
 //! error is `file:line:column: message` and names the key.
 
-use super::model::{ReadyMode, Spec};
+use super::model::{ReadyKey, Spec};
 use super::template::{Placeholder, Template};
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -220,7 +220,7 @@ pub fn parse(text: &str, file: &str) -> Result<Spec, SpecError> {
         let (offset, message) = explain(text, &index, span, &message);
         at(offset, message)
     })?;
-    let problems = check(&spec);
+    let (problems, ready) = check(&spec);
     if let Some(problem) = problems.into_iter().next() {
         // Point at the key itself, or at the nearest table that was written.
         let mut path = problem.path.clone();
@@ -235,27 +235,11 @@ pub fn parse(text: &str, file: &str) -> Result<Spec, SpecError> {
         return Err(at(offset, problem.message));
     }
     let mut spec = spec;
-    if let Some(measure) = spec.measure.as_mut() {
-        measure.ready_mode = Some(resolved_ready_mode(measure));
+    if let (Some(measure), Some((ready, guard))) = (spec.measure.as_mut(), ready) {
+        measure.ready = ready;
+        measure.ready_guard = guard;
     }
     Ok(spec)
-}
-
-/// The `[measure]` ready keys as the one `bench_term::ReadyMode`, its pattern compiled
-/// once. The checks above have made sure the pattern is there and compiles.
-fn resolved_ready_mode(measure: &super::model::Measure) -> bench_term::ReadyMode {
-    match (&measure.ready, &measure.ready_pattern) {
-        (ReadyMode::Probe, _) => bench_term::ReadyMode::Probe,
-        (ReadyMode::FirstFrame, _) => bench_term::ReadyMode::FirstFrame,
-        (ReadyMode::Stable, _) => bench_term::ReadyMode::Stable(measure.ready_quiet.0),
-        (ReadyMode::Pattern, Some(pattern)) => match regex::Regex::new(pattern) {
-            Ok(regex) => bench_term::ReadyMode::Pattern(regex),
-            // Unreachable after check(), which compiled the same pattern; the probe is
-            // the safe default rather than a panic.
-            Err(_) => bench_term::ReadyMode::Probe,
-        },
-        (ReadyMode::Pattern, None) => bench_term::ReadyMode::Probe,
-    }
 }
 
 /// The largest spec file read (1 MiB): a spec is a page of TOML.
@@ -539,15 +523,20 @@ impl Checker<'_> {
         }
     }
 
-    fn regex(&mut self, path: KeyPath, pattern: &str) {
-        if let Err(error) = regex::Regex::new(pattern) {
-            let first = error.to_string();
-            let last = first.lines().last().unwrap_or("").trim();
-            let first = last.strip_prefix("error: ").unwrap_or(last).to_owned();
-            self.problem(
-                path.clone(),
-                format!("invalid regex in '{}': {first}", key_name(&path)),
-            );
+    /// Compiles `pattern`, or records why it does not compile.
+    fn regex(&mut self, path: KeyPath, pattern: &str) -> Option<regex::Regex> {
+        match regex::Regex::new(pattern) {
+            Ok(regex) => Some(regex),
+            Err(error) => {
+                let first = error.to_string();
+                let last = first.lines().last().unwrap_or("").trim();
+                let first = last.strip_prefix("error: ").unwrap_or(last).to_owned();
+                self.problem(
+                    path.clone(),
+                    format!("invalid regex in '{}': {first}", key_name(&path)),
+                );
+                None
+            }
         }
     }
 
@@ -581,7 +570,14 @@ impl Checker<'_> {
 }
 
 /// The checks serde cannot make, in document order.
-fn check(spec: &Spec) -> Vec<Problem> {
+/// The ready keys of `[measure]` as bench-term reads them: the mode and the guard of the
+/// screen at ready, each regex compiled once.
+type Ready = (bench_term::ReadyMode, bench_term::ReadyGuard);
+
+/// The problems of `spec` in the order of its keys, and its `[measure]` ready keys
+/// resolved (`None` without a `[measure]`; meaningless when there are problems).
+fn check(spec: &Spec) -> (Vec<Problem>, Option<Ready>) {
+    let mut ready = None;
     let mut c = Checker {
         spec,
         problems: Vec::new(),
@@ -726,26 +722,47 @@ fn check(spec: &Spec) -> Vec<Problem> {
             c.template(key(&["measure", "cwd"]), cwd, Stage::Trial);
         }
         c.env(key(&["measure", "env"]), &measure.env, Stage::Trial);
-        match (&measure.ready, &measure.ready_pattern) {
-            (ReadyMode::Pattern, Some(pattern)) => {
-                c.regex(key(&["measure", "ready_pattern"]), pattern)
+        let mode = match (measure.ready_key, &measure.ready_pattern) {
+            (ReadyKey::Pattern, Some(pattern)) => c
+                .regex(key(&["measure", "ready_pattern"]), pattern)
+                .map(bench_term::ReadyMode::Pattern),
+            (ReadyKey::Pattern, None) => {
+                c.problem(
+                    key(&["measure", "ready"]),
+                    "ready = \"pattern\" needs 'measure.ready_pattern'",
+                );
+                None
             }
-            (ReadyMode::Pattern, None) => c.problem(
-                key(&["measure", "ready"]),
-                "ready = \"pattern\" needs 'measure.ready_pattern'",
-            ),
-            (_, Some(_)) => c.problem(
-                key(&["measure", "ready_pattern"]),
-                "'measure.ready_pattern' is only used with ready = \"pattern\"",
-            ),
-            (_, None) => {}
-        }
-        if let Some(pattern) = &measure.ready_require {
-            c.regex(key(&["measure", "ready_require"]), pattern);
-        }
-        for (index, pattern) in measure.ready_reject.iter().enumerate() {
-            c.regex(keyed(&["measure", "ready_reject"], index, &[]), pattern);
-        }
+            (_, Some(_)) => {
+                c.problem(
+                    key(&["measure", "ready_pattern"]),
+                    "'measure.ready_pattern' is only used with ready = \"pattern\"",
+                );
+                None
+            }
+            (ReadyKey::Probe, None) => Some(bench_term::ReadyMode::Probe),
+            (ReadyKey::FirstFrame, None) => Some(bench_term::ReadyMode::FirstFrame),
+            (ReadyKey::Stable, None) => Some(bench_term::ReadyMode::Stable(measure.ready_quiet.0)),
+        };
+        let require = measure
+            .ready_require
+            .as_ref()
+            .and_then(|pattern| c.regex(key(&["measure", "ready_require"]), pattern));
+        let reject = measure
+            .ready_reject
+            .iter()
+            .enumerate()
+            .filter_map(|(index, pattern)| {
+                c.regex(keyed(&["measure", "ready_reject"], index, &[]), pattern)
+            })
+            .collect();
+        let guard = bench_term::ReadyGuard {
+            require,
+            reject,
+            allow_dialog: measure.ready_allow_dialog,
+            expected: Vec::new(),
+        };
+        ready = mode.map(|mode| (mode, guard));
         if let Err(error) = bench_term::parse_keys(&measure.quit) {
             c.problem(
                 key(&["measure", "quit"]),
@@ -866,7 +883,7 @@ fn check(spec: &Spec) -> Vec<Problem> {
             );
         }
     }
-    c.problems
+    (c.problems, ready)
 }
 
 #[cfg(test)]
@@ -895,17 +912,36 @@ mod tests {
     fn the_ready_keys_are_resolved_once_into_bench_terms_mode() {
         let measure = |keys: &str| {
             let text = format!("name = \"x\"\n[measure]\ncommand = [\"x\"]\n{keys}");
-            parse(&text, "x.toml").unwrap().measure.unwrap().ready_mode
+            parse(&text, "x.toml").unwrap().measure.unwrap().ready
         };
         assert!(matches!(
             measure("ready = \"pattern\"\nready_pattern = \"^> $\"\n"),
-            Some(bench_term::ReadyMode::Pattern(regex)) if regex.as_str() == "^> $"
+            bench_term::ReadyMode::Pattern(regex) if regex.as_str() == "^> $"
         ));
         assert!(matches!(
             measure("ready = \"stable\"\nready_quiet = \"750ms\"\n"),
-            Some(bench_term::ReadyMode::Stable(quiet)) if quiet == std::time::Duration::from_millis(750)
+            bench_term::ReadyMode::Stable(quiet) if quiet == std::time::Duration::from_millis(750)
         ));
-        assert!(matches!(measure(""), Some(bench_term::ReadyMode::Probe)));
+        assert!(matches!(
+            measure("ready = \"first-frame\"\n"),
+            bench_term::ReadyMode::FirstFrame
+        ));
+        assert!(matches!(measure(""), bench_term::ReadyMode::Probe));
+        let guard = parse(
+            "name = \"x\"\n[measure]\ncommand = [\"x\"]\nready_require = \"^> $\"\nready_reject = [\"a\", \"b+\"]\nready_allow_dialog = true\n",
+            "x.toml",
+        )
+        .unwrap()
+        .measure
+        .unwrap()
+        .ready_guard;
+        assert_eq!(
+            guard.require.map(|r| r.as_str().to_owned()).as_deref(),
+            Some("^> $")
+        );
+        let reject: Vec<&str> = guard.reject.iter().map(regex::Regex::as_str).collect();
+        assert_eq!(reject, ["a", "b+"]);
+        assert!(guard.allow_dialog);
     }
 
     #[test]

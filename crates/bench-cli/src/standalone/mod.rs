@@ -4,6 +4,8 @@
 //! Each module takes plain settings (durations as [`std::time::Duration`]), returns
 //! typed errors and never prints; renderers return the text a person reads.
 
+pub mod kernel;
 pub mod mem;
 pub mod spawn;
 pub mod staircase;
+pub mod startup;

@@ -12,6 +12,7 @@
 //!   --sync                 paint every frame inside a synchronized update (mode 2026)
 //!   --sync-ghost TEXT      inside one synchronized update, show TEXT for 300 ms, then erase it
 //!   --echo                 echo typed input at the cursor (Backspace/DEL erases)
+//!   --echo-limit N         with --echo, show at most N characters of a line (drop the rest)
 //!   --kitty FLAGS          push kitty keyboard flags (CSI > FLAGS u) after entering raw mode
 //!   --spawn-child          start a background child that sleeps (stays in the session)
 //!   --never-ready          paint, then never enter raw mode
@@ -26,6 +27,8 @@
 //!   --cooked-before-exit CODE
 //!                          with --leave-raw-after: exit with CODE 300 ms after restoring cooked mode
 //!   --ready-marker         print "READY <ns>" with CLOCK_MONOTONIC ns just before writing it
+//!   --flood BYTES          before the ready marker, write BYTES of coloured, partly non-ASCII
+//!                          log lines at once, as an agent CLI replaying a long session does
 //!   --echo-stamps FILE     append the CLOCK_MONOTONIC ns of every echo write to FILE
 //!   --slow-quit MS         on Ctrl-C, go back to cooked mode, then stay silent for MS ms
 //!                          before exiting with 0, as a TUI that saves its state on the way out
@@ -51,6 +54,7 @@ struct Flags {
     sync: bool,
     sync_ghost: Option<String>,
     echo: bool,
+    echo_limit: Option<usize>,
     kitty: Option<u32>,
     spawn_child: bool,
     never_ready: bool,
@@ -60,6 +64,7 @@ struct Flags {
     cooked_for_ms: Option<u64>,
     cooked_before_exit: Option<i32>,
     ready_marker: bool,
+    flood_bytes: usize,
     echo_stamps: Option<String>,
     sleep_forever: bool,
     dialog: bool,
@@ -85,6 +90,7 @@ fn parse() -> Flags {
             "--sync" => flags.sync = true,
             "--sync-ghost" => flags.sync_ghost = Some(value(&arg, &mut args)),
             "--echo" => flags.echo = true,
+            "--echo-limit" => flags.echo_limit = Some(number(&value(&arg, &mut args)) as usize),
             "--kitty" => flags.kitty = Some(number(&value(&arg, &mut args)) as u32),
             "--spawn-child" => flags.spawn_child = true,
             "--never-ready" => flags.never_ready = true,
@@ -98,6 +104,7 @@ fn parse() -> Flags {
                 flags.cooked_before_exit = Some(number(&value(&arg, &mut args)) as i32);
             }
             "--ready-marker" => flags.ready_marker = true,
+            "--flood" => flags.flood_bytes = number(&value(&arg, &mut args)) as usize,
             "--echo-stamps" => flags.echo_stamps = Some(value(&arg, &mut args)),
             "--sleep-forever" => flags.sleep_forever = true,
             "--dialog" => flags.dialog = true,
@@ -127,6 +134,22 @@ fn out(bytes: &[u8]) {
     let mut stdout = std::io::stdout().lock();
     let _ = stdout.write_all(bytes);
     let _ = stdout.flush();
+}
+
+/// About `bytes` bytes of log lines: colours, box drawing and multi-byte letters,
+/// so that characters are split across the terminal's reads.
+fn flood(bytes: usize) -> Vec<u8> {
+    let mut text = Vec::with_capacity(bytes + 128);
+    let mut line = 0u64;
+    while text.len() < bytes {
+        line += 1;
+        let _ = write!(
+            text,
+            "\x1b[32m✓\x1b[0m step {line:06} │ résumé → naïve 🦀 \x1b[1mbuilding\x1b[0m crate {} of the workspace\r\n",
+            line % 97
+        );
+    }
+    text
 }
 
 /// Paints `body` as one frame, inside a synchronized update when asked.
@@ -304,6 +327,9 @@ fn main() {
     if let Some(kitty) = flags.kitty {
         out(format!("\x1b[>{kitty}u").as_bytes());
     }
+    if flags.flood_bytes > 0 {
+        out(&flood(flags.flood_bytes));
+    }
     if flags.ready_marker {
         let stamp = monotonic_ns();
         frame(&flags, &format!("READY {stamp}\r\n"));
@@ -398,7 +424,7 @@ fn main() {
                     line_len = 0;
                     echo.push_str("\r\n> ");
                 }
-                0x20..=0x7e => {
+                0x20..=0x7e if flags.echo_limit.is_none_or(|limit| line_len < limit) => {
                     line_len += 1;
                     echo.push(char::from(byte));
                 }

@@ -27,7 +27,10 @@
 //! - [`Kernel`]: the process, requests, replies, interrupt, close.
 //! - [`measure`]: the runtime metrics (batch, mixed, interrupt latency, snapshot and
 //!   restore) and [`measure::run_all`], the runtime phase's whole sequence.
-//! - [`transcript`]: the `.jsonl` record of every frame.
+//! - The transcript ([`KernelOptions::transcript`]): every frame in both directions,
+//!   one JSON object per line: `{"t": <seconds since spawn>, "dir": "send" | "recv" |
+//!   "stderr", "frame": <the frame as JSON>}`; a received line that is not JSON is
+//!   kept as `"raw": "<the line>"` instead of `frame`, and stderr as `"text"`.
 
 mod client;
 mod error;
@@ -35,7 +38,7 @@ mod lines;
 pub mod measure;
 pub mod protocol;
 mod reference;
-pub mod transcript;
+mod transcript;
 
 pub use client::{CloseReport, Kernel, KernelOptions, Ready, Reply};
 pub use error::{FrameError, KernelError};

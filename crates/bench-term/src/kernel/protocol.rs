@@ -156,7 +156,7 @@ pub fn parse_event(line: &str) -> Result<Event, FrameError> {
 }
 
 /// Turns a parsed JSON value into an event; `line` is quoted in errors.
-pub fn event_from_value(value: Value, line: &str) -> Result<Event, FrameError> {
+fn event_from_value(value: Value, line: &str) -> Result<Event, FrameError> {
     let Value::Object(mut object) = value else {
         return Err(FrameError::MissingEvent {
             line: line.to_owned(),

@@ -193,6 +193,31 @@ fn a_program_that_never_echoes_times_out_waiting_for_the_probe() {
     terminal.close().unwrap();
 }
 
+#[test]
+fn a_probe_shown_only_in_part_times_out_saying_where_it_was_seen() {
+    // Only 10 of a probe's 13 letters are shown: its tag, never a whole probe.
+    let mut terminal = spawn(&["--echo", "--echo-limit", "10"]);
+    let error = terminal
+        .ready(&ReadyMode::Probe, Duration::from_millis(500))
+        .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            TermError::ProbeTimeout {
+                stage: Stage::ProbeEcho,
+                whereabouts: bench_term::ProbeWhere {
+                    probe_seen: Some((1, 2)),
+                    origin: None,
+                    ..
+                },
+                ..
+            }
+        ),
+        "{error}"
+    );
+    terminal.close().unwrap();
+}
+
 /// The one-letter state of `pid` in `/proc`, `None` once it has been reaped.
 fn state(pid: u32) -> Option<char> {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
@@ -731,6 +756,30 @@ fn the_recording_replays_the_output_with_the_ready_moment_marked() {
 }
 
 #[test]
+fn a_long_recording_keeps_characters_whole_across_reads() {
+    use bench_term::asciicast::{Code, Recording};
+    let folder = tempfile::tempdir().unwrap();
+    // 256 KiB of lines with 2-, 3- and 4-byte characters: far more than one read,
+    // so reads end inside characters.
+    let options = fixture(&["--flood", "262144", "--ready-marker"]).transcript(folder.path());
+    let mut terminal = Terminal::spawn(&options).unwrap();
+    terminal.ready(&pattern("READY"), TIMEOUT).unwrap();
+    terminal.close().unwrap();
+    let raw = std::fs::read(folder.path().join(bench_term::OUTPUT_FILE)).unwrap();
+    assert!(raw.len() > 262_144);
+    let cast = std::fs::read_to_string(folder.path().join(bench_term::CAST_FILE)).unwrap();
+    let recording = Recording::parse(&cast).unwrap();
+    let outputs = recording
+        .events
+        .iter()
+        .filter(|e| e.code == Code::Output)
+        .count();
+    assert!(outputs > 1, "one read: nothing was split");
+    assert_eq!(recording.output().as_bytes(), raw.as_slice());
+    assert!(!recording.output().contains('\u{FFFD}'));
+}
+
+#[test]
 fn a_program_that_quits_slowly_after_leaving_raw_mode_is_not_hung_up() {
     // Silent for three times QUIT_QUIET after it gave the terminal back, within the grace.
     let quiet_ms = (bench_term::QUIT_QUIET * 3).as_millis().to_string();
@@ -787,4 +836,22 @@ fn a_drained_terminal_notices_the_program_closing_it() {
     assert!(terminal.screen_text().contains("bye"));
     let report = terminal.close().unwrap();
     assert_eq!(report.status.and_then(|s| s.code()), Some(0));
+}
+
+#[test]
+fn a_drained_terminal_is_closed_when_the_program_closes_its_side_while_alive() {
+    // Alive and silent after it let go of its terminal: closed, though not exited.
+    let script = "echo bye; exec </dev/null >/dev/null 2>&1; sleep 60";
+    let terminal = Terminal::spawn(&line_mode("sh").args(["-c", script])).unwrap();
+    let drained = bench_term::Drained::start(terminal);
+    let deadline = std::time::Instant::now() + TIMEOUT;
+    while !drained.closed() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(drained.closed());
+    assert!(alive(drained.pid()), "the program still sleeps");
+    let (mut terminal, read) = drained.finish();
+    read.unwrap();
+    assert!(terminal.screen_text().contains("bye"));
+    terminal.close().unwrap();
 }

@@ -1,6 +1,7 @@
-//! The runs of `clibench startup` and their renderings (JSON, Markdown). Renderers
-//! return text; writing happens in the command.
+//! The runs of `clibench startup` and their renderings (summary table, JSON, Markdown,
+//! hyperfine's JSON). Renderers return text; writing happens in the caller.
 
+use bench_core::export::text::{Align, render};
 use bench_core::stats::Summary;
 use bench_core::units::{format_bytes, format_seconds};
 use std::collections::BTreeMap;
@@ -152,6 +153,48 @@ impl Report {
     }
 }
 
+/// The summary for people: one row per figure.
+pub fn summary_table(report: &Report) -> String {
+    let rows: Vec<Vec<String>> = Figure::ALL
+        .iter()
+        .filter_map(|&figure| {
+            let summary = report.summary(figure)?;
+            let format = |value: f64| figure.format(value);
+            Some(vec![
+                figure.label().to_owned(),
+                format(summary.min),
+                format(summary.median),
+                format!("{} ± {}", format(summary.mean), format(summary.std_dev)),
+                format(summary.max),
+            ])
+        })
+        .collect();
+    let ok = report.runs.iter().filter(|r| r.error.is_none()).count();
+    let mut out = format!(
+        "{} ({} ready, {} of {} runs ok)\n",
+        report.command.join(" "),
+        report.ready_mode,
+        ok,
+        report.runs.len()
+    );
+    if rows.is_empty() {
+        out.push_str("no run produced a measurement\n");
+        return out;
+    }
+    out.push_str(&render(
+        &["figure", "min", "median", "mean ± sd", "max"],
+        &[
+            Align::Left,
+            Align::Right,
+            Align::Right,
+            Align::Right,
+            Align::Right,
+        ],
+        &rows,
+    ));
+    out
+}
+
 /// The report as pretty JSON.
 pub fn to_json(report: &Report) -> serde_json::Result<String> {
     serde_json::to_string_pretty(report)
@@ -272,10 +315,10 @@ pub fn frame_screen(screen: &str) -> String {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
 
-    pub(crate) fn sample_report() -> Report {
+    fn sample_report() -> Report {
         let run = |ready: f64, pss: Option<u64>| Run {
             first_byte_seconds: Some(0.012),
             first_frame_seconds: Some(0.08),
@@ -305,6 +348,11 @@ pub(crate) mod tests {
                 },
             ],
         )
+    }
+
+    #[test]
+    fn the_summary_table_lists_every_measured_figure() {
+        insta::assert_snapshot!(summary_table(&sample_report()));
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The runs of `clibench kernel` and their renderings (summary table, JSON, Markdown).
-//! Renderers return text; writing happens in the command.
+//! Renderers return text; writing happens in the caller.
 
-use crate::table::{Align, render};
+use bench_core::export::text::{Align, render};
 use bench_core::stats::Summary;
 use bench_core::{Metric, Phase};
 use std::collections::BTreeMap;
@@ -264,11 +264,11 @@ pub fn to_markdown(report: &Report) -> String {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
 
     /// Two runs with fixed numbers: one complete, one that failed at `interrupt`.
-    pub fn sample_report() -> Report {
+    fn sample_report() -> Report {
         let complete: [(Metric, f64); 11] = [
             (Metric::KernelStart, 0.0512),
             (Metric::KernelRss, 14_680_064.0),
