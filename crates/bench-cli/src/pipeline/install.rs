@@ -86,12 +86,13 @@ pub enum InstallError {
         source: crate::spec::ExpandError,
     },
     /// `SHA256SUMS` does not parse.
-    #[error("{}: {problem}", path.display())]
+    #[error("{}", path.display())]
     Sums {
         /// The file.
         path: PathBuf,
         /// The line at fault.
-        problem: String,
+        #[source]
+        source: super::prepare::SumsError,
     },
     /// A file among the artifacts that `SHA256SUMS` does not list.
     #[error("artifact {name} is not listed in {}", sums.display())]
@@ -377,9 +378,9 @@ fn verify_artifacts(dir: &Path, expected: bool) -> Result<BTreeMap<String, Strin
             .into());
         }
     };
-    let sums = parse_sums(&text).map_err(|problem| InstallError::Sums {
+    let sums = parse_sums(&text).map_err(|source| InstallError::Sums {
         path: sums_path.clone(),
-        problem,
+        source,
     })?;
     let listing = |error| FileError::doing(format!("listing {}", dir.display()))(error);
     for entry in std::fs::read_dir(dir).map_err(listing)? {

@@ -554,19 +554,26 @@ pub fn sha256_file(path: &Path) -> Result<String, FileError> {
         .collect())
 }
 
+/// A line of `SHA256SUMS` that is not `HASH  NAME`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: expected 'HASH  NAME'")]
+pub struct SumsError {
+    /// The line, counted from 1.
+    pub line: usize,
+}
+
 /// Parses `SHA256SUMS` (`HEX  NAME` or `HEX *NAME` per line).
-pub fn parse_sums(text: &str) -> Result<BTreeMap<String, String>, String> {
+pub fn parse_sums(text: &str) -> Result<BTreeMap<String, String>, SumsError> {
     let mut sums = BTreeMap::new();
     for (number, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
-        let (hex, name) = line
-            .split_once(' ')
-            .ok_or_else(|| format!("line {}: expected 'HASH  NAME'", number + 1))?;
+        let wrong = SumsError { line: number + 1 };
+        let (hex, name) = line.split_once(' ').ok_or(wrong)?;
         let name = name.trim_start_matches(' ').trim_start_matches('*');
         if hex.len() != 64 || !hex.chars().all(|c| c.is_ascii_hexdigit()) || name.is_empty() {
-            return Err(format!("line {}: expected 'HASH  NAME'", number + 1));
+            return Err(wrong);
         }
         sums.insert(name.to_owned(), hex.to_ascii_lowercase());
     }
@@ -621,5 +628,17 @@ mod tests {
         assert_eq!(sums.len(), 2);
         assert_eq!(sums["two.tgz"], hex);
         assert!(parse_sums("zz one\n").is_err());
+    }
+
+    #[test]
+    fn a_wrong_sums_line_is_named() {
+        let hex = "a".repeat(64);
+        let error = parse_sums(&format!("{hex}  one.tgz\n\n{hex}\n")).unwrap_err();
+        assert_eq!(error, SumsError { line: 3 });
+        assert_eq!(error.to_string(), "line 3: expected 'HASH  NAME'");
+        assert_eq!(
+            parse_sums(&format!("{hex}  \n")).unwrap_err(),
+            SumsError { line: 1 }
+        );
     }
 }

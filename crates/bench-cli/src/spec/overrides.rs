@@ -138,21 +138,53 @@ fn typed_value(text: &str) -> Option<Value> {
     document.get("value").cloned()
 }
 
+/// An override that cannot be set: the document has something else where its key leads.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("--set {set}: {reason}")]
+struct ApplyError {
+    /// The override.
+    set: Override,
+    /// What is in the way. Part of the message, not a source: the message becomes a
+    /// [`SpecError`]'s text, which has no chain.
+    reason: SetError,
+}
+
+/// What is in the way of an override's key (`walked` is the key up to that point).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum SetError {
+    /// An index past the end of an array.
+    #[error("'{walked}' does not exist: the array has {len} element(s)")]
+    NoElement { walked: String, len: usize },
+    /// A key below a value that is not a table.
+    #[error("'{walked}' is {found}, not a table")]
+    NotATable { walked: String, found: &'static str },
+    /// An index into a value that is not an array.
+    #[error("'{walked}' is {found}, not an array")]
+    NotAnArray { walked: String, found: &'static str },
+}
+
 /// Sets every override in `document`, creating missing tables; the overrides whose index
 /// is in `as_text` are set as their text.
-fn apply(document: &mut Table, overrides: &[Override], as_text: &[usize]) -> Result<(), String> {
+fn apply(
+    document: &mut Table,
+    overrides: &[Override],
+    as_text: &[usize],
+) -> Result<(), ApplyError> {
     for (index, set) in overrides.iter().enumerate() {
         let value = if as_text.contains(&index) {
             Value::String(set.value.clone())
         } else {
             set.toml_value()
         };
-        set_path(document, &set.path, value).map_err(|reason| format!("--set {set}: {reason}"))?;
+        set_path(document, &set.path, value).map_err(|reason| ApplyError {
+            set: set.clone(),
+            reason,
+        })?;
     }
     Ok(())
 }
 
-fn set_path(document: &mut Table, path: &[KeyStep], value: Value) -> Result<(), String> {
+fn set_path(document: &mut Table, path: &[KeyStep], value: Value) -> Result<(), SetError> {
     let mut root = Value::Table(std::mem::take(document));
     let result = set_in(&mut root, path, "", value);
     if let Value::Table(table) = root {
@@ -163,7 +195,12 @@ fn set_path(document: &mut Table, path: &[KeyStep], value: Value) -> Result<(), 
 
 /// Sets `path` below `current` (`walked` is the key so far, for errors); missing tables on
 /// the way are created.
-fn set_in(current: &mut Value, path: &[KeyStep], walked: &str, value: Value) -> Result<(), String> {
+fn set_in(
+    current: &mut Value,
+    path: &[KeyStep],
+    walked: &str,
+    value: Value,
+) -> Result<(), SetError> {
     let Some((step, rest)) = path.split_first() else {
         *current = value;
         return Ok(());
@@ -183,17 +220,19 @@ fn set_in(current: &mut Value, path: &[KeyStep], walked: &str, value: Value) -> 
         (Value::Array(array), KeyStep::Index(index)) => {
             let len = array.len();
             let walked = format!("{walked}[{index}]");
-            let next = array.get_mut(*index).ok_or_else(|| {
-                format!("'{walked}' does not exist: the array has {len} element(s)")
-            })?;
+            let Some(next) = array.get_mut(*index) else {
+                return Err(SetError::NoElement { walked, len });
+            };
             set_in(next, rest, &walked, value)
         }
-        (other, KeyStep::Key(_)) => {
-            Err(format!("'{walked}' is {}, not a table", type_words(other)))
-        }
-        (other, KeyStep::Index(_)) => {
-            Err(format!("'{walked}' is {}, not an array", type_words(other)))
-        }
+        (other, KeyStep::Key(_)) => Err(SetError::NotATable {
+            walked: walked.to_owned(),
+            found: type_words(other),
+        }),
+        (other, KeyStep::Index(_)) => Err(SetError::NotAnArray {
+            walked: walked.to_owned(),
+            found: type_words(other),
+        }),
     }
 }
 
@@ -234,7 +273,8 @@ pub fn parse_with(text: &str, file: &str, overrides: &[Override]) -> Result<Spec
     );
     let attempt = |as_text: &[usize]| -> Result<Spec, SpecError> {
         let mut document = document.clone();
-        apply(&mut document, overrides, as_text).map_err(|message| positionless(file, message))?;
+        apply(&mut document, overrides, as_text)
+            .map_err(|error| positionless(file, error.to_string()))?;
         let rewritten = toml::to_string(&document)
             .map_err(|error| positionless(file, format!("cannot apply --set: {error}")))?;
         parse(&rewritten, &described).map_err(|error| positionless(&described, error.message))
@@ -440,6 +480,33 @@ ready_timeout = "20s"
         );
         let error = spec_with(&["name[0]=x"]).unwrap_err();
         assert!(error.message.contains("'name' is a string, not an array"));
+    }
+
+    #[test]
+    fn an_override_that_cannot_be_set_is_a_typed_error_naming_its_key() {
+        let mut document: Table = toml::from_str(SPEC).unwrap();
+        let error = apply(
+            &mut document,
+            &[set("version=2"), set("build[3].timeout=1s")],
+            &[],
+        )
+        .unwrap_err();
+        assert_eq!(error.set, set("build[3].timeout=1s"));
+        assert_eq!(
+            error.reason,
+            SetError::NoElement {
+                walked: "build[3]".into(),
+                len: 1
+            }
+        );
+        let error = apply(&mut document, &[set("measure.command.x=1")], &[]).unwrap_err();
+        assert_eq!(
+            error.reason,
+            SetError::NotATable {
+                walked: "measure.command".into(),
+                found: "an array"
+            }
+        );
     }
 
     #[test]
