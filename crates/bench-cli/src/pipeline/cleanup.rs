@@ -9,12 +9,12 @@
 //! effective user inside OUT/ (or the recorded staging folder). Anything else is refused
 //! and named in the error.
 
-use super::error::chain;
+use super::error::{FileError, chain};
 use super::exec;
 use super::state::{STATE_FILE, ServerRecord, State};
 use super::{out_dir, staging, users};
 use bench_proc::Selector;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Cleanup could not finish.
 #[derive(Debug, thiserror::Error)]
@@ -109,7 +109,7 @@ pub fn cleanup_with(out: &Path, keep_users: Option<bool>) -> Result<CleanupRepor
         match remove_own_folder(out, &folder) {
             Ok(true) => report.removed_folders.push(folder.display().to_string()),
             Ok(false) => {}
-            Err(why) => errors.push(format!("refusing to remove {}: {why}", folder.display())),
+            Err(error) => errors.push(chain(&error)),
         }
     }
     if !keep {
@@ -134,22 +134,57 @@ pub fn cleanup_with(out: &Path, keep_users: Option<bool>) -> Result<CleanupRepor
     Ok(report)
 }
 
+/// Why a recorded temporary folder was not removed.
+#[derive(Debug, thiserror::Error)]
+enum FolderError {
+    /// A symlink, not a folder, or another user's: not clibench's.
+    #[error("refusing to remove {}", path.display())]
+    NotOwn {
+        /// The recorded folder.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        why: out_dir::NotOwnFolder,
+    },
+    /// A folder of ours, but not inside OUT/.
+    #[error("refusing to remove {}: it is not inside {}", path.display(), out.display())]
+    Outside {
+        /// The recorded folder.
+        path: PathBuf,
+        /// OUT/, absolute.
+        out: PathBuf,
+    },
+    /// Resolving OUT/ or removing the folder failed.
+    #[error(transparent)]
+    File(#[from] FileError),
+}
+
 /// Removes a recorded temporary folder when it is clibench's: inside OUT/, a real folder
 /// (not a symlink) of the effective user. `Ok(false)`: it is already gone.
-fn remove_own_folder(out: &Path, folder: &Path) -> Result<bool, String> {
-    if !out_dir::is_own_folder(folder).map_err(|why| why.to_string())? {
+fn remove_own_folder(out: &Path, folder: &Path) -> Result<bool, FolderError> {
+    let own =
+        out_dir::is_own_folder(folder, out_dir::euid()).map_err(|why| FolderError::NotOwn {
+            path: folder.to_path_buf(),
+            why,
+        })?;
+    if !own {
         return Ok(false);
     }
-    let out = &std::path::absolute(out).map_err(|error| error.to_string())?;
+    let out = &std::path::absolute(out)
+        .map_err(FileError::doing(format!("resolving {}", out.display())))?;
     let inside = folder.starts_with(out)
         && folder.strip_prefix(out).is_ok_and(|rest| {
             rest.components()
                 .all(|c| matches!(c, std::path::Component::Normal(_)))
         });
     if !inside {
-        return Err(format!("it is not inside {}", out.display()));
+        return Err(FolderError::Outside {
+            path: folder.to_path_buf(),
+            out: out.clone(),
+        });
     }
-    std::fs::remove_dir_all(folder).map_err(|error| error.to_string())?;
+    std::fs::remove_dir_all(folder)
+        .map_err(FileError::doing(format!("removing {}", folder.display())))?;
     Ok(true)
 }
 
@@ -203,15 +238,21 @@ mod tests {
         let elsewhere = dir.path().join("elsewhere");
         std::fs::create_dir(&elsewhere).unwrap();
         std::os::unix::fs::symlink(&elsewhere, out.join("link")).unwrap();
-        for folder in [
-            elsewhere.clone(),
-            out.join("link"),
-            out.join("../elsewhere"),
-        ] {
-            assert!(remove_own_folder(&out, &folder).is_err(), "{folder:?}");
+        for folder in [elsewhere.clone(), out.join("../elsewhere")] {
+            let error = remove_own_folder(&out, &folder).unwrap_err();
+            assert!(matches!(error, FolderError::Outside { .. }), "{error}");
         }
+        let error = remove_own_folder(&out, &out.join("link")).unwrap_err();
+        assert_eq!(
+            chain(&error),
+            format!(
+                "refusing to remove {}: it is a symlink or not a folder",
+                out.join("link").display()
+            )
+        );
         assert!(elsewhere.is_dir());
-        assert_eq!(remove_own_folder(&out, &out.join("build-home")), Ok(true));
-        assert_eq!(remove_own_folder(&out, &out.join("build-home")), Ok(false));
+        assert!(remove_own_folder(&out, &out.join("build-home")).unwrap());
+        assert!(!out.join("build-home").exists());
+        assert!(!remove_own_folder(&out, &out.join("build-home")).unwrap());
     }
 }

@@ -97,7 +97,8 @@ impl OutError {
     }
 }
 
-fn euid() -> u32 {
+/// The effective uid: the owner of everything clibench makes.
+pub(crate) fn euid() -> u32 {
     rustix::process::geteuid().as_raw()
 }
 
@@ -136,27 +137,33 @@ pub fn open_trusted(out: &Path) -> Result<OwnedFd, OutError> {
     Ok(fd)
 }
 
-/// Why a folder clibench recorded (a temporary folder in OUT/, the staging folder) is not
-/// one it may remove.
+/// Why a folder clibench recorded (a temporary folder in OUT/, the staging folder, a trial
+/// user's home) is not one it may remove.
 #[derive(Debug, thiserror::Error)]
 pub enum NotOwnFolder {
     /// A symlink (never followed) or something other than a folder.
     #[error("it is a symlink or not a folder")]
     NotAFolder,
-    /// A folder of another user: clibench did not make it.
-    #[error("it belongs to uid {uid}, so clibench did not make it")]
+    /// A folder of another user than the one clibench made it for (or as).
+    #[error("it belongs to uid {uid}, not uid {expected}, so clibench did not make it")]
     OtherOwner {
         /// Its owner.
         uid: u32,
+        /// The owner it would have if clibench had made it.
+        expected: u32,
     },
     /// It could not be looked at.
     #[error(transparent)]
     Io(#[from] std::io::Error),
 }
 
-/// Whether `path` is a folder clibench made: a real folder (a symlink is not followed) of
-/// the effective user. `Ok(false)`: it does not exist (already removed).
-pub fn is_own_folder(path: &Path) -> Result<bool, NotOwnFolder> {
+/// Whether `path` is a folder clibench made for `owner`: a real folder (a symlink is not
+/// followed) that belongs to uid `owner` ([`euid`] for clibench's own folders, the trial
+/// user's uid for its home). `Ok(false)`: it does not exist (already removed).
+///
+/// The mode is not checked: each of these folders is removed, never written into, and
+/// removing needs only the owner to be right.
+pub fn is_own_folder(path: &Path, owner: u32) -> Result<bool, NotOwnFolder> {
     let meta = match std::fs::symlink_metadata(path) {
         Ok(meta) => meta,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(false),
@@ -166,8 +173,11 @@ pub fn is_own_folder(path: &Path) -> Result<bool, NotOwnFolder> {
         return Err(NotOwnFolder::NotAFolder);
     }
     let uid = std::os::unix::fs::MetadataExt::uid(&meta);
-    if uid != euid() {
-        return Err(NotOwnFolder::OtherOwner { uid });
+    if uid != owner {
+        return Err(NotOwnFolder::OtherOwner {
+            uid,
+            expected: owner,
+        });
     }
     Ok(true)
 }
@@ -472,25 +482,45 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let folder = dir.path().join("mine");
         std::fs::create_dir(&folder).unwrap();
-        assert!(is_own_folder(&folder).unwrap());
-        assert!(!is_own_folder(&dir.path().join("gone")).unwrap());
+        assert!(is_own_folder(&folder, euid()).unwrap());
+        assert!(!is_own_folder(&dir.path().join("gone"), euid()).unwrap());
         let link = dir.path().join("link");
         std::os::unix::fs::symlink(&folder, &link).unwrap();
         assert!(matches!(
-            is_own_folder(&link),
+            is_own_folder(&link, euid()),
             Err(NotOwnFolder::NotAFolder)
         ));
         let file = dir.path().join("file");
         std::fs::write(&file, "").unwrap();
         assert!(matches!(
-            is_own_folder(&file),
+            is_own_folder(&file, euid()),
             Err(NotOwnFolder::NotAFolder)
         ));
+        // A dangling symlink is still a symlink, not a folder that is gone.
+        let dangling = dir.path().join("dangling");
+        std::os::unix::fs::symlink(dir.path().join("gone"), &dangling).unwrap();
+        assert!(matches!(
+            is_own_folder(&dangling, euid()),
+            Err(NotOwnFolder::NotAFolder)
+        ));
+    }
+
+    #[test]
+    fn a_folder_of_another_owner_than_the_expected_one_is_refused() {
+        // The expected owner is the caller's to say: our own folder is not the home of a
+        // trial user with another uid, which needs no root to check.
+        let dir = tempfile::tempdir().unwrap();
+        let other = euid().wrapping_add(1);
+        let error = is_own_folder(dir.path(), other).unwrap_err();
+        assert!(
+            matches!(error, NotOwnFolder::OtherOwner { uid, expected } if uid == euid() && expected == other),
+            "{error}"
+        );
         // A folder of another user: root's /, unless the tests run as root.
         if euid() != 0 {
             assert!(matches!(
-                is_own_folder(Path::new("/")),
-                Err(NotOwnFolder::OtherOwner { uid: 0 })
+                is_own_folder(Path::new("/"), euid()),
+                Err(NotOwnFolder::OtherOwner { uid: 0, .. })
             ));
         }
     }
@@ -498,18 +528,27 @@ mod tests {
     #[test]
     fn a_folder_of_another_user_is_not_our_own() {
         if euid() != 0 {
+            eprintln!("SKIPPED: chown needs root");
             return;
         }
         let dir = tempfile::tempdir().unwrap();
         let folder = dir.path().join("theirs");
         std::fs::create_dir(&folder).unwrap();
         rustix::fs::chown(&folder, Some(rustix::fs::Uid::from_raw(65534)), None).unwrap();
-        let error = is_own_folder(&folder).unwrap_err();
-        assert!(matches!(error, NotOwnFolder::OtherOwner { uid: 65534 }));
+        let error = is_own_folder(&folder, 0).unwrap_err();
+        assert!(matches!(
+            error,
+            NotOwnFolder::OtherOwner {
+                uid: 65534,
+                expected: 0
+            }
+        ));
         assert_eq!(
             error.to_string(),
-            "it belongs to uid 65534, so clibench did not make it"
+            "it belongs to uid 65534, not uid 0, so clibench did not make it"
         );
+        // The same folder is the own folder of the user it belongs to (a trial user's home).
+        assert!(is_own_folder(&folder, 65534).unwrap());
     }
 
     fn chmod(path: &Path, mode: u32) {

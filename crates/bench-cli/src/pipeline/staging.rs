@@ -36,15 +36,20 @@ pub enum StagingError {
         #[source]
         source: std::io::Error,
     },
-    /// The recorded folder or group is not the one clibench made; it is left alone.
-    #[error("refusing to {action} {what}: {why}")]
-    Refused {
-        /// "remove" (the folder) or "delete" (the group).
-        action: &'static str,
-        /// The folder or `group NAME`.
-        what: String,
-        /// Why.
-        why: String,
+    /// The recorded folder is not the staging folder clibench made; it is left alone.
+    #[error("refusing to remove {}", path.display())]
+    RefusedFolder {
+        /// The recorded folder.
+        path: PathBuf,
+        /// Why it is not clibench's.
+        #[source]
+        why: NotTheStage,
+    },
+    /// The recorded group is not the one clibench names for this run; it is left alone.
+    #[error("refusing to delete group {name}: it is not the group clibench names for this run")]
+    RefusedGroup {
+        /// The recorded group.
+        name: String,
     },
     /// groupadd succeeded, yet the group is not there.
     #[error("groupadd succeeded but {name} is not in /etc/group")]
@@ -58,6 +63,17 @@ pub enum StagingError {
     /// The state file could not be read or written.
     #[error(transparent)]
     State(#[from] super::state::StateError),
+}
+
+/// Why a recorded staging folder is not the one clibench made for this run.
+#[derive(Debug, thiserror::Error)]
+pub enum NotTheStage {
+    /// A symlink, not a folder, or a folder of another user.
+    #[error(transparent)]
+    NotOwn(#[from] super::out_dir::NotOwnFolder),
+    /// A folder of ours, but not where or named as this run's staging folder.
+    #[error("it is not a staging folder clibench names for this run")]
+    Elsewhere,
 }
 
 fn io_error(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> StagingError {
@@ -87,7 +103,7 @@ pub fn ensure(out: &Path) -> Result<PathBuf, StagingError> {
     // Saved at once: the names below carry the run id, which must be the one recorded.
     let state = State::update(out, |s| s.clone())?;
     if let Some(stage) = &state.stage
-        && check(&state, stage) == Ok(true)
+        && matches!(check(&state, stage), Ok(true))
     {
         return Ok(stage.clone());
     }
@@ -163,8 +179,8 @@ fn gid_of(name: &str) -> Result<Option<u32>, StagingError> {
 /// Whether `stage` is the staging folder clibench made for this run: under a staging base,
 /// named for the run, a real folder (not a symlink) of the effective user. `Ok(false)`: it
 /// does not exist.
-fn check(state: &State, stage: &Path) -> Result<bool, String> {
-    if !super::out_dir::is_own_folder(stage).map_err(|why| why.to_string())? {
+fn check(state: &State, stage: &Path) -> Result<bool, NotTheStage> {
+    if !super::out_dir::is_own_folder(stage, super::out_dir::euid())? {
         return Ok(false);
     }
     let named = stage
@@ -175,7 +191,7 @@ fn check(state: &State, stage: &Path) -> Result<bool, String> {
         .parent()
         .is_some_and(|parent| BASES.iter().any(|base| parent == Path::new(base)));
     if !named || !based {
-        return Err("it is not a staging folder clibench names for this run".to_owned());
+        return Err(NotTheStage::Elsewhere);
     }
     Ok(true)
 }
@@ -193,11 +209,7 @@ pub fn remove(state: &mut State) -> Result<Vec<String>, StagingError> {
             }
             Err(why) => {
                 state.stage = None;
-                return Err(StagingError::Refused {
-                    action: "remove",
-                    what: stage.display().to_string(),
-                    why,
-                });
+                return Err(StagingError::RefusedFolder { path: stage, why });
             }
         }
         state.stage = None;
@@ -207,11 +219,7 @@ pub fn remove(state: &mut State) -> Result<Vec<String>, StagingError> {
     {
         if group != group_name(&state.run_id) {
             state.group = None;
-            return Err(StagingError::Refused {
-                action: "delete",
-                what: format!("group {group}"),
-                why: "it is not the group clibench names for this run".to_owned(),
-            });
+            return Err(StagingError::RefusedGroup { name: group });
         }
         if gid_of(&group)?.is_some() {
             let output =
@@ -239,6 +247,7 @@ fn random_hex(n: usize) -> Result<String, StagingError> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::out_dir::NotOwnFolder;
     use super::*;
 
     #[test]
@@ -247,33 +256,68 @@ mod tests {
             run_id: "abcdef".into(),
             ..State::default()
         };
+        let elsewhere_error =
+            |path: &Path| matches!(check(&state, path), Err(NotTheStage::Elsewhere));
         // Real folders of ours, but not where or named as this run's stage.
         let elsewhere = tempfile::tempdir().unwrap();
-        assert!(check(&state, elsewhere.path()).is_err());
+        assert!(elsewhere_error(elsewhere.path()));
         let other_run = tempfile::Builder::new()
             .prefix("clibench-000000-")
             .tempdir_in("/tmp")
             .unwrap();
-        assert!(check(&state, other_run.path()).is_err());
+        assert!(elsewhere_error(other_run.path()));
         let nested = tempfile::Builder::new()
             .prefix("clibench-abcdef-")
             .tempdir_in(elsewhere.path())
             .unwrap();
-        assert!(check(&state, nested.path()).is_err());
+        assert!(elsewhere_error(nested.path()));
         let ours = tempfile::Builder::new()
             .prefix("clibench-abcdef-")
             .tempdir_in("/tmp")
             .unwrap();
-        assert_eq!(check(&state, ours.path()), Ok(true));
+        assert!(matches!(check(&state, ours.path()), Ok(true)));
         // A symlink named like ours is refused; a stage already gone is not an error.
         let link = Path::new("/tmp").join(format!("clibench-abcdef-link{}", std::process::id()));
         std::os::unix::fs::symlink(ours.path(), &link).unwrap();
         let refused = check(&state, &link);
         std::fs::remove_file(&link).unwrap();
-        assert_eq!(refused, Err("it is a symlink or not a folder".to_owned()));
-        assert_eq!(
+        let refused = refused.unwrap_err();
+        assert!(
+            matches!(refused, NotTheStage::NotOwn(NotOwnFolder::NotAFolder)),
+            "{refused}"
+        );
+        assert_eq!(refused.to_string(), "it is a symlink or not a folder");
+        assert!(matches!(
             check(&state, Path::new("/tmp/clibench-abcdef-gone")),
             Ok(false)
+        ));
+    }
+
+    #[test]
+    fn a_refused_stage_is_named_with_its_reason_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut state = State {
+            run_id: "abcdef".into(),
+            stage: Some(dir.path().to_path_buf()),
+            ..State::default()
+        };
+        let error = remove(&mut state).unwrap_err();
+        assert!(matches!(
+            error,
+            StagingError::RefusedFolder {
+                why: NotTheStage::Elsewhere,
+                ..
+            }
+        ));
+        assert_eq!(
+            super::super::error::chain(&error),
+            format!(
+                "refusing to remove {}: it is not a staging folder clibench names for this run",
+                dir.path().display()
+            )
         );
+        // Left alone, and no longer recorded.
+        assert!(dir.path().is_dir());
+        assert_eq!(state.stage, None);
     }
 }

@@ -7,9 +7,9 @@
 //! /etc/passwd each time, and system uids (below `UID_MIN`) are refused.
 
 use super::leftovers;
+use super::out_dir::{NotOwnFolder, is_own_folder};
 use super::state::{State, UserPlan, UserRecord};
 use bench_proc::Identity;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -127,6 +127,15 @@ pub enum NotOurs {
         home: PathBuf,
         /// Why.
         why: String,
+    },
+    /// The home is a symlink, not a folder, or not the trial user's.
+    #[error("refusing to remove {home}")]
+    HomeFolder {
+        /// The home.
+        home: PathBuf,
+        /// Why.
+        #[source]
+        why: NotOwnFolder,
     },
 }
 
@@ -466,11 +475,9 @@ fn remove_dedicated(run_id: &str, plan: &UserPlan, removal: &mut Removal) -> Res
         return Err(UserError::tool_failed("userdel", &entry.name, &output));
     }
     removal.deleted_user = true;
-    if home_ok
-        && let Ok(meta) = std::fs::symlink_metadata(&plan.home)
-        && meta.is_dir()
-        && meta.uid() == entry.uid
-    {
+    // What userdel left of the home, when it is still the user's folder; checked again,
+    // since the user's processes could have replaced it until they were stopped.
+    if home_ok && matches!(is_own_folder(&plan.home, entry.uid), Ok(true)) {
         std::fs::remove_dir_all(&plan.home).map_err(|source| UserError::Io {
             action: "removing",
             path: plan.home.clone(),
@@ -484,31 +491,35 @@ fn remove_dedicated(run_id: &str, plan: &UserPlan, removal: &mut Removal) -> Res
 /// /home, the same as /etc/passwd's, a real folder (not a symlink) owned by the uid. A home
 /// that is missing is fine (nothing to remove); any other mismatch is refused.
 fn check_home(plan: &UserPlan, entry: &PasswdEntry) -> Result<bool, UserError> {
-    let refuse = |why: String| NotOurs::Home {
-        home: plan.home.clone(),
-        why,
-    };
     if entry.home != plan.home || !plan.home.starts_with(HOMES) {
-        return Err(refuse(format!(
-            "/etc/passwd gives {} the home {}, not the one clibench created",
-            entry.name,
-            entry.home.display()
-        ))
+        return Err(NotOurs::Home {
+            home: plan.home.clone(),
+            why: format!(
+                "/etc/passwd gives {} the home {}, not the one clibench created",
+                entry.name,
+                entry.home.display()
+            ),
+        }
         .into());
     }
-    match std::fs::symlink_metadata(&plan.home) {
-        Err(_) => Ok(false),
-        Ok(meta) if meta.file_type().is_symlink() || !meta.is_dir() => {
-            Err(refuse("it is a symlink or not a folder".to_owned()).into())
+    home_folder(&plan.home, entry.uid)
+}
+
+/// Whether `home` is a real folder of `uid` (`Ok(false)`: it is gone); anything else at
+/// that path is refused, and is not clibench's to remove.
+fn home_folder(home: &Path, uid: u32) -> Result<bool, UserError> {
+    match is_own_folder(home, uid) {
+        Ok(own) => Ok(own),
+        Err(NotOwnFolder::Io(source)) => Err(UserError::Io {
+            action: "looking at",
+            path: home.to_path_buf(),
+            source,
+        }),
+        Err(why) => Err(NotOurs::HomeFolder {
+            home: home.to_path_buf(),
+            why,
         }
-        Ok(meta) if meta.uid() != entry.uid => Err(refuse(format!(
-            "it belongs to uid {}, not to {} (uid {})",
-            meta.uid(),
-            entry.name,
-            entry.uid
-        ))
         .into()),
-        Ok(_) => Ok(true),
     }
 }
 
@@ -531,21 +542,14 @@ fn remove_own_home(out: &Path, plan: &UserPlan) -> Result<(), UserError> {
     }
     let user = UserRecord::new(plan, Identity::current());
     super::exec::stop_user(&user)?;
-    match std::fs::symlink_metadata(&plan.home) {
-        Err(_) => Ok(()),
-        Ok(meta) if meta.is_dir() && meta.uid() == user.identity.uid => {
-            std::fs::remove_dir_all(&plan.home).map_err(|source| UserError::Io {
-                action: "removing",
-                path: plan.home.clone(),
-                source,
-            })
-        }
-        Ok(_) => Err(NotOurs::Home {
-            home: plan.home.clone(),
-            why: "it is a symlink, not a folder, or not the current user's".to_owned(),
-        }
-        .into()),
+    if !home_folder(&plan.home, user.identity.uid)? {
+        return Ok(());
     }
+    std::fs::remove_dir_all(&plan.home).map_err(|source| UserError::Io {
+        action: "removing",
+        path: plan.home.clone(),
+        source,
+    })
 }
 
 #[cfg(test)]
@@ -585,6 +589,78 @@ mod tests {
     #[test]
     fn user_names_fit_the_useradd_limit() {
         assert!(user_name("abcdef", 100).len() <= 32);
+    }
+
+    #[test]
+    fn a_home_is_the_users_only_when_it_is_a_real_folder_of_its_uid() {
+        let dir = tempfile::tempdir().unwrap();
+        let uid = rustix::process::geteuid().as_raw();
+        let home = dir.path().join("home");
+        std::fs::create_dir(&home).unwrap();
+        assert!(home_folder(&home, uid).unwrap());
+        assert!(!home_folder(&dir.path().join("gone"), uid).unwrap());
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&home, &link).unwrap();
+        let file = dir.path().join("file");
+        std::fs::write(&file, "").unwrap();
+        for planted in [&link, &file] {
+            let error = home_folder(planted, uid).unwrap_err();
+            assert!(
+                matches!(
+                    error,
+                    UserError::NotOurs(NotOurs::HomeFolder {
+                        why: NotOwnFolder::NotAFolder,
+                        ..
+                    })
+                ),
+                "{planted:?}: {error}"
+            );
+        }
+        // Our folder is not the home of a trial user with another uid.
+        let other = uid.wrapping_add(1);
+        let error = home_folder(&home, other).unwrap_err();
+        assert!(matches!(error, UserError::NotOurs(_)), "{error}");
+        assert_eq!(
+            super::super::error::chain(&error),
+            format!(
+                "refusing to remove {}: it belongs to uid {uid}, not uid {other}, so clibench did not make it",
+                home.display()
+            )
+        );
+        assert!(home.is_dir());
+    }
+
+    #[test]
+    fn a_home_other_than_the_one_clibench_created_is_refused() {
+        let plan = UserPlan {
+            install: 0,
+            name: user_name("abcdef", 0),
+            home: Path::new(HOMES).join(user_name("abcdef", 0)),
+            dedicated: true,
+        };
+        let entry = |home: &str| PasswdEntry {
+            name: plan.name.clone(),
+            uid: 60001,
+            gid: 60001,
+            gecos: mark("abcdef"),
+            home: home.into(),
+        };
+        let error = check_home(&plan, &entry("/root")).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("/etc/passwd gives clibench-abcdef-0 the home /root"),
+            "{error}"
+        );
+        // The same path in both, but not under /home.
+        let outside = UserPlan {
+            home: "/root".into(),
+            ..plan.clone()
+        };
+        assert!(matches!(
+            check_home(&outside, &entry("/root")),
+            Err(UserError::NotOurs(NotOurs::Home { .. }))
+        ));
     }
 
     #[test]
