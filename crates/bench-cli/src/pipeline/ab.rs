@@ -173,10 +173,7 @@ pub fn compare_sides(
                 logs: folder.join("logs"),
             });
         }
-        let mut result = ResultFile::load(&path).map_err(|source| Error::ResultUnreadable {
-            path: path.clone(),
-            source,
-        })?;
+        let mut result = ResultFile::load(&path).map_err(Error::ResultUnreadable)?;
         if result.request.role != role {
             result.request.role = role;
             result.save(&path).map_err(|source| Error::ResultSave {

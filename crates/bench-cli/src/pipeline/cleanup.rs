@@ -67,9 +67,11 @@ pub fn cleanup_with(out: &Path, keep_users: Option<bool>) -> Result<CleanupRepor
         if server.pid != own && is_clibench(server.pid) && is_same_process(&server) {
             match bench_proc::stop(&Selector::Tree(server.pid), exec::STOP_GRACE) {
                 Ok(_) => report.stopped_servers.push(server.pid),
-                Err(error) => {
-                    errors.push(format!("stopping server process {}: {error}", server.pid))
-                }
+                Err(error) => errors.push(format!(
+                    "stopping server process {}: {}",
+                    server.pid,
+                    chain(&error)
+                )),
             }
         }
     }

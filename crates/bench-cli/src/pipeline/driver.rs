@@ -98,12 +98,8 @@ pub fn run_phase(run: &PhaseRun) -> Result<PhaseOutcome, Error> {
     let _lock = super::out_dir::open_for_phase(&run.out)?;
     let path = run.out.join("result.json");
     let facts = SpecFacts::of(&spec, &run.spec, &run.overrides);
-    let mut result = ResultFile::load_or_create(&path, &facts.request).map_err(|source| {
-        Error::ResultUnreadable {
-            path: path.clone(),
-            source,
-        }
-    })?;
+    let mut result =
+        ResultFile::load_or_create(&path, &facts.request).map_err(Error::ResultUnreadable)?;
     if run.keep_users {
         super::state::State::update(&run.out, |s| s.keep_users = true).map_err(|error| {
             Error::Phase {
@@ -204,12 +200,8 @@ pub(super) fn update_result(
     change: impl FnOnce(&mut Side),
 ) -> Result<(), Error> {
     let path = run.out.join("result.json");
-    let mut result = ResultFile::load_or_create(&path, &facts.request).map_err(|source| {
-        Error::ResultUnreadable {
-            path: path.clone(),
-            source,
-        }
-    })?;
+    let mut result =
+        ResultFile::load_or_create(&path, &facts.request).map_err(Error::ResultUnreadable)?;
     change(&mut result.side);
     result
         .save(&path)

@@ -74,7 +74,7 @@ impl Finished {
 #[derive(Debug, thiserror::Error)]
 pub enum ExecError {
     /// It could not be started.
-    #[error("{what}: cannot start `{program}` in {cwd}: {source}")]
+    #[error("{what}: cannot start `{program}` in {cwd}")]
     Spawn {
         /// The step.
         what: String,
@@ -635,6 +635,21 @@ mod tests {
             timeout: Duration::from_secs(600),
             log,
         }
+    }
+
+    #[test]
+    fn a_program_that_cannot_start_is_named_with_its_cause_once() {
+        let mut step = shell_step("", None);
+        step.argv = vec!["/nonexistent/program".into()];
+        let error = run(&step).unwrap_err();
+        assert!(matches!(error, ExecError::Spawn { .. }), "{error}");
+        let message = crate::pipeline::error::chain(&error);
+        assert!(
+            message.starts_with("test step: cannot start `/nonexistent/program` in "),
+            "{message}"
+        );
+        // The cause once: from the chain, not also in the message.
+        assert_eq!(message.matches("No such file").count(), 1, "{message}");
     }
 
     #[test]

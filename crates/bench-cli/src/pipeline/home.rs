@@ -28,7 +28,7 @@ pub enum HomeWriteError {
         kind: &'static str,
     },
     /// A system call failed.
-    #[error("writing {path}: {source}")]
+    #[error("writing {path}")]
     Io {
         /// The full path.
         path: PathBuf,

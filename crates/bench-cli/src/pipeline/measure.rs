@@ -288,7 +288,7 @@ fn starts(
         let elapsed = match terminal.ready_guarded(&measure.ready, measure.ready_timeout.0, guard) {
             Ok(elapsed) => elapsed,
             Err(error) => {
-                record(side, metric, trial, Sample::Error(error.to_string()));
+                record(side, metric, trial, Sample::Error(chain(&error)));
                 close_quietly(&mut terminal);
                 recording.finish(side, None);
                 return Ok(cold_ready);
@@ -341,7 +341,7 @@ fn starts(
             recording.finish(side, Some(elapsed));
             let closed = terminal.close();
             if let Err(error) = settled {
-                side.set_error(format!("warm settle: {error}"));
+                side.set_error(format!("warm settle: {}", chain(&error)));
             }
             closed.map_err(|source| MeasureError::Terminal {
                 action: "closing the warm start's terminal",

@@ -66,7 +66,7 @@ pub enum OutError {
     #[error(transparent)]
     State(Box<super::state::StateError>),
     /// A system call failed.
-    #[error("{path}: {source}")]
+    #[error("{path}")]
     Io {
         /// The path.
         path: PathBuf,

@@ -461,7 +461,7 @@ impl Runner {
             bench_proc::stop(&bench_proc::Selector::Tree(std::process::id()), STOP_GRACE)
         {
             observer.notice(&Notice::StopFailed {
-                message: error.to_string(),
+                message: super::error::chain(&error),
             });
         }
         let mut reports = Vec::new();
@@ -722,7 +722,7 @@ fn stop_everything(child: &mut Child, observer: &mut dyn Observer) {
     let own = std::process::id();
     if let Err(error) = bench_proc::stop(&bench_proc::Selector::Tree(own), STOP_GRACE) {
         observer.notice(&Notice::StopFailed {
-            message: error.to_string(),
+            message: super::error::chain(&error),
         });
     }
     // `stop` reaps what it can; make sure the phase itself is not left a zombie. No
@@ -759,10 +759,7 @@ pub fn write_report(out: &Path, extra: &[String]) -> Result<WrittenReport, Error
             logs: out.join("logs"),
         });
     }
-    let result = bench_core::ResultFile::load(&path).map_err(|source| Error::ResultUnreadable {
-        path: path.clone(),
-        source,
-    })?;
+    let result = bench_core::ResultFile::load(&path).map_err(Error::ResultUnreadable)?;
     let mut markdown =
         bench_core::export::markdown::report(&bench_core::report::Report::new(&result));
     // The screen a person saw at ready: the quickest check that ready was the real prompt.
