@@ -152,7 +152,19 @@ fn a_parent_with_1400_children_is_measured_whole() {
         &mut ready,
     )
     .unwrap();
-    let out = run(clibench().args(["mem", "--json", "--pid", &family.id().to_string()]));
+    // Every child is forked by "ready", but under load some have not yet exec'd sleep
+    // (they are still named sh): wait until all have, so that the names below are
+    // certain. A wait with a generous bound, not a timed assertion.
+    let parent = family.id();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(300);
+    let mut children = children_of(parent);
+    while children.iter().filter(|(_, name)| name == "sleep").count() < CHILDREN
+        && std::time::Instant::now() < deadline
+    {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        children = children_of(parent);
+    }
+    let out = run(clibench().args(["mem", "--json", "--pid", &parent.to_string()]));
     // The whole group, then every zombie it leaves us.
     let _ = Command::new("kill")
         .args(["-KILL", "--", &format!("-{}", family.id())])
@@ -160,11 +172,69 @@ fn a_parent_with_1400_children_is_measured_whole() {
     let _ = family.wait();
     while let Ok(Some(_)) = rustix::process::wait(rustix::process::WaitOptions::empty()) {}
     assert_eq!(ready.trim(), "ready");
+    let sleeping = children.iter().filter(|(_, name)| name == "sleep").count();
+    assert_eq!(
+        (children.len(), sleeping),
+        (CHILDREN, CHILDREN),
+        "the children never all became sleep"
+    );
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     let json: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     let processes = json["processes"].as_array().unwrap();
-    let sleeps = processes.iter().filter(|p| p["name"] == "sleep").count();
-    assert_eq!(sleeps, CHILDREN, "{} processes measured", processes.len());
+    assert_eq!(
+        json["process_count"],
+        CHILDREN + 1,
+        "{} measured",
+        processes.len()
+    );
+    // The whole family: the shell, and every one of its children, each once.
+    let measured: std::collections::BTreeSet<u64> = processes
+        .iter()
+        .map(|p| p["pid"].as_u64().unwrap())
+        .collect();
+    assert_eq!(measured.len(), CHILDREN + 1);
+    let shell = processes
+        .iter()
+        .find(|p| p["pid"] == parent)
+        .expect("the parent is measured");
+    assert_eq!(shell["name"], "sh");
+    for (pid, _) in &children {
+        assert!(
+            measured.contains(&u64::from(*pid)),
+            "child {pid} not measured"
+        );
+    }
+    for process in processes.iter().filter(|p| p["pid"] != parent) {
+        assert_eq!(process["ppid"], parent, "{process}");
+        assert_eq!(process["name"], "sleep", "{process}");
+    }
+}
+
+/// The processes whose parent is `pid`, with their names, from every `/proc/PID/stat`
+/// (not the parent's `children` file, which is what clibench reads).
+fn children_of(pid: u32) -> Vec<(u32, String)> {
+    let mut children = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(child) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        // Gone meanwhile: not a child any more.
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else {
+            continue;
+        };
+        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+            continue;
+        };
+        let ppid = stat[close + 1..].split_whitespace().nth(1);
+        if ppid.and_then(|p| p.parse::<u32>().ok()) == Some(pid) {
+            children.push((child, stat[open + 1..close].to_owned()));
+        }
+    }
+    children
 }
 
 /// A program that, like a TUI, refuses to run without a terminal: it exits 1 at
