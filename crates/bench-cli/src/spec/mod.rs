@@ -14,6 +14,6 @@ pub use model::{
     ArtifactSet, BuildStep, Compare, Disk, HomeFile, Install, Measure, Origin, Runtime, Source,
     Spec, Staircase, Ui, UiStep, Workspace,
 };
-pub use overrides::{Override, OverrideSyntaxError, load_with, parse_with};
+pub use overrides::{Override, OverrideSyntaxError, SyntaxProblem, load_with, parse_with};
 pub use parse::{SpecError, is_full_sha, load, parse};
 pub use template::{ExpandError, Placeholder, Template, TemplateError, Values};

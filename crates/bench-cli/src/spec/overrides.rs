@@ -44,8 +44,40 @@ enum KeyStep {
 pub struct OverrideSyntaxError {
     /// What was given.
     pub given: String,
-    /// What is wrong with it.
-    pub reason: String,
+    /// What is wrong with it. Part of the message, not a source: clap shows a flag's
+    /// error by its message alone.
+    pub reason: SyntaxProblem,
+}
+
+/// What is wrong with a `KEY=VALUE`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SyntaxProblem {
+    /// No `=`.
+    #[error("expected KEY=VALUE, e.g. measure.env.FOO=1")]
+    NoEquals,
+    /// Nothing before the `=`.
+    #[error("the key is empty")]
+    EmptyKey,
+    /// `a..b`, `.a` or `a.`.
+    #[error("empty part in key '{key}'")]
+    EmptyPart {
+        /// The key.
+        key: String,
+    },
+    /// A character a bare TOML key cannot have.
+    #[error("'{bad}' in key '{key}'; keys are letters, digits, '_' and '-', joined by '.'")]
+    BadCharacter {
+        /// The character.
+        bad: char,
+        /// The key.
+        key: String,
+    },
+    /// An index that is not `[N]`.
+    #[error("bad index in key '{key}'; write an array element as name[0]")]
+    BadIndex {
+        /// The key.
+        key: String,
+    },
 }
 
 impl Override {
@@ -75,15 +107,15 @@ impl FromStr for Override {
     type Err = OverrideSyntaxError;
 
     fn from_str(given: &str) -> Result<Override, OverrideSyntaxError> {
-        let error = |reason: &str| OverrideSyntaxError {
+        let error = |reason| OverrideSyntaxError {
             given: given.to_owned(),
-            reason: reason.to_owned(),
+            reason,
         };
         let Some((key, value)) = given.split_once('=') else {
-            return Err(error("expected KEY=VALUE, e.g. measure.env.FOO=1"));
+            return Err(error(SyntaxProblem::NoEquals));
         };
         let key = key.trim();
-        let path = parse_key(key).map_err(|reason| error(&reason))?;
+        let path = parse_key(key).map_err(error)?;
         Ok(Override {
             key: key.to_owned(),
             path,
@@ -93,9 +125,9 @@ impl FromStr for Override {
 }
 
 /// `a.b[2].c` -> keys and indexes. Keys are TOML bare keys: letters, digits, `_` and `-`.
-fn parse_key(key: &str) -> Result<Vec<KeyStep>, String> {
+fn parse_key(key: &str) -> Result<Vec<KeyStep>, SyntaxProblem> {
     if key.is_empty() {
-        return Err("the key is empty".to_owned());
+        return Err(SyntaxProblem::EmptyKey);
     }
     let mut path = Vec::new();
     for part in key.split('.') {
@@ -104,15 +136,18 @@ fn parse_key(key: &str) -> Result<Vec<KeyStep>, String> {
             None => (part, ""),
         };
         if name.is_empty() {
-            return Err(format!("empty part in key '{key}'"));
+            return Err(SyntaxProblem::EmptyPart {
+                key: key.to_owned(),
+            });
         }
         if let Some(bad) = name
             .chars()
             .find(|ch| !(ch.is_ascii_alphanumeric() || *ch == '_' || *ch == '-'))
         {
-            return Err(format!(
-                "'{bad}' in key '{key}'; keys are letters, digits, '_' and '-', joined by '.'"
-            ));
+            return Err(SyntaxProblem::BadCharacter {
+                bad,
+                key: key.to_owned(),
+            });
         }
         path.push(KeyStep::Key(name.to_owned()));
         while !rest.is_empty() {
@@ -121,9 +156,9 @@ fn parse_key(key: &str) -> Result<Vec<KeyStep>, String> {
                 .and_then(|inner| inner.split_once(']'))
                 .and_then(|(number, after)| Some((number.parse::<usize>().ok()?, after)));
             let Some((index, after)) = index else {
-                return Err(format!(
-                    "bad index in key '{key}'; write an array element as name[0]"
-                ));
+                return Err(SyntaxProblem::BadIndex {
+                    key: key.to_owned(),
+                });
             };
             path.push(KeyStep::Index(index));
             rest = after;
@@ -399,6 +434,20 @@ ready_timeout = "20s"
         );
         assert!(error("a b=1").contains("' ' in key 'a b'"));
         assert!(error("build[x]=1").contains("bad index in key 'build[x]'"));
+        let reason = |text: &str| text.parse::<Override>().unwrap_err().reason;
+        assert_eq!(
+            reason("a.b[1]x=1"),
+            SyntaxProblem::BadIndex {
+                key: "a.b[1]x".into()
+            }
+        );
+        assert_eq!(
+            reason("a/b=1"),
+            SyntaxProblem::BadCharacter {
+                bad: '/',
+                key: "a/b".into()
+            }
+        );
     }
 
     #[test]
