@@ -71,7 +71,7 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
 
 /// A file could not be written atomically.
 #[derive(Debug, thiserror::Error)]
-#[error("failed to write {path}: {source}", path = path.display())]
+#[error("failed to write {path}", path = path.display())]
 pub struct WriteError {
     /// The file that was to be written.
     pub path: PathBuf,
@@ -118,6 +118,20 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_failed_write_names_the_file_and_chains_the_cause() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("missing/result.json");
+        let error = write_atomic(&path, b"{}").unwrap_err();
+        // The cause is the source, which printers chain: not also in the message.
+        assert_eq!(
+            error.to_string(),
+            format!("failed to write {}", path.display())
+        );
+        let source = std::error::Error::source(&error).expect("the I/O error");
+        assert!(source.to_string().contains("No such file"), "{source}");
+    }
 
     #[test]
     fn replaces_content_and_leaves_no_temporary_file() {
