@@ -158,7 +158,7 @@ pub enum NotOwnFolder {
 }
 
 /// Whether `path` is a folder clibench made for `owner`: a real folder (a symlink is not
-/// followed) that belongs to uid `owner` ([`euid`] for clibench's own folders, the trial
+/// followed) that belongs to uid `owner` (the effective uid for clibench's own folders, the trial
 /// user's uid for its home). `Ok(false)`: it does not exist (already removed).
 ///
 /// The mode is not checked: each of these folders is removed, never written into, and
