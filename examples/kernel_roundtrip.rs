@@ -66,10 +66,10 @@ fn run(mut command: Vec<String>) -> Result<(), String> {
     );
     print!("stdout: {}", reply.stdout());
 
-    let seconds = interrupt_latency(&mut kernel, INTERRUPT_AWAIT).map_err(|e| e.to_string())?;
+    let latency = interrupt_latency(&mut kernel, INTERRUPT_AWAIT).map_err(|e| e.to_string())?;
     println!(
         "interrupt: KeyboardInterrupt {} after the request, and the next cell ran",
-        format_seconds(seconds)
+        format_seconds(latency.as_secs_f64())
     );
 
     let state = folder.path().join("state.pkl");
@@ -94,11 +94,7 @@ fn run(mut command: Vec<String>) -> Result<(), String> {
         format_seconds(reply.elapsed.as_secs_f64())
     );
     let closed = kernel.close().map_err(|e| e.to_string())?;
-    println!(
-        "closed: {}{}",
-        closed.status,
-        if closed.graceful { " (graceful)" } else { "" }
-    );
+    println!("closed: {closed}");
 
     let mut fresh = Kernel::spawn(options).map_err(|e| e.to_string())?;
     fresh.ready().map_err(|e| e.to_string())?;
@@ -127,10 +123,6 @@ fn run(mut command: Vec<String>) -> Result<(), String> {
         .unwrap_or_default();
     println!("list_names: {}", names.join(", "));
     let closed = fresh.close().map_err(|e| e.to_string())?;
-    println!(
-        "closed: {}{}",
-        closed.status,
-        if closed.graceful { " (graceful)" } else { "" }
-    );
+    println!("closed: {closed}");
     Ok(())
 }

@@ -71,14 +71,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     println!("first byte   {}", show(timeline.first_byte));
     println!("first frame  {}", show(timeline.first_frame));
     println!("ready        {}", show(Some(ready)));
-    println!(
-        "closed       {}",
-        if closed.quit_by_keys {
-            "by its quit keys".to_owned()
-        } else {
-            format!("by hang-up and SIGKILL ({:?})", closed.status)
-        }
-    );
+    println!("closed       {closed}");
     println!("screen:");
     for line in screen.lines() {
         println!("  | {line}");

@@ -40,7 +40,7 @@ pub mod protocol;
 mod reference;
 mod transcript;
 
-pub use client::{CloseReport, Kernel, KernelOptions, Ready, Reply};
+pub use client::{Kernel, KernelOptions, Ready, Reply};
 pub use error::{FrameError, KernelError};
 pub use measure::{MeasureError, batch, interrupt_latency, mixed};
 pub use protocol::{CellError, Done, Event, Request, Snapshot, Stream};
