@@ -11,7 +11,7 @@ use crate::screen::{Screen, find_text, shows_frame};
 use crate::session_linux::{kill_session, session_processes};
 use crate::transcript::{CastSetup, TRANSCRIPT_LIMIT_BYTES, Transcript};
 use bench_proc::parse::Stat;
-use bench_proc::{Identity, Leader};
+use bench_proc::{Identity, Leader, Survivor};
 use regex::Regex;
 use rustix::event::{PollFd, PollFlags, Timespec};
 use rustix::fd::{AsFd, OwnedFd};
@@ -656,9 +656,9 @@ impl Terminal {
         {
             first_error.get_or_insert(e);
         }
+        let exited_before_hangup = self.leader.has_exited();
         // Closing the master hangs up: the kernel sends SIGHUP to the session.
         self.master = None;
-        let exited_before_hangup = self.leader.has_exited();
         let until = Instant::now() + HANGUP_GRACE;
         while Instant::now() < until && !self.leader.has_exited() {
             std::thread::sleep(Duration::from_millis(5));
@@ -682,9 +682,12 @@ impl Terminal {
                 sid: self.pid,
                 survivors: survivors
                     .iter()
-                    .map(|s| format!("{} ({})", s.pid, s.name))
-                    .collect::<Vec<_>>()
-                    .join(", "),
+                    .map(|stat| Survivor {
+                        pid: stat.pid,
+                        name: stat.name.clone(),
+                        state: stat.state,
+                    })
+                    .collect(),
             });
         }
         match first_error {

