@@ -71,7 +71,14 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     println!("first byte   {}", show(timeline.first_byte));
     println!("first frame  {}", show(timeline.first_frame));
     println!("ready        {}", show(Some(ready)));
-    println!("closed       {closed}");
+    println!(
+        "closed       {}",
+        if closed.quit_when_asked() {
+            "by its quit keys".to_owned()
+        } else {
+            closed.to_string()
+        }
+    );
     println!("screen:");
     for line in screen.lines() {
         println!("  | {line}");

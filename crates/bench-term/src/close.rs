@@ -46,8 +46,8 @@ impl fmt::Display for Ending {
         f.write_str(match self {
             Ending::Exited => "had already exited",
             Ending::Quit => "quit when asked",
-            Ending::HungUp => "exited on hang-up",
-            Ending::Killed => "killed",
+            Ending::HungUp => "on hang-up",
+            Ending::Killed => "killed by close",
         })
     }
 }
@@ -63,11 +63,11 @@ pub(crate) fn describe_status(status: ExitStatus) -> String {
 }
 
 impl fmt::Display for CloseReport {
-    /// `exit status 0, quit when asked`.
+    /// `exit status 0 (quit when asked)`, `killed by signal 9 (killed by close)`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.status {
-            Some(status) => write!(f, "{}, {}", describe_status(status), self.ending),
-            None => write!(f, "exit status unknown, {}", self.ending),
+            Some(status) => write!(f, "{} ({})", describe_status(status), self.ending),
+            None => write!(f, "exit status unknown ({})", self.ending),
         }
     }
 }
@@ -84,14 +84,14 @@ mod tests {
             ending: Ending::Killed,
             took: Duration::from_millis(5),
         };
-        assert_eq!(report.to_string(), "killed by signal 9, killed");
+        assert_eq!(report.to_string(), "killed by signal 9 (killed by close)");
         assert!(!report.quit_when_asked());
         let report = CloseReport {
             status: Some(ExitStatus::from_raw(0)),
             ending: Ending::Quit,
             took: Duration::ZERO,
         };
-        assert_eq!(report.to_string(), "exit status 0, quit when asked");
+        assert_eq!(report.to_string(), "exit status 0 (quit when asked)");
         assert!(report.quit_when_asked());
     }
 }

@@ -110,7 +110,7 @@ fn ready_reports_protocol_python_version() {
     assert_eq!(report.ending, Ending::Quit, "{report:?}");
     assert!(report.quit_when_asked());
     assert_eq!(report.status.and_then(|status| status.code()), Some(0));
-    assert_eq!(report.to_string(), "exit status 0, quit when asked");
+    assert_eq!(report.to_string(), "exit status 0 (quit when asked)");
     assert!(!process_exists(pid));
 }
 
@@ -914,7 +914,7 @@ fn close_kills_the_process_group_of_a_kernel_that_ignores_shutdown() {
     let report = kernel.close().unwrap();
     assert_eq!(report.ending, Ending::Killed, "{report:?}");
     assert_eq!(report.status.and_then(|status| status.signal()), Some(9));
-    assert_eq!(report.to_string(), "killed by signal 9, killed");
+    assert_eq!(report.to_string(), "killed by signal 9 (killed by close)");
     assert!(!process_exists(pid));
     assert!(
         !still_running(child),
