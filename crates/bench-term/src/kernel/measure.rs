@@ -658,3 +658,49 @@ fn run_sequence(
         .push((Metric::Restore, Ok(took.as_secs_f64())));
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A probe error in the workspace's style: its message names the step, its cause
+    /// is its source.
+    #[derive(Debug, thiserror::Error)]
+    #[error("reading the kernel's processes")]
+    struct Snapshot(#[source] std::io::Error);
+
+    #[test]
+    fn a_memory_failure_says_every_cause_of_the_probe_error_once() {
+        let error = MeasureError::Memory {
+            source: Box::new(Snapshot(std::io::Error::other("permission denied"))),
+        };
+        assert_eq!(
+            error.to_string(),
+            "memory measurement failed: reading the kernel's processes: permission denied"
+        );
+        let source = std::error::Error::source(&error).expect("the probe's error");
+        assert!(source.downcast_ref::<Snapshot>().is_some(), "{source:?}");
+    }
+
+    #[test]
+    fn the_first_error_names_its_metric() {
+        let report = RuntimeReport {
+            values: vec![
+                (Metric::KernelStart, Ok(0.5)),
+                (
+                    Metric::KernelRss,
+                    Err(MeasureError::UnknownWorkload {
+                        stdout: "nothing".to_owned(),
+                    }),
+                ),
+            ],
+            ..RuntimeReport::default()
+        };
+        assert_eq!(report.value(Metric::KernelStart), Some(0.5));
+        assert_eq!(report.value(Metric::KernelRss), None);
+        assert_eq!(
+            report.first_error().unwrap(),
+            "kernel_rss: workload cell did not report pandas or lists: \"nothing\""
+        );
+    }
+}
