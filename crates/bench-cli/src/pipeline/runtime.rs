@@ -4,6 +4,7 @@
 //! and memory read by bench-proc.
 
 use super::PhaseContext;
+use super::error::chain;
 use super::exec;
 use super::home;
 use super::measure::{Family, MeasureError, process_memory, resolve_program};
@@ -49,10 +50,8 @@ pub enum RuntimeError {
         source: std::io::Error,
     },
     /// The kernel did not close cleanly.
-    // Not a `#[source]`: a kernel error's message already says its cause, so chaining
-    // would say it twice.
-    #[error("closing the kernel: {0}")]
-    Close(bench_term::kernel::KernelError),
+    #[error("closing the kernel")]
+    Close(#[source] bench_term::kernel::KernelError),
     /// The memory probe found none of the kernel's processes.
     #[error("no kernel process was found for the memory measurement")]
     NoKernelProcess,
@@ -114,8 +113,7 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), RuntimeError> {
     for &(metric, ref value) in &report.values {
         let sample = match value {
             Ok(value) => Sample::Value(*value),
-            // A kernel measurement's message already says its causes (not `chain`).
-            Err(error) => Sample::Error(error.to_string()),
+            Err(error) => Sample::Error(chain(error)),
         };
         record(side, metric, trial, sample);
     }

@@ -1,7 +1,7 @@
 //! The kernel process: spawning it in its own session, the reader threads, requests and
 //! replies, and closing it so that nothing is left behind.
 
-use super::error::{FrameError, KernelError, KernelExit, quote};
+use super::error::{FrameError, KernelError, KernelExit, chain, quote};
 use super::lines::{LineReader, Outcome};
 use super::protocol::{self, CellError, Done, Event, PROTOCOL_VERSION, Request};
 use super::transcript::{Direction, Transcript};
@@ -570,13 +570,13 @@ impl Kernel {
             seen: self.seen(),
             stderr: self.stderr_tail(),
         };
-        self.broken.get_or_insert_with(|| error.to_string());
+        self.broken.get_or_insert_with(|| chain(&error));
         self.flush_transcript();
         error
     }
 
     fn fail(&mut self, error: KernelError) -> KernelError {
-        self.broken.get_or_insert_with(|| error.to_string());
+        self.broken.get_or_insert_with(|| chain(&error));
         self.flush_transcript();
         error
     }

@@ -76,11 +76,27 @@ impl fmt::Display for KernelExit {
     }
 }
 
+/// An error with every cause below it on one line (`protocol error while waiting for
+/// the \`ready\` event: kernel sent a line that is not JSON ...`).
+pub(crate) fn chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(error) = cause {
+        text.push_str(": ");
+        text.push_str(&error.to_string());
+        cause = error.source();
+    }
+    text
+}
+
 /// Talking to a kernel failed.
+///
+/// As everywhere in the workspace, the message names the failure and the cause is the
+/// [`source`](std::error::Error::source): show it with its causes joined by `: `.
 #[derive(Debug, thiserror::Error)]
 pub enum KernelError {
     /// The kernel process could not be started.
-    #[error("failed to spawn kernel `{program}`: {source}")]
+    #[error("failed to spawn kernel `{program}`")]
     Spawn {
         /// The program that was to be run.
         program: String,
@@ -89,7 +105,7 @@ pub enum KernelError {
         source: std::io::Error,
     },
     /// The transcript file could not be created or written.
-    #[error("failed to write the kernel transcript {path}: {source}", path = path.display())]
+    #[error("failed to write the kernel transcript {path}", path = path.display())]
     Transcript {
         /// The transcript's path.
         path: PathBuf,
@@ -98,7 +114,7 @@ pub enum KernelError {
         source: std::io::Error,
     },
     /// A request could not be written to the kernel's stdin.
-    #[error("failed to send a `{kind}` request to the kernel: {source}")]
+    #[error("failed to send a `{kind}` request to the kernel")]
     Send {
         /// The request type.
         kind: String,
@@ -107,7 +123,7 @@ pub enum KernelError {
         source: std::io::Error,
     },
     /// The kernel's stdout carried something that is not a protocol event.
-    #[error("protocol error while waiting for {waiting_for}: {source}")]
+    #[error("protocol error while waiting for {waiting_for}")]
     Frame {
         /// What the client was waiting for.
         waiting_for: String,
@@ -192,7 +208,7 @@ pub enum KernelError {
         reason: String,
     },
     /// Waiting for or signalling the kernel process failed.
-    #[error("failed to {action} kernel process {pid}: {source}")]
+    #[error("failed to {action} kernel process {pid}")]
     Process {
         /// What was attempted.
         action: &'static str,

@@ -6,7 +6,7 @@
 //! this crate stays independent of how processes are found and measured.
 
 use super::client::{Kernel, KernelOptions, Reply};
-use super::error::{KernelError, quote};
+use super::error::{KernelError, chain, quote};
 use super::protocol::{Event, Request, Snapshot};
 use bench_core::Metric;
 use std::path::{Path, PathBuf};
@@ -119,8 +119,9 @@ assert payload == list(range({FRAME_ROWS})), 'payload differs'"
 
 /// A measurement's check failed, or the kernel failed under it.
 ///
-/// Like [`KernelError`], its message already says its causes, so `to_string()` is the
-/// whole story; [`std::error::Error::source`] still gives the typed cause.
+/// The message names the failure and the cause is the
+/// [`source`](std::error::Error::source), as in [`KernelError`]: show it with its causes
+/// joined by `: ` (as [`RuntimeReport::first_error`] does).
 #[derive(Debug, thiserror::Error)]
 pub enum MeasureError {
     /// The kernel client failed.
@@ -201,7 +202,7 @@ pub enum MeasureError {
         stdout: String,
     },
     /// The caller's memory measurement failed.
-    #[error("memory measurement failed: {}", Causes(source.as_ref()))]
+    #[error("memory measurement failed")]
     Memory {
         /// What the [`MemoryProbe`] returned.
         #[source]
@@ -512,42 +513,24 @@ impl RuntimeReport {
             .and_then(|(_, value)| value.as_ref().ok().copied())
     }
 
-    /// The first failure, if any, as `metric: message`.
+    /// The first failure, if any, as `metric: message: cause: ...`.
     pub fn first_error(&self) -> Option<String> {
         self.values.iter().find_map(|(metric, value)| {
             value
                 .as_ref()
                 .err()
-                .map(|error| format!("{}: {error}", metric.name()))
+                .map(|error| format!("{}: {}", metric.name(), chain(error)))
         })
     }
 }
 
 /// The memory probe [`run_all`] calls: given the metric and the kernel's pid (which is
 /// also its session id), returns the bytes of the kernel's processes.
-///
-/// Its error's message and those of its [`source`](std::error::Error::source)s are joined
-/// with `: ` into [`MeasureError::Memory`]'s, so an error whose message already repeats
-/// its cause should not also return it as its source.
+/// Its error becomes the source of [`MeasureError::Memory`].
 pub type MemoryProbe<'a> = dyn FnMut(Metric, u32) -> Result<u64, ProbeError> + 'a;
 
 /// Why a [`MemoryProbe`] failed: the caller's own error type.
 pub type ProbeError = Box<dyn std::error::Error + Send + Sync + 'static>;
-
-/// An error and its causes, joined with `: `.
-struct Causes<'a>(&'a (dyn std::error::Error + 'static));
-
-impl std::fmt::Display for Causes<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.0)?;
-        let mut cause = self.0.source();
-        while let Some(error) = cause {
-            write!(f, ": {error}")?;
-            cause = error.source();
-        }
-        Ok(())
-    }
-}
 
 /// Runs the runtime phase's whole measurement sequence (what the reference harness's
 /// `runtime()` does) and returns each metric's value or error. The working directory of
@@ -675,7 +658,7 @@ mod tests {
             source: Box::new(Snapshot(std::io::Error::other("permission denied"))),
         };
         assert_eq!(
-            error.to_string(),
+            chain(&error),
             "memory measurement failed: reading the kernel's processes: permission denied"
         );
         let source = std::error::Error::source(&error).expect("the probe's error");

@@ -734,6 +734,17 @@ fn pandas() -> bool {
 
 // Misbehaving kernels -----------------------------------------------------------
 
+/// An error and its causes on one line, as the pipeline records them.
+fn chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(error) = cause {
+        text.push_str(&format!(": {error}"));
+        cause = error.source();
+    }
+    text
+}
+
 fn run_one_cell(name: &str) -> (KernelError, u32) {
     let home = tempfile::tempdir().unwrap();
     let mut kernel = Kernel::spawn(test_kernel(name, &[], home.path())).unwrap();
@@ -757,10 +768,14 @@ fn non_json_line_is_a_frame_error_quoting_it() {
         matches!(&error, KernelError::Frame { source: bench_term::kernel::FrameError::NotJson { line, .. }, .. } if line.contains("Traceback (most recent call last): oops")),
         "{error}"
     );
+    let message = chain(&error);
     assert!(
-        error
-            .to_string()
-            .contains("Traceback (most recent call last): oops")
+        message.starts_with("protocol error while waiting for `done` of execute request 1: kernel sent a line that is not JSON"),
+        "{message}"
+    );
+    assert!(
+        message.contains("Traceback (most recent call last): oops"),
+        "{message}"
     );
 }
 
@@ -777,7 +792,7 @@ fn event_without_event_field_is_a_frame_error() {
         ),
         "{error}"
     );
-    assert!(error.to_string().contains(r#""text": "hello""#), "{error}");
+    assert!(chain(&error).contains(r#""text": "hello""#), "{error}");
 }
 
 #[test]
