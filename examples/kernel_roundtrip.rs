@@ -27,11 +27,23 @@ fn main() -> ExitCode {
     }
 }
 
+/// An error and its causes on one line: the kernel's errors keep their cause as the
+/// error's source.
+fn chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(error) = cause {
+        text.push_str(&format!(": {error}"));
+        cause = error.source();
+    }
+    text
+}
+
 fn run(mut command: Vec<String>) -> Result<(), String> {
     let folder = tempfile::tempdir().map_err(|e| format!("temporary folder: {e}"))?;
     if command.is_empty() {
         let script = folder.path().join(REFERENCE_KERNEL_FILE_NAME);
-        std::fs::write(&script, REFERENCE_KERNEL).map_err(|e| e.to_string())?;
+        std::fs::write(&script, REFERENCE_KERNEL).map_err(|e| chain(&e))?;
         command = vec!["python3".to_owned(), script.display().to_string()];
         println!("kernel: python3 {REFERENCE_KERNEL_FILE_NAME} (the reference kernel)");
     } else {
@@ -48,8 +60,8 @@ fn run(mut command: Vec<String>) -> Result<(), String> {
         .collect();
     let options = KernelOptions::new(&command[0], &command[1..], folder.path(), env);
 
-    let mut kernel = Kernel::spawn(options.clone()).map_err(|e| e.to_string())?;
-    let ready = kernel.ready().map_err(|e| e.to_string())?;
+    let mut kernel = Kernel::spawn(options.clone()).map_err(|e| chain(&e))?;
+    let ready = kernel.ready().map_err(|e| chain(&e))?;
     println!(
         "ready: python {} in {}",
         ready.python,
@@ -58,7 +70,7 @@ fn run(mut command: Vec<String>) -> Result<(), String> {
 
     let reply = kernel
         .execute("numbers = list(range(10))\ntable = {'rows': 3, 'name': 'demo'}\nprint('hello from the kernel')\nsum(numbers)")
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| chain(&e))?;
     println!(
         "execute: result {} in {}",
         reply.result().unwrap_or("(none)"),
@@ -66,10 +78,10 @@ fn run(mut command: Vec<String>) -> Result<(), String> {
     );
     print!("stdout: {}", reply.stdout());
 
-    let seconds = interrupt_latency(&mut kernel, INTERRUPT_AWAIT).map_err(|e| e.to_string())?;
+    let latency = interrupt_latency(&mut kernel, INTERRUPT_AWAIT).map_err(|e| chain(&e))?;
     println!(
         "interrupt: KeyboardInterrupt {} after the request, and the next cell ran",
-        format_seconds(seconds)
+        format_seconds(latency.as_secs_f64())
     );
 
     let state = folder.path().join("state.pkl");
@@ -79,7 +91,7 @@ fn run(mut command: Vec<String>) -> Result<(), String> {
             manifest_path: folder.path().join("manifest.json"),
             ..Snapshot::default()
         }))
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| chain(&e))?;
     let saved = reply.done.strings("saved").unwrap_or_default();
     let bytes = reply
         .done
@@ -93,24 +105,20 @@ fn run(mut command: Vec<String>) -> Result<(), String> {
         format_bytes(bytes),
         format_seconds(reply.elapsed.as_secs_f64())
     );
-    let closed = kernel.close().map_err(|e| e.to_string())?;
-    println!(
-        "closed: {}{}",
-        closed.status,
-        if closed.graceful { " (graceful)" } else { "" }
-    );
+    let closed = kernel.close().map_err(|e| chain(&e))?;
+    println!("closed: {closed}");
 
-    let mut fresh = Kernel::spawn(options).map_err(|e| e.to_string())?;
-    fresh.ready().map_err(|e| e.to_string())?;
+    let mut fresh = Kernel::spawn(options).map_err(|e| chain(&e))?;
+    fresh.ready().map_err(|e| chain(&e))?;
     let reply = fresh
         .request(&Request::Restore {
             path: state.clone(),
         })
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| chain(&e))?;
     let restored = reply.done.strings("restored").unwrap_or_default();
     let check = fresh
         .execute("(sum(numbers), table['name'])")
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| chain(&e))?;
     if check.result() != Some("(45, 'demo')") {
         return Err(format!("restored values differ: {:?}", check.result()));
     }
@@ -121,16 +129,12 @@ fn run(mut command: Vec<String>) -> Result<(), String> {
     );
     let names = fresh
         .request(&Request::ListNames)
-        .map_err(|e| e.to_string())?
+        .map_err(|e| chain(&e))?
         .done
         .strings("names")
         .unwrap_or_default();
     println!("list_names: {}", names.join(", "));
-    let closed = fresh.close().map_err(|e| e.to_string())?;
-    println!(
-        "closed: {}{}",
-        closed.status,
-        if closed.graceful { " (graceful)" } else { "" }
-    );
+    let closed = fresh.close().map_err(|e| chain(&e))?;
+    println!("closed: {closed}");
     Ok(())
 }

@@ -73,10 +73,10 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     println!("ready        {}", show(Some(ready)));
     println!(
         "closed       {}",
-        if closed.quit_by_keys {
+        if closed.quit_when_asked() {
             "by its quit keys".to_owned()
         } else {
-            format!("by hang-up and SIGKILL ({:?})", closed.status)
+            closed.to_string()
         }
     );
     println!("screen:");

@@ -751,6 +751,7 @@ impl<'a> Resampler<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::side;
     use crate::trial::{Sample, record};
 
     #[test]
@@ -766,16 +767,6 @@ mod tests {
                 assert_eq!(resampler.median(&mut counted), median(&mut draw));
             }
         }
-    }
-
-    fn side(sha: &str, metrics: &[(Metric, &[f64])]) -> Side {
-        let mut side = Side::new(sha);
-        for &(metric, values) in metrics {
-            for (trial, &value) in values.iter().enumerate() {
-                record(&mut side, metric, trial as u32, Sample::Value(value));
-            }
-        }
-        side
     }
 
     #[test]

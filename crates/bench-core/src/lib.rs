@@ -37,6 +37,8 @@ pub mod report;
 pub mod result;
 mod rng;
 pub mod stats;
+#[cfg(test)]
+mod test_support;
 pub mod trial;
 pub mod units;
 

@@ -231,7 +231,11 @@ fn main() {
         ("while True: pass", INTERRUPT_BUSY),
     ] {
         let latencies: Vec<f64> = (0..interrupts)
-            .map(|_| interrupt_latency(&mut plain, code).expect("interrupt"))
+            .map(|_| {
+                interrupt_latency(&mut plain, code)
+                    .expect("interrupt")
+                    .as_secs_f64()
+            })
             .collect();
         let summary = summary(label, &latencies);
         let verdict = |value: f64| {

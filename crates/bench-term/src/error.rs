@@ -60,6 +60,21 @@ impl fmt::Display for Exit {
     }
 }
 
+/// `pid (name)` of each survivor, comma-separated.
+struct Pids<'a>(&'a [bench_proc::Survivor]);
+
+impl fmt::Display for Pids<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (index, survivor) in self.0.iter().enumerate() {
+            if index > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{} ({})", survivor.pid, survivor.name)?;
+        }
+        Ok(())
+    }
+}
+
 /// Indents the screen under a message so that it reads as a block.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScreenDump(pub String);
@@ -201,12 +216,12 @@ pub enum TermError {
     #[error("failed to save the terminal transcript")]
     Transcript(#[source] bench_core::io::WriteError),
     /// Processes of the session outlived close().
-    #[error("processes of session {sid} survived close: {survivors}")]
+    #[error("processes of session {sid} survived close: {}", Pids(survivors))]
     Survivors {
         /// The session id (the program's pid).
         sid: u32,
-        /// `pid (name)` of each survivor.
-        survivors: String,
+        /// The processes still alive after the kill.
+        survivors: Vec<bench_proc::Survivor>,
     },
 }
 
@@ -232,6 +247,23 @@ mod tests {
         timed out after 300 ms waiting for the screen to match; last screen:
           (empty screen)
         ");
+    }
+
+    #[test]
+    fn survivors_are_named_by_pid_and_name() {
+        let survivor = |pid, name: &str| bench_proc::Survivor {
+            pid,
+            name: name.to_owned(),
+            state: 'S',
+        };
+        let error = TermError::Survivors {
+            sid: 40,
+            survivors: vec![survivor(41, "sleep"), survivor(42, "node")],
+        };
+        assert_eq!(
+            error.to_string(),
+            "processes of session 40 survived close: 41 (sleep), 42 (node)"
+        );
     }
 
     #[test]

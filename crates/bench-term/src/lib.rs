@@ -37,6 +37,7 @@
 #![warn(missing_docs)]
 
 pub mod asciicast;
+mod close;
 pub mod dialog;
 mod drained;
 mod error;
@@ -50,12 +51,13 @@ mod session_linux;
 mod terminal;
 mod transcript;
 
+pub use close::{CloseReport, Ending};
 pub use dialog::{Blocked, DialogHit, ReadyGuard};
 pub use drained::Drained;
 pub use error::{Exit, ProbeWhere, ScreenDump, Stage, TermError};
 pub use keys::{Key, KeyError, parse_key_list, parse_keys};
 pub use ready::ReadyMode;
-pub use terminal::{CloseReport, QUIT_QUIET, SpawnOptions, Terminal, Timeline};
+pub use terminal::{QUIT_QUIET, SpawnOptions, Terminal, Timeline};
 pub use transcript::{
     CAST_FILE, INPUT_FILE, OUTPUT_FILE, READY_MARKER, READY_SCREEN_FILE, SCREEN_FILE,
     TRANSCRIPT_LIMIT_BYTES,

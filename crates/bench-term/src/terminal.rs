@@ -1,6 +1,7 @@
 //! [`Terminal`]: one program running in a pseudo-terminal, watched through a
 //! screen model, typed into like a person would.
 
+use crate::close::{CloseReport, Ending};
 use crate::dialog::ReadyGuard;
 use crate::error::{Exit, ProbeWhere, ScreenDump, Stage, TermError};
 use crate::keys::{Key, encode, encode_text};
@@ -10,13 +11,12 @@ use crate::screen::{Screen, find_text, shows_frame};
 use crate::session_linux::{kill_session, session_processes};
 use crate::transcript::{CastSetup, TRANSCRIPT_LIMIT_BYTES, Transcript};
 use bench_proc::parse::Stat;
-use bench_proc::{Identity, Leader};
+use bench_proc::{Identity, Leader, Survivor};
 use regex::Regex;
 use rustix::event::{PollFd, PollFlags, Timespec};
 use rustix::fd::{AsFd, OwnedFd};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
 /// How often probe mode types a new probe.
@@ -206,17 +206,6 @@ pub struct Timeline {
     /// screen model and checking the screen (in stable mode, when the quiet period
     /// was over). The gap to `ready` is bench-term's own processing time.
     pub ready_detected: Option<Duration>,
-}
-
-/// What [`Terminal::close`] found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CloseReport {
-    /// How the program ended (`None` when it could not be reaped in time).
-    pub status: Option<ExitStatus>,
-    /// Whether it exited on its quit keys, before the hang-up.
-    pub quit_by_keys: bool,
-    /// How long close() took, quit keys, hang-up and kill included.
-    pub took: Duration,
 }
 
 /// When a check on the screen first held.
@@ -599,7 +588,7 @@ impl Terminal {
         }
         let started = Instant::now();
         let mut first_error = None;
-        let mut quit_by_keys = false;
+        let mut ending = Ending::Exited;
         if !self.eof && !self.leader.has_exited() {
             let raw_before = self.is_raw().unwrap_or(false);
             let keys = self.quit_keys.clone();
@@ -646,7 +635,9 @@ impl Terminal {
                     }
                 }
             }
-            quit_by_keys = self.leader.has_exited();
+            if self.leader.has_exited() {
+                ending = Ending::Quit;
+            }
         }
         // Whatever is still buffered belongs to the transcript and the final screen.
         while !self.eof {
@@ -665,16 +656,24 @@ impl Terminal {
         {
             first_error.get_or_insert(e);
         }
+        let exited_before_hangup = self.leader.has_exited();
         // Closing the master hangs up: the kernel sends SIGHUP to the session.
         self.master = None;
         let until = Instant::now() + HANGUP_GRACE;
         while Instant::now() < until && !self.leader.has_exited() {
             std::thread::sleep(Duration::from_millis(5));
         }
+        if !exited_before_hangup {
+            ending = if self.leader.has_exited() {
+                Ending::HungUp
+            } else {
+                Ending::Killed
+            };
+        }
         let survivors = self.kill_and_verify();
         let report = CloseReport {
             status: self.leader.exit_status(),
-            quit_by_keys,
+            ending,
             took: started.elapsed(),
         };
         self.close_report = Some(report);
@@ -683,9 +682,12 @@ impl Terminal {
                 sid: self.pid,
                 survivors: survivors
                     .iter()
-                    .map(|s| format!("{} ({})", s.pid, s.name))
-                    .collect::<Vec<_>>()
-                    .join(", "),
+                    .map(|stat| Survivor {
+                        pid: stat.pid,
+                        name: stat.name.clone(),
+                        state: stat.state,
+                    })
+                    .collect(),
             });
         }
         match first_error {

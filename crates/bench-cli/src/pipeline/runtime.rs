@@ -10,7 +10,7 @@ use super::home;
 use super::measure::{Family, MeasureError, process_memory, resolve_program};
 use bench_core::{Metric, Sample, Side, record};
 use bench_term::kernel::KernelOptions;
-use bench_term::kernel::measure::{RuntimeOptions, run_all};
+use bench_term::kernel::measure::{ProbeError, RuntimeOptions, run_all};
 use std::path::Path;
 
 /// The runtime phase failed (a kernel metric that failed is recorded, not returned).
@@ -50,8 +50,11 @@ pub enum RuntimeError {
         source: std::io::Error,
     },
     /// The kernel did not close cleanly.
-    #[error("closing the kernel: {0}")]
-    Close(String),
+    #[error("closing the kernel")]
+    Close(#[source] bench_term::kernel::KernelError),
+    /// The memory probe found none of the kernel's processes.
+    #[error("no kernel process was found for the memory measurement")]
+    NoKernelProcess,
 }
 
 /// Runs the runtime phase for `ctx.trial`.
@@ -92,10 +95,10 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), RuntimeError> {
     options.trial = trial as usize;
     options.prelude = (!runtime.setup.is_empty()).then(|| runtime.setup.join("\n"));
 
-    let mut memory = |metric: Metric, _pid: u32| -> Result<u64, String> {
-        let snapshot = family.snapshot().map_err(|error| chain(&error))?;
+    let mut memory = |metric: Metric, _pid: u32| -> Result<u64, ProbeError> {
+        let snapshot = family.snapshot()?;
         if snapshot.processes.is_empty() {
-            return Err("no kernel process was found for the memory measurement".to_owned());
+            return Err(RuntimeError::NoKernelProcess.into());
         }
         // The seed keeps the breakdown of each memory reading next to the result.
         if let Ok(path) = ctx.log_path(&format!("{}-{trial}.json", metric.name()))
@@ -110,7 +113,7 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), RuntimeError> {
     for &(metric, ref value) in &report.values {
         let sample = match value {
             Ok(value) => Sample::Value(*value),
-            Err(error) => Sample::Error(error.clone()),
+            Err(error) => Sample::Error(chain(error)),
         };
         record(side, metric, trial, sample);
     }

@@ -10,6 +10,7 @@ pub mod export;
 
 pub use export::{MetricSummary, Report, Run};
 
+use crate::pipeline::chain;
 use bench_proc::{Selector, snapshot};
 use bench_term::kernel::measure::{RuntimeOptions, run_all};
 use bench_term::kernel::{KernelOptions, REFERENCE_KERNEL, REFERENCE_KERNEL_FILE_NAME};
@@ -244,16 +245,16 @@ fn measure_once(settings: &Settings, trial: usize) -> Result<Run, Error> {
     options.prelude = settings.prelude.clone();
     options.transcript_dir = settings.transcripts.clone();
     let report = run_all(&options, &mut |_, pid| {
-        let family = snapshot(&Selector::Session(pid)).map_err(|error| error.to_string())?;
+        let family = snapshot(&Selector::Session(pid))?;
         if family.processes.is_empty() {
-            return Err(format!("no process found in the kernel's session {pid}"));
+            return Err(EmptySession(pid).into());
         }
         Ok(family.total_rss_bytes())
     });
     let mut run = Run {
         python: report.python.clone(),
         workload: report.workload.map(|workload| workload.name().to_owned()),
-        close_error: report.close_error.clone(),
+        close_error: report.close_error.as_ref().map(|error| chain(error)),
         ..Run::default()
     };
     for (metric, value) in &report.values {
@@ -262,13 +263,18 @@ fn measure_once(settings: &Settings, trial: usize) -> Result<Run, Error> {
                 run.values.insert(metric.name().to_owned(), *value);
             }
             Err(error) => {
-                run.errors.insert(metric.name().to_owned(), error.clone());
+                run.errors.insert(metric.name().to_owned(), chain(error));
             }
         }
     }
     folder.close().map_err(Error::RemoveTemporaryFolder)?;
     Ok(run)
 }
+
+/// The memory probe found no process in the kernel's session.
+#[derive(Debug, thiserror::Error)]
+#[error("no process found in the kernel's session {0}")]
+struct EmptySession(u32);
 
 /// A small git repository with one commit at fixed author and committer dates, so
 /// `git status --porcelain` has a real (clean) tree to look at.

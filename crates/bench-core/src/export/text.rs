@@ -284,18 +284,9 @@ fn metric_row(phase: String, stats: &MetricStats) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Metric;
     use crate::compare::{CompareOptions, compare};
-    use crate::{Metric, Sample, Side, record};
-
-    fn side(sha: &str, metrics: &[(Metric, &[f64])]) -> Side {
-        let mut side = Side::new(sha);
-        for &(metric, values) in metrics {
-            for (trial, &value) in values.iter().enumerate() {
-                record(&mut side, metric, trial as u32, Sample::Value(value));
-            }
-        }
-        side
-    }
+    use crate::test_support::side;
 
     #[test]
     fn single_samples_and_missing_metrics_are_counted_in_words() {

@@ -1,10 +1,11 @@
 //! The kernel process: spawning it in its own session, the reader threads, requests and
 //! replies, and closing it so that nothing is left behind.
 
-use super::error::{FrameError, KernelError, quote};
+use super::error::{FrameError, KernelError, KernelExit, chain, quote};
 use super::lines::{LineReader, Outcome};
 use super::protocol::{self, CellError, Done, Event, PROTOCOL_VERSION, Request};
 use super::transcript::{Direction, Transcript};
+use crate::close::{CloseReport, Ending};
 use bench_proc::{Identity, Leader};
 use serde_json::{Map, Value};
 use std::collections::{HashSet, VecDeque};
@@ -12,7 +13,7 @@ use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
-use std::process::{ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
+use std::process::{ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -138,15 +139,6 @@ impl Reply {
             _ => None,
         })
     }
-}
-
-/// How `close()` ended the kernel.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CloseReport {
-    /// The kernel's exit status as text (`exit status: 0`, `signal: 9 (SIGKILL)`).
-    pub status: String,
-    /// True when it exited by itself after `shutdown`, within the grace period.
-    pub graceful: bool,
 }
 
 /// A running protocol-3 kernel.
@@ -561,12 +553,12 @@ impl Kernel {
         let status = loop {
             if self.leader.has_exited() {
                 break match self.leader.exit_status() {
-                    Some(status) => describe_status(status),
-                    None => "exit status unknown: it was reaped elsewhere".to_owned(),
+                    Some(status) => KernelExit::Status(status),
+                    None => KernelExit::ReapedElsewhere,
                 };
             }
             if Instant::now() >= deadline {
-                break "closed its stdout but is still running".to_owned();
+                break KernelExit::StillRunning;
             }
             std::thread::sleep(Duration::from_millis(5));
         };
@@ -578,13 +570,13 @@ impl Kernel {
             seen: self.seen(),
             stderr: self.stderr_tail(),
         };
-        self.broken.get_or_insert_with(|| error.to_string());
+        self.broken.get_or_insert_with(|| chain(&error));
         self.flush_transcript();
         error
     }
 
     fn fail(&mut self, error: KernelError) -> KernelError {
-        self.broken.get_or_insert_with(|| error.to_string());
+        self.broken.get_or_insert_with(|| chain(&error));
         self.flush_transcript();
         error
     }
@@ -652,7 +644,9 @@ impl Kernel {
 
     /// Ends the kernel: sends `shutdown` (when it is still usable), closes its stdin,
     /// waits up to `close_grace` for it to exit, then kills its whole process group and
-    /// reaps it. Children that stayed in the kernel's session group die with it.
+    /// reaps it. Children that stayed in the kernel's session group die with it. The
+    /// report's [`Ending`] is `Quit` when it exited within the grace, `Exited` when it had
+    /// already exited, `Killed` otherwise.
     pub fn close(mut self) -> Result<CloseReport, KernelError> {
         let report = self.shut_down();
         if let Some(transcript) = &self.transcript
@@ -664,32 +658,43 @@ impl Kernel {
     }
 
     fn shut_down(&mut self) -> Result<CloseReport, KernelError> {
+        let started = Instant::now();
         if self.closed {
             return Ok(CloseReport {
-                status: "already closed".to_owned(),
-                graceful: false,
+                status: None,
+                ending: Ending::Exited,
+                took: started.elapsed(),
             });
         }
         self.closed = true;
-        let grace_deadline = Instant::now() + self.options.close_grace;
-        if self.broken.is_none() && !self.eof && self.stdin.is_some() {
-            self.next_id += 1;
-            let line =
-                protocol::encode_request("shutdown", Some(&self.next_id.to_string()), &Map::new());
-            // A kernel that is already gone cannot be asked; the group kill below still runs.
-            let _ = self.send_line("shutdown", &line);
+        let grace_deadline = started + self.options.close_grace;
+        let mut ending = Ending::Exited;
+        if !self.leader.has_exited() {
+            ending = Ending::Killed;
+            if self.broken.is_none() && !self.eof && self.stdin.is_some() {
+                self.next_id += 1;
+                let line = protocol::encode_request(
+                    "shutdown",
+                    Some(&self.next_id.to_string()),
+                    &Map::new(),
+                );
+                // A kernel that is already gone cannot be asked; the group kill below still runs.
+                let _ = self.send_line("shutdown", &line);
+            }
+            // Closing stdin is a shutdown too, for kernels that ignore the request.
+            drop(self.stdin.take());
+            loop {
+                if self.leader.has_exited() {
+                    ending = Ending::Quit;
+                    break;
+                }
+                if Instant::now() >= grace_deadline {
+                    break;
+                }
+                self.drain_stdout();
+            }
         }
-        // Closing stdin is a shutdown too, for kernels that ignore the request.
         drop(self.stdin.take());
-        let exited = loop {
-            if self.leader.has_exited() {
-                break true;
-            }
-            if Instant::now() >= grace_deadline {
-                break false;
-            }
-            self.drain_stdout();
-        };
         self.kill_group();
         let status = self.leader.reap().map_err(|source| KernelError::Process {
             action: "reap",
@@ -697,8 +702,9 @@ impl Kernel {
             source,
         })?;
         Ok(CloseReport {
-            status: describe_status(status),
-            graceful: exited,
+            status: Some(status),
+            ending,
+            took: started.elapsed(),
         })
     }
 
@@ -749,15 +755,6 @@ impl Drop for Kernel {
         if let Some(transcript) = &self.transcript {
             let _ = transcript.finish();
         }
-    }
-}
-
-fn describe_status(status: ExitStatus) -> String {
-    use std::os::unix::process::ExitStatusExt;
-    match (status.code(), status.signal()) {
-        (Some(code), _) => format!("exit status {code}"),
-        (None, Some(signal)) => format!("killed by signal {signal}"),
-        (None, None) => status.to_string(),
     }
 }
 

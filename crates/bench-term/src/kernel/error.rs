@@ -1,7 +1,10 @@
 //! What can go wrong while talking to a kernel.
 
+use crate::close::describe_status;
 use bench_core::units::format_seconds;
+use std::fmt;
 use std::path::PathBuf;
+use std::process::ExitStatus;
 use std::time::Duration;
 
 /// The longest quote of a frame or of the kernel's stderr kept in an error message.
@@ -50,11 +53,50 @@ pub enum FrameError {
     },
 }
 
+/// What was known of the kernel's exit once it closed its stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KernelExit {
+    /// It exited with this status.
+    Status(ExitStatus),
+    /// It exited, but something else reaped it, so its status is unknown.
+    ReapedElsewhere,
+    /// It closed its stdout but was still running a moment later.
+    StillRunning,
+}
+
+impl fmt::Display for KernelExit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            KernelExit::Status(status) => f.write_str(&describe_status(*status)),
+            KernelExit::ReapedElsewhere => {
+                f.write_str("exit status unknown: it was reaped elsewhere")
+            }
+            KernelExit::StillRunning => f.write_str("closed its stdout but is still running"),
+        }
+    }
+}
+
+/// An error with every cause below it on one line (`protocol error while waiting for
+/// the \`ready\` event: kernel sent a line that is not JSON ...`).
+pub(crate) fn chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(error) = cause {
+        text.push_str(": ");
+        text.push_str(&error.to_string());
+        cause = error.source();
+    }
+    text
+}
+
 /// Talking to a kernel failed.
+///
+/// As everywhere in the workspace, the message names the failure and the cause is the
+/// [`source`](std::error::Error::source): show it with its causes joined by `: `.
 #[derive(Debug, thiserror::Error)]
 pub enum KernelError {
     /// The kernel process could not be started.
-    #[error("failed to spawn kernel `{program}`: {source}")]
+    #[error("failed to spawn kernel `{program}`")]
     Spawn {
         /// The program that was to be run.
         program: String,
@@ -63,7 +105,7 @@ pub enum KernelError {
         source: std::io::Error,
     },
     /// The transcript file could not be created or written.
-    #[error("failed to write the kernel transcript {path}: {source}", path = path.display())]
+    #[error("failed to write the kernel transcript {path}", path = path.display())]
     Transcript {
         /// The transcript's path.
         path: PathBuf,
@@ -72,7 +114,7 @@ pub enum KernelError {
         source: std::io::Error,
     },
     /// A request could not be written to the kernel's stdin.
-    #[error("failed to send a `{kind}` request to the kernel: {source}")]
+    #[error("failed to send a `{kind}` request to the kernel")]
     Send {
         /// The request type.
         kind: String,
@@ -81,7 +123,7 @@ pub enum KernelError {
         source: std::io::Error,
     },
     /// The kernel's stdout carried something that is not a protocol event.
-    #[error("protocol error while waiting for {waiting_for}: {source}")]
+    #[error("protocol error while waiting for {waiting_for}")]
     Frame {
         /// What the client was waiting for.
         waiting_for: String,
@@ -128,7 +170,7 @@ pub enum KernelError {
         /// What the client was waiting for.
         waiting_for: String,
         /// The exit status, or why it is not known.
-        status: String,
+        status: KernelExit,
         /// The last frames received, newest last.
         seen: String,
         /// The end of what the kernel wrote on stderr.
@@ -166,7 +208,7 @@ pub enum KernelError {
         reason: String,
     },
     /// Waiting for or signalling the kernel process failed.
-    #[error("failed to {action} kernel process {pid}: {source}")]
+    #[error("failed to {action} kernel process {pid}")]
     Process {
         /// What was attempted.
         action: &'static str,

@@ -6,11 +6,11 @@
 //! this crate stays independent of how processes are found and measured.
 
 use super::client::{Kernel, KernelOptions, Reply};
-use super::error::{KernelError, quote};
+use super::error::{KernelError, chain, quote};
 use super::protocol::{Event, Request, Snapshot};
 use bench_core::Metric;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Cells timed per `pass` batch (`kernel_exec`).
 pub const CELL_REPEATS: usize = 50;
@@ -118,6 +118,10 @@ assert payload == list(range({FRAME_ROWS})), 'payload differs'"
 }
 
 /// A measurement's check failed, or the kernel failed under it.
+///
+/// The message names the failure and the cause is the
+/// [`source`](std::error::Error::source), as in [`KernelError`]: show it with its causes
+/// joined by `: ` (as [`RuntimeReport::first_error`] does).
 #[derive(Debug, thiserror::Error)]
 pub enum MeasureError {
     /// The kernel client failed.
@@ -198,10 +202,11 @@ pub enum MeasureError {
         stdout: String,
     },
     /// The caller's memory measurement failed.
-    #[error("memory measurement failed: {message}")]
+    #[error("memory measurement failed")]
     Memory {
-        /// The caller's message.
-        message: String,
+        /// What the [`MemoryProbe`] returned.
+        #[source]
+        source: ProbeError,
     },
 }
 
@@ -229,30 +234,30 @@ fn require_ok(code: &str, reply: &Reply) -> Result<(), MeasureError> {
 /// The measurement helpers as methods, with the reference harness's defaults, for
 /// callers that hold a [`Kernel`] (`kernel.batch("pass", 50, None)`).
 impl Kernel {
-    /// [`batch`]: mean seconds per cell of `code` run `repeats` times.
+    /// [`batch`]: mean time per cell of `code` run `repeats` times.
     pub fn batch(
         &mut self,
         code: &str,
         repeats: usize,
         expected_output_bytes: Option<usize>,
-    ) -> Result<f64, MeasureError> {
+    ) -> Result<Duration, MeasureError> {
         batch(self, code, repeats, expected_output_bytes)
     }
 
-    /// [`mixed`] with the defaults: total seconds of [`MIXED_CELLS`] cells, [`GIT_STATUS`]
+    /// [`mixed`] with the defaults: total time of [`MIXED_CELLS`] cells, [`GIT_STATUS`]
     /// when the index is divisible by 4 and `pass` otherwise.
-    pub fn mixed(&mut self) -> Result<f64, MeasureError> {
+    pub fn mixed(&mut self) -> Result<Duration, MeasureError> {
         mixed(self, MIXED_CELLS, GIT_STATUS)
     }
 
-    /// [`interrupt_latency`] of [`INTERRUPT_AWAIT`]: seconds from `interrupt` to `done`
+    /// [`interrupt_latency`] of [`INTERRUPT_AWAIT`]: the time from `interrupt` to `done`
     /// of a cell waiting in `await asyncio.sleep(60)`.
-    pub fn interrupt_latency(&mut self) -> Result<f64, MeasureError> {
+    pub fn interrupt_latency(&mut self) -> Result<Duration, MeasureError> {
         interrupt_latency(self, INTERRUPT_AWAIT)
     }
 }
 
-/// Runs `code` `repeats` times and returns the mean seconds per cell (wall time from the
+/// Runs `code` `repeats` times and returns the mean time per cell (wall time from the
 /// first request to the last `done`, divided by `repeats`). Every cell must end `ok`;
 /// with `expected_output_bytes`, each cell's joined stdout must be exactly that long.
 pub fn batch(
@@ -260,7 +265,7 @@ pub fn batch(
     code: &str,
     repeats: usize,
     expected_output_bytes: Option<usize>,
-) -> Result<f64, MeasureError> {
+) -> Result<Duration, MeasureError> {
     let repeats = repeats.max(1);
     let started = Instant::now();
     for _ in 0..repeats {
@@ -277,16 +282,17 @@ pub fn batch(
             }
         }
     }
-    Ok(started.elapsed().as_secs_f64() / repeats as f64)
+    // In f64, as the reference harness divides: no cap on `repeats` as `Duration / u32` has.
+    Ok(started.elapsed().div_f64(repeats as f64))
 }
 
 /// Runs `cells` cells, `git_status_code` when the index is divisible by 4 and `pass`
-/// otherwise, and returns the total seconds. Every cell must end `ok`.
+/// otherwise, and returns the total time. Every cell must end `ok`.
 pub fn mixed(
     kernel: &mut Kernel,
     cells: usize,
     git_status_code: &str,
-) -> Result<f64, MeasureError> {
+) -> Result<Duration, MeasureError> {
     let started = Instant::now();
     for index in 0..cells {
         let code = if index % 4 == 0 {
@@ -297,13 +303,13 @@ pub fn mixed(
         let reply = kernel.execute(code)?;
         require_ok(code, &reply)?;
     }
-    Ok(started.elapsed().as_secs_f64())
+    Ok(started.elapsed())
 }
 
 /// Runs `code` (which must print [`INTERRUPT_READY`] and then block), sends `interrupt`
-/// once the marker is seen, and returns the seconds until `done`. The cell must end with
+/// once the marker is seen, and returns the time until `done`. The cell must end with
 /// status `error` and a `KeyboardInterrupt` error event, and a follow-up cell must run.
-pub fn interrupt_latency(kernel: &mut Kernel, code: &str) -> Result<f64, MeasureError> {
+pub fn interrupt_latency(kernel: &mut Kernel, code: &str) -> Result<Duration, MeasureError> {
     let id = kernel.submit(&Request::execute(code))?;
     let timeout = kernel.options().request_timeout;
     let deadline = Instant::now() + timeout;
@@ -332,7 +338,7 @@ pub fn interrupt_latency(kernel: &mut Kernel, code: &str) -> Result<f64, Measure
     let started = Instant::now();
     kernel.interrupt()?;
     let reply = kernel.wait_done(&id, timeout)?;
-    let elapsed = started.elapsed().as_secs_f64();
+    let elapsed = started.elapsed();
     events.extend(reply.events.iter().cloned());
     let enames: Vec<&str> = events
         .iter()
@@ -360,14 +366,14 @@ pub fn interrupt_latency(kernel: &mut Kernel, code: &str) -> Result<f64, Measure
     Ok(elapsed)
 }
 
-/// Sends `snapshot` (payload at `path`, manifest at `manifest_path`) and returns its
-/// seconds; every name in `expected` must be in `saved`.
+/// Sends `snapshot` (payload at `path`, manifest at `manifest_path`) and returns how
+/// long it took; every name in `expected` must be in `saved`.
 pub fn snapshot(
     kernel: &mut Kernel,
     path: &Path,
     manifest_path: &Path,
     expected: &[&str],
-) -> Result<f64, MeasureError> {
+) -> Result<Duration, MeasureError> {
     let request = Request::Snapshot(Snapshot {
         path: path.to_owned(),
         manifest_path: manifest_path.to_owned(),
@@ -375,7 +381,7 @@ pub fn snapshot(
     });
     let started = Instant::now();
     let reply = kernel.request(&request)?;
-    let elapsed = started.elapsed().as_secs_f64();
+    let elapsed = started.elapsed();
     let saved = reply.done.strings("saved").unwrap_or_default();
     let missing = missing(expected, &saved);
     if !reply.is_ok() || !missing.is_empty() {
@@ -389,15 +395,19 @@ pub fn snapshot(
     Ok(elapsed)
 }
 
-/// Sends `restore` of `path` and returns its seconds; nothing may fail and every name in
+/// Sends `restore` of `path` and returns how long it took; nothing may fail and every name in
 /// `expected` must be restored.
-pub fn restore(kernel: &mut Kernel, path: &Path, expected: &[&str]) -> Result<f64, MeasureError> {
+pub fn restore(
+    kernel: &mut Kernel,
+    path: &Path,
+    expected: &[&str],
+) -> Result<Duration, MeasureError> {
     let request = Request::Restore {
         path: path.to_owned(),
     };
     let started = Instant::now();
     let reply = kernel.request(&request)?;
-    let elapsed = started.elapsed().as_secs_f64();
+    let elapsed = started.elapsed();
     let restored = reply.done.strings("restored").unwrap_or_default();
     let failed = reply.done.strings("failed").unwrap_or_default();
     let missing = missing(expected, &restored);
@@ -486,11 +496,12 @@ pub struct RuntimeReport {
     pub python: Option<String>,
     /// Which loaded workload was built, once it was.
     pub workload: Option<Workload>,
-    /// Each metric measured or attempted, in order; the sequence stops at the first failure
-    /// (as the reference harness does), so later metrics are absent.
-    pub values: Vec<(Metric, Result<f64, String>)>,
+    /// Each metric measured or attempted, in order, in the metric's base unit (seconds or
+    /// bytes); the sequence stops at the first failure (as the reference harness does),
+    /// so later metrics are absent.
+    pub values: Vec<(Metric, Result<f64, MeasureError>)>,
     /// A failure while closing a kernel after the metrics, if any.
-    pub close_error: Option<String>,
+    pub close_error: Option<KernelError>,
 }
 
 impl RuntimeReport {
@@ -502,20 +513,24 @@ impl RuntimeReport {
             .and_then(|(_, value)| value.as_ref().ok().copied())
     }
 
-    /// The first failure, if any, as `metric: message`.
+    /// The first failure, if any, as `metric: message: cause: ...`.
     pub fn first_error(&self) -> Option<String> {
         self.values.iter().find_map(|(metric, value)| {
             value
                 .as_ref()
                 .err()
-                .map(|error| format!("{}: {error}", metric.name()))
+                .map(|error| format!("{}: {}", metric.name(), chain(error)))
         })
     }
 }
 
 /// The memory probe [`run_all`] calls: given the metric and the kernel's pid (which is
 /// also its session id), returns the bytes of the kernel's processes.
-pub type MemoryProbe<'a> = dyn FnMut(Metric, u32) -> Result<u64, String> + 'a;
+/// Its error becomes the source of [`MeasureError::Memory`].
+pub type MemoryProbe<'a> = dyn FnMut(Metric, u32) -> Result<u64, ProbeError> + 'a;
+
+/// Why a [`MemoryProbe`] failed: the caller's own error type.
+pub type ProbeError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// Runs the runtime phase's whole measurement sequence (what the reference harness's
 /// `runtime()` does) and returns each metric's value or error. The working directory of
@@ -526,12 +541,12 @@ pub fn run_all(options: &RuntimeOptions, memory: &mut MemoryProbe<'_>) -> Runtim
     let mut kernel: Option<Kernel> = None;
     let result = run_sequence(options, memory, &mut report, &mut current, &mut kernel);
     if let Err(error) = result {
-        report.values.push((current, Err(error.to_string())));
+        report.values.push((current, Err(error)));
     }
     if let Some(kernel) = kernel.take()
         && let Err(error) = kernel.close()
     {
-        report.close_error.get_or_insert(error.to_string());
+        report.close_error.get_or_insert(error);
     }
     report
 }
@@ -559,7 +574,7 @@ fn run_sequence(
         .push((Metric::KernelStart, Ok(ready.elapsed.as_secs_f64())));
 
     let mut measure_memory = |metric: Metric, pid: u32, report: &mut RuntimeReport| {
-        let bytes = memory(metric, pid).map_err(|message| MeasureError::Memory { message })?;
+        let bytes = memory(metric, pid).map_err(|source| MeasureError::Memory { source })?;
         report.values.push((metric, Ok(bytes as f64)));
         Ok::<(), MeasureError>(())
     };
@@ -585,17 +600,19 @@ fn run_sequence(
         ),
     ] {
         *current = metric;
-        let seconds = batch(kernel, code, repeats, output)?;
-        report.values.push((metric, Ok(seconds)));
+        let mean = batch(kernel, code, repeats, output)?;
+        report.values.push((metric, Ok(mean.as_secs_f64())));
     }
 
     *current = Metric::Mixed;
-    let seconds = mixed(kernel, MIXED_CELLS, GIT_STATUS)?;
-    report.values.push((Metric::Mixed, Ok(seconds)));
+    let took = mixed(kernel, MIXED_CELLS, GIT_STATUS)?;
+    report.values.push((Metric::Mixed, Ok(took.as_secs_f64())));
 
     *current = Metric::Interrupt;
-    let seconds = interrupt_latency(kernel, INTERRUPT_AWAIT)?;
-    report.values.push((Metric::Interrupt, Ok(seconds)));
+    let latency = interrupt_latency(kernel, INTERRUPT_AWAIT)?;
+    report
+        .values
+        .push((Metric::Interrupt, Ok(latency.as_secs_f64())));
 
     *current = Metric::LoadedRss;
     report.workload = Some(load_workload(kernel)?);
@@ -604,19 +621,69 @@ fn run_sequence(
     *current = Metric::Snapshot;
     let state = options.state_dir.join("state.pkl");
     let manifest = options.state_dir.join("manifest.json");
-    let seconds = snapshot(kernel, &state, &manifest, &["frame", "payload"])?;
+    let took = snapshot(kernel, &state, &manifest, &["frame", "payload"])?;
     if let Some(kernel) = slot.take() {
         kernel.close()?;
     }
-    report.values.push((Metric::Snapshot, Ok(seconds)));
+    report
+        .values
+        .push((Metric::Snapshot, Ok(took.as_secs_f64())));
 
     *current = Metric::Restore;
     let kernel = slot.insert(Kernel::spawn(kernel_options(options, "restore"))?);
     kernel.ready()?;
-    let seconds = restore(kernel, &state, &["frame", "payload"])?;
+    let took = restore(kernel, &state, &["frame", "payload"])?;
     let verify = verify_workload_cell();
     let reply = kernel.execute(&verify)?;
     require_ok(&verify, &reply)?;
-    report.values.push((Metric::Restore, Ok(seconds)));
+    report
+        .values
+        .push((Metric::Restore, Ok(took.as_secs_f64())));
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A probe error in the workspace's style: its message names the step, its cause
+    /// is its source.
+    #[derive(Debug, thiserror::Error)]
+    #[error("reading the kernel's processes")]
+    struct Snapshot(#[source] std::io::Error);
+
+    #[test]
+    fn a_memory_failure_says_every_cause_of_the_probe_error_once() {
+        let error = MeasureError::Memory {
+            source: Box::new(Snapshot(std::io::Error::other("permission denied"))),
+        };
+        assert_eq!(
+            chain(&error),
+            "memory measurement failed: reading the kernel's processes: permission denied"
+        );
+        let source = std::error::Error::source(&error).expect("the probe's error");
+        assert!(source.downcast_ref::<Snapshot>().is_some(), "{source:?}");
+    }
+
+    #[test]
+    fn the_first_error_names_its_metric() {
+        let report = RuntimeReport {
+            values: vec![
+                (Metric::KernelStart, Ok(0.5)),
+                (
+                    Metric::KernelRss,
+                    Err(MeasureError::UnknownWorkload {
+                        stdout: "nothing".to_owned(),
+                    }),
+                ),
+            ],
+            ..RuntimeReport::default()
+        };
+        assert_eq!(report.value(Metric::KernelStart), Some(0.5));
+        assert_eq!(report.value(Metric::KernelRss), None);
+        assert_eq!(
+            report.first_error().unwrap(),
+            "kernel_rss: workload cell did not report pandas or lists: \"nothing\""
+        );
+    }
 }

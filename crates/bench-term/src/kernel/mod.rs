@@ -40,8 +40,8 @@ pub mod protocol;
 mod reference;
 mod transcript;
 
-pub use client::{CloseReport, Kernel, KernelOptions, Ready, Reply};
-pub use error::{FrameError, KernelError};
+pub use client::{Kernel, KernelOptions, Ready, Reply};
+pub use error::{FrameError, KernelError, KernelExit};
 pub use measure::{MeasureError, batch, interrupt_latency, mixed};
 pub use protocol::{CellError, Done, Event, Request, Snapshot, Stream};
 pub use reference::{REFERENCE_KERNEL, REFERENCE_KERNEL_FILE_NAME};

@@ -1,11 +1,14 @@
 //! The kernel client against the reference kernel and against misbehaving kernels.
 
 use bench_core::{Metric, Phase};
+use bench_term::Ending;
 use bench_term::kernel::measure::{self, RuntimeOptions, Workload};
 use bench_term::kernel::{
-    Event, Kernel, KernelError, KernelOptions, MeasureError, REFERENCE_KERNEL, Request, Snapshot,
+    Event, Kernel, KernelError, KernelExit, KernelOptions, MeasureError, REFERENCE_KERNEL, Request,
+    Snapshot,
 };
 use serde_json::{Map, Value, json};
+use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::time::Duration;
 
@@ -104,8 +107,10 @@ fn ready_reports_protocol_python_version() {
     assert_eq!(kernel.ready().unwrap(), ready);
     let pid = kernel.pid();
     let report = kernel.close().unwrap();
-    assert!(report.graceful, "{report:?}");
-    assert_eq!(report.status, "exit status 0");
+    assert_eq!(report.ending, Ending::Quit, "{report:?}");
+    assert!(report.quit_when_asked());
+    assert_eq!(report.status.and_then(|status| status.code()), Some(0));
+    assert_eq!(report.to_string(), "exit status 0 (quit when asked)");
     assert!(!process_exists(pid));
 }
 
@@ -405,8 +410,8 @@ fn host_request_is_answered_with_host_reply() {
 fn interrupt_stops_a_cell_suspended_in_await() {
     let fixture = Fixture::new();
     let mut kernel = fixture.start();
-    let seconds = measure::interrupt_latency(&mut kernel, measure::INTERRUPT_AWAIT).unwrap();
-    assert!(seconds > 0.0 && seconds < 60.0, "{seconds}");
+    let latency = measure::interrupt_latency(&mut kernel, measure::INTERRUPT_AWAIT).unwrap();
+    assert!(latency < Duration::from_secs(60), "{latency:?}");
     kernel.close().unwrap();
 }
 
@@ -448,17 +453,17 @@ fn measurement_methods_use_the_harness_defaults() {
     assert_eq!(codes[..expected.len()], expected[..]);
     assert_eq!(codes.len(), expected.len() + 1, "{codes:?}");
     // The interrupted cell sleeps 60 s: an interrupt that did not stop it would show.
-    assert!(interrupt < 30.0, "{interrupt}");
+    assert!(interrupt < Duration::from_secs(30), "{interrupt:?}");
     // Mixed is a total of 35 cells, batch a mean per cell: the total is the larger.
-    assert!(mixed > batch, "{mixed} {batch}");
+    assert!(mixed > batch, "{mixed:?} {batch:?}");
 }
 
 #[test]
 fn interrupt_stops_a_busy_synchronous_loop() {
     let fixture = Fixture::new();
     let mut kernel = fixture.start();
-    let seconds = measure::interrupt_latency(&mut kernel, measure::INTERRUPT_BUSY).unwrap();
-    assert!(seconds > 0.0 && seconds < 60.0, "{seconds}");
+    let latency = measure::interrupt_latency(&mut kernel, measure::INTERRUPT_BUSY).unwrap();
+    assert!(latency < Duration::from_secs(60), "{latency:?}");
     kernel.close().unwrap();
 }
 
@@ -472,8 +477,8 @@ fn interrupt_kills_the_shell_command_being_awaited() {
     // interrupted while the cell still runs its own code, before the await.
     let code = "import os\n\
         await bash(f'echo $$ > child.pid; echo interrupt-ready > /proc/{os.getpid()}/fd/1; exec sleep 60')";
-    let seconds = measure::interrupt_latency(&mut kernel, code).unwrap();
-    assert!(seconds < 60.0);
+    let latency = measure::interrupt_latency(&mut kernel, code).unwrap();
+    assert!(latency < Duration::from_secs(60), "{latency:?}");
     let pid: u32 = std::fs::read_to_string(fixture.path().join("child.pid"))
         .unwrap()
         .trim()
@@ -493,7 +498,7 @@ fn shutdown_kills_children_that_left_the_process_group() {
     let pid: u32 = reply.result().unwrap().parse().unwrap();
     assert!(process_exists(pid));
     let report = kernel.close().unwrap();
-    assert!(report.graceful, "{report:?}");
+    assert_eq!(report.ending, Ending::Quit, "{report:?}");
     assert!(!still_running(pid), "child {pid} outlived the kernel");
 }
 
@@ -508,7 +513,7 @@ fn batch_checks_output_size() {
         Some(measure::OUTPUT_BYTES),
     )
     .unwrap();
-    assert!(mean.is_finite() && mean > 0.0, "{mean}");
+    assert!(mean > Duration::ZERO, "{mean:?}");
     let error = measure::batch(&mut kernel, "print('abc', end='')", 1, Some(4)).unwrap_err();
     assert!(
         matches!(
@@ -610,8 +615,7 @@ fn run_all_in_a_git_workspace(
     let mut probes = Vec::new();
     let report = measure::run_all(&options, &mut |metric, pid| {
         probes.push(metric);
-        let status =
-            std::fs::read_to_string(format!("/proc/{pid}/status")).map_err(|e| e.to_string())?;
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
         let kib: u64 = status
             .lines()
             .find_map(|line| line.strip_prefix("VmRSS:"))
@@ -632,7 +636,7 @@ fn run_all_measures_every_runtime_metric_against_the_reference_kernel() {
     let fixture = Fixture::new();
     let (report, probes) = run_all_in_a_git_workspace(&fixture, &[]);
     assert_eq!(report.first_error(), None, "{report:?}");
-    assert_eq!(report.close_error, None);
+    assert!(report.close_error.is_none(), "{report:?}");
     let measured: Vec<Metric> = report.values.iter().map(|(metric, _)| *metric).collect();
     assert_eq!(measured, Phase::Runtime.metrics().collect::<Vec<_>>());
     let expected = if pandas() {
@@ -648,6 +652,34 @@ fn run_all_measures_every_runtime_metric_against_the_reference_kernel() {
     assert!(loaded > before + 1_000_000.0, "{before} -> {loaded}");
     assert!(fixture.path().join("kernel-0.jsonl").is_file());
     assert!(fixture.path().join("restore-0.jsonl").is_file());
+}
+
+#[test]
+fn a_failed_memory_probe_ends_the_sequence_with_its_typed_cause() {
+    #[derive(Debug, thiserror::Error)]
+    #[error("no process in session {0}")]
+    struct NoProcess(u32);
+
+    let fixture = Fixture::new();
+    let state = fixture.path().join("state");
+    std::fs::create_dir(&state).unwrap();
+    let mut options = RuntimeOptions::new(fixture.options(), &state);
+    options.prelude = None;
+    let report = measure::run_all(&options, &mut |_, pid| Err(NoProcess(pid).into()));
+    let metrics: Vec<Metric> = report.values.iter().map(|(metric, _)| *metric).collect();
+    assert_eq!(metrics, [Metric::KernelStart, Metric::KernelRss]);
+    let Some((_, Err(MeasureError::Memory { source }))) = report.values.last() else {
+        panic!("expected a memory error: {report:?}");
+    };
+    let pid = source
+        .downcast_ref::<NoProcess>()
+        .expect("the probe's own error")
+        .0;
+    assert_eq!(
+        report.first_error().unwrap(),
+        format!("kernel_rss: memory measurement failed: no process in session {pid}")
+    );
+    assert!(report.close_error.is_none(), "{report:?}");
 }
 
 #[test]
@@ -702,6 +734,17 @@ fn pandas() -> bool {
 
 // Misbehaving kernels -----------------------------------------------------------
 
+/// An error and its causes on one line, as the pipeline records them.
+fn chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(error) = cause {
+        text.push_str(&format!(": {error}"));
+        cause = error.source();
+    }
+    text
+}
+
 fn run_one_cell(name: &str) -> (KernelError, u32) {
     let home = tempfile::tempdir().unwrap();
     let mut kernel = Kernel::spawn(test_kernel(name, &[], home.path())).unwrap();
@@ -725,10 +768,14 @@ fn non_json_line_is_a_frame_error_quoting_it() {
         matches!(&error, KernelError::Frame { source: bench_term::kernel::FrameError::NotJson { line, .. }, .. } if line.contains("Traceback (most recent call last): oops")),
         "{error}"
     );
+    let message = chain(&error);
     assert!(
-        error
-            .to_string()
-            .contains("Traceback (most recent call last): oops")
+        message.starts_with("protocol error while waiting for `done` of execute request 1: kernel sent a line that is not JSON"),
+        "{message}"
+    );
+    assert!(
+        message.contains("Traceback (most recent call last): oops"),
+        "{message}"
     );
 }
 
@@ -745,7 +792,7 @@ fn event_without_event_field_is_a_frame_error() {
         ),
         "{error}"
     );
-    assert!(error.to_string().contains(r#""text": "hello""#), "{error}");
+    assert!(chain(&error).contains(r#""text": "hello""#), "{error}");
 }
 
 #[test]
@@ -769,7 +816,11 @@ fn kernel_dying_mid_cell_reports_status_and_stderr() {
     else {
         panic!("expected Exited, got {error}")
     };
-    assert_eq!(status, "exit status 3");
+    assert!(
+        matches!(status, KernelExit::Status(status) if status.code() == Some(3)),
+        "{status}"
+    );
+    assert!(error.to_string().contains("(exit status 3)"), "{error}");
     assert!(stderr.contains("fatal: kernel fell over"), "{stderr}");
     assert!(seen.contains("starting"), "{seen}");
 }
@@ -829,7 +880,7 @@ fn kernel_that_never_sends_ready_times_out_and_is_killed() {
     );
     assert!(error.to_string().contains("the `ready` event"));
     let report = kernel.close().unwrap();
-    assert!(!report.graceful);
+    assert_eq!(report.ending, Ending::Killed, "{report:?}");
     assert!(!process_exists(pid));
 }
 
@@ -876,8 +927,9 @@ fn close_kills_the_process_group_of_a_kernel_that_ignores_shutdown() {
         .unwrap();
     assert!(process_exists(child));
     let report = kernel.close().unwrap();
-    assert!(!report.graceful, "{report:?}");
-    assert_eq!(report.status, "killed by signal 9");
+    assert_eq!(report.ending, Ending::Killed, "{report:?}");
+    assert_eq!(report.status.and_then(|status| status.signal()), Some(9));
+    assert_eq!(report.to_string(), "killed by signal 9 (killed by close)");
     assert!(!process_exists(pid));
     assert!(
         !still_running(child),
