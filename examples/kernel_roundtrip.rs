@@ -9,6 +9,7 @@
 //!
 //! Without a command it runs the reference kernel shipped with bench-term (`python3`).
 
+use bench_core::error_chain;
 use bench_core::units::{format_bytes, format_seconds};
 use bench_term::kernel::measure::{INTERRUPT_AWAIT, interrupt_latency};
 use bench_term::kernel::{
@@ -27,23 +28,11 @@ fn main() -> ExitCode {
     }
 }
 
-/// An error and its causes on one line: the kernel's errors keep their cause as the
-/// error's source.
-fn chain(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = error.to_string();
-    let mut cause = error.source();
-    while let Some(error) = cause {
-        text.push_str(&format!(": {error}"));
-        cause = error.source();
-    }
-    text
-}
-
 fn run(mut command: Vec<String>) -> Result<(), String> {
     let folder = tempfile::tempdir().map_err(|e| format!("temporary folder: {e}"))?;
     if command.is_empty() {
         let script = folder.path().join(REFERENCE_KERNEL_FILE_NAME);
-        std::fs::write(&script, REFERENCE_KERNEL).map_err(|e| chain(&e))?;
+        std::fs::write(&script, REFERENCE_KERNEL).map_err(|e| error_chain(&e))?;
         command = vec!["python3".to_owned(), script.display().to_string()];
         println!("kernel: python3 {REFERENCE_KERNEL_FILE_NAME} (the reference kernel)");
     } else {
@@ -60,8 +49,8 @@ fn run(mut command: Vec<String>) -> Result<(), String> {
         .collect();
     let options = KernelOptions::new(&command[0], &command[1..], folder.path(), env);
 
-    let mut kernel = Kernel::spawn(options.clone()).map_err(|e| chain(&e))?;
-    let ready = kernel.ready().map_err(|e| chain(&e))?;
+    let mut kernel = Kernel::spawn(options.clone()).map_err(|e| error_chain(&e))?;
+    let ready = kernel.ready().map_err(|e| error_chain(&e))?;
     println!(
         "ready: python {} in {}",
         ready.python,
@@ -70,7 +59,7 @@ fn run(mut command: Vec<String>) -> Result<(), String> {
 
     let reply = kernel
         .execute("numbers = list(range(10))\ntable = {'rows': 3, 'name': 'demo'}\nprint('hello from the kernel')\nsum(numbers)")
-        .map_err(|e| chain(&e))?;
+        .map_err(|e| error_chain(&e))?;
     println!(
         "execute: result {} in {}",
         reply.result().unwrap_or("(none)"),
@@ -78,7 +67,7 @@ fn run(mut command: Vec<String>) -> Result<(), String> {
     );
     print!("stdout: {}", reply.stdout());
 
-    let latency = interrupt_latency(&mut kernel, INTERRUPT_AWAIT).map_err(|e| chain(&e))?;
+    let latency = interrupt_latency(&mut kernel, INTERRUPT_AWAIT).map_err(|e| error_chain(&e))?;
     println!(
         "interrupt: KeyboardInterrupt {} after the request, and the next cell ran",
         format_seconds(latency.as_secs_f64())
@@ -91,7 +80,7 @@ fn run(mut command: Vec<String>) -> Result<(), String> {
             manifest_path: folder.path().join("manifest.json"),
             ..Snapshot::default()
         }))
-        .map_err(|e| chain(&e))?;
+        .map_err(|e| error_chain(&e))?;
     let saved = reply.done.strings("saved").unwrap_or_default();
     let bytes = reply
         .done
@@ -105,20 +94,20 @@ fn run(mut command: Vec<String>) -> Result<(), String> {
         format_bytes(bytes),
         format_seconds(reply.elapsed.as_secs_f64())
     );
-    let closed = kernel.close().map_err(|e| chain(&e))?;
+    let closed = kernel.close().map_err(|e| error_chain(&e))?;
     println!("closed: {closed}");
 
-    let mut fresh = Kernel::spawn(options).map_err(|e| chain(&e))?;
-    fresh.ready().map_err(|e| chain(&e))?;
+    let mut fresh = Kernel::spawn(options).map_err(|e| error_chain(&e))?;
+    fresh.ready().map_err(|e| error_chain(&e))?;
     let reply = fresh
         .request(&Request::Restore {
             path: state.clone(),
         })
-        .map_err(|e| chain(&e))?;
+        .map_err(|e| error_chain(&e))?;
     let restored = reply.done.strings("restored").unwrap_or_default();
     let check = fresh
         .execute("(sum(numbers), table['name'])")
-        .map_err(|e| chain(&e))?;
+        .map_err(|e| error_chain(&e))?;
     if check.result() != Some("(45, 'demo')") {
         return Err(format!("restored values differ: {:?}", check.result()));
     }
@@ -129,12 +118,12 @@ fn run(mut command: Vec<String>) -> Result<(), String> {
     );
     let names = fresh
         .request(&Request::ListNames)
-        .map_err(|e| chain(&e))?
+        .map_err(|e| error_chain(&e))?
         .done
         .strings("names")
         .unwrap_or_default();
     println!("list_names: {}", names.join(", "));
-    let closed = fresh.close().map_err(|e| chain(&e))?;
+    let closed = fresh.close().map_err(|e| error_chain(&e))?;
     println!("closed: {closed}");
     Ok(())
 }

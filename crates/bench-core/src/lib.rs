@@ -30,6 +30,7 @@
 
 pub mod compare;
 pub mod detail;
+mod error_chain;
 pub mod export;
 pub mod io;
 pub mod metric;
@@ -43,6 +44,7 @@ pub mod trial;
 pub mod units;
 
 pub use compare::{CompareOptions, Comparison, Verdict, compare};
+pub use error_chain::error_chain;
 pub use export::Format;
 pub use metric::{Direction, Metric, Nature, Phase, glossary};
 pub use report::Report;

@@ -9,10 +9,11 @@
 //! effective user inside OUT/ (or the recorded staging folder). Anything else is refused
 //! and named in the error.
 
-use super::error::{FileError, chain};
+use super::error::FileError;
 use super::exec;
 use super::state::{STATE_FILE, ServerRecord, State};
 use super::{out_dir, staging, users};
+use bench_core::error_chain;
 use bench_proc::Selector;
 use std::path::{Path, PathBuf};
 
@@ -70,7 +71,7 @@ pub fn cleanup_with(out: &Path, keep_users: Option<bool>) -> Result<CleanupRepor
                 Err(error) => errors.push(format!(
                     "stopping server process {}: {}",
                     server.pid,
-                    chain(&error)
+                    error_chain(&error)
                 )),
             }
         }
@@ -85,7 +86,7 @@ pub fn cleanup_with(out: &Path, keep_users: Option<bool>) -> Result<CleanupRepor
                 errors.push(format!(
                     "stopping the processes of {}: {}",
                     plan.name,
-                    chain(&error)
+                    error_chain(&error)
                 ));
             }
             report.kept_users.push(plan.name.clone());
@@ -102,7 +103,7 @@ pub fn cleanup_with(out: &Path, keep_users: Option<bool>) -> Result<CleanupRepor
                     errors.push(format!("{} left {left}", plan.name));
                 }
             }
-            Err(error) => errors.push(format!("removing {}: {}", plan.name, chain(&error))),
+            Err(error) => errors.push(format!("removing {}: {}", plan.name, error_chain(&error))),
         }
     }
 
@@ -111,13 +112,13 @@ pub fn cleanup_with(out: &Path, keep_users: Option<bool>) -> Result<CleanupRepor
         match remove_own_folder(out, &folder) {
             Ok(true) => report.removed_folders.push(folder.display().to_string()),
             Ok(false) => {}
-            Err(error) => errors.push(chain(&error)),
+            Err(error) => errors.push(error_chain(&error)),
         }
     }
     if !keep {
         match staging::remove(&mut state) {
             Ok(removed) => report.removed_folders.extend(removed),
-            Err(error) => errors.push(chain(&error)),
+            Err(error) => errors.push(error_chain(&error)),
         }
     }
     if state.users.is_empty()
@@ -246,7 +247,7 @@ mod tests {
         }
         let error = remove_own_folder(&out, &out.join("link")).unwrap_err();
         assert_eq!(
-            chain(&error),
+            error_chain(&error),
             format!(
                 "refusing to remove {}: it is a symlink or not a folder",
                 out.join("link").display()

@@ -4,8 +4,9 @@
 
 use super::Error;
 use super::context::PhaseContext;
-use super::error::{PhaseError, chain};
+use super::error::PhaseError;
 use crate::spec::{self, Override};
+use bench_core::error_chain;
 use bench_core::{Phase, Request, ResultFile, Role, Side};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -117,7 +118,7 @@ pub fn run_phase(run: &PhaseRun) -> Result<PhaseOutcome, Error> {
     let failure = outcome.err();
     let error = failure
         .as_ref()
-        .map(|error| super::redact::redact(&format!("{}: {}", run.phase, chain(error))));
+        .map(|error| super::redact::redact(&format!("{}: {}", run.phase, error_chain(error))));
     if let Some(message) = &error {
         result
             .side
@@ -339,6 +340,6 @@ mod tests {
             path: PathBuf::from("/out/logs"),
             source: std::io::Error::from(std::io::ErrorKind::PermissionDenied),
         };
-        assert_eq!(chain(&error), "creating /out/logs: permission denied");
+        assert_eq!(error_chain(&error), "creating /out/logs: permission denied");
     }
 }

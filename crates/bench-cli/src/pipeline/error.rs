@@ -177,19 +177,6 @@ impl FileError {
     }
 }
 
-/// An error with every cause below it on one line (`installing: running install.sh:
-/// timed out`), as a phase's message and the result file record it.
-pub(crate) fn chain(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = error.to_string();
-    let mut cause = error.source();
-    while let Some(error) = cause {
-        text.push_str(": ");
-        text.push_str(&error.to_string());
-        cause = error.source();
-    }
-    text
-}
-
 #[cfg(test)]
 mod tests {
     use std::path::Path;
@@ -260,7 +247,7 @@ mod tests {
         std::fs::write(&path, "garbage").unwrap();
         let error =
             super::Error::ResultUnreadable(bench_core::ResultFile::load(&path).unwrap_err());
-        let message = super::chain(&error);
+        let message = bench_core::error_chain(&error);
         assert!(message.starts_with("invalid result file "), "{message}");
         assert_eq!(
             message.matches(&path.display().to_string()).count(),

@@ -417,7 +417,7 @@ pub fn run(step: &Step<'_>) -> Result<Finished, ExecError> {
         if let Err(error) = stopped {
             text.push_str(&format!(
                 "\n(stopping its processes failed: {})",
-                super::error::chain(&error)
+                bench_core::error_chain(&error)
             ));
         }
         return Err(ExecError::Timeout {
@@ -643,7 +643,7 @@ mod tests {
         step.argv = vec!["/nonexistent/program".into()];
         let error = run(&step).unwrap_err();
         assert!(matches!(error, ExecError::Spawn { .. }), "{error}");
-        let message = crate::pipeline::error::chain(&error);
+        let message = bench_core::error_chain(&error);
         assert!(
             message.starts_with("test step: cannot start `/nonexistent/program` in "),
             "{message}"

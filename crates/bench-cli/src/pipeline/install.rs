@@ -4,7 +4,7 @@
 //! fixture workspace and the dependency inventory, as the seed's `install()`.
 
 use super::context::{ContextError, PhaseContext};
-use super::error::{FileError, chain};
+use super::error::FileError;
 use super::exec::{self, Step};
 use super::home;
 use super::origin::Origin;
@@ -12,6 +12,7 @@ use super::prepare::{SUMS, parse_sums, sha256_file, wildcard};
 use super::state::{ServerRecord, State};
 use super::users;
 use crate::spec::{Placeholder, Values};
+use bench_core::error_chain;
 use bench_core::{Metric, Sample, Side, record};
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -161,7 +162,7 @@ pub enum InstallError {
 /// Runs the install phase for install index `ctx.trial`.
 pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), InstallError> {
     let fail = |side: &mut Side, error: InstallError| {
-        let message = exec::clip(&chain(&error), 500);
+        let message = exec::clip(&error_chain(&error), 500);
         record(side, Metric::Install, ctx.trial, Sample::Error(message));
     };
     // Checked before anything is created: bad artifacts never reach a home.

@@ -8,11 +8,12 @@
 //! terminal, its process family, and its background sessions.
 
 use super::PhaseContext;
-use super::error::{FileError, chain};
+use super::error::FileError;
 use super::exec::{self, Step};
 use super::recording::{Recording, keep_screen};
 use super::state::UserRecord;
 use crate::spec::{self, Placeholder, Template};
+use bench_core::error_chain;
 use bench_core::{Metric, Phase, ProcessMemory, Sample, Side, record};
 use bench_proc::{Selector, Snapshot};
 use bench_term::{SpawnOptions, Terminal};
@@ -169,7 +170,7 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), MeasureError> {
     if ctx.trial == 0 {
         let sample = match disk_growth(ctx, side, &user.home) {
             Ok(bytes) => Sample::Value(bytes as f64),
-            Err(error) => Sample::Error(chain(&error)),
+            Err(error) => Sample::Error(error_chain(&error)),
         };
         record(side, Metric::Disk, 0, sample);
     }
@@ -288,7 +289,7 @@ fn starts(
         let elapsed = match terminal.ready_guarded(&measure.ready, measure.ready_timeout.0, guard) {
             Ok(elapsed) => elapsed,
             Err(error) => {
-                record(side, metric, trial, Sample::Error(chain(&error)));
+                record(side, metric, trial, Sample::Error(error_chain(&error)));
                 close_quietly(&mut terminal);
                 recording.finish(side, None);
                 return Ok(cold_ready);
@@ -327,7 +328,7 @@ fn starts(
             recording.finish(side, Some(elapsed));
             let closed = terminal.close();
             if let Err(error) = memory {
-                record(side, Metric::Rss, trial, Sample::Error(chain(&error)));
+                record(side, Metric::Rss, trial, Sample::Error(error_chain(&error)));
                 return Ok(cold_ready);
             }
             closed.map_err(|source| MeasureError::Terminal {
@@ -341,7 +342,7 @@ fn starts(
             recording.finish(side, Some(elapsed));
             let closed = terminal.close();
             if let Err(error) = settled {
-                side.set_error(format!("warm settle: {}", chain(&error)));
+                side.set_error(format!("warm settle: {}", error_chain(&error)));
             }
             closed.map_err(|source| MeasureError::Terminal {
                 action: "closing the warm start's terminal",
@@ -625,7 +626,7 @@ pub(super) fn stop_sessions(
                 done.status,
                 exec::tail(&done.merged())
             ),
-            Err(error) => chain(&error),
+            Err(error) => error_chain(&error),
         };
         if list_sessions(ctx, measure, user)?.contains(id) {
             return Err(MeasureError::SessionLeft(failure));

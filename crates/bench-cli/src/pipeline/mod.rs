@@ -55,7 +55,6 @@ pub use driver::{
     PhaseOutcome, PhaseRun, SpecFacts, load_spec, override_source, record_skip, request_for,
     run_phase, trial_failure,
 };
-pub(crate) use error::chain;
 pub use error::{Error, FileError, PhaseError};
 pub use exec::StopError;
 pub use install::InstallError;

@@ -3,10 +3,11 @@
 //! artifact sizes and the runtime facts (tool versions, kernel, machine, cpu).
 
 use super::context::{ContextError, PhaseContext, base_environment};
-use super::error::{FileError, chain};
+use super::error::FileError;
 use super::exec::{self, Step};
 use super::state::State;
 use crate::spec::{BuildStep, Values};
+use bench_core::error_chain;
 use bench_core::{Metric, Sample, Side, record};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -354,7 +355,7 @@ fn fetch_redacted(
         timeout: GIT_TIMEOUT,
         log: None,
     })
-    .map_err(|error| PrepareError::Fetch(redact(&chain(&error))))?;
+    .map_err(|error| PrepareError::Fetch(redact(&error_chain(&error))))?;
     let output = redact(&finished.merged());
     {
         use std::io::Write;

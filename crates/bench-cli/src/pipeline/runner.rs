@@ -461,7 +461,7 @@ impl Runner {
             bench_proc::stop(&bench_proc::Selector::Tree(std::process::id()), STOP_GRACE)
         {
             observer.notice(&Notice::StopFailed {
-                message: super::error::chain(&error),
+                message: bench_core::error_chain(&error),
             });
         }
         let mut reports = Vec::new();
@@ -722,7 +722,7 @@ fn stop_everything(child: &mut Child, observer: &mut dyn Observer) {
     let own = std::process::id();
     if let Err(error) = bench_proc::stop(&bench_proc::Selector::Tree(own), STOP_GRACE) {
         observer.notice(&Notice::StopFailed {
-            message: super::error::chain(&error),
+            message: bench_core::error_chain(&error),
         });
     }
     // `stop` reaps what it can; make sure the phase itself is not left a zombie. No

@@ -4,10 +4,10 @@
 //! and memory read by bench-proc.
 
 use super::PhaseContext;
-use super::error::chain;
 use super::exec;
 use super::home;
 use super::measure::{Family, MeasureError, process_memory, resolve_program};
+use bench_core::error_chain;
 use bench_core::{Metric, Sample, Side, record};
 use bench_term::kernel::KernelOptions;
 use bench_term::kernel::measure::{ProbeError, RuntimeOptions, run_all};
@@ -113,7 +113,7 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), RuntimeError> {
     for &(metric, ref value) in &report.values {
         let sample = match value {
             Ok(value) => Sample::Value(*value),
-            Err(error) => Sample::Error(chain(error)),
+            Err(error) => Sample::Error(error_chain(error)),
         };
         record(side, metric, trial, sample);
     }

@@ -310,7 +310,7 @@ mod tests {
             }
         ));
         assert_eq!(
-            super::super::error::chain(&error),
+            bench_core::error_chain(&error),
             format!(
                 "refusing to remove {}: it is not a staging folder clibench names for this run",
                 dir.path().display()

@@ -8,7 +8,6 @@
 //! memory really given back.
 
 use super::PhaseContext;
-use super::error::chain;
 use super::exec;
 use super::measure::{
     Family, MeasureError, close_quietly, list_sessions, spawn_options, stop_sessions,
@@ -16,6 +15,7 @@ use super::measure::{
 use super::state::UserRecord;
 use crate::spec;
 use bench_core::detail::{MAX_STEPS, StaircaseRun, StaircaseStep};
+use bench_core::error_chain;
 use bench_core::{Metric, Sample, Side, record};
 use bench_proc::staircase::{Instances, StaircaseOptions, StaircaseReport};
 use bench_term::Terminal;
@@ -134,7 +134,7 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), StaircaseError> {
             );
         }
         Err(error) => {
-            let message = chain(&error);
+            let message = error_chain(&error);
             for metric in [
                 Metric::InstanceRss,
                 Metric::InstancePss,

@@ -8,12 +8,12 @@
 //! keystroke's latency goes to `OUT/logs/keystrokes-<trial>.json`.
 
 use super::PhaseContext;
-use super::error::chain;
 use super::exec;
 use super::measure::{
     Family, MeasureError, close_quietly, keep_start_files, spawn_options, stop_agents,
 };
 use super::recording::{Recording, keep_screen};
+use bench_core::error_chain;
 use bench_core::{Metric, Phase, Sample, Side, record};
 use bench_term::Terminal;
 use std::time::{Duration, Instant};
@@ -179,7 +179,7 @@ fn steps(
     let measure = ctx.spec.measure.as_ref().ok_or(UiError::NoMeasure)?;
     let trial = ctx.trial;
     let fail = |side: &mut Side, metric: Metric, error: &(dyn std::error::Error + 'static)| {
-        record(side, metric, trial, Sample::Error(chain(error)));
+        record(side, metric, trial, Sample::Error(error_chain(error)));
     };
     match terminal.ready_guarded(
         &measure.ready,

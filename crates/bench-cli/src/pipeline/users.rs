@@ -621,7 +621,7 @@ mod tests {
         let error = home_folder(&home, other).unwrap_err();
         assert!(matches!(error, UserError::NotOurs(_)), "{error}");
         assert_eq!(
-            super::super::error::chain(&error),
+            bench_core::error_chain(&error),
             format!(
                 "refusing to remove {}: it belongs to uid {uid}, not uid {other}, so clibench did not make it",
                 home.display()

@@ -10,7 +10,7 @@ pub mod export;
 
 pub use export::{MetricSummary, Report, Run};
 
-use crate::pipeline::chain;
+use bench_core::error_chain;
 use bench_proc::{Selector, snapshot};
 use bench_term::kernel::measure::{RuntimeOptions, run_all};
 use bench_term::kernel::{KernelOptions, REFERENCE_KERNEL, REFERENCE_KERNEL_FILE_NAME};
@@ -254,7 +254,7 @@ fn measure_once(settings: &Settings, trial: usize) -> Result<Run, Error> {
     let mut run = Run {
         python: report.python.clone(),
         workload: report.workload.map(|workload| workload.name().to_owned()),
-        close_error: report.close_error.as_ref().map(|error| chain(error)),
+        close_error: report.close_error.as_ref().map(|error| error_chain(error)),
         ..Run::default()
     };
     for (metric, value) in &report.values {
@@ -263,7 +263,8 @@ fn measure_once(settings: &Settings, trial: usize) -> Result<Run, Error> {
                 run.values.insert(metric.name().to_owned(), *value);
             }
             Err(error) => {
-                run.errors.insert(metric.name().to_owned(), chain(error));
+                run.errors
+                    .insert(metric.name().to_owned(), error_chain(error));
             }
         }
     }

@@ -202,7 +202,7 @@ fn measure_run(settings: &Settings, options: &SpawnOptions) -> (Run, Option<Stri
     let mut terminal = match Terminal::spawn(options) {
         Ok(terminal) => terminal,
         Err(error) => {
-            run.error = Some(error_chain(&error));
+            run.error = Some(bench_core::error_chain(&error));
             return (run, None);
         }
     };
@@ -228,7 +228,7 @@ fn measure_run(settings: &Settings, options: &SpawnOptions) -> (Run, Option<Stri
         .and(closed.map(drop))
         .and(detached)
         .err()
-        .map(|error| error_chain(&error));
+        .map(|error| bench_core::error_chain(&error));
     (run, Some(screen))
 }
 
@@ -254,19 +254,6 @@ fn measure_family(
     run.pss_bytes = family.total_pss_bytes();
     run.processes = Some(family.processes.len());
     Ok(())
-}
-
-/// An error and its sources joined by ": ", the form a run's `error` has in the
-/// JSON export.
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 #[cfg(test)]

@@ -1,11 +1,12 @@
 //! The kernel process: spawning it in its own session, the reader threads, requests and
 //! replies, and closing it so that nothing is left behind.
 
-use super::error::{FrameError, KernelError, KernelExit, chain, quote};
+use super::error::{FrameError, KernelError, KernelExit, quote};
 use super::lines::{LineReader, Outcome};
 use super::protocol::{self, CellError, Done, Event, PROTOCOL_VERSION, Request};
 use super::transcript::{Direction, Transcript};
 use crate::close::{CloseReport, Ending};
+use bench_core::error_chain;
 use bench_proc::{Identity, Leader};
 use serde_json::{Map, Value};
 use std::collections::{HashSet, VecDeque};
@@ -570,13 +571,13 @@ impl Kernel {
             seen: self.seen(),
             stderr: self.stderr_tail(),
         };
-        self.broken.get_or_insert_with(|| chain(&error));
+        self.broken.get_or_insert_with(|| error_chain(&error));
         self.flush_transcript();
         error
     }
 
     fn fail(&mut self, error: KernelError) -> KernelError {
-        self.broken.get_or_insert_with(|| chain(&error));
+        self.broken.get_or_insert_with(|| error_chain(&error));
         self.flush_transcript();
         error
     }

@@ -76,19 +76,6 @@ impl fmt::Display for KernelExit {
     }
 }
 
-/// An error with every cause below it on one line (`protocol error while waiting for
-/// the \`ready\` event: kernel sent a line that is not JSON ...`).
-pub(crate) fn chain(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = error.to_string();
-    let mut cause = error.source();
-    while let Some(error) = cause {
-        text.push_str(": ");
-        text.push_str(&error.to_string());
-        cause = error.source();
-    }
-    text
-}
-
 /// Talking to a kernel failed.
 ///
 /// As everywhere in the workspace, the message names the failure and the cause is the

@@ -6,9 +6,9 @@
 //! this crate stays independent of how processes are found and measured.
 
 use super::client::{Kernel, KernelOptions, Reply};
-use super::error::{KernelError, chain, quote};
+use super::error::{KernelError, quote};
 use super::protocol::{Event, Request, Snapshot};
-use bench_core::Metric;
+use bench_core::{Metric, error_chain};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -519,7 +519,7 @@ impl RuntimeReport {
             value
                 .as_ref()
                 .err()
-                .map(|error| format!("{}: {}", metric.name(), chain(error)))
+                .map(|error| format!("{}: {}", metric.name(), error_chain(error)))
         })
     }
 }
@@ -658,7 +658,7 @@ mod tests {
             source: Box::new(Snapshot(std::io::Error::other("permission denied"))),
         };
         assert_eq!(
-            chain(&error),
+            error_chain(&error),
             "memory measurement failed: reading the kernel's processes: permission denied"
         );
         let source = std::error::Error::source(&error).expect("the probe's error");

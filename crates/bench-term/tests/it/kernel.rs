@@ -1,6 +1,6 @@
 //! The kernel client against the reference kernel and against misbehaving kernels.
 
-use bench_core::{Metric, Phase};
+use bench_core::{Metric, Phase, error_chain};
 use bench_term::Ending;
 use bench_term::kernel::measure::{self, RuntimeOptions, Workload};
 use bench_term::kernel::{
@@ -734,17 +734,6 @@ fn pandas() -> bool {
 
 // Misbehaving kernels -----------------------------------------------------------
 
-/// An error and its causes on one line, as the pipeline records them.
-fn chain(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = error.to_string();
-    let mut cause = error.source();
-    while let Some(error) = cause {
-        text.push_str(&format!(": {error}"));
-        cause = error.source();
-    }
-    text
-}
-
 fn run_one_cell(name: &str) -> (KernelError, u32) {
     let home = tempfile::tempdir().unwrap();
     let mut kernel = Kernel::spawn(test_kernel(name, &[], home.path())).unwrap();
@@ -768,7 +757,7 @@ fn non_json_line_is_a_frame_error_quoting_it() {
         matches!(&error, KernelError::Frame { source: bench_term::kernel::FrameError::NotJson { line, .. }, .. } if line.contains("Traceback (most recent call last): oops")),
         "{error}"
     );
-    let message = chain(&error);
+    let message = error_chain(&error);
     assert!(
         message.starts_with("protocol error while waiting for `done` of execute request 1: kernel sent a line that is not JSON"),
         "{message}"
@@ -792,7 +781,10 @@ fn event_without_event_field_is_a_frame_error() {
         ),
         "{error}"
     );
-    assert!(chain(&error).contains(r#""text": "hello""#), "{error}");
+    assert!(
+        error_chain(&error).contains(r#""text": "hello""#),
+        "{error}"
+    );
 }
 
 #[test]
