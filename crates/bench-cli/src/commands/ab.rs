@@ -51,6 +51,8 @@ pub struct Args {
     /// Output folder: ab.json, base/, head/, comparison.md, comparison.json.
     /// [default: clibench-out/ab-<target>-<unix time>]
     #[arg(long, value_name = "DIR")]
+    // The angle brackets are for --help, which shows this text as written.
+    #[allow(rustdoc::invalid_html_tags)]
     out: Option<PathBuf>,
     /// Exit with code 1 when any metric regressed.
     #[arg(long)]

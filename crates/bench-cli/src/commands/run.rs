@@ -21,6 +21,8 @@ pub struct Args {
     /// Output folder: result.json, report.md, logs, transcripts.
     /// [default: clibench-out/<target>-<unix time>]
     #[arg(long, value_name = "DIR")]
+    // The angle brackets are for --help, which shows this text as written.
+    #[allow(rustdoc::invalid_html_tags)]
     out: Option<PathBuf>,
     /// Trials of the measure, runtime and ui phases (at most 101: trials are
     /// numbered 0 to 100 in the result file).

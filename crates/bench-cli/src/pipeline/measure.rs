@@ -180,8 +180,8 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), MeasureError> {
 }
 
 /// Keeps, for each start `<name>-<trial>` of this trial that saved them, the screen at ready
-/// as OUT/logs/screen-at-ready-<trial>-<name>.txt and the terminal recording as
-/// OUT/transcripts/<name>-<trial>.cast (asciicast v2, `asciinema play` replays it).
+/// as `OUT/logs/screen-at-ready-<trial>-<name>.txt` and the terminal recording as
+/// `OUT/transcripts/<name>-<trial>.cast` (asciicast v2, `asciinema play` replays it).
 pub(super) fn keep_start_files(ctx: &PhaseContext, names: &[&str]) -> Result<(), MeasureError> {
     let trial = ctx.trial;
     for name in names {
@@ -354,7 +354,7 @@ fn starts(
 }
 
 /// Records `rss`, `pss` (when every process's PSS was readable) and the process breakdown,
-/// and keeps the breakdown in OUT/logs/memory-<trial>.json.
+/// and keeps the breakdown in `OUT/logs/memory-<trial>.json`.
 fn record_memory(
     ctx: &PhaseContext,
     side: &mut Side,

@@ -371,7 +371,7 @@ pub struct Measure {
     #[serde(default)]
     pub env: BTreeMap<String, Template>,
     /// How readiness is detected: the keys `ready`, `ready_pattern` (its regex compiled
-    /// once) and `ready_quiet`, resolved when the spec is read ([`super::parse`]).
+    /// once) and `ready_quiet`, resolved when the spec is read ([`super::parse()`]).
     #[serde(skip, default = "default_ready")]
     pub ready: bench_term::ReadyMode,
     /// The `ready` key, which `ready` is made from.
@@ -385,7 +385,7 @@ pub struct Measure {
     pub(super) ready_quiet: Duration,
     /// What the screen at ready must and must not show: the keys `ready_require`,
     /// `ready_reject` (their regexes compiled once) and `ready_allow_dialog`, resolved when
-    /// the spec is read ([`super::parse`]).
+    /// the spec is read ([`super::parse()`]).
     #[serde(skip)]
     pub ready_guard: bench_term::ReadyGuard,
     /// A regex the screen at ready must match (the real prompt), else the start fails.
