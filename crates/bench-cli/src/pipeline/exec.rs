@@ -584,8 +584,11 @@ mod tests {
                         .is_empty()
             })
             .unwrap();
-        // A detached child that forks and exits in a loop: a new pid every moment.
-        let hopper = "import os\nos.setsid()\nwhile True:\n    if os.fork(): os._exit(0)\n";
+        // A detached child that forks and exits in a loop: a new pid every moment. Its
+        // generations share a deadline, so a test killed before it stops the hopper does
+        // not leave it hopping for good.
+        let hopper = "import os, time\nos.setsid()\nend = time.monotonic() + 120\n\
+                      while time.monotonic() < end:\n    if os.fork(): os._exit(0)\n";
         let mut first = std::process::Command::new("python3");
         first.args(["-c", hopper]);
         std::os::unix::process::CommandExt::uid(&mut first, uid);

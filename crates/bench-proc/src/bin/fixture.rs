@@ -168,13 +168,17 @@ fn fork_hop() -> ! {
     let _ = writeln!(out, "ready pid={}", std::process::id());
     let _ = out.flush();
     drop(out);
-    loop {
+    // Each generation inherits the deadline: a test killed before it stops the hopper
+    // leaves it hopping for two minutes, not until the machine runs out of pids.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while std::time::Instant::now() < deadline {
         if fork() != 0 {
             // SAFETY: _exit ends this generation without running atexit
             // handlers; the child carries on.
             unsafe { libc::_exit(0) };
         }
     }
+    std::process::exit(0)
 }
 
 /// fork(2); the fixture is single-threaded, so the child may run Rust code.
