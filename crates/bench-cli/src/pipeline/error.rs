@@ -204,6 +204,11 @@ mod tests {
         for module in ["pipeline", "spec", "standalone"] {
             sources(&src.join(module), &mut files);
         }
+        // The other library crates' errors are chained by the same printers.
+        let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        for library in ["bench-core", "bench-proc", "bench-term"] {
+            sources(&crates.join(library).join("src"), &mut files);
+        }
         let mut offenders = Vec::new();
         for path in &files {
             let text = std::fs::read_to_string(path).unwrap();
