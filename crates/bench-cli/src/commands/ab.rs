@@ -142,10 +142,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 fn settings(args: Args) -> anyhow::Result<AbSettings> {
-    let phases = match &args.phases {
-        None => None,
-        Some(names) => Some(parse_phases(names)?),
-    };
+    let phases = args.phases.as_deref().map(parse_phases).transpose()?;
     let spec = spec_source(args.spec.as_deref())?;
     let out = args.out.clone().unwrap_or_else(|| spec.default_ab_out());
     let order = match (args.seed, args.sequential) {

@@ -194,10 +194,7 @@ fn next_step(spec: Option<&std::path::Path>, out: &std::path::Path) -> String {
 }
 
 fn plan(args: Args) -> anyhow::Result<Plan> {
-    let phases = match args.phases {
-        None => None,
-        Some(names) => Some(parse_phases(&names)?),
-    };
+    let phases = args.phases.as_deref().map(parse_phases).transpose()?;
     let spec = spec_source(args.spec.as_deref())?;
     let out = args.out.unwrap_or_else(|| spec.default_out());
     let settings = PlanSettings {
