@@ -20,7 +20,7 @@ pub struct Args {
 
 /// Runs `clibench cleanup`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let lock = crate::pipeline::out_dir::open_for_cleanup(&args.out)
+    let lock = crate::pipeline::out::folder::open_for_cleanup(&args.out)
         .map_err(crate::pipeline::Error::from)?;
     let Some(_lock) = lock else {
         eprintln!("{} does not exist: nothing to clean up", args.out.display());

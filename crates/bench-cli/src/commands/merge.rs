@@ -2,7 +2,7 @@
 //! on several machines) of the same target and build into one, with its report.
 
 use crate::exit::input_error;
-use crate::pipeline::merge::{hosts, hosts_note, merge};
+use crate::pipeline::orchestration::merge::{hosts, hosts_note, merge};
 use anyhow::Context;
 use bench_core::ResultFile;
 use std::path::{Path, PathBuf};

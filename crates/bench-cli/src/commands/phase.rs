@@ -48,7 +48,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // SIGTERM comes from `clibench run` when it stops the phase, or from the kernel when
     // the run died (PR_SET_PDEATHSIG): stop the target and everything else started here
     // rather than leave it running until `clibench cleanup`.
-    super::interrupt::stop_family_on_signal(pipeline::exec::STOP_GRACE)?;
+    super::interrupt::stop_family_on_signal(pipeline::isolation::command::STOP_GRACE)?;
     let run = PhaseRun {
         phase: args.phase,
         spec: args.spec,
@@ -62,7 +62,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         overrides: args.overrides,
     };
     let outcome = pipeline::run_phase(&run)?;
-    if run.phase == Phase::Install && pipeline::state::State::exists(&run.out) {
+    if run.phase == Phase::Install && pipeline::out::state::State::exists(&run.out) {
         eprintln!(
             "the trial user and its home stay for the next phases; remove them with `clibench cleanup --out {}`",
             run.out.display()

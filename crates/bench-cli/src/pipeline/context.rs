@@ -1,7 +1,7 @@
 //! What every phase gets: the spec, the output folder, the trial, the trial user and
 //! home, the clean environment, and the placeholders' values.
 
-use super::state::{State, UserRecord};
+use crate::pipeline::out::state::{State, UserRecord};
 
 use crate::spec::{ExpandError, Placeholder, Spec, Template, Values};
 use bench_core::Phase;
@@ -55,13 +55,13 @@ pub enum ContextError {
     },
     /// The state file could not be read or written.
     #[error(transparent)]
-    State(#[from] super::state::StateError),
+    State(#[from] crate::pipeline::out::state::StateError),
     /// The trial user is not there or not clibench's.
     #[error(transparent)]
-    User(#[from] super::users::UserError),
+    User(#[from] crate::pipeline::isolation::users::UserError),
     /// The staging folder could not be made.
     #[error(transparent)]
-    Staging(#[from] super::staging::StagingError),
+    Staging(#[from] crate::pipeline::isolation::staging::StagingError),
 }
 
 /// The trial user a phase runs the target as.
@@ -113,10 +113,10 @@ impl PhaseContext {
                     .user(0)
                     .cloned()
                     .ok_or_else(|| ContextError::NoInstall { out: out.clone() })?;
-                Some(super::users::resolve(&state, &plan)?)
+                Some(crate::pipeline::isolation::users::resolve(&state, &plan)?)
             }
         };
-        let stage = super::staging::ensure(&out)?;
+        let stage = crate::pipeline::isolation::staging::ensure(&out)?;
         Ok(PhaseContext {
             phase,
             spec,

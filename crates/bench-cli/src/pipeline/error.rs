@@ -35,7 +35,7 @@ pub enum Error {
     },
     /// `--drop-caches` cannot work here (not root, or `/proc/sys` read-only).
     #[error(transparent)]
-    DropCaches(#[from] super::caches_linux::DropCachesError),
+    DropCaches(#[from] crate::pipeline::orchestration::caches_linux::DropCachesError),
     /// A trial or install count of zero.
     #[error("--{what} must be at least 1")]
     ZeroCount {
@@ -94,10 +94,13 @@ pub enum Error {
     Write(#[from] bench_core::io::WriteError),
     /// Cleaning up users, homes and servers failed; what is left is in the message.
     #[error("cleaning up users, homes and servers")]
-    Cleanup(#[source] super::cleanup::CleanupError),
+    Cleanup(#[source] crate::pipeline::out::cleanup::CleanupError),
     /// The output folder is not clibench's, is in use, or holds an earlier run's state.
     #[error(transparent)]
-    Out(#[from] super::out_dir::OutError),
+    Out(#[from] crate::pipeline::out::folder::OutError),
+    /// The output folder could not be opened for a run.
+    #[error(transparent)]
+    OpenRun(#[from] crate::pipeline::out::run::OpenRunError),
     /// A phase could not start (its context, state or user could not be set up).
     #[error("{phase}")]
     Phase {
@@ -113,6 +116,9 @@ impl Error {
     /// Whether the caller's input caused it (exit code 2 on a command line).
     pub fn is_input(&self) -> bool {
         if let Error::Out(error) = self {
+            return error.is_input_error();
+        }
+        if let Error::OpenRun(error) = self {
             return error.is_input_error();
         }
         matches!(
@@ -134,28 +140,28 @@ impl Error {
 pub enum PhaseError {
     /// The phase's context (output folder, state, trial user, staging folder).
     #[error(transparent)]
-    Context(#[from] super::ContextError),
+    Context(#[from] crate::pipeline::ContextError),
     /// The state file could not be updated before the phase.
     #[error(transparent)]
-    State(#[from] super::state::StateError),
+    State(#[from] crate::pipeline::out::state::StateError),
     /// Prepare failed.
     #[error(transparent)]
-    Prepare(#[from] super::prepare::PrepareError),
+    Prepare(#[from] crate::pipeline::phases::prepare::PrepareError),
     /// Install failed.
     #[error(transparent)]
-    Install(#[from] super::install::InstallError),
+    Install(#[from] crate::pipeline::phases::install::InstallError),
     /// Measure failed.
     #[error(transparent)]
-    Measure(#[from] super::measure::MeasureError),
+    Measure(#[from] crate::pipeline::phases::measure::MeasureError),
     /// Runtime failed.
     #[error(transparent)]
-    Runtime(#[from] super::runtime::RuntimeError),
+    Runtime(#[from] crate::pipeline::phases::runtime::RuntimeError),
     /// The ui phase failed.
     #[error(transparent)]
-    Ui(#[from] super::ui::UiError),
+    Ui(#[from] crate::pipeline::phases::ui::UiError),
     /// The staircase failed.
     #[error(transparent)]
-    Staircase(#[from] super::staircase::StaircaseError),
+    Staircase(#[from] crate::pipeline::phases::staircase::StaircaseError),
 }
 
 /// A file-system call of a phase that failed, with what was being done

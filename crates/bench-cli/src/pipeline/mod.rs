@@ -1,15 +1,21 @@
-//! The benchmark pipeline: prepare -> install -> measure -> runtime -> ui -> staircase,
-//! one file per phase, and the driver and trial loop that run them.
+//! The benchmark pipeline: prepare -> install -> measure -> runtime -> ui -> staircase.
+//!
+//! # Rooms
+//! - `phases`: one file per phase.
+//! - `target`: the target's terminal, process family and sessions, shared by the phases.
+//! - [`isolation`]: trial users, homes, the staging folder, leftovers of a trial uid, and
+//!   running one command as the trial user.
+//! - [`out`]: the output folder, its lock, the state file and cleanup.
+//! - [`orchestration`]: the plan, one phase of one trial, the trial loop, A/B schedules,
+//!   merging shards.
+//! - [`origin`]: the artifact server the trial's installer fetches from.
+//! - [`context`]: what a phase gets (spec, OUT/, trial, user, clean environment, placeholders).
 //!
 //! # Sections
 //! - [`Plan`]: what a run will do, checked against the spec before anything runs.
 //! - [`Runner`]: the trial loop, in process or a process per step, reporting to an
 //!   [`Observer`]; several plans interleaved for an A/B run.
 //! - [`run_phase`]: one phase of one trial, merged into `OUT/result.json`.
-//! - [`context`]: what a phase gets (spec, OUT/, trial, user, clean environment, placeholders).
-//! - [`state`]: `OUT/state.json`, every user, home, folder and server clibench created.
-//! - [`exec`]: running one command with a timeout, as the trial user, logged.
-//! - [`out_dir`]: the output folder's ownership, marker and lock.
 //! - [`cleanup()`]: stops and removes what the state file lists.
 //!
 //! # Errors
@@ -20,55 +26,39 @@
 //! [`RuntimeError`], [`UiError`], [`StaircaseError`]) or its [`ContextError`]. The text
 //! users see and `result.json` records is the error and its causes joined by `: `.
 
-pub mod ab;
-mod caches_linux;
-pub mod circumstances;
-mod cleanup;
 pub mod context;
-mod driver;
 mod error;
-pub mod exec;
-pub mod home;
-mod install;
-mod leftovers;
-mod measure;
-pub mod merge;
+pub mod isolation;
+pub mod orchestration;
 pub mod origin;
-pub mod out_dir;
-mod plan;
-mod prepare;
-mod recording;
+pub mod out;
+mod phases;
 pub mod redact;
-mod runner;
-mod runtime;
-pub mod schedule;
-mod staging;
-mod staircase;
-pub mod state;
-mod ui;
-pub mod users;
+mod target;
 
-pub use caches_linux::{DROP_CACHES, DropCachesError};
-pub use cleanup::{CleanupError, CleanupReport, cleanup, cleanup_with};
 pub use context::{ContextError, PhaseContext, TrialUser};
-pub use driver::{
+pub use error::{Error, FileError, PhaseError};
+pub use isolation::command::StopError;
+pub use isolation::staging::StagingError;
+pub use isolation::users::UserError;
+pub use orchestration::caches_linux::{DROP_CACHES, DropCachesError};
+pub use orchestration::phase_run::{
     PhaseOutcome, PhaseRun, SpecFacts, load_spec, override_source, record_skip, request_for,
     run_phase, trial_failure,
 };
-pub use error::{Error, FileError, PhaseError};
-pub use exec::StopError;
-pub use install::InstallError;
-pub use measure::MeasureError;
-pub use measure::ready_screen_section;
-pub use plan::{Plan, PlanSettings, Shard, ShardError, SpecPathError, SpecSource, Step, describes};
-pub use prepare::PrepareError;
-pub use runner::{
+pub use orchestration::plan::{
+    Plan, PlanSettings, Shard, ShardError, SpecPathError, SpecSource, Step, describes,
+};
+pub use orchestration::runner::{
     Execution, Notice, Observer, Progress, REPOSITORY_VAR, RootCause, RunOutcome, Runner,
     SilentObserver, Skip, StepResult, WrittenReport, headline, write_report,
 };
-pub use runtime::RuntimeError;
-pub use staging::StagingError;
-pub use staircase::StaircaseError;
-pub use state::StateError;
-pub use ui::{StepError, UiError};
-pub use users::UserError;
+pub use out::cleanup::{CleanupError, CleanupReport, cleanup, cleanup_with};
+pub use out::state::StateError;
+pub use phases::install::InstallError;
+pub use phases::measure::{MeasureError, ready_screen_section};
+pub use phases::prepare::PrepareError;
+pub use phases::runtime::RuntimeError;
+pub use phases::staircase::StaircaseError;
+pub use phases::ui::{StepError, UiError};
+pub use target::TargetError;

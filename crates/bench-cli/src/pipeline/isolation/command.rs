@@ -2,7 +2,7 @@
 //! trial user's ids, its own process group, a timeout after which everything it
 //! started is stopped, and its output in a log or captured.
 
-use super::state::UserRecord;
+use crate::pipeline::out::state::UserRecord;
 use bench_proc::Selector;
 use std::collections::BTreeMap;
 use std::fs::File;

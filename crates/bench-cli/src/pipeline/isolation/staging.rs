@@ -9,7 +9,7 @@
 //! group and the folder are recorded in the state file before they are created, and removed
 //! at cleanup after checks that they are the ones clibench made.
 
-use super::state::State;
+use crate::pipeline::out::state::State;
 use rustix::fs::{Mode, OFlags};
 use std::path::{Path, PathBuf};
 
@@ -59,10 +59,10 @@ pub enum StagingError {
     },
     /// groupadd or groupdel failed.
     #[error(transparent)]
-    Group(#[from] super::users::UserError),
+    Group(#[from] crate::pipeline::isolation::users::UserError),
     /// The state file could not be read or written.
     #[error(transparent)]
-    State(#[from] super::state::StateError),
+    State(#[from] crate::pipeline::out::state::StateError),
 }
 
 /// Why a recorded staging folder is not the one clibench made for this run.
@@ -70,7 +70,7 @@ pub enum StagingError {
 pub enum NotTheStage {
     /// A symlink, not a folder, or a folder of another user.
     #[error(transparent)]
-    NotOwn(#[from] super::out_dir::NotOwnFolder),
+    NotOwn(#[from] crate::pipeline::out::folder::NotOwnFolder),
     /// A folder of ours, but not where or named as this run's staging folder.
     #[error("it is not a staging folder clibench names for this run")]
     Elsewhere,
@@ -107,7 +107,7 @@ pub fn ensure(out: &Path) -> Result<PathBuf, StagingError> {
     {
         return Ok(stage.clone());
     }
-    let gid = if super::users::is_root() {
+    let gid = if crate::pipeline::isolation::users::is_root() {
         Some(ensure_group(out, &state)?)
     } else {
         None
@@ -159,9 +159,14 @@ fn ensure_group(out: &Path, state: &State) -> Result<u32, StagingError> {
     if let Some(gid) = gid_of(&name)? {
         return Ok(gid);
     }
-    let output = super::users::shadow_tool(super::users::shadow_command("groupadd").arg(&name))?;
+    let output = crate::pipeline::isolation::users::shadow_tool(
+        crate::pipeline::isolation::users::shadow_command("groupadd").arg(&name),
+    )?;
     if !output.status.success() {
-        return Err(super::users::UserError::tool_failed("groupadd", &name, &output).into());
+        return Err(crate::pipeline::isolation::users::UserError::tool_failed(
+            "groupadd", &name, &output,
+        )
+        .into());
     }
     gid_of(&name)?.ok_or(StagingError::GroupMissing { name })
 }
@@ -180,7 +185,7 @@ fn gid_of(name: &str) -> Result<Option<u32>, StagingError> {
 /// named for the run, a real folder (not a symlink) of the effective user. `Ok(false)`: it
 /// does not exist.
 fn check(state: &State, stage: &Path) -> Result<bool, NotTheStage> {
-    if !super::out_dir::is_own_folder(stage, super::out_dir::euid())? {
+    if !crate::pipeline::out::folder::is_own_folder(stage, crate::pipeline::out::folder::euid())? {
         return Ok(false);
     }
     let named = stage
@@ -222,12 +227,14 @@ pub fn remove(state: &mut State) -> Result<Vec<String>, StagingError> {
             return Err(StagingError::RefusedGroup { name: group });
         }
         if gid_of(&group)?.is_some() {
-            let output =
-                super::users::shadow_tool(super::users::shadow_command("groupdel").arg(&group))?;
+            let output = crate::pipeline::isolation::users::shadow_tool(
+                crate::pipeline::isolation::users::shadow_command("groupdel").arg(&group),
+            )?;
             if !output.status.success() {
-                return Err(
-                    super::users::UserError::tool_failed("groupdel", &group, &output).into(),
-                );
+                return Err(crate::pipeline::isolation::users::UserError::tool_failed(
+                    "groupdel", &group, &output,
+                )
+                .into());
             }
         }
         state.group = None;
@@ -247,8 +254,8 @@ fn random_hex(n: usize) -> Result<String, StagingError> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::out_dir::NotOwnFolder;
     use super::*;
+    use crate::pipeline::out::folder::NotOwnFolder;
 
     #[test]
     fn a_recorded_stage_elsewhere_is_not_trusted() {

@@ -10,7 +10,7 @@
 //! `clibench run`s do (kept to show what interleaving buys).
 //!
 //! ```
-//! use bench_cli::pipeline::schedule::{Order, interleave};
+//! use bench_cli::pipeline::orchestration::schedule::{Order, interleave};
 //! use bench_cli::pipeline::Step;
 //! use bench_core::Phase;
 //!
@@ -20,7 +20,7 @@
 //! assert_eq!(sides, [0, 1, 1, 0]);
 //! ```
 
-use super::plan::Step;
+use crate::pipeline::orchestration::plan::Step;
 use bench_core::Phase;
 
 /// How the trials of two sides are ordered.

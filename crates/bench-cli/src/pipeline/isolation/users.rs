@@ -6,9 +6,9 @@
 //! mark with the run id. The uid is never taken from the state file: it is looked up in
 //! /etc/passwd each time, and system uids (below `UID_MIN`) are refused.
 
-use super::leftovers;
-use super::out_dir::{NotOwnFolder, is_own_folder};
-use super::state::{State, UserPlan, UserRecord};
+use crate::pipeline::isolation::leftovers;
+use crate::pipeline::out::folder::{NotOwnFolder, is_own_folder};
+use crate::pipeline::out::state::{State, UserPlan, UserRecord};
 use bench_proc::Identity;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -68,7 +68,7 @@ pub fn lookup(name: &str) -> Result<Option<PasswdEntry>, UserError> {
 }
 
 /// The user name of a uid, or `uid<N>` when it has none.
-pub(super) fn name_of(uid: u32) -> String {
+pub(crate) fn name_of(uid: u32) -> String {
     passwd()
         .ok()
         .and_then(|entries| entries.into_iter().find(|e| e.uid == uid))
@@ -216,15 +216,15 @@ pub enum UserError {
     },
     /// The state file could not be read or written.
     #[error(transparent)]
-    State(#[from] super::state::StateError),
+    State(#[from] crate::pipeline::out::state::StateError),
     /// The user's processes could not be stopped.
     #[error(transparent)]
-    Stop(#[from] super::exec::StopError),
+    Stop(#[from] crate::pipeline::isolation::command::StopError),
 }
 
 impl UserError {
     /// A shadow tool's failure, with what it said on stderr.
-    pub(super) fn tool_failed(
+    pub(crate) fn tool_failed(
         tool: &'static str,
         name: &str,
         output: &std::process::Output,
@@ -395,7 +395,7 @@ fn record_user(out: &Path, plan: UserPlan) -> Result<(), UserError> {
 /// system's own folders rather than PATH: running as root, a PATH folder that someone else
 /// can write must not choose the program, and a PATH without /usr/sbin (`env PATH=…`, a
 /// cron job) must not make every install fail with "No such file or directory".
-pub(super) fn shadow_command(tool: &str) -> Command {
+pub(crate) fn shadow_command(tool: &str) -> Command {
     const SYSTEM_FOLDERS: [&str; 4] = ["/usr/sbin", "/sbin", "/usr/bin", "/bin"];
     let program = SYSTEM_FOLDERS
         .iter()
@@ -407,7 +407,7 @@ pub(super) fn shadow_command(tool: &str) -> Command {
 
 /// Runs useradd or userdel, retrying while another process holds the lock on
 /// /etc/passwd (parallel tests and runs create users at the same time).
-pub(super) fn shadow_tool(command: &mut Command) -> Result<std::process::Output, UserError> {
+pub(crate) fn shadow_tool(command: &mut Command) -> Result<std::process::Output, UserError> {
     let program = command.get_program().to_string_lossy().into_owned();
     for _ in 0..50 {
         let output = command.output().map_err(|source| UserError::Run {
@@ -459,7 +459,7 @@ fn remove_dedicated(run_id: &str, plan: &UserPlan, removal: &mut Removal) -> Res
         return Ok(());
     };
     let user = UserRecord::new(plan, Identity::new(entry.uid, entry.gid));
-    super::exec::stop_user(&user)?;
+    crate::pipeline::isolation::command::stop_user(&user)?;
     let leftovers = leftovers::remove_owned_by(entry.uid, &leftovers::SHARED_FOLDERS);
     removal.left.extend(leftovers.left);
     let home_ok = check_home(plan, &entry)?;
@@ -541,7 +541,7 @@ fn remove_own_home(out: &Path, plan: &UserPlan) -> Result<(), UserError> {
         .into());
     }
     let user = UserRecord::new(plan, Identity::current());
-    super::exec::stop_user(&user)?;
+    crate::pipeline::isolation::command::stop_user(&user)?;
     if !home_folder(&plan.home, user.identity.uid)? {
         return Ok(());
     }

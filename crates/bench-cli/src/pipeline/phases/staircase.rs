@@ -7,12 +7,15 @@
 //! list) belong to it: stopping the instance stops them too, so `reclaimed_rss` is the
 //! memory really given back.
 
-use super::PhaseContext;
-use super::exec;
-use super::measure::{
-    Family, MeasureError, close_quietly, list_sessions, spawn_options, stop_sessions,
-};
-use super::state::UserRecord;
+use crate::pipeline::PhaseContext;
+use crate::pipeline::isolation::command;
+use crate::pipeline::out::state::UserRecord;
+use crate::pipeline::target::TargetError;
+use crate::pipeline::target::family::Family;
+use crate::pipeline::target::sessions::list_sessions;
+use crate::pipeline::target::sessions::stop_sessions;
+use crate::pipeline::target::terminal::close_quietly;
+use crate::pipeline::target::terminal::spawn_options;
 use crate::spec;
 use bench_core::detail::{MAX_STEPS, StaircaseRun, StaircaseStep};
 use bench_core::error_chain;
@@ -31,10 +34,10 @@ pub enum StaircaseError {
     NoMeasure,
     /// The phase's context lacks the user, or a placeholder has no value.
     #[error(transparent)]
-    Context(#[from] super::ContextError),
+    Context(#[from] crate::pipeline::ContextError),
     /// The target's family or ready checks (shared with measure) failed.
     #[error(transparent)]
-    Target(#[from] MeasureError),
+    Target(#[from] TargetError),
     /// The target's processes could not be stopped.
     #[error("{action}")]
     Stop {
@@ -42,7 +45,7 @@ pub enum StaircaseError {
         action: &'static str,
         /// What is left.
         #[source]
-        source: exec::StopError,
+        source: command::StopError,
     },
     /// The report could not be turned into JSON.
     #[error("serializing the staircase")]
@@ -68,7 +71,7 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), StaircaseError> {
     let measure = ctx.spec.measure.as_ref().ok_or(StaircaseError::NoMeasure)?;
     let user = ctx.user()?;
     let family = Family::of(user)?;
-    exec::stop_user(user).map_err(|source| StaircaseError::Stop {
+    command::stop_user(user).map_err(|source| StaircaseError::Stop {
         action: "stopping the target's processes before the staircase",
         source,
     })?;
@@ -88,7 +91,7 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), StaircaseError> {
         created: 0,
     };
     let outcome = bench_proc::staircase::run(&mut instances, &options);
-    let stopped = exec::stop_user(user).map_err(|source| StaircaseError::Stop {
+    let stopped = command::stop_user(user).map_err(|source| StaircaseError::Stop {
         action: "stopping the target's processes",
         source,
     });
@@ -194,10 +197,10 @@ struct PtySession {
 enum InstanceError {
     /// Its terminal options or its sessions (shared with measure) failed.
     #[error(transparent)]
-    Target(#[from] MeasureError),
+    Target(#[from] TargetError),
     /// Its transcript's folder could not be made.
     #[error(transparent)]
-    Context(#[from] super::ContextError),
+    Context(#[from] crate::pipeline::ContextError),
     /// Its terminal could not start.
     #[error("starting instance {index}")]
     Spawn {

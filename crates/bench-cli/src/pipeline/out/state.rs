@@ -1,7 +1,7 @@
 //! `OUT/state.json`: every user, home, folder and server clibench created for a run,
 //! written before the thing exists, so that cleanup after a crash or Ctrl-C finds it.
 
-use super::out_dir;
+use crate::pipeline::out::folder;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -103,9 +103,9 @@ pub struct State {
 /// The state file could not be read or written.
 #[derive(Debug, thiserror::Error)]
 pub enum StateError {
-    /// The file is not clibench's to read or write (see [`out_dir`]), or the call failed.
+    /// The file is not clibench's to read or write (see [`folder`]), or the call failed.
     #[error(transparent)]
-    Out(#[from] out_dir::OutError),
+    Out(#[from] folder::OutError),
     /// The file is not a state file.
     #[error("reading clibench's state file {}", path.display())]
     Parse {
@@ -125,9 +125,9 @@ pub enum StateError {
 
 impl State {
     /// The state of `out`, or a new one with a fresh run id. Only a state file clibench
-    /// wrote itself is read (see [`out_dir::read_trusted`]): anything else is refused.
+    /// wrote itself is read (see [`folder::read_trusted`]): anything else is refused.
     pub fn load(out: &Path) -> Result<State, StateError> {
-        match out_dir::read_trusted(out, STATE_FILE)? {
+        match folder::read_trusted(out, STATE_FILE)? {
             Some(bytes) => serde_json::from_slice(&bytes).map_err(|source| StateError::Parse {
                 path: out.join(STATE_FILE),
                 source,
@@ -148,7 +148,7 @@ impl State {
     pub fn save(&self, out: &Path) -> Result<(), StateError> {
         let mut text = serde_json::to_string_pretty(self).map_err(StateError::Serialize)?;
         text.push('\n');
-        out_dir::write_private(out, STATE_FILE, text.as_bytes())?;
+        folder::write_private(out, STATE_FILE, text.as_bytes())?;
         Ok(())
     }
 
@@ -183,7 +183,7 @@ mod tests {
     #[test]
     fn state_round_trips_and_gets_a_run_id() {
         let dir = tempfile::tempdir().unwrap();
-        out_dir::create(dir.path()).unwrap();
+        folder::create(dir.path()).unwrap();
         let state = State::load(dir.path()).unwrap();
         assert_eq!(state.run_id.len(), 6);
         State::update(dir.path(), |s| {
@@ -208,7 +208,7 @@ mod tests {
     #[test]
     fn a_state_file_clibench_did_not_write_is_refused() {
         let dir = tempfile::tempdir().unwrap();
-        out_dir::create(dir.path()).unwrap();
+        folder::create(dir.path()).unwrap();
         std::fs::write(dir.path().join(STATE_FILE), "{\"run_id\":\"abc\"}").unwrap();
         std::fs::set_permissions(
             dir.path().join(STATE_FILE),

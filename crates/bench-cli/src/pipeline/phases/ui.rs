@@ -7,12 +7,15 @@
 //! timings get `ui:<step>` (wall), `ui:<step>:cpu`, and `keystroke:min|p95|max`; every
 //! keystroke's latency goes to `OUT/logs/keystrokes-<trial>.json`.
 
-use super::PhaseContext;
-use super::exec;
-use super::measure::{
-    Family, MeasureError, close_quietly, keep_start_files, spawn_options, stop_agents,
-};
-use super::recording::{Recording, keep_screen};
+use crate::pipeline::PhaseContext;
+use crate::pipeline::isolation::command;
+use crate::pipeline::target::TargetError;
+use crate::pipeline::target::family::Family;
+use crate::pipeline::target::recording::keep_start_files;
+use crate::pipeline::target::recording::{Recording, keep_screen};
+use crate::pipeline::target::sessions::stop_agents;
+use crate::pipeline::target::terminal::close_quietly;
+use crate::pipeline::target::terminal::spawn_options;
 use bench_core::error_chain;
 use bench_core::{Metric, Phase, Sample, Side, record};
 use bench_term::Terminal;
@@ -32,10 +35,10 @@ pub enum UiError {
     NoSteps,
     /// The phase's context lacks the user, or a placeholder has no value.
     #[error(transparent)]
-    Context(#[from] super::ContextError),
+    Context(#[from] crate::pipeline::ContextError),
     /// The target's terminal, family or sessions (shared with measure) failed.
     #[error(transparent)]
-    Target(#[from] MeasureError),
+    Target(#[from] TargetError),
     /// The target's processes could not be stopped.
     #[error("{action}")]
     Stop {
@@ -43,7 +46,7 @@ pub enum UiError {
         action: &'static str,
         /// What is left.
         #[source]
-        source: exec::StopError,
+        source: command::StopError,
     },
     /// The ui command's terminal failed.
     #[error("{action}")]
@@ -94,7 +97,7 @@ pub enum UiError {
 pub enum StepError {
     /// The family's CPU time could not be read.
     #[error(transparent)]
-    Family(#[from] MeasureError),
+    Family(#[from] TargetError),
     /// The keys could not be typed.
     #[error(transparent)]
     Type(bench_term::TermError),
@@ -122,7 +125,7 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), UiError> {
     }
     let user = ctx.user()?;
     let family = Family::of(user)?;
-    exec::stop_user(user).map_err(|source| UiError::Stop {
+    command::stop_user(user).map_err(|source| UiError::Stop {
         action: "stopping the target's processes before the ui steps",
         source,
     })?;
@@ -155,7 +158,7 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), UiError> {
     recording.finish(side, ready_after);
     let kept = keep_start_files(ctx, &["ui"]);
     let stopped_agents = stop_agents(ctx, measure, user);
-    let stopped = exec::stop_user(user).map_err(|source| UiError::Stop {
+    let stopped = command::stop_user(user).map_err(|source| UiError::Stop {
         action: "stopping the target's processes",
         source,
     });

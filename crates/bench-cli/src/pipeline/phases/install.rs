@@ -3,14 +3,14 @@
 //! timeout, then the checks (version, files, install format), the spec's files, the
 //! fixture workspace and the dependency inventory, as the seed's `install()`.
 
-use super::context::{ContextError, PhaseContext};
-use super::error::FileError;
-use super::exec::{self, Step};
-use super::home;
-use super::origin::Origin;
-use super::prepare::{SUMS, parse_sums, sha256_file, wildcard};
-use super::state::{ServerRecord, State};
-use super::users;
+use crate::pipeline::context::{ContextError, PhaseContext};
+use crate::pipeline::error::FileError;
+use crate::pipeline::isolation::command::{self, Step};
+use crate::pipeline::isolation::home;
+use crate::pipeline::isolation::users;
+use crate::pipeline::origin::Origin;
+use crate::pipeline::out::state::{ServerRecord, State};
+use crate::pipeline::phases::prepare::{SUMS, parse_sums, sha256_file, wildcard};
 use crate::spec::{Placeholder, Values};
 use bench_core::error_chain;
 use bench_core::{Metric, Sample, Side, record};
@@ -40,16 +40,16 @@ pub enum InstallError {
     User(#[from] users::UserError),
     /// The state file could not be read or written.
     #[error(transparent)]
-    State(#[from] super::state::StateError),
+    State(#[from] crate::pipeline::out::state::StateError),
     /// The installer or a check command failed.
     #[error(transparent)]
-    Exec(#[from] exec::ExecError),
+    Exec(#[from] command::ExecError),
     /// The installer's processes could not be stopped.
     #[error(transparent)]
-    Stop(#[from] exec::StopError),
+    Stop(#[from] command::StopError),
     /// The trial user's processes could not be stopped after the install.
     #[error("stopping the trial user's processes after install")]
-    StopAfter(#[source] exec::StopError),
+    StopAfter(#[source] command::StopError),
     /// A file or folder could not be written in the home.
     #[error(transparent)]
     Home(#[from] home::HomeWriteError),
@@ -93,7 +93,7 @@ pub enum InstallError {
         path: PathBuf,
         /// The line at fault.
         #[source]
-        source: super::prepare::SumsError,
+        source: crate::pipeline::phases::prepare::SumsError,
     },
     /// A file among the artifacts that `SHA256SUMS` does not list.
     #[error("artifact {name} is not listed in {}", sums.display())]
@@ -162,7 +162,7 @@ pub enum InstallError {
 /// Runs the install phase for install index `ctx.trial`.
 pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), InstallError> {
     let fail = |side: &mut Side, error: InstallError| {
-        let message = exec::clip(&error_chain(&error), 500);
+        let message = command::clip(&error_chain(&error), 500);
         record(side, Metric::Install, ctx.trial, Sample::Error(message));
     };
     // Checked before anything is created: bad artifacts never reach a home.
@@ -178,7 +178,7 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), InstallError> {
     ctx.user = Some(user.clone());
     let outcome = install(&ctx, side, &artifacts);
     // As in the seed's `finally`: nothing the installer or the checks started survives.
-    let stopped = exec::stop_user(&user);
+    let stopped = command::stop_user(&user);
     if let Err(error) = outcome {
         fail(side, error);
     }
@@ -221,7 +221,7 @@ fn install(
     let trial_env = ctx.environment(&BTreeMap::new(), &values)?;
     if let Some(command) = &spec.install.version_command {
         let argv = ctx.expand_command(command, &values)?;
-        let finished = exec::run_ok(&Step {
+        let finished = command::run_ok(&Step {
             what: format!("version command `{}`", argv.join(" ")),
             argv,
             cwd: user.home.clone(),
@@ -308,7 +308,7 @@ fn install(
 /// returns how long it took.
 fn run_installer(
     ctx: &PhaseContext,
-    user: &super::TrialUser,
+    user: &crate::pipeline::TrialUser,
     command: &[crate::spec::Template],
 ) -> Result<Duration, InstallError> {
     let spec = &ctx.spec;
@@ -324,7 +324,7 @@ fn run_installer(
         let pid = std::process::id();
         let record = ServerRecord {
             pid,
-            start_ticks: super::state::start_ticks(pid),
+            start_ticks: crate::pipeline::out::state::start_ticks(pid),
             url: origin.url().to_owned(),
         };
         State::update(&ctx.out, |s| s.servers.push(record))?;
@@ -337,7 +337,7 @@ fn run_installer(
     let log = ctx.log_path(&format!("install-{}.log", ctx.trial))?;
     let _ = std::fs::remove_file(&log);
     let argv = ctx.expand_command(command, &values)?;
-    let installed = exec::run_ok(&Step {
+    let installed = command::run_ok(&Step {
         what: format!("installer `{}` (log {})", argv.join(" "), log.display()),
         argv,
         cwd: ctx.cwd(spec.install.cwd.as_ref(), &user.home, &values)?,
@@ -354,7 +354,7 @@ fn run_installer(
     }
     let elapsed = installed?.elapsed;
     // The installer may have left daemons; the checks start from a quiet user.
-    exec::stop_user(user)?;
+    command::stop_user(user)?;
     Ok(elapsed)
 }
 
@@ -412,7 +412,10 @@ fn verify_artifacts(dir: &Path, expected: bool) -> Result<BTreeMap<String, Strin
 
 /// A dedicated user must be able to read what the installer is pointed at (the
 /// source and the artifacts under OUT/); say so plainly instead of a failed install.
-fn check_readable(ctx: &PhaseContext, user: &super::TrialUser) -> Result<(), InstallError> {
+fn check_readable(
+    ctx: &PhaseContext,
+    user: &crate::pipeline::TrialUser,
+) -> Result<(), InstallError> {
     let uses = |p: Placeholder| {
         ctx.spec
             .install
@@ -431,13 +434,13 @@ fn check_readable(ctx: &PhaseContext, user: &super::TrialUser) -> Result<(), Ins
     }
     for folder in folders {
         let path = folder.display().to_string();
-        let finished = exec::run(&Step {
+        let finished = command::run(&Step {
             what: format!("checking that {} can read {path}", user.name),
             argv: ["test", "-r", &path, "-a", "-x", &path]
                 .map(str::to_owned)
                 .to_vec(),
             cwd: PathBuf::from("/"),
-            env: super::context::base_environment(&user.name, &user.home),
+            env: crate::pipeline::context::base_environment(&user.name, &user.home),
             user: Some(user),
             home: Some(user.home.clone()),
             timeout: CHECK_TIMEOUT,
@@ -480,7 +483,7 @@ fn is_elf(path: &Path) -> Result<bool, InstallError> {
 /// author and committer dates are fixed, created as the trial user.
 fn create_workspace(
     ctx: &PhaseContext,
-    user: &super::TrialUser,
+    user: &crate::pipeline::TrialUser,
     env: &BTreeMap<String, String>,
     owner: home::Owner,
 ) -> Result<(), InstallError> {
@@ -494,7 +497,7 @@ fn create_workspace(
     env.insert("GIT_AUTHOR_DATE".to_owned(), workspace.date.clone());
     env.insert("GIT_COMMITTER_DATE".to_owned(), workspace.date.clone());
     for argv in workspace.git_commands() {
-        exec::run_ok(&Step {
+        command::run_ok(&Step {
             what: format!("workspace `{}`", argv.join(" ")),
             argv,
             cwd: dir.clone(),
@@ -525,7 +528,7 @@ fn save_inventory(
         format!("install-{}-{}", ctx.trial, ctx.spec.install.inventory_file)
     };
     let path = ctx.out.join(&name);
-    let finished = exec::run(&Step {
+    let finished = command::run(&Step {
         what: format!("dependency inventory `{}`", argv.join(" ")),
         argv: argv.clone(),
         cwd: user.home.clone(),

@@ -3,10 +3,12 @@
 //! measurement sequence (`bench_term::kernel::measure::run_all`, the seed's `runtime()`)
 //! and memory read by bench-proc.
 
-use super::PhaseContext;
-use super::exec;
-use super::home;
-use super::measure::{Family, MeasureError, process_memory, resolve_program};
+use crate::pipeline::PhaseContext;
+use crate::pipeline::isolation::command;
+use crate::pipeline::isolation::home;
+use crate::pipeline::target::TargetError;
+use crate::pipeline::target::family::{Family, process_memory};
+use crate::pipeline::target::terminal::resolve_program;
 use bench_core::error_chain;
 use bench_core::{Metric, Sample, Side, record};
 use bench_term::kernel::KernelOptions;
@@ -24,10 +26,10 @@ pub enum RuntimeError {
     EmptyCommand,
     /// The phase's context lacks the user, or a placeholder has no value.
     #[error(transparent)]
-    Context(#[from] super::ContextError),
+    Context(#[from] crate::pipeline::ContextError),
     /// The kernel's process family could not be set up.
     #[error(transparent)]
-    Family(#[from] MeasureError),
+    Family(#[from] TargetError),
     /// The target's or kernel's processes could not be stopped.
     #[error("{action}")]
     Stop {
@@ -35,7 +37,7 @@ pub enum RuntimeError {
         action: &'static str,
         /// What is left.
         #[source]
-        source: exec::StopError,
+        source: command::StopError,
     },
     /// The kernel's state folder could not be created in the home.
     #[error("creating the kernel's state folder in the home")]
@@ -62,7 +64,7 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), RuntimeError> {
     let runtime = ctx.spec.runtime.as_ref().ok_or(RuntimeError::NoSection)?;
     let user = ctx.user()?;
     let family = Family::of(user)?;
-    exec::stop_user(user).map_err(|source| RuntimeError::Stop {
+    command::stop_user(user).map_err(|source| RuntimeError::Stop {
         action: "stopping the target's processes before the kernel starts",
         source,
     })?;
@@ -124,7 +126,7 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), RuntimeError> {
         side.runtime
             .insert("kernel_workload".to_owned(), workload.name().to_owned());
     }
-    let stopped = exec::stop_user(user).map_err(|source| RuntimeError::Stop {
+    let stopped = command::stop_user(user).map_err(|source| RuntimeError::Stop {
         action: "stopping the kernel's processes",
         source,
     });

@@ -2,7 +2,10 @@
 //! memory over time (a background sampler from spawn to the end of the measurement) and
 //! the screen at ready.
 
-use super::measure::Family;
+use crate::pipeline::PhaseContext;
+use crate::pipeline::error::FileError;
+use crate::pipeline::target::TargetError;
+use crate::pipeline::target::family::Family;
 use bench_core::detail::{MAX_SCREENS, MAX_SERIES, MemoryPoint, MemorySeries, Screen};
 use bench_core::{Phase, Side};
 use bench_proc::{Sampler, SamplerOptions};
@@ -14,7 +17,7 @@ use std::time::Duration;
 const INTERVAL: Duration = Duration::from_millis(50);
 
 /// A session's memory being sampled in the background.
-pub(super) struct Recording {
+pub(crate) struct Recording {
     sampler: Sampler,
     phase: Phase,
     trial: u32,
@@ -23,7 +26,7 @@ pub(super) struct Recording {
 
 impl Recording {
     /// Starts sampling `family`; call it just before spawning the session's program.
-    pub(super) fn start(family: Family, phase: Phase, trial: u32, session: &'static str) -> Self {
+    pub(crate) fn start(family: Family, phase: Phase, trial: u32, session: &'static str) -> Self {
         let (selector, exclude_pids) = family.selector();
         let sampler = Sampler::start(SamplerOptions {
             selector,
@@ -40,7 +43,7 @@ impl Recording {
 
     /// Stops sampling and keeps the series (downsampled) in `side`, with the moment the
     /// program was ready, when it was.
-    pub(super) fn finish(self, side: &mut Side, ready: Option<Duration>) {
+    pub(crate) fn finish(self, side: &mut Side, ready: Option<Duration>) {
         let report = self.sampler.stop();
         let points: Vec<MemoryPoint> = report
             .points
@@ -73,7 +76,7 @@ impl Recording {
 
 /// Keeps the screen at ready of trial 0's `session` (one screen per session is what a
 /// person needs to see; later trials show the same program).
-pub(super) fn keep_screen(side: &mut Side, phase: Phase, trial: u32, session: &str, text: String) {
+pub(crate) fn keep_screen(side: &mut Side, phase: Phase, trial: u32, session: &str, text: String) {
     if trial != 0 {
         return;
     }
@@ -86,4 +89,36 @@ pub(super) fn keep_screen(side: &mut Side, phase: Phase, trial: u32, session: &s
 
 fn millis(elapsed: Duration) -> u64 {
     u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// Keeps, for each start `<name>-<trial>` of this trial that saved them, the screen at ready
+/// as `OUT/logs/screen-at-ready-<trial>-<name>.txt` and the terminal recording as
+/// `OUT/transcripts/<name>-<trial>.cast` (asciicast v2, `asciinema play` replays it).
+pub(crate) fn keep_start_files(ctx: &PhaseContext, names: &[&str]) -> Result<(), TargetError> {
+    let trial = ctx.trial;
+    for name in names {
+        let folder = ctx.logs_dir().join(format!("{name}-{trial}"));
+        let screen = folder.join(bench_term::READY_SCREEN_FILE);
+        if screen.is_file() {
+            let kept = ctx.log_path(&format!("screen-at-ready-{trial}-{name}.txt"))?;
+            std::fs::copy(&screen, &kept).map_err(FileError::doing(format!(
+                "copying {} to {}",
+                screen.display(),
+                kept.display()
+            )))?;
+        }
+        let cast = folder.join(bench_term::CAST_FILE);
+        if cast.is_file() {
+            let dir = ctx.out.join("transcripts");
+            std::fs::create_dir_all(&dir)
+                .map_err(FileError::doing(format!("creating {}", dir.display())))?;
+            let kept = dir.join(format!("{name}-{trial}.cast"));
+            std::fs::copy(&cast, &kept).map_err(FileError::doing(format!(
+                "copying {} to {}",
+                cast.display(),
+                kept.display()
+            )))?;
+        }
+    }
+    Ok(())
 }

@@ -1,7 +1,7 @@
 //! What a run will do: the spec, the output folder, the phases and their trials, in order.
 
-use super::Error;
-use super::driver::load_spec;
+use crate::pipeline::Error;
+use crate::pipeline::orchestration::phase_run::load_spec;
 use crate::spec::{Override, Spec};
 use bench_core::Phase;
 use std::path::{Path, PathBuf};
@@ -230,7 +230,9 @@ impl Plan {
             return Err(Error::ZeroCount { what: "installs" });
         }
         if settings.drop_caches {
-            super::caches_linux::check_can_drop(Some(Path::new(super::DROP_CACHES)))?;
+            crate::pipeline::orchestration::caches_linux::check_can_drop(Some(Path::new(
+                crate::pipeline::DROP_CACHES,
+            )))?;
         }
         let asked = settings.phases.is_some();
         let mut phases = settings
@@ -433,7 +435,7 @@ mod tests {
 
     fn pi_spec() -> Spec {
         crate::spec::parse(
-            include_str!("../../../../examples/agents/pi.toml"),
+            include_str!("../../../../../examples/agents/pi.toml"),
             "pi.toml",
         )
         .unwrap()

@@ -2,10 +2,10 @@
 //! build steps, collect the artifacts with `SHA256SUMS`, and record `bundle`, the
 //! artifact sizes and the runtime facts (tool versions, kernel, machine, cpu).
 
-use super::context::{ContextError, PhaseContext, base_environment};
-use super::error::FileError;
-use super::exec::{self, Step};
-use super::state::State;
+use crate::pipeline::context::{ContextError, PhaseContext, base_environment};
+use crate::pipeline::error::FileError;
+use crate::pipeline::isolation::command::{self, Step};
+use crate::pipeline::out::state::State;
 use crate::spec::{BuildStep, Values};
 use bench_core::error_chain;
 use bench_core::{Metric, Sample, Side, record};
@@ -44,10 +44,10 @@ pub enum PrepareError {
     Expand(#[from] crate::spec::ExpandError),
     /// The state file could not be read or written.
     #[error(transparent)]
-    State(#[from] super::state::StateError),
+    State(#[from] crate::pipeline::out::state::StateError),
     /// A git, build or version command failed.
     #[error(transparent)]
-    Exec(#[from] exec::ExecError),
+    Exec(#[from] command::ExecError),
     /// `git fetch` failed; the message has the repository's credentials hidden, which is
     /// why it is text and not the fetch's error.
     #[error("{0}")]
@@ -100,7 +100,7 @@ pub enum PrepareError {
     },
     /// What the build left running could not be stopped.
     #[error("stopping what the build left running")]
-    Stop(#[source] exec::StopError),
+    Stop(#[source] command::StopError),
     /// A file-system call failed.
     #[error(transparent)]
     File(#[from] FileError),
@@ -137,7 +137,7 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), PrepareError> {
     fresh_folder(&build_home)?;
     let outcome = build(ctx, side, &build_home);
     // The build's HOME is scratch space; whatever still runs with it is stopped.
-    let stopped = exec::stop_home(&build_home);
+    let stopped = command::stop_home(&build_home);
     let removed = std::fs::remove_dir_all(&build_home);
     outcome?;
     stopped.map_err(PrepareError::Stop)?;
@@ -152,7 +152,7 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), PrepareError> {
 fn build(ctx: &PhaseContext, side: &mut Side, build_home: &Path) -> Result<(), PrepareError> {
     let log = ctx.log_path("prepare.log")?;
     let _ = std::fs::remove_file(&log);
-    let user = super::users::name_of(rustix::process::getuid().as_raw());
+    let user = crate::pipeline::isolation::users::name_of(rustix::process::getuid().as_raw());
     let mut env = base_environment(&user, build_home);
     env.extend(ctx.passed_environment());
     let values = ctx.values();
@@ -163,7 +163,10 @@ fn build(ctx: &PhaseContext, side: &mut Side, build_home: &Path) -> Result<(), P
             fetch(ctx, &source.repository, &source.commit, &dir, &env, &log)?;
             side.runtime.insert(
                 "source".to_owned(),
-                super::redact::redact(&format!("{}@{}", source.repository, source.commit)),
+                crate::pipeline::redact::redact(&format!(
+                    "{}@{}",
+                    source.repository, source.commit
+                )),
             );
             dir
         }
@@ -182,7 +185,7 @@ fn build(ctx: &PhaseContext, side: &mut Side, build_home: &Path) -> Result<(), P
 
     for (name, command) in &ctx.spec.versions {
         let argv = ctx.expand_command(command, &values)?;
-        let finished = exec::run_ok(&Step {
+        let finished = command::run_ok(&Step {
             what: format!("version command '{name}' (`{}`)", argv.join(" ")),
             argv,
             cwd: work_dir.clone(),
@@ -261,7 +264,7 @@ fn run_build_step(
     for (key, value) in &step.env {
         env.insert(key.clone(), value.expand(values)?);
     }
-    let finished = exec::run_ok(&Step {
+    let finished = command::run_ok(&Step {
         what: format!("{what} (log {})", log.display()),
         argv,
         cwd,
@@ -329,7 +332,7 @@ fn fetch_redacted(
     env: &BTreeMap<String, String>,
     log: &Path,
 ) -> Result<(), PrepareError> {
-    use super::redact::redact;
+    use crate::pipeline::redact::redact;
     // The URL reaches git through its environment (readable by this user only), not its
     // command line, which every user of the machine can read in /proc.
     let argv: Vec<String> = ["git"]
@@ -345,7 +348,7 @@ fn fetch_redacted(
         "remote.clibench-source.url".to_owned(),
     );
     env.insert("GIT_CONFIG_VALUE_0".to_owned(), url.to_owned());
-    let finished = exec::run(&Step {
+    let finished = command::run(&Step {
         what: redact(&format!("`git fetch --quiet --depth=1 {url} {commit}`")),
         argv,
         cwd: dir.to_path_buf(),
@@ -412,14 +415,14 @@ fn fetch(
         "-c",
         "advice.detachedHead=false",
     ];
-    let git = |args: &[&str]| -> Result<exec::Finished, PrepareError> {
+    let git = |args: &[&str]| -> Result<command::Finished, PrepareError> {
         let argv: Vec<String> = ["git"]
             .iter()
             .chain(config.iter())
             .chain(args.iter())
             .map(|s| (*s).to_owned())
             .collect();
-        Ok(exec::run_ok(&Step {
+        Ok(command::run_ok(&Step {
             what: format!("`git {}` (log {})", args.join(" "), log.display()),
             argv,
             cwd: dir.to_path_buf(),
@@ -433,7 +436,7 @@ fn fetch(
     git(&["init", "--quiet"])?;
     fetch_redacted(&config, &url, commit, dir, &env, log)?;
     git(&["checkout", "--quiet", "--detach", "FETCH_HEAD"])?;
-    let head = exec::run_ok(&Step {
+    let head = command::run_ok(&Step {
         what: "`git rev-parse HEAD`".to_owned(),
         argv: ["git", "-c", "safe.directory=*", "rev-parse", "HEAD"]
             .map(str::to_owned)

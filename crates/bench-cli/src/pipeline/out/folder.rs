@@ -52,19 +52,6 @@ pub enum OutError {
         /// What the lock file says.
         pid: String,
     },
-    /// An earlier run's state is still there.
-    #[error(
-        "{} holds what an earlier run created (state.json); run `clibench cleanup --out {}` first",
-        path.display(),
-        path.display()
-    )]
-    EarlierRun {
-        /// The folder.
-        path: PathBuf,
-    },
-    /// The state file could not be read or written.
-    #[error(transparent)]
-    State(Box<super::state::StateError>),
     /// A system call failed.
     #[error("{path}")]
     Io {
@@ -77,7 +64,7 @@ pub enum OutError {
 }
 
 impl OutError {
-    fn io(path: &Path, source: impl Into<std::io::Error>) -> OutError {
+    pub(crate) fn io(path: &Path, source: impl Into<std::io::Error>) -> OutError {
         OutError::Io {
             path: path.to_path_buf(),
             source: source.into(),
@@ -93,7 +80,7 @@ impl OutError {
 
     /// Whether this is the caller's mistake (exit 2) rather than a failure.
     pub fn is_input_error(&self) -> bool {
-        !matches!(self, OutError::Io { .. } | OutError::State(_))
+        !matches!(self, OutError::Io { .. })
     }
 }
 
@@ -418,42 +405,6 @@ pub fn lock(out: &Path) -> Result<OutLock, OutError> {
     std::io::Seek::rewind(&mut file).map_err(|e| OutError::io(&path, e))?;
     writeln!(file, "{}", std::process::id()).map_err(|e| OutError::io(&path, e))?;
     Ok(OutLock { file: Some(file) })
-}
-
-/// The output folder of a `clibench run`, locked for the whole run.
-#[derive(Debug)]
-pub struct RunOut {
-    /// The lock; dropping it lets the next run in.
-    #[allow(dead_code, reason = "held, not read: dropping it releases the folder")]
-    lock: OutLock,
-    /// Where a result of an earlier run was moved, if there was one.
-    pub previous_result: Option<PathBuf>,
-}
-
-fn state_error(error: super::state::StateError) -> OutError {
-    OutError::State(Box::new(error))
-}
-
-/// Opens `out` for `clibench run`: created or adopted (see [`create`]), locked, refused
-/// while an earlier run's state is left (its users may be kept or half removed: that is
-/// `clibench cleanup`'s to finish), and with a new result, the earlier one set aside. The
-/// `clibench phase` processes the run starts share its lock.
-pub fn open_for_run(out: &Path) -> Result<RunOut, OutError> {
-    create(out)?;
-    let lock = lock(out)?;
-    if super::state::State::exists(out) {
-        return Err(OutError::EarlierRun {
-            path: out.to_path_buf(),
-        });
-    }
-    let run_id = super::state::State::update(out, |s| s.run_id.clone()).map_err(state_error)?;
-    let logs = out.join("logs");
-    std::fs::create_dir_all(&logs).map_err(|e| OutError::io(&logs, e))?;
-    let previous_result = set_aside_result(out, &run_id)?;
-    Ok(RunOut {
-        lock,
-        previous_result,
-    })
 }
 
 /// Opens `out` for one `clibench phase`: created or adopted, and locked (or run under the

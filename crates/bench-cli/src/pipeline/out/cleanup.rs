@@ -9,10 +9,10 @@
 //! effective user inside OUT/ (or the recorded staging folder). Anything else is refused
 //! and named in the error.
 
-use super::error::FileError;
-use super::exec;
-use super::state::{STATE_FILE, ServerRecord, State};
-use super::{out_dir, staging, users};
+use crate::pipeline::error::FileError;
+use crate::pipeline::isolation::command;
+use crate::pipeline::out::state::{STATE_FILE, ServerRecord, State};
+use crate::pipeline::{isolation::staging, isolation::users, out::folder};
 use bench_core::error_chain;
 use bench_proc::Selector;
 use std::path::{Path, PathBuf};
@@ -22,10 +22,10 @@ use std::path::{Path, PathBuf};
 pub enum CleanupError {
     /// The state file could not be read or written.
     #[error(transparent)]
-    State(#[from] super::state::StateError),
+    State(#[from] crate::pipeline::out::state::StateError),
     /// The state file could not be removed.
     #[error(transparent)]
-    Out(#[from] out_dir::OutError),
+    Out(#[from] folder::OutError),
     /// Some of what the run created is left, or was refused: each with why.
     #[error("cleanup was incomplete: {}", problems.join("; "))]
     Incomplete {
@@ -66,7 +66,7 @@ pub fn cleanup_with(out: &Path, keep_users: Option<bool>) -> Result<CleanupRepor
     let own = std::process::id();
     for server in std::mem::take(&mut state.servers) {
         if server.pid != own && is_clibench(server.pid) && is_same_process(&server) {
-            match bench_proc::stop(&Selector::Tree(server.pid), exec::STOP_GRACE) {
+            match bench_proc::stop(&Selector::Tree(server.pid), command::STOP_GRACE) {
                 Ok(_) => report.stopped_servers.push(server.pid),
                 Err(error) => errors.push(format!(
                     "stopping server process {}: {}",
@@ -81,7 +81,7 @@ pub fn cleanup_with(out: &Path, keep_users: Option<bool>) -> Result<CleanupRepor
     for plan in state.users.clone() {
         if keep {
             let stopped = users::resolve(&state, &plan)
-                .and_then(|user| exec::stop_user(&user).map_err(users::UserError::from));
+                .and_then(|user| command::stop_user(&user).map_err(users::UserError::from));
             if let Err(error) = stopped {
                 errors.push(format!(
                     "stopping the processes of {}: {}",
@@ -127,7 +127,7 @@ pub fn cleanup_with(out: &Path, keep_users: Option<bool>) -> Result<CleanupRepor
         && state.stage.is_none()
         && state.group.is_none()
     {
-        out_dir::remove_file(out, STATE_FILE)?;
+        folder::remove_file(out, STATE_FILE)?;
     } else {
         state.save(out)?;
     }
@@ -147,7 +147,7 @@ enum FolderError {
         path: PathBuf,
         /// Why.
         #[source]
-        why: out_dir::NotOwnFolder,
+        why: folder::NotOwnFolder,
     },
     /// A folder of ours, but not inside OUT/.
     #[error("refusing to remove {}: it is not inside {}", path.display(), out.display())]
@@ -165,11 +165,10 @@ enum FolderError {
 /// Removes a recorded temporary folder when it is clibench's: inside OUT/, a real folder
 /// (not a symlink) of the effective user. `Ok(false)`: it is already gone.
 fn remove_own_folder(out: &Path, folder: &Path) -> Result<bool, FolderError> {
-    let own =
-        out_dir::is_own_folder(folder, out_dir::euid()).map_err(|why| FolderError::NotOwn {
-            path: folder.to_path_buf(),
-            why,
-        })?;
+    let own = folder::is_own_folder(folder, folder::euid()).map_err(|why| FolderError::NotOwn {
+        path: folder.to_path_buf(),
+        why,
+    })?;
     if !own {
         return Ok(false);
     }
@@ -196,7 +195,7 @@ fn remove_own_folder(out: &Path, folder: &Path) -> Result<bool, FolderError> {
 /// binary check alone).
 fn is_same_process(server: &ServerRecord) -> bool {
     match server.start_ticks {
-        Some(recorded) => super::state::start_ticks(server.pid) == Some(recorded),
+        Some(recorded) => crate::pipeline::out::state::start_ticks(server.pid) == Some(recorded),
         None => true,
     }
 }
@@ -223,7 +222,7 @@ mod tests {
             start_ticks,
             url: "http://127.0.0.1:1/".to_owned(),
         };
-        let ticks = super::super::state::start_ticks(pid).expect("our own start time");
+        let ticks = crate::pipeline::out::state::start_ticks(pid).expect("our own start time");
         assert!(is_same_process(&record(Some(ticks))));
         // The same pid with another start time is a different process: a reused pid.
         assert!(!is_same_process(&record(Some(ticks + 1))));

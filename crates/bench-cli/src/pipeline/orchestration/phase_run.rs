@@ -1,10 +1,10 @@
 //! One phase of one trial: load the spec, apply the overrides, run the phase, merge what it
 //! observed into `OUT/result.json`. What `clibench phase NAME` does, and what the
-//! [`Runner`](super::Runner) does for each step, in this process or in a re-run binary.
+//! [`Runner`](crate::pipeline::Runner) does for each step, in this process or in a re-run binary.
 
-use super::Error;
-use super::context::PhaseContext;
-use super::error::PhaseError;
+use crate::pipeline::Error;
+use crate::pipeline::context::PhaseContext;
+use crate::pipeline::error::PhaseError;
 use crate::spec::{self, Override};
 use bench_core::error_chain;
 use bench_core::{Phase, Request, ResultFile, Role, Side};
@@ -96,33 +96,40 @@ pub fn run_phase(run: &PhaseRun) -> Result<PhaseOutcome, Error> {
         run.repository.as_deref(),
         run.commit.as_deref(),
     )?;
-    let _lock = super::out_dir::open_for_phase(&run.out)?;
+    let _lock = crate::pipeline::out::folder::open_for_phase(&run.out)?;
     let path = run.out.join("result.json");
     let facts = SpecFacts::of(&spec, &run.spec, &run.overrides);
     let mut result =
         ResultFile::load_or_create(&path, &facts.request).map_err(Error::ResultUnreadable)?;
     if run.keep_users {
-        super::state::State::update(&run.out, |s| s.keep_users = true).map_err(|error| {
-            Error::Phase {
+        crate::pipeline::out::state::State::update(&run.out, |s| s.keep_users = true).map_err(
+            |error| Error::Phase {
                 phase: run.phase,
                 source: Box::new(PhaseError::State(error)),
-            }
-        })?;
+            },
+        )?;
     }
     let started = Instant::now();
-    super::circumstances::record_start(&mut result.side, run.phase, run.trial);
+    crate::pipeline::orchestration::circumstances::record_start(
+        &mut result.side,
+        run.phase,
+        run.trial,
+    );
     result.side.error = None;
     let outcome = PhaseContext::new(run.phase, spec, &run.spec, &run.out, run.trial)
         .map_err(PhaseError::from)
         .and_then(|ctx| dispatch(&ctx, &mut result.side));
     let failure = outcome.err();
-    let error = failure
-        .as_ref()
-        .map(|error| super::redact::redact(&format!("{}: {}", run.phase, error_chain(error))));
+    let error = failure.as_ref().map(|error| {
+        crate::pipeline::redact::redact(&format!("{}: {}", run.phase, error_chain(error)))
+    });
     if let Some(message) = &error {
         result
             .side
-            .set_error(super::exec::clip(message, RESULT_ERROR_CHARS));
+            .set_error(crate::pipeline::isolation::command::clip(
+                message,
+                RESULT_ERROR_CHARS,
+            ));
     }
     result.side.timings.insert(
         format!("phase:{}:{}", run.phase, run.trial),
@@ -142,7 +149,7 @@ pub fn run_phase(run: &PhaseRun) -> Result<PhaseOutcome, Error> {
             &facts.absent,
         )
         .iter()
-        .map(|error| super::redact::redact(error))
+        .map(|error| crate::pipeline::redact::redact(error))
         .collect(),
     })
 }
@@ -195,7 +202,7 @@ pub fn record_skip(run: &PhaseRun, facts: &SpecFacts, reason: &str) -> Result<()
 }
 
 /// Changes the side of `OUT/result.json` outside a phase (the runner's own facts).
-pub(super) fn update_result(
+pub(crate) fn update_result(
     run: &PhaseRun,
     facts: &SpecFacts,
     change: impl FnOnce(&mut Side),
@@ -221,12 +228,12 @@ pub fn trial_failure(run: &PhaseRun, facts: &SpecFacts) -> Option<String> {
 /// Runs one phase in an already built context.
 fn dispatch(ctx: &PhaseContext, side: &mut Side) -> Result<(), PhaseError> {
     match ctx.phase {
-        Phase::Prepare => super::prepare::run(ctx, side)?,
-        Phase::Install => super::install::run(ctx, side)?,
-        Phase::Measure => super::measure::run(ctx, side)?,
-        Phase::Runtime => super::runtime::run(ctx, side)?,
-        Phase::Ui => super::ui::run(ctx, side)?,
-        Phase::Staircase => super::staircase::run(ctx, side)?,
+        Phase::Prepare => crate::pipeline::phases::prepare::run(ctx, side)?,
+        Phase::Install => crate::pipeline::phases::install::run(ctx, side)?,
+        Phase::Measure => crate::pipeline::phases::measure::run(ctx, side)?,
+        Phase::Runtime => crate::pipeline::phases::runtime::run(ctx, side)?,
+        Phase::Ui => crate::pipeline::phases::ui::run(ctx, side)?,
+        Phase::Staircase => crate::pipeline::phases::staircase::run(ctx, side)?,
     }
     Ok(())
 }
@@ -245,7 +252,7 @@ pub fn request_for(spec: &spec::Spec, spec_path: &Path) -> Request {
     request.source_repository = spec
         .source
         .as_ref()
-        .map(|s| super::redact::redact(&s.repository));
+        .map(|s| crate::pipeline::redact::redact(&s.repository));
     request
         .config
         .insert("spec".to_owned(), spec_path.display().to_string());

@@ -8,17 +8,17 @@
 //! plan can run after it: every later step is skipped with that cause. When trial 0 of a
 //! phase fails, its later trials (and, after measure, the staircase) would wait for the
 //! same thing again: they are skipped as "same failure as trial 0" unless
-//! [`PlanSettings::keep_going`](super::PlanSettings::keep_going). A skipped step is
+//! [`PlanSettings::keep_going`](crate::pipeline::PlanSettings::keep_going). A skipped step is
 //! reported as [`StepResult::Skipped`] and recorded in the result's `skipped`.
 //!
 //! Interruption is a flag the caller sets (from a signal handler, say);
 //! it is looked at between steps and, when phases run in their own process, while a
 //! step runs, which then stops the phase and everything below it.
 
-use super::driver::{PhaseOutcome, PhaseRun, SpecFacts, run_phase};
-use super::exec::STOP_GRACE;
-use super::plan::{Plan, SpecSource, Step};
-use super::{CleanupReport, Error};
+use crate::pipeline::isolation::command::STOP_GRACE;
+use crate::pipeline::orchestration::phase_run::{PhaseOutcome, PhaseRun, SpecFacts, run_phase};
+use crate::pipeline::orchestration::plan::{Plan, SpecSource, Step};
+use crate::pipeline::{CleanupReport, Error};
 use bench_core::Phase;
 use std::fs;
 use std::os::unix::process::CommandExt;
@@ -273,7 +273,7 @@ impl Runner {
         // Held until the run returns: no other clibench uses these folders meanwhile.
         let mut _locks = Vec::new();
         for plan in &self.plans {
-            let out = super::out_dir::open_for_run(&plan.out)?;
+            let out = crate::pipeline::out::run::open_for_run(&plan.out)?;
             if let Some(path) = &out.previous_result {
                 observer.notice(&Notice::PreviousResult { path: path.clone() });
             }
@@ -282,7 +282,7 @@ impl Runner {
             // Read once here: skips and failures are recorded with these facts, not by
             // reading the spec again for each.
             let settings = &plan.settings;
-            let loaded = super::driver::load_spec(
+            let loaded = crate::pipeline::orchestration::phase_run::load_spec(
                 &spec,
                 &settings.overrides,
                 settings.repository.as_deref(),
@@ -325,7 +325,11 @@ impl Runner {
             };
             let run = phase_run(plan, &specs[side], step);
             if let Some((cause, reason)) = skips[side].reason(step, plan.settings.keep_going) {
-                super::driver::record_skip(&run, &facts[side], &reason)?;
+                crate::pipeline::orchestration::phase_run::record_skip(
+                    &run,
+                    &facts[side],
+                    &reason,
+                )?;
                 if let Some(root) = outcome
                     .root_causes
                     .iter_mut()
@@ -374,7 +378,9 @@ impl Runner {
             // The error the result records says what failed; a phase log's last line may be
             // the bottom of a screen it printed.
             let recorded = match &result {
-                StepResult::Failed { .. } => super::driver::trial_failure(&run, &facts[side]),
+                StepResult::Failed { .. } => {
+                    crate::pipeline::orchestration::phase_run::trial_failure(&run, &facts[side])
+                }
                 _ => None,
             };
             if let (StepResult::Failed { message, log }, Some(recorded)) = (&mut result, &recorded)
@@ -467,7 +473,7 @@ impl Runner {
         let mut reports = Vec::new();
         for plan in &self.plans {
             // The state file says whether the run asked to keep its users.
-            let report = super::cleanup(&plan.out).map_err(Error::Cleanup)?;
+            let report = crate::pipeline::cleanup(&plan.out).map_err(Error::Cleanup)?;
             reports.push(report);
         }
         Ok(reports)
@@ -488,16 +494,18 @@ fn before_measure(
             observer.notice(&Notice::DropsCaches);
             *told = true;
         }
-        super::caches_linux::drop_caches(Path::new(super::DROP_CACHES))?;
+        crate::pipeline::orchestration::caches_linux::drop_caches(Path::new(
+            crate::pipeline::DROP_CACHES,
+        ))?;
     }
     let value = if drop {
         "yes: before each measure trial"
     } else {
         "no"
     };
-    super::driver::update_result(run, facts, |side| {
+    crate::pipeline::orchestration::phase_run::update_result(run, facts, |side| {
         side.runtime.insert(
-            super::caches_linux::RUNTIME_KEY.to_owned(),
+            crate::pipeline::orchestration::caches_linux::RUNTIME_KEY.to_owned(),
             value.to_owned(),
         );
     })
@@ -537,7 +545,7 @@ impl SkipRules {
         let first_line = headline(failure);
         self.failed_first.push((
             step.phase,
-            super::exec::clip(first_line, REASON_FAILURE_CHARS),
+            crate::pipeline::isolation::command::clip(first_line, REASON_FAILURE_CHARS),
         ));
     }
 
@@ -763,7 +771,7 @@ pub fn write_report(out: &Path, extra: &[String]) -> Result<WrittenReport, Error
     let mut markdown =
         bench_core::export::markdown::report(&bench_core::report::Report::new(&result));
     // The screen a person saw at ready: the quickest check that ready was the real prompt.
-    let screen = super::measure::ready_screen_section(out);
+    let screen = crate::pipeline::phases::measure::ready_screen_section(out);
     for section in screen.iter().chain(extra) {
         markdown.push('\n');
         markdown.push_str(section);

@@ -1,15 +1,15 @@
 //! An A/B run: one spec, two sets of overrides (base and head), each side prepared and
-//! installed once, their trials interleaved (see [`schedule`](super::schedule)), then a
+//! installed once, their trials interleaved (see [`schedule`](crate::pipeline::orchestration::schedule)), then a
 //! comparison. What `clibench ab` does.
 //!
 //! The output folder holds `ab.json` (the settings, the order and its seed, written before
 //! anything runs), `base/` and `head/` (each a whole run's folder with its
 //! `result.json`), `comparison.md` and `comparison.json`.
 
-use super::plan::{Plan, PlanSettings, SpecSource, Step};
-use super::runner::{Execution, Runner};
-use super::schedule::{Order, interleave};
-use super::{Error, Shard};
+use crate::pipeline::orchestration::plan::{Plan, PlanSettings, SpecSource, Step};
+use crate::pipeline::orchestration::runner::{Execution, Runner};
+use crate::pipeline::orchestration::schedule::{Order, interleave};
+use crate::pipeline::{Error, Shard};
 use crate::spec::Override;
 use bench_core::compare::{CompareOptions, Comparison, compare};
 use bench_core::{Phase, ResultFile, Role};

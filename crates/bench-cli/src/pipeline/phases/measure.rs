@@ -1,0 +1,374 @@
+//! The measure phase: cold then warm start in a real terminal to ready; after the cold start
+//! settles, the memory of all the target's processes (RSS, PSS, the per-process breakdown);
+//! then the agent's background sessions are stopped through its own list/stop commands; on
+//! trial 0, `disk` = the home's footprint now minus before the install, whether or not the
+//! starts succeeded.
+//!
+//! This file also holds what the ui and staircase phases share with it: the target's
+//! terminal, its process family, and its background sessions.
+
+use crate::pipeline::PhaseContext;
+use crate::pipeline::error::FileError;
+use crate::pipeline::isolation::command::{self};
+use crate::pipeline::out::state::UserRecord;
+use crate::pipeline::target::family::{Family, process_memory};
+use crate::pipeline::target::recording::{Recording, keep_screen, keep_start_files};
+use crate::pipeline::target::sessions::stop_agents;
+use crate::pipeline::target::terminal::{close_quietly, options_line, spawn_options};
+use crate::spec::{self};
+use bench_core::error_chain;
+use bench_core::{Metric, Phase, Sample, Side, record};
+use bench_proc::Snapshot;
+use bench_term::Terminal;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// The measure phase failed.
+#[derive(Debug, thiserror::Error)]
+pub enum MeasureError {
+    /// The spec has no section for the phase.
+    #[error("the spec has no [{0}] section")]
+    NoSection(&'static str),
+    /// Install trial 0 failed, so there is nothing to start.
+    #[error("the first installation must succeed before interactive measurements")]
+    NoInstallation,
+    /// The target's processes could not be stopped.
+    #[error("{action}")]
+    Stop {
+        /// "stopping the target's processes before measuring".
+        action: &'static str,
+        /// What is left.
+        #[source]
+        source: command::StopError,
+    },
+    /// A file of the phase could not be copied or its folder made.
+    #[error(transparent)]
+    File(#[from] FileError),
+    /// The process breakdown could not be written.
+    #[error("writing {}", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: bench_core::io::WriteError,
+    },
+    /// The process breakdown could not be turned into JSON.
+    #[error("serializing the processes")]
+    Serialize(#[source] serde_json::Error),
+    /// The target's terminal could not be started.
+    #[error("starting `{command}` in a terminal")]
+    Spawn {
+        /// The command line.
+        command: String,
+        /// Why.
+        #[source]
+        source: bench_term::TermError,
+    },
+    /// Settling or closing a terminal failed.
+    #[error("{action}")]
+    Terminal {
+        /// "closing the cold start's terminal".
+        action: &'static str,
+        /// Why.
+        #[source]
+        source: bench_term::TermError,
+    },
+    /// The cold start did not settle (its terminal failed meanwhile).
+    #[error(transparent)]
+    Settle(bench_term::TermError),
+    /// No process of the target was there to measure.
+    #[error("no process of the target was found for the memory measurement")]
+    NoProcesses,
+    /// Install trial 0 did not record the home's size before the install.
+    #[error(
+        "install trial 0 did not record `{}`",
+        crate::pipeline::phases::install::HOME_BEFORE_KEY
+    )]
+    NoHomeBefore,
+    /// The recorded size before the install is not a number.
+    #[error("parsing the home's size before the install")]
+    HomeBefore(#[source] std::num::ParseIntError),
+    /// The home's footprint could not be measured.
+    #[error("measuring the footprint of {}", home.display())]
+    Disk {
+        /// The home.
+        home: PathBuf,
+        /// Why.
+        #[source]
+        source: bench_proc::DiskError,
+    },
+    /// The phase's context lacks the user, or a placeholder has no value.
+    #[error(transparent)]
+    Context(#[from] crate::pipeline::ContextError),
+    /// The target's terminal, family or sessions failed.
+    #[error(transparent)]
+    Target(#[from] crate::pipeline::TargetError),
+}
+
+impl MeasureError {
+    fn stop(action: &'static str) -> impl FnOnce(command::StopError) -> MeasureError {
+        move |source| MeasureError::Stop { action, source }
+    }
+}
+
+/// Runs the measure phase for `ctx.trial`.
+pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), MeasureError> {
+    let measure = ctx
+        .spec
+        .measure
+        .as_ref()
+        .ok_or(MeasureError::NoSection("measure"))?;
+    let install_ok = first_install_succeeded(side, ctx.spec.install.command.is_some());
+    if !install_ok {
+        return Err(MeasureError::NoInstallation);
+    }
+    let user = ctx.user()?;
+    let family = Family::of(user)?;
+    command::stop_user(user).map_err(MeasureError::stop(
+        "stopping the target's processes before measuring",
+    ))?;
+    let outcome = starts(ctx, measure, side, user, &family);
+    let kept = keep_start_files(ctx, &["cold", "warm"]);
+    let stopped =
+        command::stop_user(user).map_err(MeasureError::stop("stopping the target's processes"));
+    // The footprint is the installation's, whether or not the target then started.
+    if ctx.trial == 0 {
+        let sample = match disk_growth(ctx, side, &user.home) {
+            Ok(bytes) => Sample::Value(bytes as f64),
+            Err(error) => Sample::Error(error_chain(&error)),
+        };
+        record(side, Metric::Disk, 0, sample);
+    }
+    outcome?;
+    kept?;
+    stopped
+}
+
+/// The screen at ready of the first start that saved one (trial 0's cold start when it got
+/// that far), as a Markdown section for report.md: where it came from and the screen in a
+/// fenced text block. `None` when no start saved a screen at ready.
+pub fn ready_screen_section(out: &Path) -> Option<String> {
+    let logs = out.join("logs");
+    let mut found: Vec<(u32, bool, PathBuf)> = std::fs::read_dir(&logs)
+        .ok()?
+        .filter_map(Result::ok)
+        .filter_map(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let rest = name
+                .strip_prefix("screen-at-ready-")?
+                .strip_suffix(".txt")?;
+            let (trial, start) = rest.split_once('-')?;
+            Some((trial.parse().ok()?, start != "cold", entry.path()))
+        })
+        .collect();
+    found.sort();
+    let (_, _, path) = found.into_iter().next()?;
+    let screen = std::fs::read_to_string(&path).ok()?;
+    let fence = if screen.contains("```") {
+        "~~~~"
+    } else {
+        "```"
+    };
+    Some(format!(
+        "## Screen at ready\n\nThe screen when the program was judged ready ({}):\n\n{fence}text\n{}\n{fence}\n",
+        path.strip_prefix(out).unwrap_or(&path).display(),
+        screen.trim_end()
+    ))
+}
+
+/// Whether install trial 0 succeeded: it recorded a time, or (for a target with no
+/// installer, which records none) it recorded no error.
+fn first_install_succeeded(side: &Side, has_installer: bool) -> bool {
+    let mut samples = side
+        .metrics
+        .get(&Metric::Install)
+        .into_iter()
+        .flatten()
+        .filter(|sample| sample.trial == 0);
+    if has_installer {
+        samples.any(|sample| sample.value.is_some())
+    } else {
+        samples.all(|sample| sample.error.is_none())
+    }
+}
+
+/// The cold and warm starts, as the seed's `measure()`: a failed start is recorded as that
+/// metric's error and ends the phase; a failure after the cold start was ready is recorded
+/// under `rss`. Returns whether the cold start became ready.
+fn starts(
+    ctx: &PhaseContext,
+    measure: &spec::Measure,
+    side: &mut Side,
+    user: &UserRecord,
+    family: &Family,
+) -> Result<bool, MeasureError> {
+    let trial = ctx.trial;
+    let guard = &measure.ready_guard;
+    let mut cold_ready = false;
+    for (metric, name) in [(Metric::Cold, "cold"), (Metric::Warm, "warm")] {
+        let options = spawn_options(
+            ctx,
+            &measure.command,
+            measure.cwd.as_ref(),
+            &measure.env,
+            measure,
+            &ctx.log_path(&format!("{name}-{trial}"))?,
+        )?;
+        let recording = Recording::start(*family, Phase::Measure, trial, name);
+        let mut terminal = Terminal::spawn(&options).map_err(|source| MeasureError::Spawn {
+            command: options_line(&options),
+            source,
+        })?;
+        let elapsed = match terminal.ready_guarded(&measure.ready, measure.ready_timeout.0, guard) {
+            Ok(elapsed) => elapsed,
+            Err(error) => {
+                record(side, metric, trial, Sample::Error(error_chain(&error)));
+                close_quietly(&mut terminal);
+                recording.finish(side, None);
+                return Ok(cold_ready);
+            }
+        };
+        keep_screen(side, Phase::Measure, trial, name, terminal.screen_text());
+        let settle_started = Instant::now();
+        let settled = terminal.settle(measure.settle.0);
+        // A program that restores the terminal and then dies can echo a probe on its way
+        // out; a start that did not survive its settle time was no start. `settle` ends
+        // early only when the program closed its terminal.
+        let closed_early = settle_started.elapsed() < measure.settle.0;
+        if closed_early || terminal.session_processes().is_empty() {
+            recording.finish(side, Some(elapsed));
+            let screen = terminal.screen_text();
+            let status = match terminal.close().ok().and_then(|report| report.status) {
+                Some(status) => format!(" ({status})"),
+                None => String::new(),
+            };
+            let error = format!(
+                "`{}` exited{status} {:.3} s after it looked ready; its last screen:\n{}",
+                options_line(&options),
+                elapsed.as_secs_f64(),
+                screen.trim_end()
+            );
+            record(side, metric, trial, Sample::Error(error));
+            return Ok(cold_ready);
+        }
+        record(side, metric, trial, Sample::Value(elapsed.as_secs_f64()));
+        if metric == Metric::Cold {
+            cold_ready = true;
+            let memory = settled
+                .map_err(MeasureError::Settle)
+                .and_then(|()| family.snapshot().map_err(MeasureError::from))
+                .and_then(|snapshot| record_memory(ctx, side, &snapshot));
+            recording.finish(side, Some(elapsed));
+            let closed = terminal.close();
+            if let Err(error) = memory {
+                record(side, Metric::Rss, trial, Sample::Error(error_chain(&error)));
+                return Ok(cold_ready);
+            }
+            closed.map_err(|source| MeasureError::Terminal {
+                action: "closing the cold start's terminal",
+                source,
+            })?;
+            // The cold start's background sessions must not make the warm start warmer
+            // than a person's second start would be; the seed stops them here too.
+            stop_agents(ctx, measure, user)?;
+        } else {
+            recording.finish(side, Some(elapsed));
+            let closed = terminal.close();
+            if let Err(error) = settled {
+                side.set_error(format!("warm settle: {}", error_chain(&error)));
+            }
+            closed.map_err(|source| MeasureError::Terminal {
+                action: "closing the warm start's terminal",
+                source,
+            })?;
+        }
+    }
+    Ok(cold_ready)
+}
+
+/// Records `rss`, `pss` (when every process's PSS was readable) and the process breakdown,
+/// and keeps the breakdown in `OUT/logs/memory-<trial>.json`.
+fn record_memory(
+    ctx: &PhaseContext,
+    side: &mut Side,
+    snapshot: &Snapshot,
+) -> Result<(), MeasureError> {
+    if snapshot.processes.is_empty() {
+        return Err(MeasureError::NoProcesses);
+    }
+    let trial = ctx.trial;
+    record(
+        side,
+        Metric::Rss,
+        trial,
+        Sample::Value(snapshot.total_rss_bytes() as f64),
+    );
+    match snapshot.total_pss_bytes() {
+        Some(pss) => record(side, Metric::Pss, trial, Sample::Value(pss as f64)),
+        None => record(
+            side,
+            Metric::Pss,
+            trial,
+            Sample::Error("the PSS of some process was unreadable".to_owned()),
+        ),
+    }
+    // A comparison flags a count that changes between trials: a daemon came or went.
+    side.trial_record_mut(Phase::Measure, trial).process_count =
+        Some(u32::try_from(snapshot.processes.len()).unwrap_or(u32::MAX));
+    let processes = process_memory(snapshot);
+    let path = ctx.log_path(&format!("memory-{trial}.json"))?;
+    let json = serde_json::to_string_pretty(&processes).map_err(MeasureError::Serialize)?;
+    bench_core::io::write_atomic(&path, json.as_bytes()).map_err(|source| MeasureError::Write {
+        path: path.clone(),
+        source,
+    })?;
+    side.set_processes(processes);
+    Ok(())
+}
+
+/// The home's growth since before the install, with the spec's excludes.
+fn disk_growth(ctx: &PhaseContext, side: &Side, home: &Path) -> Result<u64, MeasureError> {
+    let before: u64 = side
+        .runtime
+        .get(crate::pipeline::phases::install::HOME_BEFORE_KEY)
+        .ok_or(MeasureError::NoHomeBefore)?
+        .parse()
+        .map_err(MeasureError::HomeBefore)?;
+    let excludes: Vec<&str> = ctx.spec.disk.exclude.iter().map(String::as_str).collect();
+    let after = bench_proc::disk_usage(home, &excludes).map_err(|source| MeasureError::Disk {
+        home: home.to_path_buf(),
+        source,
+    })?;
+    Ok(after.saturating_sub(before))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_report_shows_the_earliest_cold_screen_at_ready() {
+        let out = tempfile::tempdir().unwrap();
+        let logs = out.path().join("logs");
+        std::fs::create_dir(&logs).unwrap();
+        assert_eq!(ready_screen_section(out.path()), None);
+        for (name, text) in [
+            ("screen-at-ready-10-cold.txt", "trial ten\n"),
+            ("screen-at-ready-2-warm.txt", "trial two, warm\n"),
+            ("screen-at-ready-2-cold.txt", "> ```quoted```\n\n"),
+            ("cold-2", "not a screen"),
+        ] {
+            std::fs::write(logs.join(name), text).unwrap();
+        }
+        insta::assert_snapshot!(ready_screen_section(out.path()).unwrap(), @r"
+        ## Screen at ready
+
+        The screen when the program was judged ready (logs/screen-at-ready-2-cold.txt):
+
+        ~~~~text
+        > ```quoted```
+        ~~~~
+        ");
+    }
+}

@@ -1,0 +1,13 @@
+//! The phases of one trial, one file each, in the order a run takes them: [`prepare`]
+//! (fetch, build, pack), [`install`] (a fresh home, the artifacts checked, the installer),
+//! [`measure`] (cold and warm start, memory, disk), [`runtime`] (the REPL kernel), [`ui`]
+//! (the spec's steps and keystroke latency) and [`staircase`] (one more instance at a
+//! time). Each phase gets a [`PhaseContext`](super::PhaseContext) and records into a
+//! `Side`; the target toolkit they share lives in [`target`](super::target).
+
+pub(crate) mod install;
+pub(crate) mod measure;
+pub(crate) mod prepare;
+pub(crate) mod runtime;
+pub(crate) mod staircase;
+pub(crate) mod ui;

@@ -1,0 +1,57 @@
+//! The target toolkit's one error type.
+
+use crate::pipeline::FileError;
+use crate::pipeline::isolation::command;
+
+/// Starting the target's commands, reading its family's memory or handling its background
+/// sessions failed: the measure, ui, staircase and runtime phases share these.
+#[derive(Debug, thiserror::Error)]
+pub enum TargetError {
+    /// The phase's context lacks the user, or a placeholder has no value.
+    #[error(transparent)]
+    Context(#[from] crate::pipeline::ContextError),
+    /// The command to start is empty once expanded.
+    #[error("the command is empty")]
+    EmptyCommand,
+    /// `[measure] quit` names a key that does not exist.
+    #[error("[measure] quit")]
+    Quit(#[source] bench_term::KeyError),
+    /// The target's memory could not be read.
+    #[error("reading the memory of {selector}")]
+    Snapshot {
+        /// The processes, as `Selector`'s debug form.
+        selector: String,
+        /// Why.
+        #[source]
+        source: bench_proc::SnapshotError,
+    },
+    /// Without root, the phase must be a child subreaper to keep the target's daemons.
+    #[error("becoming a child subreaper")]
+    Subreaper(#[source] bench_proc::SubreaperError),
+    /// The session list is not JSON.
+    #[error("the session list is not JSON: {tail:?}")]
+    SessionsNotJson {
+        /// The end of the output.
+        tail: String,
+        /// Why.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The session list lacks its array.
+    #[error("the session list has no array `{field}`: {listing}")]
+    NoSessions {
+        /// `sessions_field`.
+        field: String,
+        /// The list.
+        listing: String,
+    },
+    /// A session's stop command failed and the session is still listed.
+    #[error("{0}")]
+    SessionLeft(String),
+    /// The list or stop command did not finish.
+    #[error(transparent)]
+    Exec(#[from] command::ExecError),
+    /// A file of the session could not be copied or its folder made.
+    #[error(transparent)]
+    File(#[from] FileError),
+}

@@ -1,0 +1,109 @@
+//! The target's interactive commands started in a terminal: as the trial user, with the
+//! clean environment, the program found on the target's PATH, and closed quietly when
+//! its error is already recorded.
+
+use crate::pipeline::PhaseContext;
+use crate::pipeline::target::TargetError;
+use crate::spec::{self, Template};
+use bench_term::{SpawnOptions, Terminal};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The terminal options for one of the target's interactive commands: as the trial user,
+/// with the clean environment plus the section's, in its working folder, with the measure
+/// section's size, and the transcript in `transcript`.
+pub(crate) fn spawn_options(
+    ctx: &PhaseContext,
+    command: &[Template],
+    cwd: Option<&Template>,
+    env: &BTreeMap<String, Template>,
+    measure: &spec::Measure,
+    transcript: &Path,
+) -> Result<SpawnOptions, TargetError> {
+    let user = ctx.user()?;
+    let values = ctx.values();
+    let argv = ctx.expand_command(command, &values)?;
+    let Some((program, args)) = argv.split_first() else {
+        return Err(TargetError::EmptyCommand);
+    };
+    let mut extra = measure.env.clone();
+    extra.extend(env.iter().map(|(k, v)| (k.clone(), v.clone())));
+    let environment = ctx.environment(&extra, &values)?;
+    let cwd = ctx.cwd(
+        cwd.or(measure.cwd.as_ref()),
+        &ctx.default_target_cwd()?,
+        &values,
+    )?;
+    let quit = bench_term::parse_keys(&measure.quit).map_err(TargetError::Quit)?;
+    let mut options = SpawnOptions::new(resolve_program(program, &environment))
+        .args(args)
+        .cwd(cwd)
+        .size(measure.cols, measure.rows)
+        .transcript(transcript)
+        .quit_keys(quit, QUIT_INTERVAL);
+    for (name, value) in &environment {
+        options = options.env(name, value);
+    }
+    if user.dedicated {
+        options = options.user(user.identity.clone());
+    }
+    Ok(options)
+}
+
+/// `program` as found on the target environment's PATH (the target's PATH, not ours, decides
+/// what a bare name means); unchanged when it has a slash or is not found.
+pub(crate) fn resolve_program(program: &str, env: &BTreeMap<String, String>) -> String {
+    if program.contains('/') {
+        return program.to_owned();
+    }
+    let path = env.get("PATH").map(String::as_str).unwrap_or_default();
+    path.split(':')
+        .filter(|dir| !dir.is_empty())
+        .map(|dir| PathBuf::from(dir).join(program))
+        .find(|candidate| is_executable(candidate))
+        .map(|found| found.display().to_string())
+        .unwrap_or_else(|| program.to_owned())
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+pub(crate) fn options_line(options: &SpawnOptions) -> String {
+    std::iter::once(&options.program)
+        .chain(&options.args)
+        .map(|arg| arg.to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Pause between two quit keys (a second Ctrl-C must not arrive before the first is read).
+const QUIT_INTERVAL: std::time::Duration = std::time::Duration::from_millis(150);
+
+/// Closes a terminal whose error is already recorded; a failure to close is not news.
+pub(crate) fn close_quietly(terminal: &mut Terminal) {
+    let _ = terminal.close();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bare_programs_are_found_on_the_targets_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let tool = dir.path().join("tool");
+        std::fs::write(&tool, "#!/bin/sh\n").unwrap();
+        let env = BTreeMap::from([(
+            "PATH".to_owned(),
+            format!("/nonexistent:{}", dir.path().display()),
+        )]);
+        // Not executable yet: not found.
+        assert_eq!(resolve_program("tool", &env), "tool");
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(resolve_program("tool", &env), tool.display().to_string());
+        assert_eq!(resolve_program("./x", &env), "./x");
+    }
+}
