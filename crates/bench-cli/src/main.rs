@@ -11,6 +11,13 @@ use bench_cli::{demo, pipeline, spec};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // A step of `clibench run` re-executed as its own process (Execution::ReExec).
+    if let Some(child) = pipeline::PhaseChild::from_args(std::env::args_os()) {
+        return ExitCode::from(pipeline::PhaseChild::run_or_report(
+            child,
+            &mut std::io::stderr(),
+        ));
+    }
     let cli = commands::parse();
     let outcome = commands::run(cli);
     // A Ctrl-C (or SIGTERM, SIGHUP) being handled decides the exit code, not the

@@ -33,6 +33,7 @@ mod leader;
 mod login_defs;
 pub mod parse;
 mod sampler;
+mod signals_linux;
 mod snapshot_linux;
 pub mod staircase;
 mod stop_linux;
@@ -47,6 +48,7 @@ pub use identity::{Identity, IdentitySwitch};
 pub use leader::Leader;
 pub use login_defs::{parse_uid_range, uid_range};
 pub use sampler::{SamplePoint, Sampler, SamplerOptions, SamplerReport};
+pub use signals_linux::{SignalWatchError, TERMINATION_SIGNALS, on_termination_signal};
 pub use snapshot_linux::{
     ProcRoot, ProcessSample, Selector, Snapshot, SnapshotError, read_proc_file, snapshot,
 };

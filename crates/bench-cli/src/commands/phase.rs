@@ -43,12 +43,9 @@ fn parse_phase(name: &str) -> Result<Phase, String> {
     name.parse::<Phase>().map_err(|error| error.to_string())
 }
 
-/// Runs `clibench phase`.
+/// Runs `clibench phase`: the same contract as a step of `clibench run` re-executed as
+/// its own process (the library's phase child), with the hint about what stays behind.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    // SIGTERM comes from `clibench run` when it stops the phase, or from the kernel when
-    // the run died (PR_SET_PDEATHSIG): stop the target and everything else started here
-    // rather than leave it running until `clibench cleanup`.
-    super::interrupt::stop_family_on_signal(pipeline::isolation::command::STOP_GRACE)?;
     let run = PhaseRun {
         phase: args.phase,
         spec: args.spec,
@@ -61,28 +58,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         commit: args.commit,
         overrides: args.overrides,
     };
-    let outcome = pipeline::run_phase(&run)?;
+    let code = pipeline::run_as_phase_child(&run, &mut std::io::stderr());
     if run.phase == Phase::Install && pipeline::out::state::State::exists(&run.out) {
         eprintln!(
             "the trial user and its home stay for the next phases; remove them with `clibench cleanup --out {}`",
             run.out.display()
         );
     }
-    if let Some(error) = &outcome.error {
-        eprintln!("error: {error}");
-    }
-    if outcome.succeeded() {
-        return Ok(ExitCode::SUCCESS);
-    }
-    if !outcome.trial_errors.is_empty() {
-        eprintln!(
-            "error: {} trial {} failed: {}",
-            run.phase,
-            run.trial,
-            outcome.trial_errors.join("; ")
-        );
-    }
-    Ok(ExitCode::from(crate::exit::FAILURE))
+    Ok(ExitCode::from(code))
 }
 
 #[cfg(test)]

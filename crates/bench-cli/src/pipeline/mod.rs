@@ -42,6 +42,7 @@ pub use isolation::command::StopError;
 pub use isolation::staging::StagingError;
 pub use isolation::users::UserError;
 pub use orchestration::caches_linux::{DROP_CACHES, DropCachesError};
+pub use orchestration::phase_child::{PhaseChild, PhaseChildError, run_as_phase_child};
 pub use orchestration::phase_run::{
     PhaseOutcome, PhaseRun, SpecFacts, load_spec, override_source, record_skip, request_for,
     run_phase, trial_failure,

@@ -690,7 +690,7 @@ fn a_phase_dies_with_a_run_killed_by_sigkill() {
     let (phase, agent) = loop {
         let phase = children_of(run_pid)
             .into_iter()
-            .find(|(_, cmdline)| cmdline.contains("\0phase\0measure\0"));
+            .find(|(_, cmdline)| cmdline.contains("\0__clibench-phase-child\0measure\0"));
         if let Some((phase, _)) = phase
             && let Some((agent, _)) = children_of(phase)
                 .into_iter()
@@ -718,7 +718,7 @@ fn a_phase_dies_with_a_run_killed_by_sigkill() {
     if phase_left {
         // Do not leave a failed test's phase measuring for an hour.
         let cmdline = fs::read(format!("/proc/{phase}/cmdline")).unwrap_or_default();
-        if String::from_utf8_lossy(&cmdline).contains("\0phase\0measure\0") {
+        if String::from_utf8_lossy(&cmdline).contains("\0__clibench-phase-child\0measure\0") {
             let _ = rustix::process::kill_process(
                 rustix::process::Pid::from_raw(phase as i32).unwrap(),
                 rustix::process::Signal::KILL,

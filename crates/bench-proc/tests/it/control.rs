@@ -2,6 +2,7 @@
 
 use crate::support::{Fixture, exists, fixture_command, kill_if_fixture};
 use bench_proc::{Selector, become_subreaper, is_subreaper, snapshot, stop};
+use rusty_fork::rusty_fork_test;
 use std::time::Duration;
 
 fn stat(pid: u32) -> bench_proc::parse::Stat {
@@ -13,75 +14,82 @@ fn ppid(pid: u32) -> u32 {
     stat(pid).ppid
 }
 
-#[test]
-fn subreaper_keeps_a_double_forked_daemon_in_the_tree() {
-    // Process-wide: nextest runs this test in its own process.
-    become_subreaper().unwrap();
-    assert!(is_subreaper().unwrap());
-    let me = std::process::id();
-    let fixture = Fixture::spawn(&["--daemon"]);
-    let daemon = fixture.daemon.unwrap();
-    assert_eq!(ppid(daemon), me, "the orphaned daemon re-parents to us");
-    let pids: Vec<u32> = snapshot(&Selector::Tree(me))
-        .unwrap()
-        .processes
-        .iter()
-        .map(|p| p.pid)
-        .collect();
-    assert!(
-        pids.contains(&daemon) && pids.contains(&fixture.pid),
-        "{pids:?}"
-    );
-    // The daemon is not under the fixture any more, only under us.
-    let under_fixture = snapshot(&Selector::Tree(fixture.pid)).unwrap();
-    assert!(under_fixture.processes.iter().all(|p| p.pid != daemon));
+rusty_fork_test! {
+    // Process-wide state (a subreaper, or the lack of one): a process of its own
+    // under `cargo test` too, where tests share one process.
+    #[test]
+    fn subreaper_keeps_a_double_forked_daemon_in_the_tree() {
+        become_subreaper().unwrap();
+        assert!(is_subreaper().unwrap());
+        let me = std::process::id();
+        let fixture = Fixture::spawn(&["--daemon"]);
+        let daemon = fixture.daemon.unwrap();
+        assert_eq!(ppid(daemon), me, "the orphaned daemon re-parents to us");
+        let pids: Vec<u32> = snapshot(&Selector::Tree(me))
+            .unwrap()
+            .processes
+            .iter()
+            .map(|p| p.pid)
+            .collect();
+        assert!(
+            pids.contains(&daemon) && pids.contains(&fixture.pid),
+            "{pids:?}"
+        );
+        // The daemon is not under the fixture any more, only under us.
+        let under_fixture = snapshot(&Selector::Tree(fixture.pid)).unwrap();
+        assert!(under_fixture.processes.iter().all(|p| p.pid != daemon));
 
-    let report = stop(&Selector::Tree(me), Duration::from_secs(2)).unwrap();
-    assert!(report.terminated.contains(&daemon), "{report:?}");
-    assert!(
-        report.reaped.contains(&daemon),
-        "we are its parent, so we reap it: {report:?}"
-    );
-    assert!(!exists(daemon) && !exists(fixture.pid));
-    assert!(!report.terminated.contains(&me));
+        let report = stop(&Selector::Tree(me), Duration::from_secs(2)).unwrap();
+        assert!(report.terminated.contains(&daemon), "{report:?}");
+        assert!(
+            report.reaped.contains(&daemon),
+            "we are its parent, so we reap it: {report:?}"
+        );
+        assert!(!exists(daemon) && !exists(fixture.pid));
+        assert!(!report.terminated.contains(&me));
+    }
 }
 
-#[test]
-fn without_subreaper_the_daemon_escapes_and_the_session_view_finds_it() {
-    let fixture = Fixture::spawn(&["--daemon"]);
-    let daemon = fixture.daemon.unwrap();
-    let tree: Vec<u32> = snapshot(&Selector::Tree(std::process::id()))
-        .unwrap()
-        .processes
-        .iter()
-        .map(|p| p.pid)
-        .collect();
-    // Under `cargo test` (one process for all tests) the subreaper test may
-    // have made this process a subreaper already; then the daemon is ours.
-    let kept = is_subreaper().unwrap();
-    let escaped = !tree.contains(&daemon);
-    // The middle process called setsid, so the daemon is alone in a session
-    // named after that (now exited) leader.
-    let sid = stat(daemon).session;
-    assert_ne!(sid, stat(std::process::id()).session);
-    let session = snapshot(&Selector::Session(sid)).unwrap();
-    let report = stop(&Selector::Session(sid), Duration::from_secs(2));
-    let gone = !exists(daemon);
-    kill_if_fixture(daemon);
-    if kept {
-        assert!(
-            !escaped,
-            "we are a subreaper, so {daemon} is ours: {tree:?}"
-        );
-    } else {
-        assert!(
-            escaped,
-            "daemon {daemon} should have left our tree: {tree:?}"
-        );
+rusty_fork_test! {
+    // Process-wide state (a subreaper, or the lack of one): a process of its own
+    // under `cargo test` too, where tests share one process.
+    #[test]
+    fn without_subreaper_the_daemon_escapes_and_the_session_view_finds_it() {
+        let fixture = Fixture::spawn(&["--daemon"]);
+        let daemon = fixture.daemon.unwrap();
+        let tree: Vec<u32> = snapshot(&Selector::Tree(std::process::id()))
+            .unwrap()
+            .processes
+            .iter()
+            .map(|p| p.pid)
+            .collect();
+        // Under `cargo test` (one process for all tests) the subreaper test may
+        // have made this process a subreaper already; then the daemon is ours.
+        let kept = is_subreaper().unwrap();
+        let escaped = !tree.contains(&daemon);
+        // The middle process called setsid, so the daemon is alone in a session
+        // named after that (now exited) leader.
+        let sid = stat(daemon).session;
+        assert_ne!(sid, stat(std::process::id()).session);
+        let session = snapshot(&Selector::Session(sid)).unwrap();
+        let report = stop(&Selector::Session(sid), Duration::from_secs(2));
+        let gone = !exists(daemon);
+        kill_if_fixture(daemon);
+        if kept {
+            assert!(
+                !escaped,
+                "we are a subreaper, so {daemon} is ours: {tree:?}"
+            );
+        } else {
+            assert!(
+                escaped,
+                "daemon {daemon} should have left our tree: {tree:?}"
+            );
+        }
+        assert_eq!(session.processes.len(), 1);
+        assert_eq!(session.processes[0].pid, daemon);
+        assert!(report.is_ok() && gone, "{report:?}");
     }
-    assert_eq!(session.processes.len(), 1);
-    assert_eq!(session.processes[0].pid, daemon);
-    assert!(report.is_ok() && gone, "{report:?}");
 }
 
 #[test]
@@ -213,32 +221,36 @@ fn fresh_uid() -> u32 {
         .unwrap()
 }
 
-#[test]
-fn stop_uid_catches_a_process_that_keeps_forking() {
-    if !is_root() {
-        eprintln!("SKIPPED stop_uid_catches_a_process_that_keeps_forking: needs root");
-        return;
+rusty_fork_test! {
+    // Process-wide state (a subreaper, or the lack of one): a process of its own
+    // under `cargo test` too, where tests share one process.
+    #[test]
+    fn stop_uid_catches_a_process_that_keeps_forking() {
+        if !is_root() {
+            eprintln!("SKIPPED stop_uid_catches_a_process_that_keeps_forking: needs root");
+            return;
+        }
+        // Each generation's orphan re-parents to us, not to a pid 1 that may not
+        // reap, so the test leaves no zombies behind.
+        become_subreaper().unwrap();
+        let uid = fresh_uid();
+        let mut command = fixture_command(&["--fork-hop"]);
+        std::os::unix::process::CommandExt::uid(&mut command, uid);
+        let mut fixture = Fixture::start(command);
+        let report = bench_proc::stop_uid(uid, Duration::from_secs(20));
+        // The first generation is our child: reap it whatever happened.
+        let _ = fixture.child.wait();
+        reap_orphans();
+        let left: Vec<u32> = bench_proc::ProcRoot::live()
+            .discover(&Selector::Uid(uid))
+            .unwrap()
+            .into_iter()
+            .filter(|&pid| exists(pid))
+            .collect();
+        let report = report.unwrap();
+        assert_eq!(report.uid, uid);
+        assert!(left.is_empty(), "uid {uid} still runs {left:?}");
     }
-    // Each generation's orphan re-parents to us, not to a pid 1 that may not
-    // reap, so the test leaves no zombies behind.
-    become_subreaper().unwrap();
-    let uid = fresh_uid();
-    let mut command = fixture_command(&["--fork-hop"]);
-    std::os::unix::process::CommandExt::uid(&mut command, uid);
-    let mut fixture = Fixture::start(command);
-    let report = bench_proc::stop_uid(uid, Duration::from_secs(20));
-    // The first generation is our child: reap it whatever happened.
-    let _ = fixture.child.wait();
-    reap_orphans();
-    let left: Vec<u32> = bench_proc::ProcRoot::live()
-        .discover(&Selector::Uid(uid))
-        .unwrap()
-        .into_iter()
-        .filter(|&pid| exists(pid))
-        .collect();
-    let report = report.unwrap();
-    assert_eq!(report.uid, uid);
-    assert!(left.is_empty(), "uid {uid} still runs {left:?}");
 }
 
 /// Reaps every zombie child (orphans that re-parented to us as a subreaper).

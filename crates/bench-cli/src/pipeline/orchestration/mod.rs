@@ -1,5 +1,6 @@
 //! Running phases in order: the plan (`Plan`) checked before anything runs, one phase of
-//! one trial merged into `OUT/result.json` (`phase_run`), the trial loop (`runner`),
+//! one trial merged into `OUT/result.json` (`phase_run`), the contract of a re-executed
+//! phase child ([`phase_child`]), the trial loop (`runner`),
 //! the interleaved order of an A/B run ([`schedule`], [`ab`]), merging shards ([`merge`]),
 //! the circumstances each trial records ([`circumstances`]) and dropping page caches
 //! before a cold start (`caches_linux`).
@@ -8,6 +9,7 @@ pub mod ab;
 pub(crate) mod caches_linux;
 pub mod circumstances;
 pub mod merge;
+pub mod phase_child;
 pub(crate) mod phase_run;
 pub(crate) mod plan;
 pub(crate) mod runner;

@@ -36,11 +36,13 @@ const POLL: Duration = Duration::from_millis(50);
 pub enum Execution {
     /// In this process. Simple to embed; an interruption waits for the running phase.
     InProcess,
-    /// By running `PROGRAM phase NAME --spec S --out DIR --trial N` (a `clibench` binary),
-    /// a process per step as the seed did: a phase that hangs or crashes cannot take the
-    /// run down, and an interruption stops the phase at once.
+    /// By re-running `program` as a phase child (see
+    /// [`phase_child`](crate::pipeline::orchestration::phase_child)), a process per step:
+    /// a phase that hangs or crashes cannot take the run down, and an interruption stops
+    /// the phase at once.
     ReExec {
-        /// The `clibench` binary.
+        /// A binary whose `main` answers [`PhaseChild::from_args`](crate::pipeline::PhaseChild::from_args)
+        /// first: `clibench`, or any binary that embeds the pipeline.
         program: PathBuf,
     },
 }
@@ -665,30 +667,7 @@ fn spawn_phase(program: &Path, run: &PhaseRun, log: &Path) -> Result<Child, Erro
         path: log.to_path_buf(),
         source,
     })?;
-    let mut command = Command::new(program);
-    command
-        .arg("phase")
-        .arg(run.phase.name())
-        .arg("--spec")
-        .arg(&run.spec)
-        .arg("--out")
-        .arg(&run.out)
-        .arg("--trial")
-        .arg(run.trial.to_string());
-    if run.keep_users {
-        command.arg("--keep-users");
-    }
-    if let Some(repository) = &run.repository {
-        // In the environment (readable by this user only), not on the command line that
-        // every user can read: the URL may hold credentials.
-        command.env(REPOSITORY_VAR, repository);
-    }
-    if let Some(commit) = &run.commit {
-        command.arg("--commit").arg(commit);
-    }
-    for set in &run.overrides {
-        command.arg("--set").arg(set.to_string());
-    }
+    let mut command = crate::pipeline::orchestration::phase_child::command(program, run);
     command
         .stdin(Stdio::null())
         .stdout(output.try_clone().map_err(spawn_error("log"))?)

@@ -1,0 +1,311 @@
+//! The phase-child contract of [`Execution::ReExec`](super::runner::Execution): the run
+//! re-executes a binary as `PROGRAM __clibench-phase-child PHASE --spec S --out DIR
+//! --trial N [--keep-users] [--commit SHA] [--set KEY=VALUE]...` (the repository, which
+//! may hold credentials, in [`REPOSITORY_VAR`] rather than on the command line), and the
+//! child runs that one phase.
+//!
+//! Any binary that embeds the pipeline can be its own phase child, as nextest's
+//! double-spawn lets any binary be its own test runner: the first thing its `main` does is
+//! ask [`PhaseChild::from_args`] whether it was started as one.
+//!
+//! ```no_run
+//! use bench_cli::pipeline::PhaseChild;
+//!
+//! fn main() -> std::process::ExitCode {
+//!     if let Some(child) = PhaseChild::from_args(std::env::args_os()) {
+//!         return std::process::ExitCode::from(PhaseChild::run_or_report(child, &mut std::io::stderr()));
+//!     }
+//!     // ... the binary's own work, e.g. a Runner with Execution::ReExec of this binary.
+//!     std::process::ExitCode::SUCCESS
+//! }
+//! ```
+
+use crate::pipeline::REPOSITORY_VAR;
+use crate::pipeline::orchestration::phase_run::{PhaseRun, run_phase};
+use crate::spec::Override;
+use bench_core::Phase;
+use std::ffi::{OsStr, OsString};
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+/// The first argument that marks a phase child.
+pub const PHASE_CHILD_ARG: &str = "__clibench-phase-child";
+
+/// Exit code of a phase child whose phase ran and failed (a trial error, a phase error).
+pub const PHASE_FAILED: u8 = 1;
+/// Exit code of a phase child whose input was wrong (arguments, spec, output folder).
+pub const PHASE_INPUT_ERROR: u8 = 2;
+
+/// How long the child's targets get between SIGTERM and SIGKILL when the child is told to
+/// stop.
+const STOP_GRACE: Duration = crate::pipeline::isolation::command::STOP_GRACE;
+
+/// A phase child's command line could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum PhaseChildError {
+    /// An argument is missing its value, unknown, or not valid.
+    #[error("phase child argument {position}: {problem}")]
+    Argument {
+        /// 1-based position after the marker.
+        position: usize,
+        /// What is wrong.
+        problem: String,
+    },
+    /// `--spec` or `--out` is missing.
+    #[error("phase child: `{0}` is required")]
+    Missing(&'static str),
+}
+
+/// One phase of one trial, as a re-executed child runs it.
+#[derive(Debug)]
+pub struct PhaseChild {
+    /// The phase, trial and settings to run.
+    pub run: PhaseRun,
+}
+
+impl PhaseChild {
+    /// `None` when `args` (a whole command line, program first, as
+    /// [`std::env::args_os`]) is not a phase child's; otherwise the phase to run, or why
+    /// its arguments are wrong.
+    pub fn from_args(
+        args: impl IntoIterator<Item = OsString>,
+    ) -> Option<Result<PhaseChild, PhaseChildError>> {
+        let mut args = args.into_iter().skip(1);
+        if args.next().as_deref() != Some(OsStr::new(PHASE_CHILD_ARG)) {
+            return None;
+        }
+        Some(parse(args.collect()))
+    }
+
+    /// Runs the phase (see [`run_as_phase_child`]), or writes why the arguments are wrong;
+    /// returns the exit code.
+    pub fn run_or_report(child: Result<PhaseChild, PhaseChildError>, report: &mut dyn Write) -> u8 {
+        match child {
+            Ok(child) => run_as_phase_child(&child.run, report),
+            Err(error) => {
+                let _ = writeln!(report, "error: {}", bench_core::error_chain(&error));
+                PHASE_INPUT_ERROR
+            }
+        }
+    }
+}
+
+/// Runs one phase the way a child of [`Execution::ReExec`](super::runner::Execution)
+/// must: SIGTERM, SIGINT or SIGHUP (from the run stopping it, or from the kernel when the
+/// run died, `PR_SET_PDEATHSIG`) stop everything started below this process, the target
+/// included, then end it with 128 + the signal; errors and failed trials are written to
+/// `report` (the child's log, which the run quotes). Returns the exit code: 0, or
+/// [`PHASE_FAILED`], or [`PHASE_INPUT_ERROR`].
+pub fn run_as_phase_child(run: &PhaseRun, report: &mut dyn Write) -> u8 {
+    if let Err(error) = stop_everything_on_termination() {
+        let _ = writeln!(report, "error: {}", bench_core::error_chain(&error));
+        return PHASE_FAILED;
+    }
+    let outcome = match run_phase(run) {
+        Ok(outcome) => outcome,
+        Err(error) => {
+            let _ = writeln!(report, "error: {}", bench_core::error_chain(&error));
+            return if error.is_input() {
+                PHASE_INPUT_ERROR
+            } else {
+                PHASE_FAILED
+            };
+        }
+    };
+    if let Some(error) = &outcome.error {
+        let _ = writeln!(report, "error: {error}");
+    }
+    if outcome.succeeded() {
+        return 0;
+    }
+    if !outcome.trial_errors.is_empty() {
+        let _ = writeln!(
+            report,
+            "error: {} trial {} failed: {}",
+            run.phase,
+            run.trial,
+            outcome.trial_errors.join("; ")
+        );
+    }
+    PHASE_FAILED
+}
+
+/// The error a phase child could not start its signal watch with.
+#[derive(Debug, thiserror::Error)]
+enum WatchError {
+    #[error("becoming a child subreaper")]
+    Subreaper(#[source] bench_proc::SubreaperError),
+    #[error("watching for SIGTERM, SIGINT and SIGHUP")]
+    Signals(#[source] bench_proc::SignalWatchError),
+}
+
+/// Makes this process a child subreaper (so daemons the target detaches stay below it)
+/// and stops its whole tree on the first termination signal.
+fn stop_everything_on_termination() -> Result<(), WatchError> {
+    bench_proc::become_subreaper().map_err(WatchError::Subreaper)?;
+    bench_proc::on_termination_signal(|signal| {
+        let me = bench_proc::Selector::Tree(std::process::id());
+        // The main thread may be starting a process right now: a last pass without grace
+        // catches one started as the first pass ended.
+        let _ = bench_proc::stop(&me, STOP_GRACE);
+        let _ = bench_proc::stop(&me, Duration::ZERO);
+        std::process::exit(128 + signal)
+    })
+    .map_err(WatchError::Signals)
+}
+
+/// The command that runs `run` as a phase child of `program`.
+pub(crate) fn command(program: &std::path::Path, run: &PhaseRun) -> Command {
+    let mut command = Command::new(program);
+    command
+        .arg(PHASE_CHILD_ARG)
+        .arg(run.phase.name())
+        .arg("--spec")
+        .arg(&run.spec)
+        .arg("--out")
+        .arg(&run.out)
+        .arg("--trial")
+        .arg(run.trial.to_string());
+    if run.keep_users {
+        command.arg("--keep-users");
+    }
+    if let Some(repository) = &run.repository {
+        // In the environment (readable by this user only), not on the command line that
+        // every user can read: the URL may hold credentials.
+        command.env(REPOSITORY_VAR, repository);
+    } else {
+        command.env_remove(REPOSITORY_VAR);
+    }
+    if let Some(commit) = &run.commit {
+        command.arg("--commit").arg(commit);
+    }
+    for set in &run.overrides {
+        command.arg("--set").arg(set.to_string());
+    }
+    command
+}
+
+fn parse(args: Vec<OsString>) -> Result<PhaseChild, PhaseChildError> {
+    let mut args = args.into_iter().enumerate().map(|(i, arg)| (i + 1, arg));
+    let problem =
+        |position: usize, problem: String| PhaseChildError::Argument { position, problem };
+    let text = |position: usize, arg: OsString| {
+        arg.into_string()
+            .map_err(|arg| problem(position, format!("{arg:?} is not UTF-8")))
+    };
+    let (position, phase) = args.next().ok_or(PhaseChildError::Missing("PHASE"))?;
+    let phase: Phase = text(position, phase)?
+        .parse()
+        .map_err(|error: bench_core::metric::UnknownName| problem(position, error.to_string()))?;
+    let mut spec = None;
+    let mut out = None;
+    let mut trial = 0;
+    let mut keep_users = false;
+    let mut commit = None;
+    let mut overrides = Vec::new();
+    while let Some((position, flag)) = args.next() {
+        let flag = text(position, flag)?;
+        if flag == "--keep-users" {
+            keep_users = true;
+            continue;
+        }
+        let (value_position, value) = args
+            .next()
+            .ok_or_else(|| problem(position, format!("`{flag}` needs a value")))?;
+        match flag.as_str() {
+            "--spec" => spec = Some(PathBuf::from(value)),
+            "--out" => out = Some(PathBuf::from(value)),
+            "--trial" => {
+                trial = text(value_position, value)?
+                    .parse()
+                    .map_err(|error| problem(value_position, format!("--trial: {error}")))?;
+            }
+            "--commit" => commit = Some(text(value_position, value)?),
+            "--set" => overrides.push(
+                text(value_position, value)?
+                    .parse::<Override>()
+                    .map_err(|error| problem(value_position, bench_core::error_chain(&error)))?,
+            ),
+            _ => return Err(problem(position, format!("unknown flag `{flag}`"))),
+        }
+    }
+    Ok(PhaseChild {
+        run: PhaseRun {
+            phase,
+            spec: spec.ok_or(PhaseChildError::Missing("--spec"))?,
+            out: out.ok_or(PhaseChildError::Missing("--out"))?,
+            trial,
+            keep_users,
+            repository: std::env::var(REPOSITORY_VAR).ok(),
+            commit,
+            overrides,
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args_of(command: &Command) -> Vec<OsString> {
+        std::iter::once(command.get_program().to_owned())
+            .chain(command.get_args().map(OsStr::to_owned))
+            .collect()
+    }
+
+    #[test]
+    fn the_command_a_run_starts_parses_back_into_the_same_phase() {
+        let mut run = PhaseRun::new(Phase::Ui, "/s/spec.toml".as_ref(), "/o".as_ref());
+        run.trial = 7;
+        run.keep_users = true;
+        run.commit = Some("a".repeat(40));
+        run.overrides = vec!["measure.rows=30".parse().unwrap()];
+        let command = command("/bin/clibench".as_ref(), &run);
+        let child = PhaseChild::from_args(args_of(&command)).unwrap().unwrap();
+        assert_eq!(child.run.phase, Phase::Ui);
+        assert_eq!(child.run.spec, PathBuf::from("/s/spec.toml"));
+        assert_eq!(child.run.out, PathBuf::from("/o"));
+        assert_eq!(child.run.trial, 7);
+        assert!(child.run.keep_users);
+        assert_eq!(child.run.commit, run.commit);
+        assert_eq!(child.run.overrides.len(), 1);
+        assert_eq!(child.run.overrides[0].to_string(), "measure.rows=30");
+    }
+
+    #[test]
+    fn another_command_line_is_not_a_phase_child() {
+        let args = ["clibench", "phase", "ui"].map(OsString::from);
+        assert!(PhaseChild::from_args(args).is_none());
+        assert!(PhaseChild::from_args([OsString::from("clibench")]).is_none());
+    }
+
+    #[test]
+    fn a_bad_argument_is_named_by_position() {
+        let args = [
+            "x",
+            PHASE_CHILD_ARG,
+            "measure",
+            "--spec",
+            "s",
+            "--trial",
+            "many",
+        ]
+        .map(OsString::from);
+        let error = PhaseChild::from_args(args)
+            .unwrap()
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("argument 5") && error.contains("--trial"),
+            "{error}"
+        );
+        let args = ["x", PHASE_CHILD_ARG, "measure", "--spec", "s"].map(OsString::from);
+        let error = PhaseChild::from_args(args)
+            .unwrap()
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("`--out` is required"), "{error}");
+    }
+}
