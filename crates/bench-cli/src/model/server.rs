@@ -833,9 +833,20 @@ fn release(
         }
     }
     if cut {
+        // hyper drops what it has not written yet when a body fails: let the frames
+        // reach the socket first (the body takes them all and goes idle, which makes
+        // hyper flush), then cut.
+        let give_up = Instant::now() + write_timeout;
+        while sender.capacity() < sender.max_capacity() && Instant::now() < give_up {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        std::thread::sleep(CUT_GRACE);
         let _ = sender.try_send(Message::Cut);
     }
 }
+
+/// How long after its last frame a cut stream is cut.
+const CUT_GRACE: Duration = Duration::from_millis(20);
 
 /// Asks the kernel to wake this thread's sleeps within 1 µs of their time rather than
 /// the default 50 µs of slack.
