@@ -76,10 +76,12 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     if let Some(seed) = args.seed {
         script.physics.seed = Some(seed);
     }
-    let compiled = script.compile().map_err(|e| input_error(match &args.script {
-        Some(path) => format!("{}: {e}", path.display()),
-        None => e.to_string(),
-    }))?;
+    let compiled = script.compile().map_err(|e| {
+        input_error(match &args.script {
+            Some(path) => format!("{}: {e}", path.display()),
+            None => e.to_string(),
+        })
+    })?;
     let mut journal_file = match &args.journal {
         Some(path) => Some(create_new(path)?),
         None => None,
@@ -111,7 +113,8 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         seen += events.len();
         for event in &events {
             if let Some(file) = journal_file.as_mut() {
-                writeln!(file, "{}", event.to_json_line()).context("failed to write the journal")?;
+                writeln!(file, "{}", event.to_json_line())
+                    .context("failed to write the journal")?;
             }
             if let Some(line) = describe(event, args.chunks) {
                 // A closed stderr must not stop the endpoint.
@@ -234,7 +237,10 @@ mod tests {
 
     #[test]
     fn inert_escapes_controls_and_bidi_overrides() {
-        assert_eq!(inert("a\u{1b}[2Jb\u{202E}c\u{85}"), "a\\u{001B}[2Jb\\u{202E}c\\u{0085}");
+        assert_eq!(
+            inert("a\u{1b}[2Jb\u{202E}c\u{85}"),
+            "a\\u{001B}[2Jb\\u{202E}c\\u{0085}"
+        );
         assert_eq!(inert("plain ✓"), "plain ✓");
     }
 

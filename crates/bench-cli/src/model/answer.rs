@@ -101,9 +101,37 @@ pub fn arguments_tokens(json: &str) -> Vec<String> {
 }
 
 const WORDS: &[&str] = &[
-    "the", "endpoint", "streams", "this", "scripted", "answer", "so", "that", "clibench", "can",
-    "time", "each", "chunk", "from", "wire", "to", "screen", "while", "agent", "renders", "a",
-    "deterministic", "text", "of", "known", "length", "and", "nothing", "else", "matters", "here",
+    "the",
+    "endpoint",
+    "streams",
+    "this",
+    "scripted",
+    "answer",
+    "so",
+    "that",
+    "clibench",
+    "can",
+    "time",
+    "each",
+    "chunk",
+    "from",
+    "wire",
+    "to",
+    "screen",
+    "while",
+    "agent",
+    "renders",
+    "a",
+    "deterministic",
+    "text",
+    "of",
+    "known",
+    "length",
+    "and",
+    "nothing",
+    "else",
+    "matters",
+    "here",
 ];
 
 /// `count` tokens of deterministic filler: sentences of words from a fixed list.
@@ -225,7 +253,11 @@ pub fn map_call(call: &ToolCall, asked: &Asked, id: String) -> Mapped {
         },
         ToolCall::Write { path, content } => match find(WRITE_TOOLS) {
             Some(tool) => Mapped {
-                call: filled(tool, &[(PATH_KEYS, path), (CONTENT_KEYS, content)], id.clone()),
+                call: filled(
+                    tool,
+                    &[(PATH_KEYS, path), (CONTENT_KEYS, content)],
+                    id.clone(),
+                ),
                 advertised: true,
             },
             None => shell(&format!("printf '%s' {} > {}", quote(content), quote(path)))
@@ -388,7 +420,10 @@ mod tests {
             json!({"command": "ls", "description": "clibench"})
         );
         let mapped = call(codex);
-        assert_eq!(mapped.call.arguments, json!({"command": ["bash", "-lc", "ls"]}));
+        assert_eq!(
+            mapped.call.arguments,
+            json!({"command": ["bash", "-lc", "ls"]})
+        );
         assert!(mapped.advertised);
         let none = map_call(&ls, &asked_with(vec![]), "id".into());
         assert_eq!(none.call.name, "shell");
@@ -404,16 +439,25 @@ mod tests {
         );
         let mapped = map_call(&read, &asked_with(vec![gemini]), "id".into());
         assert_eq!(mapped.call.arguments, json!({"absolute_path": "README.md"}));
-        let shell_only = tool("exec_command", json!({"type":"object","properties":{"cmd":{"type":"string"}}}));
+        let shell_only = tool(
+            "exec_command",
+            json!({"type":"object","properties":{"cmd":{"type":"string"}}}),
+        );
         let mapped = map_call(&read, &asked_with(vec![shell_only]), "id".into());
         assert_eq!(mapped.call.arguments, json!({"cmd": "cat -- 'README.md'"}));
         let write = ToolCall::Write {
             path: "a b".into(),
             content: "it's".into(),
         };
-        let pi_write = tool("write", json!({"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"}}}));
+        let pi_write = tool(
+            "write",
+            json!({"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"}}}),
+        );
         let mapped = map_call(&write, &asked_with(vec![pi_write]), "id".into());
-        assert_eq!(mapped.call.arguments, json!({"path": "a b", "content": "it's"}));
+        assert_eq!(
+            mapped.call.arguments,
+            json!({"path": "a b", "content": "it's"})
+        );
     }
 
     #[test]
@@ -423,7 +467,11 @@ mod tests {
             parameters: Value::Null,
             freeform: true,
         };
-        let mapped = map_call(&ToolCall::Shell("ls -la".into()), &asked_with(vec![exec]), "call_1".into());
+        let mapped = map_call(
+            &ToolCall::Shell("ls -la".into()),
+            &asked_with(vec![exec]),
+            "call_1".into(),
+        );
         assert!(mapped.call.freeform);
         assert_eq!(
             mapped.call.arguments,

@@ -178,15 +178,16 @@ impl Conversation {
             };
         }
         let Some(index) = self.pick(&asked.last_user_text) else {
-            return Decision::NoTurn(if self.next >= self.script.turns.len() && !self.script.repeat
-            {
-                format!(
-                    "the script's {} turn(s) were all played",
-                    self.script.turns.len()
-                )
-            } else {
-                "no turn matches the last user message".to_owned()
-            });
+            return Decision::NoTurn(
+                if self.next >= self.script.turns.len() && !self.script.repeat {
+                    format!(
+                        "the script's {} turn(s) were all played",
+                        self.script.turns.len()
+                    )
+                } else {
+                    "no turn matches the last user message".to_owned()
+                },
+            );
         };
         if let Some(fault) = self.turn_fault(index) {
             let turn = &self.script.turns[index];
@@ -239,9 +240,12 @@ impl Conversation {
     }
 
     fn turn_fault(&mut self, turn: usize) -> Option<Fault> {
-        let index = self.script.faults.iter().enumerate().position(|(i, f)| {
-            f.target == FaultTarget::Turn(turn) && self.hits[i] < f.times
-        })?;
+        let index = self
+            .script
+            .faults
+            .iter()
+            .enumerate()
+            .position(|(i, f)| f.target == FaultTarget::Turn(turn) && self.hits[i] < f.times)?;
         self.hits[index] += 1;
         Some(self.script.faults[index].clone())
     }
@@ -291,7 +295,9 @@ mod tests {
         };
         assert_eq!(reply, Reply::Text("listed".into()));
         assert_eq!(played(&c.decide(&user("next"))), Some((1, Part::Start)));
-        assert!(matches!(c.decide(&user("more")), Decision::NoTurn(why) if why.contains("all played")));
+        assert!(
+            matches!(c.decide(&user("more")), Decision::NoTurn(why) if why.contains("all played"))
+        );
     }
 
     #[test]
@@ -299,8 +305,14 @@ mod tests {
         let mut c = conversation(
             "repeat = true\n[[turns]]\nwhen = \"(?i)list\"\nshell = \"ls\"\n[[turns]]\ntext = \"hello\"\n",
         );
-        assert_eq!(played(&c.decide(&user("hello there"))), Some((1, Part::Start)));
-        assert_eq!(played(&c.decide(&user("please LIST it"))), Some((0, Part::Start)));
+        assert_eq!(
+            played(&c.decide(&user("hello there"))),
+            Some((1, Part::Start))
+        );
+        assert_eq!(
+            played(&c.decide(&user("please LIST it"))),
+            Some((0, Part::Start))
+        );
         assert_eq!(played(&c.decide(&user("again"))), Some((1, Part::Start)));
     }
 
@@ -325,7 +337,9 @@ mod tests {
         let mut c = conversation(
             "[[turns]]\ntext = \"one\"\n[[faults]]\nturn = 1\nkind = \"rate_limit\"\ntimes = 2\n",
         );
-        assert!(matches!(c.decide(&user("a")), Decision::Fault { fault, .. } if fault.kind == FaultKind::RateLimit));
+        assert!(
+            matches!(c.decide(&user("a")), Decision::Fault { fault, .. } if fault.kind == FaultKind::RateLimit)
+        );
         assert!(matches!(c.decide(&user("a")), Decision::Fault { .. }));
         assert_eq!(played(&c.decide(&user("a"))), Some((0, Part::Start)));
     }

@@ -259,7 +259,10 @@ impl Journal {
             .added
             .wait_timeout_while(events, timeout, |events| events.len() <= from)
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        events.get(from..).map(<[Event]>::to_vec).unwrap_or_default()
+        events
+            .get(from..)
+            .map(<[Event]>::to_vec)
+            .unwrap_or_default()
     }
 
     /// The request records so far.

@@ -184,7 +184,10 @@ mod tests {
         let mut b = Rng::new(42);
         let first: Vec<u64> = (0..5).map(|_| a.next_u64()).collect();
         assert_eq!(first, (0..5).map(|_| b.next_u64()).collect::<Vec<_>>());
-        assert_ne!(first, (0..5).map(|_| Rng::new(43).next_u64()).collect::<Vec<_>>());
+        assert_ne!(
+            first,
+            (0..5).map(|_| Rng::new(43).next_u64()).collect::<Vec<_>>()
+        );
         for _ in 0..1000 {
             let x = a.next_f64();
             assert!((0.0..1.0).contains(&x));
@@ -215,8 +218,18 @@ mod tests {
         };
         let due = physics.schedule(&[1; 200], &mut Rng::new(9));
         assert_eq!(due, physics.schedule(&[1; 200], &mut Rng::new(9)));
-        let intervals: Vec<f64> = due.windows(2).map(|w| (w[1] - w[0]).as_secs_f64()).collect();
-        assert!(intervals.iter().all(|i| (0.005 - 1e-9..=0.015 + 1e-9).contains(i)));
-        assert!(intervals.iter().any(|i| (i - 0.01).abs() > 0.001), "no jitter at all");
+        let intervals: Vec<f64> = due
+            .windows(2)
+            .map(|w| (w[1] - w[0]).as_secs_f64())
+            .collect();
+        assert!(
+            intervals
+                .iter()
+                .all(|i| (0.005 - 1e-9..=0.015 + 1e-9).contains(i))
+        );
+        assert!(
+            intervals.iter().any(|i| (i - 0.01).abs() > 0.001),
+            "no jitter at all"
+        );
     }
 }

@@ -226,9 +226,18 @@ fn str_field(value: &Value, key: &str) -> Option<String> {
 fn read_anthropic(body: &Value) -> Result<Asked, AskError> {
     let messages = match body.get("messages") {
         Some(Value::Array(messages)) => messages,
-        _ => return Err(AskError::Shape("`messages` is missing or not an array".to_owned())),
+        _ => {
+            return Err(AskError::Shape(
+                "`messages` is missing or not an array".to_owned(),
+            ));
+        }
     };
-    let role = |m: &Value| m.get("role").and_then(Value::as_str).unwrap_or("").to_owned();
+    let role = |m: &Value| {
+        m.get("role")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned()
+    };
     // claude-code puts `role: system` messages after the user's: the conversation's
     // state is in the last user or assistant message.
     let last = messages
@@ -291,9 +300,17 @@ fn read_anthropic(body: &Value) -> Result<Asked, AskError> {
 /// A Responses tool (`function`, `custom`, `local_shell`), or the tools of a
 /// `namespace` (codex's code mode nests them so).
 fn responses_tools(tool: &Value, out: &mut Vec<Tool>) {
-    let kind = tool.get("type").and_then(Value::as_str).unwrap_or("function");
+    let kind = tool
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or("function");
     if kind == "namespace" {
-        for nested in tool.get("tools").and_then(Value::as_array).into_iter().flatten() {
+        for nested in tool
+            .get("tools")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             responses_tools(nested, out);
         }
         return;
@@ -312,11 +329,25 @@ fn read_responses(body: &Value) -> Result<Asked, AskError> {
     let items: &[Value] = match body.get("input") {
         Some(Value::String(_)) => &[],
         Some(Value::Array(items)) => items,
-        Some(_) => return Err(AskError::Shape("`input` is neither text nor an array".to_owned())),
+        Some(_) => {
+            return Err(AskError::Shape(
+                "`input` is neither text nor an array".to_owned(),
+            ));
+        }
         None => return Err(AskError::Shape("`input` is missing".to_owned())),
     };
-    let kind = |item: &Value| item.get("type").and_then(Value::as_str).unwrap_or("message").to_owned();
-    let role = |item: &Value| item.get("role").and_then(Value::as_str).unwrap_or("").to_owned();
+    let kind = |item: &Value| {
+        item.get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("message")
+            .to_owned()
+    };
+    let role = |item: &Value| {
+        item.get("role")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned()
+    };
     let last_user_text = match body.get("input") {
         Some(Value::String(text)) => text.clone(),
         _ => items
@@ -330,7 +361,10 @@ fn read_responses(body: &Value) -> Result<Asked, AskError> {
     // codex appends `configuration_update` items and keeps an `additional_tools` item:
     // neither is part of the conversation.
     let last = items.iter().rev().find(|item| {
-        !matches!(kind(item).as_str(), "configuration_update" | "additional_tools" | "reasoning")
+        !matches!(
+            kind(item).as_str(),
+            "configuration_update" | "additional_tools" | "reasoning"
+        )
     });
     let tool_results = last.is_some_and(|item| kind(item).ends_with("_call_output"));
     let mut tools = Vec::new();
@@ -338,7 +372,12 @@ fn read_responses(body: &Value) -> Result<Asked, AskError> {
         responses_tools(tool, &mut tools);
     }
     for item in items.iter().filter(|item| kind(item) == "additional_tools") {
-        for tool in item.get("tools").and_then(Value::as_array).into_iter().flatten() {
+        for tool in item
+            .get("tools")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             responses_tools(tool, &mut tools);
         }
     }
@@ -346,7 +385,9 @@ fn read_responses(body: &Value) -> Result<Asked, AskError> {
     if system_text.is_empty() {
         system_text = items
             .iter()
-            .filter(|item| kind(item) == "message" && matches!(role(item).as_str(), "developer" | "system"))
+            .filter(|item| {
+                kind(item) == "message" && matches!(role(item).as_str(), "developer" | "system")
+            })
             .map(|item| text_of(item.get("content").unwrap_or(&Value::Null)))
             .collect::<Vec<_>>()
             .join("\n");
@@ -372,7 +413,11 @@ fn read_responses(body: &Value) -> Result<Asked, AskError> {
 fn read_chat(body: &Value) -> Result<Asked, AskError> {
     let messages = match body.get("messages") {
         Some(Value::Array(messages)) => messages,
-        _ => return Err(AskError::Shape("`messages` is missing or not an array".to_owned())),
+        _ => {
+            return Err(AskError::Shape(
+                "`messages` is missing or not an array".to_owned(),
+            ));
+        }
     };
     let role = |m: &Value| m.get("role").and_then(Value::as_str).map(str::to_owned);
     let tool_results = messages
@@ -434,7 +479,11 @@ fn read_chat(body: &Value) -> Result<Asked, AskError> {
 fn read_gemini(body: &Value, path: Option<&GeminiPath>) -> Result<Asked, AskError> {
     let contents = match body.get("contents") {
         Some(Value::Array(contents)) => contents,
-        _ => return Err(AskError::Shape("`contents` is missing or not an array".to_owned())),
+        _ => {
+            return Err(AskError::Shape(
+                "`contents` is missing or not an array".to_owned(),
+            ));
+        }
     };
     let parts_of = |content: &Value| -> Vec<Value> {
         content
@@ -483,7 +532,10 @@ fn read_gemini(body: &Value, path: Option<&GeminiPath>) -> Result<Asked, AskErro
         .and_then(Value::as_str)
         == Some("application/json");
     let schema = config
-        .and_then(|c| c.get("responseJsonSchema").or_else(|| c.get("responseSchema")))
+        .and_then(|c| {
+            c.get("responseJsonSchema")
+                .or_else(|| c.get("responseSchema"))
+        })
         .cloned();
     Ok(Asked {
         model: path.map(|p| p.model.clone()),
@@ -517,10 +569,19 @@ mod tests {
             generate(Dialect::Anthropic)
         );
         assert_eq!(
-            route("POST", "/v1/messages/count_tokens", "beta=true", false, true),
+            route(
+                "POST",
+                "/v1/messages/count_tokens",
+                "beta=true",
+                false,
+                true
+            ),
             Route::CountTokens(Dialect::Anthropic)
         );
-        assert_eq!(route("GET", "/v1/responses", "", true, false), Route::Websocket);
+        assert_eq!(
+            route("GET", "/v1/responses", "", true, false),
+            Route::Websocket
+        );
         assert_eq!(
             route("POST", "/v1/responses", "", false, false),
             generate(Dialect::OpenaiResponses)
@@ -568,7 +629,9 @@ mod tests {
         ));
         assert_eq!(
             read(Dialect::OpenaiChat, None, b"{}"),
-            Err(AskError::Shape("`messages` is missing or not an array".into()))
+            Err(AskError::Shape(
+                "`messages` is missing or not an array".into()
+            ))
         );
     }
 }

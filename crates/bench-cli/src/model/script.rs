@@ -78,10 +78,6 @@ pub struct Turn {
 /// The reply after tool results: a text, or a step of its own (more tool calls).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(untagged)]
-#[expect(
-    clippy::large_enum_variant,
-    reason = "a script holds a handful of these; boxing would only cost clarity"
-)]
 pub enum Then {
     /// `then = "text"`.
     Text(String),
@@ -269,10 +265,12 @@ impl Script {
         for (index, turn) in self.turns.iter().enumerate() {
             let at = format!("turns[{index}]");
             let when = match &turn.when {
-                Some(pattern) => Some(Regex::new(pattern).map_err(|error| ScriptError::Invalid {
-                    field: format!("{at}.when"),
-                    message: format!("not a regular expression: {error}"),
-                })?),
+                Some(pattern) => {
+                    Some(Regex::new(pattern).map_err(|error| ScriptError::Invalid {
+                        field: format!("{at}.when"),
+                        message: format!("not a regular expression: {error}"),
+                    })?)
+                }
                 None => None,
             };
             let physics = match &turn.physics {
@@ -625,7 +623,10 @@ mod tests {
     #[test]
     fn a_wrong_type_is_named_with_its_path() {
         let message = error_of("[[turns]]\ntokens = \"many\"\n");
-        assert!(message.starts_with("s.toml: turns[0].tokens: "), "{message}");
+        assert!(
+            message.starts_with("s.toml: turns[0].tokens: "),
+            "{message}"
+        );
         let message = error_of("[physics]\ntokens_per_second = \"fast\"\n");
         assert!(
             message.starts_with("s.toml: physics.tokens_per_second: "),

@@ -126,11 +126,12 @@ impl Endpoint {
     /// Binds 127.0.0.1 and starts serving in a thread of its own.
     pub fn start(settings: Settings) -> Result<Endpoint, ServeError> {
         let start = Instant::now();
-        let listener = std::net::TcpListener::bind((Ipv4Addr::LOCALHOST, settings.port))
-            .map_err(|source| ServeError::Bind {
+        let listener = std::net::TcpListener::bind((Ipv4Addr::LOCALHOST, settings.port)).map_err(
+            |source| ServeError::Bind {
                 port: settings.port,
                 source,
-            })?;
+            },
+        )?;
         let bind_error = |source| ServeError::Bind {
             port: settings.port,
             source,
@@ -326,10 +327,10 @@ fn seen(state: &State, request: &Request<Incoming>) -> Seen {
         number: state.requests.fetch_add(1, Ordering::SeqCst) + 1,
         received: state.journal.elapsed(),
         method: request.method().as_str().to_owned(),
-        path: request
-            .uri()
-            .path_and_query()
-            .map_or_else(|| request.uri().path().to_owned(), |p| p.as_str().to_owned()),
+        path: request.uri().path_and_query().map_or_else(
+            || request.uri().path().to_owned(),
+            |p| p.as_str().to_owned(),
+        ),
     }
 }
 
@@ -468,7 +469,10 @@ async fn handle(state: &State, request: Request<Incoming>) -> Response<Out> {
                 r.body_bytes = body_bytes;
                 r.outcome = Outcome::Side(Side::CountTokens);
             });
-            json_response(200, &dialect::count_tokens(dialect, input_tokens(body_bytes)))
+            json_response(
+                200,
+                &dialect::count_tokens(dialect, input_tokens(body_bytes)),
+            )
         }
         Route::Unknown(why) => {
             seen.record(&state.journal, |r| {
@@ -499,7 +503,15 @@ async fn handle(state: &State, request: Request<Incoming>) -> Response<Out> {
                     .duration_since(std::time::UNIX_EPOCH)
                     .map_or(0, |d| d.as_secs()),
             };
-            generate(state, &seen, dialect, render, &asked, body_bytes, request_fault)
+            generate(
+                state,
+                &seen,
+                dialect,
+                render,
+                &asked,
+                body_bytes,
+                request_fault,
+            )
         }
     }
 }
@@ -597,7 +609,12 @@ fn generate(
                 },
                 _ => "Scripted session".to_owned(),
             };
-            (Reply::Text(text), physics_of_side(), Outcome::Side(side), None)
+            (
+                Reply::Text(text),
+                physics_of_side(),
+                Outcome::Side(side),
+                None,
+            )
         }
         Decision::NoTurn(why) => (
             Reply::Text(format!("(clibench's scripted model: {why}.)")),
@@ -640,7 +657,10 @@ fn generate(
     };
     let answer = Answer {
         content,
-        model: asked.model.clone().unwrap_or_else(|| DEFAULT_MODEL.to_owned()),
+        model: asked
+            .model
+            .clone()
+            .unwrap_or_else(|| DEFAULT_MODEL.to_owned()),
         input_tokens: input_tokens(body_bytes),
         id: seen.number,
     };
@@ -667,10 +687,9 @@ fn generate(
     let start = Instant::now();
     let (frames, content_type, length) = if asked.stream {
         let pieces = dialect::stream(dialect, &answer, render);
-        let cut_after = cut.as_ref().map(|f| {
-            f.after_tokens
-                .unwrap_or((output_tokens / 2).max(1) as u32)
-        });
+        let cut_after = cut
+            .as_ref()
+            .map(|f| f.after_tokens.unwrap_or((output_tokens / 2).max(1) as u32));
         let frames = schedule::frames(pieces, &physics, &mut rng, cut_after);
         (frames, dialect::stream_content_type(dialect, render), None)
     } else {
@@ -756,10 +775,6 @@ impl Out {
         }
     }
 
-    #[expect(
-        clippy::too_many_arguments,
-        reason = "one call site; a struct for it would only rename the arguments"
-    )]
     fn scheduled(
         frames: Vec<Frame>,
         start: Instant,
@@ -1015,10 +1030,7 @@ impl AsyncWrite for Deadlined {
         self.bounded(cx, polled)
     }
 
-    fn poll_shutdown(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<std::io::Result<()>> {
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         Pin::new(&mut self.stream).poll_shutdown(cx)
     }
 }

@@ -194,6 +194,26 @@ fn cases() -> Vec<(&'static str, Case)> {
             },
         ),
         (
+            "clibench model serve --script examples/model/list-then-hello.toml --journal journal.jsonl",
+            // It serves until a signal: start it, wait for its URL, stop it, check the journal.
+            Run {
+                as_run: "clibench model serve --script examples/model/list-then-hello.toml \
+                         --journal journal.jsonl > url.txt & pid=$!; \
+                         for i in $(seq 100); do test -s url.txt && break; sleep 0.1; done; \
+                         kill -TERM $pid; wait $pid && grep -q '\"event\":\"start\"' journal.jsonl",
+                code: 0,
+            },
+        ),
+        (
+            "clibench model serve",
+            Run {
+                as_run: "clibench model serve > url2.txt & pid=$!; \
+                         for i in $(seq 100); do test -s url2.txt && break; sleep 0.1; done; \
+                         kill -TERM $pid; wait $pid && grep -q '^http://127.0.0.1:' url2.txt",
+                code: 0,
+            },
+        ),
+        (
             "clibench report out/result.json",
             Run {
                 as_run: "clibench report examples/results/base.json",

@@ -63,7 +63,10 @@ pub(super) fn stream(answer: &Answer) -> Vec<Piece> {
                 )));
                 for part in arguments_tokens(&call.arguments.to_string()) {
                     pieces.push(Piece::tokens(
-                        delta(index, &json!({"type": "input_json_delta", "partial_json": part})),
+                        delta(
+                            index,
+                            &json!({"type": "input_json_delta", "partial_json": part}),
+                        ),
                         1,
                     ));
                 }

@@ -152,9 +152,15 @@ pub(super) fn stream(answer: &Answer, render: Render) -> Vec<Piece> {
             for (index, call) in calls.iter().enumerate() {
                 let arguments = call.arguments_text();
                 let (delta_event, done_event) = if call.freeform {
-                    ("response.custom_tool_call_input.delta", "response.custom_tool_call_input.done")
+                    (
+                        "response.custom_tool_call_input.delta",
+                        "response.custom_tool_call_input.done",
+                    )
                 } else {
-                    ("response.function_call_arguments.delta", "response.function_call_arguments.done")
+                    (
+                        "response.function_call_arguments.delta",
+                        "response.function_call_arguments.done",
+                    )
                 };
                 pieces.push(Piece::framing(events.event(
                     "response.output_item.added",
