@@ -36,7 +36,8 @@ Serves Anthropic Messages, OpenAI Responses, OpenAI Chat Completions and Gemini 
 on 127.0.0.1 only. Prints the URL and how to point each agent at it, then one line per
 request (and, with --chunks, per chunk) on stderr. The built-in script answers a request
 that mentions listing the folder with an `ls` tool call, anything else with a short text.
-docs/model-endpoint.md describes the script format. Ctrl-C stops it (exit 0).")]
+docs/model-endpoint.md describes the script format. Ctrl-C, SIGTERM or --stop-after
+stops it (exit 0).")]
 pub struct ServeArgs {
     /// The script of turns (TOML, or JSON when the name ends in .json).
     #[arg(long, value_name = "FILE")]
@@ -50,6 +51,9 @@ pub struct ServeArgs {
     /// Also write the journal as JSON lines to FILE (which must not exist yet).
     #[arg(long, value_name = "FILE")]
     journal: Option<PathBuf>,
+    /// Stop after this long (e.g. 10m) rather than only on Ctrl-C.
+    #[arg(long, value_name = "DURATION")]
+    stop_after: Option<String>,
     /// Print a line for every chunk written, not only for every request.
     #[arg(long)]
     chunks: bool,
@@ -82,6 +86,12 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
             None => e.to_string(),
         })
     })?;
+    let stop_after = args
+        .stop_after
+        .as_deref()
+        .map(bench_core::units::parse_duration)
+        .transpose()
+        .map_err(|e| input_error(format!("--stop-after: {e}")))?;
     let mut journal_file = match &args.journal {
         Some(path) => Some(create_new(path)?),
         None => None,
@@ -108,7 +118,8 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let journal = endpoint.journal();
     let mut seen = 0;
     let mut stderr = std::io::stderr();
-    while !stop.load(Ordering::SeqCst) {
+    let deadline = stop_after.map(|after| std::time::Instant::now() + after);
+    while !stop.load(Ordering::SeqCst) && deadline.is_none_or(|d| std::time::Instant::now() < d) {
         let events = journal.wait_since(seen, Duration::from_millis(200));
         seen += events.len();
         for event in &events {
