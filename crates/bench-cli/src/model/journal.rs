@@ -14,7 +14,7 @@
 //!   or null), `model`, `stream`, `body_bytes`, `tool_count` (tools advertised),
 //!   `tool_results` (the last message carries tool results), `outcome` (`turn`,
 //!   `side`, `no_turn`, `fault`, `unrecognised`, `rejected`), with `turn` (from 1) and
-//!   `part` (`start` or `after_tools:N`) for a turn, `side` (`title`, `schema`,
+//!   `part` (`start` or `after_tools:N`) for a turn, `side` (`title`, `summary`, `schema`,
 //!   `count_tokens`, `models`, `root`, `websocket`), `fault` (`rate_limit`,
 //!   `server_error`, `cut`), `reason` (why no turn, why not understood); `status` (the
 //!   HTTP status), `tools_called` (names), `output_tokens`, `prompt` (the start of the
