@@ -26,6 +26,7 @@
 //! ```
 
 pub mod demo;
+pub mod model;
 pub mod pipeline;
 pub mod spec;
 pub mod standalone;

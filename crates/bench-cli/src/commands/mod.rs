@@ -14,6 +14,7 @@ mod kernel;
 mod limits;
 mod mem;
 mod merge;
+mod model;
 mod phase;
 mod program;
 mod report;
@@ -50,7 +51,8 @@ Examples:
   clibench report out/result.json                   summarize one result file
   clibench compare base.json candidate.json         compare two builds, with verdicts
   clibench ab --head measure.env.DEMO_AGENT_STARTUP_DELAY_MS=300
-                                                    A/B of two variants, trials interleaved";
+                                                    A/B of two variants, trials interleaved
+  clibench model serve                              a scripted model endpoint for agents, offline";
 
 #[derive(Debug, Subcommand)]
 enum Command {
@@ -75,6 +77,9 @@ enum Command {
     Ab(ab::Args),
     /// Merge result files of the same target and build (shards run on several machines).
     Merge(merge::Args),
+    /// A scripted model endpoint on 127.0.0.1 that speaks the agents' APIs (Anthropic,
+    /// OpenAI Responses and Chat Completions, Gemini).
+    Model(model::Args),
     /// Remove the trial users, homes, staging folder and servers a run left (after a
     /// crash, `--keep-users`, or `clibench phase`).
     Cleanup(cleanup::Args),
@@ -93,6 +98,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Compare(args) => compare::run(args),
         Command::Ab(args) => ab::run(args),
         Command::Merge(args) => merge::run(args),
+        Command::Model(args) => model::run(args),
         Command::Cleanup(args) => cleanup::run(args),
     }
 }

@@ -6,6 +6,7 @@ mod compare;
 mod kernel;
 mod limits;
 mod mem;
+mod model;
 mod newcomer;
 mod pipeline_install;
 mod pipeline_prepare;

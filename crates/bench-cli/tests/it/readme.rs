@@ -194,6 +194,25 @@ fn cases() -> Vec<(&'static str, Case)> {
             },
         ),
         (
+            "clibench model serve --script examples/model/list-then-hello.toml --journal journal.jsonl",
+            // It serves until stopped: --stop-after ends it (the signal is tested in
+            // model::model_serve_prints_its_url_and_journal_and_stops_on_sigint).
+            Run {
+                as_run: "clibench model serve --script examples/model/list-then-hello.toml \
+                         --journal journal.jsonl --stop-after 1s > url.txt \
+                         && grep -q '^http://127.0.0.1:' url.txt \
+                         && grep -q '\"event\":\"start\"' journal.jsonl",
+                code: 0,
+            },
+        ),
+        (
+            "clibench model serve",
+            Run {
+                as_run: "clibench model serve --stop-after 1s",
+                code: 0,
+            },
+        ),
+        (
             "clibench report out/result.json",
             Run {
                 as_run: "clibench report examples/results/base.json",

@@ -1,0 +1,382 @@
+//! The journal: every request the endpoint received and every chunk it wrote, with
+//! times since the endpoint started. Kept in memory behind a cloneable [`Journal`]
+//! handle and written as JSON lines ([`Event::to_json_line`]).
+//!
+//! # JSON lines
+//!
+//! Every line is an object with an `event` field; times are whole microseconds since
+//! the endpoint started (`_us`).
+//!
+//! - `start`: `seed` (the jitter seed, to replay a run), `address` (`127.0.0.1:PORT`),
+//!   `unix_ms` (wall clock at start).
+//! - `request`: `number` (from 1), `received_us` (headers read), `method`, `path` (with
+//!   the query), `dialect` (`anthropic`, `openai_responses`, `openai_chat`, `gemini`
+//!   or null), `model`, `stream`, `body_bytes`, `tool_count` (tools advertised),
+//!   `tool_results` (the last message carries tool results), `outcome` (`turn`,
+//!   `side`, `no_turn`, `fault`, `unrecognised`, `rejected`), with `turn` (from 1) and
+//!   `part` (`start` or `after_tools:N`) for a turn, `side` (`title`, `summary`, `schema`,
+//!   `count_tokens`, `models`, `root`, `websocket`), `fault` (`rate_limit`,
+//!   `server_error`, `cut`), `reason` (why no turn, why not understood); `status` (the
+//!   HTTP status), `tools_called` (names), `output_tokens`, `prompt` (the start of the
+//!   last user message, at most 200 characters).
+//! - `chunk`: `request` (its number), `index` (from 0), `scheduled_us` (when the
+//!   physics wanted it written), `written_us` (when it was handed to the socket
+//!   writer), `bytes`, `tokens`, `last` (the response's last chunk).
+
+use super::conversation::{Part, Side};
+use super::physics::FaultKind;
+use super::request::Dialect;
+use serde_json::{Value, json};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// How many events the journal keeps; past it, chunk events are counted, not kept
+/// (requests are always kept), so a long session cannot fill memory.
+pub const MAX_EVENTS: usize = 2_000_000;
+
+/// The longest start of a user message kept in a request record.
+pub const PROMPT_CHARS: usize = 200;
+
+/// One thing that happened.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// The endpoint started.
+    Start {
+        /// The jitter seed.
+        seed: u64,
+        /// Where it listens.
+        address: std::net::SocketAddr,
+        /// The wall clock at start, milliseconds since the Unix epoch.
+        unix_ms: u64,
+    },
+    /// A request.
+    Request(RequestRecord),
+    /// A chunk written.
+    Chunk(ChunkRecord),
+}
+
+/// A request as the journal keeps it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RequestRecord {
+    /// From 1, in the order the headers arrived.
+    pub number: u64,
+    /// When its headers were read, since the endpoint started.
+    pub received: Duration,
+    /// The HTTP method.
+    pub method: String,
+    /// The path and query.
+    pub path: String,
+    /// Its dialect, when known.
+    pub dialect: Option<Dialect>,
+    /// The model asked for.
+    pub model: Option<String>,
+    /// Whether the answer streamed.
+    pub stream: bool,
+    /// The body's size.
+    pub body_bytes: u64,
+    /// Tools advertised.
+    pub tool_count: usize,
+    /// The last message carries tool results.
+    pub tool_results: bool,
+    /// What the endpoint made of it.
+    pub outcome: Outcome,
+    /// The HTTP status answered.
+    pub status: u16,
+    /// The tools called in the answer.
+    pub tools_called: Vec<String>,
+    /// Tokens in the answer.
+    pub output_tokens: u64,
+    /// The start of the last user message.
+    pub prompt: String,
+}
+
+/// What the endpoint made of a request.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// It played a turn (from 0) of the script.
+    Turn {
+        /// The turn, from 0.
+        index: usize,
+        /// Which part of it.
+        part: Part,
+    },
+    /// A side request, answered without consuming a turn.
+    Side(Side),
+    /// A model request for which no turn played, and why.
+    NoTurn(String),
+    /// A fault on demand.
+    Fault(FaultKind),
+    /// Not understood (400 or 404), and why.
+    Unrecognised(String),
+    /// Refused by a bound (413, 503), and why.
+    Rejected(String),
+}
+
+/// A chunk as the journal keeps it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChunkRecord {
+    /// The request it answers.
+    pub request: u64,
+    /// Its place in the response, from 0.
+    pub index: u32,
+    /// When the physics wanted it written, since the endpoint started.
+    pub scheduled: Duration,
+    /// When it was handed to the socket writer, since the endpoint started.
+    pub written: Duration,
+    /// Its size.
+    pub bytes: usize,
+    /// Tokens in it.
+    pub tokens: u32,
+    /// The response's last chunk.
+    pub last: bool,
+}
+
+fn micros(duration: Duration) -> u64 {
+    u64::try_from(duration.as_micros()).unwrap_or(u64::MAX)
+}
+
+impl Event {
+    /// The event as one JSON line (without the newline); fields as in the module docs.
+    pub fn to_json_line(&self) -> String {
+        self.to_json().to_string()
+    }
+
+    /// The event as a JSON value.
+    pub fn to_json(&self) -> Value {
+        match self {
+            Event::Start {
+                seed,
+                address,
+                unix_ms,
+            } => json!({
+                "event": "start", "seed": seed, "address": address.to_string(), "unix_ms": unix_ms,
+            }),
+            Event::Request(r) => {
+                let mut value = json!({
+                    "event": "request", "number": r.number, "received_us": micros(r.received),
+                    "method": r.method, "path": r.path, "dialect": r.dialect.map(Dialect::name),
+                    "model": r.model, "stream": r.stream, "body_bytes": r.body_bytes,
+                    "tool_count": r.tool_count, "tool_results": r.tool_results,
+                    "status": r.status, "tools_called": r.tools_called,
+                    "output_tokens": r.output_tokens, "prompt": r.prompt,
+                });
+                let (outcome, key, detail): (&str, &str, Value) = match &r.outcome {
+                    Outcome::Turn { index, part } => {
+                        value["part"] = json!(match part {
+                            Part::Start => "start".to_owned(),
+                            Part::AfterTools(n) => format!("after_tools:{n}"),
+                        });
+                        ("turn", "turn", json!(index + 1))
+                    }
+                    Outcome::Side(side) => ("side", "side", json!(side.name())),
+                    Outcome::NoTurn(why) => ("no_turn", "reason", json!(why)),
+                    Outcome::Fault(kind) => ("fault", "fault", json!(kind.name())),
+                    Outcome::Unrecognised(why) => ("unrecognised", "reason", json!(why)),
+                    Outcome::Rejected(why) => ("rejected", "reason", json!(why)),
+                };
+                value["outcome"] = json!(outcome);
+                value[key] = detail;
+                value
+            }
+            Event::Chunk(c) => json!({
+                "event": "chunk", "request": c.request, "index": c.index,
+                "scheduled_us": micros(c.scheduled), "written_us": micros(c.written),
+                "bytes": c.bytes, "tokens": c.tokens, "last": c.last,
+            }),
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Inner {
+    start: Instant,
+    events: Mutex<Vec<Event>>,
+    added: Condvar,
+    dropped: std::sync::atomic::AtomicU64,
+}
+
+/// The journal of one endpoint: cheap to clone, shared by the server and its caller.
+#[derive(Debug, Clone)]
+pub struct Journal {
+    inner: Arc<Inner>,
+}
+
+impl Journal {
+    /// An empty journal whose clock starts at `start`.
+    pub fn new(start: Instant) -> Journal {
+        Journal {
+            inner: Arc::new(Inner {
+                start,
+                events: Mutex::new(Vec::new()),
+                added: Condvar::new(),
+                dropped: std::sync::atomic::AtomicU64::new(0),
+            }),
+        }
+    }
+
+    /// Time since the endpoint started.
+    pub fn elapsed(&self) -> Duration {
+        self.inner.start.elapsed()
+    }
+
+    /// When the endpoint started.
+    pub fn start(&self) -> Instant {
+        self.inner.start
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Vec<Event>> {
+        // A panic while holding the lock leaves a vector that is still whole: keep it.
+        self.inner
+            .events
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Adds an event.
+    pub fn push(&self, event: Event) {
+        let mut events = self.lock();
+        if events.len() >= MAX_EVENTS && matches!(event, Event::Chunk(_)) {
+            self.inner
+                .dropped
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            return;
+        }
+        events.push(event);
+        drop(events);
+        self.inner.added.notify_all();
+    }
+
+    /// Every event so far.
+    pub fn events(&self) -> Vec<Event> {
+        self.lock().clone()
+    }
+
+    /// The events from index `from` on, waiting up to `timeout` for at least one.
+    pub fn wait_since(&self, from: usize, timeout: Duration) -> Vec<Event> {
+        let events = self.lock();
+        let (events, _) = self
+            .inner
+            .added
+            .wait_timeout_while(events, timeout, |events| events.len() <= from)
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        events
+            .get(from..)
+            .map(<[Event]>::to_vec)
+            .unwrap_or_default()
+    }
+
+    /// The request records so far.
+    pub fn requests(&self) -> Vec<RequestRecord> {
+        self.lock()
+            .iter()
+            .filter_map(|event| match event {
+                Event::Request(record) => Some(record.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The chunks written for request `number`.
+    pub fn chunks(&self, number: u64) -> Vec<ChunkRecord> {
+        self.lock()
+            .iter()
+            .filter_map(|event| match event {
+                Event::Chunk(chunk) if chunk.request == number => Some(*chunk),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Chunk events not kept because the journal was full ([`MAX_EVENTS`]).
+    pub fn dropped(&self) -> u64 {
+        self.inner
+            .dropped
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The whole journal as JSON lines.
+    pub fn to_json_lines(&self) -> String {
+        let mut out = String::new();
+        for event in self.lock().iter() {
+            out.push_str(&event.to_json_line());
+            out.push('\n');
+        }
+        out
+    }
+}
+
+/// The start of `text`, at most [`PROMPT_CHARS`] characters.
+pub fn prompt_of(text: &str) -> String {
+    let trimmed = text.trim();
+    if trimmed.chars().count() <= PROMPT_CHARS {
+        return trimmed.to_owned();
+    }
+    let mut short: String = trimmed.chars().take(PROMPT_CHARS).collect();
+    short.push_str("...");
+    short
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_and_chunk_lines_have_the_documented_fields() {
+        let request = Event::Request(RequestRecord {
+            number: 3,
+            received: Duration::from_micros(1500),
+            method: "POST".into(),
+            path: "/v1/messages?beta=true".into(),
+            dialect: Some(Dialect::Anthropic),
+            model: Some("claude".into()),
+            stream: true,
+            body_bytes: 42,
+            tool_count: 2,
+            tool_results: true,
+            outcome: Outcome::Turn {
+                index: 0,
+                part: Part::AfterTools(1),
+            },
+            status: 200,
+            tools_called: vec![],
+            output_tokens: 7,
+            prompt: "list".into(),
+        });
+        let line: Value = serde_json::from_str(&request.to_json_line()).unwrap();
+        assert_eq!(line["event"], "request");
+        assert_eq!(line["received_us"], 1500);
+        assert_eq!(line["dialect"], "anthropic");
+        assert_eq!(line["outcome"], "turn");
+        assert_eq!(line["turn"], 1);
+        assert_eq!(line["part"], "after_tools:1");
+        let chunk = Event::Chunk(ChunkRecord {
+            request: 3,
+            index: 1,
+            scheduled: Duration::from_millis(2),
+            written: Duration::from_micros(2100),
+            bytes: 10,
+            tokens: 2,
+            last: false,
+        });
+        let line: Value = serde_json::from_str(&chunk.to_json_line()).unwrap();
+        assert_eq!(line["scheduled_us"], 2000);
+        assert_eq!(line["written_us"], 2100);
+    }
+
+    #[test]
+    fn wait_since_returns_new_events_or_times_out() {
+        let journal = Journal::new(Instant::now());
+        assert!(journal.wait_since(0, Duration::from_millis(10)).is_empty());
+        let writer = journal.clone();
+        let thread = std::thread::spawn(move || {
+            writer.push(Event::Start {
+                seed: 1,
+                address: "127.0.0.1:1".parse().unwrap(),
+                unix_ms: 0,
+            })
+        });
+        let events = journal.wait_since(0, Duration::from_secs(10));
+        thread.join().unwrap();
+        assert_eq!(events.len(), 1);
+    }
+}

@@ -1,0 +1,637 @@
+//! What a request asks, read from its method, path and body: which dialect, which
+//! model, whether it streams, the tools it advertises, whether it carries tool results,
+//! its last user message and any response schema. Pure functions over the request's
+//! parts, so every dialect is tested on recorded bodies without a socket.
+
+use serde_json::Value;
+
+/// The API dialects the endpoint speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Dialect {
+    /// Anthropic Messages (`POST /v1/messages`): claude-code, pi, opencode.
+    Anthropic,
+    /// OpenAI Responses (`POST /v1/responses`): codex.
+    OpenaiResponses,
+    /// OpenAI Chat Completions (`POST /v1/chat/completions`).
+    OpenaiChat,
+    /// Gemini (`POST /v1beta/models/M:generateContent`, `:streamGenerateContent`): gemini-cli.
+    Gemini,
+}
+
+impl Dialect {
+    /// The name used in the journal.
+    pub fn name(self) -> &'static str {
+        match self {
+            Dialect::Anthropic => "anthropic",
+            Dialect::OpenaiResponses => "openai_responses",
+            Dialect::OpenaiChat => "openai_chat",
+            Dialect::Gemini => "gemini",
+        }
+    }
+}
+
+/// Where a request goes, from its method, path and headers alone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Route {
+    /// A model call: generate an answer.
+    Generate {
+        /// Its dialect.
+        dialect: Dialect,
+        /// Gemini names the model and streaming in the path.
+        gemini: Option<GeminiPath>,
+    },
+    /// A token count (`/v1/messages/count_tokens`, Gemini `:countTokens`).
+    CountTokens(Dialect),
+    /// A model list (`GET /v1/models`, `GET /v1beta/models`).
+    Models(Dialect),
+    /// `HEAD /` or `GET /`: a client checking that the endpoint answers.
+    Root,
+    /// codex's websocket `GET /v1/responses`: refused so that it uses HTTPS at once.
+    Websocket,
+    /// Anything else, and why it is not understood.
+    Unknown(String),
+}
+
+/// What a Gemini path says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GeminiPath {
+    /// The model named in the path.
+    pub model: String,
+    /// `:streamGenerateContent` rather than `:generateContent`.
+    pub stream: bool,
+    /// `alt=sse` in the query: server-sent events rather than a streamed JSON array.
+    pub sse: bool,
+}
+
+/// The route of a request. `path` is without the query; `anthropic` says whether an
+/// `anthropic-version` header came (to answer a model list in Anthropic's shape).
+pub fn route(method: &str, path: &str, query: &str, websocket: bool, anthropic: bool) -> Route {
+    let path = path.trim_end_matches('/');
+    let is = |suffix: &str| path.ends_with(suffix);
+    match method {
+        "HEAD" | "GET" if path.is_empty() => Route::Root,
+        "GET" if websocket => Route::Websocket,
+        "GET" if is("/models") => Route::Models(if anthropic {
+            Dialect::Anthropic
+        } else if path.contains("/v1beta") || path.contains("/v1alpha") {
+            Dialect::Gemini
+        } else {
+            Dialect::OpenaiChat
+        }),
+        "POST" if is("/messages/count_tokens") => Route::CountTokens(Dialect::Anthropic),
+        "POST" if is("/messages") => Route::Generate {
+            dialect: Dialect::Anthropic,
+            gemini: None,
+        },
+        "POST" if is("/responses") => Route::Generate {
+            dialect: Dialect::OpenaiResponses,
+            gemini: None,
+        },
+        "POST" if is("/chat/completions") => Route::Generate {
+            dialect: Dialect::OpenaiChat,
+            gemini: None,
+        },
+        "POST" if path.contains("/models/") => {
+            let Some((model_path, method_name)) = path.rsplit_once(':') else {
+                return Route::Unknown(format!("no `:method` in the Gemini path {path}"));
+            };
+            let model = model_path.rsplit('/').next().unwrap_or_default().to_owned();
+            let sse = query.split('&').any(|pair| pair == "alt=sse");
+            match method_name {
+                "generateContent" => Route::Generate {
+                    dialect: Dialect::Gemini,
+                    gemini: Some(GeminiPath {
+                        model,
+                        stream: false,
+                        sse,
+                    }),
+                },
+                "streamGenerateContent" => Route::Generate {
+                    dialect: Dialect::Gemini,
+                    gemini: Some(GeminiPath {
+                        model,
+                        stream: true,
+                        sse,
+                    }),
+                },
+                "countTokens" => Route::CountTokens(Dialect::Gemini),
+                other => Route::Unknown(format!("Gemini method `{other}` is not served")),
+            }
+        }
+        _ => Route::Unknown(format!("no route for {method} {}", path_or_root(path))),
+    }
+}
+
+fn path_or_root(path: &str) -> &str {
+    if path.is_empty() { "/" } else { path }
+}
+
+/// A tool the request advertises.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tool {
+    /// Its name.
+    pub name: String,
+    /// The JSON schema of its arguments (`{}` when it has none).
+    pub parameters: Value,
+    /// A Responses "custom" (freeform) tool, called with a text `input`.
+    pub freeform: bool,
+}
+
+/// What a model call asks, in any dialect.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Asked {
+    /// The model named in the body (or the Gemini path).
+    pub model: Option<String>,
+    /// Whether the answer streams.
+    pub stream: bool,
+    /// Chat Completions: `stream_options.include_usage`.
+    pub include_usage: bool,
+    /// The tools advertised.
+    pub tools: Vec<Tool>,
+    /// The last message carries tool results.
+    pub tool_results: bool,
+    /// The text of the last user message (every text part of it, joined by newlines).
+    pub last_user_text: String,
+    /// The system prompt's text.
+    pub system_text: String,
+    /// A JSON schema the answer must follow (structured output).
+    pub schema: Option<Value>,
+    /// JSON asked for without a schema (`json_object`, `application/json`).
+    pub json: bool,
+    /// `max_tokens` or its dialect's equivalent.
+    pub max_tokens: Option<u64>,
+}
+
+/// A body that is not a model call of its dialect.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AskError {
+    /// Not JSON.
+    #[error("the body is not JSON: {0}")]
+    NotJson(String),
+    /// JSON, but a required field is missing or has the wrong type.
+    #[error("{0}")]
+    Shape(String),
+}
+
+/// Reads a model call's body in `dialect`.
+pub fn read(dialect: Dialect, gemini: Option<&GeminiPath>, body: &[u8]) -> Result<Asked, AskError> {
+    let value: Value =
+        serde_json::from_slice(body).map_err(|error| AskError::NotJson(error.to_string()))?;
+    if !value.is_object() {
+        return Err(AskError::Shape("the body is not a JSON object".to_owned()));
+    }
+    match dialect {
+        Dialect::Anthropic => read_anthropic(&value),
+        Dialect::OpenaiResponses => read_responses(&value),
+        Dialect::OpenaiChat => read_chat(&value),
+        Dialect::Gemini => read_gemini(&value, gemini),
+    }
+}
+
+fn text_of(value: &Value) -> String {
+    match value {
+        Value::String(text) => text.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|part| match part {
+                Value::String(text) => Some(text.clone()),
+                Value::Object(object) => {
+                    let kind = object.get("type").and_then(Value::as_str).unwrap_or("text");
+                    matches!(kind, "text" | "input_text" | "output_text")
+                        .then(|| object.get("text").and_then(Value::as_str))
+                        .flatten()
+                        .map(str::to_owned)
+                }
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+fn array<'a>(value: &'a Value, key: &str) -> Result<&'a [Value], AskError> {
+    match value.get(key) {
+        Some(Value::Array(items)) => Ok(items),
+        Some(_) => Err(AskError::Shape(format!("`{key}` is not an array"))),
+        None => Ok(&[]),
+    }
+}
+
+fn str_field(value: &Value, key: &str) -> Option<String> {
+    value.get(key).and_then(Value::as_str).map(str::to_owned)
+}
+
+fn read_anthropic(body: &Value) -> Result<Asked, AskError> {
+    let messages = match body.get("messages") {
+        Some(Value::Array(messages)) => messages,
+        _ => {
+            return Err(AskError::Shape(
+                "`messages` is missing or not an array".to_owned(),
+            ));
+        }
+    };
+    let role = |m: &Value| {
+        m.get("role")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned()
+    };
+    // claude-code puts `role: system` messages after the user's: the conversation's
+    // state is in the last user or assistant message.
+    let last = messages
+        .iter()
+        .rev()
+        .find(|m| matches!(role(m).as_str(), "user" | "assistant"));
+    let tool_results = last.is_some_and(|message| {
+        role(message) == "user"
+            && message
+                .get("content")
+                .and_then(Value::as_array)
+                .is_some_and(|blocks| {
+                    blocks
+                        .iter()
+                        .any(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
+                })
+    });
+    let last_user_text = messages
+        .iter()
+        .rev()
+        .filter(|m| role(m) == "user")
+        .map(|m| text_of(m.get("content").unwrap_or(&Value::Null)))
+        .find(|text| !text.is_empty())
+        .unwrap_or_default();
+    let tools = array(body, "tools")?
+        .iter()
+        .filter_map(|tool| {
+            Some(Tool {
+                name: str_field(tool, "name")?,
+                parameters: tool.get("input_schema").cloned().unwrap_or(Value::Null),
+                freeform: false,
+            })
+        })
+        .collect();
+    // Structured output: `output_config.format` (claude-code's title request) or the
+    // older `output_format`.
+    let schema = [
+        body.get("output_config").and_then(|c| c.get("format")),
+        body.get("output_format"),
+    ]
+    .into_iter()
+    .flatten()
+    .find(|f| f.get("type").and_then(Value::as_str) == Some("json_schema"))
+    .and_then(|f| f.get("schema"))
+    .cloned();
+    Ok(Asked {
+        model: str_field(body, "model"),
+        stream: body.get("stream").and_then(Value::as_bool).unwrap_or(false),
+        include_usage: true,
+        tools,
+        tool_results,
+        last_user_text,
+        system_text: text_of(body.get("system").unwrap_or(&Value::Null)),
+        schema,
+        json: false,
+        max_tokens: body.get("max_tokens").and_then(Value::as_u64),
+    })
+}
+
+/// A Responses tool (`function`, `custom`, `local_shell`), or the tools of a
+/// `namespace` (codex's code mode nests them so).
+fn responses_tools(tool: &Value, out: &mut Vec<Tool>) {
+    let kind = tool
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or("function");
+    if kind == "namespace" {
+        for nested in tool
+            .get("tools")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            responses_tools(nested, out);
+        }
+        return;
+    }
+    let name = str_field(tool, "name").or_else(|| (kind == "local_shell").then(|| kind.to_owned()));
+    if let Some(name) = name {
+        out.push(Tool {
+            name,
+            parameters: tool.get("parameters").cloned().unwrap_or(Value::Null),
+            freeform: kind == "custom",
+        });
+    }
+}
+
+fn read_responses(body: &Value) -> Result<Asked, AskError> {
+    let items: &[Value] = match body.get("input") {
+        Some(Value::String(_)) => &[],
+        Some(Value::Array(items)) => items,
+        Some(_) => {
+            return Err(AskError::Shape(
+                "`input` is neither text nor an array".to_owned(),
+            ));
+        }
+        None => return Err(AskError::Shape("`input` is missing".to_owned())),
+    };
+    let kind = |item: &Value| {
+        item.get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("message")
+            .to_owned()
+    };
+    let role = |item: &Value| {
+        item.get("role")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned()
+    };
+    let last_user_text = match body.get("input") {
+        Some(Value::String(text)) => text.clone(),
+        _ => items
+            .iter()
+            .rev()
+            .filter(|item| kind(item) == "message" && role(item) == "user")
+            .map(|item| text_of(item.get("content").unwrap_or(&Value::Null)))
+            .find(|text| !text.is_empty())
+            .unwrap_or_default(),
+    };
+    // codex appends `configuration_update` items and keeps an `additional_tools` item:
+    // neither is part of the conversation.
+    let last = items.iter().rev().find(|item| {
+        !matches!(
+            kind(item).as_str(),
+            "configuration_update" | "additional_tools" | "reasoning"
+        )
+    });
+    let tool_results = last.is_some_and(|item| kind(item).ends_with("_call_output"));
+    let mut tools = Vec::new();
+    for tool in array(body, "tools")? {
+        responses_tools(tool, &mut tools);
+    }
+    for item in items.iter().filter(|item| kind(item) == "additional_tools") {
+        for tool in item
+            .get("tools")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            responses_tools(tool, &mut tools);
+        }
+    }
+    let mut system_text = str_field(body, "instructions").unwrap_or_default();
+    if system_text.is_empty() {
+        system_text = items
+            .iter()
+            .filter(|item| {
+                kind(item) == "message" && matches!(role(item).as_str(), "developer" | "system")
+            })
+            .map(|item| text_of(item.get("content").unwrap_or(&Value::Null)))
+            .collect::<Vec<_>>()
+            .join("\n");
+    }
+    let format = body.get("text").and_then(|t| t.get("format"));
+    let format_kind = format.and_then(|f| f.get("type")).and_then(Value::as_str);
+    Ok(Asked {
+        model: str_field(body, "model"),
+        stream: body.get("stream").and_then(Value::as_bool).unwrap_or(false),
+        include_usage: true,
+        tools,
+        tool_results,
+        last_user_text,
+        system_text,
+        schema: (format_kind == Some("json_schema"))
+            .then(|| format.and_then(|f| f.get("schema")).cloned())
+            .flatten(),
+        json: format_kind == Some("json_object"),
+        max_tokens: body.get("max_output_tokens").and_then(Value::as_u64),
+    })
+}
+
+fn read_chat(body: &Value) -> Result<Asked, AskError> {
+    let messages = match body.get("messages") {
+        Some(Value::Array(messages)) => messages,
+        _ => {
+            return Err(AskError::Shape(
+                "`messages` is missing or not an array".to_owned(),
+            ));
+        }
+    };
+    let role = |m: &Value| m.get("role").and_then(Value::as_str).map(str::to_owned);
+    let tool_results = messages
+        .last()
+        .is_some_and(|m| matches!(role(m).as_deref(), Some("tool" | "function")));
+    let last_user_text = messages
+        .iter()
+        .rev()
+        .find(|m| role(m).as_deref() == Some("user"))
+        .map(|m| text_of(m.get("content").unwrap_or(&Value::Null)))
+        .unwrap_or_default();
+    let system_text = messages
+        .iter()
+        .filter(|m| matches!(role(m).as_deref(), Some("system" | "developer")))
+        .map(|m| text_of(m.get("content").unwrap_or(&Value::Null)))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let tools = array(body, "tools")?
+        .iter()
+        .filter_map(|tool| {
+            let function = tool.get("function")?;
+            Some(Tool {
+                name: str_field(function, "name")?,
+                parameters: function.get("parameters").cloned().unwrap_or(Value::Null),
+                freeform: false,
+            })
+        })
+        .collect();
+    let format = body.get("response_format");
+    let format_kind = format.and_then(|f| f.get("type")).and_then(Value::as_str);
+    Ok(Asked {
+        model: str_field(body, "model"),
+        stream: body.get("stream").and_then(Value::as_bool).unwrap_or(false),
+        include_usage: body
+            .get("stream_options")
+            .and_then(|o| o.get("include_usage"))
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        tools,
+        tool_results,
+        last_user_text,
+        system_text,
+        schema: (format_kind == Some("json_schema"))
+            .then(|| {
+                format
+                    .and_then(|f| f.get("json_schema"))
+                    .and_then(|j| j.get("schema"))
+                    .cloned()
+            })
+            .flatten(),
+        json: format_kind == Some("json_object"),
+        max_tokens: body
+            .get("max_completion_tokens")
+            .or_else(|| body.get("max_tokens"))
+            .and_then(Value::as_u64),
+    })
+}
+
+fn read_gemini(body: &Value, path: Option<&GeminiPath>) -> Result<Asked, AskError> {
+    let contents = match body.get("contents") {
+        Some(Value::Array(contents)) => contents,
+        _ => {
+            return Err(AskError::Shape(
+                "`contents` is missing or not an array".to_owned(),
+            ));
+        }
+    };
+    let parts_of = |content: &Value| -> Vec<Value> {
+        content
+            .get("parts")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let tool_results = contents.last().is_some_and(|content| {
+        parts_of(content)
+            .iter()
+            .any(|part| part.get("functionResponse").is_some())
+    });
+    let last_user_text = contents
+        .iter()
+        .rev()
+        .find(|c| {
+            c.get("role").and_then(Value::as_str).unwrap_or("user") == "user"
+                && parts_of(c).iter().any(|p| p.get("text").is_some())
+        })
+        .map(|c| text_of(&Value::Array(parts_of(c))))
+        .unwrap_or_default();
+    let system_text = body
+        .get("systemInstruction")
+        .map(|s| text_of(&Value::Array(parts_of(s))))
+        .unwrap_or_default();
+    let mut tools = Vec::new();
+    for group in array(body, "tools")? {
+        for declaration in array(group, "functionDeclarations")? {
+            if let Some(name) = str_field(declaration, "name") {
+                tools.push(Tool {
+                    name,
+                    parameters: declaration
+                        .get("parametersJsonSchema")
+                        .or_else(|| declaration.get("parameters"))
+                        .cloned()
+                        .unwrap_or(Value::Null),
+                    freeform: false,
+                });
+            }
+        }
+    }
+    let config = body.get("generationConfig");
+    let json = config
+        .and_then(|c| c.get("responseMimeType"))
+        .and_then(Value::as_str)
+        == Some("application/json");
+    let schema = config
+        .and_then(|c| {
+            c.get("responseJsonSchema")
+                .or_else(|| c.get("responseSchema"))
+        })
+        .cloned();
+    Ok(Asked {
+        model: path.map(|p| p.model.clone()),
+        stream: path.is_some_and(|p| p.stream),
+        include_usage: true,
+        tools,
+        tool_results,
+        last_user_text,
+        system_text,
+        schema: if json { schema } else { None },
+        json,
+        max_tokens: config
+            .and_then(|c| c.get("maxOutputTokens"))
+            .and_then(Value::as_u64),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn routes_of_the_agents_paths() {
+        let generate = |dialect| Route::Generate {
+            dialect,
+            gemini: None,
+        };
+        assert_eq!(route("HEAD", "/", "", false, false), Route::Root);
+        assert_eq!(
+            route("POST", "/v1/messages", "beta=true", false, true),
+            generate(Dialect::Anthropic)
+        );
+        assert_eq!(
+            route(
+                "POST",
+                "/v1/messages/count_tokens",
+                "beta=true",
+                false,
+                true
+            ),
+            Route::CountTokens(Dialect::Anthropic)
+        );
+        assert_eq!(
+            route("GET", "/v1/responses", "", true, false),
+            Route::Websocket
+        );
+        assert_eq!(
+            route("POST", "/v1/responses", "", false, false),
+            generate(Dialect::OpenaiResponses)
+        );
+        assert_eq!(
+            route("POST", "/v1/chat/completions", "", false, false),
+            generate(Dialect::OpenaiChat)
+        );
+        assert_eq!(
+            route(
+                "POST",
+                "/v1beta/models/gemini-2.5-flash:streamGenerateContent",
+                "alt=sse",
+                false,
+                false
+            ),
+            Route::Generate {
+                dialect: Dialect::Gemini,
+                gemini: Some(GeminiPath {
+                    model: "gemini-2.5-flash".into(),
+                    stream: true,
+                    sse: true
+                })
+            }
+        );
+        assert_eq!(
+            route("GET", "/v1/models", "", false, true),
+            Route::Models(Dialect::Anthropic)
+        );
+        assert_eq!(
+            route("GET", "/v1beta/models", "", false, false),
+            Route::Models(Dialect::Gemini)
+        );
+        assert_eq!(
+            route("DELETE", "/v1/messages", "", false, false),
+            Route::Unknown("no route for DELETE /v1/messages".into())
+        );
+    }
+
+    #[test]
+    fn a_body_that_is_not_json_or_lacks_messages_is_refused() {
+        assert!(matches!(
+            read(Dialect::Anthropic, None, b"{nope"),
+            Err(AskError::NotJson(_))
+        ));
+        assert_eq!(
+            read(Dialect::OpenaiChat, None, b"{}"),
+            Err(AskError::Shape(
+                "`messages` is missing or not an array".into()
+            ))
+        );
+    }
+}
