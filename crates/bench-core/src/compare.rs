@@ -186,9 +186,7 @@ impl Interleaving {
             let mut spans: BTreeMap<Phase, (u64, u64, usize)> = BTreeMap::new();
             for record in &side.trials {
                 if let Some(started) = record.started_unix_ms {
-                    let span = spans
-                        .entry(record.phase)
-                        .or_insert((started, started, 0));
+                    let span = spans.entry(record.phase).or_insert((started, started, 0));
                     *span = (span.0.min(started), span.1.max(started), span.2 + 1);
                 }
             }
@@ -782,9 +780,12 @@ impl Measured {
             // asks of the most significant metric, so a bound for all of them.
             let level = options.alpha / tested.max(1) as f64;
             let statistical = match self.log_spread {
-                Some(spread) => {
-                    significance::detectable_change(spread, self.base.n(), self.candidate.n(), level)
-                }
+                Some(spread) => significance::detectable_change(
+                    spread,
+                    self.base.n(),
+                    self.candidate.n(),
+                    level,
+                ),
                 None => f64::INFINITY,
             };
             statistical.max(floor)
@@ -834,7 +835,12 @@ pub struct Threshold {
 
 /// The verdict on `change` of a metric of `nature` under `threshold`; the rules
 /// are in the [module documentation](self).
-pub fn judge(change: Change, nature: Nature, threshold: Threshold, direction: Direction) -> Verdict {
+pub fn judge(
+    change: Change,
+    nature: Nature,
+    threshold: Threshold,
+    direction: Direction,
+) -> Verdict {
     match nature {
         Nature::Exact if change.delta == 0.0 => Verdict::Unchanged,
         Nature::Exact => {
@@ -1124,7 +1130,10 @@ mod tests {
         let candidate = side("c", &[(Metric::Disk, &[134_217_729.0])]);
         let row = &compare(&base, &candidate, &CompareOptions::default()).metrics[0];
         assert_eq!(row.delta, 1.0);
-        assert_eq!((row.floor, row.floor_bytes), (0.01, Some(DEFAULT_EXACT_BYTES)));
+        assert_eq!(
+            (row.floor, row.floor_bytes),
+            (0.01, Some(DEFAULT_EXACT_BYTES))
+        );
         assert_eq!(row.verdict, Verdict::Changed);
         assert_eq!(row.detectable, None);
         // 1 MiB on 128 MiB is beyond the bytes but not the 1%.
@@ -1179,11 +1188,17 @@ mod tests {
         // The case, now in nanoseconds: ui_cpu 20 ms -> 30 ms is a real change.
         let base = side(
             "b",
-            &[(Metric::UiCpu, &[0.0201, 0.0199, 0.0204, 0.0202, 0.0198, 0.0200])],
+            &[(
+                Metric::UiCpu,
+                &[0.0201, 0.0199, 0.0204, 0.0202, 0.0198, 0.0200],
+            )],
         );
         let candidate = side(
             "c",
-            &[(Metric::UiCpu, &[0.0301, 0.0299, 0.0304, 0.0302, 0.0298, 0.0300])],
+            &[(
+                Metric::UiCpu,
+                &[0.0301, 0.0299, 0.0304, 0.0302, 0.0298, 0.0300],
+            )],
         );
         let row = &compare(&base, &candidate, &CompareOptions::default()).metrics[0];
         assert!((row.ratio - 1.5).abs() < 0.01, "{row:?}");
@@ -1235,8 +1250,8 @@ mod tests {
         // pi 0.63.1 vs 0.73.1, 10 interleaved trials a side: cold about +20% with
         // a 10% spread, once called "within noise" by the ±20% floor.
         let base = [1.00, 1.12, 0.95, 1.05, 0.98, 1.10, 1.02, 0.93, 1.07, 1.01];
-        let candidate: Vec<f64> = [1.22, 1.30, 1.15, 1.27, 1.18, 1.35, 1.20, 1.12, 1.25, 1.19]
-            .to_vec();
+        let candidate: Vec<f64> =
+            [1.22, 1.30, 1.15, 1.27, 1.18, 1.35, 1.20, 1.12, 1.25, 1.19].to_vec();
         let options = CompareOptions {
             interleaving: Some(Interleaving::Interleaved),
             ..CompareOptions::default()
@@ -1474,8 +1489,14 @@ mod tests {
         assert_eq!(verdict(1.1, 0.2, lower), Verdict::WithinNoise);
         // Exactly on the floor is not beyond it.
         assert_eq!(verdict(1.2, 0.2, lower), Verdict::WithinNoise);
-        let base = side("b", &[(Metric::ReclaimedRss, &[100.0, 101.0, 99.0, 100.0, 102.0])]);
-        let candidate = side("c", &[(Metric::ReclaimedRss, &[50.0, 51.0, 49.0, 50.0, 52.0])]);
+        let base = side(
+            "b",
+            &[(Metric::ReclaimedRss, &[100.0, 101.0, 99.0, 100.0, 102.0])],
+        );
+        let candidate = side(
+            "c",
+            &[(Metric::ReclaimedRss, &[50.0, 51.0, 49.0, 50.0, 52.0])],
+        );
         let row = &compare(&base, &candidate, &CompareOptions::default()).metrics[0];
         assert_eq!(row.verdict, Verdict::Regressed);
     }
@@ -1504,7 +1525,10 @@ mod tests {
         let same = compare(&base, &base, &CompareOptions::default());
         assert_eq!(same.metrics[0].ratio, 1.0);
         assert_eq!(same.metrics[0].verdict, Verdict::WithinNoise);
-        let candidate = side("c", &[(Metric::ReclaimedRss, &[10.0, 12.0, 11.0, 10.0, 12.0, 11.0])]);
+        let candidate = side(
+            "c",
+            &[(Metric::ReclaimedRss, &[10.0, 12.0, 11.0, 10.0, 12.0, 11.0])],
+        );
         let grew = compare(&base, &candidate, &CompareOptions::default());
         assert_eq!(grew.metrics[0].ratio, f64::INFINITY);
         assert_eq!(grew.metrics[0].verdict, Verdict::Improved);

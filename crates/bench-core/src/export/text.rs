@@ -1,9 +1,7 @@
 //! Plain-text tables for people, as a terminal shows them: aligned columns, values with
 //! their units, metrics grouped by phase.
 
-use super::cells::{
-    Notation, detectable, not_interleaved, presence, rule, signed_amount, trials,
-};
+use super::cells::{Notation, detectable, not_interleaved, presence, rule, signed_amount, trials};
 use crate::compare::{Comparison, Interleaving, Verdict};
 use crate::report::Report;
 use crate::stats::MetricStats;
