@@ -9,10 +9,14 @@
 #        REPS times; cold and warm should regress, no memory metric should.
 #   hog  A/A with a CPU hog (one busy loop per core) started halfway through the trials,
 #        interleaved (ABBA) and --sequential, REPS times each: false verdicts of each.
+#   auto `--trials auto` (MAX_TRIALS pairs at most), A/A and A/B, REPS times each: false
+#        verdicts, cold found, and how many pairs each run needed.
 #
 # Settings (environment): CLIBENCH (default target/release/clibench), REPS (10), TRIALS
 # (5 a side), PHASES (prepare,install,measure), STARTUP_DELAY_MS (300), WORK (a temp dir),
-# HOG_AFTER (seconds after the first measure trial starts; default: measured from an A/A).
+# HOG_AFTER (seconds after the first measure trial starts; default: measured from an A/A),
+# DELAY_PERCENT (when set, STARTUP_DELAY_MS is this percent of the cold median of an A/A
+# probe: DELAY_PERCENT=10 is the +10% case), MAX_TRIALS (20, for auto).
 #
 # Prints one line per repetition and a summary per experiment; every run's folder is kept
 # under WORK for inspection. Timing numbers depend on the machine and its neighbours.
@@ -23,6 +27,8 @@ REPS=${REPS:-10}
 TRIALS=${TRIALS:-5}
 PHASES=${PHASES:-prepare,install,measure}
 STARTUP_DELAY_MS=${STARTUP_DELAY_MS:-300}
+DELAY_PERCENT=${DELAY_PERCENT:-}
+MAX_TRIALS=${MAX_TRIALS:-20}
 WORK=${WORK:-$(mktemp -d /tmp/ab-accuracy.XXXXXX)}
 MODE=${1:-all}
 
@@ -35,8 +41,11 @@ echo "# work folder: $WORK; load now: $(cut -d' ' -f1-3 /proc/loadavg); cores: $
 verdicts() {
     python3 - "$1/comparison.json" <<'PY'
 import json, sys
+def number(value):
+    return "inf" if value is None else f"{value:.3f}"
 for row in json.load(open(sys.argv[1]))["metrics"]:
-    print(row["metric"], row["verdict"], f'{row["ratio"]:.3f}', f'{row["ci_low"]:.3f}', f'{row["ci_high"]:.3f}')
+    print(row["metric"], row["verdict"], number(row["ratio"]), number(row["ci_low"]),
+          number(row["ci_high"]), "detect=" + number(row.get("detectable")))
 PY
 }
 
@@ -143,10 +152,52 @@ PY
     done
 }
 
+# delay_from_percent: sets STARTUP_DELAY_MS to DELAY_PERCENT % of the demo's cold median.
+delay_from_percent() {
+    [ -n "$DELAY_PERCENT" ] || return 0
+    [ -d "$WORK/delay-probe" ] || run_ab "$WORK/delay-probe"
+    STARTUP_DELAY_MS=$(python3 - "$WORK/delay-probe" "$DELAY_PERCENT" <<'PY'
+import json, statistics, sys
+result = json.load(open(f"{sys.argv[1]}/base/result.json"))
+cold = [s["value"] for s in result["side"]["metrics"]["cold"] if s.get("value") is not None]
+print(round(statistics.median(cold) * 1000 * float(sys.argv[2]) / 100))
+PY
+)
+    echo "# +$DELAY_PERCENT% of the cold median: STARTUP_DELAY_MS=$STARTUP_DELAY_MS" >&2
+}
+
+# pairs OUT: the pairs a --trials auto run used, from its stderr.
+pairs() {
+    grep -o 'stopped ([a-z]*) after [a-z]* [0-9]*' "$1.log" | awk '{print $2, $5}' | tr -d '()'
+}
+
+auto() {
+    for kind in aa ab; do
+        local all=$WORK/auto-$kind.verdicts
+        : >"$all"
+        for rep in $(seq 1 "$REPS"); do
+            local out=$WORK/auto-$kind-$rep
+            if [ "$kind" = ab ]; then
+                TRIALS=auto run_ab "$out" --max-trials "$MAX_TRIALS" \
+                    --head "measure.env.DEMO_AGENT_STARTUP_DELAY_MS=$STARTUP_DELAY_MS"
+            else
+                TRIALS=auto run_ab "$out" --max-trials "$MAX_TRIALS"
+            fi
+            verdicts "$out" | tee -a "$all" | awk -v rep="$rep" -v kind="$kind" -v pairs="$(pairs "$out")" '
+                $2 == "regressed" || $2 == "improved" {v = v " " $1 "(" $2 ")"}
+                END {print "auto " kind " " rep ": " pairs " pairs;" (v == "" ? " no verdict" : v)}'
+        done
+        summary "--trials auto, $kind" "$all"
+    done
+}
+
+delay_from_percent
+
 case $MODE in
     aa) aa ;;
     ab) ab ;;
     hog) hog ;;
-    all) aa; ab; hog ;;
-    *) echo "usage: $0 [aa|ab|hog|all]" >&2; exit 2 ;;
+    auto) auto ;;
+    all) aa; ab; hog; auto ;;
+    *) echo "usage: $0 [aa|ab|hog|auto|all]" >&2; exit 2 ;;
 esac

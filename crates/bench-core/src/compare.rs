@@ -1,6 +1,40 @@
 //! Comparing two sides metric by metric: medians, their difference and ratio, a
-//! bootstrap confidence interval of the ratio, and a verdict that respects what
-//! kind of number each metric is.
+//! bootstrap confidence interval of the ratio, a test of each change with the
+//! false-alarm rate controlled over all metrics at once, and a verdict that
+//! respects what kind of number each metric is.
+//!
+//! The rule and the reasons for its defaults are in `docs/verdicts.md`; in short:
+//!
+//! # The verdict, by the metric's [`Nature`]
+//! - **Exact** (disk, bundle): the same build gives the same bytes, so every change
+//!   of the medians is reported with its delta. It is [`Verdict::Regressed`] or
+//!   [`Verdict::Improved`] only beyond the size threshold, both
+//!   [`CompareOptions::exact_bytes`] and the metric's fraction (1% unless set);
+//!   below, [`Verdict::Changed`], which never fails CI. Equal medians are
+//!   [`Verdict::Unchanged`].
+//! - **Timing, CPU and memory**: with fewer than two samples on a side there is no
+//!   spread to judge by, so the verdict is [`Verdict::SingleSample`]. Otherwise a
+//!   change counts when both hold:
+//!   1. *it is there*: the two-sided rank-sum test
+//!      ([`significance::rank_sum_p_value`]) rejects "no change" after Holm's
+//!      adjustment over every tested metric of the comparison
+//!      ([`significance::holm`]), at family level [`CompareOptions::alpha`]: the
+//!      chance of any false verdict in an A/A comparison stays at or below alpha;
+//!   2. *it matters*: the ratio of medians lies beyond the metric's practical
+//!      threshold ([`Nature::default_threshold`], or [`CompareOptions::noise`], or
+//!      the metric's own from [`CompareOptions::with_floor`]).
+//!
+//!   Else [`Verdict::WithinNoise`].
+//!
+//! When the two sides were not measured interleaved (two separate runs, or `ab
+//! --sequential`: see [`Interleaving`]), the machine's drift between them looks like a
+//! change to any test, so every noisy metric's threshold is widened by its
+//! [`Nature::drift_allowance`].
+//!
+//! # What each row could have seen
+//! [`MetricComparison::detectable`] is the smallest change the run could have
+//! detected (80% power at the Bonferroni share of alpha), never below the threshold:
+//! a "within noise" from three noisy trials and one from thirty quiet ones differ.
 //!
 //! # The interval
 //! The ratio is `candidate median / base median`. Its confidence interval comes
@@ -8,22 +42,7 @@
 //! replacement [`CompareOptions::resamples`] times, and the ratio of the
 //! resampled medians is taken each time. The generator is seeded, so the same
 //! inputs always give the same interval. The interval is always widened to
-//! contain the point ratio.
-//!
-//! # The verdict, by the metric's [`Nature`]
-//! - **Exact** (disk, bundle): the same build gives the same bytes, so any change
-//!   of the medians is [`Verdict::Regressed`] or [`Verdict::Improved`], with its
-//!   absolute delta; equal medians are [`Verdict::Unchanged`]. The global noise
-//!   floor does not apply; a floor set for the metric itself does.
-//! - **Quantized** (`ui_cpu`, counted in 10 ms clock ticks): a change of the
-//!   medians of at most one step is [`Verdict::WithinResolution`]; beyond that, the
-//!   timing rule.
-//! - **Timing and memory**: with fewer than two samples on a side there is no
-//!   spread to judge by, so the verdict is [`Verdict::SingleSample`]. Otherwise a
-//!   change counts only when the whole interval lies beyond the metric's floor on
-//!   one side: above `1 + floor` or below `1 - floor`; else
-//!   [`Verdict::WithinNoise`]. Floors are [`CompareOptions::noise`] unless set per
-//!   metric with [`CompareOptions::with_floor`].
+//! contain the point ratio. It is shown for reading; the verdict is the test's.
 //!
 //! Whether a change is an improvement or a regression depends on the metric's
 //! [`Direction`].
@@ -39,7 +58,8 @@
 //!
 //! let mut base = Side::new("base");
 //! let mut candidate = Side::new("candidate");
-//! for (trial, (b, c)) in [(0.40, 0.61), (0.42, 0.60), (0.41, 0.62)].into_iter().enumerate() {
+//! let pairs = [(0.40, 0.61), (0.42, 0.60), (0.41, 0.62), (0.40, 0.63), (0.41, 0.60), (0.42, 0.61)];
+//! for (trial, (b, c)) in pairs.into_iter().enumerate() {
 //!     record(&mut base, Metric::Cold, trial as u32, Sample::Value(b));
 //!     record(&mut candidate, Metric::Cold, trial as u32, Sample::Value(c));
 //! }
@@ -50,59 +70,155 @@
 use crate::metric::{Direction, Metric, Nature, Phase};
 use crate::result::{Role, Side};
 use crate::rng::SplitMix64;
+use crate::significance;
 use crate::stats::MetricStats;
 use crate::units::Unit;
 use std::collections::{BTreeMap, BTreeSet};
 
-/// The default noise floor: changes within ±20% are noise. The seed harness uses
-/// 20% on shared 4-vCPU sandboxes.
-pub const DEFAULT_NOISE: f64 = 0.20;
+/// The default family-wise false-alarm rate of one comparison: the chance that an
+/// A/A comparison shows any verdict at all.
+pub const DEFAULT_ALPHA: f64 = 0.05;
+
+/// The default byte part of the size threshold: an exact metric's change counts
+/// only when it is larger than this (and than its fraction). 64 KiB is 16 blocks of
+/// 4 KiB, the unit `disk` moves in, and far below what a dependency added to a
+/// bundle weighs; a rebuilt lock file or a version string is below it.
+pub const DEFAULT_EXACT_BYTES: f64 = 64.0 * 1024.0;
 
 /// How two sides are compared.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct CompareOptions {
-    /// The noise floor of timing and memory metrics as a fraction (0.2 = 20%), in `0..1`.
-    pub noise: f64,
-    /// Floors set for single metrics, overriding [`noise`](Self::noise) (and the
-    /// floor of 0 of exact metrics), as fractions in `0..1`.
+    /// The practical threshold of every timing, CPU and memory metric as a fraction
+    /// (0.2 = 20%), in `0..1`, overriding each nature's default; `None`: by nature
+    /// ([`Nature::default_threshold`]). `--noise FRACTION` sets it.
+    pub noise: Option<f64>,
+    /// Thresholds set for single metrics, overriding [`noise`](Self::noise) (and the
+    /// fraction of exact metrics), as fractions in `0..1`.
     pub floors: BTreeMap<Metric, f64>,
-    /// The confidence level of the interval, in `0..1` (0.95).
+    /// The byte part of an exact metric's threshold: a change of at most this many
+    /// bytes is [`Verdict::Changed`], never a regression.
+    pub exact_bytes: f64,
+    /// The family-wise false-alarm rate over all tested metrics, in `0..1` (0.05).
+    pub alpha: f64,
+    /// The confidence level of the interval shown per metric, in `0..1` (0.95).
     pub confidence: f64,
     /// How many bootstrap resamples to draw per metric.
     pub resamples: u32,
     /// The bootstrap generator's seed; each metric derives its own stream from it.
     pub seed: u64,
+    /// Whether the sides' trials were interleaved, when the caller knows; `None`:
+    /// told from the trials' start times ([`Interleaving::of`]).
+    pub interleaving: Option<Interleaving>,
 }
 
 impl Default for CompareOptions {
     fn default() -> Self {
         CompareOptions {
-            noise: DEFAULT_NOISE,
+            noise: None,
             floors: BTreeMap::new(),
+            exact_bytes: DEFAULT_EXACT_BYTES,
+            alpha: DEFAULT_ALPHA,
             confidence: 0.95,
             resamples: 10_000,
             // "clibench" in ASCII.
             seed: 0x636c_6962_656e_6368,
+            interleaving: None,
         }
     }
 }
 
 impl CompareOptions {
-    /// These options with `metric`'s floor set to `fraction` (0.05 = 5%), whatever
-    /// the metric's nature. This is how a spec's or the command line's per-metric
-    /// floors reach the comparison.
+    /// These options with `metric`'s threshold set to `fraction` (0.05 = 5%),
+    /// whatever the metric's nature. This is how a spec's or the command line's
+    /// per-metric thresholds reach the comparison.
     pub fn with_floor(mut self, metric: Metric, fraction: f64) -> CompareOptions {
         self.floors.insert(metric, fraction);
         self
     }
 
-    /// The floor `metric` is judged against: its own when set, 0 for an exact
-    /// metric (any byte counts), else the global [`noise`](Self::noise).
+    /// The practical threshold `metric` is judged against when its sides were
+    /// interleaved: its own when set, else for an exact metric its nature's
+    /// fraction (the global noise is not for sizes), else the global
+    /// [`noise`](Self::noise) or its nature's default.
     pub fn floor(&self, metric: Metric) -> f64 {
-        match self.floors.get(&metric) {
-            Some(&floor) => floor,
-            None if metric.nature() == Nature::Exact => 0.0,
-            None => self.noise,
+        let nature = metric.nature();
+        match (self.floors.get(&metric), self.noise) {
+            (Some(&floor), _) => floor,
+            (None, _) if nature == Nature::Exact => nature.default_threshold(),
+            (None, Some(noise)) => noise,
+            (None, None) => nature.default_threshold(),
+        }
+    }
+
+    /// The threshold under `interleaving`: [`floor`](Self::floor), widened by the
+    /// nature's drift allowance unless the sides were interleaved.
+    pub fn threshold(&self, metric: Metric, interleaving: Interleaving) -> f64 {
+        let floor = self.floor(metric);
+        if interleaving == Interleaving::Interleaved {
+            floor
+        } else {
+            floor + metric.nature().drift_allowance()
+        }
+    }
+}
+
+/// Whether the two sides' trials were measured interleaved, which keeps a change
+/// of the machine's load or temperature off one side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Interleaving {
+    /// Every phase with trials on both sides ran its trials at overlapping times
+    /// (`clibench ab`).
+    Interleaved,
+    /// Some phase ran all of one side's trials before the other's (two `run`s, or
+    /// `ab --sequential`).
+    Separate,
+    /// The results do not record when their trials started (older files); treated
+    /// as separate.
+    Unknown,
+}
+
+impl Interleaving {
+    /// Tells from the trial records: for each phase where both sides timed at least
+    /// two trials, whether the spans of their start times overlap.
+    pub fn of(base: &Side, candidate: &Side) -> Interleaving {
+        let spans = |side: &Side| {
+            let mut spans: BTreeMap<Phase, (u64, u64, usize)> = BTreeMap::new();
+            for record in &side.trials {
+                if let Some(started) = record.started_unix_ms {
+                    let span = spans.entry(record.phase).or_insert((started, started, 0));
+                    *span = (span.0.min(started), span.1.max(started), span.2 + 1);
+                }
+            }
+            spans
+        };
+        let (base, candidate) = (spans(base), spans(candidate));
+        let mut compared = false;
+        for (phase, &(base_first, base_last, base_count)) in &base {
+            let Some(&(first, last, count)) = candidate.get(phase) else {
+                continue;
+            };
+            if base_count < 2 || count < 2 {
+                continue;
+            }
+            compared = true;
+            if base_last < first || last < base_first {
+                return Interleaving::Separate;
+            }
+        }
+        if compared {
+            Interleaving::Interleaved
+        } else {
+            Interleaving::Unknown
+        }
+    }
+
+    /// `interleaved`, `separate` or `unknown`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Interleaving::Interleaved => "interleaved",
+            Interleaving::Separate => "separate",
+            Interleaving::Unknown => "unknown",
         }
     }
 }
@@ -111,14 +227,14 @@ impl CompareOptions {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
-    /// The candidate is worse beyond the floor.
+    /// The candidate is worse: the change is there and beyond the threshold.
     Regressed,
-    /// The candidate is better beyond the floor.
+    /// The candidate is better: the change is there and beyond the threshold.
     Improved,
-    /// The interval reaches into the noise floor.
+    /// An exact size changed by no more than its threshold: reported, never failing.
+    Changed,
+    /// No change was shown, or it is smaller than the threshold.
     WithinNoise,
-    /// A quantized metric moved by at most one step of its resolution.
-    WithinResolution,
     /// A noisy metric with fewer than two samples on a side: no spread to judge by.
     SingleSample,
     /// An exact metric with equal medians.
@@ -130,8 +246,8 @@ impl Verdict {
     pub const ALL: [Verdict; 6] = [
         Verdict::Regressed,
         Verdict::Improved,
+        Verdict::Changed,
         Verdict::WithinNoise,
-        Verdict::WithinResolution,
         Verdict::SingleSample,
         Verdict::Unchanged,
     ];
@@ -141,8 +257,8 @@ impl Verdict {
         match self {
             Verdict::Improved => "improved",
             Verdict::Regressed => "regressed",
+            Verdict::Changed => "changed",
             Verdict::WithinNoise => "within noise",
-            Verdict::WithinResolution => "within resolution",
             Verdict::SingleSample => "1 sample, no verdict",
             Verdict::Unchanged => "unchanged",
         }
@@ -153,16 +269,23 @@ impl Verdict {
         match self {
             Verdict::Improved => "improved",
             Verdict::Regressed => "regressed",
+            Verdict::Changed => "changed",
             Verdict::WithinNoise => "within_noise",
-            Verdict::WithinResolution => "within_resolution",
             Verdict::SingleSample => "single_sample",
             Verdict::Unchanged => "unchanged",
         }
     }
 
-    /// Whether the verdict says the metric changed (improved or regressed).
+    /// Whether the verdict says the metric changed beyond its threshold (improved
+    /// or regressed).
     pub fn is_change(self) -> bool {
         matches!(self, Verdict::Improved | Verdict::Regressed)
+    }
+
+    /// Whether a reader should see the row among the changes: improved, regressed
+    /// or an exact size that changed below its threshold.
+    pub fn is_reported(self) -> bool {
+        self.is_change() || self == Verdict::Changed
     }
 }
 
@@ -177,8 +300,11 @@ pub struct MetricComparison {
     pub direction: Direction,
     /// What kind of number it is, which decided the verdict.
     pub nature: Nature,
-    /// The floor the interval was judged against, as a fraction.
+    /// The practical threshold the change was judged against, as a fraction,
+    /// including the drift allowance when the sides were not interleaved.
     pub floor: f64,
+    /// The byte part of the threshold, for an exact metric.
+    pub floor_bytes: Option<f64>,
     /// The base side's statistics.
     pub base: MetricStats,
     /// The candidate side's statistics.
@@ -192,6 +318,16 @@ pub struct MetricComparison {
     pub ci_low: f64,
     /// Upper end of the confidence interval of the ratio.
     pub ci_high: f64,
+    /// The rank-sum test's two-sided p-value, for a noisy metric with two samples
+    /// or more a side.
+    pub p_value: Option<f64>,
+    /// The p-value after Holm's adjustment over every tested metric: the change is
+    /// there when this is at most [`CompareOptions::alpha`].
+    pub p_adjusted: Option<f64>,
+    /// The smallest relative change (0.06 = ±6%) this run could have detected
+    /// (80% power), never below [`floor`](Self::floor); infinite when the trials
+    /// are too few for any verdict. `None` for exact metrics, where every byte shows.
+    pub detectable: Option<f64>,
     /// The conclusion.
     pub verdict: Verdict,
 }
@@ -287,6 +423,10 @@ pub struct Comparison {
     pub base_facts: SideFacts,
     /// The same for the candidate side.
     pub candidate_facts: SideFacts,
+    /// Whether the trials were interleaved, which decided the drift allowance.
+    pub interleaving: Interleaving,
+    /// How many metrics were tested, the family Holm's adjustment is over.
+    pub tested: usize,
 }
 
 /// How many processes of the target one phase's trials found on each side.
@@ -459,8 +599,8 @@ pub struct VerdictCounts {
     pub improved: usize,
     /// Metrics that got [`Verdict::WithinNoise`].
     pub within_noise: usize,
-    /// Metrics that got [`Verdict::WithinResolution`].
-    pub within_resolution: usize,
+    /// Metrics that got [`Verdict::Changed`].
+    pub changed: usize,
     /// Metrics that got [`Verdict::SingleSample`].
     pub single_sample: usize,
     /// Metrics that got [`Verdict::Unchanged`].
@@ -476,7 +616,7 @@ impl VerdictCounts {
             Verdict::Regressed => self.regressed,
             Verdict::Improved => self.improved,
             Verdict::WithinNoise => self.within_noise,
-            Verdict::WithinResolution => self.within_resolution,
+            Verdict::Changed => self.changed,
             Verdict::SingleSample => self.single_sample,
             Verdict::Unchanged => self.unchanged,
         }
@@ -487,7 +627,7 @@ impl VerdictCounts {
             Verdict::Regressed => &mut self.regressed,
             Verdict::Improved => &mut self.improved,
             Verdict::WithinNoise => &mut self.within_noise,
-            Verdict::WithinResolution => &mut self.within_resolution,
+            Verdict::Changed => &mut self.changed,
             Verdict::SingleSample => &mut self.single_sample,
             Verdict::Unchanged => &mut self.unchanged,
         }
@@ -496,7 +636,10 @@ impl VerdictCounts {
 
 /// Compares `candidate` against `base` for every metric either side has samples of.
 pub fn compare(base: &Side, candidate: &Side, options: &CompareOptions) -> Comparison {
-    let mut metrics = Vec::new();
+    let interleaving = options
+        .interleaving
+        .unwrap_or_else(|| Interleaving::of(base, candidate));
+    let mut measured = Vec::new();
     let mut missing = Vec::new();
     for metric in Metric::ALL {
         let base_stats = MetricStats::of(base, metric);
@@ -504,7 +647,7 @@ pub fn compare(base: &Side, candidate: &Side, options: &CompareOptions) -> Compa
         match (base_stats, candidate_stats) {
             (None, None) => {}
             (Some(b), Some(c)) if b.n() > 0 && c.n() > 0 => {
-                metrics.push(compare_metric(
+                measured.push(Measured::new(
                     metric,
                     b,
                     c,
@@ -520,6 +663,14 @@ pub fn compare(base: &Side, candidate: &Side, options: &CompareOptions) -> Compa
             }),
         }
     }
+    let p_values: Vec<Option<f64>> = measured.iter().map(|m| m.p_value).collect();
+    let adjusted = significance::holm(&p_values);
+    let tested = p_values.iter().flatten().count();
+    let metrics = measured
+        .into_iter()
+        .zip(adjusted)
+        .map(|(measured, p_adjusted)| measured.judged(p_adjusted, tested, interleaving, options))
+        .collect();
     Comparison {
         base_sha: base.sha.clone(),
         candidate_sha: candidate.sha.clone(),
@@ -533,64 +684,130 @@ pub fn compare(base: &Side, candidate: &Side, options: &CompareOptions) -> Compa
         process_counts: process_counts(base, candidate),
         base_facts: SideFacts::of(base),
         candidate_facts: SideFacts::of(candidate),
+        interleaving,
+        tested,
     }
 }
 
-fn compare_metric(
+/// One metric's numbers before the family's adjustment gives its verdict.
+struct Measured {
     metric: Metric,
     base: MetricStats,
     candidate: MetricStats,
-    base_values: &[f64],
-    candidate_values: &[f64],
-    options: &CompareOptions,
-) -> MetricComparison {
-    // `compare` only gets here with samples on both sides, so both medians exist.
-    let (ratio, delta) = match (base.median(), candidate.median()) {
-        (Some(base_median), Some(candidate_median)) => (
-            ratio_of(base_median, candidate_median),
-            candidate_median - base_median,
-        ),
-        _ => (f64::NAN, f64::NAN),
-    };
-    // Each metric gets its own stream, so adding a metric never changes another's interval.
-    let seed = options.seed ^ (metric as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    let (low, high) = bootstrap_ratio_interval(
-        base_values,
-        candidate_values,
-        options.resamples,
-        options.confidence,
-        seed,
-    );
-    let (ci_low, ci_high) = (low.min(ratio), high.max(ratio));
-    let direction = metric.direction();
-    let nature = metric.nature();
-    let floor = options.floor(metric);
-    let samples = base.n().min(candidate.n());
-    let verdict = judge(
-        Change {
+    delta: f64,
+    ratio: f64,
+    ci_low: f64,
+    ci_high: f64,
+    p_value: Option<f64>,
+    /// The pooled robust standard deviation of the log values.
+    log_spread: Option<f64>,
+}
+
+impl Measured {
+    fn new(
+        metric: Metric,
+        base: MetricStats,
+        candidate: MetricStats,
+        base_values: &[f64],
+        candidate_values: &[f64],
+        options: &CompareOptions,
+    ) -> Measured {
+        // `compare` only gets here with samples on both sides, so both medians exist.
+        let (ratio, delta) = match (base.median(), candidate.median()) {
+            (Some(base_median), Some(candidate_median)) => (
+                ratio_of(base_median, candidate_median),
+                candidate_median - base_median,
+            ),
+            _ => (f64::NAN, f64::NAN),
+        };
+        // Each metric gets its own stream, so adding a metric never changes another's interval.
+        let seed = options.seed ^ (metric as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let (low, high) = bootstrap_ratio_interval(
+            base_values,
+            candidate_values,
+            options.resamples,
+            options.confidence,
+            seed,
+        );
+        let noisy = metric.nature() != Nature::Exact && base.n().min(candidate.n()) >= 2;
+        let p_value = noisy
+            .then(|| significance::rank_sum_p_value(base_values, candidate_values))
+            .flatten();
+        let log_spread = match (
+            significance::log_spread(base_values),
+            significance::log_spread(candidate_values),
+        ) {
+            (Some(b), Some(c)) if noisy => Some(((b * b + c * c) / 2.0).sqrt()),
+            _ => None,
+        };
+        Measured {
+            metric,
+            base,
+            candidate,
             delta,
             ratio,
-            ci_low,
-            ci_high,
-            samples,
-        },
-        nature,
-        floor,
-        direction,
-    );
-    MetricComparison {
-        metric,
-        unit: metric.unit(),
-        direction,
-        nature,
-        floor,
-        base,
-        candidate,
-        delta,
-        ratio,
-        ci_low,
-        ci_high,
-        verdict,
+            ci_low: low.min(ratio),
+            ci_high: high.max(ratio),
+            p_value,
+            log_spread,
+        }
+    }
+
+    fn judged(
+        self,
+        p_adjusted: Option<f64>,
+        tested: usize,
+        interleaving: Interleaving,
+        options: &CompareOptions,
+    ) -> MetricComparison {
+        let metric = self.metric;
+        let nature = metric.nature();
+        let direction = metric.direction();
+        let floor = options.threshold(metric, interleaving);
+        let exact = nature == Nature::Exact;
+        let change = Change {
+            delta: self.delta,
+            ratio: self.ratio,
+            samples: self.base.n().min(self.candidate.n()),
+            significant: p_adjusted.is_some_and(|p| p <= options.alpha),
+        };
+        let threshold = Threshold {
+            fraction: floor,
+            bytes: options.exact_bytes,
+        };
+        let detectable = (!exact).then(|| {
+            // Bonferroni's share of alpha: what the first step of Holm's procedure
+            // asks of the most significant metric, so a bound for all of them.
+            let level = options.alpha / tested.max(1) as f64;
+            let statistical = match self.log_spread {
+                Some(spread) => significance::detectable_change(
+                    spread,
+                    self.base.n(),
+                    self.candidate.n(),
+                    level,
+                ),
+                None => f64::INFINITY,
+            };
+            statistical.max(floor)
+        });
+        MetricComparison {
+            metric,
+            unit: metric.unit(),
+            direction,
+            nature,
+            floor,
+            floor_bytes: exact.then_some(options.exact_bytes),
+            verdict: judge(change, nature, threshold, direction),
+            base: self.base,
+            candidate: self.candidate,
+            delta: self.delta,
+            ratio: self.ratio,
+            ci_low: self.ci_low,
+            ci_high: self.ci_high,
+            p_value: self.p_value,
+            p_adjusted,
+            detectable,
+        }
     }
 }
 
@@ -601,39 +818,49 @@ pub struct Change {
     pub delta: f64,
     /// `candidate median / base median`.
     pub ratio: f64,
-    /// Lower end of the ratio's confidence interval.
-    pub ci_low: f64,
-    /// Upper end of the ratio's confidence interval.
-    pub ci_high: f64,
     /// The fewer of the two sides' successful samples.
     pub samples: usize,
+    /// Whether the family-adjusted test found a change.
+    pub significant: bool,
 }
 
-/// The verdict on `change` of a metric of `nature`, judged against `floor`; the
-/// rules are in the [module documentation](self).
-pub fn judge(change: Change, nature: Nature, floor: f64, direction: Direction) -> Verdict {
+/// A practical threshold: a fraction for every metric, and bytes for exact ones.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Threshold {
+    /// The relative change that matters (0.03 = 3%).
+    pub fraction: f64,
+    /// The absolute change that matters for an exact size, in bytes.
+    pub bytes: f64,
+}
+
+/// The verdict on `change` of a metric of `nature` under `threshold`; the rules
+/// are in the [module documentation](self).
+pub fn judge(
+    change: Change,
+    nature: Nature,
+    threshold: Threshold,
+    direction: Direction,
+) -> Verdict {
     match nature {
+        Nature::Exact if change.delta == 0.0 => Verdict::Unchanged,
         Nature::Exact => {
-            if change.delta == 0.0 {
-                Verdict::Unchanged
-            } else {
-                // The sizes are the same on every trial, so the point ratio is the
-                // change; the floor is 0 unless one was set for this metric.
-                verdict(change.ratio, change.ratio, floor, direction)
+            // The sizes are the same on every trial, so the point ratio is the change.
+            match verdict(change.ratio, threshold.fraction, direction) {
+                beyond if beyond.is_change() && change.delta.abs() > threshold.bytes => beyond,
+                _ => Verdict::Changed,
             }
         }
-        Nature::Quantized { step } if change.delta.abs() <= step * (1.0 + 1e-9) => {
-            Verdict::WithinResolution
-        }
         _ if change.samples < 2 => Verdict::SingleSample,
-        _ => verdict(change.ci_low, change.ci_high, floor, direction),
+        _ if !change.significant => Verdict::WithinNoise,
+        _ => verdict(change.ratio, threshold.fraction, direction),
     }
 }
 
-/// The verdict for an interval `[low, high]` of `candidate / base` under a noise floor.
-pub fn verdict(low: f64, high: f64, noise: f64, direction: Direction) -> Verdict {
-    let larger = low > 1.0 + noise;
-    let smaller = high < 1.0 - noise;
+/// The verdict for a `ratio` of `candidate / base` beyond the threshold `fraction`,
+/// or [`Verdict::WithinNoise`] when it is not beyond it.
+pub fn verdict(ratio: f64, fraction: f64, direction: Direction) -> Verdict {
+    let larger = ratio > 1.0 + fraction;
+    let smaller = ratio < 1.0 - fraction;
     match (direction, larger, smaller) {
         (Direction::LowerIsBetter, true, _) | (Direction::HigherIsBetter, _, true) => {
             Verdict::Regressed
@@ -838,13 +1065,15 @@ mod tests {
         );
         let comparison = compare(&base, &candidate, &CompareOptions::default());
         let counts = comparison.verdict_counts();
+        assert_eq!(comparison.tested, 4, "cold, warm, rss, pss");
+        // bundle grew by 100 bytes: reported as changed, not a regression.
         assert_eq!(
             counts,
             VerdictCounts {
-                regressed: 3,
+                regressed: 2,
                 improved: 1,
+                changed: 1,
                 within_noise: 1,
-                within_resolution: 0,
                 single_sample: 1,
                 unchanged: 1,
                 missing: 1,
@@ -896,18 +1125,46 @@ mod tests {
     }
 
     #[test]
-    fn an_exact_metric_reports_a_one_byte_change() {
+    fn an_exact_metric_reports_every_byte_but_only_a_real_change_regresses() {
         let base = side("b", &[(Metric::Disk, &[134_217_728.0])]);
         let candidate = side("c", &[(Metric::Disk, &[134_217_729.0])]);
         let row = &compare(&base, &candidate, &CompareOptions::default()).metrics[0];
         assert_eq!(row.delta, 1.0);
-        assert_eq!(row.floor, 0.0);
-        assert_eq!(row.verdict, Verdict::Regressed);
-        let smaller = side("c", &[(Metric::Disk, &[134_217_727.0])]);
+        assert_eq!(
+            (row.floor, row.floor_bytes),
+            (0.01, Some(DEFAULT_EXACT_BYTES))
+        );
+        assert_eq!(row.verdict, Verdict::Changed);
+        assert_eq!(row.detectable, None);
+        // 1 MiB on 128 MiB is beyond the bytes but not the 1%.
+        let mib = side("c", &[(Metric::Disk, &[134_217_728.0 + 1048576.0])]);
+        let row = &compare(&base, &mib, &CompareOptions::default()).metrics[0];
+        assert_eq!(row.verdict, Verdict::Changed);
+        let two_mib = side("c", &[(Metric::Disk, &[134_217_728.0 + 2.0 * 1048576.0])]);
+        let comparison = compare(&base, &two_mib, &CompareOptions::default());
+        assert_eq!(comparison.metrics[0].verdict, Verdict::Regressed);
+        assert!(comparison.has_regression());
+        let smaller = side("c", &[(Metric::Disk, &[134_217_728.0 - 2.0 * 1048576.0])]);
         let row = &compare(&base, &smaller, &CompareOptions::default()).metrics[0];
-        assert_eq!((row.delta, row.verdict), (-1.0, Verdict::Improved));
+        assert_eq!(row.verdict, Verdict::Improved);
         let row = &compare(&base, &base, &CompareOptions::default()).metrics[0];
         assert_eq!(row.verdict, Verdict::Unchanged);
+        // The issue's case: 4 bytes of bundle no longer fail CI.
+        let bundle = side("b", &[(Metric::Bundle, &[80_000.0])]);
+        let four = side("c", &[(Metric::Bundle, &[80_004.0])]);
+        let comparison = compare(&bundle, &four, &CompareOptions::default());
+        assert_eq!(comparison.metrics[0].verdict, Verdict::Changed);
+        assert!(!comparison.has_regression());
+        // A byte threshold of 0 leaves only the fraction.
+        let options = CompareOptions {
+            exact_bytes: 0.0,
+            ..CompareOptions::default()
+        };
+        let tenth = side("c", &[(Metric::Bundle, &[88_000.0])]);
+        assert_eq!(
+            compare(&bundle, &tenth, &options).metrics[0].verdict,
+            Verdict::Regressed
+        );
     }
 
     #[test]
@@ -916,39 +1173,204 @@ mod tests {
         let base = side("b", &[(Metric::Bundle, &[100.0 * 1024.0 * 1024.0])]);
         let candidate = side("c", &[(Metric::Bundle, &[118.8 * 1024.0 * 1024.0])]);
         let global = CompareOptions {
-            noise: 0.5,
+            noise: Some(0.5),
             ..CompareOptions::default()
         };
         let row = &compare(&base, &candidate, &global).metrics[0];
         assert_eq!(row.verdict, Verdict::Regressed);
         let own = global.with_floor(Metric::Bundle, 0.25);
         let row = &compare(&base, &candidate, &own).metrics[0];
-        assert_eq!((row.floor, row.verdict), (0.25, Verdict::WithinNoise));
+        assert_eq!((row.floor, row.verdict), (0.25, Verdict::Changed));
     }
 
     #[test]
-    fn a_quantized_change_within_one_step_gets_no_verdict() {
-        // The issue's case: ui_cpu 20 ms -> 30 ms, one 10 ms clock tick.
-        let base = side("b", &[(Metric::UiCpu, &[0.02, 0.02, 0.02, 0.02, 0.02])]);
-        let candidate = side("c", &[(Metric::UiCpu, &[0.03, 0.03, 0.03, 0.03, 0.03])]);
+    fn cpu_time_is_judged_at_its_own_resolution() {
+        // The issue's case, now in nanoseconds: ui_cpu 20 ms -> 30 ms is a real change.
+        let base = side(
+            "b",
+            &[(
+                Metric::UiCpu,
+                &[0.0201, 0.0199, 0.0204, 0.0202, 0.0198, 0.0200],
+            )],
+        );
+        let candidate = side(
+            "c",
+            &[(
+                Metric::UiCpu,
+                &[0.0301, 0.0299, 0.0304, 0.0302, 0.0298, 0.0300],
+            )],
+        );
         let row = &compare(&base, &candidate, &CompareOptions::default()).metrics[0];
-        assert!((row.ratio - 1.5).abs() < 1e-9, "{row:?}");
-        assert_eq!(row.verdict, Verdict::WithinResolution);
-        // Several ticks beyond the floor is a change like any timing.
-        let slower = side("c", &[(Metric::UiCpu, &[0.08, 0.09, 0.08, 0.08, 0.09])]);
-        let row = &compare(&base, &slower, &CompareOptions::default()).metrics[0];
+        assert!((row.ratio - 1.5).abs() < 0.01, "{row:?}");
+        assert_eq!(row.verdict, Verdict::Regressed);
+        assert!(row.ratio.is_finite());
+    }
+
+    #[test]
+    fn a_change_the_test_cannot_confirm_is_within_noise() {
+        // The medians differ by 25%, but the samples overlap too much to say so.
+        let base = side("b", &[(Metric::Cold, &[1.0, 0.9, 1.1, 0.95, 1.05])]);
+        let candidate = side("c", &[(Metric::Cold, &[1.25, 0.9, 1.5, 1.0, 1.4])]);
+        let row = &compare(&base, &candidate, &CompareOptions::default()).metrics[0];
+        assert!(row.ratio > 1.2, "{row:?}");
+        assert!(row.p_adjusted.unwrap() > 0.05, "{row:?}");
+        assert_eq!(row.verdict, Verdict::WithinNoise);
+    }
+
+    #[test]
+    fn a_sure_change_below_the_threshold_is_within_noise() {
+        // +1% on every trial, with almost no spread: the test is sure, it does not matter.
+        let base: Vec<f64> = (0..10).map(|i| 1.0 + 0.0001 * f64::from(i)).collect();
+        let candidate: Vec<f64> = base.iter().map(|v| v * 1.01).collect();
+        let options = CompareOptions {
+            interleaving: Some(Interleaving::Interleaved),
+            ..CompareOptions::default()
+        };
+        let row = &compare(
+            &side("b", &[(Metric::Cold, &base)]),
+            &side("c", &[(Metric::Cold, &candidate)]),
+            &options,
+        )
+        .metrics[0];
+        assert!(row.p_adjusted.unwrap() < 0.001, "{row:?}");
+        assert_eq!((row.floor, row.verdict), (0.03, Verdict::WithinNoise));
+        // +5% is beyond it.
+        let slower: Vec<f64> = base.iter().map(|v| v * 1.05).collect();
+        let row = &compare(
+            &side("b", &[(Metric::Cold, &base)]),
+            &side("c", &[(Metric::Cold, &slower)]),
+            &options,
+        )
+        .metrics[0];
         assert_eq!(row.verdict, Verdict::Regressed);
     }
 
     #[test]
-    fn an_interval_straddling_the_floor_is_within_noise() {
-        // The medians differ by 25%, beyond the 20% floor, but the interval reaches below it.
-        let base = side("b", &[(Metric::Cold, &[1.0, 0.9, 1.1, 0.95, 1.05])]);
-        let candidate = side("c", &[(Metric::Cold, &[1.25, 1.0, 1.5, 1.1, 1.4])]);
-        let row = &compare(&base, &candidate, &CompareOptions::default()).metrics[0];
-        assert!(row.ratio > 1.2, "{row:?}");
-        assert!(row.ci_low < 1.2 && row.ci_high > 1.2, "{row:?}");
-        assert_eq!(row.verdict, Verdict::WithinNoise);
+    fn the_issues_pi_case_is_a_regression() {
+        // pi 0.63.1 vs 0.73.1, 10 interleaved trials a side: cold about +20% with
+        // a 10% spread, once called "within noise" by the ±20% floor.
+        let base = [1.00, 1.12, 0.95, 1.05, 0.98, 1.10, 1.02, 0.93, 1.07, 1.01];
+        let candidate: Vec<f64> =
+            [1.22, 1.30, 1.15, 1.27, 1.18, 1.35, 1.20, 1.12, 1.25, 1.19].to_vec();
+        let options = CompareOptions {
+            interleaving: Some(Interleaving::Interleaved),
+            ..CompareOptions::default()
+        };
+        let row = &compare(
+            &side("b", &[(Metric::Cold, &base)]),
+            &side("c", &[(Metric::Cold, &candidate)]),
+            &options,
+        )
+        .metrics[0];
+        assert!((row.change() - 0.19).abs() < 0.02, "{row:?}");
+        assert_eq!(row.verdict, Verdict::Regressed);
+    }
+
+    #[test]
+    fn separate_runs_are_told_from_interleaved_ones_and_widen_the_threshold() {
+        let timed = |sha: &str, values: &[f64], starts: &[u64]| {
+            let mut side = side(sha, &[(Metric::Cold, values)]);
+            for (trial, &start) in starts.iter().enumerate() {
+                side.trial_record_mut(Phase::Measure, trial as u32)
+                    .started_unix_ms = Some(start);
+            }
+            side
+        };
+        let base_values = [1.00, 1.01, 0.99, 1.00, 1.02, 0.98, 1.01, 1.00];
+        let slower: Vec<f64> = base_values.iter().map(|v| v * 1.08).collect();
+        // ABBA: the spans overlap.
+        let base = timed("b", &base_values, &[0, 30, 40, 70, 80, 110, 120, 150]);
+        let head = timed("c", &slower, &[10, 20, 50, 60, 90, 100, 130, 140]);
+        assert_eq!(Interleaving::of(&base, &head), Interleaving::Interleaved);
+        let comparison = compare(&base, &head, &CompareOptions::default());
+        assert_eq!(comparison.interleaving, Interleaving::Interleaved);
+        assert_eq!(comparison.metrics[0].verdict, Verdict::Regressed);
+        // Two runs, one after the other: +8% is within what runs drift apart.
+        let later = timed("c", &slower, &[200, 210, 220, 230, 240, 250, 260, 270]);
+        assert_eq!(Interleaving::of(&base, &later), Interleaving::Separate);
+        let comparison = compare(&base, &later, &CompareOptions::default());
+        assert_eq!(comparison.metrics[0].floor, 0.03 + 0.10);
+        assert_eq!(comparison.metrics[0].verdict, Verdict::WithinNoise);
+        // Without start times nothing is known, which is treated as separate.
+        let bare = side("c", &[(Metric::Cold, &slower)]);
+        assert_eq!(Interleaving::of(&base, &bare), Interleaving::Unknown);
+        assert_eq!(
+            CompareOptions::default().threshold(Metric::Rss, Interleaving::Unknown),
+            0.02 + 0.03
+        );
+    }
+
+    #[test]
+    fn each_row_says_what_it_could_have_detected() {
+        let options = CompareOptions {
+            interleaving: Some(Interleaving::Interleaved),
+            ..CompareOptions::default()
+        };
+        let noisy = |n: usize, spread: f64| -> Vec<f64> {
+            (0..n)
+                .map(|i| 1.0 + spread * ((i * 7 % n) as f64 / n as f64 - 0.5))
+                .collect()
+        };
+        let detect = |base: Vec<f64>, candidate: Vec<f64>| {
+            compare(
+                &side("b", &[(Metric::Warm, &base)]),
+                &side("c", &[(Metric::Warm, &candidate)]),
+                &options,
+            )
+            .metrics[0]
+                .detectable
+                .unwrap()
+        };
+        // Three trials a side can never reach 5%.
+        assert_eq!(detect(noisy(3, 0.1), noisy(3, 0.1)), f64::INFINITY);
+        let ten = detect(noisy(10, 0.2), noisy(10, 0.2));
+        let thirty = detect(noisy(30, 0.2), noisy(30, 0.2));
+        assert!(ten.is_finite() && ten > 0.05, "{ten}");
+        assert!(thirty < ten, "{thirty} {ten}");
+        // Never below the threshold, which no change under it passes.
+        assert_eq!(detect(noisy(30, 0.001), noisy(30, 0.001)), 0.03);
+    }
+
+    #[test]
+    fn a_a_comparisons_of_many_metrics_stay_at_the_family_rate() {
+        // 25 noisy metrics, 10 trials a side, both sides from one distribution with
+        // a heavy right tail: at most alpha of the comparisons may show any verdict.
+        let metrics: Vec<Metric> = Metric::ALL
+            .into_iter()
+            .filter(|m| m.nature() != Nature::Exact)
+            .take(25)
+            .collect();
+        let mut rng = SplitMix64::new(2026);
+        let mut uniform = move || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+        let options = CompareOptions {
+            interleaving: Some(Interleaving::Interleaved),
+            resamples: 50,
+            // No practical threshold: the test alone must hold the rate.
+            noise: Some(0.0),
+            ..CompareOptions::default()
+        };
+        let repetitions = 300;
+        let mut any_verdict = 0;
+        for _ in 0..repetitions {
+            let mut draw = |sha: &str| {
+                let mut side = Side::new(sha);
+                for &metric in &metrics {
+                    for trial in 0..10 {
+                        let value = 1.0 - 0.05 * (1.0 - uniform()).ln();
+                        record(&mut side, metric, trial, Sample::Value(value));
+                    }
+                }
+                side
+            };
+            let (base, candidate) = (draw("b"), draw("c"));
+            let comparison = compare(&base, &candidate, &options);
+            assert_eq!(comparison.tested, 25);
+            if comparison.metrics.iter().any(|row| row.verdict.is_change()) {
+                any_verdict += 1;
+            }
+        }
+        // Nominal 15 of 300 (binomial sd ~3.8); uncorrected 5% tests would give ~217.
+        assert!(any_verdict <= 24, "{any_verdict} of {repetitions}");
     }
 
     #[test]
@@ -956,20 +1378,27 @@ mod tests {
         let base = side(
             "b",
             &[
-                (Metric::Cold, &[1.00, 1.01, 0.99, 1.00, 1.00]),
-                (Metric::Warm, &[1.00, 1.01, 0.99, 1.00, 1.00]),
+                (Metric::Cold, &[1.00, 1.01, 0.99, 1.00, 1.00, 1.02]),
+                (Metric::Warm, &[1.00, 1.01, 0.99, 1.00, 1.00, 1.02]),
             ],
         );
         let candidate = side(
             "c",
             &[
-                (Metric::Cold, &[1.10, 1.11, 1.09, 1.10, 1.10]),
-                (Metric::Warm, &[1.10, 1.11, 1.09, 1.10, 1.10]),
+                (Metric::Cold, &[1.10, 1.11, 1.09, 1.10, 1.10, 1.12]),
+                (Metric::Warm, &[1.10, 1.11, 1.09, 1.10, 1.10, 1.12]),
             ],
         );
-        let options = CompareOptions::default().with_floor(Metric::Cold, 0.05);
-        assert_eq!(options.floor(Metric::Warm), DEFAULT_NOISE);
-        assert_eq!(options.floor(Metric::Disk), 0.0);
+        let options = CompareOptions {
+            noise: Some(0.2),
+            interleaving: Some(Interleaving::Interleaved),
+            ..CompareOptions::default()
+        }
+        .with_floor(Metric::Cold, 0.05);
+        assert_eq!(options.floor(Metric::Warm), 0.2);
+        assert_eq!(options.floor(Metric::Disk), 0.01);
+        assert_eq!(CompareOptions::default().floor(Metric::Warm), 0.03);
+        assert_eq!(CompareOptions::default().floor(Metric::Pss), 0.02);
         let comparison = compare(&base, &candidate, &options);
         let verdicts: Vec<_> = comparison.metrics.iter().map(|r| r.verdict).collect();
         assert_eq!(verdicts, [Verdict::Regressed, Verdict::WithinNoise]);
@@ -1051,33 +1480,23 @@ mod tests {
 
     #[test]
     fn direction_decides_the_word() {
-        assert_eq!(
-            verdict(1.5, 1.7, 0.2, Direction::LowerIsBetter),
-            Verdict::Regressed
-        );
-        assert_eq!(
-            verdict(1.5, 1.7, 0.2, Direction::HigherIsBetter),
-            Verdict::Improved
-        );
-        assert_eq!(
-            verdict(0.5, 0.7, 0.2, Direction::LowerIsBetter),
-            Verdict::Improved
-        );
-        assert_eq!(
-            verdict(0.5, 0.7, 0.2, Direction::HigherIsBetter),
-            Verdict::Regressed
-        );
-        assert_eq!(
-            verdict(0.5, 1.0, 0.2, Direction::LowerIsBetter),
-            Verdict::WithinNoise
-        );
+        let lower = Direction::LowerIsBetter;
+        let higher = Direction::HigherIsBetter;
+        assert_eq!(verdict(1.5, 0.2, lower), Verdict::Regressed);
+        assert_eq!(verdict(1.5, 0.2, higher), Verdict::Improved);
+        assert_eq!(verdict(0.5, 0.2, lower), Verdict::Improved);
+        assert_eq!(verdict(0.5, 0.2, higher), Verdict::Regressed);
+        assert_eq!(verdict(1.1, 0.2, lower), Verdict::WithinNoise);
         // Exactly on the floor is not beyond it.
-        assert_eq!(
-            verdict(1.2, 1.3, 0.2, Direction::LowerIsBetter),
-            Verdict::WithinNoise
+        assert_eq!(verdict(1.2, 0.2, lower), Verdict::WithinNoise);
+        let base = side(
+            "b",
+            &[(Metric::ReclaimedRss, &[100.0, 101.0, 99.0, 100.0, 102.0])],
         );
-        let base = side("b", &[(Metric::ReclaimedRss, &[100.0, 101.0, 99.0])]);
-        let candidate = side("c", &[(Metric::ReclaimedRss, &[50.0, 51.0, 49.0])]);
+        let candidate = side(
+            "c",
+            &[(Metric::ReclaimedRss, &[50.0, 51.0, 49.0, 50.0, 52.0])],
+        );
         let row = &compare(&base, &candidate, &CompareOptions::default()).metrics[0];
         assert_eq!(row.verdict, Verdict::Regressed);
     }
@@ -1102,11 +1521,14 @@ mod tests {
 
     #[test]
     fn zero_medians() {
-        let base = side("b", &[(Metric::ReclaimedRss, &[0.0, 0.0])]);
+        let base = side("b", &[(Metric::ReclaimedRss, &[0.0; 6])]);
         let same = compare(&base, &base, &CompareOptions::default());
         assert_eq!(same.metrics[0].ratio, 1.0);
         assert_eq!(same.metrics[0].verdict, Verdict::WithinNoise);
-        let candidate = side("c", &[(Metric::ReclaimedRss, &[10.0, 12.0])]);
+        let candidate = side(
+            "c",
+            &[(Metric::ReclaimedRss, &[10.0, 12.0, 11.0, 10.0, 12.0, 11.0])],
+        );
         let grew = compare(&base, &candidate, &CompareOptions::default());
         assert_eq!(grew.metrics[0].ratio, f64::INFINITY);
         assert_eq!(grew.metrics[0].verdict, Verdict::Improved);

@@ -37,6 +37,8 @@ pub mod metric;
 pub mod report;
 pub mod result;
 mod rng;
+pub mod sequential;
+pub mod significance;
 pub mod stats;
 #[cfg(test)]
 mod test_support;

@@ -174,7 +174,13 @@ mod tests {
     #[test]
     fn missing_measurements_are_named_only_without_errors() {
         let mut side = Side::new("a");
-        for metric in [Metric::Cold, Metric::Warm, Metric::Rss] {
+        for metric in [
+            Metric::Cold,
+            Metric::Warm,
+            Metric::ColdCpu,
+            Metric::WarmCpu,
+            Metric::Rss,
+        ] {
             record(&mut side, metric, 1, Sample::Value(1.0));
         }
         // Disk is measured on trial 0 only, so trial 1 does not miss it.
@@ -188,6 +194,8 @@ mod tests {
                 "disk: measurement missing",
                 "cold: measurement missing",
                 "warm: measurement missing",
+                "cold_cpu: measurement missing",
+                "warm_cpu: measurement missing",
                 "rss: measurement missing",
                 "pss: measurement missing"
             ]

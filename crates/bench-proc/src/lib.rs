@@ -12,7 +12,8 @@
 //!
 //! # Sections
 //! - [`snapshot`] and [`ProcRoot`]: RSS, PSS (anon/file/shmem), USS, swap, CPU
-//!   seconds and threads of a tree, a uid, a session or a process group.
+//!   seconds (nanosecond resolution, from `schedstat`; [`family_cpu_seconds`] reads
+//!   them alone) and threads of a tree, a uid, a session or a process group.
 //! - [`Sampler`]: the family's totals every N ms in the background, with peaks.
 //! - [`become_subreaper`]: keep double-forked daemons in the tree.
 //! - [`Leader`]: a child leading its own process group, looked at without
@@ -26,6 +27,7 @@
 //! - [`staircase`]: the marginal memory of one more instance.
 #![warn(missing_docs)]
 
+mod cpu_linux;
 mod disk;
 mod host_linux;
 mod identity;
@@ -50,7 +52,8 @@ pub use login_defs::{parse_uid_range, uid_range};
 pub use sampler::{SamplePoint, Sampler, SamplerOptions, SamplerReport};
 pub use signals_linux::{SignalWatchError, TERMINATION_SIGNALS, on_termination_signal};
 pub use snapshot_linux::{
-    ProcRoot, ProcessSample, Selector, Snapshot, SnapshotError, read_proc_file, snapshot,
+    ProcRoot, ProcessSample, Selector, Snapshot, SnapshotError, family_cpu_seconds, read_proc_file,
+    snapshot,
 };
 pub use staircase::{Instances, StaircaseOptions, StaircaseReport};
 pub use stop_linux::{

@@ -80,6 +80,31 @@ pub fn parse_stat(text: &str) -> Option<Stat> {
     })
 }
 
+/// `/proc/PID/task/TID/schedstat` (or `/proc/PID/schedstat`, the main thread's):
+/// the scheduler's account of one thread, in nanoseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Schedstat {
+    /// Time spent on a CPU (user and kernel together), in nanoseconds: the
+    /// `sum_exec_runtime` that `utime` and `stime` are scaled from.
+    pub run_ns: u64,
+    /// Time spent runnable but waiting for a CPU, in nanoseconds.
+    pub wait_ns: u64,
+    /// How many times the thread ran on a CPU.
+    pub timeslices: u64,
+}
+
+/// Parses a `schedstat` file: three decimal numbers on one line. Returns `None` for
+/// anything else (an empty file of a vanished thread).
+pub fn parse_schedstat(text: &str) -> Option<Schedstat> {
+    let mut fields = text.split_ascii_whitespace().map(str::parse::<u64>);
+    let schedstat = Schedstat {
+        run_ns: fields.next()?.ok()?,
+        wait_ns: fields.next()?.ok()?,
+        timeslices: fields.next()?.ok()?,
+    };
+    fields.next().is_none().then_some(schedstat)
+}
+
 /// The totals of `/proc/PID/smaps_rollup`, in bytes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Rollup {
@@ -352,5 +377,21 @@ Locked:                0 kB
             "python3 -m http.server"
         );
         assert_eq!(parse_cmdline(b""), "");
+    }
+
+    #[test]
+    fn schedstat_is_three_numbers_in_nanoseconds() {
+        assert_eq!(
+            parse_schedstat("1234567891 42 7\n"),
+            Some(Schedstat {
+                run_ns: 1_234_567_891,
+                wait_ns: 42,
+                timeslices: 7
+            })
+        );
+        assert_eq!(parse_schedstat(""), None);
+        assert_eq!(parse_schedstat("1 2"), None);
+        assert_eq!(parse_schedstat("1 2 3 4"), None);
+        assert_eq!(parse_schedstat("1 -2 3"), None);
     }
 }

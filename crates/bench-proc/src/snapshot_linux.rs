@@ -62,7 +62,9 @@ pub struct ProcessSample {
     pub swap_bytes: Option<u64>,
     /// Proportional share of swapped-out bytes.
     pub swap_pss_bytes: Option<u64>,
-    /// User + system CPU time so far, in seconds.
+    /// User + system CPU time so far, in seconds, at nanosecond resolution: its
+    /// threads' `schedstat`, its exited threads and its reaped children (see
+    /// `cpu_linux`).
     pub cpu_seconds: f64,
     /// Number of threads.
     pub threads: u32,
@@ -145,6 +147,13 @@ pub fn snapshot(selector: &Selector) -> Result<Snapshot, SnapshotError> {
     // (page size, clock ticks, the core count, which reads cgroup files) never change.
     static LIVE: std::sync::OnceLock<ProcRoot> = std::sync::OnceLock::new();
     LIVE.get_or_init(ProcRoot::live).snapshot(selector)
+}
+
+/// [`ProcRoot::cpu_seconds`] of the live `/proc`.
+pub fn family_cpu_seconds(selector: &Selector, exclude: &[u32]) -> Result<f64, SnapshotError> {
+    static LIVE: std::sync::OnceLock<ProcRoot> = std::sync::OnceLock::new();
+    LIVE.get_or_init(ProcRoot::live)
+        .cpu_seconds(selector, exclude)
 }
 
 /// A `/proc` mount (or a fixture tree shaped like one) to walk.
@@ -254,6 +263,30 @@ impl ProcRoot {
         })
     }
 
+    /// The CPU seconds of the processes a selector names, `exclude` left out, at
+    /// nanosecond resolution, without reading their memory: what CPU metrics read at
+    /// a moment that must not wait for `smaps_rollup` (a start becoming ready).
+    /// Zombies count (their time is in their `stat` until they are reaped).
+    pub fn cpu_seconds(&self, selector: &Selector, exclude: &[u32]) -> Result<f64, SnapshotError> {
+        let mut buf = Vec::with_capacity(512);
+        let mut total_ns = 0u64;
+        let mut failure = None;
+        self.walk(selector, &mut |pid, stat| {
+            if failure.is_some() || exclude.contains(&pid) {
+                return;
+            }
+            let dir = self.path.join(pid.to_string());
+            match crate::cpu_linux::process_cpu_ns(&dir, &stat, self.ticks_per_second, &mut buf) {
+                Ok(ns) => total_ns = total_ns.saturating_add(ns),
+                Err(error) => failure = Some(error),
+            }
+        })?;
+        match failure {
+            Some(error) => Err(error),
+            None => Ok(total_ns as f64 / 1e9),
+        }
+    }
+
     /// The pids a selector names right now, without reading their memory.
     /// Includes zombies; sampling leaves them out.
     pub fn discover(&self, selector: &Selector) -> Result<Vec<u32>, SnapshotError> {
@@ -311,7 +344,7 @@ impl ProcRoot {
             Ok(_) => parse::parse_cmdline(buf),
             Err(_) => String::new(),
         };
-        let cpu_ticks = stat.utime_ticks + stat.stime_ticks;
+        let cpu_ns = crate::cpu_linux::process_cpu_ns(&dir, &stat, self.ticks_per_second, buf)?;
         Ok(Some(ProcessSample {
             pid: stat.pid,
             ppid: stat.ppid,
@@ -327,7 +360,7 @@ impl ProcRoot {
             uss_bytes: rollup.as_ref().map(|r| r.uss_bytes),
             swap_bytes: rollup.as_ref().map(|r| r.swap_bytes),
             swap_pss_bytes: rollup.as_ref().map(|r| r.swap_pss_bytes),
-            cpu_seconds: cpu_ticks as f64 / self.ticks_per_second as f64,
+            cpu_seconds: cpu_ns as f64 / 1e9,
             threads: stat.threads,
         }))
     }
@@ -535,7 +568,10 @@ fn read_stat(dir: &Path, buf: &mut Vec<u8>) -> Result<Option<Stat>, SnapshotErro
 }
 
 /// Reads a file as text; `Ok(None)` when the process is gone or access was denied.
-fn read_optional<'b>(path: &Path, buf: &'b mut Vec<u8>) -> Result<Option<&'b str>, SnapshotError> {
+pub(crate) fn read_optional<'b>(
+    path: &Path,
+    buf: &'b mut Vec<u8>,
+) -> Result<Option<&'b str>, SnapshotError> {
     match read_file(path, buf) {
         Ok(_) => Ok(Some(std::str::from_utf8(buf).unwrap_or(""))),
         Err(error) if vanished(&error) || error.kind() == io::ErrorKind::PermissionDenied => {

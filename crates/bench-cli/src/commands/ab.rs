@@ -9,11 +9,14 @@ use super::compare::Noise;
 use super::drive::{drive, spec_source};
 use super::run::parse_phases;
 use crate::exit::{FAILURE, input_error};
+use crate::pipeline::SpecSource;
 use crate::pipeline::orchestration::ab::{Ab, AbSettings, compare_sides};
+use crate::pipeline::orchestration::auto_trials::AutoTrials;
 use crate::pipeline::orchestration::schedule::Order;
 use crate::pipeline::{PlanSettings, Shard};
 use crate::spec::Override;
 use bench_core::compare::CompareOptions;
+use bench_core::sequential::{DEFAULT_WATCHED, SequentialPlan, Spending};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -39,9 +42,22 @@ pub struct Args {
     /// Override a spec key on the head side (KEY=VALUE). Repeatable.
     #[arg(long = "head", value_name = "KEY=VALUE")]
     head: Vec<Override>,
-    /// Trials per side of the measure, runtime and ui phases.
-    #[arg(long, default_value_t = 5, value_name = "N")]
-    trials: u32,
+    /// Trials per side of the measure, runtime and ui phases, or `auto`: interleaved pairs
+    /// until every watched metric is decided or could detect its target change, at planned
+    /// looks that keep the false-alarm rate (see docs/verdicts.md).
+    #[arg(long, default_value = "5", value_parser = parse_trials, value_name = "N|auto")]
+    trials: Trials,
+    /// With --trials auto: at most this many pairs.
+    #[arg(long, default_value_t = 20, value_name = "N")]
+    max_trials: u32,
+    /// With --trials auto: start no new pair after this much time (`10m`, `90s`).
+    #[arg(long, value_parser = parse_budget, value_name = "DURATION")]
+    budget: Option<std::time::Duration>,
+    /// With --trials auto: the detectable change (fraction) that counts as decided for a
+    /// watched metric without a verdict [default: the spec's `[compare] target_mde`, else
+    /// twice the metric's threshold].
+    #[arg(long, value_name = "FRACTION")]
+    target_mde: Option<f64>,
     /// Installations per side.
     #[arg(long, default_value_t = 1, value_name = "N")]
     installs: u32,
@@ -65,8 +81,8 @@ pub struct Args {
     /// measuring what interleaving buys.
     #[arg(long)]
     sequential: bool,
-    /// Noise floor as a fraction (changes within ±FRACTION are not counted), or one
-    /// metric's floor as METRIC=FRACTION, as `clibench compare`. Repeatable. [default: 0.2]
+    /// Practical threshold as a fraction (changes within ±FRACTION are not counted), or one
+    /// metric's as METRIC=FRACTION, as `clibench compare`. Repeatable. [default: by kind]
     #[arg(long, value_parser = super::compare::parse_noise, value_name = "[METRIC=]FRACTION")]
     noise: Vec<Noise>,
     /// Run only shard K of N of the trials (see `clibench run --shard`).
@@ -75,6 +91,41 @@ pub struct Args {
     /// Keep the trial users and homes after the run.
     #[arg(long)]
     keep_users: bool,
+}
+
+/// `--trials`: a count, or `auto`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Trials {
+    Fixed(u32),
+    Auto,
+}
+
+fn parse_trials(text: &str) -> Result<Trials, String> {
+    if text == "auto" {
+        return Ok(Trials::Auto);
+    }
+    text.parse()
+        .map(Trials::Fixed)
+        .map_err(|_| format!("`{text}` is neither a number of trials nor `auto`"))
+}
+
+fn parse_budget(text: &str) -> Result<std::time::Duration, String> {
+    bench_core::units::parse_duration(text).map_err(|error| error.to_string())
+}
+
+/// The watched metrics and target of `--trials auto` from the spec (`[compare] watch`,
+/// `target_mde`), when it names them.
+fn spec_watch(spec: &SpecSource) -> anyhow::Result<(Vec<bench_core::Metric>, Option<f64>)> {
+    let SpecSource::File(path) = spec else {
+        return Ok((DEFAULT_WATCHED.to_vec(), None));
+    };
+    let spec = crate::spec::load(path).map_err(|error| input_error(error.to_string()))?;
+    let watched = match &spec.compare.watch {
+        // The spec check refused unknown metric names.
+        Some(names) => names.iter().filter_map(|name| name.parse().ok()).collect(),
+        None => DEFAULT_WATCHED.to_vec(),
+    };
+    Ok((watched, spec.compare.target_mde))
 }
 
 /// Adds the spec's `[compare] noise` floors for the metrics `--noise` did not set.
@@ -101,14 +152,35 @@ fn with_spec_floors(
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let options = super::compare::options(&args.noise)?;
     let fail_on_regression = args.fail_on_regression;
-    let settings = settings(args)?;
+    let settings = settings(args, &options)?;
     let ab = Ab::new(settings)?;
     let out = ab.out().to_path_buf();
     let Some(outcome) = drive("ab", |execution| ab.runner(execution), &out)? else {
         return Ok(ExitCode::from(130));
     };
-    let options = with_spec_floors(options, outcome.specs.first())?;
-    let found = compare_sides(&out, ab.settings.order, &options)?;
+    let mut options = with_spec_floors(options, outcome.specs.first())?;
+    let auto = ab.auto.as_ref().map(|gate| gate.outcome());
+    let note = auto.as_ref().map(|auto| {
+        // The final comparison spends the share of alpha of the look it stopped at.
+        options.alpha = auto.alpha;
+        let pairs: Vec<String> = auto
+            .pairs
+            .iter()
+            .map(|(phase, pairs)| format!("{phase} {pairs}"))
+            .collect();
+        format!(
+            "--trials auto: stopped ({}) after {} pairs; looks at {:?}; this comparison's \
+             family false-alarm rate is {:.4} (its share of 5%).",
+            auto.reason,
+            pairs.join(", "),
+            auto.looks,
+            auto.alpha
+        )
+    });
+    if let Some(note) = &note {
+        eprintln!("clibench ab: {note}");
+    }
+    let found = compare_sides(&out, ab.settings.order, &options, note.as_deref())?;
     eprint!(
         "{}",
         bench_core::export::text::comparison(&found.comparison)
@@ -141,9 +213,43 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     })
 }
 
-fn settings(args: Args) -> anyhow::Result<AbSettings> {
+fn settings(args: Args, options: &CompareOptions) -> anyhow::Result<AbSettings> {
     let phases = args.phases.as_deref().map(parse_phases).transpose()?;
     let spec = spec_source(args.spec.as_deref())?;
+    let (trials, auto) = match args.trials {
+        Trials::Fixed(trials) => {
+            if args.budget.is_some() || args.target_mde.is_some() {
+                return Err(input_error(
+                    "--budget and --target-mde go with --trials auto",
+                ));
+            }
+            (trials, None)
+        }
+        Trials::Auto => {
+            if args
+                .target_mde
+                .is_some_and(|target| !(target > 0.0 && target < 1.0))
+            {
+                return Err(input_error(
+                    "--target-mde is a fraction in 0..1 (0.05 = ±5%)",
+                ));
+            }
+            let (watched, spec_target) = spec_watch(&spec)?;
+            let options = with_spec_floors(options.clone(), args.spec.as_ref())?;
+            let auto = AutoTrials {
+                plan: SequentialPlan::new(args.max_trials.max(1), options.alpha, Spending::Pocock),
+                watched,
+                target: args.target_mde.or(spec_target),
+                budget: args.budget,
+                // Looks need the test, not a fine interval.
+                options: CompareOptions {
+                    resamples: 1000,
+                    ..options
+                },
+            };
+            (args.max_trials.max(1), Some(auto))
+        }
+    };
     let out = args.out.clone().unwrap_or_else(|| spec.default_ab_out());
     let order = match (args.seed, args.sequential) {
         (_, true) => Order::Sequential,
@@ -156,7 +262,7 @@ fn settings(args: Args) -> anyhow::Result<AbSettings> {
         base: args.base,
         head: args.head,
         plan: PlanSettings {
-            trials: args.trials,
+            trials,
             installs: args.installs,
             phases,
             keep_users: args.keep_users,
@@ -164,6 +270,7 @@ fn settings(args: Args) -> anyhow::Result<AbSettings> {
             ..PlanSettings::default()
         },
         order,
+        auto,
     })
 }
 
@@ -176,22 +283,49 @@ mod tests {
         crate::commands::test_args::parse("ab", extra)
     }
 
+    fn settings_of(args: Args) -> anyhow::Result<AbSettings> {
+        settings(args, &CompareOptions::default())
+    }
+
+    #[test]
+    fn trials_auto_plans_looks_up_to_the_maximum() {
+        let fixed = settings_of(args(&["--trials", "7"])).unwrap();
+        assert_eq!((fixed.plan.trials, fixed.auto.is_none()), (7, true));
+        let auto = settings_of(args(&[
+            "--trials",
+            "auto",
+            "--max-trials",
+            "12",
+            "--budget",
+            "5m",
+        ]))
+        .unwrap();
+        assert_eq!(auto.plan.trials, 12);
+        let plan = auto.auto.unwrap();
+        assert_eq!(plan.plan.looks(), [6, 8, 10, 12]);
+        assert_eq!(plan.watched, DEFAULT_WATCHED);
+        assert_eq!(plan.budget, Some(std::time::Duration::from_secs(300)));
+        assert!(settings_of(args(&["--budget", "5m"])).is_err());
+        assert!(settings_of(args(&["--trials", "auto", "--target-mde", "2"])).is_err());
+        assert!(parse_trials("many").unwrap_err().contains("nor `auto`"));
+    }
+
     #[test]
     fn the_order_is_abba_unless_seeded_or_sequential() {
-        assert_eq!(settings(args(&[])).unwrap().order, Order::Abba);
+        assert_eq!(settings_of(args(&[])).unwrap().order, Order::Abba);
         assert_eq!(
-            settings(args(&["--seed", "9"])).unwrap().order,
+            settings_of(args(&["--seed", "9"])).unwrap().order,
             Order::RandomPairs { seed: 9 }
         );
         assert_eq!(
-            settings(args(&["--sequential"])).unwrap().order,
+            settings_of(args(&["--sequential"])).unwrap().order,
             Order::Sequential
         );
     }
 
     #[test]
     fn base_and_head_overrides_are_kept_apart() {
-        let settings = settings(args(&[
+        let settings = settings_of(args(&[
             "--base",
             "version=1",
             "--head",
@@ -222,20 +356,20 @@ mod tests {
             0.3,
             "the flag wins over the spec"
         );
-        assert_eq!(options.floor(Metric::Rss), options.noise);
+        assert_eq!(options.floor(Metric::Rss), 0.02);
     }
 
     #[test]
     fn noise_takes_a_global_floor_and_per_metric_floors() {
         let args = args(&["--noise", "0.1", "--noise", "cold=0.05"]);
         let options = super::super::compare::options(&args.noise).unwrap();
-        assert_eq!(options.noise, 0.1);
+        assert_eq!(options.noise, Some(0.1));
         assert_eq!(options.floor(Metric::Cold), 0.05);
     }
 
     #[test]
     fn the_default_output_folder_says_ab() {
-        let out = settings(args(&[])).unwrap().out;
+        let out = settings_of(args(&[])).unwrap().out;
         let name = out.file_name().unwrap().to_string_lossy().into_owned();
         assert!(name.starts_with("ab-demo-"), "{name}");
     }

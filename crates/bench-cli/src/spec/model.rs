@@ -79,11 +79,19 @@ pub struct Spec {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Compare {
-    /// Noise floors per metric as fractions (`cold = 0.05` is ±5%): a timing or memory
-    /// change whose interval reaches inside its floor gets no verdict. Metrics not named
-    /// keep the default floor (20%); `--noise METRIC=FRACTION` overrides these.
+    /// Practical thresholds per metric as fractions (`cold = 0.05` is ±5%): a timing,
+    /// CPU or memory change smaller than this gets no verdict, however sure the test is.
+    /// Metrics not named keep their kind's default (timing and CPU 3%, memory 2%, sizes
+    /// 1%); `--noise METRIC=FRACTION` overrides these.
     #[serde(default)]
     pub noise: BTreeMap<String, f64>,
+    /// The metrics `clibench ab --trials auto` waits for (default: cold, warm, rss, pss).
+    #[serde(default)]
+    pub watch: Option<Vec<String>>,
+    /// The detectable change (fraction) at which `--trials auto` stops waiting for a
+    /// watched metric without a verdict (default: twice the metric's threshold).
+    #[serde(default)]
+    pub target_mde: Option<f64>,
 }
 
 /// `[source]`: a git repository and an exact commit.

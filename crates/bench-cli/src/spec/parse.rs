@@ -863,6 +863,24 @@ fn check(spec: &Spec) -> (Vec<Problem>, Option<Ready>) {
             );
         }
     }
+    for (index, metric) in spec.compare.watch.iter().flatten().enumerate() {
+        if metric.parse::<bench_core::Metric>().is_err() {
+            c.problem(
+                keyed(&["compare", "watch"], index, &[]),
+                format!(
+                    "unknown metric '{metric}' in [compare] watch (`clibench report --explain` lists them)"
+                ),
+            );
+        }
+    }
+    if let Some(target) = spec.compare.target_mde
+        && !(target > 0.0 && target < 1.0)
+    {
+        c.problem(
+            key(&["compare", "target_mde"]),
+            format!("[compare] target_mde = {target} is outside 0..1 (0.05 means ±5%)"),
+        );
+    }
     if let Some(staircase) = &spec.staircase {
         match &staircase.command {
             Some(command) => c.command(key(&["staircase", "command"]), command, Stage::Trial),

@@ -6,7 +6,7 @@
 //! typographic ones (`–`, `+∞`, `+1.0% to +2.0%`). Escaping is the caller's: these
 //! cells are plain text.
 
-use crate::compare::{MetricComparison, Verdict, VerdictCounts};
+use crate::compare::{Comparison, Interleaving, MetricComparison, Verdict, VerdictCounts};
 use crate::metric::Nature;
 use crate::stats::MetricStats;
 
@@ -78,6 +78,94 @@ impl Notation {
     }
 }
 
+/// The smallest change the run could have detected, for a noisy metric: `±6%`,
+/// or `none (too few trials)` when no p-value could reach the level; empty for an
+/// exact size, where every byte shows.
+pub(crate) fn detectable(row: &MetricComparison) -> Option<String> {
+    let fraction = row.detectable?;
+    Some(if fraction.is_finite() {
+        format!("±{}%", rounded_percent(fraction * 100.0))
+    } else {
+        "none (too few trials)".to_string()
+    })
+}
+
+/// A percentage for a threshold or a detectable change: whole percent from 10%
+/// up, one decimal below (`±6.3%`, `±25%`).
+fn rounded_percent(value: f64) -> String {
+    if value >= 10.0 {
+        format!("{value:.0}")
+    } else {
+        trimmed_percent(value)
+    }
+}
+
+/// The rule a comparison's verdicts followed, in one sentence for a footer:
+/// family level, thresholds and what is special about this comparison.
+pub(crate) fn rule(comparison: &Comparison) -> String {
+    let options = &comparison.options;
+    let drift = comparison.interleaving != Interleaving::Interleaved;
+    let nature_threshold = |nature: Nature| {
+        let fraction = match options.noise {
+            Some(noise) if nature != Nature::Exact => noise,
+            _ => nature.default_threshold(),
+        };
+        let widened = if drift {
+            fraction + nature.drift_allowance()
+        } else {
+            fraction
+        };
+        trimmed_percent(widened * 100.0)
+    };
+    let mut thresholds = format!(
+        "timing and CPU ±{}%, memory ±{}%",
+        nature_threshold(Nature::Timing),
+        nature_threshold(Nature::Memory)
+    );
+    let own: Vec<String> = options
+        .floors
+        .keys()
+        .map(|&metric| {
+            format!(
+                "{metric} ±{}%",
+                trimmed_percent(options.threshold(metric, comparison.interleaving) * 100.0)
+            )
+        })
+        .collect();
+    if !own.is_empty() {
+        thresholds.push_str(&format!(" ({})", own.join(", ")));
+    }
+    format!(
+        "a change counts when the rank-sum test finds it (Holm-adjusted over {} at a \
+         family false-alarm rate of {}%) and it exceeds {thresholds}{}; sizes are exact: \
+         every byte is reported, beyond {} and {}% it counts",
+        plural(comparison.tested, "tested metric", "tested metrics"),
+        trimmed_percent(options.alpha * 100.0),
+        if drift {
+            " (widened for drift: the sides were not interleaved)"
+        } else {
+            ""
+        },
+        crate::units::Unit::Bytes.format(options.exact_bytes),
+        nature_threshold(Nature::Exact),
+    )
+}
+
+/// Why a comparison of sides that were not interleaved says so.
+pub(crate) fn not_interleaved(interleaving: Interleaving) -> &'static str {
+    match interleaving {
+        Interleaving::Unknown => {
+            "the results do not record when their trials ran, so they are taken as separate \
+             runs: drift between runs looks like a change, and the thresholds are widened for it"
+        }
+        _ => {
+            "the sides were not interleaved (separate runs, or ab --sequential): drift between \
+             the runs looks like a change, so the thresholds are widened for it; `clibench ab` \
+             interleaves"
+        }
+    }
+}
+
 /// The absolute change in the metric's unit, signed: `+175 ms`, `-39.2 MiB`, `0 B`.
 pub(crate) fn signed_amount(row: &MetricComparison) -> String {
     let text = row.unit.format(row.delta);
@@ -136,11 +224,7 @@ pub(crate) fn headline(counts: &VerdictCounts) -> Vec<String> {
         format!("{} {}", counts.regressed, Verdict::Regressed.word()),
         format!("{} {}", counts.improved, Verdict::Improved.word()),
     ];
-    for verdict in [
-        Verdict::WithinNoise,
-        Verdict::WithinResolution,
-        Verdict::Unchanged,
-    ] {
+    for verdict in [Verdict::Changed, Verdict::WithinNoise, Verdict::Unchanged] {
         let count = counts.of(verdict);
         if count > 0 {
             parts.push(format!("{count} {}", verdict.word()));
@@ -188,8 +272,8 @@ mod tests {
         let some = headline(&VerdictCounts {
             regressed: 2,
             improved: 0,
+            changed: 1,
             within_noise: 3,
-            within_resolution: 1,
             single_sample: 1,
             unchanged: 4,
             missing: 2,
@@ -199,8 +283,8 @@ mod tests {
             [
                 "2 regressed",
                 "0 improved",
+                "1 changed",
                 "3 within noise",
-                "1 within resolution",
                 "4 unchanged",
                 "1 metric with a single sample",
                 "2 missing on a side"

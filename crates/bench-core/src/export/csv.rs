@@ -32,7 +32,7 @@ pub fn report(report: &Report) -> String {
 pub fn comparison(comparison: &Comparison) -> String {
     let mut out = String::from(
         "metric,unit,direction,base_n,base_errored,base_median,candidate_n,candidate_errored,\
-         candidate_median,delta,ratio,ci_low,ci_high,floor,verdict\n",
+         candidate_median,delta,ratio,ci_low,ci_high,floor,p_adjusted,detectable,verdict\n",
     );
     for row in &comparison.metrics {
         push_row(
@@ -52,6 +52,8 @@ pub fn comparison(comparison: &Comparison) -> String {
                 number(Some(row.ci_low)),
                 number(Some(row.ci_high)),
                 number(Some(row.floor)),
+                number(row.p_adjusted),
+                number(row.detectable),
                 row.verdict.name().to_string(),
             ],
         );
@@ -72,7 +74,7 @@ pub fn comparison(comparison: &Comparison) -> String {
         ];
         row.extend(counts(&missing.base));
         row.extend(counts(&missing.candidate));
-        row.extend(std::iter::repeat_n(String::new(), 5));
+        row.extend(std::iter::repeat_n(String::new(), 7));
         row.push("missing".to_string());
         push_row(&mut out, &row);
     }

@@ -113,6 +113,11 @@ fn entry(
         )),
         None => extra.push(format!("not measured on base {base_sha}")),
     }
+    if let Some(row) = row.filter(|row| !row.verdict.is_reported())
+        && let Some(could) = super::cells::detectable(row)
+    {
+        extra.push(format!("could detect {could}"));
+    }
     Some(Entry {
         name: metric.name().to_string(),
         unit,

@@ -90,9 +90,9 @@ pub fn comparison(comparison: &Comparison) -> String {
         body.push_str("<section><h2>Changes</h2>\n");
         let caption = format!(
             "Dot: change of the median, candidate vs base. Whisker: its {confidence:.0}% \
-             bootstrap interval. Grey band: the metric's noise floor (none for exact sizes on \
-             disk); a change counts only when its whole whisker lies outside it. Red: worse; \
-             green: better."
+             bootstrap interval. Grey band: the metric's practical threshold (none for exact \
+             sizes on disk); a change counts when the family-adjusted test finds it and its dot \
+             lies outside the band. Red: worse; green: better."
         );
         figure(
             &mut body,

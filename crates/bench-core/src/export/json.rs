@@ -31,7 +31,7 @@ mod tests {
     fn an_infinite_ratio_is_written_as_null() {
         let mut base = Side::new("b");
         let mut candidate = Side::new("c");
-        for trial in 0..2 {
+        for trial in 0..6 {
             record(&mut base, Metric::ReclaimedRss, trial, Sample::Value(0.0));
             record(
                 &mut candidate,

@@ -1,10 +1,13 @@
 //! GitHub-flavoured Markdown, ready to post as a pull-request comment: readable
 //! units (`412 ms`, `131.2 MiB`) and verdicts as words.
 
-use super::cells::{self, Notation, plural, presence, signed_amount, trials, trimmed_percent};
+use super::cells::{
+    self, Notation, detectable, not_interleaved, plural, presence, rule, signed_amount, trials,
+    trimmed_percent,
+};
 use super::failures::{Failure, SideFailures};
-use crate::compare::{Comparison, MetricComparison, SideFacts, Verdict};
-use crate::metric::{CPU_TICK_SECONDS, Metric};
+use crate::compare::{Comparison, Interleaving, MetricComparison, SideFacts, Verdict};
+use crate::metric::Metric;
 use crate::report::Report;
 use crate::result::Request;
 use crate::units::{format_bytes, format_fact, format_seconds};
@@ -160,20 +163,27 @@ pub fn comparison(comparison: &Comparison) -> String {
     let (changed, unchanged): (Vec<&MetricComparison>, Vec<&MetricComparison>) = comparison
         .metrics
         .iter()
-        .partition(|row| row.verdict.is_change());
+        .partition(|row| row.verdict.is_reported());
+    if comparison.interleaving != Interleaving::Interleaved {
+        let _ = writeln!(
+            out,
+            "> **Not interleaved**: {}.\n",
+            not_interleaved(comparison.interleaving)
+        );
+    }
     if !changed.is_empty() {
-        comparison_table(&mut out, &percent, &changed);
+        comparison_table(&mut out, &percent, &changed, false);
     } else if !comparison.metrics.is_empty() {
-        out.push_str("No metric changed beyond its noise floor.\n");
+        out.push_str("No metric changed beyond its threshold.\n");
     }
     if !unchanged.is_empty() {
         let _ = writeln!(
             out,
-            "\n<details><summary>{} without a verdict (within noise, within resolution, \
-             unchanged or a single sample)</summary>\n",
+            "\n<details><summary>{} without a verdict (within noise, unchanged or a single \
+             sample), with the change each run could have detected</summary>\n",
             plural(unchanged.len(), "metric", "metrics")
         );
-        comparison_table(&mut out, &percent, &unchanged);
+        comparison_table(&mut out, &percent, &unchanged, true);
         out.push_str("\n</details>\n");
     }
     for counts in comparison.process_count_changes() {
@@ -233,16 +243,34 @@ fn headline(comparison: &Comparison) -> String {
     parts.join(", ")
 }
 
-fn comparison_table(out: &mut String, percent: &str, rows: &[&MetricComparison]) {
+fn comparison_table(
+    out: &mut String,
+    percent: &str,
+    rows: &[&MetricComparison],
+    with_detectable: bool,
+) {
+    let (header, line) = if with_detectable {
+        (" Could detect |", " ---: |")
+    } else {
+        ("", "")
+    };
     let _ = writeln!(
         out,
-        "| Metric | Base | Candidate | Change | {percent} CI | Verdict | Trials |\n\
-         | :--- | ---: | ---: | ---: | ---: | :--- | ---: |"
+        "| Metric | Base | Candidate | Change | {percent} CI | Verdict |{header} Trials |\n\
+         | :--- | ---: | ---: | ---: | ---: | :--- |{line} ---: |"
     );
     for row in rows {
+        let detectable = if with_detectable {
+            format!(
+                " {} |",
+                detectable(row).unwrap_or_else(|| "every byte".to_string())
+            )
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             out,
-            "| `{}` | {} | {} | {} ({}) | {} | {} | {} / {} |",
+            "| `{}` | {} | {} | {} ({}) | {} | {} |{detectable} {} / {} |",
             row.metric,
             Notation::DOCUMENT.median(&row.base),
             Notation::DOCUMENT.median(&row.candidate),
@@ -314,24 +342,16 @@ fn facts_line(facts: &SideFacts) -> String {
 }
 
 fn how_to_read(comparison: &Comparison, percent: &str) -> String {
-    let options = &comparison.options;
-    let mut floors = format!("±{}%", trimmed_percent(options.noise * 100.0));
-    let own: Vec<String> = options
-        .floors
-        .iter()
-        .map(|(metric, floor)| format!("`{metric}` ±{}%", trimmed_percent(floor * 100.0)))
-        .collect();
-    if !own.is_empty() {
-        floors.push_str(&format!(" ({})", own.join(", ")));
+    let mut rule = rule(comparison);
+    if let Some(first) = rule.get(..1) {
+        rule = format!("{}{}", first.to_uppercase(), &rule[1..]);
     }
     format!(
         "Medians over trials; change = candidate − base (candidate / base − 1). {percent} \
-         interval of the ratio of medians by seeded bootstrap ({} resamples). Timing and \
-         memory count only when the whole interval lies beyond {floors}, and need two \
-         samples a side. Sizes on disk are exact: any byte counts. CPU time moves in \
-         {} ms clock ticks: one tick is no change.",
-        options.resamples,
-        (CPU_TICK_SECONDS * 1000.0).round()
+         interval of the ratio of medians by seeded bootstrap ({} resamples), for reading. \
+         {rule}. Could detect: the smallest change this run would have found 4 times in 5, \
+         from its spread and trial counts. Rule and defaults: docs/verdicts.md.",
+        comparison.options.resamples,
     )
 }
 

@@ -1,8 +1,8 @@
 //! Plain-text tables for people, as a terminal shows them: aligned columns, values with
 //! their units, metrics grouped by phase.
 
-use super::cells::{Notation, presence, signed_amount, trials, trimmed_percent};
-use crate::compare::{Comparison, Verdict};
+use super::cells::{Notation, detectable, not_interleaved, presence, rule, signed_amount, trials};
+use crate::compare::{Comparison, Interleaving, Verdict};
 use crate::report::Report;
 use crate::stats::MetricStats;
 
@@ -146,6 +146,7 @@ pub fn comparison(comparison: &Comparison) -> String {
                     notation.percent(row.ratio),
                     notation.interval(row),
                     row.verdict.word().to_string(),
+                    detectable(row).unwrap_or_else(|| "exact".to_string()),
                     format!("{} / {}", trials(&row.base), trials(&row.candidate)),
                 ]
             })
@@ -159,6 +160,7 @@ pub fn comparison(comparison: &Comparison) -> String {
                 "change",
                 "95% interval",
                 "verdict",
+                "could detect",
                 "trials",
             ],
             &[
@@ -169,6 +171,7 @@ pub fn comparison(comparison: &Comparison) -> String {
                 Align::Right,
                 Align::Right,
                 Align::Left,
+                Align::Right,
                 Align::Right,
             ],
             &rows,
@@ -224,22 +227,13 @@ pub fn comparison(comparison: &Comparison) -> String {
             _ => {}
         }
     }
-    let floors: Vec<String> = comparison
-        .options
-        .floors
-        .iter()
-        .map(|(metric, floor)| format!("{metric} ±{}%", trimmed_percent(floor * 100.0)))
-        .collect();
-    let floors = if floors.is_empty() {
-        String::new()
-    } else {
-        format!("; {}", floors.join(", "))
-    };
-    out.push_str(&format!(
-        "\n{} (noise floor ±{}%{floors}; sizes exact)\n",
-        counts.join(", "),
-        trimmed_percent(comparison.options.noise * 100.0)
-    ));
+    if comparison.interleaving != Interleaving::Interleaved {
+        out.push_str(&format!(
+            "\nwarning: {}\n",
+            not_interleaved(comparison.interleaving)
+        ));
+    }
+    out.push_str(&format!("\n{} ({})\n", counts.join(", "), rule(comparison)));
     out
 }
 
@@ -307,9 +301,12 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.ends_with(
+            text.contains(
                 "\n0 regressed, 0 improved, 1 with a single sample (no verdict), 1 unchanged \
-                 (noise floor ±20%; sizes exact)\n"
+                 (a change counts when the rank-sum test finds it (Holm-adjusted over 0 tested \
+                 metrics at a family false-alarm rate of 5%) and it exceeds timing and CPU \
+                 ±13%, memory ±5% (widened for drift: the sides were not interleaved); sizes \
+                 are exact: every byte is reported, beyond 64.0 KiB and 1% it counts)\n"
             ),
             "{text}"
         );
@@ -320,21 +317,21 @@ mod tests {
         let base = side(
             "b",
             &[
-                (Metric::Disk, &[1000.0]),
+                (Metric::Disk, &[1_000_000.0]),
                 (Metric::Cold, &[0.40, 0.41, 0.42, 0.40, 0.43]),
             ],
         );
         let candidate = side(
             "c",
             &[
-                (Metric::Disk, &[1500.0]),
+                (Metric::Disk, &[1_500_000.0]),
                 (Metric::Cold, &[0.60, 0.62, 0.61, 0.63, 0.60]),
             ],
         );
         let comparison = compare(&base, &candidate, &CompareOptions::default());
         assert_eq!(
             regressions(&comparison),
-            "disk (+500 B, +50.0%), cold (+200 ms, +48.8%)"
+            "disk (+488.3 KiB, +50.0%), cold (+200 ms, +48.8%)"
         );
     }
 

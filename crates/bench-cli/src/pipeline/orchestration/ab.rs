@@ -6,6 +6,7 @@
 //! anything runs), `base/` and `head/` (each a whole run's folder with its
 //! `result.json`), `comparison.md` and `comparison.json`.
 
+use crate::pipeline::orchestration::auto_trials::{AutoGate, AutoTrials};
 use crate::pipeline::orchestration::plan::{Plan, PlanSettings, SpecSource, Step};
 use crate::pipeline::orchestration::runner::{Execution, Runner};
 use crate::pipeline::orchestration::schedule::{Order, interleave};
@@ -34,6 +35,9 @@ pub struct AbSettings {
     pub plan: PlanSettings,
     /// How the trials of the two sides are ordered.
     pub order: Order,
+    /// `--trials auto`: stop sampling when the watched metrics are decided; the plan's
+    /// trials are then the maximum.
+    pub auto: Option<AutoTrials>,
 }
 
 /// A checked A/B run: both sides' plans and the order of their steps.
@@ -45,6 +49,8 @@ pub struct Ab {
     pub plans: [Plan; 2],
     /// The order of the steps: `(0, step)` is base's, `(1, step)` head's.
     pub order: Vec<(usize, Step)>,
+    /// With `--trials auto`, the gate that stops sampling, and what it found.
+    pub auto: Option<AutoGate>,
 }
 
 /// `OUT/ab.json`: how an A/B run was made, so it can be understood and replayed.
@@ -113,10 +119,15 @@ impl Ab {
             plan(&settings.head, SIDES[1])?,
         ];
         let order = interleave(&[plans[0].steps(), plans[1].steps()], settings.order);
+        let auto = settings.auto.clone().map(|auto| {
+            let results = [0, 1].map(|side| plans[side].out.join("result.json"));
+            AutoGate::new(auto, results)
+        });
         Ok(Ab {
             settings,
             plans,
             order,
+            auto,
         })
     }
 
@@ -143,7 +154,14 @@ impl Ab {
             .zip(self.plans.iter())
             .map(|(label, plan)| ((*label).to_owned(), plan.clone()))
             .collect();
-        Ok(Runner::interleaved(plans, self.order.clone(), execution))
+        let runner = Runner::interleaved(plans, self.order.clone(), execution);
+        Ok(match &self.auto {
+            Some(gate) => {
+                let gate = gate.clone();
+                runner.gate(Box::new(move |_, step| gate.allow(step)))
+            }
+            None => runner,
+        })
     }
 }
 
@@ -158,11 +176,13 @@ pub struct AbComparison {
 
 /// Marks `OUT/base/result.json` as the base and `OUT/head/result.json` as the candidate,
 /// compares them and writes `OUT/comparison.md` and `OUT/comparison.json`; `order` is how
-/// the run interleaved their trials, which the Markdown names.
+/// the run interleaved their trials, which the Markdown names, with `note` (how
+/// `--trials auto` sampled) after it.
 pub fn compare_sides(
     out: &Path,
     order: Order,
     options: &CompareOptions,
+    note: Option<&str>,
 ) -> Result<AbComparison, Error> {
     let mut sides = Vec::new();
     for (label, role) in SIDES.iter().zip([Role::Base, Role::Candidate]) {
@@ -186,6 +206,9 @@ pub fn compare_sides(
     let comparison = compare(&sides[0].side, &sides[1].side, options);
     let mut markdown = bench_core::export::markdown::comparison(&comparison);
     markdown.push_str(&sides_line(&sides[0], &sides[1], order));
+    if let Some(note) = note {
+        markdown.push_str(&format!("\n<sub>{note}</sub>\n"));
+    }
     bench_core::io::write_atomic(&out.join("comparison.md"), markdown.as_bytes())?;
     let json = bench_core::export::json::comparison(&comparison);
     bench_core::io::write_atomic(&out.join("comparison.json"), json.as_bytes())?;
@@ -229,6 +252,7 @@ mod tests {
                 ..PlanSettings::default()
             },
             order: Order::Abba,
+            auto: None,
         }
     }
 
@@ -291,8 +315,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         side_result(dir.path(), "base", &[0.40, 0.41, 0.42, 0.40, 0.41]);
         side_result(dir.path(), "head", &[0.70, 0.71, 0.72, 0.70, 0.71]);
-        let found =
-            compare_sides(dir.path(), Order::Sequential, &CompareOptions::default()).unwrap();
+        let found = compare_sides(
+            dir.path(),
+            Order::Sequential,
+            &CompareOptions::default(),
+            None,
+        )
+        .unwrap();
         assert!(found.comparison.has_regression());
         let base = ResultFile::load(&dir.path().join("base/result.json")).unwrap();
         assert_eq!(base.request.role, Role::Base);
@@ -314,7 +343,8 @@ mod tests {
     fn a_side_without_a_result_is_named() {
         let dir = tempfile::tempdir().unwrap();
         side_result(dir.path(), "base", &[0.4]);
-        let error = compare_sides(dir.path(), Order::Abba, &CompareOptions::default()).unwrap_err();
+        let error =
+            compare_sides(dir.path(), Order::Abba, &CompareOptions::default(), None).unwrap_err();
         assert!(error.to_string().contains("head"), "{error}");
     }
 }

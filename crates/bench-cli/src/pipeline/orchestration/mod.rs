@@ -1,11 +1,13 @@
 //! Running phases in order: the plan (`Plan`) checked before anything runs, one phase of
 //! one trial merged into `OUT/result.json` (`phase_run`), the contract of a re-executed
-//! phase child ([`phase_child`]), the trial loop (`runner`),
-//! the interleaved order of an A/B run ([`schedule`], [`ab`]), merging shards ([`merge`]),
+//! phase child ([`phase_child`]), the trial loop (`runner`), the interleaved order of an
+//! A/B run ([`schedule`], [`ab`]) and when it may stop sampling ([`auto_trials`]),
+//! merging shards ([`merge`]),
 //! the circumstances each trial records ([`circumstances`]) and dropping page caches
 //! before a cold start (`caches_linux`).
 
 pub mod ab;
+pub mod auto_trials;
 pub(crate) mod caches_linux;
 pub mod circumstances;
 pub mod merge;

@@ -221,6 +221,20 @@ pub struct Runner {
     order: Vec<(usize, Step)>,
     execution: Execution,
     interrupted: Arc<AtomicBool>,
+    gate: Option<Gate>,
+}
+
+/// Asked before each step with `(side, step)`: whether to run it. `ab --trials auto` stops
+/// sampling through it; a step it declines is left out, not recorded as skipped.
+pub type GateFn = dyn FnMut(usize, Step) -> bool + Send;
+
+/// A [`GateFn`] behind a lock, so that [`Runner::run`] can take `&self`.
+struct Gate(std::sync::Mutex<Box<GateFn>>);
+
+impl std::fmt::Debug for Gate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Gate")
+    }
 }
 
 impl Runner {
@@ -233,6 +247,7 @@ impl Runner {
             order,
             execution,
             interrupted: Arc::new(AtomicBool::new(false)),
+            gate: None,
         }
     }
 
@@ -253,7 +268,14 @@ impl Runner {
             order,
             execution,
             interrupted: Arc::new(AtomicBool::new(false)),
+            gate: None,
         }
+    }
+
+    /// Asks `gate` before each step whether to run it (see [`GateFn`]).
+    pub fn gate(mut self, gate: Box<GateFn>) -> Runner {
+        self.gate = Some(Gate(std::sync::Mutex::new(gate)));
+        self
     }
 
     /// Uses `flag` as the interrupt flag: once it is set, the running step is stopped
@@ -315,6 +337,15 @@ impl Runner {
             if self.interrupted.load(Ordering::SeqCst) {
                 outcome.interrupted = true;
                 break;
+            }
+            if let Some(Gate(gate)) = &self.gate {
+                let mut gate = match gate.lock() {
+                    Ok(gate) => gate,
+                    Err(poisoned) => poisoned.into_inner(),
+                };
+                if !gate(side, step) {
+                    continue;
+                }
             }
             let plan = &self.plans[side];
             let mut progress = Progress {

@@ -206,7 +206,11 @@ fn starts(
     let trial = ctx.trial;
     let guard = &measure.ready_guard;
     let mut cold_ready = false;
-    for (metric, name) in [(Metric::Cold, "cold"), (Metric::Warm, "warm")] {
+    let starts = [
+        (Metric::Cold, Metric::ColdCpu, "cold"),
+        (Metric::Warm, Metric::WarmCpu, "warm"),
+    ];
+    for (metric, cpu_metric, name) in starts {
         let options = spawn_options(
             ctx,
             &measure.command,
@@ -221,9 +225,19 @@ fn starts(
             source,
         })?;
         let elapsed = match terminal.ready_guarded(&measure.ready, measure.ready_timeout.0, guard) {
-            Ok(elapsed) => elapsed,
+            Ok(elapsed) => {
+                // Read right at ready: every millisecond later adds the program's idle
+                // work after ready to what its start cost.
+                let cpu = match family.cpu_seconds() {
+                    Ok(seconds) => Sample::Value(seconds),
+                    Err(error) => Sample::Error(error_chain(&error)),
+                };
+                record(side, cpu_metric, trial, cpu);
+                elapsed
+            }
             Err(error) => {
                 record(side, metric, trial, Sample::Error(error_chain(&error)));
+                record(side, cpu_metric, trial, Sample::Error(error_chain(&error)));
                 close_quietly(&mut terminal);
                 recording.finish(side, None);
                 return Ok(cold_ready);

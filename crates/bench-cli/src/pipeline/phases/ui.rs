@@ -214,7 +214,7 @@ fn steps(
             source,
         })?;
         let timed = (|| -> Result<(f64, f64), StepError> {
-            let cpu_before = family.snapshot()?.total_cpu_seconds();
+            let cpu_before = family.cpu_seconds()?;
             let started = Instant::now();
             terminal.type_text(&step.keys).map_err(StepError::Type)?;
             terminal
@@ -224,7 +224,7 @@ fn steps(
                     source,
                 })?;
             let wall = started.elapsed().as_secs_f64();
-            let cpu_after = family.snapshot()?.total_cpu_seconds();
+            let cpu_after = family.cpu_seconds()?;
             Ok((wall, (cpu_after - cpu_before).max(0.0)))
         })();
         match timed {

@@ -47,6 +47,20 @@ impl Family {
     }
 }
 
+impl Family {
+    /// CPU seconds the family has spent so far, at nanosecond resolution, read without
+    /// the memory (so it can be read the moment a start is ready).
+    pub(crate) fn cpu_seconds(self) -> Result<f64, TargetError> {
+        let (selector, exclude) = self.selector();
+        bench_proc::family_cpu_seconds(&selector, &exclude).map_err(|source| {
+            TargetError::Snapshot {
+                selector: format!("{selector:?}"),
+                source,
+            }
+        })
+    }
+}
+
 /// The per-process breakdown in the result's form.
 pub(crate) fn process_memory(snapshot: &Snapshot) -> Vec<ProcessMemory> {
     snapshot

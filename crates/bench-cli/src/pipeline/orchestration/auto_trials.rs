@@ -1,0 +1,291 @@
+//! `clibench ab --trials auto`: run interleaved pairs until every watched metric is
+//! decided or could detect its target change, at bench-core's group-sequential looks
+//! ([`bench_core::sequential`]), within a maximum of pairs and a time budget.
+//!
+//! The looks are taken during the first trial phase of the schedule (measure, normally):
+//! before the pair that would make the pair count pass a planned look, both sides'
+//! result files are compared at that look's share of alpha, and when
+//! [`decide`](bench_core::sequential::decide) says stop, the phase's remaining pairs are
+//! left out. Later trial phases (runtime, ui) run as many pairs as the first one did. The
+//! final comparison must use [`AutoOutcome::alpha`], the share of the look the run
+//! stopped at, for the false-alarm rate to hold.
+
+use bench_core::compare::{CompareOptions, compare};
+use bench_core::sequential::{Decision, SequentialPlan, decide};
+use bench_core::{Metric, Phase, ResultFile};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// How `--trials auto` samples.
+#[derive(Debug, Clone)]
+pub struct AutoTrials {
+    /// The looks and their shares of alpha; its last look is the maximum of pairs.
+    pub plan: SequentialPlan,
+    /// The metrics to wait for.
+    pub watched: Vec<Metric>,
+    /// The detectable change (fraction) a watched metric must reach to count as
+    /// decided without a verdict; `None`: twice its threshold.
+    pub target: Option<f64>,
+    /// Stop starting pairs once this much time has passed since the run began.
+    pub budget: Option<Duration>,
+    /// How the looks compare (thresholds, seed); each look sets its own alpha.
+    pub options: CompareOptions,
+}
+
+/// Why sampling stopped, and where.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct AutoOutcome {
+    /// Pairs each trial phase ran.
+    pub pairs: BTreeMap<Phase, u32>,
+    /// The looks taken (pair counts), in order.
+    pub looks: Vec<u32>,
+    /// `decided`, `budget` or `maximum`.
+    pub reason: &'static str,
+    /// The family level the final comparison must use.
+    pub alpha: f64,
+}
+
+/// The gate's state, shared with the caller that reads the outcome afterwards.
+#[derive(Debug)]
+struct State {
+    auto: AutoTrials,
+    results: [PathBuf; 2],
+    started: Instant,
+    /// Whether each (phase, trial) pair runs, decided when its first step is asked.
+    pairs: BTreeMap<(Phase, u32), bool>,
+    first_phase: Option<Phase>,
+    /// The pair count the first phase stopped at, and why.
+    stopped: Option<(u32, &'static str)>,
+    /// Indices of the looks taken.
+    looks_taken: Vec<usize>,
+}
+
+/// The gate of an `ab --trials auto` run and the handle to its outcome.
+#[derive(Debug, Clone)]
+pub struct AutoGate {
+    state: Arc<Mutex<State>>,
+}
+
+fn trial_phase(phase: Phase) -> bool {
+    matches!(phase, Phase::Measure | Phase::Runtime | Phase::Ui)
+}
+
+impl AutoGate {
+    /// A gate reading the sides' results at `results` (base's, head's).
+    pub fn new(auto: AutoTrials, results: [PathBuf; 2]) -> AutoGate {
+        AutoGate {
+            state: Arc::new(Mutex::new(State {
+                auto,
+                results,
+                started: Instant::now(),
+                pairs: BTreeMap::new(),
+                first_phase: None,
+                stopped: None,
+                looks_taken: Vec::new(),
+            })),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        match self.state.lock() {
+            Ok(state) => state,
+            Err(poisoned) => poisoned.into_inner(),
+        }
+    }
+
+    /// Whether to run `step` (the runner's gate).
+    pub fn allow(&self, step: crate::pipeline::Step) -> bool {
+        if !trial_phase(step.phase) {
+            return true;
+        }
+        let mut state = self.lock();
+        let key = (step.phase, step.trial);
+        if let Some(&decided) = state.pairs.get(&key) {
+            return decided;
+        }
+        let run = state.decide_pair(step.phase, step.trial);
+        state.pairs.insert(key, run);
+        run
+    }
+
+    /// What happened, once the run is over.
+    pub fn outcome(&self) -> AutoOutcome {
+        let state = self.lock();
+        let mut pairs: BTreeMap<Phase, u32> = BTreeMap::new();
+        for (&(phase, trial), &run) in &state.pairs {
+            if run {
+                let count = pairs.entry(phase).or_default();
+                *count = (*count).max(trial + 1);
+            }
+        }
+        let plan = &state.auto.plan;
+        let last = plan.looks().len().saturating_sub(1);
+        let (reason, alpha) = match state.stopped {
+            // Stopped by a look: its analysis is the final one.
+            Some((_, "decided")) => {
+                let k = state.looks_taken.last().copied().unwrap_or(last);
+                ("decided", plan.alpha_at(k))
+            }
+            // Stopped between looks: the next, unspent look's share.
+            Some((_, reason)) => {
+                let next = state.looks_taken.last().map_or(0, |k| k + 1).min(last);
+                (reason, plan.alpha_at(next))
+            }
+            None => ("maximum", plan.alpha_at(last)),
+        };
+        AutoOutcome {
+            pairs,
+            looks: state.looks_taken.iter().map(|&k| plan.looks()[k]).collect(),
+            reason,
+            alpha,
+        }
+    }
+}
+
+impl State {
+    /// Whether pair `trial` of `phase` runs: `trial` pairs have run before it.
+    fn decide_pair(&mut self, phase: Phase, trial: u32) -> bool {
+        let first = *self.first_phase.get_or_insert(phase);
+        if phase != first {
+            return self.stopped.is_none_or(|(pairs, _)| trial < pairs);
+        }
+        if self.stopped.is_some() {
+            return false;
+        }
+        if trial > 0
+            && let Some(budget) = self.auto.budget
+            && self.started.elapsed() >= budget
+        {
+            self.stopped = Some((trial, "budget"));
+            return false;
+        }
+        let look = self.auto.plan.looks()[..self.auto.plan.looks().len() - 1]
+            .iter()
+            .position(|&pairs| pairs == trial);
+        if let Some(k) = look {
+            self.looks_taken.push(k);
+            if self.look(k) == Some(Decision::Stop) {
+                self.stopped = Some((trial, "decided"));
+                return false;
+            }
+        }
+        true
+    }
+
+    /// The comparison at look `k`; `None` when a result could not be read (the run
+    /// goes on, and the final comparison will say what is wrong).
+    fn look(&self, k: usize) -> Option<Decision> {
+        let base = ResultFile::load(&self.results[0]).ok()?;
+        let head = ResultFile::load(&self.results[1]).ok()?;
+        let options = CompareOptions {
+            alpha: self.auto.plan.alpha_at(k),
+            ..self.auto.options.clone()
+        };
+        let comparison = compare(&base.side, &head.side, &options);
+        let target = |metric| {
+            self.auto
+                .target
+                .unwrap_or_else(|| 2.0 * options.threshold(metric, comparison.interleaving))
+        };
+        Some(decide(&comparison, &self.auto.watched, target))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pipeline::Step;
+    use bench_core::compare::Interleaving;
+    use bench_core::sequential::Spending;
+    use bench_core::{Request, Role, Sample, record};
+
+    fn write(path: &std::path::Path, values: &[f64], sha: &str) {
+        let mut result = ResultFile::new(Request::new(sha, Role::Base));
+        for (trial, &value) in values.iter().enumerate() {
+            record(
+                &mut result.side,
+                Metric::Cold,
+                trial as u32,
+                Sample::Value(value),
+            );
+        }
+        result.save(path).unwrap();
+    }
+
+    fn gate(dir: &std::path::Path, budget: Option<Duration>) -> AutoGate {
+        let auto = AutoTrials {
+            plan: SequentialPlan::new(20, 0.05, Spending::Pocock),
+            watched: vec![Metric::Cold],
+            target: None,
+            budget,
+            options: CompareOptions {
+                interleaving: Some(Interleaving::Interleaved),
+                resamples: 50,
+                ..CompareOptions::default()
+            },
+        };
+        AutoGate::new(auto, [dir.join("base.json"), dir.join("head.json")])
+    }
+
+    fn step(phase: Phase, trial: u32) -> Step {
+        Step { phase, trial }
+    }
+
+    #[test]
+    fn a_clear_change_stops_at_the_first_look_and_later_phases_follow() {
+        let dir = tempfile::tempdir().unwrap();
+        let base: Vec<f64> = (0..6).map(|i| 1.0 + 0.01 * f64::from(i)).collect();
+        let head: Vec<f64> = base.iter().map(|v| v * 1.5).collect();
+        write(&dir.path().join("base.json"), &base, "b");
+        write(&dir.path().join("head.json"), &head, "h");
+        let gate = gate(dir.path(), None);
+        assert!(gate.allow(step(Phase::Prepare, 0)));
+        for trial in 0..6 {
+            assert!(gate.allow(step(Phase::Measure, trial)), "{trial}");
+            assert!(
+                gate.allow(step(Phase::Measure, trial)),
+                "the pair's second step"
+            );
+        }
+        // Six pairs ran: the first look (6) sees cold regressed and stops.
+        assert!(!gate.allow(step(Phase::Measure, 6)));
+        assert!(!gate.allow(step(Phase::Measure, 7)));
+        assert!(gate.allow(step(Phase::Runtime, 5)));
+        assert!(!gate.allow(step(Phase::Runtime, 6)));
+        assert!(gate.allow(step(Phase::Staircase, 0)));
+        let outcome = gate.outcome();
+        assert_eq!(outcome.reason, "decided");
+        assert_eq!(outcome.looks, [6]);
+        assert_eq!(outcome.pairs[&Phase::Measure], 6);
+        let plan = SequentialPlan::new(20, 0.05, Spending::Pocock);
+        assert_eq!(outcome.alpha, plan.alpha_at(0));
+    }
+
+    #[test]
+    fn no_change_goes_on_past_the_look_and_a_spent_budget_stops_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let noisy = [1.0, 1.3, 0.8, 1.1, 0.9, 1.25];
+        write(&dir.path().join("base.json"), &noisy, "b");
+        write(&dir.path().join("head.json"), &noisy, "h");
+        let gate = gate(dir.path(), None);
+        for trial in 0..=6 {
+            assert!(gate.allow(step(Phase::Measure, trial)), "{trial}");
+        }
+        assert_eq!(gate.outcome().reason, "maximum");
+        let spent = super::tests::gate(dir.path(), Some(Duration::ZERO));
+        assert!(
+            spent.allow(step(Phase::Measure, 0)),
+            "the first pair always runs"
+        );
+        assert!(!spent.allow(step(Phase::Measure, 1)));
+        let outcome = spent.outcome();
+        assert_eq!(
+            (outcome.reason, outcome.pairs[&Phase::Measure]),
+            ("budget", 1)
+        );
+        let plan = SequentialPlan::new(20, 0.05, Spending::Pocock);
+        assert_eq!(outcome.alpha, plan.alpha_at(0));
+    }
+}

@@ -1,0 +1,331 @@
+//! When to stop sampling: a group-sequential design for `clibench ab --trials auto`.
+//!
+//! Looking at a comparison after every few pairs and stopping as soon as it shows a
+//! change makes false alarms far likelier than the level each look used ("peeking").
+//! The valid way is to fix the looks in advance and give each look only a share of
+//! the false-alarm rate, so that the shares add up to the family's alpha:
+//!
+//! - [`SequentialPlan::looks`]: the pair counts at which the comparison is made, from
+//!   [`MIN_PAIRS`] growing by a quarter each time up to the maximum, which is always
+//!   the last look.
+//! - [`Spending`]: how much of alpha is spent by a fraction `t` of the maximum (Lan and
+//!   DeMets' spending functions). Look `k` tests at the increment
+//!   `spent(t_k) - spent(t_{k-1})` ([`SequentialPlan::alpha_at`]), with Holm's
+//!   adjustment over the metrics inside it. By the union bound, the chance of a
+//!   false verdict at any look is at most the sum of the increments, alpha, whatever
+//!   the dependence between looks: conservative next to exact group-sequential
+//!   boundaries, but exact p-values and any number of metrics keep it simple.
+//! - [`decide`]: after a look, whether every watched metric is decided (a verdict of
+//!   change) or has reached its target detectable change; stopping for that
+//!   (futility) never adds false alarms.
+//!
+//! ```
+//! use bench_core::sequential::{SequentialPlan, Spending};
+//!
+//! let plan = SequentialPlan::new(20, 0.05, Spending::Pocock);
+//! assert_eq!(plan.looks(), [6, 8, 10, 13, 17, 20]);
+//! let total: f64 = (0..plan.looks().len()).map(|k| plan.alpha_at(k)).sum();
+//! assert!((total - 0.05).abs() < 1e-12);
+//! ```
+
+use crate::compare::Comparison;
+use crate::metric::Metric;
+use crate::significance::{normal_quantile, normal_upper_tail};
+
+/// The fewest pairs of the first look: below six a side, the rank-sum test cannot
+/// reach the share of alpha an early look gets among several metrics (five a side
+/// give at best p = 0.008).
+pub const MIN_PAIRS: u32 = 6;
+
+/// The metrics `--trials auto` waits for unless the spec names others.
+pub const DEFAULT_WATCHED: [Metric; 4] = [Metric::Cold, Metric::Warm, Metric::Rss, Metric::Pss];
+
+/// How alpha is spent over the looks, as a function of the information fraction
+/// `t` (pairs so far / the maximum).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Spending {
+    /// Pocock-like, `alpha · ln(1 + (e − 1) t)`: spends early, so a large change
+    /// stops the run soon; the last look gets less than alpha.
+    Pocock,
+    /// O'Brien–Fleming-like, `2 − 2 Φ(z_{1−alpha/2} / √t)`: spends almost nothing
+    /// early, so the last look keeps nearly the fixed design's power.
+    OBrienFleming,
+}
+
+impl Spending {
+    /// The alpha spent by information fraction `t` in `0..=1`.
+    pub fn spent(self, alpha: f64, t: f64) -> f64 {
+        let t = t.clamp(0.0, 1.0);
+        if t == 0.0 {
+            return 0.0;
+        }
+        match self {
+            Spending::Pocock => alpha * (1.0 + (std::f64::consts::E - 1.0) * t).ln(),
+            Spending::OBrienFleming => {
+                2.0 * normal_upper_tail(normal_quantile(1.0 - alpha / 2.0) / t.sqrt())
+            }
+        }
+    }
+}
+
+/// The looks of a sequential run and the alpha each gets.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct SequentialPlan {
+    looks: Vec<u32>,
+    alpha: f64,
+    spending: Spending,
+}
+
+impl SequentialPlan {
+    /// A plan for at most `max_pairs` pairs at family level `alpha`. With fewer than
+    /// [`MIN_PAIRS`] pairs allowed there is one look, at the maximum.
+    pub fn new(max_pairs: u32, alpha: f64, spending: Spending) -> SequentialPlan {
+        let mut looks = Vec::new();
+        let mut next = MIN_PAIRS;
+        while next < max_pairs {
+            looks.push(next);
+            // A quarter more each time, at least two pairs (one ABBA block).
+            next = (next + 2).max(next + next.div_ceil(4));
+        }
+        looks.push(max_pairs.max(1));
+        SequentialPlan {
+            looks,
+            alpha,
+            spending,
+        }
+    }
+
+    /// The pair counts at which the comparison is made, ascending; the last is the
+    /// maximum.
+    pub fn looks(&self) -> &[u32] {
+        &self.looks
+    }
+
+    /// The family level of look `k` (counted from 0): its share of alpha.
+    pub fn alpha_at(&self, k: usize) -> f64 {
+        let Some(&last) = self.looks.last() else {
+            return 0.0;
+        };
+        let fraction = |index: usize| f64::from(self.looks[index]) / f64::from(last);
+        let spent = |index: usize| self.spending.spent(self.alpha, fraction(index));
+        match k {
+            _ if k >= self.looks.len() => 0.0,
+            // The last look spends what is left, so the shares add up to alpha.
+            _ if k + 1 == self.looks.len() => self.alpha - if k == 0 { 0.0 } else { spent(k - 1) },
+            0 => spent(0),
+            _ => spent(k) - spent(k - 1),
+        }
+    }
+}
+
+/// What [`decide`] concluded after a look.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "snake_case", tag = "decision")]
+pub enum Decision {
+    /// Every watched metric has a verdict of change or could have detected a change
+    /// of its target size: more pairs would not change the answer.
+    Stop,
+    /// These watched metrics are still undecided.
+    Continue {
+        /// The undecided metrics, in metric order.
+        undecided: Vec<Metric>,
+    },
+}
+
+/// Whether the run may stop after a look whose comparison (made at the look's
+/// [`SequentialPlan::alpha_at`]) is `comparison`: every metric of `watched` that the
+/// comparison measured is decided (regressed or improved) or detects `target(metric)`
+/// (a fraction) or less. A watched metric missing from the comparison is not waited
+/// for: more trials of a metric that was not measured would not measure it.
+pub fn decide(
+    comparison: &Comparison,
+    watched: &[Metric],
+    target: impl Fn(Metric) -> f64,
+) -> Decision {
+    let undecided: Vec<Metric> = comparison
+        .metrics
+        .iter()
+        .filter(|row| watched.contains(&row.metric))
+        .filter(|row| {
+            let reached = row
+                .detectable
+                .is_some_and(|detectable| detectable <= target(row.metric));
+            !(row.verdict.is_change() || reached || row.detectable.is_none())
+        })
+        .map(|row| row.metric)
+        .collect();
+    if undecided.is_empty() {
+        Decision::Stop
+    } else {
+        Decision::Continue { undecided }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::{CompareOptions, Interleaving, compare};
+    use crate::rng::SplitMix64;
+    use crate::{Sample, Side, record};
+
+    #[test]
+    fn looks_grow_by_a_quarter_and_end_at_the_maximum() {
+        let plan = SequentialPlan::new(30, 0.05, Spending::Pocock);
+        assert_eq!(plan.looks(), [6, 8, 10, 13, 17, 22, 28, 30]);
+        assert_eq!(SequentialPlan::new(4, 0.05, Spending::Pocock).looks(), [4]);
+        assert_eq!(SequentialPlan::new(6, 0.05, Spending::Pocock).looks(), [6]);
+    }
+
+    #[test]
+    fn the_shares_add_up_to_alpha_and_differ_by_spending() {
+        for spending in [Spending::Pocock, Spending::OBrienFleming] {
+            let plan = SequentialPlan::new(20, 0.05, spending);
+            let shares: Vec<f64> = (0..plan.looks().len()).map(|k| plan.alpha_at(k)).collect();
+            assert!(shares.iter().all(|&share| share > 0.0), "{shares:?}");
+            assert!((shares.iter().sum::<f64>() - 0.05).abs() < 1e-12);
+            assert_eq!(plan.alpha_at(99), 0.0);
+        }
+        let pocock = SequentialPlan::new(20, 0.05, Spending::Pocock);
+        let obf = SequentialPlan::new(20, 0.05, Spending::OBrienFleming);
+        assert!(pocock.alpha_at(0) > 10.0 * obf.alpha_at(0));
+        assert!(obf.alpha_at(5) > pocock.alpha_at(5));
+        assert!((Spending::OBrienFleming.spent(0.05, 1.0) - 0.05).abs() < 1e-6);
+        assert!((Spending::Pocock.spent(0.05, 1.0) - 0.05).abs() < 1e-12);
+    }
+
+    /// One simulated `ab --trials auto` run: four watched metrics drawn pair by pair
+    /// (the candidate's `cold` scaled by `effect`), compared at each look. Returns the
+    /// pairs it stopped at and whether any verdict of change was given there.
+    fn simulate(
+        rng: &mut SplitMix64,
+        plan: &SequentialPlan,
+        peek_at: Option<f64>,
+        effect: f64,
+    ) -> (u32, bool) {
+        let mut uniform = || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+        let max = *plan.looks().last().unwrap();
+        let mut base = Side::new("b");
+        let mut head = Side::new("h");
+        for trial in 0..max {
+            for (side, scale) in [(&mut base, 1.0), (&mut head, effect)] {
+                for (metric, spread) in DEFAULT_WATCHED.iter().zip([0.05, 0.05, 0.01, 0.01]) {
+                    // A skewed start-up time or a memory total around 1.
+                    let noise = -spread * (1.0 - uniform()).ln();
+                    let value = if *metric == Metric::Cold {
+                        scale * (1.0 + noise)
+                    } else {
+                        1.0 + noise
+                    };
+                    record(side, *metric, trial, Sample::Value(value));
+                }
+            }
+        }
+        let first = |side: &Side, n: u32| {
+            let mut cut = side.clone();
+            for samples in cut.metrics.values_mut() {
+                samples.retain(|sample| sample.trial < n);
+            }
+            cut
+        };
+        for (k, &pairs) in plan.looks().iter().enumerate() {
+            let options = CompareOptions {
+                alpha: peek_at.unwrap_or_else(|| plan.alpha_at(k)),
+                resamples: 20,
+                interleaving: Some(Interleaving::Interleaved),
+                ..CompareOptions::default()
+            };
+            let comparison = compare(&first(&base, pairs), &first(&head, pairs), &options);
+            let changed = comparison.metrics.iter().any(|row| row.verdict.is_change());
+            let last = k + 1 == plan.looks().len();
+            if changed || last || decide(&comparison, &DEFAULT_WATCHED, |_| 0.06) == Decision::Stop
+            {
+                return (pairs, changed);
+            }
+        }
+        unreachable!("the last look always returns")
+    }
+
+    #[test]
+    fn a_a_false_alarms_stay_at_alpha_and_peeking_would_not() {
+        let plan = SequentialPlan::new(20, 0.05, Spending::Pocock);
+        let repetitions = 300;
+        let mut rng = SplitMix64::new(20_26);
+        let sequential = (0..repetitions)
+            .filter(|_| simulate(&mut rng, &plan, None, 1.0).1)
+            .count();
+        // Nominal at most 15 of 300 (binomial sd ~3.8).
+        assert!(sequential <= 23, "{sequential} of {repetitions}");
+        // The same looks, each at the full 5%: the rate this design exists to avoid.
+        let mut rng = SplitMix64::new(20_26);
+        let peeking = (0..repetitions)
+            .filter(|_| simulate(&mut rng, &plan, Some(0.05), 1.0).1)
+            .count();
+        assert!(peeking > sequential, "{peeking} vs {sequential}");
+    }
+
+    #[test]
+    fn a_large_change_stops_early_and_is_found() {
+        let plan = SequentialPlan::new(20, 0.05, Spending::Pocock);
+        let mut rng = SplitMix64::new(7);
+        let runs: Vec<(u32, bool)> = (0..40)
+            .map(|_| simulate(&mut rng, &plan, None, 1.3))
+            .collect();
+        let found = runs.iter().filter(|run| run.1).count();
+        let mean_pairs = runs.iter().map(|run| f64::from(run.0)).sum::<f64>() / 40.0;
+        assert!(found >= 38, "{found} of 40");
+        assert!(mean_pairs < 10.0, "{mean_pairs}");
+    }
+
+    #[test]
+    fn undecided_metrics_are_named_and_unwatched_ones_ignored() {
+        let mut base = Side::new("b");
+        let mut head = Side::new("h");
+        for trial in 0..10u32 {
+            let jitter = f64::from(trial % 5) * 0.02;
+            record(&mut base, Metric::Cold, trial, Sample::Value(1.0 + jitter));
+            record(&mut head, Metric::Cold, trial, Sample::Value(1.5 + jitter));
+            record(
+                &mut base,
+                Metric::Warm,
+                trial,
+                Sample::Value(1.0 + 4.0 * jitter),
+            );
+            record(
+                &mut head,
+                Metric::Warm,
+                trial,
+                Sample::Value(1.0 + 4.0 * jitter),
+            );
+            record(
+                &mut base,
+                Metric::Mixed,
+                trial,
+                Sample::Value(1.0 + 9.0 * jitter),
+            );
+            record(
+                &mut head,
+                Metric::Mixed,
+                trial,
+                Sample::Value(1.0 + 9.0 * jitter),
+            );
+        }
+        let options = CompareOptions {
+            interleaving: Some(Interleaving::Interleaved),
+            resamples: 20,
+            ..CompareOptions::default()
+        };
+        let comparison = compare(&base, &head, &options);
+        // Cold regressed; warm is too noisy for ±6%; mixed is not watched.
+        assert_eq!(
+            decide(&comparison, &DEFAULT_WATCHED, |_| 0.06),
+            Decision::Continue {
+                undecided: vec![Metric::Warm]
+            }
+        );
+        assert_eq!(
+            decide(&comparison, &DEFAULT_WATCHED, |_| 0.5),
+            Decision::Stop
+        );
+    }
+}
