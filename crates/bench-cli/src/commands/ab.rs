@@ -109,12 +109,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let options = with_spec_floors(options, outcome.specs.first())?;
     let found = compare_sides(&out, ab.settings.order, &options)?;
-    eprint!(
+    say_part!(
         "{}",
         bench_core::export::text::comparison(&found.comparison)
     );
-    print!("{}", found.markdown);
-    eprintln!(
+    out!("{}", found.markdown);
+    say!(
         "clibench ab: {} in {}; wrote {} and {}",
         if outcome.failed.is_empty() {
             "done".to_owned()
@@ -131,7 +131,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .regressions()
             .map(|row| format!("{} ({:+.1}%)", row.metric, row.change() * 100.0))
             .collect();
-        eprintln!("error: head regressed: {}", names.join(", "));
+        say!("error: head regressed: {}", names.join(", "));
         return Ok(ExitCode::from(FAILURE));
     }
     Ok(if outcome.failed.is_empty() {
