@@ -47,25 +47,37 @@ macro_rules! outln {
 }
 
 /// Writes inert text on stderr.
-#[expect(clippy::print_stderr, reason = "the one place that prints, inert text only")]
+#[expect(
+    clippy::print_stderr,
+    reason = "the one place that prints, inert text only"
+)]
 pub fn err(text: &Inert<'_>) {
     eprint!("{text}");
 }
 
 /// Writes an inert line on stderr.
-#[expect(clippy::print_stderr, reason = "the one place that prints, inert text only")]
+#[expect(
+    clippy::print_stderr,
+    reason = "the one place that prints, inert text only"
+)]
 pub fn err_line(text: &Inert<'_>) {
     eprintln!("{text}");
 }
 
 /// Writes inert text on stdout.
-#[expect(clippy::print_stdout, reason = "the one place that prints, inert text only")]
+#[expect(
+    clippy::print_stdout,
+    reason = "the one place that prints, inert text only"
+)]
 pub fn out(text: &Inert<'_>) {
     print!("{text}");
 }
 
 /// Writes an inert line on stdout.
-#[expect(clippy::print_stdout, reason = "the one place that prints, inert text only")]
+#[expect(
+    clippy::print_stdout,
+    reason = "the one place that prints, inert text only"
+)]
 pub fn out_line(text: &Inert<'_>) {
     println!("{text}");
 }

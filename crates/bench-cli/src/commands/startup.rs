@@ -195,8 +195,7 @@ impl Observer for Progress {
 
     fn run_finished(&mut self, index: usize, _warmup: bool, run: &Run) {
         if let Some(error) = &run.error {
-            self.0
-                .suspend(|| say!("run {} failed: {error}", index + 1));
+            self.0.suspend(|| say!("run {} failed: {error}", index + 1));
         } else if let Some(ready) = run.ready_seconds {
             self.0.set_message(format!(
                 "ready {}",
@@ -213,9 +212,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     settings.subreaper = match super::interrupt::stop_family_on_signal(DAEMON_GRACE) {
         Ok(()) => true,
         Err(error) => {
-            say!(
-                "warning: {error}; daemons the program detaches are neither measured nor stopped"
-            );
+            say!("warning: {error}; daemons the program detaches are neither measured nor stopped");
             false
         }
     };
