@@ -3,6 +3,7 @@
 
 mod ab;
 mod compare;
+mod inert_output;
 mod kernel;
 mod limits;
 mod mem;
