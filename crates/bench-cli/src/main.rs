@@ -19,7 +19,7 @@ fn main() -> ExitCode {
     if let Some(child) = pipeline::PhaseChild::from_args(std::env::args_os()) {
         return ExitCode::from(pipeline::PhaseChild::run_or_report(
             child,
-            &mut std::io::stderr(),
+            &mut show::InertStderr::default(),
         ));
     }
     let cli = commands::parse();

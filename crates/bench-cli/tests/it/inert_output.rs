@@ -62,10 +62,7 @@ fn crafted(dir: &std::path::Path) -> std::path::PathBuf {
     let text = serde_json::to_string_pretty(&json).unwrap();
     let text = text.replace(
         "timed out after 30 s waiting for the ready pattern",
-        &serde_json::to_string(&hostile)
-            .unwrap()
-            .trim_matches('"')
-            .to_owned(),
+        serde_json::to_string(&hostile).unwrap().trim_matches('"'),
     );
     json = serde_json::from_str(&text).unwrap();
     let text = serde_json::to_string_pretty(&json)
