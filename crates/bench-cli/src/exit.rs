@@ -35,7 +35,7 @@ pub fn input_error(message: impl Into<String>) -> anyhow::Error {
 
 /// Prints the error chain on stderr and picks the exit code.
 pub fn report(error: &anyhow::Error) -> ExitCode {
-    eprintln!("error: {error:#}");
+    say!("error: {error:#}");
     let is_input = error.chain().any(|cause| {
         cause.is::<InputError>()
             || cause

@@ -1,7 +1,11 @@
 //! `clibench`: benchmark interactive command-line programs the way their users feel them.
 //!
 //! `main` stays short: parse, run the chosen command, map the outcome to an exit code.
+// Everything printed goes through `show`, which makes target and file text inert.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
+#[macro_use]
+mod show;
 mod commands;
 mod exit;
 
@@ -15,7 +19,7 @@ fn main() -> ExitCode {
     if let Some(child) = pipeline::PhaseChild::from_args(std::env::args_os()) {
         return ExitCode::from(pipeline::PhaseChild::run_or_report(
             child,
-            &mut std::io::stderr(),
+            &mut show::InertStderr::default(),
         ));
     }
     let cli = commands::parse();

@@ -1,8 +1,12 @@
 //! Writing files so that a crash or a full disk never leaves a half-written one,
 //! and reading input files that cannot hang or exhaust memory.
 
+use rustix::fs::{AtFlags, Mode, OFlags};
+use rustix::io::Errno;
+use std::ffi::OsStr;
 use std::fs::{self, File};
 use std::io::{Read, Write};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
@@ -75,14 +79,78 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
 pub struct WriteError {
     /// The file that was to be written.
     pub path: PathBuf,
-    /// What went wrong.
+    /// What went wrong; an [`UntrustedFolder`] (inside the I/O error) when clibench
+    /// refused the folder or the file already there.
     #[source]
     pub source: std::io::Error,
 }
 
-/// Writes `bytes` to `path` atomically: a temporary file in the same folder is
+/// Why clibench refuses to write a file where it was asked to.
+///
+/// It writes only into a folder of the effective user that other users cannot write
+/// into, or into a sticky folder every user can write into (like `/tmp`), where it
+/// replaces only a file of its own: anywhere else another user could put a file or a
+/// link where clibench writes, or take its file away.
+#[derive(Debug, thiserror::Error)]
+pub enum UntrustedFolder {
+    /// The folder belongs to another user.
+    #[error(
+        "refusing to write into {folder}: it belongs to uid {uid}, not to the user running clibench (uid {euid}); write into a folder of your own",
+        folder = folder.display()
+    )]
+    OtherOwner {
+        /// The folder.
+        folder: PathBuf,
+        /// Its owner.
+        uid: u32,
+        /// The effective uid of clibench.
+        euid: u32,
+    },
+    /// Every user can write into the folder and it is not sticky.
+    #[error(
+        "refusing to write into {folder}: every user can write into it (mode {mode:o}) and it is not sticky like /tmp; write into a folder of your own",
+        folder = folder.display()
+    )]
+    OpenToOthers {
+        /// The folder.
+        folder: PathBuf,
+        /// Its permission bits.
+        mode: u32,
+    },
+    /// In a sticky folder every user can write into, the name is taken by another user's
+    /// file (or link).
+    #[error(
+        "refusing to replace {path}: it belongs to uid {uid}, and in {folder}, which every user can write into, clibench replaces only its own files",
+        path = path.display(),
+        folder = folder.display()
+    )]
+    OthersFile {
+        /// The file.
+        path: PathBuf,
+        /// The folder.
+        folder: PathBuf,
+        /// The file's owner.
+        uid: u32,
+    },
+}
+
+impl UntrustedFolder {
+    fn into_io(self) -> std::io::Error {
+        std::io::Error::new(std::io::ErrorKind::PermissionDenied, self)
+    }
+}
+
+/// Writes `bytes` to `path` atomically: a new temporary file in the same folder is
 /// written and fsynced, then renamed over `path`, then the folder is fsynced.
 /// Readers see either the old file or the new one, never a mix.
+///
+/// The folder must be the effective user's and closed to other users, or sticky and
+/// open to every user (`/tmp`), where only a file of the effective user is replaced
+/// (see [`UntrustedFolder`]). The temporary file has an unguessable name and is created
+/// exclusively (`O_EXCL`, `O_NOFOLLOW`) through the folder's descriptor, and the rename
+/// replaces whatever is at `path` without following it: a link planted at either name
+/// is never written through. The new file's mode is 0666 less the umask, as
+/// `File::create` would give.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
     let fail = |source| WriteError {
         path: path.to_path_buf(),
@@ -95,24 +163,129 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
     let name = path
         .file_name()
         .ok_or_else(|| fail(std::io::Error::other("path has no file name")))?;
-    let mut temporary = folder.to_path_buf();
-    temporary.push(format!(
-        ".{}.{}.tmp",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    let written = (|| {
-        let mut file = File::create(&temporary)?;
+    let dir = rustix::fs::open(
+        folder,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|errno| fail(errno.into()))?;
+    check_folder(&dir, folder, path, name).map_err(fail)?;
+    write_atomic_at(&dir, name, bytes, 0o666).map_err(fail)
+}
+
+/// Checks the opened `folder` (see [`UntrustedFolder`]) and, when it is sticky and open
+/// to every user, the file already at `name` in it.
+fn check_folder(dir: &OwnedFd, folder: &Path, path: &Path, name: &OsStr) -> std::io::Result<()> {
+    let euid = rustix::process::geteuid().as_raw();
+    let stat = rustix::fs::fstat(dir)?;
+    let mode = stat.st_mode & 0o7777;
+    let open_to_all = mode & 0o002 != 0;
+    let sticky = mode & 0o1000 != 0;
+    if open_to_all && sticky {
+        // Another user may own the folder (root owns /tmp) and may have put anything at
+        // `name`. A link there is replaced by the rename, never followed, but replacing
+        // another user's file is not clibench's to do.
+        return match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(existing) if existing.st_uid != euid => Err(UntrustedFolder::OthersFile {
+                path: path.to_path_buf(),
+                folder: folder.to_path_buf(),
+                uid: existing.st_uid,
+            }
+            .into_io()),
+            Ok(_) | Err(Errno::NOENT) => Ok(()),
+            Err(errno) => Err(errno.into()),
+        };
+    }
+    if stat.st_uid != euid {
+        return Err(UntrustedFolder::OtherOwner {
+            folder: folder.to_path_buf(),
+            uid: stat.st_uid,
+            euid,
+        }
+        .into_io());
+    }
+    if open_to_all {
+        return Err(UntrustedFolder::OpenToOthers {
+            folder: folder.to_path_buf(),
+            mode,
+        }
+        .into_io());
+    }
+    Ok(())
+}
+
+/// Writes `bytes` as `name` in the folder open as `dir`, atomically: a temporary file
+/// with an unguessable name (128 random bits) is created exclusively without following
+/// links (`O_CREAT | O_EXCL | O_NOFOLLOW`, `mode` less the umask), written, fsynced and
+/// renamed over `name`; then the folder is fsynced. The caller has checked the folder.
+pub fn write_atomic_at(
+    dir: &impl AsFd,
+    name: &OsStr,
+    bytes: &[u8],
+    mode: u32,
+) -> std::io::Result<()> {
+    let dir = dir.as_fd();
+    let (temporary, fd) = create_temporary(dir, name, mode)?;
+    let written = (|| -> std::io::Result<()> {
+        let mut file = File::from(fd);
         file.write_all(bytes)?;
         file.sync_all()?;
-        fs::rename(&temporary, path)?;
+        rustix::fs::renameat(dir, temporary.as_str(), dir, name)?;
         // The rename is durable only once the folder itself is synced.
-        File::open(folder)?.sync_all()
+        rustix::fs::fsync(dir)?;
+        Ok(())
     })();
     if written.is_err() {
-        let _ = fs::remove_file(&temporary);
+        let _ = rustix::fs::unlinkat(dir, temporary.as_str(), AtFlags::empty());
     }
-    written.map_err(fail)
+    written
+}
+
+/// A new file `.NAME.<32 hex digits>.tmp` in `dir`, created exclusively. The name is
+/// cut to stay under the 255 bytes a name may have.
+fn create_temporary(
+    dir: BorrowedFd<'_>,
+    name: &OsStr,
+    mode: u32,
+) -> std::io::Result<(String, OwnedFd)> {
+    let shown = name.to_string_lossy();
+    let mut end = shown.len().min(160);
+    while !shown.is_char_boundary(end) {
+        end -= 1;
+    }
+    // A name taken means someone guessed 128 random bits or planted it there: try
+    // another, a few times, never open what is there.
+    let mut last = Errno::EXIST;
+    for _ in 0..4 {
+        let temporary = format!(".{}.{}.tmp", &shown[..end], random_hex(16)?);
+        match rustix::fs::openat(
+            dir,
+            temporary.as_str(),
+            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::from_raw_mode(mode),
+        ) {
+            Ok(fd) => return Ok((temporary, fd)),
+            Err(Errno::EXIST) => last = Errno::EXIST,
+            Err(errno) => return Err(errno.into()),
+        }
+    }
+    Err(last.into())
+}
+
+/// `bytes` random bytes from the kernel (`getrandom`), as lowercase hex digits: names
+/// and tokens nobody else on the machine can guess.
+pub fn random_hex(bytes: usize) -> std::io::Result<String> {
+    let mut buffer = vec![0u8; bytes];
+    let mut filled = 0;
+    while filled < buffer.len() {
+        match rustix::rand::getrandom(&mut buffer[filled..], rustix::rand::GetRandomFlags::empty())
+        {
+            Ok(count) => filled += count,
+            Err(Errno::INTR) => {}
+            Err(errno) => return Err(errno.into()),
+        }
+    }
+    Ok(buffer.iter().map(|byte| format!("{byte:02x}")).collect())
 }
 
 #[cfg(test)]
@@ -142,6 +315,111 @@ mod tests {
         assert_eq!(fs::read(&path).unwrap(), b"new");
         let entries: Vec<_> = fs::read_dir(folder.path()).unwrap().collect();
         assert_eq!(entries.len(), 1);
+    }
+
+    #[test]
+    fn a_link_planted_at_the_old_predictable_temporary_name_is_not_followed() {
+        let folder = tempfile::tempdir().unwrap();
+        let victim = folder.path().join("victim");
+        fs::write(&victim, "precious").unwrap();
+        // The name the old write used: `.NAME.PID.tmp`, opened without O_EXCL.
+        let planted = folder
+            .path()
+            .join(format!(".comment.md.{}.tmp", std::process::id()));
+        std::os::unix::fs::symlink(&victim, &planted).unwrap();
+        write_atomic(&folder.path().join("comment.md"), b"new").unwrap();
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "precious");
+        assert_eq!(fs::read(folder.path().join("comment.md")).unwrap(), b"new");
+    }
+
+    #[test]
+    fn a_link_planted_at_the_destination_is_replaced_not_followed() {
+        let folder = tempfile::tempdir().unwrap();
+        let victim = folder.path().join("victim");
+        fs::write(&victim, "precious").unwrap();
+        let destination = folder.path().join("comment.md");
+        std::os::unix::fs::symlink(&victim, &destination).unwrap();
+        write_atomic(&destination, b"new").unwrap();
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "precious");
+        let meta = fs::symlink_metadata(&destination).unwrap();
+        assert!(meta.file_type().is_file(), "{meta:?}");
+        assert_eq!(fs::read(&destination).unwrap(), b"new");
+    }
+
+    #[test]
+    fn temporary_names_are_unguessable() {
+        let folder = tempfile::tempdir().unwrap();
+        let dir = File::open(folder.path()).unwrap();
+        let (first, _) = create_temporary(dir.as_fd(), OsStr::new("x"), 0o600).unwrap();
+        let (second, _) = create_temporary(dir.as_fd(), OsStr::new("x"), 0o600).unwrap();
+        assert_ne!(first, second);
+        let random = first
+            .strip_prefix(".x.")
+            .unwrap()
+            .strip_suffix(".tmp")
+            .unwrap();
+        assert_eq!(random.len(), 32, "{first}");
+    }
+
+    #[test]
+    fn a_folder_every_user_can_write_into_is_refused_unless_sticky() {
+        use std::os::unix::fs::PermissionsExt;
+        let folder = tempfile::tempdir().unwrap();
+        fs::set_permissions(folder.path(), fs::Permissions::from_mode(0o777)).unwrap();
+        let path = folder.path().join("result.json");
+        let error = write_atomic(&path, b"{}").unwrap_err();
+        let cause = std::error::Error::source(&error).unwrap().to_string();
+        assert!(
+            cause.contains("every user can write into it (mode 777)"),
+            "{cause}"
+        );
+        assert!(!path.exists());
+        // Sticky like /tmp: the temporary file and the rename cannot be subverted there.
+        fs::set_permissions(folder.path(), fs::Permissions::from_mode(0o1777)).unwrap();
+        write_atomic(&path, b"{}").unwrap();
+        write_atomic(&path, b"[]").unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"[]");
+    }
+
+    #[test]
+    fn another_users_folder_and_another_users_file_in_tmp_are_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        if !rustix::process::geteuid().is_root() {
+            eprintln!(
+                "SKIPPED another_users_folder_and_another_users_file_in_tmp_are_refused: chown needs root"
+            );
+            return;
+        }
+        let folder = tempfile::tempdir().unwrap();
+        std::os::unix::fs::chown(folder.path(), Some(65534), Some(65534)).unwrap();
+        let path = folder.path().join("result.json");
+        let error = write_atomic(&path, b"{}").unwrap_err();
+        let cause = std::error::Error::source(&error).unwrap().to_string();
+        assert!(
+            cause.contains("it belongs to uid 65534, not to the user running clibench (uid 0)"),
+            "{cause}"
+        );
+        // Sticky and open to all: writable, but another user's file is not replaced.
+        fs::set_permissions(folder.path(), fs::Permissions::from_mode(0o1777)).unwrap();
+        let theirs = folder.path().join("comment.md");
+        fs::write(&theirs, "theirs").unwrap();
+        std::os::unix::fs::lchown(&theirs, Some(65534), Some(65534)).unwrap();
+        let error = write_atomic(&theirs, b"mine").unwrap_err();
+        let cause = std::error::Error::source(&error).unwrap().to_string();
+        assert!(
+            cause.contains("clibench replaces only its own files"),
+            "{cause}"
+        );
+        assert_eq!(fs::read_to_string(&theirs).unwrap(), "theirs");
+        write_atomic(&path, b"{}").unwrap();
+    }
+
+    #[test]
+    fn random_hex_has_two_digits_per_byte() {
+        let token = random_hex(16).unwrap();
+        assert_eq!(token.len(), 32);
+        assert!(token.bytes().all(|b| b.is_ascii_hexdigit()));
+        assert_ne!(token, random_hex(16).unwrap());
     }
 
     #[test]

@@ -26,6 +26,7 @@
 //! - [`compare`](mod@compare): two sides compared, with bootstrap intervals and verdicts.
 //! - [`report`]: one result file summarized; [`export`]: Markdown, JSON and CSV.
 //! - [`units`], [`io`]: formatting for people, atomic writes.
+//! - [`text`]: target and file text made [inert](text::inert) before it reaches a terminal.
 #![warn(missing_docs)]
 
 pub mod compare;
@@ -42,6 +43,7 @@ pub mod significance;
 pub mod stats;
 #[cfg(test)]
 mod test_support;
+pub mod text;
 pub mod trial;
 pub mod units;
 

@@ -178,15 +178,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         )
     });
     if let Some(note) = &note {
-        eprintln!("clibench ab: {note}");
+        say!("clibench ab: {note}");
     }
     let found = compare_sides(&out, ab.settings.order, &options, note.as_deref())?;
-    eprint!(
+    say_part!(
         "{}",
         bench_core::export::text::comparison(&found.comparison)
     );
-    print!("{}", found.markdown);
-    eprintln!(
+    out!("{}", found.markdown);
+    say!(
         "clibench ab: {} in {}; wrote {} and {}",
         if outcome.failed.is_empty() {
             "done".to_owned()
@@ -203,7 +203,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .regressions()
             .map(|row| format!("{} ({:+.1}%)", row.metric, row.change() * 100.0))
             .collect();
-        eprintln!("error: head regressed: {}", names.join(", "));
+        say!("error: head regressed: {}", names.join(", "));
         return Ok(ExitCode::from(FAILURE));
     }
     Ok(if outcome.failed.is_empty() {

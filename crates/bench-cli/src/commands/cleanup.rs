@@ -23,21 +23,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let lock = crate::pipeline::out::folder::open_for_cleanup(&args.out)
         .map_err(crate::pipeline::Error::from)?;
     let Some(_lock) = lock else {
-        eprintln!("{} does not exist: nothing to clean up", args.out.display());
+        say!("{} does not exist: nothing to clean up", args.out.display());
         return Ok(ExitCode::SUCCESS);
     };
     let report = crate::pipeline::cleanup_with(&args.out, Some(args.keep_users))?;
     for name in &report.removed_users {
-        eprintln!("removed {name}");
+        say!("removed {name}");
     }
     for name in &report.kept_users {
-        eprintln!("kept {name}");
+        say!("kept {name}");
     }
     for folder in &report.removed_folders {
-        eprintln!("removed {folder}");
+        say!("removed {folder}");
     }
     for pid in &report.stopped_servers {
-        eprintln!("stopped server process {pid}");
+        say!("stopped server process {pid}");
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -201,11 +201,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let candidate = load(&settings.candidate)?;
     let comparison = compare(&base.side, &candidate.side, &settings.options);
     match settings.format.export() {
-        Some(format) => print!("{}", format.comparison(&comparison)),
+        Some(format) => crate::show::export(format, &format.comparison(&comparison)),
         None if settings.format == OutputFormat::Html => {
-            print!("{}", bench_core::export::html::comparison(&comparison));
+            out!("{}", bench_core::export::html::comparison(&comparison));
         }
-        None => eprint!("{}", text::comparison(&comparison)),
+        None => say_part!("{}", text::comparison(&comparison)),
     }
     if let Some(path) = &settings.export_markdown {
         export(path, "Markdown", &Format::Markdown.comparison(&comparison))?;
@@ -232,7 +232,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         )?;
     }
     if settings.fail_on_regression && comparison.has_regression() {
-        eprintln!(
+        say!(
             "error: regressed beyond the threshold: {}",
             text::regressions(&comparison)
         );

@@ -46,7 +46,7 @@ pub(super) fn drive(
         say_cleanup(command, report);
     }
     if outcome.interrupted {
-        eprintln!(
+        say!(
             "clibench {command}: interrupted; everything was stopped and cleaned up; {} holds the results so far",
             results.display()
         );
@@ -71,7 +71,7 @@ fn interrupt_flag() -> anyhow::Result<Arc<AtomicBool>> {
 
 fn say_cleanup(command: &str, report: &CleanupReport) {
     if !report.removed_users.is_empty() || !report.kept_users.is_empty() {
-        eprintln!(
+        say!(
             "clibench {command}: removed {} user(s){}",
             report.removed_users.len(),
             if report.kept_users.is_empty() {
@@ -109,25 +109,27 @@ impl ProgressDisplay {
         self.bar.finish_and_clear();
     }
 
+    /// A line above the spinner. It often holds a target's output (a failed step's tail):
+    /// the bar prints it itself, so it is made inert here.
     fn say(&self, line: String) {
         if self.bar.is_hidden() {
-            eprintln!("{line}");
+            say!("{line}");
         } else {
-            self.bar.println(line);
+            self.bar.println(crate::show::inert(line));
         }
     }
 }
 
 impl Observer for ProgressDisplay {
     fn waiting(&mut self, progress: &Progress) {
-        self.bar.set_message(format!(
+        self.bar.set_message(crate::show::inert(format!(
             "[{}/{}] {}  {:.1} s  (total {:.1} s)",
             progress.index + 1,
             progress.total,
             progress.label(),
             progress.step_elapsed.as_secs_f64(),
             progress.run_elapsed.as_secs_f64()
-        ));
+        )));
         self.bar.tick();
     }
 

@@ -54,7 +54,7 @@ fn stop_and_exit(signal: i32, grace: Duration) -> ! {
         SIGTERM => "SIGTERM",
         _ => "SIGHUP",
     };
-    eprintln!("\nclibench: {name} received; stopping every process it started");
+    say!("\nclibench: {name} received; stopping every process it started");
     let me = std::process::id();
     // The main thread may be starting a process right now: the stop re-reads
     // the tree on every poll, and a last pass without grace catches one
@@ -62,7 +62,7 @@ fn stop_and_exit(signal: i32, grace: Duration) -> ! {
     let first = bench_proc::stop(&Selector::Tree(me), grace);
     let last = bench_proc::stop(&Selector::Tree(me), Duration::ZERO);
     for error in [first.err(), last.err()].into_iter().flatten() {
-        eprintln!("error: {error}");
+        say!("error: {error}");
     }
     std::process::exit(128 + signal)
 }

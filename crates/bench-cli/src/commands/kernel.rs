@@ -110,12 +110,12 @@ struct Progress;
 
 impl Observer for Progress {
     fn run_started(&mut self, index: usize, runs: usize) {
-        eprintln!("run {}/{runs}...", index + 1);
+        say!("run {}/{runs}...", index + 1);
     }
 
     fn run_finished(&mut self, index: usize, run: &Run) {
         for (metric, error) in &run.errors {
-            eprintln!("run {}: {metric} failed: {error}", index + 1);
+            say!("run {}: {metric} failed: {error}", index + 1);
         }
     }
 }
@@ -124,10 +124,10 @@ impl Observer for Progress {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (settings, outputs) = resolve(args)?;
     let report = kernel::run(&settings, &mut Progress)?;
-    eprint!("{}", export::summary_table(&report));
+    say_part!("{}", export::summary_table(&report));
     let json = export::to_json(&report).context("encoding the JSON report")?;
     if outputs.json {
-        println!("{json}");
+        crate::show::json(&json);
     }
     if let Some(path) = &outputs.export_json {
         bench_core::io::write_atomic(path, json.as_bytes())?;

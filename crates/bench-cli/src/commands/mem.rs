@@ -86,10 +86,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Error::NoSuchProcess { pid } => input_error(format!("--pid: process {pid} does not exist")),
         other => other.into(),
     })?;
-    eprintln!("{}", settings.target.title());
-    eprint!("{}", measured.render());
+    say!("{}", settings.target.title());
+    say_part!("{}", measured.render());
     if json {
-        println!("{}", serde_json::to_string_pretty(&measured.to_json())?);
+        crate::show::json(&serde_json::to_string_pretty(&measured.to_json())?);
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -44,16 +44,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("saving {}", path.display()))?;
     let notes: Vec<String> = hosts_note(&merged.side).into_iter().collect();
     let written = crate::pipeline::write_report(&args.out, &notes)?;
-    print!("{}", written.markdown);
+    out!("{}", written.markdown);
     let hosts = hosts(&merged.side);
     if hosts.len() > 1 {
-        eprintln!(
+        say!(
             "clibench merge: the trials ran on {} different hosts ({}); their numbers mix machines",
             hosts.len(),
             hosts.into_iter().collect::<Vec<_>>().join(", ")
         );
     }
-    eprintln!(
+    say!(
         "clibench merge: merged {} result(s) into {}",
         results.len(),
         path.display()

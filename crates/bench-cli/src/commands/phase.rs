@@ -58,9 +58,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         commit: args.commit,
         overrides: args.overrides,
     };
-    let code = pipeline::run_as_phase_child(&run, &mut std::io::stderr());
+    let code = pipeline::run_as_phase_child(&run, &mut crate::show::InertStderr::default());
     if run.phase == Phase::Install && pipeline::out::state::State::exists(&run.out) {
-        eprintln!(
+        say!(
             "the trial user and its home stay for the next phases; remove them with `clibench cleanup --out {}`",
             run.out.display()
         );

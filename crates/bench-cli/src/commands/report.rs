@@ -71,18 +71,18 @@ impl OutputFormat {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let result = args.result.as_deref().map(load).transpose()?;
     if args.explain {
-        print!("{}", explain(result.as_ref()));
+        out!("{}", explain(result.as_ref()));
         return Ok(ExitCode::SUCCESS);
     }
     // Invariant: clap requires the file unless --explain is given.
     let result = result.context("a result file is required")?;
     let report = Report::new(&result);
     match args.format.export() {
-        Some(format) => print!("{}", format.report(&report)),
+        Some(format) => crate::show::export(format, &format.report(&report)),
         None if args.format == OutputFormat::Html => {
-            print!("{}", bench_core::export::html::report(&result));
+            out!("{}", bench_core::export::html::report(&result));
         }
-        None => eprint!("{}", bench_core::export::text::report(&report)),
+        None => say_part!("{}", bench_core::export::text::report(&report)),
     }
     if let Some(path) = &args.export_bmf {
         bench_core::io::write_atomic(path, bench_core::export::bmf::report(&report).as_bytes())

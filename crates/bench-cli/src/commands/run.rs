@@ -82,12 +82,12 @@ pub enum RunFormat {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(dir) = &args.write_demo {
         let demo = demo::materialise(dir)?;
-        eprintln!(
+        say!(
             "wrote the demo's source to {} (commit {})",
             demo.source.display(),
             demo.sha
         );
-        println!("{}", demo.spec.display());
+        outln!("{}", demo.spec.display());
         return Ok(ExitCode::SUCCESS);
     }
     let format = args.format;
@@ -96,7 +96,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if !plan.skipped.is_empty()
         && let SpecSource::File(path) = &plan.spec
     {
-        eprintln!(
+        say!(
             "clibench run: {} describes no {}; skipping {}",
             path.display(),
             plan.skipped
@@ -122,19 +122,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let written = crate::pipeline::write_report(&out, &[])?;
     if format == RunFormat::Markdown || !std::io::stdout().is_terminal() {
-        print!("{}", written.markdown);
+        out!("{}", written.markdown);
     }
     let result = written.result;
     // The summary leads with what made later steps skip: one cause, told once.
     for line in root_cause_lines(&outcome) {
-        eprintln!("clibench run: {line}");
+        say!("clibench run: {line}");
     }
-    eprintln!();
-    eprint!(
+    say!();
+    say_part!(
         "{}",
         bench_core::export::text::report(&bench_core::Report::new(&result))
     );
-    eprintln!(
+    say!(
         "\nclibench run: {} in {}",
         if outcome.failed.is_empty() {
             "done".to_owned()
@@ -149,10 +149,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         },
         bench_core::units::format_seconds(outcome.elapsed.as_secs_f64()),
     );
-    eprintln!("  result  {}", out.join("result.json").display());
-    eprintln!("  report  {}", out.join("report.md").display());
-    eprintln!("  html    {}", out.join("report.html").display());
-    eprintln!("{}", next_step(spec_arg.as_deref(), &out));
+    say!("  result  {}", out.join("result.json").display());
+    say!("  report  {}", out.join("report.md").display());
+    say!("  html    {}", out.join("report.html").display());
+    say!("{}", next_step(spec_arg.as_deref(), &out));
     Ok(if outcome.failed.is_empty() {
         ExitCode::SUCCESS
     } else {

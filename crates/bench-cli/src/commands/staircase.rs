@@ -84,16 +84,16 @@ impl TryFrom<&Args> for Settings {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let settings = Settings::try_from(&args)?;
     let hardware = HostFacts::read().context("failed to read the host's facts")?;
-    eprint!("{}", staircase::render_header(&hardware, &settings));
+    say_part!("{}", staircase::render_header(&hardware, &settings));
     super::interrupt::stop_family_on_signal(STOP_GRACE)?;
-    eprintln!("warming up, then adding {} instance(s)...", settings.count);
+    say!("warming up, then adding {} instance(s)...", settings.count);
     let report = staircase::run(&settings, &mut |step| {
-        eprintln!("{}", staircase::render_step(step));
+        say!("{}", staircase::render_step(step));
     })?;
-    eprint!("{}", staircase::render_steps(&report));
+    say_part!("{}", staircase::render_steps(&report));
     if args.json {
         let json = staircase::to_json(&report, &hardware, &settings);
-        println!("{}", serde_json::to_string_pretty(&json)?);
+        crate::show::json(&serde_json::to_string_pretty(&json)?);
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -195,8 +195,7 @@ impl Observer for Progress {
 
     fn run_finished(&mut self, index: usize, _warmup: bool, run: &Run) {
         if let Some(error) = &run.error {
-            self.0
-                .suspend(|| eprintln!("run {} failed: {error}", index + 1));
+            self.0.suspend(|| say!("run {} failed: {error}", index + 1));
         } else if let Some(ready) = run.ready_seconds {
             self.0.set_message(format!(
                 "ready {}",
@@ -213,9 +212,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     settings.subreaper = match super::interrupt::stop_family_on_signal(DAEMON_GRACE) {
         Ok(()) => true,
         Err(error) => {
-            eprintln!(
-                "warning: {error}; daemons the program detaches are neither measured nor stopped"
-            );
+            say!("warning: {error}; daemons the program detaches are neither measured nor stopped");
             false
         }
     };
@@ -233,16 +230,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if outputs.show_screen
         && let Some(screen) = &outcome.first_screen
     {
-        eprintln!(
+        say!(
             "Screen of the first run:\n{}\n",
             export::frame_screen(screen)
         );
     }
-    eprint!("{}", export::summary_table(&report));
+    say_part!("{}", export::summary_table(&report));
     if let Some(path) = &outputs.export_json {
         let json = export::to_json(&report)?;
         if path.as_os_str() == "-" {
-            println!("{json}");
+            crate::show::json(&json);
         } else {
             bench_core::io::write_atomic(path, json.as_bytes())?;
         }
@@ -253,7 +250,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(path) = &outputs.export_hyperfine {
         match export::to_hyperfine_json(&report) {
             Some(json) => bench_core::io::write_atomic(path, json.as_bytes())?,
-            None => eprintln!(
+            None => say!(
                 "warning: no run got ready, so there is nothing to export to {}",
                 path.display()
             ),
@@ -261,7 +258,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let failed = report.runs.iter().filter(|r| r.error.is_some()).count();
     if failed > 0 {
-        eprintln!("{failed} of {} runs failed", report.runs.len());
+        say!("{failed} of {} runs failed", report.runs.len());
         return Ok(ExitCode::from(FAILURE));
     }
     Ok(ExitCode::SUCCESS)

@@ -21,7 +21,7 @@ pub fn parse() -> super::Cli {
             };
             let text = error.render().to_string();
             let (first, rest) = text.split_once('\n').unwrap_or((&text, ""));
-            eprint!("{first}\n\n  tip: did you mean: {hint}\n{rest}");
+            say_part!("{first}\n\n  tip: did you mean: {hint}\n{rest}");
             std::process::exit(error.exit_code())
         }
     }

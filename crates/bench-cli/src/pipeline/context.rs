@@ -41,6 +41,9 @@ pub enum ContextError {
         #[source]
         source: std::io::Error,
     },
+    /// No random token could be made for the origin.
+    #[error("reading random bytes for the origin's path prefix")]
+    OriginToken(#[source] std::io::Error),
     /// A placeholder in a command or a working folder has no value.
     #[error(transparent)]
     Expand(#[from] ExpandError),
@@ -87,6 +90,8 @@ pub struct PhaseContext {
     /// The run's staging folder: the source, the build folder and the artifacts, where the
     /// trial users can read them whatever folder OUT/ is in (see `pipeline/staging.rs`).
     pub stage: PathBuf,
+    /// The origin's secret path prefix for this run (see `pipeline/origin.rs`).
+    pub origin_token: String,
 }
 
 impl PhaseContext {
@@ -117,6 +122,10 @@ impl PhaseContext {
             }
         };
         let stage = crate::pipeline::isolation::staging::ensure(&out)?;
+        let fresh = bench_core::io::random_hex(16).map_err(ContextError::OriginToken)?;
+        let origin_token = State::update(&out, |state| {
+            state.origin_token.get_or_insert(fresh).clone()
+        })?;
         Ok(PhaseContext {
             phase,
             spec,
@@ -126,6 +135,7 @@ impl PhaseContext {
             install,
             user,
             stage,
+            origin_token,
         })
     }
 
@@ -205,12 +215,13 @@ impl PhaseContext {
         values
     }
 
-    /// The origin's URL when its port is fixed by the spec (and it serves anything).
+    /// The origin's URL when its port is fixed by the spec (and it serves anything), with
+    /// the run's secret path prefix: `http://127.0.0.1:PORT/TOKEN`.
     pub fn fixed_origin(&self) -> Option<String> {
         let origin = &self.spec.origin;
         let port = origin.port?;
         (origin.serve && !self.spec.artifacts.is_empty())
-            .then(|| format!("http://127.0.0.1:{port}"))
+            .then(|| format!("http://127.0.0.1:{port}/{}", self.origin_token))
     }
 
     /// Expands every argument of a command.

@@ -1,6 +1,13 @@
 //! The origin: a small static HTTP/1.1 server on 127.0.0.1 (ephemeral port) that
 //! serves the artifacts folder to the installer, as the seed's release server does.
 //! GET and HEAD only, one flat folder, no directory traversal, no symlinks.
+//!
+//! Any local user can connect to a loopback port (and find it in `/proc/net/tcp`), so
+//! the origin serves only under a secret path prefix, `http://127.0.0.1:PORT/TOKEN`
+//! with 128 random bits: the installer is handed it in `{origin}`; a request without it
+//! gets the same 404 as a missing file, with no listing. At most [`MAX_CONNECTIONS`]
+//! connections are served at once, each by its own thread; further ones wait in the
+//! kernel's backlog until one ends (every read and write has a deadline, so one does).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -19,6 +26,9 @@ const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 const POLL: Duration = Duration::from_millis(10);
 /// The largest request head accepted.
 const MAX_HEAD: u64 = 16 << 10;
+/// The most connections served at once (one thread each). An installer fetches a
+/// handful of files; 3,000 connections once made 1,473 threads.
+pub const MAX_CONNECTIONS: usize = 32;
 
 /// A running origin; dropping it stops the server.
 #[derive(Debug)]
@@ -29,23 +39,32 @@ pub struct Origin {
 }
 
 impl Origin {
-    /// Serves the files directly inside `root` under the URL path `prefix`
-    /// (`/releases/v1.0/`), on loopback `port` (0: an ephemeral port), until it
+    /// Serves the files directly inside `root` under the URL path `/TOKEN` + `prefix`
+    /// (`/0f3a…/releases/v1.0/`), on loopback `port` (0: an ephemeral port), until it
     /// is dropped or `deadline` (the phase's) passes: then the server closes
-    /// every connection, however busy, and stops accepting.
+    /// every connection, however busy, and stops accepting. `token` is the run's
+    /// secret (hex digits, see [`bench_core::io::random_hex`]); an empty or non-hex
+    /// token is refused, since it would serve everyone.
     pub fn start(
         root: &Path,
+        token: &str,
         prefix: &str,
         port: u16,
         deadline: Option<Instant>,
     ) -> std::io::Result<Origin> {
+        if token.len() < 32 || !token.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "the origin's token must be at least 32 hex digits",
+            ));
+        }
         let listener = TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], port)))?;
         listener.set_nonblocking(true)?;
-        let url = format!("http://{}", listener.local_addr()?);
+        let url = format!("http://{}/{token}", listener.local_addr()?);
         let stop = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&stop);
         let root = root.to_path_buf();
-        let prefix = normalise_prefix(prefix);
+        let prefix = format!("/{token}{}", normalise_prefix(prefix));
         let thread = std::thread::Builder::new()
             .name("clibench-origin".into())
             .spawn(move || accept_loop(&listener, &root, &prefix, &flag, deadline))?;
@@ -56,7 +75,7 @@ impl Origin {
         })
     }
 
-    /// The base URL, `http://127.0.0.1:PORT` (no trailing slash): `{origin}`.
+    /// The base URL, `http://127.0.0.1:PORT/TOKEN` (no trailing slash): `{origin}`.
     pub fn url(&self) -> &str {
         &self.url
     }
@@ -92,6 +111,13 @@ fn accept_loop(
     let mut workers: Vec<(JoinHandle<()>, TcpStream)> = Vec::new();
     let running = || !stop.load(Ordering::SeqCst) && deadline.is_none_or(|d| Instant::now() < d);
     while running() {
+        workers.retain(|(worker, _)| !worker.is_finished());
+        if workers.len() >= MAX_CONNECTIONS {
+            // Full: the next connections wait in the listen backlog (the kernel's)
+            // until a worker ends, which its deadlines make sure of.
+            std::thread::sleep(POLL);
+            continue;
+        }
         match listener.accept() {
             Ok((stream, _)) => {
                 let Ok(handle) = stream.try_clone() else {
@@ -101,7 +127,7 @@ fn accept_loop(
                 let prefix = prefix.to_owned();
                 let stop = Arc::clone(stop);
                 if let Ok(worker) = std::thread::Builder::new()
-                    .name("clibench-origin-conn".into())
+                    .name("origin-conn".into())
                     .spawn(move || {
                         let _ = serve(&stream, &root, &prefix, &stop, deadline);
                         // The accept loop holds a copy of the socket (to end it
@@ -111,7 +137,6 @@ fn accept_loop(
                 {
                     workers.push((worker, handle));
                 }
-                workers.retain(|(worker, _)| !worker.is_finished());
             }
             Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => {
                 std::thread::sleep(POLL);
@@ -306,9 +331,16 @@ fn serve(
 mod tests {
     use super::*;
 
+    const TOKEN: &str = "0123456789abcdef0123456789abcdef";
+
+    /// `127.0.0.1:PORT` of an origin's URL.
+    fn address(url: &str) -> String {
+        let rest = url.trim_start_matches("http://");
+        rest.split('/').next().unwrap().to_owned()
+    }
+
     fn get(url: &str, method: &str, path: &str) -> (String, Vec<u8>) {
-        let address = url.trim_start_matches("http://");
-        let mut stream = TcpStream::connect(address).unwrap();
+        let mut stream = TcpStream::connect(address(url)).unwrap();
         write!(stream, "{method} {path} HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
         let mut response = Vec::new();
         stream.read_to_end(&mut response).unwrap();
@@ -321,7 +353,7 @@ mod tests {
     /// returns how many it sent before the server closed the connection, or
     /// `None` if it never did.
     fn trickle(url: &str, budget: usize) -> std::thread::JoinHandle<Option<usize>> {
-        let address = url.trim_start_matches("http://").to_owned();
+        let address = address(url);
         std::thread::spawn(move || {
             let mut stream = TcpStream::connect(address).unwrap();
             for sent in 0..budget {
@@ -338,7 +370,7 @@ mod tests {
     fn a_trickling_connection_is_closed_at_the_deadline() {
         let dir = tempfile::tempdir().unwrap();
         let deadline = Instant::now() + Duration::from_millis(300);
-        let origin = Origin::start(dir.path(), "/r/", 0, Some(deadline)).unwrap();
+        let origin = Origin::start(dir.path(), TOKEN, "/r/", 0, Some(deadline)).unwrap();
         // 1,200 bytes at 10 a second would keep a per-read timeout happy for 2 minutes.
         let closed = trickle(origin.url(), 1200).join().unwrap();
         assert!(closed.is_some(), "the server read the whole trickle");
@@ -348,7 +380,7 @@ mod tests {
     #[test]
     fn dropping_the_origin_closes_a_trickling_connection() {
         let dir = tempfile::tempdir().unwrap();
-        let origin = Origin::start(dir.path(), "/r/", 0, None).unwrap();
+        let origin = Origin::start(dir.path(), TOKEN, "/r/", 0, None).unwrap();
         let trickler = trickle(origin.url(), 1200);
         std::thread::sleep(Duration::from_millis(300));
         // Returns only once every connection thread ended.
@@ -382,28 +414,121 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a.tgz"), b"hello").unwrap();
         std::os::unix::fs::symlink("/etc/passwd", dir.path().join("link")).unwrap();
-        let origin = Origin::start(dir.path(), "/releases/v1/", 0, None).unwrap();
+        let origin = Origin::start(dir.path(), TOKEN, "/releases/v1/", 0, None).unwrap();
         assert!(origin.url().starts_with("http://127.0.0.1:"));
-        let (head, body) = get(origin.url(), "GET", "/releases/v1/a.tgz");
+        assert!(
+            origin.url().ends_with(&format!("/{TOKEN}")),
+            "{}",
+            origin.url()
+        );
+        let (head, body) = get(origin.url(), "GET", &format!("/{TOKEN}/releases/v1/a.tgz"));
         assert!(head.starts_with("HTTP/1.1 200"), "{head}");
         assert_eq!(body, b"hello");
-        let (head, body) = get(origin.url(), "HEAD", "/releases/v1/a.tgz");
+        let (head, body) = get(origin.url(), "HEAD", &format!("/{TOKEN}/releases/v1/a.tgz"));
         assert!(head.contains("Content-Length: 5"), "{head}");
         assert!(body.is_empty());
         assert!(
-            get(origin.url(), "GET", "/releases/v1/link")
+            get(origin.url(), "GET", &format!("/{TOKEN}/releases/v1/link"))
                 .0
                 .starts_with("HTTP/1.1 404")
         );
         assert!(
-            get(origin.url(), "GET", "/releases/v1/missing")
-                .0
-                .starts_with("HTTP/1.1 404")
+            get(
+                origin.url(),
+                "GET",
+                &format!("/{TOKEN}/releases/v1/missing")
+            )
+            .0
+            .starts_with("HTTP/1.1 404")
         );
         assert!(
-            get(origin.url(), "POST", "/releases/v1/a.tgz")
+            get(origin.url(), "POST", &format!("/{TOKEN}/releases/v1/a.tgz"))
                 .0
                 .starts_with("HTTP/1.1 405")
         );
+    }
+
+    #[test]
+    fn without_the_secret_prefix_nothing_is_served_nor_listed() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.tgz"), b"hello").unwrap();
+        std::fs::write(dir.path().join("SHA256SUMS"), b"sums").unwrap();
+        let origin = Origin::start(dir.path(), TOKEN, "/releases/v1/", 0, None).unwrap();
+        let other = "fedcba9876543210fedcba9876543210";
+        for path in [
+            "/".to_owned(),
+            "/SHA256SUMS".to_owned(),
+            "/releases/v1/a.tgz".to_owned(),
+            "/releases/v1/SHA256SUMS".to_owned(),
+            format!("/{other}/releases/v1/a.tgz"),
+            format!("/{TOKEN}/"),
+            format!("/{TOKEN}"),
+            format!("/{}/releases/v1/a.tgz", &TOKEN[..31]),
+        ] {
+            let (head, body) = get(origin.url(), "GET", &path);
+            assert!(head.starts_with("HTTP/1.1 404"), "{path}: {head}");
+            assert_eq!(body, b"not found\n", "{path}");
+        }
+        let (head, body) = get(
+            origin.url(),
+            "GET",
+            &format!("/{TOKEN}/releases/v1/SHA256SUMS"),
+        );
+        assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+        assert_eq!(body, b"sums");
+    }
+
+    #[test]
+    fn a_short_or_empty_token_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        for token in ["", "abc", "not-hex-not-hex-not-hex-not-hex-"] {
+            assert!(
+                Origin::start(dir.path(), token, "/", 0, None).is_err(),
+                "{token:?}"
+            );
+        }
+    }
+
+    /// The connection threads of this process (their name, as the kernel keeps it).
+    fn connection_threads() -> usize {
+        std::fs::read_dir("/proc/self/task")
+            .unwrap()
+            .filter_map(Result::ok)
+            .filter(|task| {
+                std::fs::read_to_string(task.path().join("comm"))
+                    .is_ok_and(|comm| comm.trim_end() == "origin-conn")
+            })
+            .count()
+    }
+
+    #[test]
+    fn connections_beyond_the_cap_wait_and_are_served_once_others_end() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.tgz"), b"hello").unwrap();
+        let origin = Origin::start(dir.path(), TOKEN, "/", 0, None).unwrap();
+        // Idle connections that never send a request: each would hold a thread.
+        let idle: Vec<TcpStream> = (0..MAX_CONNECTIONS * 4)
+            .map(|_| TcpStream::connect(address(origin.url())).unwrap())
+            .collect();
+        // Wait until the server took all it will take (bounded: 5 s).
+        let mut threads = 0;
+        for _ in 0..500 {
+            threads = connection_threads();
+            if threads >= MAX_CONNECTIONS {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        std::thread::sleep(Duration::from_millis(200));
+        threads = threads.max(connection_threads());
+        assert_eq!(threads, MAX_CONNECTIONS, "threads serving connections");
+        // A real request queued behind them is served once they go.
+        let url = origin.url().to_owned();
+        let request = std::thread::spawn(move || get(&url, "GET", &format!("/{TOKEN}/a.tgz")));
+        std::thread::sleep(Duration::from_millis(100));
+        drop(idle);
+        let (head, body) = request.join().unwrap();
+        assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+        assert_eq!(body, b"hello");
     }
 }

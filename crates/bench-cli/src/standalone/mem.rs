@@ -165,8 +165,10 @@ pub fn measure(settings: &Settings) -> Result<Measurement, Error> {
 }
 
 /// Starts the command, lets it settle while a sampler records the family's
-/// peaks, measures our whole tree (the command, its children and any daemon
-/// re-parented to us), then stops it all.
+/// peaks, stops the sampler, measures our whole tree (the command, its children and
+/// any daemon re-parented to us), then stops it all. Every peak sample is taken
+/// before the table is measured, so a peak counting more processes than the table
+/// means some exited while the command settled.
 pub fn measure_command(
     command: &[OsString],
     settle: Duration,
@@ -194,8 +196,11 @@ pub fn measure_command(
     match started {
         Started::Quiet(mut child) => {
             let exited_after = settle_watching(&mut child, settle);
-            let measured = snapshot(&Selector::Tree(me)).map(|snap| snap.without(&[me]));
+            // The peaks are of the settling only: a sample taken while (or after) the
+            // table is measured could count processes the table does not have, which
+            // the note would then call short-lived.
             let peaks = sampler.stop();
+            let measured = snapshot(&Selector::Tree(me)).map(|snap| snap.without(&[me]));
             let exited = child.try_wait().ok().flatten();
             let stopped = bench_proc::stop(&Selector::Tree(me), STOP_GRACE);
             let _ = child.try_wait();
@@ -214,8 +219,9 @@ pub fn measure_command(
             // Reading the terminal while settling keeps the program from blocking on
             // a full terminal and answers its start-up queries.
             let settled = terminal.settle(settle);
-            let measured = snapshot(&Selector::Tree(me)).map(|snap| snap.without(&[me]));
+            // Stopped before the table is measured, as above.
             let peaks = sampler.stop();
+            let measured = snapshot(&Selector::Tree(me)).map(|snap| snap.without(&[me]));
             let screen = terminal.screen_text();
             let closed = terminal.close();
             // Daemons that left the terminal's session are still our descendants.

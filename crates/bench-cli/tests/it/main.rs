@@ -3,6 +3,7 @@
 
 mod ab;
 mod compare;
+mod inert_output;
 mod kernel;
 mod limits;
 mod mem;
@@ -15,6 +16,7 @@ mod pipeline_skip;
 mod readme;
 mod report;
 mod root_safety;
+mod safe_writes;
 mod signals;
 mod spec_errors;
 mod spec_examples;

@@ -297,3 +297,81 @@ fn an_instant_exit_without_a_terminal_suggests_tty() {
         out.stderr
     );
 }
+
+/// The "processes" count of the peak line and of the table's totals row.
+fn peak_and_table_counts(stderr: &str) -> (u32, u32) {
+    let count_before = |line: &str, word: &str| -> u32 {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let at = words
+            .iter()
+            .position(|w| w.trim_end_matches(',') == word)
+            .unwrap_or_else(|| panic!("no {word:?} in {line:?}"));
+        words[at - 1].parse().unwrap()
+    };
+    let peak = stderr
+        .lines()
+        .find(|line| line.starts_with("peak while settling"))
+        .unwrap_or_else(|| panic!("no peak line in {stderr}"));
+    let total = stderr
+        .lines()
+        .find(|line| line.starts_with("total"))
+        .unwrap_or_else(|| panic!("no totals row in {stderr}"));
+    (
+        count_before(peak, "processes"),
+        count_before(total, "processes"),
+    )
+}
+
+#[test]
+fn the_peak_is_of_the_settling_only_and_never_counts_more_than_a_growing_family() {
+    // A family that only grows (a child every 5 ms, none exits) has at every moment of
+    // the settling at most the processes the table then finds. A peak sample taken
+    // while or after the table is measured sees children born meanwhile, and the note
+    // called those "short-lived" although they live on.
+    let out = run(clibench().args([
+        "mem",
+        "--settle",
+        "1500ms",
+        "--",
+        "python3",
+        "-c",
+        "import subprocess, time\n\
+         kids = []\n\
+         for _ in range(3000):\n    \
+             kids.append(subprocess.Popen(['sleep', '60']))\n    \
+             time.sleep(0.005)\n",
+    ]));
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let (peak, table) = peak_and_table_counts(&out.stderr);
+    assert!(table > 10, "the family grew: {}", out.stderr);
+    assert!(
+        peak <= table,
+        "peak {peak} > table {table}:\n{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("short-lived"), "{}", out.stderr);
+}
+
+#[test]
+fn a_process_name_set_with_prctl_cannot_drive_the_terminal() {
+    // PR_SET_NAME (15): the name `mem`'s table shows, at most 15 bytes.
+    let out = run(clibench().args([
+        "mem",
+        "--settle",
+        "1s",
+        "--",
+        "python3",
+        "-c",
+        "import ctypes, time\n\
+         ctypes.CDLL(None).prctl(15, b'\\x1b]0;OWN\\x07\\x1b[2J', 0, 0, 0)\n\
+         time.sleep(60)\n",
+    ]));
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(!out.stderr.contains('\x1b'), "{:?}", out.stderr);
+    assert!(!out.stderr.contains('\x07'), "{:?}", out.stderr);
+    assert!(
+        out.stderr.contains("\\x1b]0;OWN\\x07\\x1b[2J"),
+        "{}",
+        out.stderr
+    );
+}

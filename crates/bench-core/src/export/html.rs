@@ -157,7 +157,10 @@ pub fn comparison(comparison: &Comparison) -> String {
 /// `text` safe inside HTML text and quoted attribute values.
 pub fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
+    // Control characters and bidi overrides are shown escaped, as on a terminal: the
+    // page may be printed to one (`--format html`), and an override would reorder
+    // what the reader sees.
+    for c in crate::text::inert(text).chars() {
         match c {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),

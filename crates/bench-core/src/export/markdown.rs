@@ -452,17 +452,20 @@ fn confidence_percent(confidence: f64) -> String {
     format!("{}%", trimmed_percent(confidence * 100.0))
 }
 
-/// Text inside a code span: backticks would end it, newlines would break the table.
+/// Text inside a code span: backticks would end it, newlines would break the table;
+/// control characters and bidi overrides are shown escaped.
 fn code(value: &str) -> String {
-    value.replace('`', "'").replace(['\n', '\r'], " ")
+    let value = value.replace('`', "'").replace(['\n', '\r'], " ");
+    crate::text::inert(&value).into_owned()
 }
 
-/// Plain text in a table cell or list item: Markdown punctuation escaped, one line.
+/// Plain text in a table cell or list item: Markdown punctuation escaped, one line,
+/// control characters and bidi overrides shown escaped.
 fn text(value: &str) -> String {
     let mut out = String::with_capacity(value.len());
-    for c in value.chars() {
+    let value = value.replace(['\n', '\r'], " ");
+    for c in crate::text::inert(&value).chars() {
         match c {
-            '\n' | '\r' => out.push(' '),
             '\\' | '`' | '*' | '[' | ']' | '<' | '>' | '|' => {
                 out.push('\\');
                 out.push(c);
@@ -471,6 +474,21 @@ fn text(value: &str) -> String {
         }
     }
     out
+}
+
+/// `body` as a fenced code block with the info string `info` (a word such as `text`),
+/// safe whatever `body` holds: the fence is longer than any run of backticks or tildes
+/// in it (at least three backticks), so no line of `body` can close it, and `body` is
+/// made [inert](crate::text::inert). Every fence clibench writes goes through here.
+pub fn fenced(info: &str, body: &str) -> String {
+    let longest = |mark: char| body.split(|c| c != mark).map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest('`').max(longest('~')).max(2) + 1);
+    let info: String = info
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
+        .collect();
+    let body = crate::text::inert(body.trim_end_matches('\n'));
+    format!("{fence}{info}\n{body}\n{fence}\n")
 }
 
 #[cfg(test)]
@@ -483,6 +501,31 @@ mod tests {
         assert_eq!(text("a|b\n*c*"), "a\\|b \\*c\\*");
         assert_eq!(text("x86_64"), "x86_64");
         assert_eq!(code("x`y\nz"), "x'y z");
+        assert_eq!(text("a\r\nb\x1b[2J"), "a  b\\\\x1b\\[2J");
+        assert_eq!(code("\u{202e}x"), "\\u{202e}x");
+    }
+
+    #[test]
+    fn a_fence_is_longer_than_any_run_of_backticks_or_tildes_inside() {
+        let screen = "ok\n```\n~~~~\n![x](http://example.invalid/x.png)\n# heading\n`````x\n";
+        let block = fenced("text", screen);
+        let fence = "``````";
+        assert!(block.starts_with(&format!("{fence}text\n")), "{block}");
+        assert!(block.ends_with(&format!("\n{fence}\n")), "{block}");
+        // Every line inside is shorter than the fence, so none of them closes it.
+        let inner: Vec<&str> = block.lines().skip(1).collect();
+        let (last, inside) = inner.split_last().unwrap();
+        assert_eq!(*last, fence);
+        for line in inside {
+            let run = line
+                .trim_start()
+                .chars()
+                .take_while(|&c| c == '`' || c == '~')
+                .count();
+            assert!(run < fence.len(), "{line:?} could close the fence");
+        }
+        assert_eq!(fenced("text", "plain\n"), "```text\nplain\n```\n");
+        assert_eq!(fenced("te`xt", "\x1b[2J"), "```text\n\\x1b[2J\n```\n");
     }
 
     fn result_with_cold(caches_dropped: Option<&str>) -> crate::ResultFile {

@@ -5,6 +5,7 @@ use super::cells::{Notation, detectable, not_interleaved, presence, rule, signed
 use crate::compare::{Comparison, Interleaving, Verdict};
 use crate::report::Report;
 use crate::stats::MetricStats;
+use crate::text::inert;
 
 /// How a column's cells line up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,11 +18,18 @@ pub enum Align {
 
 /// Renders a table with a header row, a rule under it, and two spaces between
 /// columns. Widths count characters, not bytes, so `µs` lines up; trailing spaces are
-/// trimmed.
+/// trimmed. Every cell is made [inert](crate::text::inert) before it is measured: a
+/// process name or an error may come from a target.
 pub fn render(headers: &[&str], aligns: &[Align], rows: &[Vec<String>]) -> String {
+    let headers: Vec<String> = headers.iter().map(|h| inert(h).into_owned()).collect();
+    let headers: Vec<&str> = headers.iter().map(String::as_str).collect();
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|row| row.iter().map(|cell| inert(cell).into_owned()).collect())
+        .collect();
     let columns = headers.len();
     let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
-    for row in rows {
+    for row in &rows {
         for (index, cell) in row.iter().enumerate().take(columns) {
             widths[index] = widths[index].max(cell.chars().count());
         }
@@ -49,15 +57,20 @@ pub fn render(headers: &[&str], aligns: &[Align], rows: &[Vec<String>]) -> Strin
     let mut out = line(&mut headers.iter().copied());
     let rule: Vec<String> = widths.iter().map(|&w| "-".repeat(w)).collect();
     out.push_str(&line(&mut rule.iter().map(String::as_str)));
-    for row in rows {
+    for row in &rows {
         out.push_str(&line(&mut row.iter().map(String::as_str)));
     }
     out
 }
 
 /// One result as a terminal table: a line naming the build, then a row per metric,
-/// grouped by phase (the phase named on its first row), then the failures.
+/// grouped by phase (the phase named on its first row), then the failures. Inert:
+/// shas, errors and reasons from the file cannot drive the terminal.
 pub fn report(report: &Report) -> String {
+    inert(&report_text(report)).into_owned()
+}
+
+fn report_text(report: &Report) -> String {
     let target = report
         .request
         .config
@@ -128,6 +141,10 @@ pub fn report(report: &Report) -> String {
 /// metrics missing on a side, the failures, changed process counts, and a line
 /// counting the verdicts under the noise floors.
 pub fn comparison(comparison: &Comparison) -> String {
+    inert(&comparison_text(comparison)).into_owned()
+}
+
+fn comparison_text(comparison: &Comparison) -> String {
     let notation = Notation::TERMINAL;
     let mut out = format!(
         "{} (candidate) vs {} (base)\n\n",

@@ -221,32 +221,12 @@ pub fn read_trusted(out: &Path, name: &str) -> Result<Option<Vec<u8>>, OutError>
 }
 
 /// Writes `name` in the trusted folder `out` atomically, readable only by the effective
-/// user (0600): a fresh temporary file (never an existing one), then a rename.
+/// user (0600): a fresh temporary file with an unguessable name, created exclusively
+/// without following links, then a rename (see [`bench_core::io::write_atomic_at`]).
 pub fn write_private(out: &Path, name: &str, bytes: &[u8]) -> Result<(), OutError> {
     let dir = open_trusted(out)?;
-    let path = out.join(name);
-    let temporary = format!(".{name}.{}.tmp", std::process::id());
-    let _ = rustix::fs::unlinkat(&dir, temporary.as_str(), AtFlags::empty());
-    let fd = rustix::fs::openat(
-        &dir,
-        temporary.as_str(),
-        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        Mode::from_raw_mode(0o600),
-    )
-    .map_err(|e| OutError::io(&path, e))?;
-    let written = (|| -> std::io::Result<()> {
-        let mut file = std::fs::File::from(fd);
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        rustix::fs::renameat(&dir, temporary.as_str(), &dir, name)?;
-        rustix::fs::fsync(&dir)?;
-        Ok(())
-    })();
-    if let Err(error) = written {
-        let _ = rustix::fs::unlinkat(&dir, temporary.as_str(), AtFlags::empty());
-        return Err(OutError::io(&path, error));
-    }
-    Ok(())
+    bench_core::io::write_atomic_at(&dir, std::ffi::OsStr::new(name), bytes, 0o600)
+        .map_err(|error| OutError::io(&out.join(name), error))
 }
 
 /// Removes `name` from the trusted folder `out` (not an error when it is gone).
@@ -575,6 +555,33 @@ mod tests {
         write_private(dir.path(), "mine", b"ok").unwrap();
         assert_eq!(read_trusted(dir.path(), "mine").unwrap().unwrap(), b"ok");
         assert!(read_trusted(dir.path(), "missing").unwrap().is_none());
+    }
+
+    #[test]
+    fn private_writes_use_a_new_unguessable_name_and_never_a_planted_one() {
+        let dir = tempfile::tempdir().unwrap();
+        chmod(dir.path(), 0o700);
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, "precious").unwrap();
+        // The old name, `.NAME.PID.tmp`: it was unlinked first, then made; a planted
+        // one must now be left alone, never used or removed.
+        let planted = dir
+            .path()
+            .join(format!(".state.json.{}.tmp", std::process::id()));
+        std::os::unix::fs::symlink(&victim, &planted).unwrap();
+        write_private(dir.path(), "state.json", b"{}").unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+        assert!(
+            std::fs::symlink_metadata(&planted)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        let meta = std::fs::symlink_metadata(dir.path().join("state.json")).unwrap();
+        assert_eq!(
+            std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o777,
+            0o600
+        );
     }
 
     #[test]

@@ -98,6 +98,12 @@ pub struct State {
     /// Servers that were running.
     #[serde(default)]
     pub servers: Vec<ServerRecord>,
+    /// The origin's secret path prefix (32 hex digits from getrandom), made once per run
+    /// so that a fixed-port `{origin}` baked into a build at prepare still works at
+    /// install; kept here, readable by the effective user only, because it is what keeps
+    /// other local users from fetching the artifacts.
+    #[serde(default)]
+    pub origin_token: Option<String>,
 }
 
 /// The state file could not be read or written.

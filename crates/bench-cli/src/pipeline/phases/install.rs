@@ -319,8 +319,14 @@ fn run_installer(
         // Closed at the install's deadline, so a connection the installer left
         // open (or trickling) cannot keep the phase alive.
         let deadline = std::time::Instant::now() + *spec.install.timeout;
-        let origin = Origin::start(&ctx.artifacts_dir(), &prefix, port, Some(deadline))
-            .map_err(|source| InstallError::Origin { port, source })?;
+        let origin = Origin::start(
+            &ctx.artifacts_dir(),
+            &ctx.origin_token,
+            &prefix,
+            port,
+            Some(deadline),
+        )
+        .map_err(|source| InstallError::Origin { port, source })?;
         let pid = std::process::id();
         let record = ServerRecord {
             pid,

@@ -165,15 +165,10 @@ pub fn ready_screen_section(out: &Path) -> Option<String> {
     found.sort();
     let (_, _, path) = found.into_iter().next()?;
     let screen = std::fs::read_to_string(&path).ok()?;
-    let fence = if screen.contains("```") {
-        "~~~~"
-    } else {
-        "```"
-    };
     Some(format!(
-        "## Screen at ready\n\nThe screen when the program was judged ready ({}):\n\n{fence}text\n{}\n{fence}\n",
+        "## Screen at ready\n\nThe screen when the program was judged ready ({}):\n\n{}",
         path.strip_prefix(out).unwrap_or(&path).display(),
-        screen.trim_end()
+        bench_core::export::markdown::fenced("text", screen.trim_end())
     ))
 }
 
@@ -380,9 +375,38 @@ mod tests {
 
         The screen when the program was judged ready (logs/screen-at-ready-2-cold.txt):
 
-        ~~~~text
+        ````text
         > ```quoted```
-        ~~~~
+        ````
         ");
+    }
+
+    #[test]
+    fn a_screen_with_backtick_and_tilde_fences_stays_inside_its_block() {
+        let out = tempfile::tempdir().unwrap();
+        let logs = out.path().join("logs");
+        std::fs::create_dir(&logs).unwrap();
+        let screen = "ready\n```\n~~~~\n![x](http://example.invalid/p.png)\n# Owned\n";
+        std::fs::write(logs.join("screen-at-ready-0-cold.txt"), screen).unwrap();
+        let section = ready_screen_section(out.path()).unwrap();
+        // CommonMark: a fence closes only on a line of at least as many of its own
+        // characters; the block must end at its own last line, not before.
+        let lines: Vec<&str> = section.lines().collect();
+        let open = lines.iter().position(|l| l.ends_with("text")).unwrap();
+        let fence: String = lines[open]
+            .chars()
+            .take_while(|&c| c == '`' || c == '~')
+            .collect();
+        let mark = fence.chars().next().unwrap();
+        let close = lines[open + 1..]
+            .iter()
+            .position(|l| {
+                let run = l.trim_start().chars().take_while(|&c| c == mark).count();
+                run >= fence.len() && l.trim_start().chars().all(|c| c == mark)
+            })
+            .map(|at| open + 1 + at)
+            .unwrap();
+        assert_eq!(close, lines.len() - 1, "{section}");
+        assert!(lines[open + 1..close].contains(&"# Owned"), "{section}");
     }
 }
