@@ -530,3 +530,101 @@ fn the_staging_folder_is_readable_by_the_runs_group_only_and_removed_at_cleanup(
     }
     assert!(!stage.exists(), "{} was left", stage.display());
 }
+
+/// Runs `command` in a new PTY that is its controlling terminal (as an operator's shell
+/// would), with a descriptor 9 open on /etc/hostname that is not close-on-exec (as
+/// `clibench run ... 9<file` gives it); returns the exit code and what it printed.
+fn under_a_terminal(command: &mut Command) -> (Option<i32>, String) {
+    const PTY: &str = r#"
+import os, pty, sys
+pid, fd = pty.fork()
+if pid == 0:
+    try:
+        os.close(os.open("/dev/tty", os.O_RDWR))
+    except OSError:
+        os._exit(99)
+    os.dup2(os.open("/etc/hostname", os.O_RDONLY), 9)
+    os.execv(sys.argv[1], sys.argv[1:])
+out = b""
+while True:
+    try:
+        chunk = os.read(fd, 65536)
+    except OSError:
+        break
+    if not chunk:
+        break
+    out += chunk
+_, status = os.waitpid(pid, 0)
+sys.stdout.buffer.write(out)
+sys.exit(os.waitstatus_to_exitcode(status))
+"#;
+    let mut wrapped = Command::new("python3");
+    wrapped
+        .args(["-c", PTY])
+        .arg(command.get_program())
+        .args(command.get_args());
+    if let Some(dir) = command.get_current_dir() {
+        wrapped.current_dir(dir);
+    }
+    let output = wrapped.output().unwrap();
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+    )
+}
+
+#[test]
+fn an_installer_run_from_a_terminal_has_no_terminal_and_no_inherited_descriptor() {
+    // No root needed: without it the installer runs as the caller, in the same step.
+    let installer = format!(
+        "{INSTALLER}if (exec 3<>/dev/tty) 2>/dev/null; then echo tty-open; else echo no-tty; fi > \"$HOME/tty.txt\"\n\
+         read -r pid comm state ppid pgrp sid tty rest < /proc/$$/stat\n\
+         echo \"$pid $sid $tty\" >> \"$HOME/tty.txt\"\n\
+         ls -l /proc/$$/fd > \"$HOME/fds.txt\"\n"
+    );
+    let target = Target::new(&installer);
+    target.spec(&target.first_commit(), "", "");
+    let prepared = target.phase("prepare", 0, &[]);
+    assert_eq!(prepared.code, Some(0), "{}", prepared.stderr);
+    let mut install = clibench();
+    install
+        .args(["phase", "install", "--spec", "spec.toml", "--out", "out"])
+        .args(["--trial", "0"])
+        .current_dir(target.dir.path());
+    let (code, printed) = under_a_terminal(&mut install);
+    assert_ne!(
+        code,
+        Some(99),
+        "the test's PTY did not become a controlling terminal"
+    );
+    assert_eq!(code, Some(0), "{printed}");
+    let seen = fs::read_to_string(target.home().join("tty.txt")).unwrap();
+    let fds = fs::read_to_string(target.home().join("fds.txt")).unwrap();
+    target.cleanup();
+    let mut lines = seen.lines();
+    assert_eq!(
+        lines.next(),
+        Some("no-tty"),
+        "the installer opened /dev/tty"
+    );
+    let ids: Vec<u64> = lines
+        .next()
+        .unwrap()
+        .split(' ')
+        .map(|n| n.parse().unwrap())
+        .collect();
+    assert_eq!(ids[1], ids[0], "the installer leads its own session");
+    assert_eq!(ids[2], 0, "the installer's tty_nr");
+    // The shell keeps its script above 2 (dash: from 10 on), and a copy of stdout (the
+    // log) while `ls`'s output is redirected; nothing else may be there, least of
+    // all our descriptor 9.
+    for line in fds.lines().filter(|line| line.contains(" -> ")) {
+        let (left, target) = line.split_once(" -> ").unwrap();
+        let fd: u32 = left.rsplit(' ').next().unwrap().parse().unwrap();
+        assert!(
+            fd <= 2 || target.ends_with("/install.sh") || target.ends_with("/install-0.log"),
+            "the installer inherited descriptor {fd} ({target}):\n{fds}"
+        );
+    }
+    assert!(!fds.contains("/etc/hostname"), "{fds}");
+}
