@@ -628,3 +628,51 @@ fn an_installer_run_from_a_terminal_has_no_terminal_and_no_inherited_descriptor(
     }
     assert!(!fds.contains("/etc/hostname"), "{fds}");
 }
+
+#[test]
+fn a_trial_home_and_the_files_written_into_it_are_private() {
+    if skip_unless_root("a_trial_home_and_the_files_written_into_it_are_private") {
+        return;
+    }
+    let target = Target::new(INSTALLER);
+    target.spec(&target.first_commit(), "", "");
+    let prepared = target.phase("prepare", 0, &[]);
+    assert_eq!(prepared.code, Some(0), "{}", prepared.stderr);
+    let installed = target.phase("install", 0, &[]);
+    assert_eq!(installed.code, Some(0), "{}", installed.stderr);
+    let home_mode = mode(&target.home());
+    let written_mode = mode(&target.home().join(".tool/settings.json"));
+    target.cleanup();
+    assert_eq!(home_mode, 0o700, "the home is {home_mode:o}");
+    assert_eq!(
+        written_mode, 0o600,
+        "[[install.write]] wrote {written_mode:o}"
+    );
+}
+
+#[test]
+fn an_executable_linked_to_a_root_only_file_is_not_read_by_root() {
+    if skip_unless_root("an_executable_linked_to_a_root_only_file_is_not_read_by_root") {
+        return;
+    }
+    let target = Target::new(&format!("{INSTALLER}ln -s /etc/shadow \"$HOME/planted\"\n"));
+    let spec = target.spec(&target.first_commit(), "", "");
+    let text = fs::read_to_string(&spec).unwrap().replace(
+        "executable = \"{home}/.local/bin/tool\"",
+        "executable = \"{home}/planted\"",
+    );
+    fs::write(&spec, text).unwrap();
+    let prepared = target.phase("prepare", 0, &[]);
+    assert_eq!(prepared.code, Some(0), "{}", prepared.stderr);
+    let installed = target.phase("install", 0, &[]);
+    target.cleanup();
+    // Root reading it would have found "root" (a script) and gone on.
+    assert_ne!(installed.code, Some(0), "{}", installed.stderr);
+    assert!(
+        installed
+            .stderr
+            .contains("cannot read the installed executable"),
+        "{}",
+        installed.stderr
+    );
+}

@@ -315,7 +315,9 @@ pub fn create(out: &Path, install: u32) -> Result<UserRecord, UserError> {
         }
         let group = state.group.clone();
         useradd(&name, &home, &mark(&state.run_id), group.as_deref())?;
-        resolve(&State::load(out)?, &plan)
+        let user = resolve(&State::load(out)?, &plan)?;
+        make_private(&home, user.identity.uid)?;
+        Ok(user)
     } else {
         let uid = rustix::process::getuid().as_raw();
         let home = out.join("homes").join(format!("install-{install}"));
@@ -338,8 +340,39 @@ pub fn create(out: &Path, install: u32) -> Result<UserRecord, UserError> {
             path: home.clone(),
             source,
         })?;
+        make_private(&home, uid)?;
         resolve(&state, &plan)
     }
+}
+
+/// Makes a new home 0700 (useradd and create_dir_all follow the umask, 0755 on Debian):
+/// no other local user, nor another run's trial user, reads what the target keeps there.
+/// The folder is opened without following a link and must be the user's.
+fn make_private(home: &Path, uid: u32) -> Result<(), UserError> {
+    use rustix::fs::{Mode, OFlags};
+    let io = |source: std::io::Error| UserError::Io {
+        action: "making private",
+        path: home.to_path_buf(),
+        source,
+    };
+    let fd = rustix::fs::open(
+        home,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|errno| io(errno.into()))?;
+    let stat = rustix::fs::fstat(&fd).map_err(|errno| io(errno.into()))?;
+    if stat.st_uid != uid {
+        return Err(NotOurs::HomeFolder {
+            home: home.to_path_buf(),
+            why: NotOwnFolder::OtherOwner {
+                uid: stat.st_uid,
+                expected: uid,
+            },
+        }
+        .into());
+    }
+    rustix::fs::fchmod(&fd, Mode::from_raw_mode(0o700)).map_err(|errno| io(errno.into()))
 }
 
 /// Creates the user with an explicit uid that nothing on the machine still has (no file
