@@ -380,7 +380,12 @@ fn trial_leftovers_in_tmp_shm_and_sysv_ipc_are_removed_and_the_uid_is_not_reused
     let tag = format!("cbleak{}", std::process::id());
     let installer = format!(
         "{INSTALLER}echo private > /tmp/{tag}\nmkdir /var/tmp/{tag}\necho x > /var/tmp/{tag}/f\n\
-         echo private > /dev/shm/{tag}\nipcmk -M 4096\nipcmk -Q\n"
+         echo private > /dev/shm/{tag}\nipcmk -M 4096\nipcmk -Q\n\
+         echo private > /run/lock/{tag}\ncp /bin/true /tmp/{tag}-suid\nchmod 4755 /tmp/{tag}-suid\n\
+         mkdir -p -m 0777 /tmp/{tag}-held\n\
+         python3 -c \"import ctypes; libc = ctypes.CDLL(None); c = ctypes.c_long; \
+         assert libc.syscall(c(248), b'user', b'k', b'secret', c(6), c(-4)) > 0; \
+         assert libc.syscall(c(250), c(22), c(-1), c(-1)) > 0\"\n"
     );
     let target = Target::new(&installer);
     target.spec(&target.first_commit(), "", "");
@@ -412,34 +417,55 @@ fn trial_leftovers_in_tmp_shm_and_sysv_ipc_are_removed_and_the_uid_is_not_reused
     };
     let tmp = PathBuf::from(format!("/tmp/{tag}"));
     assert_eq!(fs::metadata(&tmp).unwrap().uid(), uid);
+    let key_users = || -> Vec<u32> {
+        fs::read_to_string("/proc/key-users")
+            .unwrap()
+            .lines()
+            .filter_map(|l| l.split(':').next()?.trim().parse().ok())
+            .collect()
+    };
+    assert!(key_users().contains(&uid), "the installer added a key");
+    // Something the cleanup cannot remove: a file of root's in a folder of the uid, so the
+    // uid's folder stays and the uid must not be handed out again.
+    let held = PathBuf::from(format!("/tmp/{tag}-held"));
+    fs::write(held.join("roots"), "root's").unwrap();
     assert_eq!(
         ipc_of(uid),
         2,
         "the installer made a shm segment and a queue"
     );
-    target.cleanup();
+    let cleaned = cleanup(&target.out);
+    assert_eq!(cleaned.code, Some(1), "{}", cleaned.stderr);
+    assert!(
+        cleaned.stderr.contains(&format!("left {}", held.display())),
+        "{}",
+        cleaned.stderr
+    );
     for path in [
         tmp.clone(),
         PathBuf::from(format!("/var/tmp/{tag}")),
         PathBuf::from(format!("/dev/shm/{tag}")),
+        PathBuf::from(format!("/run/lock/{tag}")),
+        PathBuf::from(format!("/tmp/{tag}-suid")),
     ] {
         assert!(!path.exists(), "{} survived the cleanup", path.display());
     }
     assert_eq!(ipc_of(uid), 0, "SysV IPC objects of uid {uid} survived");
+    assert!(!key_users().contains(&uid), "keys of uid {uid} survived");
+    assert_eq!(fs::metadata(&held).unwrap().uid(), uid);
 
-    // Something of that uid left where clibench does not clean: the next trial user must
-    // get another uid.
-    let held = PathBuf::from(format!("/tmp/{tag}-held"));
-    fs::write(&held, "left by someone").unwrap();
-    std::os::unix::fs::chown(&held, Some(uid), Some(uid)).unwrap();
+    // The cleanup left the uid's folder: the next trial user must get another uid.
     // The cleanup removed the staging folder with the artifacts: prepare again.
     let prepared = target.phase("prepare", 0, &[]);
     assert_eq!(prepared.code, Some(0), "{}", prepared.stderr);
     let again = target.phase("install", 0, &[]);
     let next = target.uid();
-    let _ = fs::remove_file(&held);
+    let _ = fs::remove_dir_all(&held);
     assert_eq!(again.code, Some(0), "{}", again.stderr);
-    assert_ne!(next, uid, "a uid that still owns a file in /tmp was reused");
+    assert_ne!(
+        next, uid,
+        "a uid that still owns a folder in /tmp was reused"
+    );
     target.cleanup();
 }
 
