@@ -21,7 +21,11 @@
 //! - [`Identity`]: the uid, gid and groups a child switches to before exec;
 //!   [`uid_range`]: ordinary users' uids, from `/etc/login.defs`.
 //! - [`stop`]: SIGTERM, grace, SIGKILL, reap, verify.
-//! - [`stop_uid`]: every process of a uid, atomically against fork-hopping.
+//! - [`stop_uid`]: every process of a uid, atomically against fork-hopping;
+//!   [`uid_holders`]: the processes that hold a uid in any of their ids.
+//! - [`detach`]: a child's own session and no inherited descriptor above 2.
+//! - [`clear_keyrings`]: a uid's kernel keyrings emptied and dropped;
+//!   [`key_users`]: the uids that own keys.
 //! - [`disk_usage`]: apparent size of a directory tree, like `du --apparent-size`.
 //! - [`HostFacts`]: cpu model, cores, memory, kernel, architecture, page size.
 //! - [`staircase`]: the marginal memory of one more instance.
@@ -31,6 +35,8 @@ mod cpu_linux;
 mod disk;
 mod host_linux;
 mod identity;
+mod isolate_linux;
+mod keyrings_linux;
 mod leader;
 mod login_defs;
 pub mod parse;
@@ -47,6 +53,8 @@ mod test_tree;
 pub use disk::{DEFAULT_EXCLUDES, DiskError, disk_usage, wildcard_match};
 pub use host_linux::{HostError, HostFacts, cpu_model, mem_total_bytes};
 pub use identity::{Identity, IdentitySwitch};
+pub use isolate_linux::{close_descriptors_above_stderr, detach, new_session};
+pub use keyrings_linux::{KeyringError, clear_keyrings, key_users, parse_key_users};
 pub use leader::Leader;
 pub use login_defs::{parse_uid_range, uid_range};
 pub use sampler::{SamplePoint, Sampler, SamplerOptions, SamplerReport};
@@ -59,5 +67,7 @@ pub use staircase::{Instances, StaircaseOptions, StaircaseReport};
 pub use stop_linux::{
     StopError, StopReport, Survivor, pids_with_environment, process_stat, stop, stop_environment,
 };
-pub use stop_uid_linux::{MIN_USER_UID, StopUidError, UidStopReport, stop_uid, user_uid_min};
+pub use stop_uid_linux::{
+    MIN_USER_UID, StopUidError, UidStopReport, stop_uid, uid_holders, user_uid_min,
+};
 pub use subreaper_linux::{SubreaperError, become_subreaper, is_subreaper};

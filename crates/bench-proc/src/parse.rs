@@ -212,6 +212,18 @@ pub fn parse_status(text: &str) -> Option<Status> {
     })
 }
 
+/// The four uids of a `/proc/PID/status` text's `Uid:` line: real, effective,
+/// saved and filesystem. `None` when the line is missing or malformed.
+pub fn parse_status_uids(text: &str) -> Option<[u32; 4]> {
+    let line = text.lines().find_map(|line| line.strip_prefix("Uid:"))?;
+    let mut numbers = line.split_ascii_whitespace().map(|n| n.parse::<u32>());
+    let mut uids = [0; 4];
+    for uid in &mut uids {
+        *uid = numbers.next()?.ok()?;
+    }
+    Some(uids)
+}
+
 /// Parses a `/proc/PID/task/TID/children` list: pids separated by spaces.
 pub fn parse_children(text: &str) -> impl Iterator<Item = u32> + '_ {
     text.split_ascii_whitespace()
@@ -238,6 +250,14 @@ fn kib_value(value: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_uid_of_a_status_is_read() {
+        let text = "Name:\tpython3\nUid:\t1000\t2001\t2002\t2003\nGid:\t5\t5\t5\t5\n";
+        assert_eq!(parse_status_uids(text), Some([1000, 2001, 2002, 2003]));
+        assert_eq!(parse_status_uids("Uid:\t1 2 3\n"), None);
+        assert_eq!(parse_status_uids("Name: x\n"), None);
+    }
 
     #[test]
     fn children_cpu_is_fields_16_and_17_after_the_name() {

@@ -10,7 +10,9 @@
 //! so a helper that has become the uid (and lost root's CAP_KILL doing so)
 //! signals every process of that uid and nothing else.
 
-use crate::snapshot_linux::{ProcRoot, Selector, SnapshotError};
+#[cfg(doc)]
+use crate::snapshot_linux::Selector;
+use crate::snapshot_linux::SnapshotError;
 use crate::stop_linux::Survivor;
 use serde::Serialize;
 use std::io;
@@ -19,13 +21,12 @@ use std::time::{Duration, Instant};
 /// The lowest uid never treated as a system account, whatever login.defs says.
 pub const MIN_USER_UID: u32 = 1000;
 
-/// How many `kill(-1, SIGKILL)` rounds the helper makes before it gives up.
-const HELPER_ROUNDS: u32 = 100;
-/// The helper's pause between rounds (1 ms: dying processes need a moment to
-/// leave the task list).
-const HELPER_PAUSE_NS: i64 = 1_000_000;
-/// How often the caller looks at the helper and the uid's processes.
-const POLL: Duration = Duration::from_millis(5);
+/// How often the caller looks at the helper and at the uid's processes: dying
+/// processes leave the task list within about a millisecond.
+const POLL: Duration = Duration::from_micros(200);
+/// How long the caller waits for the processes a helper killed to die before it
+/// sends another helper (a process another uid started as this one meanwhile).
+const HELPER_SETTLE: Duration = Duration::from_millis(20);
 
 /// What [`stop_uid`] did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -102,10 +103,15 @@ pub fn user_uid_min() -> u32 {
 /// SIGKILLs every process whose uid is `uid` and returns once none runs.
 ///
 /// A helper process forks, becomes the uid (real, effective and saved, which
-/// drops root's capabilities) and calls `kill(-1, SIGKILL)` until
-/// `kill(-1, 0)` finds nothing left to signal, so a process that keeps forking
-/// cannot escape. No grace period: call [`crate::stop`] with
-/// [`Selector::Uid`] first to let the processes exit cleanly.
+/// drops root's capabilities) and calls `kill(-1, SIGKILL)` once, which no
+/// process of the uid outruns, however it forks. Whether anything is left is
+/// then read from `/proc` ([`uid_holders`]: a process with the uid as its real,
+/// effective, saved or filesystem uid), as soon as the killed processes are
+/// gone, so a uid without processes costs one helper and one look at `/proc`.
+/// A process that holds the uid only as its effective or filesystem uid cannot
+/// be signalled by the helper; it is killed by pid. No grace period: call
+/// [`crate::stop`] with [`Selector::Uid`] first to let the processes exit
+/// cleanly.
 ///
 /// Refuses uid 0, system uids (below [`user_uid_min`]) and the caller's own
 /// uid. Needs the privilege to change uid (root). Fails with the processes
@@ -122,30 +128,98 @@ pub fn stop_uid(uid: u32, timeout: Duration) -> Result<UidStopReport, StopUidErr
     let deadline = started + timeout;
     loop {
         run_helper(uid, deadline)?;
-        // Whatever the helper saw (it cannot tell a zombie from a process), the
-        // verdict is what /proc shows: a SIGKILLed process may take a moment to
-        // leave, and a process another uid started as this one after the helper
-        // ended needs another helper.
-        let (survivors, zombies) = processes_of(uid)?;
-        if survivors.is_empty() {
-            return Ok(UidStopReport {
-                uid,
-                zombies,
-                elapsed: started.elapsed(),
-            });
+        // Whatever the helper did, the verdict is what /proc shows: a SIGKILLed
+        // process takes a moment to leave, and a process another uid started as
+        // this one after the helper's kill needs another helper.
+        let settled = Instant::now() + HELPER_SETTLE;
+        loop {
+            let (survivors, zombies) = processes_of(uid)?;
+            if survivors.is_empty() {
+                return Ok(UidStopReport {
+                    uid,
+                    zombies,
+                    elapsed: started.elapsed(),
+                });
+            }
+            // Those the helper may not signal: only an effective or filesystem
+            // uid of ours, real and saved uid someone else's.
+            for survivor in &survivors {
+                kill_holder(survivor.pid, uid);
+            }
+            if Instant::now() >= deadline {
+                return Err(StopUidError::Survivors { uid, survivors });
+            }
+            if Instant::now() >= settled {
+                break;
+            }
+            std::thread::sleep(POLL);
         }
-        if Instant::now() >= deadline {
-            return Err(StopUidError::Survivors { uid, survivors });
-        }
-        std::thread::sleep(POLL);
     }
+}
+
+/// SIGKILLs `pid` through a pidfd, after checking on that pidfd's process that it
+/// still holds `uid`: a pid read from /proc may have been reused meanwhile.
+fn kill_holder(pid: u32, uid: u32) {
+    // SAFETY: pidfd_open on a plain number; the descriptor is ours and closed below.
+    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
+    if pidfd < 0 {
+        return;
+    }
+    let pidfd = pidfd as libc::c_int;
+    // With the pidfd open, the pid names the same process until it is reaped:
+    // the status read now is that process's.
+    if holds(pid, uid) {
+        // SAFETY: signals the process the pidfd refers to; no siginfo.
+        unsafe {
+            libc::syscall(
+                libc::SYS_pidfd_send_signal,
+                pidfd,
+                libc::SIGKILL,
+                std::ptr::null::<libc::siginfo_t>(),
+                0,
+            );
+        }
+    }
+    // SAFETY: closes the descriptor opened above.
+    unsafe {
+        libc::close(pidfd);
+    }
+}
+
+/// Whether process `pid` has `uid` as any of its four uids.
+fn holds(pid: u32, uid: u32) -> bool {
+    crate::read_proc_file(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|bytes| crate::parse::parse_status_uids(&String::from_utf8_lossy(&bytes)))
+        .is_some_and(|uids| uids.contains(&uid))
+}
+
+/// Every process (zombies included, kernel threads have uid 0) that has `uid`
+/// as its real, effective, saved or filesystem uid: what can still act as that
+/// uid. A process that vanishes during the walk is skipped.
+pub fn uid_holders(uid: u32) -> io::Result<Vec<u32>> {
+    let mut pids = Vec::new();
+    for entry in std::fs::read_dir("/proc")? {
+        let Ok(entry) = entry else { continue };
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|name| name.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if holds(pid, uid) {
+            pids.push(pid);
+        }
+    }
+    Ok(pids)
 }
 
 /// Forks the helper and waits for it (killing it at `deadline`).
 fn run_helper(uid: u32, deadline: Instant) -> Result<(), StopUidError> {
     let helper_error = |source| StopUidError::Helper { uid, source };
     // SAFETY: the child calls only async-signal-safe system calls (setresuid,
-    // capget, kill, nanosleep, _exit) through `helper_main`, so forking from a
+    // capget, kill, _exit) through `helper_main`, so forking from a
     // multithreaded process is sound.
     let helper = unsafe { libc::fork() };
     if helper < 0 {
@@ -190,9 +264,13 @@ fn run_helper(uid: u32, deadline: Instant) -> Result<(), StopUidError> {
 
 /// The uid's processes that still run, and its zombies.
 fn processes_of(uid: u32) -> Result<(Vec<Survivor>, Vec<u32>), StopUidError> {
-    let pids = ProcRoot::live()
-        .discover(&Selector::Uid(uid))
-        .map_err(|source| StopUidError::Discover { uid, source })?;
+    let pids = uid_holders(uid).map_err(|source| StopUidError::Discover {
+        uid,
+        source: SnapshotError::Read {
+            path: "/proc".into(),
+            source,
+        },
+    })?;
     let mut zombies = Vec::new();
     let mut survivors = Vec::new();
     for pid in pids {
@@ -233,8 +311,8 @@ const LINUX_CAPABILITY_VERSION_3: u32 = 0x2008_0522;
 
 /// The helper: become `uid`, check that no capability is left (with CAP_KILL,
 /// `kill(-1)` would signal every process on the machine), then SIGKILL every
-/// process of the uid until none is left. Exit codes: 0 none left, 1 gave up,
-/// 3 setresuid failed, 4 a capability remained.
+/// process of the uid once. Exit codes: 0 signalled, 3 setresuid failed, 4 a
+/// capability remained.
 ///
 /// # Safety
 /// Only in the child right after `fork`: it uses raw system calls only.
@@ -257,20 +335,13 @@ unsafe fn helper_main(uid: u32) -> ! {
         {
             libc::_exit(4);
         }
-        let pause = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: HELPER_PAUSE_NS,
-        };
-        for _ in 0..HELPER_ROUNDS {
-            libc::kill(-1, libc::SIGKILL);
-            // ESRCH: nothing left we may signal (zombies still count, so the
-            // caller, not this loop, decides what a zombie means).
-            if libc::kill(-1, 0) != 0 && *libc::__errno_location() == libc::ESRCH {
-                libc::_exit(0);
-            }
-            libc::nanosleep(&pause, std::ptr::null_mut());
-        }
-        libc::_exit(1)
+        // One call is enough: the kernel signals every process we may signal
+        // under the task list lock, and a fork racing with it is undone, so no
+        // process of the uid that existed runs on. kill(-1) counts processes it
+        // may not signal as found, so its result says nothing about the uid;
+        // the caller reads /proc instead.
+        libc::kill(-1, libc::SIGKILL);
+        libc::_exit(0)
     }
 }
 
@@ -286,6 +357,48 @@ mod tests {
                 Err(StopUidError::SystemUid { .. })
             ));
         }
+    }
+
+    #[test]
+    fn a_process_holding_the_uid_only_as_its_effective_uid_is_stopped() {
+        if !rustix::process::geteuid().is_root() {
+            eprintln!(
+                "SKIPPED a_process_holding_the_uid_only_as_its_effective_uid_is_stopped: needs root"
+            );
+            return;
+        }
+        // What a local user gets from a setuid file of the uid: real and saved
+        // uid its own, effective uid the trial's. Neither a walk by real uid nor
+        // the helper's kill(-1) finds it.
+        let uid = 3_600_000 + std::process::id() % 100_000;
+        let other = uid + 100_000;
+        let script = format!(
+            "import os, sys, time\nos.setresuid({other}, {uid}, {other})\n\
+             sys.stdout.write('ready\\n'); sys.stdout.flush()\ntime.sleep(60)\n"
+        );
+        let mut child = std::process::Command::new("python3")
+            .args(["-c", &script])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+            &mut line,
+        )
+        .unwrap();
+        assert_eq!(line, "ready\n");
+        assert_eq!(uid_holders(uid).unwrap(), [child.id()]);
+        let stopped = stop_uid(uid, Duration::from_secs(5));
+        let still_running = child.try_wait().unwrap().is_none()
+            && crate::process_stat(child.id()).is_some_and(|s| !s.is_zombie());
+        if still_running {
+            let _ = child.kill();
+        }
+        let _ = child.wait();
+        assert!(!still_running, "the effective-uid holder survived");
+        stopped.unwrap();
+        assert_eq!(uid_holders(uid).unwrap(), Vec::<u32>::new());
     }
 
     #[test]

@@ -262,9 +262,47 @@ pub struct HomeFile {
     /// brace is literal ([`Template::parse_content`]).
     #[serde(deserialize_with = "super::template::deserialize_content")]
     pub content: Template,
-    /// Make the file executable (mode 0755 instead of 0644).
+    /// Make the file executable by the trial user (mode 0700 instead of 0600).
     #[serde(default)]
     pub executable: bool,
+    /// The file's permission bits, an octal string such as `"0644"` (no setuid,
+    /// setgid or sticky bit); overrides `executable`. `None`: private to the trial
+    /// user, see [`HomeFile::file_mode`].
+    #[serde(default, deserialize_with = "deserialize_mode")]
+    pub mode: Option<u32>,
+}
+
+impl HomeFile {
+    /// The mode the file is written with: `mode`, else 0700 when `executable`, else
+    /// 0600, so that no other user reads what a spec writes (tokens, settings).
+    pub fn file_mode(&self) -> u32 {
+        match (self.mode, self.executable) {
+            (Some(mode), _) => mode,
+            (None, true) => 0o700,
+            (None, false) => 0o600,
+        }
+    }
+}
+
+/// Parses a mode such as `"0644"` or `"755"`: octal digits, permission bits only.
+pub fn parse_mode(text: &str) -> Option<u32> {
+    if text.is_empty() || text.len() > 4 || !text.bytes().all(|b| (b'0'..=b'7').contains(&b)) {
+        return None;
+    }
+    u32::from_str_radix(text, 8)
+        .ok()
+        .filter(|mode| *mode <= 0o777)
+}
+
+fn deserialize_mode<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<u32>, D::Error> {
+    let text = String::deserialize(deserializer)?;
+    parse_mode(&text).map(Some).ok_or_else(|| {
+        serde::de::Error::custom(format!(
+            "mode \"{text}\" is not an octal string of permission bits such as \"0644\" (no setuid, setgid or sticky bit)"
+        ))
+    })
 }
 
 /// `[workspace]`: the fixture git repository the target starts in.

@@ -997,6 +997,27 @@ mod tests {
     }
 
     #[test]
+    fn a_home_file_is_private_unless_the_spec_gives_a_mode() {
+        let text = "name = \"py\"\n\n[[install.write]]\npath = \"a\"\ncontent = \"x\"\n\
+                    [[install.write]]\npath = \"b\"\ncontent = \"x\"\nexecutable = true\n\
+                    [[install.write]]\npath = \"c\"\ncontent = \"x\"\nmode = \"0644\"\n";
+        let spec = parse(text, "py.toml").unwrap();
+        let modes: Vec<u32> = spec.install.write.iter().map(|f| f.file_mode()).collect();
+        assert_eq!(modes, [0o600, 0o700, 0o644]);
+        for bad in ["4755", "0o644", "", "999", "06444"] {
+            let text = format!(
+                "name = \"py\"\n[[install.write]]\npath = \"a\"\ncontent = \"x\"\nmode = \"{bad}\"\n"
+            );
+            let error = parse(&text, "py.toml").unwrap_err();
+            assert!(
+                bench_core::error_chain(&error).contains("is not an octal string"),
+                "{bad}: {}",
+                bench_core::error_chain(&error)
+            );
+        }
+    }
+
+    #[test]
     fn an_empty_installer_command_is_refused() {
         let error = parse("name = \"py\"\n[install]\ncommand = []\n", "py.toml").unwrap_err();
         assert!(

@@ -267,20 +267,25 @@ pub fn settle_watching(child: &mut Child, settle: Duration) -> Option<Duration> 
     }
 }
 
-/// Starts `command` in its own process group with stdio on /dev/null.
+/// Starts `command` in its own session (and so its own process group, without a
+/// controlling terminal) with stdio on /dev/null and no other descriptor of ours.
 pub fn spawn_quiet(command: &[OsString]) -> Result<Child, SpawnError> {
     let (program, rest) = command.split_first().ok_or(SpawnError::NoCommand)?;
-    Command::new(program)
+    let mut child = Command::new(program);
+    child
         .args(rest)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .process_group(0)
-        .spawn()
-        .map_err(|source| SpawnError::Quiet {
-            command: spawn::display_command(command),
-            source,
-        })
+        .stderr(Stdio::null());
+    // SAFETY: detach makes raw, async-signal-safe system calls only (setsid,
+    // close_range) and allocates nothing.
+    unsafe {
+        child.pre_exec(bench_proc::detach);
+    }
+    child.spawn().map_err(|source| SpawnError::Quiet {
+        command: spawn::display_command(command),
+        source,
+    })
 }
 
 /// A uid from a numeric string or a name in `/etc/passwd`.

@@ -380,7 +380,12 @@ fn trial_leftovers_in_tmp_shm_and_sysv_ipc_are_removed_and_the_uid_is_not_reused
     let tag = format!("cbleak{}", std::process::id());
     let installer = format!(
         "{INSTALLER}echo private > /tmp/{tag}\nmkdir /var/tmp/{tag}\necho x > /var/tmp/{tag}/f\n\
-         echo private > /dev/shm/{tag}\nipcmk -M 4096\nipcmk -Q\n"
+         echo private > /dev/shm/{tag}\nipcmk -M 4096\nipcmk -Q\n\
+         echo private > /run/lock/{tag}\ncp /bin/true /tmp/{tag}-suid\nchmod 4755 /tmp/{tag}-suid\n\
+         mkdir -p -m 0777 /tmp/{tag}-held\n\
+         python3 -c \"import ctypes; libc = ctypes.CDLL(None); c = ctypes.c_long; \
+         assert libc.syscall(c(248), b'user', b'k', b'secret', c(6), c(-4)) > 0; \
+         assert libc.syscall(c(250), c(22), c(-1), c(-1)) > 0\"\n"
     );
     let target = Target::new(&installer);
     target.spec(&target.first_commit(), "", "");
@@ -412,34 +417,55 @@ fn trial_leftovers_in_tmp_shm_and_sysv_ipc_are_removed_and_the_uid_is_not_reused
     };
     let tmp = PathBuf::from(format!("/tmp/{tag}"));
     assert_eq!(fs::metadata(&tmp).unwrap().uid(), uid);
+    let key_users = || -> Vec<u32> {
+        fs::read_to_string("/proc/key-users")
+            .unwrap()
+            .lines()
+            .filter_map(|l| l.split(':').next()?.trim().parse().ok())
+            .collect()
+    };
+    assert!(key_users().contains(&uid), "the installer added a key");
+    // Something the cleanup cannot remove: a file of root's in a folder of the uid, so the
+    // uid's folder stays and the uid must not be handed out again.
+    let held = PathBuf::from(format!("/tmp/{tag}-held"));
+    fs::write(held.join("roots"), "root's").unwrap();
     assert_eq!(
         ipc_of(uid),
         2,
         "the installer made a shm segment and a queue"
     );
-    target.cleanup();
+    let cleaned = cleanup(&target.out);
+    assert_eq!(cleaned.code, Some(1), "{}", cleaned.stderr);
+    assert!(
+        cleaned.stderr.contains(&format!("left {}", held.display())),
+        "{}",
+        cleaned.stderr
+    );
     for path in [
         tmp.clone(),
         PathBuf::from(format!("/var/tmp/{tag}")),
         PathBuf::from(format!("/dev/shm/{tag}")),
+        PathBuf::from(format!("/run/lock/{tag}")),
+        PathBuf::from(format!("/tmp/{tag}-suid")),
     ] {
         assert!(!path.exists(), "{} survived the cleanup", path.display());
     }
     assert_eq!(ipc_of(uid), 0, "SysV IPC objects of uid {uid} survived");
+    assert!(!key_users().contains(&uid), "keys of uid {uid} survived");
+    assert_eq!(fs::metadata(&held).unwrap().uid(), uid);
 
-    // Something of that uid left where clibench does not clean: the next trial user must
-    // get another uid.
-    let held = PathBuf::from(format!("/tmp/{tag}-held"));
-    fs::write(&held, "left by someone").unwrap();
-    std::os::unix::fs::chown(&held, Some(uid), Some(uid)).unwrap();
+    // The cleanup left the uid's folder: the next trial user must get another uid.
     // The cleanup removed the staging folder with the artifacts: prepare again.
     let prepared = target.phase("prepare", 0, &[]);
     assert_eq!(prepared.code, Some(0), "{}", prepared.stderr);
     let again = target.phase("install", 0, &[]);
     let next = target.uid();
-    let _ = fs::remove_file(&held);
+    let _ = fs::remove_dir_all(&held);
     assert_eq!(again.code, Some(0), "{}", again.stderr);
-    assert_ne!(next, uid, "a uid that still owns a file in /tmp was reused");
+    assert_ne!(
+        next, uid,
+        "a uid that still owns a folder in /tmp was reused"
+    );
     target.cleanup();
 }
 
@@ -529,4 +555,150 @@ fn the_staging_folder_is_readable_by_the_runs_group_only_and_removed_at_cleanup(
         target.cleanup();
     }
     assert!(!stage.exists(), "{} was left", stage.display());
+}
+
+/// Runs `command` in a new PTY that is its controlling terminal (as an operator's shell
+/// would), with a descriptor 9 open on /etc/hostname that is not close-on-exec (as
+/// `clibench run ... 9<file` gives it); returns the exit code and what it printed.
+fn under_a_terminal(command: &mut Command) -> (Option<i32>, String) {
+    const PTY: &str = r#"
+import os, pty, sys
+pid, fd = pty.fork()
+if pid == 0:
+    try:
+        os.close(os.open("/dev/tty", os.O_RDWR))
+    except OSError:
+        os._exit(99)
+    os.dup2(os.open("/etc/hostname", os.O_RDONLY), 9)
+    os.execv(sys.argv[1], sys.argv[1:])
+out = b""
+while True:
+    try:
+        chunk = os.read(fd, 65536)
+    except OSError:
+        break
+    if not chunk:
+        break
+    out += chunk
+_, status = os.waitpid(pid, 0)
+sys.stdout.buffer.write(out)
+sys.exit(os.waitstatus_to_exitcode(status))
+"#;
+    let mut wrapped = Command::new("python3");
+    wrapped
+        .args(["-c", PTY])
+        .arg(command.get_program())
+        .args(command.get_args());
+    if let Some(dir) = command.get_current_dir() {
+        wrapped.current_dir(dir);
+    }
+    let output = wrapped.output().unwrap();
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+    )
+}
+
+#[test]
+fn an_installer_run_from_a_terminal_has_no_terminal_and_no_inherited_descriptor() {
+    // No root needed: without it the installer runs as the caller, in the same step.
+    let installer = format!(
+        "{INSTALLER}if (exec 3<>/dev/tty) 2>/dev/null; then echo tty-open; else echo no-tty; fi > \"$HOME/tty.txt\"\n\
+         read -r pid comm state ppid pgrp sid tty rest < /proc/$$/stat\n\
+         echo \"$pid $sid $tty\" >> \"$HOME/tty.txt\"\n\
+         ls -l /proc/$$/fd > \"$HOME/fds.txt\"\n"
+    );
+    let target = Target::new(&installer);
+    target.spec(&target.first_commit(), "", "");
+    let prepared = target.phase("prepare", 0, &[]);
+    assert_eq!(prepared.code, Some(0), "{}", prepared.stderr);
+    let mut install = clibench();
+    install
+        .args(["phase", "install", "--spec", "spec.toml", "--out", "out"])
+        .args(["--trial", "0"])
+        .current_dir(target.dir.path());
+    let (code, printed) = under_a_terminal(&mut install);
+    assert_ne!(
+        code,
+        Some(99),
+        "the test's PTY did not become a controlling terminal"
+    );
+    assert_eq!(code, Some(0), "{printed}");
+    let seen = fs::read_to_string(target.home().join("tty.txt")).unwrap();
+    let fds = fs::read_to_string(target.home().join("fds.txt")).unwrap();
+    target.cleanup();
+    let mut lines = seen.lines();
+    assert_eq!(
+        lines.next(),
+        Some("no-tty"),
+        "the installer opened /dev/tty"
+    );
+    let ids: Vec<u64> = lines
+        .next()
+        .unwrap()
+        .split(' ')
+        .map(|n| n.parse().unwrap())
+        .collect();
+    assert_eq!(ids[1], ids[0], "the installer leads its own session");
+    assert_eq!(ids[2], 0, "the installer's tty_nr");
+    // The shell keeps its script above 2 (dash: from 10 on), and a copy of stdout (the
+    // log) while `ls`'s output is redirected; nothing else may be there, least of
+    // all our descriptor 9.
+    for line in fds.lines().filter(|line| line.contains(" -> ")) {
+        let (left, target) = line.split_once(" -> ").unwrap();
+        let fd: u32 = left.rsplit(' ').next().unwrap().parse().unwrap();
+        assert!(
+            fd <= 2 || target.ends_with("/install.sh") || target.ends_with("/install-0.log"),
+            "the installer inherited descriptor {fd} ({target}):\n{fds}"
+        );
+    }
+    assert!(!fds.contains("/etc/hostname"), "{fds}");
+}
+
+#[test]
+fn a_trial_home_and_the_files_written_into_it_are_private() {
+    if skip_unless_root("a_trial_home_and_the_files_written_into_it_are_private") {
+        return;
+    }
+    let target = Target::new(INSTALLER);
+    target.spec(&target.first_commit(), "", "");
+    let prepared = target.phase("prepare", 0, &[]);
+    assert_eq!(prepared.code, Some(0), "{}", prepared.stderr);
+    let installed = target.phase("install", 0, &[]);
+    assert_eq!(installed.code, Some(0), "{}", installed.stderr);
+    let home_mode = mode(&target.home());
+    let written_mode = mode(&target.home().join(".tool/settings.json"));
+    target.cleanup();
+    assert_eq!(home_mode, 0o700, "the home is {home_mode:o}");
+    assert_eq!(
+        written_mode, 0o600,
+        "[[install.write]] wrote {written_mode:o}"
+    );
+}
+
+#[test]
+fn an_executable_linked_to_a_root_only_file_is_not_read_by_root() {
+    if skip_unless_root("an_executable_linked_to_a_root_only_file_is_not_read_by_root") {
+        return;
+    }
+    let target = Target::new(&format!("{INSTALLER}ln -s /etc/shadow \"$HOME/planted\"\n"));
+    let spec = target.spec(&target.first_commit(), "", "");
+    let text = fs::read_to_string(&spec).unwrap().replace(
+        "executable = \"{home}/.local/bin/tool\"",
+        "executable = \"{home}/planted\"",
+    );
+    fs::write(&spec, text).unwrap();
+    let prepared = target.phase("prepare", 0, &[]);
+    assert_eq!(prepared.code, Some(0), "{}", prepared.stderr);
+    let installed = target.phase("install", 0, &[]);
+    target.cleanup();
+    // Root reading it would have found "root" (a script) and gone on.
+    assert_ne!(installed.code, Some(0), "{}", installed.stderr);
+    assert!(
+        installed
+            .stderr
+            .contains("cannot read the installed executable"),
+        "{}",
+        installed.stderr
+    );
 }

@@ -1,6 +1,7 @@
 //! Running one command of the pipeline: exact environment, working folder, the
-//! trial user's ids, its own process group, a timeout after which everything it
-//! started is stopped, and its output in a log or captured.
+//! trial user's ids, its own session (no controlling terminal) and no descriptor above 2
+//! of ours, a timeout after which everything it started is stopped, and its output in a
+//! log or captured.
 
 use crate::pipeline::out::state::UserRecord;
 use bench_proc::Selector;
@@ -320,17 +321,28 @@ pub fn run(step: &Step<'_>) -> Result<Finished, ExecError> {
         .current_dir(&step.cwd)
         .env_clear()
         .envs(&step.env)
-        .stdin(Stdio::null())
-        .process_group(0);
-    if let Some(user) = step.user.filter(|u| u.dedicated) {
-        // Prepared here: the closure below runs between fork and exec, where it must
-        // not allocate.
-        let identity = user.identity.switch();
-        // SAFETY: apply() makes raw system calls only (setgroups, setgid, setuid), which
-        // are async-signal-safe, and allocates nothing; the forked child has one thread.
-        unsafe {
-            command.pre_exec(move || identity.apply());
-        }
+        .stdin(Stdio::null());
+    // Prepared here: the closure below runs between fork and exec, where it must not
+    // allocate.
+    let identity = step
+        .user
+        .filter(|u| u.dedicated)
+        .map(|user| user.identity.switch());
+    // SAFETY: detach() (setsid, close_range) and apply() (setgroups, setgid, setuid)
+    // make raw, async-signal-safe system calls only and allocate nothing; the forked
+    // child has one thread.
+    unsafe {
+        command.pre_exec(move || {
+            // Its own session, so no controlling terminal: a step that opens /dev/tty
+            // cannot reach the operator's terminal (TIOCSTI, escape sequences, modes).
+            // The session leader leads its process group too, which the Leader below
+            // relies on. No descriptor above 2 of ours crosses either.
+            bench_proc::detach()?;
+            match &identity {
+                Some(identity) => identity.apply(),
+                None => Ok(()),
+            }
+        });
     }
     let mut log_offset = 0;
     let logged = match &step.log {
@@ -638,6 +650,61 @@ mod tests {
             timeout: Duration::from_secs(600),
             log,
         }
+    }
+
+    /// The step's `/proc/PID/stat` fields pid, session and tty_nr, whether it could
+    /// open /dev/tty, and its open descriptors.
+    fn step_view() -> (Vec<u64>, String, Vec<String>) {
+        let finished = run(&shell_step(
+            "read -r pid comm state ppid pgrp sid tty rest < /proc/$$/stat; echo $pid $sid $tty; \
+             if (exec 3<>/dev/tty) 2>/dev/null; then echo tty-open; else echo no-tty; fi; \
+             ls /proc/$$/fd",
+            None,
+        ))
+        .unwrap();
+        assert!(finished.status.success(), "{finished:?}");
+        let mut lines = finished.stdout.lines();
+        let ids = lines
+            .next()
+            .unwrap()
+            .split(' ')
+            .map(|n| n.parse().unwrap())
+            .collect();
+        let tty = lines.next().unwrap().to_owned();
+        (ids, tty, lines.map(str::to_owned).collect())
+    }
+
+    #[test]
+    fn a_step_leads_its_own_session_without_a_terminal() {
+        let (ids, tty, _) = step_view();
+        let own = std::fs::read_to_string("/proc/self/stat").unwrap();
+        let own_session: u64 = own
+            .rsplit(')')
+            .next()
+            .unwrap()
+            .split_whitespace()
+            .nth(3)
+            .unwrap()
+            .parse()
+            .unwrap();
+        // setsid made the step (the shell) the leader of a new session.
+        assert_eq!(ids[1], ids[0], "session {} of pid {}", ids[1], ids[0]);
+        assert_ne!(ids[1], own_session);
+        assert_eq!(ids[2], 0, "tty_nr of the step");
+        assert_eq!(tty, "no-tty");
+    }
+
+    #[test]
+    fn no_descriptor_above_2_reaches_a_step() {
+        // Not close-on-exec, as a caller's `clibench run 9<secret` is.
+        let file = File::open("/etc/hostname").unwrap();
+        // SAFETY: dup of a descriptor we own, closed below.
+        let inherited = unsafe { libc::dup(std::os::fd::AsRawFd::as_raw_fd(&file)) };
+        assert!(inherited > 2);
+        let (_, _, fds) = step_view();
+        // SAFETY: the descriptor dup'ed above.
+        unsafe { libc::close(inherited) };
+        assert_eq!(fds, ["0", "1", "2"]);
     }
 
     #[test]

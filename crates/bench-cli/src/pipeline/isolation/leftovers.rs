@@ -1,7 +1,20 @@
 //! What a trial uid may leave outside its home: files in the folders every user can write
-//! (/tmp, /var/tmp, /dev/shm) and SysV IPC objects. Cleanup removes them once the uid's
-//! processes are stopped, and a new trial user never gets a uid that still owns any of
-//! them (or a process), so no trial reads an earlier trial's leftovers.
+//! (the shared folders, see [`shared_folders`]) and SysV IPC objects. Cleanup removes its
+//! setuid and setgid files first, then (once the uid's processes are stopped) the rest,
+//! and a new trial user never gets a uid that still owns any of them (or a process, or a
+//! key), so no trial reads an earlier trial's leftovers.
+//!
+//! # Shared folders
+//! A shared folder is a directory writable by every user (mode `o+w`, sticky or not) on
+//! a local file system mounted read-write. They are found by walking the directories (not
+//! the files) of every such mount from its mount point, staying on that mount and not
+//! descending into a shared folder found (its whole subtree is walked when files are
+//! looked for). Local means not a pseudo file system (proc, sysfs, cgroup, devpts, ...),
+//! not a network one (nfs, cifs, ceph, 9p, ...) and not FUSE (a user can mount one that
+//! never ends). The walk costs about as much as `find / -xdev -type d` (2 s on a
+//! 430,000-entry host), so its result is kept by the uid ledger and renewed at each
+//! sweep ([`super::uid_ledger`]); every removal also covers the world-writable mount
+//! points at that moment and [`DEFAULT_SHARED_FOLDERS`].
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
@@ -12,11 +25,50 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
-/// The folders every user can write outside its home.
-pub const SHARED_FOLDERS: [&str; 3] = ["/tmp", "/var/tmp", "/dev/shm"];
+/// Shared folders on nearly every Linux machine, covered even before a walk found them.
+pub const DEFAULT_SHARED_FOLDERS: [&str; 5] =
+    ["/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/dev/mqueue"];
+/// File system types that are not local storage a trial can leave files on: pseudo file
+/// systems, network file systems (and FUSE, any `fuse.*`, checked apart).
+const NOT_LOCAL: [&str; 30] = [
+    "proc",
+    "sysfs",
+    "cgroup",
+    "cgroup2",
+    "devpts",
+    "securityfs",
+    "debugfs",
+    "tracefs",
+    "configfs",
+    "pstore",
+    "bpf",
+    "binfmt_misc",
+    "autofs",
+    "fusectl",
+    "efivarfs",
+    "selinuxfs",
+    "nsfs",
+    "rpc_pipefs",
+    "nfsd",
+    "nfs",
+    "nfs4",
+    "cifs",
+    "smb3",
+    "smbfs",
+    "ceph",
+    "glusterfs",
+    "afs",
+    "9p",
+    "lustre",
+    "gpfs",
+];
 /// How deep a walk goes; deeper folders are reported, not followed (file descriptors are
 /// finite and a hostile trial can nest folders without end).
 const MAX_DEPTH: usize = 64;
+
+/// What a walk calls for every entry: its folder's descriptor, its name, its path, its
+/// type, its owner and its mode.
+type Visit<'a> = dyn FnMut(&OwnedFd, &CStr, &Path, FileType, u32, u32) + 'a;
 
 /// What removing a uid's leftovers did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -31,11 +83,7 @@ pub struct Removed {
 
 /// Walks `root` (same filesystem, no symlink followed) and calls `visit` with every entry's
 /// folder descriptor, name, type and owner; folders are visited after their contents.
-fn walk(
-    root: &Path,
-    visit: &mut dyn FnMut(&OwnedFd, &CStr, &Path, FileType, u32),
-    left: &mut Vec<String>,
-) {
+fn walk(root: &Path, visit: &mut Visit<'_>, left: &mut Vec<String>) {
     let Ok(fd) = rustix::fs::open(
         root,
         OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
@@ -54,7 +102,7 @@ fn walk_dir(
     path: &Path,
     device: u64,
     depth: usize,
-    visit: &mut dyn FnMut(&OwnedFd, &CStr, &Path, FileType, u32),
+    visit: &mut Visit<'_>,
     left: &mut Vec<String>,
 ) {
     let names: Vec<std::ffi::CString> = match rustix::fs::Dir::read_from(dir) {
@@ -98,7 +146,7 @@ fn walk_dir(
             }
         }
         if stat.st_dev == device {
-            visit(dir, &name, &child, kind, stat.st_uid);
+            visit(dir, &name, &child, kind, stat.st_uid, stat.st_mode);
         }
     }
 }
@@ -107,7 +155,7 @@ fn walk_dir(
 /// the folder's filesystem, only entries whose owner is `uid`; a folder of `uid` that still
 /// holds someone else's files is left and reported) and its SysV IPC objects. Call it only
 /// once the uid's processes are stopped.
-pub fn remove_owned_by(uid: u32, folders: &[&str]) -> Removed {
+pub fn remove_owned_by<S: AsRef<str>>(uid: u32, folders: &[S]) -> Removed {
     let mut removed = Removed::default();
     if uid == 0 {
         removed
@@ -120,8 +168,8 @@ pub fn remove_owned_by(uid: u32, folders: &[&str]) -> Removed {
     for folder in folders {
         let mut failures = Vec::new();
         walk(
-            Path::new(folder),
-            &mut |dir, name, path, kind, owner| {
+            Path::new(folder.as_ref()),
+            &mut |dir, name, path, kind, owner, _| {
                 if owner != uid {
                     return;
                 }
@@ -148,14 +196,214 @@ pub fn remove_owned_by(uid: u32, folders: &[&str]) -> Removed {
     removed
 }
 
+/// Removes the setuid and setgid files `uid` owns in `folders`, before its processes are
+/// stopped: a local user who runs one becomes the uid again, after the stop and in the
+/// next trial with that uid. Returns what could not be removed.
+pub fn remove_setid_files_of<S: AsRef<str>>(uid: u32, folders: &[S]) -> Vec<String> {
+    let mut left = Vec::new();
+    if uid == 0 {
+        left.push("refusing to remove the files of uid 0".to_owned());
+        return left;
+    }
+    let setid = libc::S_ISUID | libc::S_ISGID;
+    for folder in folders {
+        let mut failures = Vec::new();
+        walk(
+            Path::new(folder.as_ref()),
+            &mut |dir, name, path, kind, owner, mode| {
+                if owner != uid || kind == FileType::Directory || mode & setid == 0 {
+                    return;
+                }
+                match rustix::fs::unlinkat(dir, name, AtFlags::empty()) {
+                    Ok(()) | Err(Errno::NOENT) => {}
+                    Err(errno) => failures.push(format!("{}: {errno}", path.display())),
+                }
+            },
+            &mut left,
+        );
+        left.extend(failures);
+    }
+    left
+}
+
+/// One line of `/proc/self/mountinfo`: where, what type, whether read-only.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mount {
+    /// The mount point, unescaped.
+    pub point: String,
+    /// The file system type.
+    pub fstype: String,
+    /// Mounted read-only (`ro` in the per-mount options).
+    pub read_only: bool,
+}
+
+impl Mount {
+    /// Whether a trial can leave files here: read-write local storage.
+    pub fn is_local_writable(&self) -> bool {
+        !self.read_only
+            && !NOT_LOCAL.contains(&self.fstype.as_str())
+            && self.fstype != "fuse"
+            && !self.fstype.starts_with("fuse.")
+            && self.fstype != "fuseblk"
+    }
+}
+
+/// Parses `/proc/self/mountinfo`: `ID PARENT MAJ:MIN ROOT POINT OPTIONS [TAGS...] - TYPE
+/// SOURCE SUPER`, with `\040`-style escapes in the point.
+pub fn parse_mountinfo(text: &str) -> Vec<Mount> {
+    text.lines()
+        .filter_map(|line| {
+            let (left, right) = line.split_once(" - ")?;
+            let fields: Vec<&str> = left.split(' ').collect();
+            let point = unescape_octal(fields.get(4)?);
+            let read_only = fields.get(5)?.split(',').any(|o| o == "ro");
+            let fstype = right.split(' ').next()?.to_owned();
+            Some(Mount {
+                point,
+                fstype,
+                read_only,
+            })
+        })
+        .collect()
+}
+
+fn unescape_octal(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'\\'
+            && i + 3 < bytes.len()
+            && bytes[i + 1..i + 4]
+                .iter()
+                .all(|b| (b'0'..=b'7').contains(b))
+        {
+            let digit = |at: usize| u32::from(bytes[at] - b'0');
+            let value = digit(i + 1) * 64 + digit(i + 2) * 8 + digit(i + 3);
+            out.push(u8::try_from(value).unwrap_or(b'?'));
+            i += 4;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The local read-write mounts of this machine.
+pub fn local_mounts() -> Vec<Mount> {
+    let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    parse_mountinfo(&text)
+        .into_iter()
+        .filter(Mount::is_local_writable)
+        .collect()
+}
+
+/// Whether `path` is a directory writable by every user (not following a link).
+fn world_writable_dir(path: &Path) -> bool {
+    rustix::fs::lstat(path).is_ok_and(|stat| {
+        FileType::from_raw_mode(stat.st_mode) == FileType::Directory && stat.st_mode & 0o002 != 0
+    })
+}
+
+/// The shared folders cheap to know at any moment: [`DEFAULT_SHARED_FOLDERS`] that exist
+/// and every local read-write mount point writable by all (a tmpfs on /run/user/..., a
+/// scratch disk).
+pub fn quick_shared_folders() -> BTreeSet<String> {
+    let mut folders: BTreeSet<String> = DEFAULT_SHARED_FOLDERS
+        .iter()
+        .filter(|f| world_writable_dir(Path::new(f)))
+        .map(|f| (*f).to_owned())
+        .collect();
+    folders.extend(
+        local_mounts()
+            .into_iter()
+            .filter(|m| world_writable_dir(Path::new(&m.point)))
+            .map(|m| m.point),
+    );
+    folders
+}
+
+/// Every shared folder (see the module's doc): the world-writable directories of every
+/// local read-write mount, found by walking directories only.
+pub fn shared_folders() -> BTreeSet<String> {
+    let mut found = quick_shared_folders();
+    for mount in local_mounts() {
+        let Ok(fd) = rustix::fs::open(
+            mount.point.as_str(),
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        ) else {
+            continue;
+        };
+        let Ok(stat) = rustix::fs::fstat(&fd) else {
+            continue;
+        };
+        if stat.st_mode & 0o002 != 0 {
+            found.insert(mount.point.clone());
+            continue;
+        }
+        find_shared(&fd, Path::new(&mount.point), stat.st_dev, 0, &mut found);
+    }
+    found
+}
+
+fn find_shared(
+    dir: &OwnedFd,
+    path: &Path,
+    device: u64,
+    depth: usize,
+    found: &mut BTreeSet<String>,
+) {
+    let Ok(mut entries) = rustix::fs::Dir::read_from(dir) else {
+        return;
+    };
+    let mut folders = Vec::new();
+    while let Some(Ok(entry)) = entries.read() {
+        let name = entry.file_name();
+        if name.to_bytes() == b"." || name.to_bytes() == b".." {
+            continue;
+        }
+        // The entry's type from the directory itself: files cost no stat.
+        let kind = entry.file_type();
+        if kind == FileType::Directory || kind == FileType::Unknown {
+            folders.push(name.to_owned());
+        }
+    }
+    for name in folders {
+        let Ok(stat) = rustix::fs::statat(dir, &name, AtFlags::SYMLINK_NOFOLLOW) else {
+            continue;
+        };
+        if FileType::from_raw_mode(stat.st_mode) != FileType::Directory || stat.st_dev != device {
+            continue;
+        }
+        let child = path.join(std::ffi::OsStr::from_bytes(name.to_bytes()));
+        if stat.st_mode & 0o002 != 0 {
+            found.insert(child.to_string_lossy().into_owned());
+            continue;
+        }
+        if depth >= MAX_DEPTH {
+            continue;
+        }
+        if let Ok(sub) = rustix::fs::openat(
+            dir,
+            &name,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        ) {
+            find_shared(&sub, &child, device, depth + 1, found);
+        }
+    }
+}
+
 /// Every uid that owns an entry in `folders`.
-pub fn owners_in(folders: &[&str]) -> BTreeSet<u32> {
+pub fn owners_in<S: AsRef<str>>(folders: &[S]) -> BTreeSet<u32> {
     let mut owners = BTreeSet::new();
     let mut left = Vec::new();
     for folder in folders {
         walk(
-            Path::new(folder),
-            &mut |_, _, _, _, owner| {
+            Path::new(folder.as_ref()),
+            &mut |_, _, _, _, owner, _| {
                 owners.insert(owner);
             },
             &mut left,
@@ -331,29 +579,40 @@ fn remove_ipc_of(uid: u32) -> (usize, Vec<String>) {
     (removed, left)
 }
 
-/// Every uid that may still have something on the machine: in /etc/passwd, running a
-/// process, owning an entry in the shared folders or directly in `homes`, or owning a
-/// SysV IPC object. A new trial user gets none of them.
-pub fn busy_uids(passwd: &[u32], homes: &Path) -> BTreeSet<u32> {
+/// Every uid that may still have something on the machine, found without walking the
+/// shared folders: in /etc/passwd, held by a process (any of its four uids), owning an
+/// entry directly in `homes`, a SysV IPC object or a key (`/proc/key-users`). What a
+/// uid owns in the shared folders comes from the uid ledger's sweep.
+pub fn busy_uids_without_files(passwd: &[u32], homes: &Path) -> BTreeSet<u32> {
     let mut busy: BTreeSet<u32> = passwd.iter().copied().collect();
     busy.extend(process_uids());
-    busy.extend(owners_in(&SHARED_FOLDERS));
     busy.extend(top_level_owners(homes));
     for object in ipc_objects() {
         busy.insert(object.uid);
         busy.insert(object.cuid);
     }
+    // Unreadable key-users: every uid could own keys, so none is free.
+    match bench_proc::key_users() {
+        Ok(owners) => busy.extend(owners),
+        Err(_) => busy.extend(0..=u32::MAX - 1),
+    }
     busy
 }
 
-/// The lowest uid in `range` that is not busy, skipping the first `skip` free ones (to get
-/// past a uid another process took between the scan and `useradd`).
-pub fn free_uid(
-    busy: &BTreeSet<u32>,
-    range: std::ops::RangeInclusive<u32>,
-    skip: usize,
-) -> Option<u32> {
-    range.filter(|uid| !busy.contains(uid)).nth(skip)
+/// Whether anything of `uid` is left outside the shared folders' files: a process, an
+/// IPC object, a key. What [`remove_owned_by`] reports covers the files.
+pub fn traces_of(uid: u32) -> Vec<String> {
+    let mut traces = Vec::new();
+    if process_uids().contains(&uid) {
+        traces.push(format!("a process of uid {uid}"));
+    }
+    if ipc_objects().iter().any(|o| o.uid == uid || o.cuid == uid) {
+        traces.push(format!("a SysV IPC object of uid {uid}"));
+    }
+    if bench_proc::key_users().map_or(true, |owners| owners.contains(&uid)) {
+        traces.push(format!("keys of uid {uid} (/proc/key-users)"));
+    }
+    traces
 }
 
 #[cfg(test)]
@@ -380,12 +639,125 @@ mod tests {
         assert_eq!(parse_sysvipc(IpcKind::Msg, "garbage\n1 2 3\n"), []);
     }
 
+    /// Issue 24: what the install phase spends finding a free uid, before (a walk of
+    /// /tmp, /var/tmp and /dev/shm) and after (the check without files, the ledger
+    /// holding the rest). Not a test: `cargo test -p bench-cli --lib -- --ignored
+    /// --nocapture free_uid_cost`, with many files in /tmp.
     #[test]
-    fn a_free_uid_skips_every_busy_one() {
-        let busy: BTreeSet<u32> = [1000, 1001, 1003].into();
-        assert_eq!(free_uid(&busy, 1000..=2000, 0), Some(1002));
-        assert_eq!(free_uid(&busy, 1000..=2000, 1), Some(1004));
-        assert_eq!(free_uid(&busy, 1000..=1001, 0), None);
+    #[ignore = "a benchmark"]
+    fn free_uid_cost() {
+        let runs = 5;
+        let time = |f: &dyn Fn()| {
+            let mut times: Vec<f64> = (0..runs)
+                .map(|_| {
+                    let started = std::time::Instant::now();
+                    f();
+                    started.elapsed().as_secs_f64() * 1e3
+                })
+                .collect();
+            times.sort_by(f64::total_cmp);
+            times[runs / 2]
+        };
+        let walk = time(&|| {
+            owners_in(&["/tmp", "/var/tmp", "/dev/shm"]);
+        });
+        let cheap = time(&|| {
+            busy_uids_without_files(&[], Path::new("/home"));
+        });
+        let discovery = time(&|| {
+            shared_folders();
+        });
+        eprintln!(
+            "median of {runs}: walk of the 3 folders {walk:.1} ms, check without files {cheap:.1} ms, \
+             shared-folder discovery (per sweep) {discovery:.1} ms"
+        );
+    }
+
+    #[test]
+    fn mountinfo_lines_give_point_type_and_read_only() {
+        let text = "22 1 0:21 / /proc rw,nosuid - proc proc rw\n\
+                    28 1 252:1 / / rw,relatime shared:1 - ext4 /dev/vda1 rw\n\
+                    40 28 0:35 / /mnt/my\\040disk rw master:2 - xfs /dev/sdb rw\n\
+                    41 28 0:36 / /snap/x ro,nodev - squashfs /dev/loop0 ro\n\
+                    42 28 0:37 / /home/u/remote rw - fuse.sshfs u@h: rw\n\
+                    43 28 0:38 / /srv rw - nfs4 h:/srv rw\n";
+        let mounts = parse_mountinfo(text);
+        let points: Vec<&str> = mounts.iter().map(|m| m.point.as_str()).collect();
+        assert_eq!(
+            points,
+            [
+                "/proc",
+                "/",
+                "/mnt/my disk",
+                "/snap/x",
+                "/home/u/remote",
+                "/srv"
+            ]
+        );
+        let local: Vec<&str> = mounts
+            .iter()
+            .filter(|m| m.is_local_writable())
+            .map(|m| m.point.as_str())
+            .collect();
+        assert_eq!(local, ["/", "/mnt/my disk"]);
+    }
+
+    #[test]
+    fn a_world_writable_folder_anywhere_on_a_local_mount_is_shared() {
+        // /var/tmp is on the root file system, never its own mount here; a folder made
+        // 0777 deep under a 0755 one stands for /var/lib/php/sessions.
+        let base = tempfile::tempdir_in("/var/tmp").unwrap();
+        let deep = base.path().join("a/b/c/sessions");
+        std::fs::create_dir_all(&deep).unwrap();
+        std::fs::set_permissions(
+            base.path(),
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .unwrap();
+        std::fs::set_permissions(&deep, std::os::unix::fs::PermissionsExt::from_mode(0o1733))
+            .unwrap();
+        let mut found = BTreeSet::new();
+        let fd = rustix::fs::open(
+            base.path(),
+            OFlags::RDONLY | OFlags::DIRECTORY,
+            Mode::empty(),
+        )
+        .unwrap();
+        let device = rustix::fs::fstat(&fd).unwrap().st_dev;
+        find_shared(&fd, base.path(), device, 0, &mut found);
+        assert_eq!(found, BTreeSet::from([deep.to_string_lossy().into_owned()]));
+        assert!(quick_shared_folders().contains("/tmp"));
+    }
+
+    #[test]
+    fn setuid_and_setgid_files_of_the_uid_go_first_and_nothing_else() {
+        if !rustix::process::geteuid().is_root() {
+            eprintln!(
+                "SKIPPED setuid_and_setgid_files_of_the_uid_go_first_and_nothing_else: needs root"
+            );
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let uid = 4_000_124;
+        for (name, mode, owner) in [
+            ("suid", 0o4755, uid),
+            ("sgid", 0o2755, uid),
+            ("plain", 0o755, uid),
+            ("roots", 0o4755, 0),
+        ] {
+            let path = dir.path().join(name);
+            std::fs::write(&path, "x").unwrap();
+            std::os::unix::fs::chown(&path, Some(owner), Some(owner)).unwrap();
+            std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(mode))
+                .unwrap();
+        }
+        let left = remove_setid_files_of(uid, &[dir.path().to_str().unwrap()]);
+        assert!(left.is_empty(), "{left:?}");
+        let remaining: BTreeSet<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(remaining, BTreeSet::from(["plain".into(), "roots".into()]));
     }
 
     #[test]

@@ -7,6 +7,7 @@
 //! /etc/passwd each time, and system uids (below `UID_MIN`) are refused.
 
 use crate::pipeline::isolation::leftovers;
+use crate::pipeline::isolation::uid_ledger::{LEDGER_DIR, LedgerError, SWEEP_MAX_AGE, UidLedger};
 use crate::pipeline::out::folder::{NotOwnFolder, is_own_folder};
 use crate::pipeline::out::state::{State, UserPlan, UserRecord};
 use bench_proc::Identity;
@@ -219,7 +220,10 @@ pub enum UserError {
     State(#[from] crate::pipeline::out::state::StateError),
     /// The user's processes could not be stopped.
     #[error(transparent)]
-    Stop(#[from] crate::pipeline::isolation::command::StopError),
+    Stop(#[from] super::command::StopError),
+    /// The uid ledger could not be used.
+    #[error(transparent)]
+    Ledger(#[from] LedgerError),
 }
 
 impl UserError {
@@ -315,7 +319,9 @@ pub fn create(out: &Path, install: u32) -> Result<UserRecord, UserError> {
         }
         let group = state.group.clone();
         useradd(&name, &home, &mark(&state.run_id), group.as_deref())?;
-        resolve(&State::load(out)?, &plan)
+        let user = resolve(&State::load(out)?, &plan)?;
+        make_private(&home, user.identity.uid)?;
+        Ok(user)
     } else {
         let uid = rustix::process::getuid().as_raw();
         let home = out.join("homes").join(format!("install-{install}"));
@@ -338,24 +344,66 @@ pub fn create(out: &Path, install: u32) -> Result<UserRecord, UserError> {
             path: home.clone(),
             source,
         })?;
+        make_private(&home, uid)?;
         resolve(&state, &plan)
     }
 }
 
+/// Makes a new home 0700 (useradd and create_dir_all follow the umask, 0755 on Debian):
+/// no other local user, nor another run's trial user, reads what the target keeps there.
+/// The folder is opened without following a link and must be the user's.
+fn make_private(home: &Path, uid: u32) -> Result<(), UserError> {
+    use rustix::fs::{Mode, OFlags};
+    let io = |source: std::io::Error| UserError::Io {
+        action: "making private",
+        path: home.to_path_buf(),
+        source,
+    };
+    let fd = rustix::fs::open(
+        home,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|errno| io(errno.into()))?;
+    let stat = rustix::fs::fstat(&fd).map_err(|errno| io(errno.into()))?;
+    if stat.st_uid != uid {
+        return Err(NotOurs::HomeFolder {
+            home: home.to_path_buf(),
+            why: NotOwnFolder::OtherOwner {
+                uid: stat.st_uid,
+                expected: uid,
+            },
+        }
+        .into());
+    }
+    rustix::fs::fchmod(&fd, Mode::from_raw_mode(0o700)).map_err(|errno| io(errno.into()))
+}
+
 /// Creates the user with an explicit uid that nothing on the machine still has (no file
-/// in the shared folders, no process, no IPC object, no home), so that it can never read
-/// what an earlier trial user of that uid left; a uid taken meanwhile is skipped.
+/// in the shared folders, no process, no IPC object, no key, no home), so that it can
+/// never read what an earlier trial user of that uid left; a uid taken meanwhile is
+/// skipped. The files are known from the uid ledger, which walks the shared folders only
+/// when its last sweep is stale, not on every install; the ledger stays locked until the
+/// uid is recorded as handed out, so two runs never pick the same one.
 fn useradd(name: &str, home: &Path, comment: &str, group: Option<&str>) -> Result<(), UserError> {
+    let mut ledger = UidLedger::open(Path::new(LEDGER_DIR))?;
     let passwd_uids: Vec<u32> = passwd()?.iter().map(|e| e.uid).collect();
-    let busy = leftovers::busy_uids(&passwd_uids, Path::new(HOMES));
+    if ledger.is_stale(SWEEP_MAX_AGE) {
+        ledger.sweep(&passwd_uids);
+        ledger.save()?;
+    }
+    let busy = leftovers::busy_uids_without_files(&passwd_uids, Path::new(HOMES));
     let range = bench_proc::uid_range();
     let mut last = String::new();
     for attempt in 0..20 {
-        let uid = leftovers::free_uid(&busy, range.clone(), attempt).ok_or_else(|| {
-            UserError::NoFreeUid {
+        let uid = ledger
+            .free_uid(&busy, range.clone(), attempt)
+            .ok_or_else(|| UserError::NoFreeUid {
                 range: range.clone(),
-            }
-        })?;
+            })?;
+        // Recorded before useradd: a crash after it must not free the uid.
+        ledger.hand_out(uid);
+        ledger.save()?;
         let mut command = shadow_command("useradd");
         command
             .args(["--create-home", "--home-dir"])
@@ -370,6 +418,10 @@ fn useradd(name: &str, home: &Path, comment: &str, group: Option<&str>) -> Resul
         if output.status.success() {
             return Ok(());
         }
+        // Not created: nothing of this trial ran as the uid (exit 4: someone else has it,
+        // which the next look at /etc/passwd shows).
+        ledger.give_back(uid, true);
+        ledger.save()?;
         last = String::from_utf8_lossy(&output.stderr).trim().to_owned();
         // Exit 4: the uid was taken between the scan and useradd; try the next one.
         if output.status.code() != Some(4) {
@@ -459,9 +511,28 @@ fn remove_dedicated(run_id: &str, plan: &UserPlan, removal: &mut Removal) -> Res
         return Ok(());
     };
     let user = UserRecord::new(plan, Identity::new(entry.uid, entry.gid));
-    crate::pipeline::isolation::command::stop_user(&user)?;
-    let leftovers = leftovers::remove_owned_by(entry.uid, &leftovers::SHARED_FOLDERS);
+    // Read under the lock, worked on without it: other runs' installs need the ledger.
+    let folders: Vec<String> = UidLedger::open(Path::new(LEDGER_DIR))?
+        .shared_folders()
+        .into_iter()
+        .collect();
+    // Setuid and setgid files first, before the stop: a local user who ran one would be
+    // the uid again after it, and in the next trial with that uid. The home too, until
+    // userdel removes it.
+    let mut setid_folders = folders.clone();
+    setid_folders.push(plan.home.display().to_string());
+    removal
+        .left
+        .extend(leftovers::remove_setid_files_of(entry.uid, &setid_folders));
+    if let Err(error) = super::command::stop_user(&user) {
+        give_back(entry.uid, false)?;
+        return Err(error.into());
+    }
+    let leftovers = leftovers::remove_owned_by(entry.uid, &folders);
     removal.left.extend(leftovers.left);
+    if let Err(error) = bench_proc::clear_keyrings(entry.uid) {
+        removal.left.push(bench_core::error_chain(&error));
+    }
     let home_ok = check_home(plan, &entry)?;
     // userdel --remove deletes the passwd home, checked above to be the one clibench
     // created; without that check the home is left where it is.
@@ -484,6 +555,29 @@ fn remove_dedicated(run_id: &str, plan: &UserPlan, removal: &mut Removal) -> Res
             source,
         })?;
     }
+    removal.left.extend(remaining_traces(entry.uid));
+    give_back(entry.uid, removal.left.is_empty())?;
+    Ok(())
+}
+
+/// What is left of `uid` once its user is removed: processes, IPC objects, keys. The
+/// kernel drops invalidated keys from a work queue, so keys get a moment to go.
+fn remaining_traces(uid: u32) -> Vec<String> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    loop {
+        let traces = leftovers::traces_of(uid);
+        if traces.is_empty() || std::time::Instant::now() >= deadline {
+            return traces;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+/// Records in the ledger that the uid's user is gone, clean or not.
+fn give_back(uid: u32, clean: bool) -> Result<(), UserError> {
+    let mut ledger = UidLedger::open(Path::new(LEDGER_DIR))?;
+    ledger.give_back(uid, clean);
+    ledger.save()?;
     Ok(())
 }
 
@@ -541,7 +635,7 @@ fn remove_own_home(out: &Path, plan: &UserPlan) -> Result<(), UserError> {
         .into());
     }
     let user = UserRecord::new(plan, Identity::current());
-    crate::pipeline::isolation::command::stop_user(&user)?;
+    super::command::stop_user(&user)?;
     if !home_folder(&plan.home, user.identity.uid)? {
         return Ok(());
     }

@@ -702,10 +702,16 @@ fn spawn_phase(program: &Path, run: &PhaseRun, log: &Path) -> Result<Child, Erro
     command
         .stdin(Stdio::null())
         .stdout(output.try_clone().map_err(spawn_error("log"))?)
-        .stderr(output)
-        // Its own process group: a Ctrl-C at the terminal reaches only us, and we stop the
-        // phase in order (SIGTERM, grace, SIGKILL) rather than letting it die half-way.
-        .process_group(0);
+        .stderr(output);
+    // Its own session (and process group): a Ctrl-C at the terminal reaches only us, and
+    // we stop the phase in order (SIGTERM, grace, SIGKILL) rather than letting it die
+    // half-way; nor does the terminal, or any descriptor above 2 we inherited, reach the
+    // phase and the targets it starts.
+    // SAFETY: detach makes raw, async-signal-safe system calls only (setsid,
+    // close_range) and allocates nothing.
+    unsafe {
+        command.pre_exec(bench_proc::detach);
+    }
     die_with_this_process(&mut command);
     command.spawn().map_err(spawn_error("start"))
 }

@@ -15,7 +15,6 @@ use crate::spec::{Placeholder, Values};
 use bench_core::error_chain;
 use bench_core::{Metric, Sample, Side, record};
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -157,6 +156,14 @@ pub enum InstallError {
         /// The folder.
         path: PathBuf,
     },
+    /// The trial user cannot read the installed executable (or it is not there).
+    #[error("the trial user {user} cannot read the installed executable {}", path.display())]
+    ExecutableUnreadable {
+        /// The user.
+        user: String,
+        /// The path.
+        path: PathBuf,
+    },
 }
 
 /// Runs the install phase for install index `ctx.trial`.
@@ -246,7 +253,7 @@ fn install(
     }
     if let Some(executable) = &spec.install.executable {
         let path = PathBuf::from(executable.expand(&values)?);
-        let compiled = is_elf(&path)?;
+        let compiled = is_elf(&path, &user, &trial_env)?;
         let format = if compiled { "compiled" } else { "script" };
         side.runtime
             .insert("installation_format".to_owned(), format.to_owned());
@@ -279,7 +286,7 @@ fn install(
     }
 
     for file in &spec.install.write {
-        let mode = if file.executable { 0o755 } else { 0o644 };
+        let mode = file.file_mode();
         let content = file
             .content
             .expand(&values)
@@ -462,27 +469,45 @@ fn check_readable(
     Ok(())
 }
 
-/// Whether the file starts with the ELF magic. Opened without blocking so that a
-/// FIFO planted at that path cannot hang clibench.
-fn is_elf(path: &Path) -> Result<bool, InstallError> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
-        .open(path)
-        .map_err(FileError::doing(format!(
-            "opening the installed executable {}",
-            path.display()
-        )))?;
-    let reading = || FileError::doing(format!("reading {}", path.display()));
-    if !file.metadata().map_err(reading())?.is_file() {
-        return Err(InstallError::NotAFile {
+/// Whether the file starts with the ELF magic, read by the trial user: root would open
+/// whatever the target made that path (a symlink to /etc/shadow) and tell it the first
+/// bytes. A link the trial user may follow is followed, as the program it names runs.
+fn is_elf(
+    path: &Path,
+    user: &crate::pipeline::TrialUser,
+    env: &BTreeMap<String, String>,
+) -> Result<bool, InstallError> {
+    const NOT_A_FILE: i32 = 3;
+    let shown = path.display().to_string();
+    // `test -f` first, so that a FIFO planted there is refused rather than waited on.
+    let finished = command::run(&Step {
+        what: format!("reading the start of the installed executable {shown}"),
+        argv: [
+            "sh",
+            "-c",
+            "test -f \"$1\" || exit 3; exec head -c 4 -- \"$1\"",
+            "sh",
+            &shown,
+        ]
+        .map(str::to_owned)
+        .to_vec(),
+        cwd: PathBuf::from("/"),
+        env: env.clone(),
+        user: Some(user),
+        home: Some(user.home.clone()),
+        timeout: CHECK_TIMEOUT,
+        log: None,
+    })?;
+    match finished.status.code() {
+        Some(0) => Ok(finished.stdout.as_bytes() == b"\x7fELF"),
+        Some(NOT_A_FILE) => Err(InstallError::NotAFile {
             path: path.to_path_buf(),
-        });
+        }),
+        _ => Err(InstallError::ExecutableUnreadable {
+            user: user.name.clone(),
+            path: path.to_path_buf(),
+        }),
     }
-    let mut magic = [0u8; 4];
-    let read = file.read(&mut magic).map_err(reading())?;
-    Ok(read == 4 && magic == *b"\x7fELF")
 }
 
 /// The fixture workspace: the spec's files in a git repository with one commit whose

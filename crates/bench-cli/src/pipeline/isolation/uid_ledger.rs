@@ -1,0 +1,316 @@
+//! The uid ledger: which uids clibench may give a new trial user without walking the
+//! shared folders on every install, kept under `/var/lib/clibench` (root's, 0700).
+//!
+//! A uid is free when nothing cheap to look at names it (/etc/passwd, a process, a home,
+//! SysV IPC, a key: [`leftovers::busy_uids_without_files`]) and the ledger neither lists
+//! it as handed out nor as dirty. Dirty uids are those that owned a file in a shared folder
+//! at the last sweep, or whose removal left anything. A sweep walks every shared folder
+//! ([`leftovers::shared_folders`] then [`leftovers::owners_in`]); it happens when the
+//! ledger is missing, unreadable or older than [`SWEEP_MAX_AGE`]. Between sweeps a uid
+//! becomes free again only through a removal that verified nothing of it is left: its
+//! setuid files removed before its processes were stopped, every file of it in the shared
+//! folders removed, no process, IPC object or key left. After that only root (or a uid
+//! clibench does not give out, reused by an administrator) can make a file of that uid
+//! appear, which the next sweep catches.
+//!
+//! Every change happens under an exclusive `flock` of the ledger's lock file, so two runs
+//! never hand out the same uid.
+
+use super::leftovers;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs::File;
+use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// Where the ledger lives.
+pub const LEDGER_DIR: &str = "/var/lib/clibench";
+/// How old a sweep may be before the next allocation sweeps again.
+pub const SWEEP_MAX_AGE: Duration = Duration::from_secs(3600);
+const LEDGER_FILE: &str = "uids.json";
+const LOCK_FILE: &str = "uids.lock";
+const SCHEMA_VERSION: u32 = 1;
+
+/// The ledger could not be opened, read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum LedgerError {
+    /// A system call failed.
+    #[error("{action} {}", path.display())]
+    Io {
+        /// What was being done.
+        action: &'static str,
+        /// The path.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The ledger's folder is not root's own private folder.
+    #[error("refusing to use {} as the uid ledger's folder: {why}", path.display())]
+    NotOurs {
+        /// The folder.
+        path: PathBuf,
+        /// What is wrong with it.
+        why: String,
+    },
+}
+
+/// What the ledger file holds.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Book {
+    schema_version: u32,
+    /// When the last sweep ended (seconds since the epoch); 0: never.
+    swept_at_unix_s: u64,
+    /// The shared folders the last sweep found.
+    shared_folders: BTreeSet<String>,
+    /// Uids not to give out until a sweep finds them clean.
+    dirty: BTreeSet<u32>,
+    /// Uids given to a trial user, with when (seconds since the epoch).
+    handed_out: BTreeMap<u32, u64>,
+}
+
+/// The ledger, locked for this process until dropped.
+#[derive(Debug)]
+pub struct UidLedger {
+    dir: PathBuf,
+    // Holds the flock; released when dropped.
+    _lock: File,
+    book: Book,
+}
+
+fn now_unix_s() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+impl UidLedger {
+    /// Opens and locks the ledger in `dir` (created 0700 when missing; it must be a real
+    /// folder of ours that no one else can write). A missing or unreadable ledger file
+    /// reads as empty and never swept, which makes the next allocation sweep.
+    pub fn open(dir: &Path) -> Result<UidLedger, LedgerError> {
+        let io = |action, path: &Path| {
+            let path = path.to_path_buf();
+            move |source| LedgerError::Io {
+                action,
+                path,
+                source,
+            }
+        };
+        match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+            Ok(()) => {}
+            Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(error) => return Err(io("creating", dir)(error)),
+        }
+        let meta = std::fs::symlink_metadata(dir).map_err(io("looking at", dir))?;
+        let own = rustix::process::geteuid().as_raw();
+        let why = if !meta.is_dir() {
+            Some("it is a symlink or not a folder".to_owned())
+        } else if meta.uid() != own {
+            Some(format!("it belongs to uid {}", meta.uid()))
+        } else if meta.mode() & 0o022 != 0 {
+            Some(format!(
+                "others can write it (mode {:o})",
+                meta.mode() & 0o7777
+            ))
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            return Err(LedgerError::NotOurs {
+                path: dir.to_path_buf(),
+                why,
+            });
+        }
+        let lock_path = dir.join(LOCK_FILE);
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            // The folder is root's 0700, so only root could plant a link; not followed anyway.
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&lock_path)
+            .map_err(io("opening", &lock_path))?;
+        rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive)
+            .map_err(|errno| io("locking", &lock_path)(errno.into()))?;
+        let book = std::fs::read_to_string(dir.join(LEDGER_FILE))
+            .ok()
+            .and_then(|text| serde_json::from_str::<Book>(&text).ok())
+            .filter(|book| book.schema_version == SCHEMA_VERSION)
+            .unwrap_or_default();
+        Ok(UidLedger {
+            dir: dir.to_path_buf(),
+            _lock: lock,
+            book,
+        })
+    }
+
+    /// Writes the ledger: a new file under an unguessable name, renamed into place.
+    pub fn save(&mut self) -> Result<(), LedgerError> {
+        self.book.schema_version = SCHEMA_VERSION;
+        let path = self.dir.join(LEDGER_FILE);
+        let io = |action| {
+            let path = path.clone();
+            move |source| LedgerError::Io {
+                action,
+                path,
+                source,
+            }
+        };
+        let mut file =
+            tempfile::NamedTempFile::new_in(&self.dir).map_err(io("creating next to"))?;
+        let text = serde_json::to_string_pretty(&self.book).map_err(|e| io("writing")(e.into()))?;
+        file.write_all(text.as_bytes()).map_err(io("writing"))?;
+        file.persist(&path).map_err(|e| io("replacing")(e.error))?;
+        Ok(())
+    }
+
+    /// Whether the last sweep is missing or older than `max_age`.
+    pub fn is_stale(&self, max_age: Duration) -> bool {
+        self.book.swept_at_unix_s == 0
+            || now_unix_s().saturating_sub(self.book.swept_at_unix_s) > max_age.as_secs()
+    }
+
+    /// Walks every shared folder: the uids owning anything there become dirty (except
+    /// those handed out, which are in use), the others clean. A uid handed out longer than
+    /// [`SWEEP_MAX_AGE`] ago that `passwd` no longer lists and that owns nothing was given
+    /// to a run that died before creating its user: it is taken back.
+    pub fn sweep(&mut self, passwd: &[u32]) {
+        self.sweep_folders(passwd, leftovers::shared_folders());
+    }
+
+    /// [`UidLedger::sweep`] over these shared folders.
+    fn sweep_folders(&mut self, passwd: &[u32], folders: BTreeSet<String>) {
+        let folder_list: Vec<&String> = folders.iter().collect();
+        let owners = leftovers::owners_in(&folder_list);
+        let now = now_unix_s();
+        self.book.handed_out.retain(|uid, since| {
+            passwd.contains(uid)
+                || owners.contains(uid)
+                || now.saturating_sub(*since) <= SWEEP_MAX_AGE.as_secs()
+        });
+        self.book.dirty = owners
+            .into_iter()
+            .filter(|uid| !self.book.handed_out.contains_key(uid))
+            .collect();
+        self.book.shared_folders = folders;
+        self.book.swept_at_unix_s = now_unix_s();
+    }
+
+    /// The `skip`-th uid of `range` that is neither in `busy` nor dirty nor handed out.
+    pub fn free_uid(
+        &self,
+        busy: &BTreeSet<u32>,
+        range: std::ops::RangeInclusive<u32>,
+        skip: usize,
+    ) -> Option<u32> {
+        range
+            .filter(|uid| {
+                !busy.contains(uid)
+                    && !self.book.dirty.contains(uid)
+                    && !self.book.handed_out.contains_key(uid)
+            })
+            .nth(skip)
+    }
+
+    /// Records that `uid` was given to a trial user.
+    pub fn hand_out(&mut self, uid: u32) {
+        self.book.handed_out.insert(uid, now_unix_s());
+    }
+
+    /// Records that the trial user of `uid` is gone: free again when its removal left
+    /// nothing (`clean`), dirty until a sweep finds it clean otherwise.
+    pub fn give_back(&mut self, uid: u32, clean: bool) {
+        self.book.handed_out.remove(&uid);
+        if clean {
+            self.book.dirty.remove(&uid);
+        } else {
+            self.book.dirty.insert(uid);
+        }
+    }
+
+    /// Whether `uid` is dirty.
+    #[cfg(test)]
+    pub fn is_dirty(&self, uid: u32) -> bool {
+        self.book.dirty.contains(&uid)
+    }
+
+    /// The folders a removal covers: those of the last sweep and those known at once
+    /// ([`leftovers::quick_shared_folders`]).
+    pub fn shared_folders(&self) -> BTreeSet<String> {
+        let mut folders = self.book.shared_folders.clone();
+        folders.extend(leftovers::quick_shared_folders());
+        folders
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn handed_out_and_dirty_uids_are_not_free_until_given_back_clean() {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger_dir = dir.path().join("ledger");
+        let mut ledger = UidLedger::open(&ledger_dir).unwrap();
+        assert!(ledger.is_stale(SWEEP_MAX_AGE));
+        let busy = BTreeSet::from([1000]);
+        assert_eq!(ledger.free_uid(&busy, 1000..=1005, 0), Some(1001));
+        ledger.hand_out(1001);
+        ledger.give_back(1002, false);
+        assert_eq!(ledger.free_uid(&busy, 1000..=1005, 0), Some(1003));
+        ledger.save().unwrap();
+        drop(ledger);
+        let mut again = UidLedger::open(&ledger_dir).unwrap();
+        assert_eq!(again.free_uid(&busy, 1000..=1005, 0), Some(1003));
+        again.give_back(1001, true);
+        again.give_back(1002, true);
+        assert_eq!(again.free_uid(&busy, 1000..=1005, 0), Some(1001));
+    }
+
+    #[test]
+    fn a_ledger_folder_others_can_write_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let open = dir.path().join("open");
+        std::fs::create_dir(&open).unwrap();
+        std::fs::set_permissions(&open, std::os::unix::fs::PermissionsExt::from_mode(0o777))
+            .unwrap();
+        assert!(matches!(
+            UidLedger::open(&open),
+            Err(LedgerError::NotOurs { .. })
+        ));
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(dir.path(), &link).unwrap();
+        assert!(matches!(
+            UidLedger::open(&link),
+            Err(LedgerError::NotOurs { .. })
+        ));
+    }
+
+    #[test]
+    fn a_sweep_marks_a_uid_owning_a_file_in_a_shared_folder_dirty() {
+        if !rustix::process::geteuid().is_root() {
+            eprintln!(
+                "SKIPPED a_sweep_marks_a_uid_owning_a_file_in_a_shared_folder_dirty: needs root"
+            );
+            return;
+        }
+        let uid = 4_100_000 + std::process::id() % 100_000;
+        let file = tempfile::NamedTempFile::new_in("/var/tmp").unwrap();
+        std::os::unix::fs::chown(file.path(), Some(uid), Some(uid)).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let mut ledger = UidLedger::open(&dir.path().join("ledger")).unwrap();
+        // The discovery of the shared folders has its own test (in leftovers).
+        let folders = BTreeSet::from(["/var/tmp".to_owned()]);
+        ledger.sweep_folders(&[], folders.clone());
+        assert!(ledger.is_dirty(uid));
+        assert!(ledger.shared_folders().contains("/var/tmp"));
+        assert_eq!(ledger.free_uid(&BTreeSet::new(), uid..=uid, 0), None);
+        drop(file);
+        ledger.sweep_folders(&[], folders);
+        assert!(!ledger.is_dirty(uid));
+    }
+}
