@@ -22,14 +22,16 @@ use std::process::ExitCode;
 #[command(after_help = "\
 Examples:
   clibench ab --head measure.env.DEMO_AGENT_STARTUP_DELAY_MS=300
-  clibench ab examples/agents/pi.toml --base version=0.63.1 --head version=0.73.1 --trials 10
-  clibench ab spec.toml --base source.commit=BASE_SHA --head source.commit=HEAD_SHA \\
-      --out ab-out --fail-on-regression
+  clibench ab examples/agents/pi.toml --base version=0.63.1 \\
+      --head version=0.73.1 --trials 10
+  clibench ab spec.toml --base source.commit=BASE_SHA \\
+      --head source.commit=HEAD_SHA --out ab-out --fail-on-regression
 
-Each side is the spec with its overrides (KEY=VALUE, as `clibench run --set`). Both sides
-are prepared and installed first, then their trials run in pairs, base-head and head-base
-alternating (--seed N: each pair's order drawn from N), so that a change in the machine's
-load lands on both sides alike; then each side's staircase.")]
+Each side is the spec with its overrides (KEY=VALUE, as `clibench run --set`).
+Both sides are prepared and installed first, then their trials run in pairs,
+base-head and head-base alternating (--seed N: each pair's order drawn from
+N), so that a change in the machine's load lands on both sides alike; then
+each side's staircase.")]
 pub struct Args {
     /// The target's spec (TOML). Without it, the built-in demo agent.
     spec: Option<PathBuf>,

@@ -19,22 +19,22 @@ use std::process::ExitCode;
 Examples:
   clibench compare base/result.json candidate/result.json
   clibench compare base.json candidate.json --noise 0.1 --fail-on-regression
-  clibench compare base.json candidate.json --noise 0.1 --noise cold=0.05 --noise disk=0.01
+  clibench compare base.json candidate.json --noise 0.1 --noise cold=0.05
   clibench compare base.json candidate.json --export-markdown comment.md
   clibench compare base.json candidate.json --export-html comparison.html
   clibench compare base.json candidate.json --format json > comparison.json
   clibench compare base.json candidate.json --export-bmf bmf.json
-  clibench compare base.json candidate.json --export-github-benchmark bench.json
+  clibench compare base.json candidate.json --export-github-benchmark b.json
 
-Timing and memory change only when the whole 95% bootstrap interval of the ratio of
-medians lies beyond the metric's noise floor, and need two samples a side (else `1
-sample, no verdict`). Sizes on disk (bundle, disk) are exact: any change counts,
-unless a floor is set for that metric. CPU time (ui_cpu) moves in 10 ms clock
-ticks: a change of one tick is `within resolution`.
+Timing and memory change only when the whole 95% bootstrap interval of the
+ratio of medians lies beyond the metric's noise floor, and need two samples a
+side (else `1 sample, no verdict`). Sizes on disk (bundle, disk) are exact:
+any change counts, unless a floor is set for that metric. CPU time (ui_cpu) moves
+in 10 ms clock ticks: a change of one tick is `within resolution`.
 
---export-github-benchmark writes the customSmallerIsBetter array to FILE and, when
-a metric is bigger-is-better (reclaimed_rss), the customBiggerIsBetter array to
-FILE with `-bigger` before its extension (bench.json -> bench-bigger.json).")]
+--export-github-benchmark writes the customSmallerIsBetter array to FILE and,
+when a metric is bigger-is-better (reclaimed_rss), the customBiggerIsBetter
+array to FILE with `-bigger` before its extension (b.json -> b-bigger.json).")]
 pub struct Args {
     /// The reference build's result file.
     #[arg(value_name = "BASE.json")]
@@ -46,7 +46,7 @@ pub struct Args {
     /// metric's floor as METRIC=FRACTION; repeat for several metrics. [default: 0.2]
     #[arg(long, value_parser = parse_noise, value_name = "[METRIC=]FRACTION")]
     noise: Vec<Noise>,
-    /// Output: a table on stderr, or markdown, json or csv on stdout.
+    /// Output: a table on stderr, or markdown, json, csv or html on stdout.
     #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
     format: OutputFormat,
     /// Also write the comparison as Markdown (a pull-request comment) to FILE.
