@@ -29,8 +29,8 @@ Examples:
 Timing and memory change only when the whole 95% bootstrap interval of the
 ratio of medians lies beyond the metric's noise floor, and need two samples a
 side (else `1 sample, no verdict`). Sizes on disk (bundle, disk) are exact:
-any change counts, unless a floor is set for that metric. CPU time (ui_cpu) moves
-in 10 ms clock ticks: a change of one tick is `within resolution`.
+any change counts, unless a floor is set for that metric. CPU time (ui_cpu)
+moves in 10 ms clock ticks: a change of one tick is `within resolution`.
 
 --export-github-benchmark writes the customSmallerIsBetter array to FILE and,
 when a metric is bigger-is-better (reclaimed_rss), the customBiggerIsBetter

@@ -404,3 +404,54 @@ fn readme_commands_are_found_with_comments_stripped() {
         ["clibench run", "clibench mem -- python3 -m http.server"]
     );
 }
+
+/// The subcommands `clibench --help` lists (without `help`).
+fn subcommands(help: &str) -> Vec<String> {
+    help.lines()
+        .skip_while(|line| *line != "Commands:")
+        .skip(1)
+        .take_while(|line| !line.trim().is_empty())
+        // A command's name starts at column 2; its description's continuation lines
+        // are indented further.
+        .filter(|line| line.starts_with("  ") && !line.starts_with("   "))
+        .filter_map(|line| line.split_whitespace().next())
+        .filter(|name| *name != "help")
+        .map(str::to_owned)
+        .collect()
+}
+
+fn help_at(width: u16, args: &[&str]) -> String {
+    let out = run(clibench().args(args).env("COLUMNS", width.to_string()));
+    assert_eq!(out.code, Some(0), "{args:?}: {}", out.stderr);
+    out.stdout
+}
+
+/// The text after the options: the examples and notes, written to fit 80 columns.
+fn after_options(help: &str) -> &str {
+    help.find("\nExamples:")
+        .map_or("", |start| &help[start..])
+}
+
+#[test]
+fn help_fits_80_columns_and_examples_are_never_rewrapped() {
+    let top = help_at(200, &["--help"]);
+    let commands = subcommands(&top);
+    assert!(commands.len() >= 10, "{commands:?} from\n{top}");
+    let mut all: Vec<Vec<&str>> = vec![vec!["--help"]];
+    all.extend(commands.iter().map(|command| vec![command.as_str(), "--help"]));
+    all.extend(commands.iter().map(|command| vec![command.as_str(), "-h"]));
+    for args in all {
+        let narrow = help_at(80, &args);
+        let long: Vec<&str> = narrow.lines().filter(|line| line.chars().count() > 80).collect();
+        assert!(long.is_empty(), "`clibench {}` at 80 columns: {long:#?}", args.join(" "));
+        // Wrapped at 80 or not at all, the examples and notes read the same: their
+        // lines were written to fit, so clap never breaks one mid-phrase.
+        let wide = help_at(200, &args);
+        assert_eq!(
+            after_options(&narrow),
+            after_options(&wide),
+            "`clibench {}` rewraps its examples at 80 columns",
+            args.join(" ")
+        );
+    }
+}
