@@ -455,3 +455,50 @@ fn help_fits_80_columns_and_examples_are_never_rewrapped() {
         );
     }
 }
+
+/// The `cargo install` lines of README's ```sh blocks.
+fn install_lines(readme: &str) -> Vec<&str> {
+    let mut lines = Vec::new();
+    let mut in_sh = false;
+    for line in readme.lines() {
+        let trimmed = line.trim();
+        if trimmed.starts_with("```") {
+            in_sh = trimmed == "```sh";
+        } else if in_sh && trimmed.starts_with("cargo install ") && trimmed.contains("--path") {
+            lines.push(trimmed);
+        }
+    }
+    lines
+}
+
+#[test]
+fn the_readme_install_line_installs_a_working_clibench() {
+    let readme = std::fs::read_to_string(repository().join("README.md")).unwrap();
+    let lines = install_lines(&readme);
+    assert_eq!(lines.len(), 1, "README should say once how to install: {lines:?}");
+    let words: Vec<&str> = lines[0].split_whitespace().collect();
+    assert_eq!(&words[..2], ["cargo", "install"], "{}", lines[0]);
+    // The documented line as written, with a scratch root instead of ~/.cargo, a debug
+    // build (the documented release build takes long) and no network. Its own target
+    // folder, kept between runs, so that the binary the other tests run is never
+    // rebuilt under them and the second run is quick.
+    let root = tempfile::tempdir().unwrap();
+    let binary = PathBuf::from(env!("CARGO_BIN_EXE_clibench"));
+    let target = binary
+        .parent()
+        .and_then(Path::parent)
+        .expect("the binary lives in target/<profile>/")
+        .join("readme-install");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let out = run(Command::new(cargo)
+        .args(&words[1..])
+        .arg("--root")
+        .arg(root.path())
+        .args(["--debug", "--offline", "--quiet"])
+        .env("CARGO_TARGET_DIR", &target)
+        .current_dir(repository()));
+    assert_eq!(out.code, Some(0), "`{}` failed:\n{}", lines[0], out.stderr);
+    let installed = run(&mut Command::new(root.path().join("bin/clibench")).arg("--version"));
+    assert_eq!(installed.code, Some(0), "{}", installed.stderr);
+    assert!(installed.stdout.starts_with("clibench "), "{}", installed.stdout);
+}
