@@ -154,3 +154,46 @@ fn a_commit_that_does_not_exist_is_an_error() {
         out.stderr
     );
 }
+
+/// A source-less spec as the release before `{build}` read it: its build packs into
+/// `{out}/build` (which clibench made then) and its artifacts are collected from there.
+const LEGACY_BUILD_SPEC: &str = r#"
+name = "legacy"
+
+[[build]]
+name = "pack"
+command = ["sh", "-c", "echo packed > \"$1/legacy-1.0.tgz\"", "sh", "{out}/build"]
+
+[[artifacts]]
+folder = "{out}/build"
+glob = "legacy-*.tgz"
+count = 1
+
+[measure]
+command = ["true"]
+"#;
+
+#[test]
+fn a_spec_of_the_last_release_that_packs_into_out_build_still_prepares() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("spec.toml"), LEGACY_BUILD_SPEC).unwrap();
+    let out = crate::run(
+        crate::clibench()
+            .args(["phase", "prepare", "--spec", "spec.toml", "--out", "out", "--trial", "0"])
+            .current_dir(dir.path()),
+    );
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let result: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("out/result.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        result["side"]["artifacts"]["legacy-1.0.tgz"], 7,
+        "{result}"
+    );
+    let log = std::fs::read_to_string(dir.path().join("out/logs/prepare.log")).unwrap();
+    assert!(
+        log.contains("names {out}/build, where source-less builds ran before they moved to {build}"),
+        "{log}"
+    );
+}
