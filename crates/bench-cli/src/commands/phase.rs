@@ -74,12 +74,22 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if outcome.succeeded() {
         return Ok(ExitCode::SUCCESS);
     }
-    if !outcome.trial_errors.is_empty() {
+    // The phase's own error is usually its trial's too: said once above.
+    let trial_errors: Vec<&String> = outcome
+        .trial_errors
+        .iter()
+        .filter(|error| outcome.error.as_ref() != Some(*error))
+        .collect();
+    if !trial_errors.is_empty() {
         eprintln!(
             "error: {} trial {} failed: {}",
             run.phase,
             run.trial,
-            outcome.trial_errors.join("; ")
+            trial_errors
+                .iter()
+                .map(|error| error.as_str())
+                .collect::<Vec<_>>()
+                .join("; ")
         );
     }
     Ok(ExitCode::from(crate::exit::FAILURE))

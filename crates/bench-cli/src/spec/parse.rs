@@ -587,7 +587,18 @@ fn check(spec: &Spec) -> (Vec<Problem>, Option<Ready>) {
     }
     if let Some(source) = &spec.source {
         let commit = &source.commit;
-        if !is_full_sha(commit) {
+        if commit.starts_with("@DEMO_") {
+            // The demo's template, edited: `clibench run` fills in only the shipped one.
+            c.problem(
+                key(&["source", "commit"]),
+                format!(
+                    "'source.commit' is the built-in demo's placeholder \"{commit}\", which \
+                     clibench fills in only for the demo as shipped: `clibench run` (no spec) or \
+                     `clibench run examples/demo-agent/demo.toml` runs it; for a copy of your \
+                     own, write a repository and a full 40-character commit sha"
+                ),
+            );
+        } else if !is_full_sha(commit) {
             c.problem(
                 key(&["source", "commit"]),
                 format!(

@@ -533,9 +533,15 @@ mod tests {
 
     #[test]
     fn a_total_over_some_unknown_values_is_the_known_sum_marked() {
-        assert_eq!(partial_total([Some(1 << 20), None].into_iter()), "1.0 MiB+?");
+        assert_eq!(
+            partial_total([Some(1 << 20), None].into_iter()),
+            "1.0 MiB+?"
+        );
         assert_eq!(partial_total([None, None].into_iter()), "?");
-        assert_eq!(partial_total([Some(1 << 20), Some(1 << 20)].into_iter()), "2.0 MiB");
+        assert_eq!(
+            partial_total([Some(1 << 20), Some(1 << 20)].into_iter()),
+            "2.0 MiB"
+        );
     }
 
     #[test]

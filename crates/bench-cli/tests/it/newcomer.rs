@@ -188,20 +188,42 @@ fn output_into_a_closed_pipe_ends_quietly_with_status_0() {
     let candidate = crate::example_result("candidate");
     let (base, candidate) = (base.to_str().unwrap(), candidate.to_str().unwrap());
     for (args, stream) in [
-        (vec!["compare", base, candidate, "--format", "json"], "stdout"),
+        (
+            vec!["compare", base, candidate, "--format", "json"],
+            "stdout",
+        ),
         (vec!["compare", base, candidate], "stderr"),
         (vec!["report", base, "--format", "markdown"], "stdout"),
         (
             vec![
-                "startup", "--runs", "1", "--warmup", "0", "--ready", "pattern:>>> ",
-                "--export-json", "-", "--", "python3", "-q",
+                "startup",
+                "--runs",
+                "1",
+                "--warmup",
+                "0",
+                "--ready",
+                "pattern:>>> ",
+                "--export-json",
+                "-",
+                "--",
+                "python3",
+                "-q",
             ],
             "stdout",
         ),
     ] {
         let out = into_closed_pipe(&args, stream);
-        assert_eq!(out.code, Some(0), "{args:?} into a closed {stream}: {}", out.stderr);
+        assert_eq!(
+            out.code,
+            Some(0),
+            "{args:?} into a closed {stream}: {}",
+            out.stderr
+        );
         assert!(!out.stderr.contains("panicked"), "{args:?}: {}", out.stderr);
-        assert!(!out.stderr.contains("Broken pipe"), "{args:?}: {}", out.stderr);
+        assert!(
+            !out.stderr.contains("Broken pipe"),
+            "{args:?}: {}",
+            out.stderr
+        );
     }
 }

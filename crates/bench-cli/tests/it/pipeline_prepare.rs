@@ -179,21 +179,28 @@ fn a_spec_of_the_last_release_that_packs_into_out_build_still_prepares() {
     std::fs::write(dir.path().join("spec.toml"), LEGACY_BUILD_SPEC).unwrap();
     let out = crate::run(
         crate::clibench()
-            .args(["phase", "prepare", "--spec", "spec.toml", "--out", "out", "--trial", "0"])
+            .args([
+                "phase",
+                "prepare",
+                "--spec",
+                "spec.toml",
+                "--out",
+                "out",
+                "--trial",
+                "0",
+            ])
             .current_dir(dir.path()),
     );
     assert_eq!(out.code, Some(0), "{}", out.stderr);
-    let result: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(dir.path().join("out/result.json")).unwrap(),
-    )
-    .unwrap();
-    assert_eq!(
-        result["side"]["artifacts"]["legacy-1.0.tgz"], 7,
-        "{result}"
-    );
+    let result: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("out/result.json")).unwrap())
+            .unwrap();
+    assert_eq!(result["side"]["artifacts"]["legacy-1.0.tgz"], 7, "{result}");
     let log = std::fs::read_to_string(dir.path().join("out/logs/prepare.log")).unwrap();
     assert!(
-        log.contains("names {out}/build, where source-less builds ran before they moved to {build}"),
+        log.contains(
+            "names {out}/build, where source-less builds ran before they moved to {build}"
+        ),
         "{log}"
     );
 }

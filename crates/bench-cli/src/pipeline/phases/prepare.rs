@@ -493,9 +493,10 @@ fn names_legacy_build_folder(spec: &crate::spec::Spec) -> bool {
                 .is_none_or(|next| !(next.is_alphanumeric() || "-_.".contains(next)))
         })
     };
-    spec.build.iter().any(|step| {
-        step.command.iter().any(names) || step.cwd.as_ref().is_some_and(names)
-    }) || spec.artifacts.iter().any(|set| names(&set.folder))
+    spec.build
+        .iter()
+        .any(|step| step.command.iter().any(names) || step.cwd.as_ref().is_some_and(names))
+        || spec.artifacts.iter().any(|set| names(&set.folder))
 }
 
 fn append_log(log: &Path, text: &str) -> Result<(), FileError> {
