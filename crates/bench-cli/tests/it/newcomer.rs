@@ -227,3 +227,29 @@ fn output_into_a_closed_pipe_ends_quietly_with_status_0() {
         );
     }
 }
+
+#[test]
+fn a_required_prompt_ending_in_a_blank_is_found_as_the_ready_pattern_finds_it() {
+    for ready in ["probe", "pattern:>>>.$"] {
+        let out = run(clibench().args([
+            "startup",
+            "--runs",
+            "1",
+            "--warmup",
+            "0",
+            "--ready",
+            ready,
+            "--ready-require",
+            ">>>.$",
+            "--",
+            "python3",
+            "-q",
+        ]));
+        assert_eq!(out.code, Some(0), "--ready {ready}: {}", out.stderr);
+        assert!(
+            !out.stderr.contains("failed"),
+            "--ready {ready}: {}",
+            out.stderr
+        );
+    }
+}
