@@ -253,3 +253,34 @@ fn a_required_prompt_ending_in_a_blank_is_found_as_the_ready_pattern_finds_it() 
         );
     }
 }
+
+#[test]
+fn a_failed_run_says_its_error_live_and_in_the_summary_and_points_at_the_logs() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("spec.toml"),
+        "name = \"failing\"\n[install]\ncommand = [\"sh\", \"-c\", \"echo 'npm error 404 gone-h7'; exit 1\"]\n\
+         [measure]\ncommand = [\"true\"]\n",
+    )
+    .unwrap();
+    let out = run(clibench()
+        .args(["run", "spec.toml", "--out", "out", "--trials", "2"])
+        .current_dir(dir.path()));
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    // Once as it happens, once in the summary's `failed:` line; the installer's command
+    // line quotes it a third time in each, so count the output's own line.
+    let told = out.stderr.matches("output ends with").count()
+        + out.stderr.matches("install trial 0: failed").count();
+    assert_eq!(told, 2, "{}", out.stderr);
+    assert!(
+        !out.stderr.contains("measure another build"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .contains("next: the failed steps' logs are in out/logs"),
+        "{}",
+        out.stderr
+    );
+}

@@ -204,3 +204,34 @@ fn a_spec_of_the_last_release_that_packs_into_out_build_still_prepares() {
         "{log}"
     );
 }
+
+#[test]
+fn a_log_a_failed_build_cites_in_its_scratch_home_is_kept_in_out_logs() {
+    let target = Target::new(INSTALLER);
+    let commit = target.first_commit();
+    target.spec(&commit, "", "");
+    let spec = std::fs::read_to_string(target.dir.path().join("spec.toml")).unwrap();
+    let spec = spec.replace(
+        "command = [\"sh\", \"build.sh\"]",
+        "command = [\"sh\", \"-c\", \"mkdir -p $HOME/.npm/_logs && echo 'verbose: 404' > \
+         $HOME/.npm/_logs/t-debug-0.log && echo \\\"npm error A complete log of this run can \
+         be found in: $HOME/.npm/_logs/t-debug-0.log\\\" >&2; exit 1\"]",
+    );
+    std::fs::write(target.dir.path().join("spec.toml"), spec).unwrap();
+    let out = target.phase("prepare", 0, &[]);
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    let kept = target.out.join("logs/cited-t-debug-0.log");
+    assert!(!target.out.join("build-home").exists());
+    assert_eq!(
+        std::fs::read_to_string(&kept).unwrap_or_default(),
+        "verbose: 404\n",
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("logs/cited-t-debug-0.log"),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("build-home/.npm"), "{}", out.stderr);
+}
