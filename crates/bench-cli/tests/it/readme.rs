@@ -512,7 +512,7 @@ fn the_readme_install_line_installs_a_working_clibench() {
         .env("CARGO_TARGET_DIR", &target)
         .current_dir(repository()));
     assert_eq!(out.code, Some(0), "`{}` failed:\n{}", lines[0], out.stderr);
-    let installed = run(&mut Command::new(root.path().join("bin/clibench")).arg("--version"));
+    let installed = run(Command::new(root.path().join("bin/clibench")).arg("--version"));
     assert_eq!(installed.code, Some(0), "{}", installed.stderr);
     assert!(
         installed.stdout.starts_with("clibench "),
