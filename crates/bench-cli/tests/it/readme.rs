@@ -632,3 +632,38 @@ fn the_demo_spec_docs_spec_md_shows_runs_as_the_demo() {
         out.stderr
     );
 }
+
+/// The ```text block right after the ```sh block holding `command`, up to its `...`.
+fn sample_after<'a>(readme: &'a str, command: &str) -> Vec<&'a str> {
+    let at = readme.find(command).expect("README shows the command");
+    readme[at..]
+        .lines()
+        .skip_while(|line| *line != "```text")
+        .skip(1)
+        .take_while(|line| *line != "..." && *line != "```")
+        .collect()
+}
+
+#[test]
+fn the_readme_sample_of_compare_is_what_compare_prints() {
+    let readme = std::fs::read_to_string(repository().join("README.md")).unwrap();
+    let sample = sample_after(
+        &readme,
+        "cargo run --release -- compare examples/results/base.json examples/results/candidate.json",
+    );
+    assert!(sample.len() > 4, "{sample:#?}");
+    let dir = scratch();
+    let out = run(clibench()
+        .args([
+            "compare",
+            "examples/results/base.json",
+            "examples/results/candidate.json",
+        ])
+        .current_dir(dir.path()));
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let printed: Vec<&str> = out.stderr.lines().take(sample.len()).collect();
+    assert_eq!(
+        printed, sample,
+        "README's sample is not what compare prints now"
+    );
+}
