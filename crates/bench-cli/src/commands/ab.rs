@@ -111,13 +111,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let options = with_spec_floors(options, outcome.specs.first())?;
     let found = compare_sides(&out, ab.settings.order, &options)?;
-    eprint!(
-        "{}",
-        bench_core::export::text::comparison(&found.comparison)
-    );
+    // The table's own first line names the two shas, which are the same when only
+    // overrides differ: name what differs instead.
+    let table = bench_core::export::text::comparison(&found.comparison);
+    let table = table.split_once('\n').map_or(table.as_str(), |(_, rest)| rest);
+    eprintln!("{}", found.sides);
+    eprint!("{table}");
     print!("{}", found.markdown);
     eprintln!(
-        "clibench ab: {} in {}; wrote {} and {}",
+        "clibench ab: {} in {}; wrote {}, .json and .html",
         if outcome.failed.is_empty() {
             "done".to_owned()
         } else {
@@ -125,7 +127,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         },
         bench_core::units::format_seconds(outcome.elapsed.as_secs_f64()),
         out.join("comparison.md").display(),
-        out.join("comparison.json").display(),
     );
     if fail_on_regression && found.comparison.has_regression() {
         let names: Vec<String> = found
