@@ -114,7 +114,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // The table's own first line names the two shas, which are the same when only
     // overrides differ: name what differs instead.
     let table = bench_core::export::text::comparison(&found.comparison);
-    let table = table.split_once('\n').map_or(table.as_str(), |(_, rest)| rest);
+    let table = table
+        .split_once('\n')
+        .map_or(table.as_str(), |(_, rest)| rest);
     eprintln!("{}", found.sides);
     eprint!("{table}");
     print!("{}", found.markdown);

@@ -199,7 +199,9 @@ pub fn compare_sides(
             .request
             .config
             .get("overrides")
-            .map_or("the spec as it is".to_owned(), |overrides| overrides.clone());
+            .map_or("the spec as it is".to_owned(), |overrides| {
+                overrides.clone()
+            });
         format!("{overrides} ({})", short_sha(&result.request.sha))
     };
     let sides = format!(
