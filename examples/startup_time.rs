@@ -5,7 +5,10 @@
 //! ```text
 //! cargo run --example startup_time -- [--ready MODE] [--timeout SECONDS] -- COMMAND ARGS...
 //! cargo run --example startup_time -- --ready 'pattern:>>> ' -- python3
+//! cargo run --example startup_time
 //! ```
+//!
+//! Without a command it times `python3 -q` until its `>>> ` prompt.
 //!
 //! The program gets only `PATH`, `HOME`, `LANG` from this environment, plus
 //! `TERM=xterm-256color`. MODE is `probe` (default), `pattern:REGEX`,
@@ -15,6 +18,9 @@ use bench_core::units::format_seconds;
 use bench_term::{ReadyMode, SpawnOptions, Terminal};
 use std::process::ExitCode;
 use std::time::Duration;
+
+/// What runs when no command is given.
+const DEFAULT: &[&str] = &["python3", "-q"];
 
 fn main() -> ExitCode {
     match run() {
@@ -28,6 +34,7 @@ fn main() -> ExitCode {
 
 fn run() -> Result<(), Box<dyn std::error::Error>> {
     let mut mode = ReadyMode::Probe;
+    let mut ready_given = false;
     let mut timeout = Duration::from_secs(30);
     let mut args = std::env::args_os().skip(1);
     let mut command = Vec::new();
@@ -36,6 +43,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             Some("--ready") => {
                 let value = args.next().ok_or("--ready needs a mode")?;
                 mode = value.to_str().ok_or("--ready is not UTF-8")?.parse()?;
+                ready_given = true;
             }
             Some("--timeout") => {
                 let value = args.next().ok_or("--timeout needs seconds")?;
@@ -49,6 +57,14 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
                     format!("unexpected argument {arg:?}; put the command after --").into(),
                 );
             }
+        }
+    }
+    if command.is_empty() {
+        // The README lists this example without arguments: time the Python REPL, which the
+        // workspace already needs, unless a mode was asked for.
+        command = DEFAULT.iter().map(Into::into).collect();
+        if !ready_given {
+            mode = "pattern:>>> $".parse()?;
         }
     }
     let (program, rest) = command.split_first().ok_or("no command given after --")?;

@@ -6,6 +6,7 @@ mod compare_results;
 mod family_memory;
 mod kernel_roundtrip;
 mod pipeline_demo;
+mod readme;
 mod startup_time;
 
 use std::path::PathBuf;

@@ -76,3 +76,16 @@ fn a_program_that_exits_first_is_an_error() {
     assert_eq!(output.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("exit status: 4"), "{stderr}");
 }
+
+#[test]
+fn without_arguments_it_times_python_to_its_prompt() {
+    let output = example("startup_time").output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(stdout.starts_with("ready by pattern:>>> $\n"), "{stdout}");
+    assert!(stdout.contains("| >>>"), "{stdout}");
+}

@@ -15,6 +15,7 @@ use bench_cli::{demo, pipeline, spec};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    exit::quiet_on_closed_output();
     // A step of `clibench run` re-executed as its own process (Execution::ReExec).
     if let Some(child) = pipeline::PhaseChild::from_args(std::env::args_os()) {
         return ExitCode::from(pipeline::PhaseChild::run_or_report(
@@ -23,12 +24,16 @@ fn main() -> ExitCode {
         ));
     }
     let cli = commands::parse();
-    let outcome = commands::run(cli);
+    // Printing into a pipe its reader closed (`clibench ... | head -1`) panics in `print!`;
+    // unwinding stops and reaps what the command started before the quiet exit below.
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| commands::run(cli)));
     // A Ctrl-C (or SIGTERM, SIGHUP) being handled decides the exit code, not the
     // measurement it cut short.
     commands::wait_if_interrupted();
     match outcome {
-        Ok(code) => code,
-        Err(error) => exit::report(&error),
+        Ok(Ok(code)) => code,
+        Ok(Err(error)) => exit::report(&error),
+        Err(panic) if exit::is_closed_output(panic.as_ref()) => exit::CLOSED_OUTPUT,
+        Err(panic) => std::panic::resume_unwind(panic),
     }
 }

@@ -102,6 +102,22 @@ mod tests {
     use crate::{Phase, Request, Role};
 
     #[test]
+    fn an_outlier_trial_in_the_table_is_explained_below_it() {
+        let mut result = ResultFile::new(Request::new("a", Role::Candidate));
+        result.side =
+            crate::test_support::side("a", &[(crate::Metric::Cold, &[0.4, 0.41, 0.4, 0.4, 2.0])]);
+        let text = crate::export::text::report(&Report::new(&result));
+        assert!(text.contains("#4"), "{text}");
+        assert!(
+            text.contains("\noutliers: #N is trial N, whose value lies more than 3.5 median"),
+            "{text}"
+        );
+        result.side = crate::test_support::side("a", &[(crate::Metric::Cold, &[0.4, 0.41])]);
+        let text = crate::export::text::report(&Report::new(&result));
+        assert!(!text.contains("outliers:"), "{text}");
+    }
+
+    #[test]
     fn skipped_steps_are_grouped_by_their_reason() {
         let mut result = ResultFile::new(Request::new("a", Role::Candidate));
         let side = &mut result.side;

@@ -438,7 +438,9 @@ impl Terminal {
         if let ReadyMode::Pattern(regex) = mode {
             guard.expected.push(regex.clone());
         }
-        match guard.check(&screen) {
+        // The guard reads the screen the ready pattern reads, trailing blanks included, so
+        // a prompt ending in "> " can be required as it can be waited for.
+        match guard.check(&screen_up_to_cursor(self.screen.vt())) {
             Ok(()) => Ok(ready),
             Err(blocked) => Err(TermError::Blocked {
                 blocked,
@@ -1155,6 +1157,29 @@ impl Drop for Terminal {
             let _ = self.kill_and_verify();
         }
     }
+}
+
+/// The screen's text as the ready pattern reads it (written blanks kept), with the
+/// cursor's row ending at the cursor when only blanks follow it: a prompt "> " reads
+/// "> " as a person sees it before the cursor, whether the program left its blank
+/// unwritten or a probe's erasure wrote more blanks after it.
+fn screen_up_to_cursor(vt: &vt100::Screen) -> String {
+    let (cursor_row, cursor_col) = vt.cursor_position();
+    let (_, cols) = vt.size();
+    let mut rows: Vec<String> = vt.rows(0, cols).collect();
+    if let Some(row) = rows.get_mut(usize::from(cursor_row)) {
+        let cursor = usize::from(cursor_col);
+        let chars: Vec<char> = row.chars().collect();
+        if chars.iter().skip(cursor).all(|c| *c == ' ') {
+            let mut cut: String = chars.iter().take(cursor).collect();
+            cut.extend(std::iter::repeat_n(' ', cursor.saturating_sub(chars.len())));
+            *row = cut;
+        }
+    }
+    while rows.last().is_some_and(String::is_empty) {
+        rows.pop();
+    }
+    rows.join("\n")
 }
 
 #[cfg(test)]

@@ -25,14 +25,16 @@ use std::process::ExitCode;
 #[command(after_help = "\
 Examples:
   clibench ab --head measure.env.DEMO_AGENT_STARTUP_DELAY_MS=300
-  clibench ab examples/agents/pi.toml --base version=0.63.1 --head version=0.73.1 --trials 10
-  clibench ab spec.toml --base source.commit=BASE_SHA --head source.commit=HEAD_SHA \\
-      --out ab-out --fail-on-regression
+  clibench ab examples/agents/pi.toml --base version=0.63.1 \\
+      --head version=0.73.1 --trials 10
+  clibench ab spec.toml --base source.commit=BASE_SHA \\
+      --head source.commit=HEAD_SHA --out ab-out --fail-on-regression
 
-Each side is the spec with its overrides (KEY=VALUE, as `clibench run --set`). Both sides
-are prepared and installed first, then their trials run in pairs, base-head and head-base
-alternating (--seed N: each pair's order drawn from N), so that a change in the machine's
-load lands on both sides alike; then each side's staircase.")]
+Each side is the spec with its overrides (KEY=VALUE, as `clibench run --set`).
+Both sides are prepared and installed first, then their trials run in pairs,
+base-head and head-base alternating (--seed N: each pair's order drawn from
+N), so that a change in the machine's load lands on both sides alike; then
+each side's staircase.")]
 pub struct Args {
     /// The target's spec (TOML). Without it, the built-in demo agent.
     spec: Option<PathBuf>,
@@ -181,13 +183,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         say!("clibench ab: {note}");
     }
     let found = compare_sides(&out, ab.settings.order, &options, note.as_deref())?;
-    say_part!(
-        "{}",
-        bench_core::export::text::comparison(&found.comparison)
-    );
+    // The table's own first line names the two shas, which are the same when only
+    // overrides differ: name what differs instead.
+    let table = bench_core::export::text::comparison(&found.comparison);
+    let table = table
+        .split_once('\n')
+        .map_or(table.as_str(), |(_, rest)| rest);
+    say!("{}", found.sides);
+    say_part!("{table}");
     out!("{}", found.markdown);
     say!(
-        "clibench ab: {} in {}; wrote {} and {}",
+        "clibench ab: {} in {}; wrote {}, .json and .html",
         if outcome.failed.is_empty() {
             "done".to_owned()
         } else {
@@ -195,7 +201,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         },
         bench_core::units::format_seconds(outcome.elapsed.as_secs_f64()),
         out.join("comparison.md").display(),
-        out.join("comparison.json").display(),
     );
     if fail_on_regression && found.comparison.has_regression() {
         let names: Vec<String> = found

@@ -19,12 +19,12 @@ use std::process::ExitCode;
 Examples:
   clibench compare base/result.json candidate/result.json
   clibench compare base.json candidate.json --noise 0.1 --fail-on-regression
-  clibench compare base.json candidate.json --noise 0.1 --noise cold=0.05 --noise disk=0.01
+  clibench compare base.json candidate.json --noise 0.1 --noise cold=0.05
   clibench compare base.json candidate.json --export-markdown comment.md
   clibench compare base.json candidate.json --export-html comparison.html
   clibench compare base.json candidate.json --format json > comparison.json
   clibench compare base.json candidate.json --export-bmf bmf.json
-  clibench compare base.json candidate.json --export-github-benchmark bench.json
+  clibench compare base.json candidate.json --export-github-benchmark b.json
 
 Timing, CPU and memory change when the rank-sum test finds the change (Holm-adjusted
 over every tested metric, so an A/A comparison shows any verdict at most 5% of the
@@ -36,9 +36,9 @@ shown, and it counts only beyond 64 KiB and 1% (else `changed`, which never fail
 --fail-on-regression). Each row says what change it could have detected. See
 docs/verdicts.md.
 
---export-github-benchmark writes the customSmallerIsBetter array to FILE and, when
-a metric is bigger-is-better (reclaimed_rss), the customBiggerIsBetter array to
-FILE with `-bigger` before its extension (bench.json -> bench-bigger.json).")]
+--export-github-benchmark writes the customSmallerIsBetter array to FILE and,
+when a metric is bigger-is-better (reclaimed_rss), the customBiggerIsBetter
+array to FILE with `-bigger` before its extension (b.json -> b-bigger.json).")]
 pub struct Args {
     /// The reference build's result file.
     #[arg(value_name = "BASE.json")]
@@ -51,7 +51,7 @@ pub struct Args {
     /// timing and CPU 0.03, memory 0.02, sizes 0.01 and 64 KiB]
     #[arg(long, value_parser = parse_noise, value_name = "[METRIC=]FRACTION")]
     noise: Vec<Noise>,
-    /// Output: a table on stderr, or markdown, json or csv on stdout.
+    /// Output: a table on stderr, or markdown, json, csv or html on stdout.
     #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
     format: OutputFormat,
     /// Also write the comparison as Markdown (a pull-request comment) to FILE.

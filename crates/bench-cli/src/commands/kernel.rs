@@ -13,15 +13,17 @@ use std::process::ExitCode;
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
 Examples:
-  clibench kernel                                   the reference kernel, 5 runs
-  clibench kernel --runs 10 --json > kernel.json    JSON on stdout
-  clibench kernel -- ~/.venv/bin/python -m rlm.repl a protocol-3 kernel of your own
+  clibench kernel                              the reference kernel, 5 runs
+  clibench kernel --runs 10 --json > k.json    JSON on stdout
+  clibench kernel -- ~/.venv/bin/python -m rlm.repl
+                                               a protocol-3 kernel of your own
 
-Each run starts the kernel in a new session in a temporary git repository with an exact
-environment (PATH, USER, LOGNAME, VIRTUAL_ENV, PYTHONPATH, TMPDIR when set; LANG=C.UTF-8;
-HOME a fresh empty folder, so that no ~/.bashrc or other dotfile of yours is read, as for
-the pipeline's trial users; --env adds more), measures every runtime metric in order, and stops at the
-first failure of that run. Memory is the RSS of the kernel's session.")]
+Each run starts the kernel in a new session in a temporary git repository with
+an exact environment (PATH, USER, LOGNAME, VIRTUAL_ENV, PYTHONPATH, TMPDIR
+when set; LANG=C.UTF-8; HOME a fresh empty folder, so that no ~/.bashrc or
+other dotfile of yours is read, as for the pipeline's trial users; --env adds
+more), measures every runtime metric in order, and stops at the first failure
+of that run. Memory is the RSS of the kernel's session.")]
 pub struct Args {
     /// Measured runs (each a fresh kernel, workspace and snapshot).
     #[arg(long, default_value_t = 5, value_name = "N")]

@@ -11,17 +11,17 @@ use std::process::ExitCode;
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
 Examples:
-  clibench mem --pid 4242                     a process and all its descendants
-  clibench mem --user benchmark1 --json       every process of a user, as JSON on stdout
+  clibench mem --pid 4242                 a process and all its descendants
+  clibench mem --user benchmark1 --json   a user's processes, JSON on stdout
   clibench mem --settle 5s -- python3 -m http.server
-                                              start, settle, measure, stop
-  clibench mem --tty -- node                  an interactive program, in a terminal
+                                          start, settle, measure, stop
+  clibench mem --tty -- node              an interactive program, in a PTY
 
-A started COMMAND runs with stdin, stdout and stderr on /dev/null, in its own process
-group; with --tty it runs in a pseudo-terminal (its own session) whose output is read
-and whose queries are answered while it settles, as a terminal would. clibench becomes
-a child subreaper first, so daemons it double-forks stay in the measured family and
-are stopped with it.")]
+A started COMMAND runs with stdin, stdout and stderr on /dev/null, in its own
+process group; with --tty it runs in a pseudo-terminal (its own session) whose
+output is read and whose queries are answered while it settles, as a terminal
+would. clibench becomes a child subreaper first, so daemons it double-forks
+stay in the measured family and are stopped with it.")]
 pub struct Args {
     /// Measure this process and all its descendants.
     #[arg(long, value_name = "PID", conflicts_with = "user")]

@@ -15,9 +15,9 @@ Examples:
   clibench merge shard-1 shard-2 shard-3 --out merged
   clibench merge shard-*/head/result.json --out merged-head
 
-Each input is a result file or a run's output folder holding result.json. Results merge
-only when they are the same target, build and overrides; trials are renumbered and keep
-the host they ran on.")]
+Each input is a result file or a run's output folder holding result.json.
+Results merge only when they are the same target, build and overrides; trials
+are renumbered and keep the host they ran on.")]
 pub struct Args {
     /// Result files, or output folders holding result.json.
     #[arg(required = true, value_name = "OUT")]

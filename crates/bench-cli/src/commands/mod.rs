@@ -42,17 +42,26 @@ pub struct Cli {
 
 const EXAMPLES: &str = "\
 Examples:
-  clibench run                                      run the whole pipeline on the built-in demo agent
-  clibench run examples/agents/pi.toml --trials 3   benchmark a real agent CLI described by a spec
-  clibench startup --runs 10 -- python3             time to ready in a PTY, hyperfine-style
-  clibench mem -- python3 -m http.server            memory of a process family (RSS, PSS, USS)
-  clibench staircase --tty --count 5 -- node        marginal memory of one more instance
-  clibench kernel                                   REPL kernel metrics against the reference kernel
-  clibench report out/result.json                   summarize one result file
-  clibench compare base.json candidate.json         compare two builds, with verdicts
+  clibench run
+      run the whole pipeline on the built-in demo agent
+  clibench run examples/agents/pi.toml --trials 3
+      benchmark a real agent CLI described by a spec
+  clibench startup --runs 10 -- python3
+      time to ready in a PTY, hyperfine-style
+  clibench mem -- python3 -m http.server
+      memory of a process family (RSS, PSS, USS)
+  clibench staircase --tty --count 5 -- node
+      marginal memory of one more instance
+  clibench kernel
+      REPL kernel metrics against the reference kernel
+  clibench report out/result.json
+      summarize one result file
+  clibench compare base.json candidate.json
+      compare two builds, with verdicts
   clibench ab --head measure.env.DEMO_AGENT_STARTUP_DELAY_MS=300
-                                                    A/B of two variants, trials interleaved
-  clibench model serve                              a scripted model endpoint for agents, offline";
+      A/B of two variants, trials interleaved
+  clibench model serve
+      a scripted model endpoint for agents, offline";
 
 #[derive(Debug, Subcommand)]
 enum Command {

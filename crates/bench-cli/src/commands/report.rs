@@ -15,13 +15,14 @@ use std::process::ExitCode;
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
 Examples:
-  clibench report out/result.json                      table on stderr
-  clibench report out/result.json --format markdown    GitHub-flavoured Markdown on stdout
+  clibench report out/result.json                     table on stderr
+  clibench report out/result.json --format markdown   Markdown on stdout
   clibench report out/result.json --format csv > out.csv
-  clibench report out/result.json --export-bmf bmf.json    Bencher Metric Format
+  clibench report out/result.json --export-bmf bmf.json
+                                                      Bencher Metric Format
   clibench report out/result.json --format html > report.html
-  clibench report --explain                            what every metric means
-  clibench report out/result.json --explain            what this file's metrics mean")]
+  clibench report --explain                           what every metric means
+  clibench report out/result.json --explain           what this file's mean")]
 pub struct Args {
     /// The result file to summarize (a `result.json` written by `clibench run` or `phase`).
     #[arg(value_name = "RESULT.json", required_unless_present = "explain")]

@@ -152,7 +152,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     say!("  result  {}", out.join("result.json").display());
     say!("  report  {}", out.join("report.md").display());
     say!("  html    {}", out.join("report.html").display());
-    say!("{}", next_step(spec_arg.as_deref(), &out));
+    say!(
+        "{}",
+        next_step(spec_arg.as_deref(), &out, !outcome.failed.is_empty())
+    );
     Ok(if outcome.failed.is_empty() {
         ExitCode::SUCCESS
     } else {
@@ -160,18 +163,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// The summary's first lines: each failure that made later steps skip, with its error, so
-/// that one cause is told once ("install trial 0 failed: ...; 9 later step(s) skipped").
-/// `sides` labels the plans of an interleaved run (empty for a single plan).
+/// The summary's first lines: each failure that made later steps skip and what it cost
+/// ("install trial 0 failed; 9 later step(s) skipped because of it"). Its error is told
+/// live and in the summary's `failed:` line, so it is not repeated here.
 fn root_cause_lines(outcome: &crate::pipeline::RunOutcome) -> Vec<String> {
     outcome
         .root_causes
         .iter()
         .map(|root| {
             format!(
-                "{} failed: {}; {} later step(s) skipped because of it{}",
+                "{} failed; {} later step(s) skipped because of it{}",
                 root.step.label(),
-                crate::pipeline::headline(&root.message),
                 root.skipped,
                 if root.step.phase == Phase::Install || root.step.phase == Phase::Prepare {
                     ""
@@ -183,9 +185,17 @@ fn root_cause_lines(outcome: &crate::pipeline::RunOutcome) -> Vec<String> {
         .collect()
 }
 
-/// What to do with a result: compare it with another build.
-fn next_step(spec: Option<&std::path::Path>, out: &std::path::Path) -> String {
+/// What to do with a result: compare it with another build; after a failure, read the
+/// logs and run again (a failed result has nothing to compare).
+fn next_step(spec: Option<&std::path::Path>, out: &std::path::Path, failed: bool) -> String {
     let spec = spec.map_or(String::new(), |spec| format!("{} ", spec.display()));
+    if failed {
+        return format!(
+            "next: the failed steps' logs are in {}; after a fix, run again:\n  \
+             clibench run {spec}--out NEW",
+            out.join("logs").display()
+        );
+    }
     format!(
         "next: measure another build and compare the two:\n  \
          clibench run {spec}--out OTHER && clibench compare {} OTHER/result.json",

@@ -17,12 +17,15 @@ Examples:
   clibench staircase --count 10 --settle 5s --json -- python3 -m http.server 0
   clibench staircase --tty --count 5 --settle 2s -- node
 
-Each instance runs with stdio on /dev/null in its own process group; with --tty, in a
-pseudo-terminal of its own whose output is read (and queries answered) all along, as a
-terminal would. The hardware header and the step table go to stderr; --json prints the
-result on stdout. `avg` is the family's growth divided by the instances; `steady`, the
-median of the steps after the first, is the cost of one more instance once what the
-first one brought along (shared daemons, caches) is paid.")]
+Each instance runs with stdio on /dev/null in its own process group; with
+--tty, in a pseudo-terminal of its own whose output is read (and queries
+answered) all along, as a terminal would. The hardware header and the step
+table go to stderr; --json prints the result on stdout. `avg` is the family's
+growth divided by the instances; `steady`, the median of the steps after the
+first, is the cost of one more instance once what the first one brought along
+(shared daemons, caches) is paid. A step's USS can fall (a negative delta):
+starting one more instance makes pages the earlier ones held alone shared,
+which moves them from USS to PSS; RSS and PSS say what the step cost.")]
 pub struct Args {
     /// Instances to add, one at a time (at least 1).
     #[arg(long, default_value_t = 5, value_name = "N")]

@@ -21,25 +21,27 @@ Examples:
   clibench startup --ready probe --show-screen -- pi
   clibench startup --ready stable:500ms --export-json startup.json -- htop
   clibench startup --export-hyperfine hyperfine.json -- python3
-  clibench startup --ready-require '> $' --ready-reject 'Update available' -- my-agent
+  clibench startup --ready-require '> $' --ready-reject 'Update' -- my-agent
   clibench startup --quit '/quit,Enter' -- my-agent
 
 Ready modes:
-  probe            raw mode, then a typed probe echoed on screen (full-screen programs)
+  probe            raw mode, then a typed probe echoed on screen (TUIs)
   pattern:REGEX    the screen text matches REGEX
   first-frame      the first line with at least 3 letters or digits
-  stable:DURATION  the screen stays unchanged for DURATION (ready = its last change)
+  stable:DURATION  the screen stays unchanged for DURATION (ready = its last
+                   change)
 
-The screen at ready must not show a blocking dialog (trust this folder, an API key,
-sign in, press Enter to continue, choose an option, a y/n question): such a run fails
-\"blocked by a dialog\" with the screen, unless --allow-dialog or a --ready-require
-that matches the dialog's line says it is expected.
+The screen at ready must not show a blocking dialog (trust this folder, an API
+key, sign in, press Enter to continue, choose an option, a y/n question): such
+a run fails \"blocked by a dialog\" with the screen, unless --allow-dialog or a
+--ready-require that matches the dialog's line says it is expected.
 
 Quit keys: names separated by commas or spaces: C-<letter>, Enter, Tab, Esc,
-Backspace, Space, Comma, or text to type. A program still alive and silent 200 ms
-after them is hung up.
+Backspace, Space, Comma, or text to type. A program still alive and silent
+200 ms after them is hung up.
 
-The command inherits this environment, with TERM=xterm-256color; --env adds more.")]
+The command inherits this environment, with TERM=xterm-256color; --env adds
+more.")]
 pub struct Args {
     /// Measured runs.
     #[arg(long, default_value_t = 10, value_name = "N")]

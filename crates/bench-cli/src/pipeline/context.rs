@@ -22,12 +22,16 @@ pub enum ContextError {
     },
     /// A later phase ran before install 0 made the trial user.
     #[error(
-        "install 0 has not run in {}: run `clibench phase install --trial 0` first",
-        out.display()
+        "install 0 has not run in {out}: run `clibench phase prepare --spec {spec} --out {out}` \
+         and `clibench phase install --spec {spec} --out {out} --trial 0` first",
+        out = out.display(),
+        spec = spec.display()
     )]
     NoInstall {
         /// The output folder.
         out: PathBuf,
+        /// The spec file, as the phase was given it.
+        spec: PathBuf,
     },
     /// The phase needs the trial user, which this phase has not got.
     #[error("no trial user in this phase (install 0 must run first)")]
@@ -117,7 +121,10 @@ impl PhaseContext {
                 let plan = state
                     .user(0)
                     .cloned()
-                    .ok_or_else(|| ContextError::NoInstall { out: out.clone() })?;
+                    .ok_or_else(|| ContextError::NoInstall {
+                        out: out.clone(),
+                        spec: spec_path.to_path_buf(),
+                    })?;
                 Some(crate::pipeline::isolation::users::resolve(&state, &plan)?)
             }
         };

@@ -33,6 +33,22 @@ pub enum Error {
         /// The spec file.
         spec: PathBuf,
     },
+    /// `--phases` asks for a phase without the earlier ones it needs (a run starts in a
+    /// folder of its own, so nothing was prepared or installed there before).
+    #[error(
+        "--phases {asked}: {phase} needs {needs}, and a run starts in a fresh folder; use \
+         `--phases {suggested}`, or run single phases into one folder with `clibench phase`"
+    )]
+    PhasesNeedInstall {
+        /// The phases as asked, comma-separated.
+        asked: String,
+        /// The first phase that lacks what it needs.
+        phase: Phase,
+        /// What it needs, in words.
+        needs: &'static str,
+        /// The phases that would work, comma-separated.
+        suggested: String,
+    },
     /// `--drop-caches` cannot work here (not root, or `/proc/sys` read-only).
     #[error(transparent)]
     DropCaches(#[from] crate::pipeline::orchestration::caches_linux::DropCachesError),
@@ -127,6 +143,7 @@ impl Error {
                 | Error::NoSource { .. }
                 | Error::CommitNotSha { .. }
                 | Error::PhaseNotDescribed { .. }
+                | Error::PhasesNeedInstall { .. }
                 | Error::ZeroCount { .. }
                 | Error::DropCaches(_)
                 | Error::ResultUnreadable(_)

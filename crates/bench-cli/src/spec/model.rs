@@ -393,17 +393,6 @@ impl Default for Workspace {
     }
 }
 
-/// The names the `ready` key takes: which of bench-term's `ReadyMode`s, whose pattern and
-/// quiet period are the keys beside it. Only the file's syntax: the spec holds the mode.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub(super) enum ReadyKey {
-    Probe,
-    Pattern,
-    FirstFrame,
-    Stable,
-}
-
 /// `[measure]`: the interactive command and its background sessions.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -420,9 +409,10 @@ pub struct Measure {
     /// once) and `ready_quiet`, resolved when the spec is read ([`super::parse()`]).
     #[serde(skip, default = "default_ready")]
     pub ready: bench_term::ReadyMode,
-    /// The `ready` key, which `ready` is made from.
+    /// The `ready` key, which `ready` is made from: the `--ready` flag's grammar
+    /// (`probe`, `pattern:REGEX`, ...), or `pattern` / `stable` with the keys beside it.
     #[serde(rename = "ready", default = "default_ready_key")]
-    pub(super) ready_key: ReadyKey,
+    pub(super) ready_key: String,
     /// The regex for `ready = "pattern"`.
     #[serde(default)]
     pub(super) ready_pattern: Option<String>,
@@ -481,8 +471,8 @@ fn default_ready() -> bench_term::ReadyMode {
     bench_term::ReadyMode::Probe
 }
 
-fn default_ready_key() -> ReadyKey {
-    ReadyKey::Probe
+fn default_ready_key() -> String {
+    "probe".to_owned()
 }
 
 fn default_quit() -> Vec<String> {

@@ -2,7 +2,7 @@
 //! make (regexes, zero timeouts, placeholders used where they have no value). Every
 //! error is `file:line:column: message` and names the key.
 
-use super::model::{ReadyKey, Spec};
+use super::model::Spec;
 use super::template::{Placeholder, Template};
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -572,6 +572,52 @@ impl Checker<'_> {
 /// The checks serde cannot make, in document order.
 /// The ready keys of `[measure]` as bench-term reads them: the mode and the guard of the
 /// screen at ready, each regex compiled once.
+/// `measure.ready` as a mode: `"pattern"` and `"stable"` take the keys beside them
+/// (`ready_pattern`, `ready_quiet`); any other value is read by the one grammar the
+/// `--ready` flag uses (bench-term's `ReadyMode` parser: `probe`, `pattern:REGEX`,
+/// `first-frame`, `stable:DURATION`, and whatever it learns), so a spec accepts every form
+/// the flag does.
+fn ready_mode(
+    c: &mut Checker<'_>,
+    ready: &str,
+    measure: &super::model::Measure,
+) -> Option<bench_term::ReadyMode> {
+    let pattern_key = || key(&["measure", "ready_pattern"]);
+    match (ready, &measure.ready_pattern) {
+        ("pattern", Some(pattern)) => c
+            .regex(pattern_key(), pattern)
+            .map(bench_term::ReadyMode::Pattern),
+        ("pattern", None) => {
+            c.problem(
+                key(&["measure", "ready"]),
+                "ready = \"pattern\" needs 'measure.ready_pattern' (or write ready = \"pattern:REGEX\")",
+            );
+            None
+        }
+        (_, Some(_)) => {
+            c.problem(
+                pattern_key(),
+                "'measure.ready_pattern' is only used with ready = \"pattern\"",
+            );
+            None
+        }
+        ("stable", None) => Some(bench_term::ReadyMode::Stable(measure.ready_quiet.0)),
+        (text, None) => match text.parse::<bench_term::ReadyMode>() {
+            Ok(mode) => Some(mode),
+            Err(error) => {
+                c.problem(
+                    key(&["measure", "ready"]),
+                    format!(
+                        "invalid value '{text}' for key 'measure.ready': {error}; or \"pattern\" \
+                         with ready_pattern, \"stable\" with ready_quiet"
+                    ),
+                );
+                None
+            }
+        },
+    }
+}
+
 type Ready = (bench_term::ReadyMode, bench_term::ReadyGuard);
 
 /// The problems of `spec` in the order of its keys, and its `[measure]` ready keys
@@ -587,7 +633,18 @@ fn check(spec: &Spec) -> (Vec<Problem>, Option<Ready>) {
     }
     if let Some(source) = &spec.source {
         let commit = &source.commit;
-        if !is_full_sha(commit) {
+        if commit.starts_with("@DEMO_") {
+            // The demo's template, edited: `clibench run` fills in only the shipped one.
+            c.problem(
+                key(&["source", "commit"]),
+                format!(
+                    "'source.commit' is the built-in demo's placeholder \"{commit}\", which \
+                     clibench fills in only for the demo as shipped: `clibench run` (no spec) or \
+                     `clibench run examples/demo-agent/demo.toml` runs it; for a copy of your \
+                     own, write a repository and a full 40-character commit sha"
+                ),
+            );
+        } else if !is_full_sha(commit) {
             c.problem(
                 key(&["source", "commit"]),
                 format!(
@@ -722,28 +779,7 @@ fn check(spec: &Spec) -> (Vec<Problem>, Option<Ready>) {
             c.template(key(&["measure", "cwd"]), cwd, Stage::Trial);
         }
         c.env(key(&["measure", "env"]), &measure.env, Stage::Trial);
-        let mode = match (measure.ready_key, &measure.ready_pattern) {
-            (ReadyKey::Pattern, Some(pattern)) => c
-                .regex(key(&["measure", "ready_pattern"]), pattern)
-                .map(bench_term::ReadyMode::Pattern),
-            (ReadyKey::Pattern, None) => {
-                c.problem(
-                    key(&["measure", "ready"]),
-                    "ready = \"pattern\" needs 'measure.ready_pattern'",
-                );
-                None
-            }
-            (_, Some(_)) => {
-                c.problem(
-                    key(&["measure", "ready_pattern"]),
-                    "'measure.ready_pattern' is only used with ready = \"pattern\"",
-                );
-                None
-            }
-            (ReadyKey::Probe, None) => Some(bench_term::ReadyMode::Probe),
-            (ReadyKey::FirstFrame, None) => Some(bench_term::ReadyMode::FirstFrame),
-            (ReadyKey::Stable, None) => Some(bench_term::ReadyMode::Stable(measure.ready_quiet.0)),
-        };
+        let mode = ready_mode(&mut c, &measure.ready_key, measure);
         let require = measure
             .ready_require
             .as_ref()
@@ -945,6 +981,34 @@ mod tests {
             bench_term::ReadyMode::FirstFrame
         ));
         assert!(matches!(measure(""), bench_term::ReadyMode::Probe));
+        // The flag's grammar, read by the flag's parser.
+        assert!(matches!(
+            measure("ready = \"pattern:>>>.$\"\n"),
+            bench_term::ReadyMode::Pattern(regex) if regex.as_str() == ">>>.$"
+        ));
+        assert!(matches!(
+            measure("ready = \"stable:2s\"\n"),
+            bench_term::ReadyMode::Stable(quiet) if quiet == std::time::Duration::from_secs(2)
+        ));
+        for flag in ["probe", "first-frame", "pattern:^> $", "stable:250ms"] {
+            let mode: bench_term::ReadyMode = flag.parse().unwrap();
+            assert_eq!(
+                measure(&format!("ready = \"{flag}\"\n")).to_string(),
+                mode.to_string()
+            );
+        }
+        let error = parse(
+            "name = \"x\"\n[measure]\ncommand = [\"x\"]\nready = \"redy\"\n",
+            "x.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            error.starts_with(
+                "x.toml:4:1: invalid value 'redy' for key 'measure.ready': unknown ready mode"
+            ),
+            "{error}"
+        );
         let guard = parse(
             "name = \"x\"\n[measure]\ncommand = [\"x\"]\nready_require = \"^> $\"\nready_reject = [\"a\", \"b+\"]\nready_allow_dialog = true\n",
             "x.toml",

@@ -312,6 +312,7 @@ impl Measurement {
         notes(
             &self.snapshot,
             self.peaks.as_ref().map(|p| p.peak_process_count),
+            rustix::process::geteuid().is_root(),
         )
     }
 
@@ -321,11 +322,11 @@ impl Measurement {
         let mut out = render_table(&self.snapshot);
         if let Some(peaks) = &self.peaks {
             out.push_str(&format!(
-                "peak while settling: RSS {}, PSS {}, {} processes ({} samples)\n",
+                "peak while settling: RSS {}, PSS {}, {} ({})\n",
                 format_bytes(peaks.peak_rss_bytes as f64),
                 bytes(peaks.peak_pss_bytes),
-                peaks.peak_process_count,
-                peaks.points.len()
+                count(peaks.peak_process_count as usize, "process", "processes"),
+                count(peaks.points.len(), "sample", "samples")
             ));
         }
         for note in self.notes() {
@@ -347,7 +348,8 @@ impl Measurement {
 
 /// What the table cannot say by itself: why some values are `?`, and why the peak counted
 /// more processes than the table shows.
-fn notes(snap: &Snapshot, peak_process_count: Option<u32>) -> Vec<String> {
+/// `as_root`: whether clibench runs as root, for whom another user's files are no excuse.
+fn notes(snap: &Snapshot, peak_process_count: Option<u32>, as_root: bool) -> Vec<String> {
     let mut notes = Vec::new();
     let unreadable = snap
         .processes
@@ -355,11 +357,25 @@ fn notes(snap: &Snapshot, peak_process_count: Option<u32>) -> Vec<String> {
         .filter(|p| p.pss_bytes.is_none())
         .count();
     if unreadable > 0 {
+        let whose = if unreadable == 1 {
+            "1 process whose /proc/PID/smaps_rollup".to_owned()
+        } else {
+            format!("{unreadable} processes whose /proc/PID/smaps_rollup")
+        };
+        // Root can read every smaps_rollup of its own namespace; what stays unreadable is a
+        // process the kernel's ptrace check refuses even to root (one of another PID or user
+        // namespace, a Yama or LSM policy), or one that was exiting.
+        let why = if as_root {
+            "even to root, the kernel refuses it for a process that ptrace may not inspect \
+             (another namespace's, one an LSM or Yama policy protects) or one that was exiting"
+        } else {
+            "the kernel shows another user's smaps_rollup only to root or a process with \
+             CAP_SYS_PTRACE (run clibench as root, or as that user)"
+        };
         notes.push(format!(
-            "PSS, USS and swap are `?` for {unreadable} process(es) whose /proc/PID/smaps_rollup \
-             could not be read: the kernel shows another user's smaps_rollup only to root or a \
-             process with CAP_SYS_PTRACE (run clibench as root, or as that user); RSS then comes from \
-             /proc/PID/stat, which anyone may read"
+            "PSS, USS and swap are `?` for {whose} could not be read: {why}; RSS then comes \
+             from /proc/PID/stat, which anyone may read; a total marked `+?` is the sum of the \
+             readable processes, to which the others add an unknown amount"
         ));
     }
     if let Some(peak) = peak_process_count
@@ -377,6 +393,30 @@ fn notes(snap: &Snapshot, peak_process_count: Option<u32>) -> Vec<String> {
 
 fn bytes(value: Option<u64>) -> String {
     value.map_or_else(|| "?".to_string(), |v| format_bytes(v as f64))
+}
+
+/// The sum of the known values; `+?` after it when some are unknown, `?` when all are.
+fn partial_total(values: impl Iterator<Item = Option<u64>>) -> String {
+    let (mut sum, mut known, mut unknown) = (0u64, 0usize, 0usize);
+    for value in values {
+        match value {
+            Some(bytes) => {
+                sum = sum.saturating_add(bytes);
+                known += 1;
+            }
+            None => unknown += 1,
+        }
+    }
+    match (known, unknown) {
+        (0, 1..) => "?".to_owned(),
+        (_, 0) => format_bytes(sum as f64),
+        _ => format!("{}+?", format_bytes(sum as f64)),
+    }
+}
+
+/// `1 process`, `2 processes`: the count with the word it takes.
+fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// The per-process table with a totals row. `?` marks a value the kernel
@@ -398,19 +438,16 @@ pub fn render_table(snap: &Snapshot) -> String {
     rows.push(vec![
         "total".into(),
         String::new(),
-        match snap.processes.len() {
-            1 => "1 process".to_string(),
-            n => format!("{n} processes"),
-        },
+        count(snap.processes.len(), "process", "processes"),
         snap.processes
             .iter()
             .map(|p| p.threads)
             .sum::<u32>()
             .to_string(),
         format_bytes(snap.total_rss_bytes() as f64),
-        bytes(snap.total_pss_bytes()),
-        bytes(snap.total_uss_bytes()),
-        bytes(snap.total_swap_bytes()),
+        partial_total(snap.processes.iter().map(|p| p.pss_bytes)),
+        partial_total(snap.processes.iter().map(|p| p.uss_bytes)),
+        partial_total(snap.processes.iter().map(|p| p.swap_bytes)),
     ]);
     use Align::{Left, Right};
     render(
@@ -486,19 +523,36 @@ mod tests {
         let readable = Snapshot {
             processes: vec![sample(100, "node", 120, Some(96))],
         };
-        assert!(notes(&readable, Some(1)).is_empty());
-        assert!(notes(&readable, None).is_empty());
+        assert!(notes(&readable, Some(1), false).is_empty());
+        assert!(notes(&readable, None, false).is_empty());
         let mixed = Snapshot {
             processes: vec![
                 sample(100, "node", 120, Some(96)),
                 sample(7, "sshd", 8, None),
             ],
         };
-        let said = notes(&mixed, Some(5));
+        let said = notes(&mixed, Some(5), false);
         assert_eq!(said.len(), 2, "{said:?}");
-        assert!(said[0].starts_with("PSS, USS and swap are `?` for 1 process(es)"));
+        assert!(said[0].starts_with("PSS, USS and swap are `?` for 1 process whose"));
         assert!(said[0].contains("CAP_SYS_PTRACE"));
         assert!(said[1].starts_with("the peak counted 5 processes, the table 2:"));
+        // Root is not told to run as root.
+        let as_root = notes(&mixed, None, true);
+        assert!(!as_root[0].contains("run clibench as root"), "{as_root:?}");
+        assert!(as_root[0].contains("even to root"), "{as_root:?}");
+    }
+
+    #[test]
+    fn a_total_over_some_unknown_values_is_the_known_sum_marked() {
+        assert_eq!(
+            partial_total([Some(1 << 20), None].into_iter()),
+            "1.0 MiB+?"
+        );
+        assert_eq!(partial_total([None, None].into_iter()), "?");
+        assert_eq!(
+            partial_total([Some(1 << 20), Some(1 << 20)].into_iter()),
+            "2.0 MiB"
+        );
     }
 
     #[test]

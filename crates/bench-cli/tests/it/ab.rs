@@ -178,6 +178,22 @@ fn ab_interleaves_the_sides_and_writes_both_results_and_the_comparison() {
         serde_json::from_str(&std::fs::read_to_string(out.join("comparison.json")).unwrap())
             .unwrap();
     assert!(json["metrics"].is_array(), "{json}");
+    let html = std::fs::read_to_string(out.join("comparison.html")).unwrap();
+    assert!(html.contains("cold"), "{html:.300}");
+    // The header names what differs, not the same sha twice.
+    assert!(
+        result
+            .stderr
+            .contains("head (candidate): measure.env.DEMO_AGENT_STARTUP_DELAY_MS=1500 (",)
+            && result.stderr.contains(") vs base: the spec as it is ("),
+        "{}",
+        result.stderr
+    );
+    assert!(
+        !result.stderr.contains("(candidate) vs "),
+        "{}",
+        result.stderr
+    );
 }
 
 #[test]

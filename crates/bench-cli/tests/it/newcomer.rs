@@ -154,3 +154,133 @@ fn kernel_of_a_missing_program_says_so_once_and_fails() {
         out.stderr
     );
 }
+
+/// Runs `args` with stdout, or stderr, into a pipe whose reader is already gone (as
+/// `| head -1` leaves it once head has its line); the other stream is captured.
+fn into_closed_pipe(args: &[&str], stream: &str) -> crate::Run {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let mut command = clibench();
+    command.args(args);
+    let output = if stream == "stdout" {
+        command.stdout(writer).stderr(std::process::Stdio::piped())
+    } else {
+        command.stderr(writer).stdout(std::process::Stdio::piped())
+    }
+    .output()
+    .unwrap();
+    let captured = String::from_utf8_lossy(if stream == "stdout" {
+        &output.stderr
+    } else {
+        &output.stdout
+    })
+    .into_owned();
+    crate::Run {
+        code: output.status.code(),
+        stdout: captured.clone(),
+        stderr: captured,
+    }
+}
+
+#[test]
+fn output_into_a_closed_pipe_ends_quietly_with_status_0() {
+    let base = crate::example_result("base");
+    let candidate = crate::example_result("candidate");
+    let (base, candidate) = (base.to_str().unwrap(), candidate.to_str().unwrap());
+    for (args, stream) in [
+        (
+            vec!["compare", base, candidate, "--format", "json"],
+            "stdout",
+        ),
+        (vec!["compare", base, candidate], "stderr"),
+        (vec!["report", base, "--format", "markdown"], "stdout"),
+        (
+            vec![
+                "startup",
+                "--runs",
+                "1",
+                "--warmup",
+                "0",
+                "--ready",
+                "pattern:>>> ",
+                "--export-json",
+                "-",
+                "--",
+                "python3",
+                "-q",
+            ],
+            "stdout",
+        ),
+    ] {
+        let out = into_closed_pipe(&args, stream);
+        assert_eq!(
+            out.code,
+            Some(0),
+            "{args:?} into a closed {stream}: {}",
+            out.stderr
+        );
+        assert!(!out.stderr.contains("panicked"), "{args:?}: {}", out.stderr);
+        assert!(
+            !out.stderr.contains("Broken pipe"),
+            "{args:?}: {}",
+            out.stderr
+        );
+    }
+}
+
+#[test]
+fn a_required_prompt_ending_in_a_blank_is_found_as_the_ready_pattern_finds_it() {
+    for ready in ["probe", "pattern:>>>.$"] {
+        let out = run(clibench().args([
+            "startup",
+            "--runs",
+            "1",
+            "--warmup",
+            "0",
+            "--ready",
+            ready,
+            "--ready-require",
+            ">>>.$",
+            "--",
+            "python3",
+            "-q",
+        ]));
+        assert_eq!(out.code, Some(0), "--ready {ready}: {}", out.stderr);
+        assert!(
+            !out.stderr.contains("failed"),
+            "--ready {ready}: {}",
+            out.stderr
+        );
+    }
+}
+
+#[test]
+fn a_failed_run_says_its_error_live_and_in_the_summary_and_points_at_the_logs() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("spec.toml"),
+        "name = \"failing\"\n[install]\ncommand = [\"sh\", \"-c\", \"echo 'npm error 404 gone-h7'; exit 1\"]\n\
+         [measure]\ncommand = [\"true\"]\n",
+    )
+    .unwrap();
+    let out = run(clibench()
+        .args(["run", "spec.toml", "--out", "out", "--trials", "2"])
+        .current_dir(dir.path()));
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    // Once as it happens, once in the summary's `failed:` line; the installer's command
+    // line quotes it a third time in each, so count the output's own line.
+    let told = out.stderr.matches("output ends with").count()
+        + out.stderr.matches("install trial 0: failed").count();
+    assert_eq!(told, 2, "{}", out.stderr);
+    assert!(
+        !out.stderr.contains("measure another build"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .contains("next: the failed steps' logs are in out/logs"),
+        "{}",
+        out.stderr
+    );
+}

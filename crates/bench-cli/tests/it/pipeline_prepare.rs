@@ -154,3 +154,84 @@ fn a_commit_that_does_not_exist_is_an_error() {
         out.stderr
     );
 }
+
+/// A source-less spec as the release before `{build}` read it: its build packs into
+/// `{out}/build` (which clibench made then) and its artifacts are collected from there.
+const LEGACY_BUILD_SPEC: &str = r#"
+name = "legacy"
+
+[[build]]
+name = "pack"
+command = ["sh", "-c", "echo packed > \"$1/legacy-1.0.tgz\"", "sh", "{out}/build"]
+
+[[artifacts]]
+folder = "{out}/build"
+glob = "legacy-*.tgz"
+count = 1
+
+[measure]
+command = ["true"]
+"#;
+
+#[test]
+fn a_spec_of_the_last_release_that_packs_into_out_build_still_prepares() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("spec.toml"), LEGACY_BUILD_SPEC).unwrap();
+    let out = crate::run(
+        crate::clibench()
+            .args([
+                "phase",
+                "prepare",
+                "--spec",
+                "spec.toml",
+                "--out",
+                "out",
+                "--trial",
+                "0",
+            ])
+            .current_dir(dir.path()),
+    );
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let result: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("out/result.json")).unwrap())
+            .unwrap();
+    assert_eq!(result["side"]["artifacts"]["legacy-1.0.tgz"], 7, "{result}");
+    let log = std::fs::read_to_string(dir.path().join("out/logs/prepare.log")).unwrap();
+    assert!(
+        log.contains(
+            "names {out}/build, where source-less builds ran before they moved to {build}"
+        ),
+        "{log}"
+    );
+}
+
+#[test]
+fn a_log_a_failed_build_cites_in_its_scratch_home_is_kept_in_out_logs() {
+    let target = Target::new(INSTALLER);
+    let commit = target.first_commit();
+    target.spec(&commit, "", "");
+    let spec = std::fs::read_to_string(target.dir.path().join("spec.toml")).unwrap();
+    let spec = spec.replace(
+        "command = [\"sh\", \"build.sh\"]",
+        "command = [\"sh\", \"-c\", \"mkdir -p $HOME/.npm/_logs && echo 'verbose: 404' > \
+         $HOME/.npm/_logs/t-debug-0.log && echo \\\"npm error A complete log of this run can \
+         be found in: $HOME/.npm/_logs/t-debug-0.log\\\" >&2; exit 1\"]",
+    );
+    std::fs::write(target.dir.path().join("spec.toml"), spec).unwrap();
+    let out = target.phase("prepare", 0, &[]);
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    let kept = target.out.join("logs/cited-t-debug-0.log");
+    assert!(!target.out.join("build-home").exists());
+    assert_eq!(
+        std::fs::read_to_string(&kept).unwrap_or_default(),
+        "verbose: 404\n",
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("logs/cited-t-debug-0.log"),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("build-home/.npm"), "{}", out.stderr);
+}

@@ -423,3 +423,266 @@ fn readme_commands_are_found_with_comments_stripped() {
         ["clibench run", "clibench mem -- python3 -m http.server"]
     );
 }
+
+/// The subcommands `clibench --help` lists (without `help`).
+fn subcommands(help: &str) -> Vec<String> {
+    help.lines()
+        .skip_while(|line| *line != "Commands:")
+        .skip(1)
+        .take_while(|line| !line.trim().is_empty())
+        // A command's name starts at column 2; its description's continuation lines
+        // are indented further.
+        .filter(|line| line.starts_with("  ") && !line.starts_with("   "))
+        .filter_map(|line| line.split_whitespace().next())
+        .filter(|name| *name != "help")
+        .map(str::to_owned)
+        .collect()
+}
+
+fn help_at(width: u16, args: &[&str]) -> String {
+    let out = run(clibench().args(args).env("COLUMNS", width.to_string()));
+    assert_eq!(out.code, Some(0), "{args:?}: {}", out.stderr);
+    out.stdout
+}
+
+/// The text after the options: the examples and notes, written to fit 80 columns.
+fn after_options(help: &str) -> &str {
+    help.find("\nExamples:").map_or("", |start| &help[start..])
+}
+
+#[test]
+fn help_fits_80_columns_and_examples_are_never_rewrapped() {
+    let top = help_at(200, &["--help"]);
+    let commands = subcommands(&top);
+    assert!(commands.len() >= 10, "{commands:?} from\n{top}");
+    let mut all: Vec<Vec<&str>> = vec![vec!["--help"]];
+    all.extend(
+        commands
+            .iter()
+            .map(|command| vec![command.as_str(), "--help"]),
+    );
+    all.extend(commands.iter().map(|command| vec![command.as_str(), "-h"]));
+    for args in all {
+        let narrow = help_at(80, &args);
+        let long: Vec<&str> = narrow
+            .lines()
+            .filter(|line| line.chars().count() > 80)
+            .collect();
+        assert!(
+            long.is_empty(),
+            "`clibench {}` at 80 columns: {long:#?}",
+            args.join(" ")
+        );
+        // Wrapped at 80 or not at all, the examples and notes read the same: their
+        // lines were written to fit, so clap never breaks one mid-phrase.
+        let wide = help_at(200, &args);
+        assert_eq!(
+            after_options(&narrow),
+            after_options(&wide),
+            "`clibench {}` rewraps its examples at 80 columns",
+            args.join(" ")
+        );
+    }
+}
+
+/// The `cargo install` lines of README's ```sh blocks.
+fn install_lines(readme: &str) -> Vec<&str> {
+    let mut lines = Vec::new();
+    let mut in_sh = false;
+    for line in readme.lines() {
+        let trimmed = line.trim();
+        if trimmed.starts_with("```") {
+            in_sh = trimmed == "```sh";
+        } else if in_sh && trimmed.starts_with("cargo install ") && trimmed.contains("--path") {
+            lines.push(trimmed);
+        }
+    }
+    lines
+}
+
+#[test]
+fn the_readme_install_line_installs_a_working_clibench() {
+    let readme = std::fs::read_to_string(repository().join("README.md")).unwrap();
+    let lines = install_lines(&readme);
+    assert_eq!(
+        lines.len(),
+        1,
+        "README should say once how to install: {lines:?}"
+    );
+    let words: Vec<&str> = lines[0].split_whitespace().collect();
+    assert_eq!(&words[..2], ["cargo", "install"], "{}", lines[0]);
+    // The documented line as written, with a scratch root instead of ~/.cargo, a debug
+    // build (the documented release build takes long) and no network. Its own target
+    // folder, kept between runs, so that the binary the other tests run is never
+    // rebuilt under them and the second run is quick.
+    let root = tempfile::tempdir().unwrap();
+    let binary = PathBuf::from(env!("CARGO_BIN_EXE_clibench"));
+    let target = binary
+        .parent()
+        .and_then(Path::parent)
+        .expect("the binary lives in target/<profile>/")
+        .join("readme-install");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let out = run(Command::new(cargo)
+        .args(&words[1..])
+        .arg("--root")
+        .arg(root.path())
+        .args(["--debug", "--offline", "--quiet"])
+        .env("CARGO_TARGET_DIR", &target)
+        .current_dir(repository()));
+    assert_eq!(out.code, Some(0), "`{}` failed:\n{}", lines[0], out.stderr);
+    let installed = run(Command::new(root.path().join("bin/clibench")).arg("--version"));
+    assert_eq!(installed.code, Some(0), "{}", installed.stderr);
+    assert!(
+        installed.stdout.starts_with("clibench "),
+        "{}",
+        installed.stdout
+    );
+}
+
+/// The `clibench phase` and `clibench cleanup` lines of docs/spec.md's first ```sh block.
+fn spec_doc_sequence(doc: &str) -> Vec<&str> {
+    doc.lines()
+        .skip_while(|line| line.trim() != "```sh")
+        .skip(1)
+        .take_while(|line| !line.trim().starts_with("```"))
+        .map(str::trim)
+        .filter(|line| line.starts_with("clibench phase ") || line.starts_with("clibench cleanup "))
+        .collect()
+}
+
+#[test]
+fn the_phase_sequence_of_docs_spec_md_runs_as_written() {
+    let doc = std::fs::read_to_string(repository().join("docs/spec.md")).unwrap();
+    let sequence = spec_doc_sequence(&doc);
+    assert!(
+        sequence.len() >= 3
+            && sequence[0].starts_with("clibench phase prepare ")
+            && sequence[1].starts_with("clibench phase install "),
+        "{sequence:#?}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let written = run(clibench()
+        .args(["run", "--write-demo", "demo"])
+        .current_dir(dir.path()));
+    assert_eq!(written.code, Some(0), "{}", written.stderr);
+    // A commit other than the spec's, as a pull request's head is: the later phases,
+    // given no --commit, must measure what prepare built.
+    let source = dir.path().join("demo/source");
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "-c",
+                "commit.gpgsign=false",
+            ])
+            .args(args)
+            .current_dir(&source)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    };
+    git(&["commit", "--quiet", "--allow-empty", "-m", "head"]);
+    let head = git(&["rev-parse", "HEAD"]);
+    for line in sequence {
+        let as_run = line
+            .replace("examples/prime-agent.toml", "demo/demo.toml")
+            .replace(" URL ", " demo/source ")
+            .replace(" SHA", &format!(" {head}"))
+            .replace(" [--keep-users]", "");
+        run_case(line, &as_run, 0, dir.path());
+        if line.starts_with("clibench phase measure ") {
+            let result: serde_json::Value = serde_json::from_str(
+                &std::fs::read_to_string(dir.path().join("out/result.json")).unwrap(),
+            )
+            .unwrap();
+            assert_eq!(result["request"]["sha"], head.as_str(), "{result}");
+            assert!(
+                result["side"]["metrics"]["cold"][0]["value"].is_number(),
+                "{result}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_demo_spec_docs_spec_md_shows_runs_as_the_demo() {
+    let dir = scratch();
+    let out = run(clibench()
+        .args([
+            "run",
+            "examples/demo-agent/demo.toml",
+            "--phases",
+            "prepare",
+            "--out",
+            "d",
+        ])
+        .current_dir(dir.path()));
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let result: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("d/result.json")).unwrap())
+            .unwrap();
+    assert!(
+        result["side"]["metrics"]["bundle"][0]["value"].is_number(),
+        "{result}"
+    );
+    // A copy with its placeholders but edited is not the demo: the error says what they are.
+    let copy = dir.path().join("copy.toml");
+    let text = std::fs::read_to_string(repository().join("examples/demo-agent/demo.toml")).unwrap();
+    std::fs::write(
+        &copy,
+        text.replace("ready_timeout = \"20s\"", "ready_timeout = \"30s\""),
+    )
+    .unwrap();
+    let out = run(clibench().arg("run").arg(&copy).current_dir(dir.path()));
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("is the built-in demo's placeholder \"@DEMO_COMMIT@\""),
+        "{}",
+        out.stderr
+    );
+}
+
+/// The ```text block right after the ```sh block holding `command`, up to its `...`.
+fn sample_after<'a>(readme: &'a str, command: &str) -> Vec<&'a str> {
+    let at = readme.find(command).expect("README shows the command");
+    readme[at..]
+        .lines()
+        .skip_while(|line| *line != "```text")
+        .skip(1)
+        .take_while(|line| *line != "..." && *line != "```")
+        .collect()
+}
+
+#[test]
+fn the_readme_sample_of_compare_is_what_compare_prints() {
+    let readme = std::fs::read_to_string(repository().join("README.md")).unwrap();
+    let sample = sample_after(
+        &readme,
+        "cargo run --release -- compare examples/results/base.json examples/results/candidate.json",
+    );
+    assert!(sample.len() > 4, "{sample:#?}");
+    let dir = scratch();
+    let out = run(clibench()
+        .args([
+            "compare",
+            "examples/results/base.json",
+            "examples/results/candidate.json",
+        ])
+        .current_dir(dir.path()));
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let printed: Vec<&str> = out.stderr.lines().take(sample.len()).collect();
+    assert_eq!(
+        printed, sample,
+        "README's sample is not what compare prints now"
+    );
+}

@@ -112,6 +112,18 @@ fn report_text(report: &Report) -> String {
             &rows,
         ));
     }
+    if report
+        .metrics
+        .iter()
+        .any(|stats| !stats.outlier_trials.is_empty())
+    {
+        // `#2` alone says nothing to someone who has not read the code.
+        out.push_str(&format!(
+            "\noutliers: #N is trial N, whose value lies more than {} median absolute \
+             deviations (modified z-score) from the median, as hyperfine flags them\n",
+            crate::stats::OUTLIER_Z
+        ));
+    }
     if let Some(note) = report.cold_note() {
         out.push_str(&format!("\n{note}\n"));
     }

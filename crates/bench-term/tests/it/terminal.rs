@@ -707,6 +707,26 @@ fn ready_require_and_reject_judge_the_screen_at_ready() {
 }
 
 #[test]
+fn a_required_prompt_ending_in_a_blank_matches_as_the_ready_pattern_does() {
+    // The fixture's prompt is "> ": the pattern sees its blank, and so must the guard.
+    let prompt = Regex::new(r"(?m)^>.$").unwrap();
+    let mut terminal = spawn(&["--echo"]);
+    let guard = bench_term::ReadyGuard {
+        require: Some(prompt.clone()),
+        ..Default::default()
+    };
+    terminal
+        .ready_guarded(&ReadyMode::Pattern(prompt.clone()), TIMEOUT, &guard)
+        .unwrap();
+    terminal.close().unwrap();
+    let mut terminal = spawn(&["--echo"]);
+    terminal
+        .ready_guarded(&ReadyMode::Probe, TIMEOUT, &guard)
+        .unwrap();
+    terminal.close().unwrap();
+}
+
+#[test]
 fn a_program_that_ignores_its_quit_keys_is_hung_up_without_waiting_the_grace() {
     // A grace far longer than close() needs: it must not wait it out.
     let options = fixture(&["--echo", "--ignore-ctrl-c"]).quit_grace(Duration::from_secs(60));

@@ -457,10 +457,19 @@ pub fn run_ok(step: &Step<'_>) -> Result<Finished, ExecError> {
     if finished.status.success() {
         return Ok(finished);
     }
-    let text = match &step.log {
+    let mut text = match &step.log {
         Some(path) => read_log_tail(path, finished.log_offset),
         None => tail(&finished.merged()),
     };
+    // A log the command cites in its home is gone once the home is removed: keep a copy
+    // beside the step's own log.
+    let home = step
+        .home
+        .as_deref()
+        .or(step.user.map(|user| user.home.as_path()));
+    if let (Some(home), Some(logs)) = (home, step.log.as_deref().and_then(Path::parent)) {
+        text = crate::pipeline::out::cited::keep_cited(home, logs, &text);
+    }
     Err(ExecError::Failed {
         what: step.what.clone(),
         status: finished.status,

@@ -172,6 +172,9 @@ pub struct AbComparison {
     pub comparison: Comparison,
     /// The Markdown written to `OUT/comparison.md`.
     pub markdown: String,
+    /// What made head differ from base, for a terminal's first line: both sides may have
+    /// built the same commit, so their shas alone do not tell them apart.
+    pub sides: String,
 }
 
 /// Marks `OUT/base/result.json` as the base and `OUT/head/result.json` as the candidate,
@@ -212,10 +215,33 @@ pub fn compare_sides(
     bench_core::io::write_atomic(&out.join("comparison.md"), markdown.as_bytes())?;
     let json = bench_core::export::json::comparison(&comparison);
     bench_core::io::write_atomic(&out.join("comparison.json"), json.as_bytes())?;
+    let html = bench_core::export::html::comparison(&comparison);
+    bench_core::io::write_atomic(&out.join("comparison.html"), html.as_bytes())?;
+    let describe = |result: &ResultFile| {
+        let overrides = result
+            .request
+            .config
+            .get("overrides")
+            .map_or("the spec as it is".to_owned(), |overrides| {
+                overrides.clone()
+            });
+        format!("{overrides} ({})", short_sha(&result.request.sha))
+    };
+    let sides = format!(
+        "head (candidate): {} vs base: {}",
+        describe(&sides[1]),
+        describe(&sides[0])
+    );
     Ok(AbComparison {
         comparison,
         markdown,
+        sides,
     })
+}
+
+/// A sha's first 12 characters, as the reports show it.
+fn short_sha(sha: &str) -> &str {
+    sha.get(..12).unwrap_or(sha)
 }
 
 /// The line that says what each side was, since both may have built the same commit.
@@ -337,6 +363,16 @@ mod tests {
         );
         let json = std::fs::read_to_string(dir.path().join("comparison.json")).unwrap();
         assert!(serde_json::from_str::<serde_json::Value>(&json).is_ok());
+        let html = std::fs::read_to_string(dir.path().join("comparison.html")).unwrap();
+        assert!(html.starts_with("<!DOCTYPE html>"), "{html:.200}");
+        assert!(
+            found
+                .sides
+                .starts_with("head (candidate): the spec as it is (")
+                && found.sides.contains(" vs base: the spec as it is ("),
+            "{}",
+            found.sides
+        );
     }
 
     #[test]

@@ -90,7 +90,7 @@ pub fn load_spec(
 /// returned as `Err`; a phase that ran and failed is an `Ok` outcome with its errors, and
 /// the result file records them.
 pub fn run_phase(run: &PhaseRun) -> Result<PhaseOutcome, Error> {
-    let spec = load_spec(
+    let mut spec = load_spec(
         &run.spec,
         &run.overrides,
         run.repository.as_deref(),
@@ -98,6 +98,9 @@ pub fn run_phase(run: &PhaseRun) -> Result<PhaseOutcome, Error> {
     )?;
     let _lock = crate::pipeline::out::folder::open_for_phase(&run.out)?;
     let path = run.out.join("result.json");
+    if run.commit.is_none() && run.phase != Phase::Prepare {
+        adopt_prepared_commit(&mut spec, &path);
+    }
     let facts = SpecFacts::of(&spec, &run.spec, &run.overrides);
     let mut result =
         ResultFile::load_or_create(&path, &facts.request).map_err(Error::ResultUnreadable)?;
@@ -152,6 +155,24 @@ pub fn run_phase(run: &PhaseRun) -> Result<PhaseOutcome, Error> {
         .map(|error| crate::pipeline::redact::redact(error))
         .collect(),
     })
+}
+
+/// A later phase given no `--commit` measures the build prepare made in this folder, as
+/// `phase prepare --commit SHA` then `phase install` reads: the commit is taken from the
+/// folder's result file when it holds one. An unreadable file is left to the loader, which
+/// says why.
+fn adopt_prepared_commit(spec: &mut spec::Spec, result: &Path) {
+    let Some(source) = spec.source.as_mut() else {
+        return;
+    };
+    if !result.exists() {
+        return;
+    }
+    if let Ok(file) = ResultFile::load(result)
+        && spec::is_full_sha(&file.request.sha)
+    {
+        source.commit = file.request.sha;
+    }
 }
 
 /// `--set a=1 --set b=2` as the result's request records it: `a=1 b=2`.
@@ -325,7 +346,7 @@ mod tests {
         assert!(
             matches!(
                 &outcome.failure,
-                Some(PhaseError::Context(ContextError::NoInstall { out: folder }))
+                Some(PhaseError::Context(ContextError::NoInstall { out: folder, .. }))
                     if folder.ends_with("out")
             ),
             "{:?}",
@@ -334,7 +355,8 @@ mod tests {
         let message = outcome.error.unwrap();
         assert!(
             message.starts_with("measure: install 0 has not run in ")
-                && message.ends_with(": run `clibench phase install --trial 0` first"),
+                && message.contains(": run `clibench phase prepare --spec ")
+                && message.ends_with(" --trial 0` first"),
             "{message}"
         );
         let result = ResultFile::load(&out.join("result.json")).unwrap();

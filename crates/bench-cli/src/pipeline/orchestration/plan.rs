@@ -55,6 +55,13 @@ impl SpecSource {
                 path: path.to_path_buf(),
             });
         }
+        // The demo's spec as shipped (`examples/demo-agent/demo.toml`, which docs/spec.md
+        // shows as an example) is the demo: its source and commit are placeholders that only
+        // the demo's own materialising fills in. An unreadable file is left to the loader,
+        // which says why with the path.
+        if std::fs::read_to_string(path).is_ok_and(|text| text == crate::demo::SPEC) {
+            return Ok(SpecSource::Demo);
+        }
         path.canonicalize()
             .map(SpecSource::File)
             .map_err(|source| SpecPathError::Resolve {
@@ -241,7 +248,7 @@ impl Plan {
             .unwrap_or_else(|| Phase::ALL.to_vec());
         phases.sort();
         phases.dedup();
-        let (phases, skipped) = match &spec {
+        let (phases, skipped, builds) = match &spec {
             SpecSource::File(path) => {
                 let loaded = load_spec(
                     path,
@@ -249,16 +256,21 @@ impl Plan {
                     settings.repository.as_deref(),
                     settings.commit.as_deref(),
                 )?;
-                described_phases(&loaded, path, &phases, asked)?
+                let builds = loaded.source.is_some() || !loaded.artifacts.is_empty();
+                let (run, skipped) = described_phases(&loaded, path, &phases, asked)?;
+                (run, skipped, builds)
             }
             // The demo describes every phase (a test holds it to that); its overrides are
             // checked against its spec as it will be written.
             SpecSource::Demo => {
                 let text = crate::demo::spec_text(Path::new("/demo/source"), &"0".repeat(40));
                 crate::spec::parse_with(&text, "the demo's spec", &settings.overrides)?;
-                (phases, Vec::new())
+                (phases, Vec::new(), true)
             }
         };
+        if asked {
+            needs_install(&phases, builds)?;
+        }
         Ok(Plan {
             spec,
             out: out.to_path_buf(),
@@ -300,6 +312,45 @@ impl Plan {
         }
         steps
     }
+}
+
+/// A run's phases after install need the trial user install makes, and an install of a
+/// built target needs prepare's artifacts; a run starts in a fresh folder, so asking for
+/// `--phases measure` alone can only fail, once per trial. Said once, before anything runs.
+fn needs_install(phases: &[Phase], builds: bool) -> Result<(), Error> {
+    let Some(&phase) = phases.iter().find(|&&phase| phase > Phase::Install) else {
+        return Ok(());
+    };
+    let lacks_install = !phases.contains(&Phase::Install);
+    let lacks_prepare = builds && !phases.contains(&Phase::Prepare);
+    if !lacks_install && !lacks_prepare {
+        return Ok(());
+    }
+    let join = |phases: &[Phase]| {
+        phases
+            .iter()
+            .map(Phase::to_string)
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let mut suggested = phases.to_vec();
+    suggested.push(Phase::Install);
+    if builds {
+        suggested.push(Phase::Prepare);
+    }
+    suggested.sort();
+    suggested.dedup();
+    let (phase, needs) = match (lacks_install, lacks_prepare) {
+        (true, true) => (phase, "prepare and install (install makes its trial user)"),
+        (true, false) => (phase, "install, which makes its trial user"),
+        _ => (Phase::Install, "prepare's artifacts"),
+    };
+    Err(Error::PhasesNeedInstall {
+        asked: join(phases),
+        phase,
+        needs,
+        suggested: join(&suggested),
+    })
 }
 
 /// Whether the spec has the section `phase` needs (prepare and install need none beyond
@@ -417,9 +468,50 @@ mod tests {
     }
 
     #[test]
+    fn later_phases_without_prepare_and_install_are_refused_once() {
+        let error = needs_install(&[Phase::Measure], true)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            error,
+            "--phases measure: measure needs prepare and install (install makes its trial \
+             user), and a run starts in a fresh folder; use `--phases prepare,install,measure`, \
+             or run single phases into one folder with `clibench phase`"
+        );
+        let error = needs_install(&[Phase::Install, Phase::Ui], true).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("install needs prepare's artifacts"),
+            "{error}"
+        );
+        let error = needs_install(&[Phase::Measure], false).unwrap_err();
+        assert!(
+            error.to_string().contains("`--phases install,measure`"),
+            "{error}"
+        );
+        assert!(needs_install(&[Phase::Install, Phase::Measure], false).is_ok());
+        assert!(needs_install(&[Phase::Prepare], true).is_ok());
+        assert!(needs_install(&Phase::ALL, true).is_ok());
+    }
+
+    #[test]
     fn phases_are_put_in_pipeline_order_without_duplicates() {
-        let plan = plan(&[Phase::Ui, Phase::Measure, Phase::Ui], 1, 1);
-        assert_eq!(plan.phases, [Phase::Measure, Phase::Ui]);
+        let plan = plan(
+            &[
+                Phase::Ui,
+                Phase::Install,
+                Phase::Measure,
+                Phase::Prepare,
+                Phase::Ui,
+            ],
+            1,
+            1,
+        );
+        assert_eq!(
+            plan.phases,
+            [Phase::Prepare, Phase::Install, Phase::Measure, Phase::Ui]
+        );
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! lock and earlier result ([`run`]), the state file listing everything a run created
 //! ([`state`]), and removing all of it (`cleanup`).
 
+pub(crate) mod cited;
 pub(crate) mod cleanup;
 pub mod folder;
 pub mod run;

@@ -6,7 +6,7 @@ use crate::pipeline::context::{ContextError, PhaseContext, base_environment};
 use crate::pipeline::error::FileError;
 use crate::pipeline::isolation::command::{self, Step};
 use crate::pipeline::out::state::State;
-use crate::spec::{BuildStep, Values};
+use crate::spec::{BuildStep, Template, Values};
 use bench_core::error_chain;
 use bench_core::{Metric, Sample, Side, record};
 use sha2::{Digest, Sha256};
@@ -173,6 +173,25 @@ fn build(ctx: &PhaseContext, side: &mut Side, build_home: &Path) -> Result<(), P
         None => {
             let dir = ctx.build_dir();
             fresh_folder(&dir)?;
+            if names_legacy_build_folder(&ctx.spec) {
+                // Before the staging folder, source-less builds ran in OUT/build, which
+                // clibench made; specs written then pack into `{out}/build` and collect
+                // from there. Making it as that release did keeps them working (prepare
+                // runs as the invoking user, who owns OUT); artifacts are still copied
+                // into the staging folder for the trial users.
+                let legacy = ctx.out.join(LEGACY_BUILD_FOLDER);
+                fresh_folder(&legacy)?;
+                append_log(
+                    &log,
+                    &format!(
+                        "note: this spec names {{out}}/{LEGACY_BUILD_FOLDER}, where source-less \
+                         builds ran before they moved to {{build}} ({}); {} was made for it, \
+                         as before; write {{build}} instead\n",
+                        dir.display(),
+                        legacy.display()
+                    ),
+                )?;
+            }
             dir
         }
     };
@@ -459,6 +478,37 @@ fn fetch(
 }
 
 /// Empties (or creates) a folder.
+/// The folder under OUT where the releases before `{build}` ran source-less builds.
+const LEGACY_BUILD_FOLDER: &str = "build";
+
+/// Whether a build step or an artifact folder of the spec names `{out}/build`.
+fn names_legacy_build_folder(spec: &crate::spec::Spec) -> bool {
+    let legacy = format!("{{out}}/{LEGACY_BUILD_FOLDER}");
+    // `{out}/build` itself or a path in it, not `{out}/build-home` or `{out}/builds`.
+    let names = |template: &Template| {
+        template.raw().match_indices(&legacy).any(|(at, _)| {
+            template.raw()[at + legacy.len()..]
+                .chars()
+                .next()
+                .is_none_or(|next| !(next.is_alphanumeric() || "-_.".contains(next)))
+        })
+    };
+    spec.build
+        .iter()
+        .any(|step| step.command.iter().any(names) || step.cwd.as_ref().is_some_and(names))
+        || spec.artifacts.iter().any(|set| names(&set.folder))
+}
+
+fn append_log(log: &Path, text: &str) -> Result<(), FileError> {
+    use std::io::Write;
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+        .and_then(|mut file| file.write_all(text.as_bytes()))
+        .map_err(FileError::doing(format!("writing {}", log.display())))
+}
+
 fn fresh_folder(dir: &Path) -> Result<(), FileError> {
     if dir.exists() {
         std::fs::remove_dir_all(dir)
