@@ -111,10 +111,10 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         },
     })?;
     let url = endpoint.url();
-    println!("{url}");
+    outln!("{url}");
     // The URL is what a script waits for: it must not sit in a buffer.
     std::io::stdout().flush().ok();
-    eprint!("{}", guide(&url, endpoint.seed()));
+    say_part!("{}", guide(&url, endpoint.seed()));
     let journal = endpoint.journal();
     let mut seen = 0;
     let mut stderr = std::io::stderr();
@@ -142,7 +142,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         file.flush().context("failed to write the journal")?;
     }
     let requests = journal.requests().len();
-    eprintln!("clibench model: stopped after {requests} request(s)");
+    say!("clibench model: stopped after {requests} request(s)");
     Ok(ExitCode::SUCCESS)
 }
 
@@ -208,7 +208,7 @@ fn describe(event: &Event, chunks: bool) -> Option<String> {
             if !r.prompt.is_empty() {
                 line.push_str(&format!(" | {:?}", r.prompt));
             }
-            Some(inert(&line))
+            Some(bench_core::text::inert(&line).into_owned())
         }
         Event::Chunk(c) if chunks || c.last => {
             let late = c.written.saturating_sub(c.scheduled);
@@ -227,33 +227,9 @@ fn describe(event: &Event, chunks: bool) -> Option<String> {
     }
 }
 
-/// `text` safe for a terminal: control characters (C0, DEL, C1) and bidirectional
-/// overrides shown as `\u{...}` escapes.
-fn inert(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        let bidi = matches!(c, '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}');
-        if c.is_control() || bidi {
-            out.push_str(&format!("\\u{{{:04X}}}", u32::from(c)));
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn inert_escapes_controls_and_bidi_overrides() {
-        assert_eq!(
-            inert("a\u{1b}[2Jb\u{202E}c\u{85}"),
-            "a\\u{001B}[2Jb\\u{202E}c\\u{0085}"
-        );
-        assert_eq!(inert("plain ✓"), "plain ✓");
-    }
 
     #[test]
     fn the_guide_points_every_agent_at_the_url() {
