@@ -43,8 +43,8 @@ fn fail_on_regression_exits_1_only_when_asked() {
     assert_eq!(out.code, Some(1));
     assert!(
         out.stderr.ends_with(
-            "error: regressed beyond the noise floor: bundle (+256.0 KiB, +1.4%), \
-             disk (+1.0 MiB, +0.5%), cold (+175 ms, +42.5%)\n"
+            // 1 MiB more disk (0.5%) is `changed`; 5 trials a side decide no timing.
+            "error: regressed beyond the threshold: bundle (+256.0 KiB, +1.4%)\n"
         ),
         "{}",
         out.stderr
@@ -53,8 +53,7 @@ fn fail_on_regression_exits_1_only_when_asked() {
     let out = run(compare_examples().args(["--fail-on-regression", "--noise", "0.6"]));
     assert_eq!(out.code, Some(1), "{}", out.stderr);
     assert!(
-        out.stderr
-            .ends_with("bundle (+256.0 KiB, +1.4%), disk (+1.0 MiB, +0.5%)\n"),
+        out.stderr.ends_with("bundle (+256.0 KiB, +1.4%)\n"),
         "{}",
         out.stderr
     );
@@ -69,13 +68,18 @@ fn fail_on_regression_exits_1_only_when_asked() {
         "disk=0.05",
     ]));
     assert_eq!(out.code, Some(0), "{}", out.stderr);
-    // The same files compared the other way round improve.
+    // The same files compared the other way round: the bundle improves, and memory's
+    // +42% from 5 trials a side is no verdict, so nothing fails.
     let out = run(clibench()
         .args(["compare", "--fail-on-regression"])
         .arg(example_result("candidate"))
         .arg(example_result("base")));
-    assert_eq!(out.code, Some(1), "{}", out.stderr);
-    assert!(out.stderr.contains("rss (+"), "{}", out.stderr);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("0 regressed, 1 improved"),
+        "{}",
+        out.stderr
+    );
 }
 
 #[test]
