@@ -38,6 +38,7 @@
 
 pub mod asciicast;
 mod close;
+mod descriptors_linux;
 pub mod dialog;
 mod drained;
 mod error;

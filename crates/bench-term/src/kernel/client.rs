@@ -183,7 +183,7 @@ impl std::fmt::Debug for Kernel {
 
 impl Kernel {
     /// Starts the kernel in a new session with the exact environment, working directory and
-    /// (optionally) user of `options`. Does not wait for `ready`: call [`Kernel::ready`].
+    /// (optionally) user of `options`, and no descriptor of this process but its pipes. Does not wait for `ready`: call [`Kernel::ready`].
     pub fn spawn(options: KernelOptions) -> Result<Kernel, KernelError> {
         let spawned = Instant::now();
         let transcript = match &options.transcript {
@@ -207,12 +207,13 @@ impl Kernel {
         // Prepared here: the closure below runs between fork and exec, where it must not allocate.
         let identity = options.user.as_ref().map(Identity::switch);
         // SAFETY: the closure runs in the forked child before exec and only makes raw
-        // system calls through rustix (setsid, setgroups, setgid, setuid), which are
-        // async-signal-safe; it allocates nothing and touches no memory of the parent.
-        // The child is single-threaded there, so the per-thread id calls change the
-        // whole process.
+        // system calls (close_range or fcntl, setsid, setgroups, setgid, setuid), which
+        // are async-signal-safe; it allocates nothing and touches no memory of the
+        // parent. The child is single-threaded there, so the per-thread id calls change
+        // the whole process.
         unsafe {
             command.pre_exec(move || {
+                crate::descriptors_linux::close_on_exec_above_stdio()?;
                 rustix::process::setsid()?;
                 if let Some(identity) = &identity {
                     identity.apply()?;
