@@ -92,6 +92,10 @@ fn report(name: &str, closes: &[CloseReport]) {
             .entry(ending_name(close.ending).to_owned())
             .or_default() += 1;
     }
+    // One slow path in full, to see which key met what.
+    if let Some(unclean) = closes.iter().find(|c| c.ending != Ending::Quit) {
+        println!("  {name}: one close that did not quit: {unclean:?}");
+    }
     let Some(summary) = Summary::from_values(&took) else {
         println!("  {name}: no samples");
         return;

@@ -662,11 +662,11 @@ impl Kernel {
     fn shut_down(&mut self) -> Result<CloseReport, KernelError> {
         let started = Instant::now();
         if self.closed {
-            return Ok(CloseReport {
-                status: None,
-                ending: Ending::Exited,
-                took: started.elapsed(),
-            });
+            return Ok(CloseReport::without_keys(
+                None,
+                Ending::Exited,
+                started.elapsed(),
+            ));
         }
         self.closed = true;
         let grace_deadline = started + self.options.close_grace;
@@ -703,11 +703,11 @@ impl Kernel {
             pid: self.pid,
             source,
         })?;
-        Ok(CloseReport {
-            status: Some(status),
+        Ok(CloseReport::without_keys(
+            Some(status),
             ending,
-            took: started.elapsed(),
-        })
+            started.elapsed(),
+        ))
     }
 
     /// Reads (and records) what the kernel prints while it shuts down, for up to 2 ms, so

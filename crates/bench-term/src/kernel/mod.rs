@@ -45,3 +45,8 @@ pub use error::{FrameError, KernelError, KernelExit};
 pub use measure::{MeasureError, batch, interrupt_latency, mixed};
 pub use protocol::{CellError, Done, Event, Request, Snapshot, Stream};
 pub use reference::{REFERENCE_KERNEL, REFERENCE_KERNEL_FILE_NAME};
+
+/// The JSON of the wire protocol ([`Event`] fields, [`Kernel::host_reply`], the
+/// fields of a [`Request`]): serde_json's, part of this API on purpose, since the
+/// protocol's extra fields are free-form JSON that a copy would only mirror.
+pub use serde_json::{Map, Value};

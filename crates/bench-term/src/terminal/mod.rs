@@ -14,5 +14,5 @@ mod spawn;
 mod typing;
 mod wait;
 
-pub use options::{QUIT_QUIET, SpawnOptions};
+pub use options::{DEFAULT_QUIT_KEYS, QUIT_QUIET, SpawnOptions};
 pub use spawn::{Terminal, Timeline};

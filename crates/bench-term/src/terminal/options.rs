@@ -16,7 +16,20 @@ use std::time::Duration;
 /// in the same mode and would otherwise wait out the whole grace on every close.
 pub const QUIT_QUIET: Duration = Duration::from_millis(200);
 
-/// How to start a program in a [`Terminal`].
+/// The quit keys of [`SpawnOptions::new`]: Ctrl-C twice, then Ctrl-D.
+///
+/// Ctrl-C twice is how the agent CLIs quit (the first one cancels or warns, the
+/// second exits) and how a TUI quits; Ctrl-D on the empty line a Ctrl-C left
+/// ends the line REPLs that answer Ctrl-C with a new prompt (python, node, a
+/// shell). close() presses a key only while the program has not exited or left
+/// raw mode, so keys a program does not need cost nothing. A program that quits
+/// otherwise (`/quit` and Enter) says so in its spec (`measure.quit`).
+pub const DEFAULT_QUIT_KEYS: [Key; 3] = [Key::Ctrl('c'), Key::Ctrl('c'), Key::Ctrl('d')];
+
+/// The default of [`SpawnOptions::quit_reaction_wait`].
+const QUIT_REACTION_WAIT: Duration = Duration::from_millis(100);
+
+/// How to start a program in a [`Terminal`](crate::Terminal).
 #[derive(Debug, Clone)]
 pub struct SpawnOptions {
     /// The program (a path, or a name looked up in the `PATH` of [`SpawnOptions::env`]
@@ -40,10 +53,14 @@ pub struct SpawnOptions {
     pub transcript: Option<PathBuf>,
     /// Output cap for the transcript, in bytes.
     pub transcript_limit_bytes: usize,
-    /// Keys close() sends first to ask the program to quit.
+    /// Keys close() sends first to ask the program to quit ([`DEFAULT_QUIT_KEYS`]
+    /// unless set).
     pub quit_keys: Vec<Key>,
-    /// Pause between quit keys.
-    pub quit_interval: Duration,
+    /// The longest close() waits after a quit key (other than the last) for the
+    /// program to react before it presses the next: it presses the next one as
+    /// soon as output arrives; it presses none once the program exited or left
+    /// raw mode. 100 ms unless set.
+    pub quit_reaction_wait: Duration,
     /// The longest close() lets the program exit after its last quit key before
     /// hanging up; a program that goes quiet for [`QUIT_QUIET`] without exiting or
     /// leaving raw mode is hung up at once.
@@ -52,7 +69,7 @@ pub struct SpawnOptions {
 
 impl SpawnOptions {
     /// Options for `program` with no arguments, an empty environment, 120 x 40 cells,
-    /// Ctrl-C twice 150 ms apart to quit.
+    /// [`DEFAULT_QUIT_KEYS`] to quit.
     pub fn new(program: impl Into<OsString>) -> SpawnOptions {
         SpawnOptions {
             program: program.into(),
@@ -64,8 +81,8 @@ impl SpawnOptions {
             user: None,
             transcript: None,
             transcript_limit_bytes: TRANSCRIPT_LIMIT_BYTES,
-            quit_keys: vec![Key::Ctrl('c'), Key::Ctrl('c')],
-            quit_interval: Duration::from_millis(150),
+            quit_keys: DEFAULT_QUIT_KEYS.to_vec(),
+            quit_reaction_wait: QUIT_REACTION_WAIT,
             quit_grace: Duration::from_secs(2),
         }
     }
@@ -129,9 +146,15 @@ impl SpawnOptions {
     }
 
     /// Sets the keys close() sends before hanging up.
-    pub fn quit_keys(mut self, keys: Vec<Key>, interval: Duration) -> SpawnOptions {
+    pub fn quit_keys(mut self, keys: Vec<Key>) -> SpawnOptions {
         self.quit_keys = keys;
-        self.quit_interval = interval;
+        self
+    }
+
+    /// Sets the longest close() waits for a reaction to one quit key before it
+    /// presses the next.
+    pub fn quit_reaction_wait(mut self, wait: Duration) -> SpawnOptions {
+        self.quit_reaction_wait = wait;
         self
     }
 

@@ -24,11 +24,12 @@ pub(super) struct Hit {
 }
 
 impl Hit {
-    pub(super) fn now() -> Hit {
-        let now = Instant::now();
+    /// A check that already holds when a wait begins: the screen is what the last
+    /// read made it (or blank, before any output), so that read is when it held.
+    fn already(last_read: Instant) -> Hit {
         Hit {
-            read_at: now,
-            detected_at: now,
+            read_at: last_read,
+            detected_at: Instant::now(),
         }
     }
 }
@@ -199,7 +200,7 @@ impl Terminal {
     }
 
     /// Waits until `check` holds on a visible frame (or already holds now), returning
-    /// the read time of that frame.
+    /// the read time of that frame (for a check that already holds, of the last read).
     pub(super) fn wait_until(
         &mut self,
         stage: Stage,
@@ -208,7 +209,7 @@ impl Terminal {
     ) -> Result<Hit, TermError> {
         let started = Instant::now();
         if !self.screen.in_sync(started) && check(self.screen.vt()) {
-            return Ok(Hit::now());
+            return Ok(Hit::already(self.last_output_at.unwrap_or(self.spawned_at)));
         }
         loop {
             let now = Instant::now();

@@ -36,6 +36,20 @@ pub struct Timeline {
 /// queries are answered; output is only read while a method runs, as a terminal
 /// that is not looked at would not be drawn either. Dropping a terminal without
 /// [`Terminal::close`] still kills its session.
+///
+/// # Time
+///
+/// One clock: every moment a terminal returns is a [`Duration`] since spawn (the
+/// instant just before the program was forked), taken when bench-term read the
+/// output that showed it: [`Terminal::ready`], [`Terminal::wait_for`], every
+/// [`Timeline`] entry, and [`Terminal::elapsed`] for now. A wait that finds the
+/// screen already showing what it waits for returns the moment of the last read,
+/// not the moment of the call. [`Terminal::spawn_monotonic`] places spawn on
+/// CLOCK_MONOTONIC, to compare with stamps the program took itself.
+///
+/// Lengths of time are durations and are named so: [`Terminal::keystroke_latency`]
+/// (from a key's write to the read that shows it), [`crate::CloseReport::took`],
+/// [`crate::QuitStep`]'s waits.
 #[derive(Debug)]
 pub struct Terminal {
     pub(super) master: Option<OwnedFd>,
@@ -51,7 +65,7 @@ pub struct Terminal {
     pub(super) last_output_at: Option<Instant>,
     pub(super) transcript: Option<Transcript>,
     pub(super) quit_keys: Vec<Key>,
-    pub(super) quit_interval: Duration,
+    pub(super) quit_reaction_wait: Duration,
     pub(super) quit_grace: Duration,
     pub(super) eof: bool,
     pub(super) close_report: Option<CloseReport>,
@@ -99,7 +113,7 @@ impl Terminal {
                 .clone()
                 .map(|folder| Transcript::new(folder, options.transcript_limit_bytes, setup)),
             quit_keys: options.quit_keys.clone(),
-            quit_interval: options.quit_interval,
+            quit_reaction_wait: options.quit_reaction_wait,
             quit_grace: options.quit_grace,
             eof: false,
             close_report: None,
@@ -122,6 +136,11 @@ impl Terminal {
     /// First byte, first frame and ready so far, from spawn.
     pub fn timeline(&self) -> Timeline {
         self.timeline
+    }
+
+    /// Now, on the terminal's clock: the time since spawn.
+    pub fn elapsed(&self) -> Duration {
+        self.spawned_at.elapsed()
     }
 
     /// CLOCK_MONOTONIC at spawn, so that [`Timeline`] entries can be compared with

@@ -113,13 +113,15 @@ impl Terminal {
     }
 
     /// Waits until the screen text matches `pattern` outside a synchronized update,
-    /// at most `timeout`; returns how long that took from this call.
+    /// at most `timeout`; returns when the output that made it match was read, since
+    /// spawn (for a screen that already matches, when the last output was read).
+    ///
+    /// To time a step, take [`Terminal::elapsed`] before typing and subtract it.
     pub fn wait_for(&mut self, pattern: &Regex, timeout: Duration) -> Result<Duration, TermError> {
-        let started = Instant::now();
-        let hit = self.wait_until(Stage::WaitFor, started + timeout, &mut |s| {
+        let hit = self.wait_until(Stage::WaitFor, Instant::now() + timeout, &mut |s| {
             pattern.is_match(&s.contents())
         })?;
-        Ok(hit.read_at.saturating_duration_since(started))
+        Ok(hit.read_at.saturating_duration_since(self.spawned_at))
     }
 
     fn ready_stable(&mut self, quiet: Duration, deadline: Instant) -> Result<Hit, TermError> {
