@@ -22,6 +22,10 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! Time, as for a [`crate::Terminal`]: a moment is a `Duration` since spawn
+//! ([`Ready::elapsed`], the transcript's `t`); [`Reply::elapsed`] and the
+//! [`measure`] functions return lengths (from a request's send to its `done`).
+//!
 //! # Sections
 //! - [`protocol`]: events and requests on the wire (pure parsing).
 //! - [`Kernel`]: the process, requests, replies, interrupt, close.
