@@ -61,7 +61,7 @@ impl fmt::Display for Exit {
 }
 
 /// `pid (name)` of each survivor, comma-separated.
-struct Pids<'a>(&'a [bench_proc::Survivor]);
+struct Pids<'a>(&'a [crate::SessionProcess]);
 
 impl fmt::Display for Pids<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -221,7 +221,7 @@ pub enum TermError {
         /// The session id (the program's pid).
         sid: u32,
         /// The processes still alive after the kill.
-        survivors: Vec<bench_proc::Survivor>,
+        survivors: Vec<crate::SessionProcess>,
     },
 }
 
@@ -251,7 +251,7 @@ mod tests {
 
     #[test]
     fn survivors_are_named_by_pid_and_name() {
-        let survivor = |pid, name: &str| bench_proc::Survivor {
+        let survivor = |pid, name: &str| crate::SessionProcess {
             pid,
             name: name.to_owned(),
             state: 'S',

@@ -38,6 +38,7 @@
 
 pub mod asciicast;
 mod close;
+mod descriptors_linux;
 pub mod dialog;
 mod drained;
 mod error;
@@ -51,13 +52,28 @@ mod session_linux;
 mod terminal;
 mod transcript;
 
-pub use close::{CloseReport, Ending};
+pub use close::{CloseReport, Ending, QuitReaction, QuitStep};
 pub use dialog::{Blocked, DialogHit, ReadyGuard};
 pub use drained::Drained;
 pub use error::{Exit, ProbeWhere, ScreenDump, Stage, TermError};
 pub use keys::{Key, KeyError, parse_key_list, parse_keys};
 pub use ready::ReadyMode;
-pub use terminal::{QUIT_QUIET, SpawnOptions, Terminal, Timeline};
+pub use session_linux::SessionProcess;
+pub use terminal::{DEFAULT_QUIT_KEYS, QUIT_QUIET, SpawnOptions, Terminal, Timeline};
+
+// Types of other crates that are part of bench-term's API on purpose: the same
+// types the caller already has, not copies to convert between.
+
+/// The regular expressions of [`ReadyMode::Pattern`], the [`ReadyGuard`] lists and
+/// [`Terminal::wait_for`]: [regex](https://docs.rs/regex)'s, whose syntax is the
+/// pattern language of specs and flags; a wrapper would only copy its API.
+pub use regex::Regex;
+
+/// The user a program runs as ([`SpawnOptions::user`],
+/// [`kernel::KernelOptions::user`]): bench-proc's, the one description of a user
+/// (uid, gid, groups) in the workspace, which a caller already holds for its
+/// trial users and the stop helper.
+pub use bench_proc::Identity;
 pub use transcript::{
     CAST_FILE, INPUT_FILE, OUTPUT_FILE, READY_MARKER, READY_SCREEN_FILE, SCREEN_FILE,
     TRANSCRIPT_LIMIT_BYTES,

@@ -67,8 +67,9 @@ pub(crate) fn is_raw(master: BorrowedFd<'_>) -> std::io::Result<bool> {
 }
 
 /// Starts `options.program` with the slave as its stdin, stdout, stderr and
-/// controlling terminal, in a new session, with exactly `options.env`, and as
-/// `options.user` when given (groups, then gid, then uid, before exec).
+/// controlling terminal, in a new session, with exactly `options.env`, no other
+/// descriptor of this process, and as `options.user` when given (groups, then
+/// gid, then uid, before exec).
 pub(crate) fn spawn(pty: &Pty, options: &SpawnOptions) -> Result<Child, TermError> {
     let program = options.program.to_string_lossy().into_owned();
     let spawn_error = |source| TermError::Spawn {
@@ -97,11 +98,13 @@ pub(crate) fn spawn(pty: &Pty, options: &SpawnOptions) -> Result<Child, TermErro
     // Prepared here: the closure below runs between fork and exec, where it must not allocate.
     let identity = options.user.as_ref().map(bench_proc::Identity::switch);
     // SAFETY: the closure runs in the forked child before exec and only makes raw
-    // system calls through rustix (setsid, ioctl, setgroups, setgid, setuid), which
-    // are async-signal-safe; it allocates nothing and touches no locks. The child is
-    // single-threaded there, so the per-thread id calls change the whole process.
+    // system calls (setsid, ioctl, close_range or fcntl, setgroups, setgid, setuid),
+    // which are async-signal-safe; it allocates nothing and touches no locks. The
+    // child is single-threaded there, so the per-thread id calls change the whole
+    // process.
     unsafe {
         command.pre_exec(move || {
+            crate::descriptors_linux::close_on_exec_above_stdio()?;
             rustix::process::setsid()?;
             // std has already made the slave fd 0; a session leader without a
             // controlling terminal acquires it here.

@@ -6,6 +6,31 @@ use bench_proc::{Leader, ProcRoot};
 use rustix::process::{Pid, Signal, WaitOptions};
 use std::path::Path;
 
+/// One process of a terminal's session, as `/proc/PID/stat` showed it.
+///
+/// bench-term's own type rather than bench-proc's `Stat`: callers need the pid,
+/// the name and the state, not the parser's two dozen fields, which change with
+/// the parser.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionProcess {
+    /// Process id.
+    pub pid: u32,
+    /// Kernel name (`comm`), as the process may have set it: text from the target.
+    pub name: String,
+    /// One-letter state (`R`, `S`, `D`, ...; a `D` process is stuck in the kernel).
+    pub state: char,
+}
+
+impl From<&Stat> for SessionProcess {
+    fn from(stat: &Stat) -> SessionProcess {
+        SessionProcess {
+            pid: stat.pid,
+            name: stat.name.clone(),
+            state: stat.state,
+        }
+    }
+}
+
 /// Every process under `proc_root` whose session is `sid`, including zombies.
 /// Processes that vanish while the folder is walked are skipped; an unreadable
 /// `proc_root` has none.

@@ -90,8 +90,8 @@ pub struct Args {
     /// Accept a blocking dialog on the screen at ready.
     #[arg(long)]
     allow_dialog: bool,
-    /// Keys that ask the program to quit, e.g. `C-c,C-c` or `/quit,Enter`.
-    #[arg(long, default_value = "C-c,C-c", value_name = "KEYS")]
+    /// Keys that ask the program to quit, e.g. `C-c,C-c,C-d` or `/quit,Enter`.
+    #[arg(long, default_value = "C-c,C-c,C-d", value_name = "KEYS")]
     quit: String,
     /// Save each run's transcript (output.raw, input.raw, screen.txt, screen-at-ready.txt
     /// and recording.cast, an asciicast v2 recording) under DIR/warmup-N or DIR/run-N.

@@ -434,8 +434,9 @@ pub struct Measure {
     /// `dialog` list); without it such a start fails "blocked by a dialog".
     #[serde(default)]
     pub(super) ready_allow_dialog: bool,
-    /// Keys that ask the program to quit (`["C-c", "C-c"]`, `["/quit", "Enter"]`);
-    /// a program still alive and silent 200 ms after them is hung up.
+    /// Keys that ask the program to quit (default `["C-c", "C-c", "C-d"]`; `["/quit",
+    /// "Enter"]`), each once the program reacted to the one before; a program still
+    /// alive and silent 200 ms after the last is hung up.
     #[serde(default = "default_quit")]
     pub quit: Vec<String>,
     /// How long to wait for ready.
@@ -476,7 +477,9 @@ fn default_ready_key() -> String {
 }
 
 fn default_quit() -> Vec<String> {
-    vec!["C-c".to_owned(), "C-c".to_owned()]
+    // bench-term's DEFAULT_QUIT_KEYS: double Ctrl-C for agent CLIs and TUIs, Ctrl-D
+    // for line REPLs that answer Ctrl-C with a new prompt.
+    vec!["C-c".to_owned(), "C-c".to_owned(), "C-d".to_owned()]
 }
 
 fn default_ready_quiet() -> Duration {

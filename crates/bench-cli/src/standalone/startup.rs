@@ -26,9 +26,6 @@ use std::time::Duration;
 /// How long detached daemons get between SIGTERM and SIGKILL after each run.
 pub const DAEMON_GRACE: Duration = Duration::from_secs(2);
 
-/// The pause between two quit keys.
-const QUIT_INTERVAL: Duration = Duration::from_millis(150);
-
 /// What one `clibench startup` measures and how.
 #[derive(Debug, Clone)]
 pub struct Settings {
@@ -86,7 +83,7 @@ impl Settings {
         // Invariant: the only error is an empty command line, and this one has a program.
         let mut options = spawn::terminal_options(&command, self.cols, self.rows)
             .expect("a command line with a program")
-            .quit_keys(self.quit_keys.clone(), QUIT_INTERVAL);
+            .quit_keys(self.quit_keys.clone());
         for (key, value) in &self.env {
             options = options.env(key, value);
         }
@@ -289,7 +286,6 @@ mod tests {
         assert_eq!(options.args, ["-c", "printf 'prompt> '; exec cat"]);
         assert_eq!((options.cols, options.rows), (80, 24));
         assert_eq!(options.quit_keys, [Key::Ctrl('c')]);
-        assert_eq!(options.quit_interval, QUIT_INTERVAL);
         let var = |key: &str| {
             options
                 .env

@@ -183,7 +183,7 @@ impl std::fmt::Debug for Kernel {
 
 impl Kernel {
     /// Starts the kernel in a new session with the exact environment, working directory and
-    /// (optionally) user of `options`. Does not wait for `ready`: call [`Kernel::ready`].
+    /// (optionally) user of `options`, and no descriptor of this process but its pipes. Does not wait for `ready`: call [`Kernel::ready`].
     pub fn spawn(options: KernelOptions) -> Result<Kernel, KernelError> {
         let spawned = Instant::now();
         let transcript = match &options.transcript {
@@ -207,12 +207,13 @@ impl Kernel {
         // Prepared here: the closure below runs between fork and exec, where it must not allocate.
         let identity = options.user.as_ref().map(Identity::switch);
         // SAFETY: the closure runs in the forked child before exec and only makes raw
-        // system calls through rustix (setsid, setgroups, setgid, setuid), which are
-        // async-signal-safe; it allocates nothing and touches no memory of the parent.
-        // The child is single-threaded there, so the per-thread id calls change the
-        // whole process.
+        // system calls (close_range or fcntl, setsid, setgroups, setgid, setuid), which
+        // are async-signal-safe; it allocates nothing and touches no memory of the
+        // parent. The child is single-threaded there, so the per-thread id calls change
+        // the whole process.
         unsafe {
             command.pre_exec(move || {
+                crate::descriptors_linux::close_on_exec_above_stdio()?;
                 rustix::process::setsid()?;
                 if let Some(identity) = &identity {
                     identity.apply()?;
@@ -661,11 +662,11 @@ impl Kernel {
     fn shut_down(&mut self) -> Result<CloseReport, KernelError> {
         let started = Instant::now();
         if self.closed {
-            return Ok(CloseReport {
-                status: None,
-                ending: Ending::Exited,
-                took: started.elapsed(),
-            });
+            return Ok(CloseReport::without_keys(
+                None,
+                Ending::Exited,
+                started.elapsed(),
+            ));
         }
         self.closed = true;
         let grace_deadline = started + self.options.close_grace;
@@ -702,11 +703,11 @@ impl Kernel {
             pid: self.pid,
             source,
         })?;
-        Ok(CloseReport {
-            status: Some(status),
+        Ok(CloseReport::without_keys(
+            Some(status),
             ending,
-            took: started.elapsed(),
-        })
+            started.elapsed(),
+        ))
     }
 
     /// Reads (and records) what the kernel prints while it shuts down, for up to 2 ms, so

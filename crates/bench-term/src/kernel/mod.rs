@@ -22,6 +22,10 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! Time, as for a [`crate::Terminal`]: a moment is a `Duration` since spawn
+//! ([`Ready::elapsed`], the transcript's `t`); [`Reply::elapsed`] and the
+//! [`measure`] functions return lengths (from a request's send to its `done`).
+//!
 //! # Sections
 //! - [`protocol`]: events and requests on the wire (pure parsing).
 //! - [`Kernel`]: the process, requests, replies, interrupt, close.
@@ -45,3 +49,8 @@ pub use error::{FrameError, KernelError, KernelExit};
 pub use measure::{MeasureError, batch, interrupt_latency, mixed};
 pub use protocol::{CellError, Done, Event, Request, Snapshot, Stream};
 pub use reference::{REFERENCE_KERNEL, REFERENCE_KERNEL_FILE_NAME};
+
+/// The JSON of the wire protocol ([`Event`] fields, [`Kernel::host_reply`], the
+/// fields of a [`Request`]): serde_json's, part of this API on purpose, since the
+/// protocol's extra fields are free-form JSON that a copy would only mirror.
+pub use serde_json::{Map, Value};

@@ -1,4 +1,5 @@
 //! bench-term integration tests: one binary, one module per concern.
 
+mod descriptors;
 mod kernel;
 mod terminal;

@@ -1,7 +1,10 @@
 //! Terminal driving against the fixture TUI and real line-mode programs.
 
 use bench_proc::Identity;
-use bench_term::{Ending, Key, ReadyMode, SpawnOptions, Stage, TermError, Terminal};
+use bench_term::{
+    DEFAULT_QUIT_KEYS, Ending, Key, QuitReaction, ReadyMode, SpawnOptions, Stage, TermError,
+    Terminal,
+};
 use regex::Regex;
 use std::time::Duration;
 
@@ -106,6 +109,35 @@ fn pattern_mode_matches_the_screen_text() {
             .unwrap()
             .is_match(&terminal.screen_text())
     );
+    terminal.close().unwrap();
+}
+
+#[test]
+fn every_returned_moment_is_on_the_clock_of_spawn() {
+    let mut terminal = spawn(&["--echo"]);
+    let ready = terminal.ready(&ReadyMode::Probe, TIMEOUT).unwrap();
+    // The prompt is already on the screen: the wait ends at once, and says when
+    // that screen was read, not how long the call took.
+    let shown = terminal
+        .wait_for(&Regex::new("fixture tui").unwrap(), TIMEOUT)
+        .unwrap();
+    let first_byte = terminal.timeline().first_byte.unwrap();
+    assert!(
+        first_byte <= shown,
+        "{shown:?} before the first byte {first_byte:?}"
+    );
+    assert!(shown <= terminal.elapsed());
+    // Typed text shows after it was typed, on the same clock.
+    let typed_at = terminal.elapsed();
+    terminal.type_text("hello").unwrap();
+    let echoed = terminal
+        .wait_for(&Regex::new("> hello").unwrap(), TIMEOUT)
+        .unwrap();
+    assert!(
+        ready <= typed_at && typed_at <= echoed,
+        "{ready:?} {typed_at:?} {echoed:?}"
+    );
+    assert!(echoed <= terminal.elapsed());
     terminal.close().unwrap();
 }
 
@@ -391,7 +423,8 @@ fn transcripts_keep_output_input_and_the_final_screen() {
     );
     assert!(output.ends_with(b"bye\r\r\n"), "{output:?}");
     let input = read(bench_term::INPUT_FILE);
-    assert!(input.ends_with(b"hi\x03\x03"), "{input:?}");
+    // It quit on the first Ctrl-C: close pressed no other key.
+    assert!(input.ends_with(b"hi\x03"), "{input:?}");
     assert_eq!(read(bench_term::SCREEN_FILE), b"fixture tui\n> hi\nbye\n");
 }
 
@@ -448,6 +481,61 @@ fn python_in_line_mode_is_ready_by_pattern() {
         .wait_for(&Regex::new(r"(?m)^42$").unwrap(), TIMEOUT)
         .unwrap();
     terminal.close().unwrap();
+}
+
+/// The first python3 on the test PATH, or `None` (after saying SKIPPED) without one.
+fn python3() -> Option<std::path::PathBuf> {
+    let found = "/usr/local/bin:/usr/bin:/bin"
+        .split(':')
+        .map(|folder| std::path::Path::new(folder).join("python3"))
+        .find(|path| path.is_file());
+    if found.is_none() {
+        eprintln!("SKIPPED: no python3 on /usr/local/bin:/usr/bin:/bin");
+    }
+    found
+}
+
+#[test]
+fn a_python_repl_quits_on_the_default_keys_without_a_hang_up() {
+    let Some(python) = python3() else { return };
+    let mut terminal = Terminal::spawn(&line_mode(&python.to_string_lossy())).unwrap();
+    terminal.ready(&pattern(r"(?m)^>>> ?$"), TIMEOUT).unwrap();
+    let report = terminal.close().unwrap();
+    // Ctrl-C answers with a new prompt; Ctrl-D on that empty line ends it.
+    assert_eq!(report.ending, Ending::Quit, "{report:?}");
+    assert_eq!(report.status.unwrap().code(), Some(0), "{report:?}");
+    let keys: Vec<Key> = report.quit.iter().map(|step| step.key).collect();
+    assert_eq!(keys, DEFAULT_QUIT_KEYS, "{report:?}");
+    assert_eq!(report.quit[0].reaction, QuitReaction::Output, "{report:?}");
+    // Pressed in order, on the terminal's clock.
+    assert!(
+        report
+            .quit
+            .windows(2)
+            .all(|w| w[0].pressed_at <= w[1].pressed_at)
+    );
+    let screen = terminal.screen_text();
+    assert!(screen.contains("KeyboardInterrupt"), "{screen}");
+}
+
+#[test]
+fn the_default_keys_stop_once_a_tui_gives_the_terminal_back() {
+    // The fixture leaves raw mode on Ctrl-C and takes a while to exit: a second
+    // Ctrl-C would reach the cooked terminal as SIGINT and kill it mid-way.
+    let quiet_ms = (bench_term::QUIT_QUIET * 2).as_millis().to_string();
+    let options =
+        fixture(&["--echo", "--slow-quit", &quiet_ms]).quit_grace(Duration::from_secs(20));
+    let mut terminal = Terminal::spawn(&options).unwrap();
+    terminal.ready(&ReadyMode::Probe, TIMEOUT).unwrap();
+    let report = terminal.close().unwrap();
+    assert_eq!(report.ending, Ending::Quit, "{report:?}");
+    assert_eq!(report.status.unwrap().code(), Some(0), "{report:?}");
+    assert_eq!(report.quit.len(), 1, "{report:?}");
+    assert_eq!(
+        report.quit[0].reaction,
+        QuitReaction::LeftRawMode,
+        "{report:?}"
+    );
 }
 
 #[test]
@@ -740,6 +828,9 @@ fn a_program_that_ignores_its_quit_keys_is_hung_up_without_waiting_the_grace() {
         "{report:?}"
     );
     assert!(report.took < Duration::from_secs(60), "{report:?}");
+    // Every key was tried; none ended it.
+    assert_eq!(report.quit.len(), DEFAULT_QUIT_KEYS.len(), "{report:?}");
+    assert_ne!(report.quit[2].reaction, QuitReaction::Exited, "{report:?}");
     // Killed by the hang-up (SIGHUP) or the SIGKILL after it.
     assert_eq!(report.status.unwrap().code(), None, "{report:?}");
 }
@@ -815,7 +906,7 @@ fn a_program_that_quits_slowly_after_leaving_raw_mode_is_not_hung_up() {
     let quiet_ms = (bench_term::QUIT_QUIET * 3).as_millis().to_string();
     // One Ctrl-C: a second one would reach the now cooked terminal as SIGINT.
     let options = fixture(&["--echo", "--slow-quit", &quiet_ms])
-        .quit_keys(vec![Key::Ctrl('c')], Duration::ZERO)
+        .quit_keys(vec![Key::Ctrl('c')])
         .quit_grace(Duration::from_secs(20));
     let mut terminal = Terminal::spawn(&options).unwrap();
     terminal.ready(&ReadyMode::Probe, TIMEOUT).unwrap();

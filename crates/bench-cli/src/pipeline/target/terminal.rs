@@ -40,7 +40,7 @@ pub(crate) fn spawn_options(
         .cwd(cwd)
         .size(measure.cols, measure.rows)
         .transcript(transcript)
-        .quit_keys(quit, QUIT_INTERVAL);
+        .quit_keys(quit);
     for (name, value) in &environment {
         options = options.env(name, value);
     }
@@ -77,9 +77,6 @@ pub(crate) fn options_line(options: &SpawnOptions) -> String {
         .collect::<Vec<_>>()
         .join(" ")
 }
-
-/// Pause between two quit keys (a second Ctrl-C must not arrive before the first is read).
-const QUIT_INTERVAL: std::time::Duration = std::time::Duration::from_millis(150);
 
 /// Closes a terminal whose error is already recorded; a failure to close is not news.
 pub(crate) fn close_quietly(terminal: &mut Terminal) {

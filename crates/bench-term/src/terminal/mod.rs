@@ -1,0 +1,18 @@
+//! [`Terminal`]: one program running in a pseudo-terminal, watched through a
+//! screen model, typed into like a person would.
+//!
+//! One file per job: `options` (how to start it), `spawn` (the terminal and what
+//! can be read about it), `pump` (the read loop), `wait` (ready modes and
+//! settling), `probe` (probe readiness), `typing` (keys and keystroke latency),
+//! `close` (ending the session).
+
+mod close;
+mod options;
+mod probe;
+mod pump;
+mod spawn;
+mod typing;
+mod wait;
+
+pub use options::{DEFAULT_QUIT_KEYS, QUIT_QUIET, SpawnOptions};
+pub use spawn::{Terminal, Timeline};

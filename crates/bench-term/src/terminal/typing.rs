@@ -1,0 +1,100 @@
+//! Typing into the program: text, keys, and keystroke-to-screen latency.
+
+use super::spawn::{Terminal, monotonic_now};
+use crate::error::{Stage, TermError};
+use crate::keys::{Key, encode, encode_text};
+use std::time::{Duration, Instant};
+
+/// How long one keystroke sample may take to appear.
+const KEYSTROKE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Letters of the keystroke samples: lowercase, so that no key needs Shift.
+const SAMPLE_LETTERS: &[u8] = b"abcdefghijklmnopqrstuvwxyz";
+
+/// A random word of `length` letters from `letters`.
+pub(super) fn random_word(length: usize, letters: &[u8]) -> String {
+    let mut bytes = vec![0u8; length];
+    if rustix::rand::getrandom(&mut bytes, rustix::rand::GetRandomFlags::empty()).is_err() {
+        // getrandom only fails before the kernel's pool is ready; time still differs per call.
+        let seed = monotonic_now().subsec_nanos().to_le_bytes();
+        for (index, byte) in bytes.iter_mut().enumerate() {
+            *byte = seed[index % 4]
+                .wrapping_mul(31)
+                .wrapping_add(index as u8 * 17);
+        }
+    }
+    bytes
+        .iter()
+        .map(|b| char::from(letters[usize::from(*b) % letters.len()]))
+        .collect()
+}
+
+impl Terminal {
+    /// Types `text` (`\n` as Enter), encoded for the keyboard protocol the program chose.
+    pub fn type_text(&mut self, text: &str) -> Result<(), TermError> {
+        let mut bytes = Vec::with_capacity(text.len());
+        encode_text(text, self.screen.kitty_flags(), &mut bytes);
+        self.write_input(&bytes)
+    }
+
+    /// Presses `keys` in order, encoded for the keyboard protocol the program chose.
+    pub fn send_keys(&mut self, keys: &[Key]) -> Result<(), TermError> {
+        let mut bytes = Vec::new();
+        for &key in keys {
+            encode(key, self.screen.kitty_flags(), &mut bytes);
+        }
+        self.write_input(&bytes)
+    }
+
+    /// Keystroke-to-screen latency: `samples` times, types one letter and measures
+    /// until the screen shows it. Letters form random words typed after a 3-letter
+    /// lead-in (so a single letter elsewhere on the screen cannot match), and each
+    /// word is erased with Backspace afterwards. Needs a program that echoes input.
+    pub fn keystroke_latency(&mut self, samples: usize) -> Result<Vec<Duration>, TermError> {
+        const LEAD: usize = 3;
+        const WORD: usize = 10;
+        let mut latencies = Vec::with_capacity(samples);
+        while latencies.len() < samples {
+            let word = random_word(WORD, SAMPLE_LETTERS);
+            self.type_text(&word[..LEAD])?;
+            self.wait_until(
+                Stage::Keystroke,
+                Instant::now() + KEYSTROKE_TIMEOUT,
+                &mut |s| s.contents().contains(&word[..LEAD]),
+            )?;
+            let mut typed = LEAD;
+            while typed < WORD && latencies.len() < samples {
+                let started = Instant::now();
+                self.type_text(&word[typed..=typed])?;
+                let shown = &word[..=typed];
+                let hit =
+                    self.wait_until(Stage::Keystroke, started + KEYSTROKE_TIMEOUT, &mut |s| {
+                        s.contents().contains(shown)
+                    })?;
+                latencies.push(hit.read_at.saturating_duration_since(started));
+                typed += 1;
+            }
+            self.send_keys(&vec![Key::Backspace; typed])?;
+            self.wait_until(
+                Stage::Keystroke,
+                Instant::now() + KEYSTROKE_TIMEOUT,
+                &mut |s| !s.contents().contains(&word[..LEAD]),
+            )?;
+        }
+        Ok(latencies)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn random_words_use_the_given_letters() {
+        let word = random_word(32, SAMPLE_LETTERS);
+        assert_eq!(word.len(), 32);
+        assert!(word.bytes().all(|b| b.is_ascii_lowercase()));
+        assert_ne!(word, random_word(32, SAMPLE_LETTERS));
+        assert!(random_word(32, b"bfz").bytes().all(|b| b"bfz".contains(&b)));
+    }
+}
