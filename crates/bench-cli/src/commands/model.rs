@@ -111,10 +111,10 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         },
     })?;
     let url = endpoint.url();
-    println!("{url}");
+    outln!("{url}");
     // The URL is what a script waits for: it must not sit in a buffer.
     std::io::stdout().flush().ok();
-    eprint!("{}", guide(&url, endpoint.seed()));
+    say_part!("{}", guide(&url, endpoint.seed()));
     let journal = endpoint.journal();
     let mut seen = 0;
     let mut stderr = std::io::stderr();
@@ -142,7 +142,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         file.flush().context("failed to write the journal")?;
     }
     let requests = journal.requests().len();
-    eprintln!("clibench model: stopped after {requests} request(s)");
+    say!("clibench model: stopped after {requests} request(s)");
     Ok(ExitCode::SUCCESS)
 }
 
