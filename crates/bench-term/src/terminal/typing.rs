@@ -29,6 +29,24 @@ pub(super) fn random_word(length: usize, letters: &[u8]) -> String {
         .collect()
 }
 
+/// A random word of `length` sample letters whose first `lead` letters are nowhere on
+/// `screen`. Every wait of the keystroke probe looks for the word's prefix anywhere on the
+/// screen: a lead already shown (in "sum of squares", a welcome line, a session id) made
+/// the wait for the erased word never end, and the probe failed after its timeout with
+/// the program idle at its prompt.
+fn fresh_word(screen: &str, length: usize, lead: usize) -> String {
+    // 26^3 leads against a screen of a few thousand characters: a lead that is not shown
+    // comes within a few tries; the bound only keeps a screen of every lead from looping.
+    let mut word = random_word(length, SAMPLE_LETTERS);
+    for _ in 0..256 {
+        if !screen.contains(&word[..lead]) {
+            break;
+        }
+        word = random_word(length, SAMPLE_LETTERS);
+    }
+    word
+}
+
 impl Terminal {
     /// Types `text` (`\n` as Enter), encoded for the keyboard protocol the program chose.
     pub fn type_text(&mut self, text: &str) -> Result<(), TermError> {
@@ -55,7 +73,7 @@ impl Terminal {
         const WORD: usize = 10;
         let mut latencies = Vec::with_capacity(samples);
         while latencies.len() < samples {
-            let word = random_word(WORD, SAMPLE_LETTERS);
+            let word = fresh_word(&self.screen.vt().contents(), WORD, LEAD);
             self.type_text(&word[..LEAD])?;
             self.wait_until(
                 Stage::Keystroke,
@@ -88,6 +106,24 @@ impl Terminal {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_probe_word_never_starts_with_text_already_on_the_screen() {
+        // Every two-letter lead but those of "zz": most three-letter leads are shown.
+        let mut screen = String::new();
+        for a in b'a'..=b'y' {
+            for b in b'a'..=b'z' {
+                for c in b'a'..=b'z' {
+                    screen.extend([a as char, b as char, c as char, ' ']);
+                }
+            }
+        }
+        for _ in 0..50 {
+            let word = fresh_word(&screen, 10, 3);
+            assert!(word.starts_with('z'), "{word}");
+            assert!(!screen.contains(&word[..3]), "{word}");
+        }
+    }
 
     #[test]
     fn random_words_use_the_given_letters() {
