@@ -189,6 +189,22 @@ pub fn read(dialect: Dialect, gemini: Option<&GeminiPath>, body: &[u8]) -> Resul
     }
 }
 
+/// What the person typed in a user message: its last text block. Agents put their own
+/// wrappers before the prompt in the same message (claude-code's `<system-reminder>`,
+/// gemini-cli's `<session_context>` with a folder tree), and a script's `when` regex must
+/// match the prompt, not a word of the wrapper.
+fn typed_text_of(value: &Value) -> String {
+    match value {
+        Value::Array(parts) => parts
+            .iter()
+            .rev()
+            .map(|part| text_of(&Value::Array(vec![part.clone()])))
+            .find(|text| !text.trim().is_empty())
+            .unwrap_or_default(),
+        other => text_of(other),
+    }
+}
+
 fn text_of(value: &Value) -> String {
     match value {
         Value::String(text) => text.clone(),
@@ -259,7 +275,7 @@ fn read_anthropic(body: &Value) -> Result<Asked, AskError> {
         .iter()
         .rev()
         .filter(|m| role(m) == "user")
-        .map(|m| text_of(m.get("content").unwrap_or(&Value::Null)))
+        .map(|m| typed_text_of(m.get("content").unwrap_or(&Value::Null)))
         .find(|text| !text.is_empty())
         .unwrap_or_default();
     let tools = array(body, "tools")?
@@ -354,7 +370,7 @@ fn read_responses(body: &Value) -> Result<Asked, AskError> {
             .iter()
             .rev()
             .filter(|item| kind(item) == "message" && role(item) == "user")
-            .map(|item| text_of(item.get("content").unwrap_or(&Value::Null)))
+            .map(|item| typed_text_of(item.get("content").unwrap_or(&Value::Null)))
             .find(|text| !text.is_empty())
             .unwrap_or_default(),
     };
@@ -427,7 +443,7 @@ fn read_chat(body: &Value) -> Result<Asked, AskError> {
         .iter()
         .rev()
         .find(|m| role(m).as_deref() == Some("user"))
-        .map(|m| text_of(m.get("content").unwrap_or(&Value::Null)))
+        .map(|m| typed_text_of(m.get("content").unwrap_or(&Value::Null)))
         .unwrap_or_default();
     let system_text = messages
         .iter()
@@ -504,7 +520,7 @@ fn read_gemini(body: &Value, path: Option<&GeminiPath>) -> Result<Asked, AskErro
             c.get("role").and_then(Value::as_str).unwrap_or("user") == "user"
                 && parts_of(c).iter().any(|p| p.get("text").is_some())
         })
-        .map(|c| text_of(&Value::Array(parts_of(c))))
+        .map(|c| typed_text_of(&Value::Array(parts_of(c))))
         .unwrap_or_default();
     let system_text = body
         .get("systemInstruction")
@@ -556,6 +572,25 @@ fn read_gemini(body: &Value, path: Option<&GeminiPath>) -> Result<Asked, AskErro
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_prompt_is_the_last_text_block_not_the_agents_wrapper_before_it() {
+        let anthropic = br#"{"model":"m","max_tokens":1,"messages":[{"role":"user","content":[
+            {"type":"text","text":"<system-reminder>list of files</system-reminder>"},
+            {"type":"text","text":"say hello"}]}]}"#;
+        let asked = read(Dialect::Anthropic, None, anthropic).unwrap();
+        assert_eq!(asked.last_user_text, "say hello");
+        let gemini = br#"{"contents":[{"role":"user","parts":[
+            {"text":"<session_context> files: README.md </session_context>"},
+            {"text":"say hello"}]}]}"#;
+        let path = GeminiPath {
+            model: "g".to_owned(),
+            stream: false,
+            sse: false,
+        };
+        let asked = read(Dialect::Gemini, Some(&path), gemini).unwrap();
+        assert_eq!(asked.last_user_text, "say hello");
+    }
 
     #[test]
     fn routes_of_the_agents_paths() {
