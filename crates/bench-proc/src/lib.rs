@@ -23,6 +23,7 @@
 //! - [`stop_uid`]: every process of a uid, atomically against fork-hopping.
 //! - [`disk_usage`]: apparent size of a directory tree, like `du --apparent-size`.
 //! - [`HostFacts`]: cpu model, cores, memory, kernel, architecture, page size.
+//! - [`settle`]: waiting until a family's memory is quiet (or a fixed time).
 //! - [`staircase`]: the marginal memory of one more instance.
 #![warn(missing_docs)]
 
@@ -33,6 +34,7 @@ mod leader;
 mod login_defs;
 pub mod parse;
 mod sampler;
+pub mod settle;
 mod snapshot_linux;
 pub mod staircase;
 mod stop_linux;
@@ -47,6 +49,7 @@ pub use identity::{Identity, IdentitySwitch};
 pub use leader::Leader;
 pub use login_defs::{parse_uid_range, uid_range};
 pub use sampler::{SamplePoint, Sampler, SamplerOptions, SamplerReport};
+pub use settle::{Settle, SettleEnd, SettleReport};
 pub use snapshot_linux::{
     ProcRoot, ProcessSample, Selector, Snapshot, SnapshotError, read_proc_file, snapshot,
 };

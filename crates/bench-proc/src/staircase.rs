@@ -12,10 +12,10 @@
 //! The engine knows nothing about what an instance is: anything that implements
 //! [`Instances`] (a spawned command, a PTY session, a VM on a shared sidecar) works.
 
+use crate::settle::{Settle, SettleReport, settle_sleeping};
 use crate::snapshot_linux::{ProcRoot, Selector, Snapshot, SnapshotError};
 use serde::Serialize;
 use std::fmt;
-use std::time::Duration;
 
 /// How to make, check and remove one instance.
 pub trait Instances {
@@ -43,8 +43,9 @@ pub trait Instances {
 pub struct StaircaseOptions {
     /// Instances to add, at least 1.
     pub count: usize,
-    /// Wait after each change before measuring.
-    pub settle: Duration,
+    /// Wait after each change before measuring: a fixed time, or until the family's
+    /// memory is quiet (see [`crate::settle`]).
+    pub settle: Settle,
     /// The family measured after each step: typically the harness's own tree
     /// (with the harness a child subreaper) or the benchmark user's uid.
     pub family: Selector,
@@ -95,7 +96,7 @@ pub struct Step {
 }
 
 /// The outcome of a staircase.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StaircaseReport {
     /// Instances added.
     pub count: usize,
@@ -123,6 +124,9 @@ pub struct StaircaseReport {
     pub reclaimed_rss_bytes: i64,
     /// PSS given back, `None` if PSS was unknown.
     pub reclaimed_pss_bytes: Option<i64>,
+    /// Every settle, in order: the warm-up's (when there was one), the baseline's,
+    /// one per step, the teardown's.
+    pub settles: Vec<SettleReport>,
 }
 
 /// Where in the staircase something failed.
@@ -223,6 +227,16 @@ pub fn run_in<I: Instances>(
             .map(|snap| FamilyTotals::of(&snap.without(&options.exclude_pids)))
             .map_err(|source| StaircaseError::Measure { stage, source })
     };
+    let mut settles = Vec::with_capacity(options.count + 3);
+    let mut settle = || {
+        let report = settle_sleeping(
+            root,
+            &options.family,
+            &options.exclude_pids,
+            &options.settle,
+        );
+        settles.push(report);
+    };
     let fail = |stage: Stage, action: Action| {
         move |source: I::Error| StaircaseError::Instance {
             stage,
@@ -238,7 +252,7 @@ pub fn run_in<I: Instances>(
             .start(&mut warm)
             .map_err(fail(stage, Action::Start))
             .and_then(|()| {
-                std::thread::sleep(options.settle);
+                settle();
                 instances
                     .verify(&mut warm)
                     .map_err(fail(stage, Action::Verify))
@@ -248,7 +262,7 @@ pub fn run_in<I: Instances>(
         stopped?;
     }
 
-    std::thread::sleep(options.settle);
+    settle();
     let baseline = measure(Stage::Baseline)?;
     let mut running: Vec<I::Instance> = Vec::with_capacity(options.count);
     let mut steps = Vec::with_capacity(options.count);
@@ -262,7 +276,7 @@ pub fn run_in<I: Instances>(
                 return Err(fail(stage, Action::Start)(error));
             }
             running.push(instance);
-            std::thread::sleep(options.settle);
+            settle();
             let last = running.len() - 1;
             instances
                 .verify(&mut running[last])
@@ -299,7 +313,7 @@ pub fn run_in<I: Instances>(
     if let Some(error) = first_error {
         return Err(fail(Stage::Teardown, Action::Stop)(error));
     }
-    std::thread::sleep(options.settle);
+    settle();
     let after_teardown = measure(Stage::Teardown)?;
 
     let count = options.count as f64;
@@ -319,6 +333,7 @@ pub fn run_in<I: Instances>(
         after_teardown,
         reclaimed_rss_bytes: delta(last.rss_bytes, after_teardown.rss_bytes),
         reclaimed_pss_bytes: both(last.pss_bytes, after_teardown.pss_bytes),
+        settles,
     })
 }
 
@@ -351,6 +366,7 @@ mod tests {
     use super::*;
     use crate::test_tree::{children, process};
     use std::path::PathBuf;
+    use std::time::Duration;
 
     /// Instances that appear as 400 KiB children of pid 10 in a fixture tree.
     struct Fake {
@@ -417,7 +433,7 @@ mod tests {
         };
         let options = StaircaseOptions {
             count: 3,
-            settle: Duration::ZERO,
+            settle: Settle::Fixed(Duration::ZERO),
             family: Selector::Tree(10),
             exclude_pids: Vec::new(),
             warmup: true,
