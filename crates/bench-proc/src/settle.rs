@@ -327,6 +327,34 @@ impl Serialize for SettleReport {
     }
 }
 
+impl SettleReport {
+    /// This settle as a result file keeps it, named `session` (`cold`, `step-3`).
+    pub fn record(&self, session: &str) -> bench_core::SettleRecord {
+        let (until, quiet, tolerance) = match self.settle {
+            Settle::Fixed(_) => (bench_core::SettleUntil::Fixed, None, None),
+            Settle::Quiet(quiet) => (
+                bench_core::SettleUntil::Quiet,
+                Some(quiet.quiet.as_secs_f64()),
+                Some(quiet.tolerance),
+            ),
+        };
+        bench_core::SettleRecord {
+            session: session.to_owned(),
+            until,
+            max_seconds: self.settle.max().as_secs_f64(),
+            quiet_seconds: quiet,
+            tolerance,
+            took_seconds: self.took.as_secs_f64(),
+            ended: match self.end {
+                SettleEnd::Elapsed => bench_core::SettleEnded::Elapsed,
+                SettleEnd::Quiet => bench_core::SettleEnded::Quiet,
+                SettleEnd::Max => bench_core::SettleEnded::Max,
+                SettleEnd::Closed => bench_core::SettleEnded::Closed,
+            },
+        }
+    }
+}
+
 /// What the caller's wait saw.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Waited {
