@@ -53,7 +53,7 @@ pub use settle::{Settle, SettleEnd, SettleReport};
 pub use snapshot_linux::{
     ProcRoot, ProcessSample, Selector, Snapshot, SnapshotError, read_proc_file, snapshot,
 };
-pub use staircase::{Instances, StaircaseOptions, StaircaseReport};
+pub use staircase::{Instances, StageSettle, StaircaseOptions, StaircaseReport};
 pub use stop_linux::{
     StopError, StopReport, Survivor, pids_with_environment, process_stat, stop, stop_environment,
 };

@@ -126,7 +126,16 @@ pub struct StaircaseReport {
     pub reclaimed_pss_bytes: Option<i64>,
     /// Every settle, in order: the warm-up's (when there was one), the baseline's,
     /// one per step, the teardown's.
-    pub settles: Vec<SettleReport>,
+    pub settles: Vec<StageSettle>,
+}
+
+/// One settle of the staircase and where it was.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StageSettle {
+    /// `warmup`, `baseline`, `step-N` (from 0) or `teardown`.
+    pub stage: String,
+    /// What it did.
+    pub settle: SettleReport,
 }
 
 /// Where in the staircase something failed.
@@ -228,14 +237,20 @@ pub fn run_in<I: Instances>(
             .map_err(|source| StaircaseError::Measure { stage, source })
     };
     let mut settles = Vec::with_capacity(options.count + 3);
-    let mut settle = || {
-        let report = settle_sleeping(
+    let mut settle = |stage: Stage| {
+        let settle = settle_sleeping(
             root,
             &options.family,
             &options.exclude_pids,
             &options.settle,
         );
-        settles.push(report);
+        let stage = match stage {
+            Stage::Warmup => "warmup".to_owned(),
+            Stage::Baseline => "baseline".to_owned(),
+            Stage::Step(index) => format!("step-{index}"),
+            Stage::Teardown => "teardown".to_owned(),
+        };
+        settles.push(StageSettle { stage, settle });
     };
     let fail = |stage: Stage, action: Action| {
         move |source: I::Error| StaircaseError::Instance {
@@ -252,7 +267,7 @@ pub fn run_in<I: Instances>(
             .start(&mut warm)
             .map_err(fail(stage, Action::Start))
             .and_then(|()| {
-                settle();
+                settle(stage);
                 instances
                     .verify(&mut warm)
                     .map_err(fail(stage, Action::Verify))
@@ -262,7 +277,7 @@ pub fn run_in<I: Instances>(
         stopped?;
     }
 
-    settle();
+    settle(Stage::Baseline);
     let baseline = measure(Stage::Baseline)?;
     let mut running: Vec<I::Instance> = Vec::with_capacity(options.count);
     let mut steps = Vec::with_capacity(options.count);
@@ -276,7 +291,7 @@ pub fn run_in<I: Instances>(
                 return Err(fail(stage, Action::Start)(error));
             }
             running.push(instance);
-            settle();
+            settle(stage);
             let last = running.len() - 1;
             instances
                 .verify(&mut running[last])
@@ -313,7 +328,7 @@ pub fn run_in<I: Instances>(
     if let Some(error) = first_error {
         return Err(fail(Stage::Teardown, Action::Stop)(error));
     }
-    settle();
+    settle(Stage::Teardown);
     let after_teardown = measure(Stage::Teardown)?;
 
     let count = options.count as f64;
@@ -460,6 +475,13 @@ mod tests {
         assert_eq!(report.reclaimed_rss_bytes, 3 * 400 * 1024);
         assert_eq!(report.after_teardown.process_count, 1);
         assert_eq!(fake.observed, [0, 1, 2]);
+        let stages: Vec<&str> = report.settles.iter().map(|s| s.stage.as_str()).collect();
+        assert_eq!(
+            stages,
+            [
+                "warmup", "baseline", "step-0", "step-1", "step-2", "teardown"
+            ]
+        );
     }
 
     #[test]
