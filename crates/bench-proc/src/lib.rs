@@ -51,7 +51,8 @@ pub use login_defs::{parse_uid_range, uid_range};
 pub use sampler::{SamplePoint, Sampler, SamplerOptions, SamplerReport};
 pub use settle::{Settle, SettleEnd, SettleReport};
 pub use snapshot_linux::{
-    ProcRoot, ProcessSample, Selector, Snapshot, SnapshotError, read_proc_file, snapshot,
+    ProcRoot, ProcessSample, Selector, Snapshot, SnapshotError, StatTotals, read_proc_file,
+    snapshot,
 };
 pub use staircase::{Instances, StageSettle, StaircaseOptions, StaircaseReport};
 pub use stop_linux::{

@@ -21,7 +21,7 @@
 //! assert_eq!(auto, Settle::Quiet(Quiet { max: Duration::from_secs(3), ..Quiet::default() }));
 //! ```
 
-use crate::snapshot_linux::{ProcRoot, Selector, SnapshotError};
+use crate::snapshot_linux::{ProcRoot, Selector, SnapshotError, StatTotals};
 use serde::Serialize;
 use std::fmt;
 use std::str::FromStr;
@@ -36,8 +36,11 @@ pub enum Settle {
     Quiet(Quiet),
 }
 
-/// When a family counts as settled: its process count unchanged and its resident
-/// memory within [`Quiet::tolerance`] of the latest sample for [`Quiet::quiet`].
+/// When a family counts as settled: its process count unchanged, its resident memory
+/// within [`Quiet::tolerance`] of the latest sample and none of its processes running
+/// or in uninterruptible sleep when sampled, for [`Quiet::quiet`]. The last condition
+/// keeps a start-up that is waiting for a CPU (on a loaded machine) or for a disk from
+/// looking settled during the pause: its memory stands still, but it is not done.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Quiet {
     /// The longest the settle waits; a family still changing then is measured as it is.
@@ -231,6 +234,8 @@ pub struct SettlePoint {
     pub process_count: u32,
     /// Sum of the kernel's RSS counters (`/proc/PID/stat`), in bytes.
     pub rss_bytes: u64,
+    /// Whether any process was running, runnable or in uninterruptible sleep.
+    pub busy: bool,
 }
 
 /// What [`decide`] says about a series.
@@ -249,14 +254,16 @@ pub enum Decision {
 
 /// Whether `points` (oldest first, all taken by `now`, measured from the settle's
 /// start) show a settled family: the latest sample's process count and RSS (within
-/// `quiet.tolerance` of the latest RSS) held since a sample at least `quiet.quiet`
-/// before the latest one. A process that appears or goes resets the interval, as does
-/// RSS that moves by more than the tolerance. Past `quiet.max` without that: [`Decision::Max`].
+/// `quiet.tolerance` of the latest RSS) held, with no process busy, since a sample at
+/// least `quiet.quiet` before the latest one. A process that appears or goes resets the
+/// interval, as does RSS that moves by more than the tolerance, or a busy sample. Past
+/// `quiet.max` without that: [`Decision::Max`].
 pub fn decide(quiet: &Quiet, points: &[SettlePoint], now: Duration) -> Decision {
     if let Some(latest) = points.last() {
         let band = latest.rss_bytes as f64 * quiet.tolerance;
         let same = |point: &SettlePoint| {
-            point.process_count == latest.process_count
+            !point.busy
+                && point.process_count == latest.process_count
                 && (point.rss_bytes as f64 - latest.rss_bytes as f64).abs() <= band
         };
         // The first sample of the unbroken run of samples like the latest one.
@@ -264,9 +271,13 @@ pub fn decide(quiet: &Quiet, points: &[SettlePoint], now: Duration) -> Decision 
             .iter()
             .rposition(|point| !same(point))
             .map_or(0, |changed| changed + 1);
-        let since = points[start].elapsed;
-        if latest.elapsed.saturating_sub(since) >= quiet.quiet {
-            return Decision::Settled { since };
+        // A busy latest sample starts no run at all.
+        if let Some(first) = points.get(start)
+            && latest.elapsed.saturating_sub(first.elapsed) >= quiet.quiet
+        {
+            return Decision::Settled {
+                since: first.elapsed,
+            };
         }
     }
     if now >= quiet.max {
@@ -364,16 +375,16 @@ pub enum Waited {
     Closed,
 }
 
-/// The family's process count and summed RSS now, from `stat` alone (cheap enough to
-/// sample every few milliseconds, even for a thousand processes). A tree whose root is
-/// gone is an empty family.
+/// The family's process count, summed RSS and busy processes now, from `stat` alone
+/// (cheap enough to sample every few milliseconds, even for a thousand processes). A
+/// tree whose root is gone is an empty family.
 pub fn family_totals(
     root: &ProcRoot,
     family: &Selector,
     exclude_pids: &[u32],
-) -> Result<(u32, u64), SnapshotError> {
+) -> Result<StatTotals, SnapshotError> {
     match root.stat_totals(family, exclude_pids) {
-        Err(SnapshotError::NoSuchProcess { .. }) => Ok((0, 0)),
+        Err(SnapshotError::NoSuchProcess { .. }) => Ok(StatTotals::default()),
         other => other,
     }
 }
@@ -414,12 +425,13 @@ pub fn settle<E>(
             let mut samples = 0u32;
             loop {
                 let began = started.elapsed();
-                if let Ok((process_count, rss_bytes)) = family_totals(root, family, exclude_pids) {
+                if let Ok(totals) = family_totals(root, family, exclude_pids) {
                     samples += 1;
                     points.push(SettlePoint {
                         elapsed: began,
-                        process_count,
-                        rss_bytes,
+                        process_count: totals.process_count,
+                        rss_bytes: totals.rss_bytes,
+                        busy: totals.busy_count > 0,
                     });
                 }
                 match decide(quiet, &points, started.elapsed()) {
@@ -487,6 +499,7 @@ mod tests {
                 elapsed: ms(10 * index as u64),
                 process_count: count,
                 rss_bytes: mib << 20,
+                busy: false,
             })
             .collect()
     }
@@ -555,6 +568,18 @@ mod tests {
         assert_eq!(
             first_decision(&quiet(), &series(&samples)),
             Some((ms(190), Decision::Settled { since: ms(90) }))
+        );
+    }
+
+    #[test]
+    fn a_busy_sample_resets_the_interval() {
+        // Memory stands still from the start, but the process is runnable (waiting for a
+        // CPU) at 50 ms: quiet only from 60 ms.
+        let mut points = series(&[(1, 100); 30]);
+        points[5].busy = true;
+        assert_eq!(
+            first_decision(&quiet(), &points),
+            Some((ms(160), Decision::Settled { since: ms(60) }))
         );
     }
 
