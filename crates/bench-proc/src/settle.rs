@@ -95,7 +95,7 @@ pub enum ParseError {
     #[error("unknown settle key {0:?} (expected max, quiet or tolerance)")]
     UnknownKey(String),
     /// A duration that does not parse.
-    #[error("settle {key}: {source}")]
+    #[error("invalid settle {key}")]
     Duration {
         /// `max`, `quiet` or the whole text.
         key: &'static str,

@@ -52,7 +52,7 @@ impl TryFrom<Args> for Settings {
         let settle: bench_proc::Settle = args
             .settle
             .parse()
-            .map_err(|e| input_error(format!("--settle: {e}")))?;
+            .map_err(|e| input_error(format!("--settle: {}", bench_core::error_chain(&e))))?;
         let given = usize::from(args.pid.is_some())
             + usize::from(args.user.is_some())
             + usize::from(!args.command.is_empty());

@@ -62,7 +62,7 @@ impl TryFrom<&Args> for Settings {
         let settle: bench_proc::Settle = args
             .settle
             .parse()
-            .map_err(|e| input_error(format!("--settle: {e}")))?;
+            .map_err(|e| input_error(format!("--settle: {}", bench_core::error_chain(&e))))?;
         let ready = match &args.ready {
             None => None,
             Some(mode) => {

@@ -137,7 +137,7 @@ fn resolve(args: Args) -> anyhow::Result<(Settings, Outputs)> {
     let settle: bench_proc::Settle = args
         .settle
         .parse()
-        .map_err(|e| input_error(format!("--settle: {e}")))?;
+        .map_err(|e| input_error(format!("--settle: {}", bench_core::error_chain(&e))))?;
     let regex = |flag: &str, pattern: &str| {
         regex::Regex::new(pattern).map_err(|e| input_error(format!("{flag}: {e}")))
     };

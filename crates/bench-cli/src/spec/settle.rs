@@ -84,7 +84,9 @@ impl<'de> Deserialize<'de> for Settle {
             }
 
             fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Settle, E> {
-                text.parse().map(Settle).map_err(E::custom)
+                text.parse()
+                    .map(Settle)
+                    .map_err(|error| E::custom(bench_core::error_chain(&error)))
             }
 
             fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Settle, A::Error> {
