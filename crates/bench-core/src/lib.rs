@@ -54,6 +54,6 @@ pub use metric::{Direction, Metric, Nature, Phase, glossary};
 pub use report::Report;
 pub use result::{
     LoadError, Observation, ParseError, ProcessMemory, Request, ResultFile, Role, SCHEMA_VERSION,
-    SaveError, Side, TrialRecord, ValidationError,
+    SaveError, SettleEnded, SettleRecord, SettleUntil, Side, TrialRecord, ValidationError,
 };
 pub use trial::{Sample, record, trial_errors, trial_errors_without};

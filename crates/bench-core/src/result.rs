@@ -214,6 +214,73 @@ pub struct TrialRecord {
     /// measurement; a change between trials means a process (a daemon) came or went.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub process_count: Option<u32>,
+    /// Every settle of the trial (the wait after ready before memory is measured, or
+    /// after each staircase step), in order, at most 128: what was asked for and how
+    /// long it took. Absent when the trial settled nothing (and in files written
+    /// before this field).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 128))]
+    pub settles: Vec<SettleRecord>,
+}
+
+/// The most settles kept in one [`TrialRecord`].
+pub const MAX_SETTLES: usize = 128;
+
+/// How a settle waited.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum SettleUntil {
+    /// A fixed time (`settle = "1s"`).
+    Fixed,
+    /// Until the family's RSS and process count stayed within the tolerance for the
+    /// quiet interval, at most `max_seconds` (`settle = "auto"`).
+    Quiet,
+}
+
+/// How a settle ended.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum SettleEnded {
+    /// A fixed settle waited its whole time.
+    Elapsed,
+    /// The family was quiet for the interval.
+    Quiet,
+    /// The maximum passed while the family still changed: measured as it was.
+    Max,
+    /// The program closed its terminal during the settle.
+    Closed,
+}
+
+/// One settle: what was asked for and what it took.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SettleRecord {
+    /// Which settle of the trial: `cold`, `warm`, `ui`, or for the staircase `warmup`,
+    /// `baseline`, `step-N` (from 0) and `teardown`; at most 40 characters.
+    #[schemars(length(max = 40))]
+    pub session: String,
+    /// Fixed or quiet.
+    pub until: SettleUntil,
+    /// The fixed time, or the quiet settle's maximum, in seconds.
+    #[schemars(range(min = 0))]
+    pub max_seconds: f64,
+    /// The quiet interval in seconds (quiet settles only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
+    pub quiet_seconds: Option<f64>,
+    /// The allowed RSS difference as a fraction, 0.01 for 1 % (quiet settles only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = 1))]
+    pub tolerance: Option<f64>,
+    /// How long the settle took, in seconds.
+    #[schemars(range(min = 0))]
+    pub took_seconds: f64,
+    /// How it ended.
+    pub ended: SettleEnded,
 }
 
 impl TrialRecord {
@@ -226,6 +293,16 @@ impl TrialRecord {
             load_average: None,
             host: None,
             process_count: None,
+            settles: Vec::new(),
+        }
+    }
+
+    /// Adds a settle, keeping at most [`MAX_SETTLES`] (the first ones) so the record
+    /// stays valid.
+    pub fn push_settle(&mut self, mut settle: SettleRecord) {
+        if self.settles.len() < MAX_SETTLES {
+            settle.session = truncate_chars(settle.session, crate::detail::MAX_LABEL_CHARS);
+            self.settles.push(settle);
         }
     }
 }
@@ -671,6 +748,42 @@ impl ResultFile {
             if let Some(host) = &record.host {
                 check_length(&format!("{at}.host"), host, MAX_HOST_CHARS)?;
             }
+            if record.settles.len() > MAX_SETTLES {
+                return invalid(
+                    format!("{at}.settles"),
+                    format!(
+                        "{} settles are more than {MAX_SETTLES}",
+                        record.settles.len()
+                    ),
+                );
+            }
+            for (index, settle) in record.settles.iter().enumerate() {
+                let at = format!("{at}.settles[{index}]");
+                check_length(&format!("{at}.session"), &settle.session, MAX_LABEL_CHARS)?;
+                let seconds = [
+                    ("max_seconds", Some(settle.max_seconds)),
+                    ("quiet_seconds", settle.quiet_seconds),
+                    ("took_seconds", Some(settle.took_seconds)),
+                ];
+                for (field, value) in seconds {
+                    if let Some(value) = value
+                        && (!value.is_finite() || value < 0.0)
+                    {
+                        return invalid(
+                            format!("{at}.{field}"),
+                            format!("{value} is not finite and non-negative"),
+                        );
+                    }
+                }
+                if let Some(tolerance) = settle.tolerance
+                    && !(0.0..=1.0).contains(&tolerance)
+                {
+                    return invalid(
+                        format!("{at}.tolerance"),
+                        format!("tolerance {tolerance} is not a fraction from 0 to 1"),
+                    );
+                }
+            }
         }
         validate_details(side)
     }
@@ -1074,6 +1187,18 @@ mod tests {
             .trial_record_mut(Phase::Measure, 1)
             .process_count = Some(3);
         result.side.trial_record_mut(Phase::Ui, 0).process_count = Some(2);
+        result
+            .side
+            .trial_record_mut(Phase::Ui, 0)
+            .push_settle(SettleRecord {
+                session: "ui".into(),
+                until: SettleUntil::Quiet,
+                max_seconds: 5.0,
+                quiet_seconds: Some(0.1),
+                tolerance: Some(0.01),
+                took_seconds: 0.183,
+                ended: SettleEnded::Quiet,
+            });
         assert_eq!(result.side.trials.len(), 2);
         assert_eq!(result.side.trials[0].host.as_deref(), Some("runner-7"));
         assert_eq!(result.side.trials[0].process_count, Some(3));
@@ -1105,6 +1230,26 @@ mod tests {
                 .contains("measure trial 0 is recorded twice")
         );
         result.side.trials.pop();
+        result.side.trials[0].push_settle(SettleRecord {
+            session: "cold".into(),
+            until: SettleUntil::Fixed,
+            max_seconds: 1.0,
+            quiet_seconds: None,
+            tolerance: Some(1.5),
+            took_seconds: 1.0,
+            ended: SettleEnded::Elapsed,
+        });
+        assert_eq!(
+            result.validate().unwrap_err().path,
+            "side.trials[0].settles[0].tolerance"
+        );
+        result.side.trials[0].settles[0].tolerance = None;
+        result.side.trials[0].settles[0].took_seconds = -1.0;
+        assert_eq!(
+            result.validate().unwrap_err().path,
+            "side.trials[0].settles[0].took_seconds"
+        );
+        result.side.trials[0].settles.clear();
         result.side.trials[0].trial = 101;
         assert_eq!(result.validate().unwrap_err().path, "side.trials[0].trial");
     }

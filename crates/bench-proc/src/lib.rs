@@ -28,6 +28,7 @@
 //!   [`key_users`]: the uids that own keys.
 //! - [`disk_usage`]: apparent size of a directory tree, like `du --apparent-size`.
 //! - [`HostFacts`]: cpu model, cores, memory, kernel, architecture, page size.
+//! - [`settle`]: waiting until a family's memory is quiet (or a fixed time).
 //! - [`staircase`]: the marginal memory of one more instance.
 #![warn(missing_docs)]
 
@@ -41,6 +42,7 @@ mod leader;
 mod login_defs;
 pub mod parse;
 mod sampler;
+pub mod settle;
 mod signals_linux;
 mod snapshot_linux;
 pub mod staircase;
@@ -58,12 +60,14 @@ pub use keyrings_linux::{KeyringError, clear_keyrings, key_users, parse_key_user
 pub use leader::Leader;
 pub use login_defs::{parse_uid_range, uid_range};
 pub use sampler::{SamplePoint, Sampler, SamplerOptions, SamplerReport};
+pub use settle::{Settle, SettleEnd, SettleReport};
 pub use signals_linux::{SignalWatchError, TERMINATION_SIGNALS, on_termination_signal};
 pub use snapshot_linux::{
-    ProcRoot, ProcessSample, Selector, Snapshot, SnapshotError, family_cpu_seconds, read_proc_file,
+    ProcRoot, ProcessSample, Selector, Snapshot, SnapshotError, StatTotals, family_cpu_seconds,
+    read_proc_file,
     snapshot,
 };
-pub use staircase::{Instances, StaircaseOptions, StaircaseReport};
+pub use staircase::{Instances, StageSettle, StaircaseOptions, StaircaseReport};
 pub use stop_linux::{
     StopError, StopReport, Survivor, pids_with_environment, process_stat, stop, stop_environment,
 };

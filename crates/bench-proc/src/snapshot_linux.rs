@@ -156,6 +156,18 @@ pub fn family_cpu_seconds(selector: &Selector, exclude: &[u32]) -> Result<f64, S
         .cpu_seconds(selector, exclude)
 }
 
+/// What [`ProcRoot::stat_totals`] counts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StatTotals {
+    /// Live processes (zombies and kernel threads left out).
+    pub process_count: u32,
+    /// Sum of the kernel's RSS counters, in bytes.
+    pub rss_bytes: u64,
+    /// Processes whose main thread is running or runnable (`R`) or in uninterruptible
+    /// sleep (`D`, usually paging in or reading a disk).
+    pub busy_count: u32,
+}
+
 /// A `/proc` mount (or a fixture tree shaped like one) to walk.
 #[derive(Debug, Clone)]
 pub struct ProcRoot {
@@ -293,6 +305,31 @@ impl ProcRoot {
         let mut pids = Vec::new();
         self.walk(selector, &mut |pid, _| pids.push(pid))?;
         Ok(pids)
+    }
+
+    /// The number of live processes a selector names, the sum of their RSS as the
+    /// kernel counts it in `stat` (no `smaps_rollup` read) and how many are running or
+    /// in uninterruptible sleep, `exclude_pids` left out: cheap enough to watch a family
+    /// every few milliseconds.
+    pub fn stat_totals(
+        &self,
+        selector: &Selector,
+        exclude_pids: &[u32],
+    ) -> Result<StatTotals, SnapshotError> {
+        let mut totals = StatTotals::default();
+        let mut rss_pages = 0u64;
+        self.walk(selector, &mut |pid, stat| {
+            if stat.is_zombie() || stat.is_kernel_thread() || exclude_pids.contains(&pid) {
+                return;
+            }
+            totals.process_count = totals.process_count.saturating_add(1);
+            if matches!(stat.state, 'R' | 'D') {
+                totals.busy_count = totals.busy_count.saturating_add(1);
+            }
+            rss_pages = rss_pages.saturating_add(stat.rss_pages);
+        })?;
+        totals.rss_bytes = rss_pages.saturating_mul(self.page_size_bytes);
+        Ok(totals)
     }
 
     /// The parsed `stat` of every process now, zombies included, kernel threads
@@ -670,6 +707,38 @@ mod tests {
             .unwrap();
         assert_eq!(snap.processes.len(), 1);
         assert_eq!(snap.processes[0].pid, 10);
+    }
+
+    #[test]
+    fn stat_totals_count_live_processes_and_their_stat_rss() {
+        let root = tempfile::tempdir().unwrap();
+        process(root.path(), 10, 1, 'S', 0, 400);
+        process(root.path(), 11, 10, 'S', 0, 800);
+        process(root.path(), 12, 10, 'Z', 0, 0);
+        children(root.path(), 10, 10, "11 12");
+        let proc_root = ProcRoot::new(root.path());
+        let page = rustix::param::page_size() as u64;
+        // The fixture's stat says rss_kib / 4 pages.
+        process(root.path(), 13, 10, 'R', 0, 4);
+        children(root.path(), 10, 10, "11 12 13");
+        assert_eq!(
+            proc_root.stat_totals(&Selector::Tree(10), &[]).unwrap(),
+            StatTotals {
+                process_count: 3,
+                rss_bytes: (100 + 200 + 1) * page,
+                busy_count: 1,
+            }
+        );
+        assert_eq!(
+            proc_root
+                .stat_totals(&Selector::Tree(10), &[10, 13])
+                .unwrap(),
+            StatTotals {
+                process_count: 1,
+                rss_bytes: 200 * page,
+                busy_count: 0,
+            }
+        );
     }
 
     #[test]

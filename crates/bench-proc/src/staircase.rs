@@ -12,10 +12,10 @@
 //! The engine knows nothing about what an instance is: anything that implements
 //! [`Instances`] (a spawned command, a PTY session, a VM on a shared sidecar) works.
 
+use crate::settle::{Settle, SettleReport, settle_sleeping};
 use crate::snapshot_linux::{ProcRoot, Selector, Snapshot, SnapshotError};
 use serde::Serialize;
 use std::fmt;
-use std::time::Duration;
 
 /// How to make, check and remove one instance.
 pub trait Instances {
@@ -43,8 +43,9 @@ pub trait Instances {
 pub struct StaircaseOptions {
     /// Instances to add, at least 1.
     pub count: usize,
-    /// Wait after each change before measuring.
-    pub settle: Duration,
+    /// Wait after each change before measuring: a fixed time, or until the family's
+    /// memory is quiet (see [`crate::settle`]).
+    pub settle: Settle,
     /// The family measured after each step: typically the harness's own tree
     /// (with the harness a child subreaper) or the benchmark user's uid.
     pub family: Selector,
@@ -95,7 +96,7 @@ pub struct Step {
 }
 
 /// The outcome of a staircase.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StaircaseReport {
     /// Instances added.
     pub count: usize,
@@ -123,6 +124,18 @@ pub struct StaircaseReport {
     pub reclaimed_rss_bytes: i64,
     /// PSS given back, `None` if PSS was unknown.
     pub reclaimed_pss_bytes: Option<i64>,
+    /// Every settle, in order: the warm-up's (when there was one), the baseline's,
+    /// one per step, the teardown's.
+    pub settles: Vec<StageSettle>,
+}
+
+/// One settle of the staircase and where it was.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StageSettle {
+    /// `warmup`, `baseline`, `step-N` (from 0) or `teardown`.
+    pub stage: String,
+    /// What it did.
+    pub settle: SettleReport,
 }
 
 /// Where in the staircase something failed.
@@ -223,6 +236,22 @@ pub fn run_in<I: Instances>(
             .map(|snap| FamilyTotals::of(&snap.without(&options.exclude_pids)))
             .map_err(|source| StaircaseError::Measure { stage, source })
     };
+    let mut settles = Vec::with_capacity(options.count + 3);
+    let mut settle = |stage: Stage| {
+        let settle = settle_sleeping(
+            root,
+            &options.family,
+            &options.exclude_pids,
+            &options.settle,
+        );
+        let stage = match stage {
+            Stage::Warmup => "warmup".to_owned(),
+            Stage::Baseline => "baseline".to_owned(),
+            Stage::Step(index) => format!("step-{index}"),
+            Stage::Teardown => "teardown".to_owned(),
+        };
+        settles.push(StageSettle { stage, settle });
+    };
     let fail = |stage: Stage, action: Action| {
         move |source: I::Error| StaircaseError::Instance {
             stage,
@@ -238,7 +267,7 @@ pub fn run_in<I: Instances>(
             .start(&mut warm)
             .map_err(fail(stage, Action::Start))
             .and_then(|()| {
-                std::thread::sleep(options.settle);
+                settle(stage);
                 instances
                     .verify(&mut warm)
                     .map_err(fail(stage, Action::Verify))
@@ -248,7 +277,7 @@ pub fn run_in<I: Instances>(
         stopped?;
     }
 
-    std::thread::sleep(options.settle);
+    settle(Stage::Baseline);
     let baseline = measure(Stage::Baseline)?;
     let mut running: Vec<I::Instance> = Vec::with_capacity(options.count);
     let mut steps = Vec::with_capacity(options.count);
@@ -262,7 +291,7 @@ pub fn run_in<I: Instances>(
                 return Err(fail(stage, Action::Start)(error));
             }
             running.push(instance);
-            std::thread::sleep(options.settle);
+            settle(stage);
             let last = running.len() - 1;
             instances
                 .verify(&mut running[last])
@@ -299,7 +328,7 @@ pub fn run_in<I: Instances>(
     if let Some(error) = first_error {
         return Err(fail(Stage::Teardown, Action::Stop)(error));
     }
-    std::thread::sleep(options.settle);
+    settle(Stage::Teardown);
     let after_teardown = measure(Stage::Teardown)?;
 
     let count = options.count as f64;
@@ -319,6 +348,7 @@ pub fn run_in<I: Instances>(
         after_teardown,
         reclaimed_rss_bytes: delta(last.rss_bytes, after_teardown.rss_bytes),
         reclaimed_pss_bytes: both(last.pss_bytes, after_teardown.pss_bytes),
+        settles,
     })
 }
 
@@ -351,6 +381,7 @@ mod tests {
     use super::*;
     use crate::test_tree::{children, process};
     use std::path::PathBuf;
+    use std::time::Duration;
 
     /// Instances that appear as 400 KiB children of pid 10 in a fixture tree.
     struct Fake {
@@ -417,7 +448,7 @@ mod tests {
         };
         let options = StaircaseOptions {
             count: 3,
-            settle: Duration::ZERO,
+            settle: Settle::Fixed(Duration::ZERO),
             family: Selector::Tree(10),
             exclude_pids: Vec::new(),
             warmup: true,
@@ -444,6 +475,13 @@ mod tests {
         assert_eq!(report.reclaimed_rss_bytes, 3 * 400 * 1024);
         assert_eq!(report.after_teardown.process_count, 1);
         assert_eq!(fake.observed, [0, 1, 2]);
+        let stages: Vec<&str> = report.settles.iter().map(|s| s.stage.as_str()).collect();
+        assert_eq!(
+            stages,
+            [
+                "warmup", "baseline", "step-0", "step-1", "step-2", "teardown"
+            ]
+        );
     }
 
     #[test]

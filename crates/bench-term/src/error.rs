@@ -28,6 +28,8 @@ pub enum Stage {
     WaitFor,
     /// Waiting for a typed character to be echoed.
     Keystroke,
+    /// Exit mode: waiting for the program to exit.
+    Exit,
 }
 
 impl fmt::Display for Stage {
@@ -43,6 +45,7 @@ impl fmt::Display for Stage {
             Stage::Quiet => "waiting for the output to go quiet",
             Stage::WaitFor => "waiting for the screen to match",
             Stage::Keystroke => "waiting for a typed character to appear",
+            Stage::Exit => "waiting for the program to exit",
         })
     }
 }

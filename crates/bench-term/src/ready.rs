@@ -23,6 +23,10 @@ pub enum ReadyMode {
     /// Ready when the screen stayed unchanged for this long; the ready time is
     /// the moment of the last change.
     Stable(Duration),
+    /// Ready when the program exits, as `waitid` sees it (a pidfd becoming readable,
+    /// so no polling period is added): hyperfine's measurement, in a terminal. Its
+    /// exit status is kept ([`crate::Terminal::exit_status`]).
+    Exit,
 }
 
 impl fmt::Display for ReadyMode {
@@ -32,6 +36,7 @@ impl fmt::Display for ReadyMode {
             ReadyMode::Pattern(regex) => write!(f, "pattern:{}", regex.as_str()),
             ReadyMode::FirstFrame => f.write_str("first-frame"),
             ReadyMode::Stable(quiet) => write!(f, "stable:{}ms", quiet.as_millis()),
+            ReadyMode::Exit => f.write_str("exit"),
         }
     }
 }
@@ -41,7 +46,7 @@ impl fmt::Display for ReadyMode {
 pub enum ParseError {
     /// Not one of the known modes.
     #[error(
-        "unknown ready mode {0:?} (expected probe, pattern:REGEX, first-frame or stable:DURATION)"
+        "unknown ready mode {0:?} (expected probe, pattern:REGEX, first-frame, stable:DURATION or exit)"
     )]
     UnknownMode(String),
     /// The regular expression of `pattern:` is invalid.
@@ -55,7 +60,7 @@ pub enum ParseError {
 impl FromStr for ReadyMode {
     type Err = ParseError;
 
-    /// Parses `probe`, `pattern:REGEX`, `first-frame` or `stable:DURATION`.
+    /// Parses `probe`, `pattern:REGEX`, `first-frame`, `stable:DURATION` or `exit`.
     fn from_str(text: &str) -> Result<ReadyMode, ParseError> {
         if let Some(pattern) = text.strip_prefix("pattern:") {
             return Regex::new(pattern)
@@ -70,6 +75,7 @@ impl FromStr for ReadyMode {
         match text {
             "probe" => Ok(ReadyMode::Probe),
             "first-frame" => Ok(ReadyMode::FirstFrame),
+            "exit" => Ok(ReadyMode::Exit),
             _ => Err(ParseError::UnknownMode(text.to_owned())),
         }
     }
@@ -81,7 +87,13 @@ mod tests {
 
     #[test]
     fn modes_parse_and_print_back() {
-        for text in ["probe", "first-frame", "pattern:^>>> $", "stable:250ms"] {
+        for text in [
+            "probe",
+            "first-frame",
+            "pattern:^>>> $",
+            "stable:250ms",
+            "exit",
+        ] {
             assert_eq!(text.parse::<ReadyMode>().unwrap().to_string(), text);
         }
         assert!(

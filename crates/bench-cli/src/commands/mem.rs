@@ -3,7 +3,6 @@
 
 use crate::exit::input_error;
 use bench_cli::standalone::mem::{self, Error, STOP_GRACE, Settings, Target};
-use bench_core::units::parse_duration;
 use std::ffi::OsString;
 use std::process::ExitCode;
 
@@ -29,8 +28,10 @@ pub struct Args {
     /// Measure every process of this user (a name or a numeric uid).
     #[arg(long, value_name = "USER")]
     user: Option<String>,
-    /// After starting COMMAND, wait this long before measuring (e.g. 2s, 500ms).
-    #[arg(long, default_value = "2s", value_name = "DURATION")]
+    /// After starting COMMAND, wait before measuring: a fixed time (2s, 500ms), or
+    /// auto (until RSS and process count stay within 1% for 100ms, at most 5s),
+    /// auto:MAX or auto:max=5s,quiet=100ms,tolerance=1%.
+    #[arg(long, default_value = "2s", value_name = "SETTLE")]
     settle: String,
     /// Print the measurement as JSON on stdout (the table still goes to stderr).
     #[arg(long)]
@@ -48,8 +49,10 @@ impl TryFrom<Args> for Settings {
     type Error = anyhow::Error;
 
     fn try_from(args: Args) -> anyhow::Result<Settings> {
-        let settle =
-            parse_duration(&args.settle).map_err(|e| input_error(format!("--settle: {e}")))?;
+        let settle: bench_proc::Settle = args
+            .settle
+            .parse()
+            .map_err(|e| input_error(format!("--settle: {}", bench_core::error_chain(&e))))?;
         let given = usize::from(args.pid.is_some())
             + usize::from(args.user.is_some())
             + usize::from(!args.command.is_empty());

@@ -30,8 +30,10 @@ pub struct Args {
     /// Instances to add, one at a time (at least 1).
     #[arg(long, default_value_t = 5, value_name = "N")]
     count: usize,
-    /// Wait after each change before measuring (e.g. 2s, 500ms).
-    #[arg(long, default_value = "2s", value_name = "DURATION")]
+    /// Wait after each change before measuring: a fixed time (2s, 500ms), or auto
+    /// (until RSS and process count stay within 1% for 100ms, at most 5s), auto:MAX or
+    /// auto:max=5s,quiet=100ms,tolerance=1%.
+    #[arg(long, default_value = "2s", value_name = "SETTLE")]
     settle: String,
     /// Print the result as JSON on stdout.
     #[arg(long)]
@@ -60,14 +62,22 @@ impl TryFrom<&Args> for Settings {
         if args.count == 0 {
             return Err(input_error("--count must be at least 1"));
         }
-        let settle =
-            parse_duration(&args.settle).map_err(|e| input_error(format!("--settle: {e}")))?;
+        let settle: bench_proc::Settle = args
+            .settle
+            .parse()
+            .map_err(|e| input_error(format!("--settle: {}", bench_core::error_chain(&e))))?;
         let ready = match &args.ready {
             None => None,
             Some(mode) => {
                 let mode: ReadyMode = mode
                     .parse()
                     .map_err(|e| input_error(format!("--ready: {e}")))?;
+                if let ReadyMode::Exit = mode {
+                    return Err(input_error(
+                        "--ready: exit times a program that exits; staircase instances must \
+                         stay running",
+                    ));
+                }
                 let timeout = parse_duration(&args.ready_timeout)
                     .map_err(|e| input_error(format!("--ready-timeout: {e}")))?;
                 Some(Ready { mode, timeout })

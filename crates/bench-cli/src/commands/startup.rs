@@ -30,6 +30,9 @@ Ready modes:
   first-frame      the first line with at least 3 letters or digits
   stable:DURATION  the screen stays unchanged for DURATION (ready = its last
                    change)
+  exit             the program exits by itself (hyperfine's time, in a
+                   terminal); a failing exit status fails the run unless
+                   --ignore-failure
 
 The screen at ready must not show a blocking dialog (trust this folder, an API
 key, sign in, press Enter to continue, choose an option, a y/n question): such
@@ -49,7 +52,8 @@ pub struct Args {
     /// Runs before the measured ones, not recorded (warm caches).
     #[arg(long, default_value_t = 1, value_name = "N")]
     warmup: usize,
-    /// When the program counts as ready: probe, pattern:REGEX, first-frame or stable:DURATION.
+    /// When the program counts as ready: probe, pattern:REGEX, first-frame,
+    /// stable:DURATION or exit.
     #[arg(long, default_value = "probe", value_name = "MODE")]
     ready: String,
     /// Terminal columns.
@@ -61,9 +65,15 @@ pub struct Args {
     /// Give up on a run after this long (e.g. 30s, 500ms, 2m).
     #[arg(long, default_value = "30s", value_name = "DURATION")]
     timeout: String,
-    /// How long to keep the program running after ready before measuring its memory.
-    #[arg(long, default_value = "1s", value_name = "DURATION")]
+    /// How long to keep the program running after ready before measuring its memory:
+    /// a fixed time (1s), auto (until RSS and process count stay within 1% for 100ms,
+    /// at most 5s), auto:MAX or auto:max=5s,quiet=100ms,tolerance=1%.
+    #[arg(long, default_value = "1s", value_name = "SETTLE")]
     settle: String,
+    /// With --ready exit: keep the time of a run that exited with a failing status
+    /// (hyperfine's -i); without it such a run fails, as in hyperfine.
+    #[arg(short = 'i', long)]
+    ignore_failure: bool,
     /// Extra environment variables for the command.
     #[arg(long = "env", value_name = "KEY=VALUE")]
     env: Vec<String>,
@@ -127,7 +137,10 @@ fn resolve(args: Args) -> anyhow::Result<(Settings, Outputs)> {
         .map_err(|e| input_error(format!("--ready: {e}")))?;
     let timeout =
         parse_duration(&args.timeout).map_err(|e| input_error(format!("--timeout: {e}")))?;
-    let settle = parse_duration(&args.settle).map_err(|e| input_error(format!("--settle: {e}")))?;
+    let settle: bench_proc::Settle = args
+        .settle
+        .parse()
+        .map_err(|e| input_error(format!("--settle: {}", bench_core::error_chain(&e))))?;
     let regex = |flag: &str, pattern: &str| {
         regex::Regex::new(pattern).map_err(|e| input_error(format!("{flag}: {e}")))
     };
@@ -175,6 +188,7 @@ fn resolve(args: Args) -> anyhow::Result<(Settings, Outputs)> {
         guard,
         timeout,
         settle,
+        ignore_failure: args.ignore_failure,
         transcripts: args.transcripts,
         subreaper: false,
     };

@@ -7,6 +7,7 @@ mod duration;
 mod model;
 mod overrides;
 mod parse;
+mod settle;
 mod template;
 
 pub use duration::Duration;
@@ -16,4 +17,5 @@ pub use model::{
 };
 pub use overrides::{Override, OverrideSyntaxError, SyntaxProblem, load_with, parse_with};
 pub use parse::{SpecError, is_full_sha, load, parse};
+pub use settle::Settle;
 pub use template::{ExpandError, Placeholder, Template, TemplateError, Values};

@@ -442,9 +442,10 @@ pub struct Measure {
     /// How long to wait for ready.
     #[serde(default = "default_ready_timeout")]
     pub ready_timeout: Duration,
-    /// How long to let the program settle after ready before memory is read.
+    /// How long to let the program settle after ready before memory is read: a fixed
+    /// time (`"1s"`, the default) or until its memory is quiet (`"auto"`, a table).
     #[serde(default = "default_settle")]
-    pub settle: Duration,
+    pub settle: super::Settle,
     /// Terminal width in columns.
     #[serde(default = "default_cols")]
     pub cols: u16,
@@ -490,8 +491,8 @@ fn default_ready_timeout() -> Duration {
     Duration::from_secs(60)
 }
 
-fn default_settle() -> Duration {
-    Duration::from_secs(1)
+fn default_settle() -> super::Settle {
+    super::Settle::from_secs(1)
 }
 
 fn default_cols() -> u16 {
@@ -594,9 +595,10 @@ pub struct Staircase {
     /// How many instances to add after the warm-up instance.
     #[serde(default = "default_count")]
     pub count: u32,
-    /// How long to let each instance settle before memory is read.
+    /// How long to let each instance settle before memory is read: fixed or quiet, as
+    /// `[measure] settle`.
     #[serde(default = "default_settle")]
-    pub settle: Duration,
+    pub settle: super::Settle,
 }
 
 fn default_count() -> u32 {

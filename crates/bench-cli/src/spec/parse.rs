@@ -780,6 +780,16 @@ fn check(spec: &Spec) -> (Vec<Problem>, Option<Ready>) {
         }
         c.env(key(&["measure", "env"]), &measure.env, Stage::Trial);
         let mode = ready_mode(&mut c, &measure.ready_key, measure);
+        // A program that is ready when it exits has no session to drive or to stack.
+        if matches!(mode, Some(bench_term::ReadyMode::Exit))
+            && (spec.ui.is_some() || spec.staircase.is_some())
+        {
+            c.problem(
+                key(&["measure", "ready"]),
+                "ready = \"exit\" times a program that exits; [ui] and [staircase] need one \
+                 that stays running",
+            );
+        }
         let require = measure
             .ready_require
             .as_ref()
@@ -963,6 +973,51 @@ mod tests {
     }
 
     #[test]
+    fn ready_exit_refuses_sessions_that_must_stay_running() {
+        let error = parse(
+            "name = \"x\"\n[measure]\ncommand = [\"x\"]\nready = \"exit\"\n[staircase]\n",
+            "x.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(error.contains("[ui] and [staircase] need one"), "{error}");
+    }
+
+    #[test]
+    fn settle_keys_read_fixed_and_quiet_settles() {
+        let settles = |text: &str| {
+            let spec = parse(
+                &format!("name = \"x\"\n[measure]\ncommand = [\"x\"]\n{text}"),
+                "x.toml",
+            )
+            .unwrap();
+            (
+                spec.measure.unwrap().settle.0,
+                spec.staircase.map(|staircase| staircase.settle.0),
+            )
+        };
+        let fixed = |millis| bench_proc::Settle::Fixed(std::time::Duration::from_millis(millis));
+        // No key: the fixed second of before; a duration: exactly that.
+        assert_eq!(settles(""), (fixed(1000), None));
+        assert_eq!(settles("settle = \"1s\"\n"), (fixed(1000), None));
+        assert_eq!(
+            settles("settle = \"250ms\"\n[staircase]\nsettle = \"2s\"\n"),
+            (fixed(250), Some(fixed(2000)))
+        );
+        let (measure, staircase) = settles(
+            "settle = \"auto\"\n[staircase]\nsettle = { until = \"quiet\", max = \"3s\" }\n",
+        );
+        assert_eq!(
+            measure,
+            bench_proc::Settle::Quiet(bench_proc::settle::Quiet::default())
+        );
+        assert_eq!(
+            staircase.map(|settle| settle.max()),
+            Some(std::time::Duration::from_secs(3))
+        );
+    }
+
+    #[test]
     fn the_ready_keys_are_resolved_once_into_bench_terms_mode() {
         let measure = |keys: &str| {
             let text = format!("name = \"x\"\n[measure]\ncommand = [\"x\"]\n{keys}");
@@ -1009,6 +1064,10 @@ mod tests {
             ),
             "{error}"
         );
+        assert!(matches!(
+            measure("ready = \"exit\"\n"),
+            bench_term::ReadyMode::Exit
+        ));
         let guard = parse(
             "name = \"x\"\n[measure]\ncommand = [\"x\"]\nready_require = \"^> $\"\nready_reject = [\"a\", \"b+\"]\nready_allow_dialog = true\n",
             "x.toml",

@@ -8,9 +8,10 @@
 use super::spawn::{self, SpawnError};
 use bench_core::export::text::{Align, render};
 use bench_core::units::format_bytes;
+use bench_proc::settle::Waited;
 use bench_proc::{
-    ProcessSample, Sampler, SamplerOptions, SamplerReport, Selector, Snapshot, SnapshotError,
-    StopError, SubreaperError, snapshot,
+    ProcRoot, ProcessSample, Sampler, SamplerOptions, SamplerReport, Selector, Settle,
+    SettleReport, Snapshot, SnapshotError, StopError, SubreaperError, snapshot,
 };
 use bench_term::TermError;
 use std::ffi::OsString;
@@ -54,12 +55,13 @@ impl Target {
 }
 
 /// What [`measure`] does.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
     /// What to measure.
     pub target: Target,
-    /// For a command: how long it runs before it is measured.
-    pub settle: Duration,
+    /// For a command: how long it runs before it is measured, a fixed time or until
+    /// its family's memory is quiet.
+    pub settle: Settle,
     /// For a command: run it in a pseudo-terminal rather than with stdio on /dev/null.
     pub tty: bool,
 }
@@ -134,6 +136,8 @@ pub struct Measurement {
     pub snapshot: Snapshot,
     /// For a command: the family's totals sampled while it settled.
     pub peaks: Option<SamplerReport>,
+    /// For a command: what its settle did.
+    pub settle: Option<SettleReport>,
 }
 
 /// Measures `settings.target`. A command is started, settled, measured and stopped, with
@@ -148,17 +152,21 @@ pub fn measure(settings: &Settings) -> Result<Measurement, Error> {
             Ok(Measurement {
                 snapshot,
                 peaks: None,
+                settle: None,
             })
         }
         Target::User { uid, .. } => Ok(Measurement {
             snapshot: snapshot(&Selector::Uid(*uid)).map_err(Error::UserProcesses)?,
             peaks: None,
+            settle: None,
         }),
         Target::Command(command) => {
-            let (snapshot, peaks) = measure_command(command, settings.settle, settings.tty)?;
+            let (snapshot, peaks, settle) =
+                measure_command(command, &settings.settle, settings.tty)?;
             Ok(Measurement {
                 snapshot,
                 peaks: Some(peaks),
+                settle: Some(settle),
             })
         }
     }
@@ -171,9 +179,9 @@ pub fn measure(settings: &Settings) -> Result<Measurement, Error> {
 /// means some exited while the command settled.
 pub fn measure_command(
     command: &[OsString],
-    settle: Duration,
+    settle: &Settle,
     tty: bool,
-) -> Result<(Snapshot, SamplerReport), Error> {
+) -> Result<(Snapshot, SamplerReport, SettleReport), Error> {
     bench_proc::become_subreaper()?;
     let me = std::process::id();
     let sampler = Sampler::start(SamplerOptions {
@@ -195,7 +203,7 @@ pub fn measure_command(
     };
     match started {
         Started::Quiet(mut child) => {
-            let exited_after = settle_watching(&mut child, settle);
+            let (settled, exited_after) = settle_watching(&mut child, settle);
             // The peaks are of the settling only: a sample taken while (or after) the
             // table is measured could count processes the table does not have, which
             // the note would then call short-lived.
@@ -213,12 +221,27 @@ pub fn measure_command(
                     after: exited_after,
                 });
             }
-            Ok((snap, peaks))
+            Ok((snap, peaks, settled))
         }
         Started::Terminal(mut terminal) => {
             // Reading the terminal while settling keeps the program from blocking on
             // a full terminal and answers its start-up queries.
-            let settled = terminal.settle(settle);
+            let settled = bench_proc::settle::settle(
+                &ProcRoot::live(),
+                &Selector::Tree(me),
+                &[me],
+                settle,
+                &mut |left| {
+                    let began = Instant::now();
+                    terminal.settle(left)?;
+                    // `Terminal::settle` ends early only when the terminal closed.
+                    Ok(if began.elapsed() < left {
+                        Waited::Closed
+                    } else {
+                        Waited::Full
+                    })
+                },
+            );
             // Stopped before the table is measured, as above.
             let peaks = sampler.stop();
             let measured = snapshot(&Selector::Tree(me)).map(|snap| snap.without(&[me]));
@@ -226,7 +249,7 @@ pub fn measure_command(
             let closed = terminal.close();
             // Daemons that left the terminal's session are still our descendants.
             let stopped = bench_proc::stop(&Selector::Tree(me), STOP_GRACE);
-            settled.map_err(Error::Read)?;
+            let settled = settled.map_err(Error::Read)?;
             let snap = measured.map_err(Error::Measure)?;
             stopped.map_err(Error::Stop)?;
             if snap.processes.is_empty() {
@@ -238,7 +261,7 @@ pub fn measure_command(
                 });
             }
             closed.map_err(Error::Close)?;
-            Ok((snap, peaks))
+            Ok((snap, peaks, settled))
         }
     }
 }
@@ -249,22 +272,38 @@ enum Started {
     Terminal(Box<bench_term::Terminal>),
 }
 
-/// Waits `settle`, noting how long after the start the command itself exited
-/// (`None` while it runs). Its daemons may live on and are measured anyway.
-pub fn settle_watching(child: &mut Child, settle: Duration) -> Option<Duration> {
+/// Settles the family of `child` (every descendant of this process) by `settle`,
+/// noting how long after the start the command itself exited (`None` while it runs).
+/// Its daemons may live on and are measured anyway.
+pub fn settle_watching(child: &mut Child, settle: &Settle) -> (SettleReport, Option<Duration>) {
     const POLL: Duration = Duration::from_millis(20);
+    let me = std::process::id();
     let started = Instant::now();
     let mut exited_after = None;
-    loop {
-        let elapsed = started.elapsed();
-        if elapsed >= settle {
-            return exited_after;
-        }
-        if exited_after.is_none() && !matches!(child.try_wait(), Ok(None)) {
-            exited_after = Some(elapsed);
-        }
-        std::thread::sleep(POLL.min(settle - elapsed));
-    }
+    let settled: Result<SettleReport, std::convert::Infallible> = bench_proc::settle::settle(
+        &ProcRoot::live(),
+        &Selector::Tree(me),
+        &[me],
+        settle,
+        &mut |left| {
+            let until = Instant::now() + left;
+            loop {
+                if exited_after.is_none() && !matches!(child.try_wait(), Ok(None)) {
+                    exited_after = Some(started.elapsed());
+                }
+                let now = Instant::now();
+                if now >= until {
+                    return Ok(Waited::Full);
+                }
+                std::thread::sleep(POLL.min(until - now));
+            }
+        },
+    );
+    let settled = match settled {
+        Ok(report) => report,
+        Err(never) => match never {},
+    };
+    (settled, exited_after)
 }
 
 /// Starts `command` in its own session (and so its own process group, without a
@@ -320,6 +359,14 @@ impl Measurement {
     /// one `note: ` line each.
     pub fn render(&self) -> String {
         let mut out = render_table(&self.snapshot);
+        if let Some(settle) = &self.settle {
+            out.push_str(&format!(
+                "settled ({}): {} after {:.3} s\n",
+                settle.settle,
+                settle.end.name(),
+                settle.took.as_secs_f64()
+            ));
+        }
         if let Some(peaks) = &self.peaks {
             out.push_str(&format!(
                 "peak while settling: RSS {}, PSS {}, {} ({})\n",
@@ -341,6 +388,9 @@ impl Measurement {
         if let Some(peaks) = &self.peaks {
             json["peak_rss_bytes"] = peaks.peak_rss_bytes.into();
             json["peak_pss_bytes"] = peaks.peak_pss_bytes.into();
+        }
+        if let Some(settle) = &self.settle {
+            json["settle"] = serde_json::json!(settle);
         }
         json
     }
@@ -564,6 +614,12 @@ mod tests {
                     sample(7, "sshd", 8, None),
                 ],
             },
+            settle: Some(SettleReport {
+                settle: "auto:max=3s".parse().unwrap(),
+                took: Duration::from_millis(730),
+                end: bench_proc::SettleEnd::Quiet,
+                samples: 41,
+            }),
             peaks: Some(SamplerReport {
                 points: Vec::new(),
                 peak_rss_bytes: 130 << 20,
@@ -577,6 +633,12 @@ mod tests {
         let text = measurement.render();
         assert!(
             text.starts_with(&render_table(&measurement.snapshot)),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "\nsettled (auto:max=3s,quiet=100ms,tolerance=1%): quiet after 0.730 s\n"
+            ),
             "{text}"
         );
         let below: Vec<&str> = text.lines().rev().take(3).collect();
@@ -604,7 +666,7 @@ mod tests {
         // Pids stop far below u32::MAX (PID_MAX_LIMIT is 2^22).
         let error = measure(&Settings {
             target: Target::Pid(u32::MAX),
-            settle: Duration::ZERO,
+            settle: Settle::Fixed(Duration::ZERO),
             tty: false,
         })
         .unwrap_err();
@@ -619,7 +681,7 @@ mod tests {
     fn a_command_that_cannot_start_is_the_callers_mistake() {
         let error = measure(&Settings {
             target: Target::Command(vec!["/nonexistent/clibench-no-such-program".into()]),
-            settle: Duration::ZERO,
+            settle: Settle::Fixed(Duration::ZERO),
             tty: false,
         })
         .unwrap_err();

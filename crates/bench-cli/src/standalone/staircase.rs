@@ -26,8 +26,9 @@ pub const STOP_GRACE: Duration = super::mem::STOP_GRACE;
 pub struct Settings {
     /// Instances to add, one at a time (at least 1).
     pub count: usize,
-    /// Wait after each change before measuring.
-    pub settle: Duration,
+    /// Wait after each change before measuring: a fixed time or until the family's
+    /// memory is quiet.
+    pub settle: bench_proc::Settle,
     /// Run each instance in a pseudo-terminal of its own rather than with stdio on
     /// /dev/null.
     pub tty: bool,
@@ -266,7 +267,7 @@ pub fn render_header(hardware: &HostFacts, settings: &Settings) -> String {
         "=== Staircase: marginal memory of one more instance ===\n\
          command: {}\n\
          CPU: {} ({} cores) | RAM: {} | kernel: {} ({})\n\
-         count: {} | settle: {:?}\n",
+         count: {} | settle: {}\n",
         spawn::display_command(&settings.command),
         hardware.cpu_model,
         hardware.cores,
@@ -370,10 +371,12 @@ pub fn to_json(
             .map(|p| p.to_string_lossy())
             .collect();
         fields.insert("command".into(), serde_json::json!(command));
+        // The fixed time, or a quiet settle's maximum; `settle` says which.
         fields.insert(
             "settle_seconds".into(),
-            settings.settle.as_secs_f64().into(),
+            settings.settle.max().as_secs_f64().into(),
         );
+        fields.insert("settle".into(), settings.settle.to_string().into());
         fields.insert("hardware".into(), serde_json::json!(hardware));
     }
     json
@@ -420,6 +423,7 @@ mod tests {
             steady_per_instance_rss_bytes: Some(65 << 20),
             steady_per_instance_pss_bytes: None,
             steady_per_instance_uss_bytes: Some(-(1 << 20)),
+            settles: Vec::new(),
             after_teardown: totals(0, 0),
             reclaimed_rss_bytes: 131 << 20,
             reclaimed_pss_bytes: None,
@@ -469,7 +473,7 @@ mod tests {
         };
         let settings = Settings {
             count: 5,
-            settle: Duration::from_secs(2),
+            settle: bench_proc::Settle::Fixed(Duration::from_secs(2)),
             tty: false,
             ready: None,
             command: vec!["node".into(), "-e".into(), "1".into()],

@@ -17,11 +17,13 @@ pub mod export;
 pub use export::{Figure, Report, Run};
 
 use super::spawn;
-use bench_proc::{Selector, SnapshotError, StopError, snapshot, stop};
+use bench_proc::settle::Waited;
+use bench_proc::{ProcRoot, Selector, Settle, SnapshotError, StopError, snapshot, stop};
 use bench_term::{Key, ReadyGuard, ReadyMode, SpawnOptions, TermError, Terminal};
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::time::Duration;
+use std::process::ExitStatus;
+use std::time::{Duration, Instant};
 
 /// How long detached daemons get between SIGTERM and SIGKILL after each run.
 pub const DAEMON_GRACE: Duration = Duration::from_secs(2);
@@ -52,8 +54,13 @@ pub struct Settings {
     pub guard: ReadyGuard,
     /// The longest a run waits for ready.
     pub timeout: Duration,
-    /// How long the program keeps running after ready before its memory is measured.
-    pub settle: Duration,
+    /// How long the program keeps running after ready before its memory is measured:
+    /// a fixed time or until its family's memory is quiet.
+    pub settle: Settle,
+    /// With [`ReadyMode::Exit`]: keep the time of a run whose program exited with a
+    /// failing status (hyperfine's `--ignore-failure`); without it such a run fails,
+    /// as in hyperfine.
+    pub ignore_failure: bool,
     /// Where each run's transcript goes: `DIR/warmup-N` or `DIR/run-N`.
     pub transcripts: Option<PathBuf>,
     /// Whether this process is a child subreaper
@@ -166,6 +173,8 @@ enum RunError {
     ExitedWhileSettling,
     #[error("failed to stop the processes the program detached")]
     StopDetached(#[source] StopError),
+    #[error("the program exited with a failing status ({0}); --ignore-failure keeps its time")]
+    Failed(ExitStatus),
 }
 
 /// One run: spawn, ready, settle, measure the family's memory, close. Returns the
@@ -207,8 +216,12 @@ fn measure_run(settings: &Settings, options: &SpawnOptions) -> (Run, Option<Stri
     let timeline = terminal.timeline();
     run.first_byte_seconds = timeline.first_byte.map(|d| d.as_secs_f64());
     run.first_frame_seconds = timeline.first_frame.map(|d| d.as_secs_f64());
-    // A start that ended at a dialog was not ready, whatever the ready mode saw.
-    let blocked = matches!(outcome, Err(RunError::Terminal(TermError::Blocked { .. })));
+    // A start that ended at a dialog was not ready, whatever the ready mode saw; nor
+    // was a program that failed, as hyperfine has no time for it.
+    let blocked = matches!(
+        outcome,
+        Err(RunError::Terminal(TermError::Blocked { .. }) | RunError::Failed(_))
+    );
     run.ready_seconds = timeline.ready.filter(|_| !blocked).map(|d| d.as_secs_f64());
     let screen = terminal.screen_text();
     let closed = terminal.close().map_err(RunError::from);
@@ -236,8 +249,40 @@ fn measure_family(
     run: &mut Run,
 ) -> Result<(), RunError> {
     terminal.ready_guarded(&settings.mode, settings.timeout, &settings.guard)?;
-    terminal.settle(settings.settle)?;
     let own = std::process::id();
+    if let ReadyMode::Exit = settings.mode {
+        // Ready is the exit: the time is hyperfine's, and no process is left to measure.
+        let status = terminal.exit_status();
+        run.exit_code = status.and_then(|status| status.code());
+        return match status {
+            Some(status) if !status.success() && !settings.ignore_failure => {
+                Err(RunError::Failed(status))
+            }
+            _ => Ok(()),
+        };
+    }
+    let (selector, exclude) = if settings.subreaper {
+        (Selector::Tree(own), vec![own])
+    } else {
+        (Selector::Session(terminal.pid()), Vec::new())
+    };
+    let settled = bench_proc::settle::settle::<TermError>(
+        &ProcRoot::live(),
+        &selector,
+        &exclude,
+        &settings.settle,
+        &mut |left| {
+            let began = Instant::now();
+            terminal.settle(left)?;
+            // `Terminal::settle` ends early only when the terminal closed.
+            Ok(if began.elapsed() < left {
+                Waited::Closed
+            } else {
+                Waited::Full
+            })
+        },
+    )?;
+    run.settle = Some(settled);
     let family = if settings.subreaper {
         snapshot(&Selector::Tree(own)).map(|family| family.without(&[own]))
     } else {
@@ -271,7 +316,8 @@ mod tests {
             mode: "pattern:prompt> $".parse().unwrap(),
             guard: ReadyGuard::default(),
             timeout: Duration::from_secs(30),
-            settle: Duration::from_millis(10),
+            settle: Settle::Fixed(Duration::from_millis(10)),
+            ignore_failure: false,
             transcripts: None,
             subreaper: false,
         }
@@ -341,6 +387,51 @@ mod tests {
         }
         let screen = outcome.first_screen.expect("the first run's screen");
         assert_eq!(screen.lines().next(), Some("prompt>"), "{screen:?}");
+    }
+
+    /// A program that prints and exits with `code`, timed by its exit.
+    fn one_shot(code: i32) -> Settings {
+        let mut settings = shell(2, 0);
+        settings.args = vec!["-c".into(), format!("echo hello; exit {code}").into()];
+        settings.mode = ReadyMode::Exit;
+        settings
+    }
+
+    #[test]
+    fn exit_mode_times_a_program_that_prints_and_exits_with_its_status() {
+        let outcome = run(&one_shot(0), &mut ());
+        for run in &outcome.report.runs {
+            assert_eq!(run.error, None, "{run:?}");
+            assert_eq!(run.exit_code, Some(0));
+            let ready = run.ready_seconds.expect("a time");
+            assert!(ready > 0.0);
+            // The output and the exit often arrive in the same wake-up, the output read
+            // just after the exit was taken: the first byte is known, not before ready.
+            assert!(run.first_byte_seconds.is_some(), "{run:?}");
+            assert_eq!(run.rss_bytes, None, "nothing is left to measure");
+        }
+        assert_eq!(outcome.first_screen.as_deref(), Some("hello"));
+    }
+
+    #[test]
+    fn exit_mode_fails_a_failing_status_unless_told_to_ignore_it() {
+        let outcome = run(&one_shot(3), &mut ());
+        for run in &outcome.report.runs {
+            assert_eq!(run.exit_code, Some(3));
+            assert_eq!(
+                run.ready_seconds, None,
+                "hyperfine keeps no time for a failure"
+            );
+            let error = run.error.as_deref().expect("a failed run");
+            assert!(error.contains("exit status: 3"), "{error}");
+        }
+        let mut ignoring = one_shot(3);
+        ignoring.ignore_failure = true;
+        for run in &run(&ignoring, &mut ()).report.runs {
+            assert_eq!(run.error, None, "{run:?}");
+            assert_eq!(run.exit_code, Some(3));
+            assert!(run.ready_seconds.is_some());
+        }
     }
 
     #[test]

@@ -285,7 +285,8 @@ fn seed_steps() -> Vec<SeedStep> {
                 s.measure.as_ref().is_some_and(|m| {
                     raw(&m.command) == ["prime-agent"]
                         && matches!(m.ready, ReadyMode::Probe)
-                        && m.settle.as_secs() == 1
+                        && m.settle.0
+                            == bench_proc::Settle::Fixed(std::time::Duration::from_secs(1))
                 })
             },
         },

@@ -3,6 +3,7 @@
 //!
 //! ```text
 //! bench-proc-fixture [--mib N] [--children K] [--daemon] [--ignore-term]
+//!                    [--late-mib N --late-after-ms D]
 //! bench-proc-fixture --snapshot-tree PID
 //! bench-proc-fixture --serve
 //! bench-proc-fixture --fork-hop
@@ -12,7 +13,9 @@
 //! never written again), optionally double-forks a daemon that leaves the tree,
 //! then prints one line `ready pid=P children=C1,C2 daemon=D` on stdout and
 //! sleeps until a signal ends it. `--ignore-term` makes every one of them ignore
-//! SIGTERM. `--snapshot-tree PID` prints the snapshot of a tree as JSON and exits
+//! SIGTERM. `--late-mib N --late-after-ms D`: D ms after the ready line, the
+//! process allocates and touches N MiB more (a start-up that is not over when
+//! it looks ready). `--snapshot-tree PID` prints the snapshot of a tree as JSON and exits
 //! (used to read another user's processes without privilege).
 //!
 //! `--serve` is a shared "sidecar": it prints `ready pid=P`, then reads commands
@@ -32,6 +35,8 @@ fn main() {
     let mut children = 0usize;
     let mut daemon = false;
     let mut ignore_term = false;
+    let mut late_mib = 0usize;
+    let mut late_after_ms = 0usize;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let mut number = || -> usize {
@@ -42,6 +47,8 @@ fn main() {
         match arg.as_str() {
             "--mib" => mib = number(),
             "--children" => children = number(),
+            "--late-mib" => late_mib = number(),
+            "--late-after-ms" => late_after_ms = number(),
             "--daemon" => daemon = true,
             "--ignore-term" => ignore_term = true,
             "--serve" => serve(),
@@ -87,6 +94,13 @@ fn main() {
     let _ = out.flush();
     drop(out);
     std::hint::black_box(&region);
+    if late_mib > 0 {
+        std::thread::sleep(std::time::Duration::from_millis(late_after_ms as u64));
+        let late = Region::touched(late_mib);
+        std::hint::black_box(&late);
+        // The region stays mapped until the process ends.
+        std::mem::forget(late);
+    }
     sleep_forever()
 }
 

@@ -1,8 +1,9 @@
 //! Accuracy against a fixture whose memory is known exactly.
 
 use crate::support::{Fixture, MIB, fixture_command, mib, within};
+use bench_proc::settle::{self, Quiet, Settle, SettleEnd};
 use bench_proc::staircase::{self, Instances, StaircaseOptions};
-use bench_proc::{Selector, snapshot, stop};
+use bench_proc::{ProcRoot, Selector, snapshot, stop};
 use std::os::unix::process::CommandExt;
 use std::time::Duration;
 
@@ -40,7 +41,7 @@ fn staircase_of_64_mib_regions_measures_64_mib_per_instance() {
     let mut sidecar = Fixture::spawn(&["--serve"]);
     let options = StaircaseOptions {
         count: 4,
-        settle: Duration::from_millis(50),
+        settle: Settle::Fixed(Duration::from_millis(50)),
         family: Selector::Tree(sidecar.pid),
         exclude_pids: Vec::new(),
         warmup: true,
@@ -126,7 +127,7 @@ impl Instances for Processes {
 fn staircase_of_64_mib_processes_measures_64_mib_pss_per_instance() {
     let options = StaircaseOptions {
         count: 3,
-        settle: Duration::from_millis(100),
+        settle: Settle::Fixed(Duration::from_millis(100)),
         family: Selector::Uid(INSTANCE_UID),
         exclude_pids: Vec::new(),
         warmup: true,
@@ -314,4 +315,39 @@ fn child_of_a_worker_thread_is_in_the_tree() {
         "the main thread's children file lists {sleep}: {main_thread_children}"
     );
     assert!(stopped.unwrap().terminated.len() >= 2);
+}
+
+#[test]
+fn a_quiet_settle_waits_for_memory_allocated_after_ready() {
+    // 16 MiB at once, then 64 MiB more 300 ms after the ready line. The pause before
+    // the late allocation is shorter than the quiet interval (400 ms), so the settle
+    // must not end before it and must then see it quiet for a whole interval.
+    let fixture = Fixture::spawn(&["--mib", "16", "--late-mib", "64", "--late-after-ms", "300"]);
+    let quiet = Quiet {
+        max: Duration::from_secs(20),
+        quiet: Duration::from_millis(400),
+        ..Quiet::default()
+    };
+    let report = settle::settle_sleeping(
+        &ProcRoot::live(),
+        &Selector::Tree(fixture.pid),
+        &[],
+        &Settle::Quiet(quiet),
+    );
+    let rss = snapshot(&Selector::Tree(fixture.pid))
+        .unwrap()
+        .total_rss_bytes() as f64;
+    eprintln!(
+        "settled after {:?} ({:?}) at {}",
+        report.took,
+        report.end,
+        mib(rss)
+    );
+    assert_eq!(report.end, SettleEnd::Quiet, "{report:?}");
+    assert!(
+        report.took >= Duration::from_millis(300 + 400),
+        "ended before the late allocation had been quiet: {report:?}"
+    );
+    assert!(rss >= (80 * MIB) as f64, "measured {}", mib(rss));
+    assert!(report.samples >= 2, "{report:?}");
 }

@@ -3,10 +3,11 @@
 //!
 //! One file per job: `options` (how to start it), `spawn` (the terminal and what
 //! can be read about it), `pump` (the read loop), `wait` (ready modes and
-//! settling), `probe` (probe readiness), `typing` (keys and keystroke latency),
+//! settling), `exit` (exit mode and the exit status), `probe` (probe readiness), `typing` (keys and keystroke latency),
 //! `close` (ending the session).
 
 mod close;
+mod exit;
 mod options;
 mod probe;
 mod pump;

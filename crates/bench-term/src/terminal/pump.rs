@@ -43,7 +43,7 @@ pub(super) enum Pumped {
     Eof,
 }
 
-fn timespec(duration: Duration) -> Timespec {
+pub(super) fn timespec(duration: Duration) -> Timespec {
     Timespec {
         tv_sec: i64::try_from(duration.as_secs()).unwrap_or(i64::MAX),
         tv_nsec: i64::from(duration.subsec_nanos()),

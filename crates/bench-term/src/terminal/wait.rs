@@ -69,6 +69,7 @@ impl Terminal {
                 None => self.wait_until(Stage::FirstFrame, deadline, &mut shows_frame)?,
             },
             ReadyMode::Stable(quiet) => self.ready_stable(*quiet, deadline)?,
+            ReadyMode::Exit => self.ready_exit(deadline)?,
         };
         let ready = hit.read_at.saturating_duration_since(self.spawned_at);
         self.timeline.ready = Some(ready);

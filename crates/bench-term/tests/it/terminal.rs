@@ -976,3 +976,44 @@ fn a_drained_terminal_is_closed_when_the_program_closes_its_side_while_alive() {
     assert!(terminal.screen_text().contains("bye"));
     terminal.close().unwrap();
 }
+
+#[test]
+fn exit_mode_is_ready_when_the_program_exits_with_its_status_and_last_screen() {
+    // Prints, waits a little, prints again and exits 3: ready is the exit, after both
+    // lines, and the screen at ready is the program's last.
+    let mut terminal = Terminal::spawn(
+        &line_mode("/bin/sh").args(["-c", "echo hello; sleep 0.2; echo bye; exit 3"]),
+    )
+    .unwrap();
+    let ready = terminal.ready(&ReadyMode::Exit, TIMEOUT).unwrap();
+    assert!(ready >= Duration::from_millis(200), "{ready:?}");
+    let timeline = terminal.timeline();
+    assert!(timeline.first_byte.unwrap() < ready, "{timeline:?}");
+    assert_eq!(terminal.screen_text(), "hello\nbye");
+    assert_eq!(terminal.ready_screen(), Some("hello\nbye"));
+    assert_eq!(terminal.exit_status().and_then(|s| s.code()), Some(3));
+    let report = terminal.close().unwrap();
+    assert_eq!(report.ending, Ending::Exited, "{report:?}");
+    assert_eq!(report.status.and_then(|s| s.code()), Some(3));
+}
+
+#[test]
+fn exit_mode_times_out_on_a_program_that_stays() {
+    let mut terminal =
+        Terminal::spawn(&line_mode("/bin/sh").args(["-c", "exec sleep 30"])).unwrap();
+    let error = terminal
+        .ready(&ReadyMode::Exit, Duration::from_millis(300))
+        .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            TermError::Timeout {
+                stage: Stage::Exit,
+                ..
+            }
+        ),
+        "{error}"
+    );
+    assert_eq!(terminal.exit_status(), None);
+    terminal.close().unwrap();
+}

@@ -18,8 +18,9 @@ use crate::pipeline::target::terminal::{close_quietly, options_line, spawn_optio
 use crate::spec::{self};
 use bench_core::error_chain;
 use bench_core::{Metric, Phase, Sample, Side, record};
-use bench_proc::Snapshot;
-use bench_term::Terminal;
+use bench_proc::settle::Waited;
+use bench_proc::{ProcRoot, SettleEnd, SettleReport, Snapshot};
+use bench_term::{ReadyMode, Terminal};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -239,12 +240,33 @@ fn starts(
             }
         };
         keep_screen(side, Phase::Measure, trial, name, terminal.screen_text());
-        let settle_started = Instant::now();
-        let settled = terminal.settle(measure.settle.0);
+        if let ReadyMode::Exit = measure.ready {
+            // Ready is the exit: the start's time, and nothing left to settle or measure.
+            // A failing status fails the start, as hyperfine fails a command that does.
+            recording.finish(side, Some(elapsed));
+            let sample = match terminal.exit_status() {
+                Some(status) if status.success() => Sample::Value(elapsed.as_secs_f64()),
+                status => Sample::Error(format!(
+                    "`{}` exited ({}) after {:.3} s",
+                    options_line(&options),
+                    status.map_or_else(|| "status unknown".to_owned(), |s| s.to_string()),
+                    elapsed.as_secs_f64()
+                )),
+            };
+            record(side, metric, trial, sample);
+            close_quietly(&mut terminal);
+            continue;
+        }
+        let settled = settle_terminal(&mut terminal, *family, &measure.settle);
+        if let Ok(report) = &settled {
+            side.trial_record_mut(Phase::Measure, trial)
+                .push_settle(report.record(name));
+        }
         // A program that restores the terminal and then dies can echo a probe on its way
-        // out; a start that did not survive its settle time was no start. `settle` ends
-        // early only when the program closed its terminal.
-        let closed_early = settle_started.elapsed() < measure.settle.0;
+        // out; a start that did not survive its settle time was no start. A settle ends
+        // as closed only when the program closed its terminal.
+        let closed_early = matches!(&settled, Ok(report) if report.end == SettleEnd::Closed);
+        let settled = settled.map(drop);
         if closed_early || terminal.session_processes().is_empty() {
             recording.finish(side, Some(elapsed));
             let screen = terminal.screen_text();
@@ -294,6 +316,34 @@ fn starts(
         }
     }
     Ok(cold_ready)
+}
+
+/// Settles the family of a program in `terminal` by `settle`, reading (and answering)
+/// the terminal meanwhile. A settle that ends as [`SettleEnd::Closed`] saw the program
+/// close its terminal. Shared by measure, ui and (through bench-proc) the staircase.
+pub(crate) fn settle_terminal(
+    terminal: &mut Terminal,
+    family: Family,
+    settle: &bench_proc::Settle,
+) -> Result<SettleReport, bench_term::TermError> {
+    let (selector, exclude) = family.selector();
+    bench_proc::settle::settle(
+        &ProcRoot::live(),
+        &selector,
+        &exclude,
+        settle,
+        &mut |left| {
+            let began = Instant::now();
+            // `Terminal::settle` returns before its time only when the program closed
+            // its terminal.
+            terminal.settle(left)?;
+            Ok(if began.elapsed() < left {
+                Waited::Closed
+            } else {
+                Waited::Full
+            })
+        },
+    )
 }
 
 /// Records `rss`, `pss` (when every process's PSS was readable) and the process breakdown,

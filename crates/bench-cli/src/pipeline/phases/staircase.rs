@@ -19,7 +19,7 @@ use crate::pipeline::target::terminal::spawn_options;
 use crate::spec;
 use bench_core::detail::{MAX_STEPS, StaircaseRun, StaircaseStep};
 use bench_core::error_chain;
-use bench_core::{Metric, Sample, Side, record};
+use bench_core::{Metric, Phase, Sample, Side, record};
 use bench_proc::staircase::{Instances, StaircaseOptions, StaircaseReport};
 use bench_term::Terminal;
 
@@ -107,6 +107,10 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), StaircaseError> {
                 }
             })?;
             keep_steps(side, trial, &report);
+            let trial_record = side.trial_record_mut(Phase::Staircase, trial);
+            for settle in &report.settles {
+                trial_record.push_settle(settle.settle.record(&settle.stage));
+            }
             let bytes = |value: Option<i64>, what: &str| match value {
                 Some(bytes) => Sample::Value(bytes as f64),
                 None => Sample::Error(format!("the {what} of some process was unreadable")),

@@ -200,10 +200,15 @@ fn steps(
         }
     }
     // Let start-up work (daemons, first paints) finish so that it is not billed to step one.
-    if let Err(error) = terminal.settle(measure.settle.0) {
-        let error = terminal_error("letting the ui command settle")(error);
-        fail(side, Metric::UiSteps, &error);
-        return Ok(());
+    match crate::pipeline::phases::measure::settle_terminal(terminal, family, &measure.settle) {
+        Ok(report) => side
+            .trial_record_mut(Phase::Ui, trial)
+            .push_settle(report.record("ui")),
+        Err(error) => {
+            let error = terminal_error("letting the ui command settle")(error);
+            fail(side, Metric::UiSteps, &error);
+            return Ok(());
+        }
     }
 
     let mut wall_seconds = 0.0;

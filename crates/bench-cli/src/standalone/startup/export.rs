@@ -32,6 +32,10 @@ pub struct Run {
     pub user_seconds: Option<f64>,
     /// Kernel-mode CPU seconds of the same processes (`cstime`, hyperfine's `system`).
     pub system_seconds: Option<f64>,
+    /// The program's exit code, when it exited by itself with one (`--ready exit`).
+    pub exit_code: Option<i32>,
+    /// What the settle before the memory measurement did.
+    pub settle: Option<bench_proc::SettleReport>,
     /// Why the run failed.
     pub error: Option<String>,
 }
@@ -220,7 +224,8 @@ struct HyperfineResult {
     min: f64,
     max: f64,
     times: Vec<f64>,
-    /// `null` for each run: clibench stops the program, which does not exit on its own.
+    /// Each timed run's exit code; `null` where clibench stopped the program (every
+    /// mode but `exit`) or a signal ended it.
     exit_codes: Vec<Option<i32>>,
 }
 
@@ -232,11 +237,12 @@ struct HyperfineResult {
 /// after each run. `None` when no run got ready.
 pub fn to_hyperfine_json(report: &Report) -> Option<String> {
     let summary = report.summary(Figure::Ready)?;
-    let times: Vec<f64> = report
+    let timed: Vec<&Run> = report
         .runs
         .iter()
-        .filter_map(|run| run.ready_seconds)
+        .filter(|run| run.ready_seconds.is_some())
         .collect();
+    let times: Vec<f64> = timed.iter().filter_map(|run| run.ready_seconds).collect();
     let mean_of = |value: fn(&Run) -> Option<f64>| {
         let values: Vec<f64> = report.runs.iter().filter_map(value).collect();
         if values.is_empty() {
@@ -254,7 +260,7 @@ pub fn to_hyperfine_json(report: &Report) -> Option<String> {
         system: mean_of(|run| run.system_seconds),
         min: summary.min,
         max: summary.max,
-        exit_codes: vec![None; times.len()],
+        exit_codes: timed.iter().map(|run| run.exit_code).collect(),
         times,
     };
     let document = HyperfineExport {
@@ -329,6 +335,8 @@ mod tests {
             detached_stopped: Some(0),
             user_seconds: Some(0.25),
             system_seconds: Some(0.05),
+            exit_code: None,
+            settle: None,
             error: None,
         };
         Report::new(
