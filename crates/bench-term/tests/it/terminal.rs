@@ -153,12 +153,32 @@ fn first_frame_mode_is_the_first_line_with_three_letters() {
 
 #[test]
 fn stable_mode_reports_the_last_change() {
-    let mut terminal = spawn(&["--echo"]);
-    let ready = terminal
-        .ready(&ReadyMode::Stable(Duration::from_millis(300)), TIMEOUT)
-        .unwrap();
-    assert!(terminal.timeline().first_byte.unwrap() <= ready);
-    assert_eq!(terminal.screen_text(), "fixture tui\n>");
+    // The program changes the screen twice, the second time only after it read a key
+    // this test types once the first change was seen: so the second change is read
+    // after the first however slow the machine is, and the moment reported must be
+    // the second one's, a full quiet period before stable mode saw the quiet end.
+    let mut terminal = Terminal::spawn(&line_mode("/bin/sh").args([
+        "-c",
+        "printf 'first change\\n'; read answer; printf 'second change\\n'; exec sleep 60",
+    ]))
+    .unwrap();
+    let first = terminal.ready(&pattern("first change"), TIMEOUT).unwrap();
+    terminal.type_text("\r").unwrap();
+    let quiet = Duration::from_millis(300);
+    let last = terminal.ready(&ReadyMode::Stable(quiet), TIMEOUT).unwrap();
+    assert!(
+        terminal.screen_text().contains("second change"),
+        "{}",
+        terminal.screen_text()
+    );
+    assert!(last > first, "stable reported {last:?}, the first change was at {first:?}");
+    let timeline = terminal.timeline();
+    assert_eq!(timeline.ready, Some(last));
+    let detected = timeline.ready_detected.unwrap();
+    assert!(
+        detected >= last + quiet,
+        "stable saw the quiet end at {detected:?}, less than {quiet:?} after the change it reported ({last:?})"
+    );
     terminal.close().unwrap();
 }
 
