@@ -217,58 +217,6 @@ mod tests {
     }
 
     #[test]
-    fn no_message_repeats_the_cause_it_chains() {
-        // thiserror makes a field named `source` (or marked #[source]/#[from]) the error's
-        // source, which every printer here chains after the message: naming it in the
-        // message too says the cause twice. Spelled in halves so this file does not match.
-        let source_field = ["{sou", "rce"].concat();
-        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-        let mut files = vec![src.join("lib.rs"), src.join("demo.rs")];
-        for module in ["pipeline", "spec", "standalone"] {
-            sources(&src.join(module), &mut files);
-        }
-        // The other library crates' errors are chained by the same printers.
-        let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-        for library in ["bench-core", "bench-proc", "bench-term"] {
-            sources(&crates.join(library).join("src"), &mut files);
-        }
-        let mut offenders = Vec::new();
-        for path in &files {
-            let text = std::fs::read_to_string(path).unwrap();
-            let lines: Vec<&str> = text.lines().collect();
-            for (index, line) in lines.iter().enumerate() {
-                if !line.trim_start().starts_with("#[error(") {
-                    continue;
-                }
-                // The attribute (it may span lines), then the variant's first line.
-                let mut end = index;
-                while !lines[end].trim_end().ends_with(")]") && end + 1 < lines.len() {
-                    end += 1;
-                }
-                let attribute = lines[index..=end].join(" ");
-                let variant = lines
-                    .get(end + 1..)
-                    .into_iter()
-                    .flatten()
-                    .find(|line| !line.trim_start().starts_with("///"))
-                    .copied()
-                    .unwrap_or_default();
-                let chained_tuple = ["(#[source]", "(#[from]"]
-                    .iter()
-                    .any(|mark| variant.contains(mark));
-                if attribute.contains(&source_field) || (chained_tuple && attribute.contains("{0"))
-                {
-                    offenders.push(format!("{}:{}", path.display(), index + 1));
-                }
-            }
-        }
-        assert!(
-            offenders.is_empty(),
-            "these messages print their source, which the error chain prints again: {offenders:?}"
-        );
-    }
-
-    #[test]
     fn an_unreadable_result_file_is_named_once() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("result.json");

@@ -171,7 +171,10 @@ fn stable_mode_reports_the_last_change() {
         "{}",
         terminal.screen_text()
     );
-    assert!(last > first, "stable reported {last:?}, the first change was at {first:?}");
+    assert!(
+        last > first,
+        "stable reported {last:?}, the first change was at {first:?}"
+    );
     let timeline = terminal.timeline();
     assert_eq!(timeline.ready, Some(last));
     let detected = timeline.ready_detected.unwrap();
