@@ -40,6 +40,7 @@ pub mod result;
 mod rng;
 pub mod sequential;
 pub mod significance;
+mod skip;
 pub mod stats;
 #[cfg(test)]
 mod test_support;

@@ -117,8 +117,7 @@ mod tests {
     #[test]
     fn a_child_switches_to_every_id_of_the_identity() {
         if !rustix::process::geteuid().is_root() {
-            eprintln!("SKIPPED a_child_switches_to_every_id_of_the_identity: needs root");
-            return;
+            bench_core::skip_test!("needs root to switch ids");
         }
         let identity = Identity::new(65534, 65533).with_groups([4242, 4243]);
         let switch = identity.switch();

@@ -389,8 +389,9 @@ impl Drop for TempUser {
 #[test]
 fn demo_runs_as_a_normal_user() {
     if !is_root() {
-        // Already a normal user: the end-to-end test above covers this case.
-        return;
+        bench_core::skip_test!(
+            "needs root to become a normal user; as one already, the end-to-end test above covers this case"
+        );
     }
     let (dir, spec) = demo();
     let home = dir.path().join("home");

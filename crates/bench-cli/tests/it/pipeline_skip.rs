@@ -205,7 +205,7 @@ settle = "200ms"
 #[test]
 fn drop_caches_is_recorded_in_the_result_and_said_once() {
     if !is_root() {
-        return;
+        bench_core::skip_test!("needs root to drop the page cache");
     }
     let dir = tempfile::tempdir().unwrap();
     let spec = python_spec(dir.path());

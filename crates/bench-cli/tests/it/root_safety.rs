@@ -12,14 +12,6 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-fn skip_unless_root(test: &str) -> bool {
-    if is_root() {
-        return false;
-    }
-    eprintln!("skipped {test}: needs root (CI runs it as root)");
-    true
-}
-
 fn chmod(path: &Path, mode: u32) {
     fs::set_permissions(path, fs::Permissions::from_mode(mode)).unwrap();
 }
@@ -117,8 +109,8 @@ fn cleanup_is_listed_in_the_help() {
 
 #[test]
 fn a_state_file_planted_by_another_user_is_refused_and_nothing_is_removed() {
-    if skip_unless_root("a_state_file_planted_by_another_user_is_refused") {
-        return;
+    if !is_root() {
+        bench_core::skip_test!("needs root (CI runs it as root)");
     }
     let victim = TestUser::create(&format!("cbv{}", std::process::id()), "");
     let dir = tempfile::tempdir().unwrap();
@@ -154,8 +146,8 @@ fn a_state_file_planted_by_another_user_is_refused_and_nothing_is_removed() {
 
 #[test]
 fn a_user_without_clibenchs_mark_is_refused_even_in_clibenchs_own_state() {
-    if skip_unless_root("a_user_without_clibenchs_mark_is_refused") {
-        return;
+    if !is_root() {
+        bench_core::skip_test!("needs root (CI runs it as root)");
     }
     let run_id = unique_run_id(1);
     let name = format!("clibench-{run_id}-0");
@@ -182,8 +174,8 @@ fn a_user_without_clibenchs_mark_is_refused_even_in_clibenchs_own_state() {
 
 #[test]
 fn cleanup_finishes_a_run_killed_before_or_after_useradd() {
-    if skip_unless_root("cleanup_finishes_a_run_killed_before_or_after_useradd") {
-        return;
+    if !is_root() {
+        bench_core::skip_test!("needs root (CI runs it as root)");
     }
     let run_id = unique_run_id(2);
     // Install 0: recorded, never created (killed before useradd).
@@ -374,8 +366,8 @@ fn credentials_in_the_repository_url_are_written_and_printed_nowhere() {
 
 #[test]
 fn trial_leftovers_in_tmp_shm_and_sysv_ipc_are_removed_and_the_uid_is_not_reused() {
-    if skip_unless_root("trial_leftovers_in_tmp_shm_and_sysv_ipc_are_removed") {
-        return;
+    if !is_root() {
+        bench_core::skip_test!("needs root (CI runs it as root)");
     }
     let tag = format!("cbleak{}", std::process::id());
     let installer = format!(
@@ -471,8 +463,8 @@ fn trial_leftovers_in_tmp_shm_and_sysv_ipc_are_removed_and_the_uid_is_not_reused
 
 #[test]
 fn a_run_with_out_inside_a_private_mktemp_folder_succeeds() {
-    if skip_unless_root("a_run_with_out_inside_a_private_mktemp_folder_succeeds") {
-        return;
+    if !is_root() {
+        bench_core::skip_test!("needs root (CI runs it as root)");
     }
     // As `T=$(mktemp -d); clibench run --out $T/d`: the trial user cannot enter $T.
     let private = tempfile::tempdir().unwrap();
@@ -657,8 +649,8 @@ fn an_installer_run_from_a_terminal_has_no_terminal_and_no_inherited_descriptor(
 
 #[test]
 fn a_trial_home_and_the_files_written_into_it_are_private() {
-    if skip_unless_root("a_trial_home_and_the_files_written_into_it_are_private") {
-        return;
+    if !is_root() {
+        bench_core::skip_test!("needs root (CI runs it as root)");
     }
     let target = Target::new(INSTALLER);
     target.spec(&target.first_commit(), "", "");
@@ -678,8 +670,8 @@ fn a_trial_home_and_the_files_written_into_it_are_private() {
 
 #[test]
 fn an_executable_linked_to_a_root_only_file_is_not_read_by_root() {
-    if skip_unless_root("an_executable_linked_to_a_root_only_file_is_not_read_by_root") {
-        return;
+    if !is_root() {
+        bench_core::skip_test!("needs root (CI runs it as root)");
     }
     let target = Target::new(&format!("{INSTALLER}ln -s /etc/shadow \"$HOME/planted\"\n"));
     let spec = target.spec(&target.first_commit(), "", "");

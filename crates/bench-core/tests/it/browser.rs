@@ -31,10 +31,6 @@ fn chromium() -> Option<PathBuf> {
             std::env::var("CI").map_or(true, |ci| ci != "true"),
             "chromium is not installed, but CI installs it (.ci/run)"
         );
-        eprintln!(
-            "SKIPPED: chromium is not installed; the HTML report was not tested in a browser \
-             (apt-get install chromium)"
-        );
     }
     found
 }
@@ -203,7 +199,11 @@ fn probe_of(dom: &str) -> serde_json::Value {
 
 #[test]
 fn every_chart_renders_with_its_data_in_chromium() {
-    let Some(chromium) = chromium() else { return };
+    let Some(chromium) = chromium() else {
+        bench_core::skip_test!(
+            "chromium is not installed; the HTML report was not tested in a browser (apt-get install chromium)"
+        );
+    };
     let folder = tempfile::tempdir().unwrap();
     let page = html::report(&demo_like());
     // The page as shipped, plus the probe; the probe needs scripts, which the
@@ -273,7 +273,11 @@ fn every_chart_renders_with_its_data_in_chromium() {
 
 #[test]
 fn the_report_fetches_nothing_while_a_page_that_does_is_caught() {
-    let Some(chromium) = chromium() else { return };
+    let Some(chromium) = chromium() else {
+        bench_core::skip_test!(
+            "chromium is not installed; the HTML report was not tested in a browser (apt-get install chromium)"
+        );
+    };
     let folder = tempfile::tempdir().unwrap();
     let report = folder.path().join("report.html");
     std::fs::write(&report, html::report(&demo_like())).unwrap();

@@ -227,8 +227,7 @@ rusty_fork_test! {
     #[test]
     fn stop_uid_catches_a_process_that_keeps_forking() {
         if !is_root() {
-            eprintln!("SKIPPED stop_uid_catches_a_process_that_keeps_forking: needs root");
-            return;
+            bench_core::skip_test!("needs root to run processes as another uid");
         }
         // Each generation's orphan re-parents to us, not to a pid 1 that may not
         // reap, so the test leaves no zombies behind.

@@ -1046,8 +1046,7 @@ fn the_snapshot_serializer_is_loaded_when_first_needed() {
 #[test]
 fn the_kernel_runs_as_the_given_identity_groups_included() {
     if !rustix::process::geteuid().is_root() {
-        eprintln!("skipped: changing user needs root");
-        return;
+        bench_core::skip_test!("changing user needs root");
     }
     let fixture = Fixture::new();
     // The kernel, as nobody, must be able to read its script and enter its folder.

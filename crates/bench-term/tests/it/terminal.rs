@@ -609,8 +609,7 @@ fn the_program_has_a_controlling_terminal_in_its_own_session() {
 #[test]
 fn the_program_runs_as_the_given_user() {
     if !rustix::process::geteuid().is_root() {
-        eprintln!("skipped: changing user needs root");
-        return;
+        bench_core::skip_test!("changing user needs root");
     }
     let options = SpawnOptions::new("/usr/bin/id")
         .cwd("/")

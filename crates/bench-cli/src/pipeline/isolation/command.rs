@@ -589,8 +589,7 @@ mod tests {
     #[test]
     fn stopping_a_user_catches_a_process_that_keeps_forking() {
         if !rustix::process::geteuid().is_root() {
-            eprintln!("SKIPPED stopping_a_user_catches_a_process_that_keeps_forking: needs root");
-            return;
+            bench_core::skip_test!("needs root to run processes as another uid");
         }
         // Orphaned generations re-parent to us (not to a pid 1 that may not reap).
         bench_proc::become_subreaper().unwrap();

@@ -763,8 +763,7 @@ mod tests {
     #[test]
     fn only_the_uids_entries_are_removed_and_symlinks_are_not_followed() {
         if !rustix::process::geteuid().is_root() {
-            eprintln!("skipped: needs root to own files as another uid");
-            return;
+            bench_core::skip_test!("needs root to own files as another uid");
         }
         let dir = tempfile::tempdir().unwrap();
         let uid = 4_000_123;

@@ -459,8 +459,7 @@ mod tests {
     #[test]
     fn a_folder_of_another_user_is_not_our_own() {
         if euid() != 0 {
-            eprintln!("SKIPPED: chown needs root");
-            return;
+            bench_core::skip_test!("chown needs root");
         }
         let dir = tempfile::tempdir().unwrap();
         let folder = dir.path().join("theirs");

@@ -1,0 +1,24 @@
+//! The one way a test of this workspace says it did not run.
+
+/// Ends the calling test early when it cannot run here (it needs root, or a tool that
+/// is not installed): prints `SKIPPED: <reason>` on stderr, so that a skip never reads
+/// as a pass, and returns. The reason takes `format!` arguments.
+///
+/// For tests: it prints from the test that expands it, never from library code.
+///
+/// ```
+/// fn needs_a_tool(installed: bool) {
+///     if !installed {
+///         bench_core::skip_test!("{} is not installed", "chromium");
+///     }
+///     unreachable!("only a machine with the tool gets here");
+/// }
+/// needs_a_tool(false);
+/// ```
+#[macro_export]
+macro_rules! skip_test {
+    ($($reason:tt)+) => {{
+        ::std::eprintln!("SKIPPED: {}", ::std::format_args!($($reason)+));
+        return;
+    }};
+}
