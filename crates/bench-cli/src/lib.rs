@@ -10,8 +10,8 @@
 //! The library never prints and never exits: the [`pipeline::Runner`] reports progress
 //! through a [`pipeline::Observer`] and returns typed errors ([`pipeline::Error`]). How a
 //! phase runs is a setting ([`pipeline::Execution`]): in this process, or by re-running a
-//! given `clibench` binary as `clibench phase NAME`, a process per phase as the seed did,
-//! so that a phase that hangs or crashes cannot take the run down with it.
+//! given `clibench` binary as `clibench phase NAME`, a process per phase, so that a phase
+//! that hangs or crashes cannot take the run down with it.
 //!
 //! ```no_run
 //! use bench_cli::pipeline::{Execution, Plan, Runner, SilentObserver};

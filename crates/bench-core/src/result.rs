@@ -1004,7 +1004,7 @@ mod tests {
     }
 
     #[test]
-    fn reads_the_seed_style_with_explicit_nulls() {
+    fn reads_explicit_nulls_as_absent_fields() {
         let text = r#"{"schema_version":1,"request":{"sha":"a","role":"candidate"},
             "side":{"sha":"a","metrics":{"cold":[{"trial":0,"value":null,"error":"boom"}]},
             "processes":[{"pid":1,"name":"x","rss":5,"pss":null}],"error":null}}"#;

@@ -34,7 +34,8 @@ pub fn record(side: &mut Side, metric: Metric, trial: u32, sample: Sample) {
     samples.push(observation);
 }
 
-/// Why `trial` of `phase` failed, empty when it succeeded. The seed harness's rules:
+/// Why `trial` of `phase` failed, empty when it succeeded. The rules, so that a trial
+/// fails for a cause and the cause is said first:
 ///
 /// - The phase's metrics are considered, `disk` only on trial 0 (it is measured once).
 /// - The side's own error comes first, then every errored sample of this trial as

@@ -6,8 +6,8 @@ use std::io;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-/// The seed harness's exclusions for an agent's home directory: caches, logs,
-/// session data and the scratch workspace are not part of the install.
+/// The exclusions for an agent's home directory: caches, logs, session data and the
+/// scratch workspace are not part of the install (they grow with use, not with the build).
 pub const DEFAULT_EXCLUDES: &[&str] = &[
     ".cache",
     ".npm",

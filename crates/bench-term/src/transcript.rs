@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime};
 
 /// Most output bytes a transcript keeps; past this, the session fails with
-/// [`TermError::TranscriptTooLarge`] (the seed harness's cap).
+/// [`TermError::TranscriptTooLarge`], so a program that prints without end cannot fill
+/// the disk or the memory of the run.
 pub const TRANSCRIPT_LIMIT_BYTES: usize = 8 * 1024 * 1024;
 
 /// File names inside the transcript folder.

@@ -1,7 +1,7 @@
 //! `clibench phase NAME --spec S --out DIR --trial N [--keep-users]`: runs one phase of
-//! the pipeline for one trial, merging into OUT/result.json, as the seed's
-//! `python benchmark.py PHASE --trial N`. `clibench run` re-runs this binary this way for
-//! each step.
+//! the pipeline for one trial, merging into OUT/result.json. `clibench run` re-runs this
+//! binary this way for each step, so that a phase that hangs or crashes is a process that
+//! can be stopped without taking the run down.
 
 use crate::pipeline::{self, PhaseRun};
 use crate::spec::Override;

@@ -1,5 +1,5 @@
-//! `clibench run`: the whole pipeline, each phase as its own `clibench phase` process (as the
-//! seed's harness runs each phase as its own process), with a progress display on stderr,
+//! `clibench run`: the whole pipeline, each phase as its own `clibench phase` process (a
+//! phase that hangs or crashes cannot take the run down), with a progress display on stderr,
 //! then the Markdown report on stdout and in `OUT/report.md`. Ctrl-C leaves `OUT/result.json`
 //! as the phases last saved it (see [`super::drive`]).
 

@@ -100,7 +100,8 @@ pub struct PhaseContext {
 
 impl PhaseContext {
     /// Builds the context of `phase` for `trial`. For measure, runtime, ui and staircase
-    /// the user is install 0's user from the state file (as in the seed); install
+    /// the user is install 0's user from the state file (the phases measure what that
+    /// install put in its home); install
     /// creates its own user, so its context starts without one.
     pub fn new(
         phase: Phase,
@@ -243,7 +244,7 @@ impl PhaseContext {
             .collect()
     }
 
-    /// The clean environment of the trial user: the seed's list (HOME, USER, LOGNAME,
+    /// The clean environment of the trial user: [`base_environment`] (HOME, USER, LOGNAME,
     /// SHELL, PATH, TERM, COLORTERM, LANG, npm and uv cache variables), then the spec's
     /// `pass_env` variables, its top-level `[env]`, then `extra` (a section's `env`),
     /// later entries winning. Nothing else of clibench's own environment is passed on.
@@ -310,7 +311,9 @@ impl PhaseContext {
     }
 }
 
-/// The seed's `environment(user)`: the only variables a target sees unless the spec adds some.
+/// What a login shell of `user` would have, and no more (so nothing of clibench's own
+/// environment, such as a token, reaches a target): the only variables a target sees
+/// unless the spec adds some.
 pub fn base_environment(user: &str, home: &Path) -> BTreeMap<String, String> {
     let home = home.display().to_string();
     [
@@ -340,7 +343,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn base_environment_is_the_seeds_list() {
+    fn base_environment_is_a_login_shells_list() {
         let env = base_environment("bob", Path::new("/home/bob"));
         let names: Vec<&str> = env.keys().map(String::as_str).collect();
         assert_eq!(

@@ -1,5 +1,6 @@
 //! The origin: a small static HTTP/1.1 server on 127.0.0.1 (ephemeral port) that
-//! serves the artifacts folder to the installer, as the seed's release server does.
+//! serves the artifacts folder to the installer, so that an installer that downloads its
+//! release gets this build's artifacts, never the network's.
 //! GET and HEAD only, one flat folder, no directory traversal, no symlinks.
 //!
 //! Any local user can connect to a loopback port (and find it in `/proc/net/tcp`), so

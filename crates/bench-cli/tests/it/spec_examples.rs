@@ -1,5 +1,5 @@
-//! The shipped specs parse, and `examples/prime-agent.toml` represents every step of
-//! the seed harness it was written from.
+//! The shipped specs parse, and `examples/prime-agent.toml` represents every step of a
+//! benchmark of prime-agent (install, checks, starts, kernel, UI, sessions).
 
 // The library's spec reader: the shipped files are read exactly as clibench reads them.
 use bench_cli::spec::{self, Spec, Template};
@@ -49,8 +49,8 @@ fn demo_spec_parses() {
     spec::parse(&text, "demo.toml").unwrap_or_else(|error| panic!("{error}"));
 }
 
-/// One step of the seed harness and how to find it in the spec.
-struct SeedStep {
+/// One step of a benchmark of prime-agent and how to find it in the spec.
+struct Step {
     what: &'static str,
     found: fn(&Spec) -> bool,
 }
@@ -73,7 +73,7 @@ fn native_step(spec: &Spec, command_has: &str) -> bool {
     })
 }
 
-fn seed_steps() -> Vec<SeedStep> {
+fn steps() -> Vec<Step> {
     let tsgo = |package: &'static str| -> fn(&Spec) -> bool {
         match package {
             "tui" => |s| build_step(s, &TSGO, Some("packages/tui")),
@@ -83,31 +83,31 @@ fn seed_steps() -> Vec<SeedStep> {
         }
     };
     vec![
-        SeedStep {
+        Step {
             what: "git init / fetch --depth=1 REPO SHA / checkout --detach FETCH_HEAD / rev-parse HEAD",
             found: |s| s.source.as_ref().is_some_and(|src| src.commit.len() == 40),
         },
-        SeedStep {
+        Step {
             what: "npm ci --no-audit --no-fund",
             found: |s| build_step(s, &["npm", "ci", "--no-audit", "--no-fund"], None),
         },
-        SeedStep {
+        Step {
             what: "tsgo -p tsconfig.build.json in packages/tui",
             found: tsgo("tui"),
         },
-        SeedStep {
+        Step {
             what: "tsgo -p tsconfig.build.json in packages/ai",
             found: tsgo("ai"),
         },
-        SeedStep {
+        Step {
             what: "tsgo -p tsconfig.build.json in packages/agent",
             found: tsgo("agent"),
         },
-        SeedStep {
+        Step {
             what: "tsgo -p tsconfig.build.json in packages/coding-agent",
             found: tsgo("coding-agent"),
         },
-        SeedStep {
+        Step {
             what: "chmod +x dist/cli.js",
             found: |s| {
                 build_step(
@@ -117,7 +117,7 @@ fn seed_steps() -> Vec<SeedStep> {
                 )
             },
         },
-        SeedStep {
+        Step {
             what: "npm run copy-assets",
             found: |s| {
                 build_step(
@@ -127,11 +127,11 @@ fn seed_steps() -> Vec<SeedStep> {
                 )
             },
         },
-        SeedStep {
+        Step {
             what: "npm run bundle",
             found: |s| build_step(s, &["npm", "run", "bundle"], Some("packages/coding-agent")),
         },
-        SeedStep {
+        Step {
             what: "node scripts/pack-prime-agent-release.mjs --base-url ORIGIN --version VERSION --out-dir ...",
             found: |s| {
                 build_step(
@@ -151,7 +151,7 @@ fn seed_steps() -> Vec<SeedStep> {
                     && s.version.as_deref() == Some("0.0.0-benchmark")
             },
         },
-        SeedStep {
+        Step {
             what: "the four release tarballs (*.tgz, exactly 4)",
             found: |s| {
                 s.artifacts.iter().any(|a| {
@@ -162,22 +162,22 @@ fn seed_steps() -> Vec<SeedStep> {
                 })
             },
         },
-        SeedStep {
+        Step {
             what: "optional native build: npm install bun@1.4.0 into .benchmark-bun",
             found: |s| native_step(s, "bun@1.4.0"),
         },
-        SeedStep {
+        Step {
             what: "optional native build: node build-binary.mjs --platform linux-x64 with BUN_BINARY",
             found: |s| {
                 native_step(s, "build-binary.mjs")
                     && s.build.iter().any(|b| b.env.contains_key("BUN_BINARY"))
             },
         },
-        SeedStep {
+        Step {
             what: "optional native build: node assemble-release-archives.mjs BINARIES ARTIFACTS VERSION",
             found: |s| native_step(s, "assemble-release-archives.mjs"),
         },
-        SeedStep {
+        Step {
             what: "the native archive (*.tar.gz) when built",
             found: |s| {
                 s.artifacts
@@ -185,11 +185,11 @@ fn seed_steps() -> Vec<SeedStep> {
                     .any(|a| a.glob == "*.tar.gz" && !a.required)
             },
         },
-        SeedStep {
+        Step {
             what: "served at ORIGIN/releases/vVERSION",
             found: |s| s.origin.serve && s.origin.path.raw() == "/releases/v{version}/",
         },
-        SeedStep {
+        Step {
             what: "node --version and npm --version recorded",
             found: |s| {
                 s.versions
@@ -200,11 +200,11 @@ fn seed_steps() -> Vec<SeedStep> {
                         .is_some_and(|c| raw(c) == ["npm", "--version"])
             },
         },
-        SeedStep {
+        Step {
             what: "Linux x64 only",
             found: |s| s.architectures == ["x86_64"],
         },
-        SeedStep {
+        Step {
             what: "sh SOURCE/install.sh VERSION with the PRIME_AGENT_* environment, 240 s",
             found: |s| {
                 let env = &s.install.env;
@@ -223,7 +223,7 @@ fn seed_steps() -> Vec<SeedStep> {
                     .all(|k| env.get(*k).is_some_and(|v| v.raw() == "1"))
             },
         },
-        SeedStep {
+        Step {
             what: "prime-agent --version contains VERSION",
             found: |s| {
                 s.install
@@ -233,7 +233,7 @@ fn seed_steps() -> Vec<SeedStep> {
                     && s.install.version_contains.as_ref().map(Template::raw) == Some("{version}")
             },
         },
-        SeedStep {
+        Step {
             what: "ELF format check of ~/.local/bin/prime-agent (compiled when the native archive was built)",
             found: |s| {
                 s.install.executable.as_ref().map(Template::raw)
@@ -242,7 +242,7 @@ fn seed_steps() -> Vec<SeedStep> {
                         == Some("prime-agent-*-linux-x64.tar.gz")
             },
         },
-        SeedStep {
+        Step {
             what: "the kernel venv's python exists",
             found: |s| {
                 s.install
@@ -251,7 +251,7 @@ fn seed_steps() -> Vec<SeedStep> {
                     .any(|f| f.raw() == "{home}/.prime/agent/kernel-venv/bin/python")
             },
         },
-        SeedStep {
+        Step {
             what: "settings.json with onboardingShown",
             found: |s| {
                 s.install.write.iter().any(|w| {
@@ -260,7 +260,7 @@ fn seed_steps() -> Vec<SeedStep> {
                 })
             },
         },
-        SeedStep {
+        Step {
             what: "the fixture workspace (README.md, example.py, fixed dates)",
             found: |s| {
                 s.workspace.create
@@ -269,7 +269,7 @@ fn seed_steps() -> Vec<SeedStep> {
                     && s.workspace.files.contains_key("example.py")
             },
         },
-        SeedStep {
+        Step {
             what: "npm ls --global --all --json saved as installed-dependencies.json",
             found: |s| {
                 s.install
@@ -279,7 +279,7 @@ fn seed_steps() -> Vec<SeedStep> {
                     && s.install.inventory_file == "installed-dependencies.json"
             },
         },
-        SeedStep {
+        Step {
             what: "prime-agent in a PTY, ready by probe, settle 1 s",
             found: |s| {
                 s.measure.as_ref().is_some_and(|m| {
@@ -290,7 +290,7 @@ fn seed_steps() -> Vec<SeedStep> {
                 })
             },
         },
-        SeedStep {
+        Step {
             what: "prime-agent list --json / stop ID --json (sessions[].activeSessionId)",
             found: |s| {
                 s.measure.as_ref().is_some_and(|m| {
@@ -303,7 +303,7 @@ fn seed_steps() -> Vec<SeedStep> {
                 })
             },
         },
-        SeedStep {
+        Step {
             what: "the kernel: python -m rlm.repl in .prime/agent/kernel-venv",
             found: |s| {
                 s.runtime.as_ref().is_some_and(|r| {
@@ -317,7 +317,7 @@ fn seed_steps() -> Vec<SeedStep> {
                 })
             },
         },
-        SeedStep {
+        Step {
             what: "du --exclude list for disk",
             found: |s| {
                 s.disk.exclude
@@ -341,32 +341,29 @@ const TSGO: [&str; 3] = [
 ];
 
 #[test]
-fn prime_agent_spec_represents_every_seed_step() {
+fn prime_agent_spec_represents_every_step() {
     let spec = load("prime-agent.toml");
-    let missing: Vec<&str> = seed_steps()
+    let missing: Vec<&str> = steps()
         .iter()
         .filter(|step| !(step.found)(&spec))
         .map(|step| step.what)
         .collect();
     assert!(
         missing.is_empty(),
-        "seed steps missing from prime-agent.toml: {missing:#?}"
+        "steps missing from prime-agent.toml: {missing:#?}"
     );
 }
 
 #[test]
-fn seed_step_check_can_fail() {
+fn step_check_can_fail() {
     // The check above is only worth something if a spec without the steps fails it.
     let bare = spec::parse(
         "name = \"x\"\n[install]\ncommand = [\"sh\", \"install.sh\"]\n",
         "bare.toml",
     )
     .unwrap();
-    let found = seed_steps()
-        .iter()
-        .filter(|step| (step.found)(&bare))
-        .count();
-    // Only the workspace and disk defaults are the seed's without being written.
+    let found = steps().iter().filter(|step| (step.found)(&bare)).count();
+    // Only the workspace and disk defaults are there without being written.
     assert_eq!(found, 2);
 }
 

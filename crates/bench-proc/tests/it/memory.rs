@@ -9,8 +9,8 @@ use std::time::Duration;
 
 const SIXTY_FOUR: f64 = (64 * MIB) as f64;
 
-/// Instances that are 64 MiB regions of one shared sidecar process, as the
-/// seed's VMs lease one sidecar.
+/// Instances that are 64 MiB regions of one shared sidecar process, as instances
+/// that lease parts of one shared daemon are.
 struct Regions<'a>(&'a mut Fixture);
 
 #[derive(Debug, thiserror::Error)]
@@ -85,8 +85,8 @@ fn staircase_of_64_mib_regions_measures_64_mib_per_instance() {
 }
 
 /// A uid of its own, so the family is exactly the instances even when other
-/// tests run in the same process (`cargo test`), as the seed measures a
-/// benchmark user.
+/// tests run in the same process (`cargo test`), as the pipeline measures a trial
+/// user's processes.
 const INSTANCE_UID: u32 = 54_323;
 
 /// Instances that are whole fixture processes of 64 MiB each, run as

@@ -466,7 +466,8 @@ pub struct RuntimeOptions {
     pub transcript_dir: Option<PathBuf>,
     /// The trial number, used in transcript names.
     pub trial: usize,
-    /// Run first in the measured kernel, e.g. `from rlm import bash` (the seed's default).
+    /// Run first in the measured kernel, e.g. `from rlm import bash` (`clibench kernel`'s
+    /// default, what an agent's kernel imports before its first cell).
     pub prelude: Option<String>,
     /// `pass` cells timed for `kernel_exec`.
     pub cell_repeats: usize,

@@ -64,8 +64,8 @@ pub struct Finished {
 }
 
 impl Finished {
-    /// stdout and stderr together, for checks that look at both (as the seed's
-    /// version check does).
+    /// stdout and stderr together, for checks that look at both: a program may print its
+    /// version on either (many print it on stderr).
     pub fn merged(&self) -> String {
         format!("{}{}", self.stdout, self.stderr)
     }

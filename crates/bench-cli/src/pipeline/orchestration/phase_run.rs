@@ -288,7 +288,8 @@ pub fn request_for(spec: &spec::Spec, spec_path: &Path) -> Request {
     request
 }
 
-/// Applies `--repository` and `--commit`, as the seed takes both from its request.
+/// Applies `--repository` and `--commit`, so that CI measures the pull request's repository
+/// and commit with the spec written for the project, without editing it.
 pub fn override_source(
     spec: &mut spec::Spec,
     spec_path: &Path,

@@ -1,7 +1,8 @@
 //! The install phase (one per install index): a fresh isolated home, the artifacts
 //! checked against `SHA256SUMS`, the installer with the clean environment and a
 //! timeout, then the checks (version, files, install format), the spec's files, the
-//! fixture workspace and the dependency inventory, as the seed's `install()`.
+//! fixture workspace and the dependency inventory, in the order a person installs and
+//! then checks a program.
 
 use crate::pipeline::context::{ContextError, PhaseContext};
 use crate::pipeline::error::FileError;
@@ -184,7 +185,8 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), InstallError> {
     let mut ctx = ctx.clone();
     ctx.user = Some(user.clone());
     let outcome = install(&ctx, side, &artifacts);
-    // As in the seed's `finally`: nothing the installer or the checks started survives.
+    // Whether the install worked or not, nothing the installer or the checks started
+    // survives into the phases that measure.
     let stopped = command::stop_user(&user);
     if let Err(error) = outcome {
         fail(side, error);
@@ -269,13 +271,14 @@ fn install(
     }
     for file in &spec.install.files {
         let path = PathBuf::from(file.expand(&values)?);
-        // Followed like the seed's `exists()`: a dangling link (a venv whose python
-        // is gone) is a broken install.
+        // Links are followed: a dangling link (a venv whose python is gone) is a broken
+        // install.
         if !path.exists() {
             return Err(InstallError::NotCreated { path });
         }
     }
-    // Recorded only once the install is known to work, as in the seed.
+    // Recorded only once the install is known to work: the time of a broken install
+    // measures nothing a user gets.
     if let Some(elapsed) = elapsed {
         record(
             side,
@@ -543,7 +546,7 @@ fn create_workspace(
 }
 
 /// Saves the dependency inventory under OUT/; a non-zero exit (npm ls reports
-/// warnings that way) is noted, as in the seed, not fatal.
+/// warnings that way) is noted, not fatal: the inventory is still what was installed.
 fn save_inventory(
     ctx: &PhaseContext,
     side: &mut Side,

@@ -189,7 +189,7 @@ fn first_install_succeeded(side: &Side, has_installer: bool) -> bool {
     }
 }
 
-/// The cold and warm starts, as the seed's `measure()`: a failed start is recorded as that
+/// The cold and warm starts: a failed start is recorded as that
 /// metric's error and ends the phase; a failure after the cold start was ready is recorded
 /// under `rss`. Returns whether the cold start became ready.
 fn starts(
@@ -301,7 +301,7 @@ fn starts(
                 source,
             })?;
             // The cold start's background sessions must not make the warm start warmer
-            // than a person's second start would be; the seed stops them here too.
+            // than a person's second start would be, so they are stopped between the two.
             stop_agents(ctx, measure, user)?;
         } else {
             recording.finish(side, Some(elapsed));

@@ -1,7 +1,7 @@
 //! The runtime phase: the REPL kernel metrics (`kernel_start` ... `restore`) of the spec's
 //! kernel command, run as the trial user in the fixture workspace, with bench-term's
-//! measurement sequence (`bench_term::kernel::measure::run_all`, the seed's `runtime()`)
-//! and memory read by bench-proc.
+//! measurement sequence (`bench_term::kernel::measure::run_all`, the same sequence
+//! `clibench kernel` runs) and memory read by bench-proc.
 
 use crate::pipeline::PhaseContext;
 use crate::pipeline::isolation::command;
@@ -102,7 +102,8 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), RuntimeError> {
         if snapshot.processes.is_empty() {
             return Err(RuntimeError::NoKernelProcess.into());
         }
-        // The seed keeps the breakdown of each memory reading next to the result.
+        // The result keeps only totals; the per-process breakdown beside it in the logs
+        // says which process a change in kernel memory came from.
         if let Ok(path) = ctx.log_path(&format!("{}-{trial}.json", metric.name()))
             && let Ok(json) = serde_json::to_string_pretty(&process_memory(&snapshot))
         {

@@ -170,7 +170,8 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), UiError> {
 
 /// Ready, the steps, the family's RSS and the keystroke latency, each recorded as it is
 /// measured; the first failure is recorded under the metric it stopped and ends the phase
-/// (as the seed records a failed measurement rather than failing the phase as a whole).
+/// (a failed measurement is recorded rather than failing the phase as a whole, so the
+/// metrics measured before it keep their samples).
 fn steps(
     ctx: &PhaseContext,
     side: &mut Side,

@@ -9,8 +9,8 @@ use crate::pipeline::target::terminal::resolve_program;
 use crate::spec::{self, Placeholder, Template};
 use bench_core::error_chain;
 
-/// The ids of the agent's background sessions, from its list command (the seed's
-/// `list --json`); empty when the spec has no list command.
+/// The ids of the agent's background sessions, from its list command (such as
+/// `prime-agent list --json`); empty when the spec has no list command.
 pub(crate) fn list_sessions(
     ctx: &PhaseContext,
     measure: &spec::Measure,
@@ -28,7 +28,8 @@ pub(crate) fn list_sessions(
 }
 
 /// The session ids in a list command's JSON output: `{"<sessions_field>": [{"<id_field>":
-/// "..."}]}`; sessions without an id (or with an empty one) are skipped, as in the seed.
+/// "..."}]}`; sessions without an id (or with an empty one) are skipped: there is nothing
+/// to pass to the stop command, and the agent's own list is what they are judged by.
 pub(crate) fn parse_session_ids(
     output: &str,
     sessions_field: &str,
@@ -57,8 +58,9 @@ pub(crate) fn parse_session_ids(
         .collect())
 }
 
-/// Stops the agent's background sessions through its own commands, as the seed's
-/// `stop_agents()`: every listed session is stopped; a stop that fails is forgiven only
+/// Stops the agent's background sessions through its own commands, so the agent
+/// ends them as it would for a person (killing them could leave its state files
+/// claiming they run): every listed session is stopped; a stop that fails is forgiven only
 /// when the session is gone from the list afterwards (it ended by itself meanwhile).
 pub(crate) fn stop_agents(
     ctx: &PhaseContext,
@@ -132,7 +134,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn session_ids_follow_the_seeds_format() {
+    fn session_ids_follow_the_list_commands_format() {
         let output = r#"{"sessions":[{"activeSessionId":"a1"},{"activeSessionId":""},{"other":1},{"activeSessionId":7}]}"#;
         assert_eq!(
             parse_session_ids(output, "sessions", "activeSessionId").unwrap(),
