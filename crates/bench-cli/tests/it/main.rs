@@ -4,6 +4,7 @@
 mod ab;
 mod compare;
 mod inert_output;
+mod in_a_terminal;
 mod kernel;
 mod limits;
 mod mem;
