@@ -64,8 +64,7 @@ pub use settle::{Settle, SettleEnd, SettleReport};
 pub use signals_linux::{SignalWatchError, TERMINATION_SIGNALS, on_termination_signal};
 pub use snapshot_linux::{
     ProcRoot, ProcessSample, Selector, Snapshot, SnapshotError, StatTotals, family_cpu_seconds,
-    read_proc_file,
-    snapshot,
+    read_proc_file, snapshot,
 };
 pub use staircase::{Instances, StageSettle, StaircaseOptions, StaircaseReport};
 pub use stop_linux::{

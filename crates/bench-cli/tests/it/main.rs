@@ -3,8 +3,8 @@
 
 mod ab;
 mod compare;
-mod inert_output;
 mod in_a_terminal;
+mod inert_output;
 mod kernel;
 mod limits;
 mod mem;
