@@ -26,15 +26,15 @@ Examples:
   clibench compare base.json candidate.json --export-bmf bmf.json
   clibench compare base.json candidate.json --export-github-benchmark b.json
 
-Timing, CPU and memory change when the rank-sum test finds the change (Holm-adjusted
-over every tested metric, so an A/A comparison shows any verdict at most 5% of the
-time) and it exceeds the metric's threshold (--noise; defaults: timing and CPU 3%,
-memory 2%); they need two samples a side (else `1 sample, no verdict`). Results of
-separate runs (not interleaved) say so, and their thresholds are widened for drift
-(timing +10%, memory +3%). Sizes on disk (bundle, disk) are exact: every change is
-shown, and it counts only beyond 64 KiB and 1% (else `changed`, which never fails
---fail-on-regression). Each row says what change it could have detected. See
-docs/verdicts.md.
+Timing, CPU and memory change when the rank-sum test finds the change (Holm-
+adjusted over every tested metric, so an A/A comparison shows any verdict at
+most 5% of the time) and it exceeds the metric's threshold (--noise; defaults:
+timing and CPU 3%, memory 2%); they need two samples a side (else `1 sample,
+no verdict`). Results of separate runs (not interleaved) say so, and their
+thresholds are widened for drift (timing +10%, memory +3%). Sizes on disk
+(bundle, disk) are exact: every change is shown, and it counts only beyond 64
+KiB and 1% (else `changed`, which never fails --fail-on-regression). Each row
+says what change it could have detected. See docs/verdicts.md.
 
 --export-github-benchmark writes the customSmallerIsBetter array to FILE and,
 when a metric is bigger-is-better (reclaimed_rss), the customBiggerIsBetter
@@ -46,9 +46,9 @@ pub struct Args {
     /// The result file of the build under review.
     #[arg(value_name = "CANDIDATE.json")]
     candidate: PathBuf,
-    /// Practical threshold as a fraction (changes within ±FRACTION are not counted), or
-    /// one metric's as METRIC=FRACTION; repeat for several metrics. [default: by kind:
-    /// timing and CPU 0.03, memory 0.02, sizes 0.01 and 64 KiB]
+    /// Practical threshold as a fraction (changes within ±FRACTION are not
+    /// counted), or one metric's as METRIC=FRACTION; repeatable. [default: by
+    /// kind: timing and CPU 0.03, memory 0.02, sizes 0.01 and 64 KiB]
     #[arg(long, value_parser = parse_noise, value_name = "[METRIC=]FRACTION")]
     noise: Vec<Noise>,
     /// Output: a table on stderr, or markdown, json, csv or html on stdout.
