@@ -37,7 +37,7 @@ pub mod io;
 pub mod metric;
 pub mod report;
 pub mod result;
-mod rng;
+pub mod rng;
 pub mod sequential;
 pub mod significance;
 mod skip;

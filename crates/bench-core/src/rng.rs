@@ -1,5 +1,6 @@
-//! A small seeded random number generator for the bootstrap, so that the same
-//! inputs always give the same confidence intervals.
+//! A small seeded random number generator: the bootstrap's (the same inputs always give
+//! the same confidence intervals) and the model endpoint's jitter (the same seed gives
+//! the same schedule on every machine).
 
 /// SplitMix64 (Steele, Lea and Flood, 2014): a 64-bit state advanced by a
 /// constant and mixed. Passes BigCrush; plenty for resampling indices.
@@ -21,6 +22,12 @@ impl SplitMix64 {
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^ (z >> 31)
+    }
+
+    /// A number in `[0, 1)`.
+    pub fn next_f64(&mut self) -> f64 {
+        // The top 53 bits make every representable value of the unit interval equally likely.
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
     }
 
     /// A uniform index below `bound` (which must be non-zero), by Lemire's

@@ -137,34 +137,9 @@ pub struct Fault {
     pub times: u32,
 }
 
-/// A small deterministic pseudo-random generator (SplitMix64): the same seed gives the
-/// same jitter on every machine, which is all it is for.
-#[derive(Debug, Clone)]
-pub struct Rng {
-    state: u64,
-}
-
-impl Rng {
-    /// A generator from `seed`.
-    pub fn new(seed: u64) -> Rng {
-        Rng { state: seed }
-    }
-
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// A number in `[0, 1)`.
-    pub fn next_f64(&mut self) -> f64 {
-        // The top 53 bits make every representable value of the unit interval equally likely.
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
+/// The deterministic generator of the jitter: the same seed gives the same schedule on
+/// every machine.
+pub type Rng = bench_core::rng::SplitMix64;
 
 /// A seed from the clock and the process id, for a script without one (then recorded).
 pub fn fresh_seed() -> u64 {
