@@ -331,6 +331,7 @@ fn serve(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rusty_fork::rusty_fork_test;
 
     const TOKEN: &str = "0123456789abcdef0123456789abcdef";
 
@@ -502,34 +503,38 @@ mod tests {
             .count()
     }
 
-    #[test]
-    fn connections_beyond_the_cap_wait_and_are_served_once_others_end() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("a.tgz"), b"hello").unwrap();
-        let origin = Origin::start(dir.path(), TOKEN, "/", 0, None).unwrap();
-        // Idle connections that never send a request: each would hold a thread.
-        let idle: Vec<TcpStream> = (0..MAX_CONNECTIONS * 4)
-            .map(|_| TcpStream::connect(address(origin.url())).unwrap())
-            .collect();
-        // Wait until the server took all it will take (bounded: 5 s).
-        let mut threads = 0;
-        for _ in 0..500 {
-            threads = connection_threads();
-            if threads >= MAX_CONNECTIONS {
-                break;
+    rusty_fork_test! {
+        // It counts this process's connection threads: under `cargo test` another
+        // test's origin would be counted too, so it runs in a process of its own.
+        #[test]
+        fn connections_beyond_the_cap_wait_and_are_served_once_others_end() {
+            let dir = tempfile::tempdir().unwrap();
+            std::fs::write(dir.path().join("a.tgz"), b"hello").unwrap();
+            let origin = Origin::start(dir.path(), TOKEN, "/", 0, None).unwrap();
+            // Idle connections that never send a request: each would hold a thread.
+            let idle: Vec<TcpStream> = (0..MAX_CONNECTIONS * 4)
+                .map(|_| TcpStream::connect(address(origin.url())).unwrap())
+                .collect();
+            // Wait until the server took all it will take (bounded: 5 s).
+            let mut threads = 0;
+            for _ in 0..500 {
+                threads = connection_threads();
+                if threads >= MAX_CONNECTIONS {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(10));
             }
-            std::thread::sleep(Duration::from_millis(10));
+            std::thread::sleep(Duration::from_millis(200));
+            threads = threads.max(connection_threads());
+            assert_eq!(threads, MAX_CONNECTIONS, "threads serving connections");
+            // A real request queued behind them is served once they go.
+            let url = origin.url().to_owned();
+            let request = std::thread::spawn(move || get(&url, "GET", &format!("/{TOKEN}/a.tgz")));
+            std::thread::sleep(Duration::from_millis(100));
+            drop(idle);
+            let (head, body) = request.join().unwrap();
+            assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+            assert_eq!(body, b"hello");
         }
-        std::thread::sleep(Duration::from_millis(200));
-        threads = threads.max(connection_threads());
-        assert_eq!(threads, MAX_CONNECTIONS, "threads serving connections");
-        // A real request queued behind them is served once they go.
-        let url = origin.url().to_owned();
-        let request = std::thread::spawn(move || get(&url, "GET", &format!("/{TOKEN}/a.tgz")));
-        std::thread::sleep(Duration::from_millis(100));
-        drop(idle);
-        let (head, body) = request.join().unwrap();
-        assert!(head.starts_with("HTTP/1.1 200"), "{head}");
-        assert_eq!(body, b"hello");
     }
 }
