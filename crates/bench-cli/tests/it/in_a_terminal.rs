@@ -37,6 +37,9 @@ fn ctrl_c_typed_in_the_terminal_stops_the_run_with_130_and_a_valid_result() {
         "--phases",
         "prepare,install,measure",
     ]);
+    // A person's terminal says what it is; without TERM (CI's environment may have
+    // none) clibench prints plain progress lines instead of the progress bar.
+    command.env("TERM", "xterm-256color");
     let mut session = expectrl::Session::spawn(command).expect("clibench starts in a terminal");
     // Generous bounds for a loaded 2-core machine; each wait ends as soon as the text
     // shows, so none of them is a speed expectation.
