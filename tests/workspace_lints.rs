@@ -67,3 +67,27 @@ fn no_message_repeats_the_cause_it_chains() {
         "these messages print their source, which the error chain prints again: {offenders:?}"
     );
 }
+
+#[test]
+fn the_library_half_uses_no_anyhow() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/bench-cli/src");
+    let mut files = vec![src.join("lib.rs"), src.join("demo.rs")];
+    for module in ["pipeline", "spec", "standalone"] {
+        sources(&src.join(module), &mut files);
+    }
+    assert!(files.len() > 20, "{files:?}");
+    // Spelled in halves so that this file does not match itself: its paths, its
+    // macros and a bare `use` of the crate.
+    let uses = [["any", "how::"], ["any", "how!"], ["use any", "how"]].map(|p| p.concat());
+    let offenders: Vec<_> = files
+        .iter()
+        .filter(|path| {
+            let text = std::fs::read_to_string(path).unwrap();
+            uses.iter().any(|needle| text.contains(needle.as_str()))
+        })
+        .collect();
+    assert!(
+        offenders.is_empty(),
+        "anyhow belongs to the binary (main.rs, commands/); the library uses thiserror: {offenders:?}"
+    );
+}
