@@ -87,12 +87,14 @@ fn synthetic(sha: &str, scale: f64) -> ResultFile {
         (0..128)
             .map(|pid| ProcessMemory {
                 pid: 1000 + pid,
+                ppid: Some(1),
                 name: format!("worker-{pid}"),
                 rss: u64::from(pid) << 20,
                 pss: Some(u64::from(pid) << 19),
                 uss: Some(u64::from(pid) << 18),
                 swap: Some(0),
                 cpu_seconds: Some(0.5),
+                threads: Some(1),
             })
             .collect(),
     );

@@ -1434,12 +1434,14 @@ mod tests {
         // Results without trial records compare their last process breakdowns.
         let process = |pid| crate::result::ProcessMemory {
             pid,
+            ppid: None,
             name: "agent".into(),
             rss: 1,
             pss: None,
             uss: None,
             swap: None,
             cpu_seconds: None,
+            threads: None,
         };
         let mut old_base = Side::new("b");
         old_base.processes = vec![process(1)];

@@ -158,6 +158,32 @@ pub struct StaircaseStep {
     pub pss_bytes: Option<u64>,
     /// What this instance added to the family's RSS, bytes (negative when memory was freed).
     pub rss_delta_bytes: i64,
+    /// What this instance added to the family's PSS, bytes, when PSS was readable
+    /// before and after.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pss_delta_bytes: Option<i64>,
+    /// What this instance added to the family's USS, bytes, when USS was readable
+    /// before and after.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uss_delta_bytes: Option<i64>,
+    /// Processes in the family at this step, when recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process_count: Option<u32>,
+}
+
+/// What one more instance costs, summarized over a staircase's steps; each in bytes,
+/// negative when memory was freed.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InstanceCost {
+    /// RSS per instance.
+    pub rss_bytes: i64,
+    /// PSS per instance, when PSS was readable on every step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pss_bytes: Option<i64>,
+    /// USS per instance, when USS was readable on every step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uss_bytes: Option<i64>,
 }
 
 /// One trial's staircase: the family before, after each added instance, and after
@@ -177,6 +203,17 @@ pub struct StaircaseRun {
     pub after_teardown_rss_bytes: u64,
     /// Resident bytes given back: the last step's total minus the total after teardown.
     pub reclaimed_rss_bytes: i64,
+    /// Proportional bytes given back, when PSS was readable (optional).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reclaimed_pss_bytes: Option<i64>,
+    /// The family's growth divided by the instances (optional; the metrics
+    /// `instance_*` hold the same values when they are not negative).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub average: Option<InstanceCost>,
+    /// The median of the steps after the first: one more instance's cost once what
+    /// the first brought along (shared daemons, caches) is paid; absent with one step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady: Option<InstanceCost>,
 }
 
 #[cfg(test)]

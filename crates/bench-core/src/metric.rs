@@ -136,11 +136,13 @@ impl Phase {
         }
     }
 
-    /// The metrics this phase records, in declaration order.
+    /// The metrics this pipeline phase records, in declaration order: the phase's
+    /// [standalone](Metric::standalone) metrics are left out, because no pipeline trial
+    /// records them and so none can be missing from one.
     pub fn metrics(self) -> impl Iterator<Item = Metric> {
         Metric::ALL
             .into_iter()
-            .filter(move |metric| metric.phase() == self)
+            .filter(move |metric| metric.phase() == self && !metric.standalone())
     }
 }
 
@@ -279,9 +281,45 @@ metrics! {
     /// Resident bytes given back to the system once the instances are stopped.
     /// More is better: memory that is not given back has leaked.
     ReclaimedRss = "reclaimed_rss", Bytes, Staircase, HigherIsBetter, Nature::Memory;
+    /// Seconds from spawn until the program's first byte of output (`clibench startup`).
+    FirstByte = "first_byte", Seconds, Measure, LowerIsBetter, Nature::Timing;
+    /// Seconds from spawn until the first line with at least 3 letters or digits
+    /// (`clibench startup`).
+    FirstFrame = "first_frame", Seconds, Measure, LowerIsBetter, Nature::Timing;
+    /// Seconds from spawn until ready by the chosen mode (`clibench startup`).
+    Ready = "ready", Seconds, Measure, LowerIsBetter, Nature::Timing;
+    /// User-mode CPU seconds of one start's processes (`clibench startup`).
+    UserCpu = "user_cpu", Seconds, Measure, LowerIsBetter, Nature::Cpu;
+    /// Kernel-mode CPU seconds of one start's processes (`clibench startup`).
+    SystemCpu = "system_cpu", Seconds, Measure, LowerIsBetter, Nature::Cpu;
+    /// Unique bytes (private clean + private dirty) of the process family (`clibench mem`).
+    Uss = "uss", Bytes, Measure, LowerIsBetter, Nature::Memory;
+    /// Swapped-out bytes of the process family (`clibench mem`).
+    Swap = "swap", Bytes, Measure, LowerIsBetter, Nature::Memory;
+    /// The highest resident bytes of the family while a started command settled (`clibench mem`).
+    PeakRss = "peak_rss", Bytes, Measure, LowerIsBetter, Nature::Memory;
+    /// The highest proportional bytes of the family while a started command settled (`clibench mem`).
+    PeakPss = "peak_pss", Bytes, Measure, LowerIsBetter, Nature::Memory;
 }
 
 impl Metric {
+    /// Whether only a standalone measurement (`clibench startup` or `mem`) records the
+    /// metric; the pipeline's phases never do (see [`Phase::metrics`]).
+    pub fn standalone(self) -> bool {
+        matches!(
+            self,
+            Metric::FirstByte
+                | Metric::FirstFrame
+                | Metric::Ready
+                | Metric::UserCpu
+                | Metric::SystemCpu
+                | Metric::Uss
+                | Metric::Swap
+                | Metric::PeakRss
+                | Metric::PeakPss
+        )
+    }
+
     /// What the metric means, for people: one or two sentences, without unit or
     /// direction (see [`Metric::unit`] and [`Metric::direction`]). This is the one
     /// glossary that report.md's legend, the HTML report's tooltips and
@@ -352,6 +390,31 @@ impl Metric {
             Metric::ReclaimedRss => {
                 "Resident memory given back once the staircase's instances are stopped; memory not given back has leaked into daemons or caches."
             }
+            Metric::FirstByte => {
+                "Time from spawning the program in a real terminal until it wrote its first byte."
+            }
+            Metric::FirstFrame => {
+                "Time from spawning the program until the screen shows a first line with at least 3 letters or digits."
+            }
+            Metric::Ready => {
+                "Time from spawning the program in a real terminal until it is ready by the chosen mode, on each measured start (after the warm-up starts)."
+            }
+            Metric::UserCpu => {
+                "User-mode CPU time of one start's processes, from start to stop, as hyperfine's `user`."
+            }
+            Metric::SystemCpu => {
+                "Kernel-mode CPU time of one start's processes, from start to stop, as hyperfine's `system`."
+            }
+            Metric::Uss => {
+                "Unique memory of the process family: pages no other process shares, what stopping the family would give back."
+            }
+            Metric::Swap => "Memory of the process family that was swapped out.",
+            Metric::PeakRss => {
+                "The highest resident memory of the process family, sampled while a started command settled."
+            }
+            Metric::PeakPss => {
+                "The highest proportional memory of the process family, sampled while a started command settled."
+            }
         }
     }
 
@@ -374,7 +437,10 @@ impl Metric {
 pub fn glossary(metrics: &[Metric]) -> String {
     let mut out = String::new();
     for phase in Phase::ALL {
-        let listed: Vec<Metric> = phase.metrics().filter(|m| metrics.contains(m)).collect();
+        let listed: Vec<Metric> = Metric::ALL
+            .into_iter()
+            .filter(|m| m.phase() == phase && metrics.contains(m))
+            .collect();
         if listed.is_empty() {
             continue;
         }
@@ -432,7 +498,7 @@ mod tests {
     }
 
     #[test]
-    fn the_seed_metrics_keep_their_phases() {
+    fn the_pipeline_metrics_keep_their_phases() {
         let measure: Vec<_> = Phase::Measure.metrics().map(Metric::name).collect();
         assert_eq!(
             measure,
@@ -459,7 +525,9 @@ mod tests {
         assert_eq!(Metric::Install.phase(), Phase::Install);
         assert_eq!(Phase::Ui.metrics().count(), 4);
         assert_eq!(Phase::Staircase.metrics().count(), 4);
-        assert_eq!(Metric::ALL.len(), 28);
+        assert_eq!(Metric::ALL.len(), 37);
+        assert!(Metric::Ready.standalone() && Metric::Ready.phase() == Phase::Measure);
+        assert!(!Phase::Measure.metrics().any(Metric::standalone));
     }
 
     #[test]

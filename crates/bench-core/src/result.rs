@@ -26,6 +26,14 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// The schema version this crate reads and writes.
+///
+/// The rules: a change that every file written before it still satisfies keeps the
+/// version (a new optional field, a new metric, a new value of an open list); a
+/// change that makes an earlier file invalid or changes what a field means (a field
+/// removed, renamed, made required, or given another unit) takes the next version.
+/// Readers reject unknown fields and metrics, so a file that uses an addition is read
+/// only by a clibench that knows it. `docs/result.schema.json` is regenerated from
+/// these types by its test.
 pub const SCHEMA_VERSION: u32 = 1;
 /// The largest trial number (trials are numbered from 0).
 pub const MAX_TRIAL: u32 = 100;
@@ -162,6 +170,9 @@ impl Observation {
 pub struct ProcessMemory {
     /// Process id.
     pub pid: u32,
+    /// The parent's process id, when recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ppid: Option<u32>,
     /// Process name (`comm`), at most 80 characters.
     #[schemars(length(max = 80))]
     pub name: String,
@@ -180,6 +191,9 @@ pub struct ProcessMemory {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0))]
     pub cpu_seconds: Option<f64>,
+    /// Threads of the process, when recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<u32>,
 }
 
 /// The longest host name kept, in characters.
@@ -930,12 +944,14 @@ mod tests {
             .insert(Metric::Disk, vec![Observation::value(0, 123456789.0)]);
         side.processes.push(ProcessMemory {
             pid: 42,
+            ppid: Some(1),
             name: "node".into(),
             rss: 100 << 20,
             pss: Some(80 << 20),
             uss: None,
             swap: Some(0),
             cpu_seconds: Some(1.5),
+            threads: Some(11),
         });
         side.runtime.insert("kernel".into(), "6.1.0".into());
         side.artifacts.insert("agent.tgz".into(), 4096);
@@ -1091,12 +1107,14 @@ mod tests {
         let processes = (0..200)
             .map(|pid| ProcessMemory {
                 pid,
+                ppid: None,
                 name: "x".repeat(100),
                 rss: u64::from(pid) * 10,
                 pss: None,
                 uss: None,
                 swap: None,
                 cpu_seconds: None,
+                threads: None,
             })
             .collect();
         side.set_processes(processes);

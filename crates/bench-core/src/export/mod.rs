@@ -12,6 +12,10 @@
 //! - [`github_benchmark`]: github-action-benchmark's `customSmallerIsBetter` and
 //!   `customBiggerIsBetter` arrays.
 //! - [`html`]: one self-contained page with [`charts`] (inline SVG), for people.
+//! - [`hyperfine`]: hyperfine's `--export-json` shape, for a result's `ready` times.
+//! - [`processes`]: the memory of each process and of the family, as `clibench mem`
+//!   shows it.
+//! - [`staircase`]: the staircase's steps, as `clibench staircase` shows them.
 
 pub mod bmf;
 mod cells;
@@ -21,8 +25,11 @@ mod failures;
 mod format;
 pub mod github_benchmark;
 pub mod html;
+pub mod hyperfine;
 pub mod json;
 pub mod markdown;
+pub mod processes;
+pub mod staircase;
 pub mod text;
 
 pub use format::Format;

@@ -63,6 +63,18 @@ pub fn render(headers: &[&str], aligns: &[Align], rows: &[Vec<String>]) -> Strin
     out
 }
 
+/// A screen inside a box, so that its blank rows and edges are visible.
+pub fn framed(screen: &str) -> String {
+    let width = screen.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+    let mut out = format!("┌{}┐\n", "─".repeat(width));
+    for line in screen.lines() {
+        let pad = width - line.chars().count();
+        out.push_str(&format!("│{line}{}│\n", " ".repeat(pad)));
+    }
+    out.push_str(&format!("└{}┘", "─".repeat(width)));
+    out
+}
+
 /// One result as a terminal table: a line naming the build, then a row per metric,
 /// grouped by phase (the phase named on its first row), then the failures. Inert:
 /// shas, errors and reasons from the file cannot drive the terminal.
@@ -309,6 +321,11 @@ mod tests {
     use super::*;
     use crate::Metric;
     use crate::compare::{CompareOptions, compare};
+
+    #[test]
+    fn screens_are_boxed() {
+        assert_eq!(framed("ab\n\nc"), "┌──┐\n│ab│\n│  │\n│c │\n└──┘");
+    }
     use crate::test_support::side;
 
     #[test]

@@ -89,20 +89,28 @@ pub fn demo_like() -> ResultFile {
                 rss_bytes: mib(131 + 48 * u64::from(instances)),
                 pss_bytes: Some(mib(100 + 30 * u64::from(instances))),
                 rss_delta_bytes: 48 << 20,
+                pss_delta_bytes: Some(30 << 20),
+                uss_delta_bytes: None,
+                process_count: Some(instances),
             })
             .collect(),
         after_teardown_rss_bytes: mib(125),
         reclaimed_rss_bytes: 150 << 20,
+        reclaimed_pss_bytes: None,
+        average: None,
+        steady: None,
     });
     let mut processes = side.processes.clone();
     processes.push(ProcessMemory {
         pid: 4242,
+        ppid: None,
         name: HOSTILE.to_string(),
         rss: mib(12),
         pss: Some(mib(9)),
         uss: None,
         swap: None,
         cpu_seconds: None,
+        threads: None,
     });
     side.set_processes(processes);
     result

@@ -166,6 +166,9 @@ fn keep_steps(side: &mut Side, trial: u32, report: &StaircaseReport) {
             rss_bytes: step.totals.rss_bytes,
             pss_bytes: step.totals.pss_bytes,
             rss_delta_bytes: step.rss_delta_bytes,
+            pss_delta_bytes: step.pss_delta_bytes,
+            uss_delta_bytes: step.uss_delta_bytes,
+            process_count: Some(step.totals.process_count),
         })
         .collect();
     side.staircases.retain(|run| run.trial != trial);
@@ -175,6 +178,9 @@ fn keep_steps(side: &mut Side, trial: u32, report: &StaircaseReport) {
         steps,
         after_teardown_rss_bytes: report.after_teardown.rss_bytes,
         reclaimed_rss_bytes: report.reclaimed_rss_bytes,
+        reclaimed_pss_bytes: report.reclaimed_pss_bytes,
+        average: None,
+        steady: None,
     });
     side.staircases.sort_by_key(|run| run.trial);
 }

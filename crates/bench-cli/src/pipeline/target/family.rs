@@ -68,12 +68,14 @@ pub(crate) fn process_memory(snapshot: &Snapshot) -> Vec<ProcessMemory> {
         .iter()
         .map(|process| ProcessMemory {
             pid: process.pid,
+            ppid: Some(process.ppid),
             name: process.name.clone(),
             rss: process.rss_bytes,
             pss: process.pss_bytes,
             uss: process.uss_bytes,
             swap: process.swap_bytes,
             cpu_seconds: Some(process.cpu_seconds),
+            threads: Some(process.threads),
         })
         .collect()
 }
