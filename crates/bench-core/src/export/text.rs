@@ -321,12 +321,12 @@ mod tests {
     use super::*;
     use crate::Metric;
     use crate::compare::{CompareOptions, compare};
+    use crate::test_support::side;
 
     #[test]
     fn screens_are_boxed() {
         assert_eq!(framed("ab\n\nc"), "┌──┐\n│ab│\n│  │\n│c │\n└──┘");
     }
-    use crate::test_support::side;
 
     #[test]
     fn single_samples_and_missing_metrics_are_counted_in_words() {
