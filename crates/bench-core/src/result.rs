@@ -235,6 +235,11 @@ pub struct TrialRecord {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 128))]
     pub settles: Vec<SettleRecord>,
+    /// The exit code of a program that exited by itself with one (`clibench startup
+    /// --ready exit`), for hyperfine's `exit_codes`; absent when clibench stopped it or
+    /// a signal ended it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
 }
 
 /// The most settles kept in one [`TrialRecord`].
@@ -308,6 +313,7 @@ impl TrialRecord {
             host: None,
             process_count: None,
             settles: Vec::new(),
+            exit_code: None,
         }
     }
 

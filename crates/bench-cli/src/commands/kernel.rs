@@ -3,8 +3,9 @@
 //! Summary on stderr; JSON on stdout with `--json`.
 
 use crate::exit::{FAILURE, input_error};
-use anyhow::Context;
-use bench_cli::standalone::kernel::{self, Kernel, Observer, Run, Settings, export};
+use bench_cli::standalone::kernel::{self, Kernel, Observer, PYTHON_KEY, Settings, WORKLOAD_KEY};
+use bench_core::Side;
+use bench_core::export::{markdown, text};
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -28,13 +29,14 @@ pub struct Args {
     /// Measured runs (each a fresh kernel, workspace and snapshot).
     #[arg(long, default_value_t = 5, value_name = "N")]
     runs: usize,
-    /// Print the runs and summaries as JSON on stdout.
+    /// Print the runs as a result file (the format of `clibench run`, which `clibench
+    /// compare` compares) on stdout.
     #[arg(long)]
     json: bool,
     /// Write the summary as a Markdown table to FILE.
     #[arg(long, value_name = "FILE")]
     export_markdown: Option<PathBuf>,
-    /// Write the JSON report to FILE.
+    /// Write the result file to FILE.
     #[arg(long, value_name = "FILE")]
     export_json: Option<PathBuf>,
     /// Keep the `.jsonl` transcripts of every kernel session in DIR.
@@ -69,6 +71,11 @@ struct Outputs {
 fn resolve(args: Args) -> anyhow::Result<(Settings, Outputs)> {
     if args.runs == 0 {
         return Err(input_error("--runs must be at least 1"));
+    }
+    // A result file numbers its trials from 0 to MAX_TRIAL.
+    let most = bench_core::result::MAX_TRIAL as usize + 1;
+    if args.runs > most {
+        return Err(input_error(format!("--runs must be at most {most}")));
     }
     let timeout = bench_core::units::parse_duration(&args.timeout)
         .map_err(|e| input_error(format!("--timeout: {e}")))?;
@@ -115,9 +122,13 @@ impl Observer for Progress {
         say!("run {}/{runs}...", index + 1);
     }
 
-    fn run_finished(&mut self, index: usize, run: &Run) {
-        for (metric, error) in &run.errors {
-            say!("run {}: {metric} failed: {error}", index + 1);
+    fn run_finished(&mut self, index: usize, side: &Side) {
+        for (metric, samples) in &side.metrics {
+            for sample in samples.iter().filter(|s| s.trial as usize == index) {
+                if let Some(error) = &sample.error {
+                    say!("run {}: {metric} failed: {error}", index + 1);
+                }
+            }
         }
     }
 }
@@ -125,19 +136,27 @@ impl Observer for Progress {
 /// Runs `clibench kernel`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (settings, outputs) = resolve(args)?;
-    let report = kernel::run(&settings, &mut Progress)?;
-    say_part!("{}", export::summary_table(&report));
-    let json = export::to_json(&report).context("encoding the JSON report")?;
+    let result = kernel::run(&settings, &mut Progress)?;
+    let report = bench_core::Report::new(&result);
+    say_part!("{}", text::report(&report));
+    let fact = |key: &str| result.side.runtime.get(key).map(String::as_str);
+    let complete = kernel::complete_runs(&result.side, settings.runs);
+    say!(
+        "\n(python {}, loaded workload: {}, {complete} of {} runs complete)",
+        fact(PYTHON_KEY).unwrap_or("unknown"),
+        fact(WORKLOAD_KEY).unwrap_or("not built"),
+        settings.runs
+    );
     if outputs.json {
-        crate::show::json(&json);
+        crate::show::json(result.to_json_string().trim_end());
     }
     if let Some(path) = &outputs.export_json {
-        bench_core::io::write_atomic(path, json.as_bytes())?;
+        result.save(path)?;
     }
     if let Some(path) = &outputs.export_markdown {
-        bench_core::io::write_atomic(path, export::to_markdown(&report).as_bytes())?;
+        bench_core::io::write_atomic(path, markdown::report(&report).as_bytes())?;
     }
-    if report.complete_runs() < report.runs.len() {
+    if complete < settings.runs {
         return Ok(ExitCode::from(FAILURE));
     }
     Ok(ExitCode::SUCCESS)

@@ -33,7 +33,8 @@ pub struct Args {
     /// auto:MAX or auto:max=5s,quiet=100ms,tolerance=1%.
     #[arg(long, default_value = "2s", value_name = "SETTLE")]
     settle: String,
-    /// Print the measurement as JSON on stdout (the table still goes to stderr).
+    /// Print the measurement as a result file (the format of `clibench run`, which
+    /// `clibench compare` compares) on stdout; the table still goes to stderr.
     #[arg(long)]
     json: bool,
     /// Run COMMAND in a terminal (for REPLs and TUIs, which quit at once when
@@ -90,9 +91,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         other => other.into(),
     })?;
     say!("{}", settings.target.title());
-    say_part!("{}", measured.render());
+    say_part!(
+        "{}",
+        bench_core::export::processes::report(&measured.side)
+    );
     if json {
-        crate::show::json(&serde_json::to_string_pretty(&measured.to_json())?);
+        crate::show::json(measured.to_json_string().trim_end());
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -20,7 +20,8 @@ Examples:
 Each instance runs with stdio on /dev/null in its own process group; with
 --tty, in a pseudo-terminal of its own whose output is read (and queries
 answered) all along, as a terminal would. The hardware header and the step
-table go to stderr; --json prints the result on stdout. `avg` is the family's
+table go to stderr; --json prints the result file (the format of `clibench
+run`, which `clibench compare` compares) on stdout. `avg` is the family's
 growth divided by the instances; `steady`, the median of the steps after the
 first, is the cost of one more instance once what the first one brought along
 (shared daemons, caches) is paid. A step's USS can fall (a negative delta):
@@ -35,7 +36,7 @@ pub struct Args {
     /// auto:max=5s,quiet=100ms,tolerance=1%.
     #[arg(long, default_value = "2s", value_name = "SETTLE")]
     settle: String,
-    /// Print the result as JSON on stdout.
+    /// Print the result file on stdout.
     #[arg(long)]
     json: bool,
     /// Run each instance in a terminal of its own (for REPLs and TUIs, which quit
@@ -97,16 +98,18 @@ impl TryFrom<&Args> for Settings {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let settings = Settings::try_from(&args)?;
     let hardware = HostFacts::read().context("failed to read the host's facts")?;
-    say_part!("{}", staircase::render_header(&hardware, &settings));
+    say_part!(
+        "{}",
+        bench_core::export::staircase::header(&staircase::prepared(&settings, &hardware))
+    );
     super::interrupt::stop_family_on_signal(STOP_GRACE)?;
     say!("warming up, then adding {} instance(s)...", settings.count);
-    let report = staircase::run(&settings, &mut |step| {
+    let result = staircase::run(&settings, &hardware, &mut |step| {
         say!("{}", staircase::render_step(step));
     })?;
-    say_part!("{}", staircase::render_steps(&report));
+    say_part!("{}", bench_core::export::staircase::steps(&result.side));
     if args.json {
-        let json = staircase::to_json(&report, &hardware, &settings);
-        crate::show::json(&serde_json::to_string_pretty(&json)?);
+        crate::show::json(result.to_json_string().trim_end());
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -4,7 +4,8 @@
 
 use crate::exit::{FAILURE, input_error};
 use anyhow::Context;
-use bench_cli::standalone::startup::{self, DAEMON_GRACE, Observer, Run, Settings, export};
+use bench_cli::standalone::startup::{self, DAEMON_GRACE, Observer, Run, Settings};
+use bench_core::export::{hyperfine, markdown, text};
 use bench_core::units::parse_duration;
 use bench_term::ReadyGuard;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -77,7 +78,8 @@ pub struct Args {
     /// Extra environment variables for the command.
     #[arg(long = "env", value_name = "KEY=VALUE")]
     env: Vec<String>,
-    /// Write the runs and summary as JSON to FILE (`-` for stdout).
+    /// Write the runs as a result file (the format of `clibench run`, which `clibench
+    /// compare` compares) to FILE (`-` for stdout).
     #[arg(long, value_name = "FILE")]
     export_json: Option<PathBuf>,
     /// Write the summary as a Markdown table to FILE.
@@ -125,6 +127,11 @@ struct Outputs {
 fn resolve(args: Args) -> anyhow::Result<(Settings, Outputs)> {
     if args.runs == 0 {
         return Err(input_error("--runs must be at least 1"));
+    }
+    // A result file numbers its trials from 0 to MAX_TRIAL.
+    let most = bench_core::result::MAX_TRIAL as usize + 1;
+    if args.runs > most {
+        return Err(input_error(format!("--runs must be at most {most}")));
     }
     if args.cols < 10 || args.rows < 2 {
         return Err(input_error(
@@ -242,29 +249,32 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let outcome = startup::run(&settings, &mut observer);
     observer.0.finish_and_clear();
 
-    let report = outcome.report;
+    let result = outcome.result;
     if outputs.show_screen
-        && let Some(screen) = &outcome.first_screen
+        && let Some(screen) = result.side.screens.first()
     {
-        say!(
-            "Screen of the first run:\n{}\n",
-            export::frame_screen(screen)
-        );
+        say!("Screen of the first run:\n{}\n", text::framed(&screen.text));
     }
-    say_part!("{}", export::summary_table(&report));
+    let report = bench_core::Report::new(&result);
+    say_part!("{}", text::report(&report));
+    say!(
+        "\n({} ready, {} of {} runs ok)",
+        settings.mode,
+        outcome.runs - outcome.failed_runs,
+        outcome.runs
+    );
     if let Some(path) = &outputs.export_json {
-        let json = export::to_json(&report)?;
         if path.as_os_str() == "-" {
-            crate::show::json(&json);
+            crate::show::json(result.to_json_string().trim_end());
         } else {
-            bench_core::io::write_atomic(path, json.as_bytes())?;
+            result.save(path)?;
         }
     }
     if let Some(path) = &outputs.export_markdown {
-        bench_core::io::write_atomic(path, export::to_markdown(&report).as_bytes())?;
+        bench_core::io::write_atomic(path, markdown::report(&report).as_bytes())?;
     }
     if let Some(path) = &outputs.export_hyperfine {
-        match export::to_hyperfine_json(&report) {
+        match hyperfine::side(&result.side, &settings.command().join(" ")) {
             Some(json) => bench_core::io::write_atomic(path, json.as_bytes())?,
             None => say!(
                 "warning: no run got ready, so there is nothing to export to {}",
@@ -272,9 +282,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             ),
         }
     }
-    let failed = report.runs.iter().filter(|r| r.error.is_some()).count();
-    if failed > 0 {
-        say!("{failed} of {} runs failed", report.runs.len());
+    if outcome.failed_runs > 0 {
+        say!("{} of {} runs failed", outcome.failed_runs, outcome.runs);
         return Ok(ExitCode::from(FAILURE));
     }
     Ok(ExitCode::SUCCESS)

@@ -3,14 +3,11 @@
 //! temporary git workspace with an exact environment ([`environment`]) and a fresh
 //! empty home.
 //!
-//! [`run`] does the runs and tells an [`Observer`] about each; the [`Report`] it returns
-//! renders as a summary table, JSON or Markdown (see [`export`]).
+//! [`run`] does the runs and tells an [`Observer`] about each; it records them into a
+//! [`ResultFile`] (trial N is run N, the runtime phase's metrics), which bench-core's
+//! exporters render and `clibench compare` compares.
 
-pub mod export;
-
-pub use export::{MetricSummary, Report, Run};
-
-use bench_core::error_chain;
+use bench_core::{Phase, Request, ResultFile, Role, Sample, Side, error_chain, record};
 use bench_proc::{Selector, snapshot};
 use bench_term::kernel::measure::{RuntimeOptions, run_all};
 use bench_term::kernel::{KernelOptions, REFERENCE_KERNEL, REFERENCE_KERNEL_FILE_NAME};
@@ -109,9 +106,9 @@ pub trait Observer {
         let _ = (index, runs);
     }
 
-    /// Run `index` ended; [`Run::errors`] holds the metrics that failed.
-    fn run_finished(&mut self, index: usize, run: &Run) {
-        let _ = (index, run);
+    /// Run `index` ended and is recorded in `side` as trial `index`.
+    fn run_finished(&mut self, index: usize, side: &Side) {
+        let _ = (index, side);
     }
 }
 
@@ -119,7 +116,7 @@ pub trait Observer {
 impl Observer for () {}
 
 /// Why `clibench kernel` could not prepare or clean up a run. A metric that fails is
-/// no error here: it is in the run's [`Run::errors`].
+/// no error here: it is recorded as that trial's error sample.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The transcript folder could not be created.
@@ -179,30 +176,65 @@ pub enum Error {
 
 /// Does the runs, one after the other. A run stops at its first failing metric and
 /// the next run starts; only a run that cannot be prepared or cleaned up is an error.
-pub fn run(settings: &Settings, observer: &mut dyn Observer) -> Result<Report, Error> {
+pub fn run(settings: &Settings, observer: &mut dyn Observer) -> Result<ResultFile, Error> {
     if let Some(folder) = &settings.transcripts {
         std::fs::create_dir_all(folder).map_err(|source| Error::TranscriptFolder {
             path: folder.clone(),
             source,
         })?;
     }
-    let mut runs = Vec::with_capacity(settings.runs);
+    let mut result = ResultFile::new(settings.request());
     for index in 0..settings.runs {
         observer.run_started(index, settings.runs);
-        let run = measure_once(settings, index)?;
-        observer.run_finished(index, &run);
-        runs.push(run);
+        measure_once(settings, index, &mut result.side)?;
+        observer.run_finished(index, &result.side);
     }
-    Ok(Report::new(
-        settings.kernel.shown(),
-        matches!(settings.kernel, Kernel::Reference { .. }),
-        runs,
-    ))
+    Ok(result)
+}
+
+/// The `runtime` fact holding the Python version the kernel reported.
+pub const PYTHON_KEY: &str = "python";
+/// The `runtime` fact holding what built the loaded-memory table: `pandas` when
+/// importable, else `lists`.
+pub const WORKLOAD_KEY: &str = "workload";
+
+impl Settings {
+    /// The request a result of these settings answers: the kernel command as its build
+    /// identifier, and the settings.
+    pub fn request(&self) -> Request {
+        let command = self.kernel.shown().join(" ");
+        let mut request = Request::new(command.clone(), Role::Candidate);
+        let reference = matches!(self.kernel, Kernel::Reference { .. });
+        for (key, value) in [
+            ("command", command),
+            ("reference_kernel", reference.to_string()),
+            ("runs", self.runs.to_string()),
+            ("timeout", format!("{:?}", self.timeout)),
+        ] {
+            request.config.insert(key.to_owned(), value);
+        }
+        request
+    }
+}
+
+/// How many of the first `runs` trials measured every runtime metric.
+pub fn complete_runs(side: &Side, runs: usize) -> usize {
+    (0..runs)
+        .filter(|&trial| {
+            Phase::Runtime.metrics().all(|metric| {
+                side.metrics.get(&metric).is_some_and(|samples| {
+                    samples
+                        .iter()
+                        .any(|sample| sample.trial as usize == trial && sample.value.is_some())
+                })
+            })
+        })
+        .count()
 }
 
 /// One run in a fresh temporary folder: workspace, state, home and (for the reference
 /// kernel) the kernel's source.
-fn measure_once(settings: &Settings, trial: usize) -> Result<Run, Error> {
+fn measure_once(settings: &Settings, trial: usize, side: &mut Side) -> Result<(), Error> {
     let folder = tempfile::Builder::new()
         .prefix("clibench-kernel-")
         .tempdir()
@@ -251,25 +283,38 @@ fn measure_once(settings: &Settings, trial: usize) -> Result<Run, Error> {
         }
         Ok(family.total_rss_bytes())
     });
-    let mut run = Run {
-        python: report.python.clone(),
-        workload: report.workload.map(|workload| workload.name().to_owned()),
-        close_error: report.close_error.as_ref().map(|error| error_chain(error)),
-        ..Run::default()
-    };
+    // Invariant: the command line caps runs at MAX_TRIAL + 1, so the trial fits; a
+    // larger one is recorded as u32::MAX and saving the result names it.
+    let trial = u32::try_from(trial).unwrap_or(u32::MAX);
     for (metric, value) in &report.values {
-        match value {
-            Ok(value) => {
-                run.values.insert(metric.name().to_owned(), *value);
-            }
-            Err(error) => {
-                run.errors
-                    .insert(metric.name().to_owned(), error_chain(error));
-            }
+        let sample = match value {
+            Ok(value) => Sample::Value(*value),
+            Err(error) => Sample::Error(error_chain(error)),
+        };
+        record(side, *metric, trial, sample);
+    }
+    // The first run that said is the one the result names.
+    for (key, value) in [
+        (PYTHON_KEY, report.python.clone()),
+        (WORKLOAD_KEY, report.workload.map(|w| w.name().to_owned())),
+    ] {
+        if let Some(value) = value {
+            side.runtime.entry(key.to_owned()).or_insert(value);
         }
     }
+    // A failure while closing the kernel after its metrics leaves the metrics standing;
+    // the first one is the side's error.
+    if let Some(error) = &report.close_error
+        && side.error.is_none()
+    {
+        side.set_error(format!(
+            "run {}: closing the kernel failed: {}",
+            trial + 1,
+            error_chain(error)
+        ));
+    }
     folder.close().map_err(Error::RemoveTemporaryFolder)?;
-    Ok(run)
+    Ok(())
 }
 
 /// The memory probe found no process in the kernel's session.
@@ -379,8 +424,17 @@ mod tests {
             self.0.push(format!("started {index} of {runs}"));
         }
 
-        fn run_finished(&mut self, index: usize, run: &Run) {
-            let failed: Vec<&String> = run.errors.keys().collect();
+        fn run_finished(&mut self, index: usize, side: &Side) {
+            let failed: Vec<&str> = side
+                .metrics
+                .iter()
+                .filter(|(_, samples)| {
+                    samples
+                        .iter()
+                        .any(|s| s.trial as usize == index && s.error.is_some())
+                })
+                .map(|(metric, _)| metric.name())
+                .collect();
             self.0.push(format!("finished {index}, failed {failed:?}"));
         }
     }
@@ -399,7 +453,7 @@ mod tests {
             transcripts: None,
         };
         let mut calls = Calls::default();
-        let report = run(&settings, &mut calls).unwrap();
+        let result = run(&settings, &mut calls).unwrap();
         assert_eq!(
             calls.0,
             [
@@ -409,17 +463,14 @@ mod tests {
                 "finished 1, failed [\"kernel_start\"]",
             ]
         );
-        assert_eq!(
-            report.command,
-            ["/bin/sh", "-c", "echo hello, not a kernel"]
-        );
-        assert!(!report.reference_kernel);
-        assert_eq!(report.complete_runs(), 0);
-        for run in &report.runs {
-            assert!(
-                run.errors["kernel_start"].contains("hello, not a kernel"),
-                "{run:?}"
-            );
+        assert_eq!(result.side.sha, "/bin/sh -c echo hello, not a kernel");
+        assert_eq!(result.request.config["reference_kernel"], "false");
+        assert_eq!(complete_runs(&result.side, 2), 0);
+        let samples = &result.side.metrics[&bench_core::Metric::KernelStart];
+        assert_eq!(samples.len(), 2);
+        for sample in samples {
+            let error = sample.error.as_deref().unwrap_or_default();
+            assert!(error.contains("hello, not a kernel"), "{sample:?}");
         }
     }
 }

@@ -4,14 +4,19 @@
 //! A started command's family is every descendant of this process: call
 //! [`bench_proc::become_subreaper`] first (as [`measure`] does) so that daemons it
 //! double-forks stay in it and are stopped with it.
+//!
+//! The measurement is recorded as trial 0 of a [`ResultFile`] (metrics `rss`, `pss`,
+//! `uss`, `swap`, and for a command `peak_rss` and `peak_pss`; the processes; the peaks
+//! over time), which [`bench_core::export::processes`] renders.
 
 use super::spawn::{self, SpawnError};
-use bench_core::export::text::{Align, render};
-use bench_core::units::format_bytes;
+use bench_core::detail::{MemoryPoint, MemorySeries};
+use bench_core::export::processes::{AS_ROOT_KEY, PEAK_PROCESS_COUNT_KEY, PEAK_SAMPLES_KEY};
+use bench_core::{Metric, Phase, ProcessMemory, Request, ResultFile, Role, Sample, record};
 use bench_proc::settle::Waited;
 use bench_proc::{
-    ProcRoot, ProcessSample, Sampler, SamplerOptions, SamplerReport, Selector, Settle,
-    SettleReport, Snapshot, SnapshotError, StopError, SubreaperError, snapshot,
+    ProcRoot, Sampler, SamplerOptions, SamplerReport, Selector, Settle, SettleReport, Snapshot,
+    SnapshotError, StopError, SubreaperError, snapshot,
 };
 use bench_term::TermError;
 use std::ffi::OsString;
@@ -50,6 +55,16 @@ impl Target {
             Target::Command(command) => {
                 format!("`{}` and its descendants", spawn::display_command(command))
             }
+        }
+    }
+
+    /// What the result names as its build identifier: `pid 42`, `user NAME` or the
+    /// command line.
+    pub fn name(&self) -> String {
+        match self {
+            Target::Pid(pid) => format!("pid {pid}"),
+            Target::User { name, .. } => format!("user {name}"),
+            Target::Command(command) => spawn::display_command(command),
         }
     }
 }
@@ -131,7 +146,7 @@ impl Error {
 
 /// A measured family, and for a started command the peaks while it settled.
 #[derive(Debug)]
-pub struct Measurement {
+struct Measurement {
     /// Every process of the family when it was measured.
     pub snapshot: Snapshot,
     /// For a command: the family's totals sampled while it settled.
@@ -140,9 +155,13 @@ pub struct Measurement {
     pub settle: Option<SettleReport>,
 }
 
-/// Measures `settings.target`. A command is started, settled, measured and stopped, with
-/// everything it left behind.
-pub fn measure(settings: &Settings) -> Result<Measurement, Error> {
+/// Measures `settings.target` and records it. A command is started, settled, measured
+/// and stopped, with everything it left behind.
+pub fn measure(settings: &Settings) -> Result<ResultFile, Error> {
+    measure_family(settings).map(|measurement| measurement.record(settings))
+}
+
+fn measure_family(settings: &Settings) -> Result<Measurement, Error> {
     match &settings.target {
         Target::Pid(pid) => {
             let snapshot = snapshot(&Selector::Tree(*pid)).map_err(|error| match error {
@@ -345,183 +364,100 @@ pub fn resolve_user(user: &str, passwd: &str) -> Option<u32> {
     })
 }
 
+/// The session label of a started command's settle in its trial record.
+pub const SETTLE_SESSION: &str = "settle";
+
 impl Measurement {
-    /// What the table cannot say by itself (see [`Measurement::render`]).
-    pub fn notes(&self) -> Vec<String> {
-        notes(
-            &self.snapshot,
-            self.peaks.as_ref().map(|p| p.peak_process_count),
-            rustix::process::geteuid().is_root(),
-        )
-    }
-
-    /// The per-process table with a totals row, the peaks while settling and the notes,
-    /// one `note: ` line each.
-    pub fn render(&self) -> String {
-        let mut out = render_table(&self.snapshot);
-        if let Some(settle) = &self.settle {
-            out.push_str(&format!(
-                "settled ({}): {} after {:.3} s\n",
-                settle.settle,
-                settle.end.name(),
-                settle.took.as_secs_f64()
-            ));
-        }
-        if let Some(peaks) = &self.peaks {
-            out.push_str(&format!(
-                "peak while settling: RSS {}, PSS {}, {} ({})\n",
-                format_bytes(peaks.peak_rss_bytes as f64),
-                bytes(peaks.peak_pss_bytes),
-                count(peaks.peak_process_count as usize, "process", "processes"),
-                count(peaks.points.len(), "sample", "samples")
-            ));
-        }
-        for note in self.notes() {
-            out.push_str(&format!("note: {note}\n"));
-        }
-        out
-    }
-
-    /// The totals, the processes and, for a command, the peaks while settling.
-    pub fn to_json(&self) -> serde_json::Value {
-        let mut json = to_json(&self.snapshot);
-        if let Some(peaks) = &self.peaks {
-            json["peak_rss_bytes"] = peaks.peak_rss_bytes.into();
-            json["peak_pss_bytes"] = peaks.peak_pss_bytes.into();
-        }
-        if let Some(settle) = &self.settle {
-            json["settle"] = serde_json::json!(settle);
-        }
-        json
-    }
-}
-
-/// What the table cannot say by itself: why some values are `?`, and why the peak counted
-/// more processes than the table shows.
-/// `as_root`: whether clibench runs as root, for whom another user's files are no excuse.
-fn notes(snap: &Snapshot, peak_process_count: Option<u32>, as_root: bool) -> Vec<String> {
-    let mut notes = Vec::new();
-    let unreadable = snap
-        .processes
-        .iter()
-        .filter(|p| p.pss_bytes.is_none())
-        .count();
-    if unreadable > 0 {
-        let whose = if unreadable == 1 {
-            "1 process whose /proc/PID/smaps_rollup".to_owned()
-        } else {
-            format!("{unreadable} processes whose /proc/PID/smaps_rollup")
+    /// The measurement as trial 0 of a result for `settings`.
+    fn record(&self, settings: &Settings) -> ResultFile {
+        let mut request = Request::new(settings.target.name(), Role::Candidate);
+        let kind = match settings.target {
+            Target::Pid(_) => "pid",
+            Target::User { .. } => "user",
+            Target::Command(_) => "command",
         };
-        // Root can read every smaps_rollup of its own namespace; what stays unreadable is a
-        // process the kernel's ptrace check refuses even to root (one of another PID or user
-        // namespace, a Yama or LSM policy), or one that was exiting.
-        let why = if as_root {
-            "even to root, the kernel refuses it for a process that ptrace may not inspect \
-             (another namespace's, one an LSM or Yama policy protects) or one that was exiting"
-        } else {
-            "the kernel shows another user's smaps_rollup only to root or a process with \
-             CAP_SYS_PTRACE (run clibench as root, or as that user)"
-        };
-        notes.push(format!(
-            "PSS, USS and swap are `?` for {whose} could not be read: {why}; RSS then comes \
-             from /proc/PID/stat, which anyone may read; a total marked `+?` is the sum of the \
-             readable processes, to which the others add an unknown amount"
-        ));
-    }
-    if let Some(peak) = peak_process_count
-        && peak as usize > snap.processes.len()
-    {
-        notes.push(format!(
-            "the peak counted {peak} processes, the table {}: the others were short-lived (helpers \
-             such as version-manager shims or wrapper scripts that start the real program and \
-             exit); their memory is in the peak, not in the table",
-            snap.processes.len()
-        ));
-    }
-    notes
-}
-
-fn bytes(value: Option<u64>) -> String {
-    value.map_or_else(|| "?".to_string(), |v| format_bytes(v as f64))
-}
-
-/// The sum of the known values; `+?` after it when some are unknown, `?` when all are.
-fn partial_total(values: impl Iterator<Item = Option<u64>>) -> String {
-    let (mut sum, mut known, mut unknown) = (0u64, 0usize, 0usize);
-    for value in values {
-        match value {
-            Some(bytes) => {
-                sum = sum.saturating_add(bytes);
-                known += 1;
+        request.config.insert("target".into(), kind.into());
+        if let Target::Command(_) = settings.target {
+            request
+                .config
+                .insert("settle".into(), settings.settle.to_string());
+            request.config.insert("tty".into(), settings.tty.to_string());
+        }
+        let mut result = ResultFile::new(request);
+        let side = &mut result.side;
+        let snap = &self.snapshot;
+        let mut value = |metric: Metric, bytes: Option<u64>| {
+            // An unknown total (some process's smaps_rollup unreadable) is no sample:
+            // the table says why.
+            if let Some(bytes) = bytes {
+                record(side, metric, 0, Sample::Value(bytes as f64));
             }
-            None => unknown += 1,
+        };
+        value(Metric::Rss, Some(snap.total_rss_bytes()));
+        value(Metric::Pss, snap.total_pss_bytes());
+        value(Metric::Uss, snap.total_uss_bytes());
+        value(Metric::Swap, snap.total_swap_bytes());
+        if let Some(peaks) = &self.peaks {
+            value(Metric::PeakRss, Some(peaks.peak_rss_bytes));
+            value(Metric::PeakPss, peaks.peak_pss_bytes);
+            side.runtime.insert(
+                PEAK_PROCESS_COUNT_KEY.into(),
+                peaks.peak_process_count.to_string(),
+            );
+            side.runtime
+                .insert(PEAK_SAMPLES_KEY.into(), peaks.points.len().to_string());
+            let points = peaks
+                .points
+                .iter()
+                .map(|point| MemoryPoint {
+                    t_ms: u64::try_from(point.elapsed.as_millis()).unwrap_or(u64::MAX),
+                    rss_bytes: point.rss_bytes,
+                    pss_bytes: point.pss_bytes,
+                })
+                .collect();
+            side.memory_series.push(MemorySeries::from_points(
+                Phase::Measure,
+                0,
+                "settle",
+                None,
+                points,
+            ));
         }
+        let trial = side.trial_record_mut(Phase::Measure, 0);
+        trial.process_count = Some(u32::try_from(snap.processes.len()).unwrap_or(u32::MAX));
+        if let Some(settle) = &self.settle {
+            trial.push_settle(settle.record(SETTLE_SESSION));
+        }
+        // Whom the kernel hid another user's smaps_rollup from decides what the note on
+        // `?` values says.
+        side.runtime.insert(
+            AS_ROOT_KEY.into(),
+            rustix::process::geteuid().is_root().to_string(),
+        );
+        side.set_processes(
+            snap.processes
+                .iter()
+                .map(|process| ProcessMemory {
+                    pid: process.pid,
+                    ppid: Some(process.ppid),
+                    name: process.name.clone(),
+                    rss: process.rss_bytes,
+                    pss: process.pss_bytes,
+                    uss: process.uss_bytes,
+                    swap: process.swap_bytes,
+                    cpu_seconds: Some(process.cpu_seconds),
+                    threads: Some(process.threads),
+                })
+                .collect(),
+        );
+        result
     }
-    match (known, unknown) {
-        (0, 1..) => "?".to_owned(),
-        (_, 0) => format_bytes(sum as f64),
-        _ => format!("{}+?", format_bytes(sum as f64)),
-    }
 }
 
-/// `1 process`, `2 processes`: the count with the word it takes.
-fn count(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
-}
-
-/// The per-process table with a totals row. `?` marks a value the kernel
-/// would not show us (another user's process without privilege).
-pub fn render_table(snap: &Snapshot) -> String {
-    let row = |p: &ProcessSample| {
-        vec![
-            p.pid.to_string(),
-            p.ppid.to_string(),
-            p.name.clone(),
-            p.threads.to_string(),
-            format_bytes(p.rss_bytes as f64),
-            bytes(p.pss_bytes),
-            bytes(p.uss_bytes),
-            bytes(p.swap_bytes),
-        ]
-    };
-    let mut rows: Vec<Vec<String>> = snap.processes.iter().map(row).collect();
-    rows.push(vec![
-        "total".into(),
-        String::new(),
-        count(snap.processes.len(), "process", "processes"),
-        snap.processes
-            .iter()
-            .map(|p| p.threads)
-            .sum::<u32>()
-            .to_string(),
-        format_bytes(snap.total_rss_bytes() as f64),
-        partial_total(snap.processes.iter().map(|p| p.pss_bytes)),
-        partial_total(snap.processes.iter().map(|p| p.uss_bytes)),
-        partial_total(snap.processes.iter().map(|p| p.swap_bytes)),
-    ]);
-    use Align::{Left, Right};
-    render(
-        &[
-            "pid", "ppid", "name", "threads", "RSS", "PSS", "USS", "swap",
-        ],
-        &[Right, Right, Left, Right, Right, Right, Right, Right],
-        &rows,
-    )
-}
-
-fn to_json(snap: &Snapshot) -> serde_json::Value {
-    serde_json::json!({
-        "total_rss_bytes": snap.total_rss_bytes(),
-        "total_pss_bytes": snap.total_pss_bytes(),
-        "total_uss_bytes": snap.total_uss_bytes(),
-        "total_swap_bytes": snap.total_swap_bytes(),
-        "process_count": snap.processes.len(),
-        "processes": snap.processes,
-    })
-}
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bench_proc::ProcessSample;
 
     fn sample(pid: u32, name: &str, rss_mib: u64, pss_mib: Option<u64>) -> ProcessSample {
         ProcessSample {
@@ -543,70 +479,7 @@ mod tests {
     }
 
     #[test]
-    fn table_has_a_row_per_process_and_totals() {
-        let snap = Snapshot {
-            processes: vec![
-                sample(100, "node", 120, Some(96)),
-                sample(101, "python3", 30, Some(12)),
-            ],
-        };
-        insta::assert_snapshot!(render_table(&snap));
-    }
-
-    #[test]
-    fn unknown_pss_shows_as_question_mark_and_unknown_total() {
-        let snap = Snapshot {
-            processes: vec![
-                sample(100, "node", 120, Some(96)),
-                sample(7, "sshd", 8, None),
-            ],
-        };
-        let table = render_table(&snap);
-        insta::assert_snapshot!(table);
-        let json = to_json(&snap);
-        assert!(json["total_pss_bytes"].is_null());
-        assert_eq!(json["total_rss_bytes"], 128u64 << 20);
-    }
-
-    #[test]
-    fn notes_explain_question_marks_and_a_higher_peak_count() {
-        let readable = Snapshot {
-            processes: vec![sample(100, "node", 120, Some(96))],
-        };
-        assert!(notes(&readable, Some(1), false).is_empty());
-        assert!(notes(&readable, None, false).is_empty());
-        let mixed = Snapshot {
-            processes: vec![
-                sample(100, "node", 120, Some(96)),
-                sample(7, "sshd", 8, None),
-            ],
-        };
-        let said = notes(&mixed, Some(5), false);
-        assert_eq!(said.len(), 2, "{said:?}");
-        assert!(said[0].starts_with("PSS, USS and swap are `?` for 1 process whose"));
-        assert!(said[0].contains("CAP_SYS_PTRACE"));
-        assert!(said[1].starts_with("the peak counted 5 processes, the table 2:"));
-        // Root is not told to run as root.
-        let as_root = notes(&mixed, None, true);
-        assert!(!as_root[0].contains("run clibench as root"), "{as_root:?}");
-        assert!(as_root[0].contains("even to root"), "{as_root:?}");
-    }
-
-    #[test]
-    fn a_total_over_some_unknown_values_is_the_known_sum_marked() {
-        assert_eq!(
-            partial_total([Some(1 << 20), None].into_iter()),
-            "1.0 MiB+?"
-        );
-        assert_eq!(partial_total([None, None].into_iter()), "?");
-        assert_eq!(
-            partial_total([Some(1 << 20), Some(1 << 20)].into_iter()),
-            "2.0 MiB"
-        );
-    }
-
-    #[test]
-    fn a_measurement_shows_its_peaks_and_notes_under_the_table() {
+    fn a_measurement_records_totals_peaks_and_processes() {
         let measurement = Measurement {
             snapshot: Snapshot {
                 processes: vec![
@@ -630,35 +503,34 @@ mod tests {
                 last_error: None,
             }),
         };
-        let text = measurement.render();
-        assert!(
-            text.starts_with(&render_table(&measurement.snapshot)),
-            "{text}"
+        let settings = Settings {
+            target: Target::Command(vec!["node".into()]),
+            settle: "auto:max=3s".parse().unwrap(),
+            tty: false,
+        };
+        let result = measurement.record(&settings);
+        result.validate().unwrap();
+        let side = &result.side;
+        assert_eq!(side.sha, "node");
+        assert_eq!(side.values(Metric::Rss), [(128u64 << 20) as f64]);
+        // One process's PSS was unreadable: the family's total is unknown, not low.
+        assert!(side.values(Metric::Pss).is_empty());
+        assert_eq!(side.values(Metric::PeakRss), [(130u64 << 20) as f64]);
+        assert_eq!(side.runtime[PEAK_PROCESS_COUNT_KEY], "3");
+        assert_eq!(side.trials[0].process_count, Some(2));
+        assert_eq!(side.processes[0].ppid, Some(1));
+        assert_eq!(side.processes[0].threads, Some(3));
+        assert_eq!(side.trials[0].settles[0].took_seconds, 0.73);
+        assert_eq!(
+            result.request.config["settle"],
+            "auto:max=3s,quiet=100ms,tolerance=1%"
         );
+        let shown = bench_core::export::processes::report(side);
         assert!(
-            text.contains(
-                "\nsettled (auto:max=3s,quiet=100ms,tolerance=1%): quiet after 0.730 s\n"
-            ),
-            "{text}"
+            shown.contains("\nsettled (auto:max=3s,quiet=100ms,tolerance=1%): quiet after 0.730 s\n"),
+            "{shown}"
         );
-        let below: Vec<&str> = text.lines().rev().take(3).collect();
-        assert!(
-            below[2].starts_with("peak while settling: RSS 130"),
-            "{text}"
-        );
-        assert!(below[2].ends_with(", 3 processes (0 samples)"), "{text}");
-        assert!(
-            below[1].starts_with("note: PSS, USS and swap are `?`"),
-            "{text}"
-        );
-        assert!(
-            below[0].starts_with("note: the peak counted 3 processes"),
-            "{text}"
-        );
-        let json = measurement.to_json();
-        assert_eq!(json["peak_rss_bytes"], 130u64 << 20);
-        assert_eq!(json["peak_pss_bytes"], 100u64 << 20);
-        assert_eq!(json["process_count"], 2);
+        assert!(shown.contains("peak while settling: RSS 130.0 MiB"), "{shown}");
     }
 
     #[test]

@@ -5,10 +5,15 @@
 //! one at a time and the whole family (every descendant of this process, which
 //! [`run`] makes a child subreaper so daemons stay in it) is measured after each
 //! settles.
+//!
+//! The staircase is recorded as trial 0 of a [`ResultFile`] (metrics `instance_rss`,
+//! `instance_pss`, `instance_uss` and `reclaimed_rss`, the steps, the machine), which
+//! [`bench_core::export::staircase`] renders and `clibench compare` compares.
 
 use super::spawn::{self, SpawnError};
-use bench_core::export::text::{Align, render};
-use bench_core::units::format_bytes;
+use bench_core::detail::{InstanceCost, MAX_STEPS, StaircaseRun, StaircaseStep};
+use bench_core::export::staircase::signed;
+use bench_core::{Metric, Phase, Request, ResultFile, Role, Sample, Side, record};
 use bench_proc::staircase::{
     self, Instances, StaircaseError, StaircaseOptions, StaircaseReport, Step,
 };
@@ -231,10 +236,115 @@ impl Instances for Commands<'_> {
     }
 }
 
+impl Settings {
+    /// The request a result of these settings answers: the command as its build
+    /// identifier, and the settings.
+    pub fn request(&self) -> Request {
+        let command = spawn::display_command(&self.command);
+        let mut request = Request::new(command.clone(), Role::Candidate);
+        for (key, value) in [
+            ("command", command),
+            ("count", self.count.to_string()),
+            ("settle", self.settle.to_string()),
+            ("tty", self.tty.to_string()),
+        ] {
+            request.config.insert(key.to_owned(), value);
+        }
+        if let Some(ready) = &self.ready {
+            request
+                .config
+                .insert("ready_mode".to_owned(), ready.mode.to_string());
+        }
+        request
+    }
+}
+
+/// A result for `settings` with the machine's facts and nothing measured yet: what
+/// [`bench_core::export::staircase::header`] shows before the steps.
+pub fn prepared(settings: &Settings, hardware: &HostFacts) -> ResultFile {
+    let mut result = ResultFile::new(settings.request());
+    // The keys the pipeline's prepare phase records the same facts under.
+    for (key, value) in [
+        ("kernel", hardware.kernel_release.clone()),
+        ("machine", hardware.arch.clone()),
+        ("cpu", hardware.cpu_model.clone()),
+        ("cores", hardware.cores.to_string()),
+        ("memory_bytes", hardware.memory_bytes.to_string()),
+    ] {
+        result.side.runtime.insert(key.to_owned(), value);
+    }
+    result
+}
+
+/// Records `report` as `trial` of `side`, for this command and the pipeline's staircase
+/// phase alike: the metrics (a negative average, memory that shrank, is recorded as an
+/// invalid value; an unreadable PSS or USS as an error), and every step (at most
+/// [`MAX_STEPS`]) with the averages and steady costs, and every settle in the trial's
+/// record.
+pub fn record_report(side: &mut Side, trial: u32, report: &StaircaseReport) {
+    let bytes = |value: Option<i64>, what: &str| match value {
+        Some(bytes) => Sample::Value(bytes as f64),
+        None => Sample::Error(format!("the {what} of some process was unreadable")),
+    };
+    for (metric, value, what) in [
+        (Metric::InstanceRss, Some(report.avg_per_instance_rss_bytes), "RSS"),
+        (Metric::InstancePss, report.avg_per_instance_pss_bytes, "PSS"),
+        (Metric::InstanceUss, report.avg_per_instance_uss_bytes, "USS"),
+        (Metric::ReclaimedRss, Some(report.reclaimed_rss_bytes), "RSS"),
+    ] {
+        record(side, metric, trial, bytes(value, what));
+    }
+    let steps = report
+        .steps
+        .iter()
+        .take(MAX_STEPS)
+        .map(|step| StaircaseStep {
+            instances: u32::try_from(step.index + 1).unwrap_or(u32::MAX),
+            rss_bytes: step.totals.rss_bytes,
+            pss_bytes: step.totals.pss_bytes,
+            rss_delta_bytes: step.rss_delta_bytes,
+            pss_delta_bytes: step.pss_delta_bytes,
+            uss_delta_bytes: step.uss_delta_bytes,
+            process_count: Some(step.totals.process_count),
+        })
+        .collect();
+    side.staircases.retain(|run| run.trial != trial);
+    side.staircases.push(StaircaseRun {
+        trial,
+        baseline_rss_bytes: report.baseline.rss_bytes,
+        steps,
+        after_teardown_rss_bytes: report.after_teardown.rss_bytes,
+        reclaimed_rss_bytes: report.reclaimed_rss_bytes,
+        reclaimed_pss_bytes: report.reclaimed_pss_bytes,
+        average: Some(InstanceCost {
+            rss_bytes: report.avg_per_instance_rss_bytes,
+            pss_bytes: report.avg_per_instance_pss_bytes,
+            uss_bytes: report.avg_per_instance_uss_bytes,
+        }),
+        steady: report
+            .steady_per_instance_rss_bytes
+            .map(|rss_bytes| InstanceCost {
+                rss_bytes,
+                pss_bytes: report.steady_per_instance_pss_bytes,
+                uss_bytes: report.steady_per_instance_uss_bytes,
+            }),
+    });
+    side.staircases.sort_by_key(|run| run.trial);
+    let trial_record = side.trial_record_mut(Phase::Staircase, trial);
+    for settle in &report.settles {
+        trial_record.push_settle(settle.settle.record(&settle.stage));
+    }
+}
+
 /// Runs the staircase: a warm-up instance, then `settings.count` instances added one at a
 /// time, the family measured after each settles; `on_step` hears of each step as it is
-/// measured. Everything the instances started is stopped before it returns.
-pub fn run(settings: &Settings, on_step: &mut dyn FnMut(&Step)) -> Result<StaircaseReport, Error> {
+/// measured. Everything the instances started is stopped before it returns. The result
+/// is [`prepared`] with the staircase recorded as trial 0.
+pub fn run(
+    settings: &Settings,
+    hardware: &HostFacts,
+    on_step: &mut dyn FnMut(&Step),
+) -> Result<ResultFile, Error> {
     bench_proc::become_subreaper()?;
     let me = std::process::id();
     let options = StaircaseOptions {
@@ -258,25 +368,9 @@ pub fn run(settings: &Settings, on_step: &mut dyn FnMut(&Step)) -> Result<Stairc
     let cleanup = bench_proc::stop(&Selector::Tree(me), STOP_GRACE);
     let report = outcome.map_err(|error| Error::Staircase(Box::new(error)))?;
     cleanup.map_err(Error::Cleanup)?;
-    Ok(report)
-}
-
-/// What is measured, and on what machine: the lines above the steps.
-pub fn render_header(hardware: &HostFacts, settings: &Settings) -> String {
-    format!(
-        "=== Staircase: marginal memory of one more instance ===\n\
-         command: {}\n\
-         CPU: {} ({} cores) | RAM: {} | kernel: {} ({})\n\
-         count: {} | settle: {}\n",
-        spawn::display_command(&settings.command),
-        hardware.cpu_model,
-        hardware.cores,
-        format_bytes(hardware.memory_bytes as f64),
-        hardware.kernel_release,
-        hardware.arch,
-        settings.count,
-        settings.settle,
-    )
+    let mut result = prepared(settings, hardware);
+    record_report(&mut result.side, 0, &report);
+    Ok(result)
 }
 
 /// One step as it is measured: `  step 1: RSS +64.0 MiB PSS +62.1 MiB USS +61.9 MiB`.
@@ -288,98 +382,6 @@ pub fn render_step(step: &Step) -> String {
         signed(step.pss_delta_bytes),
         signed(step.uss_delta_bytes)
     )
-}
-
-fn signed(bytes: Option<i64>) -> String {
-    match bytes {
-        None => "?".into(),
-        Some(b) if b > 0 => format!("+{}", format_bytes(b as f64)),
-        Some(b) => format_bytes(b as f64),
-    }
-}
-
-/// The step table with the average and steady rows, and what stopping all reclaimed.
-pub fn render_steps(report: &StaircaseReport) -> String {
-    let mut rows: Vec<Vec<String>> = report
-        .steps
-        .iter()
-        .map(|step| {
-            vec![
-                step.index.to_string(),
-                step.totals.process_count.to_string(),
-                signed(Some(step.rss_delta_bytes)),
-                signed(step.pss_delta_bytes),
-                signed(step.uss_delta_bytes),
-                format_bytes(step.totals.rss_bytes as f64),
-            ]
-        })
-        .collect();
-    rows.push(vec![
-        "avg".into(),
-        String::new(),
-        signed(Some(report.avg_per_instance_rss_bytes)),
-        signed(report.avg_per_instance_pss_bytes),
-        signed(report.avg_per_instance_uss_bytes),
-        String::new(),
-    ]);
-    // With one step there are no later steps: no steady row rather than a blank one.
-    if report.steady_per_instance_rss_bytes.is_some() {
-        rows.push(vec![
-            "steady".into(),
-            String::new(),
-            signed(report.steady_per_instance_rss_bytes),
-            signed(report.steady_per_instance_pss_bytes),
-            signed(report.steady_per_instance_uss_bytes),
-            String::new(),
-        ]);
-    }
-    use Align::{Left, Right};
-    let mut out = render(
-        &[
-            "step",
-            "processes",
-            "RSS delta",
-            "PSS delta",
-            "USS delta",
-            "family RSS",
-        ],
-        &[Left, Right, Right, Right, Right, Right],
-        &rows,
-    );
-    out.push_str(&format!(
-        "reclaimed after stopping all: RSS {}, PSS {}\n",
-        format_bytes(report.reclaimed_rss_bytes as f64),
-        report
-            .reclaimed_pss_bytes
-            .map_or_else(|| "?".into(), |b| format_bytes(b as f64)),
-    ));
-    out
-}
-
-/// The report's own fields, plus the command, the settle time and the machine.
-pub fn to_json(
-    report: &StaircaseReport,
-    hardware: &HostFacts,
-    settings: &Settings,
-) -> serde_json::Value {
-    // The report's own fields, plus what was asked and where it ran.
-    let mut json = serde_json::json!(report);
-    if let Some(fields) = json.as_object_mut() {
-        let command: Vec<_> = settings
-            .command
-            .iter()
-            .map(|p| p.to_string_lossy())
-            .collect();
-        fields.insert("command".into(), serde_json::json!(command));
-        // The fixed time, or a quiet settle's maximum; `settle` says which.
-        fields.insert(
-            "settle_seconds".into(),
-            settings.settle.max().as_secs_f64().into(),
-        );
-        fields.insert("settle".into(), settings.settle.to_string().into());
-        fields.insert("hardware".into(), serde_json::json!(hardware));
-    }
-    json
 }
 
 #[cfg(test)]
@@ -397,7 +399,7 @@ mod tests {
     }
 
     #[test]
-    fn step_table_shows_deltas_average_and_reclaim() {
+    fn a_report_is_recorded_with_its_steps_and_costs() {
         let report = StaircaseReport {
             count: 2,
             baseline: totals(0, 0),
@@ -428,7 +430,21 @@ mod tests {
             reclaimed_rss_bytes: 131 << 20,
             reclaimed_pss_bytes: None,
         };
-        insta::assert_snapshot!(render_steps(&report));
+        let mut result = ResultFile::new(Request::new("node", Role::Candidate));
+        record_report(&mut result.side, 0, &report);
+        result.validate().unwrap();
+        let side = &result.side;
+        assert_eq!(side.values(Metric::InstanceRss), [(131u64 << 19) as f64]);
+        assert_eq!(side.values(Metric::ReclaimedRss), [(131u64 << 20) as f64]);
+        let pss = &side.metrics[&Metric::InstancePss][0];
+        assert_eq!(pss.error.as_deref(), Some("the PSS of some process was unreadable"));
+        let run = &side.staircases[0];
+        assert_eq!(run.steps[1].process_count, Some(2));
+        assert_eq!(run.steps[1].uss_delta_bytes, Some(-(1 << 20)));
+        assert_eq!(run.steady.as_ref().map(|s| s.rss_bytes), Some(65 << 20));
+        // What the terminal shows, from the result alone.
+        let table = bench_core::export::staircase::steps(side);
+        assert!(table.contains("\nsteady             +65.0 MiB          ?   -1.0 MiB\n"), "{table}");
     }
 
     #[test]
@@ -462,7 +478,7 @@ mod tests {
     }
 
     #[test]
-    fn header_names_the_hardware() {
+    fn the_header_names_the_hardware_and_the_settings() {
         let hardware = HostFacts {
             cpu_model: "AMD EPYC".into(),
             cores: 2,
@@ -478,6 +494,12 @@ mod tests {
             ready: None,
             command: vec!["node".into(), "-e".into(), "1".into()],
         };
-        insta::assert_snapshot!(render_header(&hardware, &settings));
+        assert_eq!(
+            bench_core::export::staircase::header(&prepared(&settings, &hardware)),
+            "=== Staircase: marginal memory of one more instance ===\n\
+             command: node -e 1\n\
+             CPU: AMD EPYC (2 cores) | RAM: 24.0 GiB | kernel: 6.18.44 (x86_64)\n\
+             count: 5 | settle: 2s\n"
+        );
     }
 }

@@ -9,14 +9,13 @@
 //! daemon and nothing is left behind.
 //!
 //! [`run`] does the warm-up and measured runs and tells an [`Observer`] about each;
-//! the [`Report`] it returns renders as a summary table, JSON, Markdown or hyperfine's
-//! JSON (see [`export`]).
-
-pub mod export;
-
-pub use export::{Figure, Report, Run};
+//! it records the measured runs into a [`ResultFile`] (trial N is measured run N, its
+//! metrics `first_byte`, `first_frame`, `ready`, `rss`, `pss`, `user_cpu` and
+//! `system_cpu`), which bench-core's exporters render and `clibench compare` compares.
 
 use super::spawn;
+use bench_core::detail::Screen;
+use bench_core::{Metric, Phase, Request, ResultFile, Role, Sample, Side, record};
 use bench_proc::settle::Waited;
 use bench_proc::{ProcRoot, Selector, Settle, SnapshotError, StopError, snapshot, stop};
 use bench_term::{Key, ReadyGuard, ReadyMode, SpawnOptions, TermError, Terminal};
@@ -115,22 +114,130 @@ pub trait Observer {
 /// Observes nothing.
 impl Observer for () {}
 
+/// What one run measured, as an [`Observer`] hears of it before it is recorded. Every
+/// figure is `None` when the run failed before it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Run {
+    /// Spawn to the first byte of output, seconds.
+    pub first_byte_seconds: Option<f64>,
+    /// Spawn to the first line with at least 3 letters or digits, seconds.
+    pub first_frame_seconds: Option<f64>,
+    /// Spawn to ready by the chosen mode, seconds.
+    pub ready_seconds: Option<f64>,
+    /// RSS of the program's processes once settled, bytes.
+    pub rss_bytes: Option<u64>,
+    /// PSS of the program's processes once settled, bytes (`None` when unreadable).
+    pub pss_bytes: Option<u64>,
+    /// How many processes the family had when memory was measured.
+    pub processes: Option<usize>,
+    /// How many detached processes (daemons outside the terminal's session) were
+    /// still running after close and had to be stopped.
+    pub detached_stopped: Option<usize>,
+    /// User-mode CPU seconds of the run's processes that clibench reaped (its
+    /// children's `cutime` in `/proc/self/stat`, as hyperfine's `user`).
+    pub user_seconds: Option<f64>,
+    /// Kernel-mode CPU seconds of the same processes (`cstime`, hyperfine's `system`).
+    pub system_seconds: Option<f64>,
+    /// The program's exit code, when it exited by itself with one (`--ready exit`).
+    pub exit_code: Option<i32>,
+    /// What the settle before the memory measurement did.
+    pub settle: Option<bench_proc::SettleReport>,
+    /// Why the run failed.
+    pub error: Option<String>,
+}
+
+/// The `runtime` fact that counts the detached processes stopped after the runs.
+pub const DETACHED_STOPPED_KEY: &str = "detached_stopped";
+
+/// The session label of the screen kept in the result: the first measured run's, as
+/// it was when its memory was measured (or when the run failed).
+pub const SCREEN_SESSION: &str = "settled";
+
+/// The session label of a run's settle in its trial record.
+pub const SETTLE_SESSION: &str = "startup";
+
 /// What [`run`] found.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
-    /// The measured runs and their summaries.
-    pub report: Report,
-    /// The screen of the first measured run that started, as it was when its memory
-    /// was measured (or when it failed).
-    pub first_screen: Option<String>,
+    /// The measured runs, recorded; the screen of the first measured run that started is
+    /// its first [`Side::screens`] entry.
+    pub result: ResultFile,
+    /// How many measured runs there were.
+    pub runs: usize,
+    /// How many of them failed.
+    pub failed_runs: usize,
+}
+
+impl Settings {
+    /// The request a result of these settings answers: the command as its build
+    /// identifier (as hyperfine names a benchmark by its command), and the settings.
+    pub fn request(&self) -> Request {
+        let mut request = Request::new(self.command().join(" "), Role::Candidate);
+        for (key, value) in [
+            ("command", self.command().join(" ")),
+            ("ready_mode", self.mode.to_string()),
+            ("terminal", format!("{}x{}", self.cols, self.rows)),
+            ("runs", self.runs.to_string()),
+            ("warmup", self.warmup.to_string()),
+            ("settle", self.settle.to_string()),
+            ("timeout", format!("{:?}", self.timeout)),
+            ("ignore_failure", self.ignore_failure.to_string()),
+        ] {
+            request.config.insert(key.to_owned(), value);
+        }
+        request
+    }
+}
+
+/// Records `run` as `trial` of `side`. A run that failed has its error on the figure it
+/// did not reach: `ready` when it never got ready, else `rss`; a run that failed after
+/// it was measured (closing it, stopping its daemons) keeps its figures and names its
+/// error as the side's error, the first such run's.
+pub fn record_run(side: &mut Side, trial: u32, run: &Run) {
+    let mut value = |metric: Metric, value: Option<f64>| {
+        if let Some(value) = value {
+            record(side, metric, trial, Sample::Value(value));
+        }
+    };
+    value(Metric::FirstByte, run.first_byte_seconds);
+    value(Metric::FirstFrame, run.first_frame_seconds);
+    value(Metric::Ready, run.ready_seconds);
+    value(Metric::Rss, run.rss_bytes.map(|bytes| bytes as f64));
+    value(Metric::Pss, run.pss_bytes.map(|bytes| bytes as f64));
+    value(Metric::UserCpu, run.user_seconds);
+    value(Metric::SystemCpu, run.system_seconds);
+    let trial_record = side.trial_record_mut(Phase::Measure, trial);
+    if let Some(processes) = run.processes {
+        trial_record.process_count = Some(u32::try_from(processes).unwrap_or(u32::MAX));
+    }
+    trial_record.exit_code = run.exit_code;
+    if let Some(settle) = &run.settle {
+        trial_record.push_settle(settle.record(SETTLE_SESSION));
+    }
+    if let Some(error) = &run.error {
+        let unreached = if run.ready_seconds.is_none() {
+            Some(Metric::Ready)
+        } else if run.rss_bytes.is_none() {
+            Some(Metric::Rss)
+        } else {
+            None
+        };
+        match unreached {
+            Some(metric) => record(side, metric, trial, Sample::Error(error.clone())),
+            None if side.error.is_none() => side.set_error(format!("run {}: {error}", trial + 1)),
+            None => {}
+        }
+    }
 }
 
 /// Does the warm-up runs, then the measured ones. A run that fails is kept with its
 /// [`Run::error`]; the loop goes on.
 pub fn run(settings: &Settings, observer: &mut dyn Observer) -> Outcome {
     let options = settings.spawn_options();
-    let mut runs = Vec::with_capacity(settings.runs);
-    let mut first_screen = None;
+    let mut result = ResultFile::new(settings.request());
+    let mut measured: u32 = 0;
+    let mut failed_runs = 0;
+    let mut detached_stopped = None;
     for index in 0..settings.warmup + settings.runs {
         let warmup = index < settings.warmup;
         observer.run_started(index, warmup);
@@ -145,20 +252,31 @@ pub fn run(settings: &Settings, observer: &mut dyn Observer) -> Outcome {
         let (run, screen) = measure_once(settings, &options);
         observer.run_finished(index, warmup, &run);
         if !warmup {
-            if first_screen.is_none() {
-                first_screen = screen;
+            let side = &mut result.side;
+            if side.screens.is_empty()
+                && let Some(screen) = screen
+            {
+                side.screens
+                    .push(Screen::new(Phase::Measure, measured, SCREEN_SESSION, screen));
             }
-            runs.push(run);
+            record_run(side, measured, &run);
+            failed_runs += usize::from(run.error.is_some());
+            if let Some(stopped) = run.detached_stopped {
+                *detached_stopped.get_or_insert(0) += stopped;
+            }
+            measured += 1;
         }
     }
+    if let Some(stopped) = detached_stopped {
+        result
+            .side
+            .runtime
+            .insert(DETACHED_STOPPED_KEY.to_owned(), stopped.to_string());
+    }
     Outcome {
-        report: Report::new(
-            settings.command(),
-            settings.mode.to_string(),
-            (settings.cols, settings.rows),
-            runs,
-        ),
-        first_screen,
+        result,
+        runs: settings.runs,
+        failed_runs,
     }
 }
 
@@ -324,6 +442,54 @@ mod tests {
     }
 
     #[test]
+    fn a_failed_run_names_its_error_on_the_figure_it_did_not_reach() {
+        let mut side = Side::new("x");
+        let never_ready = Run {
+            first_byte_seconds: Some(0.01),
+            error: Some("timed out".into()),
+            ..Run::default()
+        };
+        record_run(&mut side, 0, &never_ready);
+        let no_memory = Run {
+            ready_seconds: Some(0.2),
+            error: Some("no process left".into()),
+            ..Run::default()
+        };
+        record_run(&mut side, 1, &no_memory);
+        let measured = Run {
+            ready_seconds: Some(0.3),
+            rss_bytes: Some(4096),
+            processes: Some(2),
+            error: Some("failed to stop the processes the program detached".into()),
+            ..Run::default()
+        };
+        record_run(&mut side, 2, &measured);
+        record_run(&mut side, 3, &measured);
+        assert_eq!(
+            side.metrics[&Metric::Ready],
+            [
+                bench_core::Observation::error(0, "timed out"),
+                bench_core::Observation::value(1, 0.2),
+                bench_core::Observation::value(2, 0.3),
+                bench_core::Observation::value(3, 0.3),
+            ]
+        );
+        assert_eq!(
+            side.metrics[&Metric::Rss],
+            [
+                bench_core::Observation::error(1, "no process left"),
+                bench_core::Observation::value(2, 4096.0),
+                bench_core::Observation::value(3, 4096.0),
+            ]
+        );
+        assert_eq!(
+            side.error.as_deref(),
+            Some("run 3: failed to stop the processes the program detached")
+        );
+        assert_eq!(side.trials.len(), 4, "a record per run");
+    }
+
+    #[test]
     fn runs_start_the_command_with_its_size_quit_keys_and_env_over_term() {
         let mut settings = shell(1, 0);
         settings.env.push(("TERM".into(), "dumb".into()));
@@ -373,20 +539,25 @@ mod tests {
                 ("finished", 2, false),
             ]
         );
-        let report = outcome.report;
-        assert_eq!(report.runs.len(), 2);
-        assert_eq!(
-            report.command,
-            ["/bin/sh", "-c", "printf 'prompt> '; exec cat"]
-        );
-        assert_eq!((report.cols, report.rows), (80, 24));
-        for run in &report.runs {
-            assert!(run.ready_seconds.is_some(), "{run:?}");
-            assert_eq!(run.processes, Some(1), "{run:?}");
-            assert!(run.rss_bytes.is_some_and(|bytes| bytes > 0), "{run:?}");
+        assert_eq!((outcome.runs, outcome.failed_runs), (2, 0));
+        let result = outcome.result;
+        result.validate().unwrap();
+        assert_eq!(result.side.sha, "/bin/sh -c printf 'prompt> '; exec cat");
+        assert_eq!(result.request.config["terminal"], "80x24");
+        let side = &result.side;
+        assert_eq!(side.values(Metric::Ready).len(), 2, "{side:?}");
+        let rss = side.values(Metric::Rss);
+        assert!(rss.len() == 2 && rss.iter().all(|&bytes| bytes > 0.0), "{side:?}");
+        for run in 0..2 {
+            let record = trial(side, run);
+            assert_eq!(record.process_count, Some(1), "{side:?}");
+            let settles: Vec<_> = record.settles.iter().map(|s| s.session.as_str()).collect();
+            assert_eq!(settles, [SETTLE_SESSION], "{side:?}");
+            assert_eq!(record.exit_code, None, "clibench stopped it");
         }
-        let screen = outcome.first_screen.expect("the first run's screen");
-        assert_eq!(screen.lines().next(), Some("prompt>"), "{screen:?}");
+        let screen = &side.screens[0];
+        assert_eq!((screen.trial, screen.session.as_str()), (0, SCREEN_SESSION));
+        assert_eq!(screen.text.lines().next(), Some("prompt>"), "{screen:?}");
     }
 
     /// A program that prints and exits with `code`, timed by its exit.
@@ -397,41 +568,56 @@ mod tests {
         settings
     }
 
+    /// The trial record of measured run `trial`.
+    fn trial(side: &Side, trial: u32) -> &bench_core::TrialRecord {
+        side.trials
+            .iter()
+            .find(|record| record.phase == Phase::Measure && record.trial == trial)
+            .expect("a trial record per run")
+    }
+
     #[test]
     fn exit_mode_times_a_program_that_prints_and_exits_with_its_status() {
         let outcome = run(&one_shot(0), &mut ());
-        for run in &outcome.report.runs {
-            assert_eq!(run.error, None, "{run:?}");
-            assert_eq!(run.exit_code, Some(0));
-            let ready = run.ready_seconds.expect("a time");
-            assert!(ready > 0.0);
-            // The output and the exit often arrive in the same wake-up, the output read
-            // just after the exit was taken: the first byte is known, not before ready.
-            assert!(run.first_byte_seconds.is_some(), "{run:?}");
-            assert_eq!(run.rss_bytes, None, "nothing is left to measure");
+        let side = &outcome.result.side;
+        assert_eq!((outcome.runs, outcome.failed_runs), (2, 0), "{side:?}");
+        let ready = side.values(Metric::Ready);
+        assert!(ready.len() == 2 && ready.iter().all(|&t| t > 0.0), "{side:?}");
+        // The output and the exit often arrive in the same wake-up, the output read
+        // just after the exit was taken: the first byte is known, not before ready.
+        assert_eq!(side.values(Metric::FirstByte).len(), 2, "{side:?}");
+        assert!(
+            !side.metrics.contains_key(&Metric::Rss),
+            "nothing is left to measure"
+        );
+        for run in 0..2 {
+            assert_eq!(trial(side, run).exit_code, Some(0));
+            assert!(trial(side, run).settles.is_empty(), "nothing to settle");
         }
-        assert_eq!(outcome.first_screen.as_deref(), Some("hello"));
+        assert_eq!(side.screens[0].text, "hello");
     }
 
     #[test]
     fn exit_mode_fails_a_failing_status_unless_told_to_ignore_it() {
         let outcome = run(&one_shot(3), &mut ());
-        for run in &outcome.report.runs {
-            assert_eq!(run.exit_code, Some(3));
-            assert_eq!(
-                run.ready_seconds, None,
-                "hyperfine keeps no time for a failure"
-            );
-            let error = run.error.as_deref().expect("a failed run");
+        let side = &outcome.result.side;
+        assert_eq!(outcome.failed_runs, 2);
+        assert!(
+            side.values(Metric::Ready).is_empty(),
+            "hyperfine keeps no time for a failure"
+        );
+        for sample in &side.metrics[&Metric::Ready] {
+            let error = sample.error.as_deref().expect("a failed run");
             assert!(error.contains("exit status: 3"), "{error}");
         }
+        assert_eq!(trial(side, 1).exit_code, Some(3));
         let mut ignoring = one_shot(3);
         ignoring.ignore_failure = true;
-        for run in &run(&ignoring, &mut ()).report.runs {
-            assert_eq!(run.error, None, "{run:?}");
-            assert_eq!(run.exit_code, Some(3));
-            assert!(run.ready_seconds.is_some());
-        }
+        let outcome = run(&ignoring, &mut ());
+        let side = &outcome.result.side;
+        assert_eq!(outcome.failed_runs, 0, "{side:?}");
+        assert_eq!(side.values(Metric::Ready).len(), 2);
+        assert_eq!(trial(side, 0).exit_code, Some(3));
     }
 
     #[test]
@@ -439,16 +625,17 @@ mod tests {
         let mut settings = shell(2, 0);
         settings.program = "/nonexistent/program".into();
         let outcome = run(&settings, &mut ());
-        assert_eq!(outcome.report.runs.len(), 2);
-        for run in &outcome.report.runs {
-            let error = run.error.as_deref().expect("a failed run");
+        assert_eq!((outcome.runs, outcome.failed_runs), (2, 2));
+        let ready = &outcome.result.side.metrics[&Metric::Ready];
+        assert_eq!(ready.len(), 2);
+        for sample in ready {
+            let error = sample.error.as_deref().expect("a failed run");
             // The cause follows the failure, as in the JSON export.
             assert!(
                 error.starts_with("failed to start /nonexistent/program in a pseudo-terminal: "),
                 "{error}"
             );
-            assert_eq!(run.ready_seconds, None);
         }
-        assert_eq!(outcome.first_screen, None);
+        assert!(outcome.result.side.screens.is_empty());
     }
 }

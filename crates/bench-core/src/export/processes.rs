@@ -4,26 +4,44 @@
 
 use super::text::{Align, render};
 use crate::metric::{Metric, Phase};
-use crate::result::{ProcessMemory, Side};
+use crate::result::{ProcessMemory, SettleEnded, SettleRecord, SettleUntil, Side, TrialRecord};
 use crate::units::format_bytes;
 
 /// The `runtime` fact holding the most processes alive at once while the family settled.
 pub const PEAK_PROCESS_COUNT_KEY: &str = "peak_process_count";
 /// The `runtime` fact holding how many samples the peaks were taken from.
 pub const PEAK_SAMPLES_KEY: &str = "peak_samples";
+/// The `runtime` fact saying whether the measurement ran as root (`true` or `false`),
+/// for whom another user's files are no reason for a `?`.
+pub const AS_ROOT_KEY: &str = "as_root";
 
-/// The table, the peaks line (when peaks were sampled) and the notes, one `note: ` line
-/// each.
+/// The table, the settle and peaks lines (for a started command) and the notes, one
+/// `note: ` line each.
 pub fn report(side: &Side) -> String {
     let mut out = table(side);
-    if let Some(peak_rss) = first(side, Metric::PeakRss) {
-        let fact = |key: &str| side.runtime.get(key).map_or("?", String::as_str);
+    if let Some(settle) = measured_trial(side).and_then(|record| record.settles.first()) {
         out.push_str(&format!(
-            "peak while settling: RSS {}, PSS {}, {} processes ({} samples)\n",
+            "settled ({}): {} after {:.3} s\n",
+            asked(settle),
+            ended(settle.ended),
+            settle.took_seconds
+        ));
+    }
+    if let Some(peak_rss) = first(side, Metric::PeakRss) {
+        let fact = |key: &str| {
+            side.runtime
+                .get(key)
+                .and_then(|value| value.parse::<usize>().ok())
+        };
+        let counted = |value: Option<usize>, one: &str, many: &str| {
+            value.map_or_else(|| format!("? {many}"), |n| count(n, one, many))
+        };
+        out.push_str(&format!(
+            "peak while settling: RSS {}, PSS {}, {} ({})\n",
             format_bytes(peak_rss),
             bytes(first(side, Metric::PeakPss)),
-            fact(PEAK_PROCESS_COUNT_KEY),
-            fact(PEAK_SAMPLES_KEY),
+            counted(fact(PEAK_PROCESS_COUNT_KEY), "process", "processes"),
+            counted(fact(PEAK_SAMPLES_KEY), "sample", "samples"),
         ));
     }
     for note in notes(side) {
@@ -32,14 +50,57 @@ pub fn report(side: &Side) -> String {
     out
 }
 
-/// How many processes the family had when it was measured: the measure phase's trial 0
-/// record, else the processes listed.
-fn process_count(side: &Side) -> usize {
+/// The measure phase's trial 0 record: the one measurement's.
+fn measured_trial(side: &Side) -> Option<&TrialRecord> {
     side.trials
         .iter()
         .find(|record| record.phase == Phase::Measure && record.trial == 0)
+}
+
+/// How many processes the family had when it was measured: the measure phase's trial 0
+/// record, else the processes listed.
+fn process_count(side: &Side) -> usize {
+    measured_trial(side)
         .and_then(|record| record.process_count)
         .map_or(side.processes.len(), |count| count as usize)
+}
+
+/// The settle asked for, as `clibench mem --settle` takes it: `1s`, or
+/// `auto:max=5s,quiet=100ms,tolerance=1%`.
+fn asked(settle: &SettleRecord) -> String {
+    let duration = |seconds: f64| {
+        let millis = (seconds * 1000.0).round() as u64;
+        if millis > 0 && millis.is_multiple_of(1000) {
+            format!("{}s", millis / 1000)
+        } else {
+            format!("{millis}ms")
+        }
+    };
+    match (settle.until, settle.quiet_seconds, settle.tolerance) {
+        (SettleUntil::Quiet, Some(quiet), Some(tolerance)) => format!(
+            "auto:max={},quiet={},tolerance={}%",
+            duration(settle.max_seconds),
+            duration(quiet),
+            tolerance * 100.0
+        ),
+        (SettleUntil::Quiet, _, _) => format!("auto:max={}", duration(settle.max_seconds)),
+        (SettleUntil::Fixed, _, _) => duration(settle.max_seconds),
+    }
+}
+
+/// How a settle ended, in the words of the result file.
+fn ended(ended: SettleEnded) -> &'static str {
+    match ended {
+        SettleEnded::Elapsed => "elapsed",
+        SettleEnded::Quiet => "quiet",
+        SettleEnded::Max => "max",
+        SettleEnded::Closed => "closed",
+    }
+}
+
+/// `1 process`, `2 processes`: the count with the word it takes.
+fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// What the table cannot say by itself: why some values are `?`, why the peak counted
@@ -48,11 +109,25 @@ pub fn notes(side: &Side) -> Vec<String> {
     let mut notes = Vec::new();
     let unreadable = side.processes.iter().filter(|p| p.pss.is_none()).count();
     if unreadable > 0 {
+        let whose = match unreadable {
+            1 => "1 process whose /proc/PID/smaps_rollup".to_owned(),
+            n => format!("{n} processes whose /proc/PID/smaps_rollup"),
+        };
+        // Root can read every smaps_rollup of its own namespace; what stays unreadable is a
+        // process the kernel's ptrace check refuses even to root (one of another PID or user
+        // namespace, a Yama or LSM policy), or one that was exiting.
+        let as_root = side.runtime.get(AS_ROOT_KEY).is_some_and(|v| v == "true");
+        let why = if as_root {
+            "even to root, the kernel refuses it for a process that ptrace may not inspect \
+             (another namespace's, one an LSM or Yama policy protects) or one that was exiting"
+        } else {
+            "the kernel shows another user's smaps_rollup only to root or a process with \
+             CAP_SYS_PTRACE (run clibench as root, or as that user)"
+        };
         notes.push(format!(
-            "PSS, USS and swap are `?` for {unreadable} process(es) whose /proc/PID/smaps_rollup \
-             could not be read: the kernel shows another user's smaps_rollup only to root or a \
-             process with CAP_SYS_PTRACE (run clibench as root, or as that user); RSS then comes from \
-             /proc/PID/stat, which anyone may read"
+            "PSS, USS and swap are `?` for {whose} could not be read: {why}; RSS then comes \
+             from /proc/PID/stat, which anyone may read; a total marked `+?` is the sum of the \
+             readable processes, to which the others add an unknown amount"
         ));
     }
     let count = process_count(side);
@@ -85,6 +160,21 @@ fn bytes(value: Option<f64>) -> String {
     value.map_or_else(|| "?".to_string(), format_bytes)
 }
 
+/// A family total: the recorded metric when every process's value was known; else the
+/// sum of the listed processes' known values marked `+?` (the others, and any process
+/// not listed, add an unknown amount), or `?` when none is known.
+fn total(side: &Side, metric: Metric, value: fn(&ProcessMemory) -> Option<u64>) -> String {
+    if let Some(total) = first(side, metric) {
+        return format_bytes(total);
+    }
+    let known: Vec<u64> = side.processes.iter().filter_map(value).collect();
+    if known.is_empty() {
+        return "?".to_string();
+    }
+    let sum = known.iter().fold(0u64, |sum, v| sum.saturating_add(*v));
+    format!("{}+?", format_bytes(sum as f64))
+}
+
 fn known<T: ToString>(value: Option<T>) -> String {
     value.map_or_else(|| "?".to_string(), |v| v.to_string())
 }
@@ -111,15 +201,12 @@ pub fn table(side: &Side) -> String {
     rows.push(vec![
         "total".into(),
         String::new(),
-        match process_count(side) {
-            1 => "1 process".to_string(),
-            n => format!("{n} processes"),
-        },
+        count(process_count(side), "process", "processes"),
         known(threads),
         bytes(first(side, Metric::Rss)),
-        bytes(first(side, Metric::Pss)),
-        bytes(first(side, Metric::Uss)),
-        bytes(first(side, Metric::Swap)),
+        total(side, Metric::Pss, |p| p.pss),
+        total(side, Metric::Uss, |p| p.uss),
+        total(side, Metric::Swap, |p| p.swap),
     ]);
     use Align::{Left, Right};
     render(
@@ -206,9 +293,14 @@ mod tests {
             .insert(PEAK_PROCESS_COUNT_KEY.into(), "5".into());
         let said = notes(&mixed);
         assert_eq!(said.len(), 2, "{said:?}");
-        assert!(said[0].starts_with("PSS, USS and swap are `?` for 1 process(es)"));
+        assert!(said[0].starts_with("PSS, USS and swap are `?` for 1 process whose"));
         assert!(said[0].contains("CAP_SYS_PTRACE"));
         assert!(said[1].starts_with("the peak counted 5 processes, the table 2:"));
+        // Root is not told to run as root.
+        mixed.runtime.insert(AS_ROOT_KEY.into(), "true".into());
+        let as_root = notes(&mixed);
+        assert!(!as_root[0].contains("run clibench as root"), "{as_root:?}");
+        assert!(as_root[0].contains("even to root"), "{as_root:?}");
         mixed.trial_record_mut(Phase::Measure, 0).process_count = Some(300);
         assert!(notes(&mixed)[1].starts_with("the table lists the 2 processes with the most RSS of 300"));
     }
@@ -223,8 +315,24 @@ mod tests {
         record(&mut side, Metric::PeakPss, 0, Sample::Value((100u64 << 20) as f64));
         side.runtime.insert(PEAK_PROCESS_COUNT_KEY.into(), "3".into());
         side.runtime.insert(PEAK_SAMPLES_KEY.into(), "40".into());
+        side.trial_record_mut(Phase::Measure, 0)
+            .push_settle(SettleRecord {
+                session: "settle".into(),
+                until: SettleUntil::Quiet,
+                max_seconds: 3.0,
+                quiet_seconds: Some(0.1),
+                tolerance: Some(0.01),
+                took_seconds: 0.73,
+                ended: SettleEnded::Quiet,
+            });
         let text = report(&side);
         assert!(text.starts_with(&table(&side)), "{text}");
+        assert!(
+            text.contains(
+                "\nsettled (auto:max=3s,quiet=100ms,tolerance=1%): quiet after 0.730 s\n"
+            ),
+            "{text}"
+        );
         let below: Vec<&str> = text.lines().rev().take(3).collect();
         assert_eq!(
             below[2],
@@ -232,5 +340,21 @@ mod tests {
         );
         assert!(below[1].starts_with("note: PSS, USS and swap are `?`"), "{text}");
         assert!(below[0].starts_with("note: the peak counted 3 processes"), "{text}");
+    }
+
+    #[test]
+    fn a_fixed_settle_is_named_as_its_flag_takes_it() {
+        let settle = |max_seconds| SettleRecord {
+            session: "settle".into(),
+            until: SettleUntil::Fixed,
+            max_seconds,
+            quiet_seconds: None,
+            tolerance: None,
+            took_seconds: max_seconds,
+            ended: SettleEnded::Elapsed,
+        };
+        assert_eq!(asked(&settle(1.0)), "1s");
+        assert_eq!(asked(&settle(0.25)), "250ms");
+        assert_eq!(asked(&settle(0.0)), "0ms");
     }
 }

@@ -17,10 +17,9 @@ use crate::pipeline::target::sessions::stop_sessions;
 use crate::pipeline::target::terminal::close_quietly;
 use crate::pipeline::target::terminal::spawn_options;
 use crate::spec;
-use bench_core::detail::{MAX_STEPS, StaircaseRun, StaircaseStep};
 use bench_core::error_chain;
-use bench_core::{Metric, Phase, Sample, Side, record};
-use bench_proc::staircase::{Instances, StaircaseOptions, StaircaseReport};
+use bench_core::{Metric, Sample, Side, record};
+use bench_proc::staircase::{Instances, StaircaseOptions};
 use bench_term::Terminal;
 
 /// The staircase phase failed (a failed staircase itself is recorded, not returned).
@@ -106,39 +105,7 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), StaircaseError> {
                     source,
                 }
             })?;
-            keep_steps(side, trial, &report);
-            let trial_record = side.trial_record_mut(Phase::Staircase, trial);
-            for settle in &report.settles {
-                trial_record.push_settle(settle.settle.record(&settle.stage));
-            }
-            let bytes = |value: Option<i64>, what: &str| match value {
-                Some(bytes) => Sample::Value(bytes as f64),
-                None => Sample::Error(format!("the {what} of some process was unreadable")),
-            };
-            record(
-                side,
-                Metric::InstanceRss,
-                trial,
-                bytes(Some(report.avg_per_instance_rss_bytes), "RSS"),
-            );
-            record(
-                side,
-                Metric::InstancePss,
-                trial,
-                bytes(report.avg_per_instance_pss_bytes, "PSS"),
-            );
-            record(
-                side,
-                Metric::InstanceUss,
-                trial,
-                bytes(report.avg_per_instance_uss_bytes, "USS"),
-            );
-            record(
-                side,
-                Metric::ReclaimedRss,
-                trial,
-                bytes(Some(report.reclaimed_rss_bytes), "RSS"),
-            );
+            crate::standalone::staircase::record_report(side, trial, &report);
         }
         Err(error) => {
             let message = error_chain(&error);
@@ -153,36 +120,6 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), StaircaseError> {
         }
     }
     stopped
-}
-
-/// Keeps the trial's steps in the result, for the HTML report's staircase chart.
-fn keep_steps(side: &mut Side, trial: u32, report: &StaircaseReport) {
-    let steps = report
-        .steps
-        .iter()
-        .take(MAX_STEPS)
-        .map(|step| StaircaseStep {
-            instances: u32::try_from(step.index + 1).unwrap_or(u32::MAX),
-            rss_bytes: step.totals.rss_bytes,
-            pss_bytes: step.totals.pss_bytes,
-            rss_delta_bytes: step.rss_delta_bytes,
-            pss_delta_bytes: step.pss_delta_bytes,
-            uss_delta_bytes: step.uss_delta_bytes,
-            process_count: Some(step.totals.process_count),
-        })
-        .collect();
-    side.staircases.retain(|run| run.trial != trial);
-    side.staircases.push(StaircaseRun {
-        trial,
-        baseline_rss_bytes: report.baseline.rss_bytes,
-        steps,
-        after_teardown_rss_bytes: report.after_teardown.rss_bytes,
-        reclaimed_rss_bytes: report.reclaimed_rss_bytes,
-        reclaimed_pss_bytes: report.reclaimed_pss_bytes,
-        average: None,
-        steady: None,
-    });
-    side.staircases.sort_by_key(|run| run.trial);
 }
 
 /// Instances of the spec's instance command, each in its own terminal.
