@@ -201,6 +201,10 @@ pub struct StaircaseRun {
     pub steps: Vec<StaircaseStep>,
     /// Resident bytes of the family after every instance was stopped.
     pub after_teardown_rss_bytes: u64,
+    /// Processes left in the family after every instance was stopped (optional; 0
+    /// unless something outlived its instance).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_teardown_process_count: Option<u32>,
     /// Resident bytes given back: the last step's total minus the total after teardown.
     pub reclaimed_rss_bytes: i64,
     /// Proportional bytes given back, when PSS was readable (optional).

@@ -122,8 +122,9 @@ pub fn load(path: &Path) -> anyhow::Result<ResultFile> {
     })
 }
 
-/// What a JSON file is when it is one of clibench's other exports: `clibench startup
-/// --export-json` or `clibench kernel --export-json`, which are their own summaries.
+/// What a JSON file is when it is an export of `clibench startup --export-json` or
+/// `clibench kernel --export-json` from before they wrote result files: summaries in a
+/// format of their own.
 fn other_export(text: &str) -> Option<(String, String)> {
     let json: serde_json::Value = serde_json::from_str(text).ok()?;
     let object = json.as_object()?;
@@ -148,9 +149,9 @@ fn other_export(text: &str) -> Option<(String, String)> {
         return None;
     };
     Some((
-        format!("a `{export} --export-json` file (of `{command}`)"),
+        format!("a `{export} --export-json` file of an earlier clibench (of `{command}`)"),
         format!(
-            "That file is already a summary ({holds}); `{export} --export-markdown` writes it as a table."
+            "That file is a summary in the earlier format ({holds}); this clibench's `{export} --export-json` writes a result file that both read."
         ),
     ))
 }
@@ -166,16 +167,17 @@ mod tests {
         let (what, _) = other_export(startup).unwrap();
         assert_eq!(
             what,
-            "a `clibench startup --export-json` file (of `python3`)"
+            "a `clibench startup --export-json` file of an earlier clibench (of `python3`)"
         );
         let kernel = r#"{"schema_version": 1, "command": ["python3", "-m", "k"], "reference_kernel": false}"#;
         let (what, summary) = other_export(kernel).unwrap();
         assert_eq!(
             what,
-            "a `clibench kernel --export-json` file (of `python3 -m k`)"
+            "a `clibench kernel --export-json` file of an earlier clibench (of `python3 -m k`)"
         );
         assert!(
-            summary.contains("clibench kernel --export-markdown"),
+            summary
+                .contains("this clibench's `clibench kernel --export-json` writes a result file"),
             "{summary}"
         );
         assert_eq!(other_export(r#"{"command": ["x"]}"#), None);

@@ -287,10 +287,26 @@ pub fn record_report(side: &mut Side, trial: u32, report: &StaircaseReport) {
         None => Sample::Error(format!("the {what} of some process was unreadable")),
     };
     for (metric, value, what) in [
-        (Metric::InstanceRss, Some(report.avg_per_instance_rss_bytes), "RSS"),
-        (Metric::InstancePss, report.avg_per_instance_pss_bytes, "PSS"),
-        (Metric::InstanceUss, report.avg_per_instance_uss_bytes, "USS"),
-        (Metric::ReclaimedRss, Some(report.reclaimed_rss_bytes), "RSS"),
+        (
+            Metric::InstanceRss,
+            Some(report.avg_per_instance_rss_bytes),
+            "RSS",
+        ),
+        (
+            Metric::InstancePss,
+            report.avg_per_instance_pss_bytes,
+            "PSS",
+        ),
+        (
+            Metric::InstanceUss,
+            report.avg_per_instance_uss_bytes,
+            "USS",
+        ),
+        (
+            Metric::ReclaimedRss,
+            Some(report.reclaimed_rss_bytes),
+            "RSS",
+        ),
     ] {
         record(side, metric, trial, bytes(value, what));
     }
@@ -314,6 +330,7 @@ pub fn record_report(side: &mut Side, trial: u32, report: &StaircaseReport) {
         baseline_rss_bytes: report.baseline.rss_bytes,
         steps,
         after_teardown_rss_bytes: report.after_teardown.rss_bytes,
+        after_teardown_process_count: Some(report.after_teardown.process_count),
         reclaimed_rss_bytes: report.reclaimed_rss_bytes,
         reclaimed_pss_bytes: report.reclaimed_pss_bytes,
         average: Some(InstanceCost {
@@ -437,14 +454,20 @@ mod tests {
         assert_eq!(side.values(Metric::InstanceRss), [(131u64 << 19) as f64]);
         assert_eq!(side.values(Metric::ReclaimedRss), [(131u64 << 20) as f64]);
         let pss = &side.metrics[&Metric::InstancePss][0];
-        assert_eq!(pss.error.as_deref(), Some("the PSS of some process was unreadable"));
+        assert_eq!(
+            pss.error.as_deref(),
+            Some("the PSS of some process was unreadable")
+        );
         let run = &side.staircases[0];
         assert_eq!(run.steps[1].process_count, Some(2));
         assert_eq!(run.steps[1].uss_delta_bytes, Some(-(1 << 20)));
         assert_eq!(run.steady.as_ref().map(|s| s.rss_bytes), Some(65 << 20));
         // What the terminal shows, from the result alone.
         let table = bench_core::export::staircase::steps(side);
-        assert!(table.contains("\nsteady             +65.0 MiB          ?   -1.0 MiB\n"), "{table}");
+        assert!(
+            table.contains("\nsteady             +65.0 MiB          ?   -1.0 MiB\n"),
+            "{table}"
+        );
     }
 
     #[test]

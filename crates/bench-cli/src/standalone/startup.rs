@@ -256,8 +256,12 @@ pub fn run(settings: &Settings, observer: &mut dyn Observer) -> Outcome {
             if side.screens.is_empty()
                 && let Some(screen) = screen
             {
-                side.screens
-                    .push(Screen::new(Phase::Measure, measured, SCREEN_SESSION, screen));
+                side.screens.push(Screen::new(
+                    Phase::Measure,
+                    measured,
+                    SCREEN_SESSION,
+                    screen,
+                ));
             }
             record_run(side, measured, &run);
             failed_runs += usize::from(run.error.is_some());

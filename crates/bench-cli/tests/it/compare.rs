@@ -173,3 +173,53 @@ fn bad_noise_and_bad_files_exit_2() {
         )
     );
 }
+
+/// Two `clibench startup --export-json` files compare as two `clibench run` results do,
+/// the way hyperfine users compare two exports.
+#[test]
+fn two_startup_exports_compare_metric_by_metric() {
+    let folder = tempfile::tempdir().unwrap();
+    let export = |name: &str, program: &str| {
+        let path = folder.path().join(name);
+        let out = run(clibench()
+            .args([
+                "startup", "--runs", "2", "--warmup", "0", "--settle", "50ms",
+            ])
+            .args(["--ready", "pattern:ready>", "--export-json"])
+            .arg(&path)
+            .args(["--", "sh", "-c", program]));
+        assert_eq!(out.code, Some(0), "{}", out.stderr);
+        path
+    };
+    let base = export("base.json", "printf 'ready> '; exec cat");
+    let candidate = export("candidate.json", "printf 'ready> '; exec sleep 60");
+    let out = run(clibench()
+        .arg("compare")
+        .arg(&base)
+        .arg(&candidate)
+        .args(["--format", "json"]));
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let comparison: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(
+        comparison["candidate_sha"],
+        "sh -c printf 'ready> '; exec sleep 60"
+    );
+    let metrics: Vec<&str> = comparison["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| row["metric"].as_str().unwrap())
+        .collect();
+    for metric in ["first_byte", "ready", "rss"] {
+        assert!(metrics.contains(&metric), "{metric}: {metrics:?}");
+    }
+    // Each side's two starts are its trials.
+    let ready = comparison["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|row| row["metric"] == "ready")
+        .unwrap();
+    assert_eq!(ready["base"]["summary"]["n"], 2, "{ready}");
+    assert_eq!(ready["candidate"]["summary"]["n"], 2, "{ready}");
+}

@@ -1,7 +1,7 @@
 //! `clibench kernel` against the reference kernel and against a command that is no kernel.
 
 use crate::{clibench, run};
-use serde_json::Value;
+use bench_core::{Metric, ResultFile};
 
 const METRICS: [&str; 11] = [
     "kernel_start",
@@ -28,23 +28,29 @@ fn kernel_measures_every_runtime_metric_of_the_reference_kernel() {
         .arg("--transcripts")
         .arg(&transcripts));
     assert_eq!(result.code, Some(0), "stderr: {}", result.stderr);
-    let report: Value = serde_json::from_str(&result.stdout).unwrap();
-    assert_eq!(report["reference_kernel"], Value::Bool(true));
-    let values = &report["runs"][0]["values"];
+    let report = ResultFile::from_json_str(&result.stdout).unwrap();
+    assert_eq!(report.request.config["reference_kernel"], "true");
+    let values = &report.side.metrics;
     for metric in METRICS {
-        let value = values[metric].as_f64();
-        assert!(value.is_some_and(|v| v > 0.0), "{metric}: {values}");
+        let samples = &values[&metric.parse::<Metric>().unwrap()];
+        assert!(
+            samples.len() == 1 && samples[0].value.is_some_and(|v| v > 0.0),
+            "{metric}: {values:?}"
+        );
     }
     // Figures that can be wrong while positive: memory is a Python process's (megabytes, not
     // bytes or kilobytes), the loaded workload adds to it, and `mixed` is a total of 35 cells
     // while `kernel_exec` is the mean of one.
-    let value = |metric: &str| values[metric].as_f64().unwrap();
+    let value = |metric: &str| report.side.values(metric.parse().unwrap())[0];
     let mib = 1024.0 * 1024.0;
-    assert!(value("kernel_rss") > 4.0 * mib, "{values}");
-    assert!(value("loaded_rss") > value("kernel_rss") + mib, "{values}");
-    assert!(value("mixed") > value("kernel_exec"), "{values}");
-    assert_eq!(report["runs"][0]["errors"], serde_json::json!({}));
-    let workload = report["workload"].as_str().unwrap();
+    assert!(value("kernel_rss") > 4.0 * mib, "{values:?}");
+    assert!(
+        value("loaded_rss") > value("kernel_rss") + mib,
+        "{values:?}"
+    );
+    assert!(value("mixed") > value("kernel_exec"), "{values:?}");
+    assert!(report.side.error.is_none(), "{:?}", report.side.error);
+    let workload = report.side.runtime["workload"].as_str();
     assert!(workload == "pandas" || workload == "lists", "{workload}");
     // The summary table names every metric; the heading says which workload was built.
     for metric in METRICS {
@@ -80,9 +86,10 @@ fn kernel_that_is_not_a_kernel_fails_the_run_with_the_reason() {
         "print('hello, not a kernel')",
     ]));
     assert_eq!(result.code, Some(1), "stderr: {}", result.stderr);
-    let report: Value = serde_json::from_str(&result.stdout).unwrap();
-    let error = report["runs"][0]["errors"]["kernel_start"]
-        .as_str()
+    let report = ResultFile::from_json_str(&result.stdout).unwrap();
+    let error = report.side.metrics[&Metric::KernelStart][0]
+        .error
+        .as_deref()
         .unwrap();
     assert!(error.contains("hello, not a kernel"), "{error}");
     assert!(

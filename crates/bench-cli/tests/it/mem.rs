@@ -1,8 +1,31 @@
 //! `clibench mem` on real programs.
 
 use crate::{clibench, run};
+use bench_core::{Metric, Phase, ResultFile};
 use rusty_fork::rusty_fork_test;
 use std::process::Command;
+
+/// The result file `clibench mem --json` printed.
+fn result(stdout: &str) -> ResultFile {
+    ResultFile::from_json_str(stdout).unwrap_or_else(|error| panic!("{error}: {stdout}"))
+}
+
+/// The family's total of `metric`, bytes.
+fn total(result: &ResultFile, metric: Metric) -> u64 {
+    let values = result.side.values(metric);
+    assert_eq!(values.len(), 1, "{metric}: {result:?}");
+    values[0] as u64
+}
+
+/// How many processes the family had.
+fn process_count(result: &ResultFile) -> usize {
+    let record = result
+        .side
+        .trials
+        .iter()
+        .find(|r| r.phase == Phase::Measure);
+    record.and_then(|r| r.process_count).unwrap_or_default() as usize
+}
 
 fn exists(pid: u64) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
@@ -39,30 +62,27 @@ fn command_family_is_measured_then_stopped() {
         "mem", "--settle", "6s", "--json", "--", "bash", "-c", &script,
     ]));
     assert_eq!(out.code, Some(0), "{}", out.stderr);
-    let json: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
-    let processes = json["processes"].as_array().unwrap();
-    let names: Vec<&str> = processes
-        .iter()
-        .map(|p| p["name"].as_str().unwrap())
-        .collect();
+    let json = result(&out.stdout);
+    let processes = &json.side.processes;
+    let names: Vec<&str> = processes.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(names.len(), 3, "{names:?}");
     assert!(
         names.contains(&"bash")
             && names.contains(&"sleep")
             && names.iter().any(|n| n.starts_with("python"))
     );
-    let rss = json["total_rss_bytes"].as_u64().unwrap();
-    let pss = json["total_pss_bytes"].as_u64().unwrap();
-    let uss = json["total_uss_bytes"].as_u64().unwrap();
+    let rss = total(&json, Metric::Rss);
+    let pss = total(&json, Metric::Pss);
+    let uss = total(&json, Metric::Uss);
     assert!(pss >= 32 << 20 && pss <= rss, "rss {rss} pss {pss}");
     assert!(uss >= 32 << 20 && uss <= pss, "pss {pss} uss {uss}");
-    assert_eq!(json["total_swap_bytes"].as_u64(), Some(0));
+    assert_eq!(total(&json, Metric::Swap), 0);
     // The family held its memory while settling, so the sampled peak is at
     // least about what the final snapshot saw (pages may come and go).
-    let peak = json["peak_rss_bytes"].as_u64().unwrap();
+    let peak = total(&json, Metric::PeakRss);
     assert!(peak >= rss / 10 * 9, "peak {peak} rss {rss}");
     for process in processes {
-        let pid = process["pid"].as_u64().unwrap();
+        let pid = u64::from(process.pid);
         assert!(!exists(pid), "{pid} was left running");
     }
     assert!(out.stderr.contains("total"), "{}", out.stderr);
@@ -95,9 +115,9 @@ fn pid_measures_a_running_tree() {
     );
     let _ = child.wait();
     assert_eq!(out.code, Some(0), "{}", out.stderr);
-    let json: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
-    assert_eq!(json["process_count"], 3, "{json}");
-    assert_eq!(json["processes"][0]["pid"], pid);
+    let json = result(&out.stdout);
+    assert_eq!(process_count(&json), 3, "{json:?}");
+    assert!(json.side.processes.iter().any(|p| p.pid == pid), "{json:?}");
 }
 
 #[test]
@@ -136,9 +156,9 @@ fn user_view_finds_processes_of_that_uid() {
     let _ = child.kill();
     let _ = child.wait();
     assert_eq!(out.code, Some(0), "{}", out.stderr);
-    let json: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
-    assert_eq!(json["process_count"], 1, "{json}");
-    assert_eq!(json["processes"][0]["pid"], child.id());
+    let json = result(&out.stdout);
+    assert_eq!(process_count(&json), 1, "{json:?}");
+    assert_eq!(json.side.processes[0].pid, child.id());
 }
 
 rusty_fork_test! {
@@ -196,34 +216,29 @@ rusty_fork_test! {
             "the children never all became sleep"
         );
         assert_eq!(out.code, Some(0), "{}", out.stderr);
-        let json: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
-        let processes = json["processes"].as_array().unwrap();
+        let json = result(&out.stdout);
+        let processes = &json.side.processes;
         assert_eq!(
-            json["process_count"],
+            process_count(&json),
             CHILDREN + 1,
             "{} measured",
             processes.len()
         );
-        // The whole family: the shell, and every one of its children, each once.
-        let measured: std::collections::BTreeSet<u64> = processes
-            .iter()
-            .map(|p| p["pid"].as_u64().unwrap())
-            .collect();
-        assert_eq!(measured.len(), CHILDREN + 1);
-        let shell = processes
-            .iter()
-            .find(|p| p["pid"] == parent)
-            .expect("the parent is measured");
-        assert_eq!(shell["name"], "sh");
-        for (pid, _) in &children {
-            assert!(
-                measured.contains(&u64::from(*pid)),
-                "child {pid} not measured"
-            );
-        }
-        for process in processes.iter().filter(|p| p["pid"] != parent) {
-            assert_eq!(process["ppid"], parent, "{process}");
-            assert_eq!(process["name"], "sleep", "{process}");
+        // The whole family is counted and in the totals; the result lists the 128
+        // processes with the most RSS, each once, every one the shell or its child.
+        let listed: std::collections::BTreeSet<u32> = processes.iter().map(|p| p.pid).collect();
+        assert_eq!(listed.len(), bench_core::result::MAX_PROCESSES);
+        let children: std::collections::BTreeSet<u32> =
+            children.iter().map(|(pid, _)| *pid).collect();
+        assert!(
+            listed.iter().all(|pid| *pid == parent || children.contains(pid)),
+            "a listed process is not of the family"
+        );
+        let listed_rss: u64 = processes.iter().map(|p| p.rss).sum();
+        assert!(total(&json, Metric::Rss) > listed_rss, "the totals miss the unlisted");
+        for process in processes.iter().filter(|p| p.pid != parent) {
+            assert_eq!(process.ppid, Some(parent), "{process:?}");
+            assert_eq!(process.name, "sleep", "{process:?}");
         }
     }
 }
@@ -274,14 +289,14 @@ fn tty_runs_an_interactive_program_in_a_terminal() {
         "mem", "--tty", "--settle", "3s", "--json", "--", "python3", "-c", TTY_ONLY,
     ]));
     assert_eq!(out.code, Some(0), "{}", out.stderr);
-    let json: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
-    assert_eq!(json["process_count"], 1, "{json}");
-    let pss = json["total_pss_bytes"].as_u64().unwrap();
+    let json = result(&out.stdout);
+    assert_eq!(process_count(&json), 1, "{json:?}");
+    let pss = total(&json, Metric::Pss);
     assert!(
         pss >= 16 << 20,
         "pss {pss}: the 16 MiB were never allocated"
     );
-    let pid = json["processes"][0]["pid"].as_u64().unwrap();
+    let pid = u64::from(json.side.processes[0].pid);
     assert!(!exists(pid), "{pid} was left running");
 }
 

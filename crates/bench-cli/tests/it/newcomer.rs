@@ -29,7 +29,7 @@ fn startup_of_a_missing_program_says_so_once_before_any_run() {
 }
 
 #[test]
-fn report_names_a_startup_export_and_what_reads_results() {
+fn report_reads_a_startup_export_as_a_result() {
     let dir = tempfile::tempdir().unwrap();
     let export = dir.path().join("startup.json");
     let made = run(clibench()
@@ -49,10 +49,25 @@ fn report_names_a_startup_export_and_what_reads_results() {
         .args(["--", "python3", "-q"]));
     assert_eq!(made.code, Some(0), "{}", made.stderr);
     let out = run(clibench().arg("report").arg(&export));
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(out.stderr.starts_with("python3 -q\n"), "{}", out.stderr);
+    assert!(out.stderr.contains(" ready "), "{}", out.stderr);
+}
+
+#[test]
+fn report_names_a_startup_export_of_an_earlier_clibench() {
+    let dir = tempfile::tempdir().unwrap();
+    let export = dir.path().join("startup.json");
+    std::fs::write(
+        &export,
+        r#"{"schema_version": 1, "command": ["python3", "-q"], "ready_mode": "probe", "cols": 120, "rows": 40, "runs": [], "summary": {}}"#,
+    )
+    .unwrap();
+    let out = run(clibench().arg("report").arg(&export));
     assert_eq!(out.code, Some(2), "{}", out.stderr);
     assert!(
         out.stderr.contains(
-            "is a `clibench startup --export-json` file (of `python3 -q`), not a result file: `clibench report` and `clibench compare` read the result.json"
+            "is a `clibench startup --export-json` file of an earlier clibench (of `python3 -q`), not a result file: `clibench report` and `clibench compare` read the result.json"
         ),
         "{}",
         out.stderr
@@ -73,7 +88,7 @@ fn report_names_a_kernel_export() {
     assert_eq!(out.code, Some(2), "{}", out.stderr);
     assert!(
         out.stderr
-            .contains("is a `clibench kernel --export-json` file (of `python3 -m kernel`)"),
+            .contains("is a `clibench kernel --export-json` file of an earlier clibench (of `python3 -m kernel`)"),
         "{}",
         out.stderr
     );

@@ -1,6 +1,12 @@
 //! `clibench staircase` on a real program.
 
 use crate::{clibench, run};
+use bench_core::{Metric, ResultFile};
+
+/// The result file `clibench staircase --json` printed.
+fn staircase(stdout: &str) -> ResultFile {
+    ResultFile::from_json_str(stdout).unwrap_or_else(|error| panic!("{error}: {stdout}"))
+}
 
 #[test]
 fn zero_count_is_a_usage_error() {
@@ -30,19 +36,20 @@ fn python_instances_of_16_mib_each() {
         "import time; x = b'x' * (16 << 20); print('allocated', flush=True); time.sleep(60)",
     ]));
     assert_eq!(out.code, Some(0), "{}", out.stderr);
-    let json: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
-    assert_eq!(json["steps"].as_array().unwrap().len(), 2);
-    assert_eq!(json["count"], 2);
-    assert!(json["hardware"]["cores"].as_u64().unwrap() >= 1);
+    let result = staircase(&out.stdout);
+    let run = &result.side.staircases[0];
+    assert_eq!(run.steps.len(), 2);
+    assert_eq!(result.request.config["count"], "2");
+    assert!(result.side.runtime["cores"].parse::<u32>().unwrap() >= 1);
     // Each instance holds 16 MiB of its own plus the interpreter's private
     // memory (a few MiB), so its PSS is at least the 16 MiB. USS is not
     // additive: a new instance turns pages the others held alone into shared
     // ones, so their USS drops.
-    let mib = |key: &str| json[key].as_i64().unwrap() as f64 / (1 << 20) as f64;
+    let mib = |metric: Metric| result.side.values(metric)[0] / (1 << 20) as f64;
     let (rss, pss, uss) = (
-        mib("avg_per_instance_rss_bytes"),
-        mib("avg_per_instance_pss_bytes"),
-        mib("avg_per_instance_uss_bytes"),
+        mib(Metric::InstanceRss),
+        mib(Metric::InstancePss),
+        mib(Metric::InstanceUss),
     );
     assert!(
         (16.0..40.0).contains(&pss),
@@ -54,13 +61,13 @@ fn python_instances_of_16_mib_each() {
         "rss {rss} pss {pss} uss {uss}\n{}",
         out.stderr
     );
-    let reclaimed = mib("reclaimed_rss_bytes");
+    let reclaimed = mib(Metric::ReclaimedRss);
     assert!(
         (reclaimed - 2.0 * rss).abs() <= 0.05 * 2.0 * rss,
         "reclaimed {reclaimed} of {}",
         2.0 * rss
     );
-    assert_eq!(json["after_teardown"]["process_count"], 0);
+    assert_eq!(run.after_teardown_process_count, Some(0));
     assert!(out.stderr.contains("CPU: "), "{}", out.stderr);
     assert!(out.stderr.contains("avg"), "{}", out.stderr);
 }
@@ -82,19 +89,20 @@ fn tty_instances_each_run_in_their_own_terminal() {
         crate::mem::TTY_ONLY,
     ]));
     assert_eq!(out.code, Some(0), "{}", out.stderr);
-    let json: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
-    let steps = json["steps"].as_array().unwrap();
+    let result = staircase(&out.stdout);
+    let run = &result.side.staircases[0];
+    let steps = &run.steps;
     assert_eq!(steps.len(), 2);
     for step in steps {
-        let pss = step["pss_delta_bytes"].as_i64().unwrap();
+        let pss = step.pss_delta_bytes.unwrap();
         assert!(pss >= 16 << 20, "an instance added only {pss} bytes of PSS");
     }
     // With two steps the steady cost is the second step's.
     assert_eq!(
-        json["steady_per_instance_pss_bytes"],
-        steps[1]["pss_delta_bytes"]
+        run.steady.as_ref().and_then(|steady| steady.pss_bytes),
+        steps[1].pss_delta_bytes
     );
-    assert_eq!(json["after_teardown"]["process_count"], 0);
+    assert_eq!(run.after_teardown_process_count, Some(0));
     assert!(out.stderr.contains("steady"), "{}", out.stderr);
 }
 

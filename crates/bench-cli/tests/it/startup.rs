@@ -1,6 +1,7 @@
 //! `clibench startup`, driving real line-mode programs in a PTY.
 
 use crate::{clibench, run};
+use bench_core::Metric;
 
 #[test]
 fn probe_mode_measures_bash_and_exports_json_and_markdown() {
@@ -45,38 +46,39 @@ fn probe_mode_measures_bash_and_exports_json_and_markdown() {
         );
     }
 
-    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    assert_eq!(report["schema_version"], 1);
-    assert_eq!(
-        report["command"],
-        serde_json::json!(["bash", "--norc", "--noprofile"])
-    );
-    assert_eq!(report["ready_mode"], "probe");
-    let runs = report["runs"].as_array().unwrap();
-    assert_eq!(runs.len(), 2, "warm-up runs are not kept");
-    for run in runs {
-        let seconds = |key: &str| run[key].as_f64().unwrap();
+    let report = bench_core::ResultFile::load(&json).unwrap();
+    assert_eq!(report.request.sha, "bash --norc --noprofile");
+    assert_eq!(report.request.config["ready_mode"], "probe");
+    let side = &report.side;
+    let (first_byte, ready) = (side.values(Metric::FirstByte), side.values(Metric::Ready));
+    assert_eq!(ready.len(), 2, "warm-up runs are not kept");
+    for (first_byte, ready) in first_byte.iter().zip(&ready) {
+        assert!(first_byte <= ready, "{side:?}");
+    }
+    // bash alone in its session: a few MiB, certainly between 1 MiB and 1 GiB.
+    for (rss, pss) in side
+        .values(Metric::Rss)
+        .iter()
+        .zip(side.values(Metric::Pss))
+    {
         assert!(
-            seconds("first_byte_seconds") <= seconds("ready_seconds"),
-            "{run}"
+            (1.0 * (1 << 20) as f64..(1 << 30) as f64).contains(rss),
+            "{side:?}"
         );
-        // bash alone in its session: a few MiB, certainly between 1 MiB and 1 GiB.
-        let rss = run["rss_bytes"].as_u64().unwrap();
-        assert!((1 << 20..1 << 30).contains(&rss), "{run}");
-        assert!(run["pss_bytes"].as_u64().unwrap() <= rss, "{run}");
-        assert!(run["error"].is_null(), "{run}");
+        assert!(pss <= *rss, "{side:?}");
     }
-    for key in [
-        "first_byte_seconds",
-        "first_frame_seconds",
-        "ready_seconds",
-        "rss_bytes",
-        "pss_bytes",
+    for metric in [
+        Metric::FirstByte,
+        Metric::FirstFrame,
+        Metric::Ready,
+        Metric::Rss,
+        Metric::Pss,
     ] {
-        assert_eq!(report["summary"][key]["n"], 2, "{key}");
+        assert_eq!(side.values(metric).len(), 2, "{metric}");
     }
+    assert_eq!(bench_core::compare::failed_samples(side), []);
     let markdown = std::fs::read_to_string(&markdown).unwrap();
-    assert!(markdown.contains("| ready |"), "{markdown}");
+    assert!(markdown.contains("| `ready` |"), "{markdown}");
 }
 
 #[test]
@@ -94,8 +96,8 @@ fn pattern_mode_waits_for_the_python_prompt() {
             "python3",
         ]));
     assert_eq!(out.code, Some(0), "{}", out.stderr);
-    let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
-    assert!(report["runs"][0]["ready_seconds"].as_f64().unwrap() > 0.0);
+    let report = bench_core::ResultFile::from_json_str(&out.stdout).unwrap();
+    assert!(report.side.values(Metric::Ready)[0] > 0.0);
 }
 
 #[test]
@@ -293,10 +295,10 @@ fn detached_daemons_are_measured_and_stopped() {
         .args(["--ready", "pattern:started", "--export-json", "-", "--"])
         .args(["sh", "-c", "setsid sleep 3127 & echo started; sleep 30"]));
     assert_eq!(out.code, Some(0), "{}", out.stderr);
-    let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
-    let run = &report["runs"][0];
+    let report = bench_core::ResultFile::from_json_str(&out.stdout).unwrap();
+    let side = &report.side;
     // sh, its `sleep 30` and the detached `sleep 3127`.
-    assert_eq!(run["processes"], 3, "{run}");
-    assert_eq!(run["detached_stopped"], 1, "{run}");
+    assert_eq!(side.trials[0].process_count, Some(3), "{side:?}");
+    assert_eq!(side.runtime["detached_stopped"], "1", "{side:?}");
     assert_eq!(processes_running(&daemon), Vec::<u32>::new());
 }

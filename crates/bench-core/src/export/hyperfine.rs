@@ -73,7 +73,12 @@ mod tests {
         for (trial, ready) in [(0, Some(0.412)), (1, Some(0.398)), (2, None)] {
             match ready {
                 Some(ready) => record(&mut side, Metric::Ready, trial, Sample::Value(ready)),
-                None => record(&mut side, Metric::Ready, trial, Sample::Error("timed out".into())),
+                None => record(
+                    &mut side,
+                    Metric::Ready,
+                    trial,
+                    Sample::Error("timed out".into()),
+                ),
             }
             if ready.is_some() {
                 record(&mut side, Metric::UserCpu, trial, Sample::Value(0.25));
@@ -135,7 +140,12 @@ mod tests {
         assert!(json["results"][0]["stddev"].is_null());
         assert_eq!(json["results"][0]["user"], 0.0);
         let mut failed = Side::new("x");
-        record(&mut failed, Metric::Ready, 0, Sample::Error("timed out".into()));
+        record(
+            &mut failed,
+            Metric::Ready,
+            0,
+            Sample::Error("timed out".into()),
+        );
         assert_eq!(side(&failed, "x"), None);
     }
 }

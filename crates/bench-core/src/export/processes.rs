@@ -302,7 +302,10 @@ mod tests {
         assert!(!as_root[0].contains("run clibench as root"), "{as_root:?}");
         assert!(as_root[0].contains("even to root"), "{as_root:?}");
         mixed.trial_record_mut(Phase::Measure, 0).process_count = Some(300);
-        assert!(notes(&mixed)[1].starts_with("the table lists the 2 processes with the most RSS of 300"));
+        assert!(
+            notes(&mixed)[1]
+                .starts_with("the table lists the 2 processes with the most RSS of 300")
+        );
     }
 
     #[test]
@@ -311,9 +314,20 @@ mod tests {
             process(100, "node", 120, Some(96)),
             process(7, "sshd", 8, None),
         ]);
-        record(&mut side, Metric::PeakRss, 0, Sample::Value((130u64 << 20) as f64));
-        record(&mut side, Metric::PeakPss, 0, Sample::Value((100u64 << 20) as f64));
-        side.runtime.insert(PEAK_PROCESS_COUNT_KEY.into(), "3".into());
+        record(
+            &mut side,
+            Metric::PeakRss,
+            0,
+            Sample::Value((130u64 << 20) as f64),
+        );
+        record(
+            &mut side,
+            Metric::PeakPss,
+            0,
+            Sample::Value((100u64 << 20) as f64),
+        );
+        side.runtime
+            .insert(PEAK_PROCESS_COUNT_KEY.into(), "3".into());
         side.runtime.insert(PEAK_SAMPLES_KEY.into(), "40".into());
         side.trial_record_mut(Phase::Measure, 0)
             .push_settle(SettleRecord {
@@ -338,8 +352,14 @@ mod tests {
             below[2],
             "peak while settling: RSS 130.0 MiB, PSS 100.0 MiB, 3 processes (40 samples)"
         );
-        assert!(below[1].starts_with("note: PSS, USS and swap are `?`"), "{text}");
-        assert!(below[0].starts_with("note: the peak counted 3 processes"), "{text}");
+        assert!(
+            below[1].starts_with("note: PSS, USS and swap are `?`"),
+            "{text}"
+        );
+        assert!(
+            below[0].starts_with("note: the peak counted 3 processes"),
+            "{text}"
+        );
     }
 
     #[test]

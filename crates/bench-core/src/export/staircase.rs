@@ -111,7 +111,13 @@ mod tests {
     use super::*;
     use crate::detail::StaircaseStep;
 
-    fn step(instances: u32, rss_mib: u64, delta: i64, pss: Option<i64>, uss: Option<i64>) -> StaircaseStep {
+    fn step(
+        instances: u32,
+        rss_mib: u64,
+        delta: i64,
+        pss: Option<i64>,
+        uss: Option<i64>,
+    ) -> StaircaseStep {
         StaircaseStep {
             instances,
             rss_bytes: rss_mib << 20,
@@ -136,6 +142,7 @@ mod tests {
             after_teardown_rss_bytes: 0,
             reclaimed_rss_bytes: 131 << 20,
             reclaimed_pss_bytes: None,
+            after_teardown_process_count: Some(0),
             average: Some(InstanceCost {
                 rss_bytes: 131 << 19,
                 pss_bytes: None,

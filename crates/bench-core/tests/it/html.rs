@@ -97,6 +97,7 @@ pub fn demo_like() -> ResultFile {
         after_teardown_rss_bytes: mib(125),
         reclaimed_rss_bytes: 150 << 20,
         reclaimed_pss_bytes: None,
+        after_teardown_process_count: None,
         average: None,
         steady: None,
     });
