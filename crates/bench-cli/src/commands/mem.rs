@@ -91,10 +91,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         other => other.into(),
     })?;
     say!("{}", settings.target.title());
-    say_part!(
-        "{}",
-        bench_core::export::processes::report(&measured.side)
-    );
+    say_part!("{}", bench_core::export::processes::report(&measured.side));
     if json {
         crate::show::json(measured.to_json_string().trim_end());
     }

@@ -381,7 +381,9 @@ impl Measurement {
             request
                 .config
                 .insert("settle".into(), settings.settle.to_string());
-            request.config.insert("tty".into(), settings.tty.to_string());
+            request
+                .config
+                .insert("tty".into(), settings.tty.to_string());
         }
         let mut result = ResultFile::new(request);
         let side = &mut result.side;
@@ -527,10 +529,15 @@ mod tests {
         );
         let shown = bench_core::export::processes::report(side);
         assert!(
-            shown.contains("\nsettled (auto:max=3s,quiet=100ms,tolerance=1%): quiet after 0.730 s\n"),
+            shown.contains(
+                "\nsettled (auto:max=3s,quiet=100ms,tolerance=1%): quiet after 0.730 s\n"
+            ),
             "{shown}"
         );
-        assert!(shown.contains("peak while settling: RSS 130.0 MiB"), "{shown}");
+        assert!(
+            shown.contains("peak while settling: RSS 130.0 MiB"),
+            "{shown}"
+        );
     }
 
     #[test]

@@ -551,7 +551,10 @@ mod tests {
         let side = &result.side;
         assert_eq!(side.values(Metric::Ready).len(), 2, "{side:?}");
         let rss = side.values(Metric::Rss);
-        assert!(rss.len() == 2 && rss.iter().all(|&bytes| bytes > 0.0), "{side:?}");
+        assert!(
+            rss.len() == 2 && rss.iter().all(|&bytes| bytes > 0.0),
+            "{side:?}"
+        );
         for run in 0..2 {
             let record = trial(side, run);
             assert_eq!(record.process_count, Some(1), "{side:?}");
@@ -586,7 +589,10 @@ mod tests {
         let side = &outcome.result.side;
         assert_eq!((outcome.runs, outcome.failed_runs), (2, 0), "{side:?}");
         let ready = side.values(Metric::Ready);
-        assert!(ready.len() == 2 && ready.iter().all(|&t| t > 0.0), "{side:?}");
+        assert!(
+            ready.len() == 2 && ready.iter().all(|&t| t > 0.0),
+            "{side:?}"
+        );
         // The output and the exit often arrive in the same wake-up, the output read
         // just after the exit was taken: the first byte is known, not before ready.
         assert_eq!(side.values(Metric::FirstByte).len(), 2, "{side:?}");

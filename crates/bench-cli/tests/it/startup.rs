@@ -142,6 +142,44 @@ fn an_early_exit_reports_the_exit_status() {
 }
 
 #[test]
+fn exit_mode_exports_exit_codes_as_hyperfine_does() {
+    let folder = tempfile::tempdir().unwrap();
+    let hyperfine = folder.path().join("hyperfine.json");
+    let json = folder.path().join("startup.json");
+    let out = run(clibench()
+        .args([
+            "startup", "--runs", "2", "--warmup", "0", "--ready", "exit", "-i",
+        ])
+        .arg("--export-hyperfine")
+        .arg(&hyperfine)
+        .arg("--export-json")
+        .arg(&json)
+        .args(["--", "sh", "-c", "echo done; exit 3"]));
+    assert_eq!(
+        out.code,
+        Some(0),
+        "-i keeps the failing runs: {}",
+        out.stderr
+    );
+    let hyperfine: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&hyperfine).unwrap()).unwrap();
+    assert_eq!(
+        hyperfine["results"][0]["exit_codes"],
+        serde_json::json!([3, 3]),
+        "{hyperfine}"
+    );
+    let result = bench_core::ResultFile::load(&json).unwrap();
+    assert_eq!(result.request.config["ignore_failure"], "true");
+    assert_eq!(result.side.values(Metric::Ready).len(), 2);
+    let codes: Vec<_> = result.side.trials.iter().map(|t| t.exit_code).collect();
+    assert_eq!(codes, [Some(3), Some(3)], "{:?}", result.side.trials);
+    assert!(
+        result.side.trials.iter().all(|t| t.settles.is_empty()),
+        "an exited program settles nothing"
+    );
+}
+
+#[test]
 fn bad_flags_are_usage_errors() {
     for (flag, value, message) in [
         ("--ready", "soon", "--ready: unknown ready mode \"soon\""),

@@ -1,7 +1,7 @@
 //! hyperfine's `--export-json` shape (`{"results": [...]}`), so hyperfine's plotting
 //! and statistics scripts read a `clibench startup` result.
 
-use crate::metric::Metric;
+use crate::metric::{Metric, Phase};
 use crate::result::Side;
 use crate::stats::Summary;
 
@@ -24,16 +24,33 @@ struct Entry {
     min: f64,
     max: f64,
     times: Vec<f64>,
-    /// `null` for each run: clibench stops the program, which does not exit on its own.
+    /// Each timed run's exit code; `null` where clibench stopped the program (every
+    /// ready mode but `exit`) or a signal ended it.
     exit_codes: Vec<Option<i32>>,
 }
 
 /// `side`'s starts as hyperfine's document with one result, `command`: its times are the
 /// `ready` samples in trial order (failed starts have none and are left out, as are their
-/// exit codes); `user` and `system` are the means of `user_cpu` and `system_cpu` (0 when
-/// none was measured). `None` when no start got ready.
+/// exit codes), each exit code the measure phase's trial record's; `user` and `system`
+/// are the means of `user_cpu` and `system_cpu` (0 when none was measured). `None` when
+/// no start got ready.
 pub fn side(side: &Side, command: &str) -> Option<String> {
-    let times = side.values(Metric::Ready);
+    let mut timed: Vec<(u32, f64)> = side
+        .metrics
+        .get(&Metric::Ready)
+        .into_iter()
+        .flatten()
+        .filter_map(|sample| Some((sample.trial, sample.value?)))
+        .collect();
+    timed.sort_by_key(|(trial, _)| *trial);
+    let times: Vec<f64> = timed.iter().map(|(_, time)| *time).collect();
+    let exit_code = |trial: u32| {
+        side.trials
+            .iter()
+            .find(|record| record.phase == Phase::Measure && record.trial == trial)
+            .and_then(|record| record.exit_code)
+    };
+    let exit_codes = timed.iter().map(|(trial, _)| exit_code(*trial)).collect();
     let summary = Summary::from_values(&times)?;
     let mean_of = |metric: Metric| {
         let values = side.values(metric);
@@ -53,7 +70,7 @@ pub fn side(side: &Side, command: &str) -> Option<String> {
             system: mean_of(Metric::SystemCpu),
             min: summary.min,
             max: summary.max,
-            exit_codes: vec![None; times.len()],
+            exit_codes,
             times,
         }],
     };
@@ -147,5 +164,34 @@ mod tests {
             Sample::Error("timed out".into()),
         );
         assert_eq!(side(&failed, "x"), None);
+    }
+
+    #[test]
+    fn exit_codes_are_the_timed_trials_own() {
+        let mut exits = Side::new("sh -c exit");
+        for (trial, ready, code) in [
+            (0, Some(0.1), Some(3)),
+            (1, None, Some(1)),
+            (2, Some(0.2), None),
+        ] {
+            match ready {
+                Some(ready) => record(&mut exits, Metric::Ready, trial, Sample::Value(ready)),
+                None => record(
+                    &mut exits,
+                    Metric::Ready,
+                    trial,
+                    Sample::Error("failing status".into()),
+                ),
+            }
+            exits.trial_record_mut(Phase::Measure, trial).exit_code = code;
+        }
+        let json: serde_json::Value =
+            serde_json::from_str(&side(&exits, "sh -c exit").unwrap()).unwrap();
+        // Trial 1 has no time, so its code is left out with it; trial 2 was stopped.
+        assert_eq!(
+            json["results"][0]["exit_codes"],
+            serde_json::json!([3, null])
+        );
+        assert_eq!(json["results"][0]["times"], serde_json::json!([0.1, 0.2]));
     }
 }
