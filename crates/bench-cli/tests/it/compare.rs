@@ -223,3 +223,72 @@ fn two_startup_exports_compare_metric_by_metric() {
     assert_eq!(ready["base"]["summary"]["n"], 2, "{ready}");
     assert_eq!(ready["candidate"]["summary"]["n"], 2, "{ready}");
 }
+
+/// `mem`, `staircase` and `kernel` print result files with `--json`: two of each compare
+/// as two `clibench run` results do, and `clibench report` renders one.
+#[test]
+fn mem_staircase_and_kernel_exports_compare_and_report() {
+    let folder = tempfile::tempdir().unwrap();
+    let cases: [(&str, &[&str], &[&str]); 3] = [
+        (
+            "mem",
+            &["mem", "--settle", "100ms", "--json", "--", "sleep", "30"],
+            &["rss", "pss", "uss", "peak_rss"],
+        ),
+        (
+            "staircase",
+            &[
+                "staircase",
+                "--count",
+                "1",
+                "--settle",
+                "100ms",
+                "--json",
+                "--",
+                "sleep",
+                "30",
+            ],
+            &["instance_rss", "reclaimed_rss"],
+        ),
+        (
+            "kernel",
+            &["kernel", "--runs", "1", "--json"],
+            &["kernel_start", "kernel_rss", "restore"],
+        ),
+    ];
+    for (name, args, expected) in cases {
+        let export = |side: &str| {
+            let out = run(clibench().args(args));
+            assert_eq!(out.code, Some(0), "{name}: {}", out.stderr);
+            let path = folder.path().join(format!("{name}-{side}.json"));
+            std::fs::write(&path, &out.stdout).unwrap();
+            path
+        };
+        let (base, candidate) = (export("base"), export("candidate"));
+        let out = run(clibench()
+            .arg("compare")
+            .arg(&base)
+            .arg(&candidate)
+            .args(["--format", "json"]));
+        assert_eq!(out.code, Some(0), "{name}: {}", out.stderr);
+        let comparison: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+        let metrics: Vec<&str> = comparison["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|row| row["metric"].as_str().unwrap())
+            .collect();
+        for metric in expected {
+            assert!(metrics.contains(metric), "{name}: {metric}: {metrics:?}");
+        }
+        let out = run(clibench().arg("report").arg(&base));
+        assert_eq!(out.code, Some(0), "{name}: {}", out.stderr);
+        for metric in expected {
+            assert!(
+                out.stderr.contains(metric),
+                "{name}: {metric}: {}",
+                out.stderr
+            );
+        }
+    }
+}
