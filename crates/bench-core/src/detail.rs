@@ -22,9 +22,8 @@ pub const MAX_STEPS: usize = 100;
 pub const MAX_LABEL_CHARS: usize = 40;
 
 /// The process family's memory at one moment of a session.
-#[derive(
-    Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct MemoryPoint {
     /// Milliseconds since the session's program was spawned.
@@ -38,22 +37,23 @@ pub struct MemoryPoint {
 
 /// The family's memory over one measured session (a cold or warm start, a UI
 /// session), sampled in the background while it ran.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct MemorySeries {
     /// The phase that measured.
     pub phase: Phase,
     /// The trial, from 0 to 100.
-    #[schemars(range(min = 0, max = 100))]
+    #[cfg_attr(feature = "schema", schemars(range(min = 0, max = 100)))]
     pub trial: u32,
     /// Which session: `cold`, `warm` or `ui`; at most 40 characters.
-    #[schemars(length(max = 40))]
+    #[cfg_attr(feature = "schema", schemars(length(max = 40)))]
     pub session: String,
     /// Milliseconds from spawn until the program was ready, when it became ready.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ready_ms: Option<u64>,
     /// The samples in time order, at most 500 (longer series are downsampled).
-    #[schemars(length(max = 500))]
+    #[cfg_attr(feature = "schema", schemars(length(max = 500)))]
     pub points: Vec<MemoryPoint>,
 }
 
@@ -110,19 +110,20 @@ fn downsample(points: Vec<MemoryPoint>, max: usize) -> Vec<MemoryPoint> {
 }
 
 /// What the terminal showed when the program became ready.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Screen {
     /// The phase that measured.
     pub phase: Phase,
     /// The trial, from 0 to 100.
-    #[schemars(range(min = 0, max = 100))]
+    #[cfg_attr(feature = "schema", schemars(range(min = 0, max = 100)))]
     pub trial: u32,
     /// Which session: `cold`, `warm` or `ui`; at most 40 characters.
-    #[schemars(length(max = 40))]
+    #[cfg_attr(feature = "schema", schemars(length(max = 40)))]
     pub session: String,
     /// The screen's text, rows separated by `\n`, trailing blanks trimmed; at most 20300 characters.
-    #[schemars(length(max = 20300))]
+    #[cfg_attr(feature = "schema", schemars(length(max = 20300)))]
     pub text: String,
 }
 
@@ -146,7 +147,8 @@ impl Screen {
 }
 
 /// The family's totals after one more instance started and settled.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct StaircaseStep {
     /// Instances running at this step (1 for the first).
@@ -173,7 +175,8 @@ pub struct StaircaseStep {
 
 /// What one more instance costs, summarized over a staircase's steps; each in bytes,
 /// negative when memory was freed.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct InstanceCost {
     /// RSS per instance.
@@ -188,16 +191,17 @@ pub struct InstanceCost {
 
 /// One trial's staircase: the family before, after each added instance, and after
 /// every instance was stopped.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct StaircaseRun {
     /// The trial, from 0 to 100.
-    #[schemars(range(min = 0, max = 100))]
+    #[cfg_attr(feature = "schema", schemars(range(min = 0, max = 100)))]
     pub trial: u32,
     /// Resident bytes of the family before the first measured instance (after the warm-up).
     pub baseline_rss_bytes: u64,
     /// One entry per added instance, at most 100.
-    #[schemars(length(max = 100))]
+    #[cfg_attr(feature = "schema", schemars(length(max = 100)))]
     pub steps: Vec<StaircaseStep>,
     /// Resident bytes of the family after every instance was stopped.
     pub after_teardown_rss_bytes: u64,

@@ -46,17 +46,9 @@ pub const MAX_PROCESSES: usize = 128;
 
 /// Which side of a comparison a result describes.
 #[derive(
-    Debug,
-    Clone,
-    Copy,
-    Default,
-    PartialEq,
-    Eq,
-    Hash,
-    serde::Serialize,
-    serde::Deserialize,
-    schemars::JsonSchema,
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
 )]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
     /// The reference build (usually the target branch).
@@ -83,9 +75,8 @@ impl fmt::Display for Role {
 }
 
 /// What was asked for: which build of which repository, and by whom.
-#[derive(
-    Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
-)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Request {
     /// The repository the benchmark runs for (`owner/name`), when there is one.
@@ -128,19 +119,20 @@ impl Request {
 }
 
 /// One sample of one metric in one trial: exactly one of `value` or `error`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Observation {
     /// The trial, from 0 to 100.
-    #[schemars(range(min = 0, max = 100))]
+    #[cfg_attr(feature = "schema", schemars(range(min = 0, max = 100)))]
     pub trial: u32,
     /// The measured value in the metric's unit (seconds or bytes): finite and non-negative.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0))]
+    #[cfg_attr(feature = "schema", schemars(range(min = 0)))]
     pub value: Option<f64>,
     /// Why the measurement failed, at most 500 characters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = 500))]
+    #[cfg_attr(feature = "schema", schemars(length(max = 500)))]
     pub error: Option<String>,
 }
 
@@ -165,7 +157,8 @@ impl Observation {
 }
 
 /// Memory of one process at the last memory measurement. Sizes are in bytes.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ProcessMemory {
     /// Process id.
@@ -174,7 +167,7 @@ pub struct ProcessMemory {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ppid: Option<u32>,
     /// Process name (`comm`), at most 80 characters.
-    #[schemars(length(max = 80))]
+    #[cfg_attr(feature = "schema", schemars(length(max = 80)))]
     pub name: String,
     /// Resident set size, bytes.
     pub rss: u64,
@@ -189,7 +182,7 @@ pub struct ProcessMemory {
     pub swap: Option<u64>,
     /// User plus system CPU seconds since the process started; absent when unreadable.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0))]
+    #[cfg_attr(feature = "schema", schemars(range(min = 0)))]
     pub cpu_seconds: Option<f64>,
     /// Threads of the process, when recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -205,13 +198,14 @@ pub const MAX_TRIAL_RECORDS: usize = Phase::ALL.len() * (MAX_TRIAL as usize + 1)
 /// machine was, where it ran and how many processes the target had. Every field
 /// but the trial's identity is optional, because older results and phases that
 /// did not measure a fact leave it out; readers show what is there.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct TrialRecord {
     /// The phase the trial belongs to.
     pub phase: Phase,
     /// The trial, from 0 to 100.
-    #[schemars(range(min = 0, max = 100))]
+    #[cfg_attr(feature = "schema", schemars(range(min = 0, max = 100)))]
     pub trial: u32,
     /// When the trial started, in milliseconds since the Unix epoch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -222,7 +216,7 @@ pub struct TrialRecord {
     pub load_average: Option<[f64; 3]>,
     /// The host name of the machine that ran the trial, at most 255 characters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = 255))]
+    #[cfg_attr(feature = "schema", schemars(length(max = 255)))]
     pub host: Option<String>,
     /// How many processes of the target were found at the trial's memory
     /// measurement; a change between trials means a process (a daemon) came or went.
@@ -233,7 +227,7 @@ pub struct TrialRecord {
     /// long it took. Absent when the trial settled nothing (and in files written
     /// before this field).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(length(max = 128))]
+    #[cfg_attr(feature = "schema", schemars(length(max = 128)))]
     pub settles: Vec<SettleRecord>,
     /// The exit code of a program that exited by itself with one (`clibench startup
     /// --ready exit`), for hyperfine's `exit_codes`; absent when clibench stopped it or
@@ -246,9 +240,8 @@ pub struct TrialRecord {
 pub const MAX_SETTLES: usize = 128;
 
 /// How a settle waited.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum SettleUntil {
     /// A fixed time (`settle = "1s"`).
@@ -259,9 +252,8 @@ pub enum SettleUntil {
 }
 
 /// How a settle ended.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum SettleEnded {
     /// A fixed settle waited its whole time.
@@ -275,28 +267,29 @@ pub enum SettleEnded {
 }
 
 /// One settle: what was asked for and what it took.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct SettleRecord {
     /// Which settle of the trial: `cold`, `warm`, `ui`, or for the staircase `warmup`,
     /// `baseline`, `step-N` (from 0) and `teardown`; at most 40 characters.
-    #[schemars(length(max = 40))]
+    #[cfg_attr(feature = "schema", schemars(length(max = 40)))]
     pub session: String,
     /// Fixed or quiet.
     pub until: SettleUntil,
     /// The fixed time, or the quiet settle's maximum, in seconds.
-    #[schemars(range(min = 0))]
+    #[cfg_attr(feature = "schema", schemars(range(min = 0)))]
     pub max_seconds: f64,
     /// The quiet interval in seconds (quiet settles only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0))]
+    #[cfg_attr(feature = "schema", schemars(range(min = 0)))]
     pub quiet_seconds: Option<f64>,
     /// The allowed RSS difference as a fraction, 0.01 for 1 % (quiet settles only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0, max = 1))]
+    #[cfg_attr(feature = "schema", schemars(range(min = 0, max = 1)))]
     pub tolerance: Option<f64>,
     /// How long the settle took, in seconds.
-    #[schemars(range(min = 0))]
+    #[cfg_attr(feature = "schema", schemars(range(min = 0)))]
     pub took_seconds: f64,
     /// How it ended.
     pub ended: SettleEnded,
@@ -328,20 +321,19 @@ impl TrialRecord {
 }
 
 /// Everything measured about one build.
-#[derive(
-    Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
-)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Side {
     /// The commit (or build identifier) measured.
     pub sha: String,
     /// Every metric's samples, at most one per trial.
     #[serde(default, deserialize_with = "metrics_by_name")]
-    #[schemars(schema_with = "metrics_schema")]
+    #[cfg_attr(feature = "schema", schemars(schema_with = "metrics_schema"))]
     pub metrics: BTreeMap<Metric, Vec<Observation>>,
     /// The per-process memory breakdown of the last memory measurement, at most 128 entries.
     #[serde(default)]
-    #[schemars(length(max = 128))]
+    #[cfg_attr(feature = "schema", schemars(length(max = 128)))]
     pub processes: Vec<ProcessMemory>,
     /// Facts about the run: tool versions, kernel, CPU, artifact and installation formats.
     #[serde(default)]
@@ -354,11 +346,11 @@ pub struct Side {
     pub timings: BTreeMap<String, f64>,
     /// Why the last phase failed as a whole, at most 500 characters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = 500))]
+    #[cfg_attr(feature = "schema", schemars(length(max = 500)))]
     pub error: Option<String>,
     /// The circumstances of each trial, at most one record per phase and trial.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(length(max = 606))]
+    #[cfg_attr(feature = "schema", schemars(length(max = 606)))]
     pub trials: Vec<TrialRecord>,
     /// Steps that were not run, `<phase>:<trial>` -> why (at most 500 characters each):
     /// "same failure as measure trial 0", "install trial 0 failed". A skipped trial has
@@ -368,16 +360,16 @@ pub struct Side {
     /// The process family's memory over time during each measured start and UI
     /// session, at most 400 series (optional; drawn by the HTML report).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(length(max = 400))]
+    #[cfg_attr(feature = "schema", schemars(length(max = 400)))]
     pub memory_series: Vec<MemorySeries>,
     /// The terminal's screen when the program became ready, at most 16 (optional).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(length(max = 16))]
+    #[cfg_attr(feature = "schema", schemars(length(max = 16)))]
     pub screens: Vec<Screen>,
     /// Each trial's staircase steps (optional; the metrics `instance_*` and
     /// `reclaimed_rss` summarize them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(length(max = 101))]
+    #[cfg_attr(feature = "schema", schemars(length(max = 101)))]
     pub staircases: Vec<StaircaseRun>,
 }
 
@@ -442,12 +434,13 @@ impl Side {
 }
 
 /// A result file: the request and what was measured for it.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
-#[schemars(title = "clibench result")]
+#[cfg_attr(feature = "schema", schemars(title = "clibench result"))]
 pub struct ResultFile {
     /// The format's version; this clibench reads and writes 1.
-    #[schemars(range(min = 1, max = 1))]
+    #[cfg_attr(feature = "schema", schemars(range(min = 1, max = 1)))]
     pub schema_version: u32,
     /// What was asked for.
     pub request: Request,
@@ -867,6 +860,7 @@ fn check_trial(path: &str, trial: u32) -> Result<(), ValidationError> {
 
 /// The JSON Schema of result files, generated from the types, as pretty-printed
 /// JSON with a final newline. It is checked in at `docs/result.schema.json`.
+#[cfg(feature = "schema")]
 pub fn json_schema() -> String {
     let schema = schemars::schema_for!(ResultFile);
     // Invariant: a schemars Schema is a serde_json::Value, which always serializes.
@@ -913,6 +907,7 @@ where
 }
 
 /// The schema of the `metrics` map: keys are metric names, values lists of observations.
+#[cfg(feature = "schema")]
 fn metrics_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
     let metric = generator.subschema_for::<Metric>();
     let observations = generator.subschema_for::<Vec<Observation>>();

@@ -15,7 +15,8 @@ use crate::result::Side;
 use crate::units::Unit;
 
 /// Summary statistics of a set of finite samples, in the samples' unit.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Summary {
     /// Number of samples with a value.

@@ -19,11 +19,13 @@
 
 pub mod bmf;
 mod cells;
+#[cfg(feature = "html")]
 pub mod charts;
 pub mod csv;
 mod failures;
 mod format;
 pub mod github_benchmark;
+#[cfg(feature = "html")]
 pub mod html;
 pub mod hyperfine;
 pub mod json;

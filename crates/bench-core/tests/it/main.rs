@@ -1,9 +1,14 @@
 //! Integration tests of bench-core: the exporters on the shipped example results,
 //! and the checked-in JSON Schema.
 
+// The HTML report and the JSON Schema are behind bench-core's default features
+// `html` and `schema`.
+#[cfg(feature = "html")]
 mod browser;
 mod export;
+#[cfg(feature = "html")]
 mod html;
+#[cfg(feature = "schema")]
 mod schema;
 mod services;
 
