@@ -299,7 +299,9 @@ impl Plan {
                 Phase::Prepare => (1, false),
                 Phase::Staircase => (1, true),
                 Phase::Install => (self.settings.installs, false),
-                Phase::Measure | Phase::Runtime | Phase::Ui => (self.settings.trials, true),
+                Phase::Measure | Phase::Runtime | Phase::Ui | Phase::Session => {
+                    (self.settings.trials, true)
+                }
             };
             steps.extend(
                 (0..trials)
@@ -361,6 +363,7 @@ pub fn describes(spec: &Spec, phase: Phase) -> bool {
         Phase::Measure => spec.measure.is_some(),
         Phase::Runtime => spec.runtime.is_some(),
         Phase::Ui => spec.ui.is_some(),
+        Phase::Session => spec.session.is_some(),
         Phase::Staircase => spec.staircase.is_some(),
     }
 }
