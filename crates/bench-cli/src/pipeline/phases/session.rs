@@ -182,6 +182,9 @@ struct Planned {
     first_chunk: String,
     /// The final text's last tokens.
     last_words: String,
+    /// How often `last_words` occurs in the final text (squashed): a long reply of
+    /// deterministic tokens repeats itself, and its end is shown once every occurrence is.
+    last_repeats: usize,
     tool_rounds: usize,
     tokens: usize,
 }
@@ -201,11 +204,13 @@ fn planned(ctx: &PhaseContext) -> Vec<Planned> {
             let chunk = (turn.physics.chunk_tokens as usize).max(1);
             let first_chunk = tokens.iter().take(chunk).cloned().collect::<String>();
             let last_words = tokens[tokens.len().saturating_sub(LAST_TOKENS)..].concat();
+            let last_repeats = occurrences(&squash(&text), &squash(&last_words)).max(1);
             Some(Planned {
                 index,
                 prompt,
                 first_chunk,
                 last_words,
+                last_repeats,
                 tool_rounds: turn.reply.tool_rounds(),
                 tokens: tokens.len(),
             })
@@ -232,7 +237,7 @@ struct Watch {
     first: String,
     last: String,
     first_before: usize,
-    last_before: usize,
+    last_needed: usize,
     first_seen: Option<f64>,
     last_seen: Option<f64>,
 }
@@ -244,7 +249,7 @@ impl Watch {
         Watch {
             origin,
             first_before: occurrences(&screen, &first),
-            last_before: occurrences(&screen, &last),
+            last_needed: occurrences(&screen, &last) + plan.last_repeats,
             first,
             last,
             first_seen: None,
@@ -261,7 +266,7 @@ impl Watch {
         if self.first_seen.is_none() && occurrences(&screen, &self.first) > self.first_before {
             self.first_seen = Some(now);
         }
-        if self.last_seen.is_none() && occurrences(&screen, &self.last) > self.last_before {
+        if self.last_seen.is_none() && occurrences(&screen, &self.last) >= self.last_needed {
             self.last_seen = Some(now);
             // The last words imply the first: a reply shown at once counts for both.
             self.first_seen.get_or_insert(now);
@@ -569,7 +574,14 @@ fn one_turn(
     let final_request = requests
         .iter()
         .find(|r| matches!(&r.outcome, Outcome::Turn { part, .. } if *part == final_part));
-    let final_chunks = final_request.map(|r| journal.chunks(r.number)).unwrap_or_default();
+    // The preamble (framing events written with the headers) carries no token: the
+    // reply's first chunk is the first with text.
+    let final_chunks: Vec<_> = final_request
+        .map(|r| journal.chunks(r.number))
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|chunk| chunk.tokens > 0)
+        .collect();
     let first_token = match (final_chunks.first(), watch.first_seen) {
         (Some(chunk), Some(seen)) => Some(seen - t(chunk.written)),
         _ => None,
@@ -653,6 +665,7 @@ mod tests {
             prompt: "p".into(),
             first_chunk: first.into(),
             last_words: last.into(),
+            last_repeats: 1,
             tool_rounds: 0,
             tokens: 10,
         }
