@@ -250,6 +250,7 @@ pub fn base_url(address: SocketAddr, path_token: Option<&str>) -> String {
 /// The path with the secret prefix removed: `None` when the path is not under
 /// `/m/<token>` (exactly that segment, then `/` or the end).
 pub fn strip_token<'a>(path: &'a str, path_token: Option<&str>) -> Option<&'a str> {
+    // `/m/<token>` then `/` or the end: `/m/<token>x` is another path.
     let Some(token) = path_token else {
         return Some(path);
     };
