@@ -16,8 +16,8 @@
 //! ```
 
 use crate::detail::{
-    MAX_LABEL_CHARS, MAX_POINTS, MAX_SCREEN_CHARS, MAX_SCREENS, MAX_SERIES, MAX_STEPS,
-    MAX_TURNS, MemorySeries, Screen, SessionRun, StaircaseRun,
+    MAX_LABEL_CHARS, MAX_POINTS, MAX_SCREEN_CHARS, MAX_SCREENS, MAX_SERIES, MAX_STEPS, MAX_TURNS,
+    MemorySeries, Screen, SessionRun, StaircaseRun,
 };
 use crate::io::{WriteError, write_atomic};
 use crate::metric::{Metric, Phase};
@@ -838,11 +838,7 @@ fn validate_details(side: &Side) -> Result<(), ValidationError> {
         }
     }
     if side.sessions.len() > MAX_TRIAL as usize + 1 {
-        return too_many(
-            "side.sessions",
-            side.sessions.len(),
-            MAX_TRIAL as usize + 1,
-        );
+        return too_many("side.sessions", side.sessions.len(), MAX_TRIAL as usize + 1);
     }
     for (index, run) in side.sessions.iter().enumerate() {
         let at = format!("side.sessions[{index}]");

@@ -301,7 +301,11 @@ impl Script {
             if turn.prompt.as_deref().is_some_and(|p| p.trim().is_empty()) {
                 return Err(invalid(format!("{at}.prompt"), "must not be empty"));
             }
-            if turn.prompt.as_deref().is_some_and(|p| p.chars().any(char::is_control)) {
+            if turn
+                .prompt
+                .as_deref()
+                .is_some_and(|p| p.chars().any(char::is_control))
+            {
                 return Err(invalid(
                     format!("{at}.prompt"),
                     "must be one line of text (the session phase presses Enter after it)",

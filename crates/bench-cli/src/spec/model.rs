@@ -128,10 +128,8 @@ impl<'de> Deserialize<'de> for ScriptSource {
                 self,
                 map: A,
             ) -> Result<ScriptSource, A::Error> {
-                crate::model::Script::deserialize(serde::de::value::MapAccessDeserializer::new(
-                    map,
-                ))
-                .map(ScriptSource::Inline)
+                crate::model::Script::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+                    .map(ScriptSource::Inline)
             }
         }
         deserializer.deserialize_any(Visitor)

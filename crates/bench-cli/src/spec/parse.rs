@@ -970,14 +970,20 @@ fn check(spec: &Spec) -> (Vec<Problem>, Option<Ready>) {
     }
     if let Some(session) = &spec.session {
         if spec.model.is_none() {
-            c.problem(key(&["session"]), "[session] needs [model]: the turns are the model's script");
+            c.problem(
+                key(&["session"]),
+                "[session] needs [model]: the turns are the model's script",
+            );
         }
         if spec.measure.is_none() {
             c.problem(
                 key(&["session"]),
                 "[session] needs [measure] (the ready mode, size and quit keys)",
             );
-        } else if matches!(ready.as_ref().map(|r| &r.0), Some(bench_term::ReadyMode::Exit)) {
+        } else if matches!(
+            ready.as_ref().map(|r| &r.0),
+            Some(bench_term::ReadyMode::Exit)
+        ) {
             c.problem(
                 key(&["measure", "ready"]),
                 "ready = \"exit\" times a program that exits; [session] needs one that stays running",
@@ -1011,10 +1017,7 @@ fn check(spec: &Spec) -> (Vec<Problem>, Option<Ready>) {
 /// Reads `[model] script` (a file relative to the spec's folder, or inline), patches its
 /// physics with `[model] physics`, checks it, and for `[session]` checks that its turns
 /// have prompts. The problem's key and message, or the compiled script.
-fn model_script(
-    spec: &Spec,
-    spec_file: &str,
-) -> Result<Option<crate::model::Compiled>, Problem> {
+fn model_script(spec: &Spec, spec_file: &str) -> Result<Option<crate::model::Compiled>, Problem> {
     let Some(model) = &spec.model else {
         return Ok(None);
     };

@@ -61,12 +61,12 @@ typing_keys = 5
 }
 
 fn session_run(spec: &Path, out: &Path) -> crate::Run {
-    run(clibench()
-        .arg("run")
-        .arg(spec)
-        .arg("--out")
-        .arg(out)
-        .args(["--trials", "1", "--phases", "install,session"]))
+    run(clibench().arg("run").arg(spec).arg("--out").arg(out).args([
+        "--trials",
+        "1",
+        "--phases",
+        "install,session",
+    ]))
 }
 
 fn value(result: &ResultFile, metric: Metric) -> f64 {
@@ -100,7 +100,10 @@ fn a_session_measures_every_turn_and_the_known_leak() {
     assert!(value(&result, Metric::SessionPss) <= value(&result, Metric::SessionRss));
     let growth = value(&result, Metric::SessionGrowth);
     let error = (growth - LEAK as f64).abs() / LEAK as f64;
-    assert!(error < 0.05, "session_growth {growth} vs a leak of {LEAK} bytes per turn");
+    assert!(
+        error < 0.05,
+        "session_growth {growth} vs a leak of {LEAK} bytes per turn"
+    );
     let idle = value(&result, Metric::IdleCpu);
     assert!((0.0..0.05).contains(&idle), "idle_cpu {idle}");
     let run = &result.side.sessions[0];
@@ -168,12 +171,27 @@ fn a_request_without_the_secret_path_gets_404() {
         stream.read_to_string(&mut answer).unwrap();
         answer
     };
-    for hostile in ["/v1/messages", "/m/0123456789abcdef0123456789abcdeX/v1/messages", "/m//v1/messages"] {
+    for hostile in [
+        "/v1/messages",
+        "/m/0123456789abcdef0123456789abcdeX/v1/messages",
+        "/m//v1/messages",
+    ] {
         let answer = ask(hostile);
         assert!(answer.starts_with("HTTP/1.1 404"), "{hostile}: {answer}");
     }
-    assert!(endpoint.journal().requests().iter().all(|r| r.status == 404));
-    let answer = ask(&format!("{}/v1/messages", endpoint.url().trim_start_matches(&format!("http://{}", endpoint.address()))));
+    assert!(
+        endpoint
+            .journal()
+            .requests()
+            .iter()
+            .all(|r| r.status == 404)
+    );
+    let answer = ask(&format!(
+        "{}/v1/messages",
+        endpoint
+            .url()
+            .trim_start_matches(&format!("http://{}", endpoint.address()))
+    ));
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     assert!(answer.contains("only for the trial"), "{answer}");
 }

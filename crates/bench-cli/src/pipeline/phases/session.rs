@@ -305,29 +305,39 @@ fn drive(
     ) {
         Ok(elapsed) => {
             *ready_after = Some(elapsed);
-            keep_screen(side, Phase::Session, trial, "session", terminal.screen_text());
+            keep_screen(
+                side,
+                Phase::Session,
+                trial,
+                "session",
+                terminal.screen_text(),
+            );
         }
         Err(error) => {
-            fail_all(side, &terminal_error("waiting for the session command to be ready")(error));
+            fail_all(
+                side,
+                &terminal_error("waiting for the session command to be ready")(error),
+            );
             return Ok(());
         }
     }
     if let Err(error) =
         crate::pipeline::phases::measure::settle_terminal(terminal, family, &measure.settle)
     {
-        fail_all(side, &terminal_error("letting the session command settle")(error));
+        fail_all(
+            side,
+            &terminal_error("letting the session command settle")(error),
+        );
         return Ok(());
     }
     let plans = planned(ctx);
     let typing_turn = match session.typing_turn {
         Some(turn) => turn as usize,
-        None => {
-            plans
-                .iter()
-                .enumerate()
-                .max_by_key(|(position, plan)| (plan.tokens, std::cmp::Reverse(*position)))
-                .map_or(1, |(position, _)| position + 1)
-        }
+        None => plans
+            .iter()
+            .enumerate()
+            .max_by_key(|(position, plan)| (plan.tokens, std::cmp::Reverse(*position)))
+            .map_or(1, |(position, _)| position + 1),
     };
     let mut run = SessionRun {
         trial,
@@ -341,7 +351,15 @@ fn drive(
     for (position, plan) in plans.iter().enumerate() {
         let keys = (position + 1 == typing_turn).then_some(session.typing_keys as usize);
         let turn = (position + 1) as u32;
-        match one_turn(terminal, journal, family, plan, turn, session.turn_timeout.0, keys) {
+        match one_turn(
+            terminal,
+            journal,
+            family,
+            plan,
+            turn,
+            session.turn_timeout.0,
+            keys,
+        ) {
             Ok(measured) => run.turns.push(measured),
             Err(error) => {
                 failure = Some(error);
@@ -399,19 +417,42 @@ fn summarize(
         turns.iter().filter_map(f).collect()
     };
     let medians: [(Metric, Vec<f64>, &str); 7] = [
-        (Metric::Turn, pick(&|t| Some(t.turn_seconds)), "no turn finished"),
-        (Metric::Submit, pick(&|t| t.submit_seconds), "no request was matched to a turn"),
-        (Metric::FirstToken, pick(&|t| t.first_token_seconds), "no reply's first chunk was seen"),
-        (Metric::StreamRender, pick(&|t| t.stream_render_seconds), "no reply's end was seen"),
+        (
+            Metric::Turn,
+            pick(&|t| Some(t.turn_seconds)),
+            "no turn finished",
+        ),
+        (
+            Metric::Submit,
+            pick(&|t| t.submit_seconds),
+            "no request was matched to a turn",
+        ),
+        (
+            Metric::FirstToken,
+            pick(&|t| t.first_token_seconds),
+            "no reply's first chunk was seen",
+        ),
+        (
+            Metric::StreamRender,
+            pick(&|t| t.stream_render_seconds),
+            "no reply's end was seen",
+        ),
         (
             Metric::ToolRoundtrip,
             pick(&|t| t.tool_roundtrip_seconds),
             "no scripted turn with a prompt has a tool call",
         ),
-        (Metric::TurnCpu, pick(&|t| Some(t.cpu_seconds)), "no turn finished"),
+        (
+            Metric::TurnCpu,
+            pick(&|t| Some(t.cpu_seconds)),
+            "no turn finished",
+        ),
         (
             Metric::TypingLag,
-            turns.iter().flat_map(|t| t.typing_lag_seconds.iter().copied()).collect(),
+            turns
+                .iter()
+                .flat_map(|t| t.typing_lag_seconds.iter().copied())
+                .collect(),
             "no key typed during a stream was echoed",
         ),
     ];
@@ -428,16 +469,20 @@ fn summarize(
         side,
         Metric::SessionRss,
         trial,
-        last.map_or_else(|| Sample::Error(why("no turn finished")), |t| {
-            Sample::Value(t.rss_bytes as f64)
-        }),
+        last.map_or_else(
+            || Sample::Error(why("no turn finished")),
+            |t| Sample::Value(t.rss_bytes as f64),
+        ),
     );
     record(
         side,
         Metric::SessionPss,
         trial,
         match last {
-            Some(SessionTurn { pss_bytes: Some(pss), .. }) => Sample::Value(*pss as f64),
+            Some(SessionTurn {
+                pss_bytes: Some(pss),
+                ..
+            }) => Sample::Value(*pss as f64),
             Some(_) => Sample::Error("the family's PSS was unreadable".to_owned()),
             None => Sample::Error(why("no turn finished")),
         },
@@ -447,7 +492,11 @@ fn summarize(
     let points: Vec<(f64, f64)> = turns
         .iter()
         .map(|t| {
-            let bytes = if all_pss { t.pss_bytes.unwrap_or(t.rss_bytes) } else { t.rss_bytes };
+            let bytes = if all_pss {
+                t.pss_bytes.unwrap_or(t.rss_bytes)
+            } else {
+                t.rss_bytes
+            };
             (f64::from(t.turn), bytes as f64)
         })
         .collect();
@@ -481,7 +530,6 @@ fn on_terminal(journal_start: Instant, origin: Instant, at: Duration) -> f64 {
     offset + at.as_secs_f64()
 }
 
-#[expect(clippy::too_many_arguments, reason = "one turn's whole context, used once")]
 fn one_turn(
     terminal: &mut Terminal,
     journal: &Journal,
@@ -521,7 +569,9 @@ fn one_turn(
                 watch.observe(s);
                 watch.first_seen.is_some()
             })
-            .map_err(waited("waiting for the reply's first text, to type while it streams"))?;
+            .map_err(waited(
+                "waiting for the reply's first text, to type while it streams",
+            ))?;
         lags = type_during_stream(terminal, &mut watch, keys, remaining)
             .map_err(waited("typing while the reply streams"))?;
     }
@@ -538,7 +588,9 @@ fn one_turn(
         .wait_for_screen(remaining().min(ECHO_TIMEOUT), &mut |s| {
             squash(s).contains(&probe)
         })
-        .map_err(waited("waiting for the prompt to echo a key after the reply"))?;
+        .map_err(waited(
+            "waiting for the prompt to echo a key after the reply",
+        ))?;
     let cpu_after = family.cpu_seconds()?;
     terminal
         .send_keys(&[Key::Backspace; 4])
@@ -592,12 +644,24 @@ fn one_turn(
     };
     let tool_roundtrip = (plan.tool_rounds > 0)
         .then(|| {
-            let call = requests
-                .iter()
-                .find(|r| matches!(&r.outcome, Outcome::Turn { part: Part::Start, .. }))?;
+            let call = requests.iter().find(|r| {
+                matches!(
+                    &r.outcome,
+                    Outcome::Turn {
+                        part: Part::Start,
+                        ..
+                    }
+                )
+            })?;
             let written = journal.chunks(call.number).last()?.written;
             let result = requests.iter().find(|r| {
-                matches!(&r.outcome, Outcome::Turn { part: Part::AfterTools(1), .. })
+                matches!(
+                    &r.outcome,
+                    Outcome::Turn {
+                        part: Part::AfterTools(1),
+                        ..
+                    }
+                )
             })?;
             Some(t(result.received) - t(written))
         })
@@ -683,7 +747,11 @@ mod tests {
 
     #[test]
     fn text_already_on_the_screen_must_appear_once_more() {
-        let mut watch = Watch::new(Instant::now(), "old: Hello there", &plan("Hello there", "x"));
+        let mut watch = Watch::new(
+            Instant::now(),
+            "old: Hello there",
+            &plan("Hello there", "x"),
+        );
         watch.observe("old: Hello there\n> typing");
         assert!(watch.first_seen.is_none());
         watch.observe("old: Hello there\nHello there");
