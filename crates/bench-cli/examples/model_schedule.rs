@@ -40,6 +40,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         port: 0,
         script: script.compile()?,
         limits: Limits::default(),
+        path_token: None,
     })?;
     let journal = endpoint.journal();
     let body = format!(

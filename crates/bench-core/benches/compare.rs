@@ -78,6 +78,7 @@ fn synthetic(sha: &str, scale: f64) -> ResultFile {
             let base = match metric.unit() {
                 bench_core::units::Unit::Seconds => 0.4,
                 bench_core::units::Unit::Bytes => 128.0 * 1024.0 * 1024.0,
+                bench_core::units::Unit::Share => 0.05,
             };
             let value = base * scale * (0.9 + 0.2 * jitter);
             record(&mut result.side, metric, trial, Sample::Value(value));

@@ -224,6 +224,84 @@ pub struct StaircaseRun {
     pub steady: Option<InstanceCost>,
 }
 
+/// The most turns a [`SessionRun`] keeps.
+pub const MAX_TURNS: usize = 200;
+
+/// One turn of a session, as the session phase measured it. Times are seconds on the
+/// terminal's clock (the endpoint's journal times are converted to it).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct SessionTurn {
+    /// The turn, from 1 (the scripted turn whose prompt was typed).
+    pub turn: u32,
+    /// Enter until the reply's last text was on the screen and the prompt took input.
+    pub turn_seconds: f64,
+    /// Enter until the endpoint received the turn's first request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub submit_seconds: Option<f64>,
+    /// First chunk of the reply written until its text was first visible.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_token_seconds: Option<f64>,
+    /// Last chunk written until the final text was visible.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream_render_seconds: Option<f64>,
+    /// Tool call written until the request carrying its result arrived (tool turns only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_roundtrip_seconds: Option<f64>,
+    /// CPU seconds of the whole family during the turn (nanosecond resolution).
+    pub cpu_seconds: f64,
+    /// Resident bytes of the whole family after the turn.
+    pub rss_bytes: u64,
+    /// Proportional bytes of the whole family after the turn, when every PSS was readable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pss_bytes: Option<u64>,
+    /// Keystroke-to-echo latencies (seconds) of the keys typed during this turn's stream.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "schema", schemars(length(max = 100)))]
+    pub typing_lag_seconds: Vec<f64>,
+}
+
+/// One trial's session: every turn, and the idle window after them.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct SessionRun {
+    /// The trial, from 0 to 100.
+    #[cfg_attr(feature = "schema", schemars(range(min = 0, max = 100)))]
+    pub trial: u32,
+    /// The dialect the spec says the agent speaks (`anthropic`, ...); at most 40 characters.
+    #[cfg_attr(feature = "schema", schemars(length(max = 40)))]
+    pub dialect: String,
+    /// The turns in order, at most 200.
+    #[cfg_attr(feature = "schema", schemars(length(max = 200)))]
+    pub turns: Vec<SessionTurn>,
+    /// Bytes per turn: the least-squares slope of PSS (RSS when PSS is missing) over the turns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub growth_bytes_per_turn: Option<f64>,
+    /// The idle window's length, seconds.
+    pub idle_seconds: f64,
+    /// The family's CPU share of one core over the idle window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_cpu_share: Option<f64>,
+}
+
+/// The least-squares slope of `y` over `x`; `None` with fewer than two distinct `x`.
+pub fn slope(points: &[(f64, f64)]) -> Option<f64> {
+    let n = points.len() as f64;
+    if points.len() < 2 {
+        return None;
+    }
+    let mean_x = points.iter().map(|p| p.0).sum::<f64>() / n;
+    let mean_y = points.iter().map(|p| p.1).sum::<f64>() / n;
+    let sxx: f64 = points.iter().map(|p| (p.0 - mean_x).powi(2)).sum();
+    if sxx == 0.0 {
+        return None;
+    }
+    let sxy: f64 = points.iter().map(|p| (p.0 - mean_x) * (p.1 - mean_y)).sum();
+    Some(sxy / sxx)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -234,6 +312,17 @@ mod tests {
             rss_bytes,
             pss_bytes: None,
         }
+    }
+
+    #[test]
+    fn slope_is_the_least_squares_fit() {
+        assert_eq!(slope(&[(1.0, 10.0)]), None);
+        assert_eq!(slope(&[(1.0, 10.0), (1.0, 12.0)]), None);
+        let exact = slope(&[(1.0, 100.0), (2.0, 200.0), (3.0, 300.0)]).unwrap();
+        assert!((exact - 100.0).abs() < 1e-9);
+        // Noise around a line of slope 2: the fit finds 2 within the noise.
+        let noisy = slope(&[(1.0, 2.5), (2.0, 3.5), (3.0, 6.5), (4.0, 7.5)]).unwrap();
+        assert!((noisy - 1.8 - 0.0).abs() < 0.5, "{noisy}");
     }
 
     #[test]

@@ -91,18 +91,22 @@ pub enum Phase {
     Runtime,
     /// Drive the UI through the spec's steps (`ui_*`, `keystroke`).
     Ui,
+    /// Drive an agent through the scripted model's turns (`turn`, `first_token`, ...,
+    /// `session_growth`, `idle_cpu`).
+    Session,
     /// Start instances one after another and measure what each adds.
     Staircase,
 }
 
 impl Phase {
     /// Every phase, in pipeline order.
-    pub const ALL: [Phase; 6] = [
+    pub const ALL: [Phase; 7] = [
         Phase::Prepare,
         Phase::Install,
         Phase::Measure,
         Phase::Runtime,
         Phase::Ui,
+        Phase::Session,
         Phase::Staircase,
     ];
 
@@ -114,6 +118,7 @@ impl Phase {
             Phase::Measure => "measure",
             Phase::Runtime => "runtime",
             Phase::Ui => "ui",
+            Phase::Session => "session",
             Phase::Staircase => "staircase",
         }
     }
@@ -283,6 +288,28 @@ metrics! {
     PeakRss = "peak_rss", Bytes, Measure, LowerIsBetter, Nature::Memory;
     /// The highest proportional bytes of the family while a started command settled (`clibench mem`).
     PeakPss = "peak_pss", Bytes, Measure, LowerIsBetter, Nature::Memory;
+    /// Median seconds from Enter until a turn's reply is shown and the prompt takes input.
+    Turn = "turn", Seconds, Session, LowerIsBetter, Nature::Timing;
+    /// Median seconds from Enter until the model endpoint received the turn's request.
+    Submit = "submit", Seconds, Session, LowerIsBetter, Nature::Timing;
+    /// Median seconds from the first chunk written until its text is on the screen.
+    FirstToken = "first_token", Seconds, Session, LowerIsBetter, Nature::Timing;
+    /// Median seconds from the last chunk written until the final text is on the screen.
+    StreamRender = "stream_render", Seconds, Session, LowerIsBetter, Nature::Timing;
+    /// Median seconds from a tool call written until the request with its result arrived.
+    ToolRoundtrip = "tool_roundtrip", Seconds, Session, LowerIsBetter, Nature::Timing;
+    /// Median CPU seconds of the process family per turn.
+    TurnCpu = "turn_cpu", Seconds, Session, LowerIsBetter, Nature::Cpu;
+    /// Median keystroke-to-echo seconds while a reply streams.
+    TypingLag = "typing_lag", Seconds, Session, LowerIsBetter, Nature::Timing;
+    /// Resident bytes of the process family after the last turn.
+    SessionRss = "session_rss", Bytes, Session, LowerIsBetter, Nature::Memory;
+    /// Proportional bytes of the process family after the last turn.
+    SessionPss = "session_pss", Bytes, Session, LowerIsBetter, Nature::Memory;
+    /// Bytes per turn the family's memory grows (least-squares slope over the turns).
+    SessionGrowth = "session_growth", Bytes, Session, LowerIsBetter, Nature::Memory;
+    /// The family's CPU share (fraction of one core) while idle at the prompt.
+    IdleCpu = "idle_cpu", Share, Session, LowerIsBetter, Nature::Cpu;
 }
 
 impl Metric {
@@ -398,6 +425,39 @@ impl Metric {
             Metric::PeakPss => {
                 "The highest proportional memory of the process family, sampled while a started command settled."
             }
+            Metric::Turn => {
+                "Time from pressing Enter on a scripted prompt until the turn's last text is on the screen and the prompt takes input again (median over the turns)."
+            }
+            Metric::Submit => {
+                "Time from pressing Enter until the model endpoint received the turn's request: the agent's own work before it asks the model."
+            }
+            Metric::FirstToken => {
+                "Time from the endpoint writing the first chunk of a reply until its text is first visible on the screen: how soon the agent renders what streams in."
+            }
+            Metric::StreamRender => {
+                "Time from the endpoint writing the last chunk of a reply until the final text is visible: how far the screen lags behind the stream at its end."
+            }
+            Metric::ToolRoundtrip => {
+                "Time from the endpoint writing a tool call until the request carrying its result arrived: the agent running the tool and reporting back (turns with a tool call)."
+            }
+            Metric::TurnCpu => {
+                "CPU time (user + system, in nanoseconds) the whole process family spent during one turn (median over the turns); spikes while output streams show here."
+            }
+            Metric::TypingLag => {
+                "Median time from a key press until its echo is on the screen, for keys typed at a person's pace while a long reply streams."
+            }
+            Metric::SessionRss => {
+                "Resident memory of the process family after the session's last turn."
+            }
+            Metric::SessionPss => {
+                "Proportional memory of the process family after the session's last turn."
+            }
+            Metric::SessionGrowth => {
+                "How much the family's memory grows per turn: the least-squares slope of its PSS (RSS when PSS is unreadable) over the turns; a leak shows as a steady slope."
+            }
+            Metric::IdleCpu => {
+                "Share of one CPU core the whole process family uses while idle at the prompt after the turns (0.05 is 5% of a core); an idle agent should use almost none."
+            }
         }
     }
 
@@ -406,6 +466,7 @@ impl Metric {
         let unit = match self.unit() {
             Unit::Seconds => "seconds",
             Unit::Bytes => "bytes",
+            Unit::Share => "share of a core",
         };
         let direction = match self.direction() {
             Direction::LowerIsBetter => "lower is better",
@@ -508,7 +569,8 @@ mod tests {
         assert_eq!(Metric::Install.phase(), Phase::Install);
         assert_eq!(Phase::Ui.metrics().count(), 4);
         assert_eq!(Phase::Staircase.metrics().count(), 4);
-        assert_eq!(Metric::ALL.len(), 37);
+        assert_eq!(Phase::Session.metrics().count(), 11);
+        assert_eq!(Metric::ALL.len(), 48);
         assert!(Metric::Ready.standalone() && Metric::Ready.phase() == Phase::Measure);
         assert!(!Phase::Measure.metrics().any(Metric::standalone));
     }

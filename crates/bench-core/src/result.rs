@@ -16,8 +16,8 @@
 //! ```
 
 use crate::detail::{
-    MAX_LABEL_CHARS, MAX_POINTS, MAX_SCREEN_CHARS, MAX_SCREENS, MAX_SERIES, MAX_STEPS,
-    MemorySeries, Screen, StaircaseRun,
+    MAX_LABEL_CHARS, MAX_POINTS, MAX_SCREEN_CHARS, MAX_SCREENS, MAX_SERIES, MAX_STEPS, MAX_TURNS,
+    MemorySeries, Screen, SessionRun, StaircaseRun,
 };
 use crate::io::{WriteError, write_atomic};
 use crate::metric::{Metric, Phase};
@@ -350,7 +350,7 @@ pub struct Side {
     pub error: Option<String>,
     /// The circumstances of each trial, at most one record per phase and trial.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[cfg_attr(feature = "schema", schemars(length(max = 606)))]
+    #[cfg_attr(feature = "schema", schemars(length(max = 707)))]
     pub trials: Vec<TrialRecord>,
     /// Steps that were not run, `<phase>:<trial>` -> why (at most 500 characters each):
     /// "same failure as measure trial 0", "install trial 0 failed". A skipped trial has
@@ -371,6 +371,11 @@ pub struct Side {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[cfg_attr(feature = "schema", schemars(length(max = 101)))]
     pub staircases: Vec<StaircaseRun>,
+    /// Each trial's agent session, turn by turn (optional; the session phase's metrics
+    /// summarize them: medians over the turns, the growth slope, the idle share).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "schema", schemars(length(max = 101)))]
+    pub sessions: Vec<SessionRun>,
 }
 
 impl Side {
@@ -843,6 +848,26 @@ fn validate_details(side: &Side) -> Result<(), ValidationError> {
         check_trial(&format!("{at}.trial"), run.trial)?;
         if run.steps.len() > MAX_STEPS {
             return too_many(&format!("{at}.steps"), run.steps.len(), MAX_STEPS);
+        }
+    }
+    if side.sessions.len() > MAX_TRIAL as usize + 1 {
+        return too_many("side.sessions", side.sessions.len(), MAX_TRIAL as usize + 1);
+    }
+    for (index, run) in side.sessions.iter().enumerate() {
+        let at = format!("side.sessions[{index}]");
+        check_trial(&format!("{at}.trial"), run.trial)?;
+        check_length(&format!("{at}.dialect"), &run.dialect, MAX_LABEL_CHARS)?;
+        if run.turns.len() > MAX_TURNS {
+            return too_many(&format!("{at}.turns"), run.turns.len(), MAX_TURNS);
+        }
+        for (turn, measured) in run.turns.iter().enumerate() {
+            if measured.typing_lag_seconds.len() > 100 {
+                return too_many(
+                    &format!("{at}.turns[{turn}].typing_lag_seconds"),
+                    measured.typing_lag_seconds.len(),
+                    100,
+                );
+            }
         }
     }
     Ok(())

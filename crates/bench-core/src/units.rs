@@ -13,6 +13,8 @@ pub enum Unit {
     Seconds,
     /// Bytes of memory or disk.
     Bytes,
+    /// A share of one CPU core (CPU seconds per wall second): 0.05 is 5% of a core.
+    Share,
 }
 
 impl Unit {
@@ -21,6 +23,7 @@ impl Unit {
         match self {
             Unit::Seconds => format_seconds(value),
             Unit::Bytes => format_bytes(value),
+            Unit::Share => format_share(value),
         }
     }
 
@@ -29,6 +32,7 @@ impl Unit {
         match self {
             Unit::Seconds => "s",
             Unit::Bytes => "bytes",
+            Unit::Share => "cores",
         }
     }
 }
@@ -58,6 +62,15 @@ pub fn format_seconds(seconds: f64) -> String {
         (seconds * 1e9, "ns")
     };
     format!("{} {suffix}", three_significant(scaled))
+}
+
+/// Formats a share of one core as a percentage with three significant digits:
+/// `0.0312` is `3.12%`, `1.5` is `150%`.
+pub fn format_share(share: f64) -> String {
+    if !share.is_finite() {
+        return share.to_string();
+    }
+    format!("{}%", three_significant(share * 100.0))
 }
 
 /// Formats bytes in binary units with one decimal: `512 B`, `4.0 KiB`, `131.2 MiB`, `1.5 GiB`.

@@ -109,6 +109,9 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
             max_connections: args.max_connections,
             ..Limits::default()
         },
+        // `model serve` is for a person at a terminal: the bare root is what the agents'
+        // pointing instructions it prints use.
+        path_token: None,
     })?;
     let url = endpoint.url();
     outln!("{url}");

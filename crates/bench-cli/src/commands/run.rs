@@ -251,7 +251,7 @@ mod tests {
         assert!(error.is::<crate::exit::InputError>());
         assert_eq!(
             error.to_string(),
-            "--phases: unknown phase 'mesure'; expected some of prepare,install,measure,runtime,ui,staircase"
+            "--phases: unknown phase 'mesure'; expected some of prepare,install,measure,runtime,ui,session,staircase"
         );
     }
 

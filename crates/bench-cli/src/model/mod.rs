@@ -10,6 +10,7 @@
 //!     port: 0,
 //!     script: script.compile()?,
 //!     limits: Limits::default(),
+//!     path_token: None,
 //! })?;
 //! println!("ANTHROPIC_BASE_URL={}", endpoint.url());
 //! // ... run an agent against it, then:

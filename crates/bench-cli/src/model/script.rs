@@ -53,6 +53,9 @@ pub struct Script {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Turn {
+    /// What a person types for this turn (the session phase types it; the endpoint
+    /// itself ignores it).
+    pub prompt: Option<String>,
     /// A regular expression searched in the last user message; the first turn at or
     /// after the current one that matches (or has no `when`) is played.
     pub when: Option<String>,
@@ -295,7 +298,21 @@ impl Script {
                     then: turn.then.as_ref(),
                 },
             )?;
+            if turn.prompt.as_deref().is_some_and(|p| p.trim().is_empty()) {
+                return Err(invalid(format!("{at}.prompt"), "must not be empty"));
+            }
+            if turn
+                .prompt
+                .as_deref()
+                .is_some_and(|p| p.chars().any(char::is_control))
+            {
+                return Err(invalid(
+                    format!("{at}.prompt"),
+                    "must be one line of text (the session phase presses Enter after it)",
+                ));
+            }
             turns.push(CompiledTurn {
+                prompt: turn.prompt.clone(),
                 when,
                 reply,
                 physics,
@@ -378,6 +395,8 @@ pub struct Compiled {
 /// A checked turn.
 #[derive(Debug, Clone)]
 pub struct CompiledTurn {
+    /// What a person types for it (the session phase's prompt).
+    pub prompt: Option<String>,
     /// Its `when`, compiled.
     pub when: Option<Regex>,
     /// What it answers.
@@ -400,6 +419,36 @@ pub enum Reply {
         /// The reply to the request that carries their results.
         then: Box<Reply>,
     },
+}
+
+impl Reply {
+    /// The text the turn finally shows: its text, its deterministic tokens, or (after
+    /// tool calls) what follows once their results arrive; the same words the endpoint
+    /// streams.
+    pub fn final_text(&self) -> String {
+        match self {
+            Reply::Text(text) => text.clone(),
+            Reply::Tokens(count) => super::answer::filler(*count).concat(),
+            Reply::Tools { then, .. } => then.final_text(),
+        }
+    }
+
+    /// How many rounds of tool calls come before the final text.
+    pub fn tool_rounds(&self) -> usize {
+        match self {
+            Reply::Text(_) | Reply::Tokens(_) => 0,
+            Reply::Tools { then, .. } => 1 + then.tool_rounds(),
+        }
+    }
+
+    /// How many tokens the final text streams in.
+    pub fn final_tokens(&self) -> usize {
+        match self {
+            Reply::Text(text) => super::answer::tokens_of(text).len(),
+            Reply::Tokens(count) => *count as usize,
+            Reply::Tools { then, .. } => then.final_tokens(),
+        }
+    }
 }
 
 /// One tool call, before it is mapped to the tools a request advertises.
@@ -693,6 +742,29 @@ mod tests {
         assert_eq!(
             error_of("[[turns]]\ntext = \"a\"\nphysics = { chunk_tokens = 0 }\n"),
             "turns[0].physics.chunk_tokens: must be at least 1"
+        );
+    }
+
+    #[test]
+    fn prompts_are_kept_and_final_texts_are_what_streams() {
+        let script = Script::from_toml(
+            "[[turns]]\nprompt = \"list\"\nshell = \"ls\"\nthen = \"Listed it.\"\n\
+             [[turns]]\ntokens = 5\n",
+            "s.toml",
+        )
+        .unwrap();
+        let compiled = script.compile().unwrap();
+        assert_eq!(compiled.turns[0].prompt.as_deref(), Some("list"));
+        assert_eq!(compiled.turns[0].reply.final_text(), "Listed it.");
+        assert_eq!(compiled.turns[0].reply.tool_rounds(), 1);
+        assert_eq!(
+            compiled.turns[1].reply.final_text(),
+            crate::model::answer::filler(5).concat()
+        );
+        assert_eq!(compiled.turns[1].reply.final_tokens(), 5);
+        assert_eq!(
+            error_of("[[turns]]\nprompt = \"a\\nb\"\ntext = \"x\"\n"),
+            "turns[0].prompt: must be one line of text (the session phase presses Enter after it)"
         );
     }
 

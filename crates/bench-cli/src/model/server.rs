@@ -77,6 +77,10 @@ pub struct Settings {
     pub script: Compiled,
     /// The bounds.
     pub limits: Limits,
+    /// A secret path prefix: with `Some(token)` only requests under `/m/<token>` are
+    /// served (the prefix is removed before routing) and every other path gets 404, so a
+    /// local user who finds the port cannot play the trial's turns. `None`: served at `/`.
+    pub path_token: Option<String>,
 }
 
 /// The endpoint could not start.
@@ -106,6 +110,7 @@ pub enum ServeError {
 #[derive(Debug)]
 pub struct Endpoint {
     address: SocketAddr,
+    path_token: Option<String>,
     journal: Journal,
     seed: u64,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
@@ -113,6 +118,7 @@ pub struct Endpoint {
 }
 
 struct State {
+    path_token: Option<String>,
     conversation: Mutex<Conversation>,
     journal: Journal,
     limits: Limits,
@@ -160,7 +166,9 @@ impl Endpoint {
                 source,
             })?;
         let max = settings.limits.max_connections.max(1);
+        let path_token = settings.path_token.clone();
         let state = Arc::new(State {
+            path_token: settings.path_token,
             conversation: Mutex::new(Conversation::new(settings.script)),
             journal: journal.clone(),
             limits: settings.limits,
@@ -179,6 +187,7 @@ impl Endpoint {
             })?;
         Ok(Endpoint {
             address,
+            path_token,
             journal,
             seed,
             stop: Some(stop),
@@ -191,9 +200,10 @@ impl Endpoint {
         self.address
     }
 
-    /// `http://127.0.0.1:PORT`, without a trailing slash.
+    /// `http://127.0.0.1:PORT`, or `http://127.0.0.1:PORT/m/TOKEN` with a path token;
+    /// without a trailing slash.
     pub fn url(&self) -> String {
-        format!("http://{}", self.address)
+        base_url(self.address, self.path_token.as_deref())
     }
 
     /// The journal, shared with the server.
@@ -227,6 +237,25 @@ impl Drop for Endpoint {
     fn drop(&mut self) {
         self.shut_down();
     }
+}
+
+/// The endpoint's base URL on `address`, under `/m/<token>` when there is a token.
+pub fn base_url(address: SocketAddr, path_token: Option<&str>) -> String {
+    match path_token {
+        Some(token) => format!("http://{address}/m/{token}"),
+        None => format!("http://{address}"),
+    }
+}
+
+/// The path with the secret prefix removed: `None` when the path is not under
+/// `/m/<token>` (exactly that segment, then `/` or the end).
+pub fn strip_token<'a>(path: &'a str, path_token: Option<&str>) -> Option<&'a str> {
+    // `/m/<token>` then `/` or the end: `/m/<token>x` is another path.
+    let Some(token) = path_token else {
+        return Some(path);
+    };
+    let rest = path.strip_prefix("/m/")?.strip_prefix(token)?;
+    (rest.is_empty() || rest.starts_with('/')).then_some(rest)
 }
 
 async fn serve(
@@ -327,10 +356,21 @@ fn seen(state: &State, request: &Request<Incoming>) -> Seen {
         number: state.requests.fetch_add(1, Ordering::SeqCst) + 1,
         received: state.journal.elapsed(),
         method: request.method().as_str().to_owned(),
-        path: request.uri().path_and_query().map_or_else(
-            || request.uri().path().to_owned(),
-            |p| p.as_str().to_owned(),
-        ),
+        // The journal keeps the path without the secret prefix: it outlives the trial in
+        // OUT, and the token is reused by the trial's later phases.
+        path: {
+            let full = request.uri().path_and_query().map_or_else(
+                || request.uri().path().to_owned(),
+                |p| p.as_str().to_owned(),
+            );
+            match state.path_token.as_deref() {
+                Some(token) => match full.strip_prefix(&format!("/m/{token}")) {
+                    Some(rest) => format!("/m/<token>{rest}"),
+                    None => full,
+                },
+                None => full,
+            }
+        },
     }
 }
 
@@ -373,9 +413,17 @@ async fn handle(state: &State, request: Request<Incoming>) -> Response<Out> {
         .get(hyper::header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
+    let Some(path) = strip_token(request.uri().path(), state.path_token.as_deref()) else {
+        let message = "no such path (this endpoint serves under its secret path prefix)";
+        seen.record(&state.journal, |r| {
+            r.status = 404;
+            r.outcome = Outcome::Rejected(message.to_owned());
+        });
+        return error_response(None, ErrorKind::NotFound, message);
+    };
     let route = request::route(
         request.method().as_str(),
-        request.uri().path(),
+        path,
         request.uri().query().unwrap_or(""),
         websocket,
         anthropic,

@@ -45,6 +45,9 @@ pub enum ContextError {
         #[source]
         source: std::io::Error,
     },
+    /// No port or token could be picked for the model endpoint.
+    #[error("picking the model endpoint's port and token")]
+    ModelAddress(#[source] std::io::Error),
     /// No random token could be made for the origin.
     #[error("reading random bytes for the origin's path prefix")]
     OriginToken(#[source] std::io::Error),
@@ -96,6 +99,9 @@ pub struct PhaseContext {
     pub stage: PathBuf,
     /// The origin's secret path prefix for this run (see `pipeline/origin.rs`).
     pub origin_token: String,
+    /// The model endpoint's port and token for this run, with `[model]` (see
+    /// `pipeline/target/model.rs`).
+    pub model: Option<crate::pipeline::out::state::ModelAddress>,
 }
 
 impl PhaseContext {
@@ -134,7 +140,18 @@ impl PhaseContext {
         let origin_token = State::update(&out, |state| {
             state.origin_token.get_or_insert(fresh).clone()
         })?;
+        let model = match &spec.model {
+            None => None,
+            Some(_) => {
+                let fresh = crate::pipeline::target::model::fresh_address()
+                    .map_err(ContextError::ModelAddress)?;
+                Some(State::update(&out, |state| {
+                    state.model.get_or_insert(fresh).clone()
+                })?)
+            }
+        };
         Ok(PhaseContext {
+            model,
             phase,
             spec,
             spec_path: spec_path.to_path_buf(),
@@ -209,6 +226,9 @@ impl PhaseContext {
         if let Some(url) = self.fixed_origin() {
             values.set(Placeholder::Origin, url);
         }
+        if let Some(url) = self.model_url() {
+            values.set(Placeholder::ModelUrl, url);
+        }
         if let Some(user) = &self.user {
             values
                 .set(Placeholder::Home, user.home.display().to_string())
@@ -221,6 +241,17 @@ impl PhaseContext {
             }
         }
         values
+    }
+
+    /// `{model_url}`: the run's model endpoint, `http://127.0.0.1:PORT/m/TOKEN` (the bare
+    /// root with `[model] token = false`).
+    pub fn model_url(&self) -> Option<String> {
+        let (model, address) = (self.spec.model.as_ref()?, self.model.as_ref()?);
+        let socket = std::net::SocketAddr::from((std::net::Ipv4Addr::LOCALHOST, address.port));
+        Some(crate::model::server::base_url(
+            socket,
+            model.token.then_some(address.token.as_str()),
+        ))
     }
 
     /// The origin's URL when its port is fixed by the spec (and it serves anything), with

@@ -176,6 +176,9 @@ pub enum PhaseError {
     /// The ui phase failed.
     #[error(transparent)]
     Ui(#[from] crate::pipeline::phases::ui::UiError),
+    /// The session phase failed.
+    #[error(transparent)]
+    Session(#[from] crate::pipeline::phases::session::SessionError),
     /// The staircase failed.
     #[error(transparent)]
     Staircase(#[from] crate::pipeline::phases::staircase::StaircaseError),

@@ -12,8 +12,8 @@ mod template;
 
 pub use duration::Duration;
 pub use model::{
-    ArtifactSet, BuildStep, Compare, Disk, HomeFile, Install, Measure, Origin, Runtime, Source,
-    Spec, Staircase, Ui, UiStep, Workspace,
+    ArtifactSet, BuildStep, Compare, Disk, HomeFile, Install, Measure, Model, ModelDialect, Origin,
+    Runtime, ScriptSource, Session, Source, Spec, Staircase, Ui, UiStep, Workspace,
 };
 pub use overrides::{Override, OverrideSyntaxError, SyntaxProblem, load_with, parse_with};
 pub use parse::{SpecError, is_full_sha, load, parse};

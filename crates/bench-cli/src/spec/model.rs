@@ -67,12 +67,139 @@ pub struct Spec {
     /// Marginal memory of one more instance.
     #[serde(default)]
     pub staircase: Option<Staircase>,
+    /// The scripted model endpoint started for every measure, ui, session and staircase
+    /// trial.
+    #[serde(default)]
+    pub model: Option<Model>,
+    /// The session phase: scripted turns typed into the agent.
+    #[serde(default)]
+    pub session: Option<Session>,
     /// The disk footprint.
     #[serde(default)]
     pub disk: Disk,
     /// How `clibench ab` judges this target's changes.
     #[serde(default)]
     pub compare: Compare,
+}
+
+/// `[model]`: the scripted model endpoint of every trial.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Model {
+    /// The script: a file (TOML, or JSON by its name) relative to the spec's folder, or
+    /// an inline table with the script's own fields.
+    pub script: ScriptSource,
+    /// What the agent speaks (recorded and shown; the endpoint serves all four at once).
+    pub dialect: ModelDialect,
+    /// Overrides of the script's `[physics]`.
+    #[serde(default)]
+    pub physics: Option<crate::model::physics::PhysicsOverride>,
+    /// Serve under a secret path prefix (`{model_url}` ends in `/m/<token>`); `false`
+    /// serves the bare root, for an agent that cannot take a base URL with a path.
+    #[serde(default = "yes")]
+    pub token: bool,
+    /// The script read, patched with `physics` and checked, when the spec is read
+    /// ([`super::parse()`]).
+    #[serde(skip)]
+    pub compiled: Option<crate::model::Compiled>,
+}
+
+/// Where `[model] script` is.
+#[derive(Debug, Clone)]
+pub enum ScriptSource {
+    /// `script = "file.toml"`: relative to the spec's folder.
+    File(String),
+    /// `[model.script]`: the script's fields inline.
+    Inline(crate::model::Script),
+}
+
+impl<'de> Deserialize<'de> for ScriptSource {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = ScriptSource;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a script file's path or a table with the script's fields")
+            }
+            fn visit_str<E: serde::de::Error>(self, path: &str) -> Result<ScriptSource, E> {
+                Ok(ScriptSource::File(path.to_owned()))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<ScriptSource, A::Error> {
+                crate::model::Script::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+                    .map(ScriptSource::Inline)
+            }
+        }
+        deserializer.deserialize_any(Visitor)
+    }
+}
+
+/// `[model] dialect`: the API the agent speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ModelDialect {
+    /// Anthropic Messages.
+    Anthropic,
+    /// OpenAI Responses.
+    OpenaiResponses,
+    /// OpenAI Chat Completions.
+    OpenaiChat,
+    /// Gemini.
+    Gemini,
+}
+
+impl ModelDialect {
+    /// The name as written in the spec (`openai-responses`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ModelDialect::Anthropic => "anthropic",
+            ModelDialect::OpenaiResponses => "openai-responses",
+            ModelDialect::OpenaiChat => "openai-chat",
+            ModelDialect::Gemini => "gemini",
+        }
+    }
+}
+
+/// `[session]`: the session phase.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Session {
+    /// The program; default `[measure] command`.
+    #[serde(default)]
+    pub command: Option<Vec<Template>>,
+    /// Working folder; default `[measure] cwd`.
+    #[serde(default)]
+    pub cwd: Option<Template>,
+    /// Extra environment variables (added to `[measure] env`).
+    #[serde(default)]
+    pub env: BTreeMap<String, Template>,
+    /// The idle window at the prompt after the last turn, for `idle_cpu`.
+    #[serde(default = "default_idle")]
+    pub idle: Duration,
+    /// How long one turn may take.
+    #[serde(default = "default_turn_timeout")]
+    pub turn_timeout: Duration,
+    /// The turn (from 1) during whose streamed reply keys are typed; default: the
+    /// scripted turn whose final text has the most tokens.
+    #[serde(default)]
+    pub typing_turn: Option<u32>,
+    /// How many keys are typed during it.
+    #[serde(default = "default_typing_keys")]
+    pub typing_keys: u32,
+}
+
+fn default_idle() -> Duration {
+    Duration::from_secs(3)
+}
+
+fn default_turn_timeout() -> Duration {
+    Duration::from_secs(60)
+}
+
+fn default_typing_keys() -> u32 {
+    10
 }
 
 /// `[compare]`: how changes of this target are judged by `clibench ab`.

@@ -220,7 +220,18 @@ pub fn parse(text: &str, file: &str) -> Result<Spec, SpecError> {
         let (offset, message) = explain(text, &index, span, &message);
         at(offset, message)
     })?;
-    let (problems, ready) = check(&spec);
+    let (mut problems, ready) = check(&spec);
+    let compiled = if problems.is_empty() {
+        match model_script(&spec, file) {
+            Ok(compiled) => compiled,
+            Err(problem) => {
+                problems.push(problem);
+                None
+            }
+        }
+    } else {
+        None
+    };
     if let Some(problem) = problems.into_iter().next() {
         // Point at the key itself, or at the nearest table that was written.
         let mut path = problem.path.clone();
@@ -235,6 +246,9 @@ pub fn parse(text: &str, file: &str) -> Result<Spec, SpecError> {
         return Err(at(offset, problem.message));
     }
     let mut spec = spec;
+    if let Some(model) = spec.model.as_mut() {
+        model.compiled = compiled;
+    }
     if let (Some(measure), Some((ready, guard))) = (spec.measure.as_mut(), ready) {
         measure.ready = ready;
         measure.ready_guard = guard;
@@ -440,6 +454,7 @@ impl Checker<'_> {
                         || (self.spec.origin.port.is_some() && stage != Stage::OriginPath)
                 }
                 Placeholder::Id => stage == Stage::StopSession,
+                Placeholder::ModelUrl => !matches!(stage, Stage::Prepare | Stage::OriginPath),
             };
             if !allowed {
                 let where_ = match placeholder {
@@ -447,6 +462,9 @@ impl Checker<'_> {
                         "it is only set while the installer runs ([install] command, cwd and env), unless [origin] port is fixed"
                     }
                     Placeholder::Id => "it is only set in [measure] stop_session",
+                    Placeholder::ModelUrl => {
+                        "the endpoint belongs to the trials, not to preparing the target"
+                    }
                     Placeholder::Home | Placeholder::User | Placeholder::Workspace => {
                         "there is no trial user while the target is prepared"
                     }
@@ -470,6 +488,9 @@ impl Checker<'_> {
                 }
                 Placeholder::Workspace if !self.spec.workspace.create => {
                     Some("[workspace] create is false")
+                }
+                Placeholder::ModelUrl if self.spec.model.is_none() => {
+                    Some("the spec has no [model]")
                 }
                 Placeholder::Origin if !self.serves() => {
                     Some("nothing is served: there are no [[artifacts]] or [origin] serve is false")
@@ -947,7 +968,106 @@ fn check(spec: &Spec) -> (Vec<Problem>, Option<Ready>) {
             );
         }
     }
+    if let Some(session) = &spec.session {
+        if spec.model.is_none() {
+            c.problem(
+                key(&["session"]),
+                "[session] needs [model]: the turns are the model's script",
+            );
+        }
+        if spec.measure.is_none() {
+            c.problem(
+                key(&["session"]),
+                "[session] needs [measure] (the ready mode, size and quit keys)",
+            );
+        } else if matches!(
+            ready.as_ref().map(|r| &r.0),
+            Some(bench_term::ReadyMode::Exit)
+        ) {
+            c.problem(
+                key(&["measure", "ready"]),
+                "ready = \"exit\" times a program that exits; [session] needs one that stays running",
+            );
+        }
+        if let Some(command) = &session.command {
+            c.command(key(&["session", "command"]), command, Stage::Trial);
+        }
+        if let Some(cwd) = &session.cwd {
+            c.template(key(&["session", "cwd"]), cwd, Stage::Trial);
+        }
+        c.env(key(&["session", "env"]), &session.env, Stage::Trial);
+        c.nonzero(key(&["session", "idle"]), &session.idle);
+        c.nonzero(key(&["session", "turn_timeout"]), &session.turn_timeout);
+        if session.typing_turn == Some(0) {
+            c.problem(
+                key(&["session", "typing_turn"]),
+                "'session.typing_turn' counts the turns from 1",
+            );
+        }
+        if session.typing_keys > 100 {
+            c.problem(
+                key(&["session", "typing_keys"]),
+                "'session.typing_keys' is at most 100",
+            );
+        }
+    }
     (c.problems, ready)
+}
+
+/// Reads `[model] script` (a file relative to the spec's folder, or inline), patches its
+/// physics with `[model] physics`, checks it, and for `[session]` checks that its turns
+/// have prompts. The problem's key and message, or the compiled script.
+fn model_script(spec: &Spec, spec_file: &str) -> Result<Option<crate::model::Compiled>, Problem> {
+    let Some(model) = &spec.model else {
+        return Ok(None);
+    };
+    let problem = |path: KeyPath, message: String| Problem { path, message };
+    let mut script = match &model.script {
+        super::model::ScriptSource::Inline(script) => script.clone(),
+        super::model::ScriptSource::File(file) => {
+            let folder = Path::new(spec_file).parent().unwrap_or(Path::new(""));
+            let path = folder.join(file);
+            crate::model::Script::load(&path).map_err(|error| {
+                problem(
+                    key(&["model", "script"]),
+                    format!("'model.script': {}", bench_core::error_chain(&error)),
+                )
+            })?
+        }
+    };
+    if let Some(patch) = &model.physics {
+        script.physics = script.physics.patched(patch);
+    }
+    let compiled = script.compile().map_err(|error| {
+        let path = if model.physics.is_some() && error.to_string().starts_with("physics.") {
+            key(&["model", "physics"])
+        } else {
+            key(&["model", "script"])
+        };
+        problem(path, format!("'model.script': {error}"))
+    })?;
+    if let Some(session) = &spec.session {
+        let prompts = compiled.turns.iter().filter(|t| t.prompt.is_some()).count();
+        if prompts == 0 {
+            return Err(problem(
+                key(&["model", "script"]),
+                "'model.script': no turn has a `prompt` (turns[N].prompt: what a person types), \
+                 so [session] has nothing to type"
+                    .to_owned(),
+            ));
+        }
+        if let Some(turn) = session.typing_turn
+            && turn as usize > prompts
+        {
+            return Err(problem(
+                key(&["session", "typing_turn"]),
+                format!(
+                    "'session.typing_turn' = {turn}, but the script has {prompts} turn(s) with a prompt"
+                ),
+            ));
+        }
+    }
+    Ok(Some(compiled))
 }
 
 #[cfg(test)]

@@ -36,11 +36,13 @@ pub enum Placeholder {
     Origin,
     /// A background session's id (`[measure] stop_session` only).
     Id,
+    /// The trial's model endpoint: `http://127.0.0.1:PORT/m/TOKEN`, no `/v1` (with `[model]`).
+    ModelUrl,
 }
 
 impl Placeholder {
     /// Every placeholder, in documentation order.
-    pub const ALL: [Placeholder; 10] = [
+    pub const ALL: [Placeholder; 11] = [
         Placeholder::Home,
         Placeholder::User,
         Placeholder::Workspace,
@@ -51,6 +53,7 @@ impl Placeholder {
         Placeholder::Version,
         Placeholder::Origin,
         Placeholder::Id,
+        Placeholder::ModelUrl,
     ];
 
     /// The name between the braces.
@@ -66,6 +69,7 @@ impl Placeholder {
             Placeholder::Version => "version",
             Placeholder::Origin => "origin",
             Placeholder::Id => "id",
+            Placeholder::ModelUrl => "model_url",
         }
     }
 

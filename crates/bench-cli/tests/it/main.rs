@@ -18,6 +18,7 @@ mod readme;
 mod report;
 mod root_safety;
 mod safe_writes;
+mod session;
 mod signals;
 mod spec_errors;
 mod spec_examples;

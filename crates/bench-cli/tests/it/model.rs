@@ -24,6 +24,7 @@ fn endpoint_with(script: &str, limits: Limits) -> Endpoint {
         port: 0,
         script: script.compile().unwrap(),
         limits,
+        path_token: None,
     })
     .unwrap()
 }
@@ -753,6 +754,7 @@ fn the_journal_records_every_chunk_on_the_physics_schedule() {
         port: 0,
         script: script.compile().unwrap(),
         limits: Limits::default(),
+        path_token: None,
     })
     .unwrap();
     assert_eq!(endpoint.seed(), 7);

@@ -133,6 +133,26 @@ fn cases() -> Vec<(&'static str, String)> {
             format!("name = \"x\"\n[source]\nrepository = \"repo\"\ncommit = \"{sha}\n{INSTALL}"),
         ),
         (
+            "a session whose script has no prompt",
+            "name = \"x\"\n[measure]\ncommand = [\"x\"]\n[model]\ndialect = \"anthropic\"\n\
+             [model.script]\n[[model.script.turns]]\ntext = \"hi\"\n[session]\n"
+                .to_owned(),
+        ),
+        (
+            "a typo in an inline script's turn",
+            "name = \"x\"\n[model]\ndialect = \"anthropic\"\n[model.script]\n\
+             [[model.script.turns]]\nprompt = \"a\"\ntxet = \"hi\"\n"
+                .to_owned(),
+        ),
+        (
+            "model_url without a model",
+            "name = \"x\"\n[env]\nBASE = \"{model_url}\"\n".to_owned(),
+        ),
+        (
+            "an unknown dialect",
+            "name = \"x\"\n[model]\ndialect = \"klingon\"\nscript = \"s.toml\"\n".to_owned(),
+        ),
+        (
             "duplicate table",
             format!("name = \"x\"\n{INSTALL}\n[measure]\ncommand = [\"x\"]\n[measure]\n"),
         ),

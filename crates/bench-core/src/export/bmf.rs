@@ -31,6 +31,8 @@ pub fn measure(metric: Metric) -> (&'static str, f64) {
         (Unit::Seconds, _) => ("latency", 1e9),
         (Unit::Bytes, Nature::Exact) => ("file-size", 1.0),
         (Unit::Bytes, _) => ("memory", 1.0),
+        // BMF has no measure for a CPU share; its throughput measure is unit-free.
+        (Unit::Share, _) => ("cpu-share", 1.0),
     }
 }
 

@@ -42,6 +42,7 @@ fn chart_unit(metric: Metric) -> (&'static str, f64) {
     match metric.unit() {
         Unit::Seconds => ("ms", 1e3),
         Unit::Bytes => ("MiB", 1.0 / (1024.0 * 1024.0)),
+        Unit::Share => ("% of a core", 100.0),
     }
 }
 

@@ -138,6 +138,12 @@ impl Terminal {
         self.timeline
     }
 
+    /// The instant of spawn: the origin of the terminal's clock, so that times taken by
+    /// another clock (an `Instant` of its own) are put on it.
+    pub fn spawned_at(&self) -> Instant {
+        self.spawned_at
+    }
+
     /// Now, on the terminal's clock: the time since spawn.
     pub fn elapsed(&self) -> Duration {
         self.spawned_at.elapsed()

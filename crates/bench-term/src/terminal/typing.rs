@@ -48,6 +48,12 @@ fn fresh_word(screen: &str, length: usize, lead: usize) -> String {
 }
 
 impl Terminal {
+    /// A random lowercase word of `length` letters whose first `lead` letters are nowhere
+    /// on the screen now: typed, its echo cannot be confused with the program's own text.
+    pub fn fresh_word(&self, length: usize, lead: usize) -> String {
+        fresh_word(&self.screen.vt().contents(), length, lead.min(length))
+    }
+
     /// Types `text` (`\n` as Enter), encoded for the keyboard protocol the program chose.
     pub fn type_text(&mut self, text: &str) -> Result<(), TermError> {
         let mut bytes = Vec::with_capacity(text.len());

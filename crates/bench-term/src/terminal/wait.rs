@@ -93,6 +93,30 @@ impl Terminal {
         }
     }
 
+    /// Reads output for `duration`, calling `watch` with the screen's text after every
+    /// read (so a caller that waits between keys still sees each frame as it comes);
+    /// returns early when the program closed the terminal.
+    pub fn watch_screen(
+        &mut self,
+        duration: Duration,
+        watch: &mut dyn FnMut(&str),
+    ) -> Result<(), TermError> {
+        let until = Instant::now() + duration;
+        loop {
+            let now = Instant::now();
+            if now >= until {
+                return Ok(());
+            }
+            let pumped = self.pump(until - now, &mut |s| {
+                watch(&s.contents());
+                false
+            })?;
+            if let Pumped::Eof = pumped {
+                return Ok(());
+            }
+        }
+    }
+
     /// Reads until no output arrived for `quiet`, failing after `timeout`.
     pub fn settle_quiet(&mut self, quiet: Duration, timeout: Duration) -> Result<(), TermError> {
         let started = Instant::now();
@@ -113,6 +137,22 @@ impl Terminal {
                 Pumped::Eof => return Ok(()),
             }
         }
+    }
+
+    /// Waits until `check` holds for the screen's text (rows joined by `\n`), called after
+    /// every read of output, at most `timeout`. Returns when the output that made it
+    /// hold was read, on the terminal's clock (time since spawn). The same wait as
+    /// [`Terminal::wait_for`], for checks a regex cannot say (occurrence counts, several
+    /// texts watched at once).
+    pub fn wait_for_screen(
+        &mut self,
+        timeout: Duration,
+        check: &mut dyn FnMut(&str) -> bool,
+    ) -> Result<Duration, TermError> {
+        let hit = self.wait_until(Stage::WaitFor, Instant::now() + timeout, &mut |s| {
+            check(&s.contents())
+        })?;
+        Ok(hit.read_at.saturating_duration_since(self.spawned_at))
     }
 
     /// Waits until the screen text matches `pattern` outside a synchronized update,

@@ -69,7 +69,10 @@ pub struct AutoGate {
 }
 
 fn trial_phase(phase: Phase) -> bool {
-    matches!(phase, Phase::Measure | Phase::Runtime | Phase::Ui)
+    matches!(
+        phase,
+        Phase::Measure | Phase::Runtime | Phase::Ui | Phase::Session
+    )
 }
 
 impl AutoGate {

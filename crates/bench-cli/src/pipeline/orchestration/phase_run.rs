@@ -254,6 +254,7 @@ fn dispatch(ctx: &PhaseContext, side: &mut Side) -> Result<(), PhaseError> {
         Phase::Measure => crate::pipeline::phases::measure::run(ctx, side)?,
         Phase::Runtime => crate::pipeline::phases::runtime::run(ctx, side)?,
         Phase::Ui => crate::pipeline::phases::ui::run(ctx, side)?,
+        Phase::Session => crate::pipeline::phases::session::run(ctx, side)?,
         Phase::Staircase => crate::pipeline::phases::staircase::run(ctx, side)?,
     }
     Ok(())

@@ -41,7 +41,10 @@ pub enum Order {
 /// Whether a step is a trial that is interleaved (measure, runtime, ui), as opposed to
 /// what each side does once before (prepare, install) or after (staircase).
 fn interleaved(phase: Phase) -> bool {
-    matches!(phase, Phase::Measure | Phase::Runtime | Phase::Ui)
+    matches!(
+        phase,
+        Phase::Measure | Phase::Runtime | Phase::Ui | Phase::Session
+    )
 }
 
 /// The order of the steps of two sides, as `(side, step)`: side 0's and then side 1's

@@ -104,6 +104,20 @@ pub struct State {
     /// other local users from fetching the artifacts.
     #[serde(default)]
     pub origin_token: Option<String>,
+    /// The model endpoint's loopback port and secret path token, made once per run (with
+    /// `[model]`) so that `{model_url}` written into the home at install is the URL every
+    /// later phase's endpoint serves; kept here for the same reason as `origin_token`.
+    #[serde(default)]
+    pub model: Option<ModelAddress>,
+}
+
+/// Where a run's model endpoint listens: `http://127.0.0.1:PORT/m/TOKEN`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ModelAddress {
+    /// The loopback port, picked by the kernel once (bound and released).
+    pub port: u16,
+    /// 32 hex digits from getrandom.
+    pub token: String,
 }
 
 /// The state file could not be read or written.

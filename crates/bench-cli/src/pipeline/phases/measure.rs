@@ -129,7 +129,9 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), MeasureError> {
     command::stop_user(user).map_err(MeasureError::stop(
         "stopping the target's processes before measuring",
     ))?;
+    let endpoint = crate::pipeline::target::model::TrialModel::start(ctx)?;
     let outcome = starts(ctx, measure, side, user, &family);
+    let journaled = crate::pipeline::target::model::finish(endpoint);
     let kept = keep_start_files(ctx, &["cold", "warm"]);
     let stopped =
         command::stop_user(user).map_err(MeasureError::stop("stopping the target's processes"));
@@ -142,6 +144,7 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), MeasureError> {
         record(side, Metric::Disk, 0, sample);
     }
     outcome?;
+    journaled?;
     kept?;
     stopped
 }

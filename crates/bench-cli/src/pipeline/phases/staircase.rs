@@ -89,11 +89,15 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), StaircaseError> {
         user,
         created: 0,
     };
+    // The instances share the trial's endpoint: one scripted model, as one machine's
+    // agents would share one provider.
+    let endpoint = crate::pipeline::target::model::TrialModel::start(ctx)?;
     let outcome = bench_proc::staircase::run(&mut instances, &options);
     let stopped = command::stop_user(user).map_err(|source| StaircaseError::Stop {
         action: "stopping the target's processes",
         source,
     });
+    crate::pipeline::target::model::finish(endpoint)?;
     let trial = ctx.trial;
     match outcome {
         Ok(report) => {

@@ -138,6 +138,7 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), UiError> {
         measure,
         &ctx.log_path(&format!("ui-{}", ctx.trial))?,
     )?;
+    let endpoint = crate::pipeline::target::model::TrialModel::start(ctx)?;
     let recording = Recording::start(family, Phase::Ui, ctx.trial, "ui");
     let mut ready_after = None;
     let outcome = Terminal::spawn(&options)
@@ -162,9 +163,11 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), UiError> {
         action: "stopping the target's processes",
         source,
     });
+    let journaled = crate::pipeline::target::model::finish(endpoint);
     outcome?;
     kept?;
     stopped_agents?;
+    journaled?;
     stopped
 }
 

@@ -51,6 +51,24 @@ pub enum TargetError {
     /// The list or stop command did not finish.
     #[error(transparent)]
     Exec(#[from] command::ExecError),
+    /// The trial's model endpoint could not start on the run's port.
+    #[error("starting the model endpoint on 127.0.0.1:{port} (the port `{{model_url}}` names)")]
+    ModelStart {
+        /// The run's port.
+        port: u16,
+        /// Why.
+        #[source]
+        source: crate::model::ServeError,
+    },
+    /// The model endpoint's journal could not be written.
+    #[error("writing the model endpoint's journal {}", path.display())]
+    ModelJournal {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        #[source]
+        source: bench_core::io::WriteError,
+    },
     /// A file of the session could not be copied or its folder made.
     #[error(transparent)]
     File(#[from] FileError),

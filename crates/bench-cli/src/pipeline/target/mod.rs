@@ -6,6 +6,7 @@
 
 mod error;
 pub(crate) mod family;
+pub(crate) mod model;
 pub(crate) mod recording;
 pub(crate) mod sessions;
 pub(crate) mod terminal;

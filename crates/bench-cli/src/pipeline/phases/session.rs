@@ -1,0 +1,770 @@
+//! The session phase: the agent at work. The command starts in the PTY with the trial's
+//! model endpoint running; once ready, the prompt of every scripted turn that has one is
+//! typed key by key and submitted, and each turn is measured on the terminal's clock
+//! (the journal's times are put on it through the two `Instant`s):
+//!
+//! - `turn`: Enter until the reply's final text is visible and a fresh key typed after it
+//!   is echoed (the prompt takes input again);
+//! - `submit`: Enter until the endpoint received the turn's first request;
+//! - `first_token` / `stream_render`: the final reply's first / last chunk written until
+//!   its text is visible;
+//! - `tool_roundtrip`: the tool call's last chunk written until the request carrying its
+//!   result arrived;
+//! - `turn_cpu`: the family's CPU time during the turn (schedstat, nanoseconds);
+//! - `typing_lag`: during one turn's stream, keys typed ~150 ms apart and each one's echo;
+//! - the family's RSS and PSS after every turn, and their slope `session_growth`;
+//! - `idle_cpu`: the family's CPU share over `[session] idle` at the prompt after the turns.
+//!
+//! Text is matched on the screen with all whitespace removed (agents wrap and re-render),
+//! and counted: a needle is visible when it occurs more often than before Enter, so a
+//! reply that repeats an earlier one's words is not seen early.
+
+use crate::model::{Journal, Outcome, RequestRecord, answer, conversation::Part};
+use crate::pipeline::PhaseContext;
+use crate::pipeline::isolation::command;
+use crate::pipeline::target::TargetError;
+use crate::pipeline::target::family::Family;
+use crate::pipeline::target::model::{self, TrialModel};
+use crate::pipeline::target::recording::{Recording, keep_screen, keep_start_files};
+use crate::pipeline::target::sessions::stop_agents;
+use crate::pipeline::target::terminal::{close_quietly, spawn_options};
+use bench_core::detail::{SessionRun, SessionTurn, slope};
+use bench_core::{Metric, Phase, Sample, Side, error_chain, record};
+use bench_term::{Key, Terminal};
+use std::time::{Duration, Instant};
+
+/// Keys of the prompt are typed this far apart: a fast typist, and no paste.
+const PROMPT_KEY_GAP: Duration = Duration::from_millis(5);
+/// Keys during a stream are typed this far apart: a person's pace.
+const TYPING_GAP: Duration = Duration::from_millis(150);
+/// How long one echo may take.
+const ECHO_TIMEOUT: Duration = Duration::from_secs(5);
+/// How many of the final text's last tokens make the "final text is visible" needle.
+const LAST_TOKENS: usize = 4;
+
+/// The session phase failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// The spec has no `[session]`.
+    #[error("the spec has no [session] section")]
+    NoSection,
+    /// The spec has no `[measure]`.
+    #[error("the session phase needs [measure] (the ready mode, size and quit keys)")]
+    NoMeasure,
+    /// The spec has no `[model]`.
+    #[error("the session phase needs [model]: its turns are the model's script")]
+    NoModel,
+    /// The phase's context lacks the user, or a placeholder has no value.
+    #[error(transparent)]
+    Context(#[from] crate::pipeline::ContextError),
+    /// The target's terminal, family, sessions or model endpoint failed.
+    #[error(transparent)]
+    Target(#[from] TargetError),
+    /// The target's processes could not be stopped.
+    #[error("{action}")]
+    Stop {
+        /// What was being done.
+        action: &'static str,
+        /// What is left.
+        #[source]
+        source: command::StopError,
+    },
+    /// The session command's terminal failed.
+    #[error("{action}")]
+    Terminal {
+        /// What was being done.
+        action: &'static str,
+        /// Why.
+        #[source]
+        source: bench_term::TermError,
+    },
+}
+
+/// Why one turn could not be measured.
+#[derive(Debug, thiserror::Error)]
+pub enum TurnError {
+    /// Typing failed.
+    #[error("typing the prompt")]
+    Type(#[source] bench_term::TermError),
+    /// A wait of the turn ran out of `[session] turn_timeout` or failed.
+    #[error("turn {turn} ({timeout:?} turn_timeout): {waiting_for}")]
+    Wait {
+        /// The turn, from 1.
+        turn: u32,
+        /// The turn's time bound.
+        timeout: Duration,
+        /// "waiting for the reply's final text".
+        waiting_for: &'static str,
+        /// The terminal's error (its screen when it gave up).
+        #[source]
+        source: bench_term::TermError,
+    },
+    /// The family's CPU time or memory could not be read.
+    #[error(transparent)]
+    Family(#[from] TargetError),
+    /// The journal has no request for the turn.
+    #[error("turn {turn}: the model endpoint received no request for it (journal: {last})")]
+    NoRequest {
+        /// The turn, from 1.
+        turn: u32,
+        /// The journal's last request, for the reader.
+        last: String,
+    },
+}
+
+fn terminal_error(action: &'static str) -> impl FnOnce(bench_term::TermError) -> SessionError {
+    move |source| SessionError::Terminal { action, source }
+}
+
+/// Runs the session phase for `ctx.trial`.
+pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), SessionError> {
+    let session = ctx.spec.session.as_ref().ok_or(SessionError::NoSection)?;
+    let measure = ctx.spec.measure.as_ref().ok_or(SessionError::NoMeasure)?;
+    if ctx.spec.model.is_none() {
+        return Err(SessionError::NoModel);
+    }
+    let user = ctx.user()?;
+    let family = Family::of(user)?;
+    command::stop_user(user).map_err(|source| SessionError::Stop {
+        action: "stopping the target's processes before the session",
+        source,
+    })?;
+    let endpoint = TrialModel::start(ctx)?.ok_or(SessionError::NoModel)?;
+    let journal = endpoint.journal().ok_or(SessionError::NoModel)?;
+    let command = session.command.as_ref().unwrap_or(&measure.command);
+    let options = spawn_options(
+        ctx,
+        command,
+        session.cwd.as_ref(),
+        &session.env,
+        measure,
+        &ctx.log_path(&format!("session-{}", ctx.trial))?,
+    )?;
+    let recording = Recording::start(family, Phase::Session, ctx.trial, "session");
+    let mut ready_after = None;
+    let outcome = Terminal::spawn(&options)
+        .map_err(terminal_error("starting the session command in a terminal"))
+        .and_then(|mut terminal| {
+            let measured = drive(ctx, side, &mut terminal, family, &journal, &mut ready_after);
+            match measured {
+                Ok(()) => terminal
+                    .close()
+                    .map(drop)
+                    .map_err(terminal_error("closing the session terminal")),
+                Err(error) => {
+                    close_quietly(&mut terminal);
+                    Err(error)
+                }
+            }
+        });
+    recording.finish(side, ready_after);
+    let kept = keep_start_files(ctx, &["session"]);
+    let stopped_agents = stop_agents(ctx, measure, user);
+    let stopped = command::stop_user(user).map_err(|source| SessionError::Stop {
+        action: "stopping the target's processes",
+        source,
+    });
+    let journaled = model::finish(Some(endpoint));
+    outcome?;
+    kept?;
+    stopped_agents?;
+    journaled?;
+    stopped
+}
+
+/// A scripted turn the phase types.
+#[derive(Debug, Clone)]
+struct Planned {
+    /// The script's turn index, from 0 (the journal's `Outcome::Turn::index`).
+    index: usize,
+    prompt: String,
+    /// The final reply's first chunk, as text.
+    first_chunk: String,
+    /// The final text's last tokens.
+    last_words: String,
+    /// How often `last_words` occurs in the final text (squashed): a long reply of
+    /// deterministic tokens repeats itself, and its end is shown once every occurrence is.
+    last_repeats: usize,
+    tool_rounds: usize,
+    tokens: usize,
+}
+
+fn planned(ctx: &PhaseContext) -> Vec<Planned> {
+    let Some(compiled) = ctx.spec.model.as_ref().and_then(|m| m.compiled.as_ref()) else {
+        return Vec::new();
+    };
+    compiled
+        .turns
+        .iter()
+        .enumerate()
+        .filter_map(|(index, turn)| {
+            let prompt = turn.prompt.clone()?;
+            let text = turn.reply.final_text();
+            let tokens = answer::tokens_of(&text);
+            let chunk = (turn.physics.chunk_tokens as usize).max(1);
+            let first_chunk = tokens.iter().take(chunk).cloned().collect::<String>();
+            let last_words = tokens[tokens.len().saturating_sub(LAST_TOKENS)..].concat();
+            let last_repeats = occurrences(&squash(&text), &squash(&last_words)).max(1);
+            Some(Planned {
+                index,
+                prompt,
+                first_chunk,
+                last_words,
+                last_repeats,
+                tool_rounds: turn.reply.tool_rounds(),
+                tokens: tokens.len(),
+            })
+        })
+        .collect()
+}
+
+/// `text` without any whitespace: what stays of a reply however the agent wraps it.
+pub(crate) fn squash(text: &str) -> String {
+    text.chars().filter(|c| !c.is_whitespace()).collect()
+}
+
+fn occurrences(haystack: &str, needle: &str) -> usize {
+    if needle.is_empty() {
+        return 0;
+    }
+    haystack.matches(needle).count()
+}
+
+/// When the reply's first chunk and its final text became visible, on the terminal's
+/// clock (seconds since spawn).
+struct Watch {
+    origin: Instant,
+    first: String,
+    last: String,
+    first_before: usize,
+    last_needed: usize,
+    first_seen: Option<f64>,
+    last_seen: Option<f64>,
+}
+
+impl Watch {
+    fn new(origin: Instant, screen: &str, plan: &Planned) -> Watch {
+        let screen = squash(screen);
+        let (first, last) = (squash(&plan.first_chunk), squash(&plan.last_words));
+        Watch {
+            origin,
+            first_before: occurrences(&screen, &first),
+            last_needed: occurrences(&screen, &last) + plan.last_repeats,
+            first,
+            last,
+            first_seen: None,
+            last_seen: None,
+        }
+    }
+
+    fn observe(&mut self, screen: &str) {
+        if self.first_seen.is_some() && self.last_seen.is_some() {
+            return;
+        }
+        let screen = squash(screen);
+        let now = self.origin.elapsed().as_secs_f64();
+        if self.first_seen.is_none() && occurrences(&screen, &self.first) > self.first_before {
+            self.first_seen = Some(now);
+        }
+        if self.last_seen.is_none() && occurrences(&screen, &self.last) >= self.last_needed {
+            self.last_seen = Some(now);
+            // The last words imply the first: a reply shown at once counts for both.
+            self.first_seen.get_or_insert(now);
+        }
+    }
+}
+
+/// Ready, every turn, the idle window; each failure is recorded under the session's
+/// metrics and ends the phase with what was measured so far kept.
+fn drive(
+    ctx: &PhaseContext,
+    side: &mut Side,
+    terminal: &mut Terminal,
+    family: Family,
+    journal: &Journal,
+    ready_after: &mut Option<Duration>,
+) -> Result<(), SessionError> {
+    let session = ctx.spec.session.as_ref().ok_or(SessionError::NoSection)?;
+    let measure = ctx.spec.measure.as_ref().ok_or(SessionError::NoMeasure)?;
+    let dialect = ctx
+        .spec
+        .model
+        .as_ref()
+        .map_or("", |m| m.dialect.name())
+        .to_owned();
+    let trial = ctx.trial;
+    let fail_all = |side: &mut Side, error: &(dyn std::error::Error + 'static)| {
+        for metric in Phase::Session.metrics() {
+            record(side, metric, trial, Sample::Error(error_chain(error)));
+        }
+    };
+    match terminal.ready_guarded(
+        &measure.ready,
+        measure.ready_timeout.0,
+        &measure.ready_guard,
+    ) {
+        Ok(elapsed) => {
+            *ready_after = Some(elapsed);
+            keep_screen(
+                side,
+                Phase::Session,
+                trial,
+                "session",
+                terminal.screen_text(),
+            );
+        }
+        Err(error) => {
+            fail_all(
+                side,
+                &terminal_error("waiting for the session command to be ready")(error),
+            );
+            return Ok(());
+        }
+    }
+    if let Err(error) =
+        crate::pipeline::phases::measure::settle_terminal(terminal, family, &measure.settle)
+    {
+        fail_all(
+            side,
+            &terminal_error("letting the session command settle")(error),
+        );
+        return Ok(());
+    }
+    let plans = planned(ctx);
+    let typing_turn = match session.typing_turn {
+        Some(turn) => turn as usize,
+        None => plans
+            .iter()
+            .enumerate()
+            .max_by_key(|(position, plan)| (plan.tokens, std::cmp::Reverse(*position)))
+            .map_or(1, |(position, _)| position + 1),
+    };
+    let mut run = SessionRun {
+        trial,
+        dialect,
+        turns: Vec::new(),
+        growth_bytes_per_turn: None,
+        idle_seconds: session.idle.0.as_secs_f64(),
+        idle_cpu_share: None,
+    };
+    let mut failure = None;
+    for (position, plan) in plans.iter().enumerate() {
+        let keys = (position + 1 == typing_turn).then_some(session.typing_keys as usize);
+        let turn = (position + 1) as u32;
+        match one_turn(
+            terminal,
+            journal,
+            family,
+            plan,
+            turn,
+            session.turn_timeout.0,
+            keys,
+        ) {
+            Ok(measured) => run.turns.push(measured),
+            Err(error) => {
+                failure = Some(error);
+                break;
+            }
+        }
+    }
+    let idle = if failure.is_none() {
+        idle_share(terminal, family, session.idle.0)
+    } else {
+        Ok(None)
+    };
+    summarize(side, trial, &mut run, failure.as_ref(), idle);
+    side.sessions.retain(|kept| kept.trial != trial);
+    side.sessions.push(run);
+    side.sessions.sort_by_key(|kept| kept.trial);
+    Ok(())
+}
+
+/// The family's CPU share over `window` at the prompt, the window measured as it passed.
+fn idle_share(
+    terminal: &mut Terminal,
+    family: Family,
+    window: Duration,
+) -> Result<Option<f64>, SessionError> {
+    let before = family.cpu_seconds()?;
+    let started = Instant::now();
+    terminal
+        .settle(window)
+        .map_err(terminal_error("waiting at the prompt for the idle window"))?;
+    let after = family.cpu_seconds()?;
+    let wall = started.elapsed().as_secs_f64();
+    Ok((wall > 0.0).then(|| ((after - before) / wall).max(0.0)))
+}
+
+fn median(values: &[f64]) -> Option<f64> {
+    bench_core::stats::Summary::from_values(values).map(|s| s.median)
+}
+
+/// Records the session's metrics from its turns: medians, the last turn's memory, the
+/// growth slope and the idle share; a metric without a value gets the failure (or why).
+fn summarize(
+    side: &mut Side,
+    trial: u32,
+    run: &mut SessionRun,
+    failure: Option<&TurnError>,
+    idle: Result<Option<f64>, SessionError>,
+) {
+    let why = |missing: &str| match failure {
+        Some(error) => error_chain(error),
+        None => missing.to_owned(),
+    };
+    let turns = &run.turns;
+    let pick = |f: &dyn Fn(&SessionTurn) -> Option<f64>| -> Vec<f64> {
+        turns.iter().filter_map(f).collect()
+    };
+    let medians: [(Metric, Vec<f64>, &str); 7] = [
+        (
+            Metric::Turn,
+            pick(&|t| Some(t.turn_seconds)),
+            "no turn finished",
+        ),
+        (
+            Metric::Submit,
+            pick(&|t| t.submit_seconds),
+            "no request was matched to a turn",
+        ),
+        (
+            Metric::FirstToken,
+            pick(&|t| t.first_token_seconds),
+            "no reply's first chunk was seen",
+        ),
+        (
+            Metric::StreamRender,
+            pick(&|t| t.stream_render_seconds),
+            "no reply's end was seen",
+        ),
+        (
+            Metric::ToolRoundtrip,
+            pick(&|t| t.tool_roundtrip_seconds),
+            "no scripted turn with a prompt has a tool call",
+        ),
+        (
+            Metric::TurnCpu,
+            pick(&|t| Some(t.cpu_seconds)),
+            "no turn finished",
+        ),
+        (
+            Metric::TypingLag,
+            turns
+                .iter()
+                .flat_map(|t| t.typing_lag_seconds.iter().copied())
+                .collect(),
+            "no key typed during a stream was echoed",
+        ),
+    ];
+    // A failed turn makes every median partial: the failure is the result.
+    for (metric, values, missing) in medians {
+        let sample = match (failure, median(&values)) {
+            (None, Some(value)) => Sample::Value(value),
+            (_, _) => Sample::Error(why(missing)),
+        };
+        record(side, metric, trial, sample);
+    }
+    let last = turns.last().filter(|_| failure.is_none());
+    record(
+        side,
+        Metric::SessionRss,
+        trial,
+        last.map_or_else(
+            || Sample::Error(why("no turn finished")),
+            |t| Sample::Value(t.rss_bytes as f64),
+        ),
+    );
+    record(
+        side,
+        Metric::SessionPss,
+        trial,
+        match last {
+            Some(SessionTurn {
+                pss_bytes: Some(pss),
+                ..
+            }) => Sample::Value(*pss as f64),
+            Some(_) => Sample::Error("the family's PSS was unreadable".to_owned()),
+            None => Sample::Error(why("no turn finished")),
+        },
+    );
+    // PSS when every turn has it, else RSS: one series, never a mix of the two.
+    let all_pss = turns.iter().all(|t| t.pss_bytes.is_some());
+    let points: Vec<(f64, f64)> = turns
+        .iter()
+        .map(|t| {
+            let bytes = if all_pss {
+                t.pss_bytes.unwrap_or(t.rss_bytes)
+            } else {
+                t.rss_bytes
+            };
+            (f64::from(t.turn), bytes as f64)
+        })
+        .collect();
+    run.growth_bytes_per_turn = slope(&points).filter(|_| failure.is_none());
+    record(
+        side,
+        Metric::SessionGrowth,
+        trial,
+        run.growth_bytes_per_turn.map_or_else(
+            || Sample::Error(why("a growth slope needs at least two turns with a prompt")),
+            Sample::Value,
+        ),
+    );
+    let idle = match idle {
+        Ok(Some(share)) => {
+            run.idle_cpu_share = Some(share);
+            Sample::Value(share)
+        }
+        Ok(None) => Sample::Error(why("the idle window was empty")),
+        Err(error) => Sample::Error(error_chain(&error)),
+    };
+    record(side, Metric::IdleCpu, trial, idle);
+}
+
+/// Seconds on the terminal's clock of a journal time (µs since the endpoint started).
+fn on_terminal(journal_start: Instant, origin: Instant, at: Duration) -> f64 {
+    let offset = match journal_start.checked_duration_since(origin) {
+        Some(after) => after.as_secs_f64(),
+        None => -origin.duration_since(journal_start).as_secs_f64(),
+    };
+    offset + at.as_secs_f64()
+}
+
+fn one_turn(
+    terminal: &mut Terminal,
+    journal: &Journal,
+    family: Family,
+    plan: &Planned,
+    turn: u32,
+    timeout: Duration,
+    typing_keys: Option<usize>,
+) -> Result<SessionTurn, TurnError> {
+    let origin = terminal.spawned_at();
+    let deadline = Instant::now() + timeout;
+    let remaining = || deadline.saturating_duration_since(Instant::now());
+    let waited = |waiting_for: &'static str| {
+        move |source| TurnError::Wait {
+            turn,
+            timeout,
+            waiting_for,
+            source,
+        }
+    };
+    let requests_before = journal.requests().len();
+    for key in plan.prompt.chars() {
+        terminal
+            .type_text(&key.to_string())
+            .map_err(TurnError::Type)?;
+        terminal.settle(PROMPT_KEY_GAP).map_err(TurnError::Type)?;
+    }
+    let mut watch = Watch::new(origin, &terminal.screen_text(), plan);
+    let cpu_before = family.cpu_seconds()?;
+    let enter = terminal.elapsed().as_secs_f64();
+    terminal.send_keys(&[Key::Enter]).map_err(TurnError::Type)?;
+
+    let mut lags = Vec::new();
+    if let Some(keys) = typing_keys.filter(|&k| k > 0) {
+        terminal
+            .wait_for_screen(remaining(), &mut |s| {
+                watch.observe(s);
+                watch.first_seen.is_some()
+            })
+            .map_err(waited(
+                "waiting for the reply's first text, to type while it streams",
+            ))?;
+        lags = type_during_stream(terminal, &mut watch, keys, remaining)
+            .map_err(waited("typing while the reply streams"))?;
+    }
+    terminal
+        .wait_for_screen(remaining(), &mut |s| {
+            watch.observe(s);
+            watch.last_seen.is_some()
+        })
+        .map_err(waited("waiting for the reply's final text"))?;
+    // The prompt takes input again when a fresh key typed now is echoed.
+    let probe = terminal.fresh_word(4, 4);
+    terminal.type_text(&probe).map_err(TurnError::Type)?;
+    let ready = terminal
+        .wait_for_screen(remaining().min(ECHO_TIMEOUT), &mut |s| {
+            squash(s).contains(&probe)
+        })
+        .map_err(waited(
+            "waiting for the prompt to echo a key after the reply",
+        ))?;
+    let cpu_after = family.cpu_seconds()?;
+    terminal
+        .send_keys(&[Key::Backspace; 4])
+        .map_err(TurnError::Type)?;
+    terminal
+        .wait_for_screen(remaining().min(ECHO_TIMEOUT), &mut |s| {
+            !squash(s).contains(&probe)
+        })
+        .map_err(waited("waiting for the erased key to leave the prompt"))?;
+    let snapshot = family.snapshot()?;
+
+    let requests: Vec<RequestRecord> = journal
+        .requests()
+        .into_iter()
+        .skip(requests_before)
+        .filter(|r| matches!(r.outcome, Outcome::Turn { index, .. } if index == plan.index))
+        .collect();
+    let Some(first_request) = requests.first() else {
+        let last = journal
+            .requests()
+            .last()
+            .map_or("no request at all".to_owned(), |r| {
+                format!("{} {} -> {:?}", r.method, r.path, r.outcome)
+            });
+        return Err(TurnError::NoRequest { turn, last });
+    };
+    let start = journal.start();
+    let t = |at: Duration| on_terminal(start, origin, at);
+    let final_part = match plan.tool_rounds {
+        0 => Part::Start,
+        rounds => Part::AfterTools(rounds as u32),
+    };
+    let final_request = requests
+        .iter()
+        .find(|r| matches!(&r.outcome, Outcome::Turn { part, .. } if *part == final_part));
+    // The preamble (framing events written with the headers) carries no token: the
+    // reply's first chunk is the first with text.
+    let final_chunks: Vec<_> = final_request
+        .map(|r| journal.chunks(r.number))
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|chunk| chunk.tokens > 0)
+        .collect();
+    let first_token = match (final_chunks.first(), watch.first_seen) {
+        (Some(chunk), Some(seen)) => Some(seen - t(chunk.written)),
+        _ => None,
+    };
+    let stream_render = match (final_chunks.last(), watch.last_seen) {
+        (Some(chunk), Some(seen)) => Some(seen - t(chunk.written)),
+        _ => None,
+    };
+    let tool_roundtrip = (plan.tool_rounds > 0)
+        .then(|| {
+            let call = requests.iter().find(|r| {
+                matches!(
+                    &r.outcome,
+                    Outcome::Turn {
+                        part: Part::Start,
+                        ..
+                    }
+                )
+            })?;
+            let written = journal.chunks(call.number).last()?.written;
+            let result = requests.iter().find(|r| {
+                matches!(
+                    &r.outcome,
+                    Outcome::Turn {
+                        part: Part::AfterTools(1),
+                        ..
+                    }
+                )
+            })?;
+            Some(t(result.received) - t(written))
+        })
+        .flatten();
+    Ok(SessionTurn {
+        turn,
+        turn_seconds: ready.as_secs_f64() - enter,
+        submit_seconds: Some(t(first_request.received) - enter),
+        first_token_seconds: first_token,
+        stream_render_seconds: stream_render,
+        tool_roundtrip_seconds: tool_roundtrip,
+        cpu_seconds: (cpu_after - cpu_before).max(0.0),
+        rss_bytes: snapshot.total_rss_bytes(),
+        pss_bytes: snapshot.total_pss_bytes(),
+        typing_lag_seconds: lags,
+    })
+}
+
+/// Types `keys` letters of a fresh word ~150 ms apart while the reply streams, each
+/// one's echo awaited (the screen watched meanwhile), then erases them.
+fn type_during_stream(
+    terminal: &mut Terminal,
+    watch: &mut Watch,
+    keys: usize,
+    remaining: impl Fn() -> Duration,
+) -> Result<Vec<f64>, bench_term::TermError> {
+    const LEAD: usize = 3;
+    let word = terminal.fresh_word(LEAD + keys, LEAD);
+    terminal.type_text(&word[..LEAD])?;
+    terminal.wait_for_screen(remaining().min(ECHO_TIMEOUT), &mut |s| {
+        watch.observe(s);
+        squash(s).contains(&word[..LEAD])
+    })?;
+    let origin = terminal.spawned_at();
+    let mut lags = Vec::with_capacity(keys);
+    for typed in LEAD..LEAD + keys {
+        let next = Instant::now() + TYPING_GAP;
+        let sent = origin.elapsed().as_secs_f64();
+        terminal.type_text(&word[typed..=typed])?;
+        let shown = &word[..=typed];
+        let echoed = terminal.wait_for_screen(remaining().min(ECHO_TIMEOUT), &mut |s| {
+            watch.observe(s);
+            squash(s).contains(shown)
+        })?;
+        lags.push(echoed.as_secs_f64() - sent);
+        terminal.watch_screen(next.saturating_duration_since(Instant::now()), &mut |s| {
+            watch.observe(s)
+        })?;
+    }
+    terminal.send_keys(&vec![Key::Backspace; LEAD + keys])?;
+    terminal.wait_for_screen(remaining().min(ECHO_TIMEOUT), &mut |s| {
+        watch.observe(s);
+        !squash(s).contains(&word[..LEAD])
+    })?;
+    Ok(lags)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(first: &str, last: &str) -> Planned {
+        Planned {
+            index: 0,
+            prompt: "p".into(),
+            first_chunk: first.into(),
+            last_words: last.into(),
+            last_repeats: 1,
+            tool_rounds: 0,
+            tokens: 10,
+        }
+    }
+
+    #[test]
+    fn wrapped_text_is_matched_without_its_whitespace() {
+        assert_eq!(squash(" a b\n c  d "), "abcd");
+        let mut watch = Watch::new(Instant::now(), "> ", &plan("Hello there", "the end."));
+        watch.observe("> Hel\nlo the");
+        assert!(watch.first_seen.is_none());
+        watch.observe("> Hel\nlo there, and so\n to the   end.");
+        assert!(watch.first_seen.is_some() && watch.last_seen.is_some());
+    }
+
+    #[test]
+    fn text_already_on_the_screen_must_appear_once_more() {
+        let mut watch = Watch::new(
+            Instant::now(),
+            "old: Hello there",
+            &plan("Hello there", "x"),
+        );
+        watch.observe("old: Hello there\n> typing");
+        assert!(watch.first_seen.is_none());
+        watch.observe("old: Hello there\nHello there");
+        assert!(watch.first_seen.is_some());
+    }
+
+    #[test]
+    fn journal_times_are_put_on_the_terminal_clock() {
+        let journal_start = Instant::now();
+        let origin = journal_start + Duration::from_millis(500);
+        let at = on_terminal(journal_start, origin, Duration::from_millis(700));
+        assert!((at - 0.2).abs() < 1e-9, "{at}");
+        let before = on_terminal(origin, journal_start, Duration::from_millis(100));
+        assert!((before - 0.6).abs() < 1e-9, "{before}");
+    }
+}

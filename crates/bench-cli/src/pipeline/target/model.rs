@@ -1,0 +1,90 @@
+//! The trial's model endpoint: with `[model]`, every measure, ui, session and staircase
+//! trial starts the scripted endpoint in its phase child, on the run's port and under
+//! the run's token (so the `{model_url}` that install wrote into the home's config files
+//! is right), and stops it with the trial; its journal goes to
+//! `OUT/logs/model-<phase>-<trial>.jsonl`, also when the trial failed.
+
+use crate::model::{Endpoint, Journal, Limits, Settings};
+use crate::pipeline::PhaseContext;
+use crate::pipeline::out::state::ModelAddress;
+use crate::pipeline::target::TargetError;
+use std::path::PathBuf;
+
+/// A port the kernel picked on 127.0.0.1 (bound, then released) and a fresh token.
+pub(crate) fn fresh_address() -> std::io::Result<ModelAddress> {
+    let listener = std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0))?;
+    let port = listener.local_addr()?.port();
+    Ok(ModelAddress {
+        port,
+        token: bench_core::io::random_hex(16)?,
+    })
+}
+
+/// A running trial endpoint; its journal is written when it is finished or dropped.
+#[derive(Debug)]
+pub(crate) struct TrialModel {
+    endpoint: Option<Endpoint>,
+    journal_path: PathBuf,
+}
+
+impl TrialModel {
+    /// Starts the endpoint for `ctx`'s trial, `None` without `[model]`.
+    pub(crate) fn start(ctx: &PhaseContext) -> Result<Option<TrialModel>, TargetError> {
+        let (Some(model), Some(address)) = (ctx.spec.model.as_ref(), ctx.model.as_ref()) else {
+            return Ok(None);
+        };
+        let Some(script) = model.compiled.clone() else {
+            return Ok(None);
+        };
+        let journal_path = ctx.log_path(&format!("model-{}-{}.jsonl", ctx.phase, ctx.trial))?;
+        let endpoint = Endpoint::start(Settings {
+            port: address.port,
+            script,
+            limits: Limits::default(),
+            path_token: model.token.then(|| address.token.clone()),
+        })
+        .map_err(|source| TargetError::ModelStart {
+            port: address.port,
+            source,
+        })?;
+        Ok(Some(TrialModel {
+            endpoint: Some(endpoint),
+            journal_path,
+        }))
+    }
+
+    /// The journal, shared with the running endpoint.
+    pub(crate) fn journal(&self) -> Option<Journal> {
+        self.endpoint.as_ref().map(Endpoint::journal)
+    }
+
+    /// Stops the endpoint and writes its journal.
+    pub(crate) fn finish(mut self) -> Result<(), TargetError> {
+        self.write()
+    }
+
+    fn write(&mut self) -> Result<(), TargetError> {
+        let Some(endpoint) = self.endpoint.take() else {
+            return Ok(());
+        };
+        let journal = endpoint.journal();
+        endpoint.stop();
+        bench_core::io::write_atomic(&self.journal_path, journal.to_json_lines().as_bytes())
+            .map_err(|source| TargetError::ModelJournal {
+                path: self.journal_path.clone(),
+                source,
+            })
+    }
+}
+
+impl Drop for TrialModel {
+    fn drop(&mut self) {
+        // A trial that failed early still leaves its journal; its error is the news.
+        let _ = self.write();
+    }
+}
+
+/// Finishes an optional trial endpoint.
+pub(crate) fn finish(model: Option<TrialModel>) -> Result<(), TargetError> {
+    model.map_or(Ok(()), TrialModel::finish)
+}

@@ -1,0 +1,197 @@
+//! The session phase on the fixture agent (`bench-cli-fixture-agent`): its metrics exist
+//! and agree with each other, a known leak per turn comes out as `session_growth`, the
+//! endpoint's journal is kept, a request without the secret path gets 404, an agent that
+//! never answers ends in the turn timeout, and `idle_cpu` agrees with `/proc`.
+
+use crate::{clibench, run};
+use bench_core::{Metric, ResultFile};
+use std::fs;
+use std::path::Path;
+
+const LEAK: u64 = 8 << 20;
+
+fn spec(dir: &Path, env: &str, session: &str) -> std::path::PathBuf {
+    let agent = env!("CARGO_BIN_EXE_bench-cli-fixture-agent");
+    let path = dir.join("spec.toml");
+    fs::write(
+        &path,
+        format!(
+            r#"name = "fixture-agent"
+
+[env]
+MODEL_URL = "{{model_url}}"
+{env}
+
+[measure]
+command = ["{agent}"]
+ready = "pattern"
+ready_pattern = "(?m)^> $"
+settle = "200ms"
+
+[model]
+dialect = "anthropic"
+physics = {{ first_token = "50ms", tokens_per_second = 400 }}
+
+[model.script]
+[[model.script.turns]]
+prompt = "list the files"
+shell = "ls"
+then = "Those are the files of the workspace folder."
+
+[[model.script.turns]]
+prompt = "tell me a long story"
+tokens = 600
+
+[[model.script.turns]]
+prompt = "say hello"
+text = "Hello from the scripted model, turn three."
+
+[[model.script.turns]]
+prompt = "say bye"
+text = "Goodbye from the scripted model, turn four."
+
+[session]
+typing_keys = 5
+{session}
+"#
+        ),
+    )
+    .unwrap();
+    path
+}
+
+fn session_run(spec: &Path, out: &Path) -> crate::Run {
+    run(clibench().arg("run").arg(spec).arg("--out").arg(out).args([
+        "--trials",
+        "1",
+        "--phases",
+        "install,session",
+    ]))
+}
+
+fn value(result: &ResultFile, metric: Metric) -> f64 {
+    let observations = &result.side.metrics[&metric];
+    match observations[0].value {
+        Some(value) => value,
+        None => panic!("{metric}: {:?}", observations[0].error),
+    }
+}
+
+#[test]
+fn a_session_measures_every_turn_and_the_known_leak() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = spec(
+        dir.path(),
+        &format!("FIXTURE_LEAK_BYTES = \"{LEAK}\""),
+        "idle = \"1s\"",
+    );
+    let out = dir.path().join("out");
+    let result = session_run(&spec, &out);
+    assert_eq!(result.code, Some(0), "{}", result.stderr);
+    let result = ResultFile::load(&out.join("result.json")).unwrap();
+    let (turn, submit) = (value(&result, Metric::Turn), value(&result, Metric::Submit));
+    assert!(0.0 < submit && submit < turn, "submit {submit} turn {turn}");
+    let first = value(&result, Metric::FirstToken);
+    assert!(first > 0.0 && first < turn, "first_token {first}");
+    assert!(value(&result, Metric::StreamRender) >= 0.0);
+    assert!(value(&result, Metric::ToolRoundtrip) > 0.0);
+    assert!(value(&result, Metric::TurnCpu) > 0.0);
+    assert!(value(&result, Metric::TypingLag) > 0.0);
+    assert!(value(&result, Metric::SessionPss) <= value(&result, Metric::SessionRss));
+    let growth = value(&result, Metric::SessionGrowth);
+    let error = (growth - LEAK as f64).abs() / LEAK as f64;
+    assert!(
+        error < 0.05,
+        "session_growth {growth} vs a leak of {LEAK} bytes per turn"
+    );
+    let idle = value(&result, Metric::IdleCpu);
+    assert!((0.0..0.05).contains(&idle), "idle_cpu {idle}");
+    let run = &result.side.sessions[0];
+    assert_eq!(run.turns.len(), 4);
+    assert_eq!(run.turns[1].typing_lag_seconds.len(), 5);
+    assert!(run.turns[0].tool_roundtrip_seconds.is_some());
+    assert!(run.turns[2].tool_roundtrip_seconds.is_none());
+    // The journal is kept, without the secret path.
+    let journal = fs::read_to_string(out.join("logs/model-session-0.jsonl")).unwrap();
+    assert!(journal.contains("\"event\":\"chunk\""), "{journal}");
+    assert!(journal.contains("/m/<token>/v1/messages"), "{journal}");
+}
+
+#[test]
+fn an_agent_that_never_answers_ends_in_the_turn_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = spec(dir.path(), "FIXTURE_HANG = \"1\"", "turn_timeout = \"2s\"");
+    let out = dir.path().join("out");
+    let result = session_run(&spec, &out);
+    assert_ne!(result.code, Some(0));
+    let result = ResultFile::load(&out.join("result.json")).unwrap();
+    let error = result.side.metrics[&Metric::Turn][0].error.clone().unwrap();
+    assert!(
+        error.contains("turn 1 (2s turn_timeout): waiting for the reply's final text"),
+        "{error}"
+    );
+    assert!(out.join("logs/model-session-0.jsonl").is_file());
+}
+
+#[test]
+fn idle_cpu_finds_a_known_busy_share() {
+    // An agent that burns 100 ms of every second at the prompt: a share of about 0.1.
+    let dir = tempfile::tempdir().unwrap();
+    let spec = spec(dir.path(), "FIXTURE_BUSY_MS = \"100\"", "idle = \"3s\"");
+    let out = dir.path().join("out");
+    let result = session_run(&spec, &out);
+    assert_eq!(result.code, Some(0), "{}", result.stderr);
+    let result = ResultFile::load(&out.join("result.json")).unwrap();
+    let idle = value(&result, Metric::IdleCpu);
+    assert!((0.07..0.14).contains(&idle), "idle_cpu {idle}");
+}
+
+#[test]
+fn a_request_without_the_secret_path_gets_404() {
+    use bench_cli::model::{Endpoint, Limits, Script, Settings};
+    use std::io::{Read, Write};
+    let script = Script::from_toml("[[turns]]\ntext = \"only for the trial\"\n", "t").unwrap();
+    let endpoint = Endpoint::start(Settings {
+        port: 0,
+        script: script.compile().unwrap(),
+        limits: Limits::default(),
+        path_token: Some("0123456789abcdef0123456789abcdef".to_owned()),
+    })
+    .unwrap();
+    let ask = |path: &str| {
+        let body = r#"{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}"#;
+        let mut stream = std::net::TcpStream::connect(endpoint.address()).unwrap();
+        write!(
+            stream,
+            "POST {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).unwrap();
+        answer
+    };
+    for hostile in [
+        "/v1/messages",
+        "/m/0123456789abcdef0123456789abcdeX/v1/messages",
+        "/m//v1/messages",
+    ] {
+        let answer = ask(hostile);
+        assert!(answer.starts_with("HTTP/1.1 404"), "{hostile}: {answer}");
+    }
+    assert!(
+        endpoint
+            .journal()
+            .requests()
+            .iter()
+            .all(|r| r.status == 404)
+    );
+    let answer = ask(&format!(
+        "{}/v1/messages",
+        endpoint
+            .url()
+            .trim_start_matches(&format!("http://{}", endpoint.address()))
+    ));
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(answer.contains("only for the trial"), "{answer}");
+}
