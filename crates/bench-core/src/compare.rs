@@ -15,8 +15,8 @@
 //! - **Timing, CPU and memory**: with fewer than two samples on a side there is no
 //!   spread to judge by, so the verdict is [`Verdict::SingleSample`]. Otherwise a
 //!   change counts when both hold:
-//!   1. *it is there*: the two-sided rank-sum test
-//!      ([`significance::rank_sum_p_value`]) rejects "no change" after Holm's
+//!   1. *it is there*: Welch's two-sided t-test on the log values
+//!      ([`significance::welch`]) rejects "no change" after Holm's
 //!      adjustment over every tested metric of the comparison
 //!      ([`significance::holm`]), at family level [`CompareOptions::alpha`]: the
 //!      chance of any false verdict in an A/A comparison stays at or below alpha;
@@ -318,8 +318,8 @@ pub struct MetricComparison {
     pub ci_low: f64,
     /// Upper end of the confidence interval of the ratio.
     pub ci_high: f64,
-    /// The rank-sum test's two-sided p-value, for a noisy metric with two samples
-    /// or more a side.
+    /// The two-sided p-value of Welch's t-test on the log values
+    /// ([`significance::welch`]), for a noisy metric with two samples or more a side.
     pub p_value: Option<f64>,
     /// The p-value after Holm's adjustment over every tested metric: the change is
     /// there when this is at most [`CompareOptions::alpha`].
@@ -663,7 +663,10 @@ pub fn compare(base: &Side, candidate: &Side, options: &CompareOptions) -> Compa
             }),
         }
     }
-    let p_values: Vec<Option<f64>> = measured.iter().map(|m| m.p_value).collect();
+    let p_values: Vec<Option<f64>> = measured
+        .iter()
+        .map(|m| m.test.map(|test| test.p_value))
+        .collect();
     let adjusted = significance::holm(&p_values);
     let tested = p_values.iter().flatten().count();
     let metrics = measured
@@ -698,9 +701,8 @@ struct Measured {
     ratio: f64,
     ci_low: f64,
     ci_high: f64,
-    p_value: Option<f64>,
-    /// The pooled robust standard deviation of the log values.
-    log_spread: Option<f64>,
+    /// The test, for a noisy metric with two samples or more a side.
+    test: Option<significance::Welch>,
 }
 
 impl Measured {
@@ -730,16 +732,9 @@ impl Measured {
             seed,
         );
         let noisy = metric.nature() != Nature::Exact && base.n().min(candidate.n()) >= 2;
-        let p_value = noisy
-            .then(|| significance::rank_sum_p_value(base_values, candidate_values))
+        let test = noisy
+            .then(|| significance::welch(base_values, candidate_values))
             .flatten();
-        let log_spread = match (
-            significance::log_spread(base_values),
-            significance::log_spread(candidate_values),
-        ) {
-            (Some(b), Some(c)) if noisy => Some(((b * b + c * c) / 2.0).sqrt()),
-            _ => None,
-        };
         Measured {
             metric,
             base,
@@ -748,8 +743,7 @@ impl Measured {
             ratio,
             ci_low: low.min(ratio),
             ci_high: high.max(ratio),
-            p_value,
-            log_spread,
+            test,
         }
     }
 
@@ -779,15 +773,9 @@ impl Measured {
             // Bonferroni's share of alpha: what the first step of Holm's procedure
             // asks of the most significant metric, so a bound for all of them.
             let level = options.alpha / tested.max(1) as f64;
-            let statistical = match self.log_spread {
-                Some(spread) => significance::detectable_change(
-                    spread,
-                    self.base.n(),
-                    self.candidate.n(),
-                    level,
-                ),
-                None => f64::INFINITY,
-            };
+            let statistical = self
+                .test
+                .map_or(f64::INFINITY, |test| test.detectable_change(level));
             statistical.max(floor)
         });
         MetricComparison {
@@ -804,7 +792,7 @@ impl Measured {
             ratio: self.ratio,
             ci_low: self.ci_low,
             ci_high: self.ci_high,
-            p_value: self.p_value,
+            p_value: self.test.map(|test| test.p_value),
             p_adjusted,
             detectable,
         }
@@ -1321,8 +1309,26 @@ mod tests {
                 .detectable
                 .unwrap()
         };
-        // Three trials a side can never reach 5%.
-        assert_eq!(detect(noisy(3, 0.1), noisy(3, 0.1)), f64::INFINITY);
+        // Three trials a side can decide only a large change: with a 3.3% standard
+        // deviation, (qt(0.975, 4) + qt(0.8, 4)) · 0.033 · √(2/3) is about +10%,
+        // three times what ten such trials a side could see.
+        let three = detect(noisy(3, 0.1), noisy(3, 0.1));
+        assert!(three.is_finite() && three > 0.09, "{three}");
+        assert!(
+            three > 2.5 * detect(noisy(10, 0.1), noisy(10, 0.1)),
+            "{three}"
+        );
+        // One trial a side: no spread, nothing could have been detected.
+        assert_eq!(
+            compare(
+                &side("b", &[(Metric::Warm, &[1.0])]),
+                &side("c", &[(Metric::Warm, &[1.0])]),
+                &options,
+            )
+            .metrics[0]
+                .detectable,
+            Some(f64::INFINITY)
+        );
         let ten = detect(noisy(10, 0.2), noisy(10, 0.2));
         let thirty = detect(noisy(30, 0.2), noisy(30, 0.2));
         assert!(ten.is_finite() && ten > 0.05, "{ten}");
