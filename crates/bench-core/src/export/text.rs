@@ -332,10 +332,11 @@ mod tests {
         assert!(
             text.contains(
                 "\n0 regressed, 0 improved, 1 with a single sample (no verdict), 1 unchanged \
-                 (a change counts when the rank-sum test finds it (Holm-adjusted over 0 tested \
-                 metrics at a family false-alarm rate of 5%) and it exceeds timing and CPU \
-                 ±13%, memory ±5% (widened for drift: the sides were not interleaved); sizes \
-                 are exact: every byte is reported, beyond 64.0 KiB and 1% it counts)\n"
+                 (a change counts when Welch's t-test on the logs finds it (Holm-adjusted \
+                 over 0 tested metrics at a family false-alarm rate of 5%) and it exceeds \
+                 timing and CPU ±13%, memory ±5% (widened for drift: the sides were not \
+                 interleaved); sizes are exact: every byte is reported, beyond 64.0 KiB and 1% \
+                 it counts)\n"
             ),
             "{text}"
         );

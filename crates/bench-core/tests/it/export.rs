@@ -58,22 +58,25 @@ fn example_verdicts_follow_from_the_numbers() {
             .find(|row| row.metric == metric)
             .map(|row| row.verdict)
     };
-    // Five trials a side can at best give p = 2/252 = 0.0079, and Holm over the 7 tested
-    // metrics asks 0.05/7 = 0.0071 of the first: no verdict, and every row says so.
-    for metric in [
-        Metric::Cold,
-        Metric::Rss,
-        Metric::Pss,
-        Metric::Warm,
-        Metric::Install,
-    ] {
+    // Five trials a side, separate runs (thresholds widened to 13% and 5%): Welch's
+    // test on the logs calls the clear changes through Holm over the 7 tested
+    // metrics, where the exact rank-sum test (p >= 2/252) could call none.
+    assert_eq!(verdict(Metric::Cold), Some(Verdict::Regressed));
+    assert_eq!(verdict(Metric::Rss), Some(Verdict::Improved));
+    assert_eq!(verdict(Metric::Pss), Some(Verdict::Improved));
+    for metric in [Metric::Warm, Metric::Install] {
         assert_eq!(verdict(metric), Some(Verdict::WithinNoise), "{metric}");
         let row = comparison
             .metrics
             .iter()
             .find(|row| row.metric == metric)
             .unwrap();
-        assert_eq!(row.detectable, Some(f64::INFINITY), "{metric}");
+        // What they could have detected is finite, never below the threshold.
+        let detectable = row.detectable.unwrap();
+        assert!(
+            detectable.is_finite() && detectable >= row.floor,
+            "{metric}"
+        );
     }
     // Sizes are exact: 256 KiB more bundle (1.4%) counts; 1 MiB more disk (0.5%) is shown
     // as changed and fails nothing.
