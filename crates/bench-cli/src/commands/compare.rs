@@ -31,7 +31,7 @@ Timing, CPU and memory change when Welch's t-test on the logs finds the change
 at most 5% of the time) and it exceeds the metric's threshold (--noise;
 defaults: timing and CPU 3%, memory 2%); they need two samples a side (else `1
 sample, no verdict`), and with 3 a side only large changes can be called: see
-each row's "could detect". Results of separate runs (not interleaved) say so, and their
+each row's `could detect`. Results of separate runs (not interleaved) say so, and their
 thresholds are widened for drift (timing +10%, memory +3%). Sizes on disk
 (bundle, disk) are exact: every change is shown, and it counts only beyond 64
 KiB and 1% (else `changed`, which never fails --fail-on-regression). Each row
