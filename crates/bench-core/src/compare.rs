@@ -653,6 +653,7 @@ pub fn compare(base: &Side, candidate: &Side, options: &CompareOptions) -> Compa
                     c,
                     &base.values(metric),
                     &candidate.values(metric),
+                    interleaving,
                     options,
                 ));
             }
@@ -712,6 +713,7 @@ impl Measured {
         candidate: MetricStats,
         base_values: &[f64],
         candidate_values: &[f64],
+        interleaving: Interleaving,
         options: &CompareOptions,
     ) -> Measured {
         // `compare` only gets here with samples on both sides, so both medians exist.
@@ -732,8 +734,15 @@ impl Measured {
             seed,
         );
         let noisy = metric.nature() != Nature::Exact && base.n().min(candidate.n()) >= 2;
+        // Separate runs each carry their own offset, which no count of trials
+        // averages away: the test counts it as variance.
+        let drift = if interleaving == Interleaving::Interleaved {
+            0.0
+        } else {
+            metric.nature().drift_spread()
+        };
         let test = noisy
-            .then(|| significance::welch(base_values, candidate_values))
+            .then(|| significance::welch_between_runs(base_values, candidate_values, drift))
             .flatten();
         Measured {
             metric,
@@ -984,6 +993,80 @@ mod tests {
         }
     }
 
+    /// The default options for sides known to be interleaved, as `ab` measures them.
+    fn interleaved() -> CompareOptions {
+        CompareOptions {
+            interleaving: Some(Interleaving::Interleaved),
+            ..CompareOptions::default()
+        }
+    }
+
+    #[test]
+    fn five_interleaved_trials_a_side_call_a_doubling_among_many_metrics() {
+        // The regression of the rank-sum rule: with 5 a side its p could not pass
+        // Holm over 9 metrics. Cold doubles here, eight other metrics stay.
+        let noisy = [1.00, 1.12, 0.93, 1.05, 0.97];
+        let metrics: Vec<Metric> = Metric::ALL
+            .into_iter()
+            .filter(|m| m.nature() != Nature::Exact)
+            .take(9)
+            .collect();
+        assert!(metrics.contains(&Metric::Cold));
+        let build = |sha: &str, cold_scale: f64| {
+            let mut built = Side::new(sha);
+            for &metric in &metrics {
+                for (trial, value) in noisy.iter().enumerate() {
+                    let rotated = noisy[(trial + sha.len()) % 5];
+                    let value = if metric == Metric::Cold {
+                        cold_scale * value
+                    } else {
+                        rotated
+                    };
+                    record(&mut built, metric, trial as u32, Sample::Value(value));
+                }
+            }
+            built
+        };
+        let comparison = compare(&build("b", 1.0), &build("cc", 2.0), &interleaved());
+        assert_eq!(comparison.tested, 9);
+        let verdicts: Vec<(Metric, Verdict)> = comparison
+            .metrics
+            .iter()
+            .filter(|row| row.verdict.is_change())
+            .map(|row| (row.metric, row.verdict))
+            .collect();
+        assert_eq!(verdicts, [(Metric::Cold, Verdict::Regressed)]);
+    }
+
+    #[test]
+    fn separate_runs_count_their_drift_as_variance() {
+        // One run 25% slower on every trial than the other, with little spread
+        // inside each: interleaved, that is a change; between two runs it is what
+        // runs on a shared machine drift apart (docs/verdicts.md), so no verdict.
+        let base: Vec<f64> = (0..10).map(|i| 1.0 + 0.01 * f64::from(i % 5)).collect();
+        let slower: Vec<f64> = base.iter().map(|v| v * 1.25).collect();
+        let (b, c) = (
+            side("b", &[(Metric::Cold, &base)]),
+            side("c", &[(Metric::Cold, &slower)]),
+        );
+        assert_eq!(
+            compare(&b, &c, &interleaved()).metrics[0].verdict,
+            Verdict::Regressed
+        );
+        let separate = CompareOptions {
+            interleaving: Some(Interleaving::Separate),
+            ..CompareOptions::default()
+        };
+        let row = &compare(&b, &c, &separate).metrics[0];
+        assert_eq!(row.verdict, Verdict::WithinNoise, "{row:?}");
+        // The drift is in what it could detect: far more than +25%.
+        assert!(row.detectable.unwrap() > 0.5, "{row:?}");
+        // A change far beyond the drift still shows between runs.
+        let tripled: Vec<f64> = base.iter().map(|v| v * 3.0).collect();
+        let row = &compare(&b, &side("c", &[(Metric::Cold, &tripled)]), &separate).metrics[0];
+        assert_eq!(row.verdict, Verdict::Regressed, "{row:?}");
+    }
+
     #[test]
     fn clear_changes_get_verdicts_and_noise_does_not() {
         let base = side(
@@ -999,10 +1082,10 @@ mod tests {
             &[
                 (Metric::Cold, &[0.60, 0.62, 0.61, 0.63, 0.60]),
                 (Metric::Rss, &[60.0, 61.0, 59.0, 62.0, 60.0]),
-                (Metric::Warm, &[0.22, 0.21, 0.23, 0.22, 0.22]),
+                (Metric::Warm, &[0.21, 0.20, 0.22, 0.21, 0.20]),
             ],
         );
-        let comparison = compare(&base, &candidate, &CompareOptions::default());
+        let comparison = compare(&base, &candidate, &interleaved());
         let verdicts: Vec<_> = comparison
             .metrics
             .iter()
@@ -1051,7 +1134,7 @@ mod tests {
                 (Metric::Bundle, &[600.0]),
             ],
         );
-        let comparison = compare(&base, &candidate, &CompareOptions::default());
+        let comparison = compare(&base, &candidate, &interleaved());
         let counts = comparison.verdict_counts();
         assert_eq!(comparison.tested, 4, "cold, warm, rss, pss");
         // bundle grew by 100 bytes: reported as changed, not a regression.

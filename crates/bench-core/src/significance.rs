@@ -63,6 +63,15 @@ pub struct Welch {
 /// positive; `None` when a side has fewer than two finite values. Equal sides
 /// without spread have p = 1; different ones without spread p = 0.
 pub fn welch(base: &[f64], candidate: &[f64]) -> Option<Welch> {
+    welch_between_runs(base, candidate, 0.0)
+}
+
+/// [`welch`] for sides measured in two separate runs, each with its own offset of
+/// standard deviation `drift_spread` (relative, the log scale's): the difference
+/// of the two offsets adds `2 · drift_spread²` to the variance of the difference,
+/// a component taken as known (it adds nothing to the degrees of freedom's
+/// denominator). On raw values the spread is scaled by the base's mean.
+pub fn welch_between_runs(base: &[f64], candidate: &[f64], drift_spread: f64) -> Option<Welch> {
     let finite =
         |values: &[f64]| -> Vec<f64> { values.iter().copied().filter(|v| v.is_finite()).collect() };
     let (base, candidate) = (finite(base), finite(candidate));
@@ -82,10 +91,22 @@ pub fn welch(base: &[f64], candidate: &[f64]) -> Option<Welch> {
     let (candidate_mean, candidate_variance) = mean_and_variance(&candidate);
     let (n1, n2) = (base.len() as f64, candidate.len() as f64);
     let (v1, v2) = (base_variance / n1, candidate_variance / n2);
+    let drift = if log_scale {
+        drift_spread
+    } else {
+        drift_spread * base_mean.abs()
+    };
+    let between = 2.0 * drift * drift;
     let difference = candidate_mean - base_mean;
-    let standard_error = (v1 + v2).sqrt();
+    let standard_error = (v1 + v2 + between).sqrt();
     let (df, p_value) = if standard_error > 0.0 {
-        let df = (v1 + v2).powi(2) / (v1 * v1 / (n1 - 1.0) + v2 * v2 / (n2 - 1.0));
+        let sampled = v1 * v1 / (n1 - 1.0) + v2 * v2 / (n2 - 1.0);
+        // Only the drift is known: a large df, the normal's quantiles.
+        let df = if sampled > 0.0 {
+            (v1 + v2 + between).powi(2) / sampled
+        } else {
+            1e9
+        };
         (df, t_two_sided(difference / standard_error, df))
     } else {
         // No spread on either side: the sides are equal or certainly differ.

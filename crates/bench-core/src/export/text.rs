@@ -358,7 +358,12 @@ mod tests {
                 (Metric::Cold, &[0.60, 0.62, 0.61, 0.63, 0.60]),
             ],
         );
-        let comparison = compare(&base, &candidate, &CompareOptions::default());
+        // Interleaved trials, as `ab` measures: no drift between runs to allow for.
+        let options = CompareOptions {
+            interleaving: Some(crate::compare::Interleaving::Interleaved),
+            ..CompareOptions::default()
+        };
+        let comparison = compare(&base, &candidate, &options);
         assert_eq!(
             regressions(&comparison),
             "disk (+488.3 KiB, +50.0%), cold (+200 ms, +48.8%)"

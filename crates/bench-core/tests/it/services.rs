@@ -149,10 +149,13 @@ fn github_benchmark_splits_by_direction_and_has_the_action_shape() {
         .unwrap();
     assert_eq!(cold["unit"], "ms");
     assert!((cold["value"].as_f64().unwrap() - 587.0).abs() < 1e-9);
-    // Five trials a side: cold's +42.5% is a regression through Holm over seven
-    // tested metrics.
+    // Two separate runs of five trials: cold's +42.5% is within their drift, and the
+    // entry says what they could have detected.
     let extra = cold["extra"].as_str().unwrap();
-    assert!(extra.contains("regressed (+42.5%"), "{extra}");
+    assert!(
+        extra.contains("within noise") && extra.contains("could detect ±"),
+        "{extra}"
+    );
     let bigger = parse(documents.bigger_is_better.as_deref().unwrap());
     assert_eq!(check_github(&bigger), Ok(()));
     assert_eq!(bigger[0]["name"], "reclaimed_rss");
