@@ -171,7 +171,7 @@ PY
 
 # pairs OUT: the pairs a --trials auto run used, from its stderr.
 pairs() {
-    grep -o 'stopped ([a-z]*) after [0-9]*' "$1.log" | awk '{print $2, $4}' | tr -d '()'
+    grep -o 'stopped ([a-z]*) after [a-z]* [0-9]*' "$1.log" | awk '{print $2, $5}' | tr -d '()'
 }
 
 auto() {
