@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # How often does `clibench ab` cry wolf, and does it catch a real regression?
 #
-#   scripts/ab-accuracy.sh [aa|ab|hog|all]
+#   scripts/ab-accuracy.sh [aa|ab|hog|cpuhog|auto|all]
 #
 #   aa   A/A: `clibench ab` of the demo against itself, REPS times; every "regressed" or
 #        "improved" verdict is a false one.
@@ -9,6 +9,9 @@
 #        REPS times; cold and warm should regress, no memory metric should.
 #   hog  A/A with a CPU hog (one busy loop per core) started halfway through the trials,
 #        interleaved (ABBA) and --sequential, REPS times each: false verdicts of each.
+#   cpuhog  the A/B case (head delayed by STARTUP_DELAY_MS) with one busy loop on one core
+#        (`nice -n 0 sh -c 'while :; do :; done'`) for the whole run, REPS times: whether cold
+#        and cold_cpu regressed (decisions per prefix of pairs: scripts/verdict-trials.py).
 #   auto `--trials auto` (MAX_TRIALS pairs at most), A/A and A/B, REPS times each: false
 #        verdicts, cold found, and how many pairs each run needed.
 #
@@ -191,6 +194,25 @@ auto() {
     done
 }
 
+# cpuhog: the A/B case next to one busy loop (one core of the machine taken).
+cpuhog() {
+    local all=$WORK/cpuhog.verdicts
+    : >"$all"
+    for rep in $(seq 1 "$REPS"); do
+        local out=$WORK/cpuhog-$rep
+        nice -n 0 sh -c 'while :; do :; done' &
+        local hog=$!
+        run_ab "$out" --head "measure.env.DEMO_AGENT_STARTUP_DELAY_MS=$STARTUP_DELAY_MS"
+        # Stop the hog this experiment started, by its pid.
+        kill "$hog" 2>/dev/null || true
+        wait "$hog" 2>/dev/null || true
+        verdicts "$out" | tee -a "$all" | awk -v rep="$rep" '
+            {v[$1] = $2 " " $3}
+            END {print "cpuhog " rep ": cold " v["cold"] ", cold_cpu " v["cold_cpu"] ", warm " v["warm"] ", warm_cpu " v["warm_cpu"]}'
+    done
+    summary "A/B (+$STARTUP_DELAY_MS ms) with a CPU hog on one core" "$all"
+}
+
 delay_from_percent
 
 case $MODE in
@@ -198,6 +220,7 @@ case $MODE in
     ab) ab ;;
     hog) hog ;;
     auto) auto ;;
+    cpuhog) cpuhog ;;
     all) aa; ab; hog; auto ;;
-    *) echo "usage: $0 [aa|ab|hog|auto|all]" >&2; exit 2 ;;
+    *) echo "usage: $0 [aa|ab|hog|cpuhog|auto|all]" >&2; exit 2 ;;
 esac

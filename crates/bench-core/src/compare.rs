@@ -15,8 +15,8 @@
 //! - **Timing, CPU and memory**: with fewer than two samples on a side there is no
 //!   spread to judge by, so the verdict is [`Verdict::SingleSample`]. Otherwise a
 //!   change counts when both hold:
-//!   1. *it is there*: the two-sided rank-sum test
-//!      ([`significance::rank_sum_p_value`]) rejects "no change" after Holm's
+//!   1. *it is there*: Welch's two-sided t-test on the log values
+//!      ([`significance::welch`]) rejects "no change" after Holm's
 //!      adjustment over every tested metric of the comparison
 //!      ([`significance::holm`]), at family level [`CompareOptions::alpha`]: the
 //!      chance of any false verdict in an A/A comparison stays at or below alpha;
@@ -318,8 +318,8 @@ pub struct MetricComparison {
     pub ci_low: f64,
     /// Upper end of the confidence interval of the ratio.
     pub ci_high: f64,
-    /// The rank-sum test's two-sided p-value, for a noisy metric with two samples
-    /// or more a side.
+    /// The two-sided p-value of Welch's t-test on the log values
+    /// ([`significance::welch`]), for a noisy metric with two samples or more a side.
     pub p_value: Option<f64>,
     /// The p-value after Holm's adjustment over every tested metric: the change is
     /// there when this is at most [`CompareOptions::alpha`].
@@ -653,6 +653,7 @@ pub fn compare(base: &Side, candidate: &Side, options: &CompareOptions) -> Compa
                     c,
                     &base.values(metric),
                     &candidate.values(metric),
+                    interleaving,
                     options,
                 ));
             }
@@ -663,7 +664,10 @@ pub fn compare(base: &Side, candidate: &Side, options: &CompareOptions) -> Compa
             }),
         }
     }
-    let p_values: Vec<Option<f64>> = measured.iter().map(|m| m.p_value).collect();
+    let p_values: Vec<Option<f64>> = measured
+        .iter()
+        .map(|m| m.test.map(|test| test.p_value))
+        .collect();
     let adjusted = significance::holm(&p_values);
     let tested = p_values.iter().flatten().count();
     let metrics = measured
@@ -698,9 +702,8 @@ struct Measured {
     ratio: f64,
     ci_low: f64,
     ci_high: f64,
-    p_value: Option<f64>,
-    /// The pooled robust standard deviation of the log values.
-    log_spread: Option<f64>,
+    /// The test, for a noisy metric with two samples or more a side.
+    test: Option<significance::Welch>,
 }
 
 impl Measured {
@@ -710,6 +713,7 @@ impl Measured {
         candidate: MetricStats,
         base_values: &[f64],
         candidate_values: &[f64],
+        interleaving: Interleaving,
         options: &CompareOptions,
     ) -> Measured {
         // `compare` only gets here with samples on both sides, so both medians exist.
@@ -730,16 +734,16 @@ impl Measured {
             seed,
         );
         let noisy = metric.nature() != Nature::Exact && base.n().min(candidate.n()) >= 2;
-        let p_value = noisy
-            .then(|| significance::rank_sum_p_value(base_values, candidate_values))
-            .flatten();
-        let log_spread = match (
-            significance::log_spread(base_values),
-            significance::log_spread(candidate_values),
-        ) {
-            (Some(b), Some(c)) if noisy => Some(((b * b + c * c) / 2.0).sqrt()),
-            _ => None,
+        // Separate runs each carry their own offset, which no count of trials
+        // averages away: the test counts it as variance.
+        let drift = if interleaving == Interleaving::Interleaved {
+            0.0
+        } else {
+            metric.nature().drift_spread()
         };
+        let test = noisy
+            .then(|| significance::welch_between_runs(base_values, candidate_values, drift))
+            .flatten();
         Measured {
             metric,
             base,
@@ -748,8 +752,7 @@ impl Measured {
             ratio,
             ci_low: low.min(ratio),
             ci_high: high.max(ratio),
-            p_value,
-            log_spread,
+            test,
         }
     }
 
@@ -779,15 +782,9 @@ impl Measured {
             // Bonferroni's share of alpha: what the first step of Holm's procedure
             // asks of the most significant metric, so a bound for all of them.
             let level = options.alpha / tested.max(1) as f64;
-            let statistical = match self.log_spread {
-                Some(spread) => significance::detectable_change(
-                    spread,
-                    self.base.n(),
-                    self.candidate.n(),
-                    level,
-                ),
-                None => f64::INFINITY,
-            };
+            let statistical = self
+                .test
+                .map_or(f64::INFINITY, |test| test.detectable_change(level));
             statistical.max(floor)
         });
         MetricComparison {
@@ -804,7 +801,7 @@ impl Measured {
             ratio: self.ratio,
             ci_low: self.ci_low,
             ci_high: self.ci_high,
-            p_value: self.p_value,
+            p_value: self.test.map(|test| test.p_value),
             p_adjusted,
             detectable,
         }
@@ -996,6 +993,80 @@ mod tests {
         }
     }
 
+    /// The default options for sides known to be interleaved, as `ab` measures them.
+    fn interleaved() -> CompareOptions {
+        CompareOptions {
+            interleaving: Some(Interleaving::Interleaved),
+            ..CompareOptions::default()
+        }
+    }
+
+    #[test]
+    fn five_interleaved_trials_a_side_call_a_doubling_among_many_metrics() {
+        // The regression of the rank-sum rule: with 5 a side its p could not pass
+        // Holm over 9 metrics. Cold doubles here, eight other metrics stay.
+        let noisy = [1.00, 1.12, 0.93, 1.05, 0.97];
+        let metrics: Vec<Metric> = Metric::ALL
+            .into_iter()
+            .filter(|m| m.nature() != Nature::Exact)
+            .take(9)
+            .collect();
+        assert!(metrics.contains(&Metric::Cold));
+        let build = |sha: &str, cold_scale: f64| {
+            let mut built = Side::new(sha);
+            for &metric in &metrics {
+                for (trial, value) in noisy.iter().enumerate() {
+                    let rotated = noisy[(trial + sha.len()) % 5];
+                    let value = if metric == Metric::Cold {
+                        cold_scale * value
+                    } else {
+                        rotated
+                    };
+                    record(&mut built, metric, trial as u32, Sample::Value(value));
+                }
+            }
+            built
+        };
+        let comparison = compare(&build("b", 1.0), &build("cc", 2.0), &interleaved());
+        assert_eq!(comparison.tested, 9);
+        let verdicts: Vec<(Metric, Verdict)> = comparison
+            .metrics
+            .iter()
+            .filter(|row| row.verdict.is_change())
+            .map(|row| (row.metric, row.verdict))
+            .collect();
+        assert_eq!(verdicts, [(Metric::Cold, Verdict::Regressed)]);
+    }
+
+    #[test]
+    fn separate_runs_count_their_drift_as_variance() {
+        // One run 25% slower on every trial than the other, with little spread
+        // inside each: interleaved, that is a change; between two runs it is what
+        // runs on a shared machine drift apart (docs/verdicts.md), so no verdict.
+        let base: Vec<f64> = (0..10).map(|i| 1.0 + 0.01 * f64::from(i % 5)).collect();
+        let slower: Vec<f64> = base.iter().map(|v| v * 1.25).collect();
+        let (b, c) = (
+            side("b", &[(Metric::Cold, &base)]),
+            side("c", &[(Metric::Cold, &slower)]),
+        );
+        assert_eq!(
+            compare(&b, &c, &interleaved()).metrics[0].verdict,
+            Verdict::Regressed
+        );
+        let separate = CompareOptions {
+            interleaving: Some(Interleaving::Separate),
+            ..CompareOptions::default()
+        };
+        let row = &compare(&b, &c, &separate).metrics[0];
+        assert_eq!(row.verdict, Verdict::WithinNoise, "{row:?}");
+        // The drift is in what it could detect: far more than +25%.
+        assert!(row.detectable.unwrap() > 0.5, "{row:?}");
+        // A change far beyond the drift still shows between runs.
+        let tripled: Vec<f64> = base.iter().map(|v| v * 3.0).collect();
+        let row = &compare(&b, &side("c", &[(Metric::Cold, &tripled)]), &separate).metrics[0];
+        assert_eq!(row.verdict, Verdict::Regressed, "{row:?}");
+    }
+
     #[test]
     fn clear_changes_get_verdicts_and_noise_does_not() {
         let base = side(
@@ -1011,10 +1082,10 @@ mod tests {
             &[
                 (Metric::Cold, &[0.60, 0.62, 0.61, 0.63, 0.60]),
                 (Metric::Rss, &[60.0, 61.0, 59.0, 62.0, 60.0]),
-                (Metric::Warm, &[0.22, 0.21, 0.23, 0.22, 0.22]),
+                (Metric::Warm, &[0.21, 0.20, 0.22, 0.21, 0.20]),
             ],
         );
-        let comparison = compare(&base, &candidate, &CompareOptions::default());
+        let comparison = compare(&base, &candidate, &interleaved());
         let verdicts: Vec<_> = comparison
             .metrics
             .iter()
@@ -1063,7 +1134,7 @@ mod tests {
                 (Metric::Bundle, &[600.0]),
             ],
         );
-        let comparison = compare(&base, &candidate, &CompareOptions::default());
+        let comparison = compare(&base, &candidate, &interleaved());
         let counts = comparison.verdict_counts();
         assert_eq!(comparison.tested, 4, "cold, warm, rss, pss");
         // bundle grew by 100 bytes: reported as changed, not a regression.
@@ -1321,8 +1392,26 @@ mod tests {
                 .detectable
                 .unwrap()
         };
-        // Three trials a side can never reach 5%.
-        assert_eq!(detect(noisy(3, 0.1), noisy(3, 0.1)), f64::INFINITY);
+        // Three trials a side can decide only a large change: with a 3.3% standard
+        // deviation, (qt(0.975, 4) + qt(0.8, 4)) · 0.033 · √(2/3) is about +10%,
+        // three times what ten such trials a side could see.
+        let three = detect(noisy(3, 0.1), noisy(3, 0.1));
+        assert!(three.is_finite() && three > 0.09, "{three}");
+        assert!(
+            three > 2.5 * detect(noisy(10, 0.1), noisy(10, 0.1)),
+            "{three}"
+        );
+        // One trial a side: no spread, nothing could have been detected.
+        assert_eq!(
+            compare(
+                &side("b", &[(Metric::Warm, &[1.0])]),
+                &side("c", &[(Metric::Warm, &[1.0])]),
+                &options,
+            )
+            .metrics[0]
+                .detectable,
+            Some(f64::INFINITY)
+        );
         let ten = detect(noisy(10, 0.2), noisy(10, 0.2));
         let thirty = detect(noisy(30, 0.2), noisy(30, 0.2));
         assert!(ten.is_finite() && ten > 0.05, "{ten}");

@@ -67,6 +67,24 @@ impl Nature {
             Nature::Memory => 0.03,
         }
     }
+
+    /// The standard deviation of one run's own offset (on the log scale) when two
+    /// sides were not interleaved: a run as a whole is slower or faster than another
+    /// by the machine's load while it ran, which more trials of it do not average
+    /// away. Measured from 18 A/A `ab` runs of the demo on this project's shared
+    /// 2-core VMs (load 5 to 8), one run's base against the next run's head, 10
+    /// trials each: the excess of the squared log change over its sampling variance
+    /// is 2 × this squared (cold 0.22, warm 0.24, cold_cpu 0.05, warm_cpu 0.06, pss
+    /// 0.014 with one jump of 7%, rss 0.0001); see `docs/verdicts.md`. Interleaved
+    /// sides showed none. 0 for exact sizes.
+    pub fn drift_spread(self) -> f64 {
+        match self {
+            Nature::Exact => 0.0,
+            Nature::Timing => 0.22,
+            Nature::Cpu => 0.06,
+            Nature::Memory => 0.02,
+        }
+    }
 }
 
 /// CPU time as Linux accounts it in `/proc/PID/stat`: whole clock ticks of 1/100 s

@@ -79,7 +79,7 @@ impl Notation {
 }
 
 /// The smallest change the run could have detected, for a noisy metric: `±6%`,
-/// or `none (too few trials)` when no p-value could reach the level; empty for an
+/// or `none (too few trials)` when a side has one trial (no spread); empty for an
 /// exact size, where every byte shows.
 pub(crate) fn detectable(row: &MetricComparison) -> Option<String> {
     let fraction = row.detectable?;
@@ -136,7 +136,7 @@ pub(crate) fn rule(comparison: &Comparison) -> String {
         thresholds.push_str(&format!(" ({})", own.join(", ")));
     }
     format!(
-        "a change counts when the rank-sum test finds it (Holm-adjusted over {} at a \
+        "a change counts when Welch's t-test on the logs finds it (Holm-adjusted over {} at a \
          family false-alarm rate of {}%) and it exceeds {thresholds}{}; sizes are exact: \
          every byte is reported, beyond {} and {}% it counts",
         plural(comparison.tested, "tested metric", "tested metrics"),

@@ -349,10 +349,11 @@ mod tests {
         assert!(
             text.contains(
                 "\n0 regressed, 0 improved, 1 with a single sample (no verdict), 1 unchanged \
-                 (a change counts when the rank-sum test finds it (Holm-adjusted over 0 tested \
-                 metrics at a family false-alarm rate of 5%) and it exceeds timing and CPU \
-                 ±13%, memory ±5% (widened for drift: the sides were not interleaved); sizes \
-                 are exact: every byte is reported, beyond 64.0 KiB and 1% it counts)\n"
+                 (a change counts when Welch's t-test on the logs finds it (Holm-adjusted \
+                 over 0 tested metrics at a family false-alarm rate of 5%) and it exceeds \
+                 timing and CPU ±13%, memory ±5% (widened for drift: the sides were not \
+                 interleaved); sizes are exact: every byte is reported, beyond 64.0 KiB and 1% \
+                 it counts)\n"
             ),
             "{text}"
         );
@@ -374,7 +375,12 @@ mod tests {
                 (Metric::Cold, &[0.60, 0.62, 0.61, 0.63, 0.60]),
             ],
         );
-        let comparison = compare(&base, &candidate, &CompareOptions::default());
+        // Interleaved trials, as `ab` measures: no drift between runs to allow for.
+        let options = CompareOptions {
+            interleaving: Some(crate::compare::Interleaving::Interleaved),
+            ..CompareOptions::default()
+        };
+        let comparison = compare(&base, &candidate, &options);
         assert_eq!(
             regressions(&comparison),
             "disk (+488.3 KiB, +50.0%), cold (+200 ms, +48.8%)"

@@ -58,23 +58,35 @@ fn example_verdicts_follow_from_the_numbers() {
             .find(|row| row.metric == metric)
             .map(|row| row.verdict)
     };
-    // Five trials a side can at best give p = 2/252 = 0.0079, and Holm over the 7 tested
-    // metrics asks 0.05/7 = 0.0071 of the first: no verdict, and every row says so.
-    for metric in [
-        Metric::Cold,
-        Metric::Rss,
-        Metric::Pss,
-        Metric::Warm,
-        Metric::Install,
-    ] {
-        assert_eq!(verdict(metric), Some(Verdict::WithinNoise), "{metric}");
+    // Two separate runs of 5 trials (no start times overlap): each run carries its
+    // own offset, which on the shared VMs clibench is measured on drifts a run's
+    // times by 22% (docs/verdicts.md), so cold's +42.5% between two runs is within
+    // noise and says it could only detect a change of about ±200%; memory drifts
+    // 2% and its -30% is a change. Welch's test on the logs decides through Holm over
+    // the 7 tested metrics, where the exact rank-sum test (p >= 2/252) could not.
+    assert_eq!(verdict(Metric::Cold), Some(Verdict::WithinNoise));
+    assert_eq!(verdict(Metric::Rss), Some(Verdict::Improved));
+    assert_eq!(verdict(Metric::Pss), Some(Verdict::Improved));
+    for metric in [Metric::Cold, Metric::Warm, Metric::Install] {
         let row = comparison
             .metrics
             .iter()
             .find(|row| row.metric == metric)
             .unwrap();
-        assert_eq!(row.detectable, Some(f64::INFINITY), "{metric}");
+        assert_eq!(row.verdict, Verdict::WithinNoise, "{metric}");
+        // What they could have detected is finite, never below the threshold.
+        let detectable = row.detectable.unwrap();
+        assert!(
+            detectable.is_finite() && detectable >= row.floor,
+            "{metric}"
+        );
     }
+    let cold = comparison
+        .metrics
+        .iter()
+        .find(|row| row.metric == Metric::Cold)
+        .unwrap();
+    assert!(cold.detectable.unwrap() > 1.0, "{cold:?}");
     // Sizes are exact: 256 KiB more bundle (1.4%) counts; 1 MiB more disk (0.5%) is shown
     // as changed and fails nothing.
     assert_eq!(verdict(Metric::Bundle), Some(Verdict::Regressed));
