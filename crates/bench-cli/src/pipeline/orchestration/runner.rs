@@ -504,12 +504,22 @@ impl Runner {
             });
         }
         let mut reports = Vec::new();
+        let mut first_error = None;
         for plan in &self.plans {
-            // The state file says whether the run asked to keep its users.
-            let report = crate::pipeline::cleanup(&plan.out).map_err(Error::Cleanup)?;
-            reports.push(report);
+            // The state file says whether the run asked to keep its users. Every plan is
+            // cleaned up even when an earlier one's cleanup failed (an `ab` whose base
+            // could not be cleaned still removes the head's users and staging folder).
+            match crate::pipeline::cleanup(&plan.out) {
+                Ok(report) => reports.push(report),
+                Err(error) => {
+                    first_error.get_or_insert(error);
+                }
+            }
         }
-        Ok(reports)
+        match first_error {
+            Some(error) => Err(Error::Cleanup(error)),
+            None => Ok(reports),
+        }
     }
 }
 
