@@ -48,10 +48,9 @@ fn prepare() -> Prepared {
             .current_dir(dir.path()),
     );
     assert_eq!(out.code, Some(0), "{}", out.stderr);
-    let state: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(dir.path().join("out/state.json")).unwrap(),
-    )
-    .unwrap();
+    let state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("out/state.json")).unwrap())
+            .unwrap();
     let run_id = state["run_id"].as_str().unwrap().to_owned();
     let stage = PathBuf::from(state["stage"].as_str().unwrap());
     let group = state["group"].as_str().unwrap().to_owned();
@@ -116,7 +115,10 @@ fn a_run_whose_out_folder_is_gone_leaves_nothing_after_the_next_run_starts() {
     cleanup(&next.out());
     cleanup(&kept.out());
     assert_eq!(left, Vec::<String>::new(), "the abandoned run left these");
-    assert!(kept_alive, "the next run removed a live run's staging folder or group");
+    assert!(
+        kept_alive,
+        "the next run removed a live run's staging folder or group"
+    );
     for run in [&next, &kept] {
         assert_eq!(
             traces_of(&run.run_id),

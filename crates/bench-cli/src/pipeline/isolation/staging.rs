@@ -235,7 +235,9 @@ fn check(run_id: &str, stage: &Path) -> Result<bool, NotTheStage> {
 /// what was removed; the state is updated in `state` (the caller saves it).
 pub fn remove(state: &mut State) -> Result<Vec<String>, StagingError> {
     let removed = remove_made(state)?;
-    if state.stage.is_none() && state.group.is_none() && crate::pipeline::isolation::users::is_root()
+    if state.stage.is_none()
+        && state.group.is_none()
+        && crate::pipeline::isolation::users::is_root()
     {
         // Best effort: a record whose folder and group are gone is dropped by the next
         // sweep anyway, so a ledger that cannot be opened now loses nothing.

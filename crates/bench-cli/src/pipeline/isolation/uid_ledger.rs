@@ -285,7 +285,13 @@ impl UidLedger {
 
     /// Records (or adds to the record of) what root run `run_id` of `out` creates
     /// outside OUT/: call before creating it, and save.
-    pub fn record_run(&mut self, run_id: &str, out: &Path, stage: Option<&Path>, group: Option<&str>) {
+    pub fn record_run(
+        &mut self,
+        run_id: &str,
+        out: &Path,
+        stage: Option<&Path>,
+        group: Option<&str>,
+    ) {
         let record = self.runs.runs.entry(run_id.to_owned()).or_default();
         record.out = out.to_path_buf();
         if let Some(stage) = stage {
