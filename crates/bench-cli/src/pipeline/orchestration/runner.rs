@@ -489,7 +489,10 @@ impl Runner {
             observer.waiting(progress);
             match &pidfd {
                 Some(pidfd) => {
-                    let mut fds = [rustix::event::PollFd::new(pidfd, rustix::event::PollFlags::IN)];
+                    let mut fds = [rustix::event::PollFd::new(
+                        pidfd,
+                        rustix::event::PollFlags::IN,
+                    )];
                     let timeout = rustix::event::Timespec::try_from(POLL).ok();
                     // An interrupted or failed poll only makes this look come sooner.
                     let _ = rustix::event::poll(&mut fds, timeout.as_ref());
