@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 
 /// How often membership and liveness are polled while waiting.
 const POLL: Duration = Duration::from_millis(10);
+/// The first wait after SIGTERM; each next one doubles, up to [`POLL`].
+const FIRST_POLL: Duration = Duration::from_micros(250);
 /// How long SIGKILLed processes get to disappear before they count as survivors.
 const KILL_WAIT: Duration = Duration::from_secs(3);
 
@@ -178,6 +180,10 @@ fn stop_found(
         report.terminated.push(pid);
     }
     let deadline = started + grace;
+    // Most programs are gone within a millisecond of SIGTERM: the first looks come soon
+    // after it, doubling up to POLL, so that a stop costs what the program takes to exit
+    // rather than a whole POLL (a staircase stops 21 instances, a demo run dozens).
+    let mut pause = FIRST_POLL;
     loop {
         reap(&members, &mut report);
         for pid in refresh(&mut members)? {
@@ -187,7 +193,8 @@ fn stop_found(
         if alive(&members).is_empty() || Instant::now() >= deadline {
             break;
         }
-        std::thread::sleep(POLL);
+        std::thread::sleep(pause.min(deadline.saturating_duration_since(Instant::now())));
+        pause = (pause * 2).min(POLL);
     }
 
     let kill_deadline = Instant::now() + KILL_WAIT;

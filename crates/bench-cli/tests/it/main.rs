@@ -6,6 +6,7 @@ mod compare;
 mod in_a_terminal;
 mod inert_output;
 mod kernel;
+mod leftovers;
 mod limits;
 mod mem;
 mod model;

@@ -191,7 +191,15 @@ fn a_spec_of_the_last_release_that_packs_into_out_build_still_prepares() {
             ])
             .current_dir(dir.path()),
     );
+    // Cleaned up before any assertion can fail: a run of single phases keeps its
+    // staging folder and group until `clibench cleanup`.
+    let cleaned = crate::run(
+        crate::clibench()
+            .args(["cleanup", "--out", "out"])
+            .current_dir(dir.path()),
+    );
     assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(cleaned.code, Some(0), "{}", cleaned.stderr);
     let result: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("out/result.json")).unwrap())
             .unwrap();

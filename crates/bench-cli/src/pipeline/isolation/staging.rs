@@ -8,7 +8,13 @@
 //! Without root it is the same folder with mode 0700 (the trial user is the caller). The
 //! group and the folder are recorded in the state file before they are created, and removed
 //! at cleanup after checks that they are the ones clibench made.
+//!
+//! As root they are also recorded, with OUT/, in the uid ledger's runs book before they are
+//! created: a run whose OUT/ went away without `clibench cleanup` (a test's temporary folder,
+//! a run of single phases given up) leaves no state file to clean them up from, so the next
+//! run's start and the ledger's sweep remove them ([`sweep_dead_runs`]).
 
+use crate::pipeline::isolation::uid_ledger::{LEDGER_DIR, UidLedger};
 use crate::pipeline::out::state::State;
 use rustix::fs::{Mode, OFlags};
 use std::path::{Path, PathBuf};
@@ -63,6 +69,9 @@ pub enum StagingError {
     /// The state file could not be read or written.
     #[error(transparent)]
     State(#[from] crate::pipeline::out::state::StateError),
+    /// The uid ledger (which records the folder and group of root runs) failed.
+    #[error(transparent)]
+    Ledger(#[from] crate::pipeline::isolation::uid_ledger::LedgerError),
 }
 
 /// Why a recorded staging folder is not the one clibench made for this run.
@@ -103,14 +112,23 @@ pub fn ensure(out: &Path) -> Result<PathBuf, StagingError> {
     // Saved at once: the names below carry the run id, which must be the one recorded.
     let state = State::update(out, |s| s.clone())?;
     if let Some(stage) = &state.stage
-        && matches!(check(&state, stage), Ok(true))
+        && matches!(check(&state.run_id, stage), Ok(true))
     {
         return Ok(stage.clone());
     }
-    let gid = if crate::pipeline::isolation::users::is_root() {
-        Some(ensure_group(out, &state)?)
+    // As root, what this run makes outside OUT/ is recorded with OUT/ in the ledger, held
+    // until the folder exists; a start is also when the leftovers of dead runs go.
+    let mut ledger = if crate::pipeline::isolation::users::is_root() {
+        let mut ledger = UidLedger::open(Path::new(LEDGER_DIR))?;
+        sweep_dead_runs(&mut ledger);
+        Some(ledger)
     } else {
         None
+    };
+    let out_abs = std::path::absolute(out).map_err(io_error("resolving", out))?;
+    let gid = match ledger.as_mut() {
+        Some(ledger) => Some(ensure_group(out, &out_abs, &state, ledger)?),
+        None => None,
     };
     let base = BASES
         .iter()
@@ -121,6 +139,10 @@ pub fn ensure(out: &Path) -> Result<PathBuf, StagingError> {
         let stage = base.join(format!("{}{}", prefix(&state.run_id), random_hex(6)?));
         // Recorded before it exists, so that a crash right after mkdir leaks nothing.
         State::update(out, |s| s.stage = Some(stage.clone()))?;
+        if let Some(ledger) = ledger.as_mut() {
+            ledger.record_run(&state.run_id, &out_abs, Some(&stage), None);
+            ledger.save()?;
+        }
         match rustix::fs::mkdir(&stage, Mode::from_raw_mode(0o700)) {
             Ok(()) => {}
             // Someone else's (a neighbour may pre-create names in /var/tmp): another name.
@@ -150,8 +172,14 @@ pub fn ensure(out: &Path) -> Result<PathBuf, StagingError> {
     })
 }
 
-/// Creates the run's group (recorded first) and returns its gid.
-fn ensure_group(out: &Path, state: &State) -> Result<u32, StagingError> {
+/// Creates the run's group (recorded first, in the state file and the ledger) and returns
+/// its gid.
+fn ensure_group(
+    out: &Path,
+    out_abs: &Path,
+    state: &State,
+    ledger: &mut UidLedger,
+) -> Result<u32, StagingError> {
     let name = group_name(&state.run_id);
     if state.group.as_deref() != Some(name.as_str()) {
         State::update(out, |s| s.group = Some(name.clone()))?;
@@ -159,6 +187,8 @@ fn ensure_group(out: &Path, state: &State) -> Result<u32, StagingError> {
     if let Some(gid) = gid_of(&name)? {
         return Ok(gid);
     }
+    ledger.record_run(&state.run_id, out_abs, None, Some(&name));
+    ledger.save()?;
     let output = crate::pipeline::isolation::users::shadow_tool(
         crate::pipeline::isolation::users::shadow_command("groupadd").arg(&name),
     )?;
@@ -181,17 +211,17 @@ fn gid_of(name: &str) -> Result<Option<u32>, StagingError> {
     }))
 }
 
-/// Whether `stage` is the staging folder clibench made for this run: under a staging base,
-/// named for the run, a real folder (not a symlink) of the effective user. `Ok(false)`: it
-/// does not exist.
-fn check(state: &State, stage: &Path) -> Result<bool, NotTheStage> {
+/// Whether `stage` is the staging folder clibench made for run `run_id`: under a staging
+/// base, named for the run, a real folder (not a symlink) of the effective user.
+/// `Ok(false)`: it does not exist.
+fn check(run_id: &str, stage: &Path) -> Result<bool, NotTheStage> {
     if !crate::pipeline::out::folder::is_own_folder(stage, crate::pipeline::out::folder::euid())? {
         return Ok(false);
     }
     let named = stage
         .file_name()
         .and_then(|name| name.to_str())
-        .is_some_and(|name| name.starts_with(&prefix(&state.run_id)));
+        .is_some_and(|name| name.starts_with(&prefix(run_id)));
     let based = stage
         .parent()
         .is_some_and(|parent| BASES.iter().any(|base| parent == Path::new(base)));
@@ -204,9 +234,26 @@ fn check(state: &State, stage: &Path) -> Result<bool, NotTheStage> {
 /// Removes the staging folder and, once no trial user is left, the run's group. Returns
 /// what was removed; the state is updated in `state` (the caller saves it).
 pub fn remove(state: &mut State) -> Result<Vec<String>, StagingError> {
+    let removed = remove_made(state)?;
+    if state.stage.is_none()
+        && state.group.is_none()
+        && crate::pipeline::isolation::users::is_root()
+    {
+        // Best effort: a record whose folder and group are gone is dropped by the next
+        // sweep anyway, so a ledger that cannot be opened now loses nothing.
+        if let Ok(mut ledger) = UidLedger::open(Path::new(LEDGER_DIR)) {
+            ledger.forget_run(&state.run_id);
+            let _ = ledger.save();
+        }
+    }
+    Ok(removed)
+}
+
+/// [`remove`] without touching the ledger (which the sweep holds locked).
+fn remove_made(state: &mut State) -> Result<Vec<String>, StagingError> {
     let mut removed = Vec::new();
     if let Some(stage) = state.stage.clone() {
-        match check(state, &stage) {
+        match check(&state.run_id, &stage) {
             Ok(false) => {}
             Ok(true) => {
                 std::fs::remove_dir_all(&stage).map_err(io_error("removing", &stage))?;
@@ -242,6 +289,64 @@ pub fn remove(state: &mut State) -> Result<Vec<String>, StagingError> {
     Ok(removed)
 }
 
+/// Removes the staging folder and group of every recorded run that is dead (see
+/// [`is_alive`]), after the same checks as cleanup's: the folder is a real folder of root's
+/// under a staging base named for that run, the group is the one named for it. A record
+/// is dropped once both are gone; what cannot be removed yet (a group still some user's
+/// primary group) stays recorded for the next sweep. Returns what was removed. The caller
+/// saves the ledger.
+pub fn sweep_dead_runs(ledger: &mut UidLedger) -> Vec<String> {
+    let mut removed = Vec::new();
+    let mut gone = Vec::new();
+    for (run_id, record) in ledger.runs() {
+        if is_alive(run_id, &record.out) {
+            continue;
+        }
+        let mut state = State {
+            run_id: run_id.clone(),
+            stage: record.stage.clone(),
+            group: record.group.clone(),
+            ..State::default()
+        };
+        // A refused folder or group is never touched; the record goes, as cleanup drops
+        // what it refuses from the state file.
+        let refused = match remove_made(&mut state) {
+            Ok(done) => {
+                removed.extend(done);
+                false
+            }
+            Err(StagingError::RefusedFolder { .. } | StagingError::RefusedGroup { .. }) => true,
+            Err(_) => false,
+        };
+        if refused || (state.stage.is_none() && state.group.is_none()) {
+            gone.push(run_id.clone());
+        }
+    }
+    for run_id in gone {
+        ledger.forget_run(&run_id);
+    }
+    removed
+}
+
+/// Whether run `run_id` recorded with `out` may still use its staging folder and group:
+/// OUT/ still holds a state file of this run. A state file that cannot be read (not
+/// clibench's, a transient error) counts as alive: keeping a folder is the safe side.
+fn is_alive(run_id: &str, out: &Path) -> bool {
+    match std::fs::symlink_metadata(out.join(crate::pipeline::out::state::STATE_FILE)) {
+        Err(error)
+            if matches!(
+                error.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ) =>
+        {
+            false
+        }
+        Err(_) => true,
+        // A state file that vanished between the two looks loads with a fresh run id: dead.
+        Ok(_) => State::load(out).map_or(true, |state| state.run_id == run_id),
+    }
+}
+
 /// `n` random bytes as hex.
 fn random_hex(n: usize) -> Result<String, StagingError> {
     use std::io::Read;
@@ -264,7 +369,7 @@ mod tests {
             ..State::default()
         };
         let elsewhere_error =
-            |path: &Path| matches!(check(&state, path), Err(NotTheStage::Elsewhere));
+            |path: &Path| matches!(check(&state.run_id, path), Err(NotTheStage::Elsewhere));
         // Real folders of ours, but not where or named as this run's stage.
         let elsewhere = tempfile::tempdir().unwrap();
         assert!(elsewhere_error(elsewhere.path()));
@@ -282,11 +387,11 @@ mod tests {
             .prefix("clibench-abcdef-")
             .tempdir_in("/tmp")
             .unwrap();
-        assert!(matches!(check(&state, ours.path()), Ok(true)));
+        assert!(matches!(check(&state.run_id, ours.path()), Ok(true)));
         // A symlink named like ours is refused; a stage already gone is not an error.
         let link = Path::new("/tmp").join(format!("clibench-abcdef-link{}", std::process::id()));
         std::os::unix::fs::symlink(ours.path(), &link).unwrap();
-        let refused = check(&state, &link);
+        let refused = check(&state.run_id, &link);
         std::fs::remove_file(&link).unwrap();
         let refused = refused.unwrap_err();
         assert!(
@@ -295,7 +400,7 @@ mod tests {
         );
         assert_eq!(refused.to_string(), "it is a symlink or not a folder");
         assert!(matches!(
-            check(&state, Path::new("/tmp/clibench-abcdef-gone")),
+            check(&state.run_id, Path::new("/tmp/clibench-abcdef-gone")),
             Ok(false)
         ));
     }

@@ -15,6 +15,14 @@
 //!
 //! Every change happens under an exclusive `flock` of the ledger's lock file, so two runs
 //! never hand out the same uid.
+//!
+//! The same lock guards a second book, `runs.json`: the staging folder and the per-run
+//! group of every root run, with the run's OUT/, recorded before they are created. A run
+//! whose OUT/ no longer holds its state file (a test's temporary folder removed, a run of
+//! single phases never cleaned up) can never be cleaned up by `clibench cleanup`; its
+//! staging folder and group are removed by the next run's start or the next sweep instead
+//! (see `staging::sweep_dead_runs`). A separate file, so that an older clibench reading
+//! `uids.json` with its unknown-field check still reads it.
 
 use super::leftovers;
 use serde::{Deserialize, Serialize};
@@ -31,7 +39,9 @@ pub const LEDGER_DIR: &str = "/var/lib/clibench";
 pub const SWEEP_MAX_AGE: Duration = Duration::from_secs(3600);
 const LEDGER_FILE: &str = "uids.json";
 const LOCK_FILE: &str = "uids.lock";
+const RUNS_FILE: &str = "runs.json";
 const SCHEMA_VERSION: u32 = 1;
+const RUNS_SCHEMA_VERSION: u32 = 1;
 
 /// The ledger could not be opened, read or written.
 #[derive(Debug, thiserror::Error)]
@@ -72,6 +82,29 @@ struct Book {
     handed_out: BTreeMap<u32, u64>,
 }
 
+/// What `runs.json` holds: the root runs whose staging folder or group may exist.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RunBook {
+    schema_version: u32,
+    /// By run id.
+    runs: BTreeMap<String, RunRecord>,
+}
+
+/// What a root run created outside its OUT/, recorded before it is created.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunRecord {
+    /// The run's OUT/, absolute: its state file there says whether the run is alive.
+    pub out: PathBuf,
+    /// The staging folder.
+    #[serde(default)]
+    pub stage: Option<PathBuf>,
+    /// The per-run group.
+    #[serde(default)]
+    pub group: Option<String>,
+}
+
 /// The ledger, locked for this process until dropped.
 #[derive(Debug)]
 pub struct UidLedger {
@@ -79,6 +112,7 @@ pub struct UidLedger {
     // Holds the flock; released when dropped.
     _lock: File,
     book: Book,
+    runs: RunBook,
 }
 
 fn now_unix_s() -> u64 {
@@ -141,17 +175,34 @@ impl UidLedger {
             .and_then(|text| serde_json::from_str::<Book>(&text).ok())
             .filter(|book| book.schema_version == SCHEMA_VERSION)
             .unwrap_or_default();
+        // An unreadable runs book forgets what it listed: those folders and groups stay
+        // (nothing else shows they are clibench's), which is the safe side.
+        let runs = std::fs::read_to_string(dir.join(RUNS_FILE))
+            .ok()
+            .and_then(|text| serde_json::from_str::<RunBook>(&text).ok())
+            .filter(|runs| runs.schema_version == RUNS_SCHEMA_VERSION)
+            .unwrap_or_default();
         Ok(UidLedger {
             dir: dir.to_path_buf(),
             _lock: lock,
             book,
+            runs,
         })
     }
 
-    /// Writes the ledger: a new file under an unguessable name, renamed into place.
+    /// Writes the ledger and the runs book: each a new file under an unguessable name,
+    /// renamed into place.
     pub fn save(&mut self) -> Result<(), LedgerError> {
         self.book.schema_version = SCHEMA_VERSION;
-        let path = self.dir.join(LEDGER_FILE);
+        self.runs.schema_version = RUNS_SCHEMA_VERSION;
+        let book = serde_json::to_string_pretty(&self.book);
+        let runs = serde_json::to_string_pretty(&self.runs);
+        self.write(LEDGER_FILE, book)?;
+        self.write(RUNS_FILE, runs)
+    }
+
+    fn write(&self, name: &str, text: serde_json::Result<String>) -> Result<(), LedgerError> {
+        let path = self.dir.join(name);
         let io = |action| {
             let path = path.clone();
             move |source| LedgerError::Io {
@@ -162,7 +213,7 @@ impl UidLedger {
         };
         let mut file =
             tempfile::NamedTempFile::new_in(&self.dir).map_err(io("creating next to"))?;
-        let text = serde_json::to_string_pretty(&self.book).map_err(|e| io("writing")(e.into()))?;
+        let text = text.map_err(|e| io("writing")(e.into()))?;
         file.write_all(text.as_bytes()).map_err(io("writing"))?;
         file.persist(&path).map_err(|e| io("replacing")(e.error))?;
         Ok(())
@@ -230,6 +281,35 @@ impl UidLedger {
         } else {
             self.book.dirty.insert(uid);
         }
+    }
+
+    /// Records (or adds to the record of) what root run `run_id` of `out` creates
+    /// outside OUT/: call before creating it, and save.
+    pub fn record_run(
+        &mut self,
+        run_id: &str,
+        out: &Path,
+        stage: Option<&Path>,
+        group: Option<&str>,
+    ) {
+        let record = self.runs.runs.entry(run_id.to_owned()).or_default();
+        record.out = out.to_path_buf();
+        if let Some(stage) = stage {
+            record.stage = Some(stage.to_path_buf());
+        }
+        if let Some(group) = group {
+            record.group = Some(group.to_owned());
+        }
+    }
+
+    /// Forgets run `run_id` (its staging folder and group are gone).
+    pub fn forget_run(&mut self, run_id: &str) {
+        self.runs.runs.remove(run_id);
+    }
+
+    /// The recorded runs, by run id.
+    pub fn runs(&self) -> &BTreeMap<String, RunRecord> {
+        &self.runs.runs
     }
 
     /// Whether `uid` is dirty.

@@ -390,6 +390,8 @@ fn useradd(name: &str, home: &Path, comment: &str, group: Option<&str>) -> Resul
     let passwd_uids: Vec<u32> = passwd()?.iter().map(|e| e.uid).collect();
     if ledger.is_stale(SWEEP_MAX_AGE) {
         ledger.sweep(&passwd_uids);
+        // The hourly sweep also covers dead runs that no run start came to clean up.
+        crate::pipeline::isolation::staging::sweep_dead_runs(&mut ledger);
         ledger.save()?;
     }
     let busy = leftovers::busy_uids_without_files(&passwd_uids, Path::new(HOMES));

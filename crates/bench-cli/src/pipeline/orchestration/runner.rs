@@ -462,6 +462,12 @@ impl Runner {
         let label = run_label(run);
         let mut child = spawn_phase(program, run, log)?;
         let step_started = Instant::now();
+        // The wait between two looks at the child ends when it exits (its pidfd becomes
+        // readable), not a fixed POLL later: 13 phases a demo run, 25 ms each on average.
+        // Without pidfds (Linux before 5.3) it is a plain sleep.
+        let pidfd = rustix::process::Pid::from_raw(child.id() as i32).and_then(|pid| {
+            rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()
+        });
         let status: ExitStatus = loop {
             match child.try_wait() {
                 Ok(Some(status)) => break status,
@@ -481,7 +487,18 @@ impl Runner {
             progress.step_elapsed = step_started.elapsed();
             progress.run_elapsed = started.elapsed();
             observer.waiting(progress);
-            std::thread::sleep(POLL);
+            match &pidfd {
+                Some(pidfd) => {
+                    let mut fds = [rustix::event::PollFd::new(
+                        pidfd,
+                        rustix::event::PollFlags::IN,
+                    )];
+                    let timeout = rustix::event::Timespec::try_from(POLL).ok();
+                    // An interrupted or failed poll only makes this look come sooner.
+                    let _ = rustix::event::poll(&mut fds, timeout.as_ref());
+                }
+                None => std::thread::sleep(POLL),
+            }
         };
         Ok(Some(if status.success() {
             StepResult::Succeeded
@@ -504,12 +521,22 @@ impl Runner {
             });
         }
         let mut reports = Vec::new();
+        let mut first_error = None;
         for plan in &self.plans {
-            // The state file says whether the run asked to keep its users.
-            let report = crate::pipeline::cleanup(&plan.out).map_err(Error::Cleanup)?;
-            reports.push(report);
+            // The state file says whether the run asked to keep its users. Every plan is
+            // cleaned up even when an earlier one's cleanup failed (an `ab` whose base
+            // could not be cleaned still removes the head's users and staging folder).
+            match crate::pipeline::cleanup(&plan.out) {
+                Ok(report) => reports.push(report),
+                Err(error) => {
+                    first_error.get_or_insert(error);
+                }
+            }
         }
-        Ok(reports)
+        match first_error {
+            Some(error) => Err(Error::Cleanup(error)),
+            None => Ok(reports),
+        }
     }
 }
 
