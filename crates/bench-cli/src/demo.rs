@@ -382,5 +382,37 @@ mod tests {
         );
     }
 
+    /// The agents' shared script (examples/agents/scripts/at-work.toml): three prompted
+    /// turns, each kept by its `when` for its own prompt only, one of them an `ls`.
+    #[test]
+    fn the_agents_script_keeps_each_turn_for_its_own_prompt() {
+        let text = include_str!("../../../examples/agents/scripts/at-work.toml");
+        let script = crate::model::Script::from_toml(text, "at-work.toml")
+            .unwrap_or_else(|error| panic!("{error}"));
+        let compiled = script.compile().unwrap();
+        let prompts: Vec<&str> = script
+            .turns
+            .iter()
+            .map(|turn| turn.prompt.as_deref().expect("every turn has a prompt"))
+            .collect();
+        assert_eq!(prompts.len(), 3);
+        for (index, turn) in compiled.turns.iter().enumerate() {
+            let when = turn.when.as_ref().expect("every turn has a when");
+            for (other, prompt) in prompts.iter().enumerate() {
+                assert_eq!(
+                    when.is_match(prompt),
+                    index == other,
+                    "turn {index}'s when {when} against prompt {other} {prompt:?}"
+                );
+            }
+        }
+        assert!(
+            script
+                .turns
+                .iter()
+                .any(|turn| turn.shell.as_deref() == Some("ls"))
+        );
+    }
+
     const SPEC_VERSION: &str = include_str!("../../../examples/demo-agent/source/VERSION");
 }

@@ -649,6 +649,10 @@ def inert_lines(text: str) -> list[str]:
     return [inert(line) for line in text.split("\n")]
 
 
+def with_queue(status: str, waiting: list[str]) -> str:
+    return f"{status}, {len(waiting)} queued" if waiting else status
+
+
 def tui(args: list[str]) -> int:
     never_ready = "--never-ready" in args
     crash_after = None
@@ -736,8 +740,9 @@ def tui(args: list[str]) -> int:
                         if output is not None:
                             transcript.add(f"> {command}", *output)
                         elif chat is not None and chat.busy:
+                            # Shown in the rule, not the body, so the reply being streamed
+                            # stays in one piece.
                             waiting.append(message)
-                            transcript.add(f"(queued) {message}")
                         else:
                             submit(message)
                 elif byte in (b"\x7f", b"\x08"):
@@ -772,7 +777,7 @@ def tui(args: list[str]) -> int:
                         time.sleep(render_delay_ms / 1000.0)
                     transcript.stream(event[1])
                     status = "streaming (Ctrl-C cancels)"
-                    paint(screen, title, transcript.lines, prompt, size, status)
+                    paint(screen, title, transcript.lines, prompt, size, with_queue(status, waiting))
                 elif kind == "tool":
                     transcript.add(f"$ {inert(event[1])}")
                     status = "running a tool (Ctrl-C cancels)"
@@ -788,7 +793,7 @@ def tui(args: list[str]) -> int:
                     status = ""
                     if waiting:
                         submit(waiting.pop(0))
-            paint(screen, title, transcript.lines, prompt, size, status)
+            paint(screen, title, transcript.lines, prompt, size, with_queue(status, waiting))
             data = b""
             while not data:
                 ready, _, _ = select.select([fd, wake_read], [], [], 1.0)
