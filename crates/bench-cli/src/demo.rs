@@ -16,6 +16,13 @@ use std::process::{Command, Stdio};
 /// repository and its commit.
 pub const SPEC: &str = include_str!("../../../examples/demo-agent/demo.toml");
 
+/// The model script of the demo at work (`[model] script`), written next to the spec: the
+/// spec names it relative to its own folder.
+pub const AT_WORK_SCRIPT: &str = include_str!("../../../examples/demo-agent/at-work.toml");
+
+/// The file name [`AT_WORK_SCRIPT`] is written under, beside the spec.
+pub const AT_WORK_SCRIPT_NAME: &str = "at-work.toml";
+
 /// Marker in [`SPEC`] replaced by the path of the materialised source repository.
 const SOURCE_MARKER: &str = "@DEMO_SOURCE@";
 /// Marker in [`SPEC`] replaced by the sha of its single commit.
@@ -124,8 +131,9 @@ pub struct Materialised {
     pub spec: PathBuf,
 }
 
-/// Writes the demo agent's source as a git repository under `dir/source` and its spec as
-/// `dir/demo.toml`. `dir` must not hold a previous demo.
+/// Writes the demo agent's source as a git repository under `dir/source`, its spec as
+/// `dir/demo.toml` and the spec's model script as `dir/at-work.toml`. `dir` must not hold a
+/// previous demo.
 pub fn materialise(dir: &Path) -> Result<Materialised, DemoError> {
     let source = dir.join("source");
     if source.exists() {
@@ -168,6 +176,8 @@ pub fn materialise(dir: &Path) -> Result<Materialised, DemoError> {
     if source.to_str().is_none() {
         return Err(DemoError::NotUtf8 { path: source });
     }
+    let script = dir.join(AT_WORK_SCRIPT_NAME);
+    fs::write(&script, AT_WORK_SCRIPT).map_err(io_error("write", &script))?;
     let text = spec_text(&source, &sha);
     let spec = dir.join("demo.toml");
     fs::write(&spec, text).map_err(io_error("write", &spec))?;
@@ -317,6 +327,91 @@ mod tests {
         assert!(spec.runtime.is_some());
         assert!(!spec.ui.unwrap().steps.is_empty());
         assert!(spec.staircase.is_some());
+    }
+
+    #[test]
+    fn the_model_script_is_written_beside_the_spec() {
+        let dir = tempfile::tempdir().unwrap();
+        let demo = materialise(dir.path()).unwrap();
+        let written = demo.spec.with_file_name(AT_WORK_SCRIPT_NAME);
+        assert_eq!(fs::read_to_string(written).unwrap(), AT_WORK_SCRIPT);
+    }
+
+    /// The demo at work types three prompts: a short answer, an `ls` tool call and a long
+    /// reply to type into, in about 1.5 s of model time so that `clibench run` stays fast.
+    #[test]
+    fn the_model_script_has_three_prompted_turns_within_the_time_budget() {
+        use crate::model::script::Reply;
+        let script = crate::model::Script::from_toml(AT_WORK_SCRIPT, AT_WORK_SCRIPT_NAME)
+            .unwrap_or_else(|error| panic!("{error}"));
+        assert_eq!(script.turns.len(), 3);
+        assert!(
+            script.turns.iter().all(|turn| turn.prompt.is_some()),
+            "every turn needs the prompt the session phase types"
+        );
+        assert_eq!(script.turns[1].shell.as_deref(), Some("ls"));
+        let compiled = script.compile().unwrap();
+        let mut model_seconds = 0.0;
+        let mut longest_stream_seconds = 0.0_f64;
+        for turn in &compiled.turns {
+            let physics = &turn.physics;
+            let stream = |tokens: f64| {
+                physics.first_token.as_secs_f64() + tokens / physics.tokens_per_second
+            };
+            let seconds = match &turn.reply {
+                Reply::Text(text) => stream(text.split_whitespace().count() as f64),
+                Reply::Tokens(tokens) => stream(f64::from(*tokens)),
+                // The call's arguments are a handful of pieces; the answer after the
+                // results is the script's `then` text.
+                Reply::Tools { then, .. } => {
+                    let then_words = match then.as_ref() {
+                        Reply::Text(text) => text.split_whitespace().count(),
+                        other => panic!("the tool turn should end in a text, not {other:?}"),
+                    };
+                    stream(8.0) + stream(then_words as f64)
+                }
+            };
+            longest_stream_seconds = longest_stream_seconds.max(seconds);
+            model_seconds += seconds;
+        }
+        assert!(model_seconds <= 1.5, "{model_seconds} s of model time");
+        // typing_keys keys at a person's pace need a stream that lasts.
+        assert!(
+            longest_stream_seconds >= 0.8,
+            "{longest_stream_seconds} s of the longest reply"
+        );
+    }
+
+    /// The agents' shared script (examples/agents/scripts/at-work.toml): three prompted
+    /// turns, each kept by its `when` for its own prompt only, one of them an `ls`.
+    #[test]
+    fn the_agents_script_keeps_each_turn_for_its_own_prompt() {
+        let text = include_str!("../../../examples/agents/scripts/at-work.toml");
+        let script = crate::model::Script::from_toml(text, "at-work.toml")
+            .unwrap_or_else(|error| panic!("{error}"));
+        let compiled = script.compile().unwrap();
+        let prompts: Vec<&str> = script
+            .turns
+            .iter()
+            .map(|turn| turn.prompt.as_deref().expect("every turn has a prompt"))
+            .collect();
+        assert_eq!(prompts.len(), 3);
+        for (index, turn) in compiled.turns.iter().enumerate() {
+            let when = turn.when.as_ref().expect("every turn has a when");
+            for (other, prompt) in prompts.iter().enumerate() {
+                assert_eq!(
+                    when.is_match(prompt),
+                    index == other,
+                    "turn {index}'s when {when} against prompt {other} {prompt:?}"
+                );
+            }
+        }
+        assert!(
+            script
+                .turns
+                .iter()
+                .any(|turn| turn.shell.as_deref() == Some("ls"))
+        );
     }
 
     const SPEC_VERSION: &str = include_str!("../../../examples/demo-agent/source/VERSION");

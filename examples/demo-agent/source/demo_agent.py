@@ -15,6 +15,16 @@ It behaves like the agent CLIs clibench is for, with the Python 3 standard libra
 `DEMO_AGENT_STARTUP_DELAY_MS=N` makes the TUI wait N ms before it draws anything: a
 start-up regression to see offline (`clibench ab --head measure.env.DEMO_AGENT_STARTUP_DELAY_MS=300`).
 
+With `DEMO_AGENT_MODEL_URL=URL` (a base URL without `/v1`, e.g. clibench's model endpoint), a
+line that is not a built-in command is a chat message: it is sent, streamed, to
+`URL/v1/chat/completions` (OpenAI Chat Completions, one `bash` tool), the reply is drawn as it
+arrives while the prompt keeps taking keys, a tool call's command runs in the current folder
+and its output goes back to the model, and the history is kept for the next message. Ctrl-C
+during a turn cancels it. Without the variable a chat line says "no model configured".
+Two knobs make regressions to see offline: `DEMO_AGENT_LEAK_BYTES_PER_TURN=N` keeps (and
+touches) N more bytes after every chat turn, and `DEMO_AGENT_RENDER_DELAY_MS=N` sleeps N ms
+before drawing each streamed chunk.
+
 Flags for fault tests: `--never-ready` (paints, enters raw mode, never shows input),
 `--crash-after SECONDS` (exits with status 3 before it is ready), `--no-daemon`, and
 `--daemon-ignore-sigterm` (the daemon ignores SIGTERM, so `stop` cannot stop it).
@@ -22,17 +32,23 @@ Flags for fault tests: `--never-ready` (paints, enters raw mode, never shows inp
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
+import queue
 import re
 import secrets
 import select
 import signal
 import socket
+import subprocess
 import sys
 import termios
+import textwrap
+import threading
 import time
 import tty
+import urllib.parse
 
 HERE = os.path.dirname(os.path.realpath(__file__))
 DSR_ANSWER = re.compile(rb"\x1b\[(\d+);(\d+)R")
@@ -128,8 +144,6 @@ def ask_daemon(session: str | None, request: str) -> str:
 
 
 def start_daemon(ignore_sigterm: bool) -> str:
-    import subprocess
-
     session = secrets.token_hex(6)
     args = [sys.executable, os.path.realpath(__file__), "daemon", session]
     if ignore_sigterm:
@@ -208,6 +222,298 @@ def stop_command(session: str, as_json: bool) -> int:
     return 0
 
 
+# ---------------------------------------------------------------- chat
+
+# How long the model may stay silent (connect, or between two reads) before the turn fails.
+MODEL_READ_TIMEOUT_SECONDS = 60.0
+# A whole turn (every request and tool run in it) ends by then, however the model trickles.
+TURN_TIMEOUT_SECONDS = 300.0
+# Tool calls answered in one turn before it is cut short: a model that only ever calls tools
+# must not keep the agent busy for ever.
+MAX_TOOL_ROUNDS = 8
+# The bytes of streamed answer read per request; past that the answer is refused.
+MAX_ANSWER_BYTES = 8 * 1024 * 1024
+TOOL_TIMEOUT_SECONDS = 30.0
+# Of a tool's output, this much goes back to the model; the rest is counted and dropped.
+TOOL_OUTPUT_BYTES = 16 * 1024
+TOOL_OUTPUT_SHOWN_LINES = 8
+BASH_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "bash",
+        "description": "Run a shell command in the workspace and return its output.",
+        "parameters": {
+            "type": "object",
+            "properties": {"command": {"type": "string", "description": "The command to run with /bin/sh -c."}},
+            "required": ["command"],
+        },
+    },
+}
+INERT = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def inert(text: str) -> str:
+    """`text` with control characters and bidirectional overrides shown escaped, so nothing a
+    model or a command printed can drive the terminal."""
+    return INERT.sub(lambda match: f"\\x{ord(match.group()):02x}" if ord(match.group()) < 0x100 else f"\\u{ord(match.group()):04x}", text)
+
+
+def millis_knob(name: str) -> int | None:
+    """A non-negative whole number of milliseconds (or bytes) from the environment (0 when
+    unset); None, after saying why, when it is not one."""
+    text = os.environ.get(name, "").strip() or "0"
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        print(f"demo-agent: {name}={text!r} is not a whole number", file=sys.stderr)
+        return None
+    return value
+
+
+class TurnCancelled(Exception):
+    pass
+
+
+class Chat:
+    """The conversation with the model. A turn runs in a worker thread and reports what it
+    sees as events on `events` (and a byte on `wake`, so the TUI's select wakes up):
+    ("text", delta), ("tool", command), ("output", lines), ("error", message),
+    ("done", seconds)."""
+
+    def __init__(self, url: str, wake: int) -> None:
+        parsed = urllib.parse.urlsplit(url)
+        if parsed.scheme not in ("http", "https") or not parsed.hostname:
+            raise ValueError(f"DEMO_AGENT_MODEL_URL={url!r} is not an http(s) URL")
+        self.scheme = parsed.scheme
+        self.host = parsed.hostname
+        self.port = parsed.port
+        self.path = parsed.path.rstrip("/") + "/v1/chat/completions"
+        self.history: list[dict] = []
+        self.events: queue.Queue = queue.Queue()
+        self.wake = wake
+        self.busy = False
+        self.cancelled = threading.Event()
+        self.lock = threading.Lock()
+        self.connection: http.client.HTTPConnection | None = None
+        self.process: subprocess.Popen | None = None
+
+    def post(self, *event: object) -> None:
+        self.events.put(event)
+        try:
+            os.write(self.wake, b"!")
+        except BlockingIOError:
+            # The pipe is full of wake-ups already: the TUI is awake and will drain the queue.
+            pass
+
+    def start(self, message: str) -> None:
+        self.busy = True
+        self.cancelled.clear()
+        threading.Thread(target=self.turn, args=(message,), daemon=True).start()
+
+    def cancel(self) -> None:
+        """Stops the running turn: its connection is shut and its tool's process group killed."""
+        self.cancelled.set()
+        with self.lock:
+            if self.connection is not None and self.connection.sock is not None:
+                try:
+                    self.connection.sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+            if self.process is not None:
+                kill_group(self.process)
+
+    def turn(self, message: str) -> None:
+        started = time.monotonic()
+        kept = len(self.history)
+        self.history.append({"role": "user", "content": message})
+        try:
+            for _ in range(MAX_TOOL_ROUNDS + 1):
+                text, calls = self.request(started + TURN_TIMEOUT_SECONDS)
+                reply: dict = {"role": "assistant", "content": text or None}
+                if calls:
+                    reply["tool_calls"] = calls
+                self.history.append(reply)
+                if not calls:
+                    break
+                for call in calls:
+                    self.history.append({"role": "tool", "tool_call_id": call["id"], "content": self.run_tool(call)})
+            else:
+                self.post("error", f"stopped after {MAX_TOOL_ROUNDS} rounds of tool calls")
+        except TurnCancelled:
+            del self.history[kept:]
+            self.post("error", "cancelled")
+        except Exception as error:  # noqa: BLE001 - whatever failed, the TUI must say it and go on
+            del self.history[kept:]
+            self.post("error", f"model request failed: {error}")
+        self.post("done", time.monotonic() - started)
+
+    def request(self, deadline: float) -> tuple[str, list[dict]]:
+        """One streamed request with the whole history; returns the reply's text and tool calls."""
+        body = json.dumps(
+            {
+                "model": "demo-agent-model",
+                "messages": self.history,
+                "tools": [BASH_TOOL],
+                "stream": True,
+                "stream_options": {"include_usage": True},
+            }
+        ).encode()
+        kind = http.client.HTTPSConnection if self.scheme == "https" else http.client.HTTPConnection
+        connection = kind(self.host, self.port, timeout=MODEL_READ_TIMEOUT_SECONDS)
+        with self.lock:
+            if self.cancelled.is_set():
+                raise TurnCancelled()
+            self.connection = connection
+        try:
+            headers = {"Content-Type": "application/json", "Accept": "text/event-stream", "Authorization": "Bearer demo-agent"}
+            connection.request("POST", self.path, body=body, headers=headers)
+            response = connection.getresponse()
+            if response.status != 200:
+                detail = inert(response.read(2000).decode("utf-8", "replace").strip())
+                raise RuntimeError(f"HTTP {response.status} {inert(response.reason)}: {detail}")
+            text = ""
+            calls: dict[int, dict] = {}
+            read = 0
+            while True:
+                if self.cancelled.is_set():
+                    raise TurnCancelled()
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"the turn took longer than {TURN_TIMEOUT_SECONDS:.0f} s")
+                line = response.readline(65536)
+                if not line:
+                    if self.cancelled.is_set():
+                        raise TurnCancelled()
+                    raise RuntimeError("the stream ended before [DONE]")
+                read += len(line)
+                if read > MAX_ANSWER_BYTES:
+                    raise RuntimeError(f"the answer is larger than {MAX_ANSWER_BYTES} bytes")
+                line = line.strip()
+                if not line.startswith(b"data:"):
+                    continue
+                data = line[5:].strip()
+                if data == b"[DONE]":
+                    break
+                chunk = json.loads(data)
+                for choice in chunk.get("choices") or []:
+                    delta = choice.get("delta") or {}
+                    if delta.get("content"):
+                        text += delta["content"]
+                        self.post("text", delta["content"])
+                    for part in delta.get("tool_calls") or []:
+                        call = calls.setdefault(int(part.get("index", 0)), {"id": "", "type": "function", "function": {"name": "", "arguments": ""}})
+                        call["id"] = part.get("id") or call["id"]
+                        function = part.get("function") or {}
+                        call["function"]["name"] += function.get("name") or ""
+                        call["function"]["arguments"] += function.get("arguments") or ""
+            return text, [calls[index] for index in sorted(calls)]
+        finally:
+            with self.lock:
+                self.connection = None
+            connection.close()
+
+    def run_tool(self, call: dict) -> str:
+        """Runs a `bash` call's command in the current folder; returns what goes back to the model."""
+        name = call["function"]["name"]
+        try:
+            arguments = json.loads(call["function"]["arguments"] or "{}")
+        except json.JSONDecodeError as error:
+            arguments = None
+            result = f"error: the arguments are not JSON ({error})"
+        if arguments is not None:
+            command = arguments.get("command") if isinstance(arguments, dict) else None
+            if name != "bash":
+                result = f"error: there is no tool {name!r} (the only tool is bash)"
+            elif not isinstance(command, str):
+                result = "error: bash needs a `command` string"
+            else:
+                self.post("tool", command)
+                result = self.shell(command)
+                shown = result.splitlines()
+                more = len(shown) - TOOL_OUTPUT_SHOWN_LINES
+                shown = shown[:TOOL_OUTPUT_SHOWN_LINES] + ([f"... ({more} more lines)"] if more > 0 else [])
+                self.post("output", shown)
+        return result
+
+    def shell(self, command: str) -> str:
+        """`/bin/sh -c COMMAND` in its own session, output (both streams) bounded in bytes and
+        the whole process group bounded in time."""
+        with self.lock:
+            if self.cancelled.is_set():
+                raise TurnCancelled()
+            process = subprocess.Popen(
+                ["/bin/sh", "-c", command],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                close_fds=True,
+            )
+            self.process = process
+        output = b""
+        dropped = 0
+        deadline = time.monotonic() + TOOL_TIMEOUT_SECONDS
+        timed_out = False
+        try:
+            # Until the pipe's end of file: a background child that keeps it open is waited
+            # for too, up to the deadline, then killed with the group.
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    timed_out = True
+                    break
+                ready, _, _ = select.select([process.stdout], [], [], left)
+                if not ready:
+                    continue
+                data = os.read(process.stdout.fileno(), 65536)
+                if not data:
+                    break
+                room = TOOL_OUTPUT_BYTES - len(output)
+                output += data[:room]
+                dropped += max(len(data) - room, 0)
+        finally:
+            kill_group(process)
+            process.stdout.close()
+            status = process.wait()
+            with self.lock:
+                self.process = None
+        if self.cancelled.is_set():
+            raise TurnCancelled()
+        text = output.decode("utf-8", "replace")
+        if dropped:
+            text += f"\n[{dropped} more bytes of output dropped]"
+        if timed_out:
+            text += f"\n[killed after {TOOL_TIMEOUT_SECONDS:.0f} s]"
+        elif status != 0:
+            text += f"\n[exit status {status}]"
+        return text
+
+
+def kill_group(process: subprocess.Popen) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+class Leak:
+    """DEMO_AGENT_LEAK_BYTES_PER_TURN: memory kept for ever, every page written so that it is
+    resident (RSS) and private to the process (PSS)."""
+
+    def __init__(self, bytes_per_turn: int) -> None:
+        self.bytes_per_turn = bytes_per_turn
+        self.kept: list[bytearray] = []
+
+    def turn(self) -> None:
+        if self.bytes_per_turn <= 0:
+            return
+        block = bytearray(self.bytes_per_turn)
+        for offset in range(0, len(block), 4096):
+            block[offset] = 1
+        self.kept.append(block)
+
+
 # ---------------------------------------------------------------- TUI
 
 
@@ -250,28 +556,46 @@ class Screen:
         return int(position.group(1)), int(position.group(2))
 
 
-def paint(screen: Screen, title: str, lines: list[str], prompt: str, size: os.terminal_size) -> None:
+def layout(lines: list[str], cols: int) -> list[str]:
+    """The body's lines wrapped at word boundaries to the terminal's width."""
+    rows: list[str] = []
+    for line in lines:
+        line = line.expandtabs()
+        if len(line) <= cols:
+            rows.append(line)
+        else:
+            rows.extend(textwrap.wrap(line, cols, drop_whitespace=True, break_long_words=True, break_on_hyphens=False) or [""])
+    return rows
+
+
+def paint(screen: Screen, title: str, lines: list[str], prompt: str, size: os.terminal_size, status: str = "") -> None:
     # A terminal that reports no size (0x0) gets the classic 80x24.
     rows, cols = size.lines or 24, size.columns or 80
     body_rows = max(rows - 4, 1)
-    shown = lines[-body_rows:]
+    shown = layout(lines, cols)[-body_rows:]
     frame = ["\x1b[?2026h", "\x1b[H\x1b[2J", "\x1b[7m", title[:cols].ljust(cols), "\x1b[0m"]
     for index, line in enumerate(shown):
         frame.append(f"\x1b[{index + 2};1H{line[:cols]}")
-    frame.append(f"\x1b[{rows - 1};1H" + "-" * cols)
+    # While a turn runs the rule says so; back to a plain rule means the turn is over.
+    rule = f"-- {status} " if status else ""
+    frame.append(f"\x1b[{rows - 1};1H" + (rule + "-" * cols)[:cols])
     text = ("> " + prompt)[: cols - 1]
     frame.append(f"\x1b[{rows};1H{text}")
     frame.append("\x1b[?2026l")
     screen.write("".join(frame))
 
 
-def run_command(command: str, session: str | None) -> list[str]:
+BUILT_IN = ("help", "echo", "env", "ping", "work")
+
+
+def run_command(command: str, session: str | None) -> list[str] | None:
+    """A built-in command's output, or None when the line is a chat message."""
     words = command.split()
     if not words:
         return []
     head, rest = words[0], command.partition(" ")[2]
     if head == "help":
-        return ["commands: help, echo TEXT, env NAME, ping, work N, clear, exit"]
+        return ["commands: help, echo TEXT, env NAME, ping, work N, clear, exit; anything else is a chat message"]
     if head == "echo":
         return [rest]
     if head == "env" and len(words) == 2:
@@ -281,7 +605,7 @@ def run_command(command: str, session: str | None) -> list[str]:
         return [ask_daemon(session, "ping")]
     if head == "work" and len(words) == 2 and words[1].isdigit():
         return [ask_daemon(session, f"work {words[1]}")]
-    return [f"unknown command: {head} (try help)"]
+    return None
 
 
 def startup_delay_ms() -> int | None:
@@ -297,6 +621,38 @@ def startup_delay_ms() -> int | None:
     return delay
 
 
+class Transcript:
+    """The body's lines, and where the reply being streamed starts in them."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        self.reply_start: int | None = None
+        self.reply = ""
+
+    def add(self, *lines: str) -> None:
+        self.end_reply()
+        self.lines.extend(lines)
+
+    def stream(self, delta: str) -> None:
+        if self.reply_start is None:
+            self.reply_start = len(self.lines)
+            self.reply = ""
+        self.reply += delta
+        self.lines[self.reply_start :] = inert_lines(self.reply)
+
+    def end_reply(self) -> None:
+        self.reply_start = None
+        self.reply = ""
+
+
+def inert_lines(text: str) -> list[str]:
+    return [inert(line) for line in text.split("\n")]
+
+
+def with_queue(status: str, waiting: list[str]) -> str:
+    return f"{status}, {len(waiting)} queued" if waiting else status
+
+
 def tui(args: list[str]) -> int:
     never_ready = "--never-ready" in args
     crash_after = None
@@ -307,8 +663,20 @@ def tui(args: list[str]) -> int:
         print("demo-agent: the TUI needs a terminal (try `demo-agent --help`)", file=sys.stderr)
         return 2
     delay_ms = startup_delay_ms()
-    if delay_ms is None:
+    render_delay_ms = millis_knob("DEMO_AGENT_RENDER_DELAY_MS")
+    leak_bytes = millis_knob("DEMO_AGENT_LEAK_BYTES_PER_TURN")
+    if delay_ms is None or render_delay_ms is None or leak_bytes is None:
         return 2
+    wake_read, wake_write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+    chat = None
+    model_url = os.environ.get("DEMO_AGENT_MODEL_URL", "").strip()
+    if model_url:
+        try:
+            chat = Chat(model_url, wake_write)
+        except ValueError as error:
+            print(f"demo-agent: {error}", file=sys.stderr)
+            return 2
+    leak = Leak(leak_bytes)
     saved = termios.tcgetattr(fd)
     screen = Screen(sys.stdout.fileno())
     screen.write("\x1b[?1049h\x1b[H\x1b[2J")
@@ -326,14 +694,27 @@ def tui(args: list[str]) -> int:
         if "--no-daemon" not in args:
             session = start_daemon("--daemon-ignore-sigterm" in args)
         title = f" demo-agent {version()}  session {session or 'none'}  terminal {row};{col}"
-        lines = ["Welcome to demo-agent. Type `help` and press Enter."]
+        transcript = Transcript(["Welcome to demo-agent. Type `help` and press Enter."])
         if never_ready:
-            paint(screen, title, lines + ["loading the model... (this never finishes)"], "", os.get_terminal_size(fd))
+            paint(screen, title, transcript.lines + ["loading the model... (this never finishes)"], "", os.get_terminal_size(fd))
             while True:
                 screen.read(1.0)
         prompt = ""
+        status = ""
+        # Messages typed while a turn runs wait for it, in order.
+        waiting: list[str] = []
         last_interrupt = 0.0
         pending = screen.pending
+
+        def submit(message: str) -> None:
+            nonlocal status
+            transcript.add(f"> {message}")
+            if chat is None:
+                transcript.add("no model configured (set DEMO_AGENT_MODEL_URL)")
+            else:
+                status = "working (Ctrl-C cancels)"
+                chat.start(message)
+
         while True:
             data, pending = pending, b""
             index = 0
@@ -351,15 +732,27 @@ def tui(args: list[str]) -> int:
                     if command in ("exit", "quit"):
                         return 0
                     if command == "clear":
-                        lines = []
+                        transcript = Transcript([])
                     elif command:
-                        lines.append(f"> {command}")
-                        lines.extend(run_command(command, session))
+                        output = run_command(command, session)
+                        # Typed as Latin-1 bytes one key at a time; the model gets the UTF-8 text.
+                        message = command.encode("latin-1").decode("utf-8", "replace")
+                        if output is not None:
+                            transcript.add(f"> {command}", *output)
+                        elif chat is not None and chat.busy:
+                            # Shown in the rule, not the body, so the reply being streamed
+                            # stays in one piece.
+                            waiting.append(message)
+                        else:
+                            submit(message)
                 elif byte in (b"\x7f", b"\x08"):
                     prompt = prompt[:-1]
                 elif byte == b"\x03":
                     now = time.monotonic()
-                    if not prompt and now - last_interrupt < 1.0:
+                    if chat is not None and chat.busy and not prompt:
+                        chat.cancel()
+                        waiting.clear()
+                    elif not prompt and now - last_interrupt < 1.0:
                         return 0
                     prompt = ""
                     last_interrupt = now
@@ -367,12 +760,57 @@ def tui(args: list[str]) -> int:
                     return 0
                 elif byte >= b" ":
                     prompt += byte.decode("latin-1")
-            paint(screen, title, lines, prompt, os.get_terminal_size(fd))
+            size = os.get_terminal_size(fd)
+            # What the turn's worker saw, in order; each streamed chunk is drawn on its own.
+            while chat is not None:
+                # Keys typed meanwhile are handled before the next chunk is drawn: a stream
+                # that arrives faster than it is drawn must not starve the prompt.
+                if select.select([fd], [], [], 0)[0]:
+                    break
+                try:
+                    event = chat.events.get_nowait()
+                except queue.Empty:
+                    break
+                kind = event[0]
+                if kind == "text":
+                    if render_delay_ms:
+                        time.sleep(render_delay_ms / 1000.0)
+                    transcript.stream(event[1])
+                    status = "streaming (Ctrl-C cancels)"
+                    paint(screen, title, transcript.lines, prompt, size, with_queue(status, waiting))
+                elif kind == "tool":
+                    transcript.add(f"$ {inert(event[1])}")
+                    status = "running a tool (Ctrl-C cancels)"
+                elif kind == "output":
+                    transcript.add(*[f"  {inert(line)}" for line in event[1]])
+                    status = "working (Ctrl-C cancels)"
+                elif kind == "error":
+                    transcript.add(f"error: {event[1]}")
+                elif kind == "done":
+                    transcript.add(f"[done in {event[1]:.1f}s]")
+                    leak.turn()
+                    chat.busy = False
+                    status = ""
+                    if waiting:
+                        submit(waiting.pop(0))
+            paint(screen, title, transcript.lines, prompt, size, with_queue(status, waiting))
             data = b""
             while not data:
-                data = screen.read(1.0)
+                ready, _, _ = select.select([fd, wake_read], [], [], 1.0)
+                # Keys first: a stream that keeps the wake-up pipe busy must not starve them.
+                if fd in ready:
+                    data = screen.read(0)
+                if wake_read in ready:
+                    try:
+                        while os.read(wake_read, 4096):
+                            pass
+                    except BlockingIOError:
+                        pass
+                    break
             pending = data
     finally:
+        if chat is not None and chat.busy:
+            chat.cancel()
         termios.tcsetattr(fd, termios.TCSADRAIN, saved)
         screen.write("\x1b[?1049l")
 

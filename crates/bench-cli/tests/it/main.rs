@@ -3,6 +3,7 @@
 
 mod ab;
 mod compare;
+mod demo_chat;
 mod in_a_terminal;
 mod inert_output;
 mod kernel;

@@ -1,0 +1,185 @@
+//! The demo agent at work: its TUI in a real terminal, talking to the model endpoint in this
+//! process with the demo's own script (examples/demo-agent/at-work.toml). Checks what the
+//! session phase relies on: each prompt's reply on the screen, the `ls` tool call run and its
+//! result sent back, keys echoed while a reply streams, the leak knob's growth per turn, and
+//! "no model configured" without the variable.
+
+use bench_cli::demo::AT_WORK_SCRIPT;
+use bench_cli::model::{Endpoint, Limits, Outcome, Script, Settings};
+use bench_term::{ReadyMode, SpawnOptions, Terminal};
+use regex::Regex;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+const TIMEOUT: Duration = Duration::from_secs(30);
+
+fn demo_agent() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/demo-agent/source/demo_agent.py")
+        .canonicalize()
+        .unwrap()
+}
+
+fn endpoint() -> Endpoint {
+    let script = Script::from_toml(AT_WORK_SCRIPT, "at-work.toml").unwrap();
+    Endpoint::start(Settings {
+        port: 0,
+        script: script.compile().unwrap(),
+        limits: Limits::default(),
+    })
+    .unwrap()
+}
+
+/// The TUI without its session daemon, in `workspace`, with `env` added.
+fn spawn(home: &Path, workspace: &Path, env: &[(&str, String)]) -> Terminal {
+    let mut options = SpawnOptions::new("python3")
+        .args([demo_agent().to_str().unwrap(), "--no-daemon"])
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .env("TERM", "xterm-256color")
+        .env("LANG", "C.UTF-8")
+        .env("HOME", home.as_os_str())
+        .cwd(workspace)
+        .size(80, 24);
+    for (key, value) in env {
+        options = options.env(*key, value);
+    }
+    let mut terminal = Terminal::spawn(&options).unwrap();
+    terminal.ready(&ReadyMode::Probe, TIMEOUT).unwrap();
+    terminal
+}
+
+fn wait(terminal: &mut Terminal, pattern: &str) {
+    let regex = Regex::new(pattern).unwrap();
+    if let Err(error) = terminal.wait_for(&regex, TIMEOUT) {
+        panic!("waiting for {pattern}: {error}\n{}", terminal.screen_text());
+    }
+}
+
+const FIRST_REPLY: &str =
+    r"Hello! I am the demo agent's model, answering from clibench's endpoint\.";
+const SECOND_REPLY: &str = r"Those are the files of this folder, as the tool listed them\.";
+
+/// The screen of a turn that is over: its last text, `[done in N.Ns]`, and the plain rule
+/// (while a turn runs the rule reads `-- working` or `-- streaming`) above an empty prompt.
+fn turn_over(last_text: &str) -> String {
+    format!(r"{last_text}\n\[done in [\d.]+s\]\n*-{{80}}\n> ")
+}
+
+/// Proportional set size of `pid`, in bytes.
+fn pss_bytes(pid: u32) -> u64 {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).unwrap();
+    let line = text.lines().find(|line| line.starts_with("Pss:")).unwrap();
+    let kib: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+    kib * 1024
+}
+
+#[test]
+fn the_demo_agent_plays_the_three_turns_with_a_tool_call_and_typing_while_it_streams() {
+    let home = tempfile::tempdir().unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    std::fs::write(workspace.path().join("marker-file.txt"), "x").unwrap();
+    let endpoint = endpoint();
+    let mut terminal = spawn(
+        home.path(),
+        workspace.path(),
+        &[("DEMO_AGENT_MODEL_URL", endpoint.url())],
+    );
+    terminal.type_text("say hello\r").unwrap();
+    wait(&mut terminal, &turn_over(FIRST_REPLY));
+
+    terminal
+        .type_text("list the files in this folder\r")
+        .unwrap();
+    wait(&mut terminal, r"(?m)^\$ ls$");
+    wait(&mut terminal, r"(?m)^  marker-file\.txt$");
+    wait(&mut terminal, &turn_over(SECOND_REPLY));
+
+    terminal.type_text("tell me a longer story\r").unwrap();
+    wait(&mut terminal, r"-- streaming");
+    // A person types while the reply streams: the prompt echoes before the stream ends.
+    terminal.type_text("xyz").unwrap();
+    wait(&mut terminal, r"(?m)^-- streaming.*\n> xyz$");
+    wait(&mut terminal, &turn_over(r"\S"));
+    terminal.close().unwrap();
+
+    let requests = endpoint.journal().requests();
+    let turns: Vec<_> = requests
+        .iter()
+        .map(|request| {
+            (
+                request.path.as_str(),
+                &request.outcome,
+                request.tool_results,
+            )
+        })
+        .collect();
+    assert_eq!(requests.len(), 4, "{turns:#?}");
+    assert!(
+        requests
+            .iter()
+            .all(|request| request.path == "/v1/chat/completions" && request.tool_count == 1),
+        "{turns:#?}"
+    );
+    assert!(
+        requests
+            .iter()
+            .all(|request| matches!(request.outcome, Outcome::Turn { .. })),
+        "{turns:#?}"
+    );
+    assert_eq!(requests[1].tools_called, ["bash"]);
+    // The listing went back to the model, and the third turn carries the whole history.
+    assert!(requests[2].tool_results, "{turns:#?}");
+    assert!(requests[3].body_bytes > requests[2].body_bytes);
+}
+
+#[test]
+fn the_leak_knob_grows_memory_by_its_bytes_every_turn() {
+    const LEAK_BYTES: u64 = 16 << 20;
+    let home = tempfile::tempdir().unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let endpoint = endpoint();
+    let mut terminal = spawn(
+        home.path(),
+        workspace.path(),
+        &[
+            ("DEMO_AGENT_MODEL_URL", endpoint.url()),
+            ("DEMO_AGENT_LEAK_BYTES_PER_TURN", LEAK_BYTES.to_string()),
+        ],
+    );
+    let mut pss = Vec::new();
+    for (prompt, last_text) in [
+        ("say hello", FIRST_REPLY),
+        ("list the files in this folder", SECOND_REPLY),
+        ("tell me a longer story", r"\S"),
+    ] {
+        terminal.type_text(&format!("{prompt}\r")).unwrap();
+        if prompt.contains("story") {
+            // A reply of deterministic words: the turn is over once it has streamed.
+            wait(&mut terminal, r"-- streaming");
+        }
+        wait(&mut terminal, &turn_over(last_text));
+        // The leak is kept when the turn is drawn as done; the frame comes after it.
+        terminal.settle(Duration::from_millis(200)).unwrap();
+        pss.push(pss_bytes(terminal.pid()));
+    }
+    terminal.close().unwrap();
+    let growth = pss[2] - pss[0];
+    let expected = 2 * LEAK_BYTES;
+    assert!(
+        growth >= expected * 95 / 100 && growth <= expected * 110 / 100,
+        "PSS after each turn {pss:?}: grew {growth} bytes over two turns, expected about {expected}"
+    );
+}
+
+#[test]
+fn without_a_model_url_a_chat_line_says_no_model_is_configured() {
+    let home = tempfile::tempdir().unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let mut terminal = spawn(home.path(), workspace.path(), &[]);
+    terminal.type_text("what is in this folder?\r").unwrap();
+    wait(&mut terminal, r"(?m)^no model configured");
+    // The built-in commands still answer.
+    terminal.type_text("echo still here\r").unwrap();
+    wait(&mut terminal, r"(?m)^still here$");
+    terminal.close().unwrap();
+}
