@@ -434,7 +434,8 @@ fn agent_home_files_are_valid_json_and_toml() {
         .set(spec::Placeholder::Workspace, "/home/o\"brien/workspace")
         .set(spec::Placeholder::User, "clibench-1-0")
         .set(spec::Placeholder::Out, "/tmp/out")
-        .set(spec::Placeholder::Version, "1.2.3");
+        .set(spec::Placeholder::Version, "1.2.3")
+        .set(spec::Placeholder::ModelUrl, "http://127.0.0.1:9/m/a\"b");
     let mut checked = 0;
     for (name, _) in AGENTS {
         let spec = load(&format!("agents/{name}.toml"));
@@ -449,6 +450,15 @@ fn agent_home_files_are_valid_json_and_toml() {
                 if name == "claude-code" {
                     let project = &json["projects"]["/home/o\"brien/workspace"];
                     assert_eq!(project["hasTrustDialogAccepted"], true, "{text}");
+                }
+                // The model endpoint's URL reaches the provider settings intact.
+                if name == "opencode" {
+                    let url = &json["provider"]["anthropic"]["options"]["baseURL"];
+                    assert_eq!(url, "http://127.0.0.1:9/m/a\"b/v1", "{text}");
+                }
+                if name == "pi" {
+                    let url = &json["providers"]["anthropic"]["baseUrl"];
+                    assert_eq!(url, "http://127.0.0.1:9/m/a\"b", "{text}");
                 }
             } else if file.path.ends_with(".toml") {
                 let toml: toml::Table = text
