@@ -76,9 +76,6 @@ pub struct Turn {
     pub then: Option<Then>,
     /// Physics for this turn only.
     pub physics: Option<PhysicsOverride>,
-    /// What a person types for this turn (the session phase types it; the endpoint ignores
-    /// it).
-    pub prompt: Option<String>,
 }
 
 /// The reply after tool results: a text, or a step of its own (more tool calls).

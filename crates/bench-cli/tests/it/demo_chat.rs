@@ -26,6 +26,7 @@ fn endpoint() -> Endpoint {
         port: 0,
         script: script.compile().unwrap(),
         limits: Limits::default(),
+        path_token: None,
     })
     .unwrap()
 }

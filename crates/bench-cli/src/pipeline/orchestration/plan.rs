@@ -626,13 +626,6 @@ mod tests {
     fn the_demo_describes_every_phase() {
         let text = crate::demo::spec_text(Path::new("/src"), &"0".repeat(40));
         let spec = crate::spec::parse(&text, "demo.toml").unwrap();
-        // The demo gains [model] and [session] with the demo agent's chat (another
-        // change); until then it describes every phase but the session.
-        assert!(
-            Phase::ALL
-                .iter()
-                .filter(|&&phase| phase != Phase::Session)
-                .all(|&phase| describes(&spec, phase))
-        );
+        assert!(Phase::ALL.iter().all(|&phase| describes(&spec, phase)));
     }
 }
