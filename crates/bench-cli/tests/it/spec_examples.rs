@@ -411,6 +411,11 @@ fn every_agent_spec_parses_and_names_its_npm_package() {
         assert_eq!(&install[..3], ["npm", "install", "--global"], "{name}");
         assert_eq!(install.last().unwrap(), &format!("{package}@{{version}}"));
         assert!(!version.is_empty());
+        // `bundle` counts what the install downloads, not only the wrapper npm packs.
+        assert!(
+            spec.artifacts.iter().all(|set| set.npm_dependencies),
+            "{name}: an artifact set without npm_dependencies"
+        );
         let measure = spec.measure.as_ref().unwrap();
         assert!(spec.staircase.is_some(), "{name} has no [staircase]");
         // Every agent but pi (whose editor the probe measures) names its real prompt.
