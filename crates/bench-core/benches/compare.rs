@@ -93,6 +93,8 @@ fn synthetic(sha: &str, scale: f64) -> ResultFile {
                 uss: Some(u64::from(pid) << 18),
                 swap: Some(0),
                 cpu_seconds: Some(0.5),
+                cmdline: None,
+                role: None,
             })
             .collect(),
     );

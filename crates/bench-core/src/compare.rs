@@ -1440,6 +1440,8 @@ mod tests {
             uss: None,
             swap: None,
             cpu_seconds: None,
+            cmdline: None,
+            role: None,
         };
         let mut old_base = Side::new("b");
         old_base.processes = vec![process(1)];

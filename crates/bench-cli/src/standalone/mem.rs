@@ -527,6 +527,7 @@ mod tests {
         ProcessSample {
             pid,
             ppid: 1,
+            session: 1,
             name: name.into(),
             cmdline: name.into(),
             rss_bytes: rss_mib << 20,
