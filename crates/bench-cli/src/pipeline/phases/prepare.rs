@@ -741,10 +741,10 @@ fn installed_packages(
         }
     }
     for (name, dir) in packages {
-        if !skip.contains(&name) {
-            if let Ok(manifest) = std::fs::read_to_string(dir.join("package.json")) {
-                specs.extend(package_spec(&manifest));
-            }
+        if !skip.contains(&name)
+            && let Ok(manifest) = std::fs::read_to_string(dir.join("package.json"))
+        {
+            specs.extend(package_spec(&manifest));
         }
         installed_packages(&dir.join("node_modules"), &[], specs)?;
     }
