@@ -349,7 +349,8 @@ pub fn changes(rows: &[Change]) -> Result<String, ChartError> {
     let labels: Vec<String> = rows.iter().map(|row| short_label(&row.label)).collect();
     let frame = Frame {
         height: 70 + 28 * count as u32,
-        y_label_area: 120,
+        // Room for the name and the delta: "kernel_exec -1.00 µs".
+        y_label_area: 160,
         x: Axis::values(
             -x_max..x_max,
             "change of the median, candidate vs base (%)",
