@@ -139,3 +139,21 @@ impl Drop for InertStderr {
         let _ = std::io::Write::flush(self);
     }
 }
+
+/// How many columns the tables on stderr may use: `COLUMNS` when it is a number (as
+/// shells export it, and as a user sets it to ask for a width), else the width of the
+/// terminal stderr is, else no limit (stderr is a file or a pipe: the wide form, whole).
+pub fn stderr_columns() -> usize {
+    if let Some(columns) = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|text| text.trim().parse::<usize>().ok())
+        .filter(|&columns| columns > 0)
+    {
+        return columns;
+    }
+    let stderr = std::io::stderr();
+    match rustix::termios::tcgetwinsize(&stderr) {
+        Ok(size) if size.ws_col > 0 => usize::from(size.ws_col),
+        _ => usize::MAX,
+    }
+}

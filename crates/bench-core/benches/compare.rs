@@ -96,6 +96,8 @@ fn synthetic(sha: &str, scale: f64) -> ResultFile {
                 swap: Some(0),
                 cpu_seconds: Some(0.5),
                 threads: Some(1),
+                cmdline: None,
+                role: None,
             })
             .collect(),
     );

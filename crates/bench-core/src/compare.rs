@@ -1531,6 +1531,8 @@ mod tests {
             swap: None,
             cpu_seconds: None,
             threads: None,
+            cmdline: None,
+            role: None,
         };
         let mut old_base = Side::new("b");
         old_base.processes = vec![process(1)];

@@ -54,7 +54,8 @@ pub use export::Format;
 pub use metric::{Direction, Metric, Nature, Phase, glossary};
 pub use report::Report;
 pub use result::{
-    LoadError, Observation, ParseError, ProcessMemory, Request, ResultFile, Role, SCHEMA_VERSION,
-    SaveError, SettleEnded, SettleRecord, SettleUntil, Side, TrialRecord, ValidationError,
+    LoadError, Observation, ParseError, ProcessMemory, ProcessRole, Request, ResultFile, Role,
+    SCHEMA_VERSION, SaveError, SettleEnded, SettleRecord, SettleUntil, Side, TrialRecord,
+    ValidationError,
 };
 pub use trial::{Sample, record, trial_errors, trial_errors_without};

@@ -355,7 +355,7 @@ impl Metric {
     pub fn description(self) -> &'static str {
         match self {
             Metric::Bundle => {
-                "Total size of the release artifacts the build produced (the files that get installed)."
+                "Total size of the release artifacts (the files an install downloads; for npm packages with their platform and other dependencies when the spec collects them); the result's artifacts list each file."
             }
             Metric::Install => {
                 "Wall time of the installer, from a fresh home to an installed program."

@@ -35,6 +35,10 @@ pub struct Report {
     /// Steps that were not run: `<phase>:<trial>` -> why.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub skipped: BTreeMap<String, String>,
+    /// How many processes the family had at each measure trial's memory measurement:
+    /// trial -> count, for the trials that recorded one.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub process_counts: BTreeMap<u32, u32>,
 }
 
 impl Report {
@@ -92,7 +96,75 @@ impl Report {
             runtime: side.runtime.clone(),
             processes,
             skipped: side.skipped.clone(),
+            process_counts: side
+                .trials
+                .iter()
+                .filter(|record| record.phase == crate::metric::Phase::Measure)
+                .filter_map(|record| Some((record.trial, record.process_count?)))
+                .collect(),
         }
+    }
+
+    /// A line naming the trials whose process family had another size, when the measure
+    /// trials differ: `trial 0: 1 process; trials 1, 2: 3 processes`. A first run that
+    /// does work later runs skip, or a daemon that came or went, changes what was
+    /// measured, and the medians alone do not show it.
+    pub fn family_note(&self) -> Option<String> {
+        let mut groups: Vec<(u32, Vec<u32>)> = Vec::new();
+        for (&trial, &count) in &self.process_counts {
+            match groups.iter_mut().find(|(c, _)| *c == count) {
+                Some((_, trials)) => trials.push(trial),
+                None => groups.push((count, vec![trial])),
+            }
+        }
+        if groups.len() < 2 {
+            return None;
+        }
+        let parts: Vec<String> = groups
+            .iter()
+            .map(|(count, trials)| {
+                let list: Vec<String> = trials.iter().map(u32::to_string).collect();
+                format!(
+                    "{} {}: {count} {}",
+                    if trials.len() == 1 { "trial" } else { "trials" },
+                    list.join(", "),
+                    if *count == 1 { "process" } else { "processes" }
+                )
+            })
+            .collect();
+        Some(format!(
+            "the process family changed between trials (at the memory measurement): {}; \
+             OUT/logs/memory-N.json lists each trial's processes",
+            parts.join("; ")
+        ))
+    }
+}
+
+#[cfg(test)]
+mod family_tests {
+    use super::*;
+    use crate::metric::Phase;
+
+    #[test]
+    fn trials_whose_family_differs_are_named() {
+        let mut result = ResultFile::new(Request::new("a", crate::result::Role::Candidate));
+        for (trial, count) in [(0, 1), (1, 3), (2, 3)] {
+            result
+                .side
+                .trial_record_mut(Phase::Measure, trial)
+                .process_count = Some(count);
+        }
+        let report = Report::new(&result);
+        let note = report.family_note().unwrap();
+        assert!(
+            note.contains("trial 0: 1 process; trials 1, 2: 3 processes"),
+            "{note}"
+        );
+        result
+            .side
+            .trial_record_mut(Phase::Measure, 0)
+            .process_count = Some(3);
+        assert_eq!(Report::new(&result).family_note(), None);
     }
 }
 

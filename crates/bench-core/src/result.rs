@@ -187,7 +187,43 @@ pub struct ProcessMemory {
     /// Threads of the process, when recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub threads: Option<u32>,
+    /// The command line, arguments joined with spaces, at most 200 characters; absent in
+    /// older results and when it was unreadable. Text from the target: show it inert.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(length(max = 200)))]
+    pub cmdline: Option<String>,
+    /// What the process is to the program measured; absent in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<ProcessRole>,
 }
+
+/// What a process of the family is to the program clibench started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum ProcessRole {
+    /// The process clibench started in the terminal.
+    Program,
+    /// A descendant of the program, in its session.
+    Child,
+    /// Detached: its own session, or reparented (its parent chain no longer reaches the
+    /// program), so it may outlive the program.
+    Daemon,
+}
+
+impl ProcessRole {
+    /// The word a report shows.
+    pub fn word(self) -> &'static str {
+        match self {
+            ProcessRole::Program => "program",
+            ProcessRole::Child => "child",
+            ProcessRole::Daemon => "daemon",
+        }
+    }
+}
+
+/// The longest command line kept in [`ProcessMemory::cmdline`], in characters.
+pub const MAX_CMDLINE_CHARS: usize = 200;
 
 /// The longest host name kept, in characters.
 pub const MAX_HOST_CHARS: usize = 255;
@@ -408,6 +444,10 @@ impl Side {
         processes.truncate(MAX_PROCESSES);
         for process in &mut processes {
             process.name = truncate_chars(std::mem::take(&mut process.name), MAX_NAME_CHARS);
+            process.cmdline = process
+                .cmdline
+                .take()
+                .map(|line| truncate_chars(line, MAX_CMDLINE_CHARS));
         }
         self.processes = processes;
     }
@@ -716,6 +756,13 @@ impl ResultFile {
                 &process.name,
                 MAX_NAME_CHARS,
             )?;
+            if let Some(cmdline) = &process.cmdline {
+                check_length(
+                    &format!("side.processes[{index}].cmdline"),
+                    cmdline,
+                    MAX_CMDLINE_CHARS,
+                )?;
+            }
             if let Some(cpu) = process.cpu_seconds
                 && (!cpu.is_finite() || cpu < 0.0)
             {
@@ -978,6 +1025,8 @@ mod tests {
             swap: Some(0),
             cpu_seconds: Some(1.5),
             threads: Some(11),
+            cmdline: Some("node /usr/bin/agent --flag".into()),
+            role: Some(ProcessRole::Program),
         });
         side.runtime.insert("kernel".into(), "6.1.0".into());
         side.artifacts.insert("agent.tgz".into(), 4096);
@@ -1141,12 +1190,16 @@ mod tests {
                 swap: None,
                 cpu_seconds: None,
                 threads: None,
+                cmdline: Some("y".repeat(300)),
+                role: None,
             })
             .collect();
         side.set_processes(processes);
         assert_eq!(side.processes.len(), MAX_PROCESSES);
         assert_eq!(side.processes[0].pid, 199);
         assert_eq!(side.processes[0].name.chars().count(), MAX_NAME_CHARS);
+        let cmdline = side.processes[0].cmdline.as_deref().unwrap_or_default();
+        assert_eq!(cmdline.chars().count(), MAX_CMDLINE_CHARS);
         assert_eq!(side.processes[127].pid, 72);
     }
 

@@ -40,6 +40,8 @@ pub struct ProcessSample {
     pub pid: u32,
     /// Parent process id.
     pub ppid: u32,
+    /// Session id: a daemon that called `setsid` has its own.
+    pub session: u32,
     /// Kernel name (`comm`, at most 15 bytes).
     pub name: String,
     /// Command line, arguments joined with spaces; empty if unreadable.
@@ -385,6 +387,7 @@ impl ProcRoot {
         Ok(Some(ProcessSample {
             pid: stat.pid,
             ppid: stat.ppid,
+            session: stat.session,
             name: stat.name,
             cmdline,
             rss_bytes: rollup

@@ -185,7 +185,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let found = compare_sides(&out, ab.settings.order, &options, note.as_deref())?;
     // The table's own first line names the two shas, which are the same when only
     // overrides differ: name what differs instead.
-    let table = bench_core::export::text::comparison(&found.comparison);
+    let table =
+        bench_core::export::text::comparison_fit(&found.comparison, crate::show::stderr_columns());
     let table = table
         .split_once('\n')
         .map_or(table.as_str(), |(_, rest)| rest);

@@ -206,7 +206,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         None if settings.format == OutputFormat::Html => {
             out!("{}", bench_core::export::html::comparison(&comparison));
         }
-        None => say_part!("{}", text::comparison(&comparison)),
+        None => say_part!(
+            "{}",
+            text::comparison_fit(&comparison, crate::show::stderr_columns())
+        ),
     }
     if let Some(path) = &settings.export_markdown {
         export(path, "Markdown", &Format::Markdown.comparison(&comparison))?;

@@ -83,7 +83,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         None if args.format == OutputFormat::Html => {
             out!("{}", bench_core::export::html::report(&result));
         }
-        None => say_part!("{}", bench_core::export::text::report(&report)),
+        None => say_part!(
+            "{}",
+            bench_core::export::text::report_fit(&report, crate::show::stderr_columns())
+        ),
     }
     if let Some(path) = &args.export_bmf {
         bench_core::io::write_atomic(path, bench_core::export::bmf::report(&report).as_bytes())

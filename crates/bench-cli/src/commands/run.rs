@@ -132,7 +132,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     say!();
     say_part!(
         "{}",
-        bench_core::export::text::report(&bench_core::Report::new(&result))
+        bench_core::export::text::report_fit(
+            &bench_core::Report::new(&result),
+            crate::show::stderr_columns()
+        )
     );
     say!(
         "\nclibench run: {} in {}",

@@ -272,6 +272,12 @@ pub struct ArtifactSet {
     /// Whether at least one file must match (when `count` is not given).
     #[serde(default = "yes")]
     pub required: bool,
+    /// The set's files are npm package tarballs: prepare has npm install them into a
+    /// scratch folder on this machine (npm picks the platform's optional dependencies, as
+    /// a user's install does) and collects the registry tarball of every package it added,
+    /// so `bundle` counts what an install of the release downloads, not only a wrapper.
+    #[serde(default)]
+    pub npm_dependencies: bool,
 }
 
 fn yes() -> bool {

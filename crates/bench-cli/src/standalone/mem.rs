@@ -449,6 +449,8 @@ impl Measurement {
                     swap: process.swap_bytes,
                     cpu_seconds: Some(process.cpu_seconds),
                     threads: Some(process.threads),
+                    cmdline: (!process.cmdline.is_empty()).then(|| process.cmdline.clone()),
+                    role: None,
                 })
                 .collect(),
         );
@@ -465,6 +467,7 @@ mod tests {
         ProcessSample {
             pid,
             ppid: 1,
+            session: 1,
             name: name.into(),
             cmdline: name.into(),
             rss_bytes: rss_mib << 20,

@@ -15,9 +15,19 @@ fn compare_examples() -> std::process::Command {
 
 #[test]
 fn prints_a_table_with_verdicts_on_stderr() {
-    let out = run(&mut compare_examples());
+    let out = run(compare_examples().env_remove("COLUMNS"));
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     assert_eq!(out.stdout, "");
+    insta::assert_snapshot!(out.stderr);
+}
+
+#[test]
+fn an_80_column_terminal_gets_a_table_that_fits() {
+    let out = run(compare_examples().env("COLUMNS", "80"));
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    for line in out.stderr.lines() {
+        assert!(line.chars().count() <= 80, "{line}");
+    }
     insta::assert_snapshot!(out.stderr);
 }
 

@@ -243,3 +243,88 @@ fn a_log_a_failed_build_cites_in_its_scratch_home_is_kept_in_out_logs() {
     );
     assert!(!out.stderr.contains("build-home/.npm"), "{}", out.stderr);
 }
+
+/// A stand-in for npm: `install` lays out the tree a wrapper with a platform optional
+/// dependency (installed under an alias) and a nested dependency leaves, `pack` writes
+/// a tarball per spec whose size says which it is. It logs its arguments.
+const FAKE_NPM: &str = r#"#!/bin/sh
+echo "$@" >> "$HOME/../npm-calls.txt"
+case "$1" in
+install)
+  tree=$3
+  mkdir -p "$tree/node_modules/wrap/node_modules/helper" "$tree/node_modules/@v/wrap-linux-x64" "$tree/node_modules/.bin"
+  echo '{"dependencies":{"wrap":"file:../wrap-1.0.tgz"}}' > "$tree/package.json"
+  echo '{"name":"wrap","version":"1.0"}' > "$tree/node_modules/wrap/package.json"
+  echo '{"name":"@v/wrap","version":"1.0-linux-x64"}' > "$tree/node_modules/@v/wrap-linux-x64/package.json"
+  echo '{"name":"helper","version":"2.0"}' > "$tree/node_modules/wrap/node_modules/helper/package.json"
+  ;;
+pack)
+  dest=$3
+  shift 3
+  for spec; do
+    case "$spec" in
+      @v/wrap@1.0-linux-x64) head -c 5000 /dev/zero > "$dest/v-wrap-1.0-linux-x64.tgz" ;;
+      helper@2.0) head -c 300 /dev/zero > "$dest/helper-2.0.tgz" ;;
+      *) echo "unexpected $spec" >&2; exit 9 ;;
+    esac
+  done
+  ;;
+esac
+"#;
+
+#[test]
+fn npm_dependencies_counts_the_platform_package_an_install_downloads() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("npm"), FAKE_NPM).unwrap();
+    // The build puts the stand-in first on the build's PATH ({home}/.local/bin) and packs
+    // a 20-byte wrapper, as `npm pack` of a wrapper package does.
+    let spec = r#"
+name = "wrapped"
+
+[[build]]
+name = "pack"
+command = ["sh", "-c", "mkdir -p $HOME/.local/bin && cp \"$1\" $HOME/.local/bin/npm && chmod +x $HOME/.local/bin/npm && head -c 20 /dev/zero > wrap-1.0.tgz", "sh", "{spec_dir}/npm"]
+
+[[artifacts]]
+folder = "{build}"
+glob = "wrap-*.tgz"
+count = 1
+npm_dependencies = true
+
+[measure]
+command = ["true"]
+"#;
+    let spec = spec.replace("{spec_dir}", &dir.path().display().to_string());
+    std::fs::write(dir.path().join("spec.toml"), spec).unwrap();
+    let out = crate::run(
+        crate::clibench()
+            .args([
+                "phase",
+                "prepare",
+                "--spec",
+                "spec.toml",
+                "--out",
+                "out",
+                "--trial",
+                "0",
+            ])
+            .current_dir(dir.path()),
+    );
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let result: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("out/result.json")).unwrap())
+            .unwrap();
+    let side = &result["side"];
+    assert_eq!(
+        side["artifacts"],
+        serde_json::json!({"wrap-1.0.tgz": 20, "v-wrap-1.0-linux-x64.tgz": 5000, "helper-2.0.tgz": 300}),
+        "{result}"
+    );
+    assert_eq!(side["metrics"]["bundle"][0]["value"], 5320.0, "{result}");
+    let calls = std::fs::read_to_string(dir.path().join("out/npm-calls.txt")).unwrap();
+    assert!(calls.contains("--ignore-scripts"), "{calls}");
+    assert!(
+        calls.ends_with("@v/wrap@1.0-linux-x64 helper@2.0\n"),
+        "{calls}"
+    );
+}

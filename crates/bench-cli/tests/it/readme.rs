@@ -672,7 +672,9 @@ fn the_readme_sample_of_compare_is_what_compare_prints() {
     );
     assert!(sample.len() > 4, "{sample:#?}");
     let dir = scratch();
+    // The sample is the 80-column form, as a newcomer's terminal shows it.
     let out = run(clibench()
+        .env("COLUMNS", "80")
         .args([
             "compare",
             "examples/results/base.json",

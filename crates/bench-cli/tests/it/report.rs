@@ -5,9 +5,25 @@ use bench_core::{Format, Report};
 
 #[test]
 fn prints_a_table_on_stderr() {
-    let out = run(clibench().arg("report").arg(example_result("base")));
+    let out = run(clibench()
+        .env_remove("COLUMNS")
+        .arg("report")
+        .arg(example_result("base")));
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     assert_eq!(out.stdout, "");
+    insta::assert_snapshot!(out.stderr);
+}
+
+#[test]
+fn an_80_column_terminal_gets_a_table_that_fits() {
+    let out = run(clibench()
+        .env("COLUMNS", "80")
+        .arg("report")
+        .arg(example_result("base")));
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    for line in out.stderr.lines() {
+        assert!(line.chars().count() <= 80, "{line}");
+    }
     insta::assert_snapshot!(out.stderr);
 }
 

@@ -411,6 +411,11 @@ fn every_agent_spec_parses_and_names_its_npm_package() {
         assert_eq!(&install[..3], ["npm", "install", "--global"], "{name}");
         assert_eq!(install.last().unwrap(), &format!("{package}@{{version}}"));
         assert!(!version.is_empty());
+        // `bundle` counts what the install downloads, not only the wrapper npm packs.
+        assert!(
+            spec.artifacts.iter().all(|set| set.npm_dependencies),
+            "{name}: an artifact set without npm_dependencies"
+        );
         let measure = spec.measure.as_ref().unwrap();
         assert!(spec.staircase.is_some(), "{name} has no [staircase]");
         // Every agent but pi (whose editor the probe measures) names its real prompt.
@@ -475,4 +480,21 @@ fn agent_home_files_are_valid_json_and_toml() {
         }
     }
     assert_eq!(checked, 5, "claude 1, codex 2, gemini 1, opencode 1");
+}
+
+#[test]
+fn gemini_is_ready_only_once_its_banner_is_drawn() {
+    let spec = load("agents/gemini-cli.toml");
+    let ReadyMode::Pattern(pattern) = &spec.measure.as_ref().unwrap().ready else {
+        panic!("gemini-cli waits for a pattern");
+    };
+    // What gemini-cli 0.61.0 shows about 0.3 s before its banner, then its first screen.
+    let box_only = " ? for shortcuts\n────\n Shift+Tab to accept edits\n\n >   Type your message or @path/to/file\n";
+    let whole = format!(
+        " ▝▜▄     Gemini CLI v0.61.0\n  ▗▟▀    Authenticated with gemini-api-key /auth\n\n\
+         Tips for getting started:\n1. Create GEMINI.md files to customize your interactions\n\
+         {box_only}"
+    );
+    assert!(!pattern.is_match(box_only), "{pattern}");
+    assert!(pattern.is_match(&whole), "{pattern}");
 }

@@ -60,7 +60,9 @@ pub struct Line {
     pub ready_ms: Option<u64>,
 }
 
-/// Memory over time: one `<polyline>` per line, one hollow `<circle>` per ready moment.
+/// Memory over time: one `<polyline>` per line, drawn as steps (a sample's value holds
+/// until the next sample: nothing is known in between, and a slope would invent values),
+/// one hollow `<circle>` per ready moment.
 pub fn memory_over_time(lines: &[Line]) -> Result<String, ChartError> {
     let max_ms = lines
         .iter()
@@ -89,15 +91,14 @@ pub fn memory_over_time(lines: &[Line]) -> Result<String, ChartError> {
     frame.draw(|chart| {
         for (index, line) in lines.iter().enumerate() {
             let color = PALETTE[index % PALETTE.len()];
-            let points = line
-                .points
-                .iter()
-                .map(|&(ms, bytes)| (ms as f64 / 1000.0, bytes as f64 / scale.divisor));
+            let points = steps(&line.points)
+                .into_iter()
+                .map(|(ms, bytes)| (ms as f64 / 1000.0, bytes as f64 / scale.divisor));
             chart
                 .draw_series(LineSeries::new(points, color.stroke_width(2)))
                 .map_err(failed)?;
             if let Some(ready_ms) = line.ready_ms {
-                // On the line: its value at ready, between the samples around it.
+                // On the line: the value of the last sample at or before ready.
                 if let Some(bytes) = value_at(&line.points, ready_ms) {
                     chart
                         .draw_series(std::iter::once(Circle::new(
@@ -113,20 +114,29 @@ pub fn memory_over_time(lines: &[Line]) -> Result<String, ChartError> {
     })
 }
 
-/// The line through `points` (milliseconds, bytes) at `ms`: interpolated between
-/// the samples around it, or the nearest end outside them; `None` without points.
-fn value_at(points: &[(u64, u64)], ms: u64) -> Option<f64> {
-    let after = points.iter().position(|p| p.0 >= ms);
-    match after {
-        None => points.last().map(|p| p.1 as f64),
-        Some(0) => points.first().map(|p| p.1 as f64),
-        Some(index) => {
-            let (t0, v0) = points[index - 1];
-            let (t1, v1) = points[index];
-            let fraction = (ms - t0) as f64 / (t1 - t0).max(1) as f64;
-            Some(v0 as f64 + (v1 as f64 - v0 as f64) * fraction)
+/// The corners of the step line through `points` (milliseconds, bytes): each value
+/// holds until the next sample's time, where the line rises or falls straight.
+fn steps(points: &[(u64, u64)]) -> Vec<(u64, u64)> {
+    let mut corners = Vec::with_capacity(points.len() * 2);
+    for (index, &(ms, bytes)) in points.iter().enumerate() {
+        if index > 0 {
+            let held = points[index - 1].1;
+            corners.push((ms, held));
         }
+        corners.push((ms, bytes));
     }
+    corners
+}
+
+/// The step line through `points` (milliseconds, bytes) at `ms`: the value of the last
+/// sample at or before it, the first sample's before the first; `None` without points.
+fn value_at(points: &[(u64, u64)], ms: u64) -> Option<f64> {
+    points
+        .iter()
+        .rev()
+        .find(|p| p.0 <= ms)
+        .or(points.first())
+        .map(|p| p.1 as f64)
 }
 
 /// One group of a time-to-ready chart (cold or warm): its samples and their median.
@@ -328,22 +338,19 @@ pub enum Tone {
 pub fn changes(rows: &[Change]) -> Result<String, ChartError> {
     let extent = rows
         .iter()
-        .flat_map(|row| {
-            [
-                row.low_percent.abs(),
-                row.high_percent.abs(),
-                row.percent.abs(),
-                row.floor_percent,
-            ]
-        })
+        // The axis fits the largest change and the widest noise band, with a margin; an
+        // interval reaching beyond is cut at the edge. Intervals of a few trials can span
+        // thousands of percent and would squeeze every dot into the middle.
+        .flat_map(|row| [row.percent.abs(), row.floor_percent])
         .filter(|value| value.is_finite())
         .fold(0.0, f64::max);
-    let x_max = nice_top(extent * 1.1).max(1.0);
+    let x_max = axis_extent(extent);
     let count = rows.len().max(1);
     let labels: Vec<String> = rows.iter().map(|row| short_label(&row.label)).collect();
     let frame = Frame {
         height: 70 + 28 * count as u32,
-        y_label_area: 120,
+        // Room for the name and the delta: "kernel_exec -1.00 µs".
+        y_label_area: 160,
         x: Axis::values(
             -x_max..x_max,
             "change of the median, candidate vs base (%)",
@@ -556,6 +563,12 @@ fn integer_label(value: &f64) -> String {
 }
 
 /// A round axis top a little above `max`, so the largest mark is not on the edge.
+/// The half-width of a changes axis for a largest change of `extent` percent: rounded
+/// up to a round number above it (the margin [`nice_top`] keeps), at least 1%.
+fn axis_extent(extent: f64) -> f64 {
+    nice_top(extent).max(1.0)
+}
+
 fn nice_top(max: f64) -> f64 {
     if !max.is_finite() || max <= 0.0 {
         return 1.0;
@@ -684,12 +697,42 @@ mod tests {
     }
 
     #[test]
-    fn the_ready_mark_sits_on_the_line() {
-        let points = [(0, 0), (100, 100), (200, 300)];
-        assert_eq!(value_at(&points, 150), Some(200.0));
+    fn the_ready_mark_sits_on_the_step_line() {
+        let points = [(10, 0), (100, 100), (200, 300)];
+        assert_eq!(value_at(&points, 150), Some(100.0));
         assert_eq!(value_at(&points, 100), Some(100.0));
+        assert_eq!(value_at(&points, 199), Some(100.0));
         assert_eq!(value_at(&points, 500), Some(300.0));
+        assert_eq!(value_at(&points, 0), Some(0.0));
         assert_eq!(value_at(&[], 5), None);
+    }
+
+    #[test]
+    fn a_value_holds_until_the_next_sample() {
+        let points = [(0, 4), (100, 11), (250, 7)];
+        assert_eq!(
+            steps(&points),
+            [(0, 4), (100, 4), (100, 11), (250, 11), (250, 7)]
+        );
+        assert_eq!(steps(&[(5, 1)]), [(5, 1)]);
+        assert!(steps(&[]).is_empty());
+    }
+
+    #[test]
+    fn the_changes_axis_fits_the_largest_change_not_the_widest_interval() {
+        let row = Change {
+            label: "cold".into(),
+            percent: 430.0,
+            low_percent: -90.0,
+            high_percent: 1900.0,
+            floor_percent: 3.0,
+            tone: Tone::Regressed,
+        };
+        assert_eq!(axis_extent(430.0), 500.0);
+        assert_eq!(axis_extent(8.0), 9.0);
+        assert_eq!(axis_extent(0.0), 1.0);
+        let svg = changes(&[row]).unwrap();
+        assert!(!svg.contains("1000%") && !svg.contains("2000%"), "{svg}");
     }
 
     #[test]

@@ -74,7 +74,7 @@ pub fn comparison(comparison: &Comparison) -> String {
         .iter()
         .filter(|row| row.ratio.is_finite() && row.ci_low.is_finite() && row.ci_high.is_finite())
         .map(|row| Change {
-            label: row.metric.name().to_string(),
+            label: format!("{} {}", row.metric.name(), cells::signed_amount(row)),
             percent: (row.ratio - 1.0) * 100.0,
             low_percent: (row.ci_low - 1.0) * 100.0,
             high_percent: (row.ci_high - 1.0) * 100.0,
@@ -104,7 +104,7 @@ pub fn comparison(comparison: &Comparison) -> String {
         body.push_str("</section>\n");
     }
     if !comparison.metrics.is_empty() {
-        body.push_str("<section><h2>Metrics</h2>\n<table>\n<thead><tr><th>Metric</th><th>Base</th><th>Candidate</th><th>Change</th>");
+        body.push_str("<section><h2>Metrics</h2>\n<table>\n<thead><tr><th>Metric</th><th>Base</th><th>Candidate</th><th>Change</th><th>Delta</th>");
         let _ = write!(
             body,
             "<th>{confidence:.0}% interval</th><th>Verdict</th><th>Trials</th></tr></thead>\n<tbody>\n"
@@ -460,7 +460,10 @@ fn processes(out: &mut String, report: &Report) {
         .iter()
         .take(PROCESS_BARS)
         .map(|p| Bar {
-            label: format!("{} ({})", p.name, p.pid),
+            label: match p.role {
+                Some(role) => format!("{} ({}, {})", p.name, p.pid, role.word()),
+                None => format!("{} ({})", p.name, p.pid),
+            },
             bytes: p.rss,
             inner_bytes: p.pss,
             note: Some(format_bytes(p.rss as f64)),
@@ -487,7 +490,43 @@ fn processes(out: &mut String, report: &Report) {
         charts::bars(&bars, "memory", Orientation::Horizontal),
         &escape(&caption),
     );
+    process_table(out, report);
     out.push_str("</section>\n");
+}
+
+/// How much of a command line the process table shows, in characters.
+const CMDLINE_CHARS: usize = 120;
+
+/// Each drawn process with its role and command line: `python3 (28615)` alone does not
+/// say which is the program and which a daemon it left behind.
+fn process_table(out: &mut String, report: &Report) {
+    out.push_str(
+        "<table class=\"processes\">\n<thead><tr><th>Process</th><th>Role</th><th>RSS</th>\
+         <th>PSS</th><th>Command line</th></tr></thead>\n<tbody>\n",
+    );
+    for p in report.processes.iter().take(PROCESS_BARS) {
+        let cmdline = p.cmdline.as_deref().map_or(String::from("–"), |line| {
+            let inert = crate::text::inert(line).into_owned();
+            if inert.chars().count() > CMDLINE_CHARS {
+                let cut: String = inert.chars().take(CMDLINE_CHARS - 1).collect();
+                format!("{cut}…")
+            } else {
+                inert
+            }
+        });
+        let _ = writeln!(
+            out,
+            "<tr><td>{} ({})</td><td>{}</td><td>{}</td><td>{}</td><td><code>{}</code></td></tr>",
+            escape(&crate::text::inert(&p.name)),
+            p.pid,
+            p.role.map_or("–", |role| role.word()),
+            format_bytes(p.rss as f64),
+            p.pss
+                .map_or(String::from("–"), |pss| format_bytes(pss as f64)),
+            escape(&cmdline)
+        );
+    }
+    out.push_str("</tbody>\n</table>\n");
 }
 
 fn staircase(out: &mut String, result: &ResultFile) {
@@ -558,7 +597,7 @@ fn screens(out: &mut String, result: &ResultFile) {
             escape(&screen.session),
             screen.trial
         );
-        let text = escape(&screen.text);
+        let text = escape(&crop_screen(&screen.text));
         if index == 0 {
             let _ = writeln!(
                 out,
@@ -572,6 +611,49 @@ fn screens(out: &mut String, result: &ResultFile) {
         }
     }
     out.push_str("</section>\n");
+}
+
+/// Rows and columns of margin kept around a screen's text.
+const CROP_MARGIN_ROWS: usize = 1;
+const CROP_MARGIN_COLUMNS: usize = 2;
+
+/// `screen` cut to the rows and columns that hold text, with a small margin: a program
+/// that draws a few lines at the top of a 50-row terminal is not a tall black box.
+/// Columns are counted in characters (the screen text has one per cell); a screen
+/// without text stays as it is.
+pub fn crop_screen(screen: &str) -> String {
+    let rows: Vec<&str> = screen.lines().map(str::trim_end).collect();
+    let Some(first) = rows.iter().position(|row| !row.is_empty()) else {
+        return screen.to_string();
+    };
+    // `first` exists, so a last non-empty row does too.
+    let last = rows
+        .iter()
+        .rposition(|row| !row.is_empty())
+        .unwrap_or(first);
+    let indent = rows[first..=last]
+        .iter()
+        .filter(|row| !row.is_empty())
+        .map(|row| row.chars().take_while(|c| *c == ' ').count())
+        .min()
+        .unwrap_or(0);
+    let skip = indent.saturating_sub(CROP_MARGIN_COLUMNS);
+    let top = first.saturating_sub(CROP_MARGIN_ROWS);
+    let bottom = (last + CROP_MARGIN_ROWS).min(rows.len() - 1);
+    let mut cropped: Vec<String> = rows[top..=bottom]
+        .iter()
+        .map(|row| row.chars().skip(skip).collect())
+        .collect();
+    // The right margin: trailing spaces on the widest row keep the box off the text.
+    let width = cropped
+        .iter()
+        .map(|row| row.chars().count())
+        .max()
+        .unwrap_or(0);
+    if let Some(widest) = cropped.iter_mut().find(|row| row.chars().count() == width) {
+        widest.push_str(&" ".repeat(CROP_MARGIN_COLUMNS));
+    }
+    cropped.join("\n")
 }
 
 fn glossary(out: &mut String, metrics: &[Metric]) {
@@ -651,11 +733,14 @@ fn comparison_row(out: &mut String, row: &MetricComparison) {
     };
     let _ = writeln!(
         out,
-        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"{class}\">{}</td><td>{} / {}</td></tr>",
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"{class}\">{}</td><td>{} / {}</td></tr>",
         metric_name(row.metric),
         escape(&Notation::DOCUMENT.median(&row.base)),
         escape(&Notation::DOCUMENT.median(&row.candidate)),
         Notation::DOCUMENT.percent(row.ratio),
+        // The absolute change beside the percent: "0.0%" of a 170 MiB bundle can still
+        // be 70 KiB, which is what made it regress.
+        escape(&cells::signed_amount(row)),
         Notation::DOCUMENT.interval(row),
         escape(word),
         escape(&trials(&row.base)),
@@ -680,6 +765,14 @@ mod tests {
             escape(r#"<script>alert("x") & 'y'</script>"#),
             "&lt;script&gt;alert(&quot;x&quot;) &amp; &#39;y&#39;&lt;/script&gt;"
         );
+    }
+
+    #[test]
+    fn the_screen_is_cropped_to_its_text_with_a_margin() {
+        let screen = "\n\n\n      hello\n\n        world   \n\n\n\n\n";
+        assert_eq!(crop_screen(screen), "\n  hello\n\n    world  \n");
+        assert_eq!(crop_screen("a\nb"), "a  \nb");
+        assert_eq!(crop_screen("   \n  "), "   \n  ");
     }
 
     #[test]

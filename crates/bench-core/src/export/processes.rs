@@ -234,6 +234,8 @@ mod tests {
             swap: pss_mib.map(|_| 0),
             cpu_seconds: Some(0.5),
             threads: Some(3),
+            cmdline: None,
+            role: None,
         }
     }
 

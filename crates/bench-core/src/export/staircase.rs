@@ -97,6 +97,20 @@ fn run(run: &StaircaseRun) -> String {
         &[Left, Right, Right, Right, Right, Right],
         &rows,
     );
+    if run
+        .steps
+        .iter()
+        .any(|step| step.uss_delta_bytes.is_some_and(|bytes| bytes < 0))
+    {
+        // A falling USS looks like a measuring error; it is how USS is defined.
+        out.push_str(&super::text::wrap(
+            "note: a negative USS delta is not memory given back: USS counts the pages one \
+             process alone maps, and the new instance mapped pages an earlier instance held \
+             alone (the same binary, libraries, caches), which are shared from then on and \
+             leave that instance's USS; RSS and PSS count them\n",
+            80,
+        ));
+    }
     out.push_str(&format!(
         "reclaimed after stopping all: RSS {}, PSS {}\n",
         format_bytes(run.reclaimed_rss_bytes as f64),

@@ -75,14 +75,124 @@ pub fn framed(screen: &str) -> String {
     out
 }
 
-/// One result as a terminal table: a line naming the build, then a row per metric,
-/// grouped by phase (the phase named on its first row), then the failures. Inert:
-/// shas, errors and reasons from the file cannot drive the terminal.
-pub fn report(report: &Report) -> String {
-    inert(&report_text(report)).into_owned()
+/// The narrowest terminal the tables are fitted to: below it columns are not dropped
+/// further and lines are not wrapped, since nothing would fit anyway.
+pub const MIN_COLUMNS: usize = 40;
+
+/// [`render`] fitted to `columns`: while the table is wider, the columns named in
+/// `droppable` (indexes, the first dropped first) are left out. Returns the table and
+/// the headers left out, for a note that says so.
+pub fn render_fit(
+    headers: &[&str],
+    aligns: &[Align],
+    rows: &[Vec<String>],
+    droppable: &[usize],
+    columns: usize,
+) -> (String, Vec<String>) {
+    let mut kept: Vec<usize> = (0..headers.len()).collect();
+    let mut dropped = Vec::new();
+    let pick = |kept: &[usize]| {
+        let headers: Vec<&str> = kept.iter().map(|&i| headers[i]).collect();
+        let aligns: Vec<Align> = kept
+            .iter()
+            .map(|&i| aligns.get(i).copied().unwrap_or(Align::Left))
+            .collect();
+        let rows: Vec<Vec<String>> = rows
+            .iter()
+            .map(|row| {
+                kept.iter()
+                    .map(|&i| row.get(i).cloned().unwrap_or_default())
+                    .collect()
+            })
+            .collect();
+        render(&headers, &aligns, &rows)
+    };
+    let mut table = pick(&kept);
+    for &column in droppable {
+        if width(&table) <= columns.max(MIN_COLUMNS) {
+            break;
+        }
+        kept.retain(|&i| i != column);
+        dropped.push(headers[column].to_string());
+        table = pick(&kept);
+    }
+    (table, dropped)
 }
 
-fn report_text(report: &Report) -> String {
+/// The widest line's width in characters.
+fn width(text: &str) -> usize {
+    text.lines()
+        .map(|line| line.chars().count())
+        .max()
+        .unwrap_or(0)
+}
+
+/// `text` with every line longer than `columns` broken at spaces, continued two spaces
+/// in, so a sentence does not break mid-word in a narrow terminal. A word longer than
+/// the line stays whole.
+pub fn wrap(text: &str, columns: usize) -> String {
+    let columns = columns.max(MIN_COLUMNS);
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let (body, end) = match line.strip_suffix('\n') {
+            Some(body) => (body, "\n"),
+            None => (line, ""),
+        };
+        if body.chars().count() <= columns {
+            out.push_str(line);
+            continue;
+        }
+        let mut current = String::new();
+        for word in body.split(' ') {
+            let needed = current.chars().count() + 1 + word.chars().count();
+            if !current.trim().is_empty() && needed > columns {
+                out.push_str(current.trim_end());
+                out.push('\n');
+                current = format!("  {word}");
+            } else {
+                if !current.is_empty() {
+                    current.push(' ');
+                }
+                current.push_str(word);
+            }
+        }
+        out.push_str(current.trim_end());
+        out.push_str(end);
+    }
+    out
+}
+
+/// The note under a table that had columns left out to fit.
+fn narrowed(dropped: &[String], columns: usize) -> String {
+    if dropped.is_empty() {
+        return String::new();
+    }
+    format!(
+        "\n({} left out to fit {columns} columns; a wider terminal or COLUMNS=200 shows them)\n",
+        dropped.join(", ")
+    )
+}
+
+/// One result as a terminal table: a line naming the build, then a row per metric,
+/// grouped by phase (the phase named on its first row), then the failures. Inert:
+/// shas, errors and reasons from the file cannot drive the terminal. The wide form;
+/// [`report_fit`] fits a terminal.
+pub fn report(report: &Report) -> String {
+    report_fit(report, usize::MAX)
+}
+
+/// [`report`] fitted to a terminal `columns` wide: mean, spread, min and max are left
+/// out (and said to be) when the table is wider, and the notes are wrapped.
+pub fn report_fit(report: &Report, columns: usize) -> String {
+    let text = inert(&report_text(report, columns)).into_owned();
+    if columns == usize::MAX {
+        text
+    } else {
+        wrap(&text, columns)
+    }
+}
+
+fn report_text(report: &Report, columns: usize) -> String {
     let target = report
         .request
         .config
@@ -104,7 +214,7 @@ fn report_text(report: &Report) -> String {
             last_phase = Some(phase);
             rows.push(metric_row(label, stats));
         }
-        out.push_str(&render(
+        let (table, dropped) = render_fit(
             &[
                 "phase", "metric", "median", "mean", "± sd", "min", "max", "trials", "failed",
                 "outliers",
@@ -122,7 +232,12 @@ fn report_text(report: &Report) -> String {
                 Align::Left,
             ],
             &rows,
-        ));
+            // Mean and spread first: the median is what the comparisons use.
+            &[3, 4, 5, 6, 0],
+            columns,
+        );
+        out.push_str(&table);
+        out.push_str(&narrowed(&dropped, columns));
     }
     if report
         .metrics
@@ -138,6 +253,9 @@ fn report_text(report: &Report) -> String {
     }
     if let Some(note) = report.cold_note() {
         out.push_str(&format!("\n{note}\n"));
+    }
+    if let Some(note) = report.family_note() {
+        out.push_str(&format!("\nnote: {note}\n"));
     }
     if let Some(error) = &report.error {
         out.push_str(&format!("\nrun error: {error}\n"));
@@ -163,12 +281,25 @@ fn report_text(report: &Report) -> String {
 /// A comparison as a terminal table: a line naming both builds, a row per metric
 /// measured on both sides (medians, change, interval, verdict, trials), then the
 /// metrics missing on a side, the failures, changed process counts, and a line
-/// counting the verdicts under the noise floors.
+/// counting the verdicts under the noise floors. The wide form; [`comparison_fit`]
+/// fits a terminal.
 pub fn comparison(comparison: &Comparison) -> String {
-    inert(&comparison_text(comparison)).into_owned()
+    comparison_fit(comparison, usize::MAX)
 }
 
-fn comparison_text(comparison: &Comparison) -> String {
+/// [`comparison`] fitted to a terminal `columns` wide: the detectable change, the
+/// interval, the trials and the base's median are left out in that order (and said to
+/// be) while the table is wider, and the notes are wrapped.
+pub fn comparison_fit(comparison: &Comparison, columns: usize) -> String {
+    let text = inert(&comparison_text(comparison, columns)).into_owned();
+    if columns == usize::MAX {
+        text
+    } else {
+        wrap(&text, columns)
+    }
+}
+
+fn comparison_text(comparison: &Comparison, columns: usize) -> String {
     let notation = Notation::TERMINAL;
     let mut out = format!(
         "{} (candidate) vs {} (base)\n\n",
@@ -192,7 +323,7 @@ fn comparison_text(comparison: &Comparison) -> String {
                 ]
             })
             .collect();
-        out.push_str(&render(
+        let (table, dropped) = render_fit(
             &[
                 "metric",
                 "base",
@@ -216,7 +347,13 @@ fn comparison_text(comparison: &Comparison) -> String {
                 Align::Right,
             ],
             &rows,
-        ));
+            // The verdict and the delta carry the comparison; the rest explains it (a
+            // failed trial is also listed under the table).
+            &[7, 5, 8, 1],
+            columns,
+        );
+        out.push_str(&table);
+        out.push_str(&narrowed(&dropped, columns));
     }
     if !comparison.missing.is_empty() {
         out.push('\n');
@@ -385,6 +522,32 @@ mod tests {
             regressions(&comparison),
             "disk (+488.3 KiB, +50.0%), cold (+200 ms, +48.8%)"
         );
+    }
+
+    #[test]
+    fn long_lines_wrap_at_spaces_and_short_ones_stay() {
+        let text = format!("short\n{}\n", "word ".repeat(20).trim_end());
+        let wrapped = wrap(&text, 40);
+        assert!(wrapped.starts_with("short\n"));
+        assert!(
+            wrapped.lines().all(|line| line.chars().count() <= 40),
+            "{wrapped}"
+        );
+        assert_eq!(wrapped.lines().count(), 4, "{wrapped}");
+        assert!(wrapped.lines().nth(2).unwrap().starts_with("  word"));
+        assert_eq!(wrap(&text, usize::MAX), text);
+    }
+
+    #[test]
+    fn a_table_too_wide_drops_its_droppable_columns_in_order() {
+        let rows = vec![vec!["a".into(), "b".repeat(30), "c".repeat(30)]];
+        let fit =
+            |columns| render_fit(&["x", "y", "z"], &[Align::Left; 3], &rows, &[2, 1], columns);
+        let (table, dropped) = fit(usize::MAX);
+        assert!(dropped.is_empty() && table.contains("cccc"));
+        let (table, dropped) = fit(50);
+        assert_eq!(dropped, ["z"]);
+        assert!(table.contains("bbbb") && !table.contains("cccc"), "{table}");
     }
 
     #[test]

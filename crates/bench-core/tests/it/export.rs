@@ -38,6 +38,46 @@ fn comparison_text() {
     insta::assert_snapshot!(text::comparison(&comparison()));
 }
 
+/// Every line of `text` fits `columns`.
+fn fits(text: &str, columns: usize) {
+    for line in text.lines() {
+        assert!(
+            line.chars().count() <= columns,
+            "wider than {columns}: {line}\n{text}"
+        );
+    }
+}
+
+#[test]
+fn comparison_text_at_80_columns() {
+    let text = text::comparison_fit(&comparison(), 80);
+    fits(&text, 80);
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn comparison_text_in_a_wide_terminal_keeps_every_column() {
+    let text = text::comparison_fit(&comparison(), 200);
+    let header = text.lines().nth(2).unwrap();
+    for column in ["base", "could detect", "95% interval", "trials"] {
+        assert!(header.contains(column), "{header}");
+    }
+    assert!(!text.contains("left out"), "{text}");
+    fits(&text, 200);
+}
+
+#[test]
+fn report_text_at_80_columns() {
+    let text = text::report_fit(&Report::new(&example("candidate")), 80);
+    fits(&text, 80);
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn report_text_wide() {
+    insta::assert_snapshot!(text::report(&Report::new(&example("candidate"))));
+}
+
 #[test]
 fn comparison_json() {
     insta::assert_snapshot!(Format::Json.comparison(&comparison()));

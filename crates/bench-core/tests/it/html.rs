@@ -2,6 +2,7 @@
 //! escaped, nothing fetched from anywhere.
 
 use crate::example;
+use bench_core::ProcessRole;
 use bench_core::compare::{CompareOptions, compare};
 use bench_core::detail::{MemoryPoint, MemorySeries, Screen, StaircaseRun, StaircaseStep};
 use bench_core::export::html;
@@ -77,7 +78,11 @@ pub fn demo_like() -> ResultFile {
         Phase::Measure,
         0,
         "cold",
-        format!("demo agent v1.0\n\n> ready\n{HOSTILE}\n"),
+        // Drawn in the middle of a tall terminal: six blank rows, then indented text.
+        format!(
+            "{}        demo agent v1.0\n\n        > ready\n        {HOSTILE}\n",
+            format!("{}\n", " ".repeat(100)).repeat(6)
+        ),
     ));
     let mib = |n: u64| n << 20;
     side.staircases.push(StaircaseRun {
@@ -112,6 +117,8 @@ pub fn demo_like() -> ResultFile {
         swap: None,
         cpu_seconds: None,
         threads: None,
+        cmdline: Some(format!("/usr/bin/helper --serve {HOSTILE}")),
+        role: Some(ProcessRole::Daemon),
     });
     side.set_processes(processes);
     result
@@ -290,4 +297,59 @@ fn report_skeleton() {
         })
         .collect();
     insta::assert_snapshot!(outline.join("\n"));
+}
+
+/// The (x, y) corners of a figure's first data polyline.
+fn first_polyline(figure: &str) -> Vec<(f64, f64)> {
+    let start = figure.find("<g class=\"marks\">").expect("a marks group");
+    let line = &figure[start..][figure[start..].find("<polyline").expect("a polyline")..];
+    let points = &line[line.find("points=\"").expect("points") + 8..];
+    let points = &points[..points.find('"').expect("closed points")];
+    points
+        .split_whitespace()
+        .map(|pair| {
+            let (x, y) = pair.split_once(',').expect("x,y");
+            (x.parse().unwrap(), y.parse().unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn memory_is_drawn_as_steps() {
+    let page = html::report(&demo_like());
+    let corners = first_polyline(figure(&page, "chart-memory-cold"));
+    assert!(corners.len() > 10, "{corners:?}");
+    // Corners alternate: a held value (same y), then a jump at the next sample (same x).
+    for (index, pair) in corners.windows(2).enumerate() {
+        if index % 2 == 0 {
+            assert_eq!(pair[0].1, pair[1].1, "held at corner {index}: {corners:?}");
+        } else {
+            assert_eq!(pair[0].0, pair[1].0, "jump at corner {index}: {corners:?}");
+        }
+    }
+}
+
+#[test]
+fn the_screen_at_ready_is_cropped_to_its_text() {
+    let page = html::report(&demo_like());
+    let start =
+        page.find("<pre class=\"screen\">").expect("a screen") + "<pre class=\"screen\">".len();
+    let screen = &page[start..start + page[start..].find("</pre>").unwrap()];
+    // One row of margin above the four rows of text (the six blank rows above are cut),
+    // and two columns of margin left of the text (the eight-column indent is cut).
+    assert_eq!(screen.split('\n').count(), 5, "{screen}");
+    assert!(screen.starts_with("\n  demo agent v1.0\n"), "{screen}");
+}
+
+#[test]
+fn who_holds_the_memory_names_roles_and_command_lines() {
+    let page = html::report(&demo_like());
+    let section = &page[page.find("<section id=\"processes\">").unwrap()..];
+    let section = &section[..section.find("</section>").unwrap()];
+    assert!(section.contains("<th>Role</th>"), "{section}");
+    assert!(
+        section.contains("<td>daemon</td>")
+            && section.contains("<code>/usr/bin/helper --serve &lt;script&gt;"),
+        "{section}"
+    );
 }

@@ -292,7 +292,7 @@ fn starts(
             let memory = settled
                 .map_err(MeasureError::Settle)
                 .and_then(|()| family.snapshot().map_err(MeasureError::from))
-                .and_then(|snapshot| record_memory(ctx, side, &snapshot));
+                .and_then(|snapshot| record_memory(ctx, side, &snapshot, terminal.pid()));
             recording.finish(side, Some(elapsed));
             let closed = terminal.close();
             if let Err(error) = memory {
@@ -355,6 +355,7 @@ fn record_memory(
     ctx: &PhaseContext,
     side: &mut Side,
     snapshot: &Snapshot,
+    program: u32,
 ) -> Result<(), MeasureError> {
     if snapshot.processes.is_empty() {
         return Err(MeasureError::NoProcesses);
@@ -378,7 +379,7 @@ fn record_memory(
     // A comparison flags a count that changes between trials: a daemon came or went.
     side.trial_record_mut(Phase::Measure, trial).process_count =
         Some(u32::try_from(snapshot.processes.len()).unwrap_or(u32::MAX));
-    let processes = process_memory(snapshot);
+    let processes = process_memory(snapshot, Some(program));
     let path = ctx.log_path(&format!("memory-{trial}.json"))?;
     let json = serde_json::to_string_pretty(&processes).map_err(MeasureError::Serialize)?;
     bench_core::io::write_atomic(&path, json.as_bytes()).map_err(|source| MeasureError::Write {

@@ -224,7 +224,7 @@ fn build(ctx: &PhaseContext, side: &mut Side, build_home: &Path) -> Result<(), P
             .insert(name.clone(), version.chars().take(200).collect());
     }
 
-    collect_artifacts(ctx, side, &values)
+    collect_artifacts(ctx, side, &values, &env, build_home, &log)
 }
 
 #[expect(
@@ -527,11 +527,14 @@ fn collect_artifacts(
     ctx: &PhaseContext,
     side: &mut Side,
     values: &Values,
+    env: &BTreeMap<String, String>,
+    build_home: &Path,
+    log: &Path,
 ) -> Result<(), PrepareError> {
     let target = ctx.artifacts_dir();
     fresh_folder(&target)?;
     let mut collected: BTreeMap<String, u64> = BTreeMap::new();
-    for set in &ctx.spec.artifacts {
+    for (index, set) in ctx.spec.artifacts.iter().enumerate() {
         let folder = PathBuf::from(set.folder.expand(values)?);
         let mut names: Vec<String> = match std::fs::read_dir(&folder) {
             Ok(entries) => entries
@@ -562,11 +565,23 @@ fn collect_artifacts(
             }
             _ => {}
         }
-        for name in names {
+        let mut files: Vec<PathBuf> = names.iter().map(|name| folder.join(name)).collect();
+        if set.npm_dependencies && !files.is_empty() {
+            let started = std::time::Instant::now();
+            let added = npm_dependencies(&files, index, env, build_home, log)?;
+            side.timings.insert(
+                format!("build:npm dependencies of artifacts[{index}]"),
+                started.elapsed().as_secs_f64(),
+            );
+            files.extend(added);
+        }
+        for from in files {
+            let Some(name) = from.file_name().and_then(|n| n.to_str()).map(str::to_owned) else {
+                continue;
+            };
             if name == SUMS || collected.contains_key(&name) {
                 return Err(PrepareError::DuplicateArtifact { name });
             }
-            let from = folder.join(&name);
             let bytes = std::fs::copy(&from, target.join(&name)).map_err(FileError::doing(
                 format!("copying {} to {}", from.display(), target.display()),
             ))?;
@@ -583,6 +598,156 @@ fn collect_artifacts(
         record(side, Metric::Bundle, ctx.trial, Sample::Value(total as f64));
     }
     side.artifacts = collected;
+    Ok(())
+}
+
+/// How long npm may take to install a set's tarballs, or to pack what it added.
+const NPM_TIMEOUT: Duration = Duration::from_secs(900);
+
+/// Has npm install `tarballs` into a scratch folder of the build's home, and packs the
+/// registry tarball of every package that install added (the platform's optional
+/// dependencies among them): the files a user's `npm install` of the release downloads
+/// besides the tarballs themselves. Returns the packed files.
+///
+/// npm decides what this machine gets (os, cpu, libc), as it does for a user; install
+/// scripts are not run, so what a postinstall script downloads is not counted.
+fn npm_dependencies(
+    tarballs: &[PathBuf],
+    index: usize,
+    env: &BTreeMap<String, String>,
+    build_home: &Path,
+    log: &Path,
+) -> Result<Vec<PathBuf>, PrepareError> {
+    let scratch = build_home.join(format!("npm-dependencies-{index}"));
+    let tree = scratch.join("tree");
+    let packed = scratch.join("packed");
+    fresh_folder(&tree)?;
+    fresh_folder(&packed)?;
+    let step = |what: &str, argv: Vec<String>| Step {
+        what: format!("artifacts[{index}]: {what} (log {})", log.display()),
+        argv,
+        cwd: scratch.clone(),
+        env: env.clone(),
+        user: None,
+        home: Some(build_home.to_path_buf()),
+        timeout: NPM_TIMEOUT,
+        log: Some(log.to_path_buf()),
+    };
+    let mut install: Vec<String> = [
+        "npm",
+        "install",
+        "--prefix",
+        &tree.display().to_string(),
+        "--no-audit",
+        "--no-fund",
+        "--ignore-scripts",
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    install.extend(tarballs.iter().map(|t| t.display().to_string()));
+    command::run_ok(&step("npm install of the tarballs", install))?;
+
+    let manifest = read_text(&tree.join("package.json"))?;
+    let own = top_level_dependencies(&manifest);
+    let mut specs = std::collections::BTreeSet::new();
+    installed_packages(&tree.join("node_modules"), &own, &mut specs)?;
+    if specs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut pack: Vec<String> = [
+        "npm",
+        "pack",
+        "--pack-destination",
+        &packed.display().to_string(),
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    pack.extend(specs);
+    command::run_ok(&step("npm pack of the packages npm installed", pack))?;
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&packed)
+        .map_err(FileError::doing(format!("listing {}", packed.display())))?
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .map(|e| e.path())
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+fn read_text(path: &Path) -> Result<String, FileError> {
+    std::fs::read_to_string(path).map_err(FileError::doing(format!("reading {}", path.display())))
+}
+
+/// The names a `package.json` lists under `dependencies`: in the scratch tree, the
+/// tarballs npm was asked to install, whose own files are already artifacts.
+pub fn top_level_dependencies(manifest: &str) -> Vec<String> {
+    serde_json::from_str::<serde_json::Value>(manifest)
+        .ok()
+        .and_then(|v| v.get("dependencies")?.as_object().cloned())
+        .map(|deps| deps.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+/// `NAME@VERSION` from an installed package's `package.json`: its real name and
+/// version, which is what the registry knows it by, even when it was installed under
+/// an alias (`@openai/codex-linux-x64` is `npm:@openai/codex@0.171.0-linux-x64`).
+pub fn package_spec(manifest: &str) -> Option<String> {
+    let value: serde_json::Value = serde_json::from_str(manifest).ok()?;
+    let name = value.get("name")?.as_str()?;
+    let version = value.get("version")?.as_str()?;
+    Some(format!("{name}@{version}"))
+}
+
+/// Walks `node_modules` (scoped folders and nested `node_modules` too) and adds every
+/// installed package's `NAME@VERSION`, leaving out the top-level folders in `skip`.
+/// Links (a `file:` dependency) are not downloads and are not followed.
+fn installed_packages(
+    node_modules: &Path,
+    skip: &[String],
+    specs: &mut std::collections::BTreeSet<String>,
+) -> Result<(), FileError> {
+    let mut packages = Vec::new();
+    let entries = match std::fs::read_dir(node_modules) {
+        Ok(entries) => entries,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(error) => {
+            return Err(FileError::doing(format!(
+                "listing {}",
+                node_modules.display()
+            ))(error));
+        }
+    };
+    for entry in entries.filter_map(|e| e.ok()) {
+        let Ok(name) = entry.file_name().into_string() else {
+            continue;
+        };
+        if name.starts_with('.') || !entry.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        if name.starts_with('@') {
+            let scope = entry.path();
+            let inner = std::fs::read_dir(&scope)
+                .map_err(FileError::doing(format!("listing {}", scope.display())))?;
+            for package in inner.filter_map(|e| e.ok()) {
+                if !package.file_type().is_ok_and(|t| t.is_dir()) {
+                    continue;
+                }
+                if let Ok(leaf) = package.file_name().into_string() {
+                    packages.push((format!("{name}/{leaf}"), package.path()));
+                }
+            }
+        } else {
+            packages.push((name, entry.path()));
+        }
+    }
+    for (name, dir) in packages {
+        if !skip.contains(&name)
+            && let Ok(manifest) = std::fs::read_to_string(dir.join("package.json"))
+        {
+            specs.extend(package_spec(&manifest));
+        }
+        installed_packages(&dir.join("node_modules"), &[], specs)?;
+    }
     Ok(())
 }
 
@@ -652,6 +817,25 @@ fn record_host_facts(side: &mut Side) -> Result<(), PrepareError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_aliased_platform_package_is_named_by_its_real_name() {
+        let manifest =
+            r#"{"name": "@openai/codex", "version": "0.171.0-linux-x64", "os": ["linux"]}"#;
+        assert_eq!(
+            package_spec(manifest).as_deref(),
+            Some("@openai/codex@0.171.0-linux-x64")
+        );
+        assert_eq!(package_spec(r#"{"name": "x"}"#), None);
+        assert_eq!(package_spec("not json"), None);
+    }
+
+    #[test]
+    fn the_tarballs_asked_for_are_the_top_level_dependencies() {
+        let manifest = r#"{"dependencies": {"@openai/codex": "file:../a.tgz", "b": "^1"}}"#;
+        assert_eq!(top_level_dependencies(manifest), ["@openai/codex", "b"]);
+        assert!(top_level_dependencies("{}").is_empty());
+    }
 
     #[test]
     fn wildcards_match_file_names() {

@@ -97,7 +97,7 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), RuntimeError> {
     options.trial = trial as usize;
     options.prelude = (!runtime.setup.is_empty()).then(|| runtime.setup.join("\n"));
 
-    let mut memory = |metric: Metric, _pid: u32| -> Result<u64, ProbeError> {
+    let mut memory = |metric: Metric, pid: u32| -> Result<u64, ProbeError> {
         let snapshot = family.snapshot()?;
         if snapshot.processes.is_empty() {
             return Err(RuntimeError::NoKernelProcess.into());
@@ -105,7 +105,7 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), RuntimeError> {
         // The result keeps only totals; the per-process breakdown beside it in the logs
         // says which process a change in kernel memory came from.
         if let Ok(path) = ctx.log_path(&format!("{}-{trial}.json", metric.name()))
-            && let Ok(json) = serde_json::to_string_pretty(&process_memory(&snapshot))
+            && let Ok(json) = serde_json::to_string_pretty(&process_memory(&snapshot, Some(pid)))
         {
             let _ = bench_core::io::write_atomic(&path, json.as_bytes());
         }

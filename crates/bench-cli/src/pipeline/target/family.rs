@@ -3,7 +3,7 @@
 
 use crate::pipeline::out::state::UserRecord;
 use crate::pipeline::target::TargetError;
-use bench_core::ProcessMemory;
+use bench_core::{ProcessMemory, ProcessRole};
 use bench_proc::{Selector, Snapshot};
 
 /// Where the target's processes are found for memory measurements.
@@ -61,8 +61,18 @@ impl Family {
     }
 }
 
-/// The per-process breakdown in the result's form.
-pub(crate) fn process_memory(snapshot: &Snapshot) -> Vec<ProcessMemory> {
+/// The per-process breakdown in the result's form, each process with its command line
+/// and its role towards `program`, the pid clibench started (none when unknown).
+pub(crate) fn process_memory(snapshot: &Snapshot, program: Option<u32>) -> Vec<ProcessMemory> {
+    let family: Vec<Kin> = snapshot
+        .processes
+        .iter()
+        .map(|p| Kin {
+            pid: p.pid,
+            ppid: p.ppid,
+            session: p.session,
+        })
+        .collect();
     snapshot
         .processes
         .iter()
@@ -76,6 +86,91 @@ pub(crate) fn process_memory(snapshot: &Snapshot) -> Vec<ProcessMemory> {
             swap: process.swap_bytes,
             cpu_seconds: Some(process.cpu_seconds),
             threads: Some(process.threads),
+            cmdline: (!process.cmdline.is_empty()).then(|| process.cmdline.clone()),
+            role: program.map(|program| role(&family, program, process.pid)),
         })
         .collect()
+}
+
+/// A process's place in the family: enough to tell the program, its children and daemons.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Kin {
+    pub(crate) pid: u32,
+    pub(crate) ppid: u32,
+    pub(crate) session: u32,
+}
+
+/// What `pid` is to `program`: the program itself; a child when its parent chain inside
+/// the family reaches the program and it kept the program's session; otherwise a daemon
+/// (it made its own session, or its parent died and it was reparented, so it can outlive
+/// the program). Without the program in the family every other process is a daemon.
+pub(crate) fn role(family: &[Kin], program: u32, pid: u32) -> ProcessRole {
+    if pid == program {
+        return ProcessRole::Program;
+    }
+    let find = |pid: u32| family.iter().find(|k| k.pid == pid);
+    let (Some(leader), Some(me)) = (find(program), find(pid)) else {
+        return ProcessRole::Daemon;
+    };
+    if me.session != leader.session {
+        return ProcessRole::Daemon;
+    }
+    // Bounded by the family's size: a parent loop (pid reuse mid-walk) cannot spin.
+    let mut parent = me.ppid;
+    for _ in 0..family.len() {
+        if parent == program {
+            return ProcessRole::Child;
+        }
+        match find(parent) {
+            Some(kin) => parent = kin.ppid,
+            None => break,
+        }
+    }
+    ProcessRole::Daemon
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kin(pid: u32, ppid: u32, session: u32) -> Kin {
+        Kin { pid, ppid, session }
+    }
+
+    #[test]
+    fn roles_tell_the_program_its_children_and_daemons() {
+        // 10 is the program (its own session, parent outside the family); 11 its child,
+        // 12 a grandchild; 13 a child that called setsid; 14 reparented to init.
+        let family = [
+            kin(10, 5, 10),
+            kin(11, 10, 10),
+            kin(12, 11, 10),
+            kin(13, 10, 13),
+            kin(14, 1, 10),
+        ];
+        let roles: Vec<ProcessRole> = family.iter().map(|k| role(&family, 10, k.pid)).collect();
+        assert_eq!(
+            roles,
+            [
+                ProcessRole::Program,
+                ProcessRole::Child,
+                ProcessRole::Child,
+                ProcessRole::Daemon,
+                ProcessRole::Daemon,
+            ]
+        );
+    }
+
+    #[test]
+    fn without_the_program_everything_left_is_a_daemon() {
+        let family = [kin(11, 1, 10), kin(12, 11, 10)];
+        assert_eq!(role(&family, 10, 11), ProcessRole::Daemon);
+        assert_eq!(role(&family, 10, 12), ProcessRole::Daemon);
+    }
+
+    #[test]
+    fn a_parent_loop_ends() {
+        let family = [kin(10, 5, 10), kin(20, 21, 10), kin(21, 20, 10)];
+        assert_eq!(role(&family, 10, 20), ProcessRole::Daemon);
+    }
 }
