@@ -177,6 +177,44 @@ pub struct StaircaseRun {
     pub after_teardown_rss_bytes: u64,
     /// Resident bytes given back: the last step's total minus the total after teardown.
     pub reclaimed_rss_bytes: i64,
+    /// What each instance had done before its step was measured (`idle` in result files
+    /// written before sessions existed).
+    #[serde(default)]
+    pub instance: StaircaseInstance,
+}
+
+/// What each instance of a staircase had done before its step was measured.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum StaircaseInstance {
+    /// Ready and idle at its prompt.
+    #[default]
+    Idle,
+    /// Ready, then one scripted turn (`[staircase] session = true`): typed, answered
+    /// by the model endpoint, shown, and the prompt taking input again.
+    Session,
+}
+
+impl StaircaseInstance {
+    /// What the per-instance cost means, for the reports.
+    pub fn meaning(self) -> &'static str {
+        match self {
+            StaircaseInstance::Idle => "per-instance cost, each instance idle at its prompt",
+            StaircaseInstance::Session => {
+                "per-instance cost, each instance after one scripted turn"
+            }
+        }
+    }
 }
 
 /// The most turns a [`SessionRun`] keeps.

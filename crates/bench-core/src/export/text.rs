@@ -127,6 +127,9 @@ fn report_text(report: &Report) -> String {
     if let Some(note) = report.cold_note() {
         out.push_str(&format!("\n{note}\n"));
     }
+    if let Some(note) = report.staircase_note() {
+        out.push_str(&format!("\n{note}\n"));
+    }
     if let Some(error) = &report.error {
         out.push_str(&format!("\nrun error: {error}\n"));
     }
