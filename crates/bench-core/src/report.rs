@@ -175,7 +175,9 @@ mod tests {
         result.side.staircases = vec![run(0, StaircaseInstance::Session)];
         let text = crate::export::text::report(&Report::new(&result));
         assert!(
-            text.contains("\n`instance_*`: per-instance cost, each instance after one scripted turn.\n"),
+            text.contains(
+                "\n`instance_*`: per-instance cost, each instance after one scripted turn.\n"
+            ),
             "{text}"
         );
         result.side.staircases = vec![run(0, StaircaseInstance::Idle)];

@@ -129,12 +129,12 @@ fn staircase_pss(session: bool) -> (f64, bench_core::detail::StaircaseInstance) 
         &staircase,
     );
     let out = dir.path().join("out");
-    let result = run(clibench().arg("run").arg(&spec).arg("--out").arg(&out).args([
-        "--trials",
-        "1",
-        "--phases",
-        "install,staircase",
-    ]));
+    let result = run(clibench()
+        .arg("run")
+        .arg(&spec)
+        .arg("--out")
+        .arg(&out)
+        .args(["--trials", "1", "--phases", "install,staircase"]));
     assert_eq!(result.code, Some(0), "{}", result.stderr);
     let result = ResultFile::load(&out.join("result.json")).unwrap();
     let journal = fs::read_to_string(out.join("logs/model-staircase-0.jsonl")).unwrap();

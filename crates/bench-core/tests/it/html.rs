@@ -3,7 +3,9 @@
 
 use crate::example;
 use bench_core::compare::{CompareOptions, compare};
-use bench_core::detail::{MemoryPoint, MemorySeries, Screen, StaircaseInstance, StaircaseRun, StaircaseStep};
+use bench_core::detail::{
+    MemoryPoint, MemorySeries, Screen, StaircaseInstance, StaircaseRun, StaircaseStep,
+};
 use bench_core::export::html;
 use bench_core::{Metric, Observation, Phase, ProcessMemory, ResultFile};
 

@@ -15,9 +15,9 @@
 //! instance meets the script as the session phase's agent does and its first prompt
 //! plays the same turn (a `when` or `repeat` in the script is not needed for that).
 
+use crate::model::Journal;
 use crate::pipeline::PhaseContext;
 use crate::pipeline::isolation::command;
-use crate::model::Journal;
 use crate::pipeline::out::state::UserRecord;
 use crate::pipeline::phases::measure::settle_terminal;
 use crate::pipeline::phases::session::{Planned, TurnError, one_turn, planned};
