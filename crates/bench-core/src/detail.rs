@@ -222,6 +222,35 @@ pub struct StaircaseRun {
     /// the first brought along (shared daemons, caches) is paid; absent with one step.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady: Option<InstanceCost>,
+    /// What each instance had done before its step was measured (`idle` in result files
+    /// written before sessions existed).
+    #[serde(default)]
+    pub instance: StaircaseInstance,
+}
+
+/// What each instance of a staircase had done before its step was measured.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum StaircaseInstance {
+    /// Ready and idle at its prompt.
+    #[default]
+    Idle,
+    /// Ready, then one scripted turn (`[staircase] session = true`): typed, answered
+    /// by the model endpoint, shown, and the prompt taking input again.
+    Session,
+}
+
+impl StaircaseInstance {
+    /// What the per-instance cost means, for the reports.
+    pub fn meaning(self) -> &'static str {
+        match self {
+            StaircaseInstance::Idle => "per-instance cost, each instance idle at its prompt",
+            StaircaseInstance::Session => {
+                "per-instance cost, each instance after one scripted turn"
+            }
+        }
+    }
 }
 
 /// The most turns a [`SessionRun`] keeps.

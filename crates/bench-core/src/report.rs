@@ -3,6 +3,7 @@
 
 use crate::Metric;
 use crate::compare::{FailedSample, failed_samples};
+use crate::detail::StaircaseInstance;
 use crate::result::{ProcessMemory, Request, ResultFile};
 use crate::stats::{MetricStats, side_stats};
 use std::collections::BTreeMap;
@@ -39,6 +40,10 @@ pub struct Report {
     /// trial -> count, for the trials that recorded one.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub process_counts: BTreeMap<u32, u32>,
+    /// What the staircase's instances had done before they were measured, when it ran
+    /// (the first trial's; every trial of a run has the same spec).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub staircase_instance: Option<StaircaseInstance>,
 }
 
 impl Report {
@@ -65,6 +70,12 @@ impl Report {
         Some(format!(
             "`cold` is each trial's first start (in trial 0 the first start after the install), `warm` the start right after it; {caches}."
         ))
+    }
+
+    /// What the staircase's per-instance metrics measured, when a staircase ran.
+    pub fn staircase_note(&self) -> Option<String> {
+        let instance = self.staircase_instance?;
+        Some(format!("`instance_*`: {}.", instance.meaning()))
     }
 
     /// The skipped steps grouped by reason, in order of their first step:
@@ -102,6 +113,11 @@ impl Report {
                 .filter(|record| record.phase == crate::metric::Phase::Measure)
                 .filter_map(|record| Some((record.trial, record.process_count?)))
                 .collect(),
+            staircase_instance: side
+                .staircases
+                .iter()
+                .min_by_key(|run| run.trial)
+                .map(|run| run.instance),
         }
     }
 
@@ -213,5 +229,44 @@ mod tests {
         );
         // Nothing measured cold: nothing to say about it.
         assert_eq!(report.cold_note(), None);
+    }
+
+    #[test]
+    fn the_text_report_says_what_kind_of_instance_the_staircase_measured() {
+        use crate::detail::StaircaseRun;
+        let mut result = ResultFile::new(Request::new("a", Role::Candidate));
+        assert_eq!(Report::new(&result).staircase_note(), None);
+        let run = |trial, instance| StaircaseRun {
+            trial,
+            baseline_rss_bytes: 1,
+            steps: Vec::new(),
+            after_teardown_rss_bytes: 1,
+            after_teardown_process_count: None,
+            reclaimed_rss_bytes: 0,
+            reclaimed_pss_bytes: None,
+            average: None,
+            steady: None,
+            instance,
+        };
+        result.side.staircases = vec![run(0, StaircaseInstance::Session)];
+        let text = crate::export::text::report(&Report::new(&result));
+        assert!(
+            text.contains(
+                "\n`instance_*`: per-instance cost, each instance after one scripted turn.\n"
+            ),
+            "{text}"
+        );
+        result.side.staircases = vec![run(0, StaircaseInstance::Idle)];
+        let text = crate::export::text::report(&Report::new(&result));
+        assert!(text.contains("each instance idle at its prompt."), "{text}");
+    }
+
+    #[test]
+    fn a_staircase_written_before_sessions_reads_as_idle() {
+        let run: crate::detail::StaircaseRun = serde_json::from_str(
+            r#"{"trial":0,"baseline_rss_bytes":1,"steps":[],"after_teardown_rss_bytes":1,"reclaimed_rss_bytes":0}"#,
+        )
+        .unwrap();
+        assert_eq!(run.instance, StaircaseInstance::Idle);
     }
 }

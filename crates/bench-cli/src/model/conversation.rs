@@ -137,6 +137,12 @@ impl Conversation {
         }
     }
 
+    /// Back at the first turn with no tool results awaited; fault hit counts are kept.
+    pub fn rewind(&mut self) {
+        self.next = 0;
+        self.waiting = None;
+    }
+
     /// The script's physics (for side requests).
     pub fn physics(&self) -> &Physics {
         &self.script.physics
@@ -298,6 +304,20 @@ mod tests {
         assert!(
             matches!(c.decide(&user("more")), Decision::NoTurn(why) if why.contains("all played"))
         );
+    }
+
+    #[test]
+    fn a_rewound_conversation_plays_its_first_turn_again() {
+        let mut c = conversation("[[turns]]\nshell = \"ls\"\n[[turns]]\ntext = \"bye\"\n");
+        assert_eq!(played(&c.decide(&user("hi"))), Some((0, Part::Start)));
+        c.rewind();
+        let mut results = user("hi");
+        results.tool_results = true;
+        // No tool results are awaited any more: a request carrying some is a new message.
+        assert_eq!(played(&c.decide(&results)), Some((0, Part::Start)));
+        c.rewind();
+        assert_eq!(played(&c.decide(&user("hi"))), Some((0, Part::Start)));
+        assert_eq!(played(&c.decide(&user("next"))), Some((1, Part::Start)));
     }
 
     #[test]

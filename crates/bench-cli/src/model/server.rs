@@ -113,13 +113,14 @@ pub struct Endpoint {
     path_token: Option<String>,
     journal: Journal,
     seed: u64,
+    conversation: Arc<Mutex<Conversation>>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
 struct State {
     path_token: Option<String>,
-    conversation: Mutex<Conversation>,
+    conversation: Arc<Mutex<Conversation>>,
     journal: Journal,
     limits: Limits,
     seed: u64,
@@ -167,9 +168,10 @@ impl Endpoint {
             })?;
         let max = settings.limits.max_connections.max(1);
         let path_token = settings.path_token.clone();
+        let conversation = Arc::new(Mutex::new(Conversation::new(settings.script)));
         let state = Arc::new(State {
             path_token: settings.path_token,
-            conversation: Mutex::new(Conversation::new(settings.script)),
+            conversation: Arc::clone(&conversation),
             journal: journal.clone(),
             limits: settings.limits,
             seed,
@@ -190,6 +192,7 @@ impl Endpoint {
             path_token,
             journal,
             seed,
+            conversation,
             stop: Some(stop),
             thread: Some(thread),
         })
@@ -214,6 +217,14 @@ impl Endpoint {
     /// The jitter seed in use (the script's, or the one picked and recorded).
     pub fn seed(&self) -> u64 {
         self.seed
+    }
+
+    /// Puts the script back at its first turn, as a fresh agent meets it (a session
+    /// staircase rewinds before each instance, so every instance's first prompt plays
+    /// the same turn). Faults keep their hit counts: a fault meant once per trial hits
+    /// once.
+    pub fn rewind(&self) {
+        lock(&self.conversation).rewind();
     }
 
     /// Stops serving: no new connections; those open are closed.

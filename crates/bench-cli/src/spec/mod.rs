@@ -11,6 +11,7 @@ mod settle;
 mod template;
 
 pub use duration::Duration;
+pub(crate) use model::default_turn_timeout;
 pub use model::{
     ArtifactSet, BuildStep, Compare, Disk, HomeFile, Install, Measure, Model, ModelDialect, Origin,
     Runtime, ScriptSource, Session, Source, Spec, Staircase, Ui, UiStep, Workspace,

@@ -194,7 +194,8 @@ fn default_idle() -> Duration {
     Duration::from_secs(3)
 }
 
-fn default_turn_timeout() -> Duration {
+/// `[session] turn_timeout` when not given (also the staircase's bound for one turn).
+pub(crate) fn default_turn_timeout() -> Duration {
     Duration::from_secs(60)
 }
 
@@ -732,6 +733,12 @@ pub struct Staircase {
     /// `[measure] settle`.
     #[serde(default = "default_settle")]
     pub settle: super::Settle,
+    /// Each instance, once ready, completes the script's first turn with a prompt (typed
+    /// and awaited as the session phase does) before its step is measured; needs
+    /// `[model]`. The endpoint's script is rewound before each instance starts, so every
+    /// instance plays the same turn.
+    #[serde(default)]
+    pub session: bool,
 }
 
 fn default_count() -> u32 {

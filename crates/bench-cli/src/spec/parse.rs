@@ -967,6 +967,12 @@ fn check(spec: &Spec) -> (Vec<Problem>, Option<Ready>) {
                 "'staircase.count' must be at least 1",
             );
         }
+        if staircase.session && spec.model.is_none() {
+            c.problem(
+                key(&["staircase", "session"]),
+                "[staircase] session = true needs [model]: each instance types the script's first prompt",
+            );
+        }
     }
     if let Some(session) = &spec.session {
         if spec.model.is_none() {
@@ -1046,8 +1052,16 @@ fn model_script(spec: &Spec, spec_file: &str) -> Result<Option<crate::model::Com
         };
         problem(path, format!("'model.script': {error}"))
     })?;
+    let prompts = compiled.turns.iter().filter(|t| t.prompt.is_some()).count();
+    if prompts == 0 && spec.staircase.as_ref().is_some_and(|s| s.session) {
+        return Err(problem(
+            key(&["staircase", "session"]),
+            "'model.script': no turn has a `prompt` (turns[N].prompt: what a person types), \
+             so [staircase] session = true has nothing to type"
+                .to_owned(),
+        ));
+    }
     if let Some(session) = &spec.session {
-        let prompts = compiled.turns.iter().filter(|t| t.prompt.is_some()).count();
         if prompts == 0 {
             return Err(problem(
                 key(&["model", "script"]),

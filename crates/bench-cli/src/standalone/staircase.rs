@@ -11,7 +11,7 @@
 //! [`bench_core::export::staircase`] renders and `clibench compare` compares.
 
 use super::spawn::{self, SpawnError};
-use bench_core::detail::{InstanceCost, MAX_STEPS, StaircaseRun, StaircaseStep};
+use bench_core::detail::{InstanceCost, MAX_STEPS, StaircaseInstance, StaircaseRun, StaircaseStep};
 use bench_core::export::staircase::signed;
 use bench_core::{Metric, Phase, Request, ResultFile, Role, Sample, Side, record};
 use bench_proc::staircase::{
@@ -281,7 +281,12 @@ pub fn prepared(settings: &Settings, hardware: &HostFacts) -> ResultFile {
 /// invalid value; an unreadable PSS or USS as an error), and every step (at most
 /// [`MAX_STEPS`]) with the averages and steady costs, and every settle in the trial's
 /// record.
-pub fn record_report(side: &mut Side, trial: u32, report: &StaircaseReport) {
+pub fn record_report(
+    side: &mut Side,
+    trial: u32,
+    report: &StaircaseReport,
+    instance: StaircaseInstance,
+) {
     let bytes = |value: Option<i64>, what: &str| match value {
         Some(bytes) => Sample::Value(bytes as f64),
         None => Sample::Error(format!("the {what} of some process was unreadable")),
@@ -345,6 +350,7 @@ pub fn record_report(side: &mut Side, trial: u32, report: &StaircaseReport) {
                 pss_bytes: report.steady_per_instance_pss_bytes,
                 uss_bytes: report.steady_per_instance_uss_bytes,
             }),
+        instance,
     });
     side.staircases.sort_by_key(|run| run.trial);
     let trial_record = side.trial_record_mut(Phase::Staircase, trial);
@@ -386,7 +392,7 @@ pub fn run(
     let report = outcome.map_err(|error| Error::Staircase(Box::new(error)))?;
     cleanup.map_err(Error::Cleanup)?;
     let mut result = prepared(settings, hardware);
-    record_report(&mut result.side, 0, &report);
+    record_report(&mut result.side, 0, &report, StaircaseInstance::Idle);
     Ok(result)
 }
 
@@ -448,7 +454,7 @@ mod tests {
             reclaimed_pss_bytes: None,
         };
         let mut result = ResultFile::new(Request::new("node", Role::Candidate));
-        record_report(&mut result.side, 0, &report);
+        record_report(&mut result.side, 0, &report, StaircaseInstance::Idle);
         result.validate().unwrap();
         let side = &result.side;
         assert_eq!(side.values(Metric::InstanceRss), [(131u64 << 19) as f64]);

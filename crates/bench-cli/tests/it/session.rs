@@ -1,7 +1,8 @@
 //! The session phase on the fixture agent (`bench-cli-fixture-agent`): its metrics exist
 //! and agree with each other, a known leak per turn comes out as `session_growth`, the
 //! endpoint's journal is kept, a request without the secret path gets 404, an agent that
-//! never answers ends in the turn timeout, and `idle_cpu` agrees with `/proc`.
+//! never answers ends in the turn timeout, `idle_cpu` agrees with `/proc`, and a session
+//! staircase's instances each hold one turn's leak more than idle ones.
 
 use crate::{clibench, run};
 use bench_core::{Metric, ResultFile};
@@ -115,6 +116,52 @@ fn a_session_measures_every_turn_and_the_known_leak() {
     let journal = fs::read_to_string(out.join("logs/model-session-0.jsonl")).unwrap();
     assert!(journal.contains("\"event\":\"chunk\""), "{journal}");
     assert!(journal.contains("/m/<token>/v1/messages"), "{journal}");
+}
+
+/// The staircase's per-instance PSS and the kind of instance it recorded.
+fn staircase_pss(session: bool) -> (f64, bench_core::detail::StaircaseInstance) {
+    let dir = tempfile::tempdir().unwrap();
+    // The leak of one turn is all a session instance holds more than an idle one.
+    let staircase = format!("\n[staircase]\ncount = 3\nsettle = \"500ms\"\nsession = {session}\n");
+    let spec = spec(
+        dir.path(),
+        &format!("FIXTURE_LEAK_BYTES = \"{LEAK}\""),
+        &staircase,
+    );
+    let out = dir.path().join("out");
+    let result = run(clibench()
+        .arg("run")
+        .arg(&spec)
+        .arg("--out")
+        .arg(&out)
+        .args(["--trials", "1", "--phases", "install,staircase"]));
+    assert_eq!(result.code, Some(0), "{}", result.stderr);
+    let result = ResultFile::load(&out.join("result.json")).unwrap();
+    let journal = fs::read_to_string(out.join("logs/model-staircase-0.jsonl")).unwrap();
+    // The warm-up instance and the three measured ones each played the first turn
+    // (its tool call and the reply after its result); idle ones sent nothing.
+    let calls = journal.matches("\"event\":\"request\"").count();
+    assert_eq!(calls, if session { 8 } else { 0 }, "{journal}");
+    (
+        value(&result, Metric::InstancePss),
+        result.side.staircases[0].instance,
+    )
+}
+
+#[test]
+fn a_session_staircase_instance_holds_its_turn() {
+    use bench_core::detail::StaircaseInstance;
+    let (idle, idle_kind) = staircase_pss(false);
+    let (session, session_kind) = staircase_pss(true);
+    assert_eq!(idle_kind, StaircaseInstance::Idle);
+    assert_eq!(session_kind, StaircaseInstance::Session);
+    let extra = session - idle;
+    // Generous (the instances' own PSS moves by a few hundred KiB between runs), but an
+    // instance measured without its turn adds nothing and fails it.
+    assert!(
+        (0.75 * LEAK as f64..1.25 * LEAK as f64).contains(&extra),
+        "per-instance PSS idle {idle}, after one turn {session}: {extra} more, leak {LEAK}"
+    );
 }
 
 #[test]

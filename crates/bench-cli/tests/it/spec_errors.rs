@@ -139,6 +139,16 @@ fn cases() -> Vec<(&'static str, String)> {
                 .to_owned(),
         ),
         (
+            "a session staircase without a model",
+            "name = \"x\"\n[measure]\ncommand = [\"x\"]\n[staircase]\nsession = true\n".to_owned(),
+        ),
+        (
+            "a session staircase whose script has no prompt",
+            "name = \"x\"\n[measure]\ncommand = [\"x\"]\n[model]\ndialect = \"anthropic\"\n\
+             [model.script]\n[[model.script.turns]]\ntext = \"hi\"\n[staircase]\nsession = true\n"
+                .to_owned(),
+        ),
+        (
             "a typo in an inline script's turn",
             "name = \"x\"\n[model]\ndialect = \"anthropic\"\n[model.script]\n\
              [[model.script.turns]]\nprompt = \"a\"\ntxet = \"hi\"\n"

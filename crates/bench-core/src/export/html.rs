@@ -565,12 +565,13 @@ fn staircase(out: &mut String, result: &ResultFile) {
         format_bytes(sum as f64 / run.steps.len() as f64)
     };
     let caption = format!(
-        "Trial {} of {}. The family's resident memory before the first instance, after each \
-         added instance settled (the label above each bar is what that instance added; \
+        "Trial {} of {}, {}. The family's resident memory before the first instance, after \
+         each added instance settled (the label above each bar is what that instance added; \
          narrow bar: PSS), and after every instance was stopped. Average per instance: {}; \
          given back when stopped: {}.",
         run.trial,
         runs.len(),
+        run.instance.meaning(),
         average,
         format_bytes(run.reclaimed_rss_bytes as f64)
     );

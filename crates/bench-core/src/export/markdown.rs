@@ -75,6 +75,9 @@ pub fn report(report: &Report) -> String {
 {note}"
         );
     }
+    if let Some(note) = report.staircase_note() {
+        let _ = writeln!(out, "\n{note}");
+    }
     legend(&mut out, report.metrics.iter().map(|stats| stats.metric));
     failures(&mut out, &[("", &report.error, &report.failures)]);
     if !report.skipped.is_empty() {

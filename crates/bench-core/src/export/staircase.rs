@@ -157,6 +157,7 @@ mod tests {
             reclaimed_rss_bytes: 131 << 20,
             reclaimed_pss_bytes: None,
             after_teardown_process_count: Some(0),
+            instance: crate::detail::StaircaseInstance::Idle,
             average: Some(InstanceCost {
                 rss_bytes: 131 << 19,
                 pss_bytes: None,

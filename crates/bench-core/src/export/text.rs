@@ -257,6 +257,9 @@ fn report_text(report: &Report, columns: usize) -> String {
     if let Some(note) = report.family_note() {
         out.push_str(&format!("\nnote: {note}\n"));
     }
+    if let Some(note) = report.staircase_note() {
+        out.push_str(&format!("\n{note}\n"));
+    }
     if let Some(error) = &report.error {
         out.push_str(&format!("\nrun error: {error}\n"));
     }

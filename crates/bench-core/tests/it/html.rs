@@ -4,7 +4,9 @@
 use crate::example;
 use bench_core::ProcessRole;
 use bench_core::compare::{CompareOptions, compare};
-use bench_core::detail::{MemoryPoint, MemorySeries, Screen, StaircaseRun, StaircaseStep};
+use bench_core::detail::{
+    MemoryPoint, MemorySeries, Screen, StaircaseInstance, StaircaseRun, StaircaseStep,
+};
 use bench_core::export::html;
 use bench_core::{Metric, Observation, Phase, ProcessMemory, ResultFile};
 
@@ -105,6 +107,7 @@ pub fn demo_like() -> ResultFile {
         after_teardown_process_count: None,
         average: None,
         steady: None,
+        instance: StaircaseInstance::Session,
     });
     let mut processes = side.processes.clone();
     processes.push(ProcessMemory {
@@ -188,6 +191,10 @@ fn every_chart_is_drawn_with_its_data() {
     assert_eq!(marks(staircase, "rect"), 1 + 3 * 2 + 1);
     assert!(staircase.contains("+48.0 MiB"));
     assert!(staircase.contains("150.0 MiB given back"));
+    assert!(
+        page.contains("each instance after one scripted turn"),
+        "the staircase's caption says what kind of instance it measured"
+    );
 }
 
 #[test]

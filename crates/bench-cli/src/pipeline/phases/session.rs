@@ -172,9 +172,9 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), SessionError> {
     stopped
 }
 
-/// A scripted turn the phase types.
+/// A scripted turn the phase types (the staircase's session instances type the first).
 #[derive(Debug, Clone)]
-struct Planned {
+pub(crate) struct Planned {
     /// The script's turn index, from 0 (the journal's `Outcome::Turn::index`).
     index: usize,
     prompt: String,
@@ -189,7 +189,8 @@ struct Planned {
     tokens: usize,
 }
 
-fn planned(ctx: &PhaseContext) -> Vec<Planned> {
+/// The script's turns with a prompt, in order.
+pub(crate) fn planned(ctx: &PhaseContext) -> Vec<Planned> {
     let Some(compiled) = ctx.spec.model.as_ref().and_then(|m| m.compiled.as_ref()) else {
         return Vec::new();
     };
@@ -530,7 +531,9 @@ fn on_terminal(journal_start: Instant, origin: Instant, at: Duration) -> f64 {
     offset + at.as_secs_f64()
 }
 
-fn one_turn(
+/// Types `plan`'s prompt, presses Enter and waits until the reply's final text is shown
+/// and the prompt echoes a key again; the turn's times, CPU and the family's memory.
+pub(crate) fn one_turn(
     terminal: &mut Terminal,
     journal: &Journal,
     family: Family,

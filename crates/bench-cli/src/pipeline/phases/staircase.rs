@@ -6,17 +6,30 @@
 //! An instance's background sessions (the ones its start added to the agent's session
 //! list) belong to it: stopping the instance stops them too, so `reclaimed_rss` is the
 //! memory really given back.
+//!
+//! With `[staircase] session = true` each instance (the warm-up too), once ready and
+//! settled, completes the script's first turn with a prompt, typed and awaited by the
+//! session phase's own [`one_turn`], before the engine settles and measures it: the cost
+//! of one more agent at work, not of one more idle prompt. The instances share the
+//! trial's endpoint, and its script is rewound before each instance starts, so every
+//! instance meets the script as the session phase's agent does and its first prompt
+//! plays the same turn (a `when` or `repeat` in the script is not needed for that).
 
+use crate::model::Journal;
 use crate::pipeline::PhaseContext;
 use crate::pipeline::isolation::command;
 use crate::pipeline::out::state::UserRecord;
+use crate::pipeline::phases::measure::settle_terminal;
+use crate::pipeline::phases::session::{Planned, TurnError, one_turn, planned};
 use crate::pipeline::target::TargetError;
 use crate::pipeline::target::family::Family;
+use crate::pipeline::target::model::TrialModel;
 use crate::pipeline::target::sessions::list_sessions;
 use crate::pipeline::target::sessions::stop_sessions;
 use crate::pipeline::target::terminal::close_quietly;
 use crate::pipeline::target::terminal::spawn_options;
 use crate::spec;
+use bench_core::detail::StaircaseInstance;
 use bench_core::error_chain;
 use bench_core::{Metric, Sample, Side, record};
 use bench_proc::staircase::{Instances, StaircaseOptions};
@@ -31,6 +44,9 @@ pub enum StaircaseError {
     /// The spec has no `[measure]`, whose ready mode, size and sessions the phase uses.
     #[error("the staircase needs [measure] (the ready mode, size and sessions)")]
     NoMeasure,
+    /// `[staircase] session = true` without a model endpoint or a prompted turn.
+    #[error("[staircase] session = true needs [model] with a turn that has a prompt")]
+    NoSessionTurn,
     /// The phase's context lacks the user, or a placeholder has no value.
     #[error(transparent)]
     Context(#[from] crate::pipeline::ContextError),
@@ -82,17 +98,45 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), StaircaseError> {
         exclude_pids,
         warmup: true,
     };
+    // The instances share the trial's endpoint: one scripted model, as one machine's
+    // agents would share one provider.
+    let endpoint = TrialModel::start(ctx)?;
+    let turn = match (&endpoint, staircase.session) {
+        (_, false) => None,
+        (Some(endpoint), true) => {
+            let journal = endpoint.journal().ok_or(StaircaseError::NoSessionTurn)?;
+            let plan = planned(ctx)
+                .into_iter()
+                .next()
+                .ok_or(StaircaseError::NoSessionTurn)?;
+            Some(FirstTurn {
+                endpoint,
+                journal,
+                family,
+                plan,
+                timeout: ctx
+                    .spec
+                    .session
+                    .as_ref()
+                    .map_or_else(|| spec::default_turn_timeout().0, |s| s.turn_timeout.0),
+            })
+        }
+        (None, true) => return Err(StaircaseError::NoSessionTurn),
+    };
+    let kind = match turn {
+        Some(_) => StaircaseInstance::Session,
+        None => StaircaseInstance::Idle,
+    };
     let mut instances = PtySessions {
         ctx,
         staircase,
         measure,
         user,
         created: 0,
+        turn,
     };
-    // The instances share the trial's endpoint: one scripted model, as one machine's
-    // agents would share one provider.
-    let endpoint = crate::pipeline::target::model::TrialModel::start(ctx)?;
     let outcome = bench_proc::staircase::run(&mut instances, &options);
+    drop(instances);
     let stopped = command::stop_user(user).map_err(|source| StaircaseError::Stop {
         action: "stopping the target's processes",
         source,
@@ -109,7 +153,7 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), StaircaseError> {
                     source,
                 }
             })?;
-            crate::standalone::staircase::record_report(side, trial, &report);
+            crate::standalone::staircase::record_report(side, trial, &report, kind);
         }
         Err(error) => {
             let message = error_chain(&error);
@@ -133,6 +177,18 @@ struct PtySessions<'a> {
     measure: &'a spec::Measure,
     user: &'a UserRecord,
     created: usize,
+    /// With `[staircase] session = true`: the turn each instance completes.
+    turn: Option<FirstTurn<'a>>,
+}
+
+/// The script's first prompted turn, as each session instance plays it.
+struct FirstTurn<'a> {
+    endpoint: &'a TrialModel,
+    journal: Journal,
+    family: Family,
+    plan: Planned,
+    /// `[session] turn_timeout`, or its default.
+    timeout: std::time::Duration,
 }
 
 /// One running instance: its terminal and the background sessions its start added.
@@ -164,6 +220,12 @@ enum InstanceError {
     /// It did not become ready, or the screen at ready failed a check.
     #[error(transparent)]
     Ready(bench_term::TermError),
+    /// Its terminal failed while it settled at its prompt, before its turn.
+    #[error("letting the instance settle before its turn")]
+    Settle(#[source] bench_term::TermError),
+    /// Its scripted turn failed.
+    #[error("the instance's scripted turn")]
+    Turn(#[source] TurnError),
     /// It exited after it was ready.
     #[error("the instance exited; its last screen:\n{screen}")]
     Exited {
@@ -199,6 +261,11 @@ impl Instances for PtySessions<'_> {
             &transcript,
         )?;
         let sessions_before = list_sessions(self.ctx, self.measure, self.user)?;
+        if let Some(turn) = &self.turn {
+            // A fresh script for a fresh agent: its start-up requests and its first
+            // prompt meet the script as the session phase's agent does.
+            turn.endpoint.rewind();
+        }
         let terminal =
             Terminal::spawn(&options).map_err(|source| InstanceError::Spawn { index, source })?;
         Ok(PtySession {
@@ -222,6 +289,22 @@ impl Instances for PtySessions<'_> {
             .into_iter()
             .filter(|id| !instance.sessions_before.contains(id))
             .collect();
+        if let Some(turn) = &self.turn {
+            // As the session phase does: the agent settles at its prompt before the
+            // first key, so no key is typed into a half-drawn screen.
+            settle_terminal(&mut instance.terminal, turn.family, &self.measure.settle)
+                .map_err(InstanceError::Settle)?;
+            one_turn(
+                &mut instance.terminal,
+                &turn.journal,
+                turn.family,
+                &turn.plan,
+                1,
+                turn.timeout,
+                None,
+            )
+            .map_err(InstanceError::Turn)?;
+        }
         Ok(())
     }
 

@@ -58,6 +58,13 @@ impl TrialModel {
         self.endpoint.as_ref().map(Endpoint::journal)
     }
 
+    /// Puts the endpoint's script back at its first turn (see [`Endpoint::rewind`]).
+    pub(crate) fn rewind(&self) {
+        if let Some(endpoint) = &self.endpoint {
+            endpoint.rewind();
+        }
+    }
+
     /// Stops the endpoint and writes its journal.
     pub(crate) fn finish(mut self) -> Result<(), TargetError> {
         self.write()
