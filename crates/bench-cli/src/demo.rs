@@ -16,13 +16,6 @@ use std::process::{Command, Stdio};
 /// repository and its commit.
 pub const SPEC: &str = include_str!("../../../examples/demo-agent/demo.toml");
 
-/// The model script of the demo at work (`[model] script`), written next to the spec: the
-/// spec names it relative to its own folder.
-pub const AT_WORK_SCRIPT: &str = include_str!("../../../examples/demo-agent/at-work.toml");
-
-/// The file name [`AT_WORK_SCRIPT`] is written under, beside the spec.
-pub const AT_WORK_SCRIPT_NAME: &str = "at-work.toml";
-
 /// Marker in [`SPEC`] replaced by the path of the materialised source repository.
 const SOURCE_MARKER: &str = "@DEMO_SOURCE@";
 /// Marker in [`SPEC`] replaced by the sha of its single commit.
@@ -132,8 +125,7 @@ pub struct Materialised {
 }
 
 /// Writes the demo agent's source as a git repository under `dir/source`, its spec as
-/// `dir/demo.toml` and the spec's model script as `dir/at-work.toml`. `dir` must not hold a
-/// previous demo.
+/// `dir/demo.toml`. `dir` must not hold a previous demo.
 pub fn materialise(dir: &Path) -> Result<Materialised, DemoError> {
     let source = dir.join("source");
     if source.exists() {
@@ -176,12 +168,26 @@ pub fn materialise(dir: &Path) -> Result<Materialised, DemoError> {
     if source.to_str().is_none() {
         return Err(DemoError::NotUtf8 { path: source });
     }
-    let script = dir.join(AT_WORK_SCRIPT_NAME);
-    fs::write(&script, AT_WORK_SCRIPT).map_err(io_error("write", &script))?;
     let text = spec_text(&source, &sha);
     let spec = dir.join("demo.toml");
     fs::write(&spec, text).map_err(io_error("write", &spec))?;
     Ok(Materialised { source, sha, spec })
+}
+
+/// The model script of the demo at work: the spec's inline `[model.script]`, which keeps the
+/// demo's text a whole spec (a script file would have to sit beside every copy of it).
+pub fn at_work_script() -> crate::model::Script {
+    let spec = crate::spec::parse(
+        &spec_text(Path::new("/demo/source"), &"0".repeat(40)),
+        "demo",
+    )
+    // Invariant: the embedded demo spec parses (`the_demo_spec_parses_and_...` holds it).
+    .expect("the embedded demo spec parses");
+    match spec.model.map(|model| model.script) {
+        Some(crate::spec::ScriptSource::Inline(script)) => script,
+        // Invariant: the embedded demo spec has an inline script (a test holds it).
+        _ => unreachable!("the demo spec's [model] has its script inline"),
+    }
 }
 
 /// The demo spec with its source set to `source` at `sha`.
@@ -329,21 +335,12 @@ mod tests {
         assert!(spec.staircase.is_some());
     }
 
-    #[test]
-    fn the_model_script_is_written_beside_the_spec() {
-        let dir = tempfile::tempdir().unwrap();
-        let demo = materialise(dir.path()).unwrap();
-        let written = demo.spec.with_file_name(AT_WORK_SCRIPT_NAME);
-        assert_eq!(fs::read_to_string(written).unwrap(), AT_WORK_SCRIPT);
-    }
-
     /// The demo at work types three prompts: a short answer, an `ls` tool call and a long
     /// reply to type into, in about 1.5 s of model time so that `clibench run` stays fast.
     #[test]
     fn the_model_script_has_three_prompted_turns_within_the_time_budget() {
         use crate::model::script::Reply;
-        let script = crate::model::Script::from_toml(AT_WORK_SCRIPT, AT_WORK_SCRIPT_NAME)
-            .unwrap_or_else(|error| panic!("{error}"));
+        let script = at_work_script();
         assert_eq!(script.turns.len(), 3);
         assert!(
             script.turns.iter().all(|turn| turn.prompt.is_some()),

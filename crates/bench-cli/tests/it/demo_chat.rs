@@ -1,11 +1,11 @@
 //! The demo agent at work: its TUI in a real terminal, talking to the model endpoint in this
-//! process with the demo's own script (examples/demo-agent/at-work.toml). Checks what the
-//! session phase relies on: each prompt's reply on the screen, the `ls` tool call run and its
-//! result sent back, keys echoed while a reply streams, the leak knob's growth per turn, and
-//! "no model configured" without the variable.
+//! process with the demo's own script (the inline `[model.script]` of
+//! examples/demo-agent/demo.toml). Checks what the session phase relies on: each prompt's
+//! reply on the screen, the `ls` tool call run and its result sent back, keys echoed while a
+//! reply streams, the leak knob's growth per turn, and "no model configured" without the
+//! variable.
 
-use bench_cli::demo::AT_WORK_SCRIPT;
-use bench_cli::model::{Endpoint, Limits, Outcome, Script, Settings};
+use bench_cli::model::{Endpoint, Limits, Outcome, Settings};
 use bench_term::{ReadyMode, SpawnOptions, Terminal};
 use regex::Regex;
 use std::path::{Path, PathBuf};
@@ -21,7 +21,7 @@ fn demo_agent() -> PathBuf {
 }
 
 fn endpoint() -> Endpoint {
-    let script = Script::from_toml(AT_WORK_SCRIPT, "at-work.toml").unwrap();
+    let script = bench_cli::demo::at_work_script();
     Endpoint::start(Settings {
         port: 0,
         script: script.compile().unwrap(),
