@@ -34,7 +34,7 @@ fn a_failed_install_skips_every_later_phase_with_one_line_naming_it() {
         1,
         "{stderr}"
     );
-    for phase in ["measure", "runtime", "ui", "staircase"] {
+    for phase in ["measure", "runtime", "ui", "session", "staircase"] {
         let line = format!("{phase}: skipped: install trial 0 failed");
         assert_eq!(stderr.matches(&line).count(), 1, "{line}:\n{stderr}");
     }
@@ -46,7 +46,7 @@ fn a_failed_install_skips_every_later_phase_with_one_line_naming_it() {
         .lines()
         .find(|line| line.starts_with("clibench run: install trial 0 failed; "))
         .unwrap_or_else(|| panic!("no root cause line:\n{stderr}"));
-    assert!(cause.contains("7 later step(s) skipped"), "{cause}");
+    assert!(cause.contains("9 later step(s) skipped"), "{cause}");
     assert_eq!(stderr.matches("exit status: 7").count(), 2, "{stderr}");
     let saved = load(&out);
     assert_eq!(
@@ -56,6 +56,8 @@ fn a_failed_install_skips_every_later_phase_with_one_line_naming_it() {
             "measure:1",
             "runtime:0",
             "runtime:1",
+            "session:0",
+            "session:1",
             "staircase:0",
             "ui:0",
             "ui:1"

@@ -479,7 +479,7 @@ fn agent_home_files_are_valid_json_and_toml() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 5, "claude 1, codex 2, gemini 1, opencode 1");
+    assert_eq!(checked, 6, "claude 1, codex 2, gemini 1, opencode 1, pi 1");
 }
 
 #[test]
