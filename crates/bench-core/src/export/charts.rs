@@ -420,7 +420,8 @@ pub fn seconds_per_turn(lines: &[TurnLine], value_desc: &str) -> Result<String, 
     let max_seconds = points().map(|p| p.1).fold(0.0, f64::max);
     let frame = Frame {
         height: 220,
-        y_label_area: Y_LABEL_AREA,
+        // Room for "10.0 ms" beside the axis title.
+        y_label_area: Y_LABEL_AREA + 12,
         x: turn_axis(turns),
         y: Axis::values(0.0..nice_top(max_seconds.max(1e-4)), value_desc, |s| {
             format_seconds(*s)
@@ -551,16 +552,18 @@ pub fn timeline(moments: &[Moment]) -> Result<String, ChartError> {
                     color.filled(),
                 )))
                 .map_err(failed)?;
-            chart
-                .draw_series(std::iter::once(Text::new(
-                    format!("  {}", format_seconds(moment.seconds)),
-                    (moment.seconds, y),
+            // Ten pixels right of the dot: SVG collapses leading spaces, and the text
+            // would start under the dot.
+            let time = EmptyElement::at((moment.seconds, y))
+                + Text::new(
+                    format_seconds(moment.seconds),
+                    (10, 0),
                     (FONT, 14)
                         .into_font()
                         .color(&AXIS_TEXT)
                         .pos(Pos::new(HPos::Left, VPos::Center)),
-                )))
-                .map_err(failed)?;
+                );
+            chart.draw_series(std::iter::once(time)).map_err(failed)?;
             previous = moment.seconds;
         }
         Ok(())

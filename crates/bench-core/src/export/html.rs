@@ -265,9 +265,10 @@ fn summary_table(out: &mut String, metrics: &[MetricStats]) {
         );
         for stats in rows {
             let unit = stats.unit;
-            // A slope's unit is a rate: "1.0 MiB" alone would read as a size.
+            // A slope's unit is a rate: "1.0 MiB" alone would read as a size. Short, since
+            // the mean ± SD cell holds it twice.
             let per = if stats.metric == Metric::SessionGrowth {
-                " per turn"
+                "/turn"
             } else {
                 ""
             };

@@ -524,7 +524,7 @@ fn session_growth_and_idle_cpu_show_with_their_units_and_meanings() {
     let page = html::report(&session_like());
     let summary = &page[page.find("<section id=\"summary\">").unwrap()..];
     let summary = &summary[..summary.find("</section>").unwrap()];
-    assert!(summary.contains("<td>1.0 MiB per turn</td>"), "{summary}");
+    assert!(summary.contains("<td>1.0 MiB/turn</td>"), "{summary}");
     assert!(summary.contains("<td>3.10%</td>"), "{summary}");
     assert!(page.contains(
         "<dt><code>session_growth</code> <span class=\"note\">(bytes per turn, lower is better)"
