@@ -459,9 +459,12 @@ fn memory_over_time(out: &mut String, all: &[MemorySeries]) {
     out.push_str("</section>\n");
 }
 
+/// One per-turn value of a turn, when it has it.
+type TurnValue = fn(&SessionTurn) -> Option<f64>;
+
 /// The per-turn latencies the session section draws, each in its own chart: their
 /// scales differ by orders of magnitude (a turn takes seconds, a render milliseconds).
-const TURN_LATENCIES: [(Metric, fn(&SessionTurn) -> Option<f64>); 4] = [
+const TURN_LATENCIES: [(Metric, TurnValue); 4] = [
     (Metric::Turn, |t| Some(t.turn_seconds)),
     (Metric::Submit, |t| t.submit_seconds),
     (Metric::FirstToken, |t| t.first_token_seconds),
