@@ -289,6 +289,18 @@ pub struct SessionTurn {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[cfg_attr(feature = "schema", schemars(length(max = 100)))]
     pub typing_lag_seconds: Vec<f64>,
+    /// Enter until the endpoint wrote the final reply's first chunk with text, seconds
+    /// (its text was visible `first_token_seconds` later). The report's turn timeline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_chunk_at_seconds: Option<f64>,
+    /// Enter until the endpoint wrote the final reply's last chunk, seconds (its text was
+    /// visible `stream_render_seconds` later).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_chunk_at_seconds: Option<f64>,
+    /// Enter until the endpoint wrote the tool call's last chunk, seconds (the request
+    /// with its result arrived `tool_roundtrip_seconds` later); tool turns only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_at_seconds: Option<f64>,
 }
 
 /// One trial's session: every turn, and the idle window after them.

@@ -482,6 +482,8 @@ impl Metric {
     /// The metric's unit and direction in words: `seconds, lower is better`.
     pub fn unit_and_direction(self) -> String {
         let unit = match self.unit() {
+            // The one rate among the byte metrics: a slope over the session's turns.
+            Unit::Bytes if self == Metric::SessionGrowth => "bytes per turn",
             Unit::Seconds => "seconds",
             Unit::Bytes => "bytes",
             Unit::Share => "share of a core",

@@ -112,6 +112,27 @@ fn a_session_measures_every_turn_and_the_known_leak() {
     assert_eq!(run.turns[1].typing_lag_seconds.len(), 5);
     assert!(run.turns[0].tool_roundtrip_seconds.is_some());
     assert!(run.turns[2].tool_roundtrip_seconds.is_none());
+    // The moments of the report's timeline, since Enter, in the order the turn lives
+    // them: request, (tool call, its result), first chunk, last chunk, the prompt back.
+    for turn in &run.turns {
+        let at = |value: Option<f64>| value.unwrap_or_else(|| panic!("turn {}", turn.turn));
+        let (first, last) = (
+            at(turn.first_chunk_at_seconds),
+            at(turn.last_chunk_at_seconds),
+        );
+        let submit = at(turn.submit_seconds);
+        assert!(submit < first && first <= last, "{turn:?}");
+        let shown = last + at(turn.stream_render_seconds);
+        assert!(shown <= turn.turn_seconds, "{turn:?}");
+        match turn.tool_call_at_seconds {
+            Some(call) => {
+                let result = call + at(turn.tool_roundtrip_seconds);
+                assert!(submit < call && result < first, "{turn:?}");
+            }
+            None => assert!(turn.tool_roundtrip_seconds.is_none(), "{turn:?}"),
+        }
+    }
+    assert!(run.turns[0].tool_call_at_seconds.is_some());
     // The journal is kept, without the secret path.
     let journal = fs::read_to_string(out.join("logs/model-session-0.jsonl")).unwrap();
     assert!(journal.contains("\"event\":\"chunk\""), "{journal}");

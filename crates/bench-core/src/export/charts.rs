@@ -397,6 +397,179 @@ pub fn changes(rows: &[Change]) -> Result<String, ChartError> {
     })
 }
 
+/// One trial's values per turn in a per-turn chart.
+#[derive(Debug, Clone)]
+pub struct TurnLine {
+    /// (turn from 1, value): seconds, or bytes in [`memory_per_turn`].
+    pub points: Vec<(u32, f64)>,
+}
+
+/// The turn axis: a category per turn, `1` at position 0.
+fn turn_axis<'f>(turns: u32) -> Axis<'f> {
+    let mut axis = Axis::categories((1..=turns.max(1)).map(|t| t.to_string()).collect());
+    axis.range = -0.5..f64::from(turns.max(1)) - 0.5;
+    axis.desc = Some("turn".to_string());
+    axis
+}
+
+/// Seconds per turn: one `<polyline>` per line through its turns and one filled
+/// `<circle>` per value. `value_desc` names the value axis (`first_token`).
+pub fn seconds_per_turn(lines: &[TurnLine], value_desc: &str) -> Result<String, ChartError> {
+    let points = || lines.iter().flat_map(|line| &line.points);
+    let turns = points().map(|p| p.0).max().unwrap_or(1);
+    let max_seconds = points().map(|p| p.1).fold(0.0, f64::max);
+    let frame = Frame {
+        height: 220,
+        // Room for "10.0 ms" beside the axis title.
+        y_label_area: Y_LABEL_AREA + 12,
+        x: turn_axis(turns),
+        y: Axis::values(0.0..nice_top(max_seconds.max(1e-4)), value_desc, |s| {
+            format_seconds(*s)
+        }),
+    };
+    let at = |turn: u32| f64::from(turn) - 1.0;
+    frame.draw(|chart| {
+        for (index, line) in lines.iter().enumerate() {
+            let color = PALETTE[index % PALETTE.len()];
+            chart
+                .draw_series(LineSeries::new(
+                    line.points.iter().map(|&(turn, s)| (at(turn), s)),
+                    color.mix(0.7).stroke_width(2),
+                ))
+                .map_err(failed)?;
+            chart
+                .draw_series(
+                    line.points
+                        .iter()
+                        .map(|&(turn, s)| Circle::new((at(turn), s), 4, color.filled())),
+                )
+                .map_err(failed)?;
+        }
+        Ok(())
+    })
+}
+
+/// Memory after each turn: one `<polyline>` per line drawn as steps (a turn's value
+/// holds across its column, then the line rises or falls to the next turn's), one
+/// hollow `<circle>` per value. `value_desc` names the value axis; its unit is added.
+pub fn memory_per_turn(lines: &[TurnLine], value_desc: &str) -> Result<String, ChartError> {
+    let points = || lines.iter().flat_map(|line| &line.points);
+    let turns = points().map(|p| p.0).max().unwrap_or(1);
+    let max_bytes = points().map(|p| p.1).fold(0.0, f64::max);
+    let scale = ByteScale::for_max(max_bytes);
+    let frame = Frame {
+        height: 280,
+        y_label_area: Y_LABEL_AREA,
+        x: turn_axis(turns),
+        y: Axis::values(
+            0.0..nice_top(max_bytes / scale.divisor),
+            format!("{value_desc} ({})", scale.unit),
+            |v| format!("{v:.0}"),
+        ),
+    };
+    frame.draw(|chart| {
+        for (index, line) in lines.iter().enumerate() {
+            let color = PALETTE[index % PALETTE.len()];
+            let corners = turn_steps(&line.points)
+                .into_iter()
+                .map(|(x, bytes)| (x, bytes / scale.divisor));
+            chart
+                .draw_series(LineSeries::new(corners, color.stroke_width(2)))
+                .map_err(failed)?;
+            chart
+                .draw_series(line.points.iter().map(|&(turn, bytes)| {
+                    Circle::new(
+                        (f64::from(turn) - 1.0, bytes / scale.divisor),
+                        4,
+                        color.stroke_width(2),
+                    )
+                }))
+                .map_err(failed)?;
+        }
+        Ok(())
+    })
+}
+
+/// The corners of the step line through per-turn `points` on the turn axis (turn 1 at
+/// 0): each value spans its turn's column, half a turn either side, and the line rises
+/// or falls straight where two columns meet.
+fn turn_steps(points: &[(u32, f64)]) -> Vec<(f64, f64)> {
+    let mut corners = Vec::with_capacity(points.len() * 2);
+    for &(turn, value) in points {
+        let x = f64::from(turn) - 1.0;
+        corners.push((x - 0.5, value));
+        corners.push((x + 0.5, value));
+    }
+    corners
+}
+
+/// One moment of a turn's timeline.
+#[derive(Debug, Clone)]
+pub struct Moment {
+    /// What happened (`first text visible`).
+    pub label: String,
+    /// Seconds since Enter.
+    pub seconds: f64,
+}
+
+/// One turn as a horizontal timeline: a row per moment in the order given (the first
+/// at the top) with its label on the left, a filled `<circle>` at its time, a
+/// `<polyline>` from the previous moment's time (the wait between the two) and the
+/// time as text after the dot.
+pub fn timeline(moments: &[Moment]) -> Result<String, ChartError> {
+    let count = moments.len().max(1);
+    let max_seconds = moments.iter().map(|m| m.seconds).fold(0.0, f64::max);
+    let labels: Vec<String> = moments.iter().map(|m| short_label(&m.label)).collect();
+    let label_chars = labels.iter().map(|label| label.chars().count()).max();
+    let mut rows = Axis::categories(labels);
+    rows.range = (count as f64 - 0.5)..-0.5;
+    let frame = Frame {
+        height: 60 + 26 * count as u32,
+        y_label_area: label_chars.unwrap_or(0).max(6) as u32 * 7 + 16,
+        // Headroom after the last dot for its time.
+        x: Axis::values(
+            0.0..nice_top(max_seconds.max(1e-4) * 1.15),
+            "seconds since Enter",
+            |s| format_seconds(*s),
+        ),
+        y: rows,
+    };
+    frame.draw(|chart| {
+        let mut previous = 0.0;
+        for (index, moment) in moments.iter().enumerate() {
+            let y = index as f64;
+            let color = PALETTE[index % PALETTE.len()];
+            chart
+                .draw_series(LineSeries::new(
+                    [(previous, y), (moment.seconds, y)],
+                    color.mix(0.5).stroke_width(6),
+                ))
+                .map_err(failed)?;
+            chart
+                .draw_series(std::iter::once(Circle::new(
+                    (moment.seconds, y),
+                    5,
+                    color.filled(),
+                )))
+                .map_err(failed)?;
+            // Ten pixels right of the dot: SVG collapses leading spaces, and the text
+            // would start under the dot.
+            let time = EmptyElement::at((moment.seconds, y))
+                + Text::new(
+                    format_seconds(moment.seconds),
+                    (10, 0),
+                    (FONT, 14)
+                        .into_font()
+                        .color(&AXIS_TEXT)
+                        .pos(Pos::new(HPos::Left, VPos::Center)),
+                );
+            chart.draw_series(std::iter::once(time)).map_err(failed)?;
+            previous = moment.seconds;
+        }
+        Ok(())
+    })
+}
+
 type Area<'b> = DrawingArea<SVGBackend<'b>, Shift>;
 type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
 
@@ -733,6 +906,53 @@ mod tests {
         assert_eq!(axis_extent(0.0), 1.0);
         let svg = changes(&[row]).unwrap();
         assert!(!svg.contains("1000%") && !svg.contains("2000%"), "{svg}");
+    }
+
+    #[test]
+    fn a_turn_holds_its_column_and_the_line_steps_between_turns() {
+        assert_eq!(
+            turn_steps(&[(1, 4.0), (2, 9.0)]),
+            [(-0.5, 4.0), (0.5, 4.0), (0.5, 9.0), (1.5, 9.0)]
+        );
+        let line = TurnLine {
+            points: vec![(1, 10e6), (2, 12e6), (3, 14e6)],
+        };
+        let svg = memory_per_turn(&[line.clone(), line], "proportional memory").unwrap();
+        assert_eq!(count(&svg, "polyline"), 2);
+        assert_eq!(count(&svg, "circle"), 6);
+        assert!(svg.contains("proportional memory (MiB)"), "{svg}");
+    }
+
+    #[test]
+    fn seconds_per_turn_has_a_line_per_trial_and_a_dot_per_turn() {
+        let lines = [
+            TurnLine {
+                points: vec![(1, 0.5), (2, 0.7), (3, 0.6)],
+            },
+            TurnLine {
+                points: vec![(1, 0.4), (3, 0.9)],
+            },
+        ];
+        let svg = seconds_per_turn(&lines, "turn").unwrap();
+        assert_eq!(count(&svg, "polyline"), 2);
+        assert_eq!(count(&svg, "circle"), 5);
+    }
+
+    #[test]
+    fn the_timeline_has_a_row_per_moment_with_its_label_and_time() {
+        let moments: Vec<Moment> = [("Enter", 0.0), ("a <b>", 0.012), ("done", 0.5)]
+            .into_iter()
+            .map(|(label, seconds)| Moment {
+                label: label.into(),
+                seconds,
+            })
+            .collect();
+        let svg = timeline(&moments).unwrap();
+        assert_eq!(count(&svg, "circle"), 3);
+        assert_eq!(count(&svg, "polyline"), 3);
+        assert_eq!(count(&svg, "text"), 3, "a time per moment");
+        assert!(svg.contains("12.0 ms") && svg.contains("500 ms"), "{svg}");
+        assert!(svg.contains("a &lt;b&gt;") && !svg.contains("<b>"));
     }
 
     #[test]

@@ -5,7 +5,8 @@ use crate::example;
 use bench_core::ProcessRole;
 use bench_core::compare::{CompareOptions, compare};
 use bench_core::detail::{
-    MemoryPoint, MemorySeries, Screen, StaircaseInstance, StaircaseRun, StaircaseStep,
+    MemoryPoint, MemorySeries, Screen, SessionRun, SessionTurn, StaircaseInstance, StaircaseRun,
+    StaircaseStep,
 };
 use bench_core::export::html;
 use bench_core::{Metric, Observation, Phase, ProcessMemory, ResultFile};
@@ -359,4 +360,182 @@ fn who_holds_the_memory_names_roles_and_command_lines() {
             && section.contains("<code>/usr/bin/helper --serve &lt;script&gt;"),
         "{section}"
     );
+}
+
+/// The demo-like result with a session of two trials × three turns, turn 2 with a tool
+/// call, memory growing 1 MiB per turn, and a hostile dialect name.
+fn session_like() -> ResultFile {
+    let mut result = demo_like();
+    let side = &mut result.side;
+    for trial in 0..2u32 {
+        let slow = f64::from(trial) * 0.1;
+        let turns = (1..=3u32)
+            .map(|turn| {
+                let tool = turn == 2;
+                SessionTurn {
+                    turn,
+                    turn_seconds: 0.8 + slow + if tool { 0.5 } else { 0.0 },
+                    submit_seconds: Some(0.004),
+                    first_token_seconds: Some(0.011),
+                    stream_render_seconds: Some(0.009),
+                    tool_roundtrip_seconds: tool.then_some(0.21),
+                    cpu_seconds: 0.05,
+                    rss_bytes: (100 + u64::from(turn)) << 20,
+                    pss_bytes: Some((60 + u64::from(turn)) << 20),
+                    typing_lag_seconds: vec![0.003],
+                    first_chunk_at_seconds: Some(if tool { 0.32 } else { 0.1 }),
+                    last_chunk_at_seconds: Some(if tool { 1.1 } else { 0.7 } + slow),
+                    tool_call_at_seconds: tool.then_some(0.05),
+                }
+            })
+            .collect();
+        side.sessions.push(SessionRun {
+            trial,
+            dialect: "<b>anthropic</b>".into(),
+            turns,
+            growth_bytes_per_turn: Some(1048576.0),
+            idle_seconds: 2.0,
+            idle_cpu_share: Some(0.031),
+        });
+    }
+    side.metrics.insert(
+        Metric::SessionGrowth,
+        (0..2).map(|t| Observation::value(t, 1048576.0)).collect(),
+    );
+    side.metrics.insert(
+        Metric::IdleCpu,
+        (0..2).map(|t| Observation::value(t, 0.031)).collect(),
+    );
+    side.metrics.insert(
+        Metric::FirstToken,
+        (0..2).map(|t| Observation::value(t, 0.011)).collect(),
+    );
+    result
+        .validate()
+        .unwrap_or_else(|error| panic!("the session-like result is invalid: {error}"));
+    result
+}
+
+/// The (x, y) of each data `<circle>` in a figure, in drawing order.
+fn circles(figure: &str) -> Vec<(f64, f64)> {
+    let start = figure.find("<g class=\"marks\">").expect("a marks group");
+    figure[start..]
+        .split("<circle ")
+        .skip(1)
+        .map(|circle| {
+            let attribute = |name: &str| -> f64 {
+                let at = circle.find(&format!("{name}=\"")).expect(name) + name.len() + 2;
+                circle[at..at + circle[at..].find('"').unwrap()]
+                    .parse()
+                    .unwrap()
+            };
+            (attribute("cx"), attribute("cy"))
+        })
+        .collect()
+}
+
+#[test]
+fn the_session_section_draws_turns_memory_and_one_turns_timeline() {
+    let page = html::report(&session_like());
+    let start = page
+        .find("<section id=\"session\"><h2>Session: the agent at work</h2>")
+        .expect("the session section");
+    let section = &page[start..start + page[start..].find("</section>").unwrap()];
+    for metric in ["turn", "submit", "first_token", "stream_render"] {
+        let chart = figure(section, &format!("chart-session-{metric}"));
+        assert_eq!(marks(chart, "polyline"), 2, "{metric}: a line per trial");
+        assert_eq!(marks(chart, "circle"), 6, "{metric}: a dot per turn");
+    }
+    let memory = figure(section, "chart-session-memory");
+    assert_eq!(marks(memory, "polyline"), 2, "a step line per trial");
+    assert_eq!(marks(memory, "circle"), 6);
+    assert!(memory.contains("proportional memory (MiB)"), "PSS is drawn");
+    assert!(
+        memory.contains("The median trial grows +1.0 MiB per turn"),
+        "{memory}"
+    );
+    // Steps: held across a turn, straight up where the turns meet.
+    let corners = first_polyline(memory);
+    assert_eq!(corners.len(), 6, "{corners:?}");
+    assert_eq!(corners[1].0, corners[2].0, "{corners:?}");
+    assert!(corners[2].1 < corners[1].1, "turn 2 is higher: {corners:?}");
+    assert!(section.contains("trial 1: grows +1.0 MiB per turn"));
+
+    // The tool turn of the median trial (trial 0 of two, the lower middle).
+    let timeline = figure(section, "chart-session-timeline");
+    assert!(timeline.contains("Trial 0, turn 2"), "{timeline}");
+    let labels = [
+        "Enter",
+        "request received",
+        "tool call written",
+        "result request received",
+        "first chunk written",
+        "first text visible",
+        "last chunk written",
+        "final text visible",
+        "prompt takes input",
+    ];
+    let mut last = 0;
+    for label in labels {
+        let at = timeline[last..]
+            .find(&format!(">\n{label}\n</text>"))
+            .unwrap_or_else(|| panic!("the label {label:?}, in order: {timeline}"));
+        last += at;
+    }
+    let dots = circles(timeline);
+    assert_eq!(dots.len(), labels.len());
+    // In time order, each lower than the last, none before Enter.
+    for pair in dots.windows(2) {
+        assert!(pair[1].0 >= pair[0].0 && pair[1].1 > pair[0].1, "{dots:?}");
+    }
+    // 0.05 s tool call + 0.21 s roundtrip.
+    assert!(timeline.contains("260 ms"), "{timeline}");
+
+    // Text from the result is escaped.
+    assert!(
+        section.contains("&lt;b&gt;anthropic&lt;/b&gt;"),
+        "{section}"
+    );
+    assert!(!section.contains("<b>"));
+}
+
+#[test]
+fn a_turn_without_a_tool_call_or_chunk_times_still_has_a_timeline() {
+    let mut result = session_like();
+    for run in &mut result.side.sessions {
+        for turn in &mut run.turns {
+            turn.tool_call_at_seconds = None;
+            turn.tool_roundtrip_seconds = None;
+            // A result written before the chunk times were recorded.
+            turn.first_chunk_at_seconds = None;
+            turn.last_chunk_at_seconds = None;
+        }
+    }
+    let page = html::report(&result);
+    let timeline = figure(&page, "chart-session-timeline");
+    // The longest turn of the median trial: turn 2.
+    assert!(timeline.contains("Trial 0, turn 2: the median trial&#39;s longest turn"));
+    assert_eq!(circles(timeline).len(), 3, "Enter, request, prompt");
+    assert!(!timeline.contains("tool call written"));
+}
+
+#[test]
+fn session_growth_and_idle_cpu_show_with_their_units_and_meanings() {
+    let page = html::report(&session_like());
+    let summary = &page[page.find("<section id=\"summary\">").unwrap()..];
+    let summary = &summary[..summary.find("</section>").unwrap()];
+    assert!(summary.contains("<td>1.0 MiB/turn</td>"), "{summary}");
+    assert!(summary.contains("<td>3.10%</td>"), "{summary}");
+    assert!(page.contains(
+        "<dt><code>session_growth</code> <span class=\"note\">(bytes per turn, lower is better)"
+    ));
+    assert!(page.contains(
+        "<dt><code>idle_cpu</code> <span class=\"note\">(share of a core, lower is better)"
+    ));
+    assert!(page.contains(&html::escape(Metric::IdleCpu.description())));
+}
+
+#[test]
+fn a_result_without_sessions_has_no_session_section() {
+    assert!(!html::report(&demo_like()).contains("id=\"session\""));
 }

@@ -637,6 +637,10 @@ pub(crate) fn one_turn(
         .into_iter()
         .filter(|chunk| chunk.tokens > 0)
         .collect();
+    let since_enter = |at: Duration| t(at) - enter;
+    let first_chunk_at = final_chunks.first().map(|chunk| since_enter(chunk.written));
+    let last_chunk_at = final_chunks.last().map(|chunk| since_enter(chunk.written));
+    let mut tool_call_at = None;
     let first_token = match (final_chunks.first(), watch.first_seen) {
         (Some(chunk), Some(seen)) => Some(seen - t(chunk.written)),
         _ => None,
@@ -657,6 +661,7 @@ pub(crate) fn one_turn(
                 )
             })?;
             let written = journal.chunks(call.number).last()?.written;
+            tool_call_at = Some(since_enter(written));
             let result = requests.iter().find(|r| {
                 matches!(
                     &r.outcome,
@@ -680,6 +685,9 @@ pub(crate) fn one_turn(
         rss_bytes: snapshot.total_rss_bytes(),
         pss_bytes: snapshot.total_pss_bytes(),
         typing_lag_seconds: lags,
+        first_chunk_at_seconds: first_chunk_at,
+        last_chunk_at_seconds: last_chunk_at,
+        tool_call_at_seconds: tool_call_at,
     })
 }
 
