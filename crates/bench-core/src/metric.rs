@@ -471,7 +471,7 @@ impl Metric {
                 "Proportional memory of the process family after the session's last turn."
             }
             Metric::SessionGrowth => {
-                "How much the family's memory grows per turn: the least-squares slope of its PSS (RSS when PSS is unreadable) over the turns; a leak shows as a steady slope."
+                "How much the family's memory grows per turn: the least-squares slope of its PSS (RSS when PSS is unreadable) over the turns; a leak shows as a steady slope. A family that shrinks records 0 (the signed slope stays in the per-turn series)."
             }
             Metric::IdleCpu => {
                 "Share of one CPU core the whole process family uses while idle at the prompt after the turns (0.05 is 5% of a core); an idle agent should use almost none."

@@ -182,9 +182,13 @@ fn demo_run_fills_every_metric_and_leaves_nothing() {
             .find(|sample| sample.trial == 0)
             .and_then(|sample| sample.value);
         assert!(
-            // An idle agent may well use no CPU at all.
+            // An idle agent may well use no CPU at all, and a session need not grow.
             value.is_some_and(|value| {
-                value > 0.0 || matches!(metric, Metric::UiCpu | Metric::IdleCpu)
+                value > 0.0
+                    || matches!(
+                        metric,
+                        Metric::UiCpu | Metric::IdleCpu | Metric::SessionGrowth
+                    )
             }),
             "{metric} has no value: {:?}",
             saved.side.metrics.get(&metric)

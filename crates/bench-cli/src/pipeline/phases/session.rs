@@ -508,7 +508,10 @@ fn summarize(
         trial,
         run.growth_bytes_per_turn.map_or_else(
             || Sample::Error(why("a growth slope needs at least two turns with a prompt")),
-            Sample::Value,
+            // Growth is what a leak adds: a family that shrinks over the turns (a collector
+            // giving pages back) grew by nothing, and metrics are non-negative for the
+            // verdicts' log-scale test. The signed slope stays in the session series.
+            |slope| Sample::Value(slope.max(0.0)),
         ),
     );
     let idle = match idle {
