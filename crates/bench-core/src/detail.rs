@@ -303,6 +303,17 @@ pub struct SessionTurn {
     pub tool_call_at_seconds: Option<f64>,
 }
 
+impl SessionTurn {
+    /// The family's memory after the turn as one series measures it: PSS when `pss` (a
+    /// series uses PSS only when every turn has it, never a mix), else RSS.
+    pub fn memory_bytes(&self, pss: bool) -> u64 {
+        match self.pss_bytes {
+            Some(bytes) if pss => bytes,
+            _ => self.rss_bytes,
+        }
+    }
+}
+
 /// One trial's session: every turn, and the idle window after them.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]

@@ -34,7 +34,7 @@ pub mod origin;
 pub mod out;
 mod phases;
 pub mod redact;
-mod target;
+pub(crate) mod target;
 
 pub use context::{ContextError, PhaseContext, TrialUser};
 pub use error::{Error, FileError, PhaseError};

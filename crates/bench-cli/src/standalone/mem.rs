@@ -12,7 +12,7 @@
 use super::spawn::{self, SpawnError};
 use bench_core::detail::{MemoryPoint, MemorySeries};
 use bench_core::export::processes::{AS_ROOT_KEY, PEAK_PROCESS_COUNT_KEY, PEAK_SAMPLES_KEY};
-use bench_core::{Metric, Phase, ProcessMemory, Request, ResultFile, Role, Sample, record};
+use bench_core::{Metric, Phase, Request, ResultFile, Role, Sample, record};
 use bench_proc::settle::Waited;
 use bench_proc::{
     ProcRoot, Sampler, SamplerOptions, SamplerReport, Selector, Settle, SettleReport, Snapshot,
@@ -436,24 +436,9 @@ impl Measurement {
             AS_ROOT_KEY.into(),
             rustix::process::geteuid().is_root().to_string(),
         );
-        side.set_processes(
-            snap.processes
-                .iter()
-                .map(|process| ProcessMemory {
-                    pid: process.pid,
-                    ppid: Some(process.ppid),
-                    name: process.name.clone(),
-                    rss: process.rss_bytes,
-                    pss: process.pss_bytes,
-                    uss: process.uss_bytes,
-                    swap: process.swap_bytes,
-                    cpu_seconds: Some(process.cpu_seconds),
-                    threads: Some(process.threads),
-                    cmdline: (!process.cmdline.is_empty()).then(|| process.cmdline.clone()),
-                    role: None,
-                })
-                .collect(),
-        );
+        // One conversion for the pipeline and this command; the command knows no program
+        // pid to tell children from daemons by, so roles stay unset.
+        side.set_processes(crate::pipeline::target::family::process_memory(snap, None));
         result
     }
 }

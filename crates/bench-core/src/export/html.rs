@@ -549,14 +549,7 @@ fn session(out: &mut String, runs: &[SessionRun], metrics: &[MetricStats]) {
             points: run
                 .turns
                 .iter()
-                .map(|t| {
-                    let bytes = if all_pss {
-                        t.pss_bytes.unwrap_or(t.rss_bytes)
-                    } else {
-                        t.rss_bytes
-                    };
-                    (t.turn, bytes as f64)
-                })
+                .map(|t| (t.turn, t.memory_bytes(all_pss) as f64))
                 .collect(),
         })
         .collect();

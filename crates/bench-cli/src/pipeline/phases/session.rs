@@ -492,14 +492,7 @@ fn summarize(
     let all_pss = turns.iter().all(|t| t.pss_bytes.is_some());
     let points: Vec<(f64, f64)> = turns
         .iter()
-        .map(|t| {
-            let bytes = if all_pss {
-                t.pss_bytes.unwrap_or(t.rss_bytes)
-            } else {
-                t.rss_bytes
-            };
-            (f64::from(t.turn), bytes as f64)
-        })
+        .map(|t| (f64::from(t.turn), t.memory_bytes(all_pss) as f64))
         .collect();
     run.growth_bytes_per_turn = slope(&points).filter(|_| failure.is_none());
     record(
