@@ -135,7 +135,10 @@ fn the_demo_agent_plays_the_three_turns_with_a_tool_call_and_typing_while_it_str
 
 #[test]
 fn the_leak_knob_grows_memory_by_its_bytes_every_turn() {
-    const LEAK_BYTES: u64 = 16 << 20;
+    // Large beside what a turn allocates on its own (the long reply's text and frames, a
+    // few MiB of Python's arenas, seen as +12% over two 16 MiB leaks under load): the
+    // bounds below then check the knob, not the interpreter.
+    const LEAK_BYTES: u64 = 64 << 20;
     let home = tempfile::tempdir().unwrap();
     let workspace = tempfile::tempdir().unwrap();
     let endpoint = endpoint();
