@@ -188,6 +188,12 @@ pub struct Session {
     /// How many keys are typed during it.
     #[serde(default = "default_typing_keys")]
     pub typing_keys: u32,
+    /// A regex for the agent's own "turn over" mark (demo-agent's `[done in 1.2s]`,
+    /// claude-code's `for 3s`): when set, a turn is over only once a screen line below the
+    /// reply's last word matches it, before the prompt-echo check. Agents that echo keys
+    /// while still busy need it, or a turn ends as soon as its text shows.
+    #[serde(default)]
+    pub turn_done: Option<String>,
 }
 
 fn default_idle() -> Duration {

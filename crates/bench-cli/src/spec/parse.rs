@@ -1016,6 +1016,9 @@ fn check(spec: &Spec) -> (Vec<Problem>, Option<Ready>) {
                 "'session.typing_keys' is at most 100",
             );
         }
+        if let Some(pattern) = &session.turn_done {
+            c.regex(key(&["session", "turn_done"]), pattern);
+        }
     }
     (c.problems, ready)
 }

@@ -187,6 +187,10 @@ pub(crate) struct Planned {
     last_repeats: usize,
     tool_rounds: usize,
     tokens: usize,
+    /// The reply's last word, squashed: the line that holds it is where the reply ends.
+    last_word: String,
+    /// `[session] turn_done`, checked on the lines below the reply's end.
+    done: Option<regex::Regex>,
 }
 
 /// The script's turns with a prompt, in order.
@@ -194,6 +198,13 @@ pub(crate) fn planned(ctx: &PhaseContext) -> Vec<Planned> {
     let Some(compiled) = ctx.spec.model.as_ref().and_then(|m| m.compiled.as_ref()) else {
         return Vec::new();
     };
+    // Invariant: the spec check refused a `turn_done` that is not a regex.
+    let done = ctx
+        .spec
+        .session
+        .as_ref()
+        .and_then(|s| s.turn_done.as_deref())
+        .and_then(|pattern| regex::Regex::new(pattern).ok());
     compiled
         .turns
         .iter()
@@ -214,9 +225,21 @@ pub(crate) fn planned(ctx: &PhaseContext) -> Vec<Planned> {
                 last_repeats,
                 tool_rounds: turn.reply.tool_rounds(),
                 tokens: tokens.len(),
+                last_word: tokens.last().map(|t| squash(t)).unwrap_or_default(),
+                done: done.clone(),
             })
         })
         .collect()
+}
+
+/// Whether a line below the last one holding `last_word` (squashed) matches `done`: the
+/// agent's "turn over" mark drawn after this reply, not an earlier turn's.
+fn done_below_reply(screen: &str, last_word: &str, done: &regex::Regex) -> bool {
+    let lines: Vec<&str> = screen.lines().collect();
+    lines
+        .iter()
+        .rposition(|line| squash(line).contains(last_word))
+        .is_some_and(|at| lines[at + 1..].iter().any(|line| done.is_match(line)))
 }
 
 /// `text` without any whitespace: what stays of a reply however the agent wraps it.
@@ -580,6 +603,13 @@ pub(crate) fn one_turn(
             watch.last_seen.is_some()
         })
         .map_err(waited("waiting for the reply's final text"))?;
+    if let Some(done) = &plan.done {
+        terminal
+            .wait_for_screen(remaining(), &mut |s| {
+                done_below_reply(s, &plan.last_word, done)
+            })
+            .map_err(waited("waiting for [session] turn_done below the reply"))?;
+    }
     // The prompt takes input again when a fresh key typed now is echoed.
     let probe = terminal.fresh_word(4, 4);
     terminal.type_text(&probe).map_err(TurnError::Type)?;
@@ -739,7 +769,21 @@ mod tests {
             last_repeats: 1,
             tool_rounds: 0,
             tokens: 10,
+            last_word: String::new(),
+            done: None,
         }
+    }
+
+    #[test]
+    fn the_turn_done_mark_counts_only_below_this_reply() {
+        let done = regex::Regex::new(r"\[done in").unwrap();
+        // The earlier turn's mark sits above this reply's end: not yet over.
+        let busy = "> hi\nHello there.\n[done in 0.2s]\n> list\nThose are the files.\n";
+        assert!(!done_below_reply(busy, "files.", &done));
+        let over = format!("{busy}[done in 0.3s]\n> ");
+        assert!(done_below_reply(&over, "files.", &done));
+        // A reply that is not on the screen yet is not over either.
+        assert!(!done_below_reply("[done in 0.1s]\n", "files.", &done));
     }
 
     #[test]
