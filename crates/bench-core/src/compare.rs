@@ -53,7 +53,7 @@
 //! trials found, and [`ProcessCounts::changed`] says when they disagree.
 //!
 //! ```
-//! use bench_core::compare::{compare, CompareOptions, Verdict};
+//! use bench_core::compare::{compare, CompareOptions, Interleaving, Verdict};
 //! use bench_core::{record, Metric, Sample, Side};
 //!
 //! let mut base = Side::new("base");
@@ -63,7 +63,13 @@
 //!     record(&mut base, Metric::Cold, trial as u32, Sample::Value(b));
 //!     record(&mut candidate, Metric::Cold, trial as u32, Sample::Value(c));
 //! }
-//! let comparison = compare(&base, &candidate, &CompareOptions::default());
+//! // The trials ran in interleaved pairs, as `clibench ab` runs them (sides with no start
+//! // times are taken as separate runs, and their drift widens the test).
+//! let options = CompareOptions {
+//!     interleaving: Some(Interleaving::Interleaved),
+//!     ..CompareOptions::default()
+//! };
+//! let comparison = compare(&base, &candidate, &options);
 //! assert_eq!(comparison.metrics[0].verdict, Verdict::Regressed);
 //! ```
 
