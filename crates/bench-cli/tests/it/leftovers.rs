@@ -1,8 +1,9 @@
 //! Nothing of a run survives it (issue 18's promise), even when nobody runs
 //! `clibench cleanup`: a run of single phases whose OUT/ is removed (what a test's
-//! temporary folder does) leaves a staging folder in /var/tmp and a `clibench-RUNID`
-//! group that no state file names any more; the next run's start removes them, and
-//! leaves alone those of a run whose OUT/ still holds its state.
+//! temporary folder does, or an operator after a `kill -9`) leaves a staging folder in
+//! /var/tmp, a `clibench-RUNID` group and its trial users that no state file names any
+//! more; the next run's start removes them, and leaves alone those of a run whose OUT/
+//! still holds its state.
 
 use crate::target::is_root;
 use std::path::{Path, PathBuf};
@@ -19,6 +20,9 @@ command = ["sh", "-c", "echo packed > \"$1/leftovers-1.0.tgz\"", "sh", "{build}"
 folder = "{build}"
 glob = "leftovers-*.tgz"
 count = 1
+
+[install]
+command = ["true"]
 
 [measure]
 command = ["true"]
@@ -38,16 +42,21 @@ impl Prepared {
     }
 }
 
+/// Runs `phase PHASE` of the spec in `dir`.
+fn phase(dir: &Path, phase: &str) {
+    let out = crate::run(
+        crate::clibench()
+            .args(["phase", phase, "--spec", "spec.toml", "--out", "out"])
+            .args(["--trial", "0"])
+            .current_dir(dir),
+    );
+    assert_eq!(out.code, Some(0), "{phase}: {}", out.stderr);
+}
+
 fn prepare() -> Prepared {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("spec.toml"), SPEC).unwrap();
-    let out = crate::run(
-        crate::clibench()
-            .args(["phase", "prepare", "--spec", "spec.toml", "--out", "out"])
-            .args(["--trial", "0"])
-            .current_dir(dir.path()),
-    );
-    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    phase(dir.path(), "prepare");
     let state: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("out/state.json")).unwrap())
             .unwrap();
@@ -71,7 +80,14 @@ fn group_exists(name: &str) -> bool {
         .any(|line| line.split(':').next() == Some(name))
 }
 
-/// What of run `run_id` is in /var/tmp, /tmp and /etc/group.
+fn user_exists(name: &str) -> bool {
+    std::fs::read_to_string("/etc/passwd")
+        .unwrap()
+        .lines()
+        .any(|line| line.split(':').next() == Some(name))
+}
+
+/// What of run `run_id` is in /var/tmp, /tmp, /etc/group and /etc/passwd.
 fn traces_of(run_id: &str) -> Vec<String> {
     let prefix = format!("clibench-{run_id}");
     let mut found = Vec::new();
@@ -84,6 +100,10 @@ fn traces_of(run_id: &str) -> Vec<String> {
     }
     if group_exists(&prefix) {
         found.push(format!("group {prefix}"));
+    }
+    let user = format!("{prefix}-0");
+    if user_exists(&user) {
+        found.push(format!("user {user}"));
     }
     found
 }
@@ -101,23 +121,31 @@ fn a_run_whose_out_folder_is_gone_leaves_nothing_after_the_next_run_starts() {
         );
     }
     let abandoned = prepare();
+    // Its trial user has the run's group as its primary group: the group can only go
+    // after the user.
+    phase(abandoned.dir.path(), "install");
     let kept = prepare();
+    phase(kept.dir.path(), "install");
     let (abandoned_id, abandoned_stage) = (abandoned.run_id.clone(), abandoned.stage.clone());
+    let abandoned_user = format!("clibench-{abandoned_id}-0");
+    assert!(user_exists(&abandoned_user), "{abandoned_user}");
     // As a test that ends without `clibench cleanup` does: its OUT/ goes, the state
-    // file that named the folder and the group with it.
+    // file that named the folder, the group and the user with it.
     drop(abandoned);
     assert!(abandoned_stage.is_dir(), "{}", abandoned_stage.display());
 
     let next = prepare();
     let left = traces_of(&abandoned_id);
     // The live run's folder and group are another run's to remove.
-    let kept_alive = kept.stage.is_dir() && group_exists(&kept.group);
+    let kept_alive = kept.stage.is_dir()
+        && group_exists(&kept.group)
+        && user_exists(&format!("clibench-{}-0", kept.run_id));
     cleanup(&next.out());
     cleanup(&kept.out());
     assert_eq!(left, Vec::<String>::new(), "the abandoned run left these");
     assert!(
         kept_alive,
-        "the next run removed a live run's staging folder or group"
+        "the next run removed a live run's staging folder, group or user"
     );
     for run in [&next, &kept] {
         assert_eq!(

@@ -120,7 +120,10 @@ pub fn ensure(out: &Path) -> Result<PathBuf, StagingError> {
     // until the folder exists; a start is also when the leftovers of dead runs go.
     let mut ledger = if crate::pipeline::isolation::users::is_root() {
         let mut ledger = UidLedger::open(Path::new(LEDGER_DIR))?;
-        sweep_dead_runs(&mut ledger);
+        if !sweep_dead_runs(&mut ledger).is_empty() {
+            // Saved at once: the uids of removed users are free again, whatever follows.
+            ledger.save()?;
+        }
         Some(ledger)
     } else {
         None
@@ -289,18 +292,25 @@ fn remove_made(state: &mut State) -> Result<Vec<String>, StagingError> {
     Ok(removed)
 }
 
-/// Removes the staging folder and group of every recorded run that is dead (see
-/// [`is_alive`]), after the same checks as cleanup's: the folder is a real folder of root's
-/// under a staging base named for that run, the group is the one named for it. A record
-/// is dropped once both are gone; what cannot be removed yet (a group still some user's
-/// primary group) stays recorded for the next sweep. Returns what was removed. The caller
-/// saves the ledger.
+/// Removes the trial users, staging folder and group of every recorded run that is dead
+/// (see [`is_alive`]), after the same checks as cleanup's: each user is named for one of
+/// the run's installs and carries its mark, the folder is a real folder of root's under a
+/// staging base named for that run, the group is the one named for it. A record is
+/// dropped once all are gone; what cannot be removed yet stays recorded for the next
+/// sweep. Returns what was removed. The caller saves the ledger.
 pub fn sweep_dead_runs(ledger: &mut UidLedger) -> Vec<String> {
     let mut removed = Vec::new();
     let mut gone = Vec::new();
-    for (run_id, record) in ledger.runs() {
+    let runs = ledger.runs().clone();
+    for (run_id, record) in &runs {
         if is_alive(run_id, &record.out) {
             continue;
+        }
+        // Its trial users first: the group cannot go while it is some user's primary
+        // group. A user that could not be removed keeps the whole record.
+        match crate::pipeline::isolation::users::remove_users_of_dead_run(ledger, run_id) {
+            Ok(users) => removed.extend(users.into_iter().map(|name| format!("user {name}"))),
+            Err(_) => continue,
         }
         let mut state = State {
             run_id: run_id.clone(),

@@ -493,7 +493,7 @@ pub struct Removal {
 pub fn remove(out: &Path, run_id: &str, plan: &UserPlan) -> Result<Removal, UserError> {
     let mut removal = Removal::default();
     let outcome = if plan.dedicated {
-        remove_dedicated(run_id, plan, &mut removal)
+        remove_dedicated(run_id, plan, &mut removal, None)
     } else {
         remove_own_home(out, plan)
     };
@@ -506,7 +506,53 @@ pub fn remove(out: &Path, run_id: &str, plan: &UserPlan) -> Result<Removal, User
     outcome.map(|()| removal)
 }
 
-fn remove_dedicated(run_id: &str, plan: &UserPlan, removal: &mut Removal) -> Result<(), UserError> {
+/// Removes the trial users of run `run_id`, which is dead (its OUT/ and state file are
+/// gone, so no `clibench cleanup` can name them): every passwd entry named as one of the
+/// run's installs is removed as cleanup removes it, after the same checks (name, mark,
+/// uid, home), using `ledger`, which the caller holds locked. Returns the names removed;
+/// the first user that could not be removed stops the sweep of this run, so its record
+/// (and its group, which the user still needs) stays for the next sweep.
+pub fn remove_users_of_dead_run(
+    ledger: &mut UidLedger,
+    run_id: &str,
+) -> Result<Vec<String>, UserError> {
+    let prefix = user_name(run_id, 0);
+    let prefix = prefix.trim_end_matches('0');
+    let mut removed = Vec::new();
+    for entry in passwd()? {
+        let Some(install) = entry
+            .name
+            .strip_prefix(prefix)
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let plan = UserPlan {
+            install,
+            name: entry.name.clone(),
+            home: Path::new(HOMES).join(&entry.name),
+            dedicated: true,
+        };
+        let mut removal = Removal::default();
+        match remove_dedicated(run_id, &plan, &mut removal, Some(&mut *ledger)) {
+            Ok(()) => removed.push(entry.name),
+            // Not clibench's (a look-alike name): never touched, and no reason to keep
+            // the record.
+            Err(UserError::NotOurs(_)) => {}
+            Err(error) => return Err(error),
+        }
+    }
+    Ok(removed)
+}
+
+/// Removes a dedicated user; `held` is the ledger when the caller already holds its lock
+/// (a second `open` in this process would wait on the caller's own lock for ever).
+fn remove_dedicated(
+    run_id: &str,
+    plan: &UserPlan,
+    removal: &mut Removal,
+    mut held: Option<&mut UidLedger>,
+) -> Result<(), UserError> {
     let Some(entry) = entry_if_ours(run_id, plan)? else {
         // Never created (or already deleted): a home at that path is not clibench's to
         // remove, since nothing shows it made it.
@@ -514,10 +560,12 @@ fn remove_dedicated(run_id: &str, plan: &UserPlan, removal: &mut Removal) -> Res
     };
     let user = UserRecord::new(plan, Identity::new(entry.uid, entry.gid));
     // Read under the lock, worked on without it: other runs' installs need the ledger.
-    let folders: Vec<String> = UidLedger::open(Path::new(LEDGER_DIR))?
-        .shared_folders()
-        .into_iter()
-        .collect();
+    let folders: Vec<String> = match held.as_deref() {
+        Some(ledger) => ledger.shared_folders(),
+        None => UidLedger::open(Path::new(LEDGER_DIR))?.shared_folders(),
+    }
+    .into_iter()
+    .collect();
     // Setuid and setgid files first, before the stop: a local user who ran one would be
     // the uid again after it, and in the next trial with that uid. The home too, until
     // userdel removes it.
@@ -527,7 +575,7 @@ fn remove_dedicated(run_id: &str, plan: &UserPlan, removal: &mut Removal) -> Res
         .left
         .extend(leftovers::remove_setid_files_of(entry.uid, &setid_folders));
     if let Err(error) = super::command::stop_user(&user) {
-        give_back(entry.uid, false)?;
+        give_back(held.as_deref_mut(), entry.uid, false)?;
         return Err(error.into());
     }
     let leftovers = leftovers::remove_owned_by(entry.uid, &folders);
@@ -558,7 +606,7 @@ fn remove_dedicated(run_id: &str, plan: &UserPlan, removal: &mut Removal) -> Res
         })?;
     }
     removal.left.extend(remaining_traces(entry.uid));
-    give_back(entry.uid, removal.left.is_empty())?;
+    give_back(held, entry.uid, removal.left.is_empty())?;
     Ok(())
 }
 
@@ -575,11 +623,17 @@ fn remaining_traces(uid: u32) -> Vec<String> {
     }
 }
 
-/// Records in the ledger that the uid's user is gone, clean or not.
-fn give_back(uid: u32, clean: bool) -> Result<(), UserError> {
-    let mut ledger = UidLedger::open(Path::new(LEDGER_DIR))?;
-    ledger.give_back(uid, clean);
-    ledger.save()?;
+/// Records in the ledger that the uid's user is gone, clean or not: in `held` (saved by
+/// its holder) or in the ledger opened for this.
+fn give_back(held: Option<&mut UidLedger>, uid: u32, clean: bool) -> Result<(), UserError> {
+    match held {
+        Some(ledger) => ledger.give_back(uid, clean),
+        None => {
+            let mut ledger = UidLedger::open(Path::new(LEDGER_DIR))?;
+            ledger.give_back(uid, clean);
+            ledger.save()?;
+        }
+    }
     Ok(())
 }
 
