@@ -32,12 +32,10 @@ Flags for fault tests: `--never-ready` (paints, enters raw mode, never shows inp
 
 from __future__ import annotations
 
-import http.client
 import json
 import os
 import queue
 import re
-import secrets
 import select
 import signal
 import socket
@@ -144,7 +142,7 @@ def ask_daemon(session: str | None, request: str) -> str:
 
 
 def start_daemon(ignore_sigterm: bool) -> str:
-    session = secrets.token_hex(6)
+    session = os.urandom(6).hex()
     args = [sys.executable, os.path.realpath(__file__), "daemon", session]
     if ignore_sigterm:
         args.append("--ignore-sigterm")
@@ -360,6 +358,11 @@ class Chat:
                 "stream_options": {"include_usage": True},
             }
         ).encode()
+        # Imported on the first turn, not at start: http.client (with email and ssl) is
+        # 40 of the 70 ms every demo-agent process spends importing, and `list`, `stop`,
+        # the daemon and a TUI that never chats do not need it.
+        import http.client
+
         kind = http.client.HTTPSConnection if self.scheme == "https" else http.client.HTTPConnection
         connection = kind(self.host, self.port, timeout=MODEL_READ_TIMEOUT_SECONDS)
         with self.lock:
