@@ -133,6 +133,7 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), StaircaseError> {
         measure,
         user,
         created: 0,
+        listed: None,
         turn,
     };
     let outcome = bench_proc::staircase::run(&mut instances, &options);
@@ -177,6 +178,10 @@ struct PtySessions<'a> {
     measure: &'a spec::Measure,
     user: &'a UserRecord,
     created: usize,
+    /// The background sessions listed after the last instance started, less those
+    /// stopped since: the next instance's "before" without listing again (each listing
+    /// is a run of the target's own command, 60 to 150 ms for the demo).
+    listed: Option<Vec<String>>,
     /// With `[staircase] session = true`: the turn each instance completes.
     turn: Option<FirstTurn<'a>>,
 }
@@ -260,7 +265,10 @@ impl Instances for PtySessions<'_> {
             self.measure,
             &transcript,
         )?;
-        let sessions_before = list_sessions(self.ctx, self.measure, self.user)?;
+        let sessions_before = match self.listed.take() {
+            Some(listed) => listed,
+            None => list_sessions(self.ctx, self.measure, self.user)?,
+        };
         if let Some(turn) = &self.turn {
             // A fresh script for a fresh agent: its start-up requests and its first
             // prompt meet the script as the session phase's agent does.
@@ -286,9 +294,11 @@ impl Instances for PtySessions<'_> {
             .map_err(InstanceError::Ready)?;
         let now = list_sessions(self.ctx, self.measure, self.user)?;
         instance.sessions = now
-            .into_iter()
+            .iter()
             .filter(|id| !instance.sessions_before.contains(id))
+            .cloned()
             .collect();
+        self.listed = Some(now);
         if let Some(turn) = &self.turn {
             // As the session phase does: the agent settles at its prompt before the
             // first key, so no key is typed into a half-drawn screen.
@@ -321,6 +331,9 @@ impl Instances for PtySessions<'_> {
         let closed = instance.terminal.close();
         if closed.is_err() {
             close_quietly(&mut instance.terminal);
+        }
+        if let Some(listed) = self.listed.as_mut() {
+            listed.retain(|id| !instance.sessions.contains(id));
         }
         stop_sessions(self.ctx, self.measure, self.user, &instance.sessions)?;
         closed.map(drop).map_err(InstanceError::Close)
