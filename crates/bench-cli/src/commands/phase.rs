@@ -12,7 +12,7 @@ use std::process::ExitCode;
 /// Flags of `clibench phase`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The phase: prepare, install, measure, runtime, ui or staircase.
+    /// The phase: prepare, install, measure, runtime, ui, session or staircase.
     #[arg(value_parser = parse_phase)]
     phase: Phase,
     /// The target spec (TOML; see docs/spec.md).

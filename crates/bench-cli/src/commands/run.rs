@@ -32,7 +32,8 @@ pub struct Args {
     #[arg(long, default_value_t = 1, value_name = "N", value_parser = super::trial_count)]
     installs: u32,
     /// Phases to run, comma-separated, in pipeline order
-    /// [default: prepare,install,measure,runtime,ui,staircase].
+    /// [default: those of prepare, install, measure, runtime, ui, session and staircase
+    /// that the spec describes].
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     phases: Option<Vec<String>>,
     /// Keep the trial users and homes after the run (for inspection).
