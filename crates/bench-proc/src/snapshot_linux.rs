@@ -177,7 +177,16 @@ pub struct ProcRoot {
     page_size_bytes: u64,
     ticks_per_second: u64,
     threads: usize,
+    /// Each process's CPU account across reads, by pid and start time (a pid reused by
+    /// a new process starts a new account).
+    accounts: std::sync::Arc<std::sync::Mutex<CpuAccounts>>,
 }
+
+/// The CPU accounts of the processes a [`ProcRoot`] has read.
+type CpuAccounts = std::collections::HashMap<(u32, u64), crate::cpu_linux::Account>;
+
+/// How many accounts a [`ProcRoot`] keeps before it drops those of processes gone.
+const ACCOUNTS_KEPT: usize = 4096;
 
 impl ProcRoot {
     /// The live `/proc`.
@@ -193,6 +202,7 @@ impl ProcRoot {
             path: path.into(),
             page_size_bytes: rustix::param::page_size() as u64,
             ticks_per_second: rustix::param::clock_ticks_per_second().max(1),
+            accounts: Default::default(),
             threads,
         }
     }
@@ -290,7 +300,7 @@ impl ProcRoot {
                 return;
             }
             let dir = self.path.join(pid.to_string());
-            match crate::cpu_linux::process_cpu_ns(&dir, &stat, self.ticks_per_second, &mut buf) {
+            match self.process_cpu_ns(&dir, &stat, &mut buf) {
                 Ok(ns) => total_ns = total_ns.saturating_add(ns),
                 Err(error) => failure = Some(error),
             }
@@ -299,6 +309,38 @@ impl ProcRoot {
             Some(error) => Err(error),
             None => Ok(total_ns as f64 / 1e9),
         }
+    }
+
+    /// A process's CPU time, nanoseconds, with its account from earlier reads.
+    fn process_cpu_ns(
+        &self,
+        dir: &Path,
+        stat: &Stat,
+        buf: &mut Vec<u8>,
+    ) -> Result<u64, SnapshotError> {
+        let key = (stat.pid, stat.start_ticks);
+        // Taken out while the process's files are read, so parallel samplers do not wait
+        // on each other; a poisoned lock only means another reader panicked.
+        let lock = || {
+            self.accounts
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        };
+        let mut account = lock().remove(&key).unwrap_or_default();
+        let ns = crate::cpu_linux::process_cpu_ns(
+            dir,
+            stat,
+            self.ticks_per_second,
+            Some(&mut account),
+            buf,
+        )?;
+        let mut accounts = lock();
+        if accounts.len() > ACCOUNTS_KEPT {
+            let root = &self.path;
+            accounts.retain(|(pid, _), _| root.join(pid.to_string()).exists());
+        }
+        accounts.insert(key, account);
+        Ok(ns)
     }
 
     /// The pids a selector names right now, without reading their memory.
@@ -383,7 +425,7 @@ impl ProcRoot {
             Ok(_) => parse::parse_cmdline(buf),
             Err(_) => String::new(),
         };
-        let cpu_ns = crate::cpu_linux::process_cpu_ns(&dir, &stat, self.ticks_per_second, buf)?;
+        let cpu_ns = self.process_cpu_ns(&dir, &stat, buf)?;
         Ok(Some(ProcessSample {
             pid: stat.pid,
             ppid: stat.ppid,
