@@ -336,6 +336,12 @@ pub struct SessionRun {
     /// The family's CPU share of one core over the idle window.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_cpu_share: Option<f64>,
+    /// When the idle window began and ended on the machine's `CLOCK_MONOTONIC`, in
+    /// nanoseconds: the clock of an outside sampler (Python's `time.monotonic_ns()`), so
+    /// `idle_cpu` can be checked against the family's `/proc` CPU totals over the same
+    /// window (`scripts/idle-cpu-check.py`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_monotonic_ns: Option<[u64; 2]>,
 }
 
 /// The least-squares slope of `y` over `x`; `None` with fewer than two distinct `x`.

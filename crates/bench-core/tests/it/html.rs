@@ -396,6 +396,7 @@ fn session_like() -> ResultFile {
             growth_bytes_per_turn: Some(1048576.0),
             idle_seconds: 2.0,
             idle_cpu_share: Some(0.031),
+            idle_monotonic_ns: None,
         });
     }
     side.metrics.insert(

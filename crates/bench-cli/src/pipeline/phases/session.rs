@@ -370,6 +370,7 @@ fn drive(
         growth_bytes_per_turn: None,
         idle_seconds: session.idle.0.as_secs_f64(),
         idle_cpu_share: None,
+        idle_monotonic_ns: None,
     };
     let mut failure = None;
     for (position, plan) in plans.iter().enumerate() {
@@ -403,20 +404,38 @@ fn drive(
     Ok(())
 }
 
+/// The idle window as measured: the family's CPU share over it and when it began and
+/// ended on `CLOCK_MONOTONIC`.
+struct IdleWindow {
+    share: f64,
+    monotonic_ns: [u64; 2],
+}
+
+/// `CLOCK_MONOTONIC` now, nanoseconds.
+fn monotonic_ns() -> u64 {
+    let now = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    (now.tv_sec as u64) * 1_000_000_000 + now.tv_nsec as u64
+}
+
 /// The family's CPU share over `window` at the prompt, the window measured as it passed.
 fn idle_share(
     terminal: &mut Terminal,
     family: Family,
     window: Duration,
-) -> Result<Option<f64>, SessionError> {
+) -> Result<Option<IdleWindow>, SessionError> {
     let before = family.cpu_seconds()?;
+    let from_ns = monotonic_ns();
     let started = Instant::now();
     terminal
         .settle(window)
         .map_err(terminal_error("waiting at the prompt for the idle window"))?;
     let after = family.cpu_seconds()?;
     let wall = started.elapsed().as_secs_f64();
-    Ok((wall > 0.0).then(|| ((after - before) / wall).max(0.0)))
+    let to_ns = monotonic_ns();
+    Ok((wall > 0.0).then(|| IdleWindow {
+        share: ((after - before) / wall).max(0.0),
+        monotonic_ns: [from_ns, to_ns],
+    }))
 }
 
 fn median(values: &[f64]) -> Option<f64> {
@@ -430,7 +449,7 @@ fn summarize(
     trial: u32,
     run: &mut SessionRun,
     failure: Option<&TurnError>,
-    idle: Result<Option<f64>, SessionError>,
+    idle: Result<Option<IdleWindow>, SessionError>,
 ) {
     let why = |missing: &str| match failure {
         Some(error) => error_chain(error),
@@ -531,9 +550,10 @@ fn summarize(
         ),
     );
     let idle = match idle {
-        Ok(Some(share)) => {
-            run.idle_cpu_share = Some(share);
-            Sample::Value(share)
+        Ok(Some(window)) => {
+            run.idle_cpu_share = Some(window.share);
+            run.idle_monotonic_ns = Some(window.monotonic_ns);
+            Sample::Value(window.share)
         }
         Ok(None) => Sample::Error(why("the idle window was empty")),
         Err(error) => Sample::Error(error_chain(&error)),
