@@ -952,12 +952,25 @@ fn check_length(path: &str, text: &str, max: usize) -> Result<(), ValidationErro
     Ok(())
 }
 
-/// Cuts `text` to at most `max` characters.
-pub(crate) fn truncate_chars(mut text: String, max: usize) -> String {
-    if let Some((index, _)) = text.char_indices().nth(max) {
-        text.truncate(index);
+/// Cuts `text` to at most `max` characters, keeping its start (what failed) and its
+/// end joined by ` … `: an error that ends with the target's last screen keeps the
+/// bottom of the screen, where the prompt and the latest output are, not the banner.
+pub(crate) fn truncate_chars(text: String, max: usize) -> String {
+    const MARK: &str = " … ";
+    let count = text.chars().count();
+    if count <= max {
+        return text;
     }
-    text
+    let mark = MARK.chars().count();
+    if max <= mark {
+        return text.chars().take(max).collect();
+    }
+    let head = max / 3;
+    let tail = max - head - mark;
+    let mut cut: String = text.chars().take(head).collect();
+    cut.push_str(MARK);
+    cut.extend(text.chars().skip(count - tail));
+    cut
 }
 
 /// Reads the `metrics` map with string keys first, so that the JSON path of an
@@ -1201,6 +1214,21 @@ mod tests {
         let cmdline = side.processes[0].cmdline.as_deref().unwrap_or_default();
         assert_eq!(cmdline.chars().count(), MAX_CMDLINE_CHARS);
         assert_eq!(side.processes[127].pid, 72);
+    }
+
+    #[test]
+    fn a_cut_error_keeps_what_failed_and_the_bottom_of_the_screen() {
+        let screen: String = (1..=40)
+            .map(|row| format!("row {row:02} of the screen\n"))
+            .collect();
+        let error = format!("turn 3: timed out; last screen:\n{screen}> the prompt");
+        let cut = truncate_chars(error, MAX_ERROR_CHARS);
+        assert_eq!(cut.chars().count(), MAX_ERROR_CHARS);
+        assert!(cut.starts_with("turn 3: timed out; last screen:"), "{cut}");
+        assert!(cut.ends_with("row 40 of the screen\n> the prompt"), "{cut}");
+        assert!(cut.contains(" … "), "{cut}");
+        assert_eq!(truncate_chars("short".into(), MAX_ERROR_CHARS), "short");
+        assert_eq!(truncate_chars("abcdef".into(), 2), "ab");
     }
 
     #[test]
