@@ -33,8 +33,15 @@ use bench_core::{Metric, Phase, Sample, Side, error_chain, record};
 use bench_term::{Key, Terminal};
 use std::time::{Duration, Instant};
 
-/// Keys of the prompt are typed this far apart: a fast typist, and no paste.
-const PROMPT_KEY_GAP: Duration = Duration::from_millis(5);
+/// Keys of the prompt are typed this far apart: a fast typist (50 keys a second), and no
+/// paste. TUIs without bracketed paste take keys closer than about 8 ms for one (codex's
+/// composer does, from 3 keys on): at 5 ms apart, codex made the Enter after a prompt a
+/// newline in its input box instead of sending the prompt.
+const PROMPT_KEY_GAP: Duration = Duration::from_millis(20);
+/// After the prompt's last key, this long before Enter, as a person pauses: a TUI that took
+/// the keys for a paste anyway (it read them late, together) turns an Enter that follows
+/// within its window (codex: 120 ms) into a newline.
+const ENTER_PAUSE: Duration = Duration::from_millis(150);
 /// Keys during a stream are typed this far apart: a person's pace.
 const TYPING_GAP: Duration = Duration::from_millis(150);
 /// How long one echo may take.
@@ -599,6 +606,9 @@ pub(crate) fn one_turn(
             .map_err(TurnError::Type)?;
         terminal.settle(PROMPT_KEY_GAP).map_err(TurnError::Type)?;
     }
+    terminal
+        .settle(ENTER_PAUSE.saturating_sub(PROMPT_KEY_GAP))
+        .map_err(TurnError::Type)?;
     let mut watch = Watch::new(origin, &terminal.screen_text(), plan);
     let cpu_before = family.cpu_seconds()?;
     let enter = terminal.elapsed().as_secs_f64();
