@@ -115,6 +115,41 @@ pub struct CompareOptions {
     /// Whether the sides' trials were interleaved, when the caller knows; `None`:
     /// told from the trials' start times ([`Interleaving::of`]).
     pub interleaving: Option<Interleaving>,
+    /// The spread of one run's own offset (log scale) when the sides were not
+    /// interleaved, by nature, overriding [`Nature::drift_spread`]: the machine's drift
+    /// between runs, which depends on the machine. `--drift` sets it.
+    #[serde(skip_serializing_if = "DriftSpread::is_default")]
+    pub drift: DriftSpread,
+}
+
+/// The drift spreads a comparison of separate runs uses, one per nature; `None`:
+/// the nature's default ([`Nature::drift_spread`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+pub struct DriftSpread {
+    /// Wall times.
+    pub timing: Option<f64>,
+    /// CPU times.
+    pub cpu: Option<f64>,
+    /// Memory.
+    pub memory: Option<f64>,
+}
+
+impl DriftSpread {
+    /// Whether every nature keeps its default.
+    pub fn is_default(&self) -> bool {
+        *self == DriftSpread::default()
+    }
+
+    /// The spread for metrics of `nature` (0 for exact sizes, which do not drift).
+    pub fn of(&self, nature: Nature) -> f64 {
+        let set = match nature {
+            Nature::Exact => return 0.0,
+            Nature::Timing => self.timing,
+            Nature::Cpu => self.cpu,
+            Nature::Memory => self.memory,
+        };
+        set.unwrap_or_else(|| nature.drift_spread())
+    }
 }
 
 impl Default for CompareOptions {
@@ -129,6 +164,7 @@ impl Default for CompareOptions {
             // "clibench" in ASCII.
             seed: 0x636c_6962_656e_6368,
             interleaving: None,
+            drift: DriftSpread::default(),
         }
     }
 }
@@ -745,7 +781,7 @@ impl Measured {
         let drift = if interleaving == Interleaving::Interleaved {
             0.0
         } else {
-            metric.nature().drift_spread()
+            options.drift.of(metric.nature())
         };
         let test = noisy
             .then(|| significance::welch_between_runs(base_values, candidate_values, drift))

@@ -9,7 +9,7 @@ use crate::exit::{FAILURE, input_error};
 use anyhow::Context;
 use bench_core::compare::{CompareOptions, compare};
 use bench_core::export::{bmf, github_benchmark, text};
-use bench_core::{Format, Metric};
+use bench_core::{Format, Metric, Nature};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -20,6 +20,7 @@ Examples:
   clibench compare base/result.json candidate/result.json
   clibench compare base.json candidate.json --noise 0.1 --fail-on-regression
   clibench compare base.json candidate.json --noise 0.1 --noise cold=0.05
+  clibench compare run1/result.json run2/result.json --drift timing=0.05
   clibench compare base.json candidate.json --export-markdown comment.md
   clibench compare base.json candidate.json --export-html comparison.html
   clibench compare base.json candidate.json --format json > comparison.json
@@ -52,6 +53,13 @@ pub struct Args {
     /// kind: timing and CPU 0.03, memory 0.02, sizes 0.01 and 64 KiB]
     #[arg(long, value_parser = parse_noise, value_name = "[METRIC=]FRACTION")]
     noise: Vec<Noise>,
+    /// For results of separate runs (not interleaved): the spread of one run's own
+    /// offset on the log scale, for every kind or one as KIND=SPREAD (timing, cpu,
+    /// memory); repeatable. The defaults were measured on busy shared 2-core VMs; a
+    /// quiet machine drifts less (docs/verdicts.md tells how to measure yours).
+    /// [default: timing 0.22, cpu 0.06, memory 0.02]
+    #[arg(long, value_parser = parse_drift, value_name = "[KIND=]SPREAD")]
+    drift: Vec<Drift>,
     /// Output: a table on stderr, or markdown, json, csv or html on stdout.
     #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
     format: OutputFormat,
@@ -94,7 +102,7 @@ impl TryFrom<Args> for Settings {
         Ok(Settings {
             base: args.base,
             candidate: args.candidate,
-            options: options(&args.noise)?,
+            options: with_drift(options(&args.noise)?, &args.drift)?,
             format: args.format,
             export_markdown: args.export_markdown,
             export_bmf: args.export_bmf,
@@ -103,6 +111,74 @@ impl TryFrom<Args> for Settings {
             fail_on_regression: args.fail_on_regression,
         })
     }
+}
+
+/// One `--drift` value: every kind's spread, or one kind's.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Drift {
+    kind: Option<Nature>,
+    spread: f64,
+}
+
+pub(super) fn parse_drift(text: &str) -> Result<Drift, String> {
+    let spread = |text: &str| -> Result<f64, String> {
+        let spread: f64 = text
+            .parse()
+            .map_err(|_| format!("`{text}` is not a number"))?;
+        if !(0.0..=1.0).contains(&spread) {
+            return Err(format!(
+                "{spread} is outside 0..1 (0.1: one run is typically 10% slower or faster than another)"
+            ));
+        }
+        Ok(spread)
+    };
+    let Some((kind, value)) = text.split_once('=') else {
+        return Ok(Drift {
+            kind: None,
+            spread: spread(text)?,
+        });
+    };
+    let kind = match kind.trim() {
+        "timing" => Nature::Timing,
+        "cpu" => Nature::Cpu,
+        "memory" => Nature::Memory,
+        other => {
+            return Err(format!(
+                "`{other}` is not a kind of metric with drift: timing, cpu or memory"
+            ));
+        }
+    };
+    Ok(Drift {
+        kind: Some(kind),
+        spread: spread(value.trim())?,
+    })
+}
+
+/// `options` with every `--drift`: each kind set at most once.
+pub(super) fn with_drift(
+    mut options: CompareOptions,
+    drift: &[Drift],
+) -> anyhow::Result<CompareOptions> {
+    for value in drift {
+        let kinds = match value.kind {
+            Some(kind) => vec![kind],
+            None => vec![Nature::Timing, Nature::Cpu, Nature::Memory],
+        };
+        for kind in kinds {
+            let slot = match kind {
+                Nature::Timing => &mut options.drift.timing,
+                Nature::Cpu => &mut options.drift.cpu,
+                _ => &mut options.drift.memory,
+            };
+            if slot.replace(value.spread).is_some() {
+                return Err(input_error(format!(
+                    "--drift sets the {} spread twice",
+                    kind.name()
+                )));
+            }
+        }
+    }
+    Ok(options)
 }
 
 /// One `--noise` value: the global floor or one metric's.
@@ -248,6 +324,33 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn drift_sets_every_kind_or_one_and_each_once() {
+        let all = with_drift(CompareOptions::default(), &[parse_drift("0.05").unwrap()]).unwrap();
+        assert_eq!(all.drift.of(Nature::Timing), 0.05);
+        assert_eq!(all.drift.of(Nature::Memory), 0.05);
+        assert_eq!(all.drift.of(Nature::Exact), 0.0);
+        let one = with_drift(
+            CompareOptions::default(),
+            &[parse_drift("cpu=0.01").unwrap()],
+        )
+        .unwrap();
+        assert_eq!(one.drift.of(Nature::Cpu), 0.01);
+        assert_eq!(one.drift.of(Nature::Timing), Nature::Timing.drift_spread());
+        let twice = [
+            parse_drift("0.1").unwrap(),
+            parse_drift("timing=0.2").unwrap(),
+        ];
+        let error = with_drift(CompareOptions::default(), &twice).unwrap_err();
+        assert!(error.to_string().contains("timing spread twice"), "{error}");
+        assert!(
+            parse_drift("bundle=0.1")
+                .unwrap_err()
+                .contains("timing, cpu or memory")
+        );
+        assert!(parse_drift("2").unwrap_err().contains("outside 0..1"));
+    }
 
     #[test]
     fn noise_must_be_a_fraction_below_one() {
