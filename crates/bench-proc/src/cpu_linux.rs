@@ -98,7 +98,11 @@ fn threads_run_ns(dir: &Path, buf: &mut Vec<u8>) -> Result<Vec<(u32, u64)>, Snap
     };
     let mut threads = Vec::new();
     for entry in entries.flatten() {
-        let Some(tid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+        let Some(tid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
             continue;
         };
         let path = entry.path().join("schedstat");
@@ -160,8 +164,14 @@ mod tests {
         let mut account = Account::default();
         let mut read = |live: &[(u32, u64)], ticks: u64| {
             threads(dir.path(), live);
-            process_cpu_ns(dir.path(), &stat(ticks, 0, 0, 0), 100, Some(&mut account), &mut buf)
-                .unwrap()
+            process_cpu_ns(
+                dir.path(),
+                &stat(ticks, 0, 0, 0),
+                100,
+                Some(&mut account),
+                &mut buf,
+            )
+            .unwrap()
         };
         // 25 ms of an exited worker before the first read: stat has 12 ticks (120 ms)
         // for the main thread's 95.5 ms and the worker.
@@ -183,7 +193,13 @@ mod tests {
     fn a_vanished_process_falls_back_to_its_stat() {
         let dir = tempfile::tempdir().unwrap();
         let mut buf = Vec::new();
-        let ns = process_cpu_ns(&dir.path().join("gone"), &stat(2, 1, 0, 0), 100, None, &mut buf);
+        let ns = process_cpu_ns(
+            &dir.path().join("gone"),
+            &stat(2, 1, 0, 0),
+            100,
+            None,
+            &mut buf,
+        );
         assert_eq!(ns.unwrap(), 30_000_000);
     }
 
