@@ -689,15 +689,15 @@ pub fn compare(base: &Side, candidate: &Side, options: &CompareOptions) -> Compa
         match (base_stats, candidate_stats) {
             (None, None) => {}
             (Some(b), Some(c)) if b.n() > 0 && c.n() > 0 => {
-                measured.push(Measured::new(
-                    metric,
-                    b,
-                    c,
-                    &base.values(metric),
-                    &candidate.values(metric),
-                    interleaving,
-                    options,
-                ));
+                let pairs = (interleaving == Interleaving::Interleaved)
+                    .then(|| trial_pairs(base, candidate, metric))
+                    .flatten();
+                let values = SideValues {
+                    base: base.values(metric),
+                    candidate: candidate.values(metric),
+                    pairs,
+                };
+                measured.push(Measured::new(metric, b, c, &values, interleaving, options));
             }
             (b, c) => missing.push(MissingMetric {
                 metric,
@@ -748,13 +748,44 @@ struct Measured {
     test: Option<significance::Welch>,
 }
 
+/// The metric's values of interleaved sides as pairs of the same trial (base, candidate),
+/// in trial order; `None` unless every trial of either side has exactly one value and the
+/// other side that trial too (then the paired test applies; otherwise Welch's).
+fn trial_pairs(base: &Side, candidate: &Side, metric: Metric) -> Option<(Vec<f64>, Vec<f64>)> {
+    let by_trial = |side: &Side| -> Option<BTreeMap<u32, f64>> {
+        let mut values = BTreeMap::new();
+        for sample in side.metrics.get(&metric).into_iter().flatten() {
+            if let Some(value) = sample.value
+                && values.insert(sample.trial, value).is_some()
+            {
+                return None;
+            }
+        }
+        Some(values)
+    };
+    let (base, candidate) = (by_trial(base)?, by_trial(candidate)?);
+    if base.len() < 2 || !base.keys().eq(candidate.keys()) {
+        return None;
+    }
+    Some((
+        base.values().copied().collect(),
+        candidate.values().copied().collect(),
+    ))
+}
+
+/// One metric's values on both sides, and as trial pairs when the test may pair them.
+struct SideValues {
+    base: Vec<f64>,
+    candidate: Vec<f64>,
+    pairs: Option<(Vec<f64>, Vec<f64>)>,
+}
+
 impl Measured {
     fn new(
         metric: Metric,
         base: MetricStats,
         candidate: MetricStats,
-        base_values: &[f64],
-        candidate_values: &[f64],
+        values: &SideValues,
         interleaving: Interleaving,
         options: &CompareOptions,
     ) -> Measured {
@@ -769,8 +800,8 @@ impl Measured {
         // Each metric gets its own stream, so adding a metric never changes another's interval.
         let seed = options.seed ^ (metric as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let (low, high) = bootstrap_ratio_interval(
-            base_values,
-            candidate_values,
+            &values.base,
+            &values.candidate,
             options.resamples,
             options.confidence,
             seed,
@@ -784,7 +815,12 @@ impl Measured {
             options.drift.of(metric.nature())
         };
         let test = noisy
-            .then(|| significance::welch_between_runs(base_values, candidate_values, drift))
+            .then(|| match &values.pairs {
+                Some((base_pairs, candidate_pairs)) => {
+                    significance::paired(base_pairs, candidate_pairs)
+                }
+                None => significance::welch_between_runs(&values.base, &values.candidate, drift),
+            })
             .flatten();
         Measured {
             metric,
@@ -1434,13 +1470,16 @@ mod tests {
                 .detectable
                 .unwrap()
         };
-        // Three trials a side can decide only a large change: with a 3.3% standard
-        // deviation, (qt(0.975, 4) + qt(0.8, 4)) · 0.033 · √(2/3) is about +10%,
-        // three times what ten such trials a side could see.
-        let three = detect(noisy(3, 0.1), noisy(3, 0.1));
+        // The candidate's trials in reverse order: their pairs with the base differ, as
+        // interleaved trials of a noisy metric do.
+        let reversed = |values: Vec<f64>| values.into_iter().rev().collect::<Vec<f64>>();
+        // Three trials a side can decide only a large change: with pair differences of
+        // a 6.7% standard deviation, (qt(0.975, 2) + qt(0.8, 2)) · 0.067 / √3 is about
+        // +22%, several times what ten such pairs could see.
+        let three = detect(noisy(3, 0.1), reversed(noisy(3, 0.1)));
         assert!(three.is_finite() && three > 0.09, "{three}");
         assert!(
-            three > 2.5 * detect(noisy(10, 0.1), noisy(10, 0.1)),
+            three > 2.5 * detect(noisy(10, 0.1), reversed(noisy(10, 0.1))),
             "{three}"
         );
         // One trial a side: no spread, nothing could have been detected.
@@ -1454,8 +1493,8 @@ mod tests {
                 .detectable,
             Some(f64::INFINITY)
         );
-        let ten = detect(noisy(10, 0.2), noisy(10, 0.2));
-        let thirty = detect(noisy(30, 0.2), noisy(30, 0.2));
+        let ten = detect(noisy(10, 0.2), reversed(noisy(10, 0.2)));
+        let thirty = detect(noisy(30, 0.2), reversed(noisy(30, 0.2)));
         assert!(ten.is_finite() && ten > 0.05, "{ten}");
         assert!(thirty < ten, "{thirty} {ten}");
         // Never below the threshold, which no change under it passes.

@@ -308,11 +308,12 @@ mod tests {
                 trial,
                 Sample::Value(1.0 + 4.0 * jitter),
             );
+            // Its partner trial differs: warm's pairs are noisy.
             record(
                 &mut head,
                 Metric::Warm,
                 trial,
-                Sample::Value(1.0 + 4.0 * jitter),
+                Sample::Value(1.0 + 4.0 * f64::from((trial + 2) % 5) * 0.02),
             );
             record(
                 &mut base,

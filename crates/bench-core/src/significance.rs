@@ -14,6 +14,14 @@
 //! which Holm over a few metrics never lets pass. Values that are not all positive
 //! (a count that can be 0) are tested as they are.
 //!
+//! # Interleaved trials are pairs
+//! `ab` runs base and head trial k next to each other (ABBA order), so whatever the
+//! machine did to one it mostly did to the other: a load that makes both 20% slower
+//! for a minute is, to Welch's test, spread it must see through, and it hides a 10%
+//! change. [`paired`] tests the per-pair log ratios instead (Student's paired t-test,
+//! n − 1 degrees of freedom): the common part cancels. `compare` uses it when the sides
+//! were interleaved and every trial of one side has its partner in the other.
+//!
 //! # The family
 //! A comparison asks the same question of about 25 metrics; at 5% each, most A/A
 //! comparisons would find something. [`holm`] adjusts the p-values so that the
@@ -41,7 +49,8 @@
 /// The power [`Welch::detectable_change`] is computed for.
 pub const POWER: f64 = 0.80;
 
-/// Welch's t-test of one metric's two sides.
+/// A t-test of one metric's two sides: Welch's ([`welch`]) or the paired test of
+/// interleaved trials ([`paired`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Welch {
     /// Whether the test was made on the logs of the values (all of them positive).
@@ -50,7 +59,7 @@ pub struct Welch {
     pub difference: f64,
     /// The standard error of [`difference`](Self::difference).
     pub standard_error: f64,
-    /// The Welch–Satterthwaite degrees of freedom.
+    /// The degrees of freedom: Welch–Satterthwaite's, or pairs − 1.
     pub df: f64,
     /// The two-sided p-value of "no change".
     pub p_value: f64,
@@ -64,6 +73,49 @@ pub struct Welch {
 /// without spread have p = 1; different ones without spread p = 0.
 pub fn welch(base: &[f64], candidate: &[f64]) -> Option<Welch> {
     welch_between_runs(base, candidate, 0.0)
+}
+
+/// Student's paired t-test of `candidate[i]` against `base[i]` (the same trial of two
+/// interleaved sides), on log values when every value is positive: the mean of the
+/// per-pair differences over its standard error, n − 1 degrees of freedom. `None` with
+/// fewer than two pairs with finite values or sides of different lengths.
+pub fn paired(base: &[f64], candidate: &[f64]) -> Option<Welch> {
+    if base.len() != candidate.len() {
+        return None;
+    }
+    let pairs: Vec<(f64, f64)> = base
+        .iter()
+        .zip(candidate)
+        .map(|(&b, &c)| (b, c))
+        .filter(|(b, c)| b.is_finite() && c.is_finite())
+        .collect();
+    if pairs.len() < 2 {
+        return None;
+    }
+    let log_scale = pairs.iter().all(|&(b, c)| b > 0.0 && c > 0.0);
+    let scale = |v: f64| if log_scale { v.ln() } else { v };
+    let differences: Vec<f64> = pairs.iter().map(|&(b, c)| scale(c) - scale(b)).collect();
+    let bases: Vec<f64> = pairs.iter().map(|&(b, _)| scale(b)).collect();
+    let n = differences.len() as f64;
+    let (difference, variance) = mean_and_variance(&differences);
+    let (base_mean, _) = mean_and_variance(&bases);
+    let standard_error = (variance / n).sqrt();
+    let df = n - 1.0;
+    let p_value = if standard_error > 0.0 {
+        t_two_sided(difference / standard_error, df)
+    } else if difference == 0.0 {
+        1.0
+    } else {
+        0.0
+    };
+    Some(Welch {
+        log_scale,
+        difference,
+        standard_error,
+        df,
+        p_value,
+        base_mean,
+    })
 }
 
 /// [`welch`] for sides measured in two separate runs, each with its own offset of
@@ -364,6 +416,30 @@ pub fn normal_quantile(p: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pairs_see_through_a_load_both_sides_of_a_pair_shared() {
+        // The machine's load multiplies both trials of a pair by up to 1.6; head is 5%
+        // slower within every pair, give or take 1%.
+        let load = [1.0, 1.3, 0.9, 1.6, 1.1, 1.0, 1.4, 0.95, 1.2, 1.05];
+        let base: Vec<f64> = load.iter().map(|l| 0.2 * l).collect();
+        let head: Vec<f64> = load
+            .iter()
+            .enumerate()
+            .map(|(i, l)| 0.2 * l * (1.05 + 0.01 * ((i % 3) as f64 - 1.0)))
+            .collect();
+        let unpaired = welch(&base, &head).unwrap();
+        let pairs = paired(&base, &head).unwrap();
+        assert!(unpaired.p_value > 0.3, "{unpaired:?}");
+        assert!(pairs.p_value < 1e-6, "{pairs:?}");
+        assert_eq!(pairs.df, 9.0);
+        assert!((pairs.difference - 1.05f64.ln()).abs() < 0.005, "{pairs:?}");
+        // It could detect under 3%, where Welch's test sees only changes over 25%.
+        assert!(pairs.detectable_change(0.05) < 0.03, "{pairs:?}");
+        assert!(unpaired.detectable_change(0.05) > 0.25, "{unpaired:?}");
+        // Sides of different lengths are no pairs.
+        assert!(paired(&base, &head[1..]).is_none());
+    }
     use crate::rng::SplitMix64;
 
     #[test]
