@@ -497,4 +497,9 @@ fn gemini_is_ready_only_once_its_banner_is_drawn() {
     );
     assert!(!pattern.is_match(box_only), "{pattern}");
     assert!(pattern.is_match(&whole), "{pattern}");
+    // A later start (the staircase's second instance) has no tips.
+    let later = format!(
+        " ▝▜▄     Gemini CLI v0.61.0\n  ▗▟▀    Authenticated with gemini-api-key /auth\n{box_only}"
+    );
+    assert!(pattern.is_match(&later), "{pattern}");
 }
