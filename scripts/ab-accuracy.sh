@@ -19,7 +19,9 @@
 # (5 a side), PHASES (prepare,install,measure), STARTUP_DELAY_MS (300), WORK (a temp dir),
 # HOG_AFTER (seconds after the first measure trial starts; default: measured from an A/A),
 # DELAY_PERCENT (when set, STARTUP_DELAY_MS is this percent of the cold median of an A/A
-# probe: DELAY_PERCENT=10 is the +10% case), MAX_TRIALS (20, for auto).
+# probe: DELAY_PERCENT=10 is the +10% case), MAX_TRIALS (20, for auto), REGRESSION (sleep:
+# head waits STARTUP_DELAY_MS before drawing, DEMO_AGENT_STARTUP_DELAY_MS; work: it computes
+# for that many ms of CPU, DEMO_AGENT_STARTUP_WORK_MS, which cold_cpu sees too).
 #
 # Prints one line per repetition and a summary per experiment; every run's folder is kept
 # under WORK for inspection. Timing numbers depend on the machine and its neighbours.
@@ -32,6 +34,12 @@ PHASES=${PHASES:-prepare,install,measure}
 STARTUP_DELAY_MS=${STARTUP_DELAY_MS:-300}
 DELAY_PERCENT=${DELAY_PERCENT:-}
 MAX_TRIALS=${MAX_TRIALS:-20}
+REGRESSION=${REGRESSION:-sleep}
+case $REGRESSION in
+    sleep) KNOB=DEMO_AGENT_STARTUP_DELAY_MS ;;
+    work) KNOB=DEMO_AGENT_STARTUP_WORK_MS ;;
+    *) echo "REGRESSION is sleep or work, not $REGRESSION" >&2; exit 2 ;;
+esac
 WORK=${WORK:-$(mktemp -d /tmp/ab-accuracy.XXXXXX)}
 MODE=${1:-all}
 
@@ -85,7 +93,7 @@ ab() {
     local all=$WORK/ab.verdicts
     : >"$all"
     for rep in $(seq 1 "$REPS"); do
-        run_ab "$WORK/ab-$rep" --head "measure.env.DEMO_AGENT_STARTUP_DELAY_MS=$STARTUP_DELAY_MS"
+        run_ab "$WORK/ab-$rep" --head "measure.env.$KNOB=$STARTUP_DELAY_MS"
         verdicts "$WORK/ab-$rep" | tee -a "$all" | awk -v rep="$rep" '
             {v[$1] = $2 " " $3}
             END {print "ab " rep ": cold " v["cold"] ", warm " v["warm"] ", rss " v["rss"] ", pss " v["pss"]}'
@@ -182,7 +190,7 @@ auto() {
             local out=$WORK/auto-$kind-$rep
             if [ "$kind" = ab ]; then
                 TRIALS=auto run_ab "$out" --max-trials "$MAX_TRIALS" \
-                    --head "measure.env.DEMO_AGENT_STARTUP_DELAY_MS=$STARTUP_DELAY_MS"
+                    --head "measure.env.$KNOB=$STARTUP_DELAY_MS"
             else
                 TRIALS=auto run_ab "$out" --max-trials "$MAX_TRIALS"
             fi
@@ -202,7 +210,7 @@ cpuhog() {
         local out=$WORK/cpuhog-$rep
         nice -n 0 sh -c 'while :; do :; done' &
         local hog=$!
-        run_ab "$out" --head "measure.env.DEMO_AGENT_STARTUP_DELAY_MS=$STARTUP_DELAY_MS"
+        run_ab "$out" --head "measure.env.$KNOB=$STARTUP_DELAY_MS"
         # Stop the hog this experiment started, by its pid.
         kill "$hog" 2>/dev/null || true
         wait "$hog" 2>/dev/null || true

@@ -23,7 +23,8 @@ and its output goes back to the model, and the history is kept for the next mess
 during a turn cancels it. Without the variable a chat line says "no model configured".
 Two knobs make regressions to see offline: `DEMO_AGENT_LEAK_BYTES_PER_TURN=N` keeps (and
 touches) N more bytes after every chat turn, and `DEMO_AGENT_RENDER_DELAY_MS=N` sleeps N ms
-before drawing each streamed chunk.
+before drawing each streamed chunk. `DEMO_AGENT_STARTUP_WORK_MS=N` is a start-up regression
+in CPU: it computes for N ms of its own CPU time before drawing (where the delay sleeps).
 
 Flags for fault tests: `--never-ready` (paints, enters raw mode, never shows input),
 `--crash-after SECONDS` (exits with status 3 before it is ready), `--no-daemon`, and
@@ -668,7 +669,8 @@ def tui(args: list[str]) -> int:
     delay_ms = startup_delay_ms()
     render_delay_ms = millis_knob("DEMO_AGENT_RENDER_DELAY_MS")
     leak_bytes = millis_knob("DEMO_AGENT_LEAK_BYTES_PER_TURN")
-    if delay_ms is None or render_delay_ms is None or leak_bytes is None:
+    work_ms = millis_knob("DEMO_AGENT_STARTUP_WORK_MS")
+    if delay_ms is None or render_delay_ms is None or leak_bytes is None or work_ms is None:
         return 2
     wake_read, wake_write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
     chat = None
@@ -688,6 +690,12 @@ def tui(args: list[str]) -> int:
         # A knob for seeing a regression offline: a slower start-up, same memory. It waits
         # in raw mode, so that nothing typed meanwhile is echoed by the terminal.
         time.sleep(delay_ms / 1000.0)
+        # And one in CPU: N ms of this process's own CPU time, however long the machine
+        # makes that take.
+        until = time.process_time() + work_ms / 1000.0
+        spin = 0
+        while time.process_time() < until:
+            spin += 1
         row, col = screen.query()
         if crash_after is not None:
             screen.write("demo-agent: starting...")
