@@ -78,7 +78,12 @@ pub(crate) fn name_of(uid: u32) -> String {
 
 /// The user name clibench gives install `install` of run `run_id`.
 pub fn user_name(run_id: &str, install: u32) -> String {
-    format!("clibench-{run_id}-{install}")
+    format!("{}{install}", user_prefix(run_id))
+}
+
+/// What the names of run `run_id`'s users start with, before the install number.
+fn user_prefix(run_id: &str) -> String {
+    format!("clibench-{run_id}-")
 }
 
 /// The passwd comment clibench writes on the users of run `run_id`.
@@ -516,13 +521,12 @@ pub fn remove_users_of_dead_run(
     ledger: &mut UidLedger,
     run_id: &str,
 ) -> Result<Vec<String>, UserError> {
-    let prefix = user_name(run_id, 0);
-    let prefix = prefix.trim_end_matches('0');
+    let prefix = user_prefix(run_id);
     let mut removed = Vec::new();
     for entry in passwd()? {
         let Some(install) = entry
             .name
-            .strip_prefix(prefix)
+            .strip_prefix(prefix.as_str())
             .and_then(|n| n.parse::<u32>().ok())
         else {
             continue;
