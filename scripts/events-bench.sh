@@ -74,8 +74,9 @@ startup)
     python3 - "$OUT" <<'PY'
 import json, sys, glob, statistics
 out = sys.argv[1]
-ours = [r["ready_seconds"] for p in glob.glob(out + "/startup-clibench-*.json")
-        for r in json.load(open(p))["runs"] if r["ready_seconds"] is not None]
+# `startup --export-json` writes a result file: the times are side.metrics.ready.
+ours = [s["value"] for p in glob.glob(out + "/startup-clibench-*.json")
+        for s in json.load(open(p))["side"]["metrics"]["ready"] if s.get("value") is not None]
 theirs = [t for p in glob.glob(out + "/startup-hyperfine-*.json")
           for t in json.load(open(p))["results"][0]["times"]]
 a, b = statistics.median(ours), statistics.median(theirs)

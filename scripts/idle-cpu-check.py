@@ -5,16 +5,22 @@
 
 Runs the clibench command and, while it runs, reads every 5 ms the CPU totals of every
 process of the run's trial users (`clibench-RUNID-N` in /etc/passwd, RUNID from
-OUT/state.json; as root those users own the agent's family and nothing else): `utime + stime` from /proc/PID/stat (clock ticks) and
-the first field of /proc/PID/schedstat (nanoseconds on a CPU), each with
-`time.monotonic_ns()`. For every session trial of OUT/result.json, the window is the scans
-inside `idle_monotonic_ns` (the same clock: the first scan after it began to the last before
-it ended, at most 5 ms in from each edge), a process born inside it counted from zero, and
-the script prints
-clibench's share of a core next to the share from /proc/PID/stat and from schedstat over
-that window. The stat share is exact only to a tick per process (10 ms over the window:
-0.3 percentage points per process over 3 s); schedstat is what clibench reads, from another
-reader.
+OUT/state.json; as root those users own the agent's family and nothing else), each with
+`time.monotonic_ns()`:
+
+- `utime + stime` from /proc/PID/stat: clock ticks, every thread of the process, those
+  that exited too;
+- the sum over its live threads of /proc/PID/task/TID/schedstat's first field:
+  nanoseconds on a CPU.
+
+For every session trial of OUT/result.json the window is the scans inside
+`idle_monotonic_ns` (the same clock: from the first scan after it began to the last before
+it ended, at most 5 ms in from each edge); a process born inside it counts from zero. The
+script prints clibench's share of a core next to the share from /proc/PID/stat and from
+schedstat over that window. The stat share is exact only to a tick per process (10 ms over
+the window: 0.3 percentage points per process over 3 s); schedstat is what clibench reads,
+from another reader. IDLE_CPU_CHECK_VERBOSE=1 names every process that used more than 1 ms
+in a window.
 
 Standard library only; Linux; as root (the trial users' /proc files).
 """
@@ -60,7 +66,13 @@ def read(pid: str):
         stat = open(f"/proc/{pid}/stat").read()
         fields = stat[stat.rindex(")") + 2 :].split()
         ticks = int(fields[11]) + int(fields[12])
-        ns = int(open(f"/proc/{pid}/schedstat").read().split()[0])
+        # Every thread's: /proc/PID/schedstat is the main thread's alone.
+        ns = 0
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            try:
+                ns += int(open(f"/proc/{pid}/task/{tid}/schedstat").read().split()[0])
+            except (OSError, ValueError, IndexError):
+                pass
         return uid, ticks, ns
     except (OSError, ValueError, IndexError):
         return None

@@ -70,11 +70,21 @@ def prompted_turns(script: dict) -> list[dict]:
     return turns
 
 
+class Screen(pyte.Screen if "pyte" in globals() else object):
+    """pyte's screen, tolerant of the private-marker SGR sequences agents send (`CSI > 4 ; 0 m`,
+    xterm's modifyOtherKeys), which pyte's parser passes on with `private=True` and its own
+    screen then refuses; they set no visible attribute, so they are dropped."""
+
+    def select_graphic_rendition(self, *attrs, private=False, **kwargs):
+        if not private:
+            super().select_graphic_rendition(*attrs)
+
+
 def replay(cast_path: str):
     """(time, squashed screen) after every output event, and the times of each Enter."""
     with open(cast_path) as stream:
         header = json.loads(stream.readline())
-        screen = pyte.Screen(header["width"], header["height"])
+        screen = Screen(header["width"], header["height"])
         feed = pyte.ByteStream(screen)
         screens, enters = [], []
         for line in stream:
