@@ -816,11 +816,9 @@ impl Measured {
         };
         let test = noisy
             .then(|| match &values.pairs {
-                Some((base_pairs, candidate_pairs)) => significance::paired_between_sides(
-                    base_pairs,
-                    candidate_pairs,
-                    metric.nature().side_spread(),
-                ),
+                Some((base_pairs, candidate_pairs)) => {
+                    significance::paired(base_pairs, candidate_pairs)
+                }
                 None => significance::welch_between_runs(&values.base, &values.candidate, drift),
             })
             .flatten();

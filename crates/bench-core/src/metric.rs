@@ -68,22 +68,6 @@ impl Nature {
         }
     }
 
-    /// The standard deviation of one side's own offset (log scale) even when the two
-    /// sides were interleaved: each side of an `ab` is its own install (its own user,
-    /// home and files), and a side as a whole can run a little faster or slower than
-    /// the other however its trials are paired. Measured from 20 A/A `ab` runs of the
-    /// demo (10 trials a side, load 1 to 2 on a 2-core VM): the squared mean log ratio
-    /// of the pairs exceeded its sampling variance by 2 × this squared (cold 0.015,
-    /// cold_cpu 0.019, warm_cpu 0.007, warm none, pss 0.0005); see `docs/verdicts.md`.
-    pub fn side_spread(self) -> f64 {
-        match self {
-            Nature::Exact => 0.0,
-            Nature::Timing => 0.015,
-            Nature::Cpu => 0.02,
-            Nature::Memory => 0.0005,
-        }
-    }
-
     /// The standard deviation of one run's own offset (on the log scale) when two
     /// sides were not interleaved: a run as a whole is slower or faster than another
     /// by the machine's load while it ran, which more trials of it do not average

@@ -80,14 +80,6 @@ pub fn welch(base: &[f64], candidate: &[f64]) -> Option<Welch> {
 /// per-pair differences over its standard error, n − 1 degrees of freedom. `None` with
 /// fewer than two pairs with finite values or sides of different lengths.
 pub fn paired(base: &[f64], candidate: &[f64]) -> Option<Welch> {
-    paired_between_sides(base, candidate, 0.0)
-}
-
-/// [`paired`] for sides that each carry their own offset of standard deviation
-/// `side_spread` (relative, the log scale's), which pairing cannot cancel: it adds
-/// `2 · side_spread²` to the variance of the mean difference, taken as known (the
-/// degrees of freedom stay n − 1). On raw values the spread is scaled by the base's mean.
-pub fn paired_between_sides(base: &[f64], candidate: &[f64], side_spread: f64) -> Option<Welch> {
     if base.len() != candidate.len() {
         return None;
     }
@@ -107,12 +99,7 @@ pub fn paired_between_sides(base: &[f64], candidate: &[f64], side_spread: f64) -
     let n = differences.len() as f64;
     let (difference, variance) = mean_and_variance(&differences);
     let (base_mean, _) = mean_and_variance(&bases);
-    let spread = if log_scale {
-        side_spread
-    } else {
-        side_spread * base_mean.abs()
-    };
-    let standard_error = (variance / n + 2.0 * spread * spread).sqrt();
+    let standard_error = (variance / n).sqrt();
     let df = n - 1.0;
     let p_value = if standard_error > 0.0 {
         t_two_sided(difference / standard_error, df)
