@@ -270,8 +270,11 @@ mod tests {
     fn no_change_goes_on_past_the_look_and_a_spent_budget_stops_it() {
         let dir = tempfile::tempdir().unwrap();
         let noisy = [1.0, 1.3, 0.8, 1.1, 0.9, 1.25];
+        // The same values in another order: no change, but pairs that differ (equal
+        // pairs would be a certain "no change", decided at once).
+        let shuffled = [1.25, 0.8, 1.3, 0.9, 1.1, 1.0];
         write(&dir.path().join("base.json"), &noisy, "b");
-        write(&dir.path().join("head.json"), &noisy, "h");
+        write(&dir.path().join("head.json"), &shuffled, "h");
         let gate = gate(dir.path(), None);
         for trial in 0..=6 {
             assert!(gate.allow(step(Phase::Measure, trial)), "{trial}");
