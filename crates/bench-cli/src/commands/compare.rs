@@ -27,8 +27,9 @@ Examples:
   clibench compare base.json candidate.json --export-bmf bmf.json
   clibench compare base.json candidate.json --export-github-benchmark b.json
 
-Timing, CPU and memory change when Welch's t-test on the logs finds the change
-(Holm-adjusted over every tested metric, so an A/A comparison shows any verdict
+Timing, CPU and memory change when a t-test on the logs finds the change (paired
+trial by trial for interleaved sides, else Welch's; Holm-adjusted over every
+tested metric, so an A/A comparison shows any verdict
 at most 5% of the time) and it exceeds the metric's threshold (--noise;
 defaults: timing and CPU 3%, memory 2%); they need two samples a side (else `1
 sample, no verdict`). Each row says what change it could have detected: with 3

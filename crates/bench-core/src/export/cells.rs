@@ -135,8 +135,14 @@ pub(crate) fn rule(comparison: &Comparison) -> String {
     if !own.is_empty() {
         thresholds.push_str(&format!(" ({})", own.join(", ")));
     }
+    // Interleaved trials are tested pair by pair where every trial has its partner.
+    let test = if drift {
+        "Welch's t-test on the logs"
+    } else {
+        "a t-test on the logs (paired trial by trial, else Welch's)"
+    };
     format!(
-        "a change counts when Welch's t-test on the logs finds it (Holm-adjusted over {} at a \
+        "a change counts when {test} finds it (Holm-adjusted over {} at a \
          family false-alarm rate of {}%) and it exceeds {thresholds}{}; sizes are exact: \
          every byte is reported, beyond {} and {}% it counts",
         plural(comparison.tested, "tested metric", "tested metrics"),
