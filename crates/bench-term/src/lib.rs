@@ -49,6 +49,7 @@ mod queries;
 pub mod ready;
 mod screen;
 mod session_linux;
+mod signals_linux;
 mod terminal;
 mod transcript;
 

@@ -98,13 +98,14 @@ pub(crate) fn spawn(pty: &Pty, options: &SpawnOptions) -> Result<Child, TermErro
     // Prepared here: the closure below runs between fork and exec, where it must not allocate.
     let identity = options.user.as_ref().map(bench_proc::Identity::switch);
     // SAFETY: the closure runs in the forked child before exec and only makes raw
-    // system calls (setsid, ioctl, close_range or fcntl, setgroups, setgid, setuid),
+    // system calls (setsid, ioctl, close_range or fcntl, sigaction, setgroups, setgid, setuid),
     // which are async-signal-safe; it allocates nothing and touches no locks. The
     // child is single-threaded there, so the per-thread id calls change the whole
     // process.
     unsafe {
         command.pre_exec(move || {
             crate::descriptors_linux::close_on_exec_above_stdio()?;
+            crate::signals_linux::default_ignored_signals()?;
             rustix::process::setsid()?;
             // std has already made the slave fd 0; a session leader without a
             // controlling terminal acquires it here.

@@ -207,13 +207,14 @@ impl Kernel {
         // Prepared here: the closure below runs between fork and exec, where it must not allocate.
         let identity = options.user.as_ref().map(Identity::switch);
         // SAFETY: the closure runs in the forked child before exec and only makes raw
-        // system calls (close_range or fcntl, setsid, setgroups, setgid, setuid), which
+        // system calls (close_range or fcntl, sigaction, setsid, setgroups, setgid, setuid), which
         // are async-signal-safe; it allocates nothing and touches no memory of the
         // parent. The child is single-threaded there, so the per-thread id calls change
         // the whole process.
         unsafe {
             command.pre_exec(move || {
                 crate::descriptors_linux::close_on_exec_above_stdio()?;
+                crate::signals_linux::default_ignored_signals()?;
                 rustix::process::setsid()?;
                 if let Some(identity) = &identity {
                     identity.apply()?;
