@@ -16,16 +16,17 @@ pub(crate) fn default_ignored_signals() -> std::io::Result<()> {
         if signal == libc::SIGKILL || signal == libc::SIGSTOP {
             continue;
         }
-        // SAFETY: a zeroed sigaction is a valid out-parameter; querying with a null
-        // new action changes nothing.
+        // SAFETY: sigaction is plain data; all zeroes is a valid value of it.
         let mut current: libc::sigaction = unsafe { std::mem::zeroed() };
+        // SAFETY: a null new action only queries; `current` is a valid out-parameter.
         if unsafe { libc::sigaction(signal, std::ptr::null(), &mut current) } != 0 {
             continue;
         }
         if current.sa_sigaction == libc::SIG_IGN {
-            // SAFETY: as above; SIG_DFL with an empty mask and no flags is valid.
+            // SAFETY: as above; SIG_DFL with an empty mask and no flags is a valid action.
             let mut default: libc::sigaction = unsafe { std::mem::zeroed() };
             default.sa_sigaction = libc::SIG_DFL;
+            // SAFETY: `default` is a valid action and the old one is not asked for.
             if unsafe { libc::sigaction(signal, &default, std::ptr::null_mut()) } != 0 {
                 return Err(std::io::Error::last_os_error());
             }
@@ -59,7 +60,9 @@ mod tests {
         }
         // Inherited from the shell: SIGINT ignored. The reset gives it back.
         let ignored = || {
+            // SAFETY: sigaction is plain data; all zeroes is a valid value of it.
             let mut current: libc::sigaction = unsafe { std::mem::zeroed() };
+            // SAFETY: a null new action only queries; `current` is a valid out-parameter.
             unsafe { libc::sigaction(libc::SIGINT, std::ptr::null(), &mut current) };
             current.sa_sigaction == libc::SIG_IGN
         };
