@@ -9,6 +9,8 @@ OUT/result.json it replays OUT/transcripts/session-N.cast (what the agent wrote,
 clibench read it) through pyte and finds, for every scripted turn with an explicit reply text:
 
 - Enter: the turn's `\\r` input event in the recording (the prompts are typed before it);
+- the screen after every output event, except inside a synchronized update, which a
+  terminal that supports it shows only once it ends;
 - the first time the reply's first chunk (its first `chunk_tokens` tokens) occurs on the
   replayed screen more often than it did before Enter, and the first time its last 4
   tokens do (as often as the reply holds them), with all whitespace removed, as
@@ -87,13 +89,21 @@ def replay(cast_path: str):
         screen = Screen(header["width"], header["height"])
         feed = pyte.ByteStream(screen)
         screens, enters = [], []
+        # Inside a synchronized update (`CSI ? 2026 h` to `CSI ? 2026 l`) a terminal that
+        # supports it shows nothing new until the update ends; pyte ignores the mode, so
+        # the replay takes no screen until then (as clibench's screen model does).
+        synchronized = False
         for line in stream:
             at, kind, data = json.loads(line)
             if kind == "i" and data == "\r":
                 enters.append(at)
             elif kind == "o":
                 feed.feed(data.encode("utf-8", "surrogateescape"))
-                screens.append((at, squash("\n".join(screen.display))))
+                begin, end = data.rfind("\x1b[?2026h"), data.rfind("\x1b[?2026l")
+                if begin != end:
+                    synchronized = begin > end
+                if not synchronized:
+                    screens.append((at, squash("\n".join(screen.display))))
     return screens, enters
 
 
