@@ -101,13 +101,7 @@ pub fn paired(base: &[f64], candidate: &[f64]) -> Option<Welch> {
     let (base_mean, _) = mean_and_variance(&bases);
     let standard_error = (variance / n).sqrt();
     let df = n - 1.0;
-    let p_value = if standard_error > 0.0 {
-        t_two_sided(difference / standard_error, df)
-    } else if difference == 0.0 {
-        1.0
-    } else {
-        0.0
-    };
+    let p_value = two_sided_p(difference, standard_error, df);
     Some(Welch {
         log_scale,
         difference,
@@ -116,6 +110,18 @@ pub fn paired(base: &[f64], candidate: &[f64]) -> Option<Welch> {
         p_value,
         base_mean,
     })
+}
+
+/// The two-sided p-value of "no change" for `difference` with `standard_error` at `df`
+/// degrees of freedom; without spread the sides are equal (1) or certainly differ (0).
+fn two_sided_p(difference: f64, standard_error: f64, df: f64) -> f64 {
+    if standard_error > 0.0 {
+        t_two_sided(difference / standard_error, df)
+    } else if difference == 0.0 {
+        1.0
+    } else {
+        0.0
+    }
 }
 
 /// [`welch`] for sides measured in two separate runs, each with its own offset of
@@ -159,10 +165,9 @@ pub fn welch_between_runs(base: &[f64], candidate: &[f64], drift_spread: f64) ->
         } else {
             1e9
         };
-        (df, t_two_sided(difference / standard_error, df))
+        (df, two_sided_p(difference, standard_error, df))
     } else {
-        // No spread on either side: the sides are equal or certainly differ.
-        (n1 + n2 - 2.0, if difference == 0.0 { 1.0 } else { 0.0 })
+        (n1 + n2 - 2.0, two_sided_p(difference, 0.0, n1 + n2 - 2.0))
     };
     Some(Welch {
         log_scale,

@@ -418,30 +418,27 @@ struct IdleWindow {
     monotonic_ns: [u64; 2],
 }
 
-/// `CLOCK_MONOTONIC` now, nanoseconds.
-fn monotonic_ns() -> u64 {
-    let now = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
-    (now.tv_sec as u64) * 1_000_000_000 + now.tv_nsec as u64
-}
-
-/// The family's CPU share over `window` at the prompt, the window measured as it passed.
+/// The family's CPU share over `window` at the prompt, the window measured as it passed
+/// on the terminal's clock, which the terminal places on `CLOCK_MONOTONIC`.
 fn idle_share(
     terminal: &mut Terminal,
     family: Family,
     window: Duration,
 ) -> Result<Option<IdleWindow>, SessionError> {
     let before = family.cpu_seconds()?;
-    let from_ns = monotonic_ns();
-    let started = Instant::now();
+    let from = terminal.elapsed();
     terminal
         .settle(window)
         .map_err(terminal_error("waiting at the prompt for the idle window"))?;
     let after = family.cpu_seconds()?;
-    let wall = started.elapsed().as_secs_f64();
-    let to_ns = monotonic_ns();
+    let to = terminal.elapsed();
+    let wall = (to - from).as_secs_f64();
+    let monotonic_ns = |at: Duration| {
+        u64::try_from((terminal.spawn_monotonic() + at).as_nanos()).unwrap_or(u64::MAX)
+    };
     Ok((wall > 0.0).then(|| IdleWindow {
         share: ((after - before) / wall).max(0.0),
-        monotonic_ns: [from_ns, to_ns],
+        monotonic_ns: [monotonic_ns(from), monotonic_ns(to)],
     }))
 }
 
