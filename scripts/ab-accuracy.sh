@@ -21,7 +21,8 @@
 # DELAY_PERCENT (when set, STARTUP_DELAY_MS is this percent of the cold median of an A/A
 # probe: DELAY_PERCENT=10 is the +10% case), MAX_TRIALS (20, for auto), REGRESSION (sleep:
 # head waits STARTUP_DELAY_MS before drawing, DEMO_AGENT_STARTUP_DELAY_MS; work: it computes
-# for that many ms of CPU, DEMO_AGENT_STARTUP_WORK_MS, which cold_cpu sees too).
+# for that many ms of CPU, DEMO_AGENT_STARTUP_WORK_MS, which cold_cpu sees too), INSTALLS
+# (1: `--installs N` a side, which the trials then take in turn).
 #
 # Prints one line per repetition and a summary per experiment; every run's folder is kept
 # under WORK for inspection. Timing numbers depend on the machine and its neighbours.
@@ -35,6 +36,7 @@ STARTUP_DELAY_MS=${STARTUP_DELAY_MS:-300}
 DELAY_PERCENT=${DELAY_PERCENT:-}
 MAX_TRIALS=${MAX_TRIALS:-20}
 REGRESSION=${REGRESSION:-sleep}
+INSTALLS=${INSTALLS:-1}
 case $REGRESSION in
     sleep) KNOB=DEMO_AGENT_STARTUP_DELAY_MS ;;
     work) KNOB=DEMO_AGENT_STARTUP_WORK_MS ;;
@@ -45,7 +47,7 @@ MODE=${1:-all}
 
 [ -x "$CLIBENCH" ] || { echo "build it first: cargo build --release (looked for $CLIBENCH)" >&2; exit 2; }
 mkdir -p "$WORK"
-echo "# clibench ab accuracy: $REPS repetitions, $TRIALS trials a side, phases $PHASES" >&2
+echo "# clibench ab accuracy: $REPS repetitions, $TRIALS trials a side, $INSTALLS installs a side, phases $PHASES" >&2
 echo "# work folder: $WORK; load now: $(cut -d' ' -f1-3 /proc/loadavg); cores: $(nproc)" >&2
 
 # verdicts OUT: "metric verdict" per line from OUT/comparison.json.
@@ -65,7 +67,7 @@ run_ab() {
     local out=$1
     shift
     rm -rf "$out"
-    "$CLIBENCH" ab --trials "$TRIALS" --phases "$PHASES" --out "$out" "$@" \
+    "$CLIBENCH" ab --trials "$TRIALS" --installs "$INSTALLS" --phases "$PHASES" --out "$out" "$@" \
         >"$out.md" 2>"$out.log" || echo "  (clibench ab exited $?; see $out.log)" >&2
 }
 

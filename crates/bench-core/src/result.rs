@@ -270,6 +270,12 @@ pub struct TrialRecord {
     /// a signal ended it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
+    /// The install whose home a trial of a phase after install used (from 0); with
+    /// several installs the trials take them in turn. Absent for prepare and install, and
+    /// in files written before this field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(range(min = 0, max = 100)))]
+    pub install: Option<u32>,
 }
 
 /// The most settles kept in one [`TrialRecord`].
@@ -343,6 +349,7 @@ impl TrialRecord {
             process_count: None,
             settles: Vec::new(),
             exit_code: None,
+            install: None,
         }
     }
 

@@ -60,8 +60,10 @@ pub struct Args {
     /// twice the metric's threshold].
     #[arg(long, value_name = "FRACTION")]
     target_mde: Option<f64>,
-    /// Installations per side.
-    #[arg(long, default_value_t = 1, value_name = "N")]
+    /// Installations per side (at most 101). Pair k runs in install k mod N on both sides,
+    /// so what one install has of its own (its user, home and files) varies from pair to
+    /// pair instead of making one whole side faster.
+    #[arg(long, default_value_t = 1, value_name = "N", value_parser = super::trial_count)]
     installs: u32,
     /// Phases to run, comma-separated [default: every phase the spec describes].
     #[arg(long, value_delimiter = ',', value_name = "LIST")]

@@ -28,7 +28,8 @@ pub struct Args {
     /// numbered 0 to 100 in the result file).
     #[arg(long, default_value_t = 3, value_name = "N", value_parser = super::trial_count)]
     trials: u32,
-    /// Installations (each into a fresh home; as root, a fresh user; at most 101).
+    /// Installations (each into a fresh home; as root, a fresh user; at most 101). The
+    /// trials of the later phases take them in turn: trial k runs in install k mod N's home.
     #[arg(long, default_value_t = 1, value_name = "N", value_parser = super::trial_count)]
     installs: u32,
     /// Phases to run, comma-separated, in pipeline order

@@ -20,10 +20,10 @@ pub enum ContextError {
         #[source]
         source: std::io::Error,
     },
-    /// A later phase ran before install 0 made the trial user.
+    /// A later phase ran before the install whose home its trial uses made its user.
     #[error(
-        "install 0 has not run in {out}: run `clibench phase prepare --spec {spec} --out {out}` \
-         and `clibench phase install --spec {spec} --out {out} --trial 0` first",
+        "install {install} has not run in {out}: run `clibench phase prepare --spec {spec} --out {out}` \
+         and `clibench phase install --spec {spec} --out {out} --trial {install}` first",
         out = out.display(),
         spec = spec.display()
     )]
@@ -32,6 +32,8 @@ pub enum ContextError {
         out: PathBuf,
         /// The spec file, as the phase was given it.
         spec: PathBuf,
+        /// The install (0 when none has run).
+        install: u32,
     },
     /// The phase needs the trial user, which this phase has not got.
     #[error("no trial user in this phase (install 0 must run first)")]
@@ -105,10 +107,11 @@ pub struct PhaseContext {
 }
 
 impl PhaseContext {
-    /// Builds the context of `phase` for `trial`. For measure, runtime, ui and staircase
-    /// the user is install 0's user from the state file (the phases measure what that
-    /// install put in its home); install
-    /// creates its own user, so its context starts without one.
+    /// Builds the context of `phase` for `trial`. For measure, runtime, ui, session and
+    /// staircase the user is an earlier install's user from the state file (the phases
+    /// measure what that install put in its home): install 0's with one install, and with
+    /// several, trial k's is install k mod their number ([`State::install_for_trial`]);
+    /// install creates its own user, so its context starts without one.
     pub fn new(
         phase: Phase,
         spec: Spec,
@@ -120,19 +123,22 @@ impl PhaseContext {
             out: out.to_path_buf(),
             source,
         })?;
-        let install = if phase == Phase::Install { trial } else { 0 };
-        let user = match phase {
-            Phase::Prepare | Phase::Install => None,
+        let (install, user) = match phase {
+            Phase::Prepare => (0, None),
+            Phase::Install => (trial, None),
             _ => {
                 let state = State::load(&out)?;
+                let install = state.install_for_trial(trial);
                 let plan = state
-                    .user(0)
+                    .user(install)
                     .cloned()
                     .ok_or_else(|| ContextError::NoInstall {
                         out: out.clone(),
                         spec: spec_path.to_path_buf(),
+                        install,
                     })?;
-                Some(crate::pipeline::isolation::users::resolve(&state, &plan)?)
+                let user = crate::pipeline::isolation::users::resolve(&state, &plan)?;
+                (install, Some(user))
             }
         };
         let stage = crate::pipeline::isolation::staging::ensure(&out)?;

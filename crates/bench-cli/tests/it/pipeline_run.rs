@@ -251,6 +251,48 @@ fn demo_run_fills_every_metric_and_leaves_nothing() {
 }
 
 #[test]
+fn later_trials_take_the_installs_in_turn() {
+    let (dir, spec) = demo();
+    let out = dir.path().join("out");
+    let result = run(clibench()
+        .arg("run")
+        .arg(&spec)
+        .arg("--out")
+        .arg(&out)
+        .args(["--installs", "2", "--trials", "3", "--keep-users"])
+        .args(["--phases", "prepare,install,measure"]));
+    assert_eq!(result.code, Some(0), "stderr: {}", result.stderr);
+    let saved = load(&out);
+    let installs: Vec<Option<u32>> = (0..3)
+        .map(|trial| {
+            let record =
+                saved.side.trials.iter().find(|record| {
+                    record.phase == bench_core::Phase::Measure && record.trial == trial
+                });
+            record.and_then(|record| record.install)
+        })
+        .collect();
+    assert_eq!(installs, [Some(0), Some(1), Some(0)]);
+    assert_eq!(saved.side.values(Metric::Cold).len(), 3);
+    // A start makes the agent's sessions folder in the home it runs in: install 1's home
+    // has one only if trial 1 ran there (its install writes just the settings file).
+    let state: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(out.join("state.json")).unwrap()).unwrap();
+    for user in state["users"].as_array().unwrap() {
+        let home = Path::new(user["home"].as_str().unwrap());
+        assert!(
+            home.join(".demo-agent/sessions").is_dir(),
+            "install {} was never started in: {}",
+            user["install"],
+            home.display()
+        );
+    }
+    let cleanup = run_cleanup(&out);
+    assert_eq!(cleanup.code, Some(0), "stderr: {}", cleanup.stderr);
+    assert_nothing_left(&out, is_root());
+}
+
+#[test]
 fn the_target_never_sees_clibenchs_own_environment() {
     let (dir, spec) = demo();
     // The TUI shows its own environment: the secret must not be there, HOME must be the

@@ -121,7 +121,12 @@ pub fn run_phase(run: &PhaseRun) -> Result<PhaseOutcome, Error> {
     result.side.error = None;
     let outcome = PhaseContext::new(run.phase, spec, &run.spec, &run.out, run.trial)
         .map_err(PhaseError::from)
-        .and_then(|ctx| dispatch(&ctx, &mut result.side));
+        .and_then(|ctx| {
+            if ctx.phase > Phase::Install {
+                result.side.trial_record_mut(ctx.phase, ctx.trial).install = Some(ctx.install);
+            }
+            dispatch(&ctx, &mut result.side)
+        });
     let failure = outcome.err();
     let error = failure.as_ref().map(|error| {
         crate::pipeline::redact::redact(&format!("{}: {}", run.phase, error_chain(error)))

@@ -184,6 +184,15 @@ impl State {
     pub fn user(&self, install: u32) -> Option<&UserPlan> {
         self.users.iter().find(|u| u.install == install)
     }
+
+    /// The install whose home trial `trial` of a phase after install uses: the installs
+    /// are taken in turn (trial k uses install k mod the number of installs made), so that
+    /// what one install has of its own (its user, its home, where its files sit) is spread
+    /// over the trials instead of biasing all of them alike. With one install, always 0.
+    pub fn install_for_trial(&self, trial: u32) -> u32 {
+        let made = self.users.iter().map(|u| u.install + 1).max().unwrap_or(1);
+        trial % made
+    }
 }
 
 /// Six hex characters from the kernel's random source.
@@ -214,6 +223,23 @@ mod tests {
         let again = State::load(dir.path()).unwrap();
         assert_eq!(again.run_id, state.run_id);
         assert_eq!(again.folders, vec![PathBuf::from("/tmp/x")]);
+    }
+
+    #[test]
+    fn later_phases_take_the_installs_in_turn() {
+        let user = |install| UserPlan {
+            install,
+            name: format!("clibench-abcdef-{install}"),
+            home: PathBuf::from(format!("/home/clibench-abcdef-{install}")),
+            dedicated: true,
+        };
+        let mut state = State::default();
+        assert_eq!(state.install_for_trial(7), 0, "no install made yet");
+        state.users.push(user(0));
+        assert_eq!(state.install_for_trial(7), 0);
+        state.users.extend([user(1), user(2)]);
+        let installs: Vec<u32> = (0..7).map(|trial| state.install_for_trial(trial)).collect();
+        assert_eq!(installs, [0, 1, 2, 0, 1, 2, 0]);
     }
 
     #[test]

@@ -30,9 +30,9 @@ pub enum MeasureError {
     /// The spec has no section for the phase.
     #[error("the spec has no [{0}] section")]
     NoSection(&'static str),
-    /// Install trial 0 failed, so there is nothing to start.
-    #[error("the first installation must succeed before interactive measurements")]
-    NoInstallation,
+    /// The install whose home this trial uses failed, so there is nothing to start.
+    #[error("install {0} must succeed before interactive measurements")]
+    NoInstallation(u32),
     /// The target's processes could not be stopped.
     #[error("{action}")]
     Stop {
@@ -120,9 +120,8 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), MeasureError> {
         .measure
         .as_ref()
         .ok_or(MeasureError::NoSection("measure"))?;
-    let install_ok = first_install_succeeded(side, ctx.spec.install.command.is_some());
-    if !install_ok {
-        return Err(MeasureError::NoInstallation);
+    if !install_succeeded(side, ctx.install, ctx.spec.install.command.is_some()) {
+        return Err(MeasureError::NoInstallation(ctx.install));
     }
     let user = ctx.user()?;
     let family = Family::of(user)?;
@@ -176,15 +175,15 @@ pub fn ready_screen_section(out: &Path) -> Option<String> {
     ))
 }
 
-/// Whether install trial 0 succeeded: it recorded a time, or (for a target with no
+/// Whether install `install` succeeded: it recorded a time, or (for a target with no
 /// installer, which records none) it recorded no error.
-fn first_install_succeeded(side: &Side, has_installer: bool) -> bool {
+fn install_succeeded(side: &Side, install: u32, has_installer: bool) -> bool {
     let mut samples = side
         .metrics
         .get(&Metric::Install)
         .into_iter()
         .flatten()
-        .filter(|sample| sample.trial == 0);
+        .filter(|sample| sample.trial == install);
     if has_installer {
         samples.any(|sample| sample.value.is_some())
     } else {
