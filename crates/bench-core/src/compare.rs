@@ -370,8 +370,25 @@ pub struct MetricComparison {
     /// (80% power), never below [`floor`](Self::floor); infinite when the trials
     /// are too few for any verdict. `None` for exact metrics, where every byte shows.
     pub detectable: Option<f64>,
+    /// When this interleaved run could not detect twice the threshold (the change
+    /// `ab --trials auto` waits for unless told otherwise), how many trials a side the
+    /// same spread would need to; `None` when it could, for an exact metric or one
+    /// without a test, and between separate runs (where the drift between the runs,
+    /// not the trials, limits what can be detected).
+    pub trials_for_target: Option<TrialsForTarget>,
     /// The conclusion.
     pub verdict: Verdict,
+}
+
+/// The trials a side a metric's spread needs to detect a target change
+/// ([`significance::Welch::trials_for`]).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct TrialsForTarget {
+    /// The target, as a fraction (0.06 = ±6%).
+    pub change: f64,
+    /// The trials a side (pairs when paired); `None` when more than a result holds
+    /// ([`crate::result::MAX_TRIAL`] + 1) would be needed.
+    pub trials: Option<u32>,
 }
 
 impl MetricComparison {
@@ -865,6 +882,21 @@ impl Measured {
                 .map_or(f64::INFINITY, |test| test.detectable_change(level));
             statistical.max(floor)
         });
+        let target = 2.0 * floor;
+        // Between separate runs the drift, which more trials do not shrink, sets what
+        // can be detected: the answer there is `ab`, not a count.
+        let trials_for_target = self
+            .test
+            .filter(|_| interleaving == Interleaving::Interleaved)
+            .filter(|_| detectable.is_some_and(|d| d.is_finite() && d > target))
+            .map(|test| TrialsForTarget {
+                change: target,
+                trials: test.trials_for(
+                    target,
+                    options.alpha / tested.max(1) as f64,
+                    crate::result::MAX_TRIAL + 1,
+                ),
+            });
         MetricComparison {
             metric,
             unit: metric.unit(),
@@ -882,6 +914,7 @@ impl Measured {
             p_value: self.test.map(|test| test.p_value),
             p_adjusted,
             detectable,
+            trials_for_target,
         }
     }
 }

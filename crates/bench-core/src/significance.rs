@@ -66,6 +66,13 @@ pub struct Welch {
     /// The base side's mean on the tested scale, which turns a difference of raw
     /// values into a fraction.
     pub base_mean: f64,
+    /// What the standard error is made of, per trial: the base's and the candidate's
+    /// sample variances on the tested scale (for the paired test, the per-pair
+    /// variance and 0), which shrink as trials are added.
+    pub per_trial_variance: [f64; 2],
+    /// The part of the variance of the difference that no number of trials shrinks:
+    /// the drift between two separate runs (0 for interleaved sides).
+    pub known_variance: f64,
 }
 
 /// Welch's test of `candidate` against `base`, on log values when every value is
@@ -109,6 +116,8 @@ pub fn paired(base: &[f64], candidate: &[f64]) -> Option<Welch> {
         df,
         p_value,
         base_mean,
+        per_trial_variance: [variance, 0.0],
+        known_variance: 0.0,
     })
 }
 
@@ -176,6 +185,8 @@ pub fn welch_between_runs(base: &[f64], candidate: &[f64], drift_spread: f64) ->
         df,
         p_value,
         base_mean,
+        per_trial_variance: [base_variance, candidate_variance],
+        known_variance: between,
     })
 }
 
@@ -185,8 +196,54 @@ impl Welch {
     /// `(t(1 − alpha/2) + t(POWER)) · standard error` on the log scale, as a
     /// ratio. Infinite when the raw values' base mean is 0 (no fraction of 0).
     pub fn detectable_change(&self, alpha: f64) -> f64 {
-        let shift = (t_quantile(1.0 - alpha / 2.0, self.df) + t_quantile(POWER, self.df))
-            * self.standard_error;
+        self.as_fraction(
+            (t_quantile(1.0 - alpha / 2.0, self.df) + t_quantile(POWER, self.df))
+                * self.standard_error,
+        )
+    }
+
+    /// How many trials a side (pairs, for the paired test) would make
+    /// [`detectable_change`](Self::detectable_change) at `alpha` at most `target`,
+    /// if the spread stayed what this test saw: the smallest such count up to
+    /// `most`, `None` when even `most` would not (and always when the drift
+    /// between separate runs alone exceeds the target, as more trials do not shrink
+    /// it). What a person asks before choosing `--trials`.
+    pub fn trials_for(&self, target: f64, alpha: f64, most: u32) -> Option<u32> {
+        let detectable_at = |trials: u32| {
+            let n = f64::from(trials);
+            let [base, candidate] = self.per_trial_variance.map(|variance| variance / n);
+            let variance = base + candidate + self.known_variance;
+            let df = if self.known_variance == 0.0 && candidate == 0.0 {
+                n - 1.0
+            } else if base * base + candidate * candidate > 0.0 {
+                variance * variance / ((base * base + candidate * candidate) / (n - 1.0))
+            } else {
+                1e9
+            };
+            self.as_fraction(
+                (t_quantile(1.0 - alpha / 2.0, df) + t_quantile(POWER, df)) * variance.sqrt(),
+            )
+        };
+        if most < 2 || detectable_at(most) > target {
+            return None;
+        }
+        // The detectable change shrinks as trials are added: bisect for the first
+        // count that reaches the target.
+        let (mut low, mut high) = (1, most);
+        while high - low > 1 {
+            let middle = low + (high - low) / 2;
+            if detectable_at(middle) <= target {
+                high = middle;
+            } else {
+                low = middle;
+            }
+        }
+        Some(high)
+    }
+
+    /// A shift on the tested scale as a relative change: a ratio on logs, a fraction
+    /// of the base's mean on raw values (infinite when that mean is 0).
+    fn as_fraction(&self, shift: f64) -> f64 {
         if self.log_scale {
             shift.exp_m1()
         } else if self.base_mean != 0.0 {
@@ -578,6 +635,35 @@ mod tests {
         assert!(ten.detectable_change(0.002) > detect);
         let three = welch(&spread(4)[..3], &spread(4)[1..]).unwrap();
         assert!(three.detectable_change(0.05) > 2.0 * detect);
+    }
+
+    #[test]
+    fn the_trials_a_target_needs_follow_the_spread() {
+        // Ten pairs whose log ratios have standard deviation about 0.1, as a demo cold
+        // start on a noisy 2-core VM.
+        let base = vec![1.0; 10];
+        let candidate: Vec<f64> = [0.1, -0.1, 0.12, -0.08, 0.0, 0.15, -0.12, 0.05, -0.05, -0.07]
+            .iter()
+            .map(|log: &f64| log.exp())
+            .collect();
+        let test = paired(&base, &candidate).unwrap();
+        let alpha = 0.05 / 6.0;
+        let now = test.detectable_change(alpha);
+        // What this run could detect, it needs the trials it has.
+        assert_eq!(test.trials_for(now * (1.0 + 1e-9), alpha, 101), Some(10));
+        assert_eq!(
+            test.trials_for(now * 2.0, alpha, 101).map(|n| n < 10),
+            Some(true)
+        );
+        // Half the change needs about four times the pairs (fewer, as the t quantiles
+        // shrink with the degrees of freedom); a tenth of it more than a run holds.
+        let half = test.trials_for(now / 2.0, alpha, 101).unwrap();
+        assert!((25..=40).contains(&half), "{half}");
+        assert_eq!(test.trials_for(now / 10.0, alpha, 101), None);
+        // Between separate runs the drift does not shrink: below it, no count will do.
+        let separate = welch_between_runs(&base, &candidate, 0.05).unwrap();
+        assert!(separate.trials_for(0.3, alpha, 101).is_some());
+        assert_eq!(separate.trials_for(0.05, alpha, 101), None);
     }
 
     /// A/A: both sides drawn from one skewed, outlier-prone distribution (an

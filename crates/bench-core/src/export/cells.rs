@@ -90,6 +90,26 @@ pub(crate) fn detectable(row: &MetricComparison) -> Option<String> {
     })
 }
 
+/// [`detectable`] with the trials the spread needs for twice the threshold when the
+/// run could not detect that (`±25% (±6% needs ~60 trials)`), for the documents where
+/// a person chooses the next run's `--trials`.
+pub(crate) fn detectable_and_trials(row: &MetricComparison) -> Option<String> {
+    let could = detectable(row)?;
+    Some(match row.trials_for_target {
+        Some(target) => {
+            let change = rounded_percent(target.change * 100.0);
+            match target.trials {
+                Some(trials) => format!("{could} (±{change}% needs ~{trials} trials)"),
+                None => format!(
+                    "{could} (±{change}% needs over {} trials)",
+                    crate::result::MAX_TRIAL + 1
+                ),
+            }
+        }
+        None => could,
+    })
+}
+
 /// A percentage for a threshold or a detectable change: whole percent from 10%
 /// up, one decimal below (`±6.3%`, `±25%`).
 fn rounded_percent(value: f64) -> String {

@@ -115,7 +115,7 @@ fn entry(
         None => extra.push(format!("not measured on base {base_sha}")),
     }
     if let Some(row) = row.filter(|row| !row.verdict.is_reported())
-        && let Some(could) = super::cells::detectable(row)
+        && let Some(could) = super::cells::detectable_and_trials(row)
     {
         extra.push(format!("could detect {could}"));
     }

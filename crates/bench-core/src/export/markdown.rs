@@ -2,8 +2,8 @@
 //! units (`412 ms`, `131.2 MiB`) and verdicts as words.
 
 use super::cells::{
-    self, Notation, detectable, not_interleaved, plural, presence, rule, signed_amount, trials,
-    trimmed_percent,
+    self, Notation, detectable_and_trials, not_interleaved, plural, presence, rule, signed_amount,
+    trials, trimmed_percent,
 };
 use super::failures::{Failure, SideFailures};
 use crate::compare::{Comparison, Interleaving, MetricComparison, SideFacts, Verdict};
@@ -266,7 +266,7 @@ fn comparison_table(
         let detectable = if with_detectable {
             format!(
                 " {} |",
-                detectable(row).unwrap_or_else(|| "every byte".to_string())
+                detectable_and_trials(row).unwrap_or_else(|| "every byte".to_string())
             )
         } else {
             String::new()
