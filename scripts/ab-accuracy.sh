@@ -185,10 +185,11 @@ pairs() {
 }
 
 auto() {
-    for kind in aa ab; do
-        local all=$WORK/auto-$kind.verdicts
-        : >"$all"
-        for rep in $(seq 1 "$REPS"); do
+    # A/A and A/B alternate, so that both see the same stretch of the machine's drift.
+    : >"$WORK/auto-aa.verdicts"
+    : >"$WORK/auto-ab.verdicts"
+    for rep in $(seq 1 "$REPS"); do
+        for kind in aa ab; do
             local out=$WORK/auto-$kind-$rep
             if [ "$kind" = ab ]; then
                 TRIALS=auto run_ab "$out" --max-trials "$MAX_TRIALS" \
@@ -196,12 +197,13 @@ auto() {
             else
                 TRIALS=auto run_ab "$out" --max-trials "$MAX_TRIALS"
             fi
-            verdicts "$out" | tee -a "$all" | awk -v rep="$rep" -v kind="$kind" -v pairs="$(pairs "$out")" '
+            verdicts "$out" | tee -a "$WORK/auto-$kind.verdicts" | awk -v rep="$rep" -v kind="$kind" -v pairs="$(pairs "$out")" '
                 $2 == "regressed" || $2 == "improved" {v = v " " $1 "(" $2 ")"}
                 END {print "auto " kind " " rep ": " pairs " pairs;" (v == "" ? " no verdict" : v)}'
         done
-        summary "--trials auto, $kind" "$all"
     done
+    summary "--trials auto, aa" "$WORK/auto-aa.verdicts"
+    summary "--trials auto, ab" "$WORK/auto-ab.verdicts"
 }
 
 # cpuhog: the A/B case next to one busy loop (one core of the machine taken).
