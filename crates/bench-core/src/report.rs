@@ -44,6 +44,9 @@ pub struct Report {
     /// (the first trial's; every trial of a run has the same spec).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub staircase_instance: Option<StaircaseInstance>,
+    /// How many installs the measure trials took in turn (their records' `install`);
+    /// 1 for a run with one install, and for files written before trials named theirs.
+    pub measure_installs: u32,
 }
 
 impl Report {
@@ -67,8 +70,15 @@ impl Report {
         } else {
             "the page cache was not dropped, so a cold start may read files still cached from the install or an earlier trial (`clibench run --drop-caches` drops it)"
         };
+        let first = match self.measure_installs {
+            1 => "in trial 0 the first start after the install".to_string(),
+            installs => format!(
+                "the trials took the {installs} installs in turn, so in trials 0 to {} the first start after an install",
+                installs - 1
+            ),
+        };
         Some(format!(
-            "`cold` is each trial's first start (in trial 0 the first start after the install), `warm` the start right after it; {caches}."
+            "`cold` is each trial's first start ({first}), `warm` the start right after it; {caches}."
         ))
     }
 
@@ -118,6 +128,14 @@ impl Report {
                 .iter()
                 .min_by_key(|run| run.trial)
                 .map(|run| run.instance),
+            measure_installs: side
+                .trials
+                .iter()
+                .filter(|record| record.phase == crate::metric::Phase::Measure)
+                .filter_map(|record| record.install)
+                .collect::<std::collections::BTreeSet<u32>>()
+                .len()
+                .max(1) as u32,
         }
     }
 
@@ -203,6 +221,27 @@ mod tests {
         result.side = crate::test_support::side("a", &[(crate::Metric::Cold, &[0.4, 0.41])]);
         let text = crate::export::text::report(&Report::new(&result));
         assert!(!text.contains("outliers:"), "{text}");
+    }
+
+    #[test]
+    fn the_cold_note_says_when_the_trials_took_several_installs_in_turn() {
+        let mut result = ResultFile::new(Request::new("a", Role::Candidate));
+        result.side = crate::test_support::side("a", &[(crate::Metric::Cold, &[0.4, 0.41, 0.4])]);
+        let one = Report::new(&result).cold_note().unwrap();
+        assert!(
+            one.contains("(in trial 0 the first start after the install)"),
+            "{one}"
+        );
+        for (trial, install) in [(0, 0), (1, 1), (2, 0)] {
+            result.side.trial_record_mut(Phase::Measure, trial).install = Some(install);
+        }
+        let two = Report::new(&result).cold_note().unwrap();
+        assert!(
+            two.contains(
+                "took the 2 installs in turn, so in trials 0 to 1 the first start after an install"
+            ),
+            "{two}"
+        );
     }
 
     #[test]
