@@ -37,17 +37,21 @@ pub(crate) fn edit(spec: &Path, from: &str, to: &str) {
 
 /// `clibench run SPEC --out OUT --trials 1 [--phases PHASES]`.
 fn run_demo(spec: &Path, out: &Path, phases: Option<&str>) -> crate::Run {
-    let mut command = clibench();
-    command
+    let mut flags = vec!["--trials", "1"];
+    if let Some(phases) = phases {
+        flags.extend(["--phases", phases]);
+    }
+    run_spec(spec, out, &flags)
+}
+
+/// `clibench run SPEC --out OUT FLAGS...`.
+fn run_spec(spec: &Path, out: &Path, flags: &[&str]) -> crate::Run {
+    run(clibench()
         .arg("run")
         .arg(spec)
         .arg("--out")
         .arg(out)
-        .args(["--trials", "1"]);
-    if let Some(phases) = phases {
-        command.args(["--phases", phases]);
-    }
-    run(&mut command)
+        .args(flags))
 }
 
 /// Every phase's log, for a failure message that explains itself.
@@ -254,13 +258,16 @@ fn demo_run_fills_every_metric_and_leaves_nothing() {
 fn later_trials_take_the_installs_in_turn() {
     let (dir, spec) = demo();
     let out = dir.path().join("out");
-    let result = run(clibench()
-        .arg("run")
-        .arg(&spec)
-        .arg("--out")
-        .arg(&out)
-        .args(["--installs", "2", "--trials", "3", "--keep-users"])
-        .args(["--phases", "prepare,install,measure"]));
+    let flags = [
+        "--installs",
+        "2",
+        "--trials",
+        "3",
+        "--keep-users",
+        "--phases",
+        "prepare,install,measure",
+    ];
+    let result = run_spec(&spec, &out, &flags);
     assert_eq!(result.code, Some(0), "stderr: {}", result.stderr);
     let saved = load(&out);
     let installs: Vec<Option<u32>> = (0..3)
