@@ -108,7 +108,7 @@ pub fn comparison(comparison: &Comparison) -> String {
         body.push_str("<section><h2>Metrics</h2>\n<table>\n<thead><tr><th>Metric</th><th>Base</th><th>Candidate</th><th>Change</th><th>Delta</th>");
         let _ = write!(
             body,
-            "<th>{confidence:.0}% interval</th><th>Verdict</th><th>Trials</th></tr></thead>\n<tbody>\n"
+            "<th>{confidence:.0}% interval</th><th>Verdict</th><th>Could detect</th><th>Trials</th></tr></thead>\n<tbody>\n"
         );
         for row in &comparison.metrics {
             comparison_row(&mut body, row);
@@ -971,7 +971,7 @@ fn comparison_row(out: &mut String, row: &MetricComparison) {
     };
     let _ = writeln!(
         out,
-        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"{class}\">{}</td><td>{} / {}</td></tr>",
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"{class}\">{}</td><td>{}</td><td>{} / {}</td></tr>",
         metric_name(row.metric),
         escape(&Notation::DOCUMENT.median(&row.base)),
         escape(&Notation::DOCUMENT.median(&row.candidate)),
@@ -981,6 +981,17 @@ fn comparison_row(out: &mut String, row: &MetricComparison) {
         escape(&cells::signed_amount(row)),
         Notation::DOCUMENT.interval(row),
         escape(word),
+        // What the run could have seen and, for a row without a verdict, the trials its
+        // spread would need for twice the threshold (as in the Markdown comment); an
+        // exact size shows every byte.
+        escape(
+            &if row.verdict.is_reported() {
+                cells::detectable(row)
+            } else {
+                cells::detectable_and_trials(row)
+            }
+            .unwrap_or_else(|| "every byte".to_string())
+        ),
         escape(&trials(&row.base)),
         escape(&trials(&row.candidate))
     );

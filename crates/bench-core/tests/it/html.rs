@@ -291,6 +291,37 @@ fn comparison_draws_each_change_with_its_interval() {
     assert!(chart.contains("noise floor"));
 }
 
+#[test]
+fn comparison_rows_say_what_they_could_detect_and_the_trials_that_would_do() {
+    let options = CompareOptions {
+        interleaving: Some(bench_core::compare::Interleaving::Interleaved),
+        ..CompareOptions::default()
+    };
+    let comparison = compare(&example("base").side, &example("candidate").side, &options);
+    let page = html::comparison(&comparison);
+    assert!(page.contains("<th>Could detect</th>"));
+    // The count is for the rows without a verdict: a regressed row has its answer.
+    let targets: Vec<_> = comparison
+        .metrics
+        .iter()
+        .filter(|row| !row.verdict.is_reported())
+        .filter_map(|row| row.trials_for_target)
+        .collect();
+    assert!(!targets.is_empty(), "5 noisy trials a side detect no ±6%");
+    for target in targets {
+        let change = (target.change * 100.0).round();
+        let cell = match target.trials {
+            Some(trials) => format!("(±{change}% needs ~{trials} trials)</td>"),
+            None => format!("(±{change}% needs over 101 trials)</td>"),
+        };
+        assert!(page.contains(&cell), "no `{cell}` in the page");
+    }
+    assert!(
+        page.contains("<td>every byte</td>"),
+        "an exact size shows every byte"
+    );
+}
+
 /// The page's outline (headings and chart ids), so a reordered or lost section shows.
 #[test]
 fn report_skeleton() {
