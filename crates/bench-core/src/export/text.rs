@@ -1,7 +1,9 @@
 //! Plain-text tables for people, as a terminal shows them: aligned columns, values with
 //! their units, metrics grouped by phase.
 
-use super::cells::{Notation, detectable, not_interleaved, presence, rule, signed_amount, trials};
+use super::cells::{
+    Notation, detectable, not_interleaved, presence, rule, signed_amount, trials, trimmed_percent,
+};
 use crate::compare::{Comparison, Interleaving, Verdict};
 use crate::report::Report;
 use crate::stats::MetricStats;
@@ -414,8 +416,41 @@ fn comparison_text(comparison: &Comparison, columns: usize) -> String {
             not_interleaved(comparison.interleaving)
         ));
     }
+    if let Some(line) = trials_line(comparison) {
+        out.push_str(&format!("\n{line}\n"));
+    }
     out.push_str(&format!("\n{} ({})\n", counts.join(", "), rule(comparison)));
     out
+}
+
+/// For the rows without a verdict that could not detect twice their threshold, the
+/// trials a side their spread would need, on one line (the table's "could detect" column
+/// has no room for it): `trials a side to detect twice the threshold at this spread:
+/// cold ±6% ~31, warm ±6% ~73`.
+fn trials_line(comparison: &Comparison) -> Option<String> {
+    let needs: Vec<String> = comparison
+        .metrics
+        .iter()
+        .filter(|row| !row.verdict.is_reported())
+        .filter_map(|row| {
+            let target = row.trials_for_target?;
+            let count = match target.trials {
+                Some(trials) => format!("~{trials}"),
+                None => format!("over {}", crate::result::MAX_TRIAL + 1),
+            };
+            Some(format!(
+                "{} ±{}% {count}",
+                row.metric,
+                trimmed_percent(target.change * 100.0)
+            ))
+        })
+        .collect();
+    (!needs.is_empty()).then(|| {
+        format!(
+            "trials a side to detect twice the threshold at this spread: {}",
+            needs.join(", ")
+        )
+    })
 }
 
 /// The metrics that regressed, with their change, on one line:
@@ -525,6 +560,39 @@ mod tests {
             regressions(&comparison),
             "disk (+488.3 KiB, +50.0%), cold (+200 ms, +48.8%)"
         );
+    }
+
+    #[test]
+    fn rows_without_a_verdict_say_the_trials_their_spread_would_need() {
+        // Five noisy trials a side: cold cannot detect ±6%, rss (no spread) can.
+        let base = side(
+            "b",
+            &[
+                (Metric::Cold, &[0.40, 0.48, 0.36, 0.44, 0.41]),
+                (Metric::Rss, &[1e8; 5]),
+            ],
+        );
+        let candidate = side(
+            "c",
+            &[
+                (Metric::Cold, &[0.45, 0.38, 0.42, 0.40, 0.47]),
+                (Metric::Rss, &[1e8; 5]),
+            ],
+        );
+        let interleaved = CompareOptions {
+            interleaving: Some(crate::compare::Interleaving::Interleaved),
+            ..CompareOptions::default()
+        };
+        let text = comparison(&compare(&base, &candidate, &interleaved));
+        let line = text
+            .lines()
+            .find(|line| line.starts_with("trials a side to detect twice the threshold"))
+            .unwrap_or_else(|| panic!("no trials line in:\n{text}"));
+        assert!(line.contains(": cold ±6% ~"), "{line}");
+        assert!(!line.contains("rss"), "{line}");
+        // Between separate runs the drift decides, not the count: no such line.
+        let separate = comparison(&compare(&base, &candidate, &CompareOptions::default()));
+        assert!(!separate.contains("trials a side to detect"), "{separate}");
     }
 
     #[test]
