@@ -167,13 +167,7 @@ pub fn welch_between_runs(base: &[f64], candidate: &[f64], drift_spread: f64) ->
     let difference = candidate_mean - base_mean;
     let standard_error = (v1 + v2 + between).sqrt();
     let (df, p_value) = if standard_error > 0.0 {
-        let sampled = v1 * v1 / (n1 - 1.0) + v2 * v2 / (n2 - 1.0);
-        // Only the drift is known: a large df, the normal's quantiles.
-        let df = if sampled > 0.0 {
-            (v1 + v2 + between).powi(2) / sampled
-        } else {
-            1e9
-        };
+        let df = satterthwaite(v1, n1, v2, n2, between);
         (df, two_sided_p(difference, standard_error, df))
     } else {
         (n1 + n2 - 2.0, two_sided_p(difference, 0.0, n1 + n2 - 2.0))
@@ -213,13 +207,8 @@ impl Welch {
             let n = f64::from(trials);
             let [base, candidate] = self.per_trial_variance.map(|variance| variance / n);
             let variance = base + candidate + self.known_variance;
-            let df = if self.known_variance == 0.0 && candidate == 0.0 {
-                n - 1.0
-            } else if base * base + candidate * candidate > 0.0 {
-                variance * variance / ((base * base + candidate * candidate) / (n - 1.0))
-            } else {
-                1e9
-            };
+            // For the paired test (one variance, the other 0) this is n − 1.
+            let df = satterthwaite(base, n, candidate, n, self.known_variance);
             self.as_fraction(
                 (t_quantile(1.0 - alpha / 2.0, df) + t_quantile(POWER, df)) * variance.sqrt(),
             )
@@ -251,6 +240,19 @@ impl Welch {
         } else {
             f64::INFINITY
         }
+    }
+}
+
+/// Welch–Satterthwaite's degrees of freedom of a difference whose variance is
+/// `v1 + v2 + known`, `v1` and `v2` the variances of two means of `n1` and `n2` values:
+/// the known part adds nothing to the denominator, so with nothing sampled the degrees
+/// are many (the normal's quantiles).
+fn satterthwaite(v1: f64, n1: f64, v2: f64, n2: f64, known: f64) -> f64 {
+    let sampled = v1 * v1 / (n1 - 1.0) + v2 * v2 / (n2 - 1.0);
+    if sampled > 0.0 {
+        (v1 + v2 + known).powi(2) / sampled
+    } else {
+        1e9
     }
 }
 
