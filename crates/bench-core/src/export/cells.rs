@@ -91,23 +91,29 @@ pub(crate) fn detectable(row: &MetricComparison) -> Option<String> {
 }
 
 /// [`detectable`] with the trials the spread needs for twice the threshold when the
-/// run could not detect that (`±25% (±6% needs ~60 trials)`), for the documents where
-/// a person chooses the next run's `--trials`.
+/// run could not detect that and the row has no verdict (`±13% (±6% needs ~31
+/// trials)`), for the documents where a person chooses the next run's `--trials`.
 pub(crate) fn detectable_and_trials(row: &MetricComparison) -> Option<String> {
     let could = detectable(row)?;
-    Some(match row.trials_for_target {
-        Some(target) => {
-            let change = rounded_percent(target.change * 100.0);
-            match target.trials {
-                Some(trials) => format!("{could} (±{change}% needs ~{trials} trials)"),
-                None => format!(
-                    "{could} (±{change}% needs over {} trials)",
-                    crate::result::MAX_TRIAL + 1
-                ),
-            }
-        }
+    Some(match trials_needed(row) {
+        Some((change, count)) => format!("{could} (±{change}% needs {count} trials)"),
         None => could,
     })
+}
+
+/// For a row without a verdict that could not detect twice its threshold: that change
+/// as a percentage and the trials a side its spread would need (`("6", "~31")`, or
+/// `"over 101"` beyond what a result holds). A row with a verdict has its answer.
+pub(crate) fn trials_needed(row: &MetricComparison) -> Option<(String, String)> {
+    if row.verdict.is_reported() {
+        return None;
+    }
+    let target = row.trials_for_target?;
+    let count = match target.trials {
+        Some(trials) => format!("~{trials}"),
+        None => format!("over {}", crate::result::MAX_TRIAL + 1),
+    };
+    Some((rounded_percent(target.change * 100.0), count))
 }
 
 /// A percentage for a threshold or a detectable change: whole percent from 10%

@@ -984,14 +984,7 @@ fn comparison_row(out: &mut String, row: &MetricComparison) {
         // What the run could have seen and, for a row without a verdict, the trials its
         // spread would need for twice the threshold (as in the Markdown comment); an
         // exact size shows every byte.
-        escape(
-            &if row.verdict.is_reported() {
-                cells::detectable(row)
-            } else {
-                cells::detectable_and_trials(row)
-            }
-            .unwrap_or_else(|| "every byte".to_string())
-        ),
+        escape(&cells::detectable_and_trials(row).unwrap_or_else(|| "every byte".to_string())),
         escape(&trials(&row.base)),
         escape(&trials(&row.candidate))
     );

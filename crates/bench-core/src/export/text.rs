@@ -2,7 +2,7 @@
 //! their units, metrics grouped by phase.
 
 use super::cells::{
-    Notation, detectable, not_interleaved, presence, rule, signed_amount, trials, trimmed_percent,
+    Notation, detectable, not_interleaved, presence, rule, signed_amount, trials, trials_needed,
 };
 use crate::compare::{Comparison, Interleaving, Verdict};
 use crate::report::Report;
@@ -431,18 +431,9 @@ fn trials_line(comparison: &Comparison) -> Option<String> {
     let needs: Vec<String> = comparison
         .metrics
         .iter()
-        .filter(|row| !row.verdict.is_reported())
         .filter_map(|row| {
-            let target = row.trials_for_target?;
-            let count = match target.trials {
-                Some(trials) => format!("~{trials}"),
-                None => format!("over {}", crate::result::MAX_TRIAL + 1),
-            };
-            Some(format!(
-                "{} ±{}% {count}",
-                row.metric,
-                trimmed_percent(target.change * 100.0)
-            ))
+            let (change, count) = trials_needed(row)?;
+            Some(format!("{} ±{change}% {count}", row.metric))
         })
         .collect();
     (!needs.is_empty()).then(|| {
