@@ -523,7 +523,12 @@ fn python3() -> Option<std::path::PathBuf> {
 #[test]
 fn a_python_repl_quits_on_the_default_keys_without_a_hang_up() {
     let Some(python) = python3() else { return };
-    let mut terminal = Terminal::spawn(&line_mode(&python.to_string_lossy())).unwrap();
+    // The wait for each key's reaction ends on the first output, so a long one costs
+    // nothing where Python answers at once; with the default 100 ms, a busy machine (CI
+    // beside other builds) let Python answer the first Ctrl-C after the next key was
+    // pressed, and which key got the "Output" reaction was a matter of luck.
+    let options = line_mode(&python.to_string_lossy()).quit_reaction_wait(TIMEOUT);
+    let mut terminal = Terminal::spawn(&options).unwrap();
     terminal.ready(&pattern(r"(?m)^>>> ?$"), TIMEOUT).unwrap();
     let report = terminal.close().unwrap();
     // Ctrl-C answers with a new prompt; Ctrl-D on that empty line ends it.
