@@ -3,7 +3,7 @@
 //! A result file describes one *side*: one build of the target under test,
 //! with every metric's observations over trials. `bench-core` owns that file
 //! format, the statistics over trials, the comparison of two sides, and the
-//! exporters (Markdown, JSON, CSV) that turn them into text.
+//! exporters that turn them into text (see [`export`]).
 //!
 //! ```
 //! use bench_core::{record, trial_errors, Metric, Phase, Request, ResultFile, Role, Sample};
@@ -24,7 +24,9 @@
 //! - [`trial`]: [`record`] and [`trial_errors`].
 //! - [`stats`]: summaries over trials ([`MetricStats`](stats::MetricStats)).
 //! - [`compare`](mod@compare): two sides compared, with bootstrap intervals and verdicts.
-//! - [`report`]: one result file summarized; [`export`]: Markdown, JSON and CSV.
+//! - [`report`]: one result file summarized; [`export`]: Markdown, JSON, CSV, text tables,
+//!   HTML with SVG charts (the `html` feature), Bencher's BMF, github-action-benchmark's JSON
+//!   and hyperfine's JSON.
 //! - [`units`], [`io`]: formatting for people, atomic writes.
 //! - [`text`]: target and file text made [inert](text::inert) before it reaches a terminal.
 #![warn(missing_docs)]

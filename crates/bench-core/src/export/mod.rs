@@ -1,5 +1,5 @@
 //! Exporters: a [`Report`](crate::report::Report) or a
-//! [`Comparison`](crate::compare::Comparison) as Markdown, JSON, CSV or HTML.
+//! [`Comparison`](crate::compare::Comparison) as text for people and tools.
 //!
 //! Exporters return a `String` and never write: the caller decides where text goes.
 //!
