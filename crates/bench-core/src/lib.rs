@@ -25,12 +25,14 @@
 //! - [`stats`]: summaries over trials ([`MetricStats`](stats::MetricStats)).
 //! - [`compare`](mod@compare): two sides compared, with bootstrap intervals and verdicts.
 //! - [`report`]: one result file summarized; [`export`]: Markdown, JSON and CSV.
-//! - [`units`], [`io`]: formatting for people, atomic writes.
+//! - [`units`], [`io`]: formatting for people, atomic writes; [`duration`]: the
+//!   [`Duration`](duration::Duration) a spec or a model script writes as `"150ms"`.
 //! - [`text`]: target and file text made [inert](text::inert) before it reaches a terminal.
 #![warn(missing_docs)]
 
 pub mod compare;
 pub mod detail;
+pub mod duration;
 mod error_chain;
 pub mod export;
 pub mod io;
