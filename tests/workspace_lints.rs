@@ -29,7 +29,7 @@ fn no_message_repeats_the_cause_it_chains() {
     for module in ["pipeline", "spec", "standalone"] {
         sources(&cli.join(module), &mut files);
     }
-    for library in ["bench-core", "bench-proc", "bench-term"] {
+    for library in ["bench-core", "bench-proc", "bench-term", "bench-model"] {
         sources(&crates.join(library).join("src"), &mut files);
     }
     assert!(files.len() > 50, "the crates were not found: {files:?}");

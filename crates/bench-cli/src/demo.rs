@@ -176,7 +176,7 @@ pub fn materialise(dir: &Path) -> Result<Materialised, DemoError> {
 
 /// The model script of the demo at work: the spec's inline `[model.script]`, which keeps the
 /// demo's text a whole spec (a script file would have to sit beside every copy of it).
-pub fn at_work_script() -> crate::model::Script {
+pub fn at_work_script() -> bench_model::Script {
     let spec = crate::spec::parse(
         &spec_text(Path::new("/demo/source"), &"0".repeat(40)),
         "demo",
@@ -339,7 +339,7 @@ mod tests {
     /// reply to type into, in about 1.5 s of model time so that `clibench run` stays fast.
     #[test]
     fn the_model_script_has_three_prompted_turns_within_the_time_budget() {
-        use crate::model::script::Reply;
+        use bench_model::script::Reply;
         let script = at_work_script();
         assert_eq!(script.turns.len(), 3);
         assert!(
@@ -384,7 +384,7 @@ mod tests {
     #[test]
     fn the_agents_script_keeps_each_turn_for_its_own_prompt() {
         let text = include_str!("../../../examples/agents/scripts/at-work.toml");
-        let script = crate::model::Script::from_toml(text, "at-work.toml")
+        let script = bench_model::Script::from_toml(text, "at-work.toml")
             .unwrap_or_else(|error| panic!("{error}"));
         let compiled = script.compile().unwrap();
         let prompts: Vec<&str> = script

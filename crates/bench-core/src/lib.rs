@@ -27,12 +27,14 @@
 //! - [`report`]: one result file summarized; [`export`]: Markdown, JSON, CSV, text tables,
 //!   HTML with SVG charts (the `html` feature), Bencher's BMF, github-action-benchmark's JSON
 //!   and hyperfine's JSON.
-//! - [`units`], [`io`]: formatting for people, atomic writes.
+//! - [`units`], [`io`]: formatting for people, atomic writes; [`duration`]: the
+//!   [`Duration`](duration::Duration) a spec or a model script writes as `"150ms"`.
 //! - [`text`]: target and file text made [inert](text::inert) before it reaches a terminal.
 #![warn(missing_docs)]
 
 pub mod compare;
 pub mod detail;
+pub mod duration;
 mod error_chain;
 pub mod export;
 pub mod io;

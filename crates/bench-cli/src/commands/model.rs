@@ -1,10 +1,10 @@
 //! `clibench model serve`: the loopback model endpoint in the foreground (see
-//! [`bench_cli::model`]), for driving an agent by hand without the network.
+//! [`bench_model`]), for driving an agent by hand without the network.
 
 use crate::exit::input_error;
 use anyhow::Context;
-use bench_cli::model::conversation::Part;
-use bench_cli::model::{Endpoint, Event, Limits, Outcome, Script, Settings};
+use bench_model::conversation::Part;
+use bench_model::{Endpoint, Event, Limits, Outcome, Script, Settings};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

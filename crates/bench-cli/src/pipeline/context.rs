@@ -254,7 +254,7 @@ impl PhaseContext {
     pub fn model_url(&self) -> Option<String> {
         let (model, address) = (self.spec.model.as_ref()?, self.model.as_ref()?);
         let socket = std::net::SocketAddr::from((std::net::Ipv4Addr::LOCALHOST, address.port));
-        Some(crate::model::server::base_url(
+        Some(bench_model::server::base_url(
             socket,
             model.token.then_some(address.token.as_str()),
         ))

@@ -3,14 +3,14 @@
 //! `docs/spec.md` documents every key. [`load`] reads a file into a [`Spec`];
 //! errors are `file:line:column: message` and name the key.
 
-mod duration;
 mod model;
 mod overrides;
 mod parse;
 mod settle;
 mod template;
 
-pub use duration::Duration;
+// The duration a spec writes ("150ms") is bench-core's, shared with model scripts.
+pub use bench_core::duration::Duration;
 pub(crate) use model::default_turn_timeout;
 pub use model::{
     ArtifactSet, BuildStep, Compare, Disk, HomeFile, Install, Measure, Model, ModelDialect, Origin,

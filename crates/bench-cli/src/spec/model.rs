@@ -1,8 +1,8 @@
 //! The spec's sections as Rust types. Every key, its type, default and meaning is
 //! documented in `docs/spec.md`; keep the two in step.
 
-use super::duration::Duration;
 use super::template::Template;
+use bench_core::duration::Duration;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
@@ -93,7 +93,7 @@ pub struct Model {
     pub dialect: ModelDialect,
     /// Overrides of the script's `[physics]`.
     #[serde(default)]
-    pub physics: Option<crate::model::physics::PhysicsOverride>,
+    pub physics: Option<bench_model::physics::PhysicsOverride>,
     /// Serve under a secret path prefix (`{model_url}` ends in `/m/<token>`); `false`
     /// serves the bare root, for an agent that cannot take a base URL with a path.
     #[serde(default = "yes")]
@@ -101,7 +101,7 @@ pub struct Model {
     /// The script read, patched with `physics` and checked, when the spec is read
     /// ([`super::parse()`]).
     #[serde(skip)]
-    pub compiled: Option<crate::model::Compiled>,
+    pub compiled: Option<bench_model::Compiled>,
 }
 
 /// Where `[model] script` is.
@@ -110,7 +110,7 @@ pub enum ScriptSource {
     /// `script = "file.toml"`: relative to the spec's folder.
     File(String),
     /// `[model.script]`: the script's fields inline.
-    Inline(crate::model::Script),
+    Inline(bench_model::Script),
 }
 
 impl<'de> Deserialize<'de> for ScriptSource {
@@ -128,7 +128,7 @@ impl<'de> Deserialize<'de> for ScriptSource {
                 self,
                 map: A,
             ) -> Result<ScriptSource, A::Error> {
-                crate::model::Script::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+                bench_model::Script::deserialize(serde::de::value::MapAccessDeserializer::new(map))
                     .map(ScriptSource::Inline)
             }
         }

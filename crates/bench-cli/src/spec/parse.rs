@@ -535,7 +535,7 @@ impl Checker<'_> {
         }
     }
 
-    fn nonzero(&mut self, path: KeyPath, duration: &super::duration::Duration) {
+    fn nonzero(&mut self, path: KeyPath, duration: &bench_core::duration::Duration) {
         if duration.is_zero() {
             self.problem(
                 path.clone(),
@@ -1026,7 +1026,7 @@ fn check(spec: &Spec) -> (Vec<Problem>, Option<Ready>) {
 /// Reads `[model] script` (a file relative to the spec's folder, or inline), patches its
 /// physics with `[model] physics`, checks it, and for `[session]` checks that its turns
 /// have prompts. The problem's key and message, or the compiled script.
-fn model_script(spec: &Spec, spec_file: &str) -> Result<Option<crate::model::Compiled>, Problem> {
+fn model_script(spec: &Spec, spec_file: &str) -> Result<Option<bench_model::Compiled>, Problem> {
     let Some(model) = &spec.model else {
         return Ok(None);
     };
@@ -1036,7 +1036,7 @@ fn model_script(spec: &Spec, spec_file: &str) -> Result<Option<crate::model::Com
         super::model::ScriptSource::File(file) => {
             let folder = Path::new(spec_file).parent().unwrap_or(Path::new(""));
             let path = folder.join(file);
-            crate::model::Script::load(&path).map_err(|error| {
+            bench_model::Script::load(&path).map_err(|error| {
                 problem(
                     key(&["model", "script"]),
                     format!("'model.script': {}", bench_core::error_chain(&error)),

@@ -5,7 +5,7 @@
 //! reply streams, the leak knob's growth per turn, and "no model configured" without the
 //! variable.
 
-use bench_cli::model::{Endpoint, Limits, Outcome, Settings};
+use bench_model::{Endpoint, Limits, Outcome, Settings};
 use bench_term::{ReadyMode, SpawnOptions, Terminal};
 use regex::Regex;
 use std::path::{Path, PathBuf};

@@ -3,7 +3,7 @@
 //! dialect's streamed answer, a tool-call round trip per agent, side requests, faults,
 //! bounds, the journal, and `clibench model serve` itself.
 
-use bench_cli::model::{Endpoint, Event, Journal, Limits, Outcome, Script, Settings};
+use bench_model::{Endpoint, Event, Journal, Limits, Outcome, Script, Settings};
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};

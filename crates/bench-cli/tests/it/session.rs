@@ -219,7 +219,7 @@ fn idle_cpu_finds_a_known_busy_share() {
 
 #[test]
 fn a_request_without_the_secret_path_gets_404() {
-    use bench_cli::model::{Endpoint, Limits, Script, Settings};
+    use bench_model::{Endpoint, Limits, Script, Settings};
     use std::io::{Read, Write};
     let script = Script::from_toml("[[turns]]\ntext = \"only for the trial\"\n", "t").unwrap();
     let endpoint = Endpoint::start(Settings {

@@ -19,7 +19,6 @@
 //! and counted: a needle is visible when it occurs more often than before Enter, so a
 //! reply that repeats an earlier one's words is not seen early.
 
-use crate::model::{Journal, Outcome, RequestRecord, answer, conversation::Part};
 use crate::pipeline::PhaseContext;
 use crate::pipeline::isolation::command;
 use crate::pipeline::target::TargetError;
@@ -30,6 +29,7 @@ use crate::pipeline::target::sessions::stop_agents;
 use crate::pipeline::target::terminal::{close_quietly, spawn_options};
 use bench_core::detail::{SessionRun, SessionTurn, slope};
 use bench_core::{Metric, Phase, Sample, Side, error_chain, record};
+use bench_model::{Journal, Outcome, RequestRecord, answer, conversation::Part};
 use bench_term::{Key, Terminal};
 use std::time::{Duration, Instant};
 

@@ -15,7 +15,6 @@
 //! instance meets the script as the session phase's agent does and its first prompt
 //! plays the same turn (a `when` or `repeat` in the script is not needed for that).
 
-use crate::model::Journal;
 use crate::pipeline::PhaseContext;
 use crate::pipeline::isolation::command;
 use crate::pipeline::out::state::UserRecord;
@@ -32,6 +31,7 @@ use crate::spec;
 use bench_core::detail::StaircaseInstance;
 use bench_core::error_chain;
 use bench_core::{Metric, Sample, Side, record};
+use bench_model::Journal;
 use bench_proc::staircase::{Instances, StaircaseOptions};
 use bench_term::Terminal;
 

@@ -58,7 +58,7 @@ pub enum TargetError {
         port: u16,
         /// Why.
         #[source]
-        source: crate::model::ServeError,
+        source: bench_model::ServeError,
     },
     /// The model endpoint's journal could not be written.
     #[error("writing the model endpoint's journal {}", path.display())]

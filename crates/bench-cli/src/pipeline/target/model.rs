@@ -4,10 +4,10 @@
 //! is right), and stops it with the trial; its journal goes to
 //! `OUT/logs/model-<phase>-<trial>.jsonl`, also when the trial failed.
 
-use crate::model::{Endpoint, Journal, Limits, Settings};
 use crate::pipeline::PhaseContext;
 use crate::pipeline::out::state::ModelAddress;
 use crate::pipeline::target::TargetError;
+use bench_model::{Endpoint, Journal, Limits, Settings};
 use std::path::PathBuf;
 
 /// A port the kernel picked on 127.0.0.1 (bound, then released) and a fresh token.

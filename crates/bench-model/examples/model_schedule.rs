@@ -2,7 +2,7 @@
 //! endpoint costs while it streams.
 //!
 //! ```sh
-//! cargo run --release -p bench-cli --example model_schedule -- [TOKENS] [TOKENS_PER_SECOND] [CHUNK_TOKENS]
+//! cargo run --release -p bench-model --example model_schedule -- [TOKENS] [TOKENS_PER_SECOND] [CHUNK_TOKENS]
 //! ```
 //!
 //! Starts the endpoint in this process with a script of one turn of TOKENS tokens
@@ -13,7 +13,7 @@
 //! written - schedule (the journal's own record), and the endpoint's CPU time (the
 //! process's, minus this client thread's) and RSS while streaming.
 
-use bench_cli::model::{Endpoint, Limits, Script, Settings};
+use bench_model::{Endpoint, Limits, Script, Settings};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};

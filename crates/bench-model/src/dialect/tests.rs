@@ -1,5 +1,5 @@
 use super::*;
-use crate::model::answer::{Call, Content, tokens_of};
+use crate::answer::{Call, Content, tokens_of};
 use serde_json::json;
 
 fn text_answer(text: &str) -> Answer {

@@ -3,8 +3,8 @@
 //! once, tokens in chunks of `chunk_tokens` at the physics' times, framing after the
 //! last token with the last chunk. Pure, so the schedule is tested without a socket.
 
-use super::dialect::Piece;
-use super::physics::{Physics, Rng};
+use crate::dialect::Piece;
+use crate::physics::{Physics, Rng};
 use std::time::Duration;
 
 /// Bytes written as one unit at a time.
@@ -92,7 +92,7 @@ pub fn whole_due(tokens: u64, physics: &Physics, rng: &mut Rng) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::Duration as SpecDuration;
+    use bench_core::duration::Duration as SpecDuration;
 
     fn piece(text: &str, tokens: u32) -> Piece {
         Piece {

@@ -2,8 +2,8 @@
 //! `delta.tool_calls`, a last chunk with `finish_reason`, an optional usage chunk,
 //! then `data: [DONE]`.
 
-use super::super::answer::{Answer, Content, arguments_tokens};
 use super::{ErrorKind, Piece, Render, sse};
+use crate::answer::{Answer, Content, arguments_tokens};
 use serde_json::{Value, json};
 
 fn id(answer: &Answer) -> String {

@@ -6,8 +6,8 @@
 //! `jitter` (a fraction) with a [`Rng`] from the recorded seed. A reply that is not
 //! streamed is sent whole when its last chunk would have been.
 
-use super::script::FaultTarget;
-use crate::spec::Duration;
+use crate::script::FaultTarget;
+use bench_core::duration::Duration;
 use serde::Deserialize;
 
 /// How fast answers stream.

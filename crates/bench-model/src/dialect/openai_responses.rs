@@ -5,8 +5,8 @@
 //! `response.function_call_arguments.delta` ... `.done`, then
 //! `response.output_item.done`, and `response.completed` with usage.
 
-use super::super::answer::{Answer, Call, Content, arguments_tokens};
 use super::{Piece, Render, sse};
+use crate::answer::{Answer, Call, Content, arguments_tokens};
 use serde_json::{Value, json};
 
 fn id(answer: &Answer) -> String {

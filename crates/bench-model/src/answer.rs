@@ -1,9 +1,9 @@
 //! An answer before it is put in a dialect's shape: text split into tokens, or tool
 //! calls mapped to the tools the request advertises, and the usage counts.
 
-use super::request::{Asked, Tool};
-use super::schema;
-use super::script::ToolCall;
+use crate::request::{Asked, Tool};
+use crate::schema;
+use crate::script::ToolCall;
 use serde_json::{Map, Value, json};
 
 /// What the endpoint says.

@@ -2,8 +2,8 @@
 //! with `text` or `functionCall`, `finishReason` on the last chunk, `usageMetadata`.
 //! Streamed as server-sent events (`alt=sse`) or as one JSON array written in pieces.
 
-use super::super::answer::{Answer, Content};
 use super::{ErrorKind, Piece, Render};
+use crate::answer::{Answer, Content};
 use serde_json::{Value, json};
 
 /// The parts of the whole answer.

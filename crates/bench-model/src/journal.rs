@@ -23,9 +23,9 @@
 //!   physics wanted it written), `written_us` (when it was handed to the socket
 //!   writer), `bytes`, `tokens`, `last` (the response's last chunk).
 
-use super::conversation::{Part, Side};
-use super::physics::FaultKind;
-use super::request::Dialect;
+use crate::conversation::{Part, Side};
+use crate::physics::FaultKind;
+use crate::request::Dialect;
 use serde_json::{Value, json};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};

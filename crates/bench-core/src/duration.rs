@@ -1,9 +1,10 @@
-//! Durations written as strings: "30s", "150ms", "2m", "1.5s".
+//! Durations written as strings in specs and scripts: "30s", "150ms", "2m", "1.5s", read
+//! with the one duration grammar, [`crate::units::parse_duration`].
 
 use serde::{Deserialize, Deserializer};
 use std::fmt;
 
-/// A duration from the spec. Dereferences to [`std::time::Duration`].
+/// A duration from a spec or a model script. Dereferences to [`std::time::Duration`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Duration(pub std::time::Duration);
 
@@ -38,9 +39,9 @@ impl fmt::Display for Duration {
     }
 }
 
-/// Parses a spec duration: the grammar flags use too, [`bench_core::units::parse_duration`].
-pub fn parse(text: &str) -> Result<std::time::Duration, bench_core::units::DurationError> {
-    bench_core::units::parse_duration(text)
+/// Parses a duration: the grammar flags use too, [`crate::units::parse_duration`].
+pub fn parse(text: &str) -> Result<std::time::Duration, crate::units::DurationError> {
+    crate::units::parse_duration(text)
 }
 
 impl<'de> Deserialize<'de> for Duration {

@@ -13,15 +13,15 @@
 //! within [`Limits::body_timeout`] and at most [`Limits::max_body_bytes`] (413), and a
 //! write that makes no progress for [`Limits::write_timeout`] closes the connection.
 
-use super::answer::{self, Answer, Content};
-use super::conversation::{Conversation, Decision, Side};
-use super::dialect::{self, ErrorKind, Render};
-use super::journal::{ChunkRecord, Event, Journal, Outcome, RequestRecord, prompt_of};
-use super::physics::{Fault, FaultKind, Rng};
-use super::request::{self, Asked, Dialect, Route};
-use super::schedule::{self, Frame};
-use super::schema;
-use super::script::{Compiled, Reply};
+use crate::answer::{self, Answer, Content};
+use crate::conversation::{Conversation, Decision, Side};
+use crate::dialect::{self, ErrorKind, Render};
+use crate::journal::{ChunkRecord, Event, Journal, Outcome, RequestRecord, prompt_of};
+use crate::physics::{Fault, FaultKind, Rng};
+use crate::request::{self, Asked, Dialect, Route};
+use crate::schedule::{self, Frame};
+use crate::schema;
+use crate::script::{Compiled, Reply};
 use bytes::Bytes;
 use http_body_util::BodyExt;
 use hyper::body::{Body, Frame as HttpFrame, Incoming, SizeHint};
@@ -149,7 +149,7 @@ impl Endpoint {
             .script
             .physics
             .seed
-            .unwrap_or_else(super::physics::fresh_seed);
+            .unwrap_or_else(crate::physics::fresh_seed);
         let journal = Journal::new(start);
         journal.push(Event::Start {
             seed,

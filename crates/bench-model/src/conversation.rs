@@ -8,9 +8,9 @@
 //! Faults hit before anything is played, and a faulted request consumes nothing: the
 //! agent's retry plays the turn.
 
-use super::physics::{Fault, Physics};
-use super::request::Asked;
-use super::script::{Compiled, FaultTarget, Reply};
+use crate::physics::{Fault, Physics};
+use crate::request::Asked;
+use crate::script::{Compiled, FaultTarget, Reply};
 
 /// Why a request was answered outside the script.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -260,8 +260,8 @@ impl Conversation {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::physics::FaultKind;
-    use crate::model::script::Script;
+    use crate::physics::FaultKind;
+    use crate::script::Script;
 
     fn conversation(toml: &str) -> Conversation {
         Conversation::new(Script::from_toml(toml, "s").unwrap().compile().unwrap())
@@ -270,7 +270,7 @@ mod tests {
     fn user(text: &str) -> Asked {
         Asked {
             last_user_text: text.into(),
-            tools: vec![crate::model::request::Tool {
+            tools: vec![crate::request::Tool {
                 name: "Bash".into(),
                 parameters: serde_json::Value::Null,
                 freeform: false,

@@ -2,8 +2,8 @@
 //! `content_block_delta` (`text_delta`, `input_json_delta`), `content_block_stop`,
 //! `message_delta` (usage, `stop_reason`), `message_stop`.
 
-use super::super::answer::{Answer, Content, arguments_tokens};
 use super::{ErrorKind, Piece, sse};
+use crate::answer::{Answer, Content, arguments_tokens};
 use serde_json::{Value, json};
 
 fn id(answer: &Answer) -> String {
