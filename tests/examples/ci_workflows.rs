@@ -1,6 +1,7 @@
 //! The CI and cluster examples (`examples/ci/*.yml`, `examples/k8s/*.yaml`) parse as YAML and
 //! run what they promise: `clibench ab` of the pull request's base and head, a sticky
-//! comment, a failed check on a regression, shards that are merged.
+//! comment, a failed check on a regression, shards that are merged; and the pull request's
+//! code never runs beside a token that can write, nor installs an unpinned clibench.
 
 use std::path::PathBuf;
 use yaml_rust2::{Yaml, YamlLoader};
@@ -43,7 +44,6 @@ fn the_pull_request_workflow_compares_base_and_head_comments_once_and_fails_on_r
     let workflow = load("ci/github-actions.yml");
     // YAML 1.1 readers take `on` for `true`; GitHub and YAML 1.2 read the key `on`.
     assert!(!workflow["on"]["pull_request"].is_badvalue());
-    assert_eq!(text(&workflow["permissions"]["pull-requests"]), "write");
     let job = &workflow["jobs"]["ab"];
     let ab = running(job, "clibench ab \"$SPEC\"");
     assert_eq!(ab.len(), 1);
@@ -65,7 +65,8 @@ fn the_pull_request_workflow_compares_base_and_head_comments_once_and_fails_on_r
     let upload = uses(job, "actions/upload-artifact@").expect("the results are uploaded");
     assert_eq!(text(&upload["with"]["path"]), "${{ env.OUT }}");
     assert_eq!(text(&workflow["env"]["OUT"]), "clibench-out");
-    let comment = uses(job, "actions/github-script@").expect("a comment step");
+    let comment =
+        uses(&workflow["jobs"]["comment"], "actions/github-script@").expect("a comment step");
     let js = text(&comment["with"]["script"]);
     assert!(js.contains("<!-- clibench -->") && js.contains("comparison.md"));
     assert!(js.contains("updateComment") && js.contains("createComment"));
@@ -74,6 +75,135 @@ fn the_pull_request_workflow_compares_base_and_head_comments_once_and_fails_on_r
         .find(|step| text(&step["if"]).contains("steps.ab.outputs.status"))
         .expect("a step fails the check");
     assert!(text(&fail["run"]).contains("exit 1"));
+}
+
+/// The GitHub Actions workflows.
+const WORKFLOWS: [&str; 2] = ["ci/github-actions.yml", "ci/github-actions-sharded.yml"];
+
+fn jobs(workflow: &Yaml) -> Vec<(&str, &Yaml)> {
+    workflow["jobs"]
+        .as_hash()
+        .expect("a workflow has jobs")
+        .iter()
+        .map(|(name, job)| (text(name), job))
+        .collect()
+}
+
+/// A job's `permissions` as (scope, access) pairs; every job must name them.
+fn permissions<'a>(workflow: &str, name: &str, job: &'a Yaml) -> Vec<(&'a str, &'a str)> {
+    job["permissions"]
+        .as_hash()
+        .unwrap_or_else(|| panic!("{workflow}: job {name} names its permissions"))
+        .iter()
+        .map(|(scope, access)| (text(scope), text(access)))
+        .collect()
+}
+
+#[test]
+fn jobs_that_run_pull_request_code_hold_a_read_only_token_that_is_not_kept_on_disk() {
+    for workflow_name in WORKFLOWS {
+        let workflow = load(workflow_name);
+        // That trigger runs the pull request's code with a write token and the secrets.
+        assert!(
+            workflow["on"]["pull_request_target"].is_badvalue(),
+            "{workflow_name}"
+        );
+        // Nothing by default, so a job added later gets no write token by accident.
+        assert_eq!(
+            workflow["permissions"].as_hash().map(|all| all.len()),
+            Some(0),
+            "{workflow_name}: top-level permissions are {{}}"
+        );
+        for (name, job) in jobs(&workflow) {
+            let granted = permissions(workflow_name, name, job);
+            let checkout = uses(job, "actions/checkout@");
+            if let Some(checkout) = checkout {
+                assert_eq!(
+                    checkout["with"]["persist-credentials"].as_bool(),
+                    Some(false),
+                    "{workflow_name}: job {name} leaves the token in .git/config"
+                );
+            }
+            if checkout.is_some() || !running(job, "clibench ab").is_empty() {
+                assert_eq!(
+                    granted,
+                    [("contents", "read")],
+                    "{workflow_name}: job {name}"
+                );
+            }
+            // A token that can write is only held where nothing runs but actions that
+            // read the artifact as data: no checkout, no shell.
+            if granted.iter().any(|(_, access)| *access == "write") {
+                assert!(checkout.is_none(), "{workflow_name}: job {name}");
+                for step in steps(job) {
+                    assert!(
+                        step["run"].is_badvalue(),
+                        "{workflow_name}: job {name} runs {step:?}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn the_comment_is_posted_by_a_job_that_only_reads_the_artifact() {
+    let workflow = load("ci/github-actions.yml");
+    let job = &workflow["jobs"]["comment"];
+    assert_eq!(text(&job["needs"]), "ab");
+    assert_eq!(
+        permissions("github-actions.yml", "comment", job),
+        [("pull-requests", "write")]
+    );
+    let actions: Vec<&str> = steps(job)
+        .iter()
+        .map(|step| text(&step["uses"]).split('@').next().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        actions,
+        ["actions/download-artifact", "actions/github-script"]
+    );
+    let upload = uses(&workflow["jobs"]["ab"], "actions/upload-artifact@").unwrap();
+    let download = uses(job, "actions/download-artifact@").unwrap();
+    assert_eq!(
+        text(&download["with"]["name"]),
+        text(&upload["with"]["name"])
+    );
+    // The artifact is read by the script, never spliced into it by an expression.
+    let script = text(&uses(job, "actions/github-script@").unwrap()["with"]["script"]);
+    assert!(!script.contains("${{"), "{script}");
+    assert!(script.contains("readFileSync"), "{script}");
+    // The comment is posted only when `ab` wrote a comparison, also when it failed the check.
+    assert_eq!(
+        text(&workflow["jobs"]["ab"]["outputs"]["compared"]),
+        "${{ steps.ab.outputs.compared }}"
+    );
+    assert!(text(&job["if"]).contains("always()"));
+    assert!(text(&job["if"]).contains("needs.ab.outputs.compared == 'true'"));
+}
+
+#[test]
+fn clibench_is_installed_from_a_pinned_commit() {
+    for workflow_name in WORKFLOWS {
+        let workflow = load(workflow_name);
+        let rev = text(&workflow["env"]["CLIBENCH_REV"]);
+        assert!(
+            rev.len() == 40 && rev.chars().all(|c| c.is_ascii_hexdigit()),
+            "{workflow_name}: CLIBENCH_REV {rev:?} is a full commit"
+        );
+        let mut installs = 0;
+        for (name, job) in jobs(&workflow) {
+            for step in running(job, "cargo install") {
+                installs += 1;
+                let script = text(&step["run"]);
+                assert!(
+                    script.contains("--git ") && script.contains("--rev \"$CLIBENCH_REV\""),
+                    "{workflow_name}: job {name}: {script}"
+                );
+            }
+        }
+        assert!(installs > 0, "{workflow_name}");
+    }
 }
 
 #[test]

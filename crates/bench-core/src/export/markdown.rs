@@ -32,7 +32,7 @@ pub fn report(report: &Report) -> String {
         .map_or(String::new(), |target| format!("{} ", code(target)));
     let _ = writeln!(
         out,
-        "## clibench result: {target}`{}`{role}\n",
+        "## clibench result: {target}{}{role}\n",
         code(&report.sha),
     );
     if let Some(line) = request_line(&report.request) {
@@ -83,25 +83,20 @@ pub fn report(report: &Report) -> String {
     if !report.skipped.is_empty() {
         out.push_str("\n**Skipped**\n\n");
         for (steps, reason) in report.skipped_by_reason() {
-            let steps: Vec<String> = steps.iter().map(|s| format!("`{}`", code(s))).collect();
-            let _ = writeln!(out, "- {}: {}", steps.join(", "), text(reason));
+            let steps: Vec<String> = steps.iter().map(|s| code(s)).collect();
+            let _ = writeln!(out, "- {}: {}", steps.join(", "), code(reason));
         }
     }
     if !report.artifacts.is_empty() {
         out.push_str("\n**Artifacts**\n\n| File | Size |\n| :--- | ---: |\n");
         for (name, bytes) in &report.artifacts {
-            let _ = writeln!(
-                out,
-                "| `{}` | {} |",
-                code(name),
-                format_bytes(*bytes as f64)
-            );
+            let _ = writeln!(out, "| {} | {} |", cell(name), format_bytes(*bytes as f64));
         }
     }
     if !report.timings.is_empty() {
         out.push_str("\n**Timings**\n\n| Step | Time |\n| :--- | ---: |\n");
         for (name, seconds) in &report.timings {
-            let _ = writeln!(out, "| `{}` | {} |", code(name), format_seconds(*seconds));
+            let _ = writeln!(out, "| {} | {} |", cell(name), format_seconds(*seconds));
         }
     }
     if !report.runtime.is_empty() {
@@ -109,9 +104,9 @@ pub fn report(report: &Report) -> String {
         for (name, value) in &report.runtime {
             let _ = writeln!(
                 out,
-                "| `{}` | {} |",
-                code(name),
-                text(&format_fact(name, value))
+                "| {} | {} |",
+                cell(name),
+                cell(&format_fact(name, value))
             );
         }
     }
@@ -126,9 +121,9 @@ pub fn report(report: &Report) -> String {
         for process in report.processes.iter().take(PROCESS_ROWS) {
             let _ = writeln!(
                 out,
-                "| {} | `{}` | {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} | {} |",
                 process.pid,
-                code(&process.name),
+                cell(&process.name),
                 format_bytes(process.rss as f64),
                 bytes(process.pss),
                 bytes(process.uss),
@@ -157,7 +152,7 @@ pub fn comparison(comparison: &Comparison) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "## clibench: `{}` (candidate) vs `{}` (base)\n",
+        "## clibench: {} (candidate) vs {} (base)\n",
         code(&comparison.candidate_sha),
         code(&comparison.base_sha)
     );
@@ -231,7 +226,7 @@ pub fn comparison(comparison: &Comparison) -> String {
             &comparison.candidate_facts,
         ),
     ] {
-        let _ = writeln!(out, "- {role} `{}`: {}", code(sha), facts_line(facts));
+        let _ = writeln!(out, "- {role} {}: {}", code(sha), facts_line(facts));
     }
     let _ = writeln!(out, "\n<sub>{}</sub>", how_to_read(comparison, &percent));
     out
@@ -302,12 +297,12 @@ fn facts_line(facts: &SideFacts) -> String {
     let mut parts = Vec::new();
     match facts.hosts.as_slice() {
         [] => {}
-        [host] => parts.push(format!("host `{}`", code(host))),
+        [host] => parts.push(format!("host {}", code(host))),
         hosts => parts.push(format!(
             "hosts {}",
             hosts
                 .iter()
-                .map(|host| format!("`{}`", code(host)))
+                .map(|host| code(host))
                 .collect::<Vec<_>>()
                 .join(", ")
         )),
@@ -332,7 +327,7 @@ fn facts_line(facts: &SideFacts) -> String {
             facts
                 .environment
                 .iter()
-                .map(|(key, value)| format!("{key} {}", text(value)))
+                .map(|(key, value)| format!("{key} {}", code(value)))
                 .collect::<Vec<_>>()
                 .join(", "),
         );
@@ -383,10 +378,10 @@ fn legend(out: &mut String, metrics: impl Iterator<Item = Metric>) {
 fn request_line(request: &Request) -> Option<String> {
     let mut parts = Vec::new();
     if let Some(repository) = &request.repository {
-        parts.push(format!("repository `{}`", code(repository)));
+        parts.push(format!("repository {}", code(repository)));
     }
     if let Some(source) = &request.source_repository {
-        parts.push(format!("source `{}`", code(source)));
+        parts.push(format!("source {}", code(source)));
     }
     if let Some(pr) = request.pr {
         parts.push(format!("PR #{pr}"));
@@ -395,10 +390,10 @@ fn request_line(request: &Request) -> Option<String> {
         let attempt = request
             .attempt
             .map_or(String::new(), |attempt| format!(" (attempt {attempt})"));
-        parts.push(format!("run `{}`{attempt}", code(run)));
+        parts.push(format!("run {}{attempt}", code(run)));
     }
     if let Some(harness) = &request.harness_sha {
-        parts.push(format!("harness `{}`", code(harness)));
+        parts.push(format!("harness {}", code(harness)));
     }
     if parts.is_empty() {
         return None;
@@ -418,13 +413,13 @@ fn failures(out: &mut String, sides: &[SideFailures<'_>]) {
     out.push_str("\n**Failures**\n\n");
     for (prefix, failure) in lines {
         let _ = match failure {
-            Failure::Run(error) => writeln!(out, "- {prefix}run: {}", text(error)),
+            Failure::Run(error) => writeln!(out, "- {prefix}run: {}", code(error)),
             Failure::Sample(sample) => writeln!(
                 out,
                 "- {prefix}`{}` trial {}: {}",
                 sample.metric,
                 sample.trial,
-                text(&sample.error)
+                code(&sample.error)
             ),
         };
     }
@@ -455,28 +450,45 @@ fn confidence_percent(confidence: f64) -> String {
     format!("{}%", trimmed_percent(confidence * 100.0))
 }
 
-/// Text inside a code span: backticks would end it, newlines would break the table;
-/// control characters and bidi overrides are shown escaped.
-fn code(value: &str) -> String {
-    let value = value.replace('`', "'").replace(['\n', '\r'], " ");
-    crate::text::inert(&value).into_owned()
+/// `value` as a code span, the one way text that came from a target or a file enters
+/// Markdown outside a fenced block. GitHub neither formats, autolinks, mentions (`@team`)
+/// nor links issues (`#123`) inside code, while a backslash escape would not stop a
+/// mention: GitHub finds those in the rendered HTML, after the escapes are gone. The
+/// fence is longer than any run of backticks inside, so the text is kept as it is;
+/// newlines become spaces (a table row and a list item are one line), and control
+/// characters and bidi overrides are shown escaped.
+pub fn code(value: &str) -> String {
+    if value.is_empty() {
+        // Two backticks alone are not a code span; one space between them is.
+        return "` `".to_owned();
+    }
+    let value = value.replace(['\n', '\r'], " ");
+    let value = crate::text::inert(&value);
+    let fence = "`".repeat(longest_run(&value, '`') + 1);
+    // CommonMark takes one space off each end when both ends are spaces (unless the text
+    // is only spaces), and a backtick at an end would run into the fence: a space on each
+    // side keeps both as they are.
+    let pad = if value.starts_with('`')
+        || value.ends_with('`')
+        || (value.starts_with(' ') && value.ends_with(' ') && !value.trim().is_empty())
+    {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{value}{pad}{fence}")
 }
 
-/// Plain text in a table cell or list item: Markdown punctuation escaped, one line,
-/// control characters and bidi overrides shown escaped.
-fn text(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    let value = value.replace(['\n', '\r'], " ");
-    for c in crate::text::inert(&value).chars() {
-        match c {
-            '\\' | '`' | '*' | '[' | ']' | '<' | '>' | '|' => {
-                out.push('\\');
-                out.push(c);
-            }
-            c => out.push(c),
-        }
-    }
-    out
+/// [`code`] for a table cell: GitHub splits a row at every `|` before it looks for code
+/// spans, so a `|` inside one would end the cell and let the rest render as Markdown.
+/// `\|` keeps it in the cell, and GitHub shows it as `|`, even inside a code span.
+fn cell(value: &str) -> String {
+    code(value).replace('|', "\\|")
+}
+
+/// The longest run of `mark` in `text`.
+fn longest_run(text: &str, mark: char) -> usize {
+    text.split(|c| c != mark).map(str::len).max().unwrap_or(0)
 }
 
 /// `body` as a fenced code block with the info string `info` (a word such as `text`),
@@ -484,8 +496,8 @@ fn text(value: &str) -> String {
 /// in it (at least three backticks), so no line of `body` can close it, and `body` is
 /// made [inert](crate::text::inert). Every fence clibench writes goes through here.
 pub fn fenced(info: &str, body: &str) -> String {
-    let longest = |mark: char| body.split(|c| c != mark).map(str::len).max().unwrap_or(0);
-    let fence = "`".repeat(longest('`').max(longest('~')).max(2) + 1);
+    let longest = longest_run(body, '`').max(longest_run(body, '~'));
+    let fence = "`".repeat(longest.max(2) + 1);
     let info: String = info
         .chars()
         .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
@@ -500,12 +512,21 @@ mod tests {
     use crate::Metric;
 
     #[test]
-    fn text_cannot_break_a_table_or_a_code_span() {
-        assert_eq!(text("a|b\n*c*"), "a\\|b \\*c\\*");
-        assert_eq!(text("x86_64"), "x86_64");
-        assert_eq!(code("x`y\nz"), "x'y z");
-        assert_eq!(text("a\r\nb\x1b[2J"), "a  b\\\\x1b\\[2J");
-        assert_eq!(code("\u{202e}x"), "\\u{202e}x");
+    fn code_keeps_the_text_and_nothing_inside_can_end_the_span() {
+        assert_eq!(code("x86_64"), "`x86_64`");
+        assert_eq!(code("x`y\nz"), "``x`y z``");
+        assert_eq!(code("`a``"), "``` `a`` ```");
+        assert_eq!(code(" a "), "`  a  `");
+        assert_eq!(code("  "), "`  `");
+        assert_eq!(code(""), "` `");
+        assert_eq!(code("a\r\nb\x1b[2J"), "`a  b\\x1b[2J`");
+        assert_eq!(code("\u{202e}x"), "`\\u{202e}x`");
+    }
+
+    #[test]
+    fn a_pipe_in_a_cell_is_escaped_even_inside_a_code_span() {
+        assert_eq!(cell("|[x](//e.vil)|"), "`\\|[x](//e.vil)\\|`");
+        assert_eq!(cell("a\\|b"), "`a\\\\|b`");
     }
 
     #[test]
@@ -566,7 +587,7 @@ mod tests {
             .set_skipped(crate::Phase::Measure, 1, "same failure as measure trial 0");
         let text = report(&Report::new(&result));
         assert!(
-            text.contains("**Skipped**\n\n- `measure:1`: same failure as measure trial 0\n"),
+            text.contains("**Skipped**\n\n- `measure:1`: `same failure as measure trial 0`\n"),
             "{text}"
         );
     }

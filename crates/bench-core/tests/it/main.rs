@@ -6,6 +6,7 @@
 #[cfg(feature = "html")]
 mod browser;
 mod export;
+mod gfm;
 #[cfg(feature = "html")]
 mod html;
 #[cfg(feature = "schema")]

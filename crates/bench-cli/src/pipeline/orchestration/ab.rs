@@ -247,7 +247,7 @@ fn short_sha(sha: &str) -> &str {
 /// The line that says what each side was, since both may have built the same commit.
 fn sides_line(base: &ResultFile, head: &ResultFile, order: Order) -> String {
     let describe = |result: &ResultFile| match result.request.config.get("overrides") {
-        Some(overrides) => format!("`{}`", overrides.replace('`', "'")),
+        Some(overrides) => bench_core::export::markdown::code(overrides),
         None => "the spec as it is".to_owned(),
     };
     let order = match order {

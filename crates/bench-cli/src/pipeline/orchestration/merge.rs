@@ -133,7 +133,10 @@ pub fn hosts(side: &Side) -> BTreeSet<String> {
 pub fn hosts_note(side: &Side) -> Option<String> {
     let hosts = hosts(side);
     (hosts.len() > 1).then(|| {
-        let names: Vec<String> = hosts.iter().map(|host| format!("`{host}`")).collect();
+        let names: Vec<String> = hosts
+            .iter()
+            .map(|host| bench_core::export::markdown::code(host))
+            .collect();
         format!(
             "**Heterogeneous hosts**: the trials ran on {} machines ({}); their numbers mix machines.\n",
             hosts.len(),
