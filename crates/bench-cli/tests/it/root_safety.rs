@@ -426,7 +426,19 @@ fn trial_leftovers_in_tmp_shm_and_sysv_ipc_are_removed_and_the_uid_is_not_reused
         2,
         "the installer made a shm segment and a queue"
     );
+    // A local user opens the setuid copy before cleanup, to execute it later through
+    // /proc/self/fd/N as the uid (issue 30, item 1).
+    let suid = PathBuf::from(format!("/tmp/{tag}-suid"));
+    assert_eq!(mode(&suid), 0o4755);
+    let suid_held = fs::File::open(&suid).unwrap();
     let cleaned = cleanup(&target.out);
+    let suid_after = suid_held.metadata().unwrap();
+    assert_eq!(
+        suid_after.mode() & 0o7777,
+        0o755,
+        "a descriptor held on the removed setuid file still executes as uid {uid}"
+    );
+    assert_eq!(suid_after.nlink(), 0);
     assert_eq!(cleaned.code, Some(1), "{}", cleaned.stderr);
     assert!(
         cleaned.stderr.contains(&format!("left {}", held.display())),

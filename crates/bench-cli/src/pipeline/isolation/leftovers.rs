@@ -5,8 +5,10 @@
 //! key), so no trial reads an earlier trial's leftovers.
 //!
 //! # Shared folders
-//! A shared folder is a directory writable by every user (mode `o+w`, sticky or not) on
-//! a local file system mounted read-write. They are found by walking the directories (not
+//! A shared folder is a directory that users other than its owner can write, on a local
+//! file system mounted read-write: writable by every user (mode `o+w`, sticky or not), or
+//! opened for writing to a named user or group by a POSIX ACL ([`super::acl`]; `0770`
+//! with `setfacl -m u:NAME:rwx`). They are found by walking the directories (not
 //! the files) of every such mount from its mount point, staying on that mount and not
 //! descending into a shared folder found (its whole subtree is walked when files are
 //! looked for). Local means not a pseudo file system (proc, sysfs, cgroup, devpts, ...),
@@ -16,7 +18,8 @@
 //! sweep ([`super::uid_ledger`]); every removal also covers the world-writable mount
 //! points at that moment and [`DEFAULT_SHARED_FOLDERS`].
 
-use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+use super::setid;
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, Stat};
 use rustix::io::Errno;
 use std::collections::BTreeSet;
 use std::ffi::CStr;
@@ -67,8 +70,8 @@ const NOT_LOCAL: [&str; 30] = [
 const MAX_DEPTH: usize = 64;
 
 /// What a walk calls for every entry: its folder's descriptor, its name, its path, its
-/// type, its owner and its mode.
-type Visit<'a> = dyn FnMut(&OwnedFd, &CStr, &Path, FileType, u32, u32) + 'a;
+/// type and what `lstat` said of it (owner, mode, inode).
+type Visit<'a> = dyn FnMut(&OwnedFd, &CStr, &Path, FileType, &Stat) + 'a;
 
 /// What removing a uid's leftovers did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -146,15 +149,16 @@ fn walk_dir(
             }
         }
         if stat.st_dev == device {
-            visit(dir, &name, &child, kind, stat.st_uid, stat.st_mode);
+            visit(dir, &name, &child, kind, &stat);
         }
     }
 }
 
 /// Removes everything `uid` owns in `folders` (never following symlinks, never leaving
 /// the folder's filesystem, only entries whose owner is `uid`; a folder of `uid` that still
-/// holds someone else's files is left and reported) and its SysV IPC objects. Call it only
-/// once the uid's processes are stopped.
+/// holds someone else's files is left and reported) and its SysV IPC objects; a setuid or
+/// setgid file loses those bits before it is unlinked ([`setid`]). Call it only once the
+/// uid's processes are stopped.
 pub fn remove_owned_by<S: AsRef<str>>(uid: u32, folders: &[S]) -> Removed {
     let mut removed = Removed::default();
     if uid == 0 {
@@ -169,9 +173,19 @@ pub fn remove_owned_by<S: AsRef<str>>(uid: u32, folders: &[S]) -> Removed {
         let mut failures = Vec::new();
         walk(
             Path::new(folder.as_ref()),
-            &mut |dir, name, path, kind, owner, _| {
-                if owner != uid {
+            &mut |dir, name, path, kind, stat| {
+                if stat.st_uid != uid {
                     return;
+                }
+                if setid::is_setid_file_of(stat, uid) {
+                    // Not unlinked with its bits: a descriptor held on it would keep them.
+                    match setid::strip_at(dir, name, stat, uid) {
+                        Ok(()) | Err(Errno::NOENT) => {}
+                        Err(errno) => {
+                            failures.push(format!("{}: {errno}", path.display()));
+                            return;
+                        }
+                    }
                 }
                 let flags = if kind == FileType::Directory {
                     AtFlags::REMOVEDIR
@@ -198,21 +212,37 @@ pub fn remove_owned_by<S: AsRef<str>>(uid: u32, folders: &[S]) -> Removed {
 
 /// Removes the setuid and setgid files `uid` owns in `folders`, before its processes are
 /// stopped: a local user who runs one becomes the uid again, after the stop and in the
-/// next trial with that uid. Returns what could not be removed.
+/// next trial with that uid. Each loses those bits first, so that a descriptor a local
+/// user holds on it executes as its caller, not as the uid; one whose bits cannot be
+/// taken off is left in place, for the removal after the stop to try again. Returns
+/// what could not be removed.
 pub fn remove_setid_files_of<S: AsRef<str>>(uid: u32, folders: &[S]) -> Vec<String> {
     let mut left = Vec::new();
     if uid == 0 {
         left.push("refusing to remove the files of uid 0".to_owned());
         return left;
     }
-    let setid = libc::S_ISUID | libc::S_ISGID;
     for folder in folders {
         let mut failures = Vec::new();
         walk(
             Path::new(folder.as_ref()),
-            &mut |dir, name, path, kind, owner, mode| {
-                if owner != uid || kind == FileType::Directory || mode & setid == 0 {
+            &mut |dir, name, path, kind, stat| {
+                if stat.st_uid != uid
+                    || kind == FileType::Directory
+                    || stat.st_mode & setid::SETID == 0
+                {
                     return;
+                }
+                if kind == FileType::RegularFile {
+                    match setid::strip_at(dir, name, stat, uid) {
+                        Ok(()) => {}
+                        // Another file is there now: the walk after the stop sees it.
+                        Err(Errno::NOENT) => return,
+                        Err(errno) => {
+                            failures.push(format!("{}: {errno}", path.display()));
+                            return;
+                        }
+                    }
                 }
                 match rustix::fs::unlinkat(dir, name, AtFlags::empty()) {
                     Ok(()) | Err(Errno::NOENT) => {}
@@ -299,33 +329,41 @@ pub fn local_mounts() -> Vec<Mount> {
         .collect()
 }
 
-/// Whether `path` is a directory writable by every user (not following a link).
-fn world_writable_dir(path: &Path) -> bool {
+/// Whether `path` is a shared folder: a directory (not a link) writable by every user or
+/// through an ACL.
+fn shared_dir(path: &Path) -> bool {
     rustix::fs::lstat(path).is_ok_and(|stat| {
-        FileType::from_raw_mode(stat.st_mode) == FileType::Directory && stat.st_mode & 0o002 != 0
+        FileType::from_raw_mode(stat.st_mode) == FileType::Directory
+            && (stat.st_mode & 0o002 != 0 || super::acl::path_opens_writing(path))
     })
 }
 
+/// Whether the open folder `fd`, whose mode is `mode`, is shared: writable by every user
+/// or through an ACL.
+fn is_shared(fd: &OwnedFd, mode: u32) -> bool {
+    mode & 0o002 != 0 || super::acl::opens_writing(fd)
+}
+
 /// The shared folders cheap to know at any moment: [`DEFAULT_SHARED_FOLDERS`] that exist
-/// and every local read-write mount point writable by all (a tmpfs on /run/user/..., a
+/// and every local read-write mount point that is shared (a tmpfs on /run/user/..., a
 /// scratch disk).
 pub fn quick_shared_folders() -> BTreeSet<String> {
     let mut folders: BTreeSet<String> = DEFAULT_SHARED_FOLDERS
         .iter()
-        .filter(|f| world_writable_dir(Path::new(f)))
+        .filter(|f| shared_dir(Path::new(f)))
         .map(|f| (*f).to_owned())
         .collect();
     folders.extend(
         local_mounts()
             .into_iter()
-            .filter(|m| world_writable_dir(Path::new(&m.point)))
+            .filter(|m| shared_dir(Path::new(&m.point)))
             .map(|m| m.point),
     );
     folders
 }
 
-/// Every shared folder (see the module's doc): the world-writable directories of every
-/// local read-write mount, found by walking directories only.
+/// Every shared folder (see the module's doc): the directories of every local read-write
+/// mount that others can write, found by walking directories only.
 pub fn shared_folders() -> BTreeSet<String> {
     let mut found = quick_shared_folders();
     for mount in local_mounts() {
@@ -339,7 +377,7 @@ pub fn shared_folders() -> BTreeSet<String> {
         let Ok(stat) = rustix::fs::fstat(&fd) else {
             continue;
         };
-        if stat.st_mode & 0o002 != 0 {
+        if is_shared(&fd, stat.st_mode) {
             found.insert(mount.point.clone());
             continue;
         }
@@ -378,19 +416,27 @@ fn find_shared(
             continue;
         }
         let child = path.join(std::ffi::OsStr::from_bytes(name.to_bytes()));
-        if stat.st_mode & 0o002 != 0 {
-            found.insert(child.to_string_lossy().into_owned());
-            continue;
-        }
-        if depth >= MAX_DEPTH {
-            continue;
-        }
-        if let Ok(sub) = rustix::fs::openat(
+        // Opened before it is judged: its ACL is read through the descriptor, and only
+        // the folder opened, not one swapped in since the stat, is judged and walked.
+        let Ok(sub) = rustix::fs::openat(
             dir,
             &name,
             OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
             Mode::empty(),
-        ) {
+        ) else {
+            continue;
+        };
+        let Ok(opened) = rustix::fs::fstat(&sub) else {
+            continue;
+        };
+        if opened.st_ino != stat.st_ino || opened.st_dev != stat.st_dev {
+            continue;
+        }
+        if is_shared(&sub, opened.st_mode) {
+            found.insert(child.to_string_lossy().into_owned());
+            continue;
+        }
+        if depth < MAX_DEPTH {
             find_shared(&sub, &child, device, depth + 1, found);
         }
     }
@@ -403,8 +449,8 @@ pub fn owners_in<S: AsRef<str>>(folders: &[S]) -> BTreeSet<u32> {
     for folder in folders {
         walk(
             Path::new(folder.as_ref()),
-            &mut |_, _, _, _, owner, _| {
-                owners.insert(owner);
+            &mut |_, _, _, _, stat| {
+                owners.insert(stat.st_uid);
             },
             &mut left,
         );
@@ -730,6 +776,47 @@ mod tests {
     }
 
     #[test]
+    fn a_folder_an_acl_opens_for_writing_is_shared() {
+        if !Path::new("/usr/bin/setfacl").is_file() && !Path::new("/bin/setfacl").is_file() {
+            bench_core::skip_test!("needs setfacl (Debian package acl; .ci/run installs it)");
+        }
+        let base = tempfile::tempdir_in("/var/tmp").unwrap();
+        let folder = |name: &str, acl: &str| {
+            let path = base.path().join("a").join(name);
+            std::fs::create_dir_all(&path).unwrap();
+            std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o770))
+                .unwrap();
+            let status = std::process::Command::new("setfacl")
+                .args(["-m", acl])
+                .arg(&path)
+                .status()
+                .unwrap();
+            assert!(status.success(), "setfacl -m {acl} {}", path.display());
+            path.to_string_lossy().into_owned()
+        };
+        let user = folder("user", "u:65534:rwx");
+        let group = folder("group", "g:65534:rwx");
+        folder("read-only", "u:65534:rx");
+        folder("masked", "u:65534:rwx,m::rx");
+        std::fs::set_permissions(
+            base.path(),
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .unwrap();
+        let fd = rustix::fs::open(
+            base.path(),
+            OFlags::RDONLY | OFlags::DIRECTORY,
+            Mode::empty(),
+        )
+        .unwrap();
+        let device = rustix::fs::fstat(&fd).unwrap().st_dev;
+        let mut found = BTreeSet::new();
+        find_shared(&fd, base.path(), device, 0, &mut found);
+        assert_eq!(found, BTreeSet::from([group, user.clone()]));
+        assert!(shared_dir(Path::new(&user)));
+    }
+
+    #[test]
     fn setuid_and_setgid_files_of_the_uid_go_first_and_nothing_else() {
         if !rustix::process::geteuid().is_root() {
             eprintln!(
@@ -758,6 +845,39 @@ mod tests {
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
         assert_eq!(remaining, BTreeSet::from(["plain".into(), "roots".into()]));
+    }
+
+    #[test]
+    fn a_descriptor_held_on_a_removed_setuid_file_no_longer_gives_the_uid() {
+        if !rustix::process::geteuid().is_root() {
+            bench_core::skip_test!("needs root to own files as another uid");
+        }
+        let uid = 4_000_125;
+        // Both ways cleanup unlinks a file of the uid: before the stop, and after it.
+        type Removal = fn(u32, &str);
+        let removals: [(&str, Removal); 2] = [
+            ("remove_setid_files_of", |uid, folder| {
+                assert_eq!(remove_setid_files_of(uid, &[folder]), Vec::<String>::new());
+            }),
+            ("remove_owned_by", |uid, folder| {
+                assert_eq!(remove_owned_by(uid, &[folder]).left, Vec::<String>::new());
+            }),
+        ];
+        for (removal, remove) in removals {
+            let dir = tempfile::tempdir().unwrap();
+            // A local user opened it before cleanup (O_RDONLY is enough to execute it
+            // later through /proc/self/fd/N).
+            let (path, held) = super::setid::held_setid_file(dir.path(), uid, 0o4755);
+            remove(uid, dir.path().to_str().unwrap());
+            assert!(!path.exists(), "{removal} left {}", path.display());
+            let stat = rustix::fs::fstat(&held).unwrap();
+            assert_eq!(stat.st_nlink, 0, "{removal}");
+            assert_eq!(
+                stat.st_mode & 0o7777,
+                0o755,
+                "{removal}: the held descriptor still executes as uid {uid}"
+            );
+        }
     }
 
     #[test]

@@ -6,12 +6,18 @@
 //! it as handed out nor as dirty. Dirty uids are those that owned a file in a shared folder
 //! at the last sweep, or whose removal left anything. A sweep walks every shared folder
 //! ([`leftovers::shared_folders`] then [`leftovers::owners_in`]); it happens when the
-//! ledger is missing, unreadable or older than [`SWEEP_MAX_AGE`]. Between sweeps a uid
-//! becomes free again only through a removal that verified nothing of it is left: its
-//! setuid files removed before its processes were stopped, every file of it in the shared
-//! folders removed, no process, IPC object or key left. After that only root (or a uid
-//! clibench does not give out, reused by an administrator) can make a file of that uid
-//! appear, which the next sweep catches.
+//! ledger is missing, unreadable or older than [`SWEEP_MAX_AGE`].
+//!
+//! # Retired uids
+//! As with systemd's `DynamicUser=`, a uid is not given out again while anything of it may
+//! live: something no walk sees (a descriptor held on a file of it, a file in a folder the
+//! walk missed) outlives its removal. So a uid given back, clean or not, is *retired*
+//! (with when, in `retired.json`), and new trial users get uids never handed out, lowest
+//! first. Only when none is left (`UID_MIN..=UID_MAX` of login.defs is about 59,000 uids:
+//! years of CI at a few uids a run) does a retired uid come back: the one retired longest
+//! ago, once [`QUARANTINE`] has passed since, a sweep ended after it was retired, and that
+//! sweep found nothing of it (not dirty). When every uid is handed out, dirty or retired
+//! for less than [`QUARANTINE`], allocation fails with "no free uid".
 //!
 //! Every change happens under an exclusive `flock` of the ledger's lock file, so two runs
 //! never hand out the same uid.
@@ -40,8 +46,13 @@ pub const SWEEP_MAX_AGE: Duration = Duration::from_secs(3600);
 const LEDGER_FILE: &str = "uids.json";
 const LOCK_FILE: &str = "uids.lock";
 const RUNS_FILE: &str = "runs.json";
+const RETIRED_FILE: &str = "retired.json";
 const SCHEMA_VERSION: u32 = 1;
 const RUNS_SCHEMA_VERSION: u32 = 1;
+const RETIRED_SCHEMA_VERSION: u32 = 1;
+/// How long a uid given back stays out of use at least (and then only when no uid that
+/// was never handed out is left).
+pub const QUARANTINE: Duration = Duration::from_secs(30 * 24 * 3600);
 
 /// The ledger could not be opened, read or written.
 #[derive(Debug, thiserror::Error)]
@@ -82,6 +93,16 @@ struct Book {
     handed_out: BTreeMap<u32, u64>,
 }
 
+/// What `retired.json` holds: the uids given back, with when. A file of its own, so that
+/// an older clibench, which rejects unknown fields in `uids.json`, still reads that one.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RetiredBook {
+    schema_version: u32,
+    /// Uid to when it was given back (seconds since the epoch).
+    retired: BTreeMap<u32, u64>,
+}
+
 /// What `runs.json` holds: the root runs whose staging folder or group may exist.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -113,6 +134,7 @@ pub struct UidLedger {
     _lock: File,
     book: Book,
     runs: RunBook,
+    retired: RetiredBook,
 }
 
 fn now_unix_s() -> u64 {
@@ -182,21 +204,33 @@ impl UidLedger {
             .and_then(|text| serde_json::from_str::<RunBook>(&text).ok())
             .filter(|runs| runs.schema_version == RUNS_SCHEMA_VERSION)
             .unwrap_or_default();
+        // Only root can write this folder; a book it cannot read forgets the retirements,
+        // and the uids never handed out still come first.
+        let retired = std::fs::read_to_string(dir.join(RETIRED_FILE))
+            .ok()
+            .and_then(|text| serde_json::from_str::<RetiredBook>(&text).ok())
+            .filter(|retired| retired.schema_version == RETIRED_SCHEMA_VERSION)
+            .unwrap_or_default();
         Ok(UidLedger {
             dir: dir.to_path_buf(),
             _lock: lock,
             book,
             runs,
+            retired,
         })
     }
 
-    /// Writes the ledger and the runs book: each a new file under an unguessable name,
-    /// renamed into place.
+    /// Writes the ledger, the runs book and the retired uids: each a new file under an
+    /// unguessable name, renamed into place.
     pub fn save(&mut self) -> Result<(), LedgerError> {
         self.book.schema_version = SCHEMA_VERSION;
         self.runs.schema_version = RUNS_SCHEMA_VERSION;
+        self.retired.schema_version = RETIRED_SCHEMA_VERSION;
         let book = serde_json::to_string_pretty(&self.book);
         let runs = serde_json::to_string_pretty(&self.runs);
+        let retired = serde_json::to_string_pretty(&self.retired);
+        // Retirements first: a crash between two writes must not free a uid.
+        self.write(RETIRED_FILE, retired)?;
         self.write(LEDGER_FILE, book)?;
         self.write(RUNS_FILE, runs)
     }
@@ -228,7 +262,8 @@ impl UidLedger {
     /// Walks every shared folder: the uids owning anything there become dirty (except
     /// those handed out, which are in use), the others clean. A uid handed out longer than
     /// [`SWEEP_MAX_AGE`] ago that `passwd` no longer lists and that owns nothing was given
-    /// to a run that died before creating its user: it is taken back.
+    /// to a run that died before creating its user (or whose user someone else removed):
+    /// it is retired.
     pub fn sweep(&mut self, passwd: &[u32]) {
         self.sweep_folders(passwd, leftovers::shared_folders());
     }
@@ -238,10 +273,15 @@ impl UidLedger {
         let folder_list: Vec<&String> = folders.iter().collect();
         let owners = leftovers::owners_in(&folder_list);
         let now = now_unix_s();
+        let retired = &mut self.retired.retired;
         self.book.handed_out.retain(|uid, since| {
-            passwd.contains(uid)
+            let keep = passwd.contains(uid)
                 || owners.contains(uid)
-                || now.saturating_sub(*since) <= SWEEP_MAX_AGE.as_secs()
+                || now.saturating_sub(*since) <= SWEEP_MAX_AGE.as_secs();
+            if !keep {
+                retired.insert(*uid, now);
+            }
+            keep
         });
         self.book.dirty = owners
             .into_iter()
@@ -251,20 +291,44 @@ impl UidLedger {
         self.book.swept_at_unix_s = now_unix_s();
     }
 
-    /// The `skip`-th uid of `range` that is neither in `busy` nor dirty nor handed out.
+    /// The `skip`-th free uid of `range`: first those never handed out (lowest first),
+    /// then the retired ones that may come back (retired longest ago first; see the
+    /// module's doc). None is in `busy`, dirty or handed out.
     pub fn free_uid(
         &self,
         busy: &BTreeSet<u32>,
         range: std::ops::RangeInclusive<u32>,
         skip: usize,
     ) -> Option<u32> {
-        range
-            .filter(|uid| {
-                !busy.contains(uid)
-                    && !self.book.dirty.contains(uid)
-                    && !self.book.handed_out.contains_key(uid)
+        let usable = |uid: &u32| {
+            !busy.contains(uid)
+                && !self.book.dirty.contains(uid)
+                && !self.book.handed_out.contains_key(uid)
+        };
+        let retired = &self.retired.retired;
+        let never = range
+            .clone()
+            .filter(|uid| usable(uid) && !retired.contains_key(uid));
+        let mut never_count = 0;
+        for uid in never {
+            if never_count == skip {
+                return Some(uid);
+            }
+            never_count += 1;
+        }
+        let now = now_unix_s();
+        let mut back: Vec<(u64, u32)> = retired
+            .iter()
+            .filter(|&(uid, &at)| {
+                range.contains(uid)
+                    && usable(uid)
+                    && now.saturating_sub(at) >= QUARANTINE.as_secs()
+                    && self.book.swept_at_unix_s > at
             })
-            .nth(skip)
+            .map(|(&uid, &at)| (at, uid))
+            .collect();
+        back.sort_unstable();
+        back.get(skip - never_count).map(|&(_, uid)| uid)
     }
 
     /// Records that `uid` was given to a trial user.
@@ -272,10 +336,17 @@ impl UidLedger {
         self.book.handed_out.insert(uid, now_unix_s());
     }
 
-    /// Records that the trial user of `uid` is gone: free again when its removal left
-    /// nothing (`clean`), dirty until a sweep finds it clean otherwise.
+    /// Records that `uid` was not given after all: the user was never created, so nothing
+    /// ran as it (its earlier retirement, if any, stays as it was).
+    pub fn take_back(&mut self, uid: u32) {
+        self.book.handed_out.remove(&uid);
+    }
+
+    /// Records that the trial user of `uid` is gone: retired either way (see the module's
+    /// doc), and dirty until a sweep finds it clean when its removal left anything.
     pub fn give_back(&mut self, uid: u32, clean: bool) {
         self.book.handed_out.remove(&uid);
+        self.retired.retired.insert(uid, now_unix_s());
         if clean {
             self.book.dirty.remove(&uid);
         } else {
@@ -332,7 +403,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn handed_out_and_dirty_uids_are_not_free_until_given_back_clean() {
+    fn a_uid_given_back_clean_is_not_free_again_at_once() {
         let dir = tempfile::tempdir().unwrap();
         let ledger_dir = dir.path().join("ledger");
         let mut ledger = UidLedger::open(&ledger_dir).unwrap();
@@ -348,7 +419,62 @@ mod tests {
         assert_eq!(again.free_uid(&busy, 1000..=1005, 0), Some(1003));
         again.give_back(1001, true);
         again.give_back(1002, true);
-        assert_eq!(again.free_uid(&busy, 1000..=1005, 0), Some(1001));
+        // Even after a sweep that found nothing of them: uids never handed out come first.
+        again.sweep_folders(&[], BTreeSet::new());
+        assert_eq!(again.free_uid(&busy, 1000..=1005, 0), Some(1003));
+        assert_eq!(again.free_uid(&busy, 1000..=1005, 2), Some(1005));
+        assert_eq!(again.free_uid(&busy, 1000..=1005, 3), None);
+        // A uid handed out and never created (useradd failed) was never used.
+        again.hand_out(1003);
+        again.take_back(1003);
+        assert_eq!(again.free_uid(&busy, 1000..=1005, 0), Some(1003));
+        again.save().unwrap();
+        drop(again);
+        let reread = UidLedger::open(&ledger_dir).unwrap();
+        assert_eq!(reread.free_uid(&busy, 1000..=1005, 3), None);
+    }
+
+    #[test]
+    fn a_retired_uid_comes_back_only_past_its_quarantine_after_a_clean_sweep_oldest_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut ledger = UidLedger::open(&dir.path().join("ledger")).unwrap();
+        let none = BTreeSet::new();
+        let now = now_unix_s();
+        let days = |n: u64| now - n * 24 * 3600;
+        ledger.retired.retired =
+            BTreeMap::from([(2000, days(31)), (2001, days(40)), (2002, days(1))]);
+        // Past the quarantine, but no sweep since they were retired.
+        ledger.book.swept_at_unix_s = days(45);
+        assert_eq!(ledger.free_uid(&none, 2000..=2002, 0), None);
+        ledger.book.swept_at_unix_s = days(35);
+        assert_eq!(ledger.free_uid(&none, 2000..=2002, 0), Some(2001));
+        assert_eq!(ledger.free_uid(&none, 2000..=2002, 1), None);
+        ledger.sweep_folders(&[], BTreeSet::new());
+        assert_eq!(ledger.free_uid(&none, 2000..=2002, 0), Some(2001));
+        assert_eq!(ledger.free_uid(&none, 2000..=2002, 1), Some(2000));
+        // 2002 is still in quarantine.
+        assert_eq!(ledger.free_uid(&none, 2000..=2002, 2), None);
+        // A dirty or busy one is not free, however old its retirement.
+        ledger.book.dirty.insert(2001);
+        assert_eq!(ledger.free_uid(&none, 2000..=2002, 0), Some(2000));
+        assert_eq!(
+            ledger.free_uid(&BTreeSet::from([2000]), 2000..=2002, 0),
+            None
+        );
+    }
+
+    #[test]
+    fn a_uid_handed_out_to_a_run_that_died_is_retired_by_the_sweep() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut ledger = UidLedger::open(&dir.path().join("ledger")).unwrap();
+        ledger
+            .book
+            .handed_out
+            .insert(3000, now_unix_s() - 2 * SWEEP_MAX_AGE.as_secs());
+        ledger.sweep_folders(&[], BTreeSet::new());
+        assert!(!ledger.book.handed_out.contains_key(&3000));
+        assert!(ledger.retired.retired.contains_key(&3000));
+        assert_eq!(ledger.free_uid(&BTreeSet::new(), 3000..=3000, 0), None);
     }
 
     #[test]

@@ -6,8 +6,8 @@
 //! mark with the run id. The uid is never taken from the state file: it is looked up in
 //! /etc/passwd each time, and system uids (below `UID_MIN`) are refused.
 
-use crate::pipeline::isolation::leftovers;
 use crate::pipeline::isolation::uid_ledger::{LEDGER_DIR, LedgerError, SWEEP_MAX_AGE, UidLedger};
+use crate::pipeline::isolation::{leftovers, setid};
 use crate::pipeline::out::folder::{NotOwnFolder, is_own_folder};
 use crate::pipeline::out::state::{State, UserPlan, UserRecord};
 use bench_proc::Identity;
@@ -179,8 +179,11 @@ pub enum UserError {
         #[source]
         source: std::io::Error,
     },
-    /// Every normal uid is in use.
-    #[error("no free uid left in {range:?}")]
+    /// Every normal uid is in use, or was given back too recently to be given again.
+    #[error(
+        "no free uid left in {range:?}: every uid is in use, owns files, or was given back less than {} days ago",
+        crate::pipeline::isolation::uid_ledger::QUARANTINE.as_secs() / 86_400
+    )]
     NoFreeUid {
         /// `UID_MIN..=UID_MAX`.
         range: std::ops::RangeInclusive<u32>,
@@ -427,7 +430,7 @@ fn useradd(name: &str, home: &Path, comment: &str, group: Option<&str>) -> Resul
         }
         // Not created: nothing of this trial ran as the uid (exit 4: someone else has it,
         // which the next look at /etc/passwd shows).
-        ledger.give_back(uid, true);
+        ledger.take_back(uid);
         ledger.save()?;
         last = String::from_utf8_lossy(&output.stderr).trim().to_owned();
         // Exit 4: the uid was taken between the scan and useradd; try the next one.
@@ -575,13 +578,25 @@ fn remove_dedicated(
     // userdel removes it.
     let mut setid_folders = folders.clone();
     setid_folders.push(plan.home.display().to_string());
+    // Those no folder lists any more (unlinked by the trial, a memfd) but some process
+    // holds open lose their bits through that process's descriptor.
     removal
         .left
         .extend(leftovers::remove_setid_files_of(entry.uid, &setid_folders));
+    setid::strip_held_files_of(entry.uid, Path::new("/proc"));
     if let Err(error) = super::command::stop_user(&user) {
         give_back(held.as_deref_mut(), entry.uid, false)?;
         return Err(error.into());
     }
+    // Again after the stop: until then the trial could set the bits again on a file it
+    // held open, or make a new setuid file in its home (which userdel unlinks).
+    removal
+        .left
+        .extend(setid::strip_held_files_of(entry.uid, Path::new("/proc")));
+    removal.left.extend(leftovers::remove_setid_files_of(
+        entry.uid,
+        &[plan.home.display().to_string()],
+    ));
     let leftovers = leftovers::remove_owned_by(entry.uid, &folders);
     removal.left.extend(leftovers.left);
     if let Err(error) = bench_proc::clear_keyrings(entry.uid) {
