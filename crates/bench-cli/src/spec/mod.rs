@@ -9,6 +9,7 @@ mod overrides;
 mod parse;
 mod settle;
 mod template;
+mod version;
 
 pub use duration::Duration;
 pub(crate) use model::default_turn_timeout;
@@ -20,3 +21,4 @@ pub use overrides::{Override, OverrideSyntaxError, SyntaxProblem, load_with, par
 pub use parse::{SpecError, is_full_sha, load, parse};
 pub use settle::Settle;
 pub use template::{ExpandError, Placeholder, Template, TemplateError, Values};
+pub use version::CURRENT_SPEC_VERSION;

@@ -214,12 +214,13 @@ pub fn parse(text: &str, file: &str) -> Result<Spec, SpecError> {
         at(error.span().map(|s| s.start), message)
     })?;
     let index = Index::build(document.get_ref());
-    let spec: Spec = toml::from_str(text).map_err(|error| {
+    let mut spec: Spec = toml::from_str(text).map_err(|error| {
         let span = error.span();
         let message = error.message().trim().to_owned();
         let (offset, message) = explain(text, &index, span, &message);
         at(offset, message)
     })?;
+    super::version::read_as_written(&mut spec);
     let (mut problems, ready) = check(&spec);
     let compiled = if problems.is_empty() {
         match model_script(&spec, file) {
@@ -245,7 +246,6 @@ pub fn parse(text: &str, file: &str) -> Result<Spec, SpecError> {
         };
         return Err(at(offset, problem.message));
     }
-    let mut spec = spec;
     if let Some(model) = spec.model.as_mut() {
         model.compiled = compiled;
     }
@@ -649,6 +649,9 @@ fn check(spec: &Spec) -> (Vec<Problem>, Option<Ready>) {
         spec,
         problems: Vec::new(),
     };
+    if let Some(message) = spec.spec_version.and_then(super::version::unknown_version) {
+        c.problem(key(&["spec_version"]), message);
+    }
     if spec.name.trim().is_empty() {
         c.problem(key(&["name"]), "'name' must not be empty");
     }
