@@ -149,7 +149,7 @@ fn resolve(args: Args) -> anyhow::Result<(Settings, Outputs)> {
         .parse()
         .map_err(|e| input_error(format!("--settle: {}", bench_core::error_chain(&e))))?;
     let regex = |flag: &str, pattern: &str| {
-        regex::Regex::new(pattern).map_err(|e| input_error(format!("{flag}: {e}")))
+        bench_term::ready_regex(pattern).map_err(|e| input_error(format!("{flag}: {e}")))
     };
     let guard = ReadyGuard {
         require: args
