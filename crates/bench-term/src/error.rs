@@ -175,6 +175,20 @@ pub enum TermError {
         /// The screen when it gave up.
         screen: ScreenDump,
     },
+    /// Pattern mode ran out of time; names the pattern that never matched.
+    #[error(
+        "timed out after {} waiting for the screen to match the ready pattern {pattern:?} \
+         (^ and $ match at each line's start and end); last screen:\n{screen}",
+        format_seconds(waited.as_secs_f64())
+    )]
+    PatternTimeout {
+        /// The ready pattern as written.
+        pattern: String,
+        /// How long it waited.
+        waited: Duration,
+        /// The screen when it gave up.
+        screen: ScreenDump,
+    },
     /// Probe mode ran out of time; says where the cursor and the probe were.
     #[error(
         "timed out after {} {stage}; {whereabouts}; last screen:\n{screen}",

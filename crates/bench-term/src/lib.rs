@@ -58,7 +58,7 @@ pub use dialog::{Blocked, DialogHit, ReadyGuard};
 pub use drained::Drained;
 pub use error::{Exit, ProbeWhere, ScreenDump, Stage, TermError};
 pub use keys::{Key, KeyError, parse_key_list, parse_keys};
-pub use ready::ReadyMode;
+pub use ready::{ReadyMode, ready_regex};
 pub use session_linux::SessionProcess;
 pub use terminal::{DEFAULT_QUIT_KEYS, QUIT_QUIET, SpawnOptions, Terminal, Timeline};
 

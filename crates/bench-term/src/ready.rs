@@ -16,7 +16,8 @@ pub enum ReadyMode {
     /// and the program alive: in cooked mode the kernel echoes it, so probe mode
     /// erases it and waits for raw mode again; a program that died is an exit error.
     Probe,
-    /// Ready when the screen text matches.
+    /// Ready when the screen text (rows joined by `\n`) matches. Built by
+    /// [`ready_regex`] it is multi-line: `^` and `$` match at every row's start and end.
     Pattern(Regex),
     /// Ready at the first frame: a line with at least 3 letters or digits.
     FirstFrame,
@@ -57,13 +58,21 @@ pub enum ParseError {
     Duration(#[from] bench_core::units::DurationError),
 }
 
+/// A pattern that reads the screen: ready patterns, `--ready-require` and `--ready-reject`.
+///
+/// Multi-line, as users read a screen: `^> $` is a row that is exactly `> `, not the top of
+/// the screen (which `\A` still says). `(?-m)` at the start turns it off.
+pub fn ready_regex(pattern: &str) -> Result<Regex, regex::Error> {
+    regex::RegexBuilder::new(pattern).multi_line(true).build()
+}
+
 impl FromStr for ReadyMode {
     type Err = ParseError;
 
     /// Parses `probe`, `pattern:REGEX`, `first-frame`, `stable:DURATION` or `exit`.
     fn from_str(text: &str) -> Result<ReadyMode, ParseError> {
         if let Some(pattern) = text.strip_prefix("pattern:") {
-            return Regex::new(pattern)
+            return ready_regex(pattern)
                 .map(ReadyMode::Pattern)
                 .map_err(|e| ParseError::Pattern(e.to_string()));
         }
@@ -84,6 +93,15 @@ impl FromStr for ReadyMode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_caret_in_a_ready_pattern_anchors_at_every_row() {
+        let ReadyMode::Pattern(regex) = "pattern:^> $".parse().unwrap() else {
+            panic!("a pattern mode");
+        };
+        assert!(regex.is_match("Welcome to the REPL\n> "));
+        assert!(!ready_regex(r"\A> $").unwrap().is_match("Welcome\n> "));
+    }
 
     #[test]
     fn modes_parse_and_print_back() {

@@ -28,10 +28,10 @@ pub struct Args {
     /// Measure every process of this user (a name or a numeric uid).
     #[arg(long, value_name = "USER")]
     user: Option<String>,
-    /// After starting COMMAND, wait before measuring: a fixed time (2s, 500ms), or
-    /// auto (until RSS and process count stay within 1% for 100ms, at most 5s),
-    /// auto:MAX or auto:max=5s,quiet=100ms,tolerance=1%.
-    #[arg(long, default_value = "2s", value_name = "SETTLE")]
+    /// After starting COMMAND, wait before measuring: auto (the default, as `clibench
+    /// run`: until RSS and process count stay within 1% for 100ms, at most 5s),
+    /// auto:MAX, auto:max=5s,quiet=100ms,tolerance=1%, or a fixed time (2s, 500ms).
+    #[arg(long, default_value = "auto", value_name = "SETTLE")]
     settle: String,
     /// Print the measurement as a result file (the format of `clibench run`, which
     /// `clibench compare` compares) on stdout; the table still goes to stderr.
@@ -96,4 +96,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         crate::show::json(measured.to_json_string().trim_end());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_command_settles_until_quiet_by_default_as_run_does() {
+        let args: Args = crate::commands::test_args::parse("mem", &["--", "true"]);
+        let settings = Settings::try_from(args).unwrap();
+        assert_eq!(
+            settings.settle,
+            bench_proc::Settle::Quiet(Default::default())
+        );
+    }
 }

@@ -31,10 +31,10 @@ pub struct Args {
     /// Instances to add, one at a time (at least 1).
     #[arg(long, default_value_t = 5, value_name = "N")]
     count: usize,
-    /// Wait after each change before measuring: a fixed time (2s, 500ms), or auto
-    /// (until RSS and process count stay within 1% for 100ms, at most 5s), auto:MAX or
-    /// auto:max=5s,quiet=100ms,tolerance=1%.
-    #[arg(long, default_value = "2s", value_name = "SETTLE")]
+    /// Wait after each change before measuring: auto (the default, as `clibench run`:
+    /// until RSS and process count stay within 1% for 100ms, at most 5s), auto:MAX,
+    /// auto:max=5s,quiet=100ms,tolerance=1%, or a fixed time (2s, 500ms).
+    #[arg(long, default_value = "auto", value_name = "SETTLE")]
     settle: String,
     /// Print the result file on stdout.
     #[arg(long)]
@@ -112,4 +112,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         crate::show::json(result.to_json_string().trim_end());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_step_settles_until_quiet_by_default_as_run_does() {
+        let args: Args = crate::commands::test_args::parse("staircase", &["--", "true"]);
+        let settings = Settings::try_from(&args).unwrap();
+        assert_eq!(
+            settings.settle,
+            bench_proc::Settle::Quiet(Default::default())
+        );
+    }
 }

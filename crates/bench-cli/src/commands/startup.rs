@@ -67,9 +67,10 @@ pub struct Args {
     #[arg(long, default_value = "30s", value_name = "DURATION")]
     timeout: String,
     /// How long to keep the program running after ready before measuring its memory:
-    /// a fixed time (1s), auto (until RSS and process count stay within 1% for 100ms,
-    /// at most 5s), auto:MAX or auto:max=5s,quiet=100ms,tolerance=1%.
-    #[arg(long, default_value = "1s", value_name = "SETTLE")]
+    /// auto (the default, as `clibench run`: until RSS and process count stay within 1%
+    /// for 100ms, at most 5s), auto:MAX, auto:max=5s,quiet=100ms,tolerance=1%, or a
+    /// fixed time (1s).
+    #[arg(long, default_value = "auto", value_name = "SETTLE")]
     settle: String,
     /// With --ready exit: keep the time of a run that exited with a failing status
     /// (hyperfine's -i); without it such a run fails, as in hyperfine.
@@ -149,7 +150,7 @@ fn resolve(args: Args) -> anyhow::Result<(Settings, Outputs)> {
         .parse()
         .map_err(|e| input_error(format!("--settle: {}", bench_core::error_chain(&e))))?;
     let regex = |flag: &str, pattern: &str| {
-        regex::Regex::new(pattern).map_err(|e| input_error(format!("{flag}: {e}")))
+        bench_term::ready_regex(pattern).map_err(|e| input_error(format!("{flag}: {e}")))
     };
     let guard = ReadyGuard {
         require: args
@@ -287,4 +288,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(FAILURE));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memory_is_read_once_quiet_by_default_as_run_does() {
+        let args: Args = crate::commands::test_args::parse("startup", &["--", "true"]);
+        let (settings, _) = resolve(args).unwrap();
+        assert_eq!(
+            settings.settle,
+            bench_proc::Settle::Quiet(Default::default())
+        );
+    }
 }

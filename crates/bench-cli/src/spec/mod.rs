@@ -8,6 +8,7 @@ mod overrides;
 mod parse;
 mod settle;
 mod template;
+mod version;
 
 // The duration a spec writes ("150ms") is bench-core's, shared with model scripts.
 pub use bench_core::duration::Duration;
@@ -20,3 +21,4 @@ pub use overrides::{Override, OverrideSyntaxError, SyntaxProblem, load_with, par
 pub use parse::{SpecError, is_full_sha, load, parse};
 pub use settle::Settle;
 pub use template::{ExpandError, Placeholder, Template, TemplateError, Values};
+pub use version::CURRENT_SPEC_VERSION;

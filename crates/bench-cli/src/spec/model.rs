@@ -10,6 +10,10 @@ use std::collections::BTreeMap;
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Spec {
+    /// The grammar the file is written in (`spec/version.rs`); absent: 1, the last
+    /// release's, where file contents doubled their literal braces.
+    #[serde(default)]
+    pub spec_version: Option<u32>,
     /// Short name of the target, used in reports and user names.
     pub name: String,
     /// One line about the target.
@@ -399,7 +403,8 @@ pub struct HomeFile {
     /// Path relative to the home (no `..`, not absolute).
     pub path: String,
     /// The file's content; `{name}` and `{json:name}` are placeholders, every other
-    /// brace is literal ([`Template::parse_content`]).
+    /// brace is literal ([`Template::parse_content`]); in a spec without `spec_version`,
+    /// a content in the old template grammar is read in that grammar (`{{` is `{`).
     #[serde(deserialize_with = "super::template::deserialize_content")]
     pub content: Template,
     /// Make the file executable by the trial user (mode 0700 instead of 0600).

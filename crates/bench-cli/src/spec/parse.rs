@@ -214,12 +214,13 @@ pub fn parse(text: &str, file: &str) -> Result<Spec, SpecError> {
         at(error.span().map(|s| s.start), message)
     })?;
     let index = Index::build(document.get_ref());
-    let spec: Spec = toml::from_str(text).map_err(|error| {
+    let mut spec: Spec = toml::from_str(text).map_err(|error| {
         let span = error.span();
         let message = error.message().trim().to_owned();
         let (offset, message) = explain(text, &index, span, &message);
         at(offset, message)
     })?;
+    super::version::read_as_written(&mut spec);
     let (mut problems, ready) = check(&spec);
     let compiled = if problems.is_empty() {
         match model_script(&spec, file) {
@@ -245,7 +246,6 @@ pub fn parse(text: &str, file: &str) -> Result<Spec, SpecError> {
         };
         return Err(at(offset, problem.message));
     }
-    let mut spec = spec;
     if let Some(model) = spec.model.as_mut() {
         model.compiled = compiled;
     }
@@ -546,7 +546,21 @@ impl Checker<'_> {
 
     /// Compiles `pattern`, or records why it does not compile.
     fn regex(&mut self, path: KeyPath, pattern: &str) -> Option<regex::Regex> {
-        match regex::Regex::new(pattern) {
+        self.compile(path, regex::Regex::new(pattern))
+    }
+
+    /// Compiles a pattern that reads the screen at ready ([`bench_term::ready_regex`]:
+    /// multi-line), or records why it does not compile.
+    fn ready_regex(&mut self, path: KeyPath, pattern: &str) -> Option<regex::Regex> {
+        self.compile(path, bench_term::ready_regex(pattern))
+    }
+
+    fn compile(
+        &mut self,
+        path: KeyPath,
+        compiled: Result<regex::Regex, regex::Error>,
+    ) -> Option<regex::Regex> {
+        match compiled {
             Ok(regex) => Some(regex),
             Err(error) => {
                 let first = error.to_string();
@@ -606,7 +620,7 @@ fn ready_mode(
     let pattern_key = || key(&["measure", "ready_pattern"]);
     match (ready, &measure.ready_pattern) {
         ("pattern", Some(pattern)) => c
-            .regex(pattern_key(), pattern)
+            .ready_regex(pattern_key(), pattern)
             .map(bench_term::ReadyMode::Pattern),
         ("pattern", None) => {
             c.problem(
@@ -649,6 +663,9 @@ fn check(spec: &Spec) -> (Vec<Problem>, Option<Ready>) {
         spec,
         problems: Vec::new(),
     };
+    if let Some(message) = spec.spec_version.and_then(super::version::unknown_version) {
+        c.problem(key(&["spec_version"]), message);
+    }
     if spec.name.trim().is_empty() {
         c.problem(key(&["name"]), "'name' must not be empty");
     }
@@ -814,13 +831,13 @@ fn check(spec: &Spec) -> (Vec<Problem>, Option<Ready>) {
         let require = measure
             .ready_require
             .as_ref()
-            .and_then(|pattern| c.regex(key(&["measure", "ready_require"]), pattern));
+            .and_then(|pattern| c.ready_regex(key(&["measure", "ready_require"]), pattern));
         let reject = measure
             .ready_reject
             .iter()
             .enumerate()
             .filter_map(|(index, pattern)| {
-                c.regex(keyed(&["measure", "ready_reject"], index, &[]), pattern)
+                c.ready_regex(keyed(&["measure", "ready_reject"], index, &[]), pattern)
             })
             .collect();
         let guard = bench_term::ReadyGuard {

@@ -24,6 +24,7 @@ mod session;
 mod signals;
 mod spec_errors;
 mod spec_examples;
+mod spec_releases;
 mod staircase;
 mod startup;
 mod target;

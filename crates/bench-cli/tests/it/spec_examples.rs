@@ -378,6 +378,7 @@ fn the_full_example_in_the_docs_parses() {
     let (text, _) = block.split_once("```").unwrap();
     let spec = spec::parse(text, "docs/spec.md").unwrap_or_else(|error| panic!("{error}"));
     assert_eq!(spec.name, "tool");
+    assert_eq!(spec.spec_version, Some(spec::CURRENT_SPEC_VERSION));
     assert_eq!(spec.ui.unwrap().steps.len(), 1);
 }
 

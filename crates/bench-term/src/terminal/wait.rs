@@ -58,9 +58,22 @@ impl Terminal {
         let deadline = Instant::now() + timeout;
         let hit = match mode {
             ReadyMode::Probe => self.ready_probe(deadline)?,
-            ReadyMode::Pattern(regex) => self.wait_until(Stage::Pattern, deadline, &mut |s| {
-                regex.is_match(&s.contents())
-            })?,
+            ReadyMode::Pattern(regex) => {
+                let started = Instant::now();
+                let waited = self.wait_until(Stage::Pattern, deadline, &mut |s| {
+                    regex.is_match(&s.contents())
+                });
+                match waited {
+                    Err(TermError::Timeout { screen, .. }) => {
+                        return Err(TermError::PatternTimeout {
+                            pattern: regex.as_str().to_owned(),
+                            waited: started.elapsed(),
+                            screen,
+                        });
+                    }
+                    other => other?,
+                }
+            }
             ReadyMode::FirstFrame => match self.timeline.first_frame {
                 Some(first) => Hit {
                     read_at: self.spawned_at + first,

@@ -88,10 +88,7 @@ fn frames_inside_a_synchronized_update_never_count() {
     assert!(
         matches!(
             error,
-            TermError::Timeout {
-                stage: Stage::Pattern,
-                ..
-            }
+            TermError::PatternTimeout { ref pattern, .. } if pattern == "ghost marker"
         ),
         "{error}"
     );

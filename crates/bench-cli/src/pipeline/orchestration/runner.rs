@@ -6,8 +6,9 @@
 //!
 //! One failure is reported once. When prepare or install trial 0 fails, nothing of that
 //! plan can run after it: every later step is skipped with that cause. When trial 0 of a
-//! phase fails, its later trials (and, after measure, the staircase) would wait for the
-//! same thing again: they are skipped as "same failure as trial 0" unless
+//! phase fails, its later trials (and, after measure, the staircase; after a measure that
+//! timed out waiting for ready, ui and session, which wait for the same ready) would wait
+//! for the same thing again: they are skipped as "same failure as trial 0" unless
 //! [`PlanSettings::keep_going`](crate::pipeline::PlanSettings::keep_going). A skipped step is
 //! reported as [`StepResult::Skipped`] and recorded in the result's `skipped`.
 //!
@@ -133,8 +134,10 @@ impl std::fmt::Display for Notice {
             }
             Notice::PreviousResult { path } => write!(
                 f,
-                "the earlier run's result was moved to {}; this run starts a new one",
-                path.display()
+                "the earlier run's result was moved to {}; this run starts a new one (the \
+                 folder keeps the {} newest earlier results)",
+                path.display(),
+                crate::pipeline::out::folder::KEEP_PREVIOUS_RESULTS
             ),
             Notice::InstallFailed { side: None } => {
                 f.write_str("install trial 0 failed; the later phases cannot run and are skipped")
@@ -609,6 +612,17 @@ impl SkipRules {
         ));
     }
 
+    /// Whether measure trial 0 failed waiting for ready: its cold start timed out.
+    fn measure_never_ready(&self) -> bool {
+        self.failed_first.iter().any(|(phase, failure)| {
+            *phase == Phase::Measure
+                && failure.split_once(": ").is_some_and(|(metrics, error)| {
+                    metrics.split(", ").any(|metric| metric == "cold")
+                        && error.starts_with("timed out after ")
+                })
+        })
+    }
+
     /// Whether `step` is skipped: the step whose failure causes it, and the reason.
     fn reason(&self, step: Step, keep_going: bool) -> Option<(Step, String)> {
         if let Some(blocked) = self.blocked
@@ -620,9 +634,12 @@ impl SkipRules {
             return None;
         }
         // The staircase starts the target as measure does: a measure that never became
-        // ready would make it wait for the same thing.
+        // ready would make it wait for the same thing. So do ui and session, with the same
+        // ready keys: after measure timed out waiting for ready, each of their trials
+        // would wait the whole ready_timeout again for nothing.
         let same_as = match step.phase {
             Phase::Staircase => Phase::Measure,
+            Phase::Ui | Phase::Session if self.measure_never_ready() => Phase::Measure,
             phase if step.trial > 0 => phase,
             _ => return None,
         };
@@ -871,6 +888,33 @@ mod tests {
         assert_eq!(rules.reason(step(Phase::Runtime, 1), false), None);
         assert_eq!(rules.reason(step(Phase::Measure, 2), true), None);
         assert_eq!(rules.reason(step(Phase::Staircase, 0), true), None);
+    }
+
+    #[test]
+    fn a_measure_that_timed_out_at_ready_skips_ui_and_session_with_its_cause() {
+        let mut rules = SkipRules::default();
+        rules.first_trial_failed(
+            step(Phase::Measure, 0),
+            "cold, cold_cpu: timed out after 60.0 s waiting for the screen to match the ready \
+             pattern \"^> $\" (^ and $ match at each line's start and end); last screen:\n>>> ",
+        );
+        for phase in [Phase::Ui, Phase::Session] {
+            for trial in [0, 3] {
+                let (cause, reason) = rules.reason(step(phase, trial), false).unwrap();
+                assert_eq!(cause, step(Phase::Measure, 0));
+                assert!(reason.contains("ready pattern \"^> $\""), "{reason}");
+            }
+        }
+        // A measure that became ready and failed later says nothing about ui's start.
+        let mut rules = SkipRules::default();
+        rules.first_trial_failed(step(Phase::Measure, 0), "rss: no processes");
+        assert_eq!(rules.reason(step(Phase::Ui, 0), false), None);
+        let mut rules = SkipRules::default();
+        rules.first_trial_failed(
+            step(Phase::Measure, 0),
+            "cold: `node` exited (exit status: 1) 0.1 s after it looked ready",
+        );
+        assert_eq!(rules.reason(step(Phase::Session, 0), false), None);
     }
 
     #[test]
