@@ -11,7 +11,9 @@
 //! A held descriptor may be on a FUSE or network mount, where opening or even a fresh
 //! `stat` waits on a daemon any user can run: such files are looked at only through
 //! cached attributes (`AT_STATX_DONT_SYNC`) and the mount id in `/proc/PID/fdinfo/N`,
-//! never opened, and reported; on a `nosuid` mount the bits do nothing and are left.
+//! never opened, and reported; on a `nosuid` mount the bits do nothing and are left, as
+//! on a mount in neither our mount namespace nor the holder's (a memfd's internal mount):
+//! the kernel honours the bits only on a mount of the executing process's namespace.
 
 use super::leftovers::{Mount, parse_mountinfo};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, Stat, StatxFlags};
@@ -61,7 +63,7 @@ fn strip_if_same(fd: &impl AsFd, seen: (u64, u64), uid: u32) -> Result<(), Errno
 }
 
 /// Takes the setuid and setgid bits off every file of `uid` that some process holds open,
-/// linked in a folder or not (a file the trial unlinked itself, a memfd), reached through
+/// linked in a folder or not (a file the trial unlinked itself), reached through
 /// `/proc/PID/fd/N` under `proc_root`. Returns what could not be changed, with why.
 pub fn strip_held_files_of(uid: u32, proc_root: &Path) -> Vec<String> {
     let mut left = Vec::new();
@@ -128,10 +130,8 @@ pub fn strip_held_files_of(uid: u32, proc_root: &Path) -> Vec<String> {
                     )));
                     continue;
                 }
-                None => {
-                    left.push(held("not opened, its mount is unknown".to_owned()));
-                    continue;
-                }
+                // A memfd's internal mount: no namespace has it, so no exec honours the bits.
+                None => continue,
             }
             let seen_id = (
                 rustix::fs::makedev(seen.stx_dev_major, seen.stx_dev_minor),

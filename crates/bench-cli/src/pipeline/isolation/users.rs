@@ -581,7 +581,7 @@ fn remove_dedicated(
     removal
         .left
         .extend(leftovers::remove_setid_files_of(entry.uid, &setid_folders));
-    // Those no folder lists any more (unlinked by the trial, a memfd) but some process
+    // Those no folder lists any more (unlinked by the trial) but some process
     // holds open lose their bits through that process's descriptor. What is left now is
     // tried again after the stop, which is what counts.
     setid::strip_held_files_of(entry.uid, Path::new("/proc"));
