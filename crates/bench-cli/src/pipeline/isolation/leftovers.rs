@@ -256,9 +256,13 @@ pub fn remove_setid_files_of<S: AsRef<str>>(uid: u32, folders: &[S]) -> Vec<Stri
     left
 }
 
-/// One line of `/proc/self/mountinfo`: where, what type, whether read-only.
+/// One line of `/proc/self/mountinfo`: which, where, what type, whether read-only.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Mount {
+    /// The mount id (as `/proc/PID/fdinfo/N` gives it in `mnt_id`).
+    pub id: u64,
+    /// Mounted `nosuid`: executing a file there ignores its setuid and setgid bits.
+    pub nosuid: bool,
     /// The mount point, unescaped.
     pub point: String,
     /// The file system type.
@@ -270,8 +274,13 @@ pub struct Mount {
 impl Mount {
     /// Whether a trial can leave files here: read-write local storage.
     pub fn is_local_writable(&self) -> bool {
-        !self.read_only
-            && !NOT_LOCAL.contains(&self.fstype.as_str())
+        !self.read_only && self.is_local()
+    }
+
+    /// Whether this is local storage: not a pseudo, network or FUSE file system, where a
+    /// look at a file may wait on a server or on a daemon any user can run.
+    pub fn is_local(&self) -> bool {
+        !NOT_LOCAL.contains(&self.fstype.as_str())
             && self.fstype != "fuse"
             && !self.fstype.starts_with("fuse.")
             && self.fstype != "fuseblk"
@@ -285,10 +294,14 @@ pub fn parse_mountinfo(text: &str) -> Vec<Mount> {
         .filter_map(|line| {
             let (left, right) = line.split_once(" - ")?;
             let fields: Vec<&str> = left.split(' ').collect();
+            let id = fields.first()?.parse().ok()?;
             let point = unescape_octal(fields.get(4)?);
             let read_only = fields.get(5)?.split(',').any(|o| o == "ro");
+            let nosuid = fields.get(5)?.split(',').any(|o| o == "nosuid");
             let fstype = right.split(' ').next()?.to_owned();
             Some(Mount {
+                id,
+                nosuid,
                 point,
                 fstype,
                 read_only,
@@ -713,9 +726,13 @@ mod tests {
         let discovery = time(&|| {
             shared_folders();
         });
+        // What each removal adds, twice, since issue 30: every process's descriptors.
+        let held = time(&|| {
+            super::setid::strip_held_files_of(4_000_126, Path::new("/proc"));
+        });
         eprintln!(
             "median of {runs}: walk of the 3 folders {walk:.1} ms, check without files {cheap:.1} ms, \
-             shared-folder discovery (per sweep) {discovery:.1} ms"
+             shared-folder discovery (per sweep) {discovery:.1} ms, held-descriptor scan (per removal) {held:.1} ms"
         );
     }
 
@@ -746,6 +763,18 @@ mod tests {
             .map(|m| m.point.as_str())
             .collect();
         assert_eq!(local, ["/", "/mnt/my disk"]);
+        let ids: Vec<(u64, bool)> = mounts.iter().map(|m| (m.id, m.nosuid)).collect();
+        assert_eq!(
+            ids,
+            [
+                (22, true),
+                (28, false),
+                (40, false),
+                (41, false),
+                (42, false),
+                (43, false)
+            ]
+        );
     }
 
     #[test]

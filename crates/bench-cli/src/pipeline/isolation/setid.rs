@@ -7,9 +7,18 @@
 //! without the bits. Two ways to the inode: through the folder that still lists it
 //! ([`strip_at`]), and through any process's open descriptor when no folder lists it any
 //! more ([`strip_held_files_of`]).
+//!
+//! A held descriptor may be on a FUSE or network mount, where opening or even a fresh
+//! `stat` waits on a daemon any user can run: such files are looked at only through
+//! cached attributes (`AT_STATX_DONT_SYNC`) and the mount id in `/proc/PID/fdinfo/N`,
+//! never opened, and reported; on a `nosuid` mount the bits do nothing and are left, as
+//! on a mount in neither our mount namespace nor the holder's (a memfd's internal mount):
+//! the kernel honours the bits only on a mount of the executing process's namespace.
 
-use rustix::fs::{FileType, Mode, OFlags, Stat};
+use super::leftovers::{Mount, parse_mountinfo};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, Stat, StatxFlags};
 use rustix::io::Errno;
+use std::collections::BTreeMap;
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::Path;
 
@@ -36,14 +45,15 @@ pub fn is_setid_file_of(stat: &Stat, uid: u32) -> bool {
 /// descriptor's file is still that file and still the uid's.
 pub fn strip_at(dir: &OwnedFd, name: &std::ffi::CStr, seen: &Stat, uid: u32) -> Result<(), Errno> {
     let fd = rustix::fs::openat(dir, name, open_flags() | OFlags::NOFOLLOW, Mode::empty())?;
-    strip_if_same(&fd, seen, uid)
+    strip_if_same(&fd, (seen.st_dev, seen.st_ino), uid)
 }
 
-/// `fchmod` without the bits, when `fd` is the file `seen` and still a setid file of `uid`.
-/// `Err(NOENT)`: it is another file now (nothing of `seen` to change through this name).
-fn strip_if_same(fd: &impl AsFd, seen: &Stat, uid: u32) -> Result<(), Errno> {
+/// `fchmod` without the bits, when `fd` is the file `seen` (device, inode) and still a
+/// setid file of `uid`. `Err(NOENT)`: it is another file now (nothing of `seen` to change
+/// through this name).
+fn strip_if_same(fd: &impl AsFd, seen: (u64, u64), uid: u32) -> Result<(), Errno> {
     let now = rustix::fs::fstat(fd)?;
-    if now.st_dev != seen.st_dev || now.st_ino != seen.st_ino || now.st_uid != uid {
+    if (now.st_dev, now.st_ino) != seen || now.st_uid != uid {
         return Err(Errno::NOENT);
     }
     if now.st_mode & SETID == 0 {
@@ -53,7 +63,7 @@ fn strip_if_same(fd: &impl AsFd, seen: &Stat, uid: u32) -> Result<(), Errno> {
 }
 
 /// Takes the setuid and setgid bits off every file of `uid` that some process holds open,
-/// linked in a folder or not (a file the trial unlinked itself, a memfd), reached through
+/// linked in a folder or not (a file the trial unlinked itself), reached through
 /// `/proc/PID/fd/N` under `proc_root`. Returns what could not be changed, with why.
 pub fn strip_held_files_of(uid: u32, proc_root: &Path) -> Vec<String> {
     let mut left = Vec::new();
@@ -65,6 +75,7 @@ pub fn strip_held_files_of(uid: u32, proc_root: &Path) -> Vec<String> {
         left.push(format!("{}: cannot be read", proc_root.display()));
         return left;
     };
+    let ours = mounts_in(&proc_root.join("self/mountinfo"));
     for process in processes.flatten() {
         let name = process.file_name();
         if !name.as_encoded_bytes().iter().all(u8::is_ascii_digit) {
@@ -74,28 +85,89 @@ pub fn strip_held_files_of(uid: u32, proc_root: &Path) -> Vec<String> {
         let Ok(fds) = std::fs::read_dir(process.path().join("fd")) else {
             continue;
         };
+        // Read when a descriptor's mount is not one of ours (another mount namespace).
+        let mut theirs = None;
         for fd in fds.flatten() {
             let link = fd.path();
-            // stat follows the descriptor's magic link to the open file itself.
-            let Ok(seen) = rustix::fs::stat(&link) else {
+            // statx follows the descriptor's magic link to the open file itself, without
+            // asking its file system for fresh attributes.
+            let Ok(seen) = rustix::fs::statx(
+                rustix::fs::CWD,
+                &link,
+                AtFlags::STATX_DONT_SYNC,
+                StatxFlags::TYPE | StatxFlags::MODE | StatxFlags::UID | StatxFlags::INO,
+            ) else {
                 continue;
             };
-            if !is_setid_file_of(&seen, uid) {
+            let setid = FileType::from_raw_mode(u32::from(seen.stx_mode)) == FileType::RegularFile
+                && seen.stx_uid == uid
+                && u32::from(seen.stx_mode) & SETID != 0;
+            if !setid {
                 continue;
             }
+            let mount =
+                mount_id(&process.path().join("fdinfo").join(fd.file_name())).and_then(|id| {
+                    ours.get(&id).or_else(|| {
+                        theirs
+                            .get_or_insert_with(|| mounts_in(&process.path().join("mountinfo")))
+                            .get(&id)
+                    })
+                });
+            let held = |why: String| {
+                format!(
+                    "a setuid or setgid file of uid {uid} held open as {}: {why}",
+                    link.display()
+                )
+            };
+            match mount {
+                // Executing it ignores the bits there.
+                Some(mount) if mount.nosuid => continue,
+                Some(mount) if mount.is_local() => {}
+                Some(mount) => {
+                    left.push(held(format!(
+                        "not opened, it is on a {} mount",
+                        mount.fstype
+                    )));
+                    continue;
+                }
+                // A memfd's internal mount: no namespace has it, so no exec honours the bits.
+                None => continue,
+            }
+            let seen_id = (
+                rustix::fs::makedev(seen.stx_dev_major, seen.stx_dev_minor),
+                seen.stx_ino,
+            );
             // Opening the magic link reopens that inode, even one no folder lists.
             let outcome = rustix::fs::open(&link, open_flags(), Mode::empty())
-                .and_then(|file| strip_if_same(&file, &seen, uid));
+                .and_then(|file| strip_if_same(&file, seen_id, uid));
             match outcome {
                 Ok(()) | Err(Errno::NOENT) => {}
-                Err(errno) => left.push(format!(
-                    "a setuid or setgid file of uid {uid} held open as {}: {errno}",
-                    link.display()
-                )),
+                Err(errno) => left.push(held(errno.to_string())),
             }
         }
     }
     left
+}
+
+/// The mounts of a `mountinfo` file, by id (empty when it cannot be read).
+fn mounts_in(mountinfo: &Path) -> BTreeMap<u64, Mount> {
+    let text = std::fs::read_to_string(mountinfo).unwrap_or_default();
+    parse_mountinfo(&text)
+        .into_iter()
+        .map(|mount| (mount.id, mount))
+        .collect()
+}
+
+/// The `mnt_id` of a `/proc/PID/fdinfo/N` file: the mount the descriptor's file is on.
+fn mount_id(fdinfo: &Path) -> Option<u64> {
+    parse_mount_id(&std::fs::read_to_string(fdinfo).ok()?)
+}
+
+/// The `mnt_id:` line of fdinfo text.
+fn parse_mount_id(text: &str) -> Option<u64> {
+    text.lines()
+        .find_map(|line| line.strip_prefix("mnt_id:"))
+        .and_then(|id| id.trim().parse().ok())
 }
 
 /// A file of `uid` with `mode` in `dir`, and a descriptor held on it (as a local user
@@ -125,6 +197,15 @@ mod tests {
         let uid = 4_200_000 + std::process::id() % 100_000;
         let dir = tempfile::tempdir().unwrap();
         let (path, held) = held_setid_file(dir.path(), uid, 0o6755);
+        let fdinfo = format!(
+            "/proc/self/fdinfo/{}",
+            std::os::fd::AsRawFd::as_raw_fd(&held)
+        );
+        let mount = mount_id(Path::new(&fdinfo)).unwrap();
+        if mounts_in(Path::new("/proc/self/mountinfo"))[&mount].nosuid {
+            // There the bits do nothing, and are rightly left.
+            bench_core::skip_test!("{} is on a nosuid mount", dir.path().display());
+        }
         // No folder lists it any more: only the held descriptor reaches it.
         std::fs::remove_file(&path).unwrap();
         let left = strip_held_files_of(uid, Path::new("/proc"));
@@ -135,6 +216,20 @@ mod tests {
         let (_, other) = held_setid_file(dir.path(), uid + 1, 0o4755);
         strip_held_files_of(uid, Path::new("/proc"));
         assert_eq!(rustix::fs::fstat(&other).unwrap().st_mode & 0o7777, 0o4755);
+    }
+
+    #[test]
+    fn the_mount_of_a_descriptor_comes_from_its_fdinfo() {
+        let text = "pos:\t0\nflags:\t0100000\nmnt_id:\t29\nino:\t1234\n";
+        assert_eq!(parse_mount_id(text), Some(29));
+        assert_eq!(parse_mount_id("pos:\t0\n"), None);
+        let file = std::fs::File::open("/proc/self/mountinfo").unwrap();
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&file);
+        let id = mount_id(Path::new(&format!("/proc/self/fdinfo/{fd}"))).unwrap();
+        assert_eq!(
+            mounts_in(Path::new("/proc/self/mountinfo"))[&id].fstype,
+            "proc"
+        );
     }
 
     #[test]

@@ -9,12 +9,13 @@
 //! group and the folder are recorded in the state file before they are created, and removed
 //! at cleanup after checks that they are the ones clibench made.
 //!
-//! As root they are also recorded, with OUT/, in the uid ledger's runs book before they are
-//! created: a run whose OUT/ went away without `clibench cleanup` (a test's temporary folder,
-//! a run of single phases given up) leaves no state file to clean them up from, so the next
-//! run's start and the ledger's sweep remove them ([`sweep_dead_runs`]).
+//! As root they are also recorded, with OUT/ and the process the run lives in, in the uid
+//! ledger's runs book before they are created: a run whose OUT/ went away without
+//! `clibench cleanup` (a test's temporary folder, a run of single phases given up) leaves
+//! no state file to clean them up from, so the next run's start and the ledger's sweep
+//! remove them ([`sweep_dead_runs`]), once that process is gone too.
 
-use crate::pipeline::isolation::uid_ledger::{LEDGER_DIR, UidLedger};
+use crate::pipeline::isolation::uid_ledger::{LEDGER_DIR, RunProcess, RunRecord, UidLedger};
 use crate::pipeline::out::state::State;
 use rustix::fs::{Mode, OFlags};
 use std::path::{Path, PathBuf};
@@ -111,14 +112,24 @@ fn prefix(run_id: &str) -> String {
 pub fn ensure(out: &Path) -> Result<PathBuf, StagingError> {
     // Saved at once: the names below carry the run id, which must be the one recorded.
     let state = State::update(out, |s| s.clone())?;
+    let is_root = crate::pipeline::isolation::users::is_root();
+    let out_abs = std::path::absolute(out).map_err(io_error("resolving", out))?;
+    let process = run_process(&out_abs);
     if let Some(stage) = &state.stage
         && matches!(check(&state.run_id, stage), Ok(true))
     {
+        // A later phase run on its own: the run lives in this process now.
+        if is_root && let Some(process) = process {
+            let mut ledger = UidLedger::open(Path::new(LEDGER_DIR))?;
+            if ledger.move_run(&state.run_id, process) {
+                ledger.save()?;
+            }
+        }
         return Ok(stage.clone());
     }
     // As root, what this run makes outside OUT/ is recorded with OUT/ in the ledger, held
     // until the folder exists; a start is also when the leftovers of dead runs go.
-    let mut ledger = if crate::pipeline::isolation::users::is_root() {
+    let mut ledger = if is_root {
         let mut ledger = UidLedger::open(Path::new(LEDGER_DIR))?;
         if !sweep_dead_runs(&mut ledger).is_empty() {
             // Saved at once: the uids of removed users are free again, whatever follows.
@@ -128,9 +139,8 @@ pub fn ensure(out: &Path) -> Result<PathBuf, StagingError> {
     } else {
         None
     };
-    let out_abs = std::path::absolute(out).map_err(io_error("resolving", out))?;
     let gid = match ledger.as_mut() {
-        Some(ledger) => Some(ensure_group(out, &out_abs, &state, ledger)?),
+        Some(ledger) => Some(ensure_group(out, &out_abs, process, &state, ledger)?),
         None => None,
     };
     let base = BASES
@@ -143,7 +153,7 @@ pub fn ensure(out: &Path) -> Result<PathBuf, StagingError> {
         // Recorded before it exists, so that a crash right after mkdir leaks nothing.
         State::update(out, |s| s.stage = Some(stage.clone()))?;
         if let Some(ledger) = ledger.as_mut() {
-            ledger.record_run(&state.run_id, &out_abs, Some(&stage), None);
+            ledger.record_run(&state.run_id, &out_abs, process, Some(&stage), None);
             ledger.save()?;
         }
         match rustix::fs::mkdir(&stage, Mode::from_raw_mode(0o700)) {
@@ -180,6 +190,7 @@ pub fn ensure(out: &Path) -> Result<PathBuf, StagingError> {
 fn ensure_group(
     out: &Path,
     out_abs: &Path,
+    process: Option<RunProcess>,
     state: &State,
     ledger: &mut UidLedger,
 ) -> Result<u32, StagingError> {
@@ -190,7 +201,7 @@ fn ensure_group(
     if let Some(gid) = gid_of(&name)? {
         return Ok(gid);
     }
-    ledger.record_run(&state.run_id, out_abs, None, Some(&name));
+    ledger.record_run(&state.run_id, out_abs, process, None, Some(&name));
     ledger.save()?;
     let output = crate::pipeline::isolation::users::shadow_tool(
         crate::pipeline::isolation::users::shadow_command("groupadd").arg(&name),
@@ -303,7 +314,7 @@ pub fn sweep_dead_runs(ledger: &mut UidLedger) -> Vec<String> {
     let mut gone = Vec::new();
     let runs = ledger.runs().clone();
     for (run_id, record) in &runs {
-        if is_alive(run_id, &record.out) {
+        if is_alive(run_id, record) {
             continue;
         }
         // Its trial users first: the group cannot go while it is some user's primary
@@ -338,10 +349,40 @@ pub fn sweep_dead_runs(ledger: &mut UidLedger) -> Vec<String> {
     removed
 }
 
-/// Whether run `run_id` recorded with `out` may still use its staging folder and group:
-/// OUT/ still holds a state file of this run. A state file that cannot be read (not
-/// clibench's, a transient error) counts as alive: keeping a folder is the safe side.
-fn is_alive(run_id: &str, out: &Path) -> bool {
+/// The process run `out` lives in: the holder of OUT/'s lock when that is the parent of
+/// this process (the `clibench run` that started this phase), else this process (a
+/// `clibench run` itself, or a phase run on its own). `None`: its start time could not
+/// be read.
+fn run_process(out: &Path) -> Option<RunProcess> {
+    let own = std::process::id();
+    let parent = u32::try_from(rustix::process::Pid::as_raw(rustix::process::getppid())).ok();
+    let holder =
+        crate::pipeline::out::folder::read_trusted(out, crate::pipeline::out::folder::LOCK)
+            .ok()
+            .flatten()
+            .and_then(|bytes| String::from_utf8(bytes).ok()?.trim().parse::<u32>().ok());
+    let pid = match holder {
+        Some(holder) if Some(holder) == parent => holder,
+        _ => own,
+    };
+    let start_ticks = crate::pipeline::out::state::start_ticks(pid)?;
+    Some(RunProcess { pid, start_ticks })
+}
+
+/// Whether the run of `record` (run `run_id`) may still use its staging folder, group and
+/// trial users: the process it lives in is still there (the same pid with the same start
+/// time), or, once it is gone or for a record without one, its OUT/ still holds a state
+/// file of this run (a run of single phases between two phases). The process decides
+/// first because OUT/'s path is not the run's to keep: another user can rename a parent
+/// folder of OUT/. A state file that cannot be read (not clibench's, a transient error)
+/// counts as alive: keeping a folder is the safe side.
+fn is_alive(run_id: &str, record: &RunRecord) -> bool {
+    if let (Some(pid), Some(start_ticks)) = (record.pid, record.start_ticks)
+        && crate::pipeline::out::state::start_ticks(pid) == Some(start_ticks)
+    {
+        return true;
+    }
+    let out = &record.out;
     match std::fs::symlink_metadata(out.join(crate::pipeline::out::state::STATE_FILE)) {
         Err(error)
             if matches!(
@@ -413,6 +454,64 @@ mod tests {
             check(&state.run_id, Path::new("/tmp/clibench-abcdef-gone")),
             Ok(false)
         ));
+    }
+
+    #[test]
+    fn a_run_whose_out_was_renamed_away_is_not_swept_while_its_process_lives() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut ledger = UidLedger::open(&dir.path().join("ledger")).unwrap();
+        // A run id no other test uses, as its stage names it.
+        let run_id = format!("{:06x}", (std::process::id() ^ 0x5a5a5a) & 0xff_ffff);
+        let stage = tempfile::Builder::new()
+            .prefix(&prefix(&run_id))
+            .tempdir_in("/var/tmp")
+            .unwrap();
+        // A neighbour renamed a parent folder of OUT/: no state file at the recorded path.
+        let renamed_away = dir.path().join("neighbours/out");
+        let own = std::process::id();
+        let alive = RunProcess {
+            pid: own,
+            start_ticks: crate::pipeline::out::state::start_ticks(own).unwrap(),
+        };
+        ledger.record_run(
+            &run_id,
+            &renamed_away,
+            Some(alive),
+            Some(stage.path()),
+            None,
+        );
+        assert!(sweep_dead_runs(&mut ledger).is_empty());
+        assert!(
+            stage.path().is_dir(),
+            "the live run's staging folder was removed"
+        );
+        assert!(ledger.runs().contains_key(&run_id));
+        // The same pid started at another time is another process: the run is dead.
+        let reused = RunProcess {
+            start_ticks: alive.start_ticks + 1,
+            ..alive
+        };
+        assert!(ledger.move_run(&run_id, reused));
+        let removed = sweep_dead_runs(&mut ledger);
+        assert_eq!(removed, [stage.path().display().to_string()]);
+        assert!(!stage.path().exists());
+        assert!(!ledger.runs().contains_key(&run_id));
+    }
+
+    #[test]
+    fn a_record_without_a_process_is_alive_while_its_state_file_is_there() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        std::fs::create_dir(&out).unwrap();
+        let state = State::update(&out, |s| s.clone()).unwrap();
+        let record = RunRecord {
+            out: out.clone(),
+            ..RunRecord::default()
+        };
+        assert!(is_alive(&state.run_id, &record));
+        assert!(!is_alive("000000", &record), "another run's state file");
+        std::fs::remove_file(out.join(crate::pipeline::out::state::STATE_FILE)).unwrap();
+        assert!(!is_alive(&state.run_id, &record));
     }
 
     #[test]

@@ -23,11 +23,12 @@
 //! never hand out the same uid.
 //!
 //! The same lock guards a second book, `runs.json`: the staging folder and the per-run
-//! group of every root run, with the run's OUT/, recorded before they are created. A run
-//! whose OUT/ no longer holds its state file (a test's temporary folder removed, a run of
-//! single phases never cleaned up) can never be cleaned up by `clibench cleanup`; its
-//! staging folder and group are removed by the next run's start or the next sweep instead
-//! (see `staging::sweep_dead_runs`). A separate file, so that an older clibench reading
+//! group of every root run, with the run's OUT/ and the process the run lives in (pid and
+//! start time), recorded before they are created. A run whose process is gone and whose
+//! OUT/ no longer holds its state file (a test's temporary folder removed, a run of single
+//! phases never cleaned up) can never be cleaned up by `clibench cleanup`; its staging
+//! folder and group are removed by the next run's start or the next sweep instead (see
+//! `staging::sweep_dead_runs`). A separate file, so that an older clibench reading
 //! `uids.json` with its unknown-field check still reads it.
 
 use super::leftovers;
@@ -112,12 +113,32 @@ struct RunBook {
     runs: BTreeMap<String, RunRecord>,
 }
 
+/// A process named by its pid and start time: together they name one process, whatever
+/// pid reuse happens later.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunProcess {
+    /// The pid.
+    pub pid: u32,
+    /// Its start time (clock ticks after boot, field 22 of `/proc/PID/stat`).
+    pub start_ticks: u64,
+}
+
 /// What a root run created outside its OUT/, recorded before it is created.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RunRecord {
-    /// The run's OUT/, absolute: its state file there says whether the run is alive.
+    /// The run's OUT/, absolute: once the run's process is gone, its state file there says
+    /// whether the run may go on (a run of single phases).
     pub out: PathBuf,
+    /// The process the run lives in (the `clibench run`, or the last `clibench phase`
+    /// run on its own): while it lives, the run is alive, whatever became of OUT/'s path.
+    /// Records written before it existed have none.
+    #[serde(default)]
+    pub pid: Option<u32>,
+    /// That process's start time (clock ticks after boot), so a reused pid is not taken
+    /// for it.
+    #[serde(default)]
+    pub start_ticks: Option<u64>,
     /// The staging folder.
     #[serde(default)]
     pub stage: Option<PathBuf>,
@@ -354,22 +375,44 @@ impl UidLedger {
         }
     }
 
-    /// Records (or adds to the record of) what root run `run_id` of `out` creates
-    /// outside OUT/: call before creating it, and save.
+    /// Records (or adds to the record of) what root run `run_id` of `out`, living in
+    /// `process`, creates outside OUT/: call before creating it, and save.
     pub fn record_run(
         &mut self,
         run_id: &str,
         out: &Path,
+        process: Option<RunProcess>,
         stage: Option<&Path>,
         group: Option<&str>,
     ) {
         let record = self.runs.runs.entry(run_id.to_owned()).or_default();
         record.out = out.to_path_buf();
+        if let Some(process) = process {
+            record.pid = Some(process.pid);
+            record.start_ticks = Some(process.start_ticks);
+        }
         if let Some(stage) = stage {
             record.stage = Some(stage.to_path_buf());
         }
         if let Some(group) = group {
             record.group = Some(group.to_owned());
+        }
+    }
+
+    /// Records that run `run_id` now lives in `process` (a later `clibench phase` run on
+    /// its own). Returns whether its record changed (then save); a run not recorded
+    /// stays so.
+    pub fn move_run(&mut self, run_id: &str, process: RunProcess) -> bool {
+        match self.runs.runs.get_mut(run_id) {
+            Some(record)
+                if record.pid != Some(process.pid)
+                    || record.start_ticks != Some(process.start_ticks) =>
+            {
+                record.pid = Some(process.pid);
+                record.start_ticks = Some(process.start_ticks);
+                true
+            }
+            _ => false,
         }
     }
 
@@ -475,6 +518,30 @@ mod tests {
         assert!(!ledger.book.handed_out.contains_key(&3000));
         assert!(ledger.retired.retired.contains_key(&3000));
         assert_eq!(ledger.free_uid(&BTreeSet::new(), 3000..=3000, 0), None);
+    }
+
+    #[test]
+    fn a_runs_record_without_a_process_is_still_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger_dir = dir.path().join("ledger");
+        drop(UidLedger::open(&ledger_dir).unwrap());
+        // As clibench wrote it before records named the run's process.
+        let old = r#"{"schema_version": 1, "runs": {"abcdef": {"out": "/srv/out", "stage": "/var/tmp/clibench-abcdef-0123456789ab", "group": "clibench-abcdef"}}}"#;
+        std::fs::write(ledger_dir.join(RUNS_FILE), old).unwrap();
+        let mut ledger = UidLedger::open(&ledger_dir).unwrap();
+        let record = &ledger.runs()["abcdef"];
+        assert_eq!(record.out, Path::new("/srv/out"));
+        assert_eq!((record.pid, record.start_ticks), (None, None));
+        assert_eq!(record.group.as_deref(), Some("clibench-abcdef"));
+        let process = RunProcess {
+            pid: 42,
+            start_ticks: 7,
+        };
+        assert!(ledger.move_run("abcdef", process));
+        assert!(!ledger.move_run("abcdef", process));
+        assert!(!ledger.move_run("000000", process));
+        assert_eq!(ledger.runs()["abcdef"].pid, Some(42));
+        assert!(!ledger.runs().contains_key("000000"));
     }
 
     #[test]

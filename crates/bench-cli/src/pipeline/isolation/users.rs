@@ -578,11 +578,12 @@ fn remove_dedicated(
     // userdel removes it.
     let mut setid_folders = folders.clone();
     setid_folders.push(plan.home.display().to_string());
-    // Those no folder lists any more (unlinked by the trial, a memfd) but some process
-    // holds open lose their bits through that process's descriptor.
     removal
         .left
         .extend(leftovers::remove_setid_files_of(entry.uid, &setid_folders));
+    // Those no folder lists any more (unlinked by the trial) but some process
+    // holds open lose their bits through that process's descriptor. What is left now is
+    // tried again after the stop, which is what counts.
     setid::strip_held_files_of(entry.uid, Path::new("/proc"));
     if let Err(error) = super::command::stop_user(&user) {
         give_back(held.as_deref_mut(), entry.uid, false)?;
