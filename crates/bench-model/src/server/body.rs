@@ -6,6 +6,8 @@ use crate::schedule::Frame;
 use bytes::Bytes;
 use hyper::body::{Body, Frame as HttpFrame, SizeHint};
 use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
@@ -21,6 +23,8 @@ enum Message {
     },
     /// End the response abruptly (a cut fault).
     Cut,
+    /// End the response abruptly: its next frame is due past the answer's deadline.
+    Expired,
 }
 
 /// A response body: all at once, or frames released on schedule.
@@ -53,16 +57,21 @@ impl Out {
         journal: &Journal,
         request: u64,
         cut: bool,
-        write_timeout: Duration,
+        pacing: &Pacing,
         length: Option<u64>,
     ) -> Out {
         let (sender, receiver) = mpsc::channel(64);
         let since = start.saturating_duration_since(journal.start());
+        let slot = ThreadSlot::take(&pacing.threads);
+        let (write_timeout, deadline) = (pacing.write_timeout, start + pacing.answer_timeout);
         // Without a thread for the timing the sender is dropped at once and the body
-        // ends with an error rather than hanging.
+        // ends with an error rather than hanging (and the slot is given back).
         let _ = std::thread::Builder::new()
             .name("model-stream".into())
-            .spawn(move || release(frames, start, since, sender, cut, write_timeout));
+            .spawn(move || {
+                let _slot = slot;
+                release(frames, start, since, sender, cut, write_timeout, deadline);
+            });
         Out {
             inner: OutInner::Scheduled {
                 frames: receiver,
@@ -76,7 +85,54 @@ impl Out {
     }
 }
 
-/// The timing thread of one response: sleeps until each frame is due and hands it on.
+/// What bounds the timing threads: their number and how long each may run.
+#[derive(Debug, Clone)]
+pub(super) struct Pacing {
+    /// How long a frame may wait for a client that does not read.
+    pub(super) write_timeout: Duration,
+    /// How long a whole answer may take, from its start.
+    pub(super) answer_timeout: Duration,
+    /// Timing threads alive now.
+    pub(super) threads: Arc<AtomicUsize>,
+}
+
+/// A timing thread counted in [`Pacing::threads`] while it lives.
+struct ThreadSlot(Arc<AtomicUsize>);
+
+impl ThreadSlot {
+    fn take(threads: &Arc<AtomicUsize>) -> ThreadSlot {
+        threads.fetch_add(1, Ordering::SeqCst);
+        ThreadSlot(Arc::clone(threads))
+    }
+}
+
+impl Drop for ThreadSlot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// The longest a timing thread sleeps before it looks whether its body is still read:
+/// a client that closed its connection ends its answer's thread within this time.
+const LOOK_EVERY: Duration = Duration::from_millis(20);
+
+/// Sleeps until `due`; `false` as soon as the body was dropped (its client went away).
+fn sleep_until(due: Instant, sender: &mpsc::Sender<Message>) -> bool {
+    loop {
+        if sender.is_closed() {
+            return false;
+        }
+        let now = Instant::now();
+        if now >= due {
+            return true;
+        }
+        // The last slice ends at `due` itself, so the wake-up keeps its precision.
+        std::thread::sleep((due - now).min(LOOK_EVERY));
+    }
+}
+
+/// The timing thread of one response: sleeps until each frame is due and hands it on,
+/// until `deadline`, the end of the answer's time.
 fn release(
     frames: Vec<Frame>,
     start: Instant,
@@ -84,17 +140,18 @@ fn release(
     sender: mpsc::Sender<Message>,
     cut: bool,
     write_timeout: Duration,
+    deadline: Instant,
 ) {
     precise_timer_slack();
     let count = frames.len();
     for (index, frame) in frames.into_iter().enumerate() {
         let due = start + frame.due;
-        loop {
-            let now = Instant::now();
-            if now >= due {
-                break;
-            }
-            std::thread::sleep(due - now);
+        if due > deadline {
+            let _ = sender.try_send(Message::Expired);
+            return;
+        }
+        if !sleep_until(due, &sender) {
+            return;
         }
         let mut message = Message::Data {
             bytes: Bytes::from(frame.bytes),
@@ -154,6 +211,9 @@ pub enum BodyError {
     /// The client read nothing for the write timeout.
     #[error("the client stopped reading")]
     Stalled,
+    /// The answer would have lasted longer than [`Limits::answer_timeout`](super::Limits).
+    #[error("the answer would outlast its deadline")]
+    Expired,
 }
 
 impl Body for Out {
@@ -194,6 +254,7 @@ impl Body for Out {
                     Poll::Ready(Some(Ok(HttpFrame::data(bytes))))
                 }
                 Poll::Ready(Some(Message::Cut)) => Poll::Ready(Some(Err(BodyError::Cut))),
+                Poll::Ready(Some(Message::Expired)) => Poll::Ready(Some(Err(BodyError::Expired))),
                 Poll::Ready(None) if *finished => Poll::Ready(None),
                 Poll::Ready(None) => Poll::Ready(Some(Err(BodyError::Stalled))),
                 Poll::Pending => Poll::Pending,
@@ -222,6 +283,8 @@ impl Body for Out {
 mod tests {
     use super::*;
 
+    const FIVE_S: Duration = Duration::from_secs(5);
+
     fn frame(text: &str, due_ms: u64) -> Frame {
         Frame {
             bytes: text.as_bytes().to_vec(),
@@ -242,7 +305,8 @@ mod tests {
                 Duration::ZERO,
                 sender,
                 false,
-                Duration::from_secs(5),
+                FIVE_S,
+                start + FIVE_S,
             )
         });
         let mut seen = Vec::new();
@@ -268,12 +332,59 @@ mod tests {
                 Duration::ZERO,
                 sender,
                 true,
-                Duration::from_secs(5),
+                FIVE_S,
+                start + FIVE_S,
             )
         });
         let first = receiver.blocking_recv();
         assert!(matches!(first, Some(Message::Data { last: false, .. })));
         assert!(matches!(receiver.blocking_recv(), Some(Message::Cut)));
+        timing.join().unwrap();
+    }
+
+    #[test]
+    fn a_frame_due_past_the_deadline_ends_the_answer() {
+        let (sender, mut receiver) = mpsc::channel(64);
+        let start = Instant::now();
+        let frames = vec![frame("a", 0), frame("b", 3_600_000)];
+        let timing = std::thread::spawn(move || {
+            release(
+                frames,
+                start,
+                Duration::ZERO,
+                sender,
+                false,
+                FIVE_S,
+                start + FIVE_S,
+            )
+        });
+        assert!(matches!(
+            receiver.blocking_recv(),
+            Some(Message::Data { .. })
+        ));
+        assert!(matches!(receiver.blocking_recv(), Some(Message::Expired)));
+        assert!(receiver.blocking_recv().is_none());
+        timing.join().unwrap();
+    }
+
+    #[test]
+    fn a_dropped_body_ends_its_timing_thread() {
+        let (sender, receiver) = mpsc::channel(64);
+        let start = Instant::now();
+        let hour = Duration::from_secs(3600);
+        let timing = std::thread::spawn(move || {
+            release(
+                vec![frame("a", 3_600_000)],
+                start,
+                Duration::ZERO,
+                sender,
+                false,
+                FIVE_S,
+                start + hour,
+            )
+        });
+        drop(receiver);
+        // Joins at once rather than in an hour.
         timing.join().unwrap();
     }
 }

@@ -1,14 +1,15 @@
 //! A running endpoint: its settings, its thread and runtime, starting and stopping it.
 
+use super::body::Pacing;
 use super::limits::Limits;
 use super::listener::serve;
 use crate::conversation::Conversation;
 use crate::journal::{Event, Journal};
 use crate::script::Compiled;
 use std::net::{Ipv4Addr, SocketAddr};
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, AtomicUsize};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// How to start an endpoint.
 #[derive(Debug, Clone)]
@@ -48,6 +49,9 @@ pub enum ServeError {
     },
 }
 
+/// The longest [`Endpoint::stop`] waits for the server's thread to end.
+const STOP_WAIT: Duration = Duration::from_secs(5);
+
 /// A running endpoint. Stopped by [`Endpoint::stop`] or when dropped.
 #[derive(Debug)]
 pub struct Endpoint {
@@ -69,6 +73,7 @@ pub(super) struct State {
     pub(super) requests: AtomicU64,
     pub(super) connections: Arc<tokio::sync::Semaphore>,
     pub(super) rejections: Arc<tokio::sync::Semaphore>,
+    pub(super) pacing: Pacing,
 }
 
 impl Endpoint {
@@ -115,11 +120,16 @@ impl Endpoint {
             path_token: settings.path_token,
             conversation: Arc::clone(&conversation),
             journal: journal.clone(),
-            limits: settings.limits,
+            limits: settings.limits.clone(),
             seed,
             requests: AtomicU64::new(0),
             connections: Arc::new(tokio::sync::Semaphore::new(max)),
             rejections: Arc::new(tokio::sync::Semaphore::new(max)),
+            pacing: Pacing {
+                write_timeout: settings.limits.write_timeout,
+                answer_timeout: settings.limits.answer_timeout,
+                threads: Arc::new(AtomicUsize::new(0)),
+            },
         });
         let (stop, stopped) = tokio::sync::oneshot::channel();
         let thread = std::thread::Builder::new()
@@ -180,8 +190,16 @@ impl Endpoint {
             let _ = stop.send(());
         }
         if let Some(thread) = self.thread.take() {
-            // A panic in the server thread has nothing left to clean up.
-            let _ = thread.join();
+            // Every answer's work is bounded, so the thread sees the stop at once; should
+            // it not, stopping still ends: the thread is left behind, not waited for.
+            let give_up = Instant::now() + STOP_WAIT;
+            while !thread.is_finished() && Instant::now() < give_up {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            if thread.is_finished() {
+                // A panic in the server thread has nothing left to clean up.
+                let _ = thread.join();
+            }
         }
     }
 }

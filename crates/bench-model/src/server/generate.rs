@@ -3,21 +3,26 @@
 
 use super::body::Out;
 use super::endpoint::{State, lock};
-use super::handle::{Seen, fault_response, input_tokens};
+use super::handle::{Seen, error_response, fault_response, input_tokens};
 use crate::answer::{self, Answer, Content};
 use crate::conversation::{Decision, Side};
-use crate::dialect::{self, Render};
-use crate::journal::{Outcome, prompt_of};
+use crate::dialect::{self, ErrorKind, Render};
+use crate::journal::{Outcome, bounded_text, prompt_of};
 use crate::physics::{Fault, FaultKind, Rng};
 use crate::request::{Asked, Dialect};
 use crate::schedule::{self, Frame};
 use crate::schema;
 use crate::script::Reply;
 use hyper::Response;
+use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 /// The model name answered when a request names none.
 pub const DEFAULT_MODEL: &str = "clibench-scripted";
+
+/// The most of a request's model name that is echoed (in every chunk of a stream) and
+/// journaled: a client may name a model of a megabyte.
+pub const MAX_MODEL_NAME_BYTES: usize = 256;
 
 pub(super) fn generate(
     state: &State,
@@ -28,6 +33,18 @@ pub(super) fn generate(
     body_bytes: u64,
     request_fault: Option<Fault>,
 ) -> Response<Out> {
+    // A thread per answer on schedule: beyond twice the connections some answers'
+    // clients went away and their threads have not yet seen it; refuse rather than grow.
+    if state.pacing.threads.load(Ordering::SeqCst) >= state.limits.max_connections.max(1) * 2 {
+        let message = "the endpoint is answering too many requests at once";
+        seen.record(&state.journal, |r| {
+            r.dialect = Some(dialect);
+            r.body_bytes = body_bytes;
+            r.status = 503;
+            r.outcome = Outcome::Rejected(message.to_owned());
+        });
+        return error_response(Some(dialect), ErrorKind::Overloaded, message);
+    }
     let decision = {
         let mut conversation = lock(&state.conversation);
         if request_fault.is_some() {
@@ -82,12 +99,13 @@ pub(super) fn generate(
         outcome
     };
     let content = content_of(&reply, dialect, asked, seen.number);
+    let model = asked
+        .model
+        .as_deref()
+        .map(|name| bounded_text(name, MAX_MODEL_NAME_BYTES));
     let answer = Answer {
         content,
-        model: asked
-            .model
-            .clone()
-            .unwrap_or_else(|| DEFAULT_MODEL.to_owned()),
+        model: model.clone().unwrap_or_else(|| DEFAULT_MODEL.to_owned()),
         input_tokens: input_tokens(body_bytes),
         id: seen.number,
     };
@@ -98,7 +116,7 @@ pub(super) fn generate(
     let output_tokens = answer.output_tokens();
     seen.record(&state.journal, |r| {
         r.dialect = Some(dialect);
-        r.model = asked.model.clone();
+        r.model = model;
         r.stream = asked.stream;
         r.body_bytes = body_bytes;
         r.tool_count = asked.tools.len();
@@ -145,7 +163,7 @@ pub(super) fn generate(
         &state.journal,
         seen.number,
         cut.is_some(),
-        state.limits.write_timeout,
+        &state.pacing,
         length,
     );
     let mut response = Response::new(body);

@@ -6,7 +6,7 @@ use super::endpoint::{State, lock};
 use super::generate::{DEFAULT_MODEL, generate};
 use crate::conversation::Side;
 use crate::dialect::{self, ErrorKind, Render};
-use crate::journal::{Event, Journal, Outcome, RequestRecord};
+use crate::journal::{Event, Journal, MAX_PATH_BYTES, Outcome, RequestRecord, bounded_text};
 use crate::physics::{Fault, FaultKind};
 use crate::request::{self, Dialect, Route};
 use http_body_util::BodyExt;
@@ -62,7 +62,7 @@ fn seen(state: &State, request: &Request<Incoming>) -> Seen {
     Seen {
         number: state.requests.fetch_add(1, Ordering::SeqCst) + 1,
         received: state.journal.elapsed(),
-        method: request.method().as_str().to_owned(),
+        method: bounded_text(request.method().as_str(), 32),
         path: journal_path(
             request.uri().path_and_query().map_or_else(
                 || request.uri().path().to_owned(),
@@ -74,15 +74,17 @@ fn seen(state: &State, request: &Request<Incoming>) -> Seen {
 }
 
 /// The path (and query) as the journal keeps it: without the secret prefix, since the
-/// journal outlives the trial in OUT and the token is reused by the trial's later phases.
+/// journal outlives the trial in OUT and the token is reused by the trial's later phases,
+/// and at most [`MAX_PATH_BYTES`] of it, since a client may send 400 KB of path.
 fn journal_path(full: String, path_token: Option<&str>) -> String {
-    match path_token {
+    let path = match path_token {
         Some(token) => match full.strip_prefix(&format!("/m/{token}")) {
             Some(rest) => format!("/m/<token>{rest}"),
             None => full,
         },
         None => full,
-    }
+    };
+    bounded_text(&path, MAX_PATH_BYTES)
 }
 
 pub(super) fn overloaded(state: &State, request: Request<Incoming>) -> Response<Out> {
@@ -108,7 +110,11 @@ fn json_response(status: u16, body: &serde_json::Value) -> Response<Out> {
     response
 }
 
-fn error_response(dialect: Option<Dialect>, kind: ErrorKind, message: &str) -> Response<Out> {
+pub(super) fn error_response(
+    dialect: Option<Dialect>,
+    kind: ErrorKind,
+    message: &str,
+) -> Response<Out> {
     json_response(kind.status(), &dialect::error_body(dialect, kind, message))
 }
 
@@ -353,6 +359,11 @@ mod tests {
             "/elsewhere"
         );
         assert_eq!(journal_path("/v1/models".to_owned(), None), "/v1/models");
+        let long = journal_path(format!("/{}", "é".repeat(1000)), None);
+        assert!(
+            long.len() <= MAX_PATH_BYTES + 20 && long.ends_with("...(2001 bytes)"),
+            "{long}"
+        );
     }
 
     #[test]

@@ -20,6 +20,9 @@ pub struct Limits {
     pub body_timeout: Duration,
     /// Time a write may make no progress before the connection is closed (default 30 s).
     pub write_timeout: Duration,
+    /// The longest an answer may take from its start to its last frame (default 10
+    /// min): one whose schedule runs longer ends there, cut.
+    pub answer_timeout: Duration,
 }
 
 impl Default for Limits {
@@ -30,6 +33,7 @@ impl Default for Limits {
             header_timeout: Duration::from_secs(60),
             body_timeout: Duration::from_secs(60),
             write_timeout: Duration::from_secs(30),
+            answer_timeout: Duration::from_secs(600),
         }
     }
 }

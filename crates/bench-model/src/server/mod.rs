@@ -30,6 +30,6 @@ mod listener;
 
 pub use body::{BodyError, Out};
 pub use endpoint::{Endpoint, ServeError, Settings, base_url};
-pub use generate::DEFAULT_MODEL;
+pub use generate::{DEFAULT_MODEL, MAX_MODEL_NAME_BYTES};
 pub use handle::strip_token;
 pub use limits::Limits;
