@@ -22,6 +22,13 @@
 //! - `chunk`: `request` (its number), `index` (from 0), `scheduled_us` (when the
 //!   physics wanted it written), `written_us` (when it was handed to the socket
 //!   writer), `bytes`, `tokens`, `last` (the response's last chunk).
+//! - `dropped`, last and only when something was not kept: `requests` and `chunks`,
+//!   how many records past the bounds were counted instead ([`MAX_EVENTS`],
+//!   [`MAX_REQUESTS`], [`MAX_REFUSED_REQUESTS`]).
+//!
+//! The clients are untrusted: a request's path and method are cut to
+//! [`MAX_PATH_BYTES`] and 32 bytes where the record is made, and the records kept are
+//! bounded in number, so neither memory nor the file grows without bound.
 
 use crate::conversation::{Part, Side};
 use crate::physics::FaultKind;
@@ -30,9 +37,32 @@ use serde_json::{Value, json};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-/// How many events the journal keeps; past it, chunk events are counted, not kept
-/// (requests are always kept), so a long session cannot fill memory.
+/// How many events the journal keeps; past it, events are counted, not kept, so a
+/// long session cannot fill memory.
 pub const MAX_EVENTS: usize = 2_000_000;
+
+/// How many request records the journal keeps (each is at most about 1 KiB).
+pub const MAX_REQUESTS: usize = 100_000;
+
+/// How many records of refused or not understood requests are kept (a neighbour
+/// without the token, a client knocking on wrong paths): the first ones say what
+/// happened, the rest are counted.
+pub const MAX_REFUSED_REQUESTS: usize = 1_000;
+
+/// The longest path (with its query) kept in a request record, in bytes.
+pub const MAX_PATH_BYTES: usize = 512;
+
+/// `text` cut to at most `max` bytes at a character boundary, saying how long it was.
+pub fn bounded_text(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}...({} bytes)", &text[..end], text.len())
+}
 
 /// The longest start of a user message kept in a request record.
 pub const PROMPT_CHARS: usize = 200;
@@ -190,9 +220,18 @@ impl Event {
 #[derive(Debug)]
 struct Inner {
     start: Instant,
-    events: Mutex<Vec<Event>>,
+    events: Mutex<Kept>,
     added: Condvar,
     dropped: std::sync::atomic::AtomicU64,
+    dropped_requests: std::sync::atomic::AtomicU64,
+}
+
+/// The events kept, and how many of them are request records.
+#[derive(Debug, Default)]
+struct Kept {
+    events: Vec<Event>,
+    requests: usize,
+    refused: usize,
 }
 
 /// The journal of one endpoint: cheap to clone, shared by the server and its caller.
@@ -207,9 +246,10 @@ impl Journal {
         Journal {
             inner: Arc::new(Inner {
                 start,
-                events: Mutex::new(Vec::new()),
+                events: Mutex::new(Kept::default()),
                 added: Condvar::new(),
                 dropped: std::sync::atomic::AtomicU64::new(0),
+                dropped_requests: std::sync::atomic::AtomicU64::new(0),
             }),
         }
     }
@@ -224,7 +264,7 @@ impl Journal {
         self.inner.start
     }
 
-    fn lock(&self) -> MutexGuard<'_, Vec<Event>> {
+    fn lock(&self) -> MutexGuard<'_, Kept> {
         // A panic while holding the lock leaves a vector that is still whole: keep it.
         self.inner
             .events
@@ -234,32 +274,51 @@ impl Journal {
 
     /// Adds an event.
     pub fn push(&self, event: Event) {
-        let mut events = self.lock();
-        if events.len() >= MAX_EVENTS && matches!(event, Event::Chunk(_)) {
-            self.inner
-                .dropped
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let mut kept = self.lock();
+        let full = kept.events.len() >= MAX_EVENTS;
+        let counter = match &event {
+            Event::Request(record) => {
+                let refused = matches!(
+                    record.outcome,
+                    Outcome::Rejected(_) | Outcome::Unrecognised(_)
+                );
+                if full
+                    || kept.requests >= MAX_REQUESTS
+                    || (refused && kept.refused >= MAX_REFUSED_REQUESTS)
+                {
+                    Some(&self.inner.dropped_requests)
+                } else {
+                    kept.requests += 1;
+                    kept.refused += usize::from(refused);
+                    None
+                }
+            }
+            Event::Chunk(_) if full => Some(&self.inner.dropped),
+            _ => None,
+        };
+        if let Some(counter) = counter {
+            counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             return;
         }
-        events.push(event);
-        drop(events);
+        kept.events.push(event);
+        drop(kept);
         self.inner.added.notify_all();
     }
 
     /// Every event so far.
     pub fn events(&self) -> Vec<Event> {
-        self.lock().clone()
+        self.lock().events.clone()
     }
 
     /// The events from index `from` on, waiting up to `timeout` for at least one.
     pub fn wait_since(&self, from: usize, timeout: Duration) -> Vec<Event> {
-        let events = self.lock();
-        let (events, _) = self
+        let kept = self.lock();
+        let (kept, _) = self
             .inner
             .added
-            .wait_timeout_while(events, timeout, |events| events.len() <= from)
+            .wait_timeout_while(kept, timeout, |kept| kept.events.len() <= from)
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        events
+        kept.events
             .get(from..)
             .map(<[Event]>::to_vec)
             .unwrap_or_default()
@@ -268,6 +327,7 @@ impl Journal {
     /// The request records so far.
     pub fn requests(&self) -> Vec<RequestRecord> {
         self.lock()
+            .events
             .iter()
             .filter_map(|event| match event {
                 Event::Request(record) => Some(record.clone()),
@@ -279,6 +339,7 @@ impl Journal {
     /// The chunks written for request `number`.
     pub fn chunks(&self, number: u64) -> Vec<ChunkRecord> {
         self.lock()
+            .events
             .iter()
             .filter_map(|event| match event {
                 Event::Chunk(chunk) if chunk.request == number => Some(*chunk),
@@ -294,11 +355,31 @@ impl Journal {
             .load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    /// The whole journal as JSON lines.
+    /// Request records not kept because of the bounds ([`MAX_EVENTS`], [`MAX_REQUESTS`],
+    /// [`MAX_REFUSED_REQUESTS`]).
+    pub fn dropped_requests(&self) -> u64 {
+        self.inner
+            .dropped_requests
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The `dropped` line that ends the JSON lines when records were not kept.
+    pub fn dropped_line(&self) -> Option<String> {
+        let (requests, chunks) = (self.dropped_requests(), self.dropped());
+        (requests + chunks > 0).then(|| {
+            json!({"event": "dropped", "requests": requests, "chunks": chunks}).to_string()
+        })
+    }
+
+    /// The whole journal as JSON lines, ending with the `dropped` line if any.
     pub fn to_json_lines(&self) -> String {
         let mut out = String::new();
-        for event in self.lock().iter() {
+        for event in self.lock().events.iter() {
             out.push_str(&event.to_json_line());
+            out.push('\n');
+        }
+        if let Some(line) = self.dropped_line() {
+            out.push_str(&line);
             out.push('\n');
         }
         out

@@ -142,6 +142,10 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         for event in journal.events().iter().skip(seen) {
             writeln!(file, "{}", event.to_json_line()).context("failed to write the journal")?;
         }
+        // What the journal's bounds kept out, as the pipeline's journals say it too.
+        if let Some(line) = journal.dropped_line() {
+            writeln!(file, "{line}").context("failed to write the journal")?;
+        }
         file.flush().context("failed to write the journal")?;
     }
     let requests = journal.requests().len();

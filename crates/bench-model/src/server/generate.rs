@@ -1,0 +1,246 @@
+//! A model request's answer: the turn the conversation decides, mapped to the request's
+//! dialect and tools, and the schedule its frames are released on.
+
+use super::body::Out;
+use super::endpoint::{State, lock};
+use super::handle::{Seen, error_response, fault_response, input_tokens};
+use crate::answer::{self, Answer, Content};
+use crate::conversation::{Decision, Side};
+use crate::dialect::{self, ErrorKind, Render};
+use crate::journal::{Outcome, bounded_text, prompt_of};
+use crate::physics::{Fault, FaultKind, Rng};
+use crate::request::{Asked, Dialect};
+use crate::schedule::{self, Frame};
+use crate::schema;
+use crate::script::Reply;
+use hyper::Response;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+/// The model name answered when a request names none.
+pub const DEFAULT_MODEL: &str = "clibench-scripted";
+
+/// The most of a request's model name that is echoed (in every chunk of a stream) and
+/// journaled: a client may name a model of a megabyte.
+pub const MAX_MODEL_NAME_BYTES: usize = 256;
+
+pub(super) fn generate(
+    state: &State,
+    seen: &Seen,
+    dialect: Dialect,
+    render: Render,
+    asked: &Asked,
+    body_bytes: u64,
+    request_fault: Option<Fault>,
+) -> Response<Out> {
+    // A thread per answer on schedule: beyond twice the connections some answers'
+    // clients went away and their threads have not yet seen it; refuse rather than grow.
+    if state.pacing.threads.load(Ordering::SeqCst) >= state.limits.max_connections.max(1) * 2 {
+        let message = "the endpoint is answering too many requests at once";
+        seen.record(&state.journal, |r| {
+            r.dialect = Some(dialect);
+            r.body_bytes = body_bytes;
+            r.status = 503;
+            r.outcome = Outcome::Rejected(message.to_owned());
+        });
+        return error_response(Some(dialect), ErrorKind::Overloaded, message);
+    }
+    let decision = {
+        let mut conversation = lock(&state.conversation);
+        if request_fault.is_some() {
+            conversation.decide_uncommitted(asked)
+        } else {
+            conversation.decide(asked)
+        }
+    };
+    let physics_of_side = || lock(&state.conversation).physics().clone();
+    let (reply, physics, outcome, cut) = match decision {
+        Decision::Turn {
+            index,
+            part,
+            reply,
+            physics,
+        } => (reply, physics, Outcome::Turn { index, part }, None),
+        Decision::Side(side) => {
+            let text = match side {
+                Side::Schema => match &asked.schema {
+                    Some(schema) => schema::value_for(schema).to_string(),
+                    None => "{}".to_owned(),
+                },
+                _ => "Scripted session".to_owned(),
+            };
+            (
+                Reply::Text(text),
+                physics_of_side(),
+                Outcome::Side(side),
+                None,
+            )
+        }
+        Decision::NoTurn(why) => (
+            Reply::Text(format!("(clibench's scripted model: {why}.)")),
+            physics_of_side(),
+            Outcome::NoTurn(why),
+            None,
+        ),
+        Decision::Fault {
+            fault,
+            turn: Some((_, reply, physics)),
+        } if fault.kind == FaultKind::Cut => {
+            (reply, physics, Outcome::Fault(FaultKind::Cut), Some(fault))
+        }
+        Decision::Fault { fault, .. } => {
+            return fault_response(state, seen, Some(dialect), &fault, body_bytes);
+        }
+    };
+    let cut = cut.or(request_fault.filter(|f| f.kind == FaultKind::Cut));
+    let outcome = if cut.is_some() {
+        Outcome::Fault(FaultKind::Cut)
+    } else {
+        outcome
+    };
+    let content = content_of(&reply, dialect, asked, seen.number);
+    let model = asked
+        .model
+        .as_deref()
+        .map(|name| bounded_text(name, MAX_MODEL_NAME_BYTES));
+    let answer = Answer {
+        content,
+        model: model.clone().unwrap_or_else(|| DEFAULT_MODEL.to_owned()),
+        input_tokens: input_tokens(body_bytes),
+        id: seen.number,
+    };
+    let tools_called = match &answer.content {
+        Content::Tools(calls) => calls.iter().map(|c| c.name.clone()).collect(),
+        Content::Text(_) => Vec::new(),
+    };
+    let output_tokens = answer.output_tokens();
+    seen.record(&state.journal, |r| {
+        r.dialect = Some(dialect);
+        r.model = model;
+        r.stream = asked.stream;
+        r.body_bytes = body_bytes;
+        r.tool_count = asked.tools.len();
+        r.tool_results = asked.tool_results;
+        r.outcome = outcome;
+        r.tools_called = tools_called;
+        r.output_tokens = output_tokens;
+        r.prompt = prompt_of(&asked.last_user_text);
+    });
+    // Each request's jitter comes from the seed and its number alone, so a replay with
+    // the same seed gets the same times whatever else runs at once.
+    let mut rng = Rng::new(state.seed ^ seen.number.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    let start = Instant::now();
+    let (frames, content_type, length) = if asked.stream {
+        let pieces = dialect::stream(dialect, &answer, render);
+        let cut_after = cut
+            .as_ref()
+            .map(|f| f.after_tokens.unwrap_or((output_tokens / 2).max(1) as u32));
+        let frames = schedule::frames(pieces, &physics, &mut rng, cut_after);
+        (frames, dialect::stream_content_type(dialect, render), None)
+    } else {
+        let mut bytes = dialect::whole(dialect, &answer, render)
+            .to_string()
+            .into_bytes();
+        let length = bytes.len() as u64;
+        if cut.is_some() {
+            // A cut of a whole reply: half the body, then the connection closes.
+            bytes.truncate(bytes.len() / 2);
+        }
+        let due = schedule::whole_due(output_tokens, &physics, &mut rng);
+        (
+            vec![Frame {
+                bytes,
+                due,
+                tokens: output_tokens as u32,
+            }],
+            "application/json",
+            Some(length),
+        )
+    };
+    let body = Out::scheduled(
+        frames,
+        start,
+        &state.journal,
+        seen.number,
+        cut.is_some(),
+        &state.pacing,
+        length,
+    );
+    let mut response = Response::new(body);
+    let headers = response.headers_mut();
+    headers.insert(
+        hyper::header::CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static(content_type),
+    );
+    headers.insert(
+        hyper::header::CACHE_CONTROL,
+        hyper::header::HeaderValue::from_static("no-cache"),
+    );
+    if let Ok(id) = hyper::header::HeaderValue::from_str(&format!("clibench-{}", seen.number)) {
+        headers.insert("request-id", id.clone());
+        headers.insert("x-request-id", id);
+    }
+    response
+}
+
+/// The content of `reply` for `asked`: text as tokens, or the script's tool calls mapped
+/// to the tools the request advertised, with ids in the dialect's style.
+fn content_of(reply: &Reply, dialect: Dialect, asked: &Asked, number: u64) -> Content {
+    match reply {
+        Reply::Text(text) => Content::Text(answer::tokens_of(text)),
+        Reply::Tokens(count) => Content::Text(answer::filler(*count)),
+        Reply::Tools { calls, .. } => Content::Tools(
+            calls
+                .iter()
+                .enumerate()
+                .map(|(index, call)| {
+                    let id = match dialect {
+                        Dialect::Anthropic => format!("toolu_clibench_{number}_{index}"),
+                        _ => format!("call_clibench_{number}_{index}"),
+                    };
+                    answer::map_call(call, asked, id).call
+                })
+                .collect(),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::script::Script;
+
+    fn reply_of(toml: &str) -> Reply {
+        let compiled = Script::from_toml(toml, "s").unwrap().compile().unwrap();
+        compiled.turns[0].reply.clone()
+    }
+
+    #[test]
+    fn a_text_reply_is_its_tokens_and_a_token_count_its_filler() {
+        let asked = Asked::default();
+        let text = content_of(
+            &reply_of("[[turns]]\ntext = \"Hello there.\"\n"),
+            Dialect::Anthropic,
+            &asked,
+            1,
+        );
+        let Content::Text(tokens) = text else {
+            panic!("{text:?}")
+        };
+        assert_eq!(tokens.concat(), "Hello there.");
+        let filler = content_of(&Reply::Tokens(7), Dialect::Anthropic, &asked, 1);
+        assert_eq!(filler, Content::Text(answer::filler(7)));
+    }
+
+    #[test]
+    fn tool_call_ids_follow_the_dialect_and_name_the_request() {
+        let reply = reply_of("[[turns]]\nshell = \"ls\"\nthen = \"Done.\"\n");
+        let asked = Asked::default();
+        let ids = |dialect| match content_of(&reply, dialect, &asked, 42) {
+            Content::Tools(calls) => calls.into_iter().map(|c| c.id).collect::<Vec<_>>(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(ids(Dialect::Anthropic), ["toolu_clibench_42_0"]);
+        assert_eq!(ids(Dialect::OpenaiChat), ["call_clibench_42_0"]);
+    }
+}

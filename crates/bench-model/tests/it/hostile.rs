@@ -1,0 +1,168 @@
+//! The endpoint under a hostile agent (issue 30): whatever a request asks, every answer
+//! is bounded in size, its work ends with its client, and what is journaled is bounded.
+
+use bench_model::{Endpoint, Limits, Script, Settings};
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::{Duration, Instant};
+
+/// Chunks as fast as the schedule allows, one token each.
+const FAST: &str =
+    "[physics]\nfirst_token = \"0ms\"\ntokens_per_second = 1000000\nchunk_tokens = 1\n";
+
+fn endpoint(script: &str, path_token: Option<&str>) -> Endpoint {
+    Endpoint::start(Settings {
+        port: 0,
+        script: Script::from_toml(script, "s").unwrap().compile().unwrap(),
+        limits: Limits::default(),
+        path_token: path_token.map(str::to_owned),
+    })
+    .unwrap()
+}
+
+/// One request on a connection of its own; the whole reply, raw.
+fn exchange(address: SocketAddr, target: &str, body: &[u8]) -> Vec<u8> {
+    let mut stream = TcpStream::connect(address).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    let head = format!(
+        "POST {target} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n\
+         content-length: {}\r\nconnection: close\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).unwrap();
+    stream.write_all(body).unwrap();
+    let mut reply = Vec::new();
+    stream.read_to_end(&mut reply).unwrap();
+    reply
+}
+
+#[test]
+fn a_huge_model_name_is_not_echoed_in_every_chunk() {
+    let endpoint = endpoint(&format!("{FAST}[[turns]]\ntokens = 200\n"), None);
+    let name = "m".repeat(1 << 20);
+    let body = serde_json::json!({
+        "model": name, "stream": true,
+        "messages": [{"role": "user", "content": "hi"}],
+    });
+    let reply = exchange(
+        endpoint.address(),
+        "/v1/chat/completions",
+        body.to_string().as_bytes(),
+    );
+    let text = String::from_utf8_lossy(&reply);
+    assert!(
+        text.starts_with("HTTP/1.1 200"),
+        "{}",
+        &text[..200.min(text.len())]
+    );
+    // 200 chunks of a few hundred bytes each; with the name in each, 200 MiB.
+    assert!(reply.len() < 512 << 10, "{} bytes answered", reply.len());
+    let requests = endpoint.journal().requests();
+    let journaled = requests[0].model.as_deref().unwrap_or_default();
+    assert!(
+        journaled.len() <= 1024,
+        "{} bytes of model name journaled",
+        journaled.len()
+    );
+}
+
+/// Threads of this process whose name is `name`.
+fn threads_named(name: &str) -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok())
+        .filter(|comm| comm.trim_end() == name)
+        .count()
+}
+
+#[test]
+fn a_closed_client_ends_its_answers_timing_thread() {
+    // 1000 tokens at 1 a second: each whole answer is due in about 17 minutes.
+    let endpoint = endpoint(
+        "repeat = true\n[physics]\nfirst_token = \"0ms\"\ntokens_per_second = 1\n\
+         [[turns]]\ntokens = 1000\n",
+        None,
+    );
+    let body = serde_json::json!({"model": "m", "messages": [{"role": "user", "content": "hi"}]})
+        .to_string();
+    let clients: Vec<TcpStream> = (0..20)
+        .map(|_| {
+            let mut stream = TcpStream::connect(endpoint.address()).unwrap();
+            let head = format!(
+                "POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-length: {}\r\n\r\n{body}",
+                body.len()
+            );
+            stream.write_all(head.as_bytes()).unwrap();
+            stream
+        })
+        .collect();
+    // Every request is journaled once its answer is scheduled, and its thread started.
+    let journal = endpoint.journal();
+    while journal.requests().len() < clients.len() {
+        journal.wait_since(journal.events().len(), Duration::from_secs(1));
+    }
+    drop(clients);
+    // Not a timing assertion: the threads would sleep for 17 minutes, and 60 s only
+    // bounds how long this test waits to see them gone.
+    let give_up = Instant::now() + Duration::from_secs(60);
+    while threads_named("model-stream") > 0 && Instant::now() < give_up {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        threads_named("model-stream"),
+        0,
+        "timing threads outlived their clients"
+    );
+}
+
+#[test]
+fn rejected_requests_are_journaled_within_a_bound() {
+    let endpoint = endpoint("[[turns]]\ntext = \"hi\"\n", Some("secret"));
+    let path = format!("/{}", "p".repeat(8 << 10));
+    // Keep-alive connections, 500 requests each, so that 3,000 go quickly.
+    for _ in 0..6 {
+        let mut stream = TcpStream::connect(endpoint.address()).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(60)))
+            .unwrap();
+        let request = format!("GET {path} HTTP/1.1\r\nhost: x\r\n\r\n");
+        let mut reader = stream.try_clone().unwrap();
+        let writer = std::thread::spawn(move || {
+            for _ in 0..500 {
+                stream.write_all(request.as_bytes()).unwrap();
+            }
+            stream.shutdown(std::net::Shutdown::Write).unwrap();
+        });
+        let mut replies = Vec::new();
+        reader.read_to_end(&mut replies).unwrap();
+        writer.join().unwrap();
+        let answered = String::from_utf8_lossy(&replies)
+            .matches("HTTP/1.1 404")
+            .count();
+        assert_eq!(answered, 500);
+    }
+    let journal = endpoint.journal();
+    let requests = journal.requests();
+    assert!(
+        requests.len() <= 1000,
+        "{} rejected requests kept",
+        requests.len()
+    );
+    assert!(
+        requests.iter().all(|r| r.path.len() <= 1024),
+        "a whole path was kept"
+    );
+    assert!(
+        journal.dropped_requests() >= 2000,
+        "{}",
+        journal.dropped_requests()
+    );
+    let lines = journal.to_json_lines();
+    assert!(lines.len() < 2 << 20, "a journal of {} bytes", lines.len());
+    assert!(
+        lines.contains("\"dropped\""),
+        "the journal does not say what it dropped"
+    );
+}
