@@ -74,7 +74,7 @@
 //! ```
 
 use crate::metric::{Direction, Metric, Nature, Phase};
-use crate::result::{Role, Side};
+use crate::result::{OVERRIDES_KEY, Request, Role, Side};
 use crate::rng::SplitMix64;
 use crate::significance;
 use crate::stats::MetricStats;
@@ -486,6 +486,15 @@ pub struct Comparison {
     pub interleaving: Interleaving,
     /// How many metrics were tested, the family Holm's adjustment is over.
     pub tested: usize,
+    /// The overrides the base side ran with (`clibench ab --base`, `run --set`), as its
+    /// result file's request records them. A [`Side`] does not hold them: whoever loaded
+    /// the result files sets them, and the titles name the sides by them when both built
+    /// the same commit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base_overrides: Option<String>,
+    /// The same for the candidate side.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub candidate_overrides: Option<String>,
 }
 
 /// How many processes of the target one phase's trials found on each side.
@@ -617,6 +626,15 @@ fn process_counts(base: &Side, candidate: &Side) -> Vec<ProcessCounts> {
 }
 
 impl Comparison {
+    /// The comparison with each side's overrides taken from its result file's request
+    /// (`config.overrides`, which `clibench run --set` and `ab` record).
+    pub fn with_overrides_of(mut self, base: &Request, candidate: &Request) -> Comparison {
+        let overrides = |request: &Request| request.config.get(OVERRIDES_KEY).cloned();
+        self.base_overrides = overrides(base);
+        self.candidate_overrides = overrides(candidate);
+        self
+    }
+
     /// The metrics whose verdict is [`Verdict::Regressed`].
     pub fn regressions(&self) -> impl Iterator<Item = &MetricComparison> {
         self.metrics
@@ -749,6 +767,8 @@ pub fn compare(base: &Side, candidate: &Side, options: &CompareOptions) -> Compa
         candidate_facts: SideFacts::of(candidate),
         interleaving,
         tested,
+        base_overrides: None,
+        candidate_overrides: None,
     }
 }
 

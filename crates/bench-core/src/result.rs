@@ -74,6 +74,10 @@ impl fmt::Display for Role {
     }
 }
 
+/// The [`Request::config`] key holding the overrides a run was given (`clibench run --set`,
+/// `ab --base`/`--head`), described in one line.
+pub const OVERRIDES_KEY: &str = "overrides";
+
 /// What was asked for: which build of which repository, and by whom.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]

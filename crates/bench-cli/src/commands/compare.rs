@@ -277,7 +277,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let base = load(&settings.base)?;
     let candidate = load(&settings.candidate)?;
-    let comparison = compare(&base.side, &candidate.side, &settings.options);
+    let comparison = compare(&base.side, &candidate.side, &settings.options)
+        .with_overrides_of(&base.request, &candidate.request);
     match settings.format.export() {
         Some(format) => crate::show::export(format, &format.comparison(&comparison)),
         None if settings.format == OutputFormat::Html => {

@@ -180,7 +180,21 @@ fn ab_interleaves_the_sides_and_writes_both_results_and_the_comparison() {
     assert!(json["metrics"].is_array(), "{json}");
     let html = std::fs::read_to_string(out.join("comparison.html")).unwrap();
     assert!(html.contains("cold"), "{html:.300}");
-    // The header names what differs, not the same sha twice.
+    // The titles and the header name what differs, not the same sha twice.
+    assert!(
+        markdown.starts_with(
+            "## clibench: `measure.env.DEMO_AGENT_STARTUP_DELAY_MS=1500` (candidate) vs the \
+             spec as it is (base)\n"
+        ),
+        "{markdown}"
+    );
+    assert!(
+        html.contains(
+            "<h1>clibench: <code>measure.env.DEMO_AGENT_STARTUP_DELAY_MS=1500</code> \
+             (candidate) vs the spec as it is (base)</h1>"
+        ),
+        "{html}"
+    );
     assert!(
         result
             .stderr

@@ -10,6 +10,39 @@ use crate::compare::{Comparison, Interleaving, MetricComparison, Verdict, Verdic
 use crate::metric::Nature;
 use crate::stats::MetricStats;
 
+/// How a comparison's title names one side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SideName<'a> {
+    /// By the commit it built.
+    Sha(&'a str),
+    /// By the overrides it ran with.
+    Overrides(&'a str),
+    /// As the side that ran the spec without overrides.
+    AsItIs,
+}
+
+impl SideName<'_> {
+    /// The words for [`SideName::AsItIs`].
+    pub(crate) const AS_IT_IS: &'static str = "the spec as it is";
+}
+
+/// The names of the candidate and the base in a comparison's title: their shas, unless
+/// both built the same commit and ran with different overrides (`clibench ab --head
+/// measure.env.X=300`), which are then all that tells them apart.
+pub(crate) fn side_names<'a>(comparison: &'a Comparison) -> [SideName<'a>; 2] {
+    let by_overrides = comparison.base_sha == comparison.candidate_sha
+        && comparison.base_overrides != comparison.candidate_overrides;
+    let name = |sha: &'a str, overrides: &'a Option<String>| match overrides {
+        _ if !by_overrides => SideName::Sha(sha),
+        Some(overrides) => SideName::Overrides(overrides),
+        None => SideName::AsItIs,
+    };
+    [
+        name(&comparison.candidate_sha, &comparison.candidate_overrides),
+        name(&comparison.base_sha, &comparison.base_overrides),
+    ]
+}
+
 /// The symbols a renderer writes for empty cells, infinite changes and intervals.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Notation {

@@ -8,7 +8,7 @@
 //! names, screens, errors, facts) is HTML-escaped: the measured program is not
 //! trusted.
 
-use super::cells::{self, Notation, presence, trials};
+use super::cells::{self, Notation, SideName, presence, trials};
 use super::charts::{self, Bar, Change, Line, Moment, Orientation, Tone, Trials, TurnLine};
 use super::failures::{Failure, SideFailures};
 use crate::compare::{Comparison, MetricComparison, Verdict};
@@ -61,11 +61,16 @@ pub fn report(result: &ResultFile) -> String {
 /// interval against the noise floor, then the table, the gaps and the failures.
 pub fn comparison(comparison: &Comparison) -> String {
     let mut body = String::new();
+    let names = cells::side_names(comparison);
+    let [candidate, base] = names.map(|side| match side {
+        SideName::Sha(text) | SideName::Overrides(text) => {
+            format!("<code>{}</code>", escape(text))
+        }
+        SideName::AsItIs => SideName::AS_IT_IS.to_owned(),
+    });
     let _ = writeln!(
         body,
-        "<h1>clibench: <code>{}</code> (candidate) vs <code>{}</code> (base)</h1>",
-        escape(&comparison.candidate_sha),
-        escape(&comparison.base_sha)
+        "<h1>clibench: {candidate} (candidate) vs {base} (base)</h1>"
     );
     let headline = cells::headline(&comparison.verdict_counts()).join(", ");
     let _ = writeln!(body, "<p class=\"headline\">{}.</p>", escape(&headline));
@@ -146,13 +151,11 @@ pub fn comparison(comparison: &Comparison) -> String {
         .chain(comparison.missing.iter().map(|m| m.metric))
         .collect();
     glossary(&mut body, &metrics);
-    page(
-        &format!(
-            "clibench {} vs {}",
-            comparison.candidate_sha, comparison.base_sha
-        ),
-        &body,
-    )
+    let [candidate, base] = names.map(|side| match side {
+        SideName::Sha(text) | SideName::Overrides(text) => text,
+        SideName::AsItIs => SideName::AS_IT_IS,
+    });
+    page(&format!("clibench {candidate} vs {base}"), &body)
 }
 
 /// `text` safe inside HTML text and quoted attribute values.

@@ -2,8 +2,8 @@
 //! units (`412 ms`, `131.2 MiB`) and verdicts as words.
 
 use super::cells::{
-    self, Notation, detectable_and_trials, not_interleaved, plural, presence, rule, signed_amount,
-    trials, trimmed_percent,
+    self, Notation, SideName, detectable_and_trials, not_interleaved, plural, presence, rule,
+    signed_amount, trials, trimmed_percent,
 };
 use super::failures::{Failure, SideFailures};
 use crate::compare::{Comparison, Interleaving, MetricComparison, SideFacts, Verdict};
@@ -150,11 +150,13 @@ pub fn report(report: &Report) -> String {
 /// and how to read it.
 pub fn comparison(comparison: &Comparison) -> String {
     let mut out = String::new();
+    let [candidate, base] = cells::side_names(comparison).map(|side| match side {
+        SideName::Sha(text) | SideName::Overrides(text) => code(text),
+        SideName::AsItIs => SideName::AS_IT_IS.to_owned(),
+    });
     let _ = writeln!(
         out,
-        "## clibench: {} (candidate) vs {} (base)\n",
-        code(&comparison.candidate_sha),
-        code(&comparison.base_sha)
+        "## clibench: {candidate} (candidate) vs {base} (base)\n"
     );
     let _ = writeln!(out, "{}.\n", headline(comparison));
     let percent = confidence_percent(comparison.options.confidence);

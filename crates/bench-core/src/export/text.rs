@@ -2,7 +2,8 @@
 //! their units, metrics grouped by phase.
 
 use super::cells::{
-    Notation, detectable, not_interleaved, presence, rule, signed_amount, trials, trials_needed,
+    Notation, SideName, detectable, not_interleaved, presence, rule, signed_amount, trials,
+    trials_needed,
 };
 use crate::compare::{Comparison, Interleaving, Verdict};
 use crate::report::Report;
@@ -306,10 +307,11 @@ pub fn comparison_fit(comparison: &Comparison, columns: usize) -> String {
 
 fn comparison_text(comparison: &Comparison, columns: usize) -> String {
     let notation = Notation::TERMINAL;
-    let mut out = format!(
-        "{} (candidate) vs {} (base)\n\n",
-        comparison.candidate_sha, comparison.base_sha
-    );
+    let [candidate, base] = super::cells::side_names(comparison).map(|side| match side {
+        SideName::Sha(text) | SideName::Overrides(text) => text,
+        SideName::AsItIs => SideName::AS_IT_IS,
+    });
+    let mut out = format!("{candidate} (candidate) vs {base} (base)\n\n");
     if !comparison.metrics.is_empty() {
         let rows: Vec<Vec<String>> = comparison
             .metrics

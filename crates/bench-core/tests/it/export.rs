@@ -215,3 +215,63 @@ fn trial_records_show_in_the_comment() {
     assert!(folded.contains("`ui_cpu`") && folded.contains("`install`"));
     assert!(!folded.contains("`bundle`"));
 }
+
+/// A comparison of one commit run as it is (base) and with an override (candidate),
+/// as `clibench ab --head measure.env.X=300` makes it.
+fn comparison_by_overrides() -> bench_core::Comparison {
+    let base = example("base");
+    let mut candidate = example("candidate").side;
+    candidate.sha = base.side.sha.clone();
+    compare(&base.side, &candidate, &CompareOptions::default())
+        .with_overrides_of(&base.request, &overridden_request())
+}
+
+#[test]
+fn sides_of_one_commit_are_titled_by_their_overrides() {
+    let by_overrides = comparison_by_overrides();
+    let markdown = Format::Markdown.comparison(&by_overrides);
+    assert!(
+        markdown.starts_with(
+            "## clibench: `measure.env.X=300` (candidate) vs the spec as it is (base)\n"
+        ),
+        "{markdown}"
+    );
+    let terminal = text::comparison(&by_overrides);
+    assert!(
+        terminal.starts_with("measure.env.X=300 (candidate) vs the spec as it is (base)\n"),
+        "{terminal}"
+    );
+    #[cfg(feature = "html")]
+    {
+        let html = bench_core::export::html::comparison(&by_overrides);
+        assert!(
+            html.contains("<title>clibench measure.env.X=300 vs the spec as it is</title>"),
+            "{html}"
+        );
+        assert!(
+            html.contains(
+                "<h1>clibench: <code>measure.env.X=300</code> (candidate) vs the spec as it is \
+                 (base)</h1>"
+            ),
+            "{html}"
+        );
+    }
+    // Different commits are still told apart by their shas, whatever the overrides.
+    let by_sha =
+        self::comparison().with_overrides_of(&example("base").request, &overridden_request());
+    let markdown = Format::Markdown.comparison(&by_sha);
+    assert!(
+        markdown.starts_with("## clibench: `d07e9a3c51f8` (candidate) vs `4f1c2ab90e3d` (base)"),
+        "{markdown}"
+    );
+}
+
+/// The candidate's request with `measure.env.X=300` recorded as its overrides.
+fn overridden_request() -> bench_core::Request {
+    let mut request = example("candidate").request;
+    request.config.insert(
+        bench_core::result::OVERRIDES_KEY.to_owned(),
+        "measure.env.X=300".to_owned(),
+    );
+    request
+}

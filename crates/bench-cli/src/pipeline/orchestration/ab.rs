@@ -206,7 +206,8 @@ pub fn compare_sides(
         }
         sides.push(result);
     }
-    let comparison = compare(&sides[0].side, &sides[1].side, options);
+    let comparison = compare(&sides[0].side, &sides[1].side, options)
+        .with_overrides_of(&sides[0].request, &sides[1].request);
     let mut markdown = bench_core::export::markdown::comparison(&comparison);
     markdown.push_str(&sides_line(&sides[0], &sides[1], order));
     if let Some(note) = note {
@@ -221,7 +222,7 @@ pub fn compare_sides(
         let overrides = result
             .request
             .config
-            .get("overrides")
+            .get(bench_core::result::OVERRIDES_KEY)
             .map_or("the spec as it is".to_owned(), |overrides| {
                 overrides.clone()
             });
@@ -246,10 +247,11 @@ fn short_sha(sha: &str) -> &str {
 
 /// The line that says what each side was, since both may have built the same commit.
 fn sides_line(base: &ResultFile, head: &ResultFile, order: Order) -> String {
-    let describe = |result: &ResultFile| match result.request.config.get("overrides") {
-        Some(overrides) => bench_core::export::markdown::code(overrides),
-        None => "the spec as it is".to_owned(),
-    };
+    let describe =
+        |result: &ResultFile| match result.request.config.get(bench_core::result::OVERRIDES_KEY) {
+            Some(overrides) => bench_core::export::markdown::code(overrides),
+            None => "the spec as it is".to_owned(),
+        };
     let order = match order {
         Order::Abba => "; trials interleaved in ABBA pairs",
         Order::RandomPairs { .. } => "; trials interleaved in pairs of random order",

@@ -205,9 +205,10 @@ impl SpecFacts {
     pub fn of(spec: &spec::Spec, spec_path: &Path, overrides: &[Override]) -> SpecFacts {
         let mut request = request_for(spec, spec_path);
         if !overrides.is_empty() {
-            request
-                .config
-                .insert("overrides".to_owned(), describe_overrides(overrides));
+            request.config.insert(
+                bench_core::result::OVERRIDES_KEY.to_owned(),
+                describe_overrides(overrides),
+            );
         }
         let mut absent = Vec::new();
         if spec.artifacts.is_empty() {
