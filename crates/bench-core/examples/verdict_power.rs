@@ -90,7 +90,6 @@ fn main() {
     );
     let options = CompareOptions {
         interleaving: Some(Interleaving::Interleaved),
-        resamples: 1000,
         ..CompareOptions::default()
     };
     for percent in [0.0, 5.0, 10.0] {
@@ -130,7 +129,7 @@ fn main() {
                     ..options.clone()
                 };
                 let comparison = compare(&first(&base, pairs), &first(&head, pairs), &looked);
-                let target = |metric| 2.0 * looked.threshold(metric, Interleaving::Interleaved);
+                let target = |metric| 2.0 * looked.floor(metric);
                 let last = k + 1 == plan.looks().len();
                 if last || decide(&comparison, &DEFAULT_WATCHED, target) == Decision::Stop {
                     pairs_total += pairs;

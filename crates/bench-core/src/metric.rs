@@ -57,17 +57,6 @@ impl Nature {
         }
     }
 
-    /// What is added to the threshold when the two sides were not interleaved
-    /// (two separate runs): the machine's drift between runs, which the test cannot
-    /// tell from a change. 0 for exact sizes, which do not drift.
-    pub fn drift_allowance(self) -> f64 {
-        match self {
-            Nature::Exact => 0.0,
-            Nature::Timing | Nature::Cpu => 0.10,
-            Nature::Memory => 0.03,
-        }
-    }
-
     /// The standard deviation of one run's own offset (on the log scale) when two
     /// sides were not interleaved: a run as a whole is slower or faster than another
     /// by the machine's load while it ran, which more trials of it do not average

@@ -241,7 +241,6 @@ mod tests {
                 alpha: peek_at.unwrap_or_else(|| plan.alpha_at(k)),
                 // No practical threshold: the stopping rule alone must hold the rate.
                 noise: Some(0.0),
-                resamples: 20,
                 interleaving: Some(Interleaving::Interleaved),
                 ..CompareOptions::default()
             };
@@ -330,7 +329,6 @@ mod tests {
         }
         let options = CompareOptions {
             interleaving: Some(Interleaving::Interleaved),
-            resamples: 20,
             ..CompareOptions::default()
         };
         let comparison = compare(&base, &head, &options);

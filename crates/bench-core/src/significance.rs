@@ -230,6 +230,42 @@ impl Welch {
         Some(high)
     }
 
+    /// The change the test estimates, as a ratio candidate / base: the ratio of the
+    /// sides' geometric means on logs (for pairs, the geometric mean of the pairs'
+    /// ratios), else the difference of the means over the base's mean. It is the
+    /// centre of [`interval`](Self::interval) on the tested scale.
+    pub fn estimate(&self) -> f64 {
+        self.as_ratio(self.difference)
+    }
+
+    /// The test's own two-sided confidence interval of the change at `level` (0.05:
+    /// a 95% interval), as ratios candidate / base: `difference ± t(1 − level/2; df)
+    /// · standard error` on the tested scale. It excludes 1 (no change) exactly when
+    /// the p-value is below `level`, so a verdict read from it cannot contradict it.
+    pub fn interval(&self, level: f64) -> (f64, f64) {
+        let half = t_quantile(1.0 - level / 2.0, self.df) * self.standard_error;
+        // A zero standard error makes the interval the point, whatever the quantile.
+        let half = if half.is_nan() { 0.0 } else { half };
+        (
+            self.as_ratio(self.difference - half),
+            self.as_ratio(self.difference + half),
+        )
+    }
+
+    /// A shift on the tested scale as a ratio, monotone in the shift: `exp` on logs,
+    /// `1 + shift / |base mean|` on raw values (±infinity when that mean is 0).
+    fn as_ratio(&self, shift: f64) -> f64 {
+        if self.log_scale {
+            shift.exp()
+        } else if self.base_mean != 0.0 {
+            1.0 + shift / self.base_mean.abs()
+        } else if shift == 0.0 {
+            1.0
+        } else {
+            f64::INFINITY.copysign(shift)
+        }
+    }
+
     /// A shift on the tested scale as a relative change: a ratio on logs, a fraction
     /// of the base's mean on raw values (infinite when that mean is 0).
     fn as_fraction(&self, shift: f64) -> f64 {
@@ -403,6 +439,36 @@ pub fn holm(p_values: &[Option<f64>]) -> Vec<Option<f64>> {
         adjusted[index] = Some(running);
     }
     adjusted
+}
+
+/// The two-sided level at which Holm's step-down procedure judged each test at
+/// family level `alpha`, in the order given, `None` where no test was made: a test
+/// it rejected at step k (the k-th smallest p-value, counting from 0, of m) has
+/// `alpha / (m − k)`; every test it did not reject has the level of the step where
+/// it stopped. So a test is rejected exactly when its p-value is at most its level
+/// ([`holm`]'s adjusted p-value is then at most `alpha`), and an interval at that
+/// level excludes "no change" exactly for the rejected tests: the interval shown
+/// beside a verdict is the one the verdict was made at.
+pub fn holm_levels(p_values: &[Option<f64>], alpha: f64) -> Vec<Option<f64>> {
+    let mut tested: Vec<(usize, f64)> = p_values
+        .iter()
+        .enumerate()
+        .filter_map(|(index, p)| Some((index, (*p)?)))
+        .collect();
+    tested.sort_by(|x, y| x.1.total_cmp(&y.1));
+    let m = tested.len();
+    let mut levels = vec![None; p_values.len()];
+    let mut stopped: Option<f64> = None;
+    for (rank, &(index, p)) in tested.iter().enumerate() {
+        let step = alpha / (m - rank) as f64;
+        let level = match stopped {
+            Some(level) => level,
+            None if p <= step => step,
+            None => *stopped.insert(step),
+        };
+        levels[index] = Some(level);
+    }
+    levels
 }
 
 /// P(Z > z) for a standard normal Z.
@@ -601,6 +667,65 @@ mod tests {
         assert!((adjusted[3].unwrap() - 0.06).abs() < 1e-12);
         assert!((adjusted[2].unwrap() - 0.06).abs() < 1e-12);
         assert_eq!(holm(&[Some(0.9), Some(0.8)]), [Some(1.0), Some(1.0)]);
+    }
+
+    #[test]
+    fn holm_levels_reject_exactly_what_the_adjusted_p_values_reject() {
+        let p_values = [Some(0.01), None, Some(0.04), Some(0.03), Some(0.002)];
+        let levels = holm_levels(&p_values, 0.05);
+        // Sorted 0.002, 0.01, 0.03, 0.04 of 4: steps 0.0125, 0.0167, 0.025 (stops), then
+        // the stopping step's level for the rest.
+        assert_eq!(levels[1], None);
+        assert!((levels[4].unwrap() - 0.05 / 4.0).abs() < 1e-15);
+        assert!((levels[0].unwrap() - 0.05 / 3.0).abs() < 1e-15);
+        assert!((levels[3].unwrap() - 0.05 / 2.0).abs() < 1e-15);
+        assert!((levels[2].unwrap() - 0.05 / 2.0).abs() < 1e-15);
+        let mut rng = crate::rng::SplitMix64::new(31);
+        for _ in 0..2000 {
+            let p_values: Vec<Option<f64>> = (0..6)
+                .map(|_| {
+                    let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+                    (u > 0.1).then_some(u.powi(4))
+                })
+                .collect();
+            let levels = holm_levels(&p_values, 0.05);
+            for ((p, adjusted), level) in p_values.iter().zip(holm(&p_values)).zip(levels) {
+                let (Some(p), Some(adjusted), Some(level)) = (p, adjusted, level) else {
+                    assert!(p.is_none() && adjusted.is_none() && level.is_none());
+                    continue;
+                };
+                assert_eq!(*p <= level, adjusted <= 0.05, "{p_values:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_interval_excludes_no_change_exactly_when_the_test_rejects() {
+        let base = [1.00, 1.12, 0.93, 1.05, 0.97, 1.02];
+        for scale in [0.9, 0.97, 1.0, 1.04, 1.08, 1.15, 1.3] {
+            let candidate: Vec<f64> = base.iter().rev().map(|v| v * scale).collect();
+            for test in [
+                welch(&base, &candidate).unwrap(),
+                paired(&base, &candidate).unwrap(),
+                welch_between_runs(&base, &candidate, 0.05).unwrap(),
+            ] {
+                for level in [0.05, 0.01, 0.05 / 7.0] {
+                    let (low, high) = test.interval(level);
+                    assert!(low <= test.estimate() && test.estimate() <= high);
+                    assert_eq!(
+                        low > 1.0 || high < 1.0,
+                        test.p_value < level,
+                        "{scale} {level} {test:?}"
+                    );
+                }
+            }
+        }
+        // Raw values (a count with zeros) give an interval of the change of the mean.
+        let test = welch(&[0.0, 2.0, 1.0], &[2.0, 4.0, 3.0]).unwrap();
+        assert!(!test.log_scale);
+        assert_eq!(test.estimate(), 3.0);
+        let (low, high) = test.interval(0.05);
+        assert!(low < 3.0 && high > 3.0);
     }
 
     #[test]

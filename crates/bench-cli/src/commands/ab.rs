@@ -249,11 +249,7 @@ fn settings(args: Args, options: &CompareOptions) -> anyhow::Result<AbSettings> 
                 watched,
                 target: args.target_mde.or(spec_target),
                 budget: args.budget,
-                // Looks need the test, not a fine interval.
-                options: CompareOptions {
-                    resamples: 1000,
-                    ..options
-                },
+                options,
             };
             (args.max_trials.max(1), Some(auto))
         }

@@ -27,17 +27,18 @@ Examples:
   clibench compare base.json candidate.json --export-bmf bmf.json
   clibench compare base.json candidate.json --export-github-benchmark b.json
 
-Timing, CPU and memory change when a t-test on the logs finds the change (paired
-trial by trial for interleaved sides, else Welch's; Holm-adjusted over every
-tested metric, so an A/A comparison shows any verdict
-at most 5% of the time) and it exceeds the metric's threshold (--noise;
-defaults: timing and CPU 3%, memory 2%); they need two samples a side (else `1
-sample, no verdict`). Each row says what change it could have detected: with 3
-trials a side, only large ones. Results of separate runs (not interleaved) say
-so, and their thresholds are widened for drift (timing +10%, memory +3%). Sizes
-on disk (bundle, disk) are exact: every change is shown, and it counts only
-beyond 64 KiB and 1% (else `changed`, which never fails --fail-on-regression).
-See docs/verdicts.md.
+Timing, CPU and memory change when the interval printed beside them excludes no
+change and their change exceeds the metric's threshold (--noise; defaults:
+timing and CPU 3%, memory 2%). Change and interval are a t-test's on the logs
+(paired trial by trial for interleaved sides, else Welch's), each interval at
+the level Holm's procedure over every tested metric judged it at, so an A/A
+comparison shows any verdict at most 5% of the time. They need two samples a
+side (else `1 sample, no verdict`). Each row says what change it could have
+detected (over ±100% when not even a doubling): with 3 trials a side, only large
+ones. Results of separate runs (not interleaved) say so, and the test counts
+their drift as variance (--drift; --drift 0 for none). Sizes on disk (bundle,
+disk) are exact: every change is shown, and it counts only beyond 64 KiB and 1%
+(else `changed`, which never fails --fail-on-regression). See docs/verdicts.md.
 
 --export-github-benchmark writes the customSmallerIsBetter array to FILE and,
 when a metric is bigger-is-better (reclaimed_rss), the customBiggerIsBetter

@@ -112,15 +112,23 @@ impl Notation {
 }
 
 /// The smallest change the run could have detected, for a noisy metric: `±6%`,
-/// or `none (too few trials)` when a side has one trial (no spread); empty for an
-/// exact size, where every byte shows.
+/// `over ±100%` at the cap ([`crate::compare::DETECTABLE_CAP`]), or `none (too few
+/// trials)` when a side has one trial (no spread); empty for an exact size, where
+/// every byte shows.
 pub(crate) fn detectable(row: &MetricComparison) -> Option<String> {
     let fraction = row.detectable?;
-    Some(if fraction.is_finite() {
-        format!("±{}%", rounded_percent(fraction * 100.0))
-    } else {
-        "none (too few trials)".to_string()
-    })
+    Some(
+        if fraction >= crate::compare::DETECTABLE_CAP && fraction.is_finite() {
+            format!(
+                "over ±{}%",
+                rounded_percent(crate::compare::DETECTABLE_CAP * 100.0)
+            )
+        } else if fraction.is_finite() {
+            format!("±{}%", rounded_percent(fraction * 100.0))
+        } else {
+            "none (too few trials)".to_string()
+        },
+    )
 }
 
 /// [`detectable`] with the trials the spread needs for twice the threshold when the
@@ -169,12 +177,7 @@ pub(crate) fn rule(comparison: &Comparison) -> String {
             Some(noise) if nature != Nature::Exact => noise,
             _ => nature.default_threshold(),
         };
-        let widened = if drift {
-            fraction + nature.drift_allowance()
-        } else {
-            fraction
-        };
-        trimmed_percent(widened * 100.0)
+        trimmed_percent(fraction * 100.0)
     };
     let mut thresholds = format!(
         "timing and CPU ±{}%, memory ±{}%",
@@ -187,7 +190,7 @@ pub(crate) fn rule(comparison: &Comparison) -> String {
         .map(|&metric| {
             format!(
                 "{metric} ±{}%",
-                trimmed_percent(options.threshold(metric, comparison.interleaving) * 100.0)
+                trimmed_percent(options.floor(metric) * 100.0)
             )
         })
         .collect();
@@ -200,17 +203,24 @@ pub(crate) fn rule(comparison: &Comparison) -> String {
     } else {
         "a t-test on the logs (paired trial by trial, else Welch's)"
     };
+    let drift = if drift {
+        format!(
+            " (the drift between separate runs is in the test as variance: a run's offset \
+             spreads {} for timing, {} for CPU, {} for memory)",
+            options.drift.of(Nature::Timing),
+            options.drift.of(Nature::Cpu),
+            options.drift.of(Nature::Memory),
+        )
+    } else {
+        String::new()
+    };
     format!(
-        "a change counts when {test} finds it (Holm-adjusted over {} at a \
-         family false-alarm rate of {}%) and it exceeds {thresholds}{}; sizes are exact: \
-         every byte is reported, beyond {} and {}% it counts",
+        "a change counts when the interval of {test}{drift} excludes no change and its \
+         estimate exceeds {thresholds}; each interval is at the level Holm's procedure \
+         judged its metric at (over {}, a family false-alarm rate of {}%); sizes are \
+         exact: every byte is reported, beyond {} and {}% it counts",
         plural(comparison.tested, "tested metric", "tested metrics"),
         trimmed_percent(options.alpha * 100.0),
-        if drift {
-            " (widened for drift: the sides were not interleaved)"
-        } else {
-            ""
-        },
         crate::units::Unit::Bytes.format(options.exact_bytes),
         nature_threshold(Nature::Exact),
     )
@@ -221,12 +231,13 @@ pub(crate) fn not_interleaved(interleaving: Interleaving) -> &'static str {
     match interleaving {
         Interleaving::Unknown => {
             "the results do not record when their trials ran, so they are taken as separate \
-             runs: drift between runs looks like a change, and the thresholds are widened for it"
+             runs: drift between runs looks like a change, so the test counts it as variance \
+             (--drift sets it)"
         }
         _ => {
             "the sides were not interleaved (separate runs, or ab --sequential): drift between \
-             the runs looks like a change, so the thresholds are widened for it; `clibench ab` \
-             interleaves"
+             the runs looks like a change, so the test counts it as variance (--drift sets it); \
+             `clibench ab` interleaves"
         }
     }
 }

@@ -63,7 +63,6 @@ pub fn comparison(comparison: &Comparison) -> GithubBenchmark {
     for (metric, stats, row) in rows {
         let context = Context {
             base_sha: &comparison.base_sha,
-            confidence: comparison.options.confidence,
         };
         let Some(entry) = stats.and_then(|stats| entry(metric, stats, row, &context)) else {
             continue;
@@ -84,7 +83,6 @@ pub fn comparison(comparison: &Comparison) -> GithubBenchmark {
 /// What every entry's `extra` mentions.
 struct Context<'a> {
     base_sha: &'a str,
-    confidence: f64,
 }
 
 fn entry(
@@ -104,14 +102,21 @@ fn entry(
         extra.push(format!("{} failed", stats.errored));
     }
     match row {
-        Some(row) => extra.push(format!(
-            "vs base {base_sha}: {} ({:+.1}%, {}% CI {:+.1}% to {:+.1}%)",
-            row.verdict.word(),
-            row.change() * 100.0,
-            round3(context.confidence * 100.0),
-            (row.ci_low - 1.0) * 100.0,
-            (row.ci_high - 1.0) * 100.0
-        )),
+        Some(row) => extra.push(match row.confidence {
+            Some(confidence) => format!(
+                "vs base {base_sha}: {} ({:+.1}%, {}% CI {:+.1}% to {:+.1}%)",
+                row.verdict.word(),
+                row.change() * 100.0,
+                round3(confidence * 100.0),
+                (row.ci_low - 1.0) * 100.0,
+                (row.ci_high - 1.0) * 100.0
+            ),
+            None => format!(
+                "vs base {base_sha}: {} ({:+.1}%)",
+                row.verdict.word(),
+                row.change() * 100.0
+            ),
+        }),
         None => extra.push(format!("not measured on base {base_sha}")),
     }
     if let Some(row) = row.filter(|row| !row.verdict.is_reported())

@@ -74,7 +74,6 @@ pub fn comparison(comparison: &Comparison) -> String {
     );
     let headline = cells::headline(&comparison.verdict_counts()).join(", ");
     let _ = writeln!(body, "<p class=\"headline\">{}.</p>", escape(&headline));
-    let confidence = comparison.options.confidence * 100.0;
     let rows: Vec<Change> = comparison
         .metrics
         .iter()
@@ -94,12 +93,12 @@ pub fn comparison(comparison: &Comparison) -> String {
         .collect();
     if !rows.is_empty() {
         body.push_str("<section><h2>Changes</h2>\n");
-        let caption = format!(
-            "Dot: change of the median, candidate vs base. Whisker: its {confidence:.0}% \
-             bootstrap interval. Grey band: the metric's practical threshold (none for exact \
-             sizes on disk); a change counts when the family-adjusted test finds it and its dot \
-             lies outside the band. Red: worse; green: better."
-        );
+        let caption = "Dot: the test's estimate of the change, candidate vs base. Whisker: \
+             the test's own interval, at the level Holm's procedure judged the metric at. Grey \
+             band: the metric's practical threshold (none for exact sizes on disk); a change \
+             counts when its whisker clears no change and its dot lies outside the band. Red: \
+             worse; green: better."
+            .to_string();
         figure(
             &mut body,
             "chart-changes",
@@ -111,9 +110,8 @@ pub fn comparison(comparison: &Comparison) -> String {
     }
     if !comparison.metrics.is_empty() {
         body.push_str("<section><h2>Metrics</h2>\n<table>\n<thead><tr><th>Metric</th><th>Base</th><th>Candidate</th><th>Change</th><th>Delta</th>");
-        let _ = write!(
-            body,
-            "<th>{confidence:.0}% interval</th><th>Verdict</th><th>Could detect</th><th>Trials</th></tr></thead>\n<tbody>\n"
+        body.push_str(
+            "<th>Interval</th><th>Verdict</th><th>Could detect</th><th>Trials</th></tr></thead>\n<tbody>\n",
         );
         for row in &comparison.metrics {
             comparison_row(&mut body, row);

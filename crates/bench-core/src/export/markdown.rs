@@ -3,7 +3,7 @@
 
 use super::cells::{
     self, Notation, SideName, detectable_and_trials, not_interleaved, plural, presence, rule,
-    signed_amount, trials, trimmed_percent,
+    signed_amount, trials,
 };
 use super::failures::{Failure, SideFailures};
 use crate::compare::{Comparison, Interleaving, MetricComparison, SideFacts, Verdict};
@@ -159,7 +159,6 @@ pub fn comparison(comparison: &Comparison) -> String {
         "## clibench: {candidate} (candidate) vs {base} (base)\n"
     );
     let _ = writeln!(out, "{}.\n", headline(comparison));
-    let percent = confidence_percent(comparison.options.confidence);
     let (changed, unchanged): (Vec<&MetricComparison>, Vec<&MetricComparison>) = comparison
         .metrics
         .iter()
@@ -172,7 +171,7 @@ pub fn comparison(comparison: &Comparison) -> String {
         );
     }
     if !changed.is_empty() {
-        comparison_table(&mut out, &percent, &changed, false);
+        comparison_table(&mut out, &changed, false);
     } else if !comparison.metrics.is_empty() {
         out.push_str("No metric changed beyond its threshold.\n");
     }
@@ -183,7 +182,7 @@ pub fn comparison(comparison: &Comparison) -> String {
              sample), with the change each run could have detected</summary>\n",
             plural(unchanged.len(), "metric", "metrics")
         );
-        comparison_table(&mut out, &percent, &unchanged, true);
+        comparison_table(&mut out, &unchanged, true);
         out.push_str("\n</details>\n");
     }
     for counts in comparison.process_count_changes() {
@@ -230,7 +229,7 @@ pub fn comparison(comparison: &Comparison) -> String {
     ] {
         let _ = writeln!(out, "- {role} {}: {}", code(sha), facts_line(facts));
     }
-    let _ = writeln!(out, "\n<sub>{}</sub>", how_to_read(comparison, &percent));
+    let _ = writeln!(out, "\n<sub>{}</sub>", how_to_read(comparison));
     out
 }
 
@@ -243,12 +242,7 @@ fn headline(comparison: &Comparison) -> String {
     parts.join(", ")
 }
 
-fn comparison_table(
-    out: &mut String,
-    percent: &str,
-    rows: &[&MetricComparison],
-    with_detectable: bool,
-) {
+fn comparison_table(out: &mut String, rows: &[&MetricComparison], with_detectable: bool) {
     let (header, line) = if with_detectable {
         (" Could detect |", " ---: |")
     } else {
@@ -256,7 +250,7 @@ fn comparison_table(
     };
     let _ = writeln!(
         out,
-        "| Metric | Base | Candidate | Change | {percent} CI | Verdict |{header} Trials |\n\
+        "| Metric | Base | Candidate | Change | Interval | Verdict |{header} Trials |\n\
          | :--- | ---: | ---: | ---: | ---: | :--- |{line} ---: |"
     );
     for row in rows {
@@ -341,17 +335,17 @@ fn facts_line(facts: &SideFacts) -> String {
     }
 }
 
-fn how_to_read(comparison: &Comparison, percent: &str) -> String {
+fn how_to_read(comparison: &Comparison) -> String {
     let mut rule = rule(comparison);
     if let Some(first) = rule.get(..1) {
         rule = format!("{}{}", first.to_uppercase(), &rule[1..]);
     }
     format!(
-        "Medians over trials; change = candidate − base (candidate / base − 1). {percent} \
-         interval of the ratio of medians by seeded bootstrap ({} resamples), for reading. \
-         {rule}. Could detect: the smallest change this run would have found 4 times in 5, \
-         from its spread and trial counts. Rule and defaults: docs/verdicts.md.",
-        comparison.options.resamples,
+        "Medians over trials; change = the test's estimate of candidate / base − 1 (the \
+         ratio of geometric means; for paired trials the geometric mean of their ratios), \
+         and the interval is the test's own. {rule}. Could detect: the smallest change this \
+         run would have found 4 times in 5, from its spread and trial counts. Rule and \
+         defaults: docs/verdicts.md."
     )
 }
 
@@ -446,10 +440,6 @@ fn verdict(row: &MetricComparison) -> String {
         Verdict::Regressed => format!("**{}**", row.verdict.word()),
         other => other.word().to_string(),
     }
-}
-
-fn confidence_percent(confidence: f64) -> String {
-    format!("{}%", trimmed_percent(confidence * 100.0))
 }
 
 /// `value` as a code span, the one way text that came from a target or a file enters

@@ -190,7 +190,7 @@ impl State {
         let target = |metric| {
             self.auto
                 .target
-                .unwrap_or_else(|| 2.0 * options.threshold(metric, comparison.interleaving))
+                .unwrap_or_else(|| 2.0 * options.floor(metric))
         };
         Some(decide(&comparison, &self.auto.watched, target))
     }
@@ -225,7 +225,6 @@ mod tests {
             budget,
             options: CompareOptions {
                 interleaving: Some(Interleaving::Interleaved),
-                resamples: 50,
                 ..CompareOptions::default()
             },
         };
