@@ -2,10 +2,9 @@
 //! with change points; `check` judges a new result against its recent series.
 
 use crate::exit::{FAILURE, input_error};
-use anyhow::Context;
 use bench_cli::history::changepoint::{self, change_points};
 use bench_cli::history::check::{self, Outcome};
-use bench_cli::history::{Filter, Store, bmf, ingest, location, page, render, series};
+use bench_cli::history::{Filter, Store, StoreError, bmf, ingest, location, page, render, series};
 use bench_core::Metric;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -21,7 +20,8 @@ Examples:
   clibench history import ci-shard-1.sqlite ci-shard-2.sqlite
 
 The store is --store PATH, else $CLIBENCH_HISTORY, else
-$XDG_DATA_HOME/clibench/history.sqlite, else ~/.local/share/clibench/history.sqlite.")]
+$XDG_DATA_HOME/clibench/history.sqlite, else
+~/.local/share/clibench/history.sqlite. See docs/history.md.")]
 pub struct Args {
     #[command(subcommand)]
     command: Sub,
@@ -46,7 +46,7 @@ enum Sub {
 
 #[derive(Debug, clap::Args)]
 struct StoreArg {
-    /// The history store (an SQLite file) [default: see below].
+    /// The history store (an SQLite file) [default: see `clibench history --help`].
     #[arg(long, value_name = "PATH")]
     store: Option<PathBuf>,
 }
@@ -173,7 +173,15 @@ fn store_path(store: &StoreArg) -> anyhow::Result<(PathBuf, bool)> {
 /// Opens the store to write, creating it.
 fn open_to_write(store: &StoreArg) -> anyhow::Result<Store> {
     let (path, default) = store_path(store)?;
-    Ok(Store::open(&path, default)?)
+    Store::open(&path, default).map_err(store_error)
+}
+
+/// A store the user named that is not one this clibench can use is a usage error.
+fn store_error(error: StoreError) -> anyhow::Error {
+    match error {
+        StoreError::Newer { .. } | StoreError::NotAStore { .. } => input_error(error.to_string()),
+        other => anyhow::Error::new(other),
+    }
 }
 
 /// Opens an existing store to read.
@@ -185,12 +193,12 @@ fn open_to_read(store: &StoreArg) -> anyhow::Result<Store> {
             path.display()
         )));
     }
-    Ok(Store::open(&path, false)?)
+    Store::open(&path, false).map_err(store_error)
 }
 
 /// Adds `results` to the store at `store`: what `run` and `ab` do with `--history`.
 pub fn add_after_run(store: &Path, results: &[PathBuf]) -> anyhow::Result<()> {
-    let mut store = Store::open(store, false)?;
+    let mut store = Store::open(store, false).map_err(store_error)?;
     let added = ingest::add_files(&mut store, results, None, "main")?;
     say!(
         "clibench: history {}: {} result(s) added, {} already there",
@@ -226,9 +234,9 @@ fn add(args: AddArgs) -> anyhow::Result<ExitCode> {
 fn import(args: ImportArgs) -> anyhow::Result<ExitCode> {
     let mut store = open_to_write(&args.store)?;
     for other in &args.others {
-        let added = store
-            .import(other)
-            .with_context(|| format!("failed to import {}", other.display()))?;
+        let added = store.import(other).map_err(|error| {
+            store_error(error).context(format!("failed to import {}", other.display()))
+        })?;
         say!(
             "clibench history: {}: {} result(s) added, {} already there",
             other.display(),
