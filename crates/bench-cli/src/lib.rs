@@ -5,8 +5,9 @@
 //! observations into one `result.json` (the format of `bench_core::ResultFile`). The
 //! [`demo`] module writes the built-in demo agent, which needs no network.
 //! [`standalone`] measures a command given on the command line, without a spec (what
-//! `clibench startup`, `kernel`, `mem` and `staircase` do). The model endpoint the
-//! session and staircase phases start for a trial is the `bench-model` crate.
+//! `clibench startup`, `kernel`, `mem` and `staircase` do). [`history`] keeps every
+//! result in one SQLite file and finds change points in its series. The model endpoint
+//! the session and staircase phases start for a trial is the `bench-model` crate.
 //!
 //! The library never prints and never exits: the [`pipeline::Runner`] reports progress
 //! through a [`pipeline::Observer`] and returns typed errors ([`pipeline::Error`]). How a
@@ -27,6 +28,7 @@
 //! ```
 
 pub mod demo;
+pub mod history;
 pub mod pipeline;
 pub mod spec;
 pub mod standalone;

@@ -77,6 +77,10 @@ pub struct Args {
     /// Exit with code 1 when any metric regressed.
     #[arg(long)]
     fail_on_regression: bool,
+    /// Also add both sides' results to this history store (an SQLite file, created when
+    /// missing; see `clibench history`).
+    #[arg(long, value_name = "PATH")]
+    history: Option<PathBuf>,
     /// Draw each pair's order (base first or head first) from this seed, recorded in
     /// ab.json, instead of alternating.
     #[arg(long, value_name = "N", conflicts_with = "sequential")]
@@ -156,6 +160,7 @@ fn with_spec_floors(
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let options = super::compare::options(&args.noise)?;
     let fail_on_regression = args.fail_on_regression;
+    let history = args.history.clone();
     let settings = settings(args, &options)?;
     let ab = Ab::new(settings)?;
     let out = ab.out().to_path_buf();
@@ -185,6 +190,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         say!("clibench ab: {note}");
     }
     let found = compare_sides(&out, ab.settings.order, &options, note.as_deref())?;
+    if let Some(store) = &history {
+        let sides = crate::pipeline::orchestration::ab::SIDES
+            .map(|side| out.join(side).join("result.json"));
+        super::history::add_after_run(store, &sides)?;
+    }
     // The table's own first line names the two shas, which are the same when only
     // overrides differ: name what differs instead.
     let table =

@@ -5,6 +5,7 @@ mod ab;
 mod cleanup;
 mod compare;
 mod drive;
+mod history;
 mod interrupt;
 mod invoked;
 #[cfg(test)]
@@ -62,7 +63,9 @@ Examples:
   clibench ab --head measure.env.DEMO_AGENT_STARTUP_DELAY_MS=300
       A/B of two variants, trials interleaved
   clibench model serve
-      a scripted model endpoint for agents, offline";
+      a scripted model endpoint for agents, offline
+  clibench history show cold
+      the series of every result added with `history add` or `run --history`";
 
 #[derive(Debug, Subcommand)]
 enum Command {
@@ -90,6 +93,9 @@ enum Command {
     /// A scripted model endpoint on 127.0.0.1 that speaks the agents' APIs (Anthropic,
     /// OpenAI Responses and Chat Completions, Gemini).
     Model(model::Args),
+    /// Keep every result in one SQLite file; show series, change points and trends;
+    /// check a new result against its history.
+    History(history::Args),
     /// Remove the trial users, homes, staging folder and servers a run left (after a
     /// crash, `--keep-users`, or `clibench phase`).
     Cleanup(cleanup::Args),
@@ -109,6 +115,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Ab(args) => ab::run(args),
         Command::Merge(args) => merge::run(args),
         Command::Model(args) => model::run(args),
+        Command::History(args) => history::run(args),
         Command::Cleanup(args) => cleanup::run(args),
     }
 }

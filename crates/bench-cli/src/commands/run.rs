@@ -66,6 +66,10 @@ pub struct Args {
     /// printed on stdout by default only when stdout is not a terminal).
     #[arg(long, value_enum, default_value_t = RunFormat::Table)]
     format: RunFormat,
+    /// Also add the result to this history store (an SQLite file, created when missing;
+    /// see `clibench history`).
+    #[arg(long, value_name = "PATH")]
+    history: Option<PathBuf>,
     /// Write the built-in demo (source repository and spec) into DIR and exit.
     #[arg(long, value_name = "DIR", hide = true, conflicts_with = "spec")]
     write_demo: Option<PathBuf>,
@@ -94,6 +98,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let format = args.format;
     let spec_arg = args.spec.clone();
+    let history = args.history.clone();
     let plan = plan(args)?;
     if !plan.skipped.is_empty()
         && let SpecSource::File(path) = &plan.spec
@@ -123,6 +128,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(130));
     };
     let written = crate::pipeline::write_report(&out, &[])?;
+    if let Some(store) = &history {
+        super::history::add_after_run(store, &[out.join("result.json")])?;
+    }
     if format == RunFormat::Markdown || !std::io::stdout().is_terminal() {
         out!("{}", written.markdown);
     }

@@ -4,6 +4,7 @@
 mod ab;
 mod compare;
 mod demo_chat;
+mod history;
 mod in_a_terminal;
 mod inert_output;
 mod kernel;

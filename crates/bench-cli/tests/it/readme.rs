@@ -57,6 +57,66 @@ fn cases() -> Vec<(&'static str, Case)> {
             },
         ),
         (
+            "clibench run --history history.sqlite",
+            Skip(
+                "a whole demo pipeline (a minute); it adds result.json as `history add` does, \
+                 which history::adding_twice_keeps_one_and_show_finds_the_step runs",
+            ),
+        ),
+        (
+            "clibench history add out/result.json --branch main --store history.sqlite",
+            Run {
+                as_run: "clibench history add examples/results/base.json --target demo \
+                         --branch main --store h1.sqlite",
+                code: 0,
+            },
+        ),
+        (
+            "clibench history show cold --store history.sqlite",
+            Run {
+                as_run: "clibench history add examples/results/base.json \
+                         examples/results/candidate.json --target demo --store h2.sqlite \
+                         && clibench history show cold --store h2.sqlite",
+                code: 0,
+            },
+        ),
+        (
+            "clibench history report --store history.sqlite --out history.html",
+            Run {
+                as_run: "clibench history add examples/results/base.json --target demo \
+                         --store h3.sqlite && clibench history report --store h3.sqlite \
+                         --out history.html && test -s history.html",
+                code: 0,
+            },
+        ),
+        (
+            "clibench history check out/result.json --store history.sqlite --fail-on-regression",
+            Run {
+                as_run: "clibench history add examples/results/base.json --target demo \
+                         --store h4.sqlite && clibench history check \
+                         examples/results/candidate.json --target demo --store h4.sqlite \
+                         --fail-on-regression",
+                code: 0,
+            },
+        ),
+        (
+            "clibench history import ci-shard-1.sqlite --store history.sqlite",
+            Run {
+                as_run: "clibench history add examples/results/base.json --target demo \
+                         --store shard5.sqlite && clibench history import shard5.sqlite \
+                         --store h5.sqlite",
+                code: 0,
+            },
+        ),
+        (
+            "clibench history show cold",
+            Run {
+                as_run: "export CLIBENCH_HISTORY=\"$PWD/h6.sqlite\" && clibench history add \
+                         examples/results/base.json --target demo && clibench history show cold",
+                code: 0,
+            },
+        ),
+        (
             "clibench ab --head measure.env.DEMO_AGENT_STARTUP_DELAY_MS=300",
             Skip(
                 "two demo pipelines take minutes; \

@@ -570,6 +570,101 @@ pub fn timeline(moments: &[Moment]) -> Result<String, ChartError> {
     })
 }
 
+/// One point of a trend chart: a build's median and the interval for it, in the
+/// metric's base unit.
+#[derive(Debug, Clone, Copy)]
+pub struct TrendPoint {
+    /// The median.
+    pub median: f64,
+    /// The interval's lower end.
+    pub low: f64,
+    /// The interval's upper end.
+    pub high: f64,
+}
+
+/// A metric over a series of builds (`clibench history report`): one `<polyline>`
+/// through the medians, one `<polyline>` whisker per point's interval, one filled
+/// `<circle>` per point, and one red `<polyline>` across the plot before each change
+/// point (`changes` holds the index of the first point after each change).
+pub fn trend(
+    points: &[TrendPoint],
+    changes: &[usize],
+    unit: crate::units::Unit,
+) -> Result<String, ChartError> {
+    let count = points.len().max(1);
+    let top = points
+        .iter()
+        .flat_map(|p| [p.median, p.high])
+        .filter(|v| v.is_finite())
+        .fold(0.0, f64::max);
+    let scale = match unit {
+        crate::units::Unit::Bytes => ByteScale::for_max(top),
+        _ => ByteScale {
+            divisor: 1.0,
+            unit: "",
+        },
+    };
+    let y_top = nice_top(top / scale.divisor);
+    let desc = match unit {
+        crate::units::Unit::Bytes => format!("median ({})", scale.unit),
+        _ => "median".to_string(),
+    };
+    let x_range = -0.5..count as f64 - 0.5;
+    let frame = Frame {
+        height: 260,
+        y_label_area: Y_LABEL_AREA,
+        x: Axis {
+            labels: Some(count.min(20)),
+            ..Axis::values(x_range, "point (oldest first, from 1)", |v| {
+                integer_label(&(v + 1.0))
+            })
+        },
+        y: Axis::values(0.0..y_top, desc, move |v| match unit {
+            crate::units::Unit::Bytes => format!("{v:.0}"),
+            _ => unit.format(*v),
+        }),
+    };
+    let color = PALETTE[0];
+    frame.draw(|chart| {
+        for &change in changes {
+            let x = change as f64 - 0.5;
+            chart
+                .draw_series(LineSeries::new(
+                    [(x, 0.0), (x, y_top)],
+                    RGBColor(200, 40, 40).stroke_width(2),
+                ))
+                .map_err(failed)?;
+        }
+        let y = |v: f64| v / scale.divisor;
+        chart
+            .draw_series(LineSeries::new(
+                points
+                    .iter()
+                    .enumerate()
+                    .map(|(i, p)| (i as f64, y(p.median))),
+                color.mix(0.5).stroke_width(1),
+            ))
+            .map_err(failed)?;
+        for (i, p) in points.iter().enumerate() {
+            chart
+                .draw_series(LineSeries::new(
+                    [(i as f64, y(p.low)), (i as f64, y(p.high))],
+                    color.mix(0.6).stroke_width(1),
+                ))
+                .map_err(failed)?;
+        }
+        chart
+            .draw_series(
+                points
+                    .iter()
+                    .enumerate()
+                    .map(|(i, p)| Circle::new((i as f64, y(p.median)), 3, color.filled())),
+            )
+            .map_err(failed)?;
+        Ok(())
+    })
+}
+
 type Area<'b> = DrawingArea<SVGBackend<'b>, Shift>;
 type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
 
@@ -785,6 +880,22 @@ mod tests {
     fn count(svg: &str, tag: &str) -> usize {
         let marks = &svg[svg.find("<g class=\"marks\">").expect("a marks group")..];
         marks.matches(&format!("<{tag} ")).count()
+    }
+
+    #[test]
+    fn a_trend_has_a_dot_and_a_whisker_per_point_and_a_line_per_change() {
+        let points: Vec<TrendPoint> = [0.40, 0.41, 0.52, 0.53]
+            .iter()
+            .map(|&median| TrendPoint {
+                median,
+                low: median - 0.01,
+                high: median + 0.01,
+            })
+            .collect();
+        let svg = trend(&points, &[2], crate::units::Unit::Seconds).unwrap();
+        assert_eq!(count(&svg, "circle"), 4);
+        // The median line, four whiskers and one change line.
+        assert_eq!(count(&svg, "polyline"), 6);
     }
 
     #[test]

@@ -202,7 +202,9 @@ ul.failures li{color:var(--bad)}\
 table.facts td{text-align:left}\
 ";
 
-fn page(title: &str, body: &str) -> String {
+/// `body` (HTML, escaped by its maker) in the one page frame every report uses: its
+/// style, a title escaped here, and a policy that lets the page load nothing.
+pub fn page(title: &str, body: &str) -> String {
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\

@@ -1,0 +1,372 @@
+//! `clibench history`: keep every result in one SQLite file and read it back as series,
+//! with change points; `check` judges a new result against its recent series.
+
+use crate::exit::{FAILURE, input_error};
+use bench_cli::history::changepoint::{self, change_points};
+use bench_cli::history::check::{self, Outcome};
+use bench_cli::history::{Filter, Store, StoreError, bmf, ingest, location, page, render, series};
+use bench_core::Metric;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Flags of `clibench history`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "\
+Examples:
+  clibench history add out/result.json --branch main
+  clibench history show cold --target demo-agent
+  clibench history report --out history.html --export-bmf history-bmf.json
+  clibench history check out/result.json --fail-on-regression
+  clibench history import ci-shard-1.sqlite ci-shard-2.sqlite
+
+The store is --store PATH, else $CLIBENCH_HISTORY, else
+$XDG_DATA_HOME/clibench/history.sqlite, else
+~/.local/share/clibench/history.sqlite. See docs/history.md.")]
+pub struct Args {
+    #[command(subcommand)]
+    command: Sub,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum Sub {
+    /// Add result files (every trial's values) to the store; a result already there is
+    /// left as it is.
+    Add(AddArgs),
+    /// Merge other stores (other machines, CI shards) into this one.
+    Import(ImportArgs),
+    /// A metric's series per target, branch and testbed: a sparkline, change points and
+    /// a table.
+    Show(ShowArgs),
+    /// One offline HTML page with a trend chart per metric and series, change points
+    /// marked; and the whole history as Bencher Metric Format.
+    Report(ReportArgs),
+    /// Is this new result a change against the recent series on its testbed?
+    Check(CheckArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct StoreArg {
+    /// The history store (an SQLite file) [default: see `clibench history --help`].
+    #[arg(long, value_name = "PATH")]
+    store: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+struct AddArgs {
+    /// Result files (`result.json` of `clibench run`, a side of `ab`).
+    #[arg(required = true, value_name = "RESULT.json")]
+    results: Vec<PathBuf>,
+    /// The branch the builds belong to.
+    #[arg(long, default_value = "main")]
+    branch: String,
+    /// The target's name [default: the spec's name in each result].
+    #[arg(long)]
+    target: Option<String>,
+    #[command(flatten)]
+    store: StoreArg,
+}
+
+#[derive(Debug, clap::Args)]
+struct ImportArgs {
+    /// Other history stores.
+    #[arg(required = true, value_name = "OTHER.sqlite")]
+    others: Vec<PathBuf>,
+    #[command(flatten)]
+    store: StoreArg,
+}
+
+#[derive(Debug, clap::Args)]
+struct Select {
+    /// Only this target.
+    #[arg(long)]
+    target: Option<String>,
+    /// Only this branch.
+    #[arg(long)]
+    branch: Option<String>,
+    #[command(flatten)]
+    store: StoreArg,
+}
+
+#[derive(Debug, clap::Args)]
+struct ShowArgs {
+    /// The metric (`cold`, `warm`, `rss`, ...; `clibench report --explain` lists them).
+    metric: String,
+    /// Table rows: the last N points of each series (0: all).
+    #[arg(long, default_value_t = 20, value_name = "N")]
+    rows: usize,
+    #[command(flatten)]
+    select: Select,
+}
+
+#[derive(Debug, clap::Args)]
+struct ReportArgs {
+    /// The page's format.
+    #[arg(long, value_enum, default_value_t = PageFormat::Html)]
+    format: PageFormat,
+    /// Write the page to FILE instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+    /// Only these metrics (repeatable) [default: every metric in the store].
+    #[arg(long = "metric", value_name = "METRIC")]
+    metrics: Vec<String>,
+    /// Also write every stored result in Bencher Metric Format to FILE (a JSON array,
+    /// one BMF document per result beside its target, branch and testbed).
+    #[arg(long, value_name = "FILE")]
+    export_bmf: Option<PathBuf>,
+    #[command(flatten)]
+    select: Select,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum PageFormat {
+    /// One self-contained HTML page.
+    Html,
+}
+
+#[derive(Debug, clap::Args)]
+struct CheckArgs {
+    /// The new result file.
+    #[arg(value_name = "RESULT.json")]
+    result: PathBuf,
+    /// Exit with 1 when a metric regressed.
+    #[arg(long)]
+    fail_on_regression: bool,
+    /// The branch whose series it is checked against.
+    #[arg(long, default_value = "main")]
+    branch: String,
+    /// The target's name [default: the spec's name in the result].
+    #[arg(long)]
+    target: Option<String>,
+    /// How many of the most recent points it is compared with.
+    #[arg(long, default_value_t = 30, value_name = "N")]
+    lookback: usize,
+    #[command(flatten)]
+    store: StoreArg,
+}
+
+/// Runs `clibench history`.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    match args.command {
+        Sub::Add(args) => add(args),
+        Sub::Import(args) => import(args),
+        Sub::Show(args) => show(args),
+        Sub::Report(args) => report(args),
+        Sub::Check(args) => check(args),
+    }
+}
+
+/// The store's path, and whether it is the default (whose folder may be created).
+fn store_path(store: &StoreArg) -> anyhow::Result<(PathBuf, bool)> {
+    match &store.store {
+        Some(path) => Ok((path.clone(), false)),
+        None => location::default_store(|name| std::env::var_os(name))
+            .map(|path| (path, true))
+            .ok_or_else(|| {
+                input_error(format!(
+                    "no history store: give --store PATH or set {} (HOME is not set either)",
+                    location::ENV
+                ))
+            }),
+    }
+}
+
+/// Opens the store to write, creating it.
+fn open_to_write(store: &StoreArg) -> anyhow::Result<Store> {
+    let (path, default) = store_path(store)?;
+    Store::open(&path, default).map_err(store_error)
+}
+
+/// A store the user named that is not one this clibench can use is a usage error.
+fn store_error(error: StoreError) -> anyhow::Error {
+    match error {
+        StoreError::Newer { .. } | StoreError::NotAStore { .. } => input_error(error.to_string()),
+        other => anyhow::Error::new(other),
+    }
+}
+
+/// Opens an existing store to read.
+fn open_to_read(store: &StoreArg) -> anyhow::Result<Store> {
+    let (path, _) = store_path(store)?;
+    if std::fs::symlink_metadata(&path).is_err() {
+        return Err(input_error(format!(
+            "no history store at {}; add results with `clibench history add`",
+            path.display()
+        )));
+    }
+    Store::open(&path, false).map_err(store_error)
+}
+
+/// Adds `results` to the store at `store`: what `run` and `ab` do with `--history`.
+pub fn add_after_run(store: &Path, results: &[PathBuf]) -> anyhow::Result<()> {
+    let mut store = Store::open(store, false).map_err(store_error)?;
+    let added = ingest::add_files(&mut store, results, None, "main")?;
+    say!(
+        "clibench: history {}: {} result(s) added, {} already there",
+        store.path().display(),
+        added.added,
+        added.already
+    );
+    Ok(())
+}
+
+fn add(args: AddArgs) -> anyhow::Result<ExitCode> {
+    let mut store = open_to_write(&args.store)?;
+    let added = ingest::add_files(
+        &mut store,
+        &args.results,
+        args.target.as_deref(),
+        &args.branch,
+    )
+    .map_err(|error| match error {
+        ingest::IngestError::Store(_) => anyhow::Error::new(error),
+        other => input_error(other.to_string()),
+    })?;
+    say!(
+        "clibench history: {} result(s) added, {} already there; {} in {}",
+        added.added,
+        added.already,
+        store.count()?,
+        store.path().display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn import(args: ImportArgs) -> anyhow::Result<ExitCode> {
+    let mut store = open_to_write(&args.store)?;
+    for other in &args.others {
+        let added = store.import(other).map_err(|error| {
+            store_error(error).context(format!("failed to import {}", other.display()))
+        })?;
+        say!(
+            "clibench history: {}: {} result(s) added, {} already there",
+            other.display(),
+            added.added,
+            added.already
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn parse_metric(name: &str) -> anyhow::Result<Metric> {
+    name.parse::<Metric>().map_err(|_| {
+        input_error(format!(
+            "unknown metric '{name}'; `clibench report --explain` lists them"
+        ))
+    })
+}
+
+fn filter(select: &Select) -> Filter {
+    Filter {
+        target: select.target.clone(),
+        branch: select.branch.clone(),
+        testbed: None,
+    }
+}
+
+fn show(args: ShowArgs) -> anyhow::Result<ExitCode> {
+    let metric = parse_metric(&args.metric)?;
+    let store = open_to_read(&args.select.store)?;
+    let stored = store.records(&filter(&args.select))?;
+    let all = series::series(&stored, metric);
+    if all.is_empty() {
+        say!("clibench history: no {metric} values stored for this choice");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let settings = changepoint::Settings::default();
+    for (index, one) in all.iter().enumerate() {
+        let changes = change_points(&one.medians(), &settings);
+        if index > 0 {
+            outln!("");
+        }
+        out!("{}", render::series_text(one, &changes, args.rows));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
+    let store = open_to_read(&args.select.store)?;
+    let stored = store.records(&filter(&args.select))?;
+    let metrics: Vec<Metric> = if args.metrics.is_empty() {
+        let mut present: Vec<Metric> = stored
+            .iter()
+            .flat_map(|row| row.record.samples.keys().copied())
+            .collect();
+        present.sort();
+        present.dedup();
+        present
+    } else {
+        args.metrics
+            .iter()
+            .map(|name| parse_metric(name))
+            .collect::<anyhow::Result<_>>()?
+    };
+    let settings = changepoint::Settings::default();
+    let with_changes: Vec<_> = metrics
+        .iter()
+        .flat_map(|&metric| series::series(&stored, metric))
+        .map(|one| {
+            let changes = change_points(&one.medians(), &settings);
+            (one, changes)
+        })
+        .collect();
+    let PageFormat::Html = args.format;
+    let html = page::html(&with_changes)?;
+    match &args.out {
+        Some(path) => {
+            bench_core::io::write_atomic(path, html.as_bytes())?;
+            say!(
+                "clibench history: {} series, wrote {}",
+                with_changes.len(),
+                path.display()
+            );
+        }
+        None => out!("{html}"),
+    }
+    if let Some(path) = &args.export_bmf {
+        bench_core::io::write_atomic(path, bmf::export(&stored).as_bytes())?;
+        say!(
+            "clibench history: {} result(s) in Bencher Metric Format, wrote {}",
+            stored.len(),
+            path.display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
+    let record = ingest::record_of(&args.result, args.target.as_deref(), &args.branch)
+        .map_err(|error| input_error(error.to_string()))?;
+    let store = open_to_read(&args.store)?;
+    let own = store.find(&record)?;
+    let stored = store.records(&Filter {
+        target: Some(record.target.clone()),
+        branch: Some(record.branch.clone()),
+        testbed: Some(record.testbed.fingerprint()),
+    })?;
+    let settings = check::Settings {
+        lookback: args.lookback.max(1),
+        ..check::Settings::default()
+    };
+    let checks = check::check(&record, own, &stored, &settings);
+    say!(
+        "clibench history check: {} ({}) on testbed {} against branch {}",
+        record.target,
+        record.label(),
+        record.testbed.fingerprint(),
+        record.branch
+    );
+    out!("{}", render::check_text(&checks));
+    let regressed: Vec<String> = checks
+        .iter()
+        .filter(|c| c.outcome == Outcome::Regressed)
+        .map(|c| format!("{} ({:+.1}%)", c.metric, c.change * 100.0))
+        .collect();
+    if args.fail_on_regression && !regressed.is_empty() {
+        say!(
+            "error: regressed against the history: {}",
+            regressed.join(", ")
+        );
+        return Ok(ExitCode::from(FAILURE));
+    }
+    Ok(ExitCode::SUCCESS)
+}

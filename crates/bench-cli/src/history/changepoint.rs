@@ -1,0 +1,374 @@
+//! Change points in a series: E-divisive means (Matteson and James, 2014, as Apache
+//! Otava, formerly Hunter, applies it to benchmark series), with a permutation test.
+//!
+//! The series is cut in two where the energy statistic
+//! `ê = 2/(mn) Σ|xᵢ-yⱼ| - 1/C(m,2) Σ|xᵢ-xₖ| - 1/C(n,2) Σ|yⱼ-yₖ|`, scaled by `mn/(m+n)`,
+//! is largest; the cut is kept when the permutation test says so (the largest statistic
+//! over the current segments, recomputed with each segment's values shuffled, reaches
+//! it in at most `alpha` of the permutations). Then each segment is searched again,
+//! until a cut is not significant. Times and memory are compared on a log scale, so
+//! a 5% change weighs the same at 50 ms and at 5 s.
+
+use bench_core::rng::SplitMix64;
+use bench_core::significance::t_quantile;
+
+/// How the search decides.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Settings {
+    /// The permutation test's level: a cut is kept when its p-value is at most this.
+    pub alpha: f64,
+    /// Permutations per test.
+    pub permutations: usize,
+    /// The fewest points a segment keeps on either side of a cut.
+    pub min_size: usize,
+    /// The permutations' seed: the same series always gives the same change points.
+    pub seed: u64,
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings {
+            alpha: 0.05,
+            permutations: 499,
+            min_size: 3,
+            seed: 0x5EED_C0DE,
+        }
+    }
+}
+
+/// A change found in a series.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChangePoint {
+    /// The first point after the change (index into the series).
+    pub index: usize,
+    /// The permutation test's p-value.
+    pub p_value: f64,
+    /// The change of the typical value, after over before, as a fraction (0.05 for +5%):
+    /// the ratio of geometric means of the segments on either side, minus 1.
+    pub change: f64,
+    /// A 95% interval for `change` (Welch's t on the log values of the two segments).
+    pub low: f64,
+    /// See `low`.
+    pub high: f64,
+}
+
+/// The most points searched: the last ones of a longer series. The search costs
+/// `permutations × n log n` per change point; this bounds it for a store of years.
+pub const MAX_POINTS: usize = 5000;
+
+/// The change points of `values` (in series order), ascending by index. Only the last
+/// [`MAX_POINTS`] values are searched.
+pub fn change_points(values: &[f64], settings: &Settings) -> Vec<ChangePoint> {
+    let offset = values.len().saturating_sub(MAX_POINTS);
+    let mut found = change_points_in(&values[offset..], settings);
+    for change in &mut found {
+        change.index += offset;
+    }
+    found
+}
+
+fn change_points_in(values: &[f64], settings: &Settings) -> Vec<ChangePoint> {
+    let logged = values.iter().all(|v| *v > 0.0);
+    let x: Vec<f64> = if logged {
+        values.iter().map(|v| v.ln()).collect()
+    } else {
+        values.to_vec()
+    };
+    let mut rng = SplitMix64::new(settings.seed);
+    let mut cuts: Vec<(usize, f64)> = Vec::new();
+    loop {
+        let bounds = segments(&cuts, x.len());
+        let best = bounds
+            .iter()
+            .filter_map(|&(start, end)| {
+                best_cut(&x[start..end], settings.min_size).map(|(tau, q)| (start + tau, q))
+            })
+            .max_by(|a, b| a.1.total_cmp(&b.1));
+        let Some((index, q)) = best else {
+            break;
+        };
+        let mut reached = 0usize;
+        let mut shuffled = x.clone();
+        // Past this many permutations reaching the statistic, the cut cannot be kept:
+        // stop there (the usual end of a search).
+        let hopeless = (settings.alpha * (settings.permutations + 1) as f64).floor() as usize;
+        for _ in 0..settings.permutations {
+            if reached > hopeless {
+                break;
+            }
+            let mut most = f64::NEG_INFINITY;
+            for &(start, end) in &bounds {
+                let segment = &mut shuffled[start..end];
+                shuffle(segment, &mut rng);
+                if let Some((_, permuted)) = best_cut(segment, settings.min_size) {
+                    most = most.max(permuted);
+                }
+            }
+            if most >= q {
+                reached += 1;
+            }
+        }
+        let p_value = (reached + 1) as f64 / (settings.permutations + 1) as f64;
+        if p_value > settings.alpha {
+            break;
+        }
+        cuts.push((index, p_value));
+        cuts.sort_by_key(|&(index, _)| index);
+    }
+    let indices: Vec<usize> = cuts.iter().map(|&(index, _)| index).collect();
+    cuts.iter()
+        .enumerate()
+        .map(|(i, &(index, p_value))| {
+            let start = if i == 0 { 0 } else { indices[i - 1] };
+            let end = indices.get(i + 1).copied().unwrap_or(x.len());
+            let (change, low, high) = size(&x[start..index], &x[index..end], logged);
+            ChangePoint {
+                index,
+                p_value,
+                change,
+                low,
+                high,
+            }
+        })
+        .collect()
+}
+
+/// The segments (start, end) between the cuts.
+fn segments(cuts: &[(usize, f64)], len: usize) -> Vec<(usize, usize)> {
+    let mut bounds = Vec::with_capacity(cuts.len() + 1);
+    let mut start = 0;
+    for &(index, _) in cuts {
+        bounds.push((start, index));
+        start = index;
+    }
+    bounds.push((start, len));
+    bounds
+}
+
+/// The cut of `x` with the largest scaled energy statistic, keeping `min_size` points
+/// on each side: (index of the first point after the cut, statistic).
+///
+/// O(n log n): moving the cut one point to the right moves that point from the right
+/// segment to the left one, changing the three sums by its distances to the left
+/// segment (read from Fenwick trees of counts and sums over the values' ranks) and to
+/// the rest (its distance to every point, from the sorted values' prefix sums, less
+/// the left part). A long series's thousand permutations stay fast.
+fn best_cut(x: &[f64], min_size: usize) -> Option<(usize, f64)> {
+    let n = x.len();
+    let min_size = min_size.max(2);
+    if n < 2 * min_size {
+        return None;
+    }
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by(|&a, &b| x[a].total_cmp(&x[b]));
+    let mut rank = vec![0; n];
+    for (position, &index) in order.iter().enumerate() {
+        rank[index] = position;
+    }
+    // Each point's distance to every point: from the sorted values' prefix sums.
+    let sorted: Vec<f64> = order.iter().map(|&i| x[i]).collect();
+    let mut prefix = vec![0.0; n + 1];
+    for (i, v) in sorted.iter().enumerate() {
+        prefix[i + 1] = prefix[i] + v;
+    }
+    let total_of = |k: usize| {
+        let (r, v) = (rank[k], x[k]);
+        (v * r as f64 - prefix[r]) + (prefix[n] - prefix[r + 1] - v * (n - r - 1) as f64)
+    };
+    let everything: f64 = (0..n).map(total_of).sum::<f64>() / 2.0;
+    let mut counts = Fenwick::new(n);
+    let mut sums = Fenwick::new(n);
+    let (mut left, mut right, mut cross) = (0.0, everything, 0.0);
+    let mut best: Option<(usize, f64)> = None;
+    for tau in 1..=n - min_size {
+        let moved = tau - 1;
+        let (r, v) = (rank[moved], x[moved]);
+        let (below, below_sum) = (counts.prefix(r), sums.prefix(r));
+        let (all, all_sum) = (counts.prefix(n), sums.prefix(n));
+        let to_left = (v * below - below_sum) + ((all_sum - below_sum) - v * (all - below));
+        let to_right = total_of(moved) - to_left;
+        left += to_left;
+        right -= to_right;
+        cross += to_right - to_left;
+        counts.add(r, 1.0);
+        sums.add(r, v);
+        if tau < min_size {
+            continue;
+        }
+        let (m, k) = (tau as f64, (n - tau) as f64);
+        let energy =
+            2.0 * cross / (m * k) - 2.0 * left / (m * (m - 1.0)) - 2.0 * right / (k * (k - 1.0));
+        let q = m * k / (m + k) * energy;
+        if best.is_none_or(|(_, most)| q > most) {
+            best = Some((tau, q));
+        }
+    }
+    best
+}
+
+/// A Fenwick (binary indexed) tree of sums over positions 0..n.
+struct Fenwick {
+    tree: Vec<f64>,
+}
+
+impl Fenwick {
+    fn new(n: usize) -> Fenwick {
+        Fenwick {
+            tree: vec![0.0; n + 1],
+        }
+    }
+
+    fn add(&mut self, position: usize, value: f64) {
+        let mut i = position + 1;
+        while i < self.tree.len() {
+            self.tree[i] += value;
+            i += i & i.wrapping_neg();
+        }
+    }
+
+    /// The sum over positions below `end`.
+    fn prefix(&self, end: usize) -> f64 {
+        let mut i = end;
+        let mut sum = 0.0;
+        while i > 0 {
+            sum += self.tree[i];
+            i -= i & i.wrapping_neg();
+        }
+        sum
+    }
+}
+
+fn shuffle(values: &mut [f64], rng: &mut SplitMix64) {
+    for i in (1..values.len()).rev() {
+        values.swap(i, rng.below(i + 1));
+    }
+}
+
+/// The change from `before` to `after` and its 95% interval: on log values, the ratio
+/// of geometric means minus 1 (Welch's t); on raw values, the difference of means over
+/// the mean before.
+fn size(before: &[f64], after: &[f64], logged: bool) -> (f64, f64, f64) {
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let var = |v: &[f64], m: f64| {
+        if v.len() < 2 {
+            0.0
+        } else {
+            v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() - 1) as f64
+        }
+    };
+    let (mb, ma) = (mean(before), mean(after));
+    let (vb, va) = (
+        var(before, mb) / before.len() as f64,
+        var(after, ma) / after.len() as f64,
+    );
+    let se = (vb + va).sqrt();
+    let df = if se > 0.0 {
+        (vb + va).powi(2)
+            / (vb.powi(2) / (before.len() as f64 - 1.0).max(1.0)
+                + va.powi(2) / (after.len() as f64 - 1.0).max(1.0))
+    } else {
+        1.0
+    };
+    let half = t_quantile(0.975, df) * se;
+    let diff = ma - mb;
+    if logged {
+        (
+            diff.exp() - 1.0,
+            (diff - half).exp() - 1.0,
+            (diff + half).exp() - 1.0,
+        )
+    } else {
+        let base = if mb != 0.0 { mb.abs() } else { 1.0 };
+        (diff / base, (diff - half) / base, (diff + half) / base)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `n` values around `level` with multiplicative noise of log-sd `sd`.
+    fn noisy(rng: &mut SplitMix64, n: usize, level: f64, sd: f64) -> Vec<f64> {
+        (0..n)
+            .map(|_| {
+                // Box-Muller: a standard normal from two uniforms.
+                let (u, v) = (rng.next_f64().max(1e-12), rng.next_f64());
+                let z = (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos();
+                level * (sd * z).exp()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_thirty_percent_step_is_found_at_its_index() {
+        let mut rng = SplitMix64::new(7);
+        let mut series = noisy(&mut rng, 25, 0.4, 0.03);
+        series.extend(noisy(&mut rng, 15, 0.52, 0.03));
+        let found = change_points(&series, &Settings::default());
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].index, 25);
+        assert!((found[0].change - 0.30).abs() < 0.05, "{found:?}");
+        assert!(found[0].low < found[0].change && found[0].change < found[0].high);
+    }
+
+    /// The statistic straight from its definition, O(n²) per cut.
+    fn brute_force(x: &[f64], min_size: usize) -> (usize, f64) {
+        let n = x.len();
+        let sum = |a: &[f64], b: &[f64]| -> f64 {
+            a.iter()
+                .map(|p| b.iter().map(|q| (p - q).abs()).sum::<f64>())
+                .sum()
+        };
+        (min_size..=n - min_size)
+            .map(|tau| {
+                let (l, r) = x.split_at(tau);
+                let (m, k) = (tau as f64, (n - tau) as f64);
+                let energy = 2.0 * sum(l, r) / (m * k)
+                    - sum(l, l) / (m * (m - 1.0))
+                    - sum(r, r) / (k * (k - 1.0));
+                (tau, m * k / (m + k) * energy)
+            })
+            .fold((0, f64::NEG_INFINITY), |best, this| {
+                if this.1 > best.1 { this } else { best }
+            })
+    }
+
+    #[test]
+    fn the_fast_statistic_matches_its_definition() {
+        let mut rng = SplitMix64::new(3);
+        let mut x = noisy(&mut rng, 30, 1.0, 0.1);
+        x.extend(noisy(&mut rng, 17, 1.2, 0.1));
+        // Ties too: the ranks of equal values must not matter.
+        x[5] = x[9];
+        let (tau, q) = best_cut(&x, 3).unwrap();
+        let (expected_tau, expected_q) = brute_force(&x, 3);
+        assert_eq!(tau, expected_tau);
+        assert!(
+            (q - expected_q).abs() < 1e-9 * expected_q.abs().max(1.0),
+            "{q} {expected_q}"
+        );
+    }
+
+    #[test]
+    fn a_constant_series_has_no_change_point() {
+        assert!(change_points(&[0.25; 40], &Settings::default()).is_empty());
+    }
+
+    #[test]
+    fn two_steps_are_both_found() {
+        let mut rng = SplitMix64::new(11);
+        let mut series = noisy(&mut rng, 20, 1.0, 0.02);
+        series.extend(noisy(&mut rng, 20, 1.5, 0.02));
+        series.extend(noisy(&mut rng, 20, 1.0, 0.02));
+        let found: Vec<usize> = change_points(&series, &Settings::default())
+            .iter()
+            .map(|c| c.index)
+            .collect();
+        assert_eq!(found, [20, 40]);
+    }
+
+    #[test]
+    fn a_short_series_has_no_change_point() {
+        assert!(change_points(&[1.0, 2.0, 3.0, 4.0, 5.0], &Settings::default()).is_empty());
+    }
+}

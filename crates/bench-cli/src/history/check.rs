@@ -1,0 +1,205 @@
+//! Is a new result a change against the recent series on the same testbed?
+//!
+//! E-divisive cannot place a change at the very last point (a segment needs a few
+//! points on each side), so a new result is judged as Conbench does, by a look-back:
+//! on the log scale, the new median against a prediction interval from the last
+//! [`Settings::lookback`] points of its series (same target, branch and testbed):
+//! `mean ± t(1-α/2, n-1) · sd · √(1 + 1/n)`. A change must also reach the metric's
+//! practical threshold (3% for times), as `compare` requires.
+
+use super::record::Record;
+use super::series::{Series, series};
+use super::store::Stored;
+use bench_core::significance::t_two_sided;
+use bench_core::stats::median_of_sorted;
+use bench_core::{Direction, Metric};
+
+/// How a check decides.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Settings {
+    /// How many of the most recent points the new result is compared with.
+    pub lookback: usize,
+    /// The fewest earlier points a check needs.
+    pub min_points: usize,
+    /// The two-sided level: a change needs a p-value at most this.
+    pub alpha: f64,
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings {
+            lookback: 30,
+            min_points: 5,
+            alpha: 0.01,
+        }
+    }
+}
+
+/// What a check says about one metric.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Worse than the series, beyond noise and the threshold.
+    Regressed,
+    /// Better than the series, beyond noise and the threshold.
+    Improved,
+    /// Within the series' noise or below the threshold.
+    Unchanged,
+    /// Too few earlier points on this testbed to say.
+    TooFew,
+}
+
+impl Outcome {
+    /// The word shown.
+    pub fn word(self) -> &'static str {
+        match self {
+            Outcome::Regressed => "regressed",
+            Outcome::Improved => "improved",
+            Outcome::Unchanged => "unchanged",
+            Outcome::TooFew => "too few points",
+        }
+    }
+}
+
+/// One metric's check.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricCheck {
+    /// The metric.
+    pub metric: Metric,
+    /// Earlier points compared with.
+    pub points: usize,
+    /// The new result's median.
+    pub median: f64,
+    /// The series' typical value (geometric mean of the recent medians); NaN with no points.
+    pub baseline: f64,
+    /// The change of the new median over the baseline, as a fraction.
+    pub change: f64,
+    /// The p-value of the new point under the series' noise; NaN when not computed.
+    pub p_value: f64,
+    /// The verdict.
+    pub outcome: Outcome,
+}
+
+/// Checks every metric of `record` against the earlier records in `history` (the
+/// record itself, when stored, is left out by `own_id`).
+pub fn check(
+    record: &Record,
+    own_id: Option<i64>,
+    history: &[Stored],
+    settings: &Settings,
+) -> Vec<MetricCheck> {
+    let earlier: Vec<Stored> = history
+        .iter()
+        .filter(|stored| Some(stored.id) != own_id)
+        .filter(|stored| {
+            let other = &stored.record;
+            other.target == record.target
+                && other.branch == record.branch
+                && other.testbed == record.testbed
+        })
+        .cloned()
+        .collect();
+    record
+        .samples
+        .iter()
+        .map(|(&metric, samples)| {
+            let mut values: Vec<f64> = samples.iter().map(|&(_, v)| v).collect();
+            values.sort_by(f64::total_cmp);
+            let median = median_of_sorted(&values);
+            let recent = series(&earlier, metric)
+                .into_iter()
+                .next()
+                .map(|series: Series| {
+                    let medians = series.medians();
+                    medians[medians.len().saturating_sub(settings.lookback)..].to_vec()
+                })
+                .unwrap_or_default();
+            judge(metric, median, &recent, settings)
+        })
+        .collect()
+}
+
+/// The verdict on a new `median` after the `recent` medians.
+pub fn judge(metric: Metric, median: f64, recent: &[f64], settings: &Settings) -> MetricCheck {
+    let n = recent.len();
+    let logged = median > 0.0 && recent.iter().all(|v| *v > 0.0);
+    let scale = |v: f64| if logged { v.ln() } else { v };
+    let logs: Vec<f64> = recent.iter().map(|&v| scale(v)).collect();
+    let mean = if n > 0 {
+        logs.iter().sum::<f64>() / n as f64
+    } else {
+        f64::NAN
+    };
+    let baseline = if logged { mean.exp() } else { mean };
+    let change = if baseline != 0.0 {
+        median / baseline - 1.0
+    } else {
+        f64::NAN
+    };
+    let mut checked = MetricCheck {
+        metric,
+        points: n,
+        median,
+        baseline,
+        change,
+        p_value: f64::NAN,
+        outcome: Outcome::TooFew,
+    };
+    if n < settings.min_points.max(2) {
+        return checked;
+    }
+    let sd = (logs.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt();
+    let distance = scale(median) - mean;
+    let t = distance / (sd * (1.0 + 1.0 / n as f64).sqrt());
+    // A series without noise (an exact size): any difference is a change.
+    let p_value = if sd > 0.0 {
+        t_two_sided(t, (n - 1) as f64)
+    } else if distance.abs() > 1e-12 {
+        0.0
+    } else {
+        1.0
+    };
+    checked.p_value = p_value;
+    let beyond = p_value <= settings.alpha && change.abs() >= metric.nature().default_threshold();
+    let worse = match metric.direction() {
+        Direction::LowerIsBetter => change > 0.0,
+        Direction::HigherIsBetter => change < 0.0,
+    };
+    checked.outcome = match (beyond, worse) {
+        (false, _) => Outcome::Unchanged,
+        (true, true) => Outcome::Regressed,
+        (true, false) => Outcome::Improved,
+    };
+    checked
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const QUIET: [f64; 10] = [0.40, 0.41, 0.39, 0.40, 0.42, 0.40, 0.38, 0.41, 0.40, 0.39];
+
+    #[test]
+    fn a_much_slower_start_is_a_regression() {
+        let checked = judge(Metric::Cold, 0.52, &QUIET, &Settings::default());
+        assert_eq!(checked.outcome, Outcome::Regressed);
+        assert!((checked.change - 0.3).abs() < 0.02, "{checked:?}");
+    }
+
+    #[test]
+    fn a_value_inside_the_noise_is_unchanged() {
+        let checked = judge(Metric::Cold, 0.41, &QUIET, &Settings::default());
+        assert_eq!(checked.outcome, Outcome::Unchanged);
+    }
+
+    #[test]
+    fn a_much_faster_start_is_an_improvement() {
+        let checked = judge(Metric::Cold, 0.30, &QUIET, &Settings::default());
+        assert_eq!(checked.outcome, Outcome::Improved);
+    }
+
+    #[test]
+    fn a_short_series_says_too_few() {
+        let checked = judge(Metric::Cold, 0.9, &QUIET[..3], &Settings::default());
+        assert_eq!(checked.outcome, Outcome::TooFew);
+    }
+}

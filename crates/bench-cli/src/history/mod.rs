@@ -1,0 +1,25 @@
+//! The history: every result kept in one SQLite file, read back as series per metric
+//! and testbed, with change points and a check of a new result against its series.
+//!
+//! - [`record`]: what one result adds (target, branch, revision, testbed, trials).
+//! - [`store`]: the SQLite file (add, import, read); [`ingest`]: result files into it.
+//! - [`series`]: one point per result, per target, branch and testbed.
+//! - [`changepoint`]: E-divisive means with a permutation test.
+//! - [`check`]: is a new result a change against the recent series?
+//! - [`render`]: the terminal table and sparkline; [`page`]: the HTML page;
+//!   [`bmf`]: Bencher Metric Format.
+//! - [`location`]: where the store is when no `--store` is given.
+
+pub mod bmf;
+pub mod changepoint;
+pub mod check;
+pub mod ingest;
+pub mod location;
+pub mod page;
+pub mod record;
+pub mod render;
+pub mod series;
+pub mod store;
+
+pub use record::{Record, RecordError, Testbed};
+pub use store::{Added, Filter, Store, StoreError, Stored};

@@ -1,0 +1,311 @@
+//! One stored result: the key (target, branch, revision, testbed), the load average
+//! at its start, and every trial's value of every metric.
+
+use bench_core::{Metric, ResultFile};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+
+/// The longest text kept in a key field (target, branch, revision, CPU model, kernel),
+/// in characters; longer text from a result or another store is refused.
+pub const MAX_KEY_CHARS: usize = 255;
+/// The most trials of one metric a record holds (trials are numbered 0 to 100).
+pub const MAX_TRIALS: usize = bench_core::result::MAX_TRIAL as usize + 1;
+
+/// The machine a result was measured on. Series are only ever compared within one
+/// testbed: a change of CPU or kernel is not a change of the target.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+pub struct Testbed {
+    /// The CPU model (`/proc/cpuinfo`), `unknown` when the result does not say.
+    pub cpu: String,
+    /// Online CPUs; 0 when the result does not say.
+    pub cores: u32,
+    /// Total memory in bytes (`MemTotal`); 0 when the result does not say.
+    pub memory_bytes: u64,
+    /// The kernel release, `unknown` when the result does not say.
+    pub kernel: String,
+}
+
+impl Testbed {
+    /// The facts `prepare` records in `side.runtime` (`cpu`, `cores`, `memory_bytes`,
+    /// `kernel`); missing ones are `unknown` or 0, so old results still get a testbed.
+    pub fn of(result: &ResultFile) -> Testbed {
+        let fact = |key: &str| result.side.runtime.get(key).map(|v| v.trim().to_owned());
+        Testbed {
+            cpu: fact("cpu").unwrap_or_else(|| "unknown".to_owned()),
+            cores: fact("cores").and_then(|v| v.parse().ok()).unwrap_or(0),
+            memory_bytes: fact("memory_bytes")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0),
+            kernel: fact("kernel").unwrap_or_else(|| "unknown".to_owned()),
+        }
+    }
+
+    /// A short stable name: the first 12 hex digits of the SHA-256 of the facts.
+    pub fn fingerprint(&self) -> String {
+        let mut hash = Sha256::new();
+        hash.update(
+            format!(
+                "{}\n{}\n{}\n{}",
+                self.cpu, self.cores, self.memory_bytes, self.kernel
+            )
+            .as_bytes(),
+        );
+        hex(&hash.finalize())[..12].to_owned()
+    }
+}
+
+/// What one result adds to the history.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Record {
+    /// The spec's name (`request.config.target`), or what `--target` said.
+    pub target: String,
+    /// The branch the build belongs to (`main` unless told).
+    pub branch: String,
+    /// The commit or build identifier measured (`request.sha`).
+    pub revision: String,
+    /// The published version measured, when the spec named one (`side.runtime.version`).
+    pub version: Option<String>,
+    /// Where it was measured.
+    pub testbed: Testbed,
+    /// The 1-minute load average when the first trial started.
+    pub load_average: Option<f64>,
+    /// When the first trial started, milliseconds since the Unix epoch: the series' order.
+    pub started_unix_ms: Option<u64>,
+    /// Each metric's successful samples as (trial, value in the metric's base unit).
+    pub samples: BTreeMap<Metric, Vec<(u32, f64)>>,
+}
+
+/// A result or a stored row that cannot become a [`Record`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RecordError {
+    /// The result names no target and none was given.
+    #[error("the result names no target (request.config.target); give one with --target")]
+    NoTarget,
+    /// A key field is empty, too long or holds control characters.
+    #[error("{field} must be 1 to {MAX_KEY_CHARS} characters without control characters")]
+    BadText {
+        /// Which field.
+        field: &'static str,
+    },
+    /// A value is not finite and non-negative, or a trial is out of range or repeated.
+    #[error("metric {metric}: {problem}")]
+    BadSample {
+        /// The metric.
+        metric: String,
+        /// What is wrong.
+        problem: String,
+    },
+}
+
+impl Record {
+    /// The record of `result`, attributed to `branch`; `target` overrides the spec name.
+    pub fn of(
+        result: &ResultFile,
+        target: Option<&str>,
+        branch: &str,
+    ) -> Result<Record, RecordError> {
+        let target = target
+            .map(str::to_owned)
+            .or_else(|| result.request.config.get("target").cloned())
+            .ok_or(RecordError::NoTarget)?;
+        let first = result
+            .side
+            .trials
+            .iter()
+            .filter(|trial| trial.started_unix_ms.is_some())
+            .min_by_key(|trial| trial.started_unix_ms);
+        let samples = result
+            .side
+            .metrics
+            .iter()
+            .map(|(metric, observations)| {
+                let mut values: Vec<(u32, f64)> = observations
+                    .iter()
+                    .filter_map(|o| o.value.map(|value| (o.trial, value)))
+                    .collect();
+                values.sort_by_key(|&(trial, _)| trial);
+                (*metric, values)
+            })
+            .filter(|(_, values)| !values.is_empty())
+            .collect();
+        let record = Record {
+            target,
+            branch: branch.to_owned(),
+            revision: result.request.sha.clone(),
+            version: result.side.runtime.get("version").cloned(),
+            testbed: Testbed::of(result),
+            load_average: first.and_then(|t| t.load_average).map(|load| load[0]),
+            started_unix_ms: first.and_then(|t| t.started_unix_ms),
+            samples,
+        };
+        record.validate()?;
+        Ok(record)
+    }
+
+    /// Checks the limits a store relies on; rows read from another store pass here too.
+    pub fn validate(&self) -> Result<(), RecordError> {
+        let texts = [
+            ("target", Some(&self.target)),
+            ("branch", Some(&self.branch)),
+            ("revision", Some(&self.revision)),
+            ("version", self.version.as_ref()),
+            ("testbed cpu", Some(&self.testbed.cpu)),
+            ("testbed kernel", Some(&self.testbed.kernel)),
+        ];
+        for (field, text) in texts {
+            if let Some(text) = text
+                && (text.is_empty()
+                    || text.chars().count() > MAX_KEY_CHARS
+                    || text.chars().any(char::is_control))
+            {
+                return Err(RecordError::BadText { field });
+            }
+        }
+        if let Some(load) = self.load_average
+            && (!load.is_finite() || load < 0.0)
+        {
+            return Err(RecordError::BadSample {
+                metric: "load_average".into(),
+                problem: format!("{load} is not finite and non-negative"),
+            });
+        }
+        for (metric, values) in &self.samples {
+            let bad = |problem: String| RecordError::BadSample {
+                metric: metric.to_string(),
+                problem,
+            };
+            if values.len() > MAX_TRIALS {
+                return Err(bad(format!(
+                    "{} samples, at most {MAX_TRIALS}",
+                    values.len()
+                )));
+            }
+            let mut previous = None;
+            for &(trial, value) in values {
+                if trial as usize >= MAX_TRIALS || previous.is_some_and(|p| p >= trial) {
+                    return Err(bad(format!("trial {trial} out of order or range")));
+                }
+                if !value.is_finite() || value < 0.0 {
+                    return Err(bad(format!("{value} is not finite and non-negative")));
+                }
+                previous = Some(trial);
+            }
+        }
+        Ok(())
+    }
+
+    /// The SHA-256 of what was measured (everything but the branch), hex: adding the
+    /// same result again, or importing a store that holds it, is a no-op. The branch is
+    /// left out because it is what the user says about a build, not a measurement.
+    pub fn content_hash(&self) -> String {
+        #[derive(serde::Serialize)]
+        struct Measured<'a> {
+            target: &'a str,
+            revision: &'a str,
+            version: Option<&'a str>,
+            testbed: &'a Testbed,
+            load_average: Option<f64>,
+            started_unix_ms: Option<u64>,
+            samples: &'a BTreeMap<Metric, Vec<(u32, f64)>>,
+        }
+        let measured = Measured {
+            target: &self.target,
+            revision: &self.revision,
+            version: self.version.as_deref(),
+            testbed: &self.testbed,
+            load_average: self.load_average,
+            started_unix_ms: self.started_unix_ms,
+            samples: &self.samples,
+        };
+        // Invariant: every map key is a string or a unit enum, and validate() keeps
+        // every number finite, so serialization cannot fail; an empty string would
+        // only make two records share a hash, never lose one silently here.
+        let text = serde_json::to_string(&measured).unwrap_or_default();
+        hex(&Sha256::digest(text.as_bytes()))
+    }
+
+    /// The label of the build: a commit's first 12 hex digits, or the whole revision
+    /// when it is something else (a version, a tag), at most 20 characters.
+    pub fn label(&self) -> String {
+        let commit =
+            self.revision.len() == 40 && self.revision.chars().all(|c| c.is_ascii_hexdigit());
+        let keep = if commit { 12 } else { 20 };
+        self.revision.chars().take(keep).collect()
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use bench_core::{Observation, Phase, Request, Role};
+
+    /// A result of `target` at `sha` with `cold` values, on a fixed testbed.
+    pub(crate) fn result(target: &str, sha: &str, started: u64, cold: &[f64]) -> ResultFile {
+        let mut result = ResultFile::new(Request::new(sha, Role::Candidate));
+        result.request.config.insert("target".into(), target.into());
+        for (key, value) in [
+            ("cpu", "Test CPU @ 3.0GHz"),
+            ("cores", "2"),
+            ("memory_bytes", "25769803776"),
+            ("kernel", "6.1.0-test"),
+        ] {
+            result.side.runtime.insert(key.into(), value.into());
+        }
+        result.side.metrics.insert(
+            Metric::Cold,
+            cold.iter()
+                .enumerate()
+                .map(|(i, &v)| Observation::value(i as u32, v))
+                .collect(),
+        );
+        let trial = result.side.trial_record_mut(Phase::Measure, 0);
+        trial.started_unix_ms = Some(started);
+        trial.load_average = Some([0.5, 0.4, 0.3]);
+        result
+    }
+
+    #[test]
+    fn a_record_keeps_every_trial_and_the_host_facts() {
+        let record =
+            Record::of(&result("demo", "abc", 1000, &[0.3, 0.1, 0.2]), None, "main").unwrap();
+        assert_eq!(record.target, "demo");
+        assert_eq!(
+            record.samples[&Metric::Cold],
+            [(0, 0.3), (1, 0.1), (2, 0.2)]
+        );
+        assert_eq!(record.testbed.cores, 2);
+        assert_eq!(record.load_average, Some(0.5));
+        assert_eq!(record.started_unix_ms, Some(1000));
+    }
+
+    #[test]
+    fn the_content_hash_ignores_the_branch_but_not_a_value() {
+        let base = result("demo", "abc", 1000, &[0.3, 0.1]);
+        let main = Record::of(&base, None, "main").unwrap();
+        let other = Record::of(&base, None, "feature").unwrap();
+        assert_eq!(main.content_hash(), other.content_hash());
+        let changed = Record::of(&result("demo", "abc", 1000, &[0.3, 0.11]), None, "main").unwrap();
+        assert_ne!(main.content_hash(), changed.content_hash());
+    }
+
+    #[test]
+    fn a_result_without_a_target_needs_one_given() {
+        let mut unnamed = result("demo", "abc", 1000, &[0.3]);
+        unnamed.request.config.clear();
+        assert_eq!(
+            Record::of(&unnamed, None, "main"),
+            Err(RecordError::NoTarget)
+        );
+        assert!(Record::of(&unnamed, Some("given"), "main").is_ok());
+    }
+
+    #[test]
+    fn a_branch_with_a_control_character_is_refused() {
+        let error = Record::of(&result("demo", "abc", 1, &[0.3]), None, "main\u{1b}[2J");
+        assert_eq!(error, Err(RecordError::BadText { field: "branch" }));
+    }
+}

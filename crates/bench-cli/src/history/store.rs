@@ -1,0 +1,586 @@
+//! The store: one SQLite file holding every record (docs/history.md shows its schema).
+//!
+//! Every write is one `BEGIN IMMEDIATE` transaction and every connection waits up to
+//! [`BUSY_TIMEOUT`] for another's lock, so two processes adding at once both land.
+//! `PRAGMA user_version` says which layout a file has; a file from a newer clibench is
+//! refused rather than misread. Files are opened without following a symbolic link,
+//! and with `trusted_schema` off, since a store may come from another machine.
+
+use super::record::{Record, RecordError, Testbed};
+use bench_core::Metric;
+use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The store layout this clibench reads and writes (`PRAGMA user_version`).
+pub const STORE_VERSION: i64 = 1;
+/// How long a connection waits for another process's lock before it gives up.
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
+
+const SCHEMA: &str = "
+CREATE TABLE results (
+    id INTEGER PRIMARY KEY,
+    content_sha256 TEXT NOT NULL UNIQUE,
+    target TEXT NOT NULL,
+    branch TEXT NOT NULL,
+    revision TEXT NOT NULL,
+    version TEXT,
+    testbed TEXT NOT NULL,
+    cpu TEXT NOT NULL,
+    cores INTEGER NOT NULL,
+    memory_bytes INTEGER NOT NULL,
+    kernel TEXT NOT NULL,
+    load_average REAL,
+    started_unix_ms INTEGER,
+    added_unix_ms INTEGER NOT NULL
+);
+CREATE INDEX results_series ON results (target, branch, testbed, started_unix_ms);
+CREATE TABLE samples (
+    result_id INTEGER NOT NULL REFERENCES results (id),
+    metric TEXT NOT NULL,
+    trial INTEGER NOT NULL,
+    value REAL NOT NULL,
+    PRIMARY KEY (result_id, metric, trial)
+) WITHOUT ROWID;
+";
+
+/// The store could not be opened, read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The folder for the default store could not be made.
+    #[error("failed to create {path}", path = path.display())]
+    CreateDir {
+        /// The folder.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// SQLite failed on the file.
+    #[error("history store {path}: {source}", path = path.display())]
+    Sqlite {
+        /// The store.
+        path: PathBuf,
+        /// What SQLite said.
+        #[source]
+        source: rusqlite::Error,
+    },
+    /// The file was written by a newer clibench, whose layout this one cannot read.
+    #[error(
+        "history store {path} has layout version {found}, written by a newer clibench \
+         (this one reads version {STORE_VERSION}); use that clibench or another --store",
+        path = path.display()
+    )]
+    Newer {
+        /// The store.
+        path: PathBuf,
+        /// Its `user_version`.
+        found: i64,
+    },
+    /// The file is an SQLite database but not a history store.
+    #[error("{path} is not a clibench history store", path = path.display())]
+    NotAStore {
+        /// The file.
+        path: PathBuf,
+    },
+    /// A row breaks a limit of the format (a store from elsewhere, edited by hand).
+    #[error("history store {path}, result {id}: {problem}", path = path.display())]
+    Invalid {
+        /// The store.
+        path: PathBuf,
+        /// The row's id.
+        id: i64,
+        /// What is wrong.
+        problem: String,
+    },
+}
+
+/// A record as stored, with its row id (the order in which it was added).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stored {
+    /// The row id.
+    pub id: i64,
+    /// What was measured.
+    pub record: Record,
+}
+
+/// What adding records did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Added {
+    /// Records that were new.
+    pub added: usize,
+    /// Records the store already held (the same content hash): left as they were.
+    pub already: usize,
+}
+
+/// Which records to read; `None` matches every value.
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    /// Only this target.
+    pub target: Option<String>,
+    /// Only this branch.
+    pub branch: Option<String>,
+    /// Only this testbed fingerprint.
+    pub testbed: Option<String>,
+}
+
+/// An open history store.
+#[derive(Debug)]
+pub struct Store {
+    path: PathBuf,
+    connection: Connection,
+}
+
+impl Store {
+    /// Opens the store at `path`, creating it (and, when `create_parent`, its folder,
+    /// mode 0700) when it does not exist.
+    pub fn open(path: &Path, create_parent: bool) -> Result<Store, StoreError> {
+        if create_parent && let Some(parent) = path.parent() {
+            use std::os::unix::fs::DirBuilderExt;
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(parent)
+                .map_err(|source| StoreError::CreateDir {
+                    path: parent.to_path_buf(),
+                    source,
+                })?;
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NOFOLLOW
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let mut store = Store::connect(path, flags)?;
+        store.create_schema()?;
+        Ok(store)
+    }
+
+    /// Opens an existing store read-only (another machine's, to import).
+    pub fn open_read_only(path: &Path) -> Result<Store, StoreError> {
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_NOFOLLOW
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let store = Store::connect(path, flags)?;
+        match store.user_version()? {
+            0 => Err(StoreError::NotAStore {
+                path: path.to_path_buf(),
+            }),
+            found if found > STORE_VERSION => Err(StoreError::Newer {
+                path: path.to_path_buf(),
+                found,
+            }),
+            _ => Ok(store),
+        }
+    }
+
+    fn connect(path: &Path, flags: OpenFlags) -> Result<Store, StoreError> {
+        let sqlite = |source| StoreError::Sqlite {
+            path: path.to_path_buf(),
+            source,
+        };
+        let connection = Connection::open_with_flags(path, flags).map_err(sqlite)?;
+        connection.busy_timeout(BUSY_TIMEOUT).map_err(sqlite)?;
+        // A store from elsewhere must not run SQL functions from its schema.
+        connection
+            .execute_batch("PRAGMA trusted_schema = OFF;")
+            .map_err(sqlite)?;
+        Ok(Store {
+            path: path.to_path_buf(),
+            connection,
+        })
+    }
+
+    /// The store's file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn sqlite(&self) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
+        |source| StoreError::Sqlite {
+            path: self.path.clone(),
+            source,
+        }
+    }
+
+    fn user_version(&self) -> Result<i64, StoreError> {
+        self.connection
+            .query_row("PRAGMA user_version", [], |row| row.get(0))
+            .map_err(self.sqlite())
+    }
+
+    /// Creates the tables of a new store, or checks an existing store's version. Inside
+    /// one immediate transaction, so two processes creating the same store at once do
+    /// not both run the schema.
+    fn create_schema(&mut self) -> Result<(), StoreError> {
+        let path = self.path.clone();
+        let sqlite = |source| StoreError::Sqlite {
+            path: path.clone(),
+            source,
+        };
+        let transaction = self
+            .connection
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(sqlite)?;
+        let found: i64 = transaction
+            .query_row("PRAGMA user_version", [], |row| row.get(0))
+            .map_err(sqlite)?;
+        if found > STORE_VERSION {
+            return Err(StoreError::Newer { path, found });
+        }
+        if found == 0 {
+            let tables: i64 = transaction
+                .query_row("SELECT count(*) FROM sqlite_master", [], |row| row.get(0))
+                .map_err(sqlite)?;
+            if tables > 0 {
+                return Err(StoreError::NotAStore { path });
+            }
+            transaction.execute_batch(SCHEMA).map_err(sqlite)?;
+            transaction
+                .execute_batch(&format!("PRAGMA user_version = {STORE_VERSION};"))
+                .map_err(sqlite)?;
+        }
+        transaction.commit().map_err(sqlite)
+    }
+
+    /// Adds `records` in one transaction; a record whose content the store already
+    /// holds is left as it was.
+    pub fn add(&mut self, records: &[Record]) -> Result<Added, StoreError> {
+        let path = self.path.clone();
+        let sqlite = |source| StoreError::Sqlite {
+            path: path.clone(),
+            source,
+        };
+        let added_unix_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |elapsed| elapsed.as_millis() as i64);
+        let transaction = self
+            .connection
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(sqlite)?;
+        let mut outcome = Added::default();
+        {
+            let mut insert = transaction
+                .prepare_cached(
+                    "INSERT OR IGNORE INTO results (content_sha256, target, branch, revision,
+                     version, testbed, cpu, cores, memory_bytes, kernel, load_average,
+                     started_unix_ms, added_unix_ms)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                )
+                .map_err(sqlite)?;
+            let mut sample = transaction
+                .prepare_cached(
+                    "INSERT INTO samples (result_id, metric, trial, value) VALUES (?1, ?2, ?3, ?4)",
+                )
+                .map_err(sqlite)?;
+            for record in records {
+                let testbed = &record.testbed;
+                let inserted = insert
+                    .execute(params![
+                        record.content_hash(),
+                        record.target,
+                        record.branch,
+                        record.revision,
+                        record.version,
+                        testbed.fingerprint(),
+                        testbed.cpu,
+                        testbed.cores,
+                        testbed.memory_bytes as i64,
+                        testbed.kernel,
+                        record.load_average,
+                        record.started_unix_ms.map(|ms| ms as i64),
+                        added_unix_ms,
+                    ])
+                    .map_err(sqlite)?;
+                if inserted == 0 {
+                    outcome.already += 1;
+                    continue;
+                }
+                outcome.added += 1;
+                let id = transaction.last_insert_rowid();
+                for (metric, values) in &record.samples {
+                    for &(trial, value) in values {
+                        sample
+                            .execute(params![id, metric.name(), trial, value])
+                            .map_err(sqlite)?;
+                    }
+                }
+            }
+        }
+        transaction.commit().map_err(sqlite)?;
+        Ok(outcome)
+    }
+
+    /// The records matching `filter`, in series order: by the first trial's start, then
+    /// by the order they were added.
+    pub fn records(&self, filter: &Filter) -> Result<Vec<Stored>, StoreError> {
+        let mut results = self
+            .connection
+            .prepare(
+                "SELECT id, target, branch, revision, version, cpu, cores, memory_bytes,
+                 kernel, load_average, started_unix_ms FROM results
+                 WHERE (?1 IS NULL OR target = ?1) AND (?2 IS NULL OR branch = ?2)
+                   AND (?3 IS NULL OR testbed = ?3)
+                 ORDER BY started_unix_ms IS NULL, started_unix_ms, id",
+            )
+            .map_err(self.sqlite())?;
+        let rows = results
+            .query_map(
+                params![filter.target, filter.branch, filter.testbed],
+                |row| {
+                    Ok(Stored {
+                        id: row.get(0)?,
+                        record: Record {
+                            target: row.get(1)?,
+                            branch: row.get(2)?,
+                            revision: row.get(3)?,
+                            version: row.get(4)?,
+                            testbed: Testbed {
+                                cpu: row.get(5)?,
+                                cores: row.get(6)?,
+                                memory_bytes: row.get::<_, i64>(7)?.max(0) as u64,
+                                kernel: row.get(8)?,
+                            },
+                            load_average: row.get(9)?,
+                            started_unix_ms: row
+                                .get::<_, Option<i64>>(10)?
+                                .map(|ms| ms.max(0) as u64),
+                            samples: BTreeMap::new(),
+                        },
+                    })
+                },
+            )
+            .map_err(self.sqlite())?;
+        let mut stored = Vec::new();
+        let mut index = BTreeMap::new();
+        for row in rows {
+            let row = row.map_err(self.sqlite())?;
+            index.insert(row.id, stored.len());
+            stored.push(row);
+        }
+        self.attach_samples(&mut stored, &index)?;
+        for row in &stored {
+            row.record
+                .validate()
+                .map_err(|error| self.invalid(row.id, &error))?;
+        }
+        Ok(stored)
+    }
+
+    fn invalid(&self, id: i64, error: &RecordError) -> StoreError {
+        StoreError::Invalid {
+            path: self.path.clone(),
+            id,
+            problem: error.to_string(),
+        }
+    }
+
+    /// Reads every sample of the records in `index` (row id -> position) into them.
+    fn attach_samples(
+        &self,
+        stored: &mut [Stored],
+        index: &BTreeMap<i64, usize>,
+    ) -> Result<(), StoreError> {
+        let mut samples = self
+            .connection
+            .prepare("SELECT result_id, metric, trial, value FROM samples ORDER BY result_id, metric, trial")
+            .map_err(self.sqlite())?;
+        let mut rows = samples.query([]).map_err(self.sqlite())?;
+        while let Some(row) = rows.next().map_err(self.sqlite())? {
+            let id: i64 = row.get(0).map_err(self.sqlite())?;
+            let Some(&position) = index.get(&id) else {
+                continue;
+            };
+            let name: String = row.get(1).map_err(self.sqlite())?;
+            let metric: Metric = name.parse().map_err(|_| StoreError::Invalid {
+                path: self.path.clone(),
+                id,
+                problem: format!("unknown metric {name:?}"),
+            })?;
+            let trial: i64 = row.get(2).map_err(self.sqlite())?;
+            let value: f64 = row.get(3).map_err(self.sqlite())?;
+            let trial = u32::try_from(trial).map_err(|_| StoreError::Invalid {
+                path: self.path.clone(),
+                id,
+                problem: format!("trial {trial} out of range"),
+            })?;
+            stored[position]
+                .record
+                .samples
+                .entry(metric)
+                .or_default()
+                .push((trial, value));
+        }
+        Ok(())
+    }
+
+    /// Adds every record of the store at `other` (another machine's, a CI shard's);
+    /// records this store already holds are left as they were.
+    pub fn import(&mut self, other: &Path) -> Result<Added, StoreError> {
+        let other = Store::open_read_only(other)?;
+        let records: Vec<Record> = other
+            .records(&Filter::default())?
+            .into_iter()
+            .map(|stored| stored.record)
+            .collect();
+        self.add(&records)
+    }
+
+    /// The number of records stored.
+    pub fn count(&self) -> Result<u64, StoreError> {
+        self.connection
+            .query_row("SELECT count(*) FROM results", [], |row| {
+                row.get::<_, i64>(0)
+            })
+            .map(|count| count.max(0) as u64)
+            .map_err(self.sqlite())
+    }
+
+    /// The id of the record with `record`'s content, when the store holds it.
+    pub fn find(&self, record: &Record) -> Result<Option<i64>, StoreError> {
+        self.connection
+            .query_row(
+                "SELECT id FROM results WHERE content_sha256 = ?1",
+                [record.content_hash()],
+                |row| row.get(0),
+            )
+            .optional()
+            .map_err(self.sqlite())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::record::tests::result;
+
+    fn record(sha: &str, started: u64, cold: &[f64]) -> Record {
+        Record::of(&result("demo", sha, started, cold), None, "main").unwrap()
+    }
+
+    #[test]
+    fn adding_the_same_result_twice_keeps_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("h.sqlite"), false).unwrap();
+        let first = store.add(&[record("a", 1, &[0.3, 0.2])]).unwrap();
+        let again = store.add(&[record("a", 1, &[0.3, 0.2])]).unwrap();
+        assert_eq!(
+            first,
+            Added {
+                added: 1,
+                already: 0
+            }
+        );
+        assert_eq!(
+            again,
+            Added {
+                added: 0,
+                already: 1
+            }
+        );
+        assert_eq!(store.count().unwrap(), 1);
+    }
+
+    #[test]
+    fn records_come_back_with_every_trial_in_start_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("h.sqlite"), false).unwrap();
+        store
+            .add(&[
+                record("late", 20, &[0.5, 0.4, 0.6]),
+                record("early", 10, &[0.3]),
+            ])
+            .unwrap();
+        let stored = store.records(&Filter::default()).unwrap();
+        let revisions: Vec<&str> = stored.iter().map(|s| s.record.revision.as_str()).collect();
+        assert_eq!(revisions, ["early", "late"]);
+        assert_eq!(stored[1].record, record("late", 20, &[0.5, 0.4, 0.6]));
+    }
+
+    #[test]
+    fn a_store_from_a_newer_clibench_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.sqlite");
+        drop(Store::open(&path, false).unwrap());
+        Connection::open(&path)
+            .unwrap()
+            .execute_batch("PRAGMA user_version = 2;")
+            .unwrap();
+        let error = Store::open(&path, false).unwrap_err();
+        assert!(
+            matches!(error, StoreError::Newer { found: 2, .. }),
+            "{error}"
+        );
+        assert!(error.to_string().contains("written by a newer clibench"));
+    }
+
+    #[test]
+    fn another_database_is_not_taken_for_a_store() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("other.sqlite");
+        Connection::open(&path)
+            .unwrap()
+            .execute_batch("CREATE TABLE t (x);")
+            .unwrap();
+        assert!(matches!(
+            Store::open(&path, false).unwrap_err(),
+            StoreError::NotAStore { .. }
+        ));
+    }
+
+    #[test]
+    fn a_symbolic_link_is_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("elsewhere.sqlite");
+        let link = dir.path().join("h.sqlite");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        assert!(Store::open(&link, false).is_err());
+        assert!(!target.exists());
+    }
+
+    #[test]
+    fn import_merges_and_skips_what_is_already_there() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut one = Store::open(&dir.path().join("one.sqlite"), false).unwrap();
+        let mut two = Store::open(&dir.path().join("two.sqlite"), false).unwrap();
+        one.add(&[record("a", 1, &[0.3]), record("b", 2, &[0.4])])
+            .unwrap();
+        two.add(&[record("b", 2, &[0.4]), record("c", 3, &[0.5])])
+            .unwrap();
+        let outcome = one.import(&dir.path().join("two.sqlite")).unwrap();
+        assert_eq!(
+            outcome,
+            Added {
+                added: 1,
+                already: 1
+            }
+        );
+        assert_eq!(one.count().unwrap(), 3);
+    }
+
+    #[test]
+    fn two_processes_adding_at_once_lose_nothing() {
+        // Threads with their own connections take the same file locks as processes.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.sqlite");
+        drop(Store::open(&path, false).unwrap());
+        let writers: Vec<_> = (0..4)
+            .map(|writer| {
+                let path = path.clone();
+                std::thread::spawn(move || {
+                    let mut store = Store::open(&path, false).unwrap();
+                    for i in 0..25 {
+                        let started = writer * 100 + i;
+                        store
+                            .add(&[record(&format!("r{started}"), started, &[0.1])])
+                            .unwrap();
+                    }
+                })
+            })
+            .collect();
+        for writer in writers {
+            writer.join().unwrap();
+        }
+        assert_eq!(Store::open(&path, false).unwrap().count().unwrap(), 100);
+    }
+}

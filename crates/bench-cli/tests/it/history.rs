@@ -1,0 +1,212 @@
+//! `clibench history`: add, show, report, check and import, on stores the tests make.
+
+use crate::{clibench, run};
+use bench_core::{Metric, Observation, Phase, Request, ResultFile, Role};
+use std::path::{Path, PathBuf};
+
+/// A result of the demo target at `sha`, started at `started` ms, with `cold` values.
+fn result(dir: &Path, sha: &str, started: u64, cold: &[f64]) -> PathBuf {
+    let mut result = ResultFile::new(Request::new(sha, Role::Candidate));
+    result
+        .request
+        .config
+        .insert("target".into(), "demo-agent".into());
+    for (key, value) in [
+        ("cpu", "Test CPU"),
+        ("cores", "2"),
+        ("memory_bytes", "25769803776"),
+        ("kernel", "6.1.0-test"),
+    ] {
+        result.side.runtime.insert(key.into(), value.into());
+    }
+    result.side.metrics.insert(
+        Metric::Cold,
+        cold.iter()
+            .enumerate()
+            .map(|(trial, &value)| Observation::value(trial as u32, value))
+            .collect(),
+    );
+    let record = result.side.trial_record_mut(Phase::Measure, 0);
+    record.started_unix_ms = Some(started);
+    record.load_average = Some([0.5, 0.5, 0.5]);
+    let path = dir.join(format!("{sha}.json"));
+    result.save(&path).unwrap();
+    path
+}
+
+/// Twelve results near 400 ms, then eight near 520 ms (+30%), with a fixed wobble.
+fn stepped_series(dir: &Path) -> Vec<PathBuf> {
+    let wobble = [1.0, 1.01, 0.99, 1.02, 0.98, 1.0, 1.01, 0.99, 1.0, 1.02];
+    (0..20)
+        .map(|i| {
+            let level = if i < 12 { 0.4 } else { 0.52 };
+            let w = wobble[i % wobble.len()];
+            let values = [level * w, level * w * 1.01, level * w * 0.99];
+            result(dir, &format!("rev{i:02}"), 1000 + i as u64, &values)
+        })
+        .collect()
+}
+
+fn history(store: &Path, args: &[&str]) -> crate::Run {
+    run(clibench()
+        .arg("history")
+        .args(args)
+        .arg("--store")
+        .arg(store))
+}
+
+#[test]
+fn adding_twice_keeps_one_and_show_finds_the_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("h.sqlite");
+    let files = stepped_series(dir.path());
+    let mut add = clibench();
+    add.args(["history", "add"])
+        .args(&files)
+        .arg("--store")
+        .arg(&store);
+    let first = run(&mut add);
+    assert_eq!(first.code, Some(0), "{}", first.stderr);
+    assert!(
+        first.stderr.contains("20 result(s) added, 0 already there"),
+        "{}",
+        first.stderr
+    );
+    let again = run(&mut add);
+    assert!(
+        again.stderr.contains("0 result(s) added, 20 already there"),
+        "{}",
+        again.stderr
+    );
+
+    let show = history(&store, &["show", "cold", "--rows", "4"]);
+    assert_eq!(show.code, Some(0), "{}", show.stderr);
+    insta::assert_snapshot!(show.stdout);
+}
+
+#[test]
+fn check_fails_on_a_regression_only_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("h.sqlite");
+    let files: Vec<PathBuf> = stepped_series(dir.path()).into_iter().take(12).collect();
+    let mut add = clibench();
+    add.args(["history", "add"])
+        .args(&files)
+        .arg("--store")
+        .arg(&store);
+    assert_eq!(run(&mut add).code, Some(0));
+    let slow = result(dir.path(), "slow", 5000, &[0.52, 0.53, 0.51]);
+    let slow = slow.to_str().unwrap();
+    let told = history(&store, &["check", slow]);
+    assert_eq!(told.code, Some(0), "{}", told.stderr);
+    assert!(
+        told.stdout.starts_with("cold             regressed"),
+        "{}",
+        told.stdout
+    );
+    let failed = history(&store, &["check", slow, "--fail-on-regression"]);
+    assert_eq!(failed.code, Some(1), "{}", failed.stderr);
+    assert!(
+        failed
+            .stderr
+            .contains("regressed against the history: cold (+"),
+        "{}",
+        failed.stderr
+    );
+    let usual = result(dir.path(), "usual", 5000, &[0.40, 0.41, 0.39]);
+    let usual = history(
+        &store,
+        &["check", usual.to_str().unwrap(), "--fail-on-regression"],
+    );
+    assert_eq!(usual.code, Some(0), "{}", usual.stdout);
+    assert!(usual.stdout.contains("unchanged"), "{}", usual.stdout);
+}
+
+#[test]
+fn report_writes_one_chart_per_series_and_bmf_for_every_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("h.sqlite");
+    let mut add = clibench();
+    add.args(["history", "add"])
+        .args(stepped_series(dir.path()))
+        .arg("--store")
+        .arg(&store);
+    assert_eq!(run(&mut add).code, Some(0));
+    let page = dir.path().join("history.html");
+    let bmf = dir.path().join("bmf.json");
+    let out = history(
+        &store,
+        &[
+            "report",
+            "--out",
+            page.to_str().unwrap(),
+            "--export-bmf",
+            bmf.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_eq!(html.matches("<svg").count(), 1);
+    assert!(
+        html.contains("change at point 13 (rev11 -&gt; rev12)"),
+        "{html}"
+    );
+    let bmf: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&bmf).unwrap()).unwrap();
+    assert_eq!(bmf.as_array().unwrap().len(), 20);
+}
+
+#[test]
+fn import_merges_another_store_and_a_newer_store_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (one, two) = (dir.path().join("one.sqlite"), dir.path().join("two.sqlite"));
+    let files = stepped_series(dir.path());
+    for (store, part) in [(&one, &files[..12]), (&two, &files[8..])] {
+        let mut add = clibench();
+        add.args(["history", "add"])
+            .args(part)
+            .arg("--store")
+            .arg(store);
+        assert_eq!(run(&mut add).code, Some(0));
+    }
+    let merged = history(&one, &["import", two.to_str().unwrap()]);
+    assert_eq!(merged.code, Some(0), "{}", merged.stderr);
+    assert!(
+        merged.stderr.contains("8 result(s) added, 4 already there"),
+        "{}",
+        merged.stderr
+    );
+
+    rusqlite::Connection::open(&two)
+        .unwrap()
+        .execute_batch("PRAGMA user_version = 99;")
+        .unwrap();
+    let refused = history(&two, &["show", "cold"]);
+    assert_eq!(refused.code, Some(2), "{}", refused.stderr);
+    assert!(
+        refused
+            .stderr
+            .contains("layout version 99, written by a newer clibench"),
+        "{}",
+        refused.stderr
+    );
+}
+
+#[test]
+fn an_unknown_metric_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("h.sqlite");
+    let mut add = clibench();
+    add.args(["history", "add"])
+        .arg(result(dir.path(), "a", 1, &[0.4]))
+        .arg("--store")
+        .arg(&store);
+    assert_eq!(run(&mut add).code, Some(0));
+    let out = history(&store, &["show", "colt"]);
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("unknown metric 'colt'"),
+        "{}",
+        out.stderr
+    );
+}
