@@ -60,14 +60,16 @@ impl Canary {
     }
 
     /// The requests, less those Chromium makes for itself whatever the page (its
-    /// component updater and account check, which the flags do not silence in
-    /// Debian's build). The hosts are matched exactly, so a page that fetched a
-    /// font from another Google host would still be caught.
+    /// component updater, account check and, from Debian's Chromium 148 on, a
+    /// connection to www.google.com at start that no flag silences). The hosts are
+    /// matched exactly, so a page that fetched a font from another Google host would
+    /// still be caught.
     fn page_requests(&self) -> Vec<String> {
-        const BROWSER_SERVICES: [&str; 3] = [
+        const BROWSER_SERVICES: [&str; 4] = [
             "update.googleapis.com",
             "accounts.google.com",
             "clients2.google.com",
+            "www.google.com",
         ];
         self.requests
             .lock()
