@@ -118,8 +118,12 @@ pub fn ensure(out: &Path) -> Result<PathBuf, StagingError> {
     if let Some(stage) = &state.stage
         && matches!(check(&state.run_id, stage), Ok(true))
     {
-        // A later phase run on its own: the run lives in this process now.
-        if is_root && let Some(process) = process {
+        // A later phase run on its own: the run lives in this process now. A phase that
+        // `clibench run` started finds the run's process recorded already.
+        if is_root
+            && let Some(process) = process
+            && process.pid == std::process::id()
+        {
             let mut ledger = UidLedger::open(Path::new(LEDGER_DIR))?;
             if ledger.move_run(&state.run_id, process) {
                 ledger.save()?;
