@@ -726,7 +726,7 @@ mod tests {
         let discovery = time(&|| {
             shared_folders();
         });
-        // What each removal adds, twice, since issue 30: every process's descriptors.
+        // What each removal adds, after the stop, since issue 30: every process's descriptors.
         let held = time(&|| {
             super::setid::strip_held_files_of(4_000_126, Path::new("/proc"));
         });

@@ -15,7 +15,7 @@
 //! no state file to clean them up from, so the next run's start and the ledger's sweep
 //! remove them ([`sweep_dead_runs`]), once that process is gone too.
 
-use crate::pipeline::isolation::uid_ledger::{LEDGER_DIR, RunProcess, RunRecord, UidLedger};
+use crate::pipeline::isolation::uid_ledger::{LEDGER_DIR, RunProcess, UidLedger};
 use crate::pipeline::out::state::State;
 use rustix::fs::{Mode, OFlags};
 use std::path::{Path, PathBuf};
@@ -118,8 +118,12 @@ pub fn ensure(out: &Path) -> Result<PathBuf, StagingError> {
     if let Some(stage) = &state.stage
         && matches!(check(&state.run_id, stage), Ok(true))
     {
-        // A later phase run on its own: the run lives in this process now.
-        if is_root && let Some(process) = process {
+        // A later phase run on its own: the run lives in this process now. A phase that
+        // `clibench run` started finds the run's process recorded already.
+        if is_root
+            && let Some(process) = process
+            && process.pid == std::process::id()
+        {
             let mut ledger = UidLedger::open(Path::new(LEDGER_DIR))?;
             if ledger.move_run(&state.run_id, process) {
                 ledger.save()?;
@@ -314,7 +318,7 @@ pub fn sweep_dead_runs(ledger: &mut UidLedger) -> Vec<String> {
     let mut gone = Vec::new();
     let runs = ledger.runs().clone();
     for (run_id, record) in &runs {
-        if is_alive(run_id, record) {
+        if is_alive(run_id, &record.out, ledger.run_process(run_id)) {
             continue;
         }
         // Its trial users first: the group cannot go while it is some user's primary
@@ -369,20 +373,19 @@ fn run_process(out: &Path) -> Option<RunProcess> {
     Some(RunProcess { pid, start_ticks })
 }
 
-/// Whether the run of `record` (run `run_id`) may still use its staging folder, group and
-/// trial users: the process it lives in is still there (the same pid with the same start
-/// time), or, once it is gone or for a record without one, its OUT/ still holds a state
-/// file of this run (a run of single phases between two phases). The process decides
-/// first because OUT/'s path is not the run's to keep: another user can rename a parent
-/// folder of OUT/. A state file that cannot be read (not clibench's, a transient error)
-/// counts as alive: keeping a folder is the safe side.
-fn is_alive(run_id: &str, record: &RunRecord) -> bool {
-    if let (Some(pid), Some(start_ticks)) = (record.pid, record.start_ticks)
-        && crate::pipeline::out::state::start_ticks(pid) == Some(start_ticks)
+/// Whether run `run_id`, recorded with `out` and living in `process`, may still use its
+/// staging folder, group and trial users: that process is still there (the same pid with
+/// the same start time), or, once it is gone or for a run recorded without one, OUT/
+/// still holds a state file of this run (a run of single phases between two phases). The
+/// process decides first because OUT/'s path is not the run's to keep: another user can
+/// rename a parent folder of OUT/. A state file that cannot be read (not clibench's, a
+/// transient error) counts as alive: keeping a folder is the safe side.
+fn is_alive(run_id: &str, out: &Path, process: Option<RunProcess>) -> bool {
+    if let Some(process) = process
+        && crate::pipeline::out::state::start_ticks(process.pid) == Some(process.start_ticks)
     {
         return true;
     }
-    let out = &record.out;
     match std::fs::symlink_metadata(out.join(crate::pipeline::out::state::STATE_FILE)) {
         Err(error)
             if matches!(
@@ -504,14 +507,10 @@ mod tests {
         let out = dir.path().join("out");
         std::fs::create_dir(&out).unwrap();
         let state = State::update(&out, |s| s.clone()).unwrap();
-        let record = RunRecord {
-            out: out.clone(),
-            ..RunRecord::default()
-        };
-        assert!(is_alive(&state.run_id, &record));
-        assert!(!is_alive("000000", &record), "another run's state file");
+        assert!(is_alive(&state.run_id, &out, None));
+        assert!(!is_alive("000000", &out, None), "another run's state file");
         std::fs::remove_file(out.join(crate::pipeline::out::state::STATE_FILE)).unwrap();
-        assert!(!is_alive(&state.run_id, &record));
+        assert!(!is_alive(&state.run_id, &out, None));
     }
 
     #[test]

@@ -29,7 +29,10 @@
 //! phases never cleaned up) can never be cleaned up by `clibench cleanup`; its staging
 //! folder and group are removed by the next run's start or the next sweep instead (see
 //! `staging::sweep_dead_runs`). A separate file, so that an older clibench reading
-//! `uids.json` with its unknown-field check still reads it.
+//! `uids.json` with its unknown-field check still reads it; the processes are kept in a
+//! third, `run-processes.json`, for the same reason: an older clibench that met an
+//! unknown field in `runs.json` would read it as empty and save it so, forgetting every
+//! run (found when two versions ran their tests side by side on one machine).
 
 use super::leftovers;
 use serde::{Deserialize, Serialize};
@@ -48,9 +51,11 @@ const LEDGER_FILE: &str = "uids.json";
 const LOCK_FILE: &str = "uids.lock";
 const RUNS_FILE: &str = "runs.json";
 const RETIRED_FILE: &str = "retired.json";
+const PROCESSES_FILE: &str = "run-processes.json";
 const SCHEMA_VERSION: u32 = 1;
 const RUNS_SCHEMA_VERSION: u32 = 1;
 const RETIRED_SCHEMA_VERSION: u32 = 1;
+const PROCESSES_SCHEMA_VERSION: u32 = 1;
 /// How long a uid given back stays out of use at least (and then only when no uid that
 /// was never handed out is left).
 pub const QUARANTINE: Duration = Duration::from_secs(30 * 24 * 3600);
@@ -115,7 +120,8 @@ struct RunBook {
 
 /// A process named by its pid and start time: together they name one process, whatever
 /// pid reuse happens later.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct RunProcess {
     /// The pid.
     pub pid: u32,
@@ -123,22 +129,26 @@ pub struct RunProcess {
     pub start_ticks: u64,
 }
 
+/// What `run-processes.json` holds: the process each recorded run lives in (the
+/// `clibench run`, or the last `clibench phase` run on its own), by run id. While it
+/// lives, the run is alive, whatever became of OUT/'s path. Runs recorded by an older
+/// clibench have none.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProcessBook {
+    schema_version: u32,
+    /// By run id.
+    processes: BTreeMap<String, RunProcess>,
+}
+
 /// What a root run created outside its OUT/, recorded before it is created.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RunRecord {
-    /// The run's OUT/, absolute: once the run's process is gone, its state file there says
-    /// whether the run may go on (a run of single phases).
+    /// The run's OUT/, absolute: once the run's process is gone (or for a run recorded
+    /// without one), its state file there says whether the run may go on (a run of single
+    /// phases).
     pub out: PathBuf,
-    /// The process the run lives in (the `clibench run`, or the last `clibench phase`
-    /// run on its own): while it lives, the run is alive, whatever became of OUT/'s path.
-    /// Records written before it existed have none.
-    #[serde(default)]
-    pub pid: Option<u32>,
-    /// That process's start time (clock ticks after boot), so a reused pid is not taken
-    /// for it.
-    #[serde(default)]
-    pub start_ticks: Option<u64>,
     /// The staging folder.
     #[serde(default)]
     pub stage: Option<PathBuf>,
@@ -156,6 +166,7 @@ pub struct UidLedger {
     book: Book,
     runs: RunBook,
     retired: RetiredBook,
+    processes: ProcessBook,
 }
 
 fn now_unix_s() -> u64 {
@@ -232,27 +243,43 @@ impl UidLedger {
             .and_then(|text| serde_json::from_str::<RetiredBook>(&text).ok())
             .filter(|retired| retired.schema_version == RETIRED_SCHEMA_VERSION)
             .unwrap_or_default();
+        // Unreadable: the runs are judged by their state files alone, as before.
+        let processes = std::fs::read_to_string(dir.join(PROCESSES_FILE))
+            .ok()
+            .and_then(|text| serde_json::from_str::<ProcessBook>(&text).ok())
+            .filter(|processes| processes.schema_version == PROCESSES_SCHEMA_VERSION)
+            .unwrap_or_default();
         Ok(UidLedger {
             dir: dir.to_path_buf(),
             _lock: lock,
             book,
             runs,
             retired,
+            processes,
         })
     }
 
-    /// Writes the ledger, the runs book and the retired uids: each a new file under an
-    /// unguessable name, renamed into place.
+    /// Writes the ledger, the runs book, the retired uids and the runs' processes: each a
+    /// new file under an unguessable name, renamed into place.
     pub fn save(&mut self) -> Result<(), LedgerError> {
         self.book.schema_version = SCHEMA_VERSION;
         self.runs.schema_version = RUNS_SCHEMA_VERSION;
         self.retired.schema_version = RETIRED_SCHEMA_VERSION;
+        self.processes.schema_version = PROCESSES_SCHEMA_VERSION;
+        // Runs an older clibench forgot (it does not know this file) go here too.
+        let runs = &self.runs.runs;
+        self.processes
+            .processes
+            .retain(|run_id, _| runs.contains_key(run_id));
         let book = serde_json::to_string_pretty(&self.book);
         let runs = serde_json::to_string_pretty(&self.runs);
         let retired = serde_json::to_string_pretty(&self.retired);
-        // Retirements first: a crash between two writes must not free a uid.
+        let processes = serde_json::to_string_pretty(&self.processes);
+        // Retirements first: a crash between two writes must not free a uid. Processes
+        // before the runs they belong to: a run is never recorded without its process.
         self.write(RETIRED_FILE, retired)?;
         self.write(LEDGER_FILE, book)?;
+        self.write(PROCESSES_FILE, processes)?;
         self.write(RUNS_FILE, runs)
     }
 
@@ -388,8 +415,7 @@ impl UidLedger {
         let record = self.runs.runs.entry(run_id.to_owned()).or_default();
         record.out = out.to_path_buf();
         if let Some(process) = process {
-            record.pid = Some(process.pid);
-            record.start_ticks = Some(process.start_ticks);
+            self.processes.processes.insert(run_id.to_owned(), process);
         }
         if let Some(stage) = stage {
             record.stage = Some(stage.to_path_buf());
@@ -403,22 +429,22 @@ impl UidLedger {
     /// its own). Returns whether its record changed (then save); a run not recorded
     /// stays so.
     pub fn move_run(&mut self, run_id: &str, process: RunProcess) -> bool {
-        match self.runs.runs.get_mut(run_id) {
-            Some(record)
-                if record.pid != Some(process.pid)
-                    || record.start_ticks != Some(process.start_ticks) =>
-            {
-                record.pid = Some(process.pid);
-                record.start_ticks = Some(process.start_ticks);
-                true
-            }
-            _ => false,
+        if !self.runs.runs.contains_key(run_id) || self.run_process(run_id) == Some(process) {
+            return false;
         }
+        self.processes.processes.insert(run_id.to_owned(), process);
+        true
+    }
+
+    /// The process run `run_id` lives in, when recorded.
+    pub fn run_process(&self, run_id: &str) -> Option<RunProcess> {
+        self.processes.processes.get(run_id).copied()
     }
 
     /// Forgets run `run_id` (its staging folder and group are gone).
     pub fn forget_run(&mut self, run_id: &str) {
         self.runs.runs.remove(run_id);
+        self.processes.processes.remove(run_id);
     }
 
     /// The recorded runs, by run id.
@@ -521,27 +547,43 @@ mod tests {
     }
 
     #[test]
-    fn a_runs_record_without_a_process_is_still_read() {
+    fn runs_json_stays_readable_by_an_older_clibench_and_the_process_is_kept_apart() {
         let dir = tempfile::tempdir().unwrap();
         let ledger_dir = dir.path().join("ledger");
-        drop(UidLedger::open(&ledger_dir).unwrap());
-        // As clibench wrote it before records named the run's process.
-        let old = r#"{"schema_version": 1, "runs": {"abcdef": {"out": "/srv/out", "stage": "/var/tmp/clibench-abcdef-0123456789ab", "group": "clibench-abcdef"}}}"#;
-        std::fs::write(ledger_dir.join(RUNS_FILE), old).unwrap();
         let mut ledger = UidLedger::open(&ledger_dir).unwrap();
-        let record = &ledger.runs()["abcdef"];
-        assert_eq!(record.out, Path::new("/srv/out"));
-        assert_eq!((record.pid, record.start_ticks), (None, None));
-        assert_eq!(record.group.as_deref(), Some("clibench-abcdef"));
         let process = RunProcess {
             pid: 42,
             start_ticks: 7,
         };
-        assert!(ledger.move_run("abcdef", process));
-        assert!(!ledger.move_run("abcdef", process));
-        assert!(!ledger.move_run("000000", process));
-        assert_eq!(ledger.runs()["abcdef"].pid, Some(42));
-        assert!(!ledger.runs().contains_key("000000"));
+        ledger.record_run("abcdef", Path::new("/srv/out"), Some(process), None, None);
+        ledger.record_run("fedcba", Path::new("/srv/other"), None, None, None);
+        ledger.save().unwrap();
+        drop(ledger);
+        // runs.json is what clibench wrote before processes were recorded: an older one,
+        // which rejects unknown fields, reads it.
+        let text = std::fs::read_to_string(ledger_dir.join(RUNS_FILE)).unwrap();
+        let runs: RunBook = serde_json::from_str(&text).unwrap();
+        assert!(!text.contains("pid"), "{text}");
+        assert_eq!(runs.runs.len(), 2);
+        let mut ledger = UidLedger::open(&ledger_dir).unwrap();
+        assert_eq!(ledger.run_process("abcdef"), Some(process));
+        assert_eq!(ledger.run_process("fedcba"), None);
+        let moved = RunProcess {
+            pid: 43,
+            start_ticks: 8,
+        };
+        assert!(ledger.move_run("fedcba", moved));
+        assert!(!ledger.move_run("fedcba", moved));
+        assert!(!ledger.move_run("000000", moved), "a run not recorded");
+        assert_eq!(ledger.run_process("000000"), None);
+        // An older clibench forgot "abcdef" (it rewrites runs.json only): its process goes
+        // at the next save.
+        ledger.runs.runs.remove("abcdef");
+        ledger.save().unwrap();
+        drop(ledger);
+        let ledger = UidLedger::open(&ledger_dir).unwrap();
+        assert_eq!(ledger.run_process("abcdef"), None);
+        assert_eq!(ledger.run_process("fedcba"), Some(moved));
     }
 
     #[test]

@@ -581,16 +581,15 @@ fn remove_dedicated(
     removal
         .left
         .extend(leftovers::remove_setid_files_of(entry.uid, &setid_folders));
-    // Those no folder lists any more (unlinked by the trial) but some process
-    // holds open lose their bits through that process's descriptor. What is left now is
-    // tried again after the stop, which is what counts.
-    setid::strip_held_files_of(entry.uid, Path::new("/proc"));
     if let Err(error) = super::command::stop_user(&user) {
         give_back(held.as_deref_mut(), entry.uid, false)?;
         return Err(error.into());
     }
-    // Again after the stop: until then the trial could set the bits again on a file it
-    // held open, or make a new setuid file in its home (which userdel unlinks).
+    // Those no folder lists any more (unlinked by the trial) but some process holds open
+    // lose their bits through that process's descriptor: after the stop, when no process
+    // of the uid can set them again, nor inflate the number of descriptors to look at.
+    // The home's again too: until the stop the trial could make a new setuid file there
+    // (which userdel unlinks).
     removal
         .left
         .extend(setid::strip_held_files_of(entry.uid, Path::new("/proc")));
