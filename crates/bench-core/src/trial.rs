@@ -39,7 +39,8 @@ pub fn record(side: &mut Side, metric: Metric, trial: u32, sample: Sample) {
 ///
 /// - The phase's metrics are considered, `disk` only on trial 0 (it is measured once).
 /// - The side's own error comes first, then every errored sample of this trial as
-///   `metric: error`.
+///   `metric: error`; metrics that failed with the same error share one entry,
+///   `metric, other: error`.
 /// - When there are none, each of the phase's metrics with no sample for this trial
 ///   gives `metric: measurement missing`.
 pub fn trial_errors(side: &Side, phase: Phase, trial: u32) -> Vec<String> {
@@ -67,12 +68,25 @@ pub fn trial_errors_without(
             .filter(move |sample| sample.trial == trial)
     };
     let mut errors: Vec<String> = side.error.iter().cloned().collect();
+    // One failure is often recorded under every metric it prevented (a session turn that
+    // failed leaves each turn metric without a value): it is said once, naming them all.
+    let mut failures: Vec<(Vec<Metric>, &str)> = Vec::new();
     for &metric in &metrics {
         for sample in samples_of(metric) {
             if let Some(error) = &sample.error {
-                errors.push(format!("{metric}: {error}"));
+                match failures
+                    .iter_mut()
+                    .find(|(_, said)| *said == error.as_str())
+                {
+                    Some((named, _)) => named.push(metric),
+                    None => failures.push((vec![metric], error)),
+                }
             }
         }
+    }
+    for (named, error) in failures {
+        let named: Vec<String> = named.iter().map(Metric::to_string).collect();
+        errors.push(format!("{}: {error}", named.join(", ")));
     }
     if errors.is_empty() {
         for &metric in &metrics {
@@ -96,6 +110,20 @@ mod tests {
             ["bundle: measurement missing"]
         );
         assert!(trial_errors_without(&side, Phase::Prepare, 0, &[Metric::Bundle]).is_empty());
+    }
+
+    #[test]
+    fn one_failure_recorded_under_several_metrics_is_said_once() {
+        let mut side = Side::new("a");
+        let failed = "turn 1 timed out after 30 s waiting for the screen to match";
+        record(&mut side, Metric::Cold, 0, Sample::Error(failed.into()));
+        record(&mut side, Metric::ColdCpu, 0, Sample::Error(failed.into()));
+        record(&mut side, Metric::Rss, 0, Sample::Error("other".into()));
+        let errors = trial_errors(&side, Phase::Measure, 0);
+        assert_eq!(
+            errors,
+            [format!("cold, cold_cpu: {failed}"), "rss: other".to_owned()]
+        );
     }
 
     #[test]
