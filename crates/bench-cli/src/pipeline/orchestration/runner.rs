@@ -134,8 +134,10 @@ impl std::fmt::Display for Notice {
             }
             Notice::PreviousResult { path } => write!(
                 f,
-                "the earlier run's result was moved to {}; this run starts a new one",
-                path.display()
+                "the earlier run's result was moved to {}; this run starts a new one (the \
+                 folder keeps the {} newest earlier results)",
+                path.display(),
+                crate::pipeline::out::folder::KEEP_PREVIOUS_RESULTS
             ),
             Notice::InstallFailed { side: None } => {
                 f.write_str("install trial 0 failed; the later phases cannot run and are skipped")

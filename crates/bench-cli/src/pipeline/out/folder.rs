@@ -288,9 +288,14 @@ fn is_ours(out: &Path) -> bool {
     matches!(read_trusted(out, MARKER), Ok(Some(_)))
 }
 
+/// How many results of earlier runs a folder keeps (`result.previous-*.json`): the newest,
+/// so that iterating on a spec into one folder does not pile them up without end.
+pub const KEEP_PREVIOUS_RESULTS: usize = 5;
+
 /// Starts a new result for run `run_id`: a `result.json` left by another run is renamed to
 /// `result.previous-<its run id>.json`, so that the new run never merges the old one's
-/// trials. Returns the new name of the old result, if there was one.
+/// trials, and only the [`KEEP_PREVIOUS_RESULTS`] newest such files are kept. Returns the
+/// new name of the old result, if there was one.
 pub fn set_aside_result(out: &Path, run_id: &str) -> Result<Option<PathBuf>, OutError> {
     let dir = open_trusted(out)?;
     let previous = read_trusted(out, MARKER)?
@@ -312,9 +317,41 @@ pub fn set_aside_result(out: &Path, run_id: &str) -> Result<Option<PathBuf>, Out
         rustix::fs::renameat(&dir, "result.json", &dir, name.as_str())
             .map_err(|e| OutError::io(&out.join("result.json"), e))?;
         moved = Some(out.join(name));
+        prune_previous_results(&dir, out)?;
     }
     write_private(out, MARKER, format!("{run_id}\n").as_bytes())?;
     Ok(moved)
+}
+
+/// Removes all but the [`KEEP_PREVIOUS_RESULTS`] newest (by modification time) regular
+/// files named `result.previous-*.json` in the folder open as `dir`.
+fn prune_previous_results(dir: &OwnedFd, out: &Path) -> Result<(), OutError> {
+    let entries = rustix::fs::Dir::read_from(dir).map_err(|e| OutError::io(out, e))?;
+    let mut previous = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| OutError::io(out, e))?;
+        let Ok(name) = entry.file_name().to_str() else {
+            continue;
+        };
+        if !(name.starts_with("result.previous-") && name.ends_with(".json")) {
+            continue;
+        }
+        // Without following a link: only our own regular files are counted and removed.
+        let Ok(stat) = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) else {
+            continue;
+        };
+        if FileType::from_raw_mode(stat.st_mode) == FileType::RegularFile {
+            previous.push(((stat.st_mtime, stat.st_mtime_nsec), name.to_owned()));
+        }
+    }
+    previous.sort_unstable_by(|a, b| b.cmp(a));
+    for (_, name) in previous.into_iter().skip(KEEP_PREVIOUS_RESULTS) {
+        match rustix::fs::unlinkat(dir, name.as_str(), AtFlags::empty()) {
+            Ok(()) | Err(Errno::NOENT) => {}
+            Err(errno) => return Err(OutError::io(&out.join(&name), errno)),
+        }
+    }
+    Ok(())
 }
 
 fn is_run_id(text: &str) -> bool {
@@ -612,5 +649,40 @@ mod tests {
         let moved = set_aside_result(dir.path(), "bbbbbb").unwrap().unwrap();
         assert_eq!(moved, dir.path().join("result.previous-aaaaaa.json"));
         assert!(!dir.path().join("result.json").exists());
+    }
+
+    #[test]
+    fn only_the_newest_previous_results_are_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        chmod(dir.path(), 0o700);
+        create(dir.path()).unwrap();
+        let runs: Vec<String> = (0..KEEP_PREVIOUS_RESULTS + 3)
+            .map(|n| format!("{:06x}", n + 1))
+            .collect();
+        for (n, run) in runs.iter().enumerate() {
+            set_aside_result(dir.path(), run).unwrap();
+            let result = dir.path().join("result.json");
+            std::fs::write(&result, "{}").unwrap();
+            // Distinct times, oldest first, whatever the file system's clock resolution.
+            let when = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_000 + n as u64);
+            std::fs::File::options()
+                .write(true)
+                .open(&result)
+                .unwrap()
+                .set_modified(when)
+                .unwrap();
+        }
+        set_aside_result(dir.path(), "ffffff").unwrap();
+        let mut kept: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().into_string().unwrap())
+            .filter(|name| name.starts_with("result.previous-"))
+            .collect();
+        kept.sort();
+        let newest: Vec<String> = runs[runs.len() - KEEP_PREVIOUS_RESULTS..]
+            .iter()
+            .map(|run| format!("result.previous-{run}.json"))
+            .collect();
+        assert_eq!(kept, newest);
     }
 }
