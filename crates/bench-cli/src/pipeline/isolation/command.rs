@@ -24,8 +24,8 @@ const CAPTURE_TAIL_BYTES: usize = 64 << 10;
 /// How long, after a command ended, its captured output may take to reach end
 /// of file: a daemon it left may hold the pipe open for ever.
 const CAPTURE_DRAIN: Duration = Duration::from_secs(2);
-/// How many characters of a log's end go into an error.
-const TAIL_CHARS: usize = 1500;
+use super::output_cut::TAIL_CHARS;
+pub use super::output_cut::{clip, tail};
 
 /// One command to run.
 #[derive(Debug, Clone)]
@@ -175,17 +175,6 @@ fn tail_suffix(tail: &str) -> String {
     }
 }
 
-/// The last `TAIL_CHARS` characters of a text, starting at a line.
-pub fn tail(text: &str) -> String {
-    let count = text.chars().count();
-    if count <= TAIL_CHARS {
-        return text.trim_end().to_owned();
-    }
-    let cut: String = text.chars().skip(count - TAIL_CHARS).collect();
-    let start = cut.find('\n').map_or(0, |i| i + 1);
-    format!("...{}", cut[start..].trim_end())
-}
-
 /// One captured stream, bounded whatever the command prints: its first
 /// [`CAPTURE_HEAD_BYTES`], its last [`CAPTURE_TAIL_BYTES`], and how many bytes
 /// between them were dropped.
@@ -287,20 +276,6 @@ fn read_log_tail(path: &Path, from: u64) -> String {
         Ok(bytes) => tail(&String::from_utf8_lossy(&bytes)),
         Err(_) => String::new(),
     }
-}
-
-/// Cuts a message to `max` characters keeping its start (what failed) and its end
-/// (the output's last lines), for the result file's 500-character errors.
-pub fn clip(text: &str, max: usize) -> String {
-    let count = text.chars().count();
-    if count <= max {
-        return text.to_owned();
-    }
-    let head_chars = max / 3;
-    let tail_chars = max.saturating_sub(head_chars + 5);
-    let head: String = text.chars().take(head_chars).collect();
-    let end: String = text.chars().skip(count - tail_chars).collect();
-    format!("{head} ... {end}")
 }
 
 /// Runs a step to its end or its timeout. A non-zero exit is not an error here:
@@ -565,26 +540,6 @@ pub fn stop_home(home: &Path) -> Result<(), StopError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn tail_keeps_the_end_from_a_line_start() {
-        let text: String = (0..1000).map(|i| format!("line {i}\n")).collect();
-        let end = tail(&text);
-        assert!(end.starts_with("...line "), "{end}");
-        assert!(end.ends_with("line 999"));
-        assert!(end.chars().count() <= TAIL_CHARS + 3);
-        assert_eq!(tail("short\n"), "short");
-    }
-
-    #[test]
-    fn clip_keeps_start_and_end() {
-        let text = format!("build step 1 failed; {} the real error", "x".repeat(2000));
-        let clipped = clip(&text, 500);
-        assert_eq!(clipped.chars().count(), 500);
-        assert!(clipped.starts_with("build step 1 failed"));
-        assert!(clipped.ends_with("the real error"));
-        assert_eq!(clip("short", 500), "short");
-    }
 
     #[test]
     fn stopping_a_user_catches_a_process_that_keeps_forking() {

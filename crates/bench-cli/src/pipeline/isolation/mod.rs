@@ -8,6 +8,7 @@
 pub mod command;
 pub mod home;
 pub(crate) mod leftovers;
+mod output_cut;
 pub(crate) mod staging;
 pub(crate) mod uid_ledger;
 pub mod users;
