@@ -10,6 +10,9 @@ pub enum TargetError {
     /// The phase's context lacks the user, or a placeholder has no value.
     #[error(transparent)]
     Context(#[from] crate::pipeline::ContextError),
+    /// The trial user cannot enter a folder the target needs.
+    #[error(transparent)]
+    Preflight(#[from] super::preflight::PreflightError),
     /// The command to start is empty once expanded.
     #[error("the command is empty")]
     EmptyCommand,

@@ -35,7 +35,20 @@ pub(crate) fn spawn_options(
         &values,
     )?;
     let quit = bench_term::parse_keys(&measure.quit).map_err(TargetError::Quit)?;
-    let mut options = SpawnOptions::new(resolve_program(program, &environment))
+    let program = resolve_program(program, &environment);
+    if user.dedicated {
+        // Said in one line before the start, not as the agent's own errors deep inside it.
+        let program_folder = Path::new(&program)
+            .parent()
+            .filter(|_| program.contains('/'));
+        let mut folders = vec![
+            ("its home", user.home.as_path()),
+            ("the working folder", cwd.as_path()),
+        ];
+        folders.extend(program_folder.map(|folder| ("the program's folder", folder)));
+        super::preflight::check(&user.name, &user.identity, &folders)?;
+    }
+    let mut options = SpawnOptions::new(program)
         .args(args)
         .cwd(cwd)
         .size(measure.cols, measure.rows)
