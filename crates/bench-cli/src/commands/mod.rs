@@ -6,6 +6,7 @@ mod cleanup;
 mod compare;
 mod drive;
 mod interrupt;
+mod invoked;
 #[cfg(test)]
 mod test_args;
 

@@ -159,7 +159,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     say!("  html    {}", out.join("report.html").display());
     say!(
         "{}",
-        next_step(spec_arg.as_deref(), &out, !outcome.failed.is_empty())
+        next_step(
+            &super::invoked::invoked_as(),
+            spec_arg.as_deref(),
+            &out,
+            !outcome.failed.is_empty()
+        )
     );
     Ok(if outcome.failed.is_empty() {
         ExitCode::SUCCESS
@@ -192,18 +197,24 @@ fn root_cause_lines(outcome: &crate::pipeline::RunOutcome) -> Vec<String> {
 
 /// What to do with a result: compare it with another build; after a failure, read the
 /// logs and run again (a failed result has nothing to compare).
-fn next_step(spec: Option<&std::path::Path>, out: &std::path::Path, failed: bool) -> String {
+/// `clibench` is the command as the user ran it (`target/debug/clibench` under `cargo run`).
+fn next_step(
+    clibench: &str,
+    spec: Option<&std::path::Path>,
+    out: &std::path::Path,
+    failed: bool,
+) -> String {
     let spec = spec.map_or(String::new(), |spec| format!("{} ", spec.display()));
     if failed {
         return format!(
             "next: the failed steps' logs are in {}; after a fix, run again:\n  \
-             clibench run {spec}--out NEW",
+             {clibench} run {spec}--out NEW",
             out.join("logs").display()
         );
     }
     format!(
         "next: measure another build and compare the two:\n  \
-         clibench run {spec}--out OTHER && clibench compare {} OTHER/result.json",
+         {clibench} run {spec}--out OTHER && {clibench} compare {} OTHER/result.json",
         out.join("result.json").display()
     )
 }
