@@ -22,7 +22,7 @@ use bench_proc::settle::Waited;
 use bench_proc::{ProcRoot, SettleEnd, SettleReport, Snapshot};
 use bench_term::{ReadyMode, Terminal};
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// The measure phase failed.
 #[derive(Debug, thiserror::Error)]
@@ -270,17 +270,20 @@ fn starts(
         let closed_early = matches!(&settled, Ok(report) if report.end == SettleEnd::Closed);
         let settled = settled.map(drop);
         if closed_early || terminal.session_processes().is_empty() {
+            // When it was seen gone, not when it went: an upper bound on its life after ready.
+            let seen_gone = terminal.elapsed();
             recording.finish(side, Some(elapsed));
             let screen = terminal.screen_text();
             let status = match terminal.close().ok().and_then(|report| report.status) {
                 Some(status) => format!(" ({status})"),
                 None => String::new(),
             };
-            let error = format!(
-                "`{}` exited{status} {:.3} s after it looked ready; its last screen:\n{}",
-                options_line(&options),
-                elapsed.as_secs_f64(),
-                screen.trim_end()
+            let error = exited_after_ready(
+                &options_line(&options),
+                &status,
+                seen_gone.saturating_sub(elapsed),
+                elapsed,
+                &screen,
             );
             record(side, metric, trial, Sample::Error(error));
             return Ok(cold_ready);
@@ -318,6 +321,24 @@ fn starts(
         }
     }
     Ok(cold_ready)
+}
+
+/// The error of a start whose program was gone during its settle: how long after ready it
+/// was seen gone, and when ready was, which are two different times.
+fn exited_after_ready(
+    command: &str,
+    status: &str,
+    after_ready: Duration,
+    ready: Duration,
+    screen: &str,
+) -> String {
+    format!(
+        "`{command}` exited{status} within {:.3} s after it looked ready (ready {:.3} s after \
+         it started); its last screen:\n{}",
+        after_ready.as_secs_f64(),
+        ready.as_secs_f64(),
+        screen.trim_end()
+    )
 }
 
 /// Settles the family of a program in `terminal` by `settle`, reading (and answering)
@@ -408,6 +429,22 @@ fn disk_growth(ctx: &PhaseContext, side: &Side, home: &Path) -> Result<u64, Meas
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_exit_after_ready_says_both_when_it_was_ready_and_how_long_it_lived_after() {
+        let error = exited_after_ready(
+            "/usr/bin/node",
+            " (signal: 15 (SIGTERM))",
+            Duration::from_millis(412),
+            Duration::from_millis(60),
+            "> \n",
+        );
+        assert_eq!(
+            error,
+            "`/usr/bin/node` exited (signal: 15 (SIGTERM)) within 0.412 s after it looked ready \
+             (ready 0.060 s after it started); its last screen:\n>"
+        );
+    }
 
     #[test]
     fn the_report_shows_the_earliest_cold_screen_at_ready() {
