@@ -6,7 +6,7 @@
 use crate::{clibench, run, shadow_tool, system_tool};
 use bench_core::{Metric, ResultFile};
 use std::fs;
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -563,6 +563,57 @@ fn a_screen_at_ready_without_the_required_prompt_fails_cold_with_the_screen() {
         "{error}\n{screen}"
     );
     assert_nothing_left(&out, is_root());
+}
+
+#[test]
+fn a_program_folder_the_trial_user_cannot_enter_fails_before_the_start_naming_it() {
+    if !is_root() {
+        bench_core::skip_test!("needs root: only a dedicated trial user has its own uid to check");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o755)).unwrap();
+    // A folder only root may enter, holding the program: as on a machine whose folders
+    // lost their x bit.
+    let closed = dir.path().join("closed");
+    fs::create_dir_all(closed.join("bin")).unwrap();
+    let program = closed.join("bin/prog");
+    fs::write(&program, "#!/bin/sh\nexit 0\n").unwrap();
+    fs::set_permissions(&program, fs::Permissions::from_mode(0o755)).unwrap();
+    fs::set_permissions(&closed, fs::Permissions::from_mode(0o700)).unwrap();
+    let spec = dir.path().join("spec.toml");
+    fs::write(
+        &spec,
+        format!(
+            "name = \"closed\"\n[measure]\ncommand = [\"{}\"]\nready = \"exit\"\n",
+            program.display()
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let result = run_spec(&spec, &out, &["--trials", "1"]);
+    assert_eq!(result.code, Some(1), "stderr: {}", result.stderr);
+    let expected = format!(
+        "cannot enter the program's folder {}: {} has mode 0700 (owner uid 0, group 0) without \
+         the x bit for it",
+        closed.join("bin").display(),
+        closed.display()
+    );
+    let said = format!("{}{}", result.stderr, phase_logs(&out));
+    assert!(
+        said.contains("preflight: the trial user clibench-"),
+        "{said}"
+    );
+    assert!(said.contains(&expected), "{said}");
+    // No install ran to name the user in a log: the message names it, and it is gone.
+    let (_, after) = said.split_once("preflight: the trial user ").unwrap();
+    let (user, _) = after.split_once(' ').unwrap();
+    let passwd = fs::read_to_string("/etc/passwd").unwrap();
+    assert!(
+        !passwd
+            .lines()
+            .any(|line| line.starts_with(&format!("{user}:")))
+    );
+    assert_nothing_left(&out, false);
 }
 
 #[test]
