@@ -539,6 +539,33 @@ fn a_tui_that_never_becomes_ready_fails_cold_with_the_screen() {
 }
 
 #[test]
+fn after_measure_timed_out_at_ready_ui_and_session_are_skipped_with_that_cause() {
+    let (dir, spec) = demo();
+    edit(
+        &spec,
+        r#"command = ["demo-agent"]"#,
+        r#"command = ["demo-agent", "--never-ready"]"#,
+    );
+    edit(&spec, r#"ready_timeout = "20s""#, r#"ready_timeout = "2s""#);
+    let out = dir.path().join("out");
+    let result = run_demo(&spec, &out, Some("prepare,install,measure,ui,session"));
+    assert_eq!(result.code, Some(1), "stderr: {}", result.stderr);
+    // One wait of ready_timeout, not one per phase: ui and session name measure's cause.
+    for phase in ["ui", "session"] {
+        let skipped = format!("{phase}: skipped: ");
+        let line = result
+            .stderr
+            .lines()
+            .find(|line| line.contains(&skipped))
+            .unwrap_or_else(|| panic!("no '{skipped}' in:\n{}", result.stderr));
+        assert!(line.contains("same failure as measure trial 0"), "{line}");
+        assert!(line.contains("timed out after"), "{line}");
+    }
+    assert!(!out.join("logs/phase-ui-0.log").exists());
+    assert_nothing_left(&out, is_root());
+}
+
+#[test]
 fn a_screen_at_ready_without_the_required_prompt_fails_cold_with_the_screen() {
     let (dir, spec) = demo();
     edit(
