@@ -90,7 +90,9 @@ fn a_trial_0_that_never_gets_ready_skips_the_later_trials_and_the_staircase() {
     let stderr = &result.stderr;
     assert_eq!(stderr.matches(": failed").count(), 1, "{stderr}");
     assert!(
-        stderr.contains("measure from trial 1: skipped: same failure as measure trial 0: cold: "),
+        stderr.contains(
+            "measure from trial 1: skipped: same failure as measure trial 0: cold, cold_cpu: "
+        ),
         "{stderr}"
     );
     assert!(
@@ -112,7 +114,8 @@ fn a_trial_0_that_never_gets_ready_skips_the_later_trials_and_the_staircase() {
         "{:?}",
         saved.side.metrics
     );
-    assert!(saved.side.skipped["measure:1"].contains("cold: "));
+    // One failure under cold and cold_cpu is said once, naming both.
+    assert!(saved.side.skipped["measure:1"].contains("cold, cold_cpu: "));
     assert_nothing_left(&out, is_root());
 
     // --keep-going runs them all, each failing on its own.
