@@ -678,6 +678,15 @@ pub fn traces_of(uid: u32) -> Vec<String> {
 mod tests {
     use super::*;
 
+    /// The shared folders the walk finds below `base`, on its device.
+    fn shared_below(base: &Path) -> BTreeSet<String> {
+        let fd = rustix::fs::open(base, OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty()).unwrap();
+        let device = rustix::fs::fstat(&fd).unwrap().st_dev;
+        let mut found = BTreeSet::new();
+        find_shared(&fd, base, device, 0, &mut found);
+        found
+    }
+
     #[test]
     fn sysvipc_tables_are_read_by_their_header() {
         let shm = "       key      shmid perms                  size  cpid  lpid nattch   uid   gid  cuid  cgid      atime      dtime      ctime                   rss                  swap\n\
@@ -791,16 +800,10 @@ mod tests {
         .unwrap();
         std::fs::set_permissions(&deep, std::os::unix::fs::PermissionsExt::from_mode(0o1733))
             .unwrap();
-        let mut found = BTreeSet::new();
-        let fd = rustix::fs::open(
-            base.path(),
-            OFlags::RDONLY | OFlags::DIRECTORY,
-            Mode::empty(),
-        )
-        .unwrap();
-        let device = rustix::fs::fstat(&fd).unwrap().st_dev;
-        find_shared(&fd, base.path(), device, 0, &mut found);
-        assert_eq!(found, BTreeSet::from([deep.to_string_lossy().into_owned()]));
+        assert_eq!(
+            shared_below(base.path()),
+            BTreeSet::from([deep.to_string_lossy().into_owned()])
+        );
         assert!(quick_shared_folders().contains("/tmp"));
     }
 
@@ -832,16 +835,10 @@ mod tests {
             std::os::unix::fs::PermissionsExt::from_mode(0o755),
         )
         .unwrap();
-        let fd = rustix::fs::open(
-            base.path(),
-            OFlags::RDONLY | OFlags::DIRECTORY,
-            Mode::empty(),
-        )
-        .unwrap();
-        let device = rustix::fs::fstat(&fd).unwrap().st_dev;
-        let mut found = BTreeSet::new();
-        find_shared(&fd, base.path(), device, 0, &mut found);
-        assert_eq!(found, BTreeSet::from([group, user.clone()]));
+        assert_eq!(
+            shared_below(base.path()),
+            BTreeSet::from([group, user.clone()])
+        );
         assert!(shared_dir(Path::new(&user)));
     }
 
