@@ -50,6 +50,17 @@ pub struct Report {
 }
 
 impl Report {
+    /// The target's name, for a heading beside the sha; `None` when the request names
+    /// none, or when it is the sha itself (a spec without a source, package or version
+    /// is known by its name alone, and `node-repl node-repl` says it twice).
+    pub fn target(&self) -> Option<&str> {
+        self.request
+            .config
+            .get("target")
+            .map(String::as_str)
+            .filter(|target| *target != self.sha)
+    }
+
     /// What `cold` and `warm` mean in this run, when it measured `cold`: whether the page
     /// cache was dropped before each cold start (`runtime.caches_dropped`, written by
     /// `clibench run`) decides whether "cold" was a start from disk.

@@ -1,7 +1,8 @@
 //! Statistics over the samples of one metric.
 //!
 //! Outliers follow hyperfine's rule: the modified z-score
-//! `0.6745 * (x - median) / MAD` beyond ±3.5 marks a sample as an outlier.
+//! `0.6745 * (x - median) / MAD` beyond ±3.5 marks a sample as an outlier, among
+//! at least [`OUTLIER_MIN_SAMPLES`] samples.
 //!
 //! # Ties and resolution
 //! With most samples equal the MAD is 0, and hyperfine's rule makes any other value
@@ -42,6 +43,12 @@ pub struct Summary {
 /// The modified z-score beyond which hyperfine calls a sample an outlier.
 pub const OUTLIER_Z: f64 = 3.5;
 
+/// The fewest samples among which one is called an outlier. With fewer, the median and
+/// the MAD are decided by one or two samples: of three, the MAD is the smaller distance
+/// to the median, and the farther sample is marked whenever it is four times farther,
+/// which is how three samples usually fall, not a sign that one of them went wrong.
+pub const OUTLIER_MIN_SAMPLES: usize = 5;
+
 /// The smallest spread, relative to the median, that the outlier rule takes as
 /// real: differences below it are floating-point rounding, not measurements.
 pub const RELATIVE_TOLERANCE: f64 = 1e-9;
@@ -81,6 +88,7 @@ impl Summary {
         let spread = mad.max(resolution).max(RELATIVE_TOLERANCE * median.abs());
         let outliers = finite
             .iter()
+            .filter(|_| n >= OUTLIER_MIN_SAMPLES)
             .filter(|&&(_, v)| modified_z_score(v, median, spread).abs() > OUTLIER_Z)
             .map(|&(index, _)| index)
             .collect();
@@ -251,6 +259,29 @@ mod tests {
     }
 
     #[test]
+    fn fewer_than_five_samples_mark_no_outlier() {
+        // Of three, the farther sample is 4 MADs away: hyperfine's rule would mark it.
+        assert!(
+            Summary::from_values(&[10.0, 11.0, 14.0])
+                .unwrap()
+                .outliers
+                .is_empty()
+        );
+        assert!(
+            Summary::from_values(&[1.0, 1.0, 1.0, 9.0])
+                .unwrap()
+                .outliers
+                .is_empty()
+        );
+        assert_eq!(
+            Summary::from_values(&[1.0, 1.0, 1.2, 1.1, 9.0])
+                .unwrap()
+                .outliers,
+            [4]
+        );
+    }
+
+    #[test]
     fn floating_point_rounding_is_not_an_outlier() {
         // The values `report` once flagged: 0.02 summed three ways.
         let values = [0.02, 0.020000000000000004, 0.019999999999999997, 0.02, 0.02];
@@ -285,10 +316,10 @@ mod tests {
                 .is_empty()
         );
         assert_eq!(
-            Summary::from_values(&[0.0, 0.0, 0.0, 5.0])
+            Summary::from_values(&[0.0, 0.0, 0.0, 0.0, 5.0])
                 .unwrap()
                 .outliers,
-            [3]
+            [4]
         );
     }
 

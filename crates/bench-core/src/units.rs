@@ -46,6 +46,11 @@ pub fn format_seconds(seconds: f64) -> String {
     // Choose the unit by the value as it will be shown, so that 999.9996 µs is
     // `1.00 ms` rather than `1000 µs`.
     let magnitude = round_significant(seconds.abs(), 3);
+    // No clock clibench reads is finer than a nanosecond: less than half of one is the
+    // floating-point residue of a zero (the spread of equal samples), not `0.00 ns`.
+    if magnitude < 0.5e-9 {
+        return "0 s".to_string();
+    }
     if magnitude >= 120.0 {
         let whole = seconds.round() as i64;
         let sign = if whole < 0 { "-" } else { "" };
@@ -135,6 +140,9 @@ mod tests {
         assert_eq!(format_seconds(0.0000123), "12.3 µs");
         assert_eq!(format_seconds(0.00000085), "850 ns");
         assert_eq!(format_seconds(0.0), "0 s");
+        assert_eq!(format_seconds(1.7e-18), "0 s");
+        assert_eq!(format_seconds(-3e-12), "0 s");
+        assert_eq!(format_seconds(1e-9), "1.00 ns");
         assert_eq!(format_seconds(125.0), "2m 05s");
     }
 

@@ -314,14 +314,19 @@ fn measure_once(settings: &Settings, options: &SpawnOptions) -> (Run, Option<Str
 }
 
 /// User and kernel CPU seconds of this process's reaped children, from
-/// `/proc/self/stat`; `None` when it cannot be read.
+/// `getrusage(RUSAGE_CHILDREN)`; `None` when it fails. Linux adds each reaped child's
+/// CPU time there in nanoseconds and reports it in microseconds, where
+/// `/proc/self/stat`'s `cutime` counts whole clock ticks (10 ms at the usual 100 Hz),
+/// too coarse for a start that takes a few of them.
 fn children_cpu_seconds() -> Option<(f64, f64)> {
-    let stat = bench_proc::process_stat(std::process::id())?;
-    let per_second = rustix::param::clock_ticks_per_second() as f64;
-    Some((
-        stat.children_utime_ticks as f64 / per_second,
-        stat.children_stime_ticks as f64 / per_second,
-    ))
+    // SAFETY: an all-zero `rusage` is a valid value of the plain C struct.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `usage` is a valid, writable `rusage` for the call to fill.
+    if unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) } != 0 {
+        return None;
+    }
+    let seconds = |time: libc::timeval| time.tv_sec as f64 + time.tv_usec as f64 / 1e6;
+    Some((seconds(usage.ru_utime), seconds(usage.ru_stime)))
 }
 
 /// [`measure_once`] without the CPU accounting.
@@ -423,6 +428,23 @@ fn measure_family(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_reaped_childs_cpu_time_is_counted_finer_than_a_clock_tick() {
+        let before = children_cpu_seconds().unwrap();
+        let status = std::process::Command::new("/bin/true").status().unwrap();
+        assert!(status.success());
+        let after = children_cpu_seconds().unwrap();
+        let spent = (after.0 - before.0) + (after.1 - before.1);
+        // Starting a program costs some CPU, well under a 10 ms tick: counted in ticks,
+        // it would read 0 (or whole ticks, when other tests' children were reaped too).
+        let ticks = spent * 100.0;
+        assert!(spent > 0.0, "{spent} s");
+        assert!(
+            (ticks - ticks.round()).abs() > 1e-9,
+            "{spent} s is whole ticks"
+        );
+    }
 
     /// A shell that prints a prompt and waits, ready by that prompt.
     fn shell(runs: usize, warmup: usize) -> Settings {

@@ -79,9 +79,11 @@ pub fn memory_over_time(lines: &[Line]) -> Result<String, ChartError> {
     let frame = Frame {
         height: 300,
         y_label_area: Y_LABEL_AREA,
-        x: Axis::values(0.0..max_ms as f64 / 1000.0, "seconds since spawn", |s| {
-            format!("{s:.1}")
-        }),
+        x: Axis::values(
+            0.0..max_ms as f64 / 1000.0,
+            "seconds since spawn",
+            decimal_labels(max_ms as f64 / 1000.0),
+        ),
         y: Axis::values(
             0.0..nice_top(max_bytes as f64 / scale.divisor),
             format!("resident memory ({})", scale.unit),
@@ -431,17 +433,18 @@ pub fn seconds_per_turn(lines: &[TurnLine], value_desc: &str) -> Result<String, 
     frame.draw(|chart| {
         for (index, line) in lines.iter().enumerate() {
             let color = PALETTE[index % PALETTE.len()];
+            let (width, radius) = layered(index, lines.len());
             chart
                 .draw_series(LineSeries::new(
                     line.points.iter().map(|&(turn, s)| (at(turn), s)),
-                    color.mix(0.7).stroke_width(2),
+                    color.mix(0.8).stroke_width(width),
                 ))
                 .map_err(failed)?;
             chart
                 .draw_series(
                     line.points
                         .iter()
-                        .map(|&(turn, s)| Circle::new((at(turn), s), 4, color.filled())),
+                        .map(|&(turn, s)| Circle::new((at(turn), s), radius, color.filled())),
                 )
                 .map_err(failed)?;
         }
@@ -470,17 +473,18 @@ pub fn memory_per_turn(lines: &[TurnLine], value_desc: &str) -> Result<String, C
     frame.draw(|chart| {
         for (index, line) in lines.iter().enumerate() {
             let color = PALETTE[index % PALETTE.len()];
+            let (width, radius) = layered(index, lines.len());
             let corners = turn_steps(&line.points)
                 .into_iter()
                 .map(|(x, bytes)| (x, bytes / scale.divisor));
             chart
-                .draw_series(LineSeries::new(corners, color.stroke_width(2)))
+                .draw_series(LineSeries::new(corners, color.stroke_width(width)))
                 .map_err(failed)?;
             chart
                 .draw_series(line.points.iter().map(|&(turn, bytes)| {
                     Circle::new(
                         (f64::from(turn) - 1.0, bytes / scale.divisor),
-                        4,
+                        radius,
                         color.stroke_width(2),
                     )
                 }))
@@ -488,6 +492,17 @@ pub fn memory_per_turn(lines: &[TurnLine], value_desc: &str) -> Result<String, C
         }
         Ok(())
     })
+}
+
+/// The stroke width and dot radius, in pixels, of line `index` of `count` in a per-turn
+/// chart. Trials often take the same value, and the line drawn last would hide the
+/// others: earlier lines are drawn wider with larger dots, so where they coincide each
+/// colour still shows, as a band beside the line or a ring around the dot drawn after it.
+/// Past four lines the rest take the narrowest width.
+fn layered(index: usize, count: usize) -> (u32, i32) {
+    let layers = count.clamp(1, 4);
+    let depth = (layers - 1 - index.min(layers - 1)) as u32;
+    (2 + 2 * depth, 4 + 2 * depth as i32)
 }
 
 /// The corners of the step line through per-turn `points` on the turn axis (turn 1 at
@@ -822,6 +837,33 @@ fn short_label(label: &str) -> String {
     short
 }
 
+/// Labels for an axis of decimals from 0 to `span`, with as many decimals as its steps
+/// need to differ and none to spare: plotters places up to about 20 labels at round steps
+/// (1, 2 or 5 times a power of ten, or halves of them), so one decimal more than the step
+/// of 20 labels suffices, and trailing zeros go (`0.025`, `0.05`, `0.1`, `2`).
+fn decimal_labels(span: f64) -> impl Fn(&f64) -> String {
+    let step = span / 20.0;
+    let decimals = if step > 0.0 && step.is_finite() {
+        (-step.log10()).ceil().max(0.0) as usize + 1
+    } else {
+        1
+    };
+    move |value| {
+        let text = format!("{value:.decimals$}");
+        let text = if text.contains('.') {
+            text.trim_end_matches('0').trim_end_matches('.')
+        } else {
+            &text
+        };
+        // "-0" would read as a different label from "0".
+        if text == "-0" {
+            "0".to_owned()
+        } else {
+            text.to_owned()
+        }
+    }
+}
+
 fn integer_label(value: &f64) -> String {
     if (value - value.round()).abs() < 1e-6 && *value >= 0.0 {
         format!("{}", value.round() as i64)
@@ -938,6 +980,32 @@ mod tests {
         assert!(svg.contains("resident memory (MiB)"));
     }
 
+    /// The labels under the x axis of `svg`, left to right.
+    fn x_labels(svg: &str) -> Vec<String> {
+        svg.split("<text ")
+            .skip(1)
+            .filter(|text| text.contains("dy=\"0.76em\"") && !text.contains("rotate("))
+            .filter_map(|text| Some(text.split_once('>')?.1.split_once("</text>")?.0.trim()))
+            .filter(|label| !label.is_empty() && *label != "seconds since spawn")
+            .map(str::to_owned)
+            .collect()
+    }
+
+    #[test]
+    fn memory_time_labels_are_distinct_whatever_the_span() {
+        for span_ms in [40, 90, 250, 330, 700, 1_300, 2_600, 9_000, 45_000, 130_000] {
+            let line = Line {
+                points: vec![(0, 1 << 20), (span_ms, 2 << 20)],
+                ready_ms: None,
+            };
+            let labels = x_labels(&memory_over_time(&[line]).unwrap());
+            assert!(labels.len() >= 3, "{span_ms} ms: {labels:?}");
+            let mut distinct = labels.clone();
+            distinct.dedup();
+            assert_eq!(distinct, labels, "{span_ms} ms: a label repeats");
+        }
+    }
+
     #[test]
     fn labels_are_escaped_by_the_svg_backend() {
         let drawn = [Bar {
@@ -1047,6 +1115,45 @@ mod tests {
         let svg = seconds_per_turn(&lines, "turn").unwrap();
         assert_eq!(count(&svg, "polyline"), 2);
         assert_eq!(count(&svg, "circle"), 5);
+    }
+
+    /// The values of attribute `name` on the `tag` elements of `svg`'s marks, in order.
+    fn attributes(svg: &str, tag: &str, name: &str) -> Vec<String> {
+        let marks = &svg[svg.find("class=\"marks\"").unwrap()..];
+        marks
+            .split(&format!("<{tag} "))
+            .skip(1)
+            .filter_map(|element| {
+                let value = element.split(&format!("{name}=\"")).nth(1)?;
+                Some(value[..value.find('"')?].to_owned())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn trials_with_the_same_values_stay_visible_under_the_last_one() {
+        let line = TurnLine {
+            points: vec![(1, 0.5), (2, 0.7), (3, 0.6)],
+        };
+        let lines = [line.clone(), line.clone(), line];
+        for svg in [
+            seconds_per_turn(&lines, "turn").unwrap(),
+            memory_per_turn(&lines, "proportional memory").unwrap(),
+        ] {
+            // Each later line is narrower than the one it is drawn over, and its dots smaller.
+            let widths: Vec<f64> = attributes(&svg, "polyline", "stroke-width")
+                .iter()
+                .map(|w| w.parse().unwrap())
+                .collect();
+            assert_eq!(widths.len(), 3, "{svg}");
+            assert!(widths.windows(2).all(|w| w[0] > w[1]), "{widths:?}");
+            let radii: Vec<f64> = attributes(&svg, "circle", "r")
+                .iter()
+                .map(|r| r.parse().unwrap())
+                .collect();
+            assert_eq!(radii.len(), 9, "{svg}");
+            assert!(radii[0] > radii[3] && radii[3] > radii[6], "{radii:?}");
+        }
     }
 
     #[test]

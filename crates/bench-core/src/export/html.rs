@@ -53,7 +53,7 @@ pub fn report(result: &ResultFile) -> String {
         &mut body,
         &report.metrics.iter().map(|m| m.metric).collect::<Vec<_>>(),
     );
-    facts(&mut body, &report);
+    facts(&mut body, &report, side);
     page(&format!("clibench result {}", report.sha), &body)
 }
 
@@ -194,7 +194,7 @@ figure{margin:8px 0 18px}figure svg{max-width:100%;height:auto;display:block}\
 figcaption{font-size:.9em;margin-top:2px}\
 .legend{display:flex;flex-wrap:wrap;gap:4px 16px;font-size:.9em;margin:2px 0 4px}\
 .swatch{display:inline-block;width:11px;height:11px;border-radius:50%;margin-right:5px;vertical-align:-1px}\
-pre.screen{background:#111;color:#e6e6e6;padding:12px 14px;border-radius:6px;overflow-x:auto;line-height:1.2;font-size:.8em}\
+pre.screen{background:#111;color:#e6e6e6;padding:12px 14px;border-radius:6px;overflow-x:auto;line-height:1.2;font-size:.8em;width:fit-content;max-width:calc(100% - 28px)}\
 details{margin:6px 0}summary{cursor:pointer;font-weight:600}\
 dl.glossary dt{font-weight:600;margin-top:8px}dl.glossary dd{margin:2px 0 0 18px}\
 .regressed{color:var(--bad);font-weight:600}.improved{color:var(--good)}\
@@ -429,7 +429,7 @@ fn memory_over_time(out: &mut String, all: &[MemorySeries]) {
     for session in sessions {
         let mut series: Vec<&MemorySeries> = all.iter().filter(|s| s.session == session).collect();
         series.sort_by_key(|s| s.trial);
-        let _ = writeln!(out, "<h3>{} session</h3>", escape(session));
+        let _ = writeln!(out, "<h3>{}</h3>", escape(&session_name(session)));
         let entries: Vec<String> = series
             .iter()
             .map(|s| {
@@ -452,7 +452,10 @@ fn memory_over_time(out: &mut String, all: &[MemorySeries]) {
         figure(
             out,
             &id,
-            &format!("Resident memory of the process family during the {session} session"),
+            &format!(
+                "Resident memory of the process family during the {}",
+                session_name(session)
+            ),
             charts::memory_over_time(&lines),
             "Resident memory (RSS) of the whole process family, sampled in the background from \
              spawn until the measurement ended; one line per trial. A ring marks the moment the \
@@ -460,6 +463,16 @@ fn memory_over_time(out: &mut String, all: &[MemorySeries]) {
         );
     }
     out.push_str("</section>\n");
+}
+
+/// A start's name as a heading says it: `cold session` for the start named `cold`, and
+/// `session` (not `session session`) for the session phase's own.
+fn session_name(session: &str) -> String {
+    if session == "session" || session.ends_with(" session") {
+        session.to_owned()
+    } else {
+        format!("{session} session")
+    }
 }
 
 /// One per-turn value of a turn, when it has it.
@@ -834,8 +847,8 @@ fn screens(out: &mut String, result: &ResultFile) {
     // The first screen in full; the others (usually the same program again) folded.
     for (index, screen) in screens.iter().enumerate() {
         let heading = format!(
-            "{} session, trial {}",
-            escape(&screen.session),
+            "{}, trial {}",
+            escape(&session_name(&screen.session)),
             screen.trial
         );
         let text = escape(&crop_screen(&screen.text));
@@ -857,6 +870,9 @@ fn screens(out: &mut String, result: &ResultFile) {
 /// Rows and columns of margin kept around a screen's text.
 const CROP_MARGIN_ROWS: usize = 1;
 const CROP_MARGIN_COLUMNS: usize = 2;
+/// The longest run of empty rows kept inside a screen; a longer one becomes a line
+/// that says how many rows it held.
+const CROP_EMPTY_ROWS: usize = 3;
 
 /// `screen` cut to the rows and columns that hold text, with a small margin: a program
 /// that draws a few lines at the top of a 50-row terminal is not a tall black box.
@@ -881,10 +897,30 @@ pub fn crop_screen(screen: &str) -> String {
     let skip = indent.saturating_sub(CROP_MARGIN_COLUMNS);
     let top = first.saturating_sub(CROP_MARGIN_ROWS);
     let bottom = (last + CROP_MARGIN_ROWS).min(rows.len() - 1);
-    let mut cropped: Vec<String> = rows[top..=bottom]
-        .iter()
-        .map(|row| row.chars().skip(skip).collect())
-        .collect();
+    let mut cropped: Vec<String> = Vec::new();
+    let mut empty = 0;
+    for row in rows[top..=bottom].iter().chain([&"x"]) {
+        if row.is_empty() {
+            empty += 1;
+            continue;
+        }
+        // A full-screen program draws its header at the top and its prompt at the bottom:
+        // the empty rows between would be a tall black box, so a long run of them is
+        // said in one line.
+        if empty > CROP_EMPTY_ROWS {
+            cropped.extend([
+                String::new(),
+                format!("({empty} empty rows)"),
+                String::new(),
+            ]);
+        } else {
+            cropped.extend(std::iter::repeat_n(String::new(), empty));
+        }
+        empty = 0;
+        cropped.push(row.chars().skip(skip).collect());
+    }
+    // The "x" that ended the last run of empty rows.
+    cropped.pop();
     // The right margin: trailing spaces on the widest row keep the box off the text.
     let width = cropped
         .iter()
@@ -916,8 +952,26 @@ fn glossary(out: &mut String, metrics: &[Metric]) {
     out.push_str("</dl>\n</section>\n");
 }
 
-fn facts(out: &mut String, report: &Report) {
-    if report.runtime.is_empty() && report.artifacts.is_empty() && report.timings.is_empty() {
+fn facts(out: &mut String, report: &Report, side: &crate::result::Side) {
+    // The load the trials started under: numbers from a busy machine read differently.
+    let load = crate::compare::SideFacts::of(side)
+        .load_average_1m
+        .map(|(low, high)| {
+            let range = if low == high {
+                format!("{low:.2}")
+            } else {
+                format!("{low:.2} to {high:.2}")
+            };
+            (
+                "load_average".to_owned(),
+                format!("{range} (1 min, at the start of the trials)"),
+            )
+        });
+    if report.runtime.is_empty()
+        && report.artifacts.is_empty()
+        && report.timings.is_empty()
+        && load.is_none()
+    {
         return;
     }
     out.push_str("<section id=\"facts\"><h2>Host and run facts</h2>\n");
@@ -943,6 +997,7 @@ fn facts(out: &mut String, report: &Report) {
             .runtime
             .iter()
             .map(|(k, v)| (k.clone(), format_fact(k, v)))
+            .chain(load)
             .collect(),
     );
     table(
@@ -1018,6 +1073,19 @@ mod tests {
         assert_eq!(crop_screen(screen), "\n  hello\n\n    world  \n");
         assert_eq!(crop_screen("a\nb"), "a  \nb");
         assert_eq!(crop_screen("   \n  "), "   \n  ");
+    }
+
+    #[test]
+    fn a_long_run_of_empty_rows_inside_a_screen_is_said_in_one_line() {
+        let screen = format!(" header\n{}> \n", "\n".repeat(40));
+        assert_eq!(crop_screen(&screen), " header\n\n(40 empty rows)  \n\n>");
+        assert_eq!(crop_screen("a\n\n\n\nb"), "a  \n\n\n\nb");
+    }
+
+    #[test]
+    fn a_start_named_session_is_not_a_session_session() {
+        assert_eq!(session_name("cold"), "cold session");
+        assert_eq!(session_name("session"), "session");
     }
 
     #[test]

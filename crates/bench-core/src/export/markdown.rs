@@ -26,9 +26,7 @@ pub fn report(report: &Report) -> String {
         crate::result::Role::Candidate => "",
     };
     let target = report
-        .request
-        .config
-        .get("target")
+        .target()
         .map_or(String::new(), |target| format!("{} ", code(target)));
     let _ = writeln!(
         out,
@@ -569,6 +567,23 @@ mod tests {
             let kept = report(&Report::new(&result_with_cold(runtime)));
             assert!(kept.contains("the page cache was not dropped"), "{kept}");
         }
+    }
+
+    #[test]
+    fn a_target_known_by_its_name_alone_is_named_once() {
+        let mut result = result_with_cold(None);
+        result.side.sha = "node-repl".to_owned();
+        result
+            .request
+            .config
+            .insert("target".to_owned(), "node-repl".to_owned());
+        let text = report(&Report::new(&result));
+        assert!(
+            text.starts_with("## clibench result: `node-repl`\n"),
+            "{text}"
+        );
+        let terminal = crate::export::text::report(&Report::new(&result));
+        assert!(terminal.starts_with("node-repl\n"), "{terminal}");
     }
 
     #[test]

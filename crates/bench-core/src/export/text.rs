@@ -197,9 +197,7 @@ pub fn report_fit(report: &Report, columns: usize) -> String {
 
 fn report_text(report: &Report, columns: usize) -> String {
     let target = report
-        .request
-        .config
-        .get("target")
+        .target()
         .map_or(String::new(), |target| format!("{target} "));
     let mut out = format!("{target}{}\n\n", report.sha);
     if report.metrics.is_empty() {
@@ -250,8 +248,10 @@ fn report_text(report: &Report, columns: usize) -> String {
         // `#2` alone says nothing to someone who has not read the code.
         out.push_str(&format!(
             "\noutliers: #N is trial N, whose value lies more than {} median absolute \
-             deviations (modified z-score) from the median, as hyperfine flags them\n",
-            crate::stats::OUTLIER_Z
+             deviations (modified z-score) from the median, as hyperfine flags them \
+             (among {} samples or more)\n",
+            crate::stats::OUTLIER_Z,
+            crate::stats::OUTLIER_MIN_SAMPLES
         ));
     }
     if let Some(note) = report.cold_note() {

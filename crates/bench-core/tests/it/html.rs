@@ -251,6 +251,37 @@ fn byte_facts_are_shown_with_units() {
 }
 
 #[test]
+fn the_host_facts_say_the_load_the_trials_started_under() {
+    let mut result = demo_like();
+    for (trial, load) in [(0, 1.5), (1, 3.25)] {
+        let record = result.side.trial_record_mut(Phase::Measure, trial);
+        record.load_average = Some([load, 1.0, 0.5]);
+    }
+    let page = html::report(&result);
+    assert!(
+        page.contains(
+            "<td><code>load_average</code></td><td>1.50 to 3.25 (1 min, at the start of the \
+             trials)</td>"
+        ),
+        "{page}"
+    );
+}
+
+#[test]
+fn a_start_named_session_is_headed_once() {
+    let mut result = demo_like();
+    for series in &mut result.side.memory_series {
+        if series.session == "ui" {
+            series.session = "session".to_owned();
+        }
+    }
+    let page = html::report(&result);
+    assert!(page.contains("<h3>session</h3>"), "{page}");
+    assert!(page.contains("<h3>cold session</h3>"), "{page}");
+    assert!(!page.contains("session session"), "{page}");
+}
+
+#[test]
 fn metric_names_carry_their_glossary_as_a_tooltip() {
     let page = html::report(&demo_like());
     let tooltip = format!("<abbr title=\"{}", html::escape(Metric::Cold.description()));
