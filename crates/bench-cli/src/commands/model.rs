@@ -112,6 +112,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         // `model serve` is for a person at a terminal: the bare root is what the agents'
         // pointing instructions it prints use.
         path_token: None,
+        peer_uid: None,
     })?;
     let url = endpoint.url();
     outln!("{url}");

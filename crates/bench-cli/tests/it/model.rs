@@ -25,6 +25,7 @@ fn endpoint_with(script: &str, limits: Limits) -> Endpoint {
         script: script.compile().unwrap(),
         limits,
         path_token: None,
+        peer_uid: None,
     })
     .unwrap()
 }
@@ -755,6 +756,7 @@ fn the_journal_records_every_chunk_on_the_physics_schedule() {
         script: script.compile().unwrap(),
         limits: Limits::default(),
         path_token: None,
+        peer_uid: None,
     })
     .unwrap();
     assert_eq!(endpoint.seed(), 7);
