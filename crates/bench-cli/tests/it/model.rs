@@ -861,6 +861,65 @@ fn model_serve_prints_its_url_and_journal_and_stops_on_sigint() {
 }
 
 #[test]
+fn model_serve_stops_on_sigint_with_answers_in_flight() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("turns.toml");
+    // 1000 tokens at 10 a second: the stream is still going when the signal comes.
+    std::fs::write(
+        &script,
+        "repeat = true\n[physics]\nfirst_token = \"0ms\"\ntokens_per_second = 10\n\
+         [[turns]]\ntokens = 1000\n",
+    )
+    .unwrap();
+    let mut child = crate::clibench()
+        .args(["model", "serve", "--script"])
+        .arg(&script)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut url = String::new();
+    stdout.read_line(&mut url).unwrap();
+    let address: SocketAddr = url.trim().strip_prefix("http://").unwrap().parse().unwrap();
+    let body = json!({"model": "m", "stream": true, "max_tokens": 5,
+        "messages": [{"role": "user", "content": "hi"}]})
+    .to_string();
+    // A stream in flight, an idle keep-alive connection, and a body that never comes.
+    let mut streaming = TcpStream::connect(address).unwrap();
+    write!(
+        streaming,
+        "POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut first = [0u8; 64];
+    streaming.read_exact(&mut first).unwrap();
+    let _idle = TcpStream::connect(address).unwrap();
+    let mut partial = TcpStream::connect(address).unwrap();
+    write!(
+        partial,
+        "POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{{"
+    )
+    .unwrap();
+    // SAFETY: kill(2) on the child this test started and has not reaped.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let sent = std::time::Instant::now();
+    // A bound on how long the test waits, not a speed goal: before, it could stay.
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if sent.elapsed() > Duration::from_secs(10) {
+            let _ = child.kill();
+            panic!("model serve still runs 10 s after SIGINT");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert_eq!(status.code(), Some(0), "ended after {:?}", sent.elapsed());
+}
+
+#[test]
 fn model_serve_names_the_field_of_a_bad_script() {
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("turns.toml");
