@@ -16,13 +16,13 @@
 //! closed at once, before a byte of it is read.
 //!
 //! # Sections
-//! - [`endpoint`]: [`Endpoint`], its [`Settings`], starting and stopping it.
-//! - [`limits`]: [`Limits`], and the write deadline of every connection.
-//! - [`listener`]: accepting connections within the bounds, from the allowed uid only.
+//! - `endpoint`: [`Endpoint`], its [`Settings`], starting and stopping it.
+//! - `limits`: [`Limits`], and the write deadline of every connection.
+//! - `listener`: accepting connections within the bounds, from the allowed uid only.
 //! - `peer_linux`: the uid behind a loopback connection, from the kernel's sock_diag.
-//! - [`handle`]: one request: its route, its body, its journal record, error answers.
-//! - [`generate`]: a model request's answer, and its schedule of frames.
-//! - [`body`]: a response body released on that schedule by a timing thread.
+//! - `handle`: one request: its route, its body, its journal record, error answers.
+//! - `generate`: a model request's answer, and its schedule of frames.
+//! - `body`: a response body released on that schedule by a timing thread.
 
 mod body;
 mod endpoint;
