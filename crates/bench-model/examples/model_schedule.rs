@@ -41,6 +41,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         script: script.compile()?,
         limits: Limits::default(),
         path_token: None,
+        peer_uid: None,
     })?;
     let journal = endpoint.journal();
     let body = format!(

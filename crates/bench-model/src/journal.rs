@@ -232,6 +232,8 @@ struct Kept {
     events: Vec<Event>,
     requests: usize,
     refused: usize,
+    /// Calls of [`Journal::wake`] so far.
+    wakes: u64,
 }
 
 /// The journal of one endpoint: cheap to clone, shared by the server and its caller.
@@ -313,15 +315,25 @@ impl Journal {
     /// The events from index `from` on, waiting up to `timeout` for at least one.
     pub fn wait_since(&self, from: usize, timeout: Duration) -> Vec<Event> {
         let kept = self.lock();
+        let wakes = kept.wakes;
         let (kept, _) = self
             .inner
             .added
-            .wait_timeout_while(kept, timeout, |kept| kept.events.len() <= from)
+            .wait_timeout_while(kept, timeout, |kept| {
+                kept.events.len() <= from && kept.wakes == wakes
+            })
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         kept.events
             .get(from..)
             .map(<[Event]>::to_vec)
             .unwrap_or_default()
+    }
+
+    /// Ends every [`wait_since`](Journal::wait_since) now, with what it has (a caller
+    /// that was told to stop need not wait for its timeout).
+    pub fn wake(&self) {
+        self.lock().wakes += 1;
+        self.inner.added.notify_all();
     }
 
     /// The request records so far.
@@ -442,6 +454,22 @@ mod tests {
         let line: Value = serde_json::from_str(&chunk.to_json_line()).unwrap();
         assert_eq!(line["scheduled_us"], 2000);
         assert_eq!(line["written_us"], 2100);
+    }
+
+    #[test]
+    fn wake_ends_a_wait_without_events() {
+        let journal = Journal::new(Instant::now());
+        let waker = journal.clone();
+        let thread = std::thread::spawn(move || {
+            // A day: only the wake can end it within the test's run.
+            journal.wait_since(0, Duration::from_secs(86_400))
+        });
+        // The wake may come before the wait starts; then the next one ends it.
+        while !thread.is_finished() {
+            waker.wake();
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert!(thread.join().unwrap().is_empty());
     }
 
     #[test]

@@ -19,6 +19,7 @@
 //!     script: script.compile()?,
 //!     limits: Limits::default(),
 //!     path_token: None,
+//!     peer_uid: None,
 //! })?;
 //!
 //! // What an agent would send to `ANTHROPIC_BASE_URL`, as a plain HTTP/1.1 request.

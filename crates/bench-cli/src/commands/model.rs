@@ -5,6 +5,8 @@ use crate::exit::input_error;
 use anyhow::Context;
 use bench_model::conversation::Part;
 use bench_model::{Endpoint, Event, Limits, Outcome, Script, Settings};
+use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::iterator::Signals;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -96,11 +98,10 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         Some(path) => Some(create_new(path)?),
         None => None,
     };
-    let stop = Arc::new(AtomicBool::new(false));
-    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(signal, stop.clone())
-            .context("failed to install the SIGINT and SIGTERM handlers")?;
-    }
+    // Registered before the endpoint starts, so that a signal during the start is kept
+    // for the watcher below.
+    let mut signals = Signals::new([SIGINT, SIGTERM])
+        .context("failed to install the SIGINT and SIGTERM handlers")?;
     let endpoint = Endpoint::start(Settings {
         port: args.port,
         script: compiled,
@@ -112,6 +113,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         // `model serve` is for a person at a terminal: the bare root is what the agents'
         // pointing instructions it prints use.
         path_token: None,
+        peer_uid: None,
     })?;
     let url = endpoint.url();
     outln!("{url}");
@@ -119,6 +121,19 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     std::io::stdout().flush().ok();
     say_part!("{}", guide(&url, endpoint.seed()));
     let journal = endpoint.journal();
+    // The signal ends the journal's wait at once: the endpoint stops within a moment of
+    // Ctrl-C, not at the next of the wait's ticks.
+    let stop = Arc::new(AtomicBool::new(false));
+    let (flag, waker) = (Arc::clone(&stop), journal.clone());
+    std::thread::Builder::new()
+        .name("signals".into())
+        .spawn(move || {
+            if signals.forever().next().is_some() {
+                flag.store(true, Ordering::SeqCst);
+                waker.wake();
+            }
+        })
+        .context("failed to start the signal thread")?;
     let mut seen = 0;
     let mut stderr = std::io::stderr();
     let deadline = stop_after.map(|after| std::time::Instant::now() + after);

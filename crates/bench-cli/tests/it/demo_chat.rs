@@ -27,6 +27,7 @@ fn endpoint() -> Endpoint {
         script: script.compile().unwrap(),
         limits: Limits::default(),
         path_token: None,
+        peer_uid: None,
     })
     .unwrap()
 }

@@ -227,6 +227,7 @@ fn a_request_without_the_secret_path_gets_404() {
         script: script.compile().unwrap(),
         limits: Limits::default(),
         path_token: Some("0123456789abcdef0123456789abcdef".to_owned()),
+        peer_uid: None,
     })
     .unwrap();
     let ask = |path: &str| {

@@ -24,6 +24,11 @@ pub struct Settings {
     /// served (the prefix is removed before routing) and every other path gets 404, so a
     /// local user who finds the port cannot play the trial's turns. `None`: served at `/`.
     pub path_token: Option<String>,
+    /// The only uid served: with `Some(uid)`, a connection whose client socket another
+    /// uid owns (asked of the kernel's sock_diag) is closed at once, unanswered and
+    /// before it holds a connection slot, so another local user can neither play the
+    /// turns (even knowing the token) nor crowd the agent out. `None`: any local user.
+    pub peer_uid: Option<u32>,
 }
 
 /// The endpoint could not start.
@@ -74,6 +79,7 @@ pub(super) struct State {
     pub(super) connections: Arc<tokio::sync::Semaphore>,
     pub(super) rejections: Arc<tokio::sync::Semaphore>,
     pub(super) pacing: Pacing,
+    pub(super) peer_uid: Option<u32>,
 }
 
 impl Endpoint {
@@ -118,6 +124,7 @@ impl Endpoint {
         let conversation = Arc::new(Mutex::new(Conversation::new(settings.script)));
         let state = Arc::new(State {
             path_token: settings.path_token,
+            peer_uid: settings.peer_uid,
             conversation: Arc::clone(&conversation),
             journal: journal.clone(),
             limits: settings.limits.clone(),
@@ -248,6 +255,7 @@ mod tests {
             script: script.compile().unwrap(),
             limits: Limits::default(),
             path_token: Some("t0k".to_owned()),
+            peer_uid: None,
         })
         .unwrap();
         assert!(endpoint.address().ip().is_loopback());

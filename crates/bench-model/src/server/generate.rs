@@ -8,7 +8,7 @@ use crate::answer::{self, Answer, Content};
 use crate::conversation::{Decision, Side};
 use crate::dialect::{self, ErrorKind, Render};
 use crate::journal::{Outcome, bounded_text, prompt_of};
-use crate::physics::{Fault, FaultKind, Rng};
+use crate::physics::{Fault, FaultKind, Physics, Rng};
 use crate::request::{Asked, Dialect};
 use crate::schedule::{self, Frame};
 use crate::schema;
@@ -53,44 +53,9 @@ pub(super) fn generate(
             conversation.decide(asked)
         }
     };
-    let physics_of_side = || lock(&state.conversation).physics().clone();
-    let (reply, physics, outcome, cut) = match decision {
-        Decision::Turn {
-            index,
-            part,
-            reply,
-            physics,
-        } => (reply, physics, Outcome::Turn { index, part }, None),
-        Decision::Side(side) => {
-            let text = match side {
-                Side::Schema => match &asked.schema {
-                    Some(schema) => schema::value_for(schema).to_string(),
-                    None => "{}".to_owned(),
-                },
-                _ => "Scripted session".to_owned(),
-            };
-            (
-                Reply::Text(text),
-                physics_of_side(),
-                Outcome::Side(side),
-                None,
-            )
-        }
-        Decision::NoTurn(why) => (
-            Reply::Text(format!("(clibench's scripted model: {why}.)")),
-            physics_of_side(),
-            Outcome::NoTurn(why),
-            None,
-        ),
-        Decision::Fault {
-            fault,
-            turn: Some((_, reply, physics)),
-        } if fault.kind == FaultKind::Cut => {
-            (reply, physics, Outcome::Fault(FaultKind::Cut), Some(fault))
-        }
-        Decision::Fault { fault, .. } => {
-            return fault_response(state, seen, Some(dialect), &fault, body_bytes);
-        }
+    let (reply, physics, outcome, cut) = match played(state, decision, asked) {
+        Ok(played) => played,
+        Err(fault) => return fault_response(state, seen, Some(dialect), &fault, body_bytes),
     };
     let cut = cut.or(request_fault.filter(|f| f.kind == FaultKind::Cut));
     let outcome = if cut.is_some() {
@@ -130,33 +95,15 @@ pub(super) fn generate(
     // the same seed gets the same times whatever else runs at once.
     let mut rng = Rng::new(state.seed ^ seen.number.wrapping_mul(0x9E37_79B9_7F4A_7C15));
     let start = Instant::now();
-    let (frames, content_type, length) = if asked.stream {
-        let pieces = dialect::stream(dialect, &answer, render);
-        let cut_after = cut
-            .as_ref()
-            .map(|f| f.after_tokens.unwrap_or((output_tokens / 2).max(1) as u32));
-        let frames = schedule::frames(pieces, &physics, &mut rng, cut_after);
-        (frames, dialect::stream_content_type(dialect, render), None)
-    } else {
-        let mut bytes = dialect::whole(dialect, &answer, render)
-            .to_string()
-            .into_bytes();
-        let length = bytes.len() as u64;
-        if cut.is_some() {
-            // A cut of a whole reply: half the body, then the connection closes.
-            bytes.truncate(bytes.len() / 2);
-        }
-        let due = schedule::whole_due(output_tokens, &physics, &mut rng);
-        (
-            vec![Frame {
-                bytes,
-                due,
-                tokens: output_tokens as u32,
-            }],
-            "application/json",
-            Some(length),
-        )
-    };
+    let (frames, content_type, length) = frames_of(
+        &answer,
+        dialect,
+        render,
+        asked.stream,
+        &physics,
+        &mut rng,
+        cut.as_ref(),
+    );
     let body = Out::scheduled(
         frames,
         start,
@@ -181,6 +128,93 @@ pub(super) fn generate(
         headers.insert("x-request-id", id);
     }
     response
+}
+
+/// The answer's frames on their schedule, its content type and (for a whole answer) its
+/// length: a stream in the dialect's events, or one body due when all its tokens are.
+fn frames_of(
+    answer: &Answer,
+    dialect: Dialect,
+    render: Render,
+    stream: bool,
+    physics: &Physics,
+    rng: &mut Rng,
+    cut: Option<&Fault>,
+) -> (Vec<Frame>, &'static str, Option<u64>) {
+    let output_tokens = answer.output_tokens();
+    if stream {
+        let pieces = dialect::stream(dialect, answer, render);
+        let cut_after = cut
+            .as_ref()
+            .map(|f| f.after_tokens.unwrap_or((output_tokens / 2).max(1) as u32));
+        let frames = schedule::frames(pieces, physics, rng, cut_after);
+        (frames, dialect::stream_content_type(dialect, render), None)
+    } else {
+        let mut bytes = dialect::whole(dialect, answer, render)
+            .to_string()
+            .into_bytes();
+        let length = bytes.len() as u64;
+        if cut.is_some() {
+            // A cut of a whole reply: half the body, then the connection closes.
+            bytes.truncate(bytes.len() / 2);
+        }
+        let due = schedule::whole_due(output_tokens, physics, rng);
+        (
+            vec![Frame {
+                bytes,
+                due,
+                tokens: output_tokens as u32,
+            }],
+            "application/json",
+            Some(length),
+        )
+    }
+}
+
+/// What a decision plays: the reply, its physics, its outcome and a cut fault to apply;
+/// `Err` with a fault answered as an error status instead.
+fn played(
+    state: &State,
+    decision: Decision,
+    asked: &Asked,
+) -> Result<(Reply, Physics, Outcome, Option<Fault>), Fault> {
+    let physics_of_side = || lock(&state.conversation).physics().clone();
+    match decision {
+        Decision::Turn {
+            index,
+            part,
+            reply,
+            physics,
+        } => Ok((reply, physics, Outcome::Turn { index, part }, None)),
+        Decision::Side(side) => {
+            let text = match side {
+                Side::Schema => match &asked.schema {
+                    Some(schema) => schema::value_for(schema).to_string(),
+                    None => "{}".to_owned(),
+                },
+                _ => "Scripted session".to_owned(),
+            };
+            Ok((
+                Reply::Text(text),
+                physics_of_side(),
+                Outcome::Side(side),
+                None,
+            ))
+        }
+        Decision::NoTurn(why) => Ok((
+            Reply::Text(format!("(clibench's scripted model: {why}.)")),
+            physics_of_side(),
+            Outcome::NoTurn(why),
+            None,
+        )),
+        Decision::Fault {
+            fault,
+            turn: Some((_, reply, physics)),
+        } if fault.kind == FaultKind::Cut => {
+            Ok((reply, physics, Outcome::Fault(FaultKind::Cut), Some(fault)))
+        }
+        Decision::Fault { fault, .. } => Err(fault),
+    }
 }
 
 /// The content of `reply` for `asked`: text as tokens, or the script's tool calls mapped

@@ -158,15 +158,31 @@ pub(super) async fn handle(state: &State, request: Request<Incoming>) -> Respons
     {
         return fault_response(state, &seen, dialect, fault, declared.unwrap_or(0));
     }
+    let body = match read_body(state, &seen, dialect, request.into_body(), declared).await {
+        Ok(body) => body,
+        Err(response) => return response,
+    };
+    answer(state, &seen, route, &body, request_fault)
+}
+
+/// The request's body, within [`Limits::max_body_bytes`](super::Limits) and
+/// [`Limits::body_timeout`](super::Limits); otherwise the error answer, journaled.
+async fn read_body(
+    state: &State,
+    seen: &Seen,
+    dialect: Option<Dialect>,
+    body: Incoming,
+    declared: Option<u64>,
+) -> Result<bytes::Bytes, Response<Out>> {
     let limit = state.limits.max_body_bytes;
     if declared.is_some_and(|length| length > limit as u64) {
-        return too_large(state, &seen, dialect, declared.unwrap_or(0));
+        return Err(too_large(state, seen, dialect, declared.unwrap_or(0)));
     }
-    let body = http_body_util::Limited::new(request.into_body(), limit);
-    let body = match tokio::time::timeout(state.limits.body_timeout, body.collect()).await {
-        Ok(Ok(collected)) => collected.to_bytes(),
+    let body = http_body_util::Limited::new(body, limit);
+    match tokio::time::timeout(state.limits.body_timeout, body.collect()).await {
+        Ok(Ok(collected)) => Ok(collected.to_bytes()),
         Ok(Err(error)) if error.is::<http_body_util::LengthLimitError>() => {
-            return too_large(state, &seen, dialect, limit as u64 + 1);
+            Err(too_large(state, seen, dialect, limit as u64 + 1))
         }
         Ok(Err(error)) => {
             let message = format!("the request body could not be read: {error}");
@@ -175,7 +191,7 @@ pub(super) async fn handle(state: &State, request: Request<Incoming>) -> Respons
                 r.status = 400;
                 r.outcome = Outcome::Unrecognised(message.clone());
             });
-            return error_response(dialect, ErrorKind::Invalid, &message);
+            Err(error_response(dialect, ErrorKind::Invalid, &message))
         }
         Err(_) => {
             let message = format!(
@@ -189,9 +205,19 @@ pub(super) async fn handle(state: &State, request: Request<Incoming>) -> Respons
             });
             let mut response = error_response(dialect, ErrorKind::Invalid, &message);
             *response.status_mut() = StatusCode::REQUEST_TIMEOUT;
-            return response;
+            Err(response)
         }
-    };
+    }
+}
+
+/// The answer to a request whose body was read: by its route.
+fn answer(
+    state: &State,
+    seen: &Seen,
+    route: Route,
+    body: &[u8],
+    request_fault: Option<Fault>,
+) -> Response<Out> {
     let body_bytes = body.len() as u64;
     match route {
         Route::Root => {
@@ -248,7 +274,7 @@ pub(super) async fn handle(state: &State, request: Request<Incoming>) -> Respons
             error_response(None, ErrorKind::NotFound, &why)
         }
         Route::Generate { dialect, gemini } => {
-            let asked = match request::read(dialect, gemini.as_ref(), &body) {
+            let asked = match request::read(dialect, gemini.as_ref(), body) {
                 Ok(asked) => asked,
                 Err(error) => {
                     let message = error.to_string();
@@ -270,7 +296,7 @@ pub(super) async fn handle(state: &State, request: Request<Incoming>) -> Respons
             };
             generate(
                 state,
-                &seen,
+                seen,
                 dialect,
                 render,
                 &asked,

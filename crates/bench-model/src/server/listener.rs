@@ -4,7 +4,9 @@
 use super::endpoint::State;
 use super::handle::{handle, overloaded};
 use super::limits::Deadlined;
+use super::peer_linux::client_uid;
 use std::convert::Infallible;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -22,11 +24,17 @@ pub(super) async fn serve(
             _ = &mut stopped => return,
             accepted = listener.accept() => accepted,
         };
-        let Ok((stream, _peer)) = accepted else {
+        let Ok((stream, peer)) = accepted else {
             // EMFILE and the like: wait a little rather than spin.
             tokio::time::sleep(Duration::from_millis(10)).await;
             continue;
         };
+        if let Some(uid) = state.peer_uid
+            && !owned_by(&stream, peer, uid)
+        {
+            // Dropped: closed before a byte is read or a slot is taken.
+            continue;
+        }
         // Latency matters more than packet count: every chunk goes out at once.
         let _ = stream.set_nodelay(true);
         let io = hyper_util::rt::TokioIo::new(Deadlined::new(stream, state.limits.write_timeout));
@@ -69,6 +77,17 @@ pub(super) async fn serve(
     }
 }
 
+/// Whether `uid` owns the client end of `stream`, which came from `peer`.
+fn owned_by(stream: &tokio::net::TcpStream, peer: SocketAddr, uid: u32) -> bool {
+    match (peer, stream.local_addr()) {
+        (SocketAddr::V4(client), Ok(SocketAddr::V4(server))) => {
+            client_uid(client, server) == Some(uid)
+        }
+        // The endpoint listens on 127.0.0.1 only; anything else is not ours to serve.
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::{Endpoint, Limits, Settings};
@@ -87,6 +106,7 @@ mod tests {
                 ..Limits::default()
             },
             path_token: None,
+            peer_uid: None,
         })
         .unwrap();
         // The first holds the one slot, the second the one rejection slot; both idle.

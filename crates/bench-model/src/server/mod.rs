@@ -12,14 +12,17 @@
 //! must arrive within [`Limits::header_timeout`] (also the keep-alive idle time), a body
 //! within [`Limits::body_timeout`] and at most [`Limits::max_body_bytes`] (413), and a
 //! write that makes no progress for [`Limits::write_timeout`] closes the connection.
+//! With [`Settings::peer_uid`], a connection whose client socket another uid owns is
+//! closed at once, before a byte of it is read.
 //!
 //! # Sections
-//! - [`endpoint`]: [`Endpoint`], its [`Settings`], starting and stopping it.
-//! - [`limits`]: [`Limits`], and the write deadline of every connection.
-//! - [`listener`]: accepting connections within the bounds.
-//! - [`handle`]: one request: its route, its body, its journal record, error answers.
-//! - [`generate`]: a model request's answer, and its schedule of frames.
-//! - [`body`]: a response body released on that schedule by a timing thread.
+//! - `endpoint`: [`Endpoint`], its [`Settings`], starting and stopping it.
+//! - `limits`: [`Limits`], and the write deadline of every connection.
+//! - `listener`: accepting connections within the bounds, from the allowed uid only.
+//! - `peer_linux`: the uid behind a loopback connection, from the kernel's sock_diag.
+//! - `handle`: one request: its route, its body, its journal record, error answers.
+//! - `generate`: a model request's answer, and its schedule of frames.
+//! - `body`: a response body released on that schedule by a timing thread.
 
 mod body;
 mod endpoint;
@@ -27,6 +30,7 @@ mod generate;
 mod handle;
 mod limits;
 mod listener;
+mod peer_linux;
 
 pub use body::{BodyError, Out};
 pub use endpoint::{Endpoint, ServeError, Settings, base_url};

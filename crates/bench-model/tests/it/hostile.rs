@@ -4,6 +4,7 @@
 use bench_model::{Endpoint, Limits, Script, Settings};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::os::unix::process::CommandExt;
 use std::time::{Duration, Instant};
 
 /// Chunks as fast as the schedule allows, one token each.
@@ -16,6 +17,7 @@ fn endpoint(script: &str, path_token: Option<&str>) -> Endpoint {
         script: Script::from_toml(script, "s").unwrap().compile().unwrap(),
         limits: Limits::default(),
         path_token: path_token.map(str::to_owned),
+        peer_uid: None,
     })
     .unwrap()
 }
@@ -165,4 +167,71 @@ fn rejected_requests_are_journaled_within_a_bound() {
         lines.contains("\"dropped\""),
         "the journal does not say what it dropped"
     );
+}
+
+fn endpoint_for_uid(uid: u32, max_connections: usize) -> Endpoint {
+    Endpoint::start(Settings {
+        port: 0,
+        script: Script::from_toml("[[turns]]\ntext = \"hi\"\n", "s")
+            .unwrap()
+            .compile()
+            .unwrap(),
+        limits: Limits {
+            max_connections,
+            ..Limits::default()
+        },
+        path_token: None,
+        peer_uid: Some(uid),
+    })
+    .unwrap()
+}
+
+#[test]
+fn a_connection_from_another_uid_is_closed_unanswered() {
+    let ours = rustix::process::geteuid().as_raw();
+    let endpoint = endpoint_for_uid(ours.wrapping_add(1), 64);
+    let mut stream = TcpStream::connect(endpoint.address()).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    // The write may already meet the closed connection.
+    let _ = stream.write_all(b"GET /v1/models HTTP/1.1\r\nhost: x\r\n\r\n");
+    let mut reply = Vec::new();
+    let _ = stream.read_to_end(&mut reply);
+    assert!(reply.is_empty(), "{}", String::from_utf8_lossy(&reply));
+    assert!(endpoint.journal().requests().is_empty());
+}
+
+#[test]
+fn a_neighbour_holding_connections_cannot_crowd_out_the_agent() {
+    if !rustix::process::geteuid().is_root() {
+        eprintln!("SKIPPED a_neighbour_holding_connections_cannot_crowd_out_the_agent: needs root");
+        return;
+    }
+    // The agent is uid 65534 (nobody); this process, root, plays the neighbour.
+    let agent = 65534;
+    let endpoint = endpoint_for_uid(agent, 2);
+    let held: Vec<TcpStream> = (0..20)
+        .map(|_| TcpStream::connect(endpoint.address()).unwrap())
+        .collect();
+    let port = endpoint.address().port();
+    // bash's /dev/tcp: a client that is nothing but the agent's uid.
+    let script = format!(
+        "exec 3<>/dev/tcp/127.0.0.1/{port} && \
+         printf 'GET /v1/models HTTP/1.1\\r\\nhost: x\\r\\nconnection: close\\r\\n\\r\\n' >&3 && \
+         timeout 60 cat <&3"
+    );
+    let output = std::process::Command::new("bash")
+        .args(["-c", &script])
+        .uid(agent)
+        .gid(agent)
+        .output()
+        .unwrap();
+    let reply = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        reply.starts_with("HTTP/1.1 200"),
+        "the agent was crowded out: {reply:?} {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    drop(held);
 }

@@ -1,4 +1,6 @@
 //! bench-model's integration tests: the endpoint as an agent's test suite embeds it,
-//! and its bounds under a hostile client.
+//! against the requests the real agents sent (`dialects`), and its bounds under a
+//! hostile client (`hostile`).
 
+mod dialects;
 mod hostile;

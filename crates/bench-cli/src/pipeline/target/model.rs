@@ -2,7 +2,8 @@
 //! trial starts the scripted endpoint in its phase child, on the run's port and under
 //! the run's token (so the `{model_url}` that install wrote into the home's config files
 //! is right), and stops it with the trial; its journal goes to
-//! `OUT/logs/model-<phase>-<trial>.jsonl`, also when the trial failed.
+//! `OUT/logs/model-<phase>-<trial>.jsonl`, also when the trial failed. It serves the
+//! agent's uid alone (see docs/model-endpoint.md, "Who may connect").
 
 use crate::pipeline::PhaseContext;
 use crate::pipeline::out::state::ModelAddress;
@@ -18,6 +19,14 @@ pub(crate) fn fresh_address() -> std::io::Result<ModelAddress> {
         port,
         token: bench_core::io::random_hex(16)?,
     })
+}
+
+/// The uid the trial's agent runs as: the trial user's when dedicated, ours otherwise.
+fn agent_uid(ctx: &PhaseContext) -> u32 {
+    match &ctx.user {
+        Some(user) if user.dedicated => user.identity.uid,
+        _ => rustix::process::geteuid().as_raw(),
+    }
 }
 
 /// A running trial endpoint; its journal is written when it is finished or dropped.
@@ -42,6 +51,10 @@ impl TrialModel {
             script,
             limits: Limits::default(),
             path_token: model.token.then(|| address.token.clone()),
+            // The agent runs as the trial user (as us without a dedicated one): only its
+            // connections are served, so a neighbour who read `{model_url}` from the
+            // agent's command line can neither play the turns nor hold the slots.
+            peer_uid: Some(agent_uid(ctx)),
         })
         .map_err(|source| TargetError::ModelStart {
             port: address.port,
