@@ -2,6 +2,7 @@
 //! plain settings before anything reaches a library crate.
 
 mod ab;
+mod bisect;
 mod cleanup;
 mod compare;
 mod drive;
@@ -93,6 +94,9 @@ enum Command {
     /// A scripted model endpoint on 127.0.0.1 that speaks the agents' APIs (Anthropic,
     /// OpenAI Responses and Chat Completions, Gemini).
     Model(model::Args),
+    /// Find the first commit between a good and a bad one that moved a metric, each step
+    /// an ab comparison of two builds.
+    Bisect(bisect::Args),
     /// Keep every result in one SQLite file; show series, change points and trends;
     /// check a new result against its history.
     History(history::Args),
@@ -115,6 +119,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Ab(args) => ab::run(args),
         Command::Merge(args) => merge::run(args),
         Command::Model(args) => model::run(args),
+        Command::Bisect(args) => bisect::run(args),
         Command::History(args) => history::run(args),
         Command::Cleanup(args) => cleanup::run(args),
     }

@@ -6,13 +6,17 @@
 //! - [`series`]: one point per result, per target, branch and testbed.
 //! - [`changepoint`]: E-divisive means with a permutation test.
 //! - [`check`]: is a new result a change against the recent series?
+//! - [`bisect`]: the search for the first build whose metric moved; [`git`]: the
+//!   commits it searches.
 //! - [`render`]: the terminal table and sparkline; [`page`]: the HTML page;
 //!   [`bmf`]: Bencher Metric Format.
 //! - [`location`]: where the store is when no `--store` is given.
 
+pub mod bisect;
 pub mod bmf;
 pub mod changepoint;
 pub mod check;
+pub mod git;
 pub mod ingest;
 pub mod location;
 pub mod page;

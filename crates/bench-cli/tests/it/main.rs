@@ -2,6 +2,7 @@
 //! running the built binary as a user would.
 
 mod ab;
+mod bisect;
 mod compare;
 mod demo_chat;
 mod history;

@@ -57,6 +57,14 @@ fn cases() -> Vec<(&'static str, Case)> {
             },
         ),
         (
+            "clibench bisect spec.toml --good v1.2.0 --bad main --metric cold --history history.sqlite",
+            Skip(
+                "names the reader's own spec and refs, and builds and measures several commits \
+                 (minutes); bisect::bisect_names_the_commit_that_made_starts_slower runs it on \
+                 a repository of the demo",
+            ),
+        ),
+        (
             "clibench run --history history.sqlite",
             Skip(
                 "a whole demo pipeline (a minute); it adds result.json as `history add` does, \

@@ -1,0 +1,334 @@
+//! Bisect's search: the first build in a range whose metric moved like the bad end's.
+//!
+//! Like Chromium's Pinpoint: the two ends are compared first, to learn the change (its
+//! ratio `r`, bad over good); then the range is halved, each step comparing the last
+//! known good build with the middle one. The middle is bad when the comparison's
+//! interval for the ratio lies wholly beyond `√r` (halfway on a log scale) towards `r`,
+//! good when it lies wholly on the other side, and undecided otherwise: an undecided
+//! comparison is run again with twice the pairs, up to a maximum, before the search
+//! gives up and says where. How two builds are compared is the caller's ([`Comparer`]:
+//! `clibench bisect` runs `ab`'s interleaved pairs), so the search is tested without
+//! building anything.
+
+use std::time::{Duration, Instant};
+
+/// What comparing two builds found for the metric.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Measured {
+    /// Median of the head build over median of the base build.
+    pub ratio: f64,
+    /// The ratio's confidence interval (lower end).
+    pub low: f64,
+    /// The ratio's confidence interval (upper end).
+    pub high: f64,
+    /// Pairs (trials per side) it took.
+    pub pairs: u32,
+}
+
+/// Compares two builds of the range (by index) with `pairs` trials a side.
+pub trait Comparer {
+    /// The comparison's error.
+    type Error;
+    /// Compares build `base` with build `head`.
+    fn compare(&mut self, base: usize, head: usize, pairs: u32) -> Result<Measured, Self::Error>;
+}
+
+/// How the search spends its effort.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Settings {
+    /// Pairs of a first comparison.
+    pub pairs: u32,
+    /// The most pairs an undecided comparison grows to (doubling).
+    pub max_pairs: u32,
+    /// Start no comparison after this much time.
+    pub budget: Option<Duration>,
+}
+
+/// How a bisection ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// The first bad build (index into the range) and its comparison with the one before.
+    FirstBad {
+        /// The first build whose metric moved.
+        index: usize,
+        /// Build `index - 1` against build `index`.
+        measured: Measured,
+    },
+    /// The two ends do not differ beyond their interval: nothing to look for.
+    NoChange {
+        /// The ends' comparison with the most pairs.
+        measured: Measured,
+    },
+    /// A comparison stayed undecided at the most pairs, or the budget ran out: the change
+    /// lies after `good` and at or before `bad`.
+    Undecided {
+        /// The last build known good.
+        good: usize,
+        /// The first build known bad.
+        bad: usize,
+        /// The build that could not be placed, when one could not.
+        at: Option<usize>,
+    },
+}
+
+/// A bisection's result and every comparison it ran, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bisection {
+    /// How it ended.
+    pub outcome: Outcome,
+    /// (base, head, what was found) for each comparison run.
+    pub comparisons: Vec<(usize, usize, Measured)>,
+}
+
+/// Where a comparison places the head build.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Side {
+    Good,
+    Bad,
+    Undecided,
+}
+
+fn side(measured: &Measured, change: f64) -> Side {
+    let half = change.sqrt();
+    let (toward, away) = if change > 1.0 {
+        (measured.low > half, measured.high < half)
+    } else {
+        (measured.high < half, measured.low > half)
+    };
+    match (toward, away) {
+        (true, _) => Side::Bad,
+        (_, true) => Side::Good,
+        _ => Side::Undecided,
+    }
+}
+
+/// Bisects the builds `0..count` (0 known good, `count - 1` known bad).
+pub fn bisect<C: Comparer>(
+    count: usize,
+    settings: &Settings,
+    comparer: &mut C,
+) -> Result<Bisection, C::Error> {
+    let started = Instant::now();
+    let out_of_time = || {
+        settings
+            .budget
+            .is_some_and(|budget| started.elapsed() >= budget)
+    };
+    let mut comparisons = Vec::new();
+    let (mut good, mut bad) = (0, count.saturating_sub(1));
+    let mut run = |base: usize, head: usize, pairs: u32, comparisons: &mut Vec<_>| {
+        let measured = comparer.compare(base, head, pairs)?;
+        comparisons.push((base, head, measured));
+        Ok::<Measured, C::Error>(measured)
+    };
+    // The ends: is there a change, and which way?
+    let mut pairs = settings.pairs.max(2);
+    let change = loop {
+        let measured = run(good, bad, pairs, &mut comparisons)?;
+        if measured.low > 1.0 || measured.high < 1.0 {
+            break measured.ratio;
+        }
+        if pairs >= settings.max_pairs || out_of_time() {
+            return Ok(Bisection {
+                outcome: Outcome::NoChange { measured },
+                comparisons,
+            });
+        }
+        pairs = (pairs * 2).min(settings.max_pairs);
+    };
+    while bad - good > 1 {
+        let middle = good + (bad - good) / 2;
+        let mut pairs = settings.pairs.max(2);
+        loop {
+            if out_of_time() {
+                return Ok(Bisection {
+                    outcome: Outcome::Undecided {
+                        good,
+                        bad,
+                        at: None,
+                    },
+                    comparisons,
+                });
+            }
+            let measured = run(good, middle, pairs, &mut comparisons)?;
+            match side(&measured, change) {
+                Side::Bad => bad = middle,
+                Side::Good => good = middle,
+                Side::Undecided if pairs < settings.max_pairs => {
+                    pairs = (pairs * 2).min(settings.max_pairs);
+                    continue;
+                }
+                Side::Undecided => {
+                    return Ok(Bisection {
+                        outcome: Outcome::Undecided {
+                            good,
+                            bad,
+                            at: Some(middle),
+                        },
+                        comparisons,
+                    });
+                }
+            }
+            break;
+        }
+    }
+    // The first bad build's own comparison with the one before: already run when the
+    // last step compared exactly these two, else run now.
+    let measured = match comparisons
+        .iter()
+        .rev()
+        .find(|(base, head, _)| (*base, *head) == (good, bad))
+    {
+        Some(&(_, _, measured)) => measured,
+        None => run(good, bad, settings.pairs.max(2), &mut comparisons)?,
+    };
+    Ok(Bisection {
+        outcome: Outcome::FirstBad {
+            index: bad,
+            measured,
+        },
+        comparisons,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Builds from `first_bad` on are `step` times slower; a comparison's interval is
+    /// ±`spread` around the true ratio, or spans 1 to the ratio when `fuzzy` says so.
+    struct Fake {
+        first_bad: usize,
+        step: f64,
+        spread: f64,
+        fuzzy: Option<(usize, u32)>,
+    }
+
+    impl Comparer for Fake {
+        type Error = std::convert::Infallible;
+        fn compare(
+            &mut self,
+            base: usize,
+            head: usize,
+            pairs: u32,
+        ) -> Result<Measured, Self::Error> {
+            let level = |i: usize| if i >= self.first_bad { self.step } else { 1.0 };
+            let ratio = level(head) / level(base);
+            if let Some((index, below)) = self.fuzzy
+                && head == index
+                && pairs < below
+            {
+                return Ok(Measured {
+                    ratio,
+                    low: 0.9,
+                    high: 1.5,
+                    pairs,
+                });
+            }
+            Ok(Measured {
+                ratio,
+                low: ratio - self.spread,
+                high: ratio + self.spread,
+                pairs,
+            })
+        }
+    }
+
+    fn settings() -> Settings {
+        Settings {
+            pairs: 5,
+            max_pairs: 20,
+            budget: None,
+        }
+    }
+
+    #[test]
+    fn the_first_slow_build_is_named_with_its_change() {
+        for first_bad in 1..16 {
+            let mut fake = Fake {
+                first_bad,
+                step: 1.3,
+                spread: 0.05,
+                fuzzy: None,
+            };
+            let found = bisect(16, &settings(), &mut fake).unwrap();
+            let Outcome::FirstBad { index, measured } = found.outcome else {
+                panic!("{found:?}");
+            };
+            assert_eq!(index, first_bad);
+            assert!((measured.ratio - 1.3).abs() < 1e-9);
+            // The ends, four halvings, at most one more for the last pair.
+            assert!(found.comparisons.len() <= 6, "{:?}", found.comparisons);
+        }
+    }
+
+    #[test]
+    fn an_undecided_step_gets_more_pairs_before_the_search_moves() {
+        let mut fake = Fake {
+            first_bad: 11,
+            step: 1.3,
+            spread: 0.05,
+            fuzzy: Some((7, 20)),
+        };
+        let found = bisect(16, &settings(), &mut fake).unwrap();
+        let at_seven: Vec<u32> = found
+            .comparisons
+            .iter()
+            .filter(|(_, head, _)| *head == 7)
+            .map(|(_, _, m)| m.pairs)
+            .collect();
+        assert_eq!(at_seven, [5, 10, 20]);
+        assert!(matches!(found.outcome, Outcome::FirstBad { index: 11, .. }));
+    }
+
+    #[test]
+    fn a_step_undecided_at_the_most_pairs_says_where() {
+        let mut fake = Fake {
+            first_bad: 11,
+            step: 1.3,
+            spread: 0.05,
+            fuzzy: Some((7, 1000)),
+        };
+        let found = bisect(16, &settings(), &mut fake).unwrap();
+        assert_eq!(
+            found.outcome,
+            Outcome::Undecided {
+                good: 0,
+                bad: 15,
+                at: Some(7)
+            }
+        );
+    }
+
+    #[test]
+    fn ends_without_a_change_say_so() {
+        let mut fake = Fake {
+            first_bad: 99,
+            step: 1.3,
+            spread: 0.05,
+            fuzzy: None,
+        };
+        let found = bisect(16, &settings(), &mut fake).unwrap();
+        assert!(
+            matches!(found.outcome, Outcome::NoChange { .. }),
+            "{found:?}"
+        );
+        // The ends were given every chance: 5, 10 and 20 pairs.
+        assert_eq!(found.comparisons.len(), 3);
+    }
+
+    #[test]
+    fn a_faster_bad_end_is_bisected_too() {
+        let mut fake = Fake {
+            first_bad: 4,
+            step: 0.7,
+            spread: 0.05,
+            fuzzy: None,
+        };
+        let found = bisect(9, &settings(), &mut fake).unwrap();
+        assert!(
+            matches!(found.outcome, Outcome::FirstBad { index: 4, .. }),
+            "{found:?}"
+        );
+    }
+}
