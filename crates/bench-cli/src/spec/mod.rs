@@ -4,9 +4,11 @@
 //! errors are `file:line:column: message` and name the key.
 
 mod duration;
+mod long_session;
 mod model;
 mod overrides;
 mod parse;
+mod scenario;
 mod settle;
 mod template;
 
@@ -18,5 +20,6 @@ pub use model::{
 };
 pub use overrides::{Override, OverrideSyntaxError, SyntaxProblem, load_with, parse_with};
 pub use parse::{SpecError, is_full_sha, load, parse};
+pub use scenario::{Scenario, UnknownScenario};
 pub use settle::Settle;
 pub use template::{ExpandError, Placeholder, Template, TemplateError, Values};
