@@ -253,8 +253,28 @@ impl StaircaseInstance {
     }
 }
 
-/// The most turns a [`SessionRun`] keeps.
-pub const MAX_TURNS: usize = 200;
+/// The most turns a [`SessionRun`] keeps (`[session] turns` is at most this).
+pub const MAX_TURNS: usize = 1000;
+/// The most checkpoints a [`SessionRun`] keeps.
+pub const MAX_CHECKPOINTS: usize = 1000;
+/// The most keys a [`SessionCheckpoint`] types.
+pub const MAX_CHECKPOINT_KEYS: usize = 20;
+
+/// What the program wrote to its terminal over a window (a turn, an idle window).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct TerminalOutput {
+    /// Bytes written.
+    pub bytes: u64,
+    /// Frames: synchronized updates (`CSI ? 2026 l`) when the program uses them, else
+    /// write bursts (reads less than 4 ms apart).
+    pub frames: u64,
+    /// Full clears: `CSI 2 J`, `CSI 3 J`, `ESC c`.
+    pub full_clears: u64,
+    /// Alternate-screen switches either way (`CSI ? 1049/1047/47 h/l`).
+    pub alt_screen_switches: u64,
+}
 
 /// One turn of a session, as the session phase measured it. Times are seconds on the
 /// terminal's clock (the endpoint's journal times are converted to it).
@@ -301,6 +321,48 @@ pub struct SessionTurn {
     /// with its result arrived `tool_roundtrip_seconds` later); tool turns only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_call_at_seconds: Option<f64>,
+    /// What the agent wrote to its terminal from Enter until the prompt took input again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<TerminalOutput>,
+    /// `output.bytes` divided by the tokens the turn's replies streamed: the redraw cost
+    /// of one streamed token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes_per_token: Option<f64>,
+}
+
+/// The idle prompt measured after a turn of a long session: what typing costs there, the
+/// family's memory and its CPU and output while nothing happens.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct SessionCheckpoint {
+    /// The turn (from 1) after which it was measured.
+    pub turn: u32,
+    /// Keystroke-to-echo seconds of each key of a short word typed at the idle prompt (then
+    /// erased); at most 20.
+    #[cfg_attr(feature = "schema", schemars(length(max = 20)))]
+    pub key_echo_seconds: Vec<f64>,
+    /// Bytes the agent wrote to its terminal per key typed (the word's keys and the
+    /// backspaces that erased it).
+    pub bytes_per_key: f64,
+    /// Resident bytes of the whole family.
+    pub rss_bytes: u64,
+    /// Proportional bytes of the whole family, when every PSS was readable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pss_bytes: Option<u64>,
+    /// The family's CPU share of one core over the checkpoint's idle window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_cpu_share: Option<f64>,
+    /// Bytes per second the agent wrote to its terminal over the idle window (a spinner's cost).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_bytes_per_second: Option<f64>,
+}
+
+impl SessionCheckpoint {
+    /// The median keystroke-to-echo seconds, when a key was echoed.
+    pub fn key_echo_median(&self) -> Option<f64> {
+        crate::stats::Summary::from_values(&self.key_echo_seconds).map(|s| s.median)
+    }
 }
 
 impl SessionTurn {
@@ -325,12 +387,32 @@ pub struct SessionRun {
     /// The dialect the spec says the agent speaks (`anthropic`, ...); at most 40 characters.
     #[cfg_attr(feature = "schema", schemars(length(max = 40)))]
     pub dialect: String,
-    /// The turns in order, at most 200.
-    #[cfg_attr(feature = "schema", schemars(length(max = 200)))]
+    /// The turns in order, at most 1000.
+    #[cfg_attr(feature = "schema", schemars(length(max = 1000)))]
     pub turns: Vec<SessionTurn>,
-    /// Bytes per turn: the least-squares slope of PSS (RSS when PSS is missing) over the turns.
+    /// Bytes per turn: the least-squares slope of PSS (RSS when PSS is missing) over the
+    /// turns after the warm-up.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub growth_bytes_per_turn: Option<f64>,
+    /// The first turns left out of every slope (`[session] warmup_turns`; 0 in files
+    /// written before it existed, whose slopes took every turn).
+    #[serde(default)]
+    pub warmup_turns: u32,
+    /// The memory fit behind `growth_bytes_per_turn` (bytes per turn), with its error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub growth: Option<crate::trend::Fit>,
+    /// The checkpoints' median keystroke-to-echo seconds over the turn, fitted (seconds
+    /// per turn) from the checkpoints after the warm-up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lag: Option<crate::trend::Fit>,
+    /// The checkpoints' bytes per key over the turn, fitted (bytes per key per turn).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub render: Option<crate::trend::Fit>,
+    /// The idle prompt measured every `[session] checkpoint_every` turns and after the
+    /// last, in order; at most 1000.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "schema", schemars(length(max = 1000)))]
+    pub checkpoints: Vec<SessionCheckpoint>,
     /// The idle window's length, seconds.
     pub idle_seconds: f64,
     /// The family's CPU share of one core over the idle window.
@@ -342,6 +424,9 @@ pub struct SessionRun {
     /// window (`scripts/idle-cpu-check.py`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_monotonic_ns: Option<[u64; 2]>,
+    /// What the agent wrote to its terminal over the idle window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_output: Option<TerminalOutput>,
 }
 
 /// The least-squares slope of `y` over `x`; `None` with fewer than two distinct `x`.
@@ -381,6 +466,20 @@ mod tests {
         // Noise around a line of slope 2: the fit finds 2 within the noise.
         let noisy = slope(&[(1.0, 2.5), (2.0, 3.5), (3.0, 6.5), (4.0, 7.5)]).unwrap();
         assert!((noisy - 1.8 - 0.0).abs() < 0.5, "{noisy}");
+    }
+
+    #[test]
+    fn a_session_written_before_checkpoints_still_loads() {
+        let old = r#"{"trial": 0, "dialect": "anthropic", "idle_seconds": 2.0,
+            "growth_bytes_per_turn": 5.0,
+            "turns": [{"turn": 1, "turn_seconds": 0.5, "cpu_seconds": 0.1, "rss_bytes": 7}]}"#;
+        let run: SessionRun = serde_json::from_str(old).unwrap();
+        assert_eq!(run.warmup_turns, 0);
+        assert!(run.checkpoints.is_empty() && run.lag.is_none());
+        assert_eq!(run.turns[0].output, None);
+        // What this version adds is written only when present.
+        let written = serde_json::to_string(&run).unwrap();
+        assert!(!written.contains("checkpoints") && !written.contains("output"));
     }
 
     #[test]

@@ -49,6 +49,7 @@ pub mod stats;
 #[cfg(test)]
 mod test_support;
 pub mod text;
+pub mod trend;
 pub mod trial;
 pub mod units;
 

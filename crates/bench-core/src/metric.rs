@@ -317,6 +317,20 @@ metrics! {
     SessionGrowth = "session_growth", Bytes, Session, LowerIsBetter, Nature::Memory;
     /// The family's CPU share (fraction of one core) while idle at the prompt.
     IdleCpu = "idle_cpu", Share, Session, LowerIsBetter, Nature::Cpu;
+    /// Median bytes the agent wrote to its terminal per streamed token over the turns.
+    StreamBytes = "stream_bytes", Bytes, Session, LowerIsBetter, Nature::Timing;
+    /// Bytes per second the agent wrote to its terminal while idle at the prompt.
+    IdleOutput = "idle_output", Bytes, Session, LowerIsBetter, Nature::Timing;
+    /// Median keystroke-to-echo seconds at the idle prompt, at the last checkpoint.
+    KeyEcho = "key_echo", Seconds, Session, LowerIsBetter, Nature::Timing;
+    /// Bytes the agent wrote per key typed at the idle prompt, at the last checkpoint.
+    KeyBytes = "key_bytes", Bytes, Session, LowerIsBetter, Nature::Timing;
+    /// Seconds per 100 turns the idle prompt's keystroke-to-echo latency grows
+    /// (least-squares slope over the checkpoints after the warm-up).
+    LagGrowth = "lag_growth", Seconds, Session, LowerIsBetter, Nature::Timing;
+    /// Bytes per key per 100 turns that typing at the idle prompt writes more
+    /// (least-squares slope over the checkpoints after the warm-up).
+    RenderGrowth = "render_growth", Bytes, Session, LowerIsBetter, Nature::Timing;
 }
 
 impl Metric {
@@ -465,23 +479,74 @@ impl Metric {
             Metric::IdleCpu => {
                 "Share of one CPU core the whole process family uses while idle at the prompt after the turns (0.05 is 5% of a core); an idle agent should use almost none."
             }
+            Metric::StreamBytes => {
+                "Bytes the agent wrote to its terminal during a turn divided by the tokens its replies streamed (median over the turns): what redrawing costs per streamed token. A TUI that repaints the whole screen on every chunk writes far more than the text."
+            }
+            Metric::IdleOutput => {
+                "Bytes per second the agent wrote to its terminal while idle at the prompt after the turns: a spinner or a clock redrawn for nobody."
+            }
+            Metric::KeyEcho => {
+                "Median time from a key press until its echo is on the screen, typed at the idle prompt at the session's last checkpoint: typing lag after the whole session."
+            }
+            Metric::KeyBytes => {
+                "Bytes the agent wrote to its terminal per key typed at the idle prompt, at the session's last checkpoint: a TUI that redraws its whole transcript on each key writes more as the session grows."
+            }
+            Metric::LagGrowth => {
+                "How much the idle prompt's keystroke-to-echo latency grows per 100 turns: the least-squares slope over the checkpoints after the warm-up (an O(session) cost per key shows as a steady slope). A latency that shrinks records 0."
+            }
+            Metric::RenderGrowth => {
+                "How many more bytes per key typing writes per 100 turns: the least-squares slope of the checkpoints' bytes per key after the warm-up. A count that shrinks records 0."
+            }
         }
     }
 
     /// The metric's unit and direction in words: `seconds, lower is better`.
     pub fn unit_and_direction(self) -> String {
         let unit = match self.unit() {
-            // The one rate among the byte metrics: a slope over the session's turns.
-            Unit::Bytes if self == Metric::SessionGrowth => "bytes per turn",
             Unit::Seconds => "seconds",
             Unit::Bytes => "bytes",
             Unit::Share => "share of a core",
         };
-        let direction = match self.direction() {
+        match self.per() {
+            // A rate: "bytes" alone would read as a size.
+            Some(per) => format!("{unit} {per}, {}", self.direction_words()),
+            None => format!("{unit}, {}", self.direction_words()),
+        }
+    }
+
+    fn direction_words(self) -> &'static str {
+        match self.direction() {
             Direction::LowerIsBetter => "lower is better",
             Direction::HigherIsBetter => "higher is better",
-        };
-        format!("{unit}, {direction}")
+        }
+    }
+
+    /// What a rate's value is per, in words (`per turn`), for the metrics whose values
+    /// are not plain sizes or times: a slope over the session's turns, a cost per key.
+    pub fn per(self) -> Option<&'static str> {
+        match self {
+            Metric::SessionGrowth => Some("per turn"),
+            Metric::StreamBytes => Some("per token"),
+            Metric::IdleOutput => Some("per second"),
+            Metric::KeyBytes => Some("per key"),
+            Metric::LagGrowth => Some("per 100 turns"),
+            Metric::RenderGrowth => Some("per key per 100 turns"),
+            _ => None,
+        }
+    }
+
+    /// [`Metric::per`] short, for a table cell: `/turn`, `/key/100 turns`; empty for
+    /// plain sizes and times.
+    pub fn per_short(self) -> &'static str {
+        match self {
+            Metric::SessionGrowth => "/turn",
+            Metric::StreamBytes => "/token",
+            Metric::IdleOutput => "/s",
+            Metric::KeyBytes => "/key",
+            Metric::LagGrowth => "/100 turns",
+            Metric::RenderGrowth => "/key/100 turns",
+            _ => "",
+        }
     }
 }
 
@@ -578,8 +643,8 @@ mod tests {
         assert_eq!(Metric::Install.phase(), Phase::Install);
         assert_eq!(Phase::Ui.metrics().count(), 4);
         assert_eq!(Phase::Staircase.metrics().count(), 4);
-        assert_eq!(Phase::Session.metrics().count(), 11);
-        assert_eq!(Metric::ALL.len(), 48);
+        assert_eq!(Phase::Session.metrics().count(), 17);
+        assert_eq!(Metric::ALL.len(), 54);
         assert!(Metric::Ready.standalone() && Metric::Ready.phase() == Phase::Measure);
         assert!(!Phase::Measure.metrics().any(Metric::standalone));
     }

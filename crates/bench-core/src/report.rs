@@ -36,6 +36,10 @@ pub struct Report {
     /// Steps that were not run: `<phase>:<trial>` -> why.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub skipped: BTreeMap<String, String>,
+    /// The session slopes of each trial with their standard errors, and the ones that
+    /// grow clearly faster than linearly, one line each.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub session_slopes: Vec<String>,
     /// How many processes the family had at each measure trial's memory measurement:
     /// trial -> count, for the trials that recorded one.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
@@ -128,6 +132,7 @@ impl Report {
             runtime: side.runtime.clone(),
             processes,
             skipped: side.skipped.clone(),
+            session_slopes: session_slopes(&side.sessions),
             process_counts: side
                 .trials
                 .iter()
@@ -185,6 +190,58 @@ impl Report {
     }
 }
 
+/// One line per trial with a fitted slope: `trial 0: session_growth 1.0 MiB/turn ± 12 KiB
+/// over 99 turns, ...`, and `**faster than linear**` after a slope whose series curves up.
+fn session_slopes(runs: &[crate::detail::SessionRun]) -> Vec<String> {
+    use crate::metric::Metric;
+    runs.iter()
+        .filter_map(|run| {
+            let fits = [
+                (Metric::SessionGrowth, run.growth, 1.0, "turns"),
+                (Metric::LagGrowth, run.lag, 100.0, "checkpoints"),
+                (Metric::RenderGrowth, run.render, 100.0, "checkpoints"),
+            ];
+            let parts: Vec<String> = fits
+                .into_iter()
+                .filter_map(|(metric, fit, scale, what)| {
+                    let fit = fit?;
+                    let unit = metric.unit();
+                    let error = fit.std_error.map_or(String::new(), |error| {
+                        format!(" ± {}", unit.format(error * scale))
+                    });
+                    let curving = if fit.faster_than_linear() {
+                        " **faster than linear**"
+                    } else {
+                        ""
+                    };
+                    Some(format!(
+                        "`{metric}` {}{}{error} over {} {what}{curving}",
+                        signed(unit, fit.slope * scale),
+                        metric.per_short(),
+                        fit.points
+                    ))
+                })
+                .collect();
+            (!parts.is_empty()).then(|| {
+                format!(
+                    "trial {} (after {} warm-up turns): {}",
+                    run.trial,
+                    run.warmup_turns,
+                    parts.join("; ")
+                )
+            })
+        })
+        .collect()
+}
+
+fn signed(unit: crate::units::Unit, value: f64) -> String {
+    if value < 0.0 {
+        format!("-{}", unit.format(-value))
+    } else {
+        unit.format(value)
+    }
+}
+
 #[cfg(test)]
 mod family_tests {
     use super::*;
@@ -217,6 +274,39 @@ mod family_tests {
 mod tests {
     use super::*;
     use crate::{Phase, Request, Role};
+
+    #[test]
+    fn session_slopes_are_listed_with_their_error_and_a_curve_is_flagged() {
+        let fit = |slope, curvature_t| crate::trend::Fit {
+            slope,
+            std_error: Some(slope / 100.0),
+            points: 10,
+            curvature_t: Some(curvature_t),
+        };
+        let run = crate::detail::SessionRun {
+            trial: 2,
+            dialect: String::new(),
+            turns: Vec::new(),
+            growth_bytes_per_turn: Some(1048576.0),
+            warmup_turns: 1,
+            growth: Some(fit(1048576.0, 0.5)),
+            lag: Some(fit(0.0001, 9.0)),
+            render: None,
+            checkpoints: Vec::new(),
+            idle_seconds: 1.0,
+            idle_cpu_share: None,
+            idle_monotonic_ns: None,
+            idle_output: None,
+        };
+        let mut result = ResultFile::new(Request::new("a", Role::Candidate));
+        result.side.sessions.push(run);
+        let page = crate::export::markdown::report(&Report::new(&result));
+        let line = page
+            .lines()
+            .find(|line| line.starts_with("- trial 2"))
+            .unwrap_or_else(|| panic!("{page}"));
+        insta::assert_snapshot!(line, @"- trial 2 (after 1 warm-up turns): `session_growth` 1.0 MiB/turn ± 10.2 KiB over 10 turns; `lag_growth` 10.0 ms/100 turns ± 100 µs over 10 checkpoints **faster than linear**");
+    }
 
     #[test]
     fn an_outlier_trial_in_the_table_is_explained_below_it() {

@@ -16,8 +16,8 @@
 //! ```
 
 use crate::detail::{
-    MAX_LABEL_CHARS, MAX_POINTS, MAX_SCREEN_CHARS, MAX_SCREENS, MAX_SERIES, MAX_STEPS, MAX_TURNS,
-    MemorySeries, Screen, SessionRun, StaircaseRun,
+    MAX_CHECKPOINT_KEYS, MAX_CHECKPOINTS, MAX_LABEL_CHARS, MAX_POINTS, MAX_SCREEN_CHARS,
+    MAX_SCREENS, MAX_SERIES, MAX_STEPS, MAX_TURNS, MemorySeries, Screen, SessionRun, StaircaseRun,
 };
 use crate::io::{WriteError, write_atomic};
 use crate::metric::{Metric, Phase};
@@ -924,6 +924,22 @@ fn validate_details(side: &Side) -> Result<(), ValidationError> {
                     &format!("{at}.turns[{turn}].typing_lag_seconds"),
                     measured.typing_lag_seconds.len(),
                     100,
+                );
+            }
+        }
+        if run.checkpoints.len() > MAX_CHECKPOINTS {
+            return too_many(
+                &format!("{at}.checkpoints"),
+                run.checkpoints.len(),
+                MAX_CHECKPOINTS,
+            );
+        }
+        for (index, checkpoint) in run.checkpoints.iter().enumerate() {
+            if checkpoint.key_echo_seconds.len() > MAX_CHECKPOINT_KEYS {
+                return too_many(
+                    &format!("{at}.checkpoints[{index}].key_echo_seconds"),
+                    checkpoint.key_echo_seconds.len(),
+                    MAX_CHECKPOINT_KEYS,
                 );
             }
         }

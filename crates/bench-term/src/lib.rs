@@ -31,6 +31,8 @@
 //! - [`asciicast`]: transcripts as asciicast v2 recordings, with the ready moment marked.
 //! - [`Drained`]: a terminal read on a thread of its own while the caller does other things.
 //! - [`kernel`]: the REPL kernel client.
+//! - [`output_counts`]: what the terminal receives (bytes, frames, full clears,
+//!   alternate-screen switches), over any window ([`Terminal::output_counts`]).
 //!
 //! The screen model is [vt100](https://docs.rs/vt100)'s; it stays inside: the
 //! screen is read as text ([`Terminal::screen_text`], [`Terminal::cursor`]).
@@ -44,6 +46,7 @@ mod drained;
 mod error;
 pub mod kernel;
 mod keys;
+pub mod output_counts;
 mod pty_linux;
 mod queries;
 pub mod ready;
@@ -58,6 +61,7 @@ pub use dialog::{Blocked, DialogHit, ReadyGuard};
 pub use drained::Drained;
 pub use error::{Exit, ProbeWhere, ScreenDump, Stage, TermError};
 pub use keys::{Key, KeyError, parse_key_list, parse_keys};
+pub use output_counts::{OutputCounter, OutputCounts};
 pub use ready::{ReadyMode, ready_regex};
 pub use session_linux::SessionProcess;
 pub use terminal::{DEFAULT_QUIT_KEYS, QUIT_QUIET, SpawnOptions, Terminal, Timeline};

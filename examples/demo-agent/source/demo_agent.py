@@ -25,6 +25,10 @@ Two knobs make regressions to see offline: `DEMO_AGENT_LEAK_BYTES_PER_TURN=N` ke
 touches) N more bytes after every chat turn, and `DEMO_AGENT_RENDER_DELAY_MS=N` sleeps N ms
 before drawing each streamed chunk. `DEMO_AGENT_STARTUP_WORK_MS=N` is a start-up regression
 in CPU: it computes for N ms of its own CPU time before drawing (where the delay sleeps).
+Two more make the costs that grow over a long session: `DEMO_AGENT_KEY_COST_US_PER_TURN=N`
+computes (busy, not asleep) for N µs times the chat turns done so far before it echoes each
+key, as a TUI that re-renders its whole transcript on every key does; and
+`DEMO_AGENT_IDLE_SPINNER_MS=N` redraws a spinner every N ms while idle at the prompt.
 
 Flags for fault tests: `--never-ready` (paints, enters raw mode, never shows input),
 `--crash-after SECONDS` (exits with status 3 before it is ready), `--no-daemon`, and
@@ -653,6 +657,19 @@ def inert_lines(text: str) -> list[str]:
     return [inert(line) for line in text.split("\n")]
 
 
+SPINNER = "|/-\\"
+
+
+def key_cost(microseconds: int) -> None:
+    """DEMO_AGENT_KEY_COST_US_PER_TURN: computes for `microseconds` of wall time before a key
+    is handled (busy, as a re-render is, not asleep)."""
+    if microseconds <= 0:
+        return
+    until = time.perf_counter() + microseconds / 1_000_000
+    while time.perf_counter() < until:
+        pass
+
+
 def with_queue(status: str, waiting: list[str]) -> str:
     return f"{status}, {len(waiting)} queued" if waiting else status
 
@@ -670,7 +687,10 @@ def tui(args: list[str]) -> int:
     render_delay_ms = millis_knob("DEMO_AGENT_RENDER_DELAY_MS")
     leak_bytes = millis_knob("DEMO_AGENT_LEAK_BYTES_PER_TURN")
     work_ms = millis_knob("DEMO_AGENT_STARTUP_WORK_MS")
-    if delay_ms is None or render_delay_ms is None or leak_bytes is None or work_ms is None:
+    key_cost_us = millis_knob("DEMO_AGENT_KEY_COST_US_PER_TURN")
+    spinner_ms = millis_knob("DEMO_AGENT_IDLE_SPINNER_MS")
+    knobs = (delay_ms, render_delay_ms, leak_bytes, work_ms, key_cost_us, spinner_ms)
+    if any(knob is None for knob in knobs):
         return 2
     wake_read, wake_write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
     chat = None
@@ -716,6 +736,9 @@ def tui(args: list[str]) -> int:
         waiting: list[str] = []
         last_interrupt = 0.0
         pending = screen.pending
+        # Chat turns finished: what DEMO_AGENT_KEY_COST_US_PER_TURN multiplies.
+        turns_done = 0
+        spinner = 0
 
         def submit(message: str) -> None:
             nonlocal status
@@ -757,6 +780,7 @@ def tui(args: list[str]) -> int:
                         else:
                             submit(message)
                 elif byte in (b"\x7f", b"\x08"):
+                    key_cost(key_cost_us * turns_done)
                     prompt = prompt[:-1]
                 elif byte == b"\x03":
                     now = time.monotonic()
@@ -770,6 +794,7 @@ def tui(args: list[str]) -> int:
                 elif byte == b"\x04" and not prompt:
                     return 0
                 elif byte >= b" ":
+                    key_cost(key_cost_us * turns_done)
                     prompt += byte.decode("latin-1")
             size = os.get_terminal_size(fd)
             # What the turn's worker saw, in order; each streamed chunk is drawn on its own.
@@ -800,14 +825,22 @@ def tui(args: list[str]) -> int:
                 elif kind == "done":
                     transcript.add(f"[done in {event[1]:.1f}s]")
                     leak.turn()
+                    turns_done += 1
                     chat.busy = False
                     status = ""
                     if waiting:
                         submit(waiting.pop(0))
-            paint(screen, title, transcript.lines, prompt, size, with_queue(status, waiting))
+            idle = chat is None or not chat.busy
+            shown_title = f"{title}  {SPINNER[spinner % len(SPINNER)]}" if spinner_ms and idle else title
+            paint(screen, shown_title, transcript.lines, prompt, size, with_queue(status, waiting))
             data = b""
+            # With the spinner knob, the idle prompt wakes up every N ms to redraw.
+            wait = spinner_ms / 1000.0 if spinner_ms and idle else 1.0
             while not data:
-                ready, _, _ = select.select([fd, wake_read], [], [], 1.0)
+                ready, _, _ = select.select([fd, wake_read], [], [], wait)
+                if not ready and spinner_ms and idle:
+                    spinner += 1
+                    break
                 # Keys first: a stream that keeps the wake-up pipe busy must not starve them.
                 if fd in ready:
                     data = screen.read(0)

@@ -44,6 +44,10 @@ pub struct Args {
     /// Override a spec key on the head side (KEY=VALUE). Repeatable.
     #[arg(long = "head", value_name = "KEY=VALUE")]
     head: Vec<Override>,
+    /// A workload shipped with clibench run on both sides (see `clibench run --scenario`):
+    /// its overrides come before --base's and --head's.
+    #[arg(long, value_name = "NAME")]
+    scenario: Option<crate::spec::Scenario>,
     /// Trials per side of the measure, runtime and ui phases, or `auto`: interleaved pairs
     /// until every watched metric is decided or could detect its target change, at planned
     /// looks that keep the false-alarm rate (see docs/verdicts.md).
@@ -273,8 +277,8 @@ fn settings(args: Args, options: &CompareOptions) -> anyhow::Result<AbSettings> 
     Ok(AbSettings {
         spec,
         out,
-        base: args.base,
-        head: args.head,
+        base: super::run::with_scenario(args.scenario, args.base),
+        head: super::run::with_scenario(args.scenario, args.head),
         plan: PlanSettings {
             trials,
             installs: args.installs,

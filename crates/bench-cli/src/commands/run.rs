@@ -7,7 +7,7 @@ use super::drive::{drive, spec_source};
 use crate::demo;
 use crate::exit::input_error;
 use crate::pipeline::{Plan, PlanSettings, Runner, Shard, SpecSource};
-use crate::spec::Override;
+use crate::spec::{Override, Scenario};
 use bench_core::Phase;
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -50,6 +50,11 @@ pub struct Args {
     /// `version=0.63.1`, `source.commit=SHA`, `measure.env.FOO=1`. Repeatable.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     overrides: Vec<Override>,
+    /// A workload shipped with clibench, for a spec with [model]: `long-session` (100
+    /// turns, a tool call in each, a checkpoint every 10; see docs/spec.md). Its settings
+    /// are overrides put before --set's.
+    #[arg(long, value_name = "NAME")]
+    scenario: Option<Scenario>,
     /// Run only shard K of N: the trials i with i % N == K-1 (prepare and install run on
     /// every shard). Merge the shards' results with `clibench merge`.
     #[arg(long, value_name = "K/N")]
@@ -238,12 +243,19 @@ fn plan(args: Args) -> anyhow::Result<Plan> {
         keep_users: args.keep_users,
         repository: args.repository,
         commit: args.commit,
-        overrides: args.overrides,
+        overrides: with_scenario(args.scenario, args.overrides),
         shard: args.shard,
         keep_going: args.keep_going,
         drop_caches: args.drop_caches,
     };
     Ok(Plan::new(spec, &out, settings)?)
+}
+
+/// `--scenario`'s overrides, then `overrides` (the command line's, which win).
+pub(super) fn with_scenario(scenario: Option<Scenario>, overrides: Vec<Override>) -> Vec<Override> {
+    let mut all = scenario.map(Scenario::overrides).unwrap_or_default();
+    all.extend(overrides);
+    all
 }
 
 /// `--phases a,b`: each name a phase.

@@ -3,9 +3,11 @@
 //! `docs/spec.md` documents every key. [`load`] reads a file into a [`Spec`];
 //! errors are `file:line:column: message` and name the key.
 
+mod long_session;
 mod model;
 mod overrides;
 mod parse;
+mod scenario;
 mod settle;
 mod template;
 mod version;
@@ -19,6 +21,7 @@ pub use model::{
 };
 pub use overrides::{Override, OverrideSyntaxError, SyntaxProblem, load_with, parse_with};
 pub use parse::{SpecError, is_full_sha, load, parse};
+pub use scenario::{Scenario, UnknownScenario};
 pub use settle::Settle;
 pub use template::{ExpandError, Placeholder, Template, TemplateError, Values};
 pub use version::CURRENT_SPEC_VERSION;

@@ -198,6 +198,69 @@ pub struct Session {
     /// while still busy need it, or a turn ends as soon as its text shows.
     #[serde(default)]
     pub turn_done: Option<String>,
+    /// Turns played: the script's prompted turns in order, again and again (the script is
+    /// unrolled so when the spec is read); default: each prompted turn once. At most 1000.
+    #[serde(default)]
+    pub turns: Option<u32>,
+    /// The first turns left out of every slope: a first tool call that loads modules
+    /// is not a leak.
+    #[serde(default = "default_warmup_turns")]
+    pub warmup_turns: u32,
+    /// A checkpoint (the idle prompt measured) after every this many turns, and after
+    /// the last; 0 for the last only.
+    #[serde(default = "default_checkpoint_every")]
+    pub checkpoint_every: u32,
+    /// Letters typed at each checkpoint (at most 20).
+    #[serde(default = "default_checkpoint_keys")]
+    pub checkpoint_keys: u32,
+    /// Each checkpoint's idle window, before typing.
+    #[serde(default = "default_checkpoint_idle")]
+    pub checkpoint_idle: Duration,
+}
+
+impl Session {
+    /// Whether a checkpoint follows turn `turn` (from 1) of a session of `total` turns:
+    /// every `checkpoint_every` turns, and after the last.
+    pub fn checkpoint_after(&self, turn: usize, total: usize) -> bool {
+        let every = self.checkpoint_every as usize;
+        turn == total || (every > 0 && turn.is_multiple_of(every))
+    }
+
+    /// Whether a session of `total` turns has the two checkpoints after the warm-up that
+    /// `lag_growth` and `render_growth` are fitted on.
+    pub fn has_checkpoint_slopes(&self, total: usize) -> bool {
+        let after_warmup = (self.warmup_turns as usize + 1..=total)
+            .filter(|&turn| self.checkpoint_after(turn, total))
+            .count();
+        after_warmup >= 2
+    }
+}
+
+impl Spec {
+    /// The turns the session phase plays: `[session] turns`, else each prompted turn of
+    /// the script once; `None` without `[session]` or a compiled script.
+    pub fn session_turns(&self) -> Option<usize> {
+        let session = self.session.as_ref()?;
+        let compiled = self.model.as_ref()?.compiled.as_ref()?;
+        let prompted = compiled.turns.iter().filter(|t| t.prompt.is_some()).count();
+        Some(session.turns.map_or(prompted, |turns| turns as usize))
+    }
+}
+
+fn default_warmup_turns() -> u32 {
+    1
+}
+
+fn default_checkpoint_every() -> u32 {
+    10
+}
+
+fn default_checkpoint_keys() -> u32 {
+    5
+}
+
+fn default_checkpoint_idle() -> Duration {
+    Duration::from_millis(500)
 }
 
 fn default_idle() -> Duration {

@@ -1036,6 +1036,23 @@ fn check(spec: &Spec) -> (Vec<Problem>, Option<Ready>) {
         if let Some(pattern) = &session.turn_done {
             c.regex(key(&["session", "turn_done"]), pattern);
         }
+        if session
+            .turns
+            .is_some_and(|turns| turns == 0 || turns as usize > bench_core::detail::MAX_TURNS)
+        {
+            c.problem(
+                key(&["session", "turns"]),
+                "'session.turns' is from 1 to 1000",
+            );
+        }
+        if session.checkpoint_keys == 0
+            || session.checkpoint_keys as usize > bench_core::detail::MAX_CHECKPOINT_KEYS
+        {
+            c.problem(
+                key(&["session", "checkpoint_keys"]),
+                "'session.checkpoint_keys' is from 1 to 20",
+            );
+        }
     }
     (c.problems, ready)
 }
@@ -1064,6 +1081,7 @@ fn model_script(spec: &Spec, spec_file: &str) -> Result<Option<bench_model::Comp
     if let Some(patch) = &model.physics {
         script.physics = script.physics.patched(patch);
     }
+
     let compiled = script.compile().map_err(|error| {
         let path = if model.physics.is_some() && error.to_string().starts_with("physics.") {
             key(&["model", "physics"])
@@ -1072,6 +1090,10 @@ fn model_script(spec: &Spec, spec_file: &str) -> Result<Option<bench_model::Comp
         };
         problem(path, format!("'model.script': {error}"))
     })?;
+    let compiled = match spec.session.as_ref().and_then(|s| s.turns) {
+        Some(turns) => super::long_session::unroll(&compiled, turns as usize),
+        None => compiled,
+    };
     let prompts = compiled.turns.iter().filter(|t| t.prompt.is_some()).count();
     if prompts == 0 && spec.staircase.as_ref().is_some_and(|s| s.session) {
         return Err(problem(

@@ -188,3 +188,58 @@ fn without_a_model_url_a_chat_line_says_no_model_is_configured() {
     wait(&mut terminal, r"(?m)^still here$");
     terminal.close().unwrap();
 }
+
+#[test]
+fn the_key_cost_knob_delays_each_echo_by_its_cost_times_the_turns_done() {
+    // 150 ms a turn: after two turns each key is held at least 300 ms. Only the lower
+    // bound is checked (busy waiting cannot end early; a loaded machine only adds), and
+    // before any turn a key costs nothing of it: the knob multiplies the turns done.
+    const COST_US: u64 = 150_000;
+    let home = tempfile::tempdir().unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let endpoint = endpoint();
+    let mut terminal = spawn(
+        home.path(),
+        workspace.path(),
+        &[
+            ("DEMO_AGENT_MODEL_URL", endpoint.url()),
+            ("DEMO_AGENT_KEY_COST_US_PER_TURN", COST_US.to_string()),
+        ],
+    );
+    for (prompt, last_text) in [
+        ("say hello", FIRST_REPLY),
+        ("list the files in this folder", SECOND_REPLY),
+    ] {
+        terminal.type_text(&format!("{prompt}\r")).unwrap();
+        wait(&mut terminal, &turn_over(last_text));
+    }
+    let lags = terminal.keystroke_latency(3).unwrap();
+    terminal.close().unwrap();
+    let floor = Duration::from_micros(2 * COST_US);
+    assert!(
+        lags.iter().all(|lag| *lag >= floor),
+        "{lags:?} below {floor:?}"
+    );
+}
+
+#[test]
+fn the_idle_spinner_knob_redraws_the_prompt_while_nothing_happens() {
+    let home = tempfile::tempdir().unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let mut terminal = spawn(
+        home.path(),
+        workspace.path(),
+        &[("DEMO_AGENT_IDLE_SPINNER_MS", "50".to_owned())],
+    );
+    let before = terminal.output_counts();
+    // Every frame of the spinner comes round in the title, with no key typed.
+    for frame in ["\\|", "/", "-", r"\\"] {
+        // The title is padded to the width with spaces (in reverse video, so kept).
+        wait(&mut terminal, &format!(r"(?m)^ demo-agent .*  {frame} *$"));
+    }
+    // Each frame a synchronized update of its own, as the terminal counts them: the
+    // first may have been on the screen already, the three after it were drawn since.
+    let written = terminal.output_counts().since(&before);
+    assert!(written.sync_frames >= 3, "{written:?}");
+    terminal.close().unwrap();
+}

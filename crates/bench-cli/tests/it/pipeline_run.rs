@@ -186,12 +186,18 @@ fn demo_run_fills_every_metric_and_leaves_nothing() {
             .find(|sample| sample.trial == 0)
             .and_then(|sample| sample.value);
         assert!(
-            // An idle agent may well use no CPU at all, and a session need not grow.
+            // An idle agent may well use no CPU and write nothing at all, and a session
+            // need not grow.
             value.is_some_and(|value| {
                 value > 0.0
                     || matches!(
                         metric,
-                        Metric::UiCpu | Metric::IdleCpu | Metric::SessionGrowth
+                        Metric::UiCpu
+                            | Metric::IdleCpu
+                            | Metric::IdleOutput
+                            | Metric::SessionGrowth
+                            | Metric::LagGrowth
+                            | Metric::RenderGrowth
                     )
             }),
             "{metric} has no value: {:?}",

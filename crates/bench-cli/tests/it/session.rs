@@ -2,7 +2,8 @@
 //! and agree with each other, a known leak per turn comes out as `session_growth`, the
 //! endpoint's journal is kept, a request without the secret path gets 404, an agent that
 //! never answers ends in the turn timeout, `idle_cpu` agrees with `/proc`, and a session
-//! staircase's instances each hold one turn's leak more than idle ones.
+//! staircase's instances each hold one turn's leak more than idle ones, and a long
+//! session's slopes find what the fixture plants per turn.
 
 use crate::{clibench, run};
 use bench_core::{Metric, ResultFile};
@@ -183,6 +184,58 @@ fn a_session_staircase_instance_holds_its_turn() {
         (0.75 * LEAK as f64..1.25 * LEAK as f64).contains(&extra),
         "per-instance PSS idle {idle}, after one turn {session}: {extra} more, leak {LEAK}"
     );
+}
+
+#[test]
+fn a_long_session_cycles_the_script_and_measures_each_planted_slope() {
+    // Per turn done: 8 MiB kept, 30 ms more before each key's echo, 300 bytes more written
+    // with each key. Nine turns cycle the script's four (turn 5 is the first again, a tool
+    // call); checkpoints after turns 2, 4, 6, 8 and 9, turn 1 the warm-up.
+    const KEY_COST_US: u64 = 30_000;
+    const KEY_BYTES: u64 = 300;
+    let dir = tempfile::tempdir().unwrap();
+    let spec = spec(
+        dir.path(),
+        &format!(
+            "FIXTURE_LEAK_BYTES = \"{LEAK}\"\nFIXTURE_KEY_COST_US_PER_TURN = \"{KEY_COST_US}\"\n\
+             FIXTURE_KEY_BYTES_PER_TURN = \"{KEY_BYTES}\""
+        ),
+        "turns = 9\ncheckpoint_every = 2\ncheckpoint_idle = \"200ms\"\nidle = \"1s\"",
+    );
+    let out = dir.path().join("out");
+    let result = session_run(&spec, &out);
+    assert_eq!(result.code, Some(0), "{}", result.stderr);
+    let result = ResultFile::load(&out.join("result.json")).unwrap();
+    let run = &result.side.sessions[0];
+    assert_eq!(run.turns.len(), 9);
+    assert!(
+        run.turns[4].tool_roundtrip_seconds.is_some(),
+        "{:?}",
+        run.turns[4]
+    );
+    let checkpoints: Vec<u32> = run.checkpoints.iter().map(|c| c.turn).collect();
+    assert_eq!(checkpoints, [2, 4, 6, 8, 9]);
+    assert_eq!(run.warmup_turns, 1);
+    let near = |metric: Metric, expected: f64, tolerance: f64| {
+        let measured = value(&result, metric);
+        let error = (measured - expected).abs() / expected;
+        assert!(
+            error < tolerance,
+            "{metric} {measured} vs {expected} planted"
+        );
+    };
+    near(Metric::SessionGrowth, LEAK as f64, 0.05);
+    // Per 100 turns: 3 s of latency and 30,000 bytes per key. The latency slope is wide:
+    // each checkpoint's median echo moves with the machine's load by some milliseconds,
+    // against 210 ms planted between the first and the last.
+    near(Metric::LagGrowth, KEY_COST_US as f64 * 1e-6 * 100.0, 0.25);
+    near(Metric::RenderGrowth, KEY_BYTES as f64 * 100.0, 0.05);
+    // What the terminal received during a turn and per streamed token.
+    let output = run.turns[1].output.unwrap();
+    assert!(output.bytes > 0 && output.frames > 0, "{output:?}");
+    assert!(value(&result, Metric::StreamBytes) > 1.0);
+    let report = fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(report.contains("**Session slopes**"), "{report}");
 }
 
 #[test]

@@ -270,11 +270,7 @@ fn summary_table(out: &mut String, metrics: &[MetricStats]) {
             let unit = stats.unit;
             // A slope's unit is a rate: "1.0 MiB" alone would read as a size. Short, since
             // the mean ± SD cell holds it twice.
-            let per = if stats.metric == Metric::SessionGrowth {
-                "/turn"
-            } else {
-                ""
-            };
+            let per = stats.metric.per_short();
             let format = |value: f64| format!("{}{per}", unit.format(value));
             let cells = match &stats.summary {
                 Some(s) => [

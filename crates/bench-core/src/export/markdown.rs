@@ -76,6 +76,12 @@ pub fn report(report: &Report) -> String {
     if let Some(note) = report.staircase_note() {
         let _ = writeln!(out, "\n{note}");
     }
+    if !report.session_slopes.is_empty() {
+        out.push_str("\n**Session slopes** (least squares ± standard error)\n\n");
+        for line in &report.session_slopes {
+            let _ = writeln!(out, "- {line}");
+        }
+    }
     legend(&mut out, report.metrics.iter().map(|stats| stats.metric));
     failures(&mut out, &[("", &report.error, &report.failures)]);
     if !report.skipped.is_empty() {

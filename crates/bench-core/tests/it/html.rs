@@ -448,6 +448,8 @@ fn session_like() -> ResultFile {
                     first_chunk_at_seconds: Some(if tool { 0.32 } else { 0.1 }),
                     last_chunk_at_seconds: Some(if tool { 1.1 } else { 0.7 } + slow),
                     tool_call_at_seconds: tool.then_some(0.05),
+                    output: None,
+                    bytes_per_token: None,
                 }
             })
             .collect();
@@ -459,6 +461,12 @@ fn session_like() -> ResultFile {
             idle_seconds: 2.0,
             idle_cpu_share: Some(0.031),
             idle_monotonic_ns: None,
+            warmup_turns: 0,
+            growth: None,
+            lag: None,
+            render: None,
+            checkpoints: Vec::new(),
+            idle_output: None,
         });
     }
     side.metrics.insert(

@@ -129,9 +129,11 @@ impl Terminal {
             buffer,
             replies,
             transcript,
+            output,
             ..
         } = self;
         let chunk = &buffer[..count];
+        output.feed(chunk, at);
         replies.clear();
         let mut detected: Option<Instant> = None;
         screen.feed(chunk, at, replies, &mut |s| {

@@ -5,6 +5,7 @@ use super::options::SpawnOptions;
 use crate::close::CloseReport;
 use crate::error::TermError;
 use crate::keys::Key;
+use crate::output_counts::{OutputCounter, OutputCounts};
 use crate::pty_linux;
 use crate::screen::Screen;
 use crate::transcript::{CastSetup, Transcript};
@@ -72,6 +73,7 @@ pub struct Terminal {
     pub(super) buffer: Vec<u8>,
     pub(super) replies: Vec<u8>,
     pub(super) ready_screen: Option<String>,
+    pub(super) output: OutputCounter,
 }
 
 /// CLOCK_MONOTONIC now, the clock [`Instant`] uses on Linux.
@@ -120,6 +122,7 @@ impl Terminal {
             buffer: vec![0; 64 * 1024],
             replies: Vec::new(),
             ready_screen: None,
+            output: OutputCounter::new(),
         })
     }
 
@@ -153,6 +156,12 @@ impl Terminal {
     /// timestamps the program itself took (spawn + entry).
     pub fn spawn_monotonic(&self) -> Duration {
         self.spawn_monotonic
+    }
+
+    /// What the program wrote to the terminal so far, counted as it was read; two
+    /// snapshots' [difference](OutputCounts::since) is what arrived between them.
+    pub fn output_counts(&self) -> OutputCounts {
+        self.output.counts()
     }
 
     /// The screen as text: one line per row, trailing blanks trimmed.

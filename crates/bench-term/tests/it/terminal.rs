@@ -1044,3 +1044,25 @@ fn exit_mode_times_out_on_a_program_that_stays() {
     assert_eq!(terminal.exit_status(), None);
     terminal.close().unwrap();
 }
+
+#[test]
+fn output_counts_cover_what_the_program_wrote_between_two_snapshots() {
+    // A TUI's life in miniature: the alternate screen, a clear, two synchronized frames,
+    // then back to the main screen; `DONE` marks the end of what is counted.
+    let script = r"printf '\033[?1049h\033[2J'; printf '\033[?2026hone\033[?2026l'; \
+        printf '\033[?2026htwo\033[?2026l'; printf '\033[?1049lDONE'; sleep 5";
+    let mut terminal = Terminal::spawn(&line_mode("/bin/sh").args(["-c", script])).unwrap();
+    let before = terminal.output_counts();
+    terminal
+        .wait_for(&Regex::new("DONE").unwrap(), TIMEOUT)
+        .unwrap();
+    let counts = terminal.output_counts().since(&before);
+    assert_eq!(counts.alt_screen_switches, 2, "{counts:?}");
+    assert_eq!(counts.full_clears, 1, "{counts:?}");
+    assert_eq!(counts.sync_frames, 2, "{counts:?}");
+    assert_eq!(counts.frames(), 2, "{counts:?}");
+    let written =
+        "\x1b[?1049h\x1b[2J\x1b[?2026hone\x1b[?2026l\x1b[?2026htwo\x1b[?2026l\x1b[?1049lDONE";
+    assert_eq!(counts.bytes, written.len() as u64, "{counts:?}");
+    terminal.close().unwrap();
+}

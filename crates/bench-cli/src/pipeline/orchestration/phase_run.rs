@@ -196,7 +196,9 @@ pub struct SpecFacts {
     /// The request of the spec with its overrides (see [`request_for`]).
     pub request: Request,
     /// The metrics this target cannot have: `bundle` without artifacts, `install` without
-    /// an installer (an already installed target). Their absence is not a failure.
+    /// an installer (an already installed target), `lag_growth` and `render_growth` for a
+    /// session with fewer than two checkpoints after its warm-up. Their absence is not a
+    /// failure.
     pub absent: Vec<bench_core::Metric>,
 }
 
@@ -216,6 +218,15 @@ impl SpecFacts {
         }
         if spec.install.command.is_none() {
             absent.push(bench_core::Metric::Install);
+        }
+        // A session too short for two checkpoints after its warm-up has no slope over them.
+        if let (Some(session), Some(total)) = (&spec.session, spec.session_turns())
+            && !session.has_checkpoint_slopes(total)
+        {
+            absent.extend([
+                bench_core::Metric::LagGrowth,
+                bench_core::Metric::RenderGrowth,
+            ]);
         }
         SpecFacts { request, absent }
     }

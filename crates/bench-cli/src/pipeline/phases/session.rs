@@ -13,7 +13,15 @@
 //! - `turn_cpu`: the family's CPU time during the turn (schedstat, nanoseconds);
 //! - `typing_lag`: during one turn's stream, keys typed ~150 ms apart and each one's echo;
 //! - the family's RSS and PSS after every turn, and their slope `session_growth`;
-//! - `idle_cpu`: the family's CPU share over `[session] idle` at the prompt after the turns.
+//! - `idle_cpu`: the family's CPU share over `[session] idle` at the prompt after the turns;
+//! - what the agent wrote to its terminal during each turn and the idle window
+//!   (`stream_bytes`, `idle_output`);
+//! - every `[session] checkpoint_every` turns and after the last, a [checkpoint] at the
+//!   idle prompt, and the slopes over the turns after `warmup_turns` ([slopes]:
+//!   `session_growth`, `lag_growth`, `render_growth`, `key_echo`, `key_bytes`).
+//!
+//! `[session] turns = N` plays the script's prompted turns in order, again and again, up
+//! to N: the spec's reader unrolled the script so (`spec::long_session`).
 //!
 //! Text is matched on the screen with all whitespace removed (agents wrap and re-render),
 //! and counted: a needle is visible when it occurs more often than before Enter, so a
@@ -27,11 +35,14 @@ use crate::pipeline::target::model::{self, TrialModel};
 use crate::pipeline::target::recording::{Recording, keep_screen, keep_start_files};
 use crate::pipeline::target::sessions::stop_agents;
 use crate::pipeline::target::terminal::{close_quietly, spawn_options};
-use bench_core::detail::{SessionRun, SessionTurn, slope};
+use bench_core::detail::{SessionRun, SessionTurn};
 use bench_core::{Metric, Phase, Sample, Side, error_chain, record};
 use bench_model::{Journal, Outcome, RequestRecord, answer, conversation::Part};
 use bench_term::{Key, Terminal};
 use std::time::{Duration, Instant};
+
+pub(crate) mod checkpoint;
+mod slopes;
 
 /// Keys of the prompt are typed this far apart: a fast typist (50 keys a second), and no
 /// paste. TUIs without bracketed paste take keys closer than about 8 ms for one (codex's
@@ -375,15 +386,28 @@ fn drive(
         dialect,
         turns: Vec::new(),
         growth_bytes_per_turn: None,
+        warmup_turns: session.warmup_turns,
+        growth: None,
+        lag: None,
+        render: None,
+        checkpoints: Vec::new(),
         idle_seconds: session.idle.0.as_secs_f64(),
         idle_cpu_share: None,
         idle_monotonic_ns: None,
+        idle_output: None,
+    };
+    // `[session] turns` was unrolled into the script when the spec was read.
+    let total = plans.len();
+    let check = checkpoint::Plan {
+        keys: session.checkpoint_keys as usize,
+        idle: session.checkpoint_idle.0,
     };
     let mut failure = None;
     for (position, plan) in plans.iter().enumerate() {
         let keys = (position + 1 == typing_turn).then_some(session.typing_keys as usize);
         let turn = (position + 1) as u32;
-        match one_turn(
+        let due = session.checkpoint_after(position + 1, total);
+        let measured = one_turn(
             terminal,
             journal,
             family,
@@ -391,8 +415,15 @@ fn drive(
             turn,
             session.turn_timeout.0,
             keys,
-        ) {
-            Ok(measured) => run.turns.push(measured),
+        )
+        .and_then(|measured| {
+            run.turns.push(measured);
+            due.then(|| checkpoint::measure(terminal, family, turn, check, session.turn_timeout.0))
+                .transpose()
+        });
+        match measured {
+            Ok(Some(point)) => run.checkpoints.push(point),
+            Ok(None) => {}
             Err(error) => {
                 failure = Some(error);
                 break;
@@ -416,6 +447,7 @@ fn drive(
 struct IdleWindow {
     share: f64,
     monotonic_ns: [u64; 2],
+    output: bench_term::OutputCounts,
 }
 
 /// The family's CPU share over `window` at the prompt, the window measured as it passed
@@ -426,12 +458,14 @@ fn idle_share(
     window: Duration,
 ) -> Result<Option<IdleWindow>, SessionError> {
     let before = family.cpu_seconds()?;
+    let output_before = terminal.output_counts();
     let from = terminal.elapsed();
     terminal
         .settle(window)
         .map_err(terminal_error("waiting at the prompt for the idle window"))?;
     let after = family.cpu_seconds()?;
     let to = terminal.elapsed();
+    let output = terminal.output_counts().since(&output_before);
     let wall = (to - from).as_secs_f64();
     let monotonic_ns = |at: Duration| {
         u64::try_from((terminal.spawn_monotonic() + at).as_nanos()).unwrap_or(u64::MAX)
@@ -439,6 +473,7 @@ fn idle_share(
     Ok((wall > 0.0).then(|| IdleWindow {
         share: ((after - before) / wall).max(0.0),
         monotonic_ns: [monotonic_ns(from), monotonic_ns(to)],
+        output,
     }))
 }
 
@@ -534,35 +569,23 @@ fn summarize(
             None => Sample::Error(why("no turn finished")),
         },
     );
-    // PSS when every turn has it, else RSS: one series, never a mix of the two.
-    let all_pss = turns.iter().all(|t| t.pss_bytes.is_some());
-    let points: Vec<(f64, f64)> = turns
-        .iter()
-        .map(|t| (f64::from(t.turn), t.memory_bytes(all_pss) as f64))
-        .collect();
-    run.growth_bytes_per_turn = slope(&points).filter(|_| failure.is_none());
-    record(
-        side,
-        Metric::SessionGrowth,
-        trial,
-        run.growth_bytes_per_turn.map_or_else(
-            || Sample::Error(why("a growth slope needs at least two turns with a prompt")),
-            // Growth is what a leak adds: a family that shrinks over the turns (a collector
-            // giving pages back) grew by nothing, and metrics are non-negative for the
-            // verdicts' log-scale test. The signed slope stays in the session series.
-            |slope| Sample::Value(slope.max(0.0)),
-        ),
-    );
     let idle = match idle {
         Ok(Some(window)) => {
             run.idle_cpu_share = Some(window.share);
             run.idle_monotonic_ns = Some(window.monotonic_ns);
+            run.idle_output = Some(checkpoint::terminal_output(&window.output));
             Sample::Value(window.share)
         }
         Ok(None) => Sample::Error(why("the idle window was empty")),
         Err(error) => Sample::Error(error_chain(&error)),
     };
     record(side, Metric::IdleCpu, trial, idle);
+    // A failed session's slopes would fit a partial series: the failure is the result.
+    if failure.is_none() {
+        slopes::fit_series(run);
+    }
+    let failed = failure.map(|error| error_chain(error));
+    slopes::record_metrics(side, trial, run, failed.as_deref());
 }
 
 /// Seconds on the terminal's clock of a journal time (µs since the endpoint started).
@@ -608,6 +631,7 @@ pub(crate) fn one_turn(
         .map_err(TurnError::Type)?;
     let mut watch = Watch::new(origin, &terminal.screen_text(), plan);
     let cpu_before = family.cpu_seconds()?;
+    let output_before = terminal.output_counts();
     let enter = terminal.elapsed().as_secs_f64();
     terminal.send_keys(&[Key::Enter]).map_err(TurnError::Type)?;
 
@@ -648,6 +672,7 @@ pub(crate) fn one_turn(
             "waiting for the prompt to echo a key after the reply",
         ))?;
     let cpu_after = family.cpu_seconds()?;
+    let output = terminal.output_counts().since(&output_before);
     terminal
         .send_keys(&[Key::Backspace; 4])
         .map_err(TurnError::Type)?;
@@ -741,6 +766,8 @@ pub(crate) fn one_turn(
         first_chunk_at_seconds: first_chunk_at,
         last_chunk_at_seconds: last_chunk_at,
         tool_call_at_seconds: tool_call_at,
+        output: Some(checkpoint::terminal_output(&output)),
+        bytes_per_token: (plan.tokens > 0).then(|| output.bytes as f64 / plan.tokens as f64),
     })
 }
 
