@@ -277,4 +277,83 @@ mod tests {
         assert_eq!(ids(Dialect::Anthropic), ["toolu_clibench_42_0"]);
         assert_eq!(ids(Dialect::OpenaiChat), ["call_clibench_42_0"]);
     }
+
+    #[test]
+    fn past_twice_the_connections_in_timing_threads_an_answer_is_refused() {
+        use super::super::Limits;
+        use super::super::body::Pacing;
+        use super::super::endpoint::State;
+        use crate::conversation::Conversation;
+        use crate::journal::Journal;
+        use std::sync::atomic::{AtomicU64, AtomicUsize};
+        use std::sync::{Arc, Mutex};
+        use std::time::Duration;
+
+        let script = Script::from_toml("[[turns]]\ntext = \"hi\"\n", "s").unwrap();
+        let limits = Limits {
+            max_connections: 2,
+            ..Limits::default()
+        };
+        let state = State {
+            path_token: None,
+            conversation: Arc::new(Mutex::new(Conversation::new(script.compile().unwrap()))),
+            journal: Journal::new(Instant::now()),
+            limits: limits.clone(),
+            seed: 1,
+            requests: AtomicU64::new(0),
+            connections: Arc::new(tokio::sync::Semaphore::new(2)),
+            rejections: Arc::new(tokio::sync::Semaphore::new(2)),
+            pacing: Pacing {
+                write_timeout: limits.write_timeout,
+                answer_timeout: limits.answer_timeout,
+                // Four timing threads still alive: twice the two connections.
+                threads: Arc::new(AtomicUsize::new(4)),
+            },
+            peer_uid: None,
+        };
+        let seen = |number| Seen {
+            number,
+            received: Duration::ZERO,
+            method: "POST".to_owned(),
+            path: "/v1/messages".to_owned(),
+        };
+        let render = Render {
+            include_usage: false,
+            gemini_sse: true,
+            created: 0,
+        };
+        let asked = Asked::default();
+        let refused = generate(
+            &state,
+            &seen(1),
+            Dialect::Anthropic,
+            render,
+            &asked,
+            10,
+            None,
+        );
+        assert_eq!(refused.status(), 503);
+        let requests = state.journal.requests();
+        assert!(
+            matches!(requests[0].outcome, Outcome::Rejected(_)),
+            "{requests:?}"
+        );
+        // One fewer, and the turn (not consumed by the refusal) plays.
+        state.pacing.threads.store(3, Ordering::SeqCst);
+        let played = generate(
+            &state,
+            &seen(2),
+            Dialect::Anthropic,
+            render,
+            &asked,
+            10,
+            None,
+        );
+        assert_eq!(played.status(), 200);
+        let requests = state.journal.requests();
+        assert!(
+            matches!(requests[1].outcome, Outcome::Turn { index: 0, .. }),
+            "{requests:?}"
+        );
+    }
 }
