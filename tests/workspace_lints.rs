@@ -26,7 +26,7 @@ fn no_message_repeats_the_cause_it_chains() {
     // own chain and is checked by the same rule only through the library's errors.
     let cli = crates.join("bench-cli").join("src");
     let mut files = vec![cli.join("lib.rs"), cli.join("demo.rs")];
-    for module in ["pipeline", "spec", "standalone"] {
+    for module in ["pipeline", "spec", "standalone", "history"] {
         sources(&cli.join(module), &mut files);
     }
     for library in ["bench-core", "bench-proc", "bench-term", "bench-model"] {
@@ -72,7 +72,7 @@ fn no_message_repeats_the_cause_it_chains() {
 fn the_library_half_uses_no_anyhow() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/bench-cli/src");
     let mut files = vec![src.join("lib.rs"), src.join("demo.rs")];
-    for module in ["pipeline", "spec", "standalone"] {
+    for module in ["pipeline", "spec", "standalone", "history"] {
         sources(&src.join(module), &mut files);
     }
     assert!(files.len() > 20, "{files:?}");

@@ -74,7 +74,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         None => spec_repository(&args.spec)?,
     };
     let commits = git::first_parent_range(&repository, &args.good, &args.bad)
-        .map_err(|error| input_error(error.to_string()))?;
+        .map_err(|error| input_error(bench_core::error_chain(&error)))?;
     let out = args.out.clone().unwrap_or_else(|| {
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)

@@ -219,7 +219,7 @@ fn add(args: AddArgs) -> anyhow::Result<ExitCode> {
     )
     .map_err(|error| match error {
         ingest::IngestError::Store(_) => anyhow::Error::new(error),
-        other => input_error(other.to_string()),
+        other => input_error(bench_core::error_chain(&other)),
     })?;
     say!(
         "clibench history: {} result(s) added, {} already there; {} in {}",
@@ -335,7 +335,7 @@ fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
 
 fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let record = ingest::record_of(&args.result, args.target.as_deref(), &args.branch)
-        .map_err(|error| input_error(error.to_string()))?;
+        .map_err(|error| input_error(bench_core::error_chain(&error)))?;
     let store = open_to_read(&args.store)?;
     let own = store.find(&record)?;
     let stored = store.records(&Filter {

@@ -13,7 +13,7 @@ pub enum IngestError {
     #[error(transparent)]
     Load(#[from] LoadError),
     /// The result cannot be stored as it is (no target, a bad text).
-    #[error("{path}: {source}", path = path.display())]
+    #[error("cannot keep the result {path}", path = path.display())]
     Record {
         /// The file.
         path: PathBuf,
@@ -54,20 +54,26 @@ pub fn add_files(
 mod tests {
     use super::*;
     use crate::history::record::tests::result;
+    use rusty_fork::rusty_fork_test;
 
-    #[test]
-    fn a_bad_file_among_good_ones_adds_nothing() {
-        let dir = tempfile::tempdir().unwrap();
-        let good = dir.path().join("good.json");
-        result("demo", "abc", 1, &[0.3]).save(&good).unwrap();
-        let bad = dir.path().join("bad.json");
-        std::fs::write(&bad, "{}").unwrap();
-        let mut store = Store::open(&dir.path().join("h.sqlite"), false).unwrap();
-        assert!(add_files(&mut store, &[good.clone(), bad], None, "main").is_err());
-        assert_eq!(store.count().unwrap(), 0);
-        assert_eq!(
-            add_files(&mut store, &[good], None, "main").unwrap().added,
-            1
-        );
+    rusty_fork_test! {
+        // SQLite's caches and the writers' threads add to the test binary's
+        // peak RSS, which other tests of it measure (the capped output
+        // in pipeline::isolation::command): each runs in a process of its own.
+        #[test]
+        fn a_bad_file_among_good_ones_adds_nothing() {
+            let dir = tempfile::tempdir().unwrap();
+            let good = dir.path().join("good.json");
+            result("demo", "abc", 1, &[0.3]).save(&good).unwrap();
+            let bad = dir.path().join("bad.json");
+            std::fs::write(&bad, "{}").unwrap();
+            let mut store = Store::open(&dir.path().join("h.sqlite"), false).unwrap();
+            assert!(add_files(&mut store, &[good.clone(), bad], None, "main").is_err());
+            assert_eq!(store.count().unwrap(), 0);
+            assert_eq!(
+                add_files(&mut store, &[good], None, "main").unwrap().added,
+                1
+            );
+        }
     }
 }

@@ -58,7 +58,7 @@ pub enum StoreError {
         source: std::io::Error,
     },
     /// SQLite failed on the file.
-    #[error("history store {path}: {source}", path = path.display())]
+    #[error("history store {path} failed", path = path.display())]
     Sqlite {
         /// The store.
         path: PathBuf,
@@ -453,134 +453,140 @@ impl Store {
 mod tests {
     use super::*;
     use crate::history::record::tests::result;
+    use rusty_fork::rusty_fork_test;
 
     fn record(sha: &str, started: u64, cold: &[f64]) -> Record {
         Record::of(&result("demo", sha, started, cold), None, "main").unwrap()
     }
 
-    #[test]
-    fn adding_the_same_result_twice_keeps_one() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut store = Store::open(&dir.path().join("h.sqlite"), false).unwrap();
-        let first = store.add(&[record("a", 1, &[0.3, 0.2])]).unwrap();
-        let again = store.add(&[record("a", 1, &[0.3, 0.2])]).unwrap();
-        assert_eq!(
-            first,
-            Added {
-                added: 1,
-                already: 0
-            }
-        );
-        assert_eq!(
-            again,
-            Added {
-                added: 0,
-                already: 1
-            }
-        );
-        assert_eq!(store.count().unwrap(), 1);
-    }
-
-    #[test]
-    fn records_come_back_with_every_trial_in_start_order() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut store = Store::open(&dir.path().join("h.sqlite"), false).unwrap();
-        store
-            .add(&[
-                record("late", 20, &[0.5, 0.4, 0.6]),
-                record("early", 10, &[0.3]),
-            ])
-            .unwrap();
-        let stored = store.records(&Filter::default()).unwrap();
-        let revisions: Vec<&str> = stored.iter().map(|s| s.record.revision.as_str()).collect();
-        assert_eq!(revisions, ["early", "late"]);
-        assert_eq!(stored[1].record, record("late", 20, &[0.5, 0.4, 0.6]));
-    }
-
-    #[test]
-    fn a_store_from_a_newer_clibench_is_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("h.sqlite");
-        drop(Store::open(&path, false).unwrap());
-        Connection::open(&path)
-            .unwrap()
-            .execute_batch("PRAGMA user_version = 2;")
-            .unwrap();
-        let error = Store::open(&path, false).unwrap_err();
-        assert!(
-            matches!(error, StoreError::Newer { found: 2, .. }),
-            "{error}"
-        );
-        assert!(error.to_string().contains("written by a newer clibench"));
-    }
-
-    #[test]
-    fn another_database_is_not_taken_for_a_store() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("other.sqlite");
-        Connection::open(&path)
-            .unwrap()
-            .execute_batch("CREATE TABLE t (x);")
-            .unwrap();
-        assert!(matches!(
-            Store::open(&path, false).unwrap_err(),
-            StoreError::NotAStore { .. }
-        ));
-    }
-
-    #[test]
-    fn a_symbolic_link_is_not_followed() {
-        let dir = tempfile::tempdir().unwrap();
-        let target = dir.path().join("elsewhere.sqlite");
-        let link = dir.path().join("h.sqlite");
-        std::os::unix::fs::symlink(&target, &link).unwrap();
-        assert!(Store::open(&link, false).is_err());
-        assert!(!target.exists());
-    }
-
-    #[test]
-    fn import_merges_and_skips_what_is_already_there() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut one = Store::open(&dir.path().join("one.sqlite"), false).unwrap();
-        let mut two = Store::open(&dir.path().join("two.sqlite"), false).unwrap();
-        one.add(&[record("a", 1, &[0.3]), record("b", 2, &[0.4])])
-            .unwrap();
-        two.add(&[record("b", 2, &[0.4]), record("c", 3, &[0.5])])
-            .unwrap();
-        let outcome = one.import(&dir.path().join("two.sqlite")).unwrap();
-        assert_eq!(
-            outcome,
-            Added {
-                added: 1,
-                already: 1
-            }
-        );
-        assert_eq!(one.count().unwrap(), 3);
-    }
-
-    #[test]
-    fn two_processes_adding_at_once_lose_nothing() {
-        // Threads with their own connections take the same file locks as processes.
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("h.sqlite");
-        drop(Store::open(&path, false).unwrap());
-        let writers: Vec<_> = (0..4)
-            .map(|writer| {
-                let path = path.clone();
-                std::thread::spawn(move || {
-                    let mut store = Store::open(&path, false).unwrap();
-                    for i in 0..25 {
-                        let started = writer * 100 + i;
-                        store
-                            .add(&[record(&format!("r{started}"), started, &[0.1])])
-                            .unwrap();
-                    }
-                })
-            })
-            .collect();
-        for writer in writers {
-            writer.join().unwrap();
+    rusty_fork_test! {
+        // SQLite's caches and the writers' threads add to the test binary's
+        // peak RSS, which other tests of it measure (the capped output
+        // in pipeline::isolation::command): each runs in a process of its own.
+        #[test]
+        fn adding_the_same_result_twice_keeps_one() {
+            let dir = tempfile::tempdir().unwrap();
+            let mut store = Store::open(&dir.path().join("h.sqlite"), false).unwrap();
+            let first = store.add(&[record("a", 1, &[0.3, 0.2])]).unwrap();
+            let again = store.add(&[record("a", 1, &[0.3, 0.2])]).unwrap();
+            assert_eq!(
+                first,
+                Added {
+                    added: 1,
+                    already: 0
+                }
+            );
+            assert_eq!(
+                again,
+                Added {
+                    added: 0,
+                    already: 1
+                }
+            );
+            assert_eq!(store.count().unwrap(), 1);
         }
-        assert_eq!(Store::open(&path, false).unwrap().count().unwrap(), 100);
+
+        #[test]
+        fn records_come_back_with_every_trial_in_start_order() {
+            let dir = tempfile::tempdir().unwrap();
+            let mut store = Store::open(&dir.path().join("h.sqlite"), false).unwrap();
+            store
+                .add(&[
+                    record("late", 20, &[0.5, 0.4, 0.6]),
+                    record("early", 10, &[0.3]),
+                ])
+                .unwrap();
+            let stored = store.records(&Filter::default()).unwrap();
+            let revisions: Vec<&str> = stored.iter().map(|s| s.record.revision.as_str()).collect();
+            assert_eq!(revisions, ["early", "late"]);
+            assert_eq!(stored[1].record, record("late", 20, &[0.5, 0.4, 0.6]));
+        }
+
+        #[test]
+        fn a_store_from_a_newer_clibench_is_refused() {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("h.sqlite");
+            drop(Store::open(&path, false).unwrap());
+            Connection::open(&path)
+                .unwrap()
+                .execute_batch("PRAGMA user_version = 2;")
+                .unwrap();
+            let error = Store::open(&path, false).unwrap_err();
+            assert!(
+                matches!(error, StoreError::Newer { found: 2, .. }),
+                "{error}"
+            );
+            assert!(error.to_string().contains("written by a newer clibench"));
+        }
+
+        #[test]
+        fn another_database_is_not_taken_for_a_store() {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("other.sqlite");
+            Connection::open(&path)
+                .unwrap()
+                .execute_batch("CREATE TABLE t (x);")
+                .unwrap();
+            assert!(matches!(
+                Store::open(&path, false).unwrap_err(),
+                StoreError::NotAStore { .. }
+            ));
+        }
+
+        #[test]
+        fn a_symbolic_link_is_not_followed() {
+            let dir = tempfile::tempdir().unwrap();
+            let target = dir.path().join("elsewhere.sqlite");
+            let link = dir.path().join("h.sqlite");
+            std::os::unix::fs::symlink(&target, &link).unwrap();
+            assert!(Store::open(&link, false).is_err());
+            assert!(!target.exists());
+        }
+
+        #[test]
+        fn import_merges_and_skips_what_is_already_there() {
+            let dir = tempfile::tempdir().unwrap();
+            let mut one = Store::open(&dir.path().join("one.sqlite"), false).unwrap();
+            let mut two = Store::open(&dir.path().join("two.sqlite"), false).unwrap();
+            one.add(&[record("a", 1, &[0.3]), record("b", 2, &[0.4])])
+                .unwrap();
+            two.add(&[record("b", 2, &[0.4]), record("c", 3, &[0.5])])
+                .unwrap();
+            let outcome = one.import(&dir.path().join("two.sqlite")).unwrap();
+            assert_eq!(
+                outcome,
+                Added {
+                    added: 1,
+                    already: 1
+                }
+            );
+            assert_eq!(one.count().unwrap(), 3);
+        }
+
+        #[test]
+        fn two_processes_adding_at_once_lose_nothing() {
+            // Threads with their own connections take the same file locks as processes.
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("h.sqlite");
+            drop(Store::open(&path, false).unwrap());
+            let writers: Vec<_> = (0..4)
+                .map(|writer| {
+                    let path = path.clone();
+                    std::thread::spawn(move || {
+                        let mut store = Store::open(&path, false).unwrap();
+                        for i in 0..25 {
+                            let started = writer * 100 + i;
+                            store
+                                .add(&[record(&format!("r{started}"), started, &[0.1])])
+                                .unwrap();
+                        }
+                    })
+                })
+                .collect();
+            for writer in writers {
+                writer.join().unwrap();
+            }
+            assert_eq!(Store::open(&path, false).unwrap().count().unwrap(), 100);
+        }
     }
 }

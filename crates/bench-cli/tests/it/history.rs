@@ -210,3 +210,34 @@ fn an_unknown_metric_is_a_usage_error() {
         out.stderr
     );
 }
+
+#[test]
+fn run_and_ab_add_what_they_measured_to_the_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("h.sqlite");
+    let ran = run(clibench()
+        .args([
+            "run",
+            "--trials",
+            "1",
+            "--phases",
+            "prepare,install,measure",
+        ])
+        .arg("--out")
+        .arg(dir.path().join("run"))
+        .arg("--history")
+        .arg(&store));
+    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    assert!(ran.stderr.contains("1 result(s) added"), "{}", ran.stderr);
+    let ab = run(clibench()
+        .args(["ab", "--trials", "1", "--phases", "prepare,install,measure"])
+        .args(["--head", "measure.env.DEMO_AGENT_STARTUP_DELAY_MS=500"])
+        .arg("--out")
+        .arg(dir.path().join("ab"))
+        .arg("--history")
+        .arg(&store));
+    assert_eq!(ab.code, Some(0), "{}", ab.stderr);
+    assert!(ab.stderr.contains("2 result(s) added"), "{}", ab.stderr);
+    let show = history(&store, &["show", "cold", "--rows", "0"]);
+    assert!(show.stdout.contains("3 point(s)"), "{}", show.stdout);
+}
