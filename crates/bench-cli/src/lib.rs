@@ -1,7 +1,7 @@
 //! clibench's pipeline as a library: what `clibench run` does, usable from any Rust tool.
 //!
 //! A target is described by a TOML [`spec`]; the [`pipeline`] runs its phases
-//! (prepare -> install -> measure -> runtime -> ui -> staircase), each trial merging its
+//! (prepare -> install -> measure -> runtime -> ui -> session -> staircase), each trial merging its
 //! observations into one `result.json` (the format of `bench_core::ResultFile`). The
 //! [`demo`] module writes the built-in demo agent, which needs no network.
 //! [`standalone`] measures a command given on the command line, without a spec (what

@@ -102,7 +102,7 @@ pub struct PhaseContext {
     /// The origin's secret path prefix for this run (see `pipeline/origin.rs`).
     pub origin_token: String,
     /// The model endpoint's port and token for this run, with `[model]` (see
-    /// `pipeline/target/model.rs`).
+    /// `pipeline/program/model.rs`).
     pub model: Option<crate::pipeline::out::state::ModelAddress>,
 }
 
@@ -149,7 +149,7 @@ impl PhaseContext {
         let model = match &spec.model {
             None => None,
             Some(_) => {
-                let fresh = crate::pipeline::target::model::fresh_address()
+                let fresh = crate::pipeline::program::model::fresh_address()
                     .map_err(ContextError::ModelAddress)?;
                 Some(State::update(&out, |state| {
                     state.model.get_or_insert(fresh).clone()

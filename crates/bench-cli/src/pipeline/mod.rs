@@ -1,8 +1,9 @@
-//! The benchmark pipeline: prepare -> install -> measure -> runtime -> ui -> staircase.
+//! The benchmark pipeline: prepare -> install -> measure -> runtime -> ui -> session -> staircase.
 //!
 //! # Rooms
 //! - `phases`: one file per phase.
-//! - `target`: the target's terminal, process family and sessions, shared by the phases.
+//! - `program`: the measured program's terminal, process family and sessions, shared by the phases
+//!   (not `target/`, the name Cargo gives its build folder, which tools skip).
 //! - [`isolation`]: trial users, homes, the staging folder, leftovers of a trial uid, and
 //!   running one command as the trial user.
 //! - [`out`]: the output folder, its lock, the state file and cleanup.
@@ -33,8 +34,8 @@ pub mod orchestration;
 pub mod origin;
 pub mod out;
 mod phases;
+pub(crate) mod program;
 pub mod redact;
-pub(crate) mod target;
 
 pub use context::{ContextError, PhaseContext, TrialUser};
 pub use error::{Error, FileError, PhaseError};
@@ -62,4 +63,4 @@ pub use phases::prepare::PrepareError;
 pub use phases::runtime::RuntimeError;
 pub use phases::staircase::StaircaseError;
 pub use phases::ui::{StepError, UiError};
-pub use target::TargetError;
+pub use program::TargetError;

@@ -438,7 +438,7 @@ impl Measurement {
         );
         // One conversion for the pipeline and this command; the command knows no program
         // pid to tell children from daemons by, so roles stay unset.
-        side.set_processes(crate::pipeline::target::family::process_memory(snap, None));
+        side.set_processes(crate::pipeline::program::family::process_memory(snap, None));
         result
     }
 }

@@ -11,10 +11,10 @@ use crate::pipeline::PhaseContext;
 use crate::pipeline::error::FileError;
 use crate::pipeline::isolation::command::{self};
 use crate::pipeline::out::state::UserRecord;
-use crate::pipeline::target::family::{Family, process_memory};
-use crate::pipeline::target::recording::{Recording, keep_screen, keep_start_files};
-use crate::pipeline::target::sessions::stop_agents;
-use crate::pipeline::target::terminal::{close_quietly, options_line, spawn_options};
+use crate::pipeline::program::family::{Family, process_memory};
+use crate::pipeline::program::recording::{Recording, keep_screen, keep_start_files};
+use crate::pipeline::program::sessions::stop_agents;
+use crate::pipeline::program::terminal::{close_quietly, options_line, spawn_options};
 use crate::spec::{self};
 use bench_core::error_chain;
 use bench_core::{Metric, Phase, Sample, Side, record};
@@ -128,9 +128,9 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), MeasureError> {
     command::stop_user(user).map_err(MeasureError::stop(
         "stopping the target's processes before measuring",
     ))?;
-    let endpoint = crate::pipeline::target::model::TrialModel::start(ctx)?;
+    let endpoint = crate::pipeline::program::model::TrialModel::start(ctx)?;
     let outcome = starts(ctx, measure, side, user, &family);
-    let journaled = crate::pipeline::target::model::finish(endpoint);
+    let journaled = crate::pipeline::program::model::finish(endpoint);
     let kept = keep_start_files(ctx, &["cold", "warm"]);
     let stopped =
         command::stop_user(user).map_err(MeasureError::stop("stopping the target's processes"));

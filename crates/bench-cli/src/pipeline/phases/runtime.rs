@@ -6,9 +6,9 @@
 use crate::pipeline::PhaseContext;
 use crate::pipeline::isolation::command;
 use crate::pipeline::isolation::home;
-use crate::pipeline::target::TargetError;
-use crate::pipeline::target::family::{Family, process_memory};
-use crate::pipeline::target::terminal::resolve_program;
+use crate::pipeline::program::TargetError;
+use crate::pipeline::program::family::{Family, process_memory};
+use crate::pipeline::program::terminal::resolve_program;
 use bench_core::error_chain;
 use bench_core::{Metric, Sample, Side, record};
 use bench_term::kernel::KernelOptions;

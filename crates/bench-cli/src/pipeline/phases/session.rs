@@ -29,12 +29,12 @@
 
 use crate::pipeline::PhaseContext;
 use crate::pipeline::isolation::command;
-use crate::pipeline::target::TargetError;
-use crate::pipeline::target::family::Family;
-use crate::pipeline::target::model::{self, TrialModel};
-use crate::pipeline::target::recording::{Recording, keep_screen, keep_start_files};
-use crate::pipeline::target::sessions::stop_agents;
-use crate::pipeline::target::terminal::{close_quietly, spawn_options};
+use crate::pipeline::program::TargetError;
+use crate::pipeline::program::family::Family;
+use crate::pipeline::program::model::{self, TrialModel};
+use crate::pipeline::program::recording::{Recording, keep_screen, keep_start_files};
+use crate::pipeline::program::sessions::stop_agents;
+use crate::pipeline::program::terminal::{close_quietly, spawn_options};
 use bench_core::detail::{SessionRun, SessionTurn};
 use bench_core::{Metric, Phase, Sample, Side, error_chain, record};
 use bench_model::{Journal, Outcome, RequestRecord, answer, conversation::Part};

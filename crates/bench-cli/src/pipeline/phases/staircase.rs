@@ -20,13 +20,13 @@ use crate::pipeline::isolation::command;
 use crate::pipeline::out::state::UserRecord;
 use crate::pipeline::phases::measure::settle_terminal;
 use crate::pipeline::phases::session::{Planned, TurnError, one_turn, planned};
-use crate::pipeline::target::TargetError;
-use crate::pipeline::target::family::Family;
-use crate::pipeline::target::model::TrialModel;
-use crate::pipeline::target::sessions::list_sessions;
-use crate::pipeline::target::sessions::stop_sessions;
-use crate::pipeline::target::terminal::close_quietly;
-use crate::pipeline::target::terminal::spawn_options;
+use crate::pipeline::program::TargetError;
+use crate::pipeline::program::family::Family;
+use crate::pipeline::program::model::TrialModel;
+use crate::pipeline::program::sessions::list_sessions;
+use crate::pipeline::program::sessions::stop_sessions;
+use crate::pipeline::program::terminal::close_quietly;
+use crate::pipeline::program::terminal::spawn_options;
 use crate::spec;
 use bench_core::detail::StaircaseInstance;
 use bench_core::error_chain;
@@ -142,7 +142,7 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), StaircaseError> {
         action: "stopping the target's processes",
         source,
     });
-    crate::pipeline::target::model::finish(endpoint)?;
+    crate::pipeline::program::model::finish(endpoint)?;
     let trial = ctx.trial;
     match outcome {
         Ok(report) => {

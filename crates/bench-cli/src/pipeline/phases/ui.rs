@@ -9,13 +9,13 @@
 
 use crate::pipeline::PhaseContext;
 use crate::pipeline::isolation::command;
-use crate::pipeline::target::TargetError;
-use crate::pipeline::target::family::Family;
-use crate::pipeline::target::recording::keep_start_files;
-use crate::pipeline::target::recording::{Recording, keep_screen};
-use crate::pipeline::target::sessions::stop_agents;
-use crate::pipeline::target::terminal::close_quietly;
-use crate::pipeline::target::terminal::spawn_options;
+use crate::pipeline::program::TargetError;
+use crate::pipeline::program::family::Family;
+use crate::pipeline::program::recording::keep_start_files;
+use crate::pipeline::program::recording::{Recording, keep_screen};
+use crate::pipeline::program::sessions::stop_agents;
+use crate::pipeline::program::terminal::close_quietly;
+use crate::pipeline::program::terminal::spawn_options;
 use bench_core::error_chain;
 use bench_core::{Metric, Phase, Sample, Side, record};
 use bench_term::Terminal;
@@ -138,7 +138,7 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), UiError> {
         measure,
         &ctx.log_path(&format!("ui-{}", ctx.trial))?,
     )?;
-    let endpoint = crate::pipeline::target::model::TrialModel::start(ctx)?;
+    let endpoint = crate::pipeline::program::model::TrialModel::start(ctx)?;
     let recording = Recording::start(family, Phase::Ui, ctx.trial, "ui");
     let mut ready_after = None;
     let outcome = Terminal::spawn(&options)
@@ -163,7 +163,7 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), UiError> {
         action: "stopping the target's processes",
         source,
     });
-    let journaled = crate::pipeline::target::model::finish(endpoint);
+    let journaled = crate::pipeline::program::model::finish(endpoint);
     outcome?;
     kept?;
     stopped_agents?;

@@ -4,7 +4,7 @@
 //! family's memory. Never while a reply streams: the turn before it is over.
 
 use super::{ECHO_TIMEOUT, TurnError, squash};
-use crate::pipeline::target::family::Family;
+use crate::pipeline::program::family::Family;
 use bench_core::detail::{MAX_CHECKPOINT_KEYS, SessionCheckpoint, TerminalOutput};
 use bench_term::{Key, OutputCounts, Terminal};
 use std::time::{Duration, Instant};

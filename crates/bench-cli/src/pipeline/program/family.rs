@@ -2,7 +2,7 @@
 //! the result's form.
 
 use crate::pipeline::out::state::UserRecord;
-use crate::pipeline::target::TargetError;
+use crate::pipeline::program::TargetError;
 use bench_core::{ProcessMemory, ProcessRole};
 use bench_proc::{Selector, Snapshot};
 

@@ -7,7 +7,7 @@
 
 use crate::pipeline::PhaseContext;
 use crate::pipeline::out::state::ModelAddress;
-use crate::pipeline::target::TargetError;
+use crate::pipeline::program::TargetError;
 use bench_model::{Endpoint, Journal, Limits, Settings};
 use std::path::PathBuf;
 

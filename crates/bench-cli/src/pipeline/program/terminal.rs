@@ -3,7 +3,7 @@
 //! its error is already recorded.
 
 use crate::pipeline::PhaseContext;
-use crate::pipeline::target::TargetError;
+use crate::pipeline::program::TargetError;
 use crate::spec::{self, Template};
 use bench_term::{SpawnOptions, Terminal};
 use std::collections::BTreeMap;

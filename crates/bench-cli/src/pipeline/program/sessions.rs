@@ -4,8 +4,8 @@
 use crate::pipeline::PhaseContext;
 use crate::pipeline::isolation::command::{self, Step};
 use crate::pipeline::out::state::UserRecord;
-use crate::pipeline::target::TargetError;
-use crate::pipeline::target::terminal::resolve_program;
+use crate::pipeline::program::TargetError;
+use crate::pipeline::program::terminal::resolve_program;
 use crate::spec::{self, Placeholder, Template};
 use bench_core::error_chain;
 

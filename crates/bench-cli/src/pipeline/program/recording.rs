@@ -4,8 +4,8 @@
 
 use crate::pipeline::PhaseContext;
 use crate::pipeline::error::FileError;
-use crate::pipeline::target::TargetError;
-use crate::pipeline::target::family::Family;
+use crate::pipeline::program::TargetError;
+use crate::pipeline::program::family::Family;
 use bench_core::detail::{MAX_SCREENS, MAX_SERIES, MemoryPoint, MemorySeries, Screen};
 use bench_core::{Phase, Side};
 use bench_proc::{Sampler, SamplerOptions};
