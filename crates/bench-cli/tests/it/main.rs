@@ -34,6 +34,11 @@ mod target;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
+/// Whether the tests run as root (CI does): tests that need root say SKIPPED otherwise.
+pub fn is_root() -> bool {
+    rustix::process::geteuid().is_root()
+}
+
 /// A system tool (`useradd`, `runuser`, ...) from the system's folders, as clibench
 /// itself finds them: the tests must pass with a PATH that has no /usr/sbin.
 pub fn system_tool(name: &str) -> Command {

@@ -2,12 +2,9 @@
 //! startup or kernel export given to `report`, `?` in `mem`'s table, a peak process count
 //! above the final one, and a command without `--`.
 
+use crate::is_root;
 use crate::{clibench, run};
 use std::process::Command;
-
-fn is_root() -> bool {
-    rustix::process::geteuid().is_root()
-}
 
 #[test]
 fn startup_of_a_missing_program_says_so_once_before_any_run() {

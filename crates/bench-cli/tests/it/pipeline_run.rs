@@ -3,17 +3,14 @@
 //! daemon that ignores SIGTERM, a kernel that never answers, and Ctrl-C mid-phase. After
 //! each, nothing of the run may be left: no process, no user, no home, no state file.
 
+pub(crate) use crate::is_root;
 use crate::{clibench, run, shadow_tool, system_tool};
 use bench_core::{Metric, ResultFile};
 use std::fs;
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-pub(crate) fn is_root() -> bool {
-    fs::metadata("/proc/self").unwrap().uid() == 0
-}
 
 /// A fresh folder with the demo written into it (`--write-demo`); returns the folder and
 /// the demo's spec.

@@ -2,13 +2,10 @@
 //! into place, only in folders that are the user's own and closed to others, or sticky
 //! like /tmp (issue 18.7).
 
+use crate::is_root;
 use crate::{clibench, example_result, run};
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
-
-fn is_root() -> bool {
-    rustix::process::geteuid().is_root()
-}
 
 #[test]
 fn links_planted_at_the_temporary_and_final_names_are_never_written_through() {
@@ -79,10 +76,7 @@ fn a_folder_every_user_can_write_into_is_refused_for_merge_and_exports() {
 #[test]
 fn merge_into_another_users_open_folder_is_refused_with_the_reason() {
     if !is_root() {
-        eprintln!(
-            "SKIPPED merge_into_another_users_open_folder_is_refused_with_the_reason: chown needs root"
-        );
-        return;
+        bench_core::skip_test!("chown needs root");
     }
     let dir = tempfile::tempdir().unwrap();
     let theirs = dir.path().join("theirs");

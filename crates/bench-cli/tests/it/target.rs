@@ -249,15 +249,7 @@ pub fn leftovers(home: &Path, uid: Option<u32>) -> Vec<u32> {
     found
 }
 
-/// Whether clibench runs the tests as root (and so creates real users).
-pub fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .unwrap()
-        .lines()
-        .find(|l| l.starts_with("Uid:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        == Some("0")
-}
+pub use crate::is_root;
 
 /// The uid of a user, from /etc/passwd.
 pub fn uid_of(name: &str) -> Option<u32> {
