@@ -357,11 +357,10 @@ pub fn resolve_user(user: &str, passwd: &str) -> Option<u32> {
     if let Ok(uid) = user.parse() {
         return Some(uid);
     }
-    passwd.lines().find_map(|line| {
-        let mut fields = line.split(':');
-        (fields.next()? == user).then_some(())?;
-        fields.nth(1)?.parse().ok()
-    })
+    crate::pipeline::isolation::users::parse_passwd(passwd)
+        .into_iter()
+        .find(|entry| entry.name == user)
+        .map(|entry| entry.uid)
 }
 
 /// The session label of a started command's settle in its trial record.
