@@ -45,6 +45,7 @@ pub mod stats;
 #[cfg(test)]
 mod test_support;
 pub mod text;
+pub mod thresholds;
 pub mod trial;
 pub mod units;
 

@@ -278,7 +278,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let base = load(&settings.base)?;
     let candidate = load(&settings.candidate)?;
-    let comparison = compare(&base.side, &candidate.side, &settings.options);
+    // The spec's `[compare] noise`, which the results recorded, for the metrics the
+    // flags did not set.
+    let options = bench_core::thresholds::with_recorded(
+        settings.options.clone(),
+        &base.request,
+        &candidate.request,
+    )
+    .map_err(|error| input_error(bench_core::error_chain(&error)))?;
+    let comparison = compare(&base.side, &candidate.side, &options);
     match settings.format.export() {
         Some(format) => crate::show::export(format, &format.comparison(&comparison)),
         None if settings.format == OutputFormat::Html => {
