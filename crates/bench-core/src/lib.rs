@@ -41,6 +41,7 @@ pub mod rng;
 pub mod sequential;
 pub mod significance;
 mod skip;
+pub mod speed_probe;
 pub mod stats;
 #[cfg(test)]
 mod test_support;
