@@ -30,16 +30,16 @@ fn reversed_files_turn_the_verdicts_around() {
     // large a change these runs could have detected (docs/verdicts.md).
     assert!(
         stdout.contains(
-            "| `cold` | 587 ms | 412 ms | -171 ms (-29.2%) | -68.3% to +58.0% | within noise |"
+            "| `cold` | 583 ms | 413 ms | -170 ms (-29.2%) | -68.3% to +58.0% | within noise |"
         ),
         "{stdout}"
     );
     assert!(
-        stdout.contains("| `rss` | 92.0 MiB | 131.2 MiB | +39.5 MiB (+43.0%)"),
+        stdout.contains("| `rss` | 92.0 MiB | 131.5 MiB | +39.5 MiB (+43.0%)"),
         "{stdout}"
     );
     assert!(
-        stdout.contains("| `rss` | 92.0 MiB | 131.2 MiB | +39.5 MiB (+43.0%) | +32.5% to +54.2% | **regressed** |"),
+        stdout.contains("| `rss` | 92.0 MiB | 131.5 MiB | +39.5 MiB (+43.0%) | +32.5% to +54.2% | **regressed** |"),
         "{stdout}"
     );
     assert!(

@@ -75,6 +75,7 @@
 use crate::metric::{Direction, Metric, Nature, Phase};
 use crate::result::{OVERRIDES_KEY, Request, Role, Side};
 use crate::significance;
+use crate::speed_probe::SpeedShift;
 use crate::stats::MetricStats;
 use crate::units::Unit;
 use std::collections::{BTreeMap, BTreeSet};
@@ -333,9 +334,16 @@ pub struct MetricComparison {
     pub base: MetricStats,
     /// The candidate side's statistics.
     pub candidate: MetricStats,
-    /// The change in the metric's unit: the base's median times `ratio − 1` for a
-    /// tested metric, else `candidate median - base median`.
+    /// The change in the metric's unit: `candidate_center − base_center` for a tested
+    /// metric, else `candidate median - base median`.
     pub delta: f64,
+    /// For a tested metric, what the test compares of the base, in the metric's unit:
+    /// the geometric mean of its values (over the pairs, for the paired test; the
+    /// mean when some value is not positive). The tables show it, not the median, so
+    /// that base, candidate, delta, change and interval are one test's numbers.
+    pub base_center: Option<f64>,
+    /// The same for the candidate.
+    pub candidate_center: Option<f64>,
     /// The change as a ratio candidate / base. For a tested metric the test's own
     /// estimate ([`significance::Welch::estimate`]: the ratio of geometric means, or
     /// for pairs the geometric mean of their ratios), the centre of the interval;
@@ -488,6 +496,9 @@ pub struct Comparison {
     /// The same for the candidate side.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub candidate_overrides: Option<String>,
+    /// Between separate runs, how far the host's speed moved by the trials' speed
+    /// probes; `None` for interleaved sides or when a run recorded fewer than two.
+    pub speed_shift: Option<SpeedShift>,
 }
 
 /// How many processes of the target one phase's trials found on each side.
@@ -709,6 +720,18 @@ pub fn compare(base: &Side, candidate: &Side, options: &CompareOptions) -> Compa
     let interleaving = options
         .interleaving
         .unwrap_or_else(|| Interleaving::of(base, candidate));
+    // Between separate runs the hosts' speed probes, when both runs recorded them, say
+    // how far the machine moved: that is the drift term of timing and CPU, unless
+    // `--drift` set it. Memory does not move with a CPU loop's speed.
+    let speed_shift = (interleaving != Interleaving::Interleaved)
+        .then(|| SpeedShift::between(base, candidate))
+        .flatten();
+    let mut options = options.clone();
+    if let Some(shift) = speed_shift {
+        options.drift.timing.get_or_insert(shift.drift_spread());
+        options.drift.cpu.get_or_insert(shift.drift_spread());
+    }
+    let options = &options;
     let mut measured = Vec::new();
     let mut missing = Vec::new();
     for metric in Metric::ALL {
@@ -765,6 +788,7 @@ pub fn compare(base: &Side, candidate: &Side, options: &CompareOptions) -> Compa
         tested,
         base_overrides: None,
         candidate_overrides: None,
+        speed_shift,
     }
 }
 
@@ -880,10 +904,8 @@ impl Measured {
             }
             None => (self.ratio, self.ratio, self.ratio),
         };
-        let delta = match (judged_test, self.base.median()) {
-            (Some(_), Some(base_median)) if ratio.is_finite() => base_median * (ratio - 1.0),
-            _ => self.delta,
-        };
+        let centers = judged_test.map(|(test, _)| test.centers());
+        let delta = centers.map_or(self.delta, |(base, candidate)| candidate - base);
         let change = Change {
             delta,
             ratio,
@@ -933,6 +955,8 @@ impl Measured {
             base: self.base,
             candidate: self.candidate,
             delta,
+            base_center: centers.map(|(base, _)| base),
+            candidate_center: centers.map(|(_, candidate)| candidate),
             ratio,
             ci_low,
             ci_high,
@@ -1569,6 +1593,63 @@ mod tests {
         // Without start times nothing is known, which is treated as separate.
         let bare = side("c", &[(Metric::Cold, &slower)]);
         assert_eq!(Interleaving::of(&base, &bare), Interleaving::Unknown);
+    }
+
+    #[test]
+    fn separate_runs_take_their_drift_from_the_hosts_speed_probes() {
+        // Two runs, one after the other, cold +8% with little spread inside each.
+        let run = |sha: &str, scale: f64, start: u64, probe: f64| {
+            let values: Vec<f64> = (0..8)
+                .map(|i| scale * (1.0 + 0.01 * f64::from(i % 4)))
+                .collect();
+            let mut side = side(sha, &[(Metric::Cold, &values)]);
+            for trial in 0..8u32 {
+                let record = side.trial_record_mut(Phase::Measure, trial);
+                record.started_unix_ms = Some(start + u64::from(trial));
+                record.speed_probe_seconds = Some(probe * (1.0 + 0.002 * f64::from(trial % 2)));
+            }
+            side
+        };
+        let base = run("b", 1.0, 0, 0.002);
+        // The host ran at the same speed: the +8% is the build's, and it shows.
+        let steady = compare(
+            &base,
+            &run("c", 1.08, 100, 0.002),
+            &CompareOptions::default(),
+        );
+        let shift = steady.speed_shift.unwrap();
+        assert!(shift.log_ratio.abs() < 1e-12, "{shift:?}");
+        assert_eq!(steady.metrics[0].verdict, Verdict::Regressed, "{steady:?}");
+        // The host was 8% slower by its probes: the +8% is within that drift.
+        let slower = compare(
+            &base,
+            &run("c", 1.08, 100, 0.00216),
+            &CompareOptions::default(),
+        );
+        assert!((slower.speed_shift.unwrap().change() - 0.08).abs() < 0.001);
+        assert_eq!(
+            slower.metrics[0].verdict,
+            Verdict::WithinNoise,
+            "{slower:?}"
+        );
+        // `--drift` wins over the probes.
+        let told = CompareOptions {
+            drift: DriftSpread {
+                timing: Some(0.0),
+                ..DriftSpread::default()
+            },
+            ..CompareOptions::default()
+        };
+        let row = &compare(&base, &run("c", 1.08, 100, 0.00216), &told).metrics[0];
+        assert_eq!(row.verdict, Verdict::Regressed);
+        // Interleaved sides need no probes: the pairs share the host's moves.
+        let mut interleaved_head = run("c", 1.08, 0, 0.00216);
+        for record in &mut interleaved_head.trials {
+            record.started_unix_ms = record.started_unix_ms.map(|at| at + 1);
+        }
+        let paired = compare(&base, &interleaved_head, &CompareOptions::default());
+        assert_eq!(paired.interleaving, Interleaving::Interleaved);
+        assert_eq!(paired.speed_shift, None);
     }
 
     #[test]

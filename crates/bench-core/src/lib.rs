@@ -45,10 +45,12 @@ pub mod rng;
 pub mod sequential;
 pub mod significance;
 mod skip;
+pub mod speed_probe;
 pub mod stats;
 #[cfg(test)]
 mod test_support;
 pub mod text;
+pub mod thresholds;
 pub mod trend;
 pub mod trial;
 pub mod units;

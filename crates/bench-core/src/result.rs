@@ -258,6 +258,13 @@ pub struct TrialRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "schema", schemars(length(max = 255)))]
     pub host: Option<String>,
+    /// How long a fixed CPU loop ([`crate::speed_probe::probe`]) took just before the
+    /// trial started, in seconds; finite and positive. Two separate runs compare these
+    /// to estimate how far the host's speed moved between them. Absent in files
+    /// written before this field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(range(min = 0)))]
+    pub speed_probe_seconds: Option<f64>,
     /// How many processes of the target were found at the trial's memory
     /// measurement; a change between trials means a process (a daemon) came or went.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -349,6 +356,7 @@ impl TrialRecord {
             trial,
             started_unix_ms: None,
             load_average: None,
+            speed_probe_seconds: None,
             host: None,
             process_count: None,
             settles: Vec::new(),
@@ -823,6 +831,14 @@ impl ResultFile {
             }
             if let Some(host) = &record.host {
                 check_length(&format!("{at}.host"), host, MAX_HOST_CHARS)?;
+            }
+            if let Some(seconds) = record.speed_probe_seconds
+                && !(seconds.is_finite() && seconds > 0.0)
+            {
+                return invalid(
+                    format!("{at}.speed_probe_seconds"),
+                    format!("speed probe {seconds} s is not finite and positive"),
+                );
             }
             if record.settles.len() > MAX_SETTLES {
                 return invalid(
@@ -1372,6 +1388,16 @@ mod tests {
         result.side.trials[0].host = Some("h".repeat(256));
         assert_eq!(result.validate().unwrap_err().path, "side.trials[0].host");
         result.side.trials[0].host = None;
+        for bad in [0.0, -1.0, f64::INFINITY] {
+            result.side.trials[0].speed_probe_seconds = Some(bad);
+            assert_eq!(
+                result.validate().unwrap_err().path,
+                "side.trials[0].speed_probe_seconds"
+            );
+        }
+        result.side.trials[0].speed_probe_seconds = Some(0.002);
+        assert!(result.validate().is_ok());
+        result.side.trials[0].speed_probe_seconds = None;
         let twice = result.side.trials[0].clone();
         result.side.trials.push(twice);
         assert!(

@@ -238,6 +238,21 @@ impl Welch {
         self.as_ratio(self.difference)
     }
 
+    /// What the test compares, in the values' unit: the base's and the candidate's
+    /// geometric means on logs (for pairs, over the pairs), else their means. Their
+    /// ratio is [`estimate`](Self::estimate) (on raw values, when the base's mean is
+    /// positive).
+    pub fn centers(&self) -> (f64, f64) {
+        if self.log_scale {
+            (
+                self.base_mean.exp(),
+                (self.base_mean + self.difference).exp(),
+            )
+        } else {
+            (self.base_mean, self.base_mean + self.difference)
+        }
+    }
+
     /// The test's own two-sided confidence interval of the change at `level` (0.05:
     /// a 95% interval), as ratios candidate / base: `difference ± t(1 − level/2; df)
     /// · standard error` on the tested scale. It excludes 1 (no change) exactly when

@@ -142,22 +142,17 @@ fn spec_watch(spec: &SpecSource) -> anyhow::Result<(Vec<bench_core::Metric>, Opt
 
 /// Adds the spec's `[compare] noise` floors for the metrics `--noise` did not set.
 fn with_spec_floors(
-    mut options: CompareOptions,
+    options: CompareOptions,
     spec: Option<&PathBuf>,
 ) -> anyhow::Result<CompareOptions> {
     let Some(path) = spec else {
         return Ok(options);
     };
     let spec = crate::spec::load(path).map_err(|error| input_error(error.to_string()))?;
-    for (name, &fraction) in &spec.compare.noise {
-        // The spec check refused unknown metric names.
-        if let Ok(metric) = name.parse::<bench_core::Metric>()
-            && !options.floors.contains_key(&metric)
-        {
-            options = options.with_floor(metric, fraction);
-        }
-    }
-    Ok(options)
+    Ok(bench_core::thresholds::fill_in(
+        options,
+        &spec.compare.floors(),
+    ))
 }
 
 /// Runs `clibench ab`.

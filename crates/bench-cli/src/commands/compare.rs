@@ -57,9 +57,10 @@ pub struct Args {
     noise: Vec<Noise>,
     /// For results of separate runs (not interleaved): the spread of one run's own
     /// offset on the log scale, for every kind or one as KIND=SPREAD (timing, cpu,
-    /// memory); repeatable. The defaults were measured on busy shared 2-core VMs; a
-    /// quiet machine drifts less (docs/verdicts.md tells how to measure yours).
-    /// [default: timing 0.22, cpu 0.06, memory 0.02]
+    /// memory); repeatable; 0 means none. Without it, timing and CPU take it from the
+    /// runs' host-speed probes when both recorded them; else the defaults, measured on
+    /// busy shared 2-core VMs (a quiet machine drifts less; docs/verdicts.md tells how
+    /// to measure yours). [default: probes, else timing 0.22, cpu 0.06, memory 0.02]
     #[arg(long, value_parser = parse_drift, value_name = "[KIND=]SPREAD")]
     drift: Vec<Drift>,
     /// Output: a table on stderr, or markdown, json, csv or html on stdout.
@@ -278,7 +279,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let base = load(&settings.base)?;
     let candidate = load(&settings.candidate)?;
-    let comparison = compare(&base.side, &candidate.side, &settings.options)
+    // The spec's `[compare] noise`, which the results recorded, for the metrics the
+    // flags did not set.
+    let options = bench_core::thresholds::with_recorded(
+        settings.options.clone(),
+        &base.request,
+        &candidate.request,
+    )
+    .map_err(|error| input_error(bench_core::error_chain(&error)))?;
+    let comparison = compare(&base.side, &candidate.side, &options)
         .with_overrides_of(&base.request, &candidate.request);
     match settings.format.export() {
         Some(format) => crate::show::export(format, &format.comparison(&comparison)),

@@ -276,14 +276,16 @@ fn default_typing_keys() -> u32 {
     10
 }
 
-/// `[compare]`: how changes of this target are judged by `clibench ab`.
+/// `[compare]`: how changes of this target are judged by `clibench ab` and, through
+/// the thresholds its results record, `clibench compare`.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Compare {
     /// Practical thresholds per metric as fractions (`cold = 0.05` is ±5%): a timing,
     /// CPU or memory change smaller than this gets no verdict, however sure the test is.
     /// Metrics not named keep their kind's default (timing and CPU 3%, memory 2%, sizes
-    /// 1%); `--noise METRIC=FRACTION` overrides these.
+    /// 1%); `--noise METRIC=FRACTION` overrides these. Every result of the spec records
+    /// them (`request.config.compare_noise`), so `clibench compare` uses them too.
     #[serde(default)]
     pub noise: BTreeMap<String, f64>,
     /// The metrics `clibench ab --trials auto` waits for (default: cold, warm, rss, pss).
@@ -293,6 +295,17 @@ pub struct Compare {
     /// watched metric without a verdict (default: twice the metric's threshold).
     #[serde(default)]
     pub target_mde: Option<f64>,
+}
+
+impl Compare {
+    /// [`noise`](Self::noise) by metric; names that are not metrics are left out (the
+    /// spec check refuses them before anything runs).
+    pub fn floors(&self) -> BTreeMap<bench_core::Metric, f64> {
+        self.noise
+            .iter()
+            .filter_map(|(name, &fraction)| Some((name.parse().ok()?, fraction)))
+            .collect()
+    }
 }
 
 /// `[source]`: a git repository and an exact commit.

@@ -302,3 +302,53 @@ fn mem_staircase_and_kernel_exports_compare_and_report() {
         }
     }
 }
+
+#[test]
+fn the_thresholds_a_spec_recorded_in_its_results_reach_compare() {
+    // Both results recorded `[compare] noise = { rss = 0.5 }`: rss's −30% is within
+    // that threshold, as `clibench ab` of the same spec would judge it.
+    let folder = tempfile::tempdir().unwrap();
+    let recorded = |name: &str, noise: &str| {
+        let mut result = bench_core::ResultFile::load(&example_result(name)).unwrap();
+        result
+            .request
+            .config
+            .insert(bench_core::thresholds::CONFIG_KEY.into(), noise.into());
+        let path = folder.path().join(format!("{name}.json"));
+        result.save(&path).unwrap();
+        path
+    };
+    let (base, candidate) = (
+        recorded("base", "rss=0.5"),
+        recorded("candidate", "rss=0.5"),
+    );
+    let verdict_of_rss = |extra: &[&str]| {
+        let out = run(clibench()
+            .arg("compare")
+            .arg(&base)
+            .arg(&candidate)
+            .args(["--format", "csv"])
+            .args(extra));
+        assert_eq!(out.code, Some(0), "{}", out.stderr);
+        let line = out
+            .stdout
+            .lines()
+            .find(|l| l.starts_with("rss,"))
+            .unwrap()
+            .to_owned();
+        line.rsplit(',').next().unwrap().to_owned()
+    };
+    assert_eq!(verdict_of_rss(&[]), "within_noise");
+    // The command line wins over what the results recorded.
+    assert_eq!(verdict_of_rss(&["--noise", "rss=0.1"]), "improved");
+    // A threshold edited into nonsense is refused, naming the result it is in.
+    let broken = recorded("candidate", "rss=7");
+    let out = run(clibench().arg("compare").arg(&base).arg(&broken));
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("the candidate result's recorded thresholds: compare_noise sets rss to `7`"),
+        "{}",
+        out.stderr
+    );
+}

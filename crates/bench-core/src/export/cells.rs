@@ -43,6 +43,9 @@ pub(crate) fn side_names<'a>(comparison: &'a Comparison) -> [SideName<'a>; 2] {
     ]
 }
 
+/// The largest ratio an interval's end is shown as (`>+1000%` beyond).
+const INTERVAL_SHOWN: f64 = 11.0;
+
 /// The symbols a renderer writes for empty cells, infinite changes and intervals.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Notation {
@@ -97,16 +100,34 @@ impl Notation {
 
     /// The interval of the change; empty for a single sample, which has no spread.
     pub(crate) fn interval(self, row: &MetricComparison) -> String {
+        // Three noisy trials judged at Holm's level can reach +10^15%: beyond ten times
+        // the base the digits say nothing more than "unbounded".
+        let end = |ratio: f64| {
+            if ratio.is_finite() && ratio > INTERVAL_SHOWN {
+                format!(">+{:.0}%", (INTERVAL_SHOWN - 1.0) * 100.0)
+            } else {
+                self.percent(ratio)
+            }
+        };
         match (row.verdict, row.nature) {
             (Verdict::SingleSample, _) => self.none.to_string(),
             // An exact metric's point ratio is all there is.
             (_, Nature::Exact) if self.exact_word => "exact".to_string(),
-            _ => format!(
-                "{}{}{}",
-                self.percent(row.ci_low),
-                self.to,
-                self.percent(row.ci_high)
-            ),
+            _ => format!("{}{}{}", end(row.ci_low), self.to, end(row.ci_high)),
+        }
+    }
+
+    /// The base's (`candidate` false) or the candidate's value of a row: what the test
+    /// compared for a tested metric (the geometric mean), else the median.
+    pub(crate) fn side(self, row: &MetricComparison, candidate: bool) -> String {
+        let (center, stats) = if candidate {
+            (row.candidate_center, &row.candidate)
+        } else {
+            (row.base_center, &row.base)
+        };
+        match center {
+            Some(center) => stats.unit.format(center),
+            None => self.median(stats),
         }
     }
 }
@@ -204,12 +225,20 @@ pub(crate) fn rule(comparison: &Comparison) -> String {
         "a t-test on the logs (paired trial by trial, else Welch's)"
     };
     let drift = if drift {
+        let spread = |nature| format!("{:.3}", options.drift.of(nature));
+        let source = match comparison.speed_shift {
+            Some(shift) => format!(
+                "; the hosts' speed probes moved {:+.1}% between the runs",
+                shift.change() * 100.0
+            ),
+            None => "; no speed probes on both sides".to_string(),
+        };
         format!(
             " (the drift between separate runs is in the test as variance: a run's offset \
-             spreads {} for timing, {} for CPU, {} for memory)",
-            options.drift.of(Nature::Timing),
-            options.drift.of(Nature::Cpu),
-            options.drift.of(Nature::Memory),
+             spreads {} for timing, {} for CPU, {} for memory{source})",
+            spread(Nature::Timing),
+            spread(Nature::Cpu),
+            spread(Nature::Memory),
         )
     } else {
         String::new()

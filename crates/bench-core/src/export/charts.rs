@@ -353,11 +353,9 @@ pub fn changes(rows: &[Change]) -> Result<String, ChartError> {
         height: 70 + 28 * count as u32,
         // Room for the name and the delta: "kernel_exec -1.00 µs".
         y_label_area: 160,
-        x: Axis::values(
-            -x_max..x_max,
-            "change of the median, candidate vs base (%)",
-            |v| format!("{v:+.0}%"),
-        ),
+        x: Axis::values(-x_max..x_max, "change, candidate vs base (%)", |v| {
+            format!("{v:+.0}%")
+        }),
         y: Axis {
             range: (count as f64 - 0.5)..-0.5,
             ..Axis::categories(labels)

@@ -1027,8 +1027,8 @@ fn comparison_row(out: &mut String, row: &MetricComparison) {
         out,
         "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"{class}\">{}</td><td>{}</td><td>{} / {}</td></tr>",
         metric_name(row.metric),
-        escape(&Notation::DOCUMENT.median(&row.base)),
-        escape(&Notation::DOCUMENT.median(&row.candidate)),
+        escape(&Notation::DOCUMENT.side(row, false)),
+        escape(&Notation::DOCUMENT.side(row, true)),
         Notation::DOCUMENT.percent(row.ratio),
         // The absolute change beside the percent: "0.0%" of a 170 MiB bundle can still
         // be 70 KiB, which is what made it regress.

@@ -270,8 +270,8 @@ fn comparison_table(out: &mut String, rows: &[&MetricComparison], with_detectabl
             out,
             "| `{}` | {} | {} | {} ({}) | {} | {} |{detectable} {} / {} |",
             row.metric,
-            Notation::DOCUMENT.median(&row.base),
-            Notation::DOCUMENT.median(&row.candidate),
+            Notation::DOCUMENT.side(row, false),
+            Notation::DOCUMENT.side(row, true),
             signed_amount(row),
             Notation::DOCUMENT.percent(row.ratio),
             Notation::DOCUMENT.interval(row),
@@ -345,9 +345,9 @@ fn how_to_read(comparison: &Comparison) -> String {
         rule = format!("{}{}", first.to_uppercase(), &rule[1..]);
     }
     format!(
-        "Medians over trials; change = the test's estimate of candidate / base − 1 (the \
-         ratio of geometric means; for paired trials the geometric mean of their ratios), \
-         and the interval is the test's own. {rule}. Could detect: the smallest change this \
+        "Base and candidate: the geometric means over trials the test compares (medians \
+         where there is no test); change = candidate / base − 1, and the interval is the \
+         test's own. {rule}. Could detect: the smallest change this \
          run would have found 4 times in 5, from its spread and trial counts. Rule and \
          defaults: docs/verdicts.md."
     )

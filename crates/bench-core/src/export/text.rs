@@ -319,8 +319,8 @@ fn comparison_text(comparison: &Comparison, columns: usize) -> String {
             .map(|row| {
                 vec![
                     row.metric.to_string(),
-                    notation.median(&row.base),
-                    notation.median(&row.candidate),
+                    notation.side(row, false),
+                    notation.side(row, true),
                     signed_amount(row),
                     notation.percent(row.ratio),
                     notation.interval(row),
@@ -518,8 +518,9 @@ mod tests {
             text.contains(
                 "\n0 regressed, 0 improved, 1 with a single sample (no verdict), 1 unchanged \
                  (a change counts when the interval of Welch's t-test on the logs (the drift \
-                 between separate runs is in the test as variance: a run's offset spreads 0.22 \
-                 for timing, 0.06 for CPU, 0.02 for memory) excludes no change and its \
+                 between separate runs is in the test as variance: a run's offset spreads 0.220 \
+                 for timing, 0.060 for CPU, 0.020 for memory; no speed probes on both sides) \
+                 excludes no change and its \
                  estimate exceeds timing and CPU ±3%, memory ±2%; each interval is at the \
                  level Holm's procedure judged its metric at (over 0 tested metrics, a family \
                  false-alarm rate of 5%); sizes are exact: every byte is reported, beyond 64.0 \
@@ -553,7 +554,7 @@ mod tests {
         let comparison = compare(&base, &candidate, &options);
         assert_eq!(
             regressions(&comparison),
-            "disk (+488.3 KiB, +50.0%), cold (+199 ms, +48.6%)"
+            "disk (+488.3 KiB, +50.0%), cold (+200 ms, +48.6%)"
         );
     }
 

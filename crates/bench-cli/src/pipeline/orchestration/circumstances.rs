@@ -1,5 +1,5 @@
-//! The circumstances of a trial, recorded when it starts: the time, the load average
-//! and the host, so that a comparison can show under what load and where each trial ran
+//! The circumstances of a trial, recorded when it starts: the time, the load average,
+//! the host and the host's speed (a fixed CPU loop's time), so that a comparison can show under what load and where each trial ran
 //! (and `clibench merge` can flag results from different machines).
 
 use bench_core::{Phase, Side};
@@ -10,7 +10,7 @@ const LOADAVG: &str = "/proc/loadavg";
 /// Where the host name is read.
 const HOSTNAME: &str = "/proc/sys/kernel/hostname";
 
-/// Records the start time, load average and host of `trial` of `phase` in `side`,
+/// Records the start time, load average, host and speed probe of `trial` of `phase` in `side`,
 /// overwriting what an earlier attempt of the same trial recorded. A fact that cannot be
 /// read is left out: the trial itself does not depend on it.
 pub fn record_start(side: &mut Side, phase: Phase, trial: u32) {
@@ -25,6 +25,8 @@ pub fn record_start(side: &mut Side, phase: Phase, trial: u32) {
     record.host = std::fs::read_to_string(HOSTNAME)
         .ok()
         .and_then(|text| parse_hostname(&text));
+    // Last, so that it is timed right before the trial's own work.
+    record.speed_probe_seconds = Some(bench_core::speed_probe::probe().as_secs_f64());
 }
 
 /// The 1, 5 and 15 minute load averages of a `/proc/loadavg` line

@@ -303,6 +303,15 @@ pub fn request_for(spec: &spec::Spec, spec_path: &Path) -> Request {
             .config
             .insert("description".to_owned(), description.clone());
     }
+    // The spec's thresholds travel with its results, so that `clibench compare` of two
+    // of them judges as `clibench ab` did.
+    let floors = spec.compare.floors();
+    if !floors.is_empty() {
+        request.config.insert(
+            bench_core::thresholds::CONFIG_KEY.to_owned(),
+            bench_core::thresholds::encode(&floors),
+        );
+    }
     request
 }
 
@@ -380,6 +389,29 @@ mod tests {
         );
         let result = ResultFile::load(&out.join("result.json")).unwrap();
         assert_eq!(result.side.error.as_deref(), Some(message.as_str()));
+    }
+
+    #[test]
+    fn a_specs_thresholds_are_recorded_in_its_results_request() {
+        let text = "name = \"x\"\n[compare]\nnoise = { cold = 0.05, rss = 0.1 }\n";
+        let spec = crate::spec::parse(text, "x.toml").unwrap();
+        let request = request_for(&spec, Path::new("x.toml"));
+        assert_eq!(
+            bench_core::thresholds::recorded(&request).unwrap(),
+            [
+                (bench_core::Metric::Cold, 0.05),
+                (bench_core::Metric::Rss, 0.1)
+            ]
+            .into()
+        );
+        // A spec without thresholds records none.
+        let plain = crate::spec::parse("name = \"x\"\n", "x.toml").unwrap();
+        let request = request_for(&plain, Path::new("x.toml"));
+        assert!(
+            !request
+                .config
+                .contains_key(bench_core::thresholds::CONFIG_KEY)
+        );
     }
 
     #[test]
