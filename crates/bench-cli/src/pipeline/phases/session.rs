@@ -16,8 +16,8 @@
 //! - `idle_cpu`: the family's CPU share over `[session] idle` at the prompt after the turns;
 //! - what the agent wrote to its terminal during each turn and the idle window
 //!   (`stream_bytes`, `idle_output`);
-//! - every `[session] checkpoint_every` turns and after the last, a [checkpoint] at the
-//!   idle prompt, and the slopes over the turns after `warmup_turns` ([slopes]:
+//! - every `[session] checkpoint_every` turns and after the last, a checkpoint (`checkpoint`) at the
+//!   idle prompt, and the slopes over the turns after `warmup_turns` (`slopes`:
 //!   `session_growth`, `lag_growth`, `render_growth`, `key_echo`, `key_bytes`).
 //!
 //! `[session] turns = N` plays the script's prompted turns in order, again and again, up
