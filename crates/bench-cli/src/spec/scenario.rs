@@ -73,16 +73,17 @@ impl Scenario {
 }
 
 /// The long session's script as an inline TOML table: ten turns, each a shell tool call
-/// whose output is 50 to 500 lines of numbers and a reply of 30 to 165 tokens after it.
+/// whose output is 50 to 500 lines of numbers and a reply of about 30 to 165 words after it.
 /// The physics is the demo's (the spec's `[model] physics` still applies on top).
 fn long_session_script() -> String {
     let turns: Vec<String> = (1..=LONG_SESSION_VARIETY)
         .map(|k| {
             let lines = 50 * (1 + (k * 7) % LONG_SESSION_VARIETY);
-            let tokens = 30 + (k * 37) % 136;
+            let words = 30 + (k * 37) % 136;
             format!(
                 "{{ prompt = \"step {k}: run the command and sum up what it printed\", \
-                 shell = \"seq 1 {lines}\", then = {{ tokens = {tokens} }} }}"
+                 shell = \"seq 1 {lines}\", then = {{ text = \"{}\" }} }}",
+                reply(k, lines, words)
             )
         })
         .collect();
@@ -90,6 +91,19 @@ fn long_session_script() -> String {
         "{{ physics = {{ first_token = \"100ms\", tokens_per_second = 200, chunk_tokens = 2, seed = 7 }}, turns = [{}] }}",
         turns.join(", ")
     )
+}
+
+/// About `words` words on what step `k` printed, ending in `End of step k.`: a text
+/// whose last words are on no other turn's screen (replies of `tokens = N` share their
+/// words, and an earlier reply's end still on the screen hid a later one's).
+fn reply(k: u32, lines: u32, words: u32) -> String {
+    let sentence = format!(
+        "The command printed {lines} lines of numbers, one per line, counting up from one."
+    );
+    let per = sentence.split_whitespace().count() as u32;
+    let mut text = vec![sentence; (words / per).max(1) as usize].join(" ");
+    text.push_str(&format!(" End of step {k}."));
+    text
 }
 
 #[cfg(test)]
@@ -116,11 +130,22 @@ mod tests {
         assert_eq!(spec.session_turns(), Some(100));
         let compiled = spec.model.unwrap().compiled.unwrap();
         assert!(compiled.turns.iter().all(|t| t.reply.tool_rounds() == 1));
-        // Deterministic variety: the ten turns' replies differ in length.
-        let lengths: std::collections::BTreeSet<usize> = compiled.turns[..10]
+        // Deterministic variety: the ten turns' replies differ in length, and no reply's
+        // last words are in another's text.
+        let texts: Vec<String> = compiled.turns[..10]
             .iter()
-            .map(|t| t.reply.final_tokens())
+            .map(|t| t.reply.final_text())
             .collect();
-        assert_eq!(lengths.len(), 10);
+        let lengths: std::collections::BTreeSet<usize> = texts.iter().map(String::len).collect();
+        assert!(lengths.len() >= 5, "{lengths:?}");
+        for (k, text) in texts.iter().enumerate() {
+            let end = format!("End of step {}.", k + 1);
+            assert!(text.ends_with(&end), "{text}");
+            assert_eq!(
+                texts.iter().filter(|t| t.contains(&end)).count(),
+                1,
+                "{end}"
+            );
+        }
     }
 }

@@ -16,8 +16,8 @@
 //! - `idle_cpu`: the family's CPU share over `[session] idle` at the prompt after the turns;
 //! - what the agent wrote to its terminal during each turn and the idle window
 //!   (`stream_bytes`, `idle_output`);
-//! - every `[session] checkpoint_every` turns and after the last, a [checkpoint] at the
-//!   idle prompt, and the slopes over the turns after `warmup_turns` ([slopes]:
+//! - every `[session] checkpoint_every` turns and after the last, a checkpoint (`checkpoint`) at the
+//!   idle prompt, and the slopes over the turns after `warmup_turns` (`slopes`:
 //!   `session_growth`, `lag_growth`, `render_growth`, `key_echo`, `key_bytes`).
 //!
 //! `[session] turns = N` plays the script's prompted turns in order, again and again, up
@@ -150,7 +150,7 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), SessionError> {
     let endpoint = TrialModel::start(ctx)?.ok_or(SessionError::NoModel)?;
     let journal = endpoint.journal().ok_or(SessionError::NoModel)?;
     let command = session.command.as_ref().unwrap_or(&measure.command);
-    let options = spawn_options(
+    let mut options = spawn_options(
         ctx,
         command,
         session.cwd.as_ref(),
@@ -158,6 +158,13 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), SessionError> {
         measure,
         &ctx.log_path(&format!("session-{}", ctx.trial))?,
     )?;
+    // A long session's output passes the transcript's cap (8 MiB, kept in memory until
+    // close) within a few dozen turns of a TUI that repaints on every key, and a transcript
+    // over its cap fails the session: it keeps none, and each turn's terminal counts stand
+    // for it.
+    if session.turns.is_some() {
+        options.transcript = None;
+    }
     let recording = Recording::start(family, Phase::Session, ctx.trial, "session");
     let mut ready_after = None;
     let outcome = Terminal::spawn(&options)
