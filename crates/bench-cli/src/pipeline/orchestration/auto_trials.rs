@@ -46,7 +46,9 @@ pub struct AutoOutcome {
     pub reason: &'static str,
     /// The family level the final comparison must use.
     pub alpha: f64,
-    /// From the first pair's start to the first step after the trial phases (or to now).
+    /// From the first pair's start to the first step that did not run a pair (a pair left
+    /// out, or the first step after the trial phases); when every pair ran and nothing came
+    /// after them, to the start of the last pair step, so one step short.
     pub timed: Duration,
 }
 
@@ -57,8 +59,10 @@ struct State {
     results: [PathBuf; 2],
     /// When the first trial step was asked for: the budget counts from there.
     started: Option<Instant>,
-    /// When the first step after the trial phases was asked for.
+    /// When the first step that ran no pair was asked for, after the first pair.
     ended: Option<Instant>,
+    /// When the last trial step was asked for.
+    last_asked: Option<Instant>,
     /// Whether each (phase, trial) pair runs, decided when its first step is asked.
     pairs: BTreeMap<(Phase, u32), bool>,
     first_phase: Option<Phase>,
@@ -90,6 +94,7 @@ impl AutoGate {
                 results,
                 started: None,
                 ended: None,
+                last_asked: None,
                 pairs: BTreeMap::new(),
                 first_phase: None,
                 stopped: None,
@@ -114,13 +119,21 @@ impl AutoGate {
             }
             return true;
         }
-        state.started.get_or_insert_with(Instant::now);
+        let now = Instant::now();
+        state.started.get_or_insert(now);
+        state.last_asked = Some(now);
         let key = (step.phase, step.trial);
-        if let Some(&decided) = state.pairs.get(&key) {
-            return decided;
+        let run = match state.pairs.get(&key) {
+            Some(&decided) => decided,
+            None => {
+                let run = state.decide_pair(step.phase, step.trial);
+                state.pairs.insert(key, run);
+                run
+            }
+        };
+        if !run && state.ended.is_none() {
+            state.ended = Some(now);
         }
-        let run = state.decide_pair(step.phase, step.trial);
-        state.pairs.insert(key, run);
         run
     }
 
@@ -149,9 +162,9 @@ impl AutoGate {
             }
             None => ("maximum", plan.alpha_at(last)),
         };
-        let timed = match state.started {
-            Some(started) => state.ended.unwrap_or_else(Instant::now) - started,
-            None => Duration::ZERO,
+        let timed = match (state.started, state.ended.or(state.last_asked)) {
+            (Some(started), Some(ended)) => ended - started,
+            _ => Duration::ZERO,
         };
         AutoOutcome {
             timed,
@@ -338,5 +351,11 @@ mod tests {
             "the clock stopped at the staircase"
         );
         assert_eq!(gate.outcome().reason, "maximum");
+        // A pair the budget leaves out stops the clock too, before any staircase.
+        let spent = super::tests::gate(dir.path(), Some(Duration::ZERO));
+        assert!(spent.allow(step(Phase::Measure, 0)));
+        assert!(!spent.allow(step(Phase::Measure, 1)));
+        let timed = spent.outcome().timed;
+        assert_eq!(spent.outcome().timed, timed);
     }
 }
