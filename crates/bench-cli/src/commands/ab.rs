@@ -103,9 +103,9 @@ pub struct Args {
     #[arg(long, value_parser = parse_schedule, value_name = "tight|abba|sequential")]
     schedule: Option<Schedule>,
     /// With --schedule tight: how many measure trials (the first ones) still settle and
-    /// read memory.
-    #[arg(long, value_name = "N", default_value_t = TIGHT_MEMORY_TRIALS)]
-    memory_trials: u32,
+    /// read memory [default: 3].
+    #[arg(long, value_name = "N")]
+    memory_trials: Option<u32>,
     /// Practical threshold as a fraction (changes within ±FRACTION are not counted), or one
     /// metric's as METRIC=FRACTION, as `clibench compare`. Repeatable. [default: by kind]
     #[arg(long, value_parser = super::compare::parse_noise, value_name = "[METRIC=]FRACTION")]
@@ -309,7 +309,11 @@ fn settings(args: Args, options: &CompareOptions) -> anyhow::Result<AbSettings> 
         ));
     }
     let order = schedule.order(args.seed);
-    let tight = (schedule == Schedule::Tight).then_some(args.memory_trials);
+    if schedule != Schedule::Tight && args.memory_trials.is_some() {
+        return Err(input_error("--memory-trials goes with --schedule tight"));
+    }
+    let tight =
+        (schedule == Schedule::Tight).then_some(args.memory_trials.unwrap_or(TIGHT_MEMORY_TRIALS));
     Ok(AbSettings {
         spec,
         out,
@@ -389,6 +393,7 @@ mod tests {
         let sequential = settings_of(args(&["--schedule", "sequential"])).unwrap();
         assert_eq!(sequential.order, Order::Sequential);
         assert!(settings_of(args(&["--schedule", "sequential", "--seed", "1"])).is_err());
+        assert!(settings_of(args(&["--memory-trials", "1"])).is_err());
     }
 
     #[test]
