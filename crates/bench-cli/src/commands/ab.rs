@@ -12,7 +12,7 @@ use crate::exit::{FAILURE, input_error};
 use crate::pipeline::SpecSource;
 use crate::pipeline::orchestration::ab::{Ab, AbSettings, compare_sides};
 use crate::pipeline::orchestration::auto_trials::AutoTrials;
-use crate::pipeline::orchestration::schedule::Order;
+use crate::pipeline::orchestration::schedule::{Schedule, TIGHT_MEMORY_TRIALS};
 use crate::pipeline::{PlanSettings, Shard};
 use crate::spec::Override;
 use bench_core::compare::CompareOptions;
@@ -50,13 +50,16 @@ pub struct Args {
     scenario: Option<crate::spec::Scenario>,
     /// Trials per side of the measure, runtime and ui phases, or `auto`: interleaved pairs
     /// until every watched metric is decided or could detect its target change, at planned
-    /// looks that keep the false-alarm rate (see docs/verdicts.md).
-    #[arg(long, default_value = "5", value_parser = parse_trials, value_name = "N|auto")]
-    trials: Trials,
-    /// With --trials auto: at most this many pairs.
-    #[arg(long, default_value_t = 20, value_name = "N")]
-    max_trials: u32,
-    /// With --trials auto: start no new pair after this much time (`10m`, `90s`).
+    /// looks that keep the false-alarm rate (see docs/verdicts.md). [default: 5, or auto
+    /// with --budget]
+    #[arg(long, value_parser = parse_trials, value_name = "N|auto")]
+    trials: Option<Trials>,
+    /// With --trials auto: at most this many pairs [default: 20, or 60 with --budget].
+    #[arg(long, value_name = "N")]
+    max_trials: Option<u32>,
+    /// Run pairs until this much time (`2m`, `90s`) has passed since the first timed pair
+    /// started, looking at the comparison as --trials auto does (which it implies) and
+    /// stopping early when every watched metric is decided.
     #[arg(long, value_parser = parse_budget, value_name = "DURATION")]
     budget: Option<std::time::Duration>,
     /// With --trials auto: the detectable change (fraction) that counts as decided for a
@@ -90,9 +93,19 @@ pub struct Args {
     #[arg(long, value_name = "N", conflicts_with = "sequential")]
     seed: Option<u64>,
     /// Run all of base's trials, then all of head's (as two `clibench run`s would); for
-    /// measuring what interleaving buys.
-    #[arg(long)]
+    /// measuring what interleaving buys. The same as `--schedule sequential`.
+    #[arg(long, conflicts_with = "schedule")]
     sequential: bool,
+    /// How the sides' trials meet: `abba` (pairs of whole trials, alternating), `tight`
+    /// (the same pairs, but past the first --memory-trials measure trials each start is
+    /// closed at ready, with no settle or memory walk, so that base's and head's timed
+    /// starts follow each other closely) or `sequential`.
+    #[arg(long, value_parser = parse_schedule, value_name = "tight|abba|sequential")]
+    schedule: Option<Schedule>,
+    /// With --schedule tight: how many measure trials (the first ones) still settle and
+    /// read memory [default: 3].
+    #[arg(long, value_name = "N")]
+    memory_trials: Option<u32>,
     /// Practical threshold as a fraction (changes within ±FRACTION are not counted), or one
     /// metric's as METRIC=FRACTION, as `clibench compare`. Repeatable. [default: by kind]
     #[arg(long, value_parser = super::compare::parse_noise, value_name = "[METRIC=]FRACTION")]
@@ -119,6 +132,10 @@ fn parse_trials(text: &str) -> Result<Trials, String> {
     text.parse()
         .map(Trials::Fixed)
         .map_err(|_| format!("`{text}` is neither a number of trials nor `auto`"))
+}
+
+fn parse_schedule(text: &str) -> Result<Schedule, String> {
+    text.parse()
 }
 
 fn parse_budget(text: &str) -> Result<std::time::Duration, String> {
@@ -177,10 +194,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .map(|(phase, pairs)| format!("{phase} {pairs}"))
             .collect();
         format!(
-            "--trials auto: stopped ({}) after {} pairs; looks at {:?}; this comparison's \
-             family false-alarm rate is {:.4} (its share of 5%).",
+            "--trials auto: stopped ({}) after {} pairs in {} of timed pairs; looks at {:?}; \
+             this comparison's family false-alarm rate is {:.4} (its share of 5%); the \
+             \"could detect\" column says what each metric could detect.",
             auto.reason,
             pairs.join(", "),
+            bench_core::units::format_seconds(auto.timed.as_secs_f64()),
             auto.looks,
             auto.alpha
         )
@@ -188,7 +207,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(note) = &note {
         say!("clibench ab: {note}");
     }
-    let found = compare_sides(&out, ab.settings.order, &options, note.as_deref())?;
+    let found = compare_sides(
+        &out,
+        (ab.settings.order, ab.settings.tight),
+        &options,
+        note.as_deref(),
+    )?;
     if let Some(store) = &history {
         let sides = crate::pipeline::orchestration::ab::SIDES
             .map(|side| out.join(side).join("result.json"));
@@ -233,11 +257,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 fn settings(args: Args, options: &CompareOptions) -> anyhow::Result<AbSettings> {
     let phases = args.phases.as_deref().map(parse_phases).transpose()?;
     let spec = spec_source(args.spec.as_deref())?;
-    let (trials, auto) = match args.trials {
+    // A budget alone means sampling until it is spent, which is what auto does.
+    let trials = match (args.trials, args.budget) {
+        (Some(trials), _) => trials,
+        (None, Some(_)) => Trials::Auto,
+        (None, None) => Trials::Fixed(5),
+    };
+    let max_trials = args
+        .max_trials
+        .unwrap_or(if args.budget.is_some() { 60 } else { 20 })
+        .max(1);
+    let (trials, auto) = match trials {
         Trials::Fixed(trials) => {
-            if args.budget.is_some() || args.target_mde.is_some() {
+            if args.budget.is_some() || args.target_mde.is_some() || args.max_trials.is_some() {
                 return Err(input_error(
-                    "--budget and --target-mde go with --trials auto",
+                    "--budget, --max-trials and --target-mde go with --trials auto",
                 ));
             }
             (trials, None)
@@ -254,21 +288,32 @@ fn settings(args: Args, options: &CompareOptions) -> anyhow::Result<AbSettings> 
             let (watched, spec_target) = spec_watch(&spec)?;
             let options = with_spec_floors(options.clone(), args.spec.as_ref())?;
             let auto = AutoTrials {
-                plan: SequentialPlan::new(args.max_trials.max(1), options.alpha, Spending::Pocock),
+                plan: SequentialPlan::new(max_trials, options.alpha, Spending::Pocock),
                 watched,
                 target: args.target_mde.or(spec_target),
                 budget: args.budget,
                 options,
             };
-            (args.max_trials.max(1), Some(auto))
+            (max_trials, Some(auto))
         }
     };
     let out = args.out.clone().unwrap_or_else(|| spec.default_ab_out());
-    let order = match (args.seed, args.sequential) {
-        (_, true) => Order::Sequential,
-        (Some(seed), false) => Order::RandomPairs { seed },
-        (None, false) => Order::Abba,
+    let schedule = match (args.schedule, args.sequential) {
+        (_, true) => Schedule::Sequential,
+        (Some(schedule), false) => schedule,
+        (None, false) => Schedule::Abba,
     };
+    if schedule == Schedule::Sequential && args.seed.is_some() {
+        return Err(input_error(
+            "--seed orders pairs, which a sequential schedule has none of",
+        ));
+    }
+    let order = schedule.order(args.seed);
+    if schedule != Schedule::Tight && args.memory_trials.is_some() {
+        return Err(input_error("--memory-trials goes with --schedule tight"));
+    }
+    let tight =
+        (schedule == Schedule::Tight).then_some(args.memory_trials.unwrap_or(TIGHT_MEMORY_TRIALS));
     Ok(AbSettings {
         spec,
         out,
@@ -283,6 +328,7 @@ fn settings(args: Args, options: &CompareOptions) -> anyhow::Result<AbSettings> 
             ..PlanSettings::default()
         },
         order,
+        tight,
         auto,
     })
 }
@@ -290,6 +336,7 @@ fn settings(args: Args, options: &CompareOptions) -> anyhow::Result<AbSettings> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pipeline::orchestration::schedule::Order;
     use bench_core::Metric;
 
     fn args(extra: &[&str]) -> Args {
@@ -318,9 +365,35 @@ mod tests {
         assert_eq!(plan.plan.looks(), [6, 8, 10, 12]);
         assert_eq!(plan.watched, DEFAULT_WATCHED);
         assert_eq!(plan.budget, Some(std::time::Duration::from_secs(300)));
-        assert!(settings_of(args(&["--budget", "5m"])).is_err());
+        assert!(settings_of(args(&["--trials", "5", "--budget", "5m"])).is_err());
+        assert!(settings_of(args(&["--max-trials", "9"])).is_err());
         assert!(settings_of(args(&["--trials", "auto", "--target-mde", "2"])).is_err());
         assert!(parse_trials("many").unwrap_err().contains("nor `auto`"));
+    }
+
+    #[test]
+    fn a_budget_alone_samples_pairs_until_it_is_spent() {
+        let settings = settings_of(args(&["--budget", "2m"])).unwrap();
+        let auto = settings.auto.unwrap();
+        assert_eq!(auto.budget, Some(std::time::Duration::from_secs(120)));
+        assert_eq!(settings.plan.trials, 60);
+        assert_eq!(auto.plan.looks().last(), Some(&60));
+        let capped = settings_of(args(&["--budget", "2m", "--max-trials", "30"])).unwrap();
+        assert_eq!(capped.plan.trials, 30);
+    }
+
+    #[test]
+    fn the_schedule_sets_the_order_and_tight_reads_memory_in_the_first_trials() {
+        let tight = settings_of(args(&["--schedule", "tight"])).unwrap();
+        assert_eq!((tight.order, tight.tight), (Order::Abba, Some(3)));
+        let tight = settings_of(args(&["--schedule", "tight", "--memory-trials", "1"])).unwrap();
+        assert_eq!(tight.tight, Some(1));
+        let abba = settings_of(args(&["--schedule", "abba"])).unwrap();
+        assert_eq!((abba.order, abba.tight), (Order::Abba, None));
+        let sequential = settings_of(args(&["--schedule", "sequential"])).unwrap();
+        assert_eq!(sequential.order, Order::Sequential);
+        assert!(settings_of(args(&["--schedule", "sequential", "--seed", "1"])).is_err());
+        assert!(settings_of(args(&["--memory-trials", "1"])).is_err());
     }
 
     #[test]

@@ -201,12 +201,13 @@ impl AbComparer {
                 ..PlanSettings::default()
             },
             order: Order::Abba,
+            tight: None,
             auto: None,
         })?;
         if drive("bisect", |execution| ab.runner(execution), &out)?.is_none() {
             return Ok(None);
         }
-        let found = compare_sides(&out, Order::Abba, &CompareOptions::default(), None)?;
+        let found = compare_sides(&out, (Order::Abba, None), &CompareOptions::default(), None)?;
         if let Some(store) = &mut self.history {
             let sides = SIDES.map(|side| out.join(side).join("result.json"));
             ingest::add_files(store, &sides, None, "main")?;

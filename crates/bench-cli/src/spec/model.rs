@@ -667,6 +667,11 @@ pub struct Measure {
     /// time (`"1s"`, the default) or until its memory is quiet (`"auto"`, a table).
     #[serde(default = "default_settle")]
     pub settle: super::Settle,
+    /// How many measure trials (the first ones) settle and read memory; `None`: all. A
+    /// trial past them closes each start at ready, so that its timed starts sit close in
+    /// time to the other side's in an `ab --schedule tight` pair.
+    #[serde(default)]
+    pub memory_trials: Option<u32>,
     /// Terminal width in columns.
     #[serde(default = "default_cols")]
     pub cols: u16,

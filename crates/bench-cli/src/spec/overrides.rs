@@ -103,6 +103,17 @@ impl fmt::Display for Override {
     }
 }
 
+impl Override {
+    /// `TABLE.KEY=VALUE`, made from its parts (which are bare keys by construction).
+    pub(crate) fn table_key(table: &str, key: &str, value: String) -> Override {
+        Override {
+            key: format!("{table}.{key}"),
+            path: vec![KeyStep::Key(table.to_owned()), KeyStep::Key(key.to_owned())],
+            value,
+        }
+    }
+}
+
 impl FromStr for Override {
     type Err = OverrideSyntaxError;
 

@@ -308,3 +308,66 @@ fn merge_flags_hosts_and_refuses_another_build() {
         result.stderr
     );
 }
+
+#[test]
+fn a_tight_schedule_times_both_sides_in_alternating_pairs_and_reads_memory_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("ab");
+    let result = run(clibench()
+        .args(["ab", "--schedule", "tight", "--trials", "2"])
+        .args([
+            "--memory-trials",
+            "1",
+            "--phases",
+            "prepare,install,measure",
+        ])
+        .arg("--out")
+        .arg(&out));
+    assert_eq!(
+        result.code,
+        Some(0),
+        "stderr: {}\n{}",
+        result.stderr,
+        logs(&out)
+    );
+    let sides = [
+        load(&out.join("base/result.json")),
+        load(&out.join("head/result.json")),
+    ];
+    let measure = |result: &ResultFile, trial: u32| {
+        result
+            .side
+            .trials
+            .iter()
+            .find(|r| r.phase == Phase::Measure && r.trial == trial)
+            .cloned()
+            .unwrap()
+    };
+    for side in &sides {
+        assert_eq!(side.side.values(Metric::Cold).len(), 2, "{:?}", side.side);
+        assert_eq!(side.side.values(Metric::Warm).len(), 2);
+        // Trial 0 settles and reads memory; trial 1 is timed starts only.
+        assert_eq!(side.side.values(Metric::Rss).len(), 1);
+        assert_eq!(measure(side, 0).settles.len(), 2);
+        assert!(measure(side, 1).settles.is_empty());
+        assert_eq!(
+            side.request.config.get("overrides").map(String::as_str),
+            Some("measure.memory_trials=1")
+        );
+    }
+    // The pairs' order alternates: base first in pair 0, head first in pair 1.
+    let started = |side: usize, trial: u32| measure(&sides[side], trial).started_unix_ms.unwrap();
+    assert!(started(0, 0) < started(1, 0));
+    assert!(started(1, 1) < started(0, 1));
+    let schedule: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("ab.json")).unwrap()).unwrap();
+    assert_eq!(schedule["tight_memory_trials"], 1);
+    assert_eq!(schedule["order"]["kind"], "abba");
+    assert!(
+        result
+            .stdout
+            .contains("tight pairs: measure trials from 1 on"),
+        "{}",
+        result.stdout
+    );
+}

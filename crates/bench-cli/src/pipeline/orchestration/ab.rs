@@ -35,6 +35,9 @@ pub struct AbSettings {
     pub plan: PlanSettings,
     /// How the trials of the two sides are ordered.
     pub order: Order,
+    /// With `--schedule tight`, the measure trials (the first ones) that still settle and
+    /// read memory; the others are timed starts only. `None`: every trial does both.
+    pub tight: Option<u32>,
     /// `--trials auto`: stop sampling when the watched metrics are decided; the plan's
     /// trials are then the maximum.
     pub auto: Option<AutoTrials>,
@@ -63,6 +66,8 @@ struct Schedule {
     installs: u32,
     shard: Option<Shard>,
     order: Order,
+    /// With `--schedule tight`: the measure trials that read memory.
+    tight_memory_trials: Option<u32>,
     steps: Vec<ScheduledStep>,
 }
 
@@ -88,6 +93,7 @@ impl Schedule {
             installs: settings.plan.installs,
             shard: settings.plan.shard,
             order: settings.order,
+            tight_memory_trials: settings.tight,
             steps: ab
                 .order
                 .iter()
@@ -114,10 +120,25 @@ impl Ab {
                 plan_settings,
             )
         };
-        let plans = [
+        let mut plans = [
             plan(&settings.base, SIDES[0])?,
             plan(&settings.head, SIDES[1])?,
         ];
+        // A tight schedule reaches the measure phase as a spec key, on both sides alike;
+        // a plan without measure has no section to set it in.
+        if let Some(trials) = settings.tight {
+            for (side, overrides) in [&settings.base, &settings.head].into_iter().enumerate() {
+                if plans[side].phases.contains(&Phase::Measure) {
+                    let mut overrides = overrides.clone();
+                    overrides.push(Override::table_key(
+                        "measure",
+                        "memory_trials",
+                        trials.to_string(),
+                    ));
+                    plans[side] = plan(&overrides, SIDES[side])?;
+                }
+            }
+        }
         let order = interleave(&[plans[0].steps(), plans[1].steps()], settings.order);
         let auto = settings.auto.clone().map(|auto| {
             let results = [0, 1].map(|side| plans[side].out.join("result.json"));
@@ -183,7 +204,7 @@ pub struct AbComparison {
 /// `--trials auto` sampled) after it.
 pub fn compare_sides(
     out: &Path,
-    order: Order,
+    (order, tight): (Order, Option<u32>),
     options: &CompareOptions,
     note: Option<&str>,
 ) -> Result<AbComparison, Error> {
@@ -209,7 +230,7 @@ pub fn compare_sides(
     let comparison = compare(&sides[0].side, &sides[1].side, options)
         .with_overrides_of(&sides[0].request, &sides[1].request);
     let mut markdown = bench_core::export::markdown::comparison(&comparison);
-    markdown.push_str(&sides_line(&sides[0], &sides[1], order));
+    markdown.push_str(&sides_line(&sides[0], &sides[1], order, tight));
     if let Some(note) = note {
         markdown.push_str(&format!("\n<sub>{note}</sub>\n"));
     }
@@ -246,7 +267,7 @@ fn short_sha(sha: &str) -> &str {
 }
 
 /// The line that says what each side was, since both may have built the same commit.
-fn sides_line(base: &ResultFile, head: &ResultFile, order: Order) -> String {
+fn sides_line(base: &ResultFile, head: &ResultFile, order: Order, tight: Option<u32>) -> String {
     let describe =
         |result: &ResultFile| match result.request.config.get(bench_core::result::OVERRIDES_KEY) {
             Some(overrides) => bench_core::export::markdown::code(overrides),
@@ -257,8 +278,14 @@ fn sides_line(base: &ResultFile, head: &ResultFile, order: Order) -> String {
         Order::RandomPairs { .. } => "; trials interleaved in pairs of random order",
         Order::Sequential => "; base's trials first, then head's (--sequential)",
     };
+    let tight = tight.map_or(String::new(), |trials| {
+        format!(
+            "; tight pairs: measure trials from {trials} on close each start at ready, \
+             only the first {trials} settle and read memory"
+        )
+    });
     format!(
-        "\n<sub>clibench ab: base = {}; head (candidate) = {}{order}.</sub>\n",
+        "\n<sub>clibench ab: base = {}; head (candidate) = {}{order}{tight}.</sub>\n",
         describe(base),
         describe(head)
     )
@@ -280,6 +307,7 @@ mod tests {
                 ..PlanSettings::default()
             },
             order: Order::Abba,
+            tight: None,
             auto: None,
         }
     }
@@ -296,6 +324,28 @@ mod tests {
         );
         let sides: Vec<usize> = ab.order.iter().map(|&(side, _)| side).collect();
         assert_eq!(sides, [0, 0, 1, 1, 0, 1, 1, 0]);
+    }
+
+    #[test]
+    fn a_tight_schedule_sets_memory_trials_on_both_sides_after_their_own_overrides() {
+        let mut settings = settings(Path::new("out"), &["measure.env.X=1"]);
+        settings.tight = Some(2);
+        let ab = Ab::new(settings).unwrap();
+        let described = |side: usize| -> Vec<String> {
+            ab.plans[side]
+                .settings
+                .overrides
+                .iter()
+                .map(ToString::to_string)
+                .collect()
+        };
+        assert_eq!(described(0), ["measure.memory_trials=2"]);
+        assert_eq!(described(1), ["measure.env.X=1", "measure.memory_trials=2"]);
+        let mut without_measure = self::settings(Path::new("out"), &[]);
+        without_measure.tight = Some(2);
+        without_measure.plan.phases = Some(vec![Phase::Prepare, Phase::Install]);
+        let ab = Ab::new(without_measure).unwrap();
+        assert!(ab.plans[0].settings.overrides.is_empty());
     }
 
     #[test]
@@ -347,7 +397,7 @@ mod tests {
         side_result(dir.path(), "head", &[4.0, 4.1, 4.2, 4.0, 4.1]);
         let found = compare_sides(
             dir.path(),
-            Order::Sequential,
+            (Order::Sequential, None),
             &CompareOptions::default(),
             None,
         )
@@ -383,8 +433,13 @@ mod tests {
     fn a_side_without_a_result_is_named() {
         let dir = tempfile::tempdir().unwrap();
         side_result(dir.path(), "base", &[0.4]);
-        let error =
-            compare_sides(dir.path(), Order::Abba, &CompareOptions::default(), None).unwrap_err();
+        let error = compare_sides(
+            dir.path(),
+            (Order::Abba, None),
+            &CompareOptions::default(),
+            None,
+        )
+        .unwrap_err();
         assert!(error.to_string().contains("head"), "{error}");
     }
 }

@@ -28,7 +28,8 @@ pub struct AutoTrials {
     /// The detectable change (fraction) a watched metric must reach to count as
     /// decided without a verdict; `None`: twice its threshold.
     pub target: Option<f64>,
-    /// Stop starting pairs once this much time has passed since the run began.
+    /// Stop starting pairs once this much time has passed since the first pair began
+    /// (prepare and install, which run before it, are not counted).
     pub budget: Option<Duration>,
     /// How the looks compare (thresholds, seed); each look sets its own alpha.
     pub options: CompareOptions,
@@ -45,6 +46,10 @@ pub struct AutoOutcome {
     pub reason: &'static str,
     /// The family level the final comparison must use.
     pub alpha: f64,
+    /// From the first pair's start to the first step that did not run a pair (a pair left
+    /// out, or the first step after the trial phases); when every pair ran and nothing came
+    /// after them, to the start of the last pair step, so one step short.
+    pub timed: Duration,
 }
 
 /// The gate's state, shared with the caller that reads the outcome afterwards.
@@ -52,7 +57,12 @@ pub struct AutoOutcome {
 struct State {
     auto: AutoTrials,
     results: [PathBuf; 2],
-    started: Instant,
+    /// When the first trial step was asked for: the budget counts from there.
+    started: Option<Instant>,
+    /// When the first step that ran no pair was asked for, after the first pair.
+    ended: Option<Instant>,
+    /// When the last trial step was asked for.
+    last_asked: Option<Instant>,
     /// Whether each (phase, trial) pair runs, decided when its first step is asked.
     pairs: BTreeMap<(Phase, u32), bool>,
     first_phase: Option<Phase>,
@@ -82,7 +92,9 @@ impl AutoGate {
             state: Arc::new(Mutex::new(State {
                 auto,
                 results,
-                started: Instant::now(),
+                started: None,
+                ended: None,
+                last_asked: None,
                 pairs: BTreeMap::new(),
                 first_phase: None,
                 stopped: None,
@@ -100,16 +112,28 @@ impl AutoGate {
 
     /// Whether to run `step` (the runner's gate).
     pub fn allow(&self, step: crate::pipeline::Step) -> bool {
+        let mut state = self.lock();
         if !trial_phase(step.phase) {
+            if state.started.is_some() && state.ended.is_none() {
+                state.ended = Some(Instant::now());
+            }
             return true;
         }
-        let mut state = self.lock();
+        let now = Instant::now();
+        state.started.get_or_insert(now);
+        state.last_asked = Some(now);
         let key = (step.phase, step.trial);
-        if let Some(&decided) = state.pairs.get(&key) {
-            return decided;
+        let run = match state.pairs.get(&key) {
+            Some(&decided) => decided,
+            None => {
+                let run = state.decide_pair(step.phase, step.trial);
+                state.pairs.insert(key, run);
+                run
+            }
+        };
+        if !run && state.ended.is_none() {
+            state.ended = Some(now);
         }
-        let run = state.decide_pair(step.phase, step.trial);
-        state.pairs.insert(key, run);
         run
     }
 
@@ -138,7 +162,12 @@ impl AutoGate {
             }
             None => ("maximum", plan.alpha_at(last)),
         };
+        let timed = match (state.started, state.ended.or(state.last_asked)) {
+            (Some(started), Some(ended)) => ended - started,
+            _ => Duration::ZERO,
+        };
         AutoOutcome {
+            timed,
             pairs,
             looks: state.looks_taken.iter().map(|&k| plan.looks()[k]).collect(),
             reason,
@@ -159,7 +188,9 @@ impl State {
         }
         if trial > 0
             && let Some(budget) = self.auto.budget
-            && self.started.elapsed() >= budget
+            && self
+                .started
+                .is_some_and(|started| started.elapsed() >= budget)
         {
             self.stopped = Some((trial, "budget"));
             return false;
@@ -292,5 +323,39 @@ mod tests {
         );
         let plan = SequentialPlan::new(20, 0.05, Spending::Pocock);
         assert_eq!(outcome.alpha, plan.alpha_at(0));
+    }
+
+    #[test]
+    fn the_budget_counts_from_the_first_pair_not_from_prepare_and_install() {
+        let dir = tempfile::tempdir().unwrap();
+        let noisy = [1.0, 1.3, 0.8, 1.1, 0.9, 1.25];
+        write(&dir.path().join("base.json"), &noisy, "b");
+        write(&dir.path().join("head.json"), &noisy, "h");
+        let gate = gate(dir.path(), Some(Duration::from_secs(3600)));
+        assert!(gate.allow(step(Phase::Prepare, 0)));
+        assert!(gate.allow(step(Phase::Install, 0)));
+        assert_eq!(
+            gate.outcome().timed,
+            Duration::ZERO,
+            "no pair has started: nothing of the budget is spent"
+        );
+        for trial in 0..3 {
+            assert!(gate.allow(step(Phase::Measure, trial)));
+        }
+        // The first step after the trial phases ends the timed part.
+        assert!(gate.allow(step(Phase::Staircase, 0)));
+        let timed = gate.outcome().timed;
+        assert_eq!(
+            gate.outcome().timed,
+            timed,
+            "the clock stopped at the staircase"
+        );
+        assert_eq!(gate.outcome().reason, "maximum");
+        // A pair the budget leaves out stops the clock too, before any staircase.
+        let spent = super::tests::gate(dir.path(), Some(Duration::ZERO));
+        assert!(spent.allow(step(Phase::Measure, 0)));
+        assert!(!spent.allow(step(Phase::Measure, 1)));
+        let timed = spent.outcome().timed;
+        assert_eq!(spent.outcome().timed, timed);
     }
 }

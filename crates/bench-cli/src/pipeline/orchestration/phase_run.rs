@@ -154,7 +154,7 @@ pub fn run_phase(run: &PhaseRun) -> Result<PhaseOutcome, Error> {
             &result.side,
             run.phase,
             run.trial,
-            &facts.absent,
+            &facts.absent_in(run.phase, run.trial),
         )
         .iter()
         .map(|error| crate::pipeline::redact::redact(error))
@@ -200,6 +200,8 @@ pub struct SpecFacts {
     /// session with fewer than two checkpoints after its warm-up. Their absence is not a
     /// failure.
     pub absent: Vec<bench_core::Metric>,
+    /// `[measure] memory_trials`: the measure trials from this one on read no memory.
+    pub memory_trials: Option<u32>,
 }
 
 impl SpecFacts {
@@ -228,7 +230,24 @@ impl SpecFacts {
                 bench_core::Metric::RenderGrowth,
             ]);
         }
-        SpecFacts { request, absent }
+        SpecFacts {
+            request,
+            absent,
+            memory_trials: spec
+                .measure
+                .as_ref()
+                .and_then(|measure| measure.memory_trials),
+        }
+    }
+
+    /// The metrics that trial `trial` of `phase` does not have: [`SpecFacts::absent`], and
+    /// memory on a measure trial past `memory_trials` (a timed-only trial).
+    pub fn absent_in(&self, phase: Phase, trial: u32) -> Vec<bench_core::Metric> {
+        let mut absent = self.absent.clone();
+        if phase == Phase::Measure && self.memory_trials.is_some_and(|trials| trial >= trials) {
+            absent.extend([bench_core::Metric::Rss, bench_core::Metric::Pss]);
+        }
+        absent
     }
 }
 
@@ -258,9 +277,14 @@ pub(crate) fn update_result(
 /// error); `None` when the result cannot be read or records no failure.
 pub fn trial_failure(run: &PhaseRun, facts: &SpecFacts) -> Option<String> {
     let result = ResultFile::load(&run.out.join("result.json")).ok()?;
-    bench_core::trial_errors_without(&result.side, run.phase, run.trial, &facts.absent)
-        .into_iter()
-        .next()
+    bench_core::trial_errors_without(
+        &result.side,
+        run.phase,
+        run.trial,
+        &facts.absent_in(run.phase, run.trial),
+    )
+    .into_iter()
+    .next()
 }
 
 /// Runs one phase in an already built context.

@@ -38,6 +38,51 @@ pub enum Order {
     Sequential,
 }
 
+/// `ab --schedule`: how the two sides' timed starts meet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Schedule {
+    /// Pairs in ABBA order (or the seed's), each trial as `run` does it: cold start,
+    /// settle, memory, warm start, settle.
+    Abba,
+    /// Pairs in ABBA order (or the seed's), but only the first
+    /// [`TIGHT_MEMORY_TRIALS`] (or `--memory-trials`) measure trials settle and read
+    /// memory; the others close each start at ready, so that base's and head's timed
+    /// starts follow each other with no settle, memory walk or session stop between them.
+    Tight,
+    /// Every trial of base, then every trial of head.
+    Sequential,
+}
+
+/// The measure trials of a tight schedule that still settle and read memory, by default.
+pub const TIGHT_MEMORY_TRIALS: u32 = 3;
+
+impl std::str::FromStr for Schedule {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Schedule, String> {
+        match text {
+            "abba" => Ok(Schedule::Abba),
+            "tight" => Ok(Schedule::Tight),
+            "sequential" => Ok(Schedule::Sequential),
+            other => Err(format!(
+                "`{other}` is not a schedule: tight, abba or sequential"
+            )),
+        }
+    }
+}
+
+impl Schedule {
+    /// The order of the pairs: alternating, drawn from `seed`, or one side after the other.
+    pub fn order(self, seed: Option<u64>) -> Order {
+        match (self, seed) {
+            (Schedule::Sequential, _) => Order::Sequential,
+            (Schedule::Abba | Schedule::Tight, Some(seed)) => Order::RandomPairs { seed },
+            (Schedule::Abba | Schedule::Tight, None) => Order::Abba,
+        }
+    }
+}
+
 /// Whether a step is a trial that is interleaved (measure, runtime, ui), as opposed to
 /// what each side does once before (prepare, install) or after (staircase).
 fn interleaved(phase: Phase) -> bool {
@@ -174,6 +219,27 @@ mod tests {
                 "Astaircase0",
                 "Bstaircase0",
             ]
+        );
+    }
+
+    #[test]
+    fn tight_and_abba_alternate_pairs_and_sequential_does_not() {
+        assert_eq!(Schedule::Tight.order(None), Order::Abba);
+        assert_eq!(Schedule::Abba.order(None), Order::Abba);
+        assert_eq!(
+            Schedule::Tight.order(Some(3)),
+            Order::RandomPairs { seed: 3 }
+        );
+        assert_eq!(Schedule::Sequential.order(Some(3)), Order::Sequential);
+        let order = interleave(&[full(4), full(4)], Schedule::Tight.order(None));
+        let first_of_pairs: Vec<usize> = order[4..12].chunks(2).map(|pair| pair[0].0).collect();
+        assert_eq!(first_of_pairs, [0, 1, 0, 1]);
+        assert_eq!("tight".parse(), Ok(Schedule::Tight));
+        assert!(
+            "duet"
+                .parse::<Schedule>()
+                .unwrap_err()
+                .contains("tight, abba")
         );
     }
 

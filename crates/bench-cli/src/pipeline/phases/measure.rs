@@ -259,6 +259,12 @@ fn starts(
             close_quietly(&mut terminal);
             continue;
         }
+        if !reads_memory(measure, trial) {
+            recording.finish(side, Some(elapsed));
+            timed_only_close(ctx, measure, side, user, (metric, name), elapsed, terminal)?;
+            cold_ready |= metric == Metric::Cold;
+            continue;
+        }
         let settled = settle_terminal(&mut terminal, *family, &measure.settle);
         if let Ok(report) = &settled {
             side.trial_record_mut(Phase::Measure, trial)
@@ -321,6 +327,47 @@ fn starts(
         }
     }
     Ok(cold_ready)
+}
+
+/// Whether measure trial `trial` settles and reads memory: the first `memory_trials`
+/// trials do (every trial when the spec sets none).
+fn reads_memory(measure: &spec::Measure, trial: u32) -> bool {
+    measure.memory_trials.is_none_or(|trials| trial < trials)
+}
+
+/// A start of a timed-only trial (past `memory_trials`): its time is recorded and its
+/// terminal closed at once, with no settle and no memory walk, so that the next timed
+/// start (this side's warm, or the other side's in a tight pair) follows it closely.
+/// The program is not watched after ready, so one that dies just after it still counts.
+fn timed_only_close(
+    ctx: &PhaseContext,
+    measure: &spec::Measure,
+    side: &mut Side,
+    user: &UserRecord,
+    (metric, name): (Metric, &str),
+    elapsed: Duration,
+    mut terminal: Terminal,
+) -> Result<(), MeasureError> {
+    record(
+        side,
+        metric,
+        ctx.trial,
+        Sample::Value(elapsed.as_secs_f64()),
+    );
+    let closed = terminal.close();
+    closed.map_err(|source| MeasureError::Terminal {
+        action: if name == "cold" {
+            "closing the cold start's terminal"
+        } else {
+            "closing the warm start's terminal"
+        },
+        source,
+    })?;
+    if metric == Metric::Cold {
+        // As after a settled cold start: its background sessions must not warm the warm one.
+        stop_agents(ctx, measure, user)?;
+    }
+    Ok(())
 }
 
 /// The error of a start whose program was gone during its settle: how long after ready it

@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""The pairs' log-ratio spread of cold and warm under `clibench ab --schedule tight` and
+`abba`, side by side: A/A runs of the demo (no overrides), the two schedules alternating
+so that both see the same stretch of the machine's drift.
+
+Usage: CLIBENCH=target/release/clibench REPS=4 TRIALS=10 scripts/schedule-spread.py OUT_DIR
+
+Prints, per schedule and metric, the pooled standard deviation of log(head_k / base_k)
+over the runs' pairs (each run's own mean removed), with the load average at each run's
+start. Under tight, the first --memory-trials pairs (3) settle and read memory as abba's
+do; the spread is given over all pairs and over the timed-only pairs alone.
+"""
+
+import json
+import math
+import os
+import subprocess
+import sys
+
+CLIBENCH = os.environ.get("CLIBENCH", "clibench")
+REPS = int(os.environ.get("REPS", "4"))
+TRIALS = int(os.environ.get("TRIALS", "10"))
+MEMORY_TRIALS = 3
+
+
+def values(path, metric):
+    side = json.load(open(path))["side"]
+    return {s["trial"]: s["value"] for s in side["metrics"].get(metric, []) if s.get("value")}
+
+
+def run(schedule, out):
+    load = open("/proc/loadavg").read().split()[0]
+    subprocess.run(
+        [CLIBENCH, "ab", "--schedule", schedule, "--trials", str(TRIALS),
+         "--phases", "prepare,install,measure", "--out", out],
+        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    logs = {}
+    for metric in ("cold", "warm"):
+        base = values(f"{out}/base/result.json", metric)
+        head = values(f"{out}/head/result.json", metric)
+        logs[metric] = {k: math.log(head[k] / base[k]) for k in base if k in head}
+    return float(load), logs
+
+
+def pooled(runs, first):
+    """Pooled within-run SD of the log ratios of pairs `first` and later."""
+    squares, df = 0.0, 0
+    for logs in runs:
+        xs = [x for k, x in logs.items() if k >= first]
+        if len(xs) < 2:
+            continue
+        mean = sum(xs) / len(xs)
+        squares += sum((x - mean) ** 2 for x in xs)
+        df += len(xs) - 1
+    return math.sqrt(squares / df) if df else float("nan")
+
+
+def main():
+    root = sys.argv[1]
+    found = {"tight": [], "abba": []}
+    loads = {"tight": [], "abba": []}
+    for rep in range(REPS):
+        for schedule in ("tight", "abba"):
+            load, logs = run(schedule, f"{root}/{schedule}-{rep}")
+            found[schedule].append(logs)
+            loads[schedule].append(load)
+            print(f"rep {rep} {schedule}: load {load}", file=sys.stderr)
+    print("| schedule | metric | pairs | spread, all pairs | spread, pairs 3 and later | load (1 min) |")
+    print("| --- | --- | ---: | ---: | ---: | --- |")
+    for schedule in ("tight", "abba"):
+        for metric in ("cold", "warm"):
+            runs = [logs[metric] for logs in found[schedule]]
+            pairs = sum(len(r) for r in runs)
+            print(f"| {schedule} | {metric} | {pairs} | {pooled(runs, 0):.3f} | "
+                  f"{pooled(runs, MEMORY_TRIALS):.3f} | "
+                  f"{min(loads[schedule]):.1f} to {max(loads[schedule]):.1f} |")
+
+
+main()
