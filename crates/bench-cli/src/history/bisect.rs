@@ -3,8 +3,11 @@
 //! Like Chromium's Pinpoint: the two ends are compared first, to learn the change (its
 //! ratio `r`, bad over good); then the range is halved, each step comparing the last
 //! known good build with the middle one. The middle is bad when the comparison's
-//! interval for the ratio lies wholly beyond `√r` (halfway on a log scale) towards `r`,
-//! good when it lies wholly on the other side, and undecided otherwise: an undecided
+//! interval rules out "like the good end" (it excludes no change, towards `r`) but not
+//! "like the bad end"; good when it rules out "like the bad end" (it lies wholly short of
+//! the ends' own interval) but not "like the good end"; when it rules out both (a
+//! middle in between, two changes), halfway on a log scale (`√r`) decides; and it is
+//! undecided when it rules out neither: an undecided
 //! comparison is run again with twice the pairs, up to a maximum, before the search
 //! gives up and says where. How two builds are compared is the caller's ([`Comparer`]:
 //! `clibench bisect` runs `ab`'s interleaved pairs), so the search is tested without
@@ -88,17 +91,24 @@ enum Side {
     Undecided,
 }
 
-fn side(measured: &Measured, change: f64) -> Side {
-    let half = change.sqrt();
-    let (toward, away) = if change > 1.0 {
-        (measured.low > half, measured.high < half)
+/// Where `measured` (the last good build against the middle) places the middle, given
+/// the ends' comparison `ends`. Asking which of the two hypotheses the interval rules out
+/// needs far fewer pairs than asking it to clear the halfway point: an A/A middle at 4
+/// pairs read `[-71%, +330%]` against ends of `+784% [+476%, +1258%]`, short of the ends
+/// but not of halfway (+180%).
+fn side(measured: &Measured, ends: &Measured) -> Side {
+    let slower = ends.ratio > 1.0;
+    let (unlike_good, unlike_bad) = if slower {
+        (measured.low > 1.0, measured.high < ends.low)
     } else {
-        (measured.high < half, measured.low > half)
+        (measured.high < 1.0, measured.low > ends.high)
     };
-    match (toward, away) {
-        (true, _) => Side::Bad,
-        (_, true) => Side::Good,
-        _ => Side::Undecided,
+    match (unlike_good, unlike_bad) {
+        (true, false) => Side::Bad,
+        (false, true) => Side::Good,
+        (true, true) if (measured.ratio > ends.ratio.sqrt()) == slower => Side::Bad,
+        (true, true) => Side::Good,
+        (false, false) => Side::Undecided,
     }
 }
 
@@ -123,10 +133,10 @@ pub fn bisect<C: Comparer>(
     };
     // The ends: is there a change, and which way?
     let mut pairs = settings.pairs.max(2);
-    let change = loop {
+    let ends = loop {
         let measured = run(good, bad, pairs, &mut comparisons)?;
         if measured.low > 1.0 || measured.high < 1.0 {
-            break measured.ratio;
+            break measured;
         }
         if pairs >= settings.max_pairs || out_of_time() {
             return Ok(Bisection {
@@ -151,7 +161,7 @@ pub fn bisect<C: Comparer>(
                 });
             }
             let measured = run(good, middle, pairs, &mut comparisons)?;
-            match side(&measured, change) {
+            match side(&measured, &ends) {
                 Side::Bad => bad = middle,
                 Side::Good => good = middle,
                 Side::Undecided if pairs < settings.max_pairs => {
@@ -279,6 +289,39 @@ mod tests {
             .collect();
         assert_eq!(at_seven, [5, 10, 20]);
         assert!(matches!(found.outcome, Outcome::FirstBad { index: 11, .. }));
+    }
+
+    #[test]
+    fn a_wide_interval_short_of_the_ends_change_places_the_middle() {
+        // Ends of ×8.8 known within [×5.8, ×13.6]; a middle like the good end read
+        // [×0.29, ×4.3]: short of the ends' change, though not of halfway (×2.97).
+        let ends = Measured {
+            ratio: 8.8,
+            low: 5.8,
+            high: 13.6,
+            pairs: 4,
+        };
+        let middle = |ratio: f64, low: f64, high: f64| Measured {
+            ratio,
+            low,
+            high,
+            pairs: 4,
+        };
+        assert_eq!(side(&middle(1.1, 0.29, 4.3), &ends), Side::Good);
+        assert_eq!(side(&middle(9.0, 1.3, 60.0), &ends), Side::Bad);
+        assert_eq!(side(&middle(1.1, 0.29, 7.0), &ends), Side::Undecided);
+        // Unlike both ends (two changes): halfway decides.
+        assert_eq!(side(&middle(2.0, 1.5, 2.5), &ends), Side::Good);
+        assert_eq!(side(&middle(4.0, 3.5, 4.5), &ends), Side::Bad);
+        // A faster bad end, mirrored.
+        let faster = Measured {
+            ratio: 1.0 / 8.8,
+            low: 1.0 / 13.6,
+            high: 1.0 / 5.8,
+            pairs: 4,
+        };
+        assert_eq!(side(&middle(0.9, 0.23, 3.4), &faster), Side::Good);
+        assert_eq!(side(&middle(0.11, 0.02, 0.8), &faster), Side::Bad);
     }
 
     #[test]
