@@ -64,7 +64,7 @@ pub fn report(result: &ResultFile) -> String {
 fn busy_line(body: &mut String, role: &str, busy: &crate::busy::BusyHost) {
     let _ = writeln!(
         body,
-        "<p class=\"busy\"><strong>Busy host</strong>: {}{}.</p>",
+        "<p class=\"busy\"><strong>Warning</strong>: {}{}.</p>",
         escape(role),
         escape(&busy.to_string())
     );

@@ -37,7 +37,7 @@ pub fn report(report: &Report) -> String {
         let _ = writeln!(out, "{line}\n");
     }
     if let Some(busy) = &report.busy {
-        let _ = writeln!(out, "> **Busy host**: {busy}.\n");
+        let _ = writeln!(out, "> **Warning**: {busy}.\n");
     }
     if report.metrics.is_empty() {
         out.push_str("No metric was recorded.\n");
@@ -182,7 +182,7 @@ pub fn comparison(comparison: &Comparison) -> String {
         ("candidate", &comparison.candidate_facts),
     ] {
         if let Some(busy) = &facts.busy {
-            let _ = writeln!(out, "> **Busy host** ({role}): {busy}.\n");
+            let _ = writeln!(out, "> **Warning** ({role}): {busy}.\n");
         }
     }
     if !changed.is_empty() {

@@ -25,7 +25,7 @@ fn a_busy_run_is_warned_about_in_every_report() {
     let result = busy_candidate();
     let report = Report::new(&result);
     let plain = WARNING.replace("&#39;", "'");
-    assert!(markdown::report(&report).contains(&format!("> **Busy host**: {plain}")));
+    assert!(markdown::report(&report).contains(&format!("> **Warning**: {plain}")));
     assert!(text::report(&report).contains(&format!("warning: {plain}; timings may be off")));
     assert!(
         html::report(&result).contains(WARNING),
@@ -43,8 +43,7 @@ fn a_comparison_names_the_side_whose_host_was_busy() {
     );
     let plain = WARNING.replace("&#39;", "'");
     assert!(
-        markdown::comparison(&comparison)
-            .contains(&format!("> **Busy host** (candidate): {plain}"))
+        markdown::comparison(&comparison).contains(&format!("> **Warning** (candidate): {plain}"))
     );
     assert!(text::comparison(&comparison).contains(&format!("warning (candidate): {plain}")));
     assert!(!text::comparison(&comparison).contains("warning (base)"));
@@ -54,6 +53,6 @@ fn a_comparison_names_the_side_whose_host_was_busy() {
 #[test]
 fn a_quiet_run_has_no_warning() {
     let result = example("candidate");
-    assert!(!markdown::report(&Report::new(&result)).contains("Busy host"));
+    assert!(!markdown::report(&Report::new(&result)).contains("host was busy"));
     assert!(!text::report(&Report::new(&result)).contains("busy"));
 }
