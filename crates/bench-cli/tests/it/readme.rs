@@ -33,6 +33,13 @@ fn cases() -> Vec<(&'static str, Case)> {
             },
         ),
         (
+            "clibench calibrate --duration 20s -- python3 -c 'import json'",
+            Run {
+                as_run: "clibench calibrate --duration 1s -- python3 -c 'import json'",
+                code: 0,
+            },
+        ),
+        (
             "clibench cleanup --out DIR",
             Run {
                 as_run: "mkdir -m 0700 d && clibench cleanup --out d",

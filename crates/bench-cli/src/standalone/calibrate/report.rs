@@ -96,6 +96,16 @@ pub fn render(report: &Report) -> String {
         report.window_ms,
         report.cpu_seconds
     );
+    if let Some(load) = report.load_average
+        && load[0] > report.cpus.len() as f64
+    {
+        let _ = writeln!(
+            out,
+            "warning: load {:.2} on {} CPU(s) at the start: the other work's noise is in these numbers",
+            load[0],
+            report.cpus.len()
+        );
+    }
     let _ = writeln!(out, "\n{:<24} {:>10}", "CPU", "log spread");
     for cpu in &report.per_cpu {
         let _ = writeln!(
@@ -167,4 +177,65 @@ pub fn render(report: &Report) -> String {
 /// A spread with three decimals, `-` when there was too little to compute it.
 fn number(value: Option<f64>) -> String {
     value.map_or("-".to_owned(), |v| format!("{v:.3}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Report {
+        Report {
+            load_average: Some([3.1, 2.0, 1.0]),
+            cpus: vec![0, 1],
+            window_ms: 50.0,
+            cpu_seconds: 10.0,
+            per_cpu: vec![
+                CpuDrift {
+                    cpu: 0,
+                    chunks: 1000,
+                    window_spread: Some(0.171),
+                },
+                CpuDrift {
+                    cpu: 1,
+                    chunks: 900,
+                    window_spread: None,
+                },
+            ],
+            cross_cpu_same_moment: Some(0.217),
+            drift_by_gap: vec![DriftAtGap {
+                gap_ms: 800.0,
+                same_cpu: Some(0.193),
+                cross_cpu: None,
+            }],
+            correlation_by_gap: vec![CorrelationAtGap {
+                gap_ms: 0.0,
+                correlation: Some(0.72),
+            }],
+            start: Some(StartNoise {
+                command: "python3 -c pass".into(),
+                starts: 37,
+                median_seconds: 0.0277,
+                log_spread: Some(0.262),
+                pair_spread: Some(0.376),
+                alpha: 0.05,
+                budgets: vec![
+                    BudgetPower {
+                        budget_seconds: 60.0,
+                        pairs: 110,
+                        detectable: Some(0.107),
+                    },
+                    BudgetPower {
+                        budget_seconds: 300.0,
+                        pairs: 1,
+                        detectable: None,
+                    },
+                ],
+            }),
+        }
+    }
+
+    #[test]
+    fn the_table_names_each_part_and_warns_of_a_busy_start() {
+        insta::assert_snapshot!(render(&sample()));
+    }
 }
