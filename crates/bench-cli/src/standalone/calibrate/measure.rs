@@ -175,12 +175,7 @@ fn starts(settings: &Settings, budget: Duration) -> Result<StartNoise, Calibrate
     let mean = times.iter().sum::<f64>() / times.len() as f64;
     let pair_time = Duration::from_secs_f64(2.0 * mean);
     Ok(StartNoise {
-        command: settings
-            .command
-            .iter()
-            .map(|part| part.to_string_lossy())
-            .collect::<Vec<_>>()
-            .join(" "),
+        command: crate::standalone::spawn::display_command(&settings.command),
         starts: times.len(),
         median_seconds: bench_core::stats::median_of_sorted(&sorted),
         log_spread: log_spread(&times),

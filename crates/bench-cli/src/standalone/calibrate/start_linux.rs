@@ -50,11 +50,7 @@ pub enum StartError {
 /// have been reused by then.
 pub fn time_one_start(command: &[OsString], timeout: Duration) -> Result<Duration, StartError> {
     let (program, rest) = command.split_first().ok_or(StartError::NoCommand)?;
-    let shown = command
-        .iter()
-        .map(|part| part.to_string_lossy())
-        .collect::<Vec<_>>()
-        .join(" ");
+    let shown = crate::standalone::spawn::display_command(command);
     let started = Instant::now();
     let mut child = Command::new(program)
         .args(rest)
