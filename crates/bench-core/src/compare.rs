@@ -550,6 +550,10 @@ pub struct SideFacts {
     pub timed_trials: usize,
     /// The side's [`ENVIRONMENT_FACTS`] that were recorded, in that order.
     pub environment: Vec<(String, String)>,
+    /// The busiest trial start when the host's load was above its cores
+    /// ([`crate::busy::busy_host`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub busy: Option<crate::busy::BusyHost>,
 }
 
 impl SideFacts {
@@ -589,6 +593,7 @@ impl SideFacts {
                 .iter()
                 .filter_map(|&key| Some((key.to_string(), side.runtime.get(key)?.clone())))
                 .collect(),
+            busy: crate::busy::busy_host(side),
         }
     }
 }

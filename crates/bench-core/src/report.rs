@@ -51,6 +51,10 @@ pub struct Report {
     /// How many installs the measure trials took in turn (their records' `install`);
     /// 1 for a run with one install, and for files written before trials named theirs.
     pub measure_installs: u32,
+    /// The busiest trial start when the host's load was above its cores
+    /// ([`crate::busy::busy_host`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub busy: Option<crate::busy::BusyHost>,
 }
 
 impl Report {
@@ -152,6 +156,7 @@ impl Report {
                 .collect::<std::collections::BTreeSet<u32>>()
                 .len()
                 .max(1) as u32,
+            busy: crate::busy::busy_host(side),
         }
     }
 

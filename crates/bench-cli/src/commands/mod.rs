@@ -3,6 +3,7 @@
 
 mod ab;
 mod bisect;
+mod calibrate;
 mod cleanup;
 mod compare;
 mod drive;
@@ -65,6 +66,8 @@ Examples:
       A/B of two variants, trials interleaved
   clibench model serve
       a scripted model endpoint for agents, offline
+  clibench calibrate -- python3 -c pass
+      the host's noise, and what 1 and 5 minutes of pairs could detect
   clibench history show cold
       the series of every result added with `history add` or `run --history`";
 
@@ -100,6 +103,9 @@ enum Command {
     /// Keep every result in one SQLite file; show series, change points and trends;
     /// check a new result against its history.
     History(history::Args),
+    /// Measure the host's noise: CPU drift by gap, and what a budget of pairs could
+    /// detect for a command.
+    Calibrate(calibrate::Args),
     /// Remove the trial users, homes, staging folder and servers a run left (after a
     /// crash, `--keep-users`, or `clibench phase`).
     Cleanup(cleanup::Args),
@@ -121,6 +127,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Model(args) => model::run(args),
         Command::Bisect(args) => bisect::run(args),
         Command::History(args) => history::run(args),
+        Command::Calibrate(args) => calibrate::run(args),
         Command::Cleanup(args) => cleanup::run(args),
     }
 }

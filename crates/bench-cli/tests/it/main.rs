@@ -3,6 +3,7 @@
 
 mod ab;
 mod bisect;
+mod calibrate;
 mod compare;
 mod demo_chat;
 mod history;

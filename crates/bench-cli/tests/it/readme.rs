@@ -26,6 +26,20 @@ const PLACEHOLDER: &str = "names the reader's own spec, commit and folders";
 fn cases() -> Vec<(&'static str, Case)> {
     vec![
         (
+            "clibench calibrate -- python3 -c pass",
+            Run {
+                as_run: "clibench calibrate --duration 1s -- python3 -c pass",
+                code: 0,
+            },
+        ),
+        (
+            "clibench calibrate --duration 20s -- python3 -c 'import json'",
+            Run {
+                as_run: "clibench calibrate --duration 1s -- python3 -c 'import json'",
+                code: 0,
+            },
+        ),
+        (
             "clibench cleanup --out DIR",
             Run {
                 as_run: "mkdir -m 0700 d && clibench cleanup --out d",

@@ -34,6 +34,9 @@ pub fn report(result: &ResultFile) -> String {
         escape(&report.sha)
     );
     request_line(&mut body, &report);
+    if let Some(busy) = &report.busy {
+        busy_line(&mut body, "", busy);
+    }
     body.push_str("<section id=\"summary\"><h2>Summary</h2>\n");
     if report.metrics.is_empty() {
         body.push_str("<p class=\"none\">No metric was recorded.</p>\n");
@@ -57,6 +60,16 @@ pub fn report(result: &ResultFile) -> String {
     page(&format!("clibench result {}", report.sha), &body)
 }
 
+/// The busy-host warning of a side (`role` names it in a comparison).
+fn busy_line(body: &mut String, role: &str, busy: &crate::busy::BusyHost) {
+    let _ = writeln!(
+        body,
+        "<p class=\"busy\"><strong>Warning</strong>: {}{}.</p>",
+        escape(role),
+        escape(&busy.to_string())
+    );
+}
+
 /// `comparison` as a self-contained HTML page: each metric's change with its
 /// interval against the noise floor, then the table, the gaps and the failures.
 pub fn comparison(comparison: &Comparison) -> String {
@@ -74,6 +87,14 @@ pub fn comparison(comparison: &Comparison) -> String {
     );
     let headline = cells::headline(&comparison.verdict_counts()).join(", ");
     let _ = writeln!(body, "<p class=\"headline\">{}.</p>", escape(&headline));
+    for (role, facts) in [
+        ("base: ", &comparison.base_facts),
+        ("candidate: ", &comparison.candidate_facts),
+    ] {
+        if let Some(busy) = &facts.busy {
+            busy_line(&mut body, role, busy);
+        }
+    }
     let rows: Vec<Change> = comparison
         .metrics
         .iter()

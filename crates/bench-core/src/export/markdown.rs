@@ -36,6 +36,9 @@ pub fn report(report: &Report) -> String {
     if let Some(line) = request_line(&report.request) {
         let _ = writeln!(out, "{line}\n");
     }
+    if let Some(busy) = &report.busy {
+        let _ = writeln!(out, "> **Warning**: {busy}.\n");
+    }
     if report.metrics.is_empty() {
         out.push_str("No metric was recorded.\n");
     } else {
@@ -173,6 +176,14 @@ pub fn comparison(comparison: &Comparison) -> String {
             "> **Not interleaved**: {}.\n",
             not_interleaved(comparison.interleaving)
         );
+    }
+    for (role, facts) in [
+        ("base", &comparison.base_facts),
+        ("candidate", &comparison.candidate_facts),
+    ] {
+        if let Some(busy) = &facts.busy {
+            let _ = writeln!(out, "> **Warning** ({role}): {busy}.\n");
+        }
     }
     if !changed.is_empty() {
         comparison_table(&mut out, &changed, false);

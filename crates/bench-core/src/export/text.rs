@@ -281,6 +281,9 @@ fn report_text(report: &Report, columns: usize) -> String {
             out.push_str(&format!("skipped: {}: {reason}\n", steps.join(", ")));
         }
     }
+    if let Some(busy) = &report.busy {
+        out.push_str(&format!("\nwarning: {busy}\n"));
+    }
     out
 }
 
@@ -417,6 +420,14 @@ fn comparison_text(comparison: &Comparison, columns: usize) -> String {
             "\nwarning: {}\n",
             not_interleaved(comparison.interleaving)
         ));
+    }
+    for (role, facts) in [
+        ("base", &comparison.base_facts),
+        ("candidate", &comparison.candidate_facts),
+    ] {
+        if let Some(busy) = &facts.busy {
+            out.push_str(&format!("\nwarning ({role}): {busy}\n"));
+        }
     }
     if let Some(line) = trials_line(comparison) {
         out.push_str(&format!("\n{line}\n"));

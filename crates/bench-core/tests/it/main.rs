@@ -5,6 +5,7 @@
 // `html` and `schema`.
 #[cfg(feature = "html")]
 mod browser;
+mod busy;
 mod export;
 mod gfm;
 #[cfg(feature = "html")]
