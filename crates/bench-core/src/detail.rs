@@ -429,22 +429,6 @@ pub struct SessionRun {
     pub idle_output: Option<TerminalOutput>,
 }
 
-/// The least-squares slope of `y` over `x`; `None` with fewer than two distinct `x`.
-pub fn slope(points: &[(f64, f64)]) -> Option<f64> {
-    let n = points.len() as f64;
-    if points.len() < 2 {
-        return None;
-    }
-    let mean_x = points.iter().map(|p| p.0).sum::<f64>() / n;
-    let mean_y = points.iter().map(|p| p.1).sum::<f64>() / n;
-    let sxx: f64 = points.iter().map(|p| (p.0 - mean_x).powi(2)).sum();
-    if sxx == 0.0 {
-        return None;
-    }
-    let sxy: f64 = points.iter().map(|p| (p.0 - mean_x) * (p.1 - mean_y)).sum();
-    Some(sxy / sxx)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -455,17 +439,6 @@ mod tests {
             rss_bytes,
             pss_bytes: None,
         }
-    }
-
-    #[test]
-    fn slope_is_the_least_squares_fit() {
-        assert_eq!(slope(&[(1.0, 10.0)]), None);
-        assert_eq!(slope(&[(1.0, 10.0), (1.0, 12.0)]), None);
-        let exact = slope(&[(1.0, 100.0), (2.0, 200.0), (3.0, 300.0)]).unwrap();
-        assert!((exact - 100.0).abs() < 1e-9);
-        // Noise around a line of slope 2: the fit finds 2 within the noise.
-        let noisy = slope(&[(1.0, 2.5), (2.0, 3.5), (3.0, 6.5), (4.0, 7.5)]).unwrap();
-        assert!((noisy - 1.8 - 0.0).abs() < 0.5, "{noisy}");
     }
 
     #[test]
