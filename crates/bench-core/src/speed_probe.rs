@@ -30,9 +30,11 @@ pub fn probe() -> Duration {
     started.elapsed()
 }
 
-/// `steps` steps of xorshift64 from a fixed seed: the probe's work, its result kept so
-/// the loop cannot be optimized away.
-fn xorshift_steps(steps: u64) -> u64 {
+/// `steps` steps of xorshift64 from a fixed seed: the probe's work (and `clibench
+/// calibrate`'s), integer arithmetic on registers only, so its time moves with the CPU's
+/// speed and what else runs on it. Keep its result (`std::hint::black_box`) so the loop
+/// is not optimized away.
+pub fn xorshift_steps(steps: u64) -> u64 {
     let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
     for _ in 0..steps {
         state ^= state << 13;

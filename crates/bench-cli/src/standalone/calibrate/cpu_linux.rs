@@ -108,7 +108,9 @@ fn one_cpu(
         let Some(slot) = sums.get_mut(index) else {
             break;
         };
-        std::hint::black_box(xorshift_steps(std::hint::black_box(CHUNK_STEPS)));
+        std::hint::black_box(bench_core::speed_probe::xorshift_steps(
+            std::hint::black_box(CHUNK_STEPS),
+        ));
         let took = began.elapsed().as_nanos().max(1) as f64;
         slot.0 += took.ln();
         slot.1 += 1;
@@ -123,18 +125,6 @@ fn one_cpu(
         windows,
         chunks,
     })
-}
-
-/// `steps` steps of xorshift64 from a fixed seed: integer work on registers only, so its
-/// time moves with the CPU's speed and what else runs on it.
-fn xorshift_steps(steps: u64) -> u64 {
-    let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
-    for _ in 0..steps {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-    }
-    state
 }
 
 #[cfg(test)]
