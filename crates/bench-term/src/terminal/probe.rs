@@ -18,6 +18,10 @@ const RAW_MODE_POLL: Duration = Duration::from_millis(1);
 /// How long probe mode may take to erase its probe once ready was recorded.
 const PROBE_CLEANUP_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// How long the cursor must stay back at the probe's origin to count as back: longer
+/// than a redraw takes between moving the cursor and rewriting the line.
+const CURSOR_CONFIRM: Duration = Duration::from_millis(20);
+
 /// Letters of the ready probes: a probe typed into a dialog must not answer it.
 /// Menus take digits and Enter as choices, so a probe has neither (not even for
 /// its index, written in these letters, base 8). The letters are lowercase (no
@@ -222,17 +226,46 @@ impl Terminal {
             return Err(self.probe_timeout(stage, waited, seen, origin));
         }
         gone?;
-        if let Some(origin) = origin {
+        let Some(origin) = origin else {
+            return Ok(());
+        };
+        let back_at_origin = |s: &vt100::Screen| s.hide_cursor() || s.cursor_position() == origin;
+        loop {
             let back = self.wait_until(Stage::CursorReturn, cleanup_deadline, &mut |s| {
-                s.hide_cursor() || s.cursor_position() == origin
+                back_at_origin(s)
             });
             if let Err(TermError::Timeout { stage, .. }) = back {
                 let waited = started.elapsed();
                 return Err(self.probe_timeout(stage, waited, seen, Some(origin)));
             }
             back?;
+            // A program that redraws its line (Python's REPL does) moves the cursor to the
+            // line's start, then writes what is left of it: the cursor passes the origin
+            // while a letter of the probe is still to be erased, and the screen at ready
+            // read then (">>> v") failed `--ready-require '>>>.$'` once in a CI run. A
+            // cursor still at the origin a moment later is where the erased line left it.
+            if self.pump_for(CURSOR_CONFIRM)? && back_at_origin(self.screen.vt()) {
+                return Ok(());
+            }
+            if Instant::now() >= cleanup_deadline {
+                let waited = started.elapsed();
+                return Err(self.probe_timeout(Stage::CursorReturn, waited, seen, Some(origin)));
+            }
         }
-        Ok(())
+    }
+
+    /// Reads the program's output for `wait`; false once it closed the terminal.
+    fn pump_for(&mut self, wait: Duration) -> Result<bool, TermError> {
+        let until = Instant::now() + wait;
+        loop {
+            let now = Instant::now();
+            if now >= until {
+                return Ok(true);
+            }
+            if let Pumped::Eof = self.pump(until - now, &mut |_| false)? {
+                return Ok(false);
+            }
+        }
     }
 }
 
