@@ -435,17 +435,24 @@ fn ln_gamma(x: f64) -> f64 {
     0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + sum.ln()
 }
 
-/// Holm's step-down adjustment: the adjusted p-value of each test, in the order
-/// given, `None` where no test was made. A test is significant at family level α
-/// when its adjusted p-value is at most α; the chance of any false one among them
-/// is then at most α.
-pub fn holm(p_values: &[Option<f64>]) -> Vec<Option<f64>> {
+/// The tests made (index, p-value), smallest p-value first: the order Holm's procedure
+/// steps through.
+fn ascending(p_values: &[Option<f64>]) -> Vec<(usize, f64)> {
     let mut tested: Vec<(usize, f64)> = p_values
         .iter()
         .enumerate()
         .filter_map(|(index, p)| Some((index, (*p)?)))
         .collect();
     tested.sort_by(|x, y| x.1.total_cmp(&y.1));
+    tested
+}
+
+/// Holm's step-down adjustment: the adjusted p-value of each test, in the order
+/// given, `None` where no test was made. A test is significant at family level α
+/// when its adjusted p-value is at most α; the chance of any false one among them
+/// is then at most α.
+pub fn holm(p_values: &[Option<f64>]) -> Vec<Option<f64>> {
+    let tested = ascending(p_values);
     let m = tested.len();
     let mut adjusted = vec![None; p_values.len()];
     let mut running = 0f64;
@@ -465,12 +472,7 @@ pub fn holm(p_values: &[Option<f64>]) -> Vec<Option<f64>> {
 /// level excludes "no change" exactly for the rejected tests: the interval shown
 /// beside a verdict is the one the verdict was made at.
 pub fn holm_levels(p_values: &[Option<f64>], alpha: f64) -> Vec<Option<f64>> {
-    let mut tested: Vec<(usize, f64)> = p_values
-        .iter()
-        .enumerate()
-        .filter_map(|(index, p)| Some((index, (*p)?)))
-        .collect();
-    tested.sort_by(|x, y| x.1.total_cmp(&y.1));
+    let tested = ascending(p_values);
     let m = tested.len();
     let mut levels = vec![None; p_values.len()];
     let mut stopped: Option<f64> = None;
