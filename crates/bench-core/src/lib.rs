@@ -63,7 +63,7 @@ pub use metric::{Direction, Metric, Nature, Phase, glossary};
 pub use report::Report;
 pub use result::{
     LoadError, Observation, ParseError, ProcessMemory, ProcessRole, Request, ResultFile, Role,
-    SCHEMA_VERSION, SaveError, SettleEnded, SettleRecord, SettleUntil, Side, TrialRecord,
-    ValidationError,
+    SCHEMA_VERSION, SaveError, SettleEnded, SettleRecord, SettleUntil, Side, StartRecord,
+    TrialRecord, ValidationError,
 };
 pub use trial::{Sample, record, trial_errors, trial_errors_without};

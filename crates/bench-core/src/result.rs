@@ -287,10 +287,32 @@ pub struct TrialRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "schema", schemars(range(min = 0, max = 100)))]
     pub install: Option<u32>,
+    /// When each of the trial's timed starts was spawned, in order, at most
+    /// [`MAX_STARTS`]: what shows how close an A/B run's tight pair put base's and head's
+    /// starts. Absent when the trial started nothing (and in files written before this
+    /// field).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "schema", schemars(length(max = 8)))]
+    pub starts: Vec<StartRecord>,
 }
 
 /// The most settles kept in one [`TrialRecord`].
 pub const MAX_SETTLES: usize = 128;
+
+/// The most starts kept in one [`TrialRecord`].
+pub const MAX_STARTS: usize = 8;
+
+/// One timed start of a trial.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct StartRecord {
+    /// Which start: `cold` or `warm`; at most 40 characters.
+    #[cfg_attr(feature = "schema", schemars(length(max = 40)))]
+    pub session: String,
+    /// When its program was spawned, in microseconds since the Unix epoch.
+    pub spawned_unix_us: u64,
+}
 
 /// How a settle waited.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -362,6 +384,15 @@ impl TrialRecord {
             settles: Vec::new(),
             exit_code: None,
             install: None,
+            starts: Vec::new(),
+        }
+    }
+
+    /// Adds a start, keeping at most [`MAX_STARTS`] (the first ones).
+    pub fn push_start(&mut self, mut start: StartRecord) {
+        if self.starts.len() < MAX_STARTS {
+            start.session = truncate_chars(start.session, crate::detail::MAX_LABEL_CHARS);
+            self.starts.push(start);
         }
     }
 
@@ -848,6 +879,16 @@ impl ResultFile {
                         record.settles.len()
                     ),
                 );
+            }
+            if record.starts.len() > MAX_STARTS {
+                return invalid(
+                    format!("{at}.starts"),
+                    format!("{} starts are more than {MAX_STARTS}", record.starts.len()),
+                );
+            }
+            for (index, start) in record.starts.iter().enumerate() {
+                let at = format!("{at}.starts[{index}].session");
+                check_length(&at, &start.session, MAX_LABEL_CHARS)?;
             }
             for (index, settle) in record.settles.iter().enumerate() {
                 let at = format!("{at}.settles[{index}]");

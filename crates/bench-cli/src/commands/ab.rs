@@ -97,9 +97,9 @@ pub struct Args {
     #[arg(long, conflicts_with = "schedule")]
     sequential: bool,
     /// How the sides' trials meet: `abba` (pairs of whole trials, alternating), `tight`
-    /// (the same pairs, but past the first --memory-trials measure trials each start is
-    /// closed at ready, with no settle or memory walk, so that base's and head's timed
-    /// starts follow each other closely) or `sequential`.
+    /// (past the first --memory-trials measure trials, one process runs base's and head's
+    /// starts back to back, each closed at ready, with no settle or memory walk between
+    /// them) or `sequential`.
     #[arg(long, value_parser = parse_schedule, value_name = "tight|abba|sequential")]
     schedule: Option<Schedule>,
     /// With --schedule tight: how many measure trials (the first ones) still settle and

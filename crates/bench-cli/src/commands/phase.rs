@@ -57,6 +57,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .or_else(|| std::env::var(pipeline::REPOSITORY_VAR).ok()),
         commit: args.commit,
         overrides: args.overrides,
+        partner: None,
     };
     let code = pipeline::run_as_phase_child(&run, &mut crate::show::InertStderr::default());
     if run.phase == Phase::Install && pipeline::out::state::State::exists(&run.out) {

@@ -182,6 +182,9 @@ pub enum PhaseError {
     /// The staircase failed.
     #[error(transparent)]
     Staircase(#[from] crate::pipeline::phases::staircase::StaircaseError),
+    /// A phase other than measure was asked to run as a tight pair.
+    #[error("only measure trials run as a tight pair, not {0}")]
+    PairedPhase(Phase),
 }
 
 /// A file-system call of a phase that failed, with what was being done

@@ -310,7 +310,7 @@ fn merge_flags_hosts_and_refuses_another_build() {
 }
 
 #[test]
-fn a_tight_schedule_times_both_sides_in_alternating_pairs_and_reads_memory_once() {
+fn a_tight_schedule_runs_both_sides_starts_back_to_back_and_reads_memory_once() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("ab");
     let result = run(clibench()
@@ -358,15 +358,45 @@ fn a_tight_schedule_times_both_sides_in_alternating_pairs_and_reads_memory_once(
     // The pairs' order alternates: base first in pair 0, head first in pair 1.
     let started = |side: usize, trial: u32| measure(&sides[side], trial).started_unix_ms.unwrap();
     assert!(started(0, 0) < started(1, 0));
-    assert!(started(1, 1) < started(0, 1));
+    // Pair 0 reads memory: each side's trial is its own step, its two starts together.
+    let spawned = |side: usize, trial: u32, start: usize| {
+        let record = measure(&sides[side], trial);
+        assert_eq!(record.starts.len(), 2, "{record:?}");
+        assert_eq!(record.starts[0].session, "cold");
+        assert_eq!(record.starts[1].session, "warm");
+        record.starts[start].spawned_unix_us
+    };
+    assert!(spawned(0, 0, 1) < spawned(1, 0, 0));
+    // Pair 1 is timed only: one process runs head's cold start, base's, then base's warm
+    // start and head's, so each side's start sits right beside the other's.
+    let order = [
+        spawned(1, 1, 0),
+        spawned(0, 1, 0),
+        spawned(0, 1, 1),
+        spawned(1, 1, 1),
+    ];
+    assert!(order.is_sorted(), "{order:?}");
     let schedule: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("ab.json")).unwrap()).unwrap();
+    let paired: Vec<(String, u64)> = schedule["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|step| step["paired_with_next"] == true)
+        .map(|step| {
+            (
+                step["side"].as_str().unwrap().to_owned(),
+                step["trial"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(paired, [("head".to_owned(), 1)]);
     assert_eq!(schedule["tight_memory_trials"], 1);
     assert_eq!(schedule["order"]["kind"], "abba");
     assert!(
         result
             .stdout
-            .contains("tight pairs: measure trials from 1 on"),
+            .contains("tight pairs: from measure trial 1 on, one process runs both sides"),
         "{}",
         result.stdout
     );

@@ -14,6 +14,7 @@ use crate::pipeline::{Error, Shard};
 use crate::spec::Override;
 use bench_core::compare::{CompareOptions, Comparison, compare};
 use bench_core::{Phase, ResultFile, Role};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 /// The labels and sub-folders of the two sides.
@@ -54,6 +55,9 @@ pub struct Ab {
     pub order: Vec<(usize, Step)>,
     /// With `--trials auto`, the gate that stops sampling, and what it found.
     pub auto: Option<AutoGate>,
+    /// With `--schedule tight`, the indices into `order` whose measure trial runs in one
+    /// process with the next (the other side's trial of the same number): the tight pairs.
+    pub pairs: BTreeSet<usize>,
 }
 
 /// `OUT/ab.json`: how an A/B run was made, so it can be understood and replayed.
@@ -76,6 +80,9 @@ struct ScheduledStep {
     side: &'static str,
     phase: Phase,
     trial: u32,
+    /// Runs in one process with the next step, their timed starts interleaved.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    paired_with_next: bool,
 }
 
 impl Schedule {
@@ -97,10 +104,12 @@ impl Schedule {
             steps: ab
                 .order
                 .iter()
-                .map(|&(side, step)| ScheduledStep {
+                .enumerate()
+                .map(|(index, &(side, step))| ScheduledStep {
                     side: SIDES[side],
                     phase: step.phase,
                     trial: step.trial,
+                    paired_with_next: ab.pairs.contains(&index),
                 })
                 .collect(),
         }
@@ -140,6 +149,10 @@ impl Ab {
             }
         }
         let order = interleave(&[plans[0].steps(), plans[1].steps()], settings.order);
+        let pairs = settings
+            .tight
+            .map(|memory_trials| tight_pairs(&order, memory_trials))
+            .unwrap_or_default();
         let auto = settings.auto.clone().map(|auto| {
             let results = [0, 1].map(|side| plans[side].out.join("result.json"));
             AutoGate::new(auto, results)
@@ -149,6 +162,7 @@ impl Ab {
             plans,
             order,
             auto,
+            pairs,
         })
     }
 
@@ -175,7 +189,8 @@ impl Ab {
             .zip(self.plans.iter())
             .map(|(label, plan)| ((*label).to_owned(), plan.clone()))
             .collect();
-        let runner = Runner::interleaved(plans, self.order.clone(), execution);
+        let runner =
+            Runner::interleaved(plans, self.order.clone(), execution).pair(self.pairs.clone());
         Ok(match &self.auto {
             Some(gate) => {
                 let gate = gate.clone();
@@ -184,6 +199,25 @@ impl Ab {
             None => runner,
         })
     }
+}
+
+/// The tight pairs of an order: each measure trial past the memory trials (and never
+/// trial 0, the first start after the install, whose failure decides what the run skips)
+/// whose next step is the other side's trial of the same number. Returns the index of each
+/// pair's first step.
+fn tight_pairs(order: &[(usize, Step)], memory_trials: u32) -> BTreeSet<usize> {
+    order
+        .windows(2)
+        .enumerate()
+        .filter(|(_, window)| {
+            let [(side, step), (other, next)] = [window[0], window[1]];
+            side != other
+                && step == next
+                && step.phase == Phase::Measure
+                && step.trial >= memory_trials.max(1)
+        })
+        .map(|(index, _)| index)
+        .collect()
 }
 
 /// What [`compare_sides`] found and wrote.
@@ -280,8 +314,10 @@ fn sides_line(base: &ResultFile, head: &ResultFile, order: Order, tight: Option<
     };
     let tight = tight.map_or(String::new(), |trials| {
         format!(
-            "; tight pairs: measure trials from {trials} on close each start at ready, \
-             only the first {trials} settle and read memory"
+            "; tight pairs: from measure trial {} on, one process runs both sides' starts \
+             back to back (cold base-head, warm head-base, or the reverse), each closed at \
+             ready; only the first {trials} trials settle and read memory",
+            trials.max(1)
         )
     });
     format!(

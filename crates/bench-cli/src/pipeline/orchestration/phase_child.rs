@@ -2,7 +2,9 @@
 //! re-executes a binary as `PROGRAM __clibench-phase-child PHASE --spec S --out DIR
 //! --trial N [--keep-users] [--commit SHA] [--set KEY=VALUE]...` (the repository, which
 //! may hold credentials, in [`REPOSITORY_VAR`] rather than on the command line), and the
-//! child runs that one phase.
+//! child runs that one phase. A tight pair's child also gets the other side's folder as
+//! `--partner-spec S --partner-out DIR [--partner-commit SHA] [--partner-set KEY=VALUE]...`
+//! (same phase, trial, users' fate and repository).
 //!
 //! Any binary that embeds the pipeline can be its own phase child, as nextest's
 //! double-spawn lets any binary be its own test runner: the first thing its `main` does is
@@ -184,6 +186,19 @@ pub(crate) fn command(program: &std::path::Path, run: &PhaseRun) -> Command {
     for set in &run.overrides {
         command.arg("--set").arg(set.to_string());
     }
+    if let Some(partner) = &run.partner {
+        command
+            .arg("--partner-spec")
+            .arg(&partner.spec)
+            .arg("--partner-out")
+            .arg(&partner.out);
+        if let Some(commit) = &partner.commit {
+            command.arg("--partner-commit").arg(commit);
+        }
+        for set in &partner.overrides {
+            command.arg("--partner-set").arg(set.to_string());
+        }
+    }
     command
 }
 
@@ -205,6 +220,15 @@ fn parse(args: Vec<OsString>) -> Result<PhaseChild, PhaseChildError> {
     let mut keep_users = false;
     let mut commit = None;
     let mut overrides = Vec::new();
+    let mut partner_spec = None;
+    let mut partner_out = None;
+    let mut partner_commit = None;
+    let mut partner_overrides = Vec::new();
+    let setting = |position: usize, value: OsString| {
+        text(position, value)?
+            .parse::<Override>()
+            .map_err(|error| problem(position, bench_core::error_chain(&error)))
+    };
     while let Some((position, flag)) = args.next() {
         let flag = text(position, flag)?;
         if flag == "--keep-users" {
@@ -223,14 +247,31 @@ fn parse(args: Vec<OsString>) -> Result<PhaseChild, PhaseChildError> {
                     .map_err(|error| problem(value_position, format!("--trial: {error}")))?;
             }
             "--commit" => commit = Some(text(value_position, value)?),
-            "--set" => overrides.push(
-                text(value_position, value)?
-                    .parse::<Override>()
-                    .map_err(|error| problem(value_position, bench_core::error_chain(&error)))?,
-            ),
+            "--set" => overrides.push(setting(value_position, value)?),
+            "--partner-spec" => partner_spec = Some(PathBuf::from(value)),
+            "--partner-out" => partner_out = Some(PathBuf::from(value)),
+            "--partner-commit" => partner_commit = Some(text(value_position, value)?),
+            "--partner-set" => partner_overrides.push(setting(value_position, value)?),
             _ => return Err(problem(position, format!("unknown flag `{flag}`"))),
         }
     }
+    let repository = std::env::var(REPOSITORY_VAR).ok();
+    let partner = match (partner_spec, partner_out) {
+        (None, None) => None,
+        (Some(spec), Some(out)) => Some(Box::new(PhaseRun {
+            phase,
+            spec,
+            out,
+            trial,
+            keep_users,
+            repository: repository.clone(),
+            commit: partner_commit,
+            overrides: partner_overrides,
+            partner: None,
+        })),
+        (Some(_), None) => return Err(PhaseChildError::Missing("--partner-out")),
+        (None, Some(_)) => return Err(PhaseChildError::Missing("--partner-spec")),
+    };
     Ok(PhaseChild {
         run: PhaseRun {
             phase,
@@ -238,9 +279,10 @@ fn parse(args: Vec<OsString>) -> Result<PhaseChild, PhaseChildError> {
             out: out.ok_or(PhaseChildError::Missing("--out"))?,
             trial,
             keep_users,
-            repository: std::env::var(REPOSITORY_VAR).ok(),
+            repository,
             commit,
             overrides,
+            partner,
         },
     })
 }
@@ -272,6 +314,45 @@ mod tests {
         assert_eq!(child.run.commit, run.commit);
         assert_eq!(child.run.overrides.len(), 1);
         assert_eq!(child.run.overrides[0].to_string(), "measure.rows=30");
+        assert!(child.run.partner.is_none());
+    }
+
+    #[test]
+    fn a_tight_pairs_command_carries_the_other_side_and_parses_back() {
+        let mut run = PhaseRun::new(Phase::Measure, "/s/a.toml".as_ref(), "/o/base".as_ref());
+        run.trial = 4;
+        let mut partner = PhaseRun::new(Phase::Measure, "/s/b.toml".as_ref(), "/o/head".as_ref());
+        partner.trial = 4;
+        partner.commit = Some("b".repeat(40));
+        partner.overrides = vec!["measure.env.X=1".parse().unwrap()];
+        run.partner = Some(Box::new(partner));
+        let command = command("/bin/clibench".as_ref(), &run);
+        let child = PhaseChild::from_args(args_of(&command)).unwrap().unwrap();
+        let partner = child.run.partner.expect("the partner");
+        assert_eq!(partner.phase, Phase::Measure);
+        assert_eq!(partner.trial, 4);
+        assert_eq!(partner.spec, PathBuf::from("/s/b.toml"));
+        assert_eq!(partner.out, PathBuf::from("/o/head"));
+        assert_eq!(partner.commit, Some("b".repeat(40)));
+        assert_eq!(partner.overrides[0].to_string(), "measure.env.X=1");
+        assert!(child.run.overrides.is_empty());
+        let half = [
+            "x",
+            PHASE_CHILD_ARG,
+            "measure",
+            "--spec",
+            "s",
+            "--out",
+            "o",
+            "--partner-spec",
+            "t",
+        ]
+        .map(OsString::from);
+        let error = PhaseChild::from_args(half)
+            .unwrap()
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("`--partner-out` is required"), "{error}");
     }
 
     #[test]

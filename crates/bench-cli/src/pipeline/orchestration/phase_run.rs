@@ -34,6 +34,10 @@ pub struct PhaseRun {
     pub commit: Option<String>,
     /// `--set KEY=VALUE` overrides of the spec's keys, applied in order.
     pub overrides: Vec<Override>,
+    /// The other side of an A/B run's tight pair (see
+    /// [`measure_pair`](crate::pipeline::phases::measure_pair)): its measure trial of the
+    /// same number runs in this process, its starts interleaved with this side's.
+    pub partner: Option<Box<PhaseRun>>,
 }
 
 impl PhaseRun {
@@ -48,6 +52,7 @@ impl PhaseRun {
             repository: None,
             commit: None,
             overrides: Vec::new(),
+            partner: None,
         }
     }
 }
@@ -84,82 +89,176 @@ pub fn load_spec(
     Ok(spec)
 }
 
-/// Runs one phase and merges its observations into `OUT/result.json`.
+/// Runs one phase and merges its observations into `OUT/result.json`; with a
+/// [`partner`](PhaseRun::partner), a tight pair of measure trials, each side's into its own
+/// folder.
 ///
 /// Errors before the phase could start (a bad spec, an unreadable result file) are
 /// returned as `Err`; a phase that ran and failed is an `Ok` outcome with its errors, and
-/// the result file records them.
+/// the result file records them. A pair's outcome holds both sides' errors.
 pub fn run_phase(run: &PhaseRun) -> Result<PhaseOutcome, Error> {
-    let mut spec = load_spec(
-        &run.spec,
-        &run.overrides,
-        run.repository.as_deref(),
-        run.commit.as_deref(),
-    )?;
-    let _lock = crate::pipeline::out::folder::open_for_phase(&run.out)?;
-    let path = run.out.join("result.json");
-    if run.commit.is_none() && run.phase != Phase::Prepare {
-        adopt_prepared_commit(&mut spec, &path);
+    if let Some(partner) = &run.partner {
+        return run_pair(run, partner);
     }
-    let facts = SpecFacts::of(&spec, &run.spec, &run.overrides);
-    let mut result =
-        ResultFile::load_or_create(&path, &facts.request).map_err(Error::ResultUnreadable)?;
-    if run.keep_users {
-        crate::pipeline::out::state::State::update(&run.out, |s| s.keep_users = true).map_err(
-            |error| Error::Phase {
-                phase: run.phase,
-                source: Box::new(PhaseError::State(error)),
-            },
-        )?;
-    }
-    let started = Instant::now();
-    crate::pipeline::orchestration::circumstances::record_start(
-        &mut result.side,
-        run.phase,
-        run.trial,
-    );
-    result.side.error = None;
-    let outcome = PhaseContext::new(run.phase, spec, &run.spec, &run.out, run.trial)
-        .map_err(PhaseError::from)
-        .and_then(|ctx| {
-            if ctx.phase > Phase::Install {
-                result.side.trial_record_mut(ctx.phase, ctx.trial).install = Some(ctx.install);
-            }
-            dispatch(&ctx, &mut result.side)
+    let (mut opened, spec) = Opened::open(run)?;
+    let outcome = opened
+        .context(run, spec)
+        .and_then(|ctx| dispatch(&ctx, &mut opened.result.side));
+    opened.close(run, outcome)
+}
+
+/// Both sides of a tight pair: each folder opened (and locked), both contexts made, the
+/// starts interleaved, each result saved.
+fn run_pair(run: &PhaseRun, partner: &PhaseRun) -> Result<PhaseOutcome, Error> {
+    if run.phase != Phase::Measure || partner.phase != Phase::Measure {
+        return Err(Error::Phase {
+            phase: run.phase,
+            source: Box::new(PhaseError::PairedPhase(run.phase)),
         });
-    let failure = outcome.err();
-    let error = failure.as_ref().map(|error| {
-        crate::pipeline::redact::redact(&format!("{}: {}", run.phase, error_chain(error)))
-    });
-    if let Some(message) = &error {
-        result
-            .side
-            .set_error(crate::pipeline::isolation::command::clip(
+    }
+    let (mut first, first_spec) = Opened::open(run)?;
+    let (mut second, second_spec) = Opened::open(partner)?;
+    let outcomes = match (
+        first.context(run, first_spec),
+        second.context(partner, second_spec),
+    ) {
+        (Ok(first_ctx), Ok(second_ctx)) => {
+            let [a, b] = crate::pipeline::phases::measure_pair::run(
+                [&first_ctx, &second_ctx],
+                [&mut first.result.side, &mut second.result.side],
+            );
+            [a.map_err(PhaseError::from), b.map_err(PhaseError::from)]
+        }
+        (first_ctx, second_ctx) => [first_ctx.map(drop), second_ctx.map(drop)],
+    };
+    let [a, b] = outcomes;
+    let first = first.close(run, a)?;
+    let second = second.close(partner, b)?;
+    Ok(PhaseOutcome {
+        error: match (first.error, second.error) {
+            (Some(a), Some(b)) => Some(format!("{a}; {}: {b}", partner.out.display())),
+            (Some(a), None) => Some(a),
+            (None, Some(b)) => Some(format!("{}: {b}", partner.out.display())),
+            (None, None) => None,
+        },
+        failure: first.failure.or(second.failure),
+        trial_errors: first
+            .trial_errors
+            .into_iter()
+            .chain(
+                second
+                    .trial_errors
+                    .into_iter()
+                    .map(|error| format!("{}: {error}", partner.out.display())),
+            )
+            .collect(),
+    })
+}
+
+/// A phase's output folder, locked, with its result file loaded and the spec as the phase
+/// runs it.
+struct Opened {
+    _lock: crate::pipeline::out::folder::OutLock,
+    path: PathBuf,
+    facts: SpecFacts,
+    result: ResultFile,
+    started: Instant,
+}
+
+impl Opened {
+    /// Opens `run`'s folder; returns it with the spec the phase runs.
+    fn open(run: &PhaseRun) -> Result<(Opened, spec::Spec), Error> {
+        let mut spec = load_spec(
+            &run.spec,
+            &run.overrides,
+            run.repository.as_deref(),
+            run.commit.as_deref(),
+        )?;
+        let lock = crate::pipeline::out::folder::open_for_phase(&run.out)?;
+        let path = run.out.join("result.json");
+        if run.commit.is_none() && run.phase != Phase::Prepare {
+            adopt_prepared_commit(&mut spec, &path);
+        }
+        let facts = SpecFacts::of(&spec, &run.spec, &run.overrides);
+        let mut result =
+            ResultFile::load_or_create(&path, &facts.request).map_err(Error::ResultUnreadable)?;
+        if run.keep_users {
+            crate::pipeline::out::state::State::update(&run.out, |s| s.keep_users = true).map_err(
+                |error| Error::Phase {
+                    phase: run.phase,
+                    source: Box::new(PhaseError::State(error)),
+                },
+            )?;
+        }
+        crate::pipeline::orchestration::circumstances::record_start(
+            &mut result.side,
+            run.phase,
+            run.trial,
+        );
+        result.side.error = None;
+        let opened = Opened {
+            _lock: lock,
+            path,
+            facts,
+            result,
+            started: Instant::now(),
+        };
+        Ok((opened, spec))
+    }
+
+    /// The phase's context, the trial's install recorded.
+    fn context(&mut self, run: &PhaseRun, spec: spec::Spec) -> Result<PhaseContext, PhaseError> {
+        let ctx = PhaseContext::new(run.phase, spec, &run.spec, &run.out, run.trial)?;
+        if ctx.phase > Phase::Install {
+            self.result
+                .side
+                .trial_record_mut(ctx.phase, ctx.trial)
+                .install = Some(ctx.install);
+        }
+        Ok(ctx)
+    }
+
+    /// Records the phase's error and time, saves the result file, and says how it ended.
+    fn close(
+        mut self,
+        run: &PhaseRun,
+        outcome: Result<(), PhaseError>,
+    ) -> Result<PhaseOutcome, Error> {
+        let failure = outcome.err();
+        let error = failure.as_ref().map(|error| {
+            crate::pipeline::redact::redact(&format!("{}: {}", run.phase, error_chain(error)))
+        });
+        let side = &mut self.result.side;
+        if let Some(message) = &error {
+            side.set_error(crate::pipeline::isolation::command::clip(
                 message,
                 RESULT_ERROR_CHARS,
             ));
+        }
+        side.timings.insert(
+            format!("phase:{}:{}", run.phase, run.trial),
+            self.started.elapsed().as_secs_f64(),
+        );
+        self.result
+            .save(&self.path)
+            .map_err(|source| Error::ResultSave {
+                path: self.path.clone(),
+                source,
+            })?;
+        Ok(PhaseOutcome {
+            error,
+            failure,
+            trial_errors: bench_core::trial_errors_without(
+                &self.result.side,
+                run.phase,
+                run.trial,
+                &self.facts.absent_in(run.phase, run.trial),
+            )
+            .iter()
+            .map(|error| crate::pipeline::redact::redact(error))
+            .collect(),
+        })
     }
-    result.side.timings.insert(
-        format!("phase:{}:{}", run.phase, run.trial),
-        started.elapsed().as_secs_f64(),
-    );
-    result.save(&path).map_err(|source| Error::ResultSave {
-        path: path.clone(),
-        source,
-    })?;
-    Ok(PhaseOutcome {
-        error,
-        failure,
-        trial_errors: bench_core::trial_errors_without(
-            &result.side,
-            run.phase,
-            run.trial,
-            &facts.absent_in(run.phase, run.trial),
-        )
-        .iter()
-        .map(|error| crate::pipeline::redact::redact(error))
-        .collect(),
-    })
 }
 
 /// A later phase given no `--commit` measures the build prepare made in this folder, as

@@ -21,6 +21,7 @@ use crate::pipeline::orchestration::phase_run::{PhaseOutcome, PhaseRun, SpecFact
 use crate::pipeline::orchestration::plan::{Plan, SpecSource, Step};
 use crate::pipeline::{CleanupReport, Error};
 use bench_core::Phase;
+use std::collections::BTreeSet;
 use std::fs;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -225,6 +226,9 @@ pub struct Runner {
     execution: Execution,
     interrupted: Arc<AtomicBool>,
     gate: Option<Gate>,
+    /// Indices into `order` whose step runs in one process with the next step (the other
+    /// side's trial of the same number): an A/B run's tight pairs.
+    pairs: BTreeSet<usize>,
 }
 
 /// Asked before each step with `(side, step)`: whether to run it. `ab --trials auto` stops
@@ -251,6 +255,7 @@ impl Runner {
             execution,
             interrupted: Arc::new(AtomicBool::new(false)),
             gate: None,
+            pairs: BTreeSet::new(),
         }
     }
 
@@ -272,7 +277,17 @@ impl Runner {
             execution,
             interrupted: Arc::new(AtomicBool::new(false)),
             gate: None,
+            pairs: BTreeSet::new(),
         }
+    }
+
+    /// Runs the step at each of these indices of the order together with the next one,
+    /// which must be another plan's measure trial of the same number (see
+    /// [`measure_pair`](crate::pipeline::phases::measure_pair)). A pair one of whose steps
+    /// is to be skipped runs as two steps.
+    pub fn pair(mut self, firsts: BTreeSet<usize>) -> Runner {
+        self.pairs = firsts;
+        self
     }
 
     /// Asks `gate` before each step whether to run it (see [`GateFn`]).
@@ -336,19 +351,12 @@ impl Runner {
         let mut outcome = RunOutcome::default();
         let mut skips: Vec<SkipRules> = vec![SkipRules::default(); self.plans.len()];
         let mut told_drop = false;
+        // The second step of a pair that ran, with its result: told when its turn comes.
+        let mut carried: Option<(usize, StepResult, Option<String>)> = None;
         for (index, &(side, step)) in self.order.iter().enumerate() {
             if self.interrupted.load(Ordering::SeqCst) {
                 outcome.interrupted = true;
                 break;
-            }
-            if let Some(Gate(gate)) = &self.gate {
-                let mut gate = match gate.lock() {
-                    Ok(gate) => gate,
-                    Err(poisoned) => poisoned.into_inner(),
-                };
-                if !gate(side, step) {
-                    continue;
-                }
             }
             let plan = &self.plans[side];
             let mut progress = Progress {
@@ -359,7 +367,23 @@ impl Runner {
                 step_elapsed: Duration::ZERO,
                 run_elapsed: started.elapsed(),
             };
-            let run = phase_run(plan, &specs[side], step);
+            if let Some((_, result, recorded)) = carried.take_if(|(at, ..)| *at == index) {
+                observer.step_started(&progress);
+                self.conclude(
+                    &mut outcome,
+                    &mut skips,
+                    observer,
+                    &progress,
+                    (side, step),
+                    result,
+                    recorded,
+                );
+                continue;
+            }
+            if !self.allowed(side, step) {
+                continue;
+            }
+            let mut run = phase_run(plan, &specs[side], step);
             if let Some((cause, reason)) = skips[side].reason(step, plan.settings.keep_going) {
                 crate::pipeline::orchestration::phase_run::record_skip(
                     &run,
@@ -383,6 +407,12 @@ impl Runner {
                 outcome.skipped.push(Skip { side, step, reason });
                 continue;
             }
+            let partner = self
+                .partner_of(index, &skips)
+                .filter(|&(other, _)| self.allowed(other, step));
+            if let Some((other, _)) = partner {
+                run.partner = Some(Box::new(phase_run(&self.plans[other], &specs[other], step)));
+            }
             if step.phase == Phase::Measure {
                 before_measure(
                     &run,
@@ -391,6 +421,10 @@ impl Runner {
                     observer,
                     &mut told_drop,
                 )?;
+                if let (Some((other, _)), Some(partner)) = (partner, &run.partner) {
+                    let drop = self.plans[other].settings.drop_caches;
+                    before_measure(partner, &facts[other], drop, observer, &mut told_drop)?;
+                }
             }
             observer.step_started(&progress);
             let step_started = Instant::now();
@@ -407,49 +441,118 @@ impl Runner {
             // run_child moves run_elapsed on while it waits, so the step keeps its own clock.
             progress.step_elapsed = step_started.elapsed();
             progress.run_elapsed = started.elapsed();
-            let Some(mut result) = result else {
+            let Some(result) = result else {
                 outcome.interrupted = true;
                 break;
             };
             // The error the result records says what failed; a phase log's last line may be
             // the bottom of a screen it printed.
-            let recorded = match &result {
+            let recorded = |run: &PhaseRun, facts: &SpecFacts| match &result {
                 StepResult::Failed { .. } => {
-                    crate::pipeline::orchestration::phase_run::trial_failure(&run, &facts[side])
+                    crate::pipeline::orchestration::phase_run::trial_failure(run, facts)
                 }
                 _ => None,
             };
-            if let (StepResult::Failed { message, log }, Some(recorded)) = (&mut result, &recorded)
-            {
-                *message = format!("{} (log: {})", headline(recorded), log.display());
-            }
-            observer.step_finished(&progress, &result);
-            if let StepResult::Failed { message, .. } = &result {
-                outcome.failed.push((side, step));
-                if step.trial == 0 {
-                    let failure = recorded.unwrap_or_else(|| message.clone());
-                    skips[side].first_trial_failed(step, &failure);
-                    outcome.root_causes.push(RootCause {
-                        side,
-                        step,
-                        message: failure,
-                        skipped: 0,
-                    });
+            let own = recorded(&run, &facts[side]);
+            match (partner, run.partner.as_deref()) {
+                (Some((other, other_index)), Some(partner_run)) => {
+                    let theirs = recorded(partner_run, &facts[other]);
+                    let [mine, other_result] =
+                        pair_results(&result, [own.is_some(), theirs.is_some()]);
+                    carried = Some((other_index, other_result, theirs));
+                    self.conclude(
+                        &mut outcome,
+                        &mut skips,
+                        observer,
+                        &progress,
+                        (side, step),
+                        mine,
+                        own,
+                    );
                 }
-                let side_label = self.sides[side].clone();
-                match step.phase {
-                    Phase::Prepare => observer.notice(&Notice::PrepareFailed { side: side_label }),
-                    Phase::Install if step.trial == 0 => {
-                        observer.notice(&Notice::InstallFailed { side: side_label })
-                    }
-                    _ => {}
-                }
+                _ => self.conclude(
+                    &mut outcome,
+                    &mut skips,
+                    observer,
+                    &progress,
+                    (side, step),
+                    result,
+                    own,
+                ),
             }
         }
         outcome.elapsed = started.elapsed();
         // A trial 0 that failed without making anything skip is an ordinary failure.
         outcome.root_causes.retain(|root| root.skipped > 0);
         Ok(outcome)
+    }
+
+    /// Whether the gate lets the step run (no gate: every step runs).
+    fn allowed(&self, side: usize, step: Step) -> bool {
+        let Some(Gate(gate)) = &self.gate else {
+            return true;
+        };
+        let mut gate = match gate.lock() {
+            Ok(gate) => gate,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        gate(side, step)
+    }
+
+    /// The other plan and order index of the pair opened at `index`, when there is one and
+    /// neither of its steps is to be skipped.
+    fn partner_of(&self, index: usize, skips: &[SkipRules]) -> Option<(usize, usize)> {
+        if !self.pairs.contains(&index) {
+            return None;
+        }
+        let (side, step) = self.order[index];
+        let &(other, other_step) = self.order.get(index + 1)?;
+        let pairs = other != side && other_step == step && step.phase == Phase::Measure;
+        let runs = |plan: usize| {
+            skips[plan]
+                .reason(step, self.plans[plan].settings.keep_going)
+                .is_none()
+        };
+        (pairs && runs(side) && runs(other)).then_some((other, index + 1))
+    }
+
+    /// Tells the observer how a step ended and keeps what a failure means for the rest.
+    #[allow(clippy::too_many_arguments)]
+    fn conclude(
+        &self,
+        outcome: &mut RunOutcome,
+        skips: &mut [SkipRules],
+        observer: &mut dyn Observer,
+        progress: &Progress,
+        (side, step): (usize, Step),
+        mut result: StepResult,
+        recorded: Option<String>,
+    ) {
+        if let (StepResult::Failed { message, log }, Some(recorded)) = (&mut result, &recorded) {
+            *message = format!("{} (log: {})", headline(recorded), log.display());
+        }
+        observer.step_finished(progress, &result);
+        if let StepResult::Failed { message, .. } = &result {
+            outcome.failed.push((side, step));
+            if step.trial == 0 {
+                let failure = recorded.unwrap_or_else(|| message.clone());
+                skips[side].first_trial_failed(step, &failure);
+                outcome.root_causes.push(RootCause {
+                    side,
+                    step,
+                    message: failure,
+                    skipped: 0,
+                });
+            }
+            let side_label = self.sides[side].clone();
+            match step.phase {
+                Phase::Prepare => observer.notice(&Notice::PrepareFailed { side: side_label }),
+                Phase::Install if step.trial == 0 => {
+                    observer.notice(&Notice::InstallFailed { side: side_label })
+                }
+                _ => {}
+            }
+        }
     }
 
     /// Runs one step as its own process; `None` when interrupted.
@@ -541,6 +644,16 @@ impl Runner {
             None => Ok(reports),
         }
     }
+}
+
+/// Each side's result of a pair's one process: a side whose result records a failure
+/// failed; a process that failed with neither side recording one failed both.
+fn pair_results(result: &StepResult, recorded: [bool; 2]) -> [StepResult; 2] {
+    recorded.map(|failed| match result {
+        StepResult::Failed { .. } if failed || recorded == [false, false] => result.clone(),
+        StepResult::Failed { .. } => StepResult::Succeeded,
+        other => other.clone(),
+    })
 }
 
 /// Drops the page cache when the plan asks for it (telling once that it affects the whole
@@ -668,6 +781,7 @@ fn phase_run(plan: &Plan, spec: &Path, step: Step) -> PhaseRun {
         repository: plan.settings.repository.clone(),
         commit: plan.settings.commit.clone(),
         overrides: plan.settings.overrides.clone(),
+        partner: None,
     }
 }
 

@@ -47,8 +47,9 @@ pub enum Schedule {
     Abba,
     /// Pairs in ABBA order (or the seed's), but only the first
     /// [`TIGHT_MEMORY_TRIALS`] (or `--memory-trials`) measure trials settle and read
-    /// memory; the others close each start at ready, so that base's and head's timed
-    /// starts follow each other with no settle, memory walk or session stop between them.
+    /// memory; each later pair is one process that runs base's and head's starts back to
+    /// back, each closed at ready (see
+    /// [`measure_pair`](crate::pipeline::phases::measure_pair)).
     Tight,
     /// Every trial of base, then every trial of head.
     Sequential,

@@ -177,7 +177,7 @@ pub fn ready_screen_section(out: &Path) -> Option<String> {
 
 /// Whether install `install` succeeded: it recorded a time, or (for a target with no
 /// installer, which records none) it recorded no error.
-fn install_succeeded(side: &Side, install: u32, has_installer: bool) -> bool {
+pub(crate) fn install_succeeded(side: &Side, install: u32, has_installer: bool) -> bool {
     let mut samples = side
         .metrics
         .get(&Metric::Install)
@@ -191,6 +191,111 @@ fn install_succeeded(side: &Side, install: u32, has_installer: bool) -> bool {
     }
 }
 
+/// The two starts of a measure trial, in the order a lone trial runs them: the metric of
+/// its time, the metric of its CPU, and its name in logs.
+pub(crate) const STARTS: [(Metric, Metric, &str); 2] = [
+    (Metric::Cold, Metric::ColdCpu, "cold"),
+    (Metric::Warm, Metric::WarmCpu, "warm"),
+];
+
+/// How one start to ready ended.
+pub(crate) enum Start {
+    /// Ready, its CPU and screen at ready recorded, its program still running.
+    Ready {
+        /// From the spawn to ready.
+        elapsed: Duration,
+        /// The program's terminal (boxed: it is most of the enum's size).
+        terminal: Box<Terminal>,
+        /// The recording of its output, to finish.
+        recording: Recording,
+        /// Its command line, for messages.
+        command: String,
+    },
+    /// Ready was the program's exit: its time (or its failing status) is recorded.
+    Exited,
+    /// It never became ready: the error is recorded under the start's metrics.
+    NeverReady,
+}
+
+/// Starts the measure command in a terminal and waits for ready; records the start's CPU
+/// at ready and its screen, or its error. What a lone trial and a tight pair share.
+pub(crate) fn start(
+    ctx: &PhaseContext,
+    measure: &spec::Measure,
+    side: &mut Side,
+    family: &Family,
+    (metric, cpu_metric, name): (Metric, Metric, &'static str),
+) -> Result<Start, MeasureError> {
+    let trial = ctx.trial;
+    let options = spawn_options(
+        ctx,
+        &measure.command,
+        measure.cwd.as_ref(),
+        &measure.env,
+        measure,
+        &ctx.log_path(&format!("{name}-{trial}"))?,
+    )?;
+    let command = options_line(&options);
+    let recording = Recording::start(*family, Phase::Measure, trial, name);
+    side.trial_record_mut(Phase::Measure, trial)
+        .push_start(bench_core::StartRecord {
+            session: name.to_owned(),
+            spawned_unix_us: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |since| since.as_micros() as u64),
+        });
+    let mut terminal = Terminal::spawn(&options).map_err(|source| MeasureError::Spawn {
+        command: command.clone(),
+        source,
+    })?;
+    let elapsed = match terminal.ready_guarded(
+        &measure.ready,
+        measure.ready_timeout.0,
+        &measure.ready_guard,
+    ) {
+        Ok(elapsed) => {
+            // Read right at ready: every millisecond later adds the program's idle
+            // work after ready to what its start cost.
+            let cpu = match family.cpu_seconds() {
+                Ok(seconds) => Sample::Value(seconds),
+                Err(error) => Sample::Error(error_chain(&error)),
+            };
+            record(side, cpu_metric, trial, cpu);
+            elapsed
+        }
+        Err(error) => {
+            record(side, metric, trial, Sample::Error(error_chain(&error)));
+            record(side, cpu_metric, trial, Sample::Error(error_chain(&error)));
+            close_quietly(&mut terminal);
+            recording.finish(side, None);
+            return Ok(Start::NeverReady);
+        }
+    };
+    keep_screen(side, Phase::Measure, trial, name, terminal.screen_text());
+    if let ReadyMode::Exit = measure.ready {
+        // Ready is the exit: the start's time, and nothing left to settle or measure.
+        // A failing status fails the start, as hyperfine fails a command that does.
+        recording.finish(side, Some(elapsed));
+        let sample = match terminal.exit_status() {
+            Some(status) if status.success() => Sample::Value(elapsed.as_secs_f64()),
+            status => Sample::Error(format!(
+                "`{command}` exited ({}) after {:.3} s",
+                status.map_or_else(|| "status unknown".to_owned(), |s| s.to_string()),
+                elapsed.as_secs_f64()
+            )),
+        };
+        record(side, metric, trial, sample);
+        close_quietly(&mut terminal);
+        return Ok(Start::Exited);
+    }
+    Ok(Start::Ready {
+        elapsed,
+        terminal: Box::new(terminal),
+        recording,
+        command,
+    })
+}
+
 /// The cold and warm starts: a failed start is recorded as that
 /// metric's error and ends the phase; a failure after the cold start was ready is recorded
 /// under `rss`. Returns whether the cold start became ready.
@@ -202,63 +307,19 @@ fn starts(
     family: &Family,
 ) -> Result<bool, MeasureError> {
     let trial = ctx.trial;
-    let guard = &measure.ready_guard;
     let mut cold_ready = false;
-    let starts = [
-        (Metric::Cold, Metric::ColdCpu, "cold"),
-        (Metric::Warm, Metric::WarmCpu, "warm"),
-    ];
-    for (metric, cpu_metric, name) in starts {
-        let options = spawn_options(
-            ctx,
-            &measure.command,
-            measure.cwd.as_ref(),
-            &measure.env,
-            measure,
-            &ctx.log_path(&format!("{name}-{trial}"))?,
-        )?;
-        let recording = Recording::start(*family, Phase::Measure, trial, name);
-        let mut terminal = Terminal::spawn(&options).map_err(|source| MeasureError::Spawn {
-            command: options_line(&options),
-            source,
-        })?;
-        let elapsed = match terminal.ready_guarded(&measure.ready, measure.ready_timeout.0, guard) {
-            Ok(elapsed) => {
-                // Read right at ready: every millisecond later adds the program's idle
-                // work after ready to what its start cost.
-                let cpu = match family.cpu_seconds() {
-                    Ok(seconds) => Sample::Value(seconds),
-                    Err(error) => Sample::Error(error_chain(&error)),
-                };
-                record(side, cpu_metric, trial, cpu);
-                elapsed
-            }
-            Err(error) => {
-                record(side, metric, trial, Sample::Error(error_chain(&error)));
-                record(side, cpu_metric, trial, Sample::Error(error_chain(&error)));
-                close_quietly(&mut terminal);
-                recording.finish(side, None);
-                return Ok(cold_ready);
-            }
-        };
-        keep_screen(side, Phase::Measure, trial, name, terminal.screen_text());
-        if let ReadyMode::Exit = measure.ready {
-            // Ready is the exit: the start's time, and nothing left to settle or measure.
-            // A failing status fails the start, as hyperfine fails a command that does.
-            recording.finish(side, Some(elapsed));
-            let sample = match terminal.exit_status() {
-                Some(status) if status.success() => Sample::Value(elapsed.as_secs_f64()),
-                status => Sample::Error(format!(
-                    "`{}` exited ({}) after {:.3} s",
-                    options_line(&options),
-                    status.map_or_else(|| "status unknown".to_owned(), |s| s.to_string()),
-                    elapsed.as_secs_f64()
-                )),
+    for (metric, cpu_metric, name) in STARTS {
+        let (elapsed, mut terminal, recording, command) =
+            match start(ctx, measure, side, family, (metric, cpu_metric, name))? {
+                Start::Ready {
+                    elapsed,
+                    terminal,
+                    recording,
+                    command,
+                } => (elapsed, *terminal, recording, command),
+                Start::Exited => continue,
+                Start::NeverReady => return Ok(cold_ready),
             };
-            record(side, metric, trial, sample);
-            close_quietly(&mut terminal);
-            continue;
-        }
         if !reads_memory(measure, trial) {
             recording.finish(side, Some(elapsed));
             timed_only_close(ctx, measure, side, user, (metric, name), elapsed, terminal)?;
@@ -285,7 +346,7 @@ fn starts(
                 None => String::new(),
             };
             let error = exited_after_ready(
-                &options_line(&options),
+                &command,
                 &status,
                 seen_gone.saturating_sub(elapsed),
                 elapsed,
@@ -339,7 +400,7 @@ fn reads_memory(measure: &spec::Measure, trial: u32) -> bool {
 /// terminal closed at once, with no settle and no memory walk, so that the next timed
 /// start (this side's warm, or the other side's in a tight pair) follows it closely.
 /// The program is not watched after ready, so one that dies just after it still counts.
-fn timed_only_close(
+pub(crate) fn timed_only_close(
     ctx: &PhaseContext,
     measure: &spec::Measure,
     side: &mut Side,

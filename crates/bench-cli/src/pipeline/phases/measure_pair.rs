@@ -1,0 +1,138 @@
+//! A tight pair: one measure trial of each side of an A/B run, run by one process so that
+//! the two sides' timed starts follow each other with nothing between them but closing
+//! the one before. Cold starts run first-then-second, warm starts second-then-first (an
+//! ABBA inside the pair), each closed at ready: no settle, no memory walk. The machine's
+//! drift over the half second between two such starts is what both sides share, so the
+//! pair's ratio keeps the start's own noise and little of the machine's.
+//!
+//! Only timed-only trials (past `memory_trials`) are paired, and never trial 0, whose
+//! failure decides what the run skips and whose cold start is the first after the install.
+
+use crate::pipeline::PhaseContext;
+use crate::pipeline::isolation::command;
+use crate::pipeline::phases::measure::{
+    MeasureError, STARTS, Start, install_succeeded, timed_only_close,
+};
+use crate::pipeline::program::family::Family;
+use crate::pipeline::program::model::{self, TrialModel};
+use crate::pipeline::program::recording::keep_start_files;
+use crate::spec;
+use bench_core::Side;
+
+/// One side of the pair, ready to start.
+struct Contender<'a> {
+    ctx: &'a PhaseContext,
+    measure: &'a spec::Measure,
+    user: &'a crate::pipeline::out::state::UserRecord,
+    family: Family,
+    endpoint: Option<TrialModel>,
+    /// A start never became ready: as in a lone trial, this side starts no more.
+    done: bool,
+    /// The first error that ended this side's trial.
+    error: Option<MeasureError>,
+}
+
+/// Runs the starts of both sides' trial `ctx.trial`, `first` being the side the pair
+/// opens with; returns each side's outcome, in the order given.
+pub(crate) fn run(
+    ctxs: [&PhaseContext; 2],
+    sides: [&mut Side; 2],
+) -> [Result<(), MeasureError>; 2] {
+    let mut contenders = [0, 1].map(|index| contender(ctxs[index], sides[index]));
+    for (start, order) in [(STARTS[0], [0, 1]), (STARTS[1], [1, 0])] {
+        for index in order {
+            let Ok(contender) = &mut contenders[index] else {
+                continue;
+            };
+            if contender.done || contender.error.is_some() {
+                continue;
+            }
+            if let Err(error) = one_start(contender, sides[index], start) {
+                contender.error = Some(error);
+            }
+        }
+    }
+    contenders.map(|contender| contender.and_then(finish))
+}
+
+/// Checks a side can start, stops what is left of its user, and starts its model endpoint.
+fn contender<'a>(ctx: &'a PhaseContext, side: &Side) -> Result<Contender<'a>, MeasureError> {
+    let measure = ctx
+        .spec
+        .measure
+        .as_ref()
+        .ok_or(MeasureError::NoSection("measure"))?;
+    if !install_succeeded(side, ctx.install, ctx.spec.install.command.is_some()) {
+        return Err(MeasureError::NoInstallation(ctx.install));
+    }
+    let user = ctx.user()?;
+    let family = Family::of(user)?;
+    command::stop_user(user).map_err(|source| MeasureError::Stop {
+        action: "stopping the target's processes before measuring",
+        source,
+    })?;
+    let endpoint = TrialModel::start(ctx)?;
+    Ok(Contender {
+        ctx,
+        measure,
+        user,
+        family,
+        endpoint,
+        done: false,
+        error: None,
+    })
+}
+
+/// One start to ready, closed at once.
+fn one_start(
+    contender: &mut Contender<'_>,
+    side: &mut Side,
+    (metric, cpu_metric, name): (bench_core::Metric, bench_core::Metric, &'static str),
+) -> Result<(), MeasureError> {
+    let Contender {
+        ctx,
+        measure,
+        user,
+        family,
+        ..
+    } = contender;
+    match crate::pipeline::phases::measure::start(
+        ctx,
+        measure,
+        side,
+        family,
+        (metric, cpu_metric, name),
+    )? {
+        Start::Ready {
+            elapsed,
+            terminal,
+            recording,
+            ..
+        } => {
+            recording.finish(side, Some(elapsed));
+            timed_only_close(ctx, measure, side, user, (metric, name), elapsed, *terminal)
+        }
+        Start::Exited => Ok(()),
+        Start::NeverReady => {
+            contender.done = true;
+            Ok(())
+        }
+    }
+}
+
+/// Writes the side's model journal and start files and stops its user's processes; the
+/// first error of the trial wins.
+fn finish(contender: Contender<'_>) -> Result<(), MeasureError> {
+    let journaled = model::finish(contender.endpoint);
+    let kept = keep_start_files(contender.ctx, &["cold", "warm"]);
+    let stopped = command::stop_user(contender.user).map_err(|source| MeasureError::Stop {
+        action: "stopping the target's processes",
+        source,
+    });
+    if let Some(error) = contender.error {
+        return Err(error);
+    }
+    journaled?;
+    kept?;
+    stopped
+}
