@@ -8,7 +8,10 @@ Usage: CLIBENCH=target/release/clibench REPS=4 TRIALS=10 scripts/schedule-spread
 Prints, per schedule and metric, the pooled standard deviation of log(head_k / base_k)
 over the runs' pairs (each run's own mean removed), with the load average at each run's
 start. Under tight, the first --memory-trials pairs (3) settle and read memory as abba's
-do; the spread is given over all pairs and over the timed-only pairs alone.
+do, and every later pair is one process running both sides' starts back to back; the
+spread is given over all pairs and over pairs 3 and later alone, with the median gap
+between base's and head's spawns of that start in those pairs (from each trial's
+`starts` record).
 """
 
 import json
@@ -28,18 +31,35 @@ def values(path, metric):
     return {s["trial"]: s["value"] for s in side["metrics"].get(metric, []) if s.get("value")}
 
 
+def spawns(path, metric):
+    """Trial -> when that trial's `metric` start (cold or warm) was spawned, in us."""
+    side = json.load(open(path))["side"]
+    found = {}
+    for record in side.get("trials", []):
+        if record["phase"] != "measure":
+            continue
+        for start in record.get("starts", []):
+            if start["session"] == metric:
+                found[record["trial"]] = start["spawned_unix_us"]
+    return found
+
+
 def run(schedule, out):
     load = open("/proc/loadavg").read().split()[0]
     subprocess.run(
         [CLIBENCH, "ab", "--schedule", schedule, "--trials", str(TRIALS),
          "--phases", "prepare,install,measure", "--out", out],
         check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    logs = {}
+    logs, gaps = {}, {}
     for metric in ("cold", "warm"):
         base = values(f"{out}/base/result.json", metric)
         head = values(f"{out}/head/result.json", metric)
         logs[metric] = {k: math.log(head[k] / base[k]) for k in base if k in head}
-    return float(load), logs
+        base_at = spawns(f"{out}/base/result.json", metric)
+        head_at = spawns(f"{out}/head/result.json", metric)
+        gaps[metric] = [abs(head_at[k] - base_at[k]) / 1e6 for k in base_at
+                        if k in head_at and k >= MEMORY_TRIALS]
+    return float(load), logs, gaps
 
 
 def pooled(runs, first):
@@ -59,20 +79,26 @@ def main():
     root = sys.argv[1]
     found = {"tight": [], "abba": []}
     loads = {"tight": [], "abba": []}
+    gaps = {"tight": {"cold": [], "warm": []}, "abba": {"cold": [], "warm": []}}
     for rep in range(REPS):
         for schedule in ("tight", "abba"):
-            load, logs = run(schedule, f"{root}/{schedule}-{rep}")
+            load, logs, run_gaps = run(schedule, f"{root}/{schedule}-{rep}")
             found[schedule].append(logs)
             loads[schedule].append(load)
+            for metric, values_ in run_gaps.items():
+                gaps[schedule][metric].extend(values_)
             print(f"rep {rep} {schedule}: load {load}", file=sys.stderr)
-    print("| schedule | metric | pairs | spread, all pairs | spread, pairs 3 and later | load (1 min) |")
-    print("| --- | --- | ---: | ---: | ---: | --- |")
+    print("| schedule | metric | pairs | spread, all pairs | spread, pairs 3 and later "
+          "| median gap between the sides' spawns, pairs 3 and later | load (1 min) |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | --- |")
     for schedule in ("tight", "abba"):
         for metric in ("cold", "warm"):
             runs = [logs[metric] for logs in found[schedule]]
             pairs = sum(len(r) for r in runs)
+            gap = sorted(gaps[schedule][metric])
+            median = gap[len(gap) // 2] if gap else float("nan")
             print(f"| {schedule} | {metric} | {pairs} | {pooled(runs, 0):.3f} | "
-                  f"{pooled(runs, MEMORY_TRIALS):.3f} | "
+                  f"{pooled(runs, MEMORY_TRIALS):.3f} | {median:.3f} s | "
                   f"{min(loads[schedule]):.1f} to {max(loads[schedule]):.1f} |")
 
 

@@ -109,6 +109,10 @@ pub struct State {
     /// later phase's endpoint serves; kept here for the same reason as `origin_token`.
     #[serde(default)]
     pub model: Option<ModelAddress>,
+    /// Install 0's home footprint in bytes before its installer ran: measure's `disk` is
+    /// the footprint after the install minus this. Written by install trial 0.
+    #[serde(default)]
+    pub home_before_install_bytes: Option<u64>,
 }
 
 /// Where a run's model endpoint listens: `http://127.0.0.1:PORT/m/TOKEN`.

@@ -211,6 +211,11 @@ fn install(
         }
     })?;
     if ctx.trial == 0 {
+        // Measure reads the number from the run's state; the result keeps it as a fact
+        // the report shows.
+        State::update(&ctx.out, |state| {
+            state.home_before_install_bytes = Some(before);
+        })?;
         side.runtime
             .insert(HOME_BEFORE_KEY.to_owned(), before.to_string());
     }

@@ -82,14 +82,11 @@ pub enum MeasureError {
     #[error("no process of the target was found for the memory measurement")]
     NoProcesses,
     /// Install trial 0 did not record the home's size before the install.
-    #[error(
-        "install trial 0 did not record `{}`",
-        crate::pipeline::phases::install::HOME_BEFORE_KEY
-    )]
+    #[error("install trial 0 did not record the home's size before the install")]
     NoHomeBefore,
-    /// The recorded size before the install is not a number.
-    #[error("parsing the home's size before the install")]
-    HomeBefore(#[source] std::num::ParseIntError),
+    /// The run's state could not be read.
+    #[error(transparent)]
+    State(#[from] crate::pipeline::out::state::StateError),
     /// The home's footprint could not be measured.
     #[error("measuring the footprint of {}", home.display())]
     Disk {
@@ -136,7 +133,7 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), MeasureError> {
         command::stop_user(user).map_err(MeasureError::stop("stopping the target's processes"));
     // The footprint is the installation's, whether or not the target then started.
     if ctx.trial == 0 {
-        let sample = match disk_growth(ctx, side, &user.home) {
+        let sample = match disk_growth(ctx, &user.home) {
             Ok(bytes) => Sample::Value(bytes as f64),
             Err(error) => Sample::Error(error_chain(&error)),
         };
@@ -519,13 +516,10 @@ fn record_memory(
 }
 
 /// The home's growth since before the install, with the spec's excludes.
-fn disk_growth(ctx: &PhaseContext, side: &Side, home: &Path) -> Result<u64, MeasureError> {
-    let before: u64 = side
-        .runtime
-        .get(crate::pipeline::phases::install::HOME_BEFORE_KEY)
-        .ok_or(MeasureError::NoHomeBefore)?
-        .parse()
-        .map_err(MeasureError::HomeBefore)?;
+fn disk_growth(ctx: &PhaseContext, home: &Path) -> Result<u64, MeasureError> {
+    let before = crate::pipeline::out::state::State::load(&ctx.out)?
+        .home_before_install_bytes
+        .ok_or(MeasureError::NoHomeBefore)?;
     let excludes: Vec<&str> = ctx.spec.disk.exclude.iter().map(String::as_str).collect();
     let after = bench_proc::disk_usage(home, &excludes).map_err(|source| MeasureError::Disk {
         home: home.to_path_buf(),
