@@ -99,11 +99,12 @@ pub struct Args {
     /// How the sides' trials meet: `abba` (pairs of whole trials, alternating), `tight`
     /// (past the first --memory-trials measure trials, one process runs base's and head's
     /// starts back to back, each closed at ready, with no settle or memory walk between
-    /// them) or `sequential`.
-    #[arg(long, value_parser = parse_schedule, value_name = "tight|abba|sequential")]
+    /// them), `duet` (as tight, but base's and head's programs start at the same moment)
+    /// or `sequential`.
+    #[arg(long, value_parser = parse_schedule, value_name = "tight|abba|duet|sequential")]
     schedule: Option<Schedule>,
-    /// With --schedule tight: how many measure trials (the first ones) still settle and
-    /// read memory [default: 3].
+    /// With --schedule tight or duet: how many measure trials (the first ones) still
+    /// settle and read memory [default: 3].
     #[arg(long, value_name = "N")]
     memory_trials: Option<u32>,
     /// Practical threshold as a fraction (changes within ±FRACTION are not counted), or one
@@ -309,11 +310,13 @@ fn settings(args: Args, options: &CompareOptions) -> anyhow::Result<AbSettings> 
         ));
     }
     let order = schedule.order(args.seed);
-    if schedule != Schedule::Tight && args.memory_trials.is_some() {
-        return Err(input_error("--memory-trials goes with --schedule tight"));
+    let paired = matches!(schedule, Schedule::Tight | Schedule::Duet);
+    if !paired && args.memory_trials.is_some() {
+        return Err(input_error(
+            "--memory-trials goes with --schedule tight or duet",
+        ));
     }
-    let tight =
-        (schedule == Schedule::Tight).then_some(args.memory_trials.unwrap_or(TIGHT_MEMORY_TRIALS));
+    let tight = paired.then_some(args.memory_trials.unwrap_or(TIGHT_MEMORY_TRIALS));
     Ok(AbSettings {
         spec,
         out,
@@ -329,6 +332,7 @@ fn settings(args: Args, options: &CompareOptions) -> anyhow::Result<AbSettings> 
         },
         order,
         tight,
+        duet: schedule == Schedule::Duet,
         auto,
     })
 }

@@ -202,6 +202,7 @@ impl AbComparer {
             },
             order: Order::Abba,
             tight: None,
+            duet: false,
             auto: None,
         })?;
         if drive("bisect", |execution| ab.runner(execution), &out)?.is_none() {

@@ -58,6 +58,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         commit: args.commit,
         overrides: args.overrides,
         partner: None,
+        together: false,
     };
     let code = pipeline::run_as_phase_child(&run, &mut crate::show::InertStderr::default());
     if run.phase == Phase::Install && pipeline::out::state::State::exists(&run.out) {

@@ -401,3 +401,88 @@ fn a_tight_schedule_runs_both_sides_starts_back_to_back_and_reads_memory_once() 
         result.stdout
     );
 }
+
+#[test]
+fn a_duet_starts_both_sides_programs_before_either_is_ready() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("ab");
+    // Starts of 300 ms and more: the two threads of a duet spawn well within one.
+    let slow = "measure.env.DEMO_AGENT_STARTUP_DELAY_MS=300";
+    let result = run(clibench()
+        .args([
+            "ab",
+            "--schedule",
+            "duet",
+            "--trials",
+            "2",
+            "--memory-trials",
+            "1",
+        ])
+        .args([
+            "--phases",
+            "prepare,install,measure",
+            "--base",
+            slow,
+            "--head",
+            slow,
+        ])
+        .arg("--out")
+        .arg(&out));
+    assert_eq!(
+        result.code,
+        Some(0),
+        "stderr: {}\n{}",
+        result.stderr,
+        logs(&out)
+    );
+    let sides = [
+        load(&out.join("base/result.json")),
+        load(&out.join("head/result.json")),
+    ];
+    let start = |side: usize, session: &str| {
+        let record = sides[side]
+            .side
+            .trials
+            .iter()
+            .find(|r| r.phase == Phase::Measure && r.trial == 1)
+            .unwrap();
+        let spawned = record
+            .starts
+            .iter()
+            .find(|start| start.session == session)
+            .unwrap()
+            .spawned_unix_us;
+        let metric = if session == "cold" {
+            Metric::Cold
+        } else {
+            Metric::Warm
+        };
+        let seconds = sides[side].side.metrics[&metric]
+            .iter()
+            .find(|sample| sample.trial == 1)
+            .and_then(|sample| sample.value)
+            .unwrap();
+        (spawned, spawned + (seconds * 1e6) as u64)
+    };
+    for session in ["cold", "warm"] {
+        let [(base_spawned, base_ready), (head_spawned, head_ready)] =
+            [start(0, session), start(1, session)];
+        // Each program was spawned before the other was ready: they ran at once.
+        assert!(
+            base_spawned < head_ready,
+            "{session}: {base_spawned} {head_ready}"
+        );
+        assert!(
+            head_spawned < base_ready,
+            "{session}: {head_spawned} {base_ready}"
+        );
+    }
+    // Both cold starts are over before either warm start begins.
+    assert!(
+        start(0, "cold").1.max(start(1, "cold").1)
+            <= start(0, "warm").0.min(start(1, "warm").0) + 1_000
+    );
+    let schedule: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("ab.json")).unwrap()).unwrap();
+    assert_eq!(schedule["duet"], true);
+}

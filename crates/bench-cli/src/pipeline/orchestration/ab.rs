@@ -39,6 +39,9 @@ pub struct AbSettings {
     /// With `--schedule tight`, the measure trials (the first ones) that still settle and
     /// read memory; the others are timed starts only. `None`: every trial does both.
     pub tight: Option<u32>,
+    /// With `tight`, `--schedule duet`: each pair's two programs start at the same
+    /// moment instead of one after the other.
+    pub duet: bool,
     /// `--trials auto`: stop sampling when the watched metrics are decided; the plan's
     /// trials are then the maximum.
     pub auto: Option<AutoTrials>,
@@ -72,6 +75,9 @@ struct Schedule {
     order: Order,
     /// With `--schedule tight`: the measure trials that read memory.
     tight_memory_trials: Option<u32>,
+    /// With `--schedule duet`: the pairs' programs start at the same moment.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    duet: bool,
     steps: Vec<ScheduledStep>,
 }
 
@@ -101,6 +107,7 @@ impl Schedule {
             shard: settings.plan.shard,
             order: settings.order,
             tight_memory_trials: settings.tight,
+            duet: settings.duet,
             steps: ab
                 .order
                 .iter()
@@ -189,8 +196,8 @@ impl Ab {
             .zip(self.plans.iter())
             .map(|(label, plan)| ((*label).to_owned(), plan.clone()))
             .collect();
-        let runner =
-            Runner::interleaved(plans, self.order.clone(), execution).pair(self.pairs.clone());
+        let runner = Runner::interleaved(plans, self.order.clone(), execution)
+            .pair(self.pairs.clone(), self.settings.duet);
         Ok(match &self.auto {
             Some(gate) => {
                 let gate = gate.clone();
@@ -344,6 +351,7 @@ mod tests {
             },
             order: Order::Abba,
             tight: None,
+            duet: false,
             auto: None,
         }
     }

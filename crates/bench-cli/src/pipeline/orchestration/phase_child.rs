@@ -4,7 +4,8 @@
 //! may hold credentials, in [`REPOSITORY_VAR`] rather than on the command line), and the
 //! child runs that one phase. A tight pair's child also gets the other side's folder as
 //! `--partner-spec S --partner-out DIR [--partner-commit SHA] [--partner-set KEY=VALUE]...`
-//! (same phase, trial, users' fate and repository).
+//! (same phase, trial, users' fate and repository), and `--together` when both sides'
+//! programs start at the same moment (a duet).
 //!
 //! Any binary that embeds the pipeline can be its own phase child, as nextest's
 //! double-spawn lets any binary be its own test runner: the first thing its `main` does is
@@ -198,6 +199,9 @@ pub(crate) fn command(program: &std::path::Path, run: &PhaseRun) -> Command {
         for set in &partner.overrides {
             command.arg("--partner-set").arg(set.to_string());
         }
+        if run.together {
+            command.arg("--together");
+        }
     }
     command
 }
@@ -224,6 +228,7 @@ fn parse(args: Vec<OsString>) -> Result<PhaseChild, PhaseChildError> {
     let mut partner_out = None;
     let mut partner_commit = None;
     let mut partner_overrides = Vec::new();
+    let mut together = false;
     let setting = |position: usize, value: OsString| {
         text(position, value)?
             .parse::<Override>()
@@ -233,6 +238,10 @@ fn parse(args: Vec<OsString>) -> Result<PhaseChild, PhaseChildError> {
         let flag = text(position, flag)?;
         if flag == "--keep-users" {
             keep_users = true;
+            continue;
+        }
+        if flag == "--together" {
+            together = true;
             continue;
         }
         let (value_position, value) = args
@@ -268,6 +277,7 @@ fn parse(args: Vec<OsString>) -> Result<PhaseChild, PhaseChildError> {
             commit: partner_commit,
             overrides: partner_overrides,
             partner: None,
+            together: false,
         })),
         (Some(_), None) => return Err(PhaseChildError::Missing("--partner-out")),
         (None, Some(_)) => return Err(PhaseChildError::Missing("--partner-spec")),
@@ -283,6 +293,7 @@ fn parse(args: Vec<OsString>) -> Result<PhaseChild, PhaseChildError> {
             commit,
             overrides,
             partner,
+            together,
         },
     })
 }
@@ -326,6 +337,7 @@ mod tests {
         partner.commit = Some("b".repeat(40));
         partner.overrides = vec!["measure.env.X=1".parse().unwrap()];
         run.partner = Some(Box::new(partner));
+        run.together = true;
         let command = command("/bin/clibench".as_ref(), &run);
         let child = PhaseChild::from_args(args_of(&command)).unwrap().unwrap();
         let partner = child.run.partner.expect("the partner");
@@ -336,6 +348,7 @@ mod tests {
         assert_eq!(partner.commit, Some("b".repeat(40)));
         assert_eq!(partner.overrides[0].to_string(), "measure.env.X=1");
         assert!(child.run.overrides.is_empty());
+        assert!(child.run.together);
         let half = [
             "x",
             PHASE_CHILD_ARG,

@@ -38,6 +38,9 @@ pub struct PhaseRun {
     /// [`measure_pair`](crate::pipeline::phases::measure_pair)): its measure trial of the
     /// same number runs in this process, its starts interleaved with this side's.
     pub partner: Option<Box<PhaseRun>>,
+    /// With a partner: start both sides' programs at the same moment (a duet) instead of
+    /// one after the other.
+    pub together: bool,
 }
 
 impl PhaseRun {
@@ -53,6 +56,7 @@ impl PhaseRun {
             commit: None,
             overrides: Vec::new(),
             partner: None,
+            together: false,
         }
     }
 }
@@ -126,6 +130,7 @@ fn run_pair(run: &PhaseRun, partner: &PhaseRun) -> Result<PhaseOutcome, Error> {
             let [a, b] = crate::pipeline::phases::measure_pair::run(
                 [&first_ctx, &second_ctx],
                 [&mut first.result.side, &mut second.result.side],
+                run.together,
             );
             [a.map_err(PhaseError::from), b.map_err(PhaseError::from)]
         }

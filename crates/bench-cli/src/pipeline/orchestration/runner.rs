@@ -229,6 +229,8 @@ pub struct Runner {
     /// Indices into `order` whose step runs in one process with the next step (the other
     /// side's trial of the same number): an A/B run's tight pairs.
     pairs: BTreeSet<usize>,
+    /// Whether a pair's two programs start at the same moment (a duet).
+    together: bool,
 }
 
 /// Asked before each step with `(side, step)`: whether to run it. `ab --trials auto` stops
@@ -256,6 +258,7 @@ impl Runner {
             interrupted: Arc::new(AtomicBool::new(false)),
             gate: None,
             pairs: BTreeSet::new(),
+            together: false,
         }
     }
 
@@ -278,15 +281,18 @@ impl Runner {
             interrupted: Arc::new(AtomicBool::new(false)),
             gate: None,
             pairs: BTreeSet::new(),
+            together: false,
         }
     }
 
     /// Runs the step at each of these indices of the order together with the next one,
     /// which must be another plan's measure trial of the same number (see
     /// [`measure_pair`](crate::pipeline::phases::measure_pair)). A pair one of whose steps
-    /// is to be skipped runs as two steps.
-    pub fn pair(mut self, firsts: BTreeSet<usize>) -> Runner {
+    /// is to be skipped runs as two steps. `together`: each pair's two programs start at
+    /// the same moment (a duet) rather than one after the other.
+    pub fn pair(mut self, firsts: BTreeSet<usize>, together: bool) -> Runner {
         self.pairs = firsts;
+        self.together = together;
         self
     }
 
@@ -412,6 +418,7 @@ impl Runner {
                 .filter(|&(other, _)| self.allowed(other, step));
             if let Some((other, _)) = partner {
                 run.partner = Some(Box::new(phase_run(&self.plans[other], &specs[other], step)));
+                run.together = self.together;
             }
             if step.phase == Phase::Measure {
                 before_measure(
@@ -782,6 +789,7 @@ fn phase_run(plan: &Plan, spec: &Path, step: Step) -> PhaseRun {
         commit: plan.settings.commit.clone(),
         overrides: plan.settings.overrides.clone(),
         partner: None,
+        together: false,
     }
 }
 

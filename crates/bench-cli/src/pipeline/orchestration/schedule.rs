@@ -51,6 +51,10 @@ pub enum Schedule {
     /// back, each closed at ready (see
     /// [`measure_pair`](crate::pipeline::phases::measure_pair)).
     Tight,
+    /// As [`Schedule::Tight`], but each pair's two programs start at the same moment (a
+    /// duet, as Bulej et al.'s duet benchmarking): the machine's drift lands on both alike
+    /// when the two share its CPUs fairly.
+    Duet,
     /// Every trial of base, then every trial of head.
     Sequential,
 }
@@ -65,9 +69,10 @@ impl std::str::FromStr for Schedule {
         match text {
             "abba" => Ok(Schedule::Abba),
             "tight" => Ok(Schedule::Tight),
+            "duet" => Ok(Schedule::Duet),
             "sequential" => Ok(Schedule::Sequential),
             other => Err(format!(
-                "`{other}` is not a schedule: tight, abba or sequential"
+                "`{other}` is not a schedule: tight, abba, duet or sequential"
             )),
         }
     }
@@ -78,8 +83,10 @@ impl Schedule {
     pub fn order(self, seed: Option<u64>) -> Order {
         match (self, seed) {
             (Schedule::Sequential, _) => Order::Sequential,
-            (Schedule::Abba | Schedule::Tight, Some(seed)) => Order::RandomPairs { seed },
-            (Schedule::Abba | Schedule::Tight, None) => Order::Abba,
+            (Schedule::Abba | Schedule::Tight | Schedule::Duet, Some(seed)) => {
+                Order::RandomPairs { seed }
+            }
+            (Schedule::Abba | Schedule::Tight | Schedule::Duet, None) => Order::Abba,
         }
     }
 }
@@ -236,11 +243,13 @@ mod tests {
         let first_of_pairs: Vec<usize> = order[4..12].chunks(2).map(|pair| pair[0].0).collect();
         assert_eq!(first_of_pairs, [0, 1, 0, 1]);
         assert_eq!("tight".parse(), Ok(Schedule::Tight));
+        assert_eq!("duet".parse(), Ok(Schedule::Duet));
+        assert_eq!(Schedule::Duet.order(None), Order::Abba);
         assert!(
-            "duet"
+            "trio"
                 .parse::<Schedule>()
                 .unwrap_err()
-                .contains("tight, abba")
+                .contains("tight, abba, duet or sequential")
         );
     }
 

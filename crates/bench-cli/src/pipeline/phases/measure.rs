@@ -319,7 +319,12 @@ fn starts(
             };
         if !reads_memory(measure, trial) {
             recording.finish(side, Some(elapsed));
-            timed_only_close(ctx, measure, side, user, (metric, name), elapsed, terminal)?;
+            timed_only_close(side, trial, (metric, name), elapsed, terminal)?;
+            if metric == Metric::Cold {
+                // As after a settled cold start: its background sessions must not warm the
+                // warm one.
+                stop_agents(ctx, measure, user)?;
+            }
             cold_ready |= metric == Metric::Cold;
             continue;
         }
@@ -397,23 +402,17 @@ fn reads_memory(measure: &spec::Measure, trial: u32) -> bool {
 /// terminal closed at once, with no settle and no memory walk, so that the next timed
 /// start (this side's warm, or the other side's in a tight pair) follows it closely.
 /// The program is not watched after ready, so one that dies just after it still counts.
+/// A cold start's background sessions are the caller's to stop (a tight pair stops both
+/// sides' after both cold starts, so that nothing sits between them).
 pub(crate) fn timed_only_close(
-    ctx: &PhaseContext,
-    measure: &spec::Measure,
     side: &mut Side,
-    user: &UserRecord,
+    trial: u32,
     (metric, name): (Metric, &str),
     elapsed: Duration,
     mut terminal: Terminal,
 ) -> Result<(), MeasureError> {
-    record(
-        side,
-        metric,
-        ctx.trial,
-        Sample::Value(elapsed.as_secs_f64()),
-    );
-    let closed = terminal.close();
-    closed.map_err(|source| MeasureError::Terminal {
+    record(side, metric, trial, Sample::Value(elapsed.as_secs_f64()));
+    terminal.close().map_err(|source| MeasureError::Terminal {
         action: if name == "cold" {
             "closing the cold start's terminal"
         } else {
@@ -421,10 +420,6 @@ pub(crate) fn timed_only_close(
         },
         source,
     })?;
-    if metric == Metric::Cold {
-        // As after a settled cold start: its background sessions must not warm the warm one.
-        stop_agents(ctx, measure, user)?;
-    }
     Ok(())
 }
 

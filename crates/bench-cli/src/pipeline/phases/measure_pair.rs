@@ -5,6 +5,10 @@
 //! drift over the half second between two such starts is what both sides share, so the
 //! pair's ratio keeps the start's own noise and little of the machine's.
 //!
+//! Together (`ab --schedule duet`), both sides' programs start at the same moment, each
+//! from its own thread, cold with cold and then warm with warm: the two share whatever the
+//! machine does in that instant, and compete with each other for its CPUs.
+//!
 //! Only timed-only trials (past `memory_trials`) are paired, and never trial 0, whose
 //! failure decides what the run skips and whose cold start is the first after the install.
 
@@ -16,6 +20,7 @@ use crate::pipeline::phases::measure::{
 use crate::pipeline::program::family::Family;
 use crate::pipeline::program::model::{self, TrialModel};
 use crate::pipeline::program::recording::keep_start_files;
+use crate::pipeline::program::sessions::stop_agents;
 use crate::spec;
 use bench_core::Side;
 
@@ -32,27 +37,62 @@ struct Contender<'a> {
     error: Option<MeasureError>,
 }
 
-/// Runs the starts of both sides' trial `ctx.trial`, `first` being the side the pair
-/// opens with; returns each side's outcome, in the order given.
+/// Runs the starts of both sides' trial `ctx.trial`, the first side given being the one
+/// the pair opens with (or, `together`, both at once); returns each side's outcome, in the
+/// order given.
 pub(crate) fn run(
     ctxs: [&PhaseContext; 2],
     sides: [&mut Side; 2],
+    together: bool,
 ) -> [Result<(), MeasureError>; 2] {
-    let mut contenders = [0, 1].map(|index| contender(ctxs[index], sides[index]));
+    let [first_side, second_side] = sides;
+    let mut contenders = [
+        contender(ctxs[0], first_side).map(|contender| (contender, first_side)),
+        contender(ctxs[1], second_side).map(|contender| (contender, second_side)),
+    ];
     for (start, order) in [(STARTS[0], [0, 1]), (STARTS[1], [1, 0])] {
-        for index in order {
-            let Ok(contender) = &mut contenders[index] else {
-                continue;
-            };
-            if contender.done || contender.error.is_some() {
-                continue;
+        if together {
+            let [first, second] = &mut contenders;
+            std::thread::scope(|scope| {
+                for (contender, side) in [first, second].into_iter().flatten() {
+                    scope.spawn(move || attempt(contender, side, start));
+                }
+            });
+        } else {
+            for index in order {
+                if let Ok((contender, side)) = &mut contenders[index] {
+                    attempt(contender, side, start);
+                }
             }
-            if let Err(error) = one_start(contender, sides[index], start) {
-                contender.error = Some(error);
+        }
+        if start == STARTS[0] {
+            // Both cold starts' background sessions, stopped once both are over: they
+            // must not warm the warm starts, and stopping them must not part the pair.
+            for (contender, _) in contenders.iter_mut().flatten() {
+                if contender.error.is_none()
+                    && let Err(error) =
+                        stop_agents(contender.ctx, contender.measure, contender.user)
+                {
+                    contender.error = Some(error.into());
+                }
             }
         }
     }
-    contenders.map(|contender| contender.and_then(finish))
+    contenders.map(|entry| entry.and_then(|(contender, _)| finish(contender)))
+}
+
+/// One start of a side that has not stopped, its error kept as the side's.
+fn attempt(
+    contender: &mut Contender<'_>,
+    side: &mut Side,
+    start: (bench_core::Metric, bench_core::Metric, &'static str),
+) {
+    if contender.done || contender.error.is_some() {
+        return;
+    }
+    if let Err(error) = one_start(contender, side, start) {
+        contender.error = Some(error);
+    }
 }
 
 /// Checks a side can start, stops what is left of its user, and starts its model endpoint.
@@ -92,7 +132,6 @@ fn one_start(
     let Contender {
         ctx,
         measure,
-        user,
         family,
         ..
     } = contender;
@@ -110,7 +149,7 @@ fn one_start(
             ..
         } => {
             recording.finish(side, Some(elapsed));
-            timed_only_close(ctx, measure, side, user, (metric, name), elapsed, *terminal)
+            timed_only_close(side, ctx.trial, (metric, name), elapsed, *terminal)
         }
         Start::Exited => Ok(()),
         Start::NeverReady => {
