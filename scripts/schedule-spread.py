@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""The pairs' log-ratio spread of cold and warm under `clibench ab --schedule tight` and
-`abba`, side by side: A/A runs of the demo (no overrides), the two schedules alternating
-so that both see the same stretch of the machine's drift.
+"""The pairs' log-ratio spread of cold and warm under `clibench ab --schedule tight`,
+`duet` and `abba`, side by side: A/A runs of the demo (no overrides), the schedules
+taking turns so that all see the same stretch of the machine's drift.
 
-Usage: CLIBENCH=target/release/clibench REPS=4 TRIALS=10 scripts/schedule-spread.py OUT_DIR
+Usage: CLIBENCH=target/release/clibench REPS=4 TRIALS=10 [SCHEDULES="tight duet abba"]
+       scripts/schedule-spread.py OUT_DIR
 
 Prints, per schedule and metric, the pooled standard deviation of log(head_k / base_k)
 over the runs' pairs (each run's own mean removed), with the load average at each run's
@@ -23,6 +24,7 @@ import sys
 CLIBENCH = os.environ.get("CLIBENCH", "clibench")
 REPS = int(os.environ.get("REPS", "4"))
 TRIALS = int(os.environ.get("TRIALS", "10"))
+SCHEDULES = os.environ.get("SCHEDULES", "tight duet abba").split()
 MEMORY_TRIALS = 3
 
 
@@ -77,11 +79,11 @@ def pooled(runs, first):
 
 def main():
     root = sys.argv[1]
-    found = {"tight": [], "abba": []}
-    loads = {"tight": [], "abba": []}
-    gaps = {"tight": {"cold": [], "warm": []}, "abba": {"cold": [], "warm": []}}
+    found = {schedule: [] for schedule in SCHEDULES}
+    loads = {schedule: [] for schedule in SCHEDULES}
+    gaps = {schedule: {"cold": [], "warm": []} for schedule in SCHEDULES}
     for rep in range(REPS):
-        for schedule in ("tight", "abba"):
+        for schedule in SCHEDULES:
             load, logs, run_gaps = run(schedule, f"{root}/{schedule}-{rep}")
             found[schedule].append(logs)
             loads[schedule].append(load)
@@ -91,7 +93,7 @@ def main():
     print("| schedule | metric | pairs | spread, all pairs | spread, pairs 3 and later "
           "| median gap between the sides' spawns, pairs 3 and later | load (1 min) |")
     print("| --- | --- | ---: | ---: | ---: | ---: | --- |")
-    for schedule in ("tight", "abba"):
+    for schedule in SCHEDULES:
         for metric in ("cold", "warm"):
             runs = [logs[metric] for logs in found[schedule]]
             pairs = sum(len(r) for r in runs)

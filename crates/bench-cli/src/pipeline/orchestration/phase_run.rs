@@ -300,7 +300,8 @@ pub struct SpecFacts {
     /// The request of the spec with its overrides (see [`request_for`]).
     pub request: Request,
     /// The metrics this target cannot have: `bundle` without artifacts, `install` without
-    /// an installer (an already installed target), `lag_growth` and `render_growth` for a
+    /// an installer (an already installed target), `rss` and `pss` for a program whose
+    /// ready is its exit, `lag_growth` and `render_growth` for a
     /// session with fewer than two checkpoints after its warm-up. Their absence is not a
     /// failure.
     pub absent: Vec<bench_core::Metric>,
@@ -324,6 +325,14 @@ impl SpecFacts {
         }
         if spec.install.command.is_none() {
             absent.push(bench_core::Metric::Install);
+        }
+        // A program whose exit is its ready leaves nothing to measure the memory of.
+        if spec
+            .measure
+            .as_ref()
+            .is_some_and(|measure| matches!(measure.ready, bench_term::ReadyMode::Exit))
+        {
+            absent.extend([bench_core::Metric::Rss, bench_core::Metric::Pss]);
         }
         // A session too short for two checkpoints after its warm-up has no slope over them.
         if let (Some(session), Some(total)) = (&spec.session, spec.session_turns())
@@ -540,6 +549,20 @@ mod tests {
                 .config
                 .contains_key(bench_core::thresholds::CONFIG_KEY)
         );
+    }
+
+    #[test]
+    fn a_start_whose_ready_is_its_exit_has_no_memory_to_miss() {
+        let text = "name = \"x\"\n[measure]\ncommand = [\"true\"]\nready = \"exit\"\n";
+        let spec = crate::spec::parse(text, "x.toml").unwrap();
+        let facts = SpecFacts::of(&spec, Path::new("x.toml"), &[]);
+        let absent = facts.absent_in(Phase::Measure, 0);
+        assert!(absent.contains(&bench_core::Metric::Rss), "{absent:?}");
+        assert!(absent.contains(&bench_core::Metric::Pss), "{absent:?}");
+        let text = "name = \"x\"\n[measure]\ncommand = [\"true\"]\n";
+        let spec = crate::spec::parse(text, "x.toml").unwrap();
+        let facts = SpecFacts::of(&spec, Path::new("x.toml"), &[]);
+        assert!(!facts.absent_in(Phase::Measure, 0).contains(&bench_core::Metric::Rss));
     }
 
     #[test]
