@@ -40,7 +40,6 @@
 
 pub mod asciicast;
 mod close;
-mod descriptors_linux;
 pub mod dialog;
 mod drained;
 mod error;

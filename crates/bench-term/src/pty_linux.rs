@@ -104,7 +104,7 @@ pub(crate) fn spawn(pty: &Pty, options: &SpawnOptions) -> Result<Child, TermErro
     // process.
     unsafe {
         command.pre_exec(move || {
-            crate::descriptors_linux::close_on_exec_above_stdio()?;
+            bench_proc::close_descriptors_above_stderr()?;
             crate::signals_linux::default_ignored_signals()?;
             rustix::process::setsid()?;
             // std has already made the slave fd 0; a session leader without a

@@ -213,7 +213,7 @@ impl Kernel {
         // the whole process.
         unsafe {
             command.pre_exec(move || {
-                crate::descriptors_linux::close_on_exec_above_stdio()?;
+                bench_proc::close_descriptors_above_stderr()?;
                 crate::signals_linux::default_ignored_signals()?;
                 rustix::process::setsid()?;
                 if let Some(identity) = &identity {
