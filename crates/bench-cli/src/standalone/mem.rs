@@ -245,21 +245,11 @@ pub fn measure_command(
         Started::Terminal(mut terminal) => {
             // Reading the terminal while settling keeps the program from blocking on
             // a full terminal and answers its start-up queries.
-            let settled = bench_proc::settle::settle(
-                &ProcRoot::live(),
+            let settled = crate::pipeline::program::terminal::settle_reading(
+                &mut terminal,
                 &Selector::Tree(me),
                 &[me],
                 settle,
-                &mut |left| {
-                    let began = Instant::now();
-                    terminal.settle(left)?;
-                    // `Terminal::settle` ends early only when the terminal closed.
-                    Ok(if began.elapsed() < left {
-                        Waited::Closed
-                    } else {
-                        Waited::Full
-                    })
-                },
             );
             // Stopped before the table is measured, as above.
             let peaks = sampler.stop();

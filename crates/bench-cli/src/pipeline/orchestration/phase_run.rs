@@ -562,7 +562,11 @@ mod tests {
         let text = "name = \"x\"\n[measure]\ncommand = [\"true\"]\n";
         let spec = crate::spec::parse(text, "x.toml").unwrap();
         let facts = SpecFacts::of(&spec, Path::new("x.toml"), &[]);
-        assert!(!facts.absent_in(Phase::Measure, 0).contains(&bench_core::Metric::Rss));
+        assert!(
+            !facts
+                .absent_in(Phase::Measure, 0)
+                .contains(&bench_core::Metric::Rss)
+        );
     }
 
     #[test]

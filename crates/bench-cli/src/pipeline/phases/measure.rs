@@ -14,15 +14,16 @@ use crate::pipeline::out::state::UserRecord;
 use crate::pipeline::program::family::{Family, process_memory};
 use crate::pipeline::program::recording::{Recording, keep_screen, keep_start_files};
 use crate::pipeline::program::sessions::stop_agents;
-use crate::pipeline::program::terminal::{close_quietly, options_line, spawn_options};
+use crate::pipeline::program::terminal::{
+    close_quietly, options_line, settle_terminal, spawn_options,
+};
 use crate::spec::{self};
 use bench_core::error_chain;
 use bench_core::{Metric, Phase, Sample, Side, record};
-use bench_proc::settle::Waited;
-use bench_proc::{ProcRoot, SettleEnd, SettleReport, Snapshot};
+use bench_proc::{SettleEnd, Snapshot};
 use bench_term::{ReadyMode, Terminal};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The measure phase failed.
 #[derive(Debug, thiserror::Error)]
@@ -438,34 +439,6 @@ fn exited_after_ready(
         after_ready.as_secs_f64(),
         ready.as_secs_f64(),
         screen.trim_end()
-    )
-}
-
-/// Settles the family of a program in `terminal` by `settle`, reading (and answering)
-/// the terminal meanwhile. A settle that ends as [`SettleEnd::Closed`] saw the program
-/// close its terminal. Shared by measure, ui and (through bench-proc) the staircase.
-pub(crate) fn settle_terminal(
-    terminal: &mut Terminal,
-    family: Family,
-    settle: &bench_proc::Settle,
-) -> Result<SettleReport, bench_term::TermError> {
-    let (selector, exclude) = family.selector();
-    bench_proc::settle::settle(
-        &ProcRoot::live(),
-        &selector,
-        &exclude,
-        settle,
-        &mut |left| {
-            let began = Instant::now();
-            // `Terminal::settle` returns before its time only when the program closed
-            // its terminal.
-            terminal.settle(left)?;
-            Ok(if began.elapsed() < left {
-                Waited::Closed
-            } else {
-                Waited::Full
-            })
-        },
     )
 }
 

@@ -371,7 +371,7 @@ fn drive(
         }
     }
     if let Err(error) =
-        crate::pipeline::phases::measure::settle_terminal(terminal, family, &measure.settle)
+        crate::pipeline::program::terminal::settle_terminal(terminal, family, &measure.settle)
     {
         fail_all(
             side,

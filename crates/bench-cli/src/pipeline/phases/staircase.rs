@@ -18,7 +18,6 @@
 use crate::pipeline::PhaseContext;
 use crate::pipeline::isolation::command;
 use crate::pipeline::out::state::UserRecord;
-use crate::pipeline::phases::measure::settle_terminal;
 use crate::pipeline::phases::session::{Planned, TurnError, one_turn, planned};
 use crate::pipeline::program::TargetError;
 use crate::pipeline::program::family::Family;
@@ -26,6 +25,7 @@ use crate::pipeline::program::model::TrialModel;
 use crate::pipeline::program::sessions::list_sessions;
 use crate::pipeline::program::sessions::stop_sessions;
 use crate::pipeline::program::terminal::close_quietly;
+use crate::pipeline::program::terminal::settle_terminal;
 use crate::pipeline::program::terminal::spawn_options;
 use crate::spec;
 use bench_core::detail::StaircaseInstance;

@@ -204,7 +204,7 @@ fn steps(
         }
     }
     // Let start-up work (daemons, first paints) finish so that it is not billed to step one.
-    match crate::pipeline::phases::measure::settle_terminal(terminal, family, &measure.settle) {
+    match crate::pipeline::program::terminal::settle_terminal(terminal, family, &measure.settle) {
         Ok(report) => side
             .trial_record_mut(Phase::Ui, trial)
             .push_settle(report.record("ui")),

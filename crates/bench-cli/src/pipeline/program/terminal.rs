@@ -4,6 +4,7 @@
 
 use crate::pipeline::PhaseContext;
 use crate::pipeline::program::TargetError;
+use crate::pipeline::program::family::Family;
 use crate::spec::{self, Template};
 use bench_term::{SpawnOptions, Terminal};
 use std::collections::BTreeMap;
@@ -94,6 +95,48 @@ pub(crate) fn options_line(options: &SpawnOptions) -> String {
 /// Closes a terminal whose error is already recorded; a failure to close is not news.
 pub(crate) fn close_quietly(terminal: &mut Terminal) {
     let _ = terminal.close();
+}
+
+/// Settles the family of a program in `terminal` by `settle`, reading (and answering)
+/// the terminal meanwhile. A settle that ends as [`SettleEnd::Closed`] saw the program
+/// close its terminal. What measure, ui, session and the staircase settle with.
+///
+/// [`SettleEnd::Closed`]: bench_proc::SettleEnd::Closed
+pub(crate) fn settle_terminal(
+    terminal: &mut Terminal,
+    family: Family,
+    settle: &bench_proc::Settle,
+) -> Result<bench_proc::SettleReport, bench_term::TermError> {
+    let (selector, exclude) = family.selector();
+    settle_reading(terminal, &selector, &exclude, settle)
+}
+
+/// Settles the processes `selector` finds (less `exclude`) by `settle` while reading
+/// `terminal`, so that the program never blocks on a full terminal and its start-up
+/// queries are answered. `clibench mem` settles its own child's tree this way.
+pub(crate) fn settle_reading(
+    terminal: &mut Terminal,
+    selector: &bench_proc::Selector,
+    exclude: &[u32],
+    settle: &bench_proc::Settle,
+) -> Result<bench_proc::SettleReport, bench_term::TermError> {
+    bench_proc::settle::settle(
+        &bench_proc::ProcRoot::live(),
+        selector,
+        exclude,
+        settle,
+        &mut |left| {
+            let began = std::time::Instant::now();
+            // `Terminal::settle` returns before its time only when the program closed
+            // its terminal.
+            terminal.settle(left)?;
+            Ok(if began.elapsed() < left {
+                bench_proc::settle::Waited::Closed
+            } else {
+                bench_proc::settle::Waited::Full
+            })
+        },
+    )
 }
 
 #[cfg(test)]
