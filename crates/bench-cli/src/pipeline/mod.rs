@@ -27,6 +27,7 @@
 //! [`RuntimeError`], [`UiError`], [`StaircaseError`]) or its [`ContextError`]. The text
 //! users see and `result.json` records is the error and its causes joined by `: `.
 
+pub mod artifacts;
 pub mod context;
 mod error;
 pub mod isolation;

@@ -35,7 +35,7 @@ pub struct PhaseRun {
     /// `--set KEY=VALUE` overrides of the spec's keys, applied in order.
     pub overrides: Vec<Override>,
     /// The other side of an A/B run's tight pair (see
-    /// [`measure_pair`](crate::pipeline::phases::measure_pair)): its measure trial of the
+    /// the measure phase's `pair`): its measure trial of the
     /// same number runs in this process, its starts interleaved with this side's.
     pub partner: Option<Box<PhaseRun>>,
     /// With a partner: start both sides' programs at the same moment (a duet) instead of
@@ -127,7 +127,7 @@ fn run_pair(run: &PhaseRun, partner: &PhaseRun) -> Result<PhaseOutcome, Error> {
         second.context(partner, second_spec),
     ) {
         (Ok(first_ctx), Ok(second_ctx)) => {
-            let [a, b] = crate::pipeline::phases::measure_pair::run(
+            let [a, b] = crate::pipeline::phases::measure::pair::run(
                 [&first_ctx, &second_ctx],
                 [&mut first.result.side, &mut second.result.side],
                 run.together,

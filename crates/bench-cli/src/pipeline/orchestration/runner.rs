@@ -287,7 +287,7 @@ impl Runner {
 
     /// Runs the step at each of these indices of the order together with the next one,
     /// which must be another plan's measure trial of the same number (see
-    /// [`measure_pair`](crate::pipeline::phases::measure_pair)). A pair one of whose steps
+    /// the measure phase's `pair`). A pair one of whose steps
     /// is to be skipped runs as two steps. `together`: each pair's two programs start at
     /// the same moment (a duet) rather than one after the other.
     pub fn pair(mut self, firsts: BTreeSet<usize>, together: bool) -> Runner {

@@ -49,7 +49,7 @@ pub enum Schedule {
     /// [`TIGHT_MEMORY_TRIALS`] (or `--memory-trials`) measure trials settle and read
     /// memory; each later pair is one process that runs base's and head's starts back to
     /// back, each closed at ready (see
-    /// [`measure_pair`](crate::pipeline::phases::measure_pair)).
+    /// the measure phase's `pair`).
     Tight,
     /// As [`Schedule::Tight`], but each pair's two programs start at the same moment (a
     /// duet, as Bulej et al.'s duet benchmarking): the machine's drift lands on both alike

@@ -4,6 +4,7 @@
 //! fixture workspace and the dependency inventory, in the order a person installs and
 //! then checks a program.
 
+use crate::pipeline::artifacts::{SUMS, parse_sums, sha256_file, wildcard};
 use crate::pipeline::context::{ContextError, PhaseContext};
 use crate::pipeline::error::FileError;
 use crate::pipeline::isolation::command::{self, Step};
@@ -11,7 +12,6 @@ use crate::pipeline::isolation::home;
 use crate::pipeline::isolation::users;
 use crate::pipeline::origin::Origin;
 use crate::pipeline::out::state::{ServerRecord, State};
-use crate::pipeline::phases::prepare::{SUMS, parse_sums, sha256_file, wildcard};
 use crate::spec::{Placeholder, Values};
 use bench_core::error_chain;
 use bench_core::{Metric, Sample, Side, record};
@@ -93,7 +93,7 @@ pub enum InstallError {
         path: PathBuf,
         /// The line at fault.
         #[source]
-        source: crate::pipeline::phases::prepare::SumsError,
+        source: crate::pipeline::artifacts::SumsError,
     },
     /// A file among the artifacts that `SHA256SUMS` does not list.
     #[error("artifact {name} is not listed in {}", sums.display())]

@@ -2,6 +2,7 @@
 //! build steps, collect the artifacts with `SHA256SUMS`, and record `bundle`, the
 //! artifact sizes and the runtime facts (tool versions, kernel, machine, cpu).
 
+use crate::pipeline::artifacts::{SUMS, sha256_file, wildcard};
 use crate::pipeline::context::{ContextError, PhaseContext, base_environment};
 use crate::pipeline::error::FileError;
 use crate::pipeline::isolation::command::{self, Step};
@@ -9,7 +10,6 @@ use crate::pipeline::out::state::State;
 use crate::spec::{BuildStep, Template, Values};
 use bench_core::error_chain;
 use bench_core::{Metric, Sample, Side, record};
-use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -17,8 +17,6 @@ use std::time::Duration;
 /// How long a git command or a version command may take.
 const GIT_TIMEOUT: Duration = Duration::from_secs(600);
 const VERSION_TIMEOUT: Duration = Duration::from_secs(60);
-/// The checksum file written next to the artifacts.
-pub const SUMS: &str = "SHA256SUMS";
 
 /// The prepare phase failed.
 #[derive(Debug, thiserror::Error)]
@@ -517,12 +515,6 @@ fn fresh_folder(dir: &Path) -> Result<(), FileError> {
     std::fs::create_dir_all(dir).map_err(FileError::doing(format!("creating {}", dir.display())))
 }
 
-/// Matches a file name against a pattern with `*` and `?`: the same matcher as the
-/// spec's disk exclusions, so one glob means one thing throughout a spec.
-pub fn wildcard(pattern: &str, name: &str) -> bool {
-    bench_proc::wildcard_match(pattern.as_bytes(), name.as_bytes())
-}
-
 fn collect_artifacts(
     ctx: &PhaseContext,
     side: &mut Side,
@@ -759,46 +751,6 @@ fn listing(names: &[String]) -> String {
     }
 }
 
-/// The SHA-256 of a file, in lowercase hex.
-pub fn sha256_file(path: &Path) -> Result<String, FileError> {
-    let mut file = std::fs::File::open(path)
-        .map_err(FileError::doing(format!("opening {}", path.display())))?;
-    let mut hasher = Sha256::new();
-    std::io::copy(&mut file, &mut hasher)
-        .map_err(FileError::doing(format!("reading {}", path.display())))?;
-    Ok(hasher
-        .finalize()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect())
-}
-
-/// A line of `SHA256SUMS` that is not `HASH  NAME`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("line {line}: expected 'HASH  NAME'")]
-pub struct SumsError {
-    /// The line, counted from 1.
-    pub line: usize,
-}
-
-/// Parses `SHA256SUMS` (`HEX  NAME` or `HEX *NAME` per line).
-pub fn parse_sums(text: &str) -> Result<BTreeMap<String, String>, SumsError> {
-    let mut sums = BTreeMap::new();
-    for (number, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let wrong = SumsError { line: number + 1 };
-        let (hex, name) = line.split_once(' ').ok_or(wrong)?;
-        let name = name.trim_start_matches(' ').trim_start_matches('*');
-        if hex.len() != 64 || !hex.chars().all(|c| c.is_ascii_hexdigit()) || name.is_empty() {
-            return Err(wrong);
-        }
-        sums.insert(name.to_owned(), hex.to_ascii_lowercase());
-    }
-    Ok(sums)
-}
-
 /// Kernel release, machine, cpu model, cores and memory, from bench-proc's host facts.
 fn record_host_facts(side: &mut Side) -> Result<(), PrepareError> {
     let facts = bench_proc::HostFacts::read().map_err(PrepareError::Host)?;
@@ -857,26 +809,5 @@ mod tests {
         assert!(!is_local("https://github.com/a/b.git"));
         assert!(!is_local("git@github.com:a/b.git"));
         assert!(!is_local("file:///srv/repo"));
-    }
-
-    #[test]
-    fn sums_parse_both_separators() {
-        let hex = "a".repeat(64);
-        let sums = parse_sums(&format!("{hex}  one.tgz\n{hex} *two.tgz\n")).unwrap();
-        assert_eq!(sums.len(), 2);
-        assert_eq!(sums["two.tgz"], hex);
-        assert!(parse_sums("zz one\n").is_err());
-    }
-
-    #[test]
-    fn a_wrong_sums_line_is_named() {
-        let hex = "a".repeat(64);
-        let error = parse_sums(&format!("{hex}  one.tgz\n\n{hex}\n")).unwrap_err();
-        assert_eq!(error, SumsError { line: 3 });
-        assert_eq!(error.to_string(), "line 3: expected 'HASH  NAME'");
-        assert_eq!(
-            parse_sums(&format!("{hex}  \n")).unwrap_err(),
-            SumsError { line: 1 }
-        );
     }
 }

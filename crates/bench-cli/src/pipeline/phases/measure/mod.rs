@@ -7,6 +7,7 @@
 //! This file also holds what the ui and staircase phases share with it: the target's
 //! terminal, its process family, and its background sessions.
 
+pub(crate) mod pair;
 use crate::pipeline::PhaseContext;
 use crate::pipeline::error::FileError;
 use crate::pipeline::isolation::command::{self};

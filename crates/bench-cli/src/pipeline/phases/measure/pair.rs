@@ -12,11 +12,9 @@
 //! Only timed-only trials (past `memory_trials`) are paired, and never trial 0, whose
 //! failure decides what the run skips and whose cold start is the first after the install.
 
+use super::{MeasureError, STARTS, Start, install_succeeded, timed_only_close};
 use crate::pipeline::PhaseContext;
 use crate::pipeline::isolation::command;
-use crate::pipeline::phases::measure::{
-    MeasureError, STARTS, Start, install_succeeded, timed_only_close,
-};
 use crate::pipeline::program::family::Family;
 use crate::pipeline::program::model::{self, TrialModel};
 use crate::pipeline::program::recording::keep_start_files;
@@ -135,13 +133,7 @@ fn one_start(
         family,
         ..
     } = contender;
-    match crate::pipeline::phases::measure::start(
-        ctx,
-        measure,
-        side,
-        family,
-        (metric, cpu_metric, name),
-    )? {
+    match super::start(ctx, measure, side, family, (metric, cpu_metric, name))? {
         Start::Ready {
             elapsed,
             terminal,
