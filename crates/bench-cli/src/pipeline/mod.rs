@@ -54,9 +54,11 @@ pub use orchestration::plan::{
 };
 pub use orchestration::runner::{
     Execution, Notice, Observer, Progress, REPOSITORY_VAR, RootCause, RunOutcome, Runner,
-    SilentObserver, Skip, StepResult, WrittenReport, headline, write_report,
+    SilentObserver, Skip, StepResult,
 };
+pub use orchestration::skip_rules::headline;
 pub use out::cleanup::{CleanupError, CleanupReport, cleanup, cleanup_with};
+pub use out::report::{WrittenReport, write_report};
 pub use out::state::StateError;
 pub use phases::install::InstallError;
 pub use phases::measure::{MeasureError, ready_screen_section};

@@ -16,3 +16,4 @@ pub(crate) mod phase_run;
 pub(crate) mod plan;
 pub(crate) mod runner;
 pub mod schedule;
+pub(crate) mod skip_rules;

@@ -5,5 +5,6 @@
 pub(crate) mod cited;
 pub(crate) mod cleanup;
 pub mod folder;
+pub mod report;
 pub mod run;
 pub mod state;
