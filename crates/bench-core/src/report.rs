@@ -40,6 +40,9 @@ pub struct Report {
     /// grow clearly faster than linearly, one line each.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub session_slopes: Vec<String>,
+    /// What the terminal received during the session phase, one row per kind of window.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub terminal_output: Vec<crate::export::terminal::TerminalRow>,
     /// How many processes the family had at each measure trial's memory measurement:
     /// trial -> count, for the trials that recorded one.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
@@ -137,6 +140,7 @@ impl Report {
             processes,
             skipped: side.skipped.clone(),
             session_slopes: session_slopes(&side.sessions),
+            terminal_output: crate::export::terminal::rows(&side.sessions),
             process_counts: side
                 .trials
                 .iter()
@@ -302,6 +306,7 @@ mod tests {
             idle_cpu_share: None,
             idle_monotonic_ns: None,
             idle_output: None,
+            pastes: Vec::new(),
         };
         let mut result = ResultFile::new(Request::new("a", Role::Candidate));
         result.side.sessions.push(run);

@@ -16,6 +16,8 @@
 //! - `idle_cpu`: the family's CPU share over `[session] idle` at the prompt after the turns;
 //! - what the agent wrote to its terminal during each turn and the idle window
 //!   (`stream_bytes`, `idle_output`);
+//! - `[session] pastes`: after the last turn, bracketed pastes into the idle prompt, each
+//!   measured until the agent shows it (`paste_accept`, `paste_cpu`, `paste_output`; `paste`);
 //! - every `[session] checkpoint_every` turns and after the last, a checkpoint (`checkpoint`) at the
 //!   idle prompt, and the slopes over the turns after `warmup_turns` (`slopes`:
 //!   `session_growth`, `lag_growth`, `render_growth`, `key_echo`, `key_bytes`).
@@ -42,6 +44,7 @@ use bench_term::{Key, Terminal};
 use std::time::{Duration, Instant};
 
 pub(crate) mod checkpoint;
+mod paste;
 mod slopes;
 
 /// Keys of the prompt are typed this far apart: a fast typist (50 keys a second), and no
@@ -402,6 +405,7 @@ fn drive(
         idle_cpu_share: None,
         idle_monotonic_ns: None,
         idle_output: None,
+        pastes: Vec::new(),
     };
     // `[session] turns` was unrolled into the script when the spec was read.
     let total = plans.len();
@@ -437,12 +441,28 @@ fn drive(
             }
         }
     }
+    // After the turns, so each paste lands in an idle prompt with the session behind it;
+    // before the idle window, so what a paste leaves running shows there.
+    let pasted = (!session.pastes.is_empty()).then(|| match &failure {
+        None => paste::measure(
+            terminal,
+            family,
+            &session.pastes,
+            &session.paste_clear,
+            session.turn_timeout.0,
+        )
+        .map_err(|error| error_chain(&error)),
+        Some(error) => Err(error_chain(error)),
+    });
     let idle = if failure.is_none() {
         idle_share(terminal, family, session.idle.0)
     } else {
         Ok(None)
     };
     summarize(side, trial, &mut run, failure.as_ref(), idle);
+    if let Some(pasted) = pasted {
+        paste::record_metrics(side, trial, &mut run.pastes, pasted);
+    }
     side.sessions.retain(|kept| kept.trial != trial);
     side.sessions.push(run);
     side.sessions.sort_by_key(|kept| kept.trial);
