@@ -264,9 +264,11 @@ pub(crate) fn planned(ctx: &PhaseContext) -> Vec<Planned> {
 /// agent's "turn over" mark drawn after this reply, not an earlier turn's.
 fn done_below_reply(screen: &str, last_word: &str, done: &regex::Regex) -> bool {
     let lines: Vec<&str> = screen.lines().collect();
+    // A mark line is never the reply's end: "End of step 3." ends in `3.`, and so does
+    // the mark `[done in 3.4s]` of a turn that took three seconds.
     lines
         .iter()
-        .rposition(|line| squash(line).contains(last_word))
+        .rposition(|line| squash(line).contains(last_word) && !done.is_match(line))
         .is_some_and(|at| lines[at + 1..].iter().any(|line| done.is_match(line)))
 }
 
@@ -868,6 +870,9 @@ mod tests {
         assert!(done_below_reply(&over, "files.", &done));
         // A reply that is not on the screen yet is not over either.
         assert!(!done_below_reply("[done in 0.1s]\n", "files.", &done));
+        // The mark itself holds the reply's last word: it is still the mark below it.
+        let step = "> step 3\nEnd of step 3.\n[done in 3.4s]\n> ";
+        assert!(done_below_reply(step, "3.", &done));
     }
 
     #[test]
