@@ -43,6 +43,9 @@ pub struct Report {
     /// What the terminal received during the session phase, one row per kind of window.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub terminal_output: Vec<crate::export::terminal::TerminalRow>,
+    /// Each turn of a short session (at most 12 turns).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub session_turns: Vec<crate::export::terminal::TurnRow>,
     /// How many processes the family had at each measure trial's memory measurement:
     /// trial -> count, for the trials that recorded one.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
@@ -141,6 +144,7 @@ impl Report {
             skipped: side.skipped.clone(),
             session_slopes: session_slopes(&side.sessions),
             terminal_output: crate::export::terminal::rows(&side.sessions),
+            session_turns: crate::export::terminal::turn_rows(&side.sessions),
             process_counts: side
                 .trials
                 .iter()

@@ -66,8 +66,12 @@ fn big_output_measures_each_tool_results_turn_and_sees_a_planted_cost_per_kb() {
         assert!(turn.tool_roundtrip_seconds.is_some(), "{turn:?}");
     }
     let cpu: Vec<f64> = run.turns.iter().map(|t| t.cpu_seconds).collect();
-    assert!(cpu[1] >= 0.1 && cpu[3] >= 0.1, "{cpu:?}");
-    assert!(cpu[2] >= 1.024, "{cpu:?}");
+    // The demo computes the cost in its turn's own thread, which starts and exits within
+    // the turn: its time reaches the family's through the process's tick-counted total
+    // (10 ms ticks), up to two ticks under what it spent.
+    const TICKS: f64 = 0.02;
+    assert!(cpu[1] >= 0.1 - TICKS && cpu[3] >= 0.1 - TICKS, "{cpu:?}");
+    assert!(cpu[2] >= 1.024 - TICKS, "{cpu:?}");
     assert!(value(&result, Metric::Turn) > 0.0);
     let report = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(

@@ -3,10 +3,16 @@
 //! after the turns), the bytes the agent wrote, its frames (synchronized updates, else
 //! write bursts), full clears and alternate-screen switches, and the bytes per streamed
 //! token and per second. Each cell is the mean over the trials that measured the window.
+//!
+//! A short session (at most [`TURN_ROWS`] turns, as `--scenario big-output`) also gets
+//! its turns one by one: each turn's time, CPU, what it wrote and the memory after it.
 
 use crate::detail::{SessionRun, TerminalOutput};
-use crate::units::format_bytes;
+use crate::units::{format_bytes, format_seconds};
 use std::fmt::Write;
+
+/// Sessions of at most this many turns list each turn.
+pub const TURN_ROWS: usize = 12;
 
 /// One window kind of the table.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -135,14 +141,94 @@ pub fn rows(runs: &[SessionRun]) -> Vec<TerminalRow> {
     rows
 }
 
+/// One turn of a short session, the mean over the trials that played it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct TurnRow {
+    /// The turn, from 1.
+    pub turn: u32,
+    /// Enter until the reply was shown and the prompt took input again, seconds.
+    pub seconds: f64,
+    /// CPU seconds of the family during the turn.
+    pub cpu_seconds: f64,
+    /// Bytes written to the terminal during the turn.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<f64>,
+    /// Frames written during the turn.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frames: Option<f64>,
+    /// Resident bytes of the family after the turn.
+    pub rss_bytes: f64,
+    /// Trials that played the turn.
+    pub trials: usize,
+}
+
+/// Each turn of the sessions, when none has more than [`TURN_ROWS`] turns.
+pub fn turn_rows(runs: &[SessionRun]) -> Vec<TurnRow> {
+    let longest = runs.iter().map(|run| run.turns.len()).max().unwrap_or(0);
+    if longest > TURN_ROWS {
+        return Vec::new();
+    }
+    (0..longest)
+        .filter_map(|index| {
+            let turns: Vec<_> = runs.iter().filter_map(|run| run.turns.get(index)).collect();
+            let first = turns.first()?;
+            let count = turns.len() as f64;
+            let mean = |f: &dyn Fn(&crate::detail::SessionTurn) -> f64| {
+                turns.iter().map(|t| f(t)).sum::<f64>() / count
+            };
+            let outputs: Vec<TerminalOutput> = turns.iter().filter_map(|t| t.output).collect();
+            let output_mean = |f: &dyn Fn(&TerminalOutput) -> u64| {
+                (!outputs.is_empty()).then(|| {
+                    outputs.iter().map(|o| f(o) as f64).sum::<f64>() / outputs.len() as f64
+                })
+            };
+            Some(TurnRow {
+                turn: first.turn,
+                seconds: mean(&|t| t.turn_seconds),
+                cpu_seconds: mean(&|t| t.cpu_seconds),
+                bytes: output_mean(&|o| o.bytes),
+                frames: output_mean(&|o| o.frames),
+                rss_bytes: mean(&|t| t.rss_bytes as f64),
+                trials: turns.len(),
+            })
+        })
+        .collect()
+}
+
+/// The turns as a Markdown table, with its heading; empty without rows.
+pub fn turns_markdown(rows: &[TurnRow]) -> String {
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "\n**Session turns** (Enter until the prompt is back; mean over trials)\n\n\
+         | Turn | Time | CPU | Written | Frames | RSS after |\n\
+         | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+    );
+    for row in rows {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} |",
+            row.turn,
+            format_seconds(row.seconds),
+            format_seconds(row.cpu_seconds),
+            row.bytes.map_or("–".to_owned(), format_bytes),
+            row.frames.map_or("–".to_owned(), count),
+            format_bytes(row.rss_bytes),
+        );
+    }
+    out
+}
+
+fn count(value: f64) -> String {
+    if value.fract() == 0.0 {
+        format!("{value:.0}")
+    } else {
+        format!("{value:.1}")
+    }
+}
+
 fn cells(row: &TerminalRow) -> [String; 6] {
-    let count = |value: f64| {
-        if value.fract() == 0.0 {
-            format!("{value:.0}")
-        } else {
-            format!("{value:.1}")
-        }
-    };
     [
         format_bytes(row.bytes),
         count(row.frames),
@@ -287,6 +373,19 @@ mod tests {
         assert_eq!(rows[0].bytes_per_token, Some(60.0));
         assert_eq!(rows[2].bytes_per_second, Some(500.0));
         insta::assert_snapshot!(markdown(&rows));
+        // Trial 1 played only turn 1: turn 2 is trial 0's alone.
+        let turns = turn_rows(&runs);
+        assert_eq!((turns[0].trials, turns[1].trials), (2, 1));
+        assert_eq!(turns[0].bytes, Some(6000.0));
+        insta::assert_snapshot!("session_turns", turns_markdown(&turns));
+    }
+
+    #[test]
+    fn a_long_session_lists_no_single_turns() {
+        let turns = (1..=TURN_ROWS as u32 + 1)
+            .map(|t| turn(t, 10, 1.0))
+            .collect();
+        assert!(turn_rows(&[run(0, turns)]).is_empty());
     }
 
     #[test]
