@@ -452,6 +452,9 @@ pub struct SessionRun {
     /// What the agent wrote to its terminal over the idle window.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_output: Option<TerminalOutput>,
+    /// What the agent wrote to its terminal from spawn until it was ready.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub startup_output: Option<TerminalOutput>,
     /// The pastes made after the last turn (`[session] pastes`), in order; at most 10.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[cfg_attr(feature = "schema", schemars(length(max = 10)))]

@@ -310,6 +310,7 @@ mod tests {
             idle_cpu_share: None,
             idle_monotonic_ns: None,
             idle_output: None,
+            startup_output: None,
             pastes: Vec::new(),
         };
         let mut result = ResultFile::new(Request::new("a", Role::Candidate));

@@ -121,6 +121,10 @@ fn idle_measures_what_a_spinner_writes_and_nothing_without_one() {
     };
     let quiet = idle("quiet", &[]);
     assert_eq!(quiet.side.sessions[0].turns.len(), 3);
+    // The demo's start-up: it switches to the alternate screen and clears it once.
+    let startup = quiet.side.sessions[0].startup_output.unwrap();
+    assert_eq!(startup.alt_screen_switches, 1, "{startup:?}");
+    assert!(startup.full_clears >= 1 && startup.bytes > 0, "{startup:?}");
     assert_eq!(value(&quiet, Metric::IdleOutput), 0.0);
     let spinning = idle(
         "spinning",

@@ -1,6 +1,6 @@
 //! What the terminal received during the session phase, as a small table for report.md
-//! and the HTML page: for each kind of window (the turns, each paste, the idle window
-//! after the turns), the bytes the agent wrote, its frames (synchronized updates, else
+//! and the HTML page: for each kind of window (the start-up until ready, the turns, each
+//! paste, the idle window after the turns), the bytes the agent wrote, its frames (synchronized updates, else
 //! write bursts), full clears and alternate-screen switches, and the bytes per streamed
 //! token and per second. Each cell is the mean over the trials that measured the window.
 //!
@@ -80,6 +80,12 @@ impl Sum {
 /// The table's rows from the session runs; empty when no run counted its output.
 pub fn rows(runs: &[SessionRun]) -> Vec<TerminalRow> {
     let mut rows = Vec::new();
+    let mut startup = Sum::default();
+    for output in runs.iter().filter_map(|run| run.startup_output.as_ref()) {
+        startup.trials += 1;
+        startup.add(output, 1.0);
+    }
+    rows.extend(startup.row("start-up (spawn to ready)".to_owned()));
     let mut turns = Sum::default();
     for run in runs {
         let counted: Vec<_> = run
@@ -342,6 +348,10 @@ mod tests {
             idle_cpu_share: None,
             idle_monotonic_ns: None,
             idle_output: Some(output(2000, 40)),
+            startup_output: Some(TerminalOutput {
+                alt_screen_switches: 1,
+                ..output(300, 2)
+            }),
             pastes: vec![SessionPaste {
                 bytes: 512_000,
                 accept_seconds: 0.5,
@@ -363,15 +373,17 @@ mod tests {
         assert_eq!(
             windows,
             [
+                "start-up (spawn to ready)",
                 "turns (per turn)",
                 "paste of 500.0 KiB",
                 "idle window after the turns"
             ]
         );
+        assert_eq!(rows[0].alt_screen_switches, 1.0);
         // Per turn: trial 0's 5000, trial 1's 8000.
-        assert_eq!(rows[0].bytes, 6500.0);
-        assert_eq!(rows[0].bytes_per_token, Some(60.0));
-        assert_eq!(rows[2].bytes_per_second, Some(500.0));
+        assert_eq!(rows[1].bytes, 6500.0);
+        assert_eq!(rows[1].bytes_per_token, Some(60.0));
+        assert_eq!(rows[3].bytes_per_second, Some(500.0));
         insta::assert_snapshot!(markdown(&rows));
         // Trial 1 played only turn 1: turn 2 is trial 0's alone.
         let turns = turn_rows(&runs);
@@ -393,6 +405,7 @@ mod tests {
         let mut old = run(0, vec![turn(1, 10, 1.0)]);
         old.turns[0].output = None;
         old.idle_output = None;
+        old.startup_output = None;
         old.pastes.clear();
         assert!(rows(&[old]).is_empty());
         assert_eq!(markdown(&[]), "");

@@ -467,6 +467,7 @@ fn session_like() -> ResultFile {
             render: None,
             checkpoints: Vec::new(),
             idle_output: None,
+            startup_output: None,
             pastes: Vec::new(),
         });
     }

@@ -352,7 +352,9 @@ fn drive(
             record(side, metric, trial, Sample::Error(error_chain(error)));
         }
     };
-    match terminal.ready_guarded(
+    // What the agent wrote from spawn until ready: its start-up frames, clears and
+    // alternate-screen switch.
+    let startup = match terminal.ready_guarded(
         &measure.ready,
         measure.ready_timeout.0,
         &measure.ready_guard,
@@ -366,6 +368,7 @@ fn drive(
                 "session",
                 terminal.screen_text(),
             );
+            checkpoint::terminal_output(&terminal.output_counts())
         }
         Err(error) => {
             fail_all(
@@ -374,7 +377,7 @@ fn drive(
             );
             return Ok(());
         }
-    }
+    };
     if let Err(error) =
         crate::pipeline::phases::measure::settle_terminal(terminal, family, &measure.settle)
     {
@@ -408,6 +411,7 @@ fn drive(
         idle_monotonic_ns: None,
         idle_output: None,
         pastes: Vec::new(),
+        startup_output: Some(startup),
     };
     // `[session] turns` was unrolled into the script when the spec was read.
     let total = plans.len();
