@@ -515,7 +515,7 @@ impl Metric {
                 "How many more bytes per key typing writes per 100 turns: the least-squares slope of the checkpoints' bytes per key after the warm-up. A count that shrinks records 0."
             }
             Metric::PasteAccept => {
-                "Time from the first byte of the largest bracketed paste (`[session] pastes`, 500 KB in `--scenario paste`) into the idle prompt until the agent showed it took it: the paste's last line on the screen, or for an agent that folds a paste into a placeholder, its last output before a second of quiet."
+                "Time from the first byte of the largest bracketed paste (`[session] pastes`, 500 KB in `--scenario paste`) into the idle prompt until the agent showed it took it: the paste's last line on the screen, or for an agent that folds a paste into a placeholder, the last change of its screen before a second without one."
             }
             Metric::PasteCpu => {
                 "CPU time the whole process family spent from the largest paste's first byte until it was accepted: a paste that is re-wrapped or highlighted on every byte shows here."

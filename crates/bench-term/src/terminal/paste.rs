@@ -109,44 +109,61 @@ impl Terminal {
         Ok(self.elapsed())
     }
 
-    /// Waits until `shown` holds for the screen's text, or until output read after
-    /// `after` (since spawn) was followed by none for `quiet`, at most `timeout`.
+    /// Waits until `shown` holds for the screen's text, or until the screen's text differs
+    /// from `before` (the screen before the paste, as [`Terminal::screen_text`] gave it) and has not changed for `quiet`, at most
+    /// `timeout`. Output that redraws the same screen is no change: an agent that repaints
+    /// while it reads a paste and then works on it in silence is not accepted early.
     pub fn wait_accepted(
         &mut self,
         shown: &mut dyn FnMut(&str) -> bool,
-        after: Duration,
+        before: &str,
         quiet: Duration,
         timeout: Duration,
     ) -> Result<Accepted, TermError> {
         let started = Instant::now();
         let deadline = started + timeout;
-        let after = self.spawned_at + after;
-        let since_spawn = |at: Instant, spawned: Instant| at.saturating_duration_since(spawned);
-        if shown(&self.screen.vt().contents()) {
+        let spawned = self.spawned_at;
+        let since_spawn = |at: Instant| at.saturating_duration_since(spawned);
+        let mut last = self.screen.text();
+        if shown(&last) {
             // Shown while the paste was written: the last read is when.
             let at = self.last_output_at.unwrap_or(started);
-            return Ok(Accepted::Shown(since_spawn(at, self.spawned_at)));
+            return Ok(Accepted::Shown(since_spawn(at)));
         }
+        // When the screen last changed, once it differs from `before`.
+        let mut changed_at = (last != before).then(|| self.last_output_at.unwrap_or(started));
         loop {
             let now = Instant::now();
-            let last = self.last_output_at.filter(|&at| at > after);
-            if let Some(last) = last
-                && now.saturating_duration_since(last) >= quiet
+            if let Some(at) = changed_at
+                && now.saturating_duration_since(at) >= quiet
             {
-                return Ok(Accepted::Quiet(since_spawn(last, self.spawned_at)));
+                return Ok(Accepted::Quiet(since_spawn(at)));
             }
             if now >= deadline {
                 return Err(self.timeout(Stage::Quiet, now - started));
             }
-            let wait = match last {
-                Some(last) => (last + quiet).min(deadline).saturating_duration_since(now),
+            let wait = match changed_at {
+                Some(at) => (at + quiet).min(deadline).saturating_duration_since(now),
                 None => (deadline - now).min(EXIT_CHECK_INTERVAL),
             };
-            match self.pump(wait, &mut |s| shown(&s.contents()))? {
-                Pumped::Data(Some(hit)) => {
-                    return Ok(Accepted::Shown(since_spawn(hit.read_at, self.spawned_at)));
+            let mut changed = false;
+            let pumped = self.pump(wait, &mut |s| {
+                let text = crate::screen::screen_text(s);
+                if shown(&text) {
+                    return true;
                 }
+                if text != last {
+                    changed = text != before;
+                    last = text;
+                }
+                false
+            })?;
+            match pumped {
+                Pumped::Data(Some(hit)) => return Ok(Accepted::Shown(since_spawn(hit.read_at))),
                 Pumped::Eof => return Err(self.exited(Stage::Quiet)),
+                Pumped::Data(None) if changed => {
+                    changed_at = self.last_output_at;
+                }
                 Pumped::Data(None) | Pumped::Idle => {}
             }
         }

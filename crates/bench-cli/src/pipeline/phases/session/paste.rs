@@ -5,9 +5,11 @@
 //!
 //! Accepted means the paste's last line, a word on no earlier screen, is on the screen;
 //! or, for an agent that folds a large paste into a placeholder (`[Pasted text #1 +6000
-//! lines]`) and never shows that line, that output came after the paste's last byte and
-//! then none for a second: the time is the last output's, not the second's end. What the
-//! agent wrote and the family's CPU time are counted over the same time.
+//! lines]`) and never shows that line, that the screen differs from the one before the
+//! paste and then stayed the same for a second: the time is its last change's, not the
+//! second's end. Redraws of an unchanged screen are no change, so an agent that repaints
+//! while it reads and then works on the paste in silence is not taken to have shown it.
+//! What the agent wrote and the family's CPU time are counted over the same time.
 
 use super::checkpoint::{terminal_output, wait_for_quiet};
 use super::squash;
@@ -80,16 +82,17 @@ pub(crate) fn measure(
         let marker = terminal.fresh_word(10, 4);
         let pasted = text(usize::try_from(bytes).unwrap_or(usize::MAX), &marker);
         let deadline = Instant::now() + timeout;
+        let before = terminal.screen_text();
         let cpu_before = family.cpu_seconds()?;
         let output_before = terminal.output_counts();
         let start = terminal.elapsed();
-        let written = terminal
+        terminal
             .paste(&pasted, timeout)
             .map_err(waited("the agent to read the paste"))?;
         let accepted = terminal
             .wait_accepted(
                 &mut |s| squash(s).contains(&marker),
-                written,
+                &before,
                 QUIET,
                 deadline.saturating_duration_since(Instant::now()),
             )
