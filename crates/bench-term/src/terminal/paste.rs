@@ -124,8 +124,16 @@ impl Terminal {
         let deadline = started + timeout;
         let spawned = self.spawned_at;
         let since_spawn = |at: Instant| at.saturating_duration_since(spawned);
-        let mut last = self.screen.text();
-        if shown(&last) {
+        // Only a frame a person could see counts: a screen read in the middle of a
+        // synchronized update (a redraw split across two reads) is half cleared, and was
+        // taken for a change.
+        let visible = !self.screen.in_sync(started);
+        let mut last = if visible {
+            self.screen.text()
+        } else {
+            before.to_owned()
+        };
+        if visible && shown(&last) {
             // Shown while the paste was written: the last read is when.
             let at = self.last_output_at.unwrap_or(started);
             return Ok(Accepted::Shown(since_spawn(at)));
