@@ -377,7 +377,9 @@ pub struct SessionPaste {
     /// Whether the paste's last line was seen on the screen; false for an agent that shows
     /// a placeholder (`[Pasted text +120 lines]`) instead.
     pub shown: bool,
-    /// CPU seconds of the whole family from the paste's first byte until it was accepted.
+    /// CPU seconds of the whole family from the paste's first byte until its acceptance
+    /// was seen: when it showed, or (`shown` false) after the quiet second, which is then
+    /// counted too.
     pub cpu_seconds: f64,
     /// What the agent wrote to its terminal over the same time.
     pub output: TerminalOutput,
