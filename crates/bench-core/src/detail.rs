@@ -259,6 +259,10 @@ pub const MAX_TURNS: usize = 1000;
 pub const MAX_CHECKPOINTS: usize = 1000;
 /// The most keys a [`SessionCheckpoint`] types.
 pub const MAX_CHECKPOINT_KEYS: usize = 20;
+/// The most pastes a [`SessionRun`] keeps (`[session] pastes` has at most this many).
+pub const MAX_PASTES: usize = 10;
+/// The largest paste (`[session] pastes`), bytes.
+pub const MAX_PASTE_BYTES: u64 = 4 << 20;
 
 /// What the program wrote to its terminal over a window (a turn, an idle window).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -358,6 +362,29 @@ pub struct SessionCheckpoint {
     pub idle_bytes_per_second: Option<f64>,
 }
 
+/// One bracketed paste into the agent's input at the idle prompt (`[session] pastes`),
+/// then cleared.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct SessionPaste {
+    /// Bytes pasted.
+    pub bytes: u64,
+    /// From the paste's first byte written until the agent showed it accepted it: its last
+    /// line on the screen, or (`shown` false) the screen quiet for a second after output
+    /// that came after the paste; seconds.
+    pub accept_seconds: f64,
+    /// Whether the paste's last line was seen on the screen; false for an agent that shows
+    /// a placeholder (`[Pasted text +120 lines]`) instead.
+    pub shown: bool,
+    /// CPU seconds of the whole family from the paste's first byte until its acceptance
+    /// was seen: when it showed, or (`shown` false) after the quiet second, which is then
+    /// counted too.
+    pub cpu_seconds: f64,
+    /// What the agent wrote to its terminal over the same time.
+    pub output: TerminalOutput,
+}
+
 impl SessionCheckpoint {
     /// The median keystroke-to-echo seconds, when a key was echoed.
     pub fn key_echo_median(&self) -> Option<f64> {
@@ -427,6 +454,13 @@ pub struct SessionRun {
     /// What the agent wrote to its terminal over the idle window.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_output: Option<TerminalOutput>,
+    /// What the agent wrote to its terminal from spawn until it was ready.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub startup_output: Option<TerminalOutput>,
+    /// The pastes made after the last turn (`[session] pastes`), in order; at most 10.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "schema", schemars(length(max = 10)))]
+    pub pastes: Vec<SessionPaste>,
 }
 
 #[cfg(test)]

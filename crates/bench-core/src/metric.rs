@@ -132,11 +132,12 @@ impl Phase {
 
     /// The metrics this pipeline phase records, in declaration order: the phase's
     /// [standalone](Metric::standalone) metrics are left out, because no pipeline trial
-    /// records them and so none can be missing from one.
+    /// records them and so none can be missing from one, and so are those recorded only
+    /// when the spec asks ([`Metric::on_request`]).
     pub fn metrics(self) -> impl Iterator<Item = Metric> {
-        Metric::ALL
-            .into_iter()
-            .filter(move |metric| metric.phase() == self && !metric.standalone())
+        Metric::ALL.into_iter().filter(move |metric| {
+            metric.phase() == self && !metric.standalone() && !metric.on_request()
+        })
     }
 }
 
@@ -331,6 +332,13 @@ metrics! {
     /// Bytes per key per 100 turns that typing at the idle prompt writes more
     /// (least-squares slope over the checkpoints after the warm-up).
     RenderGrowth = "render_growth", Bytes, Session, LowerIsBetter, Nature::Timing;
+    /// Seconds from the largest bracketed paste until the agent showed it accepted it
+    /// (`[session] pastes`).
+    PasteAccept = "paste_accept", Seconds, Session, LowerIsBetter, Nature::Timing;
+    /// CPU seconds of the process family over the largest paste (`[session] pastes`).
+    PasteCpu = "paste_cpu", Seconds, Session, LowerIsBetter, Nature::Cpu;
+    /// Bytes the agent wrote to its terminal over the largest paste (`[session] pastes`).
+    PasteOutput = "paste_output", Bytes, Session, LowerIsBetter, Nature::Timing;
 }
 
 impl Metric {
@@ -348,6 +356,15 @@ impl Metric {
                 | Metric::Swap
                 | Metric::PeakRss
                 | Metric::PeakPss
+        )
+    }
+
+    /// Whether the phase records the metric only when the spec asks for what it measures
+    /// (`paste_*`: `[session] pastes`); a trial without it is not missing it.
+    pub fn on_request(self) -> bool {
+        matches!(
+            self,
+            Metric::PasteAccept | Metric::PasteCpu | Metric::PasteOutput
         )
     }
 
@@ -497,6 +514,15 @@ impl Metric {
             Metric::RenderGrowth => {
                 "How many more bytes per key typing writes per 100 turns: the least-squares slope of the checkpoints' bytes per key after the warm-up. A count that shrinks records 0."
             }
+            Metric::PasteAccept => {
+                "Time from the first byte of the largest bracketed paste (`[session] pastes`, 500 KB in `--scenario paste`) into the idle prompt until the agent showed it took it: the paste's last line on the screen, or for an agent that folds a paste into a placeholder, the last change of its screen before a second without one."
+            }
+            Metric::PasteCpu => {
+                "CPU time the whole process family spent from the largest paste's first byte until it was accepted: a paste that is re-wrapped or highlighted on every byte shows here."
+            }
+            Metric::PasteOutput => {
+                "Bytes the agent wrote to its terminal from the largest paste's first byte until it was accepted: an input box redrawn as the paste arrives writes far more than the paste."
+            }
         }
     }
 
@@ -644,7 +670,8 @@ mod tests {
         assert_eq!(Phase::Ui.metrics().count(), 4);
         assert_eq!(Phase::Staircase.metrics().count(), 4);
         assert_eq!(Phase::Session.metrics().count(), 17);
-        assert_eq!(Metric::ALL.len(), 54);
+        assert_eq!(Metric::ALL.len(), 57);
+        assert!(Metric::PasteAccept.on_request() && Metric::PasteAccept.phase() == Phase::Session);
         assert!(Metric::Ready.standalone() && Metric::Ready.phase() == Phase::Measure);
         assert!(!Phase::Measure.metrics().any(Metric::standalone));
     }

@@ -40,6 +40,12 @@ pub struct Report {
     /// grow clearly faster than linearly, one line each.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub session_slopes: Vec<String>,
+    /// What the terminal received during the session phase, one row per kind of window.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub terminal_output: Vec<crate::export::terminal::TerminalRow>,
+    /// Each turn of a short session (at most 12 turns).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub session_turns: Vec<crate::export::terminal::TurnRow>,
     /// How many processes the family had at each measure trial's memory measurement:
     /// trial -> count, for the trials that recorded one.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
@@ -137,6 +143,8 @@ impl Report {
             processes,
             skipped: side.skipped.clone(),
             session_slopes: session_slopes(&side.sessions),
+            terminal_output: crate::export::terminal::rows(&side.sessions),
+            session_turns: crate::export::terminal::turn_rows(&side.sessions),
             process_counts: side
                 .trials
                 .iter()
@@ -302,6 +310,8 @@ mod tests {
             idle_cpu_share: None,
             idle_monotonic_ns: None,
             idle_output: None,
+            startup_output: None,
+            pastes: Vec::new(),
         };
         let mut result = ResultFile::new(Request::new("a", Role::Candidate));
         result.side.sessions.push(run);

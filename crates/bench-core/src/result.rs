@@ -991,6 +991,13 @@ fn validate_details(side: &Side) -> Result<(), ValidationError> {
                 MAX_CHECKPOINTS,
             );
         }
+        if run.pastes.len() > crate::detail::MAX_PASTES {
+            return too_many(
+                &format!("{at}.pastes"),
+                run.pastes.len(),
+                crate::detail::MAX_PASTES,
+            );
+        }
         for (index, checkpoint) in run.checkpoints.iter().enumerate() {
             if checkpoint.key_echo_seconds.len() > MAX_CHECKPOINT_KEYS {
                 return too_many(

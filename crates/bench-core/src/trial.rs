@@ -55,11 +55,6 @@ pub fn trial_errors_without(
     trial: u32,
     absent: &[Metric],
 ) -> Vec<String> {
-    let metrics: Vec<Metric> = phase
-        .metrics()
-        .filter(|&metric| metric != Metric::Disk || trial == 0)
-        .filter(|metric| !absent.contains(metric))
-        .collect();
     let samples_of = |metric: Metric| {
         side.metrics
             .get(&metric)
@@ -67,6 +62,17 @@ pub fn trial_errors_without(
             .flatten()
             .filter(move |sample| sample.trial == trial)
     };
+    // A metric recorded only on request fails its trial when it was asked for (it has a
+    // sample) and failed; it is never missing.
+    let requested = Metric::ALL
+        .into_iter()
+        .filter(|m| m.phase() == phase && m.on_request() && samples_of(*m).next().is_some());
+    let metrics: Vec<Metric> = phase
+        .metrics()
+        .chain(requested)
+        .filter(|&metric| metric != Metric::Disk || trial == 0)
+        .filter(|metric| !absent.contains(metric))
+        .collect();
     let mut errors: Vec<String> = side.error.iter().cloned().collect();
     // One failure is often recorded under every metric it prevented (a session turn that
     // failed leaves each turn metric without a value): it is said once, naming them all.
@@ -110,6 +116,27 @@ mod tests {
             ["bundle: measurement missing"]
         );
         assert!(trial_errors_without(&side, Phase::Prepare, 0, &[Metric::Bundle]).is_empty());
+    }
+
+    #[test]
+    fn a_metric_recorded_on_request_fails_the_trial_only_when_asked_for_and_failed() {
+        let mut side = Side::new("a");
+        for metric in Phase::Session.metrics() {
+            record(&mut side, metric, 0, Sample::Value(1.0));
+        }
+        // No paste asked for: nothing is missing.
+        assert!(trial_errors(&side, Phase::Session, 0).is_empty());
+        record(&mut side, Metric::PasteCpu, 0, Sample::Value(0.5));
+        record(
+            &mut side,
+            Metric::PasteAccept,
+            0,
+            Sample::Error("no echo".into()),
+        );
+        assert_eq!(
+            trial_errors(&side, Phase::Session, 0),
+            ["paste_accept: no echo"]
+        );
     }
 
     #[test]

@@ -30,6 +30,8 @@ pub enum Stage {
     Keystroke,
     /// Exit mode: waiting for the program to exit.
     Exit,
+    /// Writing a paste: waiting for the program to read it.
+    Paste,
 }
 
 impl fmt::Display for Stage {
@@ -46,6 +48,7 @@ impl fmt::Display for Stage {
             Stage::WaitFor => "waiting for the screen to match",
             Stage::Keystroke => "waiting for a typed character to appear",
             Stage::Exit => "waiting for the program to exit",
+            Stage::Paste => "waiting for the program to read a paste",
         })
     }
 }

@@ -63,7 +63,7 @@ pub use keys::{Key, KeyError, parse_key_list, parse_keys};
 pub use output_counts::{OutputCounter, OutputCounts};
 pub use ready::{ReadyMode, ready_regex};
 pub use session_linux::SessionProcess;
-pub use terminal::{DEFAULT_QUIT_KEYS, QUIT_QUIET, SpawnOptions, Terminal, Timeline};
+pub use terminal::{Accepted, DEFAULT_QUIT_KEYS, QUIT_QUIET, SpawnOptions, Terminal, Timeline};
 
 // Types of other crates that are part of bench-term's API on purpose: the same
 // types the caller already has, not copies to convert between.

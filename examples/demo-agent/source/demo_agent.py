@@ -29,6 +29,13 @@ Two more make the costs that grow over a long session: `DEMO_AGENT_KEY_COST_US_P
 computes (busy, not asleep) for N µs times the chat turns done so far before it echoes each
 key, as a TUI that re-renders its whole transcript on every key does; and
 `DEMO_AGENT_IDLE_SPINNER_MS=N` redraws a spinner every N ms while idle at the prompt.
+Two make big inputs cost: `DEMO_AGENT_OUTPUT_COST_US_PER_KB=N` computes for N µs of CPU time
+per KB a tool printed before showing it (as a TUI that highlights a tool's output does), and
+`DEMO_AGENT_PASTE_COST_US_PER_KB=N` for N µs per KB of a bracketed paste before adding it to
+the prompt (as one that re-wraps its input box does).
+
+The TUI turns on bracketed paste: a paste goes into the prompt whole, its newlines kept (Enter
+inside a paste does not send it), and a prompt too long for its line shows its end.
 
 Flags for fault tests: `--never-ready` (paints, enters raw mode, never shows input),
 `--crash-after SECONDS` (exits with status 3 before it is ready), `--no-daemon`, and
@@ -275,6 +282,16 @@ def millis_knob(name: str) -> int | None:
     return value
 
 
+def cpu_cost(microseconds: float) -> None:
+    """Computes for `microseconds` of this thread's own CPU time (the knobs of a cost that
+    shows in CPU time however busy the machine is)."""
+    if microseconds <= 0:
+        return
+    until = time.thread_time() + microseconds / 1_000_000
+    while time.thread_time() < until:
+        pass
+
+
 class TurnCancelled(Exception):
     pass
 
@@ -301,6 +318,8 @@ class Chat:
         self.lock = threading.Lock()
         self.connection: http.client.HTTPConnection | None = None
         self.process: subprocess.Popen | None = None
+        # DEMO_AGENT_OUTPUT_COST_US_PER_KB.
+        self.output_cost_us = 0
 
     def post(self, *event: object) -> None:
         self.events.put(event)
@@ -437,16 +456,18 @@ class Chat:
                 result = "error: bash needs a `command` string"
             else:
                 self.post("tool", command)
-                result = self.shell(command)
+                result, printed = self.shell(command)
+                cpu_cost(self.output_cost_us * printed / 1024)
                 shown = result.splitlines()
                 more = len(shown) - TOOL_OUTPUT_SHOWN_LINES
                 shown = shown[:TOOL_OUTPUT_SHOWN_LINES] + ([f"... ({more} more lines)"] if more > 0 else [])
                 self.post("output", shown)
         return result
 
-    def shell(self, command: str) -> str:
+    def shell(self, command: str) -> tuple[str, int]:
         """`/bin/sh -c COMMAND` in its own session, output (both streams) bounded in bytes and
-        the whole process group bounded in time."""
+        the whole process group bounded in time; what goes back to the model, and the bytes
+        the command printed."""
         with self.lock:
             if self.cancelled.is_set():
                 raise TurnCancelled()
@@ -495,7 +516,7 @@ class Chat:
             text += f"\n[killed after {TOOL_TIMEOUT_SECONDS:.0f} s]"
         elif status != 0:
             text += f"\n[exit status {status}]"
-        return text
+        return text, len(output) + dropped
 
 
 def kill_group(process: subprocess.Popen) -> None:
@@ -587,7 +608,9 @@ def paint(screen: Screen, title: str, lines: list[str], prompt: str, size: os.te
     # While a turn runs the rule says so; back to a plain rule means the turn is over.
     rule = f"-- {status} " if status else ""
     frame.append(f"\x1b[{rows - 1};1H" + (rule + "-" * cols)[:cols])
-    text = ("> " + prompt)[: cols - 1]
+    # A prompt longer than its line (a paste) shows its end, where the cursor is.
+    flat = inert(prompt.replace("\n", " "))
+    text = ("> " + flat)[: cols - 1] if len(flat) + 3 <= cols else "> ..." + flat[-(cols - 6) :]
     frame.append(f"\x1b[{rows};1H{text}")
     frame.append("\x1b[?2026l")
     screen.write("".join(frame))
@@ -670,6 +693,17 @@ def key_cost(microseconds: int) -> None:
         pass
 
 
+PASTE_START = b"\x1b[200~"
+PASTE_END = b"\x1b[201~"
+
+
+def pasted(raw: bytes, cost_us_per_kb: int) -> str:
+    """A bracketed paste's text for the prompt (Latin-1, as typed keys are; carriage
+    returns as the newlines they were), after DEMO_AGENT_PASTE_COST_US_PER_KB."""
+    cpu_cost(cost_us_per_kb * len(raw) / 1024)
+    return raw.decode("latin-1").replace("\r\n", "\n").replace("\r", "\n")
+
+
 def with_queue(status: str, waiting: list[str]) -> str:
     return f"{status}, {len(waiting)} queued" if waiting else status
 
@@ -689,7 +723,9 @@ def tui(args: list[str]) -> int:
     work_ms = millis_knob("DEMO_AGENT_STARTUP_WORK_MS")
     key_cost_us = millis_knob("DEMO_AGENT_KEY_COST_US_PER_TURN")
     spinner_ms = millis_knob("DEMO_AGENT_IDLE_SPINNER_MS")
-    knobs = (delay_ms, render_delay_ms, leak_bytes, work_ms, key_cost_us, spinner_ms)
+    output_cost_us = millis_knob("DEMO_AGENT_OUTPUT_COST_US_PER_KB")
+    paste_cost_us = millis_knob("DEMO_AGENT_PASTE_COST_US_PER_KB")
+    knobs = (delay_ms, render_delay_ms, leak_bytes, work_ms, key_cost_us, spinner_ms, output_cost_us, paste_cost_us)
     if any(knob is None for knob in knobs):
         return 2
     wake_read, wake_write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
@@ -698,13 +734,14 @@ def tui(args: list[str]) -> int:
     if model_url:
         try:
             chat = Chat(model_url, wake_write)
+            chat.output_cost_us = output_cost_us or 0
         except ValueError as error:
             print(f"demo-agent: {error}", file=sys.stderr)
             return 2
     leak = Leak(leak_bytes)
     saved = termios.tcgetattr(fd)
     screen = Screen(sys.stdout.fileno())
-    screen.write("\x1b[?1049h\x1b[H\x1b[2J")
+    screen.write("\x1b[?1049h\x1b[?2004h\x1b[H\x1b[2J")
     try:
         tty.setraw(fd)
         # A knob for seeing a regression offline: a slower start-up, same memory. It waits
@@ -739,6 +776,8 @@ def tui(args: list[str]) -> int:
         # Chat turns finished: what DEMO_AGENT_KEY_COST_US_PER_TURN multiplies.
         turns_done = 0
         spinner = 0
+        # A bracketed paste read so far, when its end has not arrived yet.
+        paste: bytes | None = None
 
         def submit(message: str) -> None:
             nonlocal status
@@ -751,11 +790,29 @@ def tui(args: list[str]) -> int:
 
         while True:
             data, pending = pending, b""
+            if paste is not None:
+                paste += data
+                end = paste.find(PASTE_END)
+                if end < 0:
+                    data = b""
+                else:
+                    prompt += pasted(paste[:end], paste_cost_us)
+                    data = paste[end + len(PASTE_END) :]
+                    paste = None
             index = 0
             while index < len(data):
                 byte = data[index : index + 1]
                 index += 1
-                if byte == b"\x1b":
+                if byte == b"\x1b" and data.startswith(PASTE_START, index - 1):
+                    rest = data[index - 1 + len(PASTE_START) :]
+                    end = rest.find(PASTE_END)
+                    if end < 0:
+                        paste = rest
+                        break
+                    prompt += pasted(rest[:end], paste_cost_us)
+                    data = rest[end + len(PASTE_END) :]
+                    index = 0
+                elif byte == b"\x1b":
                     # Skip an escape sequence (arrow keys and other unsolicited input).
                     while index < len(data) and not data[index : index + 1].isalpha() and data[index : index + 1] != b"~":
                         index += 1
@@ -856,7 +913,7 @@ def tui(args: list[str]) -> int:
         if chat is not None and chat.busy:
             chat.cancel()
         termios.tcsetattr(fd, termios.TCSADRAIN, saved)
-        screen.write("\x1b[?1049l")
+        screen.write("\x1b[?2004l\x1b[?1049l")
 
 
 def main(argv: list[str]) -> int:

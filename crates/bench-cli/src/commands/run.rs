@@ -51,8 +51,10 @@ pub struct Args {
     #[arg(long = "set", value_name = "KEY=VALUE")]
     overrides: Vec<Override>,
     /// A workload shipped with clibench, for a spec with [model]: `long-session` (100
-    /// turns, a tool call in each, a checkpoint every 10; see docs/spec.md). Its settings
-    /// are overrides put before --set's.
+    /// turns, a tool call in each, a checkpoint every 10), `big-output` (tool results of
+    /// 100 KB, 1 MB and one 100 KB line), `paste` (bracketed pastes of 10, 100 and 500 KB)
+    /// or `idle` (30 s idle after three turns); see docs/spec.md. Its settings are
+    /// overrides put before --set's.
     #[arg(long, value_name = "NAME")]
     scenario: Option<Scenario>,
     /// Run only shard K of N: the trials i with i % N == K-1 (prepare and install run on

@@ -216,6 +216,14 @@ pub struct Session {
     /// Each checkpoint's idle window, before typing.
     #[serde(default = "default_checkpoint_idle")]
     pub checkpoint_idle: Duration,
+    /// Bracketed pastes into the idle prompt after the last turn, their sizes in bytes,
+    /// in order (at most 10, each at most 4 MiB); none by default.
+    #[serde(default)]
+    pub pastes: Vec<u64>,
+    /// Keys that empty the input after each paste; default Ctrl-C, which clears the
+    /// input of every agent CLI the project knows.
+    #[serde(default = "default_paste_clear")]
+    pub paste_clear: String,
 }
 
 impl Session {
@@ -257,6 +265,10 @@ fn default_checkpoint_every() -> u32 {
 
 fn default_checkpoint_keys() -> u32 {
     5
+}
+
+fn default_paste_clear() -> String {
+    "\u{3}".to_owned()
 }
 
 fn default_checkpoint_idle() -> Duration {

@@ -1045,6 +1045,23 @@ fn check(spec: &Spec) -> (Vec<Problem>, Option<Ready>) {
                 "'session.turns' is from 1 to 1000",
             );
         }
+        if session.pastes.len() > bench_core::detail::MAX_PASTES
+            || session
+                .pastes
+                .iter()
+                .any(|&bytes| bytes == 0 || bytes > bench_core::detail::MAX_PASTE_BYTES)
+        {
+            c.problem(
+                key(&["session", "pastes"]),
+                "'session.pastes' is at most 10 sizes, each from 1 to 4194304 bytes",
+            );
+        }
+        if !session.pastes.is_empty() && session.paste_clear.is_empty() {
+            c.problem(
+                key(&["session", "paste_clear"]),
+                "'session.paste_clear' must name the keys that empty the input after a paste",
+            );
+        }
         if session.checkpoint_keys == 0
             || session.checkpoint_keys as usize > bench_core::detail::MAX_CHECKPOINT_KEYS
         {

@@ -7,6 +7,15 @@
 //!   turns of different reply lengths and tool output sizes, played in rounds); a
 //!   checkpoint every 10 turns, the first turn a warm-up. Its slopes are `session_growth`,
 //!   `lag_growth` and `render_growth`.
+//! - `big-output`: tool results of 100 KB and 1 MB of log lines and one 100 KB line of
+//!   JSON, after a warm-up tool call: each turn's time, CPU, terminal output and memory.
+//! - `paste`: three turns, then bracketed pastes of 10, 100 and 500 KB into the idle
+//!   prompt (`paste_accept`, `paste_cpu`, `paste_output`).
+//! - `idle`: three turns, then 30 s idle at the prompt (`idle_cpu`, `idle_output`).
+//!
+//! The three short ones type their keys for `typing_lag` during the first turn (a
+//! scenario's turns are not the spec's, whose `typing_turn` may name one they lack) and
+//! measure one checkpoint, after the last turn.
 
 use super::overrides::Override;
 use std::fmt;
@@ -17,7 +26,21 @@ use std::str::FromStr;
 pub enum Scenario {
     /// 100 turns with a tool call each, checkpoints every 10.
     LongSession,
+    /// Tool results of 100 KB, 1 MB and one 100 KB line.
+    BigOutput,
+    /// Bracketed pastes of 10, 100 and 500 KB.
+    Paste,
+    /// A 30 s idle window after three turns.
+    Idle,
 }
+
+/// Every scenario, in the order the help lists them.
+pub const SCENARIOS: [Scenario; 4] = [
+    Scenario::LongSession,
+    Scenario::BigOutput,
+    Scenario::Paste,
+    Scenario::Idle,
+];
 
 /// Turns of the long session.
 const LONG_SESSION_TURNS: u32 = 100;
@@ -26,17 +49,17 @@ const LONG_SESSION_VARIETY: u32 = 10;
 
 /// A scenario name clibench does not ship.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown scenario `{0}`; expected one of: long-session")]
+#[error("unknown scenario `{0}`; expected one of: long-session, big-output, paste, idle")]
 pub struct UnknownScenario(String);
 
 impl FromStr for Scenario {
     type Err = UnknownScenario;
 
     fn from_str(name: &str) -> Result<Self, Self::Err> {
-        match name {
-            "long-session" => Ok(Scenario::LongSession),
-            other => Err(UnknownScenario(other.to_owned())),
-        }
+        SCENARIOS
+            .into_iter()
+            .find(|scenario| scenario.to_string() == name)
+            .ok_or_else(|| UnknownScenario(name.to_owned()))
     }
 }
 
@@ -44,6 +67,9 @@ impl fmt::Display for Scenario {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             Scenario::LongSession => "long-session",
+            Scenario::BigOutput => "big-output",
+            Scenario::Paste => "paste",
+            Scenario::Idle => "idle",
         })
     }
 }
@@ -58,6 +84,20 @@ impl Scenario {
                 ("session.warmup_turns".to_owned(), "1".to_owned()),
                 ("session.checkpoint_every".to_owned(), "10".to_owned()),
             ],
+            Scenario::BigOutput => short(&big_output_turns()),
+            Scenario::Paste => {
+                let mut pairs = short(&paste_turns());
+                pairs.push((
+                    "session.pastes".to_owned(),
+                    format!("{PASTE_BYTES:?}").replace(' ', ""),
+                ));
+                pairs
+            }
+            Scenario::Idle => {
+                let mut pairs = short(&idle_turns());
+                pairs.push(("session.idle".to_owned(), "\"30s\"".to_owned()));
+                pairs
+            }
         };
         pairs
             .into_iter()
@@ -70,6 +110,119 @@ impl Scenario {
             })
             .collect()
     }
+}
+
+/// The paste scenario's sizes: 10, 100 and 500 KB.
+const PASTE_BYTES: [u64; 3] = [10 * 1024, 100 * 1024, 500 * 1024];
+/// A log line of the big-output scenario's tool results (80 bytes with its newline).
+const LOG_LINE: &str =
+    "INFO 2026-01-01T00:00:00Z worker-7 handled request id=4242 status=200 in 3 ms ok";
+/// A record of its single long line, as minified JSON (30 bytes).
+const JSON_RECORD: &str = "{\"id\":4242,\"status\":\"ok\",\"ms\":3},";
+
+/// The overrides of a short scenario of `turns`: its script, one turn each, keys typed
+/// during the first, one checkpoint after the last.
+fn short(turns: &[String]) -> Vec<(String, String)> {
+    vec![
+        ("model.script".to_owned(), script(turns)),
+        ("session.turns".to_owned(), turns.len().to_string()),
+        ("session.warmup_turns".to_owned(), "1".to_owned()),
+        ("session.checkpoint_every".to_owned(), "0".to_owned()),
+        ("session.typing_turn".to_owned(), "1".to_owned()),
+        ("session.typing_keys".to_owned(), "3".to_owned()),
+    ]
+}
+
+/// A script of `turns` (inline TOML tables) with the demo's physics.
+fn script(turns: &[String]) -> String {
+    format!(
+        "{{ physics = {{ first_token = \"100ms\", tokens_per_second = 200, chunk_tokens = 2, seed = 7 }}, turns = [{}] }}",
+        turns.join(", ")
+    )
+}
+
+/// `text` as a TOML basic string.
+fn toml_string(text: &str) -> String {
+    format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+/// A turn whose prompt is `prompt`, with a shell tool call of `shell` (when given) and a
+/// reply that ends in `End of step {k}.`.
+fn turn(k: usize, prompt: &str, shell: Option<&str>, reply: &str) -> String {
+    let reply = toml_string(&format!("{reply} End of step {k}."));
+    let prompt = toml_string(&format!("step {k}: {prompt}"));
+    match shell {
+        Some(command) => format!(
+            "{{ prompt = {prompt}, shell = {}, then = {{ text = {reply} }} }}",
+            toml_string(command)
+        ),
+        None => format!("{{ prompt = {prompt}, text = {reply} }}"),
+    }
+}
+
+/// The three big outputs' commands: 100 KB and 1 MB of log lines, one 100 KB line of
+/// JSON records. Each is the agent's own tool run of a pipeline of coreutils (`yes`,
+/// `head -c`, `tr`), as a build log or a `cat` of a large file reaches an agent, with no
+/// file to write into the workspace first.
+fn big_output_commands() -> [String; 3] {
+    let lines = |bytes: usize| format!("yes '{LOG_LINE}' | head -c {bytes}");
+    [
+        lines(100 * 1024),
+        lines(1024 * 1024),
+        format!("yes '{JSON_RECORD}' | tr -d '\\n' | head -c {}", 100 * 1024),
+    ]
+}
+
+/// The warm-up tool call, then the three big outputs.
+fn big_output_turns() -> Vec<String> {
+    let [hundred_kb, one_mb, long_line] = big_output_commands();
+    vec![
+        turn(1, "list the files", Some("ls"), "Those are the files."),
+        turn(
+            2,
+            "show the last 100 KB of the log",
+            Some(&hundred_kb),
+            "The log shows requests handled with status 200.",
+        ),
+        turn(
+            3,
+            "show the last 1 MB of the log",
+            Some(&one_mb),
+            "The longer log shows the same requests, all of them fine.",
+        ),
+        turn(
+            4,
+            "print the minified JSON response",
+            Some(&long_line),
+            "The response is one line of records with status ok.",
+        ),
+    ]
+}
+
+/// A short conversation with a tool call before the pastes: three turns, so that
+/// `session_growth` has the two after the warm-up it needs.
+fn paste_turns() -> Vec<String> {
+    vec![
+        turn(1, "say hello", None, "Hello! What shall we look at?"),
+        turn(2, "list the files", Some("ls"), "Those are the files."),
+        turn(
+            3,
+            "wait for my paste",
+            None,
+            "Paste what you want me to read.",
+        ),
+    ]
+}
+
+/// Three turns before the idle window: a greeting, a tool call and a longer reply.
+fn idle_turns() -> Vec<String> {
+    let story =
+        "The agent read the files, ran the tests and summed up what it found in them. ".repeat(4);
+    vec![
+        turn(1, "say hello", None, "Hello! What shall we do today?"),
+        turn(2, "list the files", Some("ls"), "Those are the files."),
+        turn(3, "tell me what you did", None, story.trim_end()),
+    ]
 }
 
 /// The long session's script as an inline TOML table: ten turns, each a shell tool call
@@ -116,6 +269,65 @@ mod tests {
         assert_eq!(Scenario::LongSession.to_string(), "long-session");
         let error = "longer".parse::<Scenario>().unwrap_err().to_string();
         assert!(error.contains("expected one of: long-session"), "{error}");
+        for scenario in SCENARIOS {
+            assert_eq!(scenario.to_string().parse(), Ok(scenario));
+        }
+    }
+
+    fn with(scenario: Scenario) -> super::super::Spec {
+        let text = "name = \"x\"\n[measure]\ncommand = [\"agent\"]\n\
+                    [model]\ndialect = \"anthropic\"\nscript = \"missing-file.toml\"\n\
+                    [session]\ntyping_turn = 7\n";
+        super::super::parse_with(text, "x.toml", &scenario.overrides())
+            .unwrap_or_else(|error| panic!("{scenario}: {error}"))
+    }
+
+    #[test]
+    fn big_output_runs_three_big_tool_results_after_a_warm_up() {
+        let spec = with(Scenario::BigOutput);
+        let session = spec.session.as_ref().unwrap();
+        // The spec's typing turn is past the scenario's four: the scenario's own wins.
+        assert_eq!((session.typing_turn, session.warmup_turns), (Some(1), 1));
+        let compiled = spec.model.unwrap().compiled.unwrap();
+        assert_eq!(compiled.turns.len(), 4);
+        assert!(compiled.turns.iter().all(|t| t.reply.tool_rounds() == 1));
+        // The commands reach the script through TOML intact.
+        let text = format!("{:?}", compiled.turns[3].reply);
+        assert!(text.contains("| tr -d '\\\\n' |"), "{text}");
+    }
+
+    #[test]
+    fn the_big_outputs_have_their_sizes_when_run() {
+        // The pipelines as a shell runs them: 100 KB of lines, 1 MB, one 100 KB line.
+        let commands = big_output_commands();
+        let sizes: Vec<(usize, usize)> = commands
+            .iter()
+            .map(|command| {
+                let out = std::process::Command::new("sh")
+                    .args(["-c", command])
+                    .output()
+                    .unwrap();
+                let lines = out.stdout.iter().filter(|&&b| b == b'\n').count();
+                (out.stdout.len(), lines)
+            })
+            .collect();
+        assert_eq!(sizes[0].0, 100 * 1024, "{commands:?}");
+        assert_eq!(sizes[1].0, 1024 * 1024);
+        assert!(sizes[0].1 > 1000 && sizes[1].1 > 10_000, "{sizes:?}");
+        assert_eq!(sizes[2], (100 * 1024, 0));
+    }
+
+    #[test]
+    fn paste_and_idle_set_their_windows() {
+        let spec = with(Scenario::Paste);
+        let session = spec.session.as_ref().unwrap();
+        assert_eq!(session.pastes, [10240, 102400, 512000]);
+        assert_eq!(spec.session_turns(), Some(3));
+        let spec = with(Scenario::Idle);
+        let session = spec.session.as_ref().unwrap();
+        assert_eq!(session.idle.0, std::time::Duration::from_secs(30));
+        assert!(session.pastes.is_empty());
+        assert_eq!(spec.session_turns(), Some(3));
     }
 
     #[test]

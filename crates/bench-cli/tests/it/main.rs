@@ -23,6 +23,7 @@ mod readme;
 mod report;
 mod root_safety;
 mod safe_writes;
+mod scenarios;
 mod session;
 mod signals;
 mod spec_errors;

@@ -49,6 +49,7 @@ pub fn report(result: &ResultFile) -> String {
     time_to_ready(&mut body, side, &report.metrics);
     memory_over_time(&mut body, &side.memory_series);
     session(&mut body, &side.sessions, &report.metrics);
+    body.push_str(&super::terminal::html(&report.terminal_output));
     processes(&mut body, &report);
     staircase(&mut body, result);
     screens(&mut body, result);

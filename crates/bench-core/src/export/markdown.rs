@@ -85,6 +85,8 @@ pub fn report(report: &Report) -> String {
             let _ = writeln!(out, "- {line}");
         }
     }
+    out.push_str(&super::terminal::turns_markdown(&report.session_turns));
+    out.push_str(&super::terminal::markdown(&report.terminal_output));
     legend(&mut out, report.metrics.iter().map(|stats| stats.metric));
     failures(&mut out, &[("", &report.error, &report.failures)]);
     if !report.skipped.is_empty() {

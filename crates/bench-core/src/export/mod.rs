@@ -16,6 +16,8 @@
 //! - [`processes`]: the memory of each process and of the family, as `clibench mem`
 //!   shows it.
 //! - [`staircase`]: the staircase's steps, as `clibench staircase` shows them.
+//! - [`terminal`]: what the terminal received during the session phase, a table that
+//!   report.md and the HTML page show.
 
 pub mod bmf;
 mod cells;
@@ -32,6 +34,7 @@ pub mod json;
 pub mod markdown;
 pub mod processes;
 pub mod staircase;
+pub mod terminal;
 pub mod text;
 
 pub use format::Format;

@@ -467,6 +467,8 @@ fn session_like() -> ResultFile {
             render: None,
             checkpoints: Vec::new(),
             idle_output: None,
+            startup_output: None,
+            pastes: Vec::new(),
         });
     }
     side.metrics.insert(

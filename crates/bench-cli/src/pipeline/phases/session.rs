@@ -16,6 +16,8 @@
 //! - `idle_cpu`: the family's CPU share over `[session] idle` at the prompt after the turns;
 //! - what the agent wrote to its terminal during each turn and the idle window
 //!   (`stream_bytes`, `idle_output`);
+//! - `[session] pastes`: after the last turn, bracketed pastes into the idle prompt, each
+//!   measured until the agent shows it (`paste_accept`, `paste_cpu`, `paste_output`; `paste`);
 //! - every `[session] checkpoint_every` turns and after the last, a checkpoint (`checkpoint`) at the
 //!   idle prompt, and the slopes over the turns after `warmup_turns` (`slopes`:
 //!   `session_growth`, `lag_growth`, `render_growth`, `key_echo`, `key_bytes`).
@@ -42,6 +44,7 @@ use bench_term::{Key, Terminal};
 use std::time::{Duration, Instant};
 
 pub(crate) mod checkpoint;
+mod paste;
 mod slopes;
 
 /// Keys of the prompt are typed this far apart: a fast typist (50 keys a second), and no
@@ -261,9 +264,11 @@ pub(crate) fn planned(ctx: &PhaseContext) -> Vec<Planned> {
 /// agent's "turn over" mark drawn after this reply, not an earlier turn's.
 fn done_below_reply(screen: &str, last_word: &str, done: &regex::Regex) -> bool {
     let lines: Vec<&str> = screen.lines().collect();
+    // A mark line is never the reply's end: "End of step 3." ends in `3.`, and so does
+    // the mark `[done in 3.4s]` of a turn that took three seconds.
     lines
         .iter()
-        .rposition(|line| squash(line).contains(last_word))
+        .rposition(|line| squash(line).contains(last_word) && !done.is_match(line))
         .is_some_and(|at| lines[at + 1..].iter().any(|line| done.is_match(line)))
 }
 
@@ -347,7 +352,9 @@ fn drive(
             record(side, metric, trial, Sample::Error(error_chain(error)));
         }
     };
-    match terminal.ready_guarded(
+    // What the agent wrote from spawn until ready: its start-up frames, clears and
+    // alternate-screen switch.
+    let startup = match terminal.ready_guarded(
         &measure.ready,
         measure.ready_timeout.0,
         &measure.ready_guard,
@@ -361,6 +368,7 @@ fn drive(
                 "session",
                 terminal.screen_text(),
             );
+            checkpoint::terminal_output(&terminal.output_counts())
         }
         Err(error) => {
             fail_all(
@@ -369,7 +377,7 @@ fn drive(
             );
             return Ok(());
         }
-    }
+    };
     if let Err(error) =
         crate::pipeline::program::terminal::settle_terminal(terminal, family, &measure.settle)
     {
@@ -402,6 +410,8 @@ fn drive(
         idle_cpu_share: None,
         idle_monotonic_ns: None,
         idle_output: None,
+        pastes: Vec::new(),
+        startup_output: Some(startup),
     };
     // `[session] turns` was unrolled into the script when the spec was read.
     let total = plans.len();
@@ -437,12 +447,28 @@ fn drive(
             }
         }
     }
+    // After the turns, so each paste lands in an idle prompt with the session behind it;
+    // before the idle window, so what a paste leaves running shows there.
+    let pasted = (!session.pastes.is_empty()).then(|| match &failure {
+        None => paste::measure(
+            terminal,
+            family,
+            &session.pastes,
+            &session.paste_clear,
+            session.turn_timeout.0,
+        )
+        .map_err(|error| error_chain(&error)),
+        Some(error) => Err(error_chain(error)),
+    });
     let idle = if failure.is_none() {
         idle_share(terminal, family, session.idle.0)
     } else {
         Ok(None)
     };
     summarize(side, trial, &mut run, failure.as_ref(), idle);
+    if let Some(pasted) = pasted {
+        paste::record_metrics(side, trial, &mut run.pastes, pasted);
+    }
     side.sessions.retain(|kept| kept.trial != trial);
     side.sessions.push(run);
     side.sessions.sort_by_key(|kept| kept.trial);
@@ -848,6 +874,9 @@ mod tests {
         assert!(done_below_reply(&over, "files.", &done));
         // A reply that is not on the screen yet is not over either.
         assert!(!done_below_reply("[done in 0.1s]\n", "files.", &done));
+        // The mark itself holds the reply's last word: it is still the mark below it.
+        let step = "> step 3\nEnd of step 3.\n[done in 3.4s]\n> ";
+        assert!(done_below_reply(step, "3.", &done));
     }
 
     #[test]

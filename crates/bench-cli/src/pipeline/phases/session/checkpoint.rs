@@ -113,7 +113,7 @@ pub(crate) fn measure(
 }
 
 /// Reads until nothing arrived for [`QUIET`], or [`QUIET_LIMIT`] passed (a spinner).
-fn wait_for_quiet(terminal: &mut Terminal) -> Result<(), bench_term::TermError> {
+pub(super) fn wait_for_quiet(terminal: &mut Terminal) -> Result<(), bench_term::TermError> {
     match terminal.settle_quiet(QUIET, QUIET_LIMIT) {
         Err(bench_term::TermError::Timeout { .. }) => Ok(()),
         other => other,

@@ -172,6 +172,8 @@ mod tests {
             idle_cpu_share: None,
             idle_monotonic_ns: None,
             idle_output: None,
+            startup_output: None,
+            pastes: Vec::new(),
         }
     }
 
