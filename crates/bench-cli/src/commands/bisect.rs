@@ -10,6 +10,7 @@ use crate::pipeline::{PlanSettings, SpecSource};
 use anyhow::Context;
 use bench_cli::history::bisect::{self, Bisection, Comparer, Measured, Outcome};
 use bench_cli::history::pooled::{Measure, Pooled, PooledError};
+use bench_cli::history::versions::{self, Npm, VersionsError};
 use bench_cli::history::{BuildKey, Record, Testbed, git, ingest};
 use bench_core::compare::CompareOptions;
 use bench_core::units::format_seconds;
@@ -24,17 +25,23 @@ use std::time::{Duration, Instant};
 Examples:
   clibench bisect spec.toml --good v1.2.0 --bad main --metric cold
   clibench bisect spec.toml --good HEAD~15 --bad HEAD --metric rss --budget 30m
+  clibench bisect pi.toml --good 0.63.1 --bad 0.73.1 --metric warm
 
 Each step compares two commits of the spec's [source] repository (a local
-clone) from what the history store holds of them on this machine, and
+clone), or two published versions of its package (pre-releases only when an
+end is one), from what the history store holds of them on this machine, and
 measures with ab's interleaved pairs only what it lacks; see docs/history.md.")]
 pub struct Args {
-    /// The target's spec (TOML), with a `[source]` whose repository is a local clone.
+    /// The target's spec (TOML): with a `[source]` whose repository is a local clone
+    /// (bisect its commits), or with a `package` and `version` and no `[source]` (bisect
+    /// the package's published versions).
     spec: PathBuf,
-    /// A commit (or any git ref) where the metric was as it should be.
+    /// A commit (or any git ref), or a published version, where the metric was as it
+    /// should be.
     #[arg(long, value_name = "REF")]
     good: String,
-    /// A later commit where it was not; bisect follows its first parents back to --good.
+    /// A later commit where it was not (bisect follows its first parents back to
+    /// --good), or a later version (the versions between come from `npm view`).
     #[arg(long, value_name = "REF")]
     bad: String,
     /// The metric to follow (`cold`, `warm`, `rss`, ...).
@@ -74,21 +81,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .map_err(|_| input_error(format!("unknown metric '{}'", args.metric)))?;
     let spec = spec_source(Some(&args.spec))?;
     let parsed = crate::spec::load(&args.spec).map_err(|error| input_error(error.to_string()))?;
-    let repository = match &args.repository {
-        Some(path) => path.clone(),
-        None => spec_repository(&args.spec, &parsed)?,
+    let (builds, noun) = if parsed.source.is_none() && parsed.version.is_some() {
+        (published_versions(&args, &parsed)?, "version")
+    } else {
+        (commits(&args, &parsed)?, "commit")
     };
-    let commits = git::first_parent_range(&repository, &args.good, &args.bad)
-        .map_err(|error| input_error(bench_core::error_chain(&error)))?;
-    let builds: Vec<Build> = commits
-        .iter()
-        .map(|sha| Build {
-            label: short(sha).to_owned(),
-            name: sha.clone(),
-            set: format!("source.commit={sha}"),
-            revision: sha.clone(),
-        })
-        .collect();
     let out = args.out.clone().unwrap_or_else(|| {
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -96,7 +93,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         PathBuf::from(format!("clibench-bisect-{now}"))
     });
     say!(
-        "clibench bisect: {} commits from {} to {} on the first-parent line; following {metric}",
+        "clibench bisect: {} {noun}s from {} to {}; following {metric}",
         builds.len(),
         builds[0].label,
         builds[builds.len() - 1].label,
@@ -112,8 +109,63 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             step: 0,
         },
         metric,
-        "commit",
+        noun,
     )
+}
+
+/// The commits from --good to --bad on the first-parent line of the spec's repository.
+fn commits(args: &Args, parsed: &crate::spec::Spec) -> anyhow::Result<Vec<Build>> {
+    let repository = match &args.repository {
+        Some(path) => path.clone(),
+        None => spec_repository(&args.spec, parsed)?,
+    };
+    let commits = git::first_parent_range(&repository, &args.good, &args.bad)
+        .map_err(|error| input_error(bench_core::error_chain(&error)))?;
+    Ok(commits
+        .iter()
+        .map(|sha| Build {
+            label: short(sha).to_owned(),
+            name: sha.clone(),
+            set: format!("source.commit={sha}"),
+            revision: sha.clone(),
+        })
+        .collect())
+}
+
+/// The published versions from --good to --bad of the spec's package, each build the
+/// spec with its `version` overridden.
+fn published_versions(args: &Args, parsed: &crate::spec::Spec) -> anyhow::Result<Vec<Build>> {
+    if args.repository.is_some() {
+        return Err(input_error(
+            "--repository names a git repository to bisect commits in; this spec names a \
+             published version (no [source]), so bisect searches the registry's versions",
+        ));
+    }
+    let package = parsed.package.as_ref().ok_or_else(|| {
+        input_error(format!(
+            "{} has a version but no package: bisect lists a package's published versions",
+            args.spec.display()
+        ))
+    })?;
+    let versions =
+        versions::between(&Npm::default(), package, &args.good, &args.bad).map_err(|error| {
+            match error {
+                VersionsError::NpmMissing { .. }
+                | VersionsError::NotPublished { .. }
+                | VersionsError::NotBefore { .. } => input_error(error.to_string()),
+                other => anyhow::Error::new(other),
+            }
+        })?;
+    Ok(versions
+        .into_iter()
+        .map(|version| Build {
+            label: version.clone(),
+            name: version.clone(),
+            set: format!("version={version}"),
+            // What run and ab record as request.sha for a package at a version.
+            revision: format!("{package}@{version}"),
+        })
+        .collect())
 }
 
 /// Searches the measurer's builds, each comparison read from the history store and

@@ -8,7 +8,7 @@
 //! - [`check`]: is a new result a change against the recent series?
 //! - [`bisect`]: the search for the first build whose metric moved; [`git`]: the
 //!   commits it searches; [`pooled`]: its comparisons from the store, measuring only
-//!   what the store lacks.
+//!   what the store lacks; [`versions`]: the published versions it searches.
 //! - [`render`]: the terminal table and sparkline; [`page`]: the HTML page;
 //!   [`bmf`]: Bencher Metric Format.
 //! - [`location`]: where the store is when no `--store` is given.
@@ -26,6 +26,7 @@ pub mod record;
 pub mod render;
 pub mod series;
 pub mod store;
+pub mod versions;
 
 pub use record::{Record, RecordError, Testbed};
 pub use store::{Added, BuildKey, Filter, Store, StoreError, Stored};
