@@ -8,7 +8,7 @@
 //! cargo run -p bench-cli --example changepoint_rates -- 100 0.05   # another alpha
 //! ```
 
-use bench_cli::history::changepoint::{Settings, change_points};
+use bench_cli::history::changepoint::{Method, Settings, change_points};
 use bench_core::rng::SplitMix64;
 
 fn noisy(rng: &mut SplitMix64, n: usize, level: f64, sd: f64) -> Vec<f64> {
@@ -30,9 +30,17 @@ fn main() {
     if let Some(alpha) = std::env::args().nth(2).and_then(|a| a.parse().ok()) {
         settings.alpha = alpha;
     }
+    if let Some(method) = std::env::args().nth(3) {
+        settings.method = match method.as_str() {
+            "energy" => Method::Energy,
+            "energy-t" => Method::EnergyStudentT,
+            "max-t" => Method::MaxT,
+            other => panic!("unknown method {other}: energy, energy-t or max-t"),
+        };
+    }
     println!(
-        "{series} series of 60 points per row; alpha {}, {} permutations",
-        settings.alpha, settings.permutations
+        "{series} series of 60 points per row; {:?}, alpha {}, {} permutations",
+        settings.method, settings.alpha, settings.permutations
     );
     println!("log-sd  step found (at 38..=42)  A/A with any change point");
     for sd in [0.03, 0.045, 0.06] {

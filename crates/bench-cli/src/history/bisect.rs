@@ -1,8 +1,8 @@
 //! Bisect's search: the first build in a range whose metric moved like the bad end's.
 //!
 //! Like Chromium's Pinpoint: the two ends are compared first, to learn the change (its
-//! ratio `r`, bad over good); then the range is halved, each step comparing the last
-//! known good build with the middle one. The middle is bad when the comparison's
+//! ratio `r`, bad over good); then the range is halved, each step comparing the good
+//! end with the middle build, so that every ratio has the ends' denominator. The middle is bad when the comparison's
 //! interval rules out "like the good end" (it excludes no change, towards `r`) but not
 //! "like the bad end"; good when it rules out "like the bad end" (it lies wholly short of
 //! the ends' own interval) but not "like the good end"; when it rules out both (a
@@ -91,7 +91,7 @@ enum Side {
     Undecided,
 }
 
-/// Where `measured` (the last good build against the middle) places the middle, given
+/// Where `measured` (the good end against the middle) places the middle, given
 /// the ends' comparison `ends`. Asking which of the two hypotheses the interval rules out
 /// needs far fewer pairs than asking it to clear the halfway point: an A/A middle at 4
 /// pairs read `[-71%, +330%]` against ends of `+784% [+476%, +1258%]`, short of the ends
@@ -160,7 +160,11 @@ pub fn bisect<C: Comparer>(
                     comparisons,
                 });
             }
-            let measured = run(good, middle, pairs, &mut comparisons)?;
+            // Against the good end, the base of the ends' ratio: a middle's ratio over
+            // the last good build is over another denominator, and on session_growth
+            // (good values near 0) an outlier in that build's values made a bad middle
+            // read ×5.8 against ends of ×54, short of halfway: the search went wrong.
+            let measured = run(0, middle, pairs, &mut comparisons)?;
             match side(&measured, &ends) {
                 Side::Bad => bad = middle,
                 Side::Good => good = middle,
@@ -270,6 +274,79 @@ mod tests {
             // The ends, four halvings, at most one more for the last pair.
             assert!(found.comparisons.len() <= 6, "{:?}", found.comparisons);
         }
+    }
+
+    /// The leak bisection of 16 demo commits as it was measured (session_growth, leak
+    /// from #11, good values near 0): build 7's values held an outlier, so its mean was
+    /// about 6 times build 0's, and any ratio over build 7 was on another scale.
+    struct OutlierAtSeven;
+
+    impl Comparer for OutlierAtSeven {
+        type Error = std::convert::Infallible;
+        fn compare(
+            &mut self,
+            base: usize,
+            head: usize,
+            pairs: u32,
+        ) -> Result<Measured, Self::Error> {
+            let over = |ratio: f64, low: f64, high: f64| Measured {
+                ratio,
+                low,
+                high,
+                pairs,
+            };
+            let leaks = |i: usize| i >= 11;
+            Ok(match (base, leaks(base), leaks(head)) {
+                (_, true, true) => over(1.0, 0.9, 1.1),
+                (7, false, true) => over(5.8, 3.1, 8.6),
+                (_, false, true) => over(45.0, 38.0, 52.0),
+                (7, false, false) => over(0.9, 0.5, 1.3),
+                (_, false, false) if head == 7 => over(2.0, 0.3, 6.0),
+                (_, false, false) => over(1.0, 0.6, 1.4),
+                (_, true, false) => over(0.02, 0.01, 0.03),
+            })
+        }
+    }
+
+    #[test]
+    fn a_middle_is_compared_with_the_good_end_whose_ratio_the_ends_share() {
+        // Over build 7 the leaking #11 read ×5.8, short of halfway to the ends' ×54
+        // (×7.3): comparing each middle with the last good build named #15.
+        let settings = Settings {
+            pairs: 3,
+            max_pairs: 12,
+            budget: None,
+        };
+        let ends = |_: usize, _: usize, pairs| Measured {
+            ratio: 54.0,
+            low: 48.0,
+            high: 58.0,
+            pairs,
+        };
+        struct WithEnds<F>(OutlierAtSeven, F);
+        impl<F: Fn(usize, usize, u32) -> Measured> Comparer for WithEnds<F> {
+            type Error = std::convert::Infallible;
+            fn compare(
+                &mut self,
+                base: usize,
+                head: usize,
+                pairs: u32,
+            ) -> Result<Measured, Self::Error> {
+                if (base, head) == (0, 15) {
+                    return Ok((self.1)(base, head, pairs));
+                }
+                self.0.compare(base, head, pairs)
+            }
+        }
+        let found = bisect(16, &settings, &mut WithEnds(OutlierAtSeven, ends)).unwrap();
+        assert!(
+            matches!(found.outcome, Outcome::FirstBad { index: 11, .. }),
+            "{found:?}"
+        );
+        // Every middle against build 0; only the first bad's own comparison is adjacent.
+        let (last, middles) = found.comparisons[1..].split_last().unwrap();
+        assert!(middles.iter().all(|&(base, _, _)| base == 0), "{middles:?}");
+        assert_eq!((last.0, last.1), (10, 11));
     }
 
     #[test]
