@@ -4,7 +4,8 @@
 //! - [`record`]: what one result adds (target, branch, revision, testbed, trials).
 //! - [`store`]: the SQLite file (add, import, read); [`ingest`]: result files into it.
 //! - [`series`]: one point per result, per target, branch and testbed.
-//! - [`changepoint`]: E-divisive means with a permutation test.
+//! - [`changepoint`]: change points, the largest t (or E-divisive's energy) with a
+//!   permutation test.
 //! - [`check`]: is a new result a change against the recent series?
 //! - [`bisect`]: the search for the first build whose metric moved; [`git`]: the
 //!   commits it searches; [`pooled`]: its comparisons from the store, measuring only
