@@ -67,7 +67,7 @@ fi
 spec=$(cat "$work/spec.path")
 source=$(dirname "$spec")/source
 expected=$(git_ rev-parse HEAD~4)
-runs=$(find "$work" -maxdepth 1 -name 'bisect-*' | wc -l)
+runs=$(find "$work" -maxdepth 1 -type d -name 'bisect-*' | wc -l)
 out=$work/bisect-$((runs + 1))
 
 echo "load before: $(cut -d' ' -f1 /proc/loadavg)"

@@ -138,13 +138,13 @@ pub fn bisect<C: Comparer>(
         if measured.low > 1.0 || measured.high < 1.0 {
             break measured;
         }
-        if pairs >= settings.max_pairs || out_of_time() {
+        if pairs.max(measured.pairs) >= settings.max_pairs || out_of_time() {
             return Ok(Bisection {
                 outcome: Outcome::NoChange { measured },
                 comparisons,
             });
         }
-        pairs = (pairs * 2).min(settings.max_pairs);
+        pairs = (pairs.max(measured.pairs) * 2).min(settings.max_pairs);
     };
     while bad - good > 1 {
         let middle = good + (bad - good) / 2;
@@ -169,7 +169,10 @@ pub fn bisect<C: Comparer>(
                 Side::Bad => bad = middle,
                 Side::Good => good = middle,
                 Side::Undecided if pairs < settings.max_pairs => {
-                    pairs = (pairs * 2).min(settings.max_pairs);
+                    // From the values it already had: a comparison read from the store
+                    // may hold more than was asked, and asking for fewer again would
+                    // read the same values to the same end.
+                    pairs = (pairs.max(measured.pairs) * 2).min(settings.max_pairs);
                     continue;
                 }
                 Side::Undecided => {
@@ -399,6 +402,47 @@ mod tests {
         };
         assert_eq!(side(&middle(0.9, 0.23, 3.4), &faster), Side::Good);
         assert_eq!(side(&middle(0.11, 0.02, 0.8), &faster), Side::Bad);
+    }
+
+    #[test]
+    fn a_comparison_that_held_more_values_than_asked_doubles_from_what_it_held() {
+        // A store that already holds 16 values a side of build 7 answers a request for 5
+        // with 16: the next request is 32, not 10 (which would read the same 16 again).
+        struct Held(Fake);
+        impl Comparer for Held {
+            type Error = std::convert::Infallible;
+            fn compare(
+                &mut self,
+                base: usize,
+                head: usize,
+                pairs: u32,
+            ) -> Result<Measured, Self::Error> {
+                let held = if head == 7 { pairs.max(16) } else { pairs };
+                let mut measured = self.0.compare(base, head, held)?;
+                measured.pairs = held;
+                Ok(measured)
+            }
+        }
+        let mut held = Held(Fake {
+            first_bad: 11,
+            step: 1.3,
+            spread: 0.05,
+            fuzzy: Some((7, 32)),
+        });
+        let settings = Settings {
+            pairs: 5,
+            max_pairs: 40,
+            budget: None,
+        };
+        let found = bisect(16, &settings, &mut held).unwrap();
+        let at_seven: Vec<u32> = found
+            .comparisons
+            .iter()
+            .filter(|(_, head, _)| *head == 7)
+            .map(|(_, _, m)| m.pairs)
+            .collect();
+        assert_eq!(at_seven, [16, 32]);
+        assert!(matches!(found.outcome, Outcome::FirstBad { index: 11, .. }));
     }
 
     #[test]
