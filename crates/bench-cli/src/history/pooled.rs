@@ -39,11 +39,12 @@ pub enum PooledError<E: std::error::Error + 'static> {
     #[error(transparent)]
     Store(#[from] StoreError),
     /// A build was measured, but the store holds no more of its values than before:
-    /// its results carry another key (target, revision or testbed) than the one looked
-    /// up, so the next bisection would measure it again.
+    /// every trial failed, or its results carry another key (target, revision or
+    /// testbed) than the one looked up, so the next bisection would measure it again.
     #[error(
         "measured {target} at {revision}, but the history holds no new {metric} values \
-         under that build on testbed {testbed}"
+         under that build on testbed {testbed} (every trial failed, or the results name \
+         another target, build or testbed)"
     )]
     NotStored {
         /// The target looked up.
