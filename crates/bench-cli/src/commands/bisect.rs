@@ -9,7 +9,9 @@ use crate::pipeline::orchestration::schedule::Order;
 use crate::pipeline::{PlanSettings, SpecSource};
 use anyhow::Context;
 use bench_cli::history::bisect::{self, Bisection, Comparer, Measured, Outcome};
-use bench_cli::history::{Store, git, ingest};
+use bench_cli::history::pooled::{Measure, Pooled, PooledError};
+use bench_cli::history::versions::{self, Npm, VersionsError};
+use bench_cli::history::{BuildKey, Record, Testbed, git, ingest};
 use bench_core::compare::CompareOptions;
 use bench_core::units::format_seconds;
 use bench_core::{Metric, Phase};
@@ -23,16 +25,23 @@ use std::time::{Duration, Instant};
 Examples:
   clibench bisect spec.toml --good v1.2.0 --bad main --metric cold
   clibench bisect spec.toml --good HEAD~15 --bad HEAD --metric rss --budget 30m
+  clibench bisect pi.toml --good 0.63.1 --bad 0.73.1 --metric warm
 
-Each step builds two commits of the spec's [source] repository (a local
-clone) and compares them with ab's interleaved pairs; see docs/history.md.")]
+Each step compares two commits of the spec's [source] repository (a local
+clone), or two published versions of its package (pre-releases only when an
+end is one), from what the history store holds of them on this machine, and
+measures with ab's interleaved pairs only what it lacks; see docs/history.md.")]
 pub struct Args {
-    /// The target's spec (TOML), with a `[source]` whose repository is a local clone.
+    /// The target's spec (TOML): with a `[source]` whose repository is a local clone
+    /// (bisect its commits), or with a `package` and `version` and no `[source]` (bisect
+    /// the package's published versions).
     spec: PathBuf,
-    /// A commit (or any git ref) where the metric was as it should be.
+    /// A commit (or any git ref), or a published version, where the metric was as it
+    /// should be.
     #[arg(long, value_name = "REF")]
     good: String,
-    /// A later commit where it was not; bisect follows its first parents back to --good.
+    /// A later commit where it was not (bisect follows its first parents back to
+    /// --good), or a later version (the versions between come from `npm view`).
     #[arg(long, value_name = "REF")]
     bad: String,
     /// The metric to follow (`cold`, `warm`, `rss`, ...).
@@ -53,7 +62,9 @@ pub struct Args {
     /// Output folder: one `ab` folder per comparison [default: clibench-bisect-<unix time>].
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
-    /// Also add every measured side to this history store.
+    /// The history store: builds it already holds measurements of on this testbed are
+    /// not measured again, and every measurement is added to it [default: the history's
+    /// default store, see `clibench history --help`].
     #[arg(long, value_name = "PATH")]
     history: Option<PathBuf>,
 }
@@ -69,12 +80,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .parse()
         .map_err(|_| input_error(format!("unknown metric '{}'", args.metric)))?;
     let spec = spec_source(Some(&args.spec))?;
-    let repository = match &args.repository {
-        Some(path) => path.clone(),
-        None => spec_repository(&args.spec)?,
+    let parsed = crate::spec::load(&args.spec).map_err(|error| input_error(error.to_string()))?;
+    let (builds, noun) = if parsed.source.is_none() && parsed.version.is_some() {
+        (published_versions(&args, &parsed)?, "version")
+    } else {
+        (commits(&args, &parsed)?, "commit")
     };
-    let commits = git::first_parent_range(&repository, &args.good, &args.bad)
-        .map_err(|error| input_error(bench_core::error_chain(&error)))?;
     let out = args.out.clone().unwrap_or_else(|| {
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -82,23 +93,112 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         PathBuf::from(format!("clibench-bisect-{now}"))
     });
     say!(
-        "clibench bisect: {} commits from {} to {} on the first-parent line; following {metric}",
-        commits.len(),
-        short(&commits[0]),
-        short(&commits[commits.len() - 1]),
+        "clibench bisect: {} {noun}s from {} to {}; following {metric}",
+        builds.len(),
+        builds[0].label,
+        builds[builds.len() - 1].label,
     );
-    let started = Instant::now();
-    let mut comparer = AbComparer {
-        spec,
-        out,
-        commits: commits.clone(),
-        phases: phases_for(metric),
+    search(
+        &args,
+        &parsed.name,
+        Measurer {
+            spec,
+            out,
+            builds,
+            phases: phases_for(metric),
+            step: 0,
+        },
         metric,
-        history: args
-            .history
-            .as_deref()
-            .map(|path| Store::open(path, false))
-            .transpose()?,
+        noun,
+    )
+}
+
+/// The commits from --good to --bad on the first-parent line of the spec's repository.
+fn commits(args: &Args, parsed: &crate::spec::Spec) -> anyhow::Result<Vec<Build>> {
+    let repository = match &args.repository {
+        Some(path) => path.clone(),
+        None => spec_repository(&args.spec, parsed)?,
+    };
+    let commits = git::first_parent_range(&repository, &args.good, &args.bad)
+        .map_err(|error| input_error(bench_core::error_chain(&error)))?;
+    Ok(commits
+        .iter()
+        .map(|sha| Build {
+            label: short(sha).to_owned(),
+            name: sha.clone(),
+            set: format!("source.commit={sha}"),
+            revision: sha.clone(),
+        })
+        .collect())
+}
+
+/// The published versions from --good to --bad of the spec's package, each build the
+/// spec with its `version` overridden.
+fn published_versions(args: &Args, parsed: &crate::spec::Spec) -> anyhow::Result<Vec<Build>> {
+    if args.repository.is_some() {
+        return Err(input_error(
+            "--repository names a git repository to bisect commits in; this spec names a \
+             published version (no [source]), so bisect searches the registry's versions",
+        ));
+    }
+    let package = parsed.package.as_ref().ok_or_else(|| {
+        input_error(format!(
+            "{} has a version but no package: bisect lists a package's published versions",
+            args.spec.display()
+        ))
+    })?;
+    let versions =
+        versions::between(&Npm::default(), package, &args.good, &args.bad).map_err(|error| {
+            match error {
+                VersionsError::NpmMissing { .. }
+                | VersionsError::NotPublished { .. }
+                | VersionsError::NotBefore { .. } => input_error(error.to_string()),
+                other => anyhow::Error::new(other),
+            }
+        })?;
+    Ok(versions
+        .into_iter()
+        .map(|version| Build {
+            label: version.clone(),
+            name: version.clone(),
+            set: format!("version={version}"),
+            // What run and ab record as request.sha for a package at a version.
+            revision: format!("{package}@{version}"),
+        })
+        .collect())
+}
+
+/// Searches the measurer's builds, each comparison read from the history store and
+/// measured only where the store lacks it; prints the outcome.
+fn search(
+    args: &Args,
+    target: &str,
+    measurer: Measurer,
+    metric: Metric,
+    noun: &str,
+) -> anyhow::Result<ExitCode> {
+    let started = Instant::now();
+    let mut store = super::history::open_store(args.history.as_deref())?;
+    let facts = bench_proc::HostFacts::read().context("reading the host's facts (the testbed)")?;
+    let testbed = Testbed::of_host(&facts).fingerprint();
+    let keys = measurer
+        .builds
+        .iter()
+        .map(|build| BuildKey {
+            target: target.to_owned(),
+            revision: build.revision.clone(),
+            testbed: testbed.clone(),
+        })
+        .collect();
+    say!(
+        "clibench bisect: measurements of these builds on this testbed ({testbed}) in {} are used, and what is measured is added to it",
+        store.path().display()
+    );
+    let builds = measurer.builds.clone();
+    let mut told = Told {
+        pooled: Pooled::new(&mut store, keys, metric, measurer),
+        builds: &builds,
+        metric,
         step: 0,
     };
     let settings = bisect::Settings {
@@ -106,20 +206,27 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         max_pairs: args.max_trials.max(args.trials),
         budget: args.budget,
     };
-    let found = match bisect::bisect(commits.len(), &settings, &mut comparer) {
+    let found = match bisect::bisect(builds.len(), &settings, &mut told) {
         Ok(found) => found,
-        Err(error) if error.downcast_ref::<Interrupted>().is_some() => {
-            return Ok(ExitCode::from(130));
+        Err(PooledError::Measure(Failed(error))) => {
+            if error.downcast_ref::<Interrupted>().is_some() {
+                return Ok(ExitCode::from(130));
+            }
+            return Err(error);
         }
-        Err(error) => return Err(error),
+        Err(error) => return Err(error.into()),
     };
-    Ok(tell(&found, &commits, metric, started.elapsed()))
+    let cost = Cost {
+        measured: told.pooled.measured().len(),
+        runs: told.pooled.runs(),
+        took: started.elapsed(),
+    };
+    Ok(tell(&found, &builds, (metric, noun), &cost))
 }
 
 /// The spec's `source.repository`, relative to the spec's folder when relative.
-fn spec_repository(spec: &Path) -> anyhow::Result<PathBuf> {
-    let parsed = crate::spec::load(spec).map_err(|error| input_error(error.to_string()))?;
-    let source = parsed.source.ok_or_else(|| {
+fn spec_repository(spec: &Path, parsed: &crate::spec::Spec) -> anyhow::Result<PathBuf> {
+    let source = parsed.source.as_ref().ok_or_else(|| {
         input_error(format!(
             "{} has no [source]: bisect builds commits of a repository",
             spec.display()
@@ -157,14 +264,26 @@ fn short(sha: &str) -> &str {
     &sha[..sha.len().min(12)]
 }
 
-/// Each comparison is an `ab` run of two commits in its own folder.
-struct AbComparer {
+/// One build of the range.
+#[derive(Debug, Clone)]
+struct Build {
+    /// How it is shown in progress lines (a commit's first 12 digits, a version).
+    label: String,
+    /// How the outcome names it (a full sha, a version).
+    name: String,
+    /// The spec override that selects it (`source.commit=SHA`, `version=V`).
+    set: String,
+    /// What its results record as `request.sha`: the history's key for it.
+    revision: String,
+}
+
+/// Measures two builds of the range with an `ab` run of interleaved pairs, each run
+/// in its own folder, and returns both sides' records.
+struct Measurer {
     spec: SpecSource,
     out: PathBuf,
-    commits: Vec<String>,
+    builds: Vec<Build>,
     phases: Vec<Phase>,
-    metric: Metric,
-    history: Option<Store>,
     step: usize,
 }
 
@@ -172,29 +291,47 @@ struct AbComparer {
 #[derive(Debug)]
 struct Interrupted;
 
-impl AbComparer {
-    fn run_ab(&mut self, base: usize, head: usize, pairs: u32) -> anyhow::Result<Option<Measured>> {
+impl std::fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("clibench bisect: interrupted")
+    }
+}
+
+/// A measurement's failure, as an error type the history library can carry.
+#[derive(Debug)]
+struct Failed(anyhow::Error);
+
+impl std::fmt::Display for Failed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for Failed {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.0.source()
+    }
+}
+
+impl Measurer {
+    fn run_ab(&mut self, base: usize, head: usize, pairs: u32) -> anyhow::Result<Vec<Record>> {
         self.step += 1;
-        let (base_sha, head_sha) = (&self.commits[base], &self.commits[head]);
+        let (base_build, head_build) = (&self.builds[base], &self.builds[head]);
         let out = self.out.join(format!(
             "{:02}-{}-{}-{pairs}",
-            self.step,
-            short(base_sha),
-            short(head_sha)
+            self.step, base_build.label, head_build.label
         ));
         say!(
-            "clibench bisect: step {}: {} (#{base}) vs {} (#{head}), {pairs} pairs, in {}",
-            self.step,
-            short(base_sha),
-            short(head_sha),
+            "clibench bisect: measuring {} (#{base}) and {} (#{head}), {pairs} pairs, in {}",
+            base_build.label,
+            head_build.label,
             out.display()
         );
-        let commit = |sha: &str| format!("source.commit={sha}").parse::<crate::spec::Override>();
         let ab = Ab::new(AbSettings {
             spec: self.spec.clone(),
             out: out.clone(),
-            base: vec![commit(base_sha)?],
-            head: vec![commit(head_sha)?],
+            base: vec![base_build.set.parse::<crate::spec::Override>()?],
+            head: vec![head_build.set.parse::<crate::spec::Override>()?],
             plan: PlanSettings {
                 trials: pairs,
                 phases: Some(self.phases.clone()),
@@ -206,98 +343,117 @@ impl AbComparer {
             auto: None,
         })?;
         if drive("bisect", |execution| ab.runner(execution), &out)?.is_none() {
-            return Ok(None);
+            return Err(anyhow::Error::msg("interrupted").context(Interrupted));
         }
-        let found = compare_sides(&out, (Order::Abba, None), &CompareOptions::default(), None)?;
-        if let Some(store) = &mut self.history {
-            let sides = SIDES.map(|side| out.join(side).join("result.json"));
-            ingest::add_files(store, &sides, None, "main")?;
-        }
-        let row = found
-            .comparison
-            .metrics
+        // ab's own report of the pair, for whoever looks in the folder.
+        compare_sides(&out, (Order::Abba, None), &CompareOptions::default(), None)?;
+        SIDES
             .iter()
-            .find(|row| row.metric == self.metric)
-            .with_context(|| {
-                format!(
-                    "{} was not measured on both sides (see {})",
-                    self.metric,
-                    out.display()
-                )
-            })?;
+            .map(|side| {
+                ingest::record_of(&out.join(side).join("result.json"), None, "main")
+                    .map_err(anyhow::Error::new)
+            })
+            .collect()
+    }
+}
+
+impl Measure for Measurer {
+    type Error = Failed;
+
+    fn measure(&mut self, base: usize, head: usize, pairs: u32) -> Result<Vec<Record>, Failed> {
+        self.run_ab(base, head, pairs).map_err(Failed)
+    }
+}
+
+/// Says each comparison as the search makes it.
+struct Told<'a, 'b> {
+    pooled: Pooled<'a, Measurer>,
+    builds: &'b [Build],
+    metric: Metric,
+    step: usize,
+}
+
+impl Comparer for Told<'_, '_> {
+    type Error = PooledError<Failed>;
+
+    fn compare(&mut self, base: usize, head: usize, pairs: u32) -> Result<Measured, Self::Error> {
+        self.step += 1;
         say!(
-            "clibench bisect: step {}: {} {:+.1}% [{:+.1}%, {:+.1}%]",
+            "clibench bisect: step {}: {} (#{base}) vs {} (#{head}), at least {pairs} values a side",
+            self.step,
+            self.builds[base].label,
+            self.builds[head].label,
+        );
+        let measured = self.pooled.compare(base, head, pairs)?;
+        say!(
+            "clibench bisect: step {}: {} {} from {} value(s) a side",
             self.step,
             self.metric,
-            (row.ratio - 1.0) * 100.0,
-            (row.ci_low - 1.0) * 100.0,
-            (row.ci_high - 1.0) * 100.0
+            percent(&measured),
+            measured.pairs
         );
-        Ok(Some(Measured {
-            ratio: row.ratio,
-            low: row.ci_low,
-            high: row.ci_high,
-            pairs,
-        }))
+        Ok(measured)
     }
 }
 
-impl Comparer for AbComparer {
-    type Error = anyhow::Error;
-
-    fn compare(&mut self, base: usize, head: usize, pairs: u32) -> anyhow::Result<Measured> {
-        self.run_ab(base, head, pairs)?
-            .ok_or_else(|| anyhow::Error::msg("interrupted").context(Interrupted))
-    }
+fn percent(m: &Measured) -> String {
+    format!(
+        "{:+.1}% [{:+.1}%, {:+.1}%]",
+        (m.ratio - 1.0) * 100.0,
+        (m.low - 1.0) * 100.0,
+        (m.high - 1.0) * 100.0
+    )
 }
 
-impl std::fmt::Display for Interrupted {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("clibench bisect: interrupted")
-    }
+/// What a bisection cost.
+struct Cost {
+    /// Builds measured by this bisection (the others came from the history).
+    measured: usize,
+    /// `ab` runs made.
+    runs: usize,
+    took: Duration,
 }
 
 /// Prints how the bisection ended and turns it into an exit code: 0 when it named the
-/// first bad commit, 1 when it could not decide or found no change.
-fn tell(found: &Bisection, commits: &[String], metric: Metric, took: Duration) -> ExitCode {
-    let mut builds: Vec<usize> = found
+/// first bad build, 1 when it could not decide or found no change.
+fn tell(
+    found: &Bisection,
+    builds: &[Build],
+    (metric, noun): (Metric, &str),
+    cost: &Cost,
+) -> ExitCode {
+    let mut compared: Vec<usize> = found
         .comparisons
         .iter()
         .flat_map(|&(base, head, _)| [base, head])
         .collect();
-    builds.sort_unstable();
-    builds.dedup();
+    compared.sort_unstable();
+    compared.dedup();
     let cost = format!(
-        "{} comparison(s) of {} build(s) in {}",
+        "{} comparison(s) of {} build(s), {} build(s) measured in {} run(s), the rest from the history; {}",
         found.comparisons.len(),
-        builds.len(),
-        format_seconds(took.as_secs_f64())
+        compared.len(),
+        cost.measured,
+        cost.runs,
+        format_seconds(cost.took.as_secs_f64())
     );
-    let percent = |m: &Measured| {
-        format!(
-            "{:+.1}% [{:+.1}%, {:+.1}%]",
-            (m.ratio - 1.0) * 100.0,
-            (m.low - 1.0) * 100.0,
-            (m.high - 1.0) * 100.0
-        )
-    };
+    let ends = || (&builds[0].label, &builds[builds.len() - 1].label);
     match &found.outcome {
         Outcome::FirstBad { index, measured } => {
             outln!(
-                "first bad commit: {} (#{index}); {metric} {} against {} (#{}); {cost}",
-                commits[*index],
+                "first bad {noun}: {} (#{index}); {metric} {} against {} (#{}); {cost}",
+                builds[*index].name,
                 percent(measured),
-                commits[index - 1],
+                builds[index - 1].name,
                 index - 1
             );
             ExitCode::SUCCESS
         }
         Outcome::NoChange { measured } => {
+            let (good, bad) = ends();
             outln!(
-                "no change: {metric} {} from {} to {} at {} pairs; {cost}",
+                "no change: {metric} {} from {good} to {bad} with {} value(s) a side; {cost}",
                 percent(measured),
-                short(&commits[0]),
-                short(&commits[commits.len() - 1]),
                 measured.pairs
             );
             ExitCode::from(FAILURE)
@@ -305,12 +461,12 @@ fn tell(found: &Bisection, commits: &[String], metric: Metric, took: Duration) -
         Outcome::Undecided { good, bad, at } => {
             let place = at.map_or_else(
                 || "the budget ran out".to_owned(),
-                |at| format!("{} (#{at}) stayed undecided", short(&commits[at])),
+                |at| format!("{} (#{at}) stayed undecided", builds[at].label),
             );
             outln!(
                 "could not decide: the change is after {} (#{good}) and at or before {} (#{bad}); {place}; {cost}",
-                short(&commits[*good]),
-                short(&commits[*bad]),
+                builds[*good].label,
+                builds[*bad].label,
             );
             ExitCode::from(FAILURE)
         }

@@ -196,6 +196,14 @@ fn open_to_read(store: &StoreArg) -> anyhow::Result<Store> {
     Store::open(&path, false).map_err(store_error)
 }
 
+/// Opens the store at `path`, else the default one (creating its folder), to write:
+/// what `bisect` keeps its measurements in.
+pub fn open_store(path: Option<&Path>) -> anyhow::Result<Store> {
+    open_to_write(&StoreArg {
+        store: path.map(Path::to_path_buf),
+    })
+}
+
 /// Adds `results` to the store at `store`: what `run` and `ab` do with `--history`.
 pub fn add_after_run(store: &Path, results: &[PathBuf]) -> anyhow::Result<()> {
     let mut store = Store::open(store, false).map_err(store_error)?;

@@ -1,8 +1,8 @@
 //! Bisect's search: the first build in a range whose metric moved like the bad end's.
 //!
 //! Like Chromium's Pinpoint: the two ends are compared first, to learn the change (its
-//! ratio `r`, bad over good); then the range is halved, each step comparing the last
-//! known good build with the middle one. The middle is bad when the comparison's
+//! ratio `r`, bad over good); then the range is halved, each step comparing the good
+//! end with the middle build, so that every ratio has the ends' denominator. The middle is bad when the comparison's
 //! interval rules out "like the good end" (it excludes no change, towards `r`) but not
 //! "like the bad end"; good when it rules out "like the bad end" (it lies wholly short of
 //! the ends' own interval) but not "like the good end"; when it rules out both (a
@@ -91,7 +91,7 @@ enum Side {
     Undecided,
 }
 
-/// Where `measured` (the last good build against the middle) places the middle, given
+/// Where `measured` (the good end against the middle) places the middle, given
 /// the ends' comparison `ends`. Asking which of the two hypotheses the interval rules out
 /// needs far fewer pairs than asking it to clear the halfway point: an A/A middle at 4
 /// pairs read `[-71%, +330%]` against ends of `+784% [+476%, +1258%]`, short of the ends
@@ -138,13 +138,13 @@ pub fn bisect<C: Comparer>(
         if measured.low > 1.0 || measured.high < 1.0 {
             break measured;
         }
-        if pairs >= settings.max_pairs || out_of_time() {
+        if pairs.max(measured.pairs) >= settings.max_pairs || out_of_time() {
             return Ok(Bisection {
                 outcome: Outcome::NoChange { measured },
                 comparisons,
             });
         }
-        pairs = (pairs * 2).min(settings.max_pairs);
+        pairs = (pairs.max(measured.pairs) * 2).min(settings.max_pairs);
     };
     while bad - good > 1 {
         let middle = good + (bad - good) / 2;
@@ -160,12 +160,19 @@ pub fn bisect<C: Comparer>(
                     comparisons,
                 });
             }
-            let measured = run(good, middle, pairs, &mut comparisons)?;
+            // Against the good end, the base of the ends' ratio: a middle's ratio over
+            // the last good build is over another denominator, and on session_growth
+            // (good values near 0) an outlier in that build's values made a bad middle
+            // read ×5.8 against ends of ×54, short of halfway: the search went wrong.
+            let measured = run(0, middle, pairs, &mut comparisons)?;
             match side(&measured, &ends) {
                 Side::Bad => bad = middle,
                 Side::Good => good = middle,
                 Side::Undecided if pairs < settings.max_pairs => {
-                    pairs = (pairs * 2).min(settings.max_pairs);
+                    // From the values it already had: a comparison read from the store
+                    // may hold more than was asked, and asking for fewer again would
+                    // read the same values to the same end.
+                    pairs = (pairs.max(measured.pairs) * 2).min(settings.max_pairs);
                     continue;
                 }
                 Side::Undecided => {
@@ -272,6 +279,79 @@ mod tests {
         }
     }
 
+    /// The leak bisection of 16 demo commits as it was measured (session_growth, leak
+    /// from #11, good values near 0): build 7's values held an outlier, so its mean was
+    /// about 6 times build 0's, and any ratio over build 7 was on another scale.
+    struct OutlierAtSeven;
+
+    impl Comparer for OutlierAtSeven {
+        type Error = std::convert::Infallible;
+        fn compare(
+            &mut self,
+            base: usize,
+            head: usize,
+            pairs: u32,
+        ) -> Result<Measured, Self::Error> {
+            let over = |ratio: f64, low: f64, high: f64| Measured {
+                ratio,
+                low,
+                high,
+                pairs,
+            };
+            let leaks = |i: usize| i >= 11;
+            Ok(match (base, leaks(base), leaks(head)) {
+                (_, true, true) => over(1.0, 0.9, 1.1),
+                (7, false, true) => over(5.8, 3.1, 8.6),
+                (_, false, true) => over(45.0, 38.0, 52.0),
+                (7, false, false) => over(0.9, 0.5, 1.3),
+                (_, false, false) if head == 7 => over(2.0, 0.3, 6.0),
+                (_, false, false) => over(1.0, 0.6, 1.4),
+                (_, true, false) => over(0.02, 0.01, 0.03),
+            })
+        }
+    }
+
+    #[test]
+    fn a_middle_is_compared_with_the_good_end_whose_ratio_the_ends_share() {
+        // Over build 7 the leaking #11 read ×5.8, short of halfway to the ends' ×54
+        // (×7.3): comparing each middle with the last good build named #15.
+        let settings = Settings {
+            pairs: 3,
+            max_pairs: 12,
+            budget: None,
+        };
+        let ends = |_: usize, _: usize, pairs| Measured {
+            ratio: 54.0,
+            low: 48.0,
+            high: 58.0,
+            pairs,
+        };
+        struct WithEnds<F>(OutlierAtSeven, F);
+        impl<F: Fn(usize, usize, u32) -> Measured> Comparer for WithEnds<F> {
+            type Error = std::convert::Infallible;
+            fn compare(
+                &mut self,
+                base: usize,
+                head: usize,
+                pairs: u32,
+            ) -> Result<Measured, Self::Error> {
+                if (base, head) == (0, 15) {
+                    return Ok((self.1)(base, head, pairs));
+                }
+                self.0.compare(base, head, pairs)
+            }
+        }
+        let found = bisect(16, &settings, &mut WithEnds(OutlierAtSeven, ends)).unwrap();
+        assert!(
+            matches!(found.outcome, Outcome::FirstBad { index: 11, .. }),
+            "{found:?}"
+        );
+        // Every middle against build 0; only the first bad's own comparison is adjacent.
+        let (last, middles) = found.comparisons[1..].split_last().unwrap();
+        assert!(middles.iter().all(|&(base, _, _)| base == 0), "{middles:?}");
+        assert_eq!((last.0, last.1), (10, 11));
+    }
+
     #[test]
     fn an_undecided_step_gets_more_pairs_before_the_search_moves() {
         let mut fake = Fake {
@@ -322,6 +402,47 @@ mod tests {
         };
         assert_eq!(side(&middle(0.9, 0.23, 3.4), &faster), Side::Good);
         assert_eq!(side(&middle(0.11, 0.02, 0.8), &faster), Side::Bad);
+    }
+
+    #[test]
+    fn a_comparison_that_held_more_values_than_asked_doubles_from_what_it_held() {
+        // A store that already holds 16 values a side of build 7 answers a request for 5
+        // with 16: the next request is 32, not 10 (which would read the same 16 again).
+        struct Held(Fake);
+        impl Comparer for Held {
+            type Error = std::convert::Infallible;
+            fn compare(
+                &mut self,
+                base: usize,
+                head: usize,
+                pairs: u32,
+            ) -> Result<Measured, Self::Error> {
+                let held = if head == 7 { pairs.max(16) } else { pairs };
+                let mut measured = self.0.compare(base, head, held)?;
+                measured.pairs = held;
+                Ok(measured)
+            }
+        }
+        let mut held = Held(Fake {
+            first_bad: 11,
+            step: 1.3,
+            spread: 0.05,
+            fuzzy: Some((7, 32)),
+        });
+        let settings = Settings {
+            pairs: 5,
+            max_pairs: 40,
+            budget: None,
+        };
+        let found = bisect(16, &settings, &mut held).unwrap();
+        let at_seven: Vec<u32> = found
+            .comparisons
+            .iter()
+            .filter(|(_, head, _)| *head == 7)
+            .map(|(_, _, m)| m.pairs)
+            .collect();
+        assert_eq!(at_seven, [16, 32]);
+        assert!(matches!(found.outcome, Outcome::FirstBad { index: 11, .. }));
     }
 
     #[test]

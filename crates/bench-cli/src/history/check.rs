@@ -1,6 +1,6 @@
 //! Is a new result a change against the recent series on the same testbed?
 //!
-//! E-divisive cannot place a change at the very last point (a segment needs a few
+//! A change-point search cannot place a change at the very last point (a segment needs a few
 //! points on each side), so a new result is judged as Conbench does, by a look-back:
 //! on the log scale, the new median against a prediction interval from the last
 //! [`Settings::lookback`] points of its series (same target, branch and testbed):

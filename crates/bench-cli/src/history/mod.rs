@@ -4,10 +4,12 @@
 //! - [`record`]: what one result adds (target, branch, revision, testbed, trials).
 //! - [`store`]: the SQLite file (add, import, read); [`ingest`]: result files into it.
 //! - [`series`]: one point per result, per target, branch and testbed.
-//! - [`changepoint`]: E-divisive means with a permutation test.
+//! - [`changepoint`]: change points, the largest t (or E-divisive's energy) with a
+//!   permutation test.
 //! - [`check`]: is a new result a change against the recent series?
 //! - [`bisect`]: the search for the first build whose metric moved; [`git`]: the
-//!   commits it searches.
+//!   commits it searches; [`pooled`]: its comparisons from the store, measuring only
+//!   what the store lacks; [`versions`]: the published versions it searches.
 //! - [`render`]: the terminal table and sparkline; [`page`]: the HTML page;
 //!   [`bmf`]: Bencher Metric Format.
 //! - [`location`]: where the store is when no `--store` is given.
@@ -20,10 +22,12 @@ pub mod git;
 pub mod ingest;
 pub mod location;
 pub mod page;
+pub mod pooled;
 pub mod record;
 pub mod render;
 pub mod series;
 pub mod store;
+pub mod versions;
 
 pub use record::{Record, RecordError, Testbed};
-pub use store::{Added, Filter, Store, StoreError, Stored};
+pub use store::{Added, BuildKey, Filter, Store, StoreError, Stored};

@@ -18,7 +18,7 @@ pub fn html(series: &[(Series, Vec<ChangePoint>)]) -> Result<String, ChartError>
         body,
         "<p class=\"note\">One point per stored result: the median of its trials, with a \
          distribution-free 95% interval for it (the whole range below 6 trials). A red \
-         line marks a change point found by E-divisive means with a permutation test; \
+         line marks a change point (the largest t over the cuts, with a permutation test); \
          testbeds are never mixed.</p>"
     );
     for (one, changes) in series {

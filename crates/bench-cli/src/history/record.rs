@@ -40,6 +40,16 @@ impl Testbed {
         }
     }
 
+    /// This machine as `prepare` would record it: the testbed of what it measures next.
+    pub fn of_host(facts: &bench_proc::HostFacts) -> Testbed {
+        Testbed {
+            cpu: facts.cpu_model.trim().to_owned(),
+            cores: facts.cores,
+            memory_bytes: facts.memory_bytes,
+            kernel: facts.kernel_release.trim().to_owned(),
+        }
+    }
+
     /// A short stable name: the first 12 hex digits of the SHA-256 of the facts.
     pub fn fingerprint(&self) -> String {
         let mut hash = Sha256::new();

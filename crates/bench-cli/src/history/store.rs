@@ -125,6 +125,18 @@ pub struct Filter {
     pub testbed: Option<String>,
 }
 
+/// One build's measurements on one machine: what bisect looks up before it measures.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuildKey {
+    /// The spec's name (`request.config.target`).
+    pub target: String,
+    /// The build: a commit's full sha, or `PACKAGE@VERSION` for a published version
+    /// (`request.sha`, as `run` and `ab` write it).
+    pub revision: String,
+    /// The testbed's fingerprint ([`Testbed::fingerprint`]).
+    pub testbed: String,
+}
+
 /// An open history store.
 #[derive(Debug)]
 pub struct Store {
@@ -434,6 +446,36 @@ impl Store {
             })
             .map(|count| count.max(0) as u64)
             .map_err(self.sqlite())
+    }
+
+    /// Every stored value of `metric` for one build: the records of `build.target` at
+    /// `build.revision` measured on testbed `build.testbed` (a fingerprint), whatever
+    /// their branch. Bisect pools them, so a build is never measured twice.
+    pub fn build_values(&self, build: &BuildKey, metric: Metric) -> Result<Vec<f64>, StoreError> {
+        let mut values = self
+            .connection
+            .prepare_cached(
+                "SELECT samples.value FROM samples JOIN results ON samples.result_id = results.id
+                 WHERE results.target = ?1 AND results.revision = ?2 AND results.testbed = ?3
+                   AND samples.metric = ?4
+                 ORDER BY results.id, samples.trial",
+            )
+            .map_err(self.sqlite())?;
+        let rows = values
+            .query_map(
+                params![build.target, build.revision, build.testbed, metric.name()],
+                |row| row.get::<_, f64>(0),
+            )
+            .map_err(self.sqlite())?;
+        let mut found = Vec::new();
+        for value in rows {
+            let value = value.map_err(self.sqlite())?;
+            // The same limits a record read back passes (a store edited by hand).
+            if value.is_finite() && value >= 0.0 {
+                found.push(value);
+            }
+        }
+        Ok(found)
     }
 
     /// The id of the record with `record`'s content, when the store holds it.

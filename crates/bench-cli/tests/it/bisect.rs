@@ -1,5 +1,6 @@
 //! `clibench bisect` on a local git repository of the demo agent whose commit 3 of 5
-//! makes every start 1.5 s slower.
+//! makes every start 1.5 s slower; a second bisect over the same range with the same
+//! history store measures nothing.
 
 use crate::pipeline_run::demo;
 use crate::{clibench, run};
@@ -48,35 +49,49 @@ fn bisect_names_the_commit_that_made_starts_slower() {
     }
     let slow = git(&source, &["rev-parse", "HEAD~2"]);
     let store = dir.path().join("history.sqlite");
-    let out = run(clibench()
-        .arg("bisect")
-        .arg(&spec)
-        .args(["--good", "HEAD~5", "--bad", "HEAD", "--metric", "cold"])
-        .args(["--trials", "2", "--max-trials", "4"])
-        .arg("--repository")
-        .arg(&source)
-        .arg("--out")
-        .arg(dir.path().join("bisect"))
-        .arg("--history")
-        .arg(&store));
+    let bisect = |out: &str| {
+        run(clibench()
+            .arg("bisect")
+            .arg(&spec)
+            .args(["--good", "HEAD~5", "--bad", "HEAD", "--metric", "cold"])
+            .args(["--trials", "2", "--max-trials", "4"])
+            .arg("--repository")
+            .arg(&source)
+            .arg("--out")
+            .arg(dir.path().join(out))
+            .arg("--history")
+            .arg(&store))
+    };
+    let out = bisect("bisect");
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
-    assert!(
-        out.stdout
-            .starts_with(&format!("first bad commit: {} (#3)", slow.trim())),
-        "{}",
-        out.stdout
-    );
-    // Every measured side is in the history: two per comparison.
-    let comparisons = out.stderr.matches(" pairs, in ").count();
+    let named = format!("first bad commit: {} (#3)", slow.trim());
+    assert!(out.stdout.starts_with(&named), "{}", out.stdout);
+    // Every measured side is in the history: two per ab run.
+    let runs = out.stderr.matches(" pairs, in ").count();
+    assert!(runs > 0, "{}", out.stderr);
     let stored = run(clibench()
         .args(["history", "show", "cold", "--rows", "0", "--store"])
         .arg(&store));
     assert_eq!(stored.code, Some(0), "{}", stored.stderr);
     assert!(
-        stored
-            .stdout
-            .contains(&format!("{} point(s)", 2 * comparisons)),
+        stored.stdout.contains(&format!("{} point(s)", 2 * runs)),
         "{}",
         stored.stdout
     );
+    // The same range again with the same store: every build is known, none measured.
+    let again = bisect("again");
+    assert_eq!(again.code, Some(0), "{}\n{}", again.stdout, again.stderr);
+    assert!(again.stdout.starts_with(&named), "{}", again.stdout);
+    assert_eq!(
+        again.stderr.matches(" pairs, in ").count(),
+        0,
+        "{}",
+        again.stderr
+    );
+    assert!(
+        again.stdout.contains("0 build(s) measured in 0 run(s)"),
+        "{}",
+        again.stdout
+    );
+    assert!(!dir.path().join("again").exists());
 }

@@ -79,6 +79,14 @@ fn cases() -> Vec<(&'static str, Case)> {
             ),
         ),
         (
+            "clibench bisect examples/agents/pi.toml --good 0.63.1 --bad 0.73.1 --metric warm",
+            Skip(
+                "needs the npm registry (network) and installs and measures pi releases for \
+                 tens of minutes; history::versions tests the listing with a fake npm and \
+                 the refusals, history::pooled the search from the store",
+            ),
+        ),
+        (
             "clibench run --history history.sqlite",
             Skip(
                 "a whole demo pipeline (a minute); it adds result.json as `history add` does, \
