@@ -6,7 +6,7 @@ use crate::pipeline::PhaseContext;
 use crate::pipeline::error::FileError;
 use crate::pipeline::program::TargetError;
 use crate::pipeline::program::family::Family;
-use bench_core::detail::{MAX_SCREENS, MAX_SERIES, MemoryPoint, MemorySeries, Screen};
+use bench_core::detail::{MAX_POINTS, MAX_SCREENS, MAX_SERIES, MemoryPoint, MemorySeries, Screen};
 use bench_core::{Phase, Side};
 use bench_proc::{Sampler, SamplerOptions};
 use std::time::Duration;
@@ -15,6 +15,13 @@ use std::time::Duration;
 /// (RSS and PSS); 50 ms draws a start-up of a few hundred milliseconds with several
 /// points while costing the target little.
 const INTERVAL: Duration = Duration::from_millis(50);
+
+/// The most points the sampler keeps: twice what a result stores ([`MAX_POINTS`]), so the
+/// stored series is still a choice of peaks. A start or a UI session never reaches it
+/// (50 s at 50 ms); a long session does within its first minute, and from then on the
+/// sampler halves its series and its rate each time it fills, so a 1,000-turn soak
+/// costs clibench about what its first minutes cost (see docs/architecture.md).
+const MAX_SAMPLES: usize = 2 * MAX_POINTS;
 
 /// A session's memory being sampled in the background.
 pub(crate) struct Recording {
@@ -32,6 +39,7 @@ impl Recording {
             selector,
             interval: INTERVAL,
             exclude_pids,
+            max_points: Some(MAX_SAMPLES),
         });
         Recording {
             sampler,
