@@ -80,6 +80,7 @@ pub fn comparison(comparison: &Comparison) -> String {
             format!("<code>{}</code>", escape(text))
         }
         SideName::AsItIs => SideName::AS_IT_IS.to_owned(),
+        SideName::SharedOnly => SideName::SHARED_ONLY.to_owned(),
     });
     let _ = writeln!(
         body,
@@ -173,6 +174,7 @@ pub fn comparison(comparison: &Comparison) -> String {
     let [candidate, base] = names.map(|side| match side {
         SideName::Sha(text) | SideName::Overrides(text) => text,
         SideName::AsItIs => SideName::AS_IT_IS,
+        SideName::SharedOnly => SideName::SHARED_ONLY,
     });
     page(&format!("clibench {candidate} vs {base}"), &body)
 }
@@ -1050,7 +1052,7 @@ fn comparison_row(out: &mut String, row: &MetricComparison) {
         metric_name(row.metric),
         escape(&Notation::DOCUMENT.side(row, false)),
         escape(&Notation::DOCUMENT.side(row, true)),
-        Notation::DOCUMENT.percent(row.ratio),
+        Notation::DOCUMENT.change(row),
         // The absolute change beside the percent: "0.0%" of a 170 MiB bundle can still
         // be 70 KiB, which is what made it regress.
         escape(&cells::signed_amount(row)),

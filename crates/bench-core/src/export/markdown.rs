@@ -160,6 +160,7 @@ pub fn comparison(comparison: &Comparison) -> String {
     let [candidate, base] = cells::side_names(comparison).map(|side| match side {
         SideName::Sha(text) | SideName::Overrides(text) => code(text),
         SideName::AsItIs => SideName::AS_IT_IS.to_owned(),
+        SideName::SharedOnly => SideName::SHARED_ONLY.to_owned(),
     });
     let _ = writeln!(
         out,
@@ -277,14 +278,22 @@ fn comparison_table(out: &mut String, rows: &[&MetricComparison], with_detectabl
         } else {
             String::new()
         };
+        // A slope's change is its difference alone: it has no percentage.
+        let change = if row.slope.is_some() {
+            signed_amount(row)
+        } else {
+            format!(
+                "{} ({})",
+                signed_amount(row),
+                Notation::DOCUMENT.change(row)
+            )
+        };
         let _ = writeln!(
             out,
-            "| `{}` | {} | {} | {} ({}) | {} | {} |{detectable} {} / {} |",
+            "| `{}` | {} | {} | {change} | {} | {} |{detectable} {} / {} |",
             row.metric,
             Notation::DOCUMENT.side(row, false),
             Notation::DOCUMENT.side(row, true),
-            signed_amount(row),
-            Notation::DOCUMENT.percent(row.ratio),
             Notation::DOCUMENT.interval(row),
             verdict(row),
             trials(&row.base),
