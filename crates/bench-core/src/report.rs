@@ -1,6 +1,10 @@
 //! What a single result file adds up to: every metric's statistics, the failed
 //! samples and the side's facts, ready for the exporters.
 
+mod checkpoints;
+
+pub use checkpoints::{CheckpointRow, Checkpoints};
+
 use crate::Metric;
 use crate::compare::{FailedSample, failed_samples};
 use crate::detail::StaircaseInstance;
@@ -40,6 +44,9 @@ pub struct Report {
     /// grow clearly faster than linearly, one line each.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub session_slopes: Vec<String>,
+    /// A long session's checkpoints, one trial's, for a compact table.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_checkpoints: Option<Checkpoints>,
     /// How many processes the family had at each measure trial's memory measurement:
     /// trial -> count, for the trials that recorded one.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
@@ -137,6 +144,7 @@ impl Report {
             processes,
             skipped: side.skipped.clone(),
             session_slopes: session_slopes(&side.sessions),
+            session_checkpoints: checkpoints::of(&side.sessions),
             process_counts: side
                 .trials
                 .iter()

@@ -8,8 +8,12 @@
 //! names, screens, errors, facts) is HTML-escaped: the measured program is not
 //! trusted.
 
+mod checkpoints;
+
 use super::cells::{self, Notation, SideName, presence, trials};
-use super::charts::{self, Bar, Change, Line, Moment, Orientation, Tone, Trials, TurnLine};
+use super::charts::{
+    self, Bar, Change, FittedLine, Line, Moment, Orientation, Tone, Trials, TurnLine,
+};
 use super::failures::{Failure, SideFailures};
 use crate::compare::{Comparison, MetricComparison, Verdict};
 use crate::detail::{MemorySeries, SessionRun, SessionTurn};
@@ -541,6 +545,7 @@ fn session(out: &mut String, runs: &[SessionRun], metrics: &[MetricStats]) {
                     .iter()
                     .filter_map(|t| value(t).map(|v| (t.turn, v)))
                     .collect(),
+                fit: None,
             })
             .collect();
         if lines.iter().all(|line| line.points.is_empty()) {
@@ -580,12 +585,16 @@ fn session(out: &mut String, runs: &[SessionRun], metrics: &[MetricStats]) {
     };
     let lines: Vec<TurnLine> = runs
         .iter()
-        .map(|run| TurnLine {
-            points: run
+        .map(|run| {
+            let points: Vec<(u32, f64)> = run
                 .turns
                 .iter()
                 .map(|t| (t.turn, t.memory_bytes(all_pss) as f64))
-                .collect(),
+                .collect();
+            TurnLine {
+                fit: FittedLine::through(&points, run.warmup_turns),
+                points,
+            }
         })
         .collect();
     out.push_str("<h3>Memory after each turn</h3>\n");
@@ -604,9 +613,12 @@ fn session(out: &mut String, runs: &[SessionRun], metrics: &[MetricStats]) {
         .map_or("no growth slope was recorded".to_string(), |m| {
             format!("grows {} per turn", signed(m))
         });
+    let warmup = runs.iter().map(|run| run.warmup_turns).max().unwrap_or(0);
     let caption = format!(
-        "The {kind} of the whole process family after each turn, one step line per trial. \
-         The median trial {growth} ({} metric: the least-squares slope over the turns).",
+        "The {kind} of the whole process family after each turn, one step line per trial, \
+         and the least-squares line over the turns after the warm-up (turn {warmup} and \
+         before), drawn dark over the trial's colour. The median trial {growth} ({} metric: \
+         that line's slope).",
         metric_name(Metric::SessionGrowth)
     );
     figure(
@@ -623,6 +635,8 @@ fn session(out: &mut String, runs: &[SessionRun], metrics: &[MetricStats]) {
         ),
         &caption,
     );
+
+    checkpoints::checkpoints(out, &runs);
 
     if let Some((run, turn)) = timeline_turn(&runs) {
         out.push_str("<h3>One turn, step by step</h3>\n");
