@@ -134,6 +134,7 @@ pub fn comparison(comparison: &Comparison) -> String {
         );
         body.push_str("</section>\n");
     }
+    slope_changes(&mut body, comparison);
     if !comparison.metrics.is_empty() {
         body.push_str("<section><h2>Metrics</h2>\n<table>\n<thead><tr><th>Metric</th><th>Base</th><th>Candidate</th><th>Change</th><th>Delta</th>");
         body.push_str(
@@ -1052,6 +1053,43 @@ fn facts(out: &mut String, report: &Report, side: &crate::result::Side) {
             .collect(),
     );
     out.push_str("</section>\n");
+}
+
+/// The slopes over a session's turns, which the changes chart (in percent) cannot draw:
+/// each one's difference in its unit, its interval and verdict, coloured as the table.
+fn slope_changes(out: &mut String, comparison: &Comparison) {
+    let rows: Vec<&MetricComparison> = comparison
+        .metrics
+        .iter()
+        .filter(|row| row.slope.is_some())
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    out.push_str(
+        "<section><h2>Session slopes</h2>\n<p class=\"note\">A slope over the session's \
+         turns is compared by its difference, candidate − base, in its own unit (a ratio of \
+         slopes near zero says nothing): the test's interval of that difference and the \
+         verdict read from it.</p>\n<ul>\n",
+    );
+    for row in rows {
+        let class = match row.verdict {
+            Verdict::Regressed => "regressed",
+            Verdict::Improved => "improved",
+            _ => "",
+        };
+        let _ = writeln!(
+            out,
+            "<li>{}: {} → {}: <strong>{}</strong>, interval {}, <span class=\"{class}\">{}</span></li>",
+            metric_name(row.metric),
+            escape(&Notation::DOCUMENT.side(row, false)),
+            escape(&Notation::DOCUMENT.side(row, true)),
+            escape(&cells::signed_amount(row)),
+            escape(&Notation::DOCUMENT.interval(row)),
+            escape(row.verdict.word())
+        );
+    }
+    out.push_str("</ul>\n</section>\n");
 }
 
 fn comparison_row(out: &mut String, row: &MetricComparison) {

@@ -361,3 +361,18 @@ fn slopes_are_compared_by_their_difference_in_their_unit() {
     insta::assert_snapshot!(text::comparison(&comparison));
     insta::assert_snapshot!(Format::Markdown.comparison(&comparison));
 }
+
+#[test]
+fn the_html_comparison_lists_the_slopes_its_changes_chart_cannot_draw() {
+    let html = bench_core::export::html::comparison(&comparison_of_slopes());
+    let section = &html[html
+        .find("<h2>Session slopes</h2>")
+        .expect("a slopes section")..];
+    let section = &section[..section.find("</section>").unwrap()];
+    assert!(
+        section.contains("<strong>+2.0 MiB/turn</strong>")
+            && section.contains("<span class=\"regressed\">regressed</span>"),
+        "{section}"
+    );
+    assert!(section.contains("+50.6 ms/100 turns"), "{section}");
+}
