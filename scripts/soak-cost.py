@@ -90,6 +90,7 @@ def main():
     parser.add_argument("extra", nargs="*")
     args = parser.parse_args()
     out = args.out or tempfile.mkdtemp(prefix="soak-cost-")
+    os.makedirs(out, exist_ok=True)
     command = [args.clibench, "run"]
     if args.spec:
         command.append(args.spec)

@@ -16,12 +16,14 @@ use std::time::Duration;
 /// points while costing the target little.
 const INTERVAL: Duration = Duration::from_millis(50);
 
-/// The most points the sampler keeps: twice what a result stores ([`MAX_POINTS`]), so the
-/// stored series is still a choice of peaks. A start or a UI session never reaches it
-/// (50 s at 50 ms); a long session does within its first minute, and from then on the
-/// sampler halves its series and its rate each time it fills, so a 1,000-turn soak
-/// costs clibench about what its first minutes cost (see docs/architecture.md).
-const MAX_SAMPLES: usize = 2 * MAX_POINTS;
+/// The most points the sampler keeps: what a result stores ([`MAX_POINTS`]). A start
+/// never reaches it (25 s at 50 ms); a long session does within its first half minute,
+/// and from then on the sampler halves its series and its rate each time it fills, so
+/// an hour's soak takes about 2,500 samples instead of 72,000. Each sample of a trial
+/// user's family costs about 3 ms of CPU on a host of 130 processes (a scan of every
+/// `/proc/PID/stat`), which at twice this bound was 12 s of clibench's 30 s over a
+/// 1,000-turn soak of the demo (docs/architecture.md).
+const MAX_SAMPLES: usize = MAX_POINTS;
 
 /// A session's memory being sampled in the background.
 pub(crate) struct Recording {
