@@ -21,8 +21,8 @@ const INTERVAL: Duration = Duration::from_millis(50);
 /// and from then on the sampler halves its series and its rate each time it fills, so
 /// an hour's soak takes about 2,500 samples instead of 72,000. Each sample of a trial
 /// user's family costs about 3 ms of CPU on a host of 130 processes (a scan of every
-/// `/proc/PID/stat`), which at twice this bound was 12 s of clibench's 30 s over a
-/// 1,000-turn soak of the demo (docs/architecture.md).
+/// `/proc/PID/stat`), which at twice this bound was 12 s of clibench's 30 s of CPU in the
+/// first 2,000 s of a 1,000-turn soak of the demo (docs/architecture.md).
 const MAX_SAMPLES: usize = MAX_POINTS;
 
 /// A session's memory being sampled in the background.
