@@ -57,6 +57,8 @@ fn measure(command: &[String]) -> Result<(), String> {
         selector: family,
         interval: Duration::from_millis(20),
         exclude_pids: vec![me],
+        // A command watched to its end: every sample is kept.
+        max_points: None,
     });
     let mut child = Command::new(&command[0])
         .args(&command[1..])

@@ -30,6 +30,10 @@
 //!   Else [`Verdict::WithinNoise`]. So "regressed" never stands beside an interval
 //!   that holds no change, and "within noise" never beside one wholly beyond the
 //!   threshold.
+//! - **Slopes** over a session's turns ([`Metric::is_slope`]): by their difference in
+//!   the metric's unit, its interval and a threshold in that unit
+//!   ([`crate::slope_change`]); the row's [`MetricComparison::slope`] holds them and its
+//!   ratios are not numbers.
 //!
 //! When the two sides were not measured interleaved (two separate runs, or `ab
 //! --sequential`: see [`Interleaving`]), each run carries the machine's offset while
@@ -170,6 +174,15 @@ impl CompareOptions {
     pub fn with_floor(mut self, metric: Metric, fraction: f64) -> CompareOptions {
         self.floors.insert(metric, fraction);
         self
+    }
+
+    /// A slope metric's practical threshold in its own unit: its own when set (a spec's
+    /// `[compare] noise` gives slopes in their unit), else [`Metric::slope_threshold`];
+    /// `None` for a metric that is not a slope. The global [`noise`](Self::noise), a
+    /// fraction, is not for slopes.
+    pub fn slope_threshold(&self, metric: Metric) -> Option<f64> {
+        let default = metric.slope_threshold()?;
+        Some(self.floors.get(&metric).copied().unwrap_or(default))
     }
 
     /// The practical threshold `metric` is judged against: its own when set, else for
@@ -371,6 +384,12 @@ pub struct MetricComparison {
     /// [`DETECTABLE_CAP`] (read "over ±100%"); infinite when the trials are too few
     /// for any verdict. `None` for exact metrics, where every byte shows.
     pub detectable: Option<f64>,
+    /// For a slope metric ([`Metric::is_slope`]), how its difference was judged, in its
+    /// unit: then [`ratio`](Self::ratio), [`ci_low`](Self::ci_low) and
+    /// [`ci_high`](Self::ci_high) are NaN (`null` in JSON), [`floor`](Self::floor) is the
+    /// threshold in the metric's unit and [`detectable`](Self::detectable) is `None`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slope: Option<crate::slope_change::SlopeChange>,
     /// When this interleaved run could not detect twice the threshold (the change
     /// `ab --trials auto` waits for unless told otherwise), how many trials a side the
     /// same spread would need to; `None` when it could, for an exact metric or one
@@ -499,6 +518,26 @@ pub struct Comparison {
     /// Between separate runs, how far the host's speed moved by the trials' speed
     /// probes; `None` for interleaved sides or when a run recorded fewer than two.
     pub speed_shift: Option<SpeedShift>,
+}
+
+/// Each side's own overrides (`base`, `candidate`: as a result's `config.overrides`
+/// records them, space-separated), after the leading ones both share: `ab --scenario
+/// long-session --head X` records the scenario's overrides on both sides, and what tells
+/// the sides apart is `X`. The shared part ends where both texts have a space or end.
+pub fn own_overrides<'a>(base: &'a str, candidate: &'a str) -> (&'a str, &'a str) {
+    let common = base
+        .bytes()
+        .zip(candidate.bytes())
+        .take_while(|(b, c)| b == c)
+        .count();
+    // The longest shared prefix that ends at an override's end on both sides.
+    let ends_here = |text: &str, at: usize| at == text.len() || text.as_bytes()[at] == b' ';
+    let shared = (0..=common)
+        .rev()
+        .find(|&at| ends_here(base, at) && ends_here(candidate, at))
+        .unwrap_or(0);
+    let own = |text: &'a str| text[shared..].trim_start();
+    (own(base), own(candidate))
 }
 
 /// How many processes of the target one phase's trials found on each side.
@@ -753,7 +792,14 @@ pub fn compare(base: &Side, candidate: &Side, options: &CompareOptions) -> Compa
                     candidate: candidate.values(metric),
                     pairs,
                 };
-                measured.push(Measured::new(metric, b, c, &values, interleaving, options));
+                let mut row = Measured::new(metric, b, c, &values, interleaving, options);
+                if metric.is_slope() {
+                    let interleaved = interleaving == Interleaving::Interleaved;
+                    let test = crate::slope_change::test(metric, base, candidate, interleaved);
+                    row.test = test.map(|(test, _)| test);
+                    row.slope_from_fits = Some(test.is_some_and(|(_, fits)| fits));
+                }
+                measured.push(row);
             }
             (b, c) => missing.push(MissingMetric {
                 metric,
@@ -806,8 +852,10 @@ struct Measured {
     delta: f64,
     /// `candidate median / base median`.
     ratio: f64,
-    /// The test, for a noisy metric with two samples or more a side.
+    /// The test, for a noisy metric with two samples or more a side, or a slope's.
     test: Option<significance::Welch>,
+    /// For a slope metric, whether its test's error came from the two fits.
+    slope_from_fits: Option<bool>,
 }
 
 /// The metric's values of interleaved sides as pairs of the same trial (base, candidate),
@@ -882,6 +930,7 @@ impl Measured {
             delta,
             ratio,
             test,
+            slope_from_fits: None,
         }
     }
 
@@ -894,6 +943,9 @@ impl Measured {
         options: &CompareOptions,
     ) -> MetricComparison {
         let metric = self.metric;
+        if let Some(threshold) = options.slope_threshold(metric) {
+            return self.judged_slope(p_adjusted, level, tested, threshold, options);
+        }
         let nature = metric.nature();
         let direction = metric.direction();
         let floor = options.floor(metric);
@@ -971,7 +1023,60 @@ impl Measured {
             p_value: self.test.map(|test| test.p_value),
             p_adjusted,
             detectable,
+            slope: None,
             trials_for_target,
+        }
+    }
+
+    /// [`Measured::judged`] for a slope: the difference, its interval and threshold in
+    /// the metric's unit ([`crate::slope_change`]).
+    fn judged_slope(
+        self,
+        p_adjusted: Option<f64>,
+        level: Option<f64>,
+        tested: usize,
+        threshold: f64,
+        options: &CompareOptions,
+    ) -> MetricComparison {
+        let metric = self.metric;
+        let judged_test = self.test.zip(level);
+        let centers = self.test.map(|test| test.centers());
+        let delta = centers.map_or(self.delta, |(base, candidate)| candidate - base);
+        let interval = judged_test.map(|(test, level)| test.difference_interval(level));
+        let (low, high) = interval.unwrap_or((delta, delta));
+        let detectable = self.test.map_or(f64::INFINITY, |test| {
+            test.detectable_difference(options.alpha / tested.max(1) as f64)
+        });
+        MetricComparison {
+            metric,
+            unit: metric.unit(),
+            direction: metric.direction(),
+            nature: metric.nature(),
+            floor: threshold,
+            floor_bytes: None,
+            verdict: crate::slope_change::judge(delta, interval, threshold, metric.direction()),
+            base: self.base,
+            candidate: self.candidate,
+            delta,
+            base_center: centers.map(|(base, _)| base),
+            candidate_center: centers.map(|(_, candidate)| candidate),
+            ratio: f64::NAN,
+            ci_low: f64::NAN,
+            ci_high: f64::NAN,
+            confidence: level
+                .filter(|_| judged_test.is_some())
+                .map(|level| 1.0 - level),
+            p_value: self.test.map(|test| test.p_value),
+            p_adjusted,
+            detectable: None,
+            slope: Some(crate::slope_change::SlopeChange {
+                threshold,
+                low,
+                high,
+                detectable,
+                from_fits: self.slope_from_fits.unwrap_or(false),
+            }),
+            trials_for_target: None,
         }
     }
 }
@@ -1096,6 +1201,21 @@ mod tests {
             .map(|row| (row.metric, row.verdict))
             .collect();
         assert_eq!(verdicts, [(Metric::Cold, Verdict::Regressed)]);
+    }
+
+    #[test]
+    fn a_scenario_both_sides_ran_is_left_out_of_their_own_overrides() {
+        let scenario = "model.script={ turns = [{ text = \"a b\" }] } session.turns=100";
+        let base = scenario.to_string();
+        let head = format!("{scenario} measure.env.LEAK=1");
+        assert_eq!(own_overrides(&base, &head), ("", "measure.env.LEAK=1"));
+        // Shared text that ends inside an override is not shared.
+        assert_eq!(
+            own_overrides("session.turns=10", "session.turns=100"),
+            ("session.turns=10", "session.turns=100")
+        );
+        assert_eq!(own_overrides("a=1 b=2", "a=1 b=3"), ("b=2", "b=3"));
+        assert_eq!(own_overrides("", "a=1"), ("", "a=1"));
     }
 
     #[test]

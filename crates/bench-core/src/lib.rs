@@ -46,6 +46,7 @@ pub mod rng;
 pub mod sequential;
 pub mod significance;
 mod skip;
+pub mod slope_change;
 pub mod speed_probe;
 pub mod stats;
 #[cfg(test)]

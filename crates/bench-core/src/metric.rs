@@ -368,6 +368,28 @@ impl Metric {
         )
     }
 
+    /// For a slope over a session's turns (`session_growth`, `lag_growth`,
+    /// `render_growth`), its default practical threshold in the metric's own unit; `None`
+    /// for every other metric. A slope near zero, or below it, makes a ratio of two slopes
+    /// meaningless, so `compare` judges slopes by their difference
+    /// ([`crate::slope_change`]) against this: 256 KiB per turn (a leak of a quarter of a
+    /// MiB per tool call is 250 MiB over a thousand turns), 5 ms of keystroke latency per
+    /// 100 turns (half a second by the thousandth), 1 KiB written per key per 100 turns.
+    /// A spec's `[compare] noise` sets another, in the same unit.
+    pub fn slope_threshold(self) -> Option<f64> {
+        match self {
+            Metric::SessionGrowth => Some(256.0 * 1024.0),
+            Metric::LagGrowth => Some(0.005),
+            Metric::RenderGrowth => Some(1024.0),
+            _ => None,
+        }
+    }
+
+    /// Whether the metric is a slope over a session's turns ([`Metric::slope_threshold`]).
+    pub fn is_slope(self) -> bool {
+        self.slope_threshold().is_some()
+    }
+
     /// What the metric means, for people: one or two sentences, without unit or
     /// direction (see [`Metric::unit`] and [`Metric::direction`]). This is the one
     /// glossary that report.md's legend, the HTML report's tooltips and

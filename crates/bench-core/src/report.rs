@@ -1,6 +1,10 @@
 //! What a single result file adds up to: every metric's statistics, the failed
 //! samples and the side's facts, ready for the exporters.
 
+mod checkpoints;
+
+pub use checkpoints::{CheckpointRow, Checkpoints};
+
 use crate::Metric;
 use crate::compare::{FailedSample, failed_samples};
 use crate::detail::StaircaseInstance;
@@ -46,6 +50,9 @@ pub struct Report {
     /// Each turn of a short session (at most 12 turns).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub session_turns: Vec<crate::export::terminal::TurnRow>,
+    /// A long session's checkpoints, one trial's, for a compact table.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_checkpoints: Option<Checkpoints>,
     /// How many processes the family had at each measure trial's memory measurement:
     /// trial -> count, for the trials that recorded one.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
@@ -145,6 +152,7 @@ impl Report {
             session_slopes: session_slopes(&side.sessions),
             terminal_output: crate::export::terminal::rows(&side.sessions),
             session_turns: crate::export::terminal::turn_rows(&side.sessions),
+            session_checkpoints: checkpoints::of(&side.sessions),
             process_counts: side
                 .trials
                 .iter()

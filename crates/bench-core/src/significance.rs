@@ -87,6 +87,17 @@ pub fn welch(base: &[f64], candidate: &[f64]) -> Option<Welch> {
 /// per-pair differences over its standard error, n − 1 degrees of freedom. `None` with
 /// fewer than two pairs with finite values or sides of different lengths.
 pub fn paired(base: &[f64], candidate: &[f64]) -> Option<Welch> {
+    paired_on(base, candidate, true)
+}
+
+/// [`paired`] on the values as they are, never their logs: for slopes, whose
+/// difference is what matters and whose values may be 0 or negative
+/// ([`crate::slope_change`]).
+pub fn paired_difference(base: &[f64], candidate: &[f64]) -> Option<Welch> {
+    paired_on(base, candidate, false)
+}
+
+fn paired_on(base: &[f64], candidate: &[f64], logs_allowed: bool) -> Option<Welch> {
     if base.len() != candidate.len() {
         return None;
     }
@@ -99,7 +110,7 @@ pub fn paired(base: &[f64], candidate: &[f64]) -> Option<Welch> {
     if pairs.len() < 2 {
         return None;
     }
-    let log_scale = pairs.iter().all(|&(b, c)| b > 0.0 && c > 0.0);
+    let log_scale = logs_allowed && pairs.iter().all(|&(b, c)| b > 0.0 && c > 0.0);
     let scale = |v: f64| if log_scale { v.ln() } else { v };
     let differences: Vec<f64> = pairs.iter().map(|&(b, c)| scale(c) - scale(b)).collect();
     let bases: Vec<f64> = pairs.iter().map(|&(b, _)| scale(b)).collect();
@@ -139,13 +150,78 @@ fn two_sided_p(difference: f64, standard_error: f64, df: f64) -> f64 {
 /// a component taken as known (it adds nothing to the degrees of freedom's
 /// denominator). On raw values the spread is scaled by the base's mean.
 pub fn welch_between_runs(base: &[f64], candidate: &[f64], drift_spread: f64) -> Option<Welch> {
+    welch_on(base, candidate, drift_spread, true)
+}
+
+/// [`welch`] on the values as they are, never their logs (see [`paired_difference`]).
+pub fn welch_difference(base: &[f64], candidate: &[f64]) -> Option<Welch> {
+    welch_on(base, candidate, 0.0, false)
+}
+
+/// One estimate with its standard error and degrees of freedom: a fitted slope of one
+/// trial (points − 2 degrees of freedom).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Estimate {
+    /// The value.
+    pub value: f64,
+    /// Its standard error.
+    pub standard_error: f64,
+    /// Its degrees of freedom.
+    pub df: f64,
+}
+
+/// The test of `candidate − base` for two independent estimates, each with its own
+/// error (two fitted slopes of one trial a side): the errors add in quadrature and the
+/// degrees of freedom are Welch–Satterthwaite's. `None` when an estimate is not finite
+/// or has no degrees of freedom.
+pub fn estimates_difference(base: Estimate, candidate: Estimate) -> Option<Welch> {
+    let usable = |e: &Estimate| {
+        e.value.is_finite()
+            && e.standard_error.is_finite()
+            && e.standard_error >= 0.0
+            && e.df >= 1.0
+    };
+    if !usable(&base) || !usable(&candidate) {
+        return None;
+    }
+    let (v1, v2) = (
+        base.standard_error.powi(2),
+        candidate.standard_error.powi(2),
+    );
+    let difference = candidate.value - base.value;
+    let standard_error = (v1 + v2).sqrt();
+    let sampled = v1 * v1 / base.df + v2 * v2 / candidate.df;
+    let df = if sampled > 0.0 {
+        (v1 + v2).powi(2) / sampled
+    } else {
+        base.df + candidate.df
+    };
+    Some(Welch {
+        log_scale: false,
+        difference,
+        standard_error,
+        df,
+        p_value: two_sided_p(difference, standard_error, df),
+        base_mean: base.value,
+        // One estimate a side: the errors are what they are, more trials are another test.
+        per_trial_variance: [v1, v2],
+        known_variance: 0.0,
+    })
+}
+
+fn welch_on(
+    base: &[f64],
+    candidate: &[f64],
+    drift_spread: f64,
+    logs_allowed: bool,
+) -> Option<Welch> {
     let finite =
         |values: &[f64]| -> Vec<f64> { values.iter().copied().filter(|v| v.is_finite()).collect() };
     let (base, candidate) = (finite(base), finite(candidate));
     if base.len() < 2 || candidate.len() < 2 {
         return None;
     }
-    let log_scale = base.iter().chain(&candidate).all(|&v| v > 0.0);
+    let log_scale = logs_allowed && base.iter().chain(&candidate).all(|&v| v > 0.0);
     let scaled = |values: Vec<f64>| -> Vec<f64> {
         if log_scale {
             values.into_iter().map(f64::ln).collect()
@@ -265,6 +341,22 @@ impl Welch {
             self.as_ratio(self.difference - half),
             self.as_ratio(self.difference + half),
         )
+    }
+
+    /// The test's own two-sided confidence interval of the difference candidate − base
+    /// on the tested scale at `level`: `difference ± t(1 − level/2; df) · standard
+    /// error`. For a test on raw values (a slope's) this is in the values' unit, and it
+    /// excludes 0 exactly when the p-value is below `level`.
+    pub fn difference_interval(&self, level: f64) -> (f64, f64) {
+        let half = t_quantile(1.0 - level / 2.0, self.df) * self.standard_error;
+        let half = if half.is_nan() { 0.0 } else { half };
+        (self.difference - half, self.difference + half)
+    }
+
+    /// The smallest difference on the tested scale this test would find with [`POWER`]
+    /// at two-sided level `alpha`: for a test on raw values, in the values' unit.
+    pub fn detectable_difference(&self, alpha: f64) -> f64 {
+        (t_quantile(1.0 - alpha / 2.0, self.df) + t_quantile(POWER, self.df)) * self.standard_error
     }
 
     /// A shift on the tested scale as a ratio, monotone in the shift: `exp` on logs,

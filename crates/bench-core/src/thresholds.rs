@@ -44,8 +44,8 @@ pub enum ThresholdsError {
         /// The name as written.
         name: String,
     },
-    /// The fraction is not a number in `0..1`.
-    #[error("{CONFIG_KEY} sets {metric} to `{value}`, which is not a fraction in 0..1")]
+    /// The value is not a number in `0..1` (for a slope, not an amount of at least 0).
+    #[error("{CONFIG_KEY} sets {metric} to `{value}`, which is not {}", expected(*metric))]
     Fraction {
         /// The metric.
         metric: Metric,
@@ -63,6 +63,33 @@ pub struct RecordedError {
     /// What is wrong with them.
     #[source]
     pub source: ThresholdsError,
+}
+
+/// Whether `value` can be `metric`'s threshold: a fraction in `0..1`, or for a slope
+/// ([`Metric::is_slope`]), judged by its difference, a finite amount of at least 0 in
+/// the metric's unit (`session_growth = 262144` is 256 KiB per turn).
+pub fn is_valid(metric: Metric, value: f64) -> bool {
+    if metric.is_slope() {
+        value.is_finite() && value >= 0.0
+    } else {
+        (0.0..1.0).contains(&value)
+    }
+}
+
+/// What [`is_valid`] asks of `metric`'s threshold, in words for an error.
+pub fn expected(metric: Metric) -> String {
+    if metric.is_slope() {
+        format!(
+            "an amount of at least 0 in {} (a slope is judged by its difference)",
+            metric
+                .unit_and_direction()
+                .split(',')
+                .next()
+                .unwrap_or_default()
+        )
+    } else {
+        "a fraction in 0..1 (0.05 means changes within ±5% are noise)".to_string()
+    }
 }
 
 /// The thresholds as one setting: `cold=0.05,warm=0.07`, in metric order.
@@ -91,7 +118,7 @@ pub fn decode(text: &str) -> Result<BTreeMap<Metric, f64>, ThresholdsError> {
             .trim()
             .parse::<f64>()
             .ok()
-            .filter(|fraction| (0.0..1.0).contains(fraction))
+            .filter(|&fraction| is_valid(metric, fraction))
             .ok_or_else(|| ThresholdsError::Fraction {
                 metric,
                 value: value.trim().to_string(),
@@ -189,7 +216,20 @@ mod tests {
         assert_eq!(
             crate::error_chain(&error),
             "the candidate result's recorded thresholds: compare_noise sets cold to `2`, \
-             which is not a fraction in 0..1"
+             which is not a fraction in 0..1 (0.05 means changes within ±5% are noise)"
+        );
+        // A slope's threshold is an amount in its unit, never negative.
+        assert_eq!(
+            decode("session_growth=262144,lag_growth=0.01"),
+            Ok(BTreeMap::from([
+                (Metric::SessionGrowth, 262_144.0),
+                (Metric::LagGrowth, 0.01)
+            ]))
+        );
+        assert_eq!(
+            decode("session_growth=-1").unwrap_err().to_string(),
+            "compare_noise sets session_growth to `-1`, which is not an amount of at least 0 \
+             in bytes per turn (a slope is judged by its difference)"
         );
         // Results that record nothing leave the options alone.
         let none = Request::new("y", Role::Candidate);

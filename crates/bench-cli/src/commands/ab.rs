@@ -108,7 +108,8 @@ pub struct Args {
     #[arg(long, value_name = "N")]
     memory_trials: Option<u32>,
     /// Practical threshold as a fraction (changes within ±FRACTION are not counted), or one
-    /// metric's as METRIC=FRACTION, as `clibench compare`. Repeatable. [default: by kind]
+    /// metric's as METRIC=FRACTION (a slope's as an amount in its unit), as `clibench
+    /// compare`. Repeatable. [default: by kind]
     #[arg(long, value_parser = super::compare::parse_noise, value_name = "[METRIC=]FRACTION")]
     noise: Vec<Noise>,
     /// Run only shard K of N of the trials (see `clibench run --shard`).
@@ -240,12 +241,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         out.join("comparison.md").display(),
     );
     if fail_on_regression && found.comparison.has_regression() {
-        let names: Vec<String> = found
-            .comparison
-            .regressions()
-            .map(|row| format!("{} ({:+.1}%)", row.metric, row.change() * 100.0))
-            .collect();
-        say!("error: head regressed: {}", names.join(", "));
+        say!(
+            "error: head regressed: {}",
+            bench_core::export::text::regressions(&found.comparison)
+        );
         return Ok(ExitCode::from(FAILURE));
     }
     Ok(if outcome.failed.is_empty() {

@@ -51,7 +51,8 @@ pub struct Args {
     #[arg(value_name = "CANDIDATE.json")]
     candidate: PathBuf,
     /// Practical threshold as a fraction (changes within ±FRACTION are not
-    /// counted), or one metric's as METRIC=FRACTION; repeatable. [default: by
+    /// counted), or one metric's as METRIC=FRACTION (a slope's as an amount in its unit:
+    /// session_growth=262144 is 256 KiB per turn); repeatable. [default: by
     /// kind: timing and CPU 0.03, memory 0.02, sizes 0.01 and 64 KiB]
     #[arg(long, value_parser = parse_noise, value_name = "[METRIC=]FRACTION")]
     noise: Vec<Noise>,
@@ -207,6 +208,20 @@ pub(super) fn parse_noise(text: &str) -> Result<Noise, String> {
         None => Ok(Noise::Global(fraction(text)?)),
         Some((metric, value)) => {
             let metric: Metric = metric.trim().parse().map_err(|error| format!("{error}"))?;
+            if metric.is_slope() {
+                // A slope's threshold is an amount in its unit, not a fraction.
+                let amount: f64 = value
+                    .trim()
+                    .parse()
+                    .map_err(|_| format!("`{}` is not a number", value.trim()))?;
+                if !bench_core::thresholds::is_valid(metric, amount) {
+                    return Err(format!(
+                        "{metric}={amount} is not {}",
+                        bench_core::thresholds::expected(metric)
+                    ));
+                }
+                return Ok(Noise::Metric(metric, amount));
+            }
             Ok(Noise::Metric(metric, fraction(value.trim())?))
         }
     }
@@ -386,6 +401,21 @@ mod tests {
                 .contains("unknown metric `colder`")
         );
         assert!(parse_noise("cold=2").unwrap_err().contains("outside 0..1"));
+        // A slope's threshold is an amount in its unit, and a global fraction is not one.
+        assert_eq!(
+            parse_noise("session_growth=1048576"),
+            Ok(Noise::Metric(Metric::SessionGrowth, 1_048_576.0))
+        );
+        assert!(
+            parse_noise("lag_growth=-1")
+                .unwrap_err()
+                .contains("not an amount of at least 0")
+        );
+        let global = options(&[Noise::Global(0.1)]).unwrap();
+        assert_eq!(
+            global.slope_threshold(Metric::SessionGrowth),
+            Some(262_144.0)
+        );
         let set = options(&[
             Noise::Metric(Metric::Cold, 0.05),
             Noise::Global(0.1),

@@ -931,20 +931,21 @@ fn check(spec: &Spec) -> (Vec<Problem>, Option<Ready>) {
     }
     for (metric, fraction) in &spec.compare.noise {
         let path = key(&["compare", "noise", metric]);
-        if metric.parse::<bench_core::Metric>().is_err() {
-            c.problem(
+        match metric.parse::<bench_core::Metric>() {
+            Err(_) => c.problem(
                 path,
                 format!(
                     "unknown metric '{metric}' in [compare] noise (`clibench report --explain` lists them)"
                 ),
-            );
-        } else if !(0.0..1.0).contains(fraction) {
-            c.problem(
+            ),
+            Ok(known) if !bench_core::thresholds::is_valid(known, *fraction) => c.problem(
                 path,
                 format!(
-                    "[compare] noise {metric} = {fraction} is outside 0..1 (0.05 means changes within ±5% are noise)"
+                    "[compare] noise {metric} = {fraction} is not {}",
+                    bench_core::thresholds::expected(known)
                 ),
-            );
+            ),
+            Ok(_) => {}
         }
     }
     for (index, metric) in spec.compare.watch.iter().flatten().enumerate() {
@@ -1162,7 +1163,18 @@ mod tests {
             "{error}"
         );
         let error = spec("cold = 5").unwrap_err().to_string();
-        assert!(error.contains("5 is outside 0..1"), "{error}");
+        assert!(
+            error.contains("cold = 5 is not a fraction in 0..1"),
+            "{error}"
+        );
+        // A slope's threshold is an amount in its unit: 256 KiB per turn.
+        let floors = spec("session_growth = 262144").unwrap().compare.noise;
+        assert_eq!(floors.get("session_growth"), Some(&262_144.0));
+        let error = spec("lag_growth = -0.1").unwrap_err().to_string();
+        assert!(
+            error.contains("is not an amount of at least 0 in seconds per 100 turns"),
+            "{error}"
+        );
     }
 
     #[test]

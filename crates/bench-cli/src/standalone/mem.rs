@@ -207,6 +207,8 @@ pub fn measure_command(
         selector: Selector::Tree(me),
         interval: PEAK_INTERVAL,
         exclude_pids: vec![me],
+        // A command measured by `mem` settles in seconds: every sample is kept.
+        max_points: None,
     });
     let started = if tty {
         spawn::in_terminal(command).map(|terminal| Started::Terminal(Box::new(terminal)))

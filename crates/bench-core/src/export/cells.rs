@@ -19,11 +19,16 @@ pub(crate) enum SideName<'a> {
     Overrides(&'a str),
     /// As the side that ran the spec without overrides.
     AsItIs,
+    /// As the side that ran only the overrides both sides ran with.
+    SharedOnly,
 }
 
 impl SideName<'_> {
     /// The words for [`SideName::AsItIs`].
     pub(crate) const AS_IT_IS: &'static str = "the spec as it is";
+    /// The words for a side whose overrides are all the other side's too (`ab --scenario`
+    /// with `--head` only): the title names what differs, not the shared scenario.
+    pub(crate) const SHARED_ONLY: &'static str = "the overrides both sides ran with";
 }
 
 /// The names of the candidate and the base in a comparison's title: their shas, unless
@@ -32,15 +37,31 @@ impl SideName<'_> {
 pub(crate) fn side_names<'a>(comparison: &'a Comparison) -> [SideName<'a>; 2] {
     let by_overrides = comparison.base_sha == comparison.candidate_sha
         && comparison.base_overrides != comparison.candidate_overrides;
-    let name = |sha: &'a str, overrides: &'a Option<String>| match overrides {
+    let (base_own, candidate_own) =
+        match (&comparison.base_overrides, &comparison.candidate_overrides) {
+            (Some(base), Some(candidate)) => {
+                let (base, candidate) = crate::compare::own_overrides(base, candidate);
+                (Some(base), Some(candidate))
+            }
+            (base, candidate) => (base.as_deref(), candidate.as_deref()),
+        };
+    let name = |sha: &'a str, overrides: Option<&'a str>| match overrides {
         _ if !by_overrides => SideName::Sha(sha),
+        Some("") => SideName::AsItIs,
         Some(overrides) => SideName::Overrides(overrides),
         None => SideName::AsItIs,
     };
-    [
-        name(&comparison.candidate_sha, &comparison.candidate_overrides),
-        name(&comparison.base_sha, &comparison.base_overrides),
-    ]
+    let [candidate, base] = [
+        name(&comparison.candidate_sha, candidate_own),
+        name(&comparison.base_sha, base_own),
+    ];
+    // A side left with none of its own after the shared ones ran with the shared ones.
+    let shared = base_own != comparison.base_overrides.as_deref();
+    let shared_only = |side: SideName<'a>| match side {
+        SideName::AsItIs if shared => SideName::SharedOnly,
+        other => other,
+    };
+    [shared_only(candidate), shared_only(base)]
 }
 
 /// The largest ratio an interval's end is shown as (`>+1000%` beyond).
@@ -91,6 +112,16 @@ impl Notation {
         format!("{change:+.1}%")
     }
 
+    /// The row's relative change (`+35.0%`), or the empty cell for a slope, whose change
+    /// is its difference in its unit ([`signed_amount`]): a ratio of slopes near zero says
+    /// nothing.
+    pub(crate) fn change(self, row: &MetricComparison) -> String {
+        if row.slope.is_some() {
+            return self.none.to_string();
+        }
+        self.percent(row.ratio)
+    }
+
     /// The median in its unit, or the empty cell when every sample failed.
     pub(crate) fn median(self, stats: &MetricStats) -> String {
         stats
@@ -109,6 +140,23 @@ impl Notation {
                 self.percent(ratio)
             }
         };
+        if let Some(slope) = &row.slope {
+            if row.verdict == Verdict::SingleSample {
+                return self.none.to_string();
+            }
+            let (low, high) = (
+                signed(row.unit.format(slope.low), slope.low),
+                signed(row.unit.format(slope.high), slope.high),
+            );
+            let per = row.metric.per_short();
+            // Three digits can print both ends of a narrow interval alike (+2.0 MiB to
+            // +2.0 MiB): then its centre and half-width say what it is.
+            if low == high {
+                let half = (slope.high - slope.low) / 2.0;
+                return format!("{low} ± {}{per}", row.unit.format(half));
+            }
+            return format!("{low}{}{high}{per}", self.to);
+        }
         match (row.verdict, row.nature) {
             (Verdict::SingleSample, _) => self.none.to_string(),
             // An exact metric's point ratio is all there is.
@@ -125,9 +173,14 @@ impl Notation {
         } else {
             (row.base_center, &row.base)
         };
+        let per = if row.slope.is_some() {
+            row.metric.per_short()
+        } else {
+            ""
+        };
         match center {
-            Some(center) => stats.unit.format(center),
-            None => self.median(stats),
+            Some(center) => format!("{}{per}", stats.unit.format(center)),
+            None => format!("{}{per}", self.median(stats)),
         }
     }
 }
@@ -137,6 +190,17 @@ impl Notation {
 /// trials)` when a side has one trial (no spread); empty for an exact size, where
 /// every byte shows.
 pub(crate) fn detectable(row: &MetricComparison) -> Option<String> {
+    if let Some(slope) = &row.slope {
+        return Some(if slope.detectable.is_finite() {
+            format!(
+                "±{}{}",
+                row.unit.format(slope.detectable),
+                row.metric.per_short()
+            )
+        } else {
+            "none (too few trials)".to_string()
+        });
+    }
     let fraction = row.detectable?;
     Some(
         if fraction >= crate::compare::DETECTABLE_CAP && fraction.is_finite() {
@@ -208,6 +272,7 @@ pub(crate) fn rule(comparison: &Comparison) -> String {
     let own: Vec<String> = options
         .floors
         .keys()
+        .filter(|metric| !metric.is_slope())
         .map(|&metric| {
             format!(
                 "{metric} ±{}%",
@@ -217,6 +282,26 @@ pub(crate) fn rule(comparison: &Comparison) -> String {
         .collect();
     if !own.is_empty() {
         thresholds.push_str(&format!(" ({})", own.join(", ")));
+    }
+    // Slopes are judged by their difference in their unit: their thresholds are amounts.
+    let slopes: Vec<String> = comparison
+        .metrics
+        .iter()
+        .filter_map(|row| {
+            let slope = row.slope.as_ref()?;
+            Some(format!(
+                "{} {}{}",
+                row.metric,
+                row.unit.format(slope.threshold),
+                row.metric.per_short()
+            ))
+        })
+        .collect();
+    if !slopes.is_empty() {
+        thresholds.push_str(&format!(
+            "; slopes by their difference, beyond {}",
+            slopes.join(", ")
+        ));
     }
     // Interleaved trials are tested pair by pair where every trial has its partner.
     let test = if drift {
@@ -271,10 +356,20 @@ pub(crate) fn not_interleaved(interleaving: Interleaving) -> &'static str {
     }
 }
 
-/// The absolute change in the metric's unit, signed: `+175 ms`, `-39.2 MiB`, `0 B`.
+/// The absolute change in the metric's unit, signed: `+175 ms`, `-39.2 MiB`, `0 B`; a
+/// slope's with what it is per (`+2.00 MiB/turn`), as its change is read in it.
 pub(crate) fn signed_amount(row: &MetricComparison) -> String {
-    let text = row.unit.format(row.delta);
-    if row.delta > 0.0 {
+    let text = signed(row.unit.format(row.delta), row.delta);
+    if row.slope.is_some() {
+        format!("{text}{}", row.metric.per_short())
+    } else {
+        text
+    }
+}
+
+/// `text` (a formatted `value`) with a `+` when the value is positive.
+fn signed(text: String, value: f64) -> String {
+    if value > 0.0 {
         format!("+{text}")
     } else {
         text

@@ -402,32 +402,125 @@ pub fn changes(rows: &[Change]) -> Result<String, ChartError> {
 pub struct TurnLine {
     /// (turn from 1, value): seconds, or bytes in [`memory_per_turn`].
     pub points: Vec<(u32, f64)>,
+    /// The least-squares line fitted to the points after the warm-up, drawn across the
+    /// turns it was fitted over; `None` draws none.
+    pub fit: Option<FittedLine>,
 }
 
-/// The turn axis: a category per turn, `1` at position 0.
-fn turn_axis<'f>(turns: u32) -> Axis<'f> {
-    let mut axis = Axis::categories((1..=turns.max(1)).map(|t| t.to_string()).collect());
-    axis.range = -0.5..f64::from(turns.max(1)) - 0.5;
+/// A straight line over a range of turns: `intercept + slope × turn`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FittedLine {
+    /// The first turn fitted.
+    pub from: u32,
+    /// The last turn fitted.
+    pub to: u32,
+    /// The value at turn 0.
+    pub intercept: f64,
+    /// The change per turn.
+    pub slope: f64,
+}
+
+impl FittedLine {
+    /// The least-squares line through `points` after turn `warmup` (the series' fit
+    /// in `trend::fit`, with the intercept it implies); `None` with fewer than two turns.
+    pub fn through(points: &[(u32, f64)], warmup: u32) -> Option<FittedLine> {
+        let fitted: Vec<(f64, f64)> = points
+            .iter()
+            .filter(|(turn, _)| *turn > warmup)
+            .map(|&(turn, value)| (f64::from(turn), value))
+            .collect();
+        let fit = crate::trend::fit(&fitted)?;
+        let n = fitted.len() as f64;
+        let mean = |pick: fn(&(f64, f64)) -> f64| fitted.iter().map(pick).sum::<f64>() / n;
+        let (mean_turn, mean_value) = (mean(|p| p.0), mean(|p| p.1));
+        Some(FittedLine {
+            from: points.iter().map(|p| p.0).filter(|&t| t > warmup).min()?,
+            to: points.iter().map(|p| p.0).max()?,
+            intercept: mean_value - fit.slope * mean_turn,
+            slope: fit.slope,
+        })
+    }
+
+    fn at(&self, turn: u32) -> f64 {
+        self.intercept + self.slope * f64::from(turn)
+    }
+}
+
+/// Up to this many turns the turn axis labels every turn; beyond, the labels would
+/// overlap (a 100-turn session printed "1234567891011..."), so it labels round turns.
+const LABELLED_TURNS: u32 = 20;
+
+/// The turn axis and where turn `t` sits on it (`t − offset`): a category per turn
+/// (`1` at position 0) up to [`LABELLED_TURNS`], else a numeric axis whose positions are
+/// the turns, labelled at round numbers (10, 20, ...).
+fn turn_axis<'f>(turns: u32) -> (Axis<'f>, f64) {
+    let turns = turns.max(1);
+    if turns > LABELLED_TURNS {
+        let mut axis = Axis::values(0.5..f64::from(turns) + 0.5, "turn", integer_label);
+        axis.grid = false;
+        return (axis, 0.0);
+    }
+    let mut axis = Axis::categories((1..=turns).map(|t| t.to_string()).collect());
+    axis.range = -0.5..f64::from(turns) - 0.5;
     axis.desc = Some("turn".to_string());
-    axis
+    (axis, 1.0)
+}
+
+/// Draws each line's fitted line, dark and thin over the trial's colour.
+fn fitted_lines(
+    chart: &mut Chart<'_, '_>,
+    lines: &[TurnLine],
+    offset: f64,
+    divisor: f64,
+) -> Result<(), ChartError> {
+    for (index, line) in lines.iter().enumerate() {
+        let Some(fit) = line.fit else { continue };
+        let color = PALETTE[index % PALETTE.len()];
+        let ends =
+            [fit.from, fit.to].map(|turn| (f64::from(turn) - offset, fit.at(turn) / divisor));
+        chart
+            .draw_series(LineSeries::new(ends, BLACK.mix(0.55).stroke_width(3)))
+            .map_err(failed)?;
+        chart
+            .draw_series(LineSeries::new(ends, color.stroke_width(1)))
+            .map_err(failed)?;
+    }
+    Ok(())
 }
 
 /// Seconds per turn: one `<polyline>` per line through its turns and one filled
 /// `<circle>` per value. `value_desc` names the value axis (`first_token`).
 pub fn seconds_per_turn(lines: &[TurnLine], value_desc: &str) -> Result<String, ChartError> {
+    dots_per_turn(lines, value_desc, 1e-4, format_seconds)
+}
+
+/// [`seconds_per_turn`] for bytes (a checkpoint's bytes written per key).
+pub fn bytes_per_turn(lines: &[TurnLine], value_desc: &str) -> Result<String, ChartError> {
+    dots_per_turn(lines, value_desc, 1.0, format_bytes)
+}
+
+fn dots_per_turn(
+    lines: &[TurnLine],
+    value_desc: &str,
+    least_top: f64,
+    format: fn(f64) -> String,
+) -> Result<String, ChartError> {
     let points = || lines.iter().flat_map(|line| &line.points);
     let turns = points().map(|p| p.0).max().unwrap_or(1);
-    let max_seconds = points().map(|p| p.1).fold(0.0, f64::max);
+    let max_value = points().map(|p| p.1).fold(0.0, f64::max);
+    let (x, offset) = turn_axis(turns);
     let frame = Frame {
         height: 220,
         // Room for "10.0 ms" beside the axis title.
         y_label_area: Y_LABEL_AREA + 12,
-        x: turn_axis(turns),
-        y: Axis::values(0.0..nice_top(max_seconds.max(1e-4)), value_desc, |s| {
-            format_seconds(*s)
-        }),
+        x,
+        y: Axis::values(
+            0.0..nice_top(max_value.max(least_top)),
+            value_desc,
+            move |v| format(*v),
+        ),
     };
-    let at = |turn: u32| f64::from(turn) - 1.0;
+    let at = |turn: u32| f64::from(turn) - offset;
     frame.draw(|chart| {
         for (index, line) in lines.iter().enumerate() {
             let color = PALETTE[index % PALETTE.len()];
@@ -446,7 +539,7 @@ pub fn seconds_per_turn(lines: &[TurnLine], value_desc: &str) -> Result<String, 
                 )
                 .map_err(failed)?;
         }
-        Ok(())
+        fitted_lines(chart, lines, offset, 1.0)
     })
 }
 
@@ -458,10 +551,11 @@ pub fn memory_per_turn(lines: &[TurnLine], value_desc: &str) -> Result<String, C
     let turns = points().map(|p| p.0).max().unwrap_or(1);
     let max_bytes = points().map(|p| p.1).fold(0.0, f64::max);
     let scale = ByteScale::for_max(max_bytes);
+    let (x, offset) = turn_axis(turns);
     let frame = Frame {
         height: 280,
         y_label_area: Y_LABEL_AREA,
-        x: turn_axis(turns),
+        x,
         y: Axis::values(
             0.0..nice_top(max_bytes / scale.divisor),
             format!("{value_desc} ({})", scale.unit),
@@ -474,21 +568,21 @@ pub fn memory_per_turn(lines: &[TurnLine], value_desc: &str) -> Result<String, C
             let (width, radius) = layered(index, lines.len());
             let corners = turn_steps(&line.points)
                 .into_iter()
-                .map(|(x, bytes)| (x, bytes / scale.divisor));
+                .map(|(x, bytes)| (x + 1.0 - offset, bytes / scale.divisor));
             chart
                 .draw_series(LineSeries::new(corners, color.stroke_width(width)))
                 .map_err(failed)?;
             chart
                 .draw_series(line.points.iter().map(|&(turn, bytes)| {
                     Circle::new(
-                        (f64::from(turn) - 1.0, bytes / scale.divisor),
+                        (f64::from(turn) - offset, bytes / scale.divisor),
                         radius,
                         color.stroke_width(2),
                     )
                 }))
                 .map_err(failed)?;
         }
-        Ok(())
+        fitted_lines(chart, lines, offset, scale.divisor)
     })
 }
 
@@ -1093,6 +1187,7 @@ mod tests {
         );
         let line = TurnLine {
             points: vec![(1, 10e6), (2, 12e6), (3, 14e6)],
+            fit: None,
         };
         let svg = memory_per_turn(&[line.clone(), line], "proportional memory").unwrap();
         assert_eq!(count(&svg, "polyline"), 2);
@@ -1105,9 +1200,11 @@ mod tests {
         let lines = [
             TurnLine {
                 points: vec![(1, 0.5), (2, 0.7), (3, 0.6)],
+                fit: None,
             },
             TurnLine {
                 points: vec![(1, 0.4), (3, 0.9)],
+                fit: None,
             },
         ];
         let svg = seconds_per_turn(&lines, "turn").unwrap();
@@ -1132,6 +1229,7 @@ mod tests {
     fn trials_with_the_same_values_stay_visible_under_the_last_one() {
         let line = TurnLine {
             points: vec![(1, 0.5), (2, 0.7), (3, 0.6)],
+            fit: None,
         };
         let lines = [line.clone(), line.clone(), line];
         for svg in [
@@ -1169,6 +1267,47 @@ mod tests {
         assert_eq!(count(&svg, "text"), 3, "a time per moment");
         assert!(svg.contains("12.0 ms") && svg.contains("500 ms"), "{svg}");
         assert!(svg.contains("a &lt;b&gt;") && !svg.contains("<b>"));
+    }
+
+    #[test]
+    fn a_long_session_labels_round_turns_and_draws_each_fitted_line() {
+        // 100 turns growing 1 MiB a turn after a warm-up turn that loads 60 MiB.
+        let points: Vec<(u32, f64)> = (1..=100)
+            .map(|turn| {
+                (
+                    turn,
+                    1e8 + 6e7 * f64::from(u8::from(turn > 1)) + 1048576.0 * f64::from(turn),
+                )
+            })
+            .collect();
+        let fit = FittedLine::through(&points, 1).unwrap();
+        assert_eq!((fit.from, fit.to), (2, 100));
+        assert!((fit.slope - 1048576.0).abs() < 1e-3, "{fit:?}");
+        assert!((fit.at(50) - points[49].1).abs() < 1.0, "{fit:?}");
+        let svg = memory_per_turn(
+            &[TurnLine {
+                points,
+                fit: Some(fit),
+            }],
+            "proportional memory",
+        )
+        .unwrap();
+        // The step line, then the fitted line twice (a dark edge and the trial's colour).
+        assert_eq!(count(&svg, "polyline"), 3, "{svg}");
+        // Round turns are labelled, not every turn.
+        let labels: Vec<&str> = svg
+            .split("<text")
+            .skip(1)
+            .filter_map(|text| Some(text[text.find('>')? + 1..text.find("</text>")?].trim()))
+            .collect();
+        assert!(
+            labels.contains(&"50") && labels.contains(&"100"),
+            "{labels:?}"
+        );
+        assert!(
+            !labels.contains(&"51") && !labels.contains(&"99"),
+            "{labels:?}"
+        );
     }
 
     #[test]

@@ -102,6 +102,13 @@ fn entry(
         extra.push(format!("{} failed", stats.errored));
     }
     match row {
+        // A slope's change is its difference in its unit, never a percentage.
+        Some(row) if row.slope.is_some() => extra.push(format!(
+            "vs base {base_sha}: {} ({}, interval {})",
+            row.verdict.word(),
+            super::cells::signed_amount(row),
+            super::cells::Notation::TERMINAL.interval(row)
+        )),
         Some(row) => extra.push(match row.confidence {
             Some(confidence) => format!(
                 "vs base {base_sha}: {} ({:+.1}%, {}% CI {:+.1}% to {:+.1}%)",

@@ -8,8 +8,12 @@
 //! names, screens, errors, facts) is HTML-escaped: the measured program is not
 //! trusted.
 
+mod checkpoints;
+
 use super::cells::{self, Notation, SideName, presence, trials};
-use super::charts::{self, Bar, Change, Line, Moment, Orientation, Tone, Trials, TurnLine};
+use super::charts::{
+    self, Bar, Change, FittedLine, Line, Moment, Orientation, Tone, Trials, TurnLine,
+};
 use super::failures::{Failure, SideFailures};
 use crate::compare::{Comparison, MetricComparison, Verdict};
 use crate::detail::{MemorySeries, SessionRun, SessionTurn};
@@ -81,6 +85,7 @@ pub fn comparison(comparison: &Comparison) -> String {
             format!("<code>{}</code>", escape(text))
         }
         SideName::AsItIs => SideName::AS_IT_IS.to_owned(),
+        SideName::SharedOnly => SideName::SHARED_ONLY.to_owned(),
     });
     let _ = writeln!(
         body,
@@ -130,6 +135,7 @@ pub fn comparison(comparison: &Comparison) -> String {
         );
         body.push_str("</section>\n");
     }
+    slope_changes(&mut body, comparison);
     if !comparison.metrics.is_empty() {
         body.push_str("<section><h2>Metrics</h2>\n<table>\n<thead><tr><th>Metric</th><th>Base</th><th>Candidate</th><th>Change</th><th>Delta</th>");
         body.push_str(
@@ -174,6 +180,7 @@ pub fn comparison(comparison: &Comparison) -> String {
     let [candidate, base] = names.map(|side| match side {
         SideName::Sha(text) | SideName::Overrides(text) => text,
         SideName::AsItIs => SideName::AS_IT_IS,
+        SideName::SharedOnly => SideName::SHARED_ONLY,
     });
     page(&format!("clibench {candidate} vs {base}"), &body)
 }
@@ -540,6 +547,7 @@ fn session(out: &mut String, runs: &[SessionRun], metrics: &[MetricStats]) {
                     .iter()
                     .filter_map(|t| value(t).map(|v| (t.turn, v)))
                     .collect(),
+                fit: None,
             })
             .collect();
         if lines.iter().all(|line| line.points.is_empty()) {
@@ -579,12 +587,16 @@ fn session(out: &mut String, runs: &[SessionRun], metrics: &[MetricStats]) {
     };
     let lines: Vec<TurnLine> = runs
         .iter()
-        .map(|run| TurnLine {
-            points: run
+        .map(|run| {
+            let points: Vec<(u32, f64)> = run
                 .turns
                 .iter()
                 .map(|t| (t.turn, t.memory_bytes(all_pss) as f64))
-                .collect(),
+                .collect();
+            TurnLine {
+                fit: FittedLine::through(&points, run.warmup_turns),
+                points,
+            }
         })
         .collect();
     out.push_str("<h3>Memory after each turn</h3>\n");
@@ -603,9 +615,12 @@ fn session(out: &mut String, runs: &[SessionRun], metrics: &[MetricStats]) {
         .map_or("no growth slope was recorded".to_string(), |m| {
             format!("grows {} per turn", signed(m))
         });
+    let warmup = runs.iter().map(|run| run.warmup_turns).max().unwrap_or(0);
     let caption = format!(
-        "The {kind} of the whole process family after each turn, one step line per trial. \
-         The median trial {growth} ({} metric: the least-squares slope over the turns).",
+        "The {kind} of the whole process family after each turn, one step line per trial, \
+         and the least-squares line over the turns after the warm-up (turn {warmup} and \
+         before), drawn dark over the trial's colour. The median trial {growth} ({} metric: \
+         that line's slope).",
         metric_name(Metric::SessionGrowth)
     );
     figure(
@@ -622,6 +637,8 @@ fn session(out: &mut String, runs: &[SessionRun], metrics: &[MetricStats]) {
         ),
         &caption,
     );
+
+    checkpoints::checkpoints(out, &runs);
 
     if let Some((run, turn)) = timeline_turn(&runs) {
         out.push_str("<h3>One turn, step by step</h3>\n");
@@ -1039,6 +1056,43 @@ fn facts(out: &mut String, report: &Report, side: &crate::result::Side) {
     out.push_str("</section>\n");
 }
 
+/// The slopes over a session's turns, which the changes chart (in percent) cannot draw:
+/// each one's difference in its unit, its interval and verdict, coloured as the table.
+fn slope_changes(out: &mut String, comparison: &Comparison) {
+    let rows: Vec<&MetricComparison> = comparison
+        .metrics
+        .iter()
+        .filter(|row| row.slope.is_some())
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    out.push_str(
+        "<section><h2>Session slopes</h2>\n<p class=\"note\">A slope over the session's \
+         turns is compared by its difference, candidate − base, in its own unit (a ratio of \
+         slopes near zero says nothing): the test's interval of that difference and the \
+         verdict read from it.</p>\n<ul>\n",
+    );
+    for row in rows {
+        let class = match row.verdict {
+            Verdict::Regressed => "regressed",
+            Verdict::Improved => "improved",
+            _ => "",
+        };
+        let _ = writeln!(
+            out,
+            "<li>{}: {} → {}: <strong>{}</strong>, interval {}, <span class=\"{class}\">{}</span></li>",
+            metric_name(row.metric),
+            escape(&Notation::DOCUMENT.side(row, false)),
+            escape(&Notation::DOCUMENT.side(row, true)),
+            escape(&cells::signed_amount(row)),
+            escape(&Notation::DOCUMENT.interval(row)),
+            escape(row.verdict.word())
+        );
+    }
+    out.push_str("</ul>\n</section>\n");
+}
+
 fn comparison_row(out: &mut String, row: &MetricComparison) {
     let (class, word) = match row.verdict {
         Verdict::Regressed => ("regressed", row.verdict.word()),
@@ -1051,7 +1105,7 @@ fn comparison_row(out: &mut String, row: &MetricComparison) {
         metric_name(row.metric),
         escape(&Notation::DOCUMENT.side(row, false)),
         escape(&Notation::DOCUMENT.side(row, true)),
-        Notation::DOCUMENT.percent(row.ratio),
+        Notation::DOCUMENT.change(row),
         // The absolute change beside the percent: "0.0%" of a 170 MiB bundle can still
         // be 70 KiB, which is what made it regress.
         escape(&cells::signed_amount(row)),

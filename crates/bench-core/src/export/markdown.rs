@@ -87,6 +87,9 @@ pub fn report(report: &Report) -> String {
     }
     out.push_str(&super::terminal::turns_markdown(&report.session_turns));
     out.push_str(&super::terminal::markdown(&report.terminal_output));
+    if let Some(checkpoints) = &report.session_checkpoints {
+        checkpoint_table(&mut out, checkpoints);
+    }
     legend(&mut out, report.metrics.iter().map(|stats| stats.metric));
     failures(&mut out, &[("", &report.error, &report.failures)]);
     if !report.skipped.is_empty() {
@@ -162,6 +165,7 @@ pub fn comparison(comparison: &Comparison) -> String {
     let [candidate, base] = cells::side_names(comparison).map(|side| match side {
         SideName::Sha(text) | SideName::Overrides(text) => code(text),
         SideName::AsItIs => SideName::AS_IT_IS.to_owned(),
+        SideName::SharedOnly => SideName::SHARED_ONLY.to_owned(),
     });
     let _ = writeln!(
         out,
@@ -192,6 +196,7 @@ pub fn comparison(comparison: &Comparison) -> String {
     } else if !comparison.metrics.is_empty() {
         out.push_str("No metric changed beyond its threshold.\n");
     }
+    session_figures(&mut out, comparison);
     if !unchanged.is_empty() {
         let _ = writeln!(
             out,
@@ -259,6 +264,92 @@ fn headline(comparison: &Comparison) -> String {
     parts.join(", ")
 }
 
+/// The session's figures over its turns, always in view (a slope within noise is
+/// otherwise in the folded table): each slope's base and candidate and their difference
+/// with its interval, and the last checkpoint's keystroke echo and bytes per key.
+fn session_figures(out: &mut String, comparison: &Comparison) {
+    let rows: Vec<&MetricComparison> = comparison
+        .metrics
+        .iter()
+        .filter(|row| {
+            row.metric.is_slope() || matches!(row.metric, Metric::KeyEcho | Metric::KeyBytes)
+        })
+        .collect();
+    if !rows.iter().any(|row| row.slope.is_some()) {
+        return;
+    }
+    out.push_str("\n**Session over its turns** (base → candidate: change, interval, verdict)\n\n");
+    for row in rows {
+        let change = if row.slope.is_some() {
+            signed_amount(row)
+        } else {
+            format!(
+                "{} ({})",
+                signed_amount(row),
+                Notation::DOCUMENT.change(row)
+            )
+        };
+        let _ = writeln!(
+            out,
+            "- `{}`: {} → {}: {change}, {}, {}",
+            row.metric,
+            Notation::DOCUMENT.side(row, false),
+            Notation::DOCUMENT.side(row, true),
+            Notation::DOCUMENT.interval(row),
+            verdict(row)
+        );
+    }
+}
+
+/// A long session's checkpoints as a table, the fitted slope of each column last:
+/// the compact form of the HTML report's checkpoint charts.
+fn checkpoint_table(out: &mut String, table: &crate::report::Checkpoints) {
+    use crate::units::Unit;
+    let shown = if table.rows.len() < table.measured {
+        format!("{} of {}", table.rows.len(), table.measured)
+    } else {
+        table.measured.to_string()
+    };
+    let memory = if table.pss { "PSS" } else { "RSS" };
+    let _ = writeln!(
+        out,
+        "\n**Checkpoints** (trial {}, {shown} checkpoints: the idle prompt's keystroke echo \
+         and bytes per key, and the family's memory)\n\n\
+         | After turn | Key echo | Bytes per key | {memory} |\n\
+         | ---: | ---: | ---: | ---: |",
+        table.trial
+    );
+    for row in &table.rows {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} |",
+            row.turn,
+            row.key_echo_seconds
+                .map_or("–".to_string(), |seconds| Unit::Seconds.format(seconds)),
+            Unit::Bytes.format(row.bytes_per_key),
+            Unit::Bytes.format(row.memory_bytes as f64)
+        );
+    }
+    let slope = |fit: Option<crate::trend::Fit>, unit: Unit, per: &str| {
+        fit.map_or("–".to_string(), |fit| {
+            let sign = if fit.slope > 0.0 { "+" } else { "" };
+            let curve = if fit.faster_than_linear() {
+                " **faster than linear**"
+            } else {
+                ""
+            };
+            format!("{sign}{}{per}{curve}", unit.format(fit.slope))
+        })
+    };
+    let _ = writeln!(
+        out,
+        "| slope (least squares after the warm-up) | {} | {} | {} |",
+        slope(table.lag, Unit::Seconds, "/100 turns"),
+        slope(table.render, Unit::Bytes, "/100 turns"),
+        slope(table.growth, Unit::Bytes, "/turn")
+    );
+}
+
 fn comparison_table(out: &mut String, rows: &[&MetricComparison], with_detectable: bool) {
     let (header, line) = if with_detectable {
         (" Could detect |", " ---: |")
@@ -279,14 +370,22 @@ fn comparison_table(out: &mut String, rows: &[&MetricComparison], with_detectabl
         } else {
             String::new()
         };
+        // A slope's change is its difference alone: it has no percentage.
+        let change = if row.slope.is_some() {
+            signed_amount(row)
+        } else {
+            format!(
+                "{} ({})",
+                signed_amount(row),
+                Notation::DOCUMENT.change(row)
+            )
+        };
         let _ = writeln!(
             out,
-            "| `{}` | {} | {} | {} ({}) | {} | {} |{detectable} {} / {} |",
+            "| `{}` | {} | {} | {change} | {} | {} |{detectable} {} / {} |",
             row.metric,
             Notation::DOCUMENT.side(row, false),
             Notation::DOCUMENT.side(row, true),
-            signed_amount(row),
-            Notation::DOCUMENT.percent(row.ratio),
             Notation::DOCUMENT.interval(row),
             verdict(row),
             trials(&row.base),

@@ -313,6 +313,7 @@ fn comparison_text(comparison: &Comparison, columns: usize) -> String {
     let [candidate, base] = super::cells::side_names(comparison).map(|side| match side {
         SideName::Sha(text) | SideName::Overrides(text) => text,
         SideName::AsItIs => SideName::AS_IT_IS,
+        SideName::SharedOnly => SideName::SHARED_ONLY,
     });
     let mut out = format!("{candidate} (candidate) vs {base} (base)\n\n");
     if !comparison.metrics.is_empty() {
@@ -325,7 +326,7 @@ fn comparison_text(comparison: &Comparison, columns: usize) -> String {
                     notation.side(row, false),
                     notation.side(row, true),
                     signed_amount(row),
-                    notation.percent(row.ratio),
+                    notation.change(row),
                     notation.interval(row),
                     row.verdict.word().to_string(),
                     detectable(row).unwrap_or_else(|| "exact".to_string()),
@@ -458,11 +459,15 @@ fn trials_line(comparison: &Comparison) -> Option<String> {
 }
 
 /// The metrics that regressed, with their change, on one line:
-/// `cold (+175 ms, +42.5%), disk (+1.0 MiB, +0.5%)`.
+/// `cold (+175 ms, +42.5%), disk (+1.0 MiB, +0.5%)`; a slope by its difference alone
+/// (`session_growth (+2.00 MiB/turn)`).
 pub fn regressions(comparison: &Comparison) -> String {
     comparison
         .regressions()
         .map(|row| {
+            if row.slope.is_some() {
+                return format!("{} ({})", row.metric, signed_amount(row));
+            }
             format!(
                 "{} ({}, {:+.1}%)",
                 row.metric,

@@ -281,3 +281,100 @@ fn overridden_request() -> bench_core::Request {
     );
     request
 }
+
+/// Three interleaved trials a side of a long session: head leaks 2 MiB a turn more and
+/// its keystroke echo grows by 50 ms per 100 turns, base's slopes are noise near 0.
+fn comparison_of_slopes() -> bench_core::Comparison {
+    use bench_core::compare::Interleaving;
+    use bench_core::detail::SessionRun;
+    use bench_core::trend::Fit;
+    let side = |sha: &str, slopes: &[(f64, f64)]| {
+        let mut side = Side::new(sha);
+        for (trial, &(growth, lag)) in slopes.iter().enumerate() {
+            let trial = trial as u32;
+            let fit = |slope: f64, std_error: f64| Fit {
+                slope,
+                std_error: Some(std_error),
+                points: 99,
+                curvature_t: None,
+            };
+            let growth_value = Sample::Value(growth.max(0.0));
+            record(&mut side, Metric::SessionGrowth, trial, growth_value);
+            let lag_value = Sample::Value((lag * 100.0).max(0.0));
+            record(&mut side, Metric::LagGrowth, trial, lag_value);
+            record(&mut side, Metric::Turn, trial, Sample::Value(2.0 + lag));
+            side.sessions.push(SessionRun {
+                trial,
+                dialect: "anthropic".to_string(),
+                turns: Vec::new(),
+                growth_bytes_per_turn: Some(growth),
+                warmup_turns: 1,
+                growth: Some(fit(growth, 1_500.0)),
+                lag: Some(fit(lag, 0.000_02)),
+                render: None,
+                checkpoints: Vec::new(),
+                idle_seconds: 3.0,
+                idle_cpu_share: None,
+                idle_monotonic_ns: None,
+                idle_output: None,
+                startup_output: None,
+                pastes: Vec::new(),
+            });
+        }
+        side
+    };
+    let mib = 1024.0 * 1024.0;
+    let base = side(
+        "b",
+        &[
+            (11_000.0, 0.000_021),
+            (-2_300.0, 0.000_150),
+            (9_800.0, 0.000_012),
+        ],
+    );
+    let head = side(
+        "h",
+        &[
+            (2.0 * mib + 12_400.0, 0.000_550),
+            (2.0 * mib + 10_100.0, 0.000_580),
+            (2.0 * mib + 11_900.0, 0.000_570),
+        ],
+    );
+    compare(
+        &base,
+        &head,
+        &CompareOptions {
+            interleaving: Some(Interleaving::Interleaved),
+            ..CompareOptions::default()
+        },
+    )
+}
+
+#[test]
+fn slopes_are_compared_by_their_difference_in_their_unit() {
+    let comparison = comparison_of_slopes();
+    let verdicts: Vec<(Metric, Verdict)> = comparison
+        .metrics
+        .iter()
+        .map(|row| (row.metric, row.verdict))
+        .collect();
+    assert!(verdicts.contains(&(Metric::SessionGrowth, Verdict::Regressed)));
+    assert!(verdicts.contains(&(Metric::LagGrowth, Verdict::Regressed)));
+    insta::assert_snapshot!(text::comparison(&comparison));
+    insta::assert_snapshot!(Format::Markdown.comparison(&comparison));
+}
+
+#[test]
+fn the_html_comparison_lists_the_slopes_its_changes_chart_cannot_draw() {
+    let html = bench_core::export::html::comparison(&comparison_of_slopes());
+    let section = &html[html
+        .find("<h2>Session slopes</h2>")
+        .expect("a slopes section")..];
+    let section = &section[..section.find("</section>").unwrap()];
+    assert!(
+        section.contains("<strong>+2.0 MiB/turn</strong>")
+            && section.contains("<span class=\"regressed\">regressed</span>"),
+        "{section}"
+    );
+    assert!(section.contains("+50.6 ms/100 turns"), "{section}");
+}

@@ -520,7 +520,13 @@ fn the_session_section_draws_turns_memory_and_one_turns_timeline() {
         assert_eq!(marks(chart, "circle"), 6, "{metric}: a dot per turn");
     }
     let memory = figure(section, "chart-session-memory");
-    assert_eq!(marks(memory, "polyline"), 2, "a step line per trial");
+    // A step line per trial, and each trial's fitted line after its warm-up, drawn
+    // twice (a dark edge and the trial's colour).
+    assert_eq!(
+        marks(memory, "polyline"),
+        2 * 3,
+        "a step line and a fit per trial"
+    );
     assert_eq!(marks(memory, "circle"), 6);
     assert!(memory.contains("proportional memory (MiB)"), "PSS is drawn");
     assert!(

@@ -54,7 +54,7 @@ impl Seen {
             prompt: String::new(),
         };
         filled(&mut record);
-        journal.push(Event::Request(record));
+        journal.push(Event::Request(Box::new(record)));
     }
 }
 

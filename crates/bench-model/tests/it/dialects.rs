@@ -220,7 +220,7 @@ fn outcomes(journal: &Journal) -> Vec<String> {
         .requests()
         .iter()
         .map(|r| {
-            let line = Event::Request(r.clone()).to_json();
+            let line = Event::Request(Box::new(r.clone())).to_json();
             let detail = ["turn", "side", "fault", "reason"]
                 .iter()
                 .find_map(|key| line.get(*key).filter(|v| !v.is_null()).cloned())

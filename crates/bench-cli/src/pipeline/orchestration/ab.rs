@@ -280,26 +280,44 @@ pub fn compare_sides(
     bench_core::io::write_atomic(&out.join("comparison.json"), json.as_bytes())?;
     let html = bench_core::export::html::comparison(&comparison);
     bench_core::io::write_atomic(&out.join("comparison.html"), html.as_bytes())?;
-    let describe = |result: &ResultFile| {
-        let overrides = result
-            .request
-            .config
-            .get(bench_core::result::OVERRIDES_KEY)
-            .map_or("the spec as it is".to_owned(), |overrides| {
-                overrides.clone()
-            });
+    let [base_own, head_own] = own_overrides(&sides[0], &sides[1]);
+    let describe = |result: &ResultFile, own: Option<&str>| {
+        let overrides = match own {
+            None => "the spec as it is",
+            Some("") => "the overrides both sides ran with",
+            Some(own) => own,
+        };
         format!("{overrides} ({})", short_sha(&result.request.sha))
     };
     let sides = format!(
         "head (candidate): {} vs base: {}",
-        describe(&sides[1]),
-        describe(&sides[0])
+        describe(&sides[1], head_own),
+        describe(&sides[0], base_own)
     );
     Ok(AbComparison {
         comparison,
         markdown,
         sides,
     })
+}
+
+/// Each side's overrides without the leading ones both ran with (a scenario's), which
+/// say nothing about how the sides differ; `None` for a side without overrides.
+fn own_overrides<'a>(base: &'a ResultFile, head: &'a ResultFile) -> [Option<&'a str>; 2] {
+    let overrides = |result: &'a ResultFile| {
+        result
+            .request
+            .config
+            .get(bench_core::result::OVERRIDES_KEY)
+            .map(String::as_str)
+    };
+    match (overrides(base), overrides(head)) {
+        (Some(base), Some(head)) => {
+            let (base, head) = bench_core::compare::own_overrides(base, head);
+            [Some(base), Some(head)]
+        }
+        (base, head) => [base, head],
+    }
 }
 
 /// A sha's first 12 characters, as the reports show it.
@@ -309,11 +327,12 @@ fn short_sha(sha: &str) -> &str {
 
 /// The line that says what each side was, since both may have built the same commit.
 fn sides_line(base: &ResultFile, head: &ResultFile, order: Order, tight: Option<u32>) -> String {
-    let describe =
-        |result: &ResultFile| match result.request.config.get(bench_core::result::OVERRIDES_KEY) {
-            Some(overrides) => bench_core::export::markdown::code(overrides),
-            None => "the spec as it is".to_owned(),
-        };
+    let [base_own, head_own] = own_overrides(base, head);
+    let describe = |own: Option<&str>| match own {
+        Some("") => "the overrides both sides ran with".to_owned(),
+        Some(own) => bench_core::export::markdown::code(own),
+        None => "the spec as it is".to_owned(),
+    };
     let order = match order {
         Order::Abba => "; trials interleaved in ABBA pairs",
         Order::RandomPairs { .. } => "; trials interleaved in pairs of random order",
@@ -329,8 +348,8 @@ fn sides_line(base: &ResultFile, head: &ResultFile, order: Order, tight: Option<
     });
     format!(
         "\n<sub>clibench ab: base = {}; head (candidate) = {}{order}{tight}.</sub>\n",
-        describe(base),
-        describe(head)
+        describe(base_own),
+        describe(head_own)
     )
 }
 

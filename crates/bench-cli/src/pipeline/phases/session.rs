@@ -652,7 +652,7 @@ pub(crate) fn one_turn(
             source,
         }
     };
-    let requests_before = journal.requests().len();
+    let requests_before = journal.request_count();
     for key in plan.prompt.chars() {
         terminal
             .type_text(&key.to_string())
@@ -717,14 +717,13 @@ pub(crate) fn one_turn(
     let snapshot = family.snapshot()?;
 
     let requests: Vec<RequestRecord> = journal
-        .requests()
+        .requests_from(requests_before)
         .into_iter()
-        .skip(requests_before)
         .filter(|r| matches!(r.outcome, Outcome::Turn { index, .. } if index == plan.index))
         .collect();
     let Some(first_request) = requests.first() else {
         let last = journal
-            .requests()
+            .requests_from(journal.request_count().saturating_sub(1))
             .last()
             .map_or("no request at all".to_owned(), |r| {
                 format!("{} {} -> {:?}", r.method, r.path, r.outcome)

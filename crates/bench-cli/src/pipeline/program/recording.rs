@@ -6,7 +6,7 @@ use crate::pipeline::PhaseContext;
 use crate::pipeline::error::FileError;
 use crate::pipeline::program::TargetError;
 use crate::pipeline::program::family::Family;
-use bench_core::detail::{MAX_SCREENS, MAX_SERIES, MemoryPoint, MemorySeries, Screen};
+use bench_core::detail::{MAX_POINTS, MAX_SCREENS, MAX_SERIES, MemoryPoint, MemorySeries, Screen};
 use bench_core::{Phase, Side};
 use bench_proc::{Sampler, SamplerOptions};
 use std::time::Duration;
@@ -15,6 +15,15 @@ use std::time::Duration;
 /// (RSS and PSS); 50 ms draws a start-up of a few hundred milliseconds with several
 /// points while costing the target little.
 const INTERVAL: Duration = Duration::from_millis(50);
+
+/// The most points the sampler keeps: what a result stores ([`MAX_POINTS`]). A start
+/// never reaches it (25 s at 50 ms); a long session does within its first half minute,
+/// and from then on the sampler halves its series and its rate each time it fills, so
+/// an hour's soak takes about 2,500 samples instead of 72,000. Each sample of a trial
+/// user's family costs about 3 ms of CPU on a host of 130 processes (a scan of every
+/// `/proc/PID/stat`), which at twice this bound was 12 s of clibench's 30 s of CPU in the
+/// first 2,000 s of a 1,000-turn soak of the demo (docs/architecture.md).
+const MAX_SAMPLES: usize = MAX_POINTS;
 
 /// A session's memory being sampled in the background.
 pub(crate) struct Recording {
@@ -32,6 +41,7 @@ impl Recording {
             selector,
             interval: INTERVAL,
             exclude_pids,
+            max_points: Some(MAX_SAMPLES),
         });
         Recording {
             sampler,
