@@ -689,6 +689,9 @@ impl Kernel {
             loop {
                 if self.leader.has_exited() {
                     ending = Ending::Quit;
+                    // What it printed just before exiting (its answer to the shutdown)
+                    // is still in the pipe: the transcript records every frame.
+                    self.drain_stdout_for(Duration::from_millis(100));
                     break;
                 }
                 if Instant::now() >= grace_deadline {
@@ -714,7 +717,12 @@ impl Kernel {
     /// Reads (and records) what the kernel prints while it shuts down, for up to 2 ms, so
     /// that a full pipe cannot keep it from exiting.
     fn drain_stdout(&mut self) {
-        let deadline = Instant::now() + Duration::from_millis(2);
+        self.drain_stdout_for(Duration::from_millis(2));
+    }
+
+    /// Reads (and records) the kernel's output for up to `limit`, or until its end.
+    fn drain_stdout_for(&mut self, limit: Duration) {
+        let deadline = Instant::now() + limit;
         let Some(stdout) = self.stdout.as_mut() else {
             std::thread::sleep(Duration::from_millis(2));
             return;
