@@ -112,8 +112,26 @@ impl MeasureError {
     }
 }
 
-/// Runs the measure phase for `ctx.trial`.
-pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), MeasureError> {
+/// What a measure trial starts from: the spec's section, the trial user with nothing of
+/// it left running, its process family, and the trial's model endpoint.
+pub(crate) struct Ready<'a> {
+    /// `[measure]`.
+    pub(crate) measure: &'a spec::Measure,
+    /// The trial user.
+    pub(crate) user: &'a UserRecord,
+    /// Its processes.
+    pub(crate) family: Family,
+    /// The trial's model endpoint, with `[model]`.
+    pub(crate) endpoint: Option<crate::pipeline::program::model::TrialModel>,
+}
+
+/// Checks that the trial can start (a `[measure]` section, a successful install), stops
+/// what is left of its user and starts its model endpoint. A lone trial and each side of
+/// a tight pair start from here.
+pub(crate) fn ready_to_start<'a>(
+    ctx: &'a PhaseContext,
+    side: &Side,
+) -> Result<Ready<'a>, MeasureError> {
     let measure = ctx
         .spec
         .measure
@@ -128,6 +146,22 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), MeasureError> {
         "stopping the target's processes before measuring",
     ))?;
     let endpoint = crate::pipeline::program::model::TrialModel::start(ctx)?;
+    Ok(Ready {
+        measure,
+        user,
+        family,
+        endpoint,
+    })
+}
+
+/// Runs the measure phase for `ctx.trial`.
+pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), MeasureError> {
+    let Ready {
+        measure,
+        user,
+        family,
+        endpoint,
+    } = ready_to_start(ctx, side)?;
     let outcome = starts(ctx, measure, side, user, &family);
     let journaled = crate::pipeline::program::model::finish(endpoint);
     let kept = keep_start_files(ctx, &["cold", "warm"]);
@@ -176,7 +210,7 @@ pub fn ready_screen_section(out: &Path) -> Option<String> {
 
 /// Whether install `install` succeeded: it recorded a time, or (for a target with no
 /// installer, which records none) it recorded no error.
-pub(crate) fn install_succeeded(side: &Side, install: u32, has_installer: bool) -> bool {
+fn install_succeeded(side: &Side, install: u32, has_installer: bool) -> bool {
     let mut samples = side
         .metrics
         .get(&Metric::Install)

@@ -12,7 +12,7 @@
 //! Only timed-only trials (past `memory_trials`) are paired, and never trial 0, whose
 //! failure decides what the run skips and whose cold start is the first after the install.
 
-use super::{MeasureError, STARTS, Start, install_succeeded, timed_only_close};
+use super::{MeasureError, STARTS, Start, timed_only_close};
 use crate::pipeline::PhaseContext;
 use crate::pipeline::isolation::command;
 use crate::pipeline::program::family::Family;
@@ -93,29 +93,15 @@ fn attempt(
     }
 }
 
-/// Checks a side can start, stops what is left of its user, and starts its model endpoint.
+/// A side ready to start (see [`super::ready_to_start`]).
 fn contender<'a>(ctx: &'a PhaseContext, side: &Side) -> Result<Contender<'a>, MeasureError> {
-    let measure = ctx
-        .spec
-        .measure
-        .as_ref()
-        .ok_or(MeasureError::NoSection("measure"))?;
-    if !install_succeeded(side, ctx.install, ctx.spec.install.command.is_some()) {
-        return Err(MeasureError::NoInstallation(ctx.install));
-    }
-    let user = ctx.user()?;
-    let family = Family::of(user)?;
-    command::stop_user(user).map_err(|source| MeasureError::Stop {
-        action: "stopping the target's processes before measuring",
-        source,
-    })?;
-    let endpoint = TrialModel::start(ctx)?;
+    let ready = super::ready_to_start(ctx, side)?;
     Ok(Contender {
         ctx,
-        measure,
-        user,
-        family,
-        endpoint,
+        measure: ready.measure,
+        user: ready.user,
+        family: ready.family,
+        endpoint: ready.endpoint,
         done: false,
         error: None,
     })
