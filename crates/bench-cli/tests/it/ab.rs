@@ -112,6 +112,7 @@ fn ab_interleaves_the_sides_and_writes_both_results_and_the_comparison() {
     let out = dir.path().join("ab");
     let result = run(clibench()
         .args(["ab", "--trials", "2", "--phases", "prepare,install,measure"])
+        .args(["--schedule", "abba"])
         .args(["--head", "measure.env.DEMO_AGENT_STARTUP_DELAY_MS=1500"])
         .arg("--out")
         .arg(&out));
