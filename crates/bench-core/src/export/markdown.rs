@@ -280,15 +280,7 @@ fn session_figures(out: &mut String, comparison: &Comparison) {
     }
     out.push_str("\n**Session over its turns** (base → candidate: change, interval, verdict)\n\n");
     for row in rows {
-        let change = if row.slope.is_some() {
-            signed_amount(row)
-        } else {
-            format!(
-                "{} ({})",
-                signed_amount(row),
-                Notation::DOCUMENT.change(row)
-            )
-        };
+        let change = change_text(row);
         let _ = writeln!(
             out,
             "- `{}`: {} → {}: {change}, {}, {}",
@@ -370,16 +362,7 @@ fn comparison_table(out: &mut String, rows: &[&MetricComparison], with_detectabl
         } else {
             String::new()
         };
-        // A slope's change is its difference alone: it has no percentage.
-        let change = if row.slope.is_some() {
-            signed_amount(row)
-        } else {
-            format!(
-                "{} ({})",
-                signed_amount(row),
-                Notation::DOCUMENT.change(row)
-            )
-        };
+        let change = change_text(row);
         let _ = writeln!(
             out,
             "| `{}` | {} | {} | {change} | {} | {} |{detectable} {} / {} |",
@@ -612,6 +595,20 @@ pub fn fenced(info: &str, body: &str) -> String {
         .collect();
     let body = crate::text::inert(body.trim_end_matches('\n'));
     format!("{fence}{info}\n{body}\n{fence}\n")
+}
+
+/// A row's change: the difference and its percentage, or for a slope its difference
+/// alone (a ratio of two slopes has no meaning).
+fn change_text(row: &crate::compare::MetricComparison) -> String {
+    if row.slope.is_some() {
+        signed_amount(row)
+    } else {
+        format!(
+            "{} ({})",
+            signed_amount(row),
+            Notation::DOCUMENT.change(row)
+        )
+    }
 }
 
 #[cfg(test)]
