@@ -15,20 +15,15 @@
 use super::{MeasureError, STARTS, Start, timed_only_close};
 use crate::pipeline::PhaseContext;
 use crate::pipeline::isolation::command;
-use crate::pipeline::program::family::Family;
-use crate::pipeline::program::model::{self, TrialModel};
+use crate::pipeline::program::model;
 use crate::pipeline::program::recording::keep_start_files;
 use crate::pipeline::program::sessions::stop_agents;
-use crate::spec;
 use bench_core::Side;
 
 /// One side of the pair, ready to start.
 struct Contender<'a> {
     ctx: &'a PhaseContext,
-    measure: &'a spec::Measure,
-    user: &'a crate::pipeline::out::state::UserRecord,
-    family: Family,
-    endpoint: Option<TrialModel>,
+    ready: super::Ready<'a>,
     /// A start never became ready: as in a lone trial, this side starts no more.
     done: bool,
     /// The first error that ended this side's trial.
@@ -69,7 +64,7 @@ pub(crate) fn run(
             for (contender, _) in contenders.iter_mut().flatten() {
                 if contender.error.is_none()
                     && let Err(error) =
-                        stop_agents(contender.ctx, contender.measure, contender.user)
+                        stop_agents(contender.ctx, contender.ready.measure, contender.ready.user)
                 {
                     contender.error = Some(error.into());
                 }
@@ -95,13 +90,9 @@ fn attempt(
 
 /// A side ready to start (see [`super::ready_to_start`]).
 fn contender<'a>(ctx: &'a PhaseContext, side: &Side) -> Result<Contender<'a>, MeasureError> {
-    let ready = super::ready_to_start(ctx, side)?;
     Ok(Contender {
         ctx,
-        measure: ready.measure,
-        user: ready.user,
-        family: ready.family,
-        endpoint: ready.endpoint,
+        ready: super::ready_to_start(ctx, side)?,
         done: false,
         error: None,
     })
@@ -113,13 +104,14 @@ fn one_start(
     side: &mut Side,
     (metric, cpu_metric, name): (bench_core::Metric, bench_core::Metric, &'static str),
 ) -> Result<(), MeasureError> {
-    let Contender {
+    let (ctx, ready) = (contender.ctx, &contender.ready);
+    match super::start(
         ctx,
-        measure,
-        family,
-        ..
-    } = contender;
-    match super::start(ctx, measure, side, family, (metric, cpu_metric, name))? {
+        ready.measure,
+        side,
+        &ready.family,
+        (metric, cpu_metric, name),
+    )? {
         Start::Ready {
             elapsed,
             terminal,
@@ -140,9 +132,9 @@ fn one_start(
 /// Writes the side's model journal and start files and stops its user's processes; the
 /// first error of the trial wins.
 fn finish(contender: Contender<'_>) -> Result<(), MeasureError> {
-    let journaled = model::finish(contender.endpoint);
+    let journaled = model::finish(contender.ready.endpoint);
     let kept = keep_start_files(contender.ctx, &["cold", "warm"]);
-    let stopped = command::stop_user(contender.user).map_err(|source| MeasureError::Stop {
+    let stopped = command::stop_user(contender.ready.user).map_err(|source| MeasureError::Stop {
         action: "stopping the target's processes",
         source,
     });
