@@ -79,18 +79,6 @@ pub(super) fn generate(
         Content::Text(_) => Vec::new(),
     };
     let output_tokens = answer.output_tokens();
-    seen.record(&state.journal, |r| {
-        r.dialect = Some(dialect);
-        r.model = model;
-        r.stream = asked.stream;
-        r.body_bytes = body_bytes;
-        r.tool_count = asked.tools.len();
-        r.tool_results = asked.tool_results;
-        r.outcome = outcome;
-        r.tools_called = tools_called;
-        r.output_tokens = output_tokens;
-        r.prompt = prompt_of(&asked.last_user_text);
-    });
     // Each request's jitter comes from the seed and its number alone, so a replay with
     // the same seed gets the same times whatever else runs at once.
     let mut rng = Rng::new(state.seed ^ seen.number.wrapping_mul(0x9E37_79B9_7F4A_7C15));
@@ -113,6 +101,20 @@ pub(super) fn generate(
         &state.pacing,
         length,
     );
+    // Journaled once its timing thread runs: a reader that waits for a request in the
+    // journal can count on its answer being under way (and a test on its thread).
+    seen.record(&state.journal, |r| {
+        r.dialect = Some(dialect);
+        r.model = model;
+        r.stream = asked.stream;
+        r.body_bytes = body_bytes;
+        r.tool_count = asked.tools.len();
+        r.tool_results = asked.tool_results;
+        r.outcome = outcome;
+        r.tools_called = tools_called;
+        r.output_tokens = output_tokens;
+        r.prompt = prompt_of(&asked.last_user_text);
+    });
     let mut response = Response::new(body);
     let headers = response.headers_mut();
     headers.insert(
