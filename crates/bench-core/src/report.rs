@@ -301,6 +301,7 @@ mod tests {
         let fit = |slope, curvature_t| crate::trend::Fit {
             slope,
             std_error: Some(slope / 100.0),
+            walk_std_error: None,
             points: 10,
             curvature_t: Some(curvature_t),
         };

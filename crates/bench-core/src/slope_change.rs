@@ -13,7 +13,11 @@
 //! - with two trials or more a side, a t-test on the raw slopes: paired trial by trial
 //!   for interleaved sides, else Welch's ([`significance::paired_difference`],
 //!   [`significance::welch_difference`]); with one trial a side, the two fits' own
-//!   standard errors ([`significance::estimates_difference`]);
+//!   standard errors ([`significance::estimates_difference`]), each the larger of the
+//!   line's (residuals about the fit) and the walk's (the spread of the steps between
+//!   turns, [`Fit::walk_std_error`]): memory keeps what a turn allocated, so a one-time
+//!   load or free is a step that the line's residuals call a certain slope (an A/A run
+//!   of the demo was called improved by 499 KiB a turn that way);
 //! - its p-value joins the family Holm's procedure adjusts, and the interval shown is the
 //!   test's own at the level Holm judged the metric at;
 //! - a change counts when that interval excludes 0 and the difference is beyond the
@@ -65,6 +69,7 @@ pub fn run_slope(run: &SessionRun, metric: Metric) -> Option<Fit> {
     Some(Fit {
         slope: fit.slope * scale,
         std_error: fit.std_error.map(|error| error * scale),
+        walk_std_error: fit.walk_std_error.map(|error| error * scale),
         ..fit
     })
 }
@@ -89,9 +94,11 @@ fn slopes(side: &Side, metric: Metric) -> BTreeMap<u32, (f64, Option<Estimate>)>
         fitted
             .into_iter()
             .map(|(trial, fit)| {
-                let estimate = fit.std_error.map(|standard_error| Estimate {
+                // One run cannot say whether its series is a line with noise about it or
+                // a walk that keeps its noise (memory does): the larger error holds both.
+                let estimate = fit.std_error.map(|line| Estimate {
                     value: fit.slope,
-                    standard_error,
+                    standard_error: fit.walk_std_error.map_or(line, |walk| walk.max(line)),
                     df: f64::from(fit.points) - 2.0,
                 });
                 (trial, (fit.slope, estimate))
@@ -199,6 +206,7 @@ mod tests {
         Fit {
             slope,
             std_error: Some(std_error),
+            walk_std_error: None,
             points: 99,
             curvature_t: None,
         }
@@ -322,6 +330,66 @@ mod tests {
         );
     }
 
+    /// A side of one trial whose session's memory after each turn (past the warm-up) was
+    /// `memory`, fitted as the session phase fits it.
+    fn one_session(sha: &str, memory: &[f64]) -> Side {
+        let points: Vec<(f64, f64)> = memory
+            .iter()
+            .enumerate()
+            .map(|(turn, &bytes)| (turn as f64 + 1.0, bytes))
+            .collect();
+        let growth = crate::trend::fit(&points).unwrap();
+        let mut side = Side::new(sha);
+        record(
+            &mut side,
+            Metric::SessionGrowth,
+            0,
+            Sample::Value(growth.slope.max(0.0)),
+        );
+        side.sessions.push(session(0, growth, fit(0.0, 1e-5)));
+        side
+    }
+
+    #[test]
+    fn one_trial_a_side_does_not_call_a_one_time_free_a_slope() {
+        // The demo's own 6 KiB a turn on both sides; head's Python gave back 3 MiB
+        // half-way (an A/A run in CI, called improved by the line's errors alone).
+        let kib = 1024.0;
+        let base: Vec<f64> = (0..9)
+            .map(|turn| 34.0 * MIB + 6.0 * kib * turn as f64)
+            .collect();
+        let freed: Vec<f64> = base
+            .iter()
+            .enumerate()
+            .map(|(turn, &bytes)| if turn < 5 { bytes } else { bytes - 3.0 * MIB })
+            .collect();
+        let comparison = compare(
+            &one_session("b", &base),
+            &one_session("h", &freed),
+            &interleaved(),
+        );
+        let growth = row(&comparison, Metric::SessionGrowth);
+        assert!(growth.delta < -256.0 * kib, "{growth:?}");
+        assert_eq!(growth.verdict, Verdict::WithinNoise, "{growth:?}");
+        // A leak of 4 MiB a turn, one reading a turn late, is still a regression.
+        let leaking: Vec<f64> = base
+            .iter()
+            .enumerate()
+            .map(|(turn, &bytes)| {
+                let late = if turn == 4 { 4.0 * MIB } else { 0.0 };
+                bytes + 4.0 * MIB * turn as f64 - late
+            })
+            .collect();
+        let comparison = compare(
+            &one_session("b", &base),
+            &one_session("h", &leaking),
+            &interleaved(),
+        );
+        let growth = row(&comparison, Metric::SessionGrowth);
+        assert_eq!(growth.verdict, Verdict::Regressed, "{growth:?}");
+        assert!(growth.slope.unwrap().from_fits);
+    }
+
     #[test]
     fn a_spec_threshold_in_the_unit_decides_what_counts() {
         let base = side(
@@ -386,6 +454,7 @@ mod tests {
         let fit = Fit {
             slope: 0.0005,
             std_error: Some(0.0001),
+            walk_std_error: None,
             points: 10,
             curvature_t: None,
         };

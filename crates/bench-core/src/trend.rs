@@ -16,6 +16,14 @@ pub struct Fit {
     /// two points says nothing of the noise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub std_error: Option<f64>,
+    /// The slope's standard error if the series is a random walk with the slope as its
+    /// drift: the spread of the steps between consecutive points. Memory a turn keeps
+    /// stays in every later reading, so a session's memory accumulates its noise (a
+    /// one-time load or free is a step, not a point off the line), and the residuals
+    /// about the line then make `std_error` far too small; absent with fewer than three
+    /// points, and in results written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub walk_std_error: Option<f64>,
     /// The points fitted.
     pub points: u32,
     /// The t statistic of the quadratic term of `y = a + b·x + c·x²`, when there are at
@@ -62,9 +70,35 @@ pub fn fit(points: &[(f64, f64)]) -> Option<Fit> {
     Some(Fit {
         slope,
         std_error,
+        walk_std_error: walk_std_error(points),
         points: u32::try_from(points.len()).unwrap_or(u32::MAX),
         curvature_t: curvature_t(points, mean_x),
     })
+}
+
+/// The standard error of a random walk's drift, estimated from the steps between
+/// consecutive points (in `x` order): a step over `dx` has variance `σ²·dx`, the drift's
+/// estimate is the whole rise over the whole run, and its variance `σ²` over the run;
+/// `None` with fewer than three points (two steps).
+fn walk_std_error(points: &[(f64, f64)]) -> Option<f64> {
+    let mut ordered = points.to_vec();
+    ordered.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let steps: Vec<(f64, f64)> = ordered
+        .windows(2)
+        .map(|pair| (pair[1].0 - pair[0].0, pair[1].1 - pair[0].1))
+        .filter(|&(dx, _)| dx > 0.0)
+        .collect();
+    if steps.len() < 2 {
+        return None;
+    }
+    let run: f64 = steps.iter().map(|&(dx, _)| dx).sum();
+    let drift = steps.iter().map(|&(_, dy)| dy).sum::<f64>() / run;
+    let variance = steps
+        .iter()
+        .map(|&(dx, dy)| (dy - drift * dx).powi(2) / dx)
+        .sum::<f64>()
+        / (steps.len() as f64 - 1.0);
+    Some((variance / run).sqrt())
 }
 
 /// The t statistic of `c` in `y = a + b·z + c·z²` with `z = x − mean_x` (centred, so the
@@ -163,6 +197,37 @@ mod tests {
         assert!((fit.slope - 64.0).abs() < 3.0 * error, "{fit:?}");
         assert_eq!(fit.points, 50);
         assert!(!fit.faster_than_linear(), "{fit:?}");
+    }
+
+    #[test]
+    fn a_step_in_a_flat_series_is_a_wide_walk_error_and_a_steady_rise_a_narrow_one() {
+        // The demo's session memory in a CI run: flat, one free of 3 MiB half-way. The
+        // line's residuals call it a shrinking slope of some 480 KiB a turn, certain at
+        // t 5; as a walk, one step of 3 MiB among 8 says the drift is anyone's guess.
+        let mib = 1024.0 * 1024.0;
+        let stepped: Vec<(f64, f64)> = (0..9)
+            .map(|i| (i as f64, if i < 5 { 40.0 * mib } else { 37.0 * mib }))
+            .collect();
+        let step = fit(&stepped).unwrap();
+        let line_t = step.slope / step.std_error.unwrap();
+        let walk_t = step.slope / step.walk_std_error.unwrap();
+        assert!(line_t < -4.0, "{step:?}");
+        assert!(walk_t > -1.5, "{step:?}");
+        // A leak of 4 MiB a turn with one reading late (its turn's allocation seen
+        // one turn on): still certain as a walk.
+        let leaking: Vec<(f64, f64)> = (0..9)
+            .map(|i| {
+                let late = if i == 4 { -4.0 * mib } else { 0.0 };
+                (i as f64, 40.0 * mib + 4.0 * mib * i as f64 + late)
+            })
+            .collect();
+        let leak = fit(&leaking).unwrap();
+        assert!(leak.slope / leak.walk_std_error.unwrap() > 5.0, "{leak:?}");
+        // Steps over uneven x (checkpoints): the same walk error whatever the spacing
+        // of a steady rise.
+        let uneven = fit(&[(0.0, 0.0), (1.0, 10.0), (3.0, 30.0), (4.0, 40.0)]).unwrap();
+        assert!(uneven.walk_std_error.unwrap() < 1e-9, "{uneven:?}");
+        assert_eq!(fit(&[(1.0, 1.0), (2.0, 3.0)]).unwrap().walk_std_error, None);
     }
 
     #[test]

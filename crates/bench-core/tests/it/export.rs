@@ -295,6 +295,7 @@ fn comparison_of_slopes() -> bench_core::Comparison {
             let fit = |slope: f64, std_error: f64| Fit {
                 slope,
                 std_error: Some(std_error),
+                walk_std_error: None,
                 points: 99,
                 curvature_t: None,
             };

@@ -138,6 +138,7 @@ mod tests {
             lag: Some(Fit {
                 slope: 0.0005,
                 std_error: Some(0.0001),
+                walk_std_error: None,
                 points: checkpoints,
                 curvature_t: Some(4.0),
             }),
