@@ -3,7 +3,7 @@
 `duet` and `abba`, side by side: A/A runs of the demo (no overrides), the schedules
 taking turns so that all see the same stretch of the machine's drift.
 
-Usage: CLIBENCH=target/release/clibench REPS=4 TRIALS=10 [SCHEDULES="tight duet abba"]
+Usage: CLIBENCH=target/release/clibench REPS=4 TRIALS=10 [SCHEDULES="tight duet abba tight+pin"]
        scripts/schedule-spread.py OUT_DIR
 
 Prints, per schedule and metric, the pooled standard deviation of log(head_k / base_k)
@@ -12,7 +12,8 @@ start. Under tight, the first --memory-trials pairs (3) settle and read memory a
 do, and every later pair is one process running both sides' starts back to back; the
 spread is given over all pairs and over pairs 3 and later alone, with the median gap
 between base's and head's spawns of that start in those pairs (from each trial's
-`starts` record).
+`starts` record). A schedule written `NAME+pin` runs the whole `ab` under `taskset -c
+$PIN_CPU` (1 by default): both sides' programs, and clibench, on one CPU.
 """
 
 import json
@@ -26,6 +27,7 @@ REPS = int(os.environ.get("REPS", "4"))
 TRIALS = int(os.environ.get("TRIALS", "10"))
 SCHEDULES = os.environ.get("SCHEDULES", "tight duet abba").split()
 MEMORY_TRIALS = 3
+PIN_CPU = os.environ.get("PIN_CPU", "1")
 
 
 def values(path, metric):
@@ -48,8 +50,11 @@ def spawns(path, metric):
 
 def run(schedule, out):
     load = open("/proc/loadavg").read().split()[0]
+    # "tight+pin": the whole run confined to one CPU (taskset), both sides with it.
+    name, _, pin = schedule.partition("+")
+    prefix = ["taskset", "-c", PIN_CPU] if pin == "pin" else []
     subprocess.run(
-        [CLIBENCH, "ab", "--schedule", schedule, "--trials", str(TRIALS),
+        prefix + [CLIBENCH, "ab", "--schedule", name, "--trials", str(TRIALS),
          "--phases", "prepare,install,measure", "--out", out],
         check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     logs, gaps = {}, {}

@@ -761,6 +761,8 @@ impl VerdictCounts {
 
 /// Compares `candidate` against `base` for every metric either side has samples of.
 pub fn compare(base: &Side, candidate: &Side, options: &CompareOptions) -> Comparison {
+    let (base, candidate) = crate::duet::shared_cpu_view(base, candidate);
+    let (base, candidate) = (base.as_ref(), candidate.as_ref());
     let interleaving = options
         .interleaving
         .unwrap_or_else(|| Interleaving::of(base, candidate));

@@ -35,6 +35,7 @@
 pub mod busy;
 pub mod compare;
 pub mod detail;
+pub mod duet;
 pub mod duration;
 mod error_chain;
 pub mod export;

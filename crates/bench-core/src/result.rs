@@ -312,6 +312,10 @@ pub struct StartRecord {
     pub session: String,
     /// When its program was spawned, in microseconds since the Unix epoch.
     pub spawned_unix_us: u64,
+    /// The CPU this start and the other side's, spawned at the same moment (`ab
+    /// --schedule duet`), were both confined to; absent for a start that ran alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_cpu: Option<u32>,
 }
 
 /// How a settle waited.

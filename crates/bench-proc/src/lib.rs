@@ -32,6 +32,7 @@
 //! - [`staircase`]: the marginal memory of one more instance.
 #![warn(missing_docs)]
 
+mod affinity_linux;
 mod cpu_linux;
 mod disk;
 mod host_linux;
@@ -52,6 +53,7 @@ mod subreaper_linux;
 #[cfg(test)]
 mod test_tree;
 
+pub use affinity_linux::{AffinityError, Pinned, allowed_cpus};
 pub use disk::{DEFAULT_EXCLUDES, DiskError, disk_usage, wildcard_match};
 pub use host_linux::{HostError, HostFacts, cpu_model, mem_total_bytes};
 pub use identity::{Identity, IdentitySwitch};

@@ -486,6 +486,36 @@ fn a_duet_starts_both_sides_programs_before_either_is_ready() {
     let schedule: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("ab.json")).unwrap()).unwrap();
     assert_eq!(schedule["duet"], true);
+    // The pair's four starts shared one CPU; trial 0's, alone, none.
+    let shared = |side: usize, trial: u32| -> Vec<Option<u32>> {
+        let record = sides[side]
+            .side
+            .trials
+            .iter()
+            .find(|r| r.phase == Phase::Measure && r.trial == trial);
+        record
+            .unwrap()
+            .starts
+            .iter()
+            .map(|s| s.shared_cpu)
+            .collect()
+    };
+    let cpu = shared(0, 1)[0];
+    assert!(cpu.is_some());
+    assert_eq!([shared(0, 1), shared(1, 1)], [vec![cpu; 2], vec![cpu; 2]]);
+    assert_eq!(shared(0, 0), vec![None, None]);
+    // The comparison tests the starts that shared the CPU, not trial 0's.
+    let comparison = bench_core::compare(
+        &sides[0].side,
+        &sides[1].side,
+        &bench_core::CompareOptions::default(),
+    );
+    let cold = comparison
+        .metrics
+        .iter()
+        .find(|row| row.metric == Metric::Cold)
+        .unwrap();
+    assert_eq!(cold.base.summary.as_ref().map(|s| s.n), Some(1), "{cold:?}");
 }
 
 /// `clibench ab --scenario long-session` on the demo, ten turns a side, one trial each

@@ -276,6 +276,7 @@ pub(crate) fn start(
             spawned_unix_us: std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |since| since.as_micros() as u64),
+            shared_cpu: None,
         });
     let mut terminal = Terminal::spawn(&options).map_err(|source| MeasureError::Spawn {
         command: command.clone(),

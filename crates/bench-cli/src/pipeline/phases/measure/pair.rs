@@ -6,8 +6,12 @@
 //! pair's ratio keeps the start's own noise and little of the machine's.
 //!
 //! Together (`ab --schedule duet`), both sides' programs start at the same moment, each
-//! from its own thread, cold with cold and then warm with warm: the two share whatever the
-//! machine does in that instant, and compete with each other for its CPUs.
+//! from its own thread, cold with cold and then warm with warm, confined to one CPU (the
+//! trial's turn of the CPUs clibench may use): the two wait in the same run queue for
+//! whatever else the machine runs, which on a loaded VM cut the pairs' spread of `cold`
+//! from 0.22 to 0.05 (unconfined, the two took a CPU each and drifted apart: 0.34). Each
+//! start that shared the CPU with the other side's records it (`shared_cpu`), and a
+//! comparison of the two sides then tests those starts alone (`bench_core::duet`).
 //!
 //! Only timed-only trials (past `memory_trials`) are paired, and never trial 0, whose
 //! failure decides what the run skips and whose cold start is the first after the install.
@@ -18,7 +22,7 @@ use crate::pipeline::isolation::command;
 use crate::pipeline::program::model;
 use crate::pipeline::program::recording::keep_start_files;
 use crate::pipeline::program::sessions::stop_agents;
-use bench_core::Side;
+use bench_core::{Phase, Side};
 
 /// One side of the pair, ready to start.
 struct Contender<'a> {
@@ -39,18 +43,33 @@ pub(crate) fn run(
     together: bool,
 ) -> [Result<(), MeasureError>; 2] {
     let [first_side, second_side] = sides;
+    let trial = ctxs[0].trial;
+    // Threads and programs started from now on inherit the one CPU. A CPU that cannot be
+    // chosen leaves the duet unconfined, and its starts say so by recording no CPU.
+    let pinned = together
+        .then(|| bench_proc::Pinned::to_nth_allowed(trial as usize).ok())
+        .flatten();
     let mut contenders = [
         contender(ctxs[0], first_side).map(|contender| (contender, first_side)),
         contender(ctxs[1], second_side).map(|contender| (contender, second_side)),
     ];
     for (start, order) in [(STARTS[0], [0, 1]), (STARTS[1], [1, 0])] {
         if together {
+            let before = contenders.each_ref().map(|entry| starts_of(entry, trial));
             let [first, second] = &mut contenders;
             std::thread::scope(|scope| {
                 for (contender, side) in [first, second].into_iter().flatten() {
                     scope.spawn(move || attempt(contender, side, start));
                 }
             });
+            let after = contenders.each_ref().map(|entry| starts_of(entry, trial));
+            if let Some(pinned) = &pinned
+                && before.iter().zip(&after).all(|(b, a)| a > b)
+            {
+                for (_, side) in contenders.iter_mut().flatten() {
+                    mark_shared(side, trial, pinned.cpu());
+                }
+            }
         } else {
             for index in order {
                 if let Ok((contender, side)) = &mut contenders[index] {
@@ -71,7 +90,29 @@ pub(crate) fn run(
             }
         }
     }
+    drop(pinned);
     contenders.map(|entry| entry.and_then(|(contender, _)| finish(contender)))
+}
+
+/// How many starts a side's trial has recorded (none for a side that could not start).
+fn starts_of(entry: &Result<(Contender<'_>, &mut Side), MeasureError>, trial: u32) -> usize {
+    entry.as_ref().map_or(0, |(_, side)| {
+        side.trials
+            .iter()
+            .find(|record| record.phase == Phase::Measure && record.trial == trial)
+            .map_or(0, |record| record.starts.len())
+    })
+}
+
+/// Records that the side's latest start shared `cpu` with the other side's.
+fn mark_shared(side: &mut Side, trial: u32, cpu: usize) {
+    if let Some(start) = side
+        .trial_record_mut(Phase::Measure, trial)
+        .starts
+        .last_mut()
+    {
+        start.shared_cpu = u32::try_from(cpu).ok();
+    }
 }
 
 /// One start of a side that has not stopped, its error kept as the side's.
