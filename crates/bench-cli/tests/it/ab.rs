@@ -516,6 +516,14 @@ fn a_duet_starts_both_sides_programs_before_either_is_ready() {
         .find(|row| row.metric == Metric::Cold)
         .unwrap();
     assert_eq!(cold.base.summary.as_ref().map(|s| s.n), Some(1), "{cold:?}");
+    assert!(
+        result.stdout.contains(
+            "duet pairs: from measure trial 1 on, one process starts both sides' programs at \
+             the same moment, confined to one CPU"
+        ),
+        "{}",
+        result.stdout
+    );
 }
 
 /// `clibench ab --scenario long-session` on the demo, ten turns a side, one trial each

@@ -338,13 +338,26 @@ fn sides_line(base: &ResultFile, head: &ResultFile, order: Order, tight: Option<
         Order::RandomPairs { .. } => "; trials interleaved in pairs of random order",
         Order::Sequential => "; base's trials first, then head's (--sequential)",
     };
+    // The results say whether their pairs shared a CPU: a duet that could not confine
+    // its starts ran as two programs at once, and is not described as confined.
+    let shared = [base, head].map(|result| bench_core::duet::shared_cpu_trials(&result.side));
+    let duet = !shared[0].is_empty() && !shared[1].is_empty();
     let tight = tight.map_or(String::new(), |trials| {
-        format!(
-            "; tight pairs: from measure trial {} on, one process runs both sides' starts \
-             back to back (cold base-head, warm head-base, or the reverse), each closed at \
-             ready; only the first {trials} trials settle and read memory",
-            trials.max(1)
-        )
+        let first = trials.max(1);
+        if duet {
+            format!(
+                "; duet pairs: from measure trial {first} on, one process starts both sides' \
+                 programs at the same moment, confined to one CPU (cold with cold, then warm \
+                 with warm), each closed at ready, and the start metrics compare those pairs \
+                 alone; only the first {trials} trials settle and read memory"
+            )
+        } else {
+            format!(
+                "; tight pairs: from measure trial {first} on, one process runs both sides' \
+                 starts back to back (cold base-head, warm head-base, or the reverse), each \
+                 closed at ready; only the first {trials} trials settle and read memory"
+            )
+        }
     });
     format!(
         "\n<sub>clibench ab: base = {}; head (candidate) = {}{order}{tight}.</sub>\n",
