@@ -49,6 +49,23 @@ pub fn shared_cpu_view<'a>(base: &'a Side, candidate: &'a Side) -> (Cow<'a, Side
     (Cow::Owned(keep(base)), Cow::Owned(keep(candidate)))
 }
 
+/// `side` without the start metrics' samples of starts that shared a CPU: what a start
+/// costs alone, for a series of results (the history) in which a duet's slower starts
+/// would read as a regression of the build.
+pub fn alone_starts(side: &Side) -> Cow<'_, Side> {
+    let shared = shared_cpu_trials(side);
+    if shared.is_empty() {
+        return Cow::Borrowed(side);
+    }
+    let mut side = side.clone();
+    for metric in START_METRICS {
+        if let Some(samples) = side.metrics.get_mut(&metric) {
+            samples.retain(|sample| !shared.contains(&sample.trial));
+        }
+    }
+    Cow::Owned(side)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -87,6 +104,18 @@ mod tests {
         assert_eq!(trials(&head, Metric::Cold), vec![4, 5]);
         // Memory comes from the trials that started alone, and stays.
         assert_eq!(trials(&base, Metric::Rss).len(), 6);
+    }
+
+    #[test]
+    fn alone_starts_drop_the_shared_ones_and_keep_memory() {
+        let side = side("b", 4);
+        let alone = alone_starts(&side);
+        let trials: Vec<u32> = alone.metrics[&Metric::Cold]
+            .iter()
+            .map(|s| s.trial)
+            .collect();
+        assert_eq!(trials, vec![0, 1, 2, 3]);
+        assert_eq!(alone.metrics[&Metric::Rss].len(), 6);
     }
 
     #[test]

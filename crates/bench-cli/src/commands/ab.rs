@@ -99,7 +99,8 @@ pub struct Args {
     /// How the sides' trials meet: `abba` (pairs of whole trials, alternating), `tight`
     /// (past the first --memory-trials measure trials, one process runs base's and head's
     /// starts back to back, each closed at ready, with no settle or memory walk between
-    /// them), `duet` (as tight, but base's and head's programs start at the same moment)
+    /// them), `duet` (as tight, but base's and head's programs start at the same moment,
+    /// both confined to one CPU, and cold, warm and their CPU compare those pairs alone)
     /// or `sequential` [default: tight].
     #[arg(long, value_parser = parse_schedule, value_name = "tight|abba|duet|sequential")]
     schedule: Option<Schedule>,

@@ -124,8 +124,10 @@ impl Record {
             .iter()
             .filter(|trial| trial.started_unix_ms.is_some())
             .min_by_key(|trial| trial.started_unix_ms);
-        let samples = result
-            .side
+        // A duet's starts shared a CPU with the other build's and are slower for it:
+        // the series keeps what a start costs alone.
+        let alone = bench_core::duet::alone_starts(&result.side);
+        let samples = alone
             .metrics
             .iter()
             .map(|(metric, observations)| {
@@ -290,6 +292,22 @@ pub(crate) mod tests {
         assert_eq!(record.testbed.cores, 2);
         assert_eq!(record.load_average, Some(0.5));
         assert_eq!(record.started_unix_ms, Some(1000));
+    }
+
+    #[test]
+    fn a_record_leaves_out_starts_that_shared_a_cpu() {
+        let mut duet = result("demo", "abc", 1000, &[0.3, 0.1, 0.2]);
+        for trial in 0..3 {
+            duet.side
+                .trial_record_mut(Phase::Measure, trial)
+                .push_start(bench_core::StartRecord {
+                    session: "cold".into(),
+                    spawned_unix_us: 1,
+                    shared_cpu: (trial > 0).then_some(0),
+                });
+        }
+        let record = Record::of(&duet, None, "main").unwrap();
+        assert_eq!(record.samples[&Metric::Cold], [(0, 0.3)]);
     }
 
     #[test]
