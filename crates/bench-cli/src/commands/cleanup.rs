@@ -26,18 +26,34 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         say!("{} does not exist: nothing to clean up", args.out.display());
         return Ok(ExitCode::SUCCESS);
     };
-    let report = crate::pipeline::cleanup_with(&args.out, Some(args.keep_users))?;
-    for name in &report.removed_users {
-        say!("removed {name}");
+    // An `ab` folder holds no state of its own: its two sides are runs of their own.
+    let folders = crate::pipeline::run_folders(&args.out);
+    if folders.is_empty() {
+        say!(
+            "{} holds no run state (state.json), nor do base/ and head/ under it: nothing to clean up",
+            args.out.display()
+        );
+        return Ok(ExitCode::SUCCESS);
     }
-    for name in &report.kept_users {
-        say!("kept {name}");
-    }
-    for folder in &report.removed_folders {
-        say!("removed {folder}");
-    }
-    for pid in &report.stopped_servers {
-        say!("stopped server process {pid}");
+    for folder in folders {
+        let side_lock = (folder != args.out)
+            .then(|| crate::pipeline::out::folder::open_for_cleanup(&folder))
+            .transpose()
+            .map_err(crate::pipeline::Error::from)?;
+        let report = crate::pipeline::cleanup_with(&folder, Some(args.keep_users))?;
+        drop(side_lock);
+        for name in &report.removed_users {
+            say!("removed {name}");
+        }
+        for name in &report.kept_users {
+            say!("kept {name}");
+        }
+        for folder in &report.removed_folders {
+            say!("removed {folder}");
+        }
+        for pid in &report.stopped_servers {
+            say!("stopped server process {pid}");
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

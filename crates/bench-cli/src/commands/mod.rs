@@ -106,8 +106,8 @@ enum Command {
     /// Measure the host's noise: CPU drift by gap, and what a budget of pairs could
     /// detect for a command.
     Calibrate(calibrate::Args),
-    /// Remove the trial users, homes, staging folder and servers a run left (after a
-    /// crash, `--keep-users`, or `clibench phase`).
+    /// Remove the trial users, homes, staging folder and servers a run (or both sides of
+    /// an `ab`) left (after a crash, `--keep-users`, or `clibench phase`).
     Cleanup(cleanup::Args),
 }
 

@@ -57,7 +57,7 @@ pub use orchestration::runner::{
     SilentObserver, Skip, StepResult,
 };
 pub use orchestration::skip_rules::headline;
-pub use out::cleanup::{CleanupError, CleanupReport, cleanup, cleanup_with};
+pub use out::cleanup::{CleanupError, CleanupReport, cleanup, cleanup_with, run_folders};
 pub use out::report::{WrittenReport, write_report};
 pub use out::state::StateError;
 pub use phases::install::InstallError;

@@ -198,6 +198,46 @@ fn cleanup_finishes_a_run_killed_before_or_after_useradd() {
 }
 
 #[test]
+fn cleanup_of_an_ab_folder_cleans_both_sides() {
+    if !is_root() {
+        bench_core::skip_test!("needs root (CI runs it as root)");
+    }
+    // `clibench ab` killed outright: its folder holds base/ and head/, each a run with
+    // its own state and user, and nothing of its own. Cleanup of the folder said nothing
+    // and left both users.
+    let dir = tempfile::tempdir().unwrap();
+    let ab = dir.path().join("ab");
+    fs::create_dir(&ab).unwrap();
+    chmod(&ab, 0o700);
+    let mut users = Vec::new();
+    for (salt, side) in [(3, "base"), (4, "head")] {
+        let run_id = unique_run_id(salt);
+        let name = format!("clibench-{run_id}-0");
+        let user = TestUser::create(&name, &format!("clibench run {run_id}"));
+        let out = out_with_state(dir.path(), &run_id, &[(&name, &user.home())]);
+        fs::rename(&out, ab.join(side)).unwrap();
+        users.push((name, user));
+    }
+    let result = cleanup(&ab);
+    assert_eq!(result.code, Some(0), "{}", result.stderr);
+    for (name, user) in &users {
+        assert!(!user_exists(name), "{name} was left: {}", result.stderr);
+        assert!(!user.home().exists());
+    }
+    // A folder with no state anywhere says so.
+    let empty = dir.path().join("empty");
+    fs::create_dir(&empty).unwrap();
+    chmod(&empty, 0o700);
+    let result = cleanup(&empty);
+    assert_eq!(result.code, Some(0), "{}", result.stderr);
+    assert!(
+        result.stderr.contains("holds no run state"),
+        "{}",
+        result.stderr
+    );
+}
+
+#[test]
 fn run_into_a_folder_with_someone_elses_files_is_refused_and_nothing_changes() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("mine");

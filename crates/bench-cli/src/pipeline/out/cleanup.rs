@@ -47,6 +47,19 @@ pub struct CleanupReport {
     pub stopped_servers: Vec<u32>,
 }
 
+/// The folders of `out` that hold a run's state: `out` itself, or, for an `ab` folder,
+/// its sides `base/` and `head/` (each a run of its own); none when nothing is recorded.
+pub fn run_folders(out: &Path) -> Vec<PathBuf> {
+    if State::exists(out) {
+        return vec![out.to_path_buf()];
+    }
+    ["base", "head"]
+        .into_iter()
+        .map(|side| out.join(side))
+        .filter(|side| State::exists(side))
+        .collect()
+}
+
 /// Cleans up `out`, keeping users when the run asked for `--keep-users`.
 pub fn cleanup(out: &Path) -> Result<CleanupReport, CleanupError> {
     cleanup_with(out, None)
