@@ -88,7 +88,8 @@ fn resolve(args: Args) -> anyhow::Result<(Settings, Outputs)> {
     // Said once here rather than as the same spawn error for every run.
     let program = args.command.first().unwrap_or(&args.python);
     let path = env.iter().find(|(key, _)| key == "PATH").map(|(_, v)| v);
-    super::program::find(program, path.map(OsString::as_os_str)).map_err(input_error)?;
+    bench_cli::standalone::program::find(program, path.map(OsString::as_os_str))
+        .map_err(|error| input_error(error.to_string()))?;
     let kernel = match args.command.split_first() {
         Some((program, rest)) => Kernel::Command {
             program: program.clone(),

@@ -20,7 +20,6 @@ mod mem;
 mod merge;
 mod model;
 mod phase;
-mod program;
 mod report;
 mod run;
 mod staircase;

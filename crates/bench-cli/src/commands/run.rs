@@ -137,7 +137,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let written = crate::pipeline::write_report(&out, &[])?;
     if let Some(store) = &history {
-        super::history::add_after_run(store, &[out.join("result.json")])?;
+        super::drive::add_after_run(store, &[out.join("result.json")])?;
     }
     if format == RunFormat::Markdown || !std::io::stdout().is_terminal() {
         out!("{}", written.markdown);

@@ -182,7 +182,8 @@ fn resolve(args: Args) -> anyhow::Result<(Settings, Outputs)> {
         }
     }
     // Said once here rather than as the same spawn error for every run.
-    super::program::find(program, path.as_deref()).map_err(input_error)?;
+    bench_cli::standalone::program::find(program, path.as_deref())
+        .map_err(|error| input_error(error.to_string()))?;
     let settings = Settings {
         program: program.clone(),
         args: rest.to_vec(),

@@ -8,6 +8,7 @@
 pub mod calibrate;
 pub mod kernel;
 pub mod mem;
+pub mod program;
 pub mod spawn;
 pub mod staircase;
 pub mod startup;
