@@ -40,6 +40,16 @@ pub fn input_error(message: impl Into<String>) -> anyhow::Error {
     anyhow::Error::new(InputError(message.into()))
 }
 
+/// A library's settings error: an input error (exit code 2) with its whole chain, unless
+/// the file system failed.
+pub fn settings_error(error: crate::settings::SettingsError) -> anyhow::Error {
+    if error.is_input() {
+        input_error(bench_core::error_chain(&error))
+    } else {
+        anyhow::Error::new(error)
+    }
+}
+
 /// Exit code when stdout or stderr was closed by its reader (see the module doc).
 pub const CLOSED_OUTPUT: ExitCode = ExitCode::SUCCESS;
 

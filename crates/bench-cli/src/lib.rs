@@ -30,5 +30,6 @@
 pub mod demo;
 pub mod history;
 pub mod pipeline;
+pub mod settings;
 pub mod spec;
 pub mod standalone;

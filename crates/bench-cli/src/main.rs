@@ -10,7 +10,7 @@ mod commands;
 mod exit;
 
 // The library half: what clibench does. The binary only asks and shows.
-use bench_cli::{demo, pipeline, spec};
+use bench_cli::{demo, pipeline, settings, spec};
 
 use std::process::ExitCode;
 

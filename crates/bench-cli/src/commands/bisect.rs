@@ -178,7 +178,8 @@ fn search(
     noun: &str,
 ) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
-    let mut store = super::history::open_store(args.history.as_deref())?;
+    let mut store = bench_cli::history::location::open_to_write(args.history.as_deref())
+        .map_err(super::drive::open_error)?;
     let facts = bench_proc::HostFacts::read().context("reading the host's facts (the testbed)")?;
     let testbed = Testbed::of_host(&facts).fingerprint();
     let keys = measurer

@@ -1,5 +1,6 @@
-//! What `clibench run` and `clibench ab` share: the spec they are given, and the runner
-//! driven with a progress display, Ctrl-C handled and the cleanups told.
+//! What `clibench run`, `ab` and `bisect` share: the spec they are given, the runner
+//! driven with a progress display, Ctrl-C handled and the cleanups told, and the history
+//! store they add their results to.
 //!
 //! Ctrl-C (SIGINT), SIGTERM and SIGHUP stop the running phase and everything under it, run the
 //! pipeline's cleanup (users, homes, servers recorded in the state file), and leave the
@@ -11,9 +12,11 @@ use crate::pipeline::{
     StepResult,
 };
 use anyhow::Context;
+use bench_cli::history::location::OpenError;
+use bench_cli::history::{Store, ingest};
 use bench_core::Phase;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
@@ -26,6 +29,28 @@ pub(super) fn spec_source(path: Option<&Path>) -> anyhow::Result<SpecSource> {
             error.into()
         }
     })
+}
+
+/// A store the user named that is not one this clibench can use is a usage error.
+pub(super) fn open_error(error: OpenError) -> anyhow::Error {
+    if error.is_input() {
+        input_error(error.to_string())
+    } else {
+        anyhow::Error::new(error)
+    }
+}
+
+/// Adds `results` to the store at `store`: what `run` and `ab` do with `--history`.
+pub(super) fn add_after_run(store: &Path, results: &[PathBuf]) -> anyhow::Result<()> {
+    let mut store = Store::open(store, false).map_err(|error| open_error(error.into()))?;
+    let added = ingest::add_files(&mut store, results, None, "main")?;
+    say!(
+        "clibench: history {}: {} result(s) added, {} already there",
+        store.path().display(),
+        added.added,
+        added.already
+    );
+    Ok(())
 }
 
 /// Runs the runner that `make_runner` makes, each phase a `clibench phase` process of this

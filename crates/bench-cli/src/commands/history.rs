@@ -1,12 +1,13 @@
 //! `clibench history`: keep every result in one SQLite file and read it back as series,
 //! with change points; `check` judges a new result against its recent series.
 
+use super::drive::open_error;
 use crate::exit::{FAILURE, input_error};
 use bench_cli::history::changepoint::{self, change_points};
 use bench_cli::history::check::{self, Outcome};
-use bench_cli::history::{Filter, Store, StoreError, bmf, ingest, location, page, render, series};
+use bench_cli::history::{Filter, Store, bmf, ingest, location, page, render, series};
 use bench_core::Metric;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Flags of `clibench history`.
@@ -155,66 +156,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// The store's path, and whether it is the default (whose folder may be created).
-fn store_path(store: &StoreArg) -> anyhow::Result<(PathBuf, bool)> {
-    match &store.store {
-        Some(path) => Ok((path.clone(), false)),
-        None => location::default_store(|name| std::env::var_os(name))
-            .map(|path| (path, true))
-            .ok_or_else(|| {
-                input_error(format!(
-                    "no history store: give --store PATH or set {} (HOME is not set either)",
-                    location::ENV
-                ))
-            }),
-    }
-}
-
 /// Opens the store to write, creating it.
 fn open_to_write(store: &StoreArg) -> anyhow::Result<Store> {
-    let (path, default) = store_path(store)?;
-    Store::open(&path, default).map_err(store_error)
-}
-
-/// A store the user named that is not one this clibench can use is a usage error.
-fn store_error(error: StoreError) -> anyhow::Error {
-    match error {
-        StoreError::Newer { .. } | StoreError::NotAStore { .. } => input_error(error.to_string()),
-        other => anyhow::Error::new(other),
-    }
+    location::open_to_write(store.store.as_deref()).map_err(open_error)
 }
 
 /// Opens an existing store to read.
 fn open_to_read(store: &StoreArg) -> anyhow::Result<Store> {
-    let (path, _) = store_path(store)?;
-    if std::fs::symlink_metadata(&path).is_err() {
-        return Err(input_error(format!(
-            "no history store at {}; add results with `clibench history add`",
-            path.display()
-        )));
-    }
-    Store::open(&path, false).map_err(store_error)
-}
-
-/// Opens the store at `path`, else the default one (creating its folder), to write:
-/// what `bisect` keeps its measurements in.
-pub fn open_store(path: Option<&Path>) -> anyhow::Result<Store> {
-    open_to_write(&StoreArg {
-        store: path.map(Path::to_path_buf),
-    })
-}
-
-/// Adds `results` to the store at `store`: what `run` and `ab` do with `--history`.
-pub fn add_after_run(store: &Path, results: &[PathBuf]) -> anyhow::Result<()> {
-    let mut store = Store::open(store, false).map_err(store_error)?;
-    let added = ingest::add_files(&mut store, results, None, "main")?;
-    say!(
-        "clibench: history {}: {} result(s) added, {} already there",
-        store.path().display(),
-        added.added,
-        added.already
-    );
-    Ok(())
+    location::open_to_read(store.store.as_deref()).map_err(open_error)
 }
 
 fn add(args: AddArgs) -> anyhow::Result<ExitCode> {
@@ -243,7 +192,7 @@ fn import(args: ImportArgs) -> anyhow::Result<ExitCode> {
     let mut store = open_to_write(&args.store)?;
     for other in &args.others {
         let added = store.import(other).map_err(|error| {
-            store_error(error).context(format!("failed to import {}", other.display()))
+            open_error(error.into()).context(format!("failed to import {}", other.display()))
         })?;
         say!(
             "clibench history: {}: {} result(s) added, {} already there",

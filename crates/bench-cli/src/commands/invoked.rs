@@ -9,7 +9,8 @@ use std::path::Path;
 pub(super) fn invoked_as() -> String {
     let argv0 = std::env::args_os().next().unwrap_or_default();
     let path = std::env::var_os("PATH");
-    let on_path = super::program::find(OsStr::new("clibench"), path.as_deref()).ok();
+    let on_path =
+        bench_cli::standalone::program::find(OsStr::new("clibench"), path.as_deref()).ok();
     let running = std::env::current_exe().ok();
     name_for(&argv0, on_path.as_deref(), running.as_deref())
 }

@@ -3,7 +3,8 @@
 //! Summary on stderr; JSON on stdout with `--json`.
 
 use crate::exit::{FAILURE, input_error};
-use bench_cli::standalone::kernel::{self, Kernel, Observer, PYTHON_KEY, Settings, WORKLOAD_KEY};
+use bench_cli::standalone::kernel::{self, Observer, PYTHON_KEY, Settings, WORKLOAD_KEY};
+use bench_cli::standalone::request::{KernelRequest, kernel_settings};
 use bench_core::Side;
 use bench_core::export::{markdown, text};
 use std::ffi::OsString;
@@ -69,48 +70,21 @@ struct Outputs {
 
 /// The flags as settings; a bad value is an input error.
 fn resolve(args: Args) -> anyhow::Result<(Settings, Outputs)> {
-    if args.runs == 0 {
-        return Err(input_error("--runs must be at least 1"));
-    }
-    // A result file numbers its trials from 0 to MAX_TRIAL.
-    let most = bench_core::result::MAX_TRIAL as usize + 1;
-    if args.runs > most {
-        return Err(input_error(format!("--runs must be at most {most}")));
-    }
-    let timeout = bench_core::units::parse_duration(&args.timeout)
-        .map_err(|e| input_error(format!("--timeout: {e}")))?;
-    let extra = args
-        .env
-        .iter()
-        .map(|pair| super::env_pair(pair).map(|(key, value)| (key.into(), value.into())))
-        .collect::<anyhow::Result<Vec<(OsString, OsString)>>>()?;
-    let env = kernel::environment(extra);
-    // Said once here rather than as the same spawn error for every run.
-    let program = args.command.first().unwrap_or(&args.python);
-    let path = env.iter().find(|(key, _)| key == "PATH").map(|(_, v)| v);
-    super::program::find(program, path.map(OsString::as_os_str)).map_err(input_error)?;
-    let kernel = match args.command.split_first() {
-        Some((program, rest)) => Kernel::Command {
-            program: program.clone(),
-            args: rest.to_vec(),
-        },
-        None => Kernel::Reference {
-            python: args.python,
-        },
-    };
-    let settings = Settings {
-        runs: args.runs,
-        kernel,
-        prelude: (!args.prelude.trim().is_empty()).then_some(args.prelude),
-        timeout,
-        env,
-        transcripts: args.transcripts,
-    };
     let outputs = Outputs {
         json: args.json,
         export_markdown: args.export_markdown,
         export_json: args.export_json,
     };
+    let request = KernelRequest {
+        runs: args.runs,
+        python: args.python,
+        prelude: args.prelude,
+        timeout: args.timeout,
+        env: args.env,
+        transcripts: args.transcripts,
+        command: args.command,
+    };
+    let settings = kernel_settings(request).map_err(|error| input_error(error.to_string()))?;
     Ok((settings, outputs))
 }
 

@@ -20,7 +20,6 @@ mod mem;
 mod merge;
 mod model;
 mod phase;
-mod program;
 mod report;
 mod run;
 mod staircase;
@@ -130,11 +129,4 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Calibrate(args) => calibrate::run(args),
         Command::Cleanup(args) => cleanup::run(args),
     }
-}
-
-/// Splits a `--env KEY=VALUE` flag; a missing `=` or an empty key is a usage error.
-fn env_pair(pair: &str) -> anyhow::Result<(&str, &str)> {
-    pair.split_once('=')
-        .filter(|(key, _)| !key.is_empty())
-        .ok_or_else(|| crate::exit::input_error(format!("--env {pair:?}: expected KEY=VALUE")))
 }

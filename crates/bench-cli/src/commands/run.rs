@@ -5,8 +5,9 @@
 
 use super::drive::{drive, spec_source};
 use crate::demo;
-use crate::exit::input_error;
+use crate::exit::settings_error;
 use crate::pipeline::{Plan, PlanSettings, Runner, Shard, SpecSource};
+use crate::settings::{parse_phases, with_scenario};
 use crate::spec::{Override, Scenario};
 use bench_core::Phase;
 use std::io::IsTerminal;
@@ -136,7 +137,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let written = crate::pipeline::write_report(&out, &[])?;
     if let Some(store) = &history {
-        super::history::add_after_run(store, &[out.join("result.json")])?;
+        super::drive::add_after_run(store, &[out.join("result.json")])?;
     }
     if format == RunFormat::Markdown || !std::io::stdout().is_terminal() {
         out!("{}", written.markdown);
@@ -235,7 +236,12 @@ fn next_step(
 }
 
 fn plan(args: Args) -> anyhow::Result<Plan> {
-    let phases = args.phases.as_deref().map(parse_phases).transpose()?;
+    let phases = args
+        .phases
+        .as_deref()
+        .map(parse_phases)
+        .transpose()
+        .map_err(settings_error)?;
     let spec = spec_source(args.spec.as_deref())?;
     let out = args.out.unwrap_or_else(|| spec.default_out());
     let settings = PlanSettings {
@@ -251,28 +257,6 @@ fn plan(args: Args) -> anyhow::Result<Plan> {
         drop_caches: args.drop_caches,
     };
     Ok(Plan::new(spec, &out, settings)?)
-}
-
-/// `--scenario`'s overrides, then `overrides` (the command line's, which win).
-pub(super) fn with_scenario(scenario: Option<Scenario>, overrides: Vec<Override>) -> Vec<Override> {
-    let mut all = scenario.map(Scenario::overrides).unwrap_or_default();
-    all.extend(overrides);
-    all
-}
-
-/// `--phases a,b`: each name a phase.
-pub(super) fn parse_phases(names: &[String]) -> anyhow::Result<Vec<Phase>> {
-    names
-        .iter()
-        .map(|name| {
-            name.trim().parse::<Phase>().map_err(|_| {
-                input_error(format!(
-                    "--phases: unknown phase '{name}'; expected some of {}",
-                    Phase::ALL.map(Phase::name).join(",")
-                ))
-            })
-        })
-        .collect()
 }
 
 #[cfg(test)]

@@ -4,10 +4,9 @@
 
 use crate::exit::{FAILURE, input_error};
 use anyhow::Context;
+use bench_cli::standalone::request::{StartupRequest, startup_settings};
 use bench_cli::standalone::startup::{self, DAEMON_GRACE, Observer, Run, Settings};
 use bench_core::export::{hyperfine, markdown, text};
-use bench_core::units::parse_duration;
-use bench_term::ReadyGuard;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -126,86 +125,29 @@ struct Outputs {
 
 /// The flags as settings; a bad value is an input error.
 fn resolve(args: Args) -> anyhow::Result<(Settings, Outputs)> {
-    if args.runs == 0 {
-        return Err(input_error("--runs must be at least 1"));
-    }
-    // A result file numbers its trials from 0 to MAX_TRIAL.
-    let most = bench_core::result::MAX_TRIAL as usize + 1;
-    if args.runs > most {
-        return Err(input_error(format!("--runs must be at most {most}")));
-    }
-    if args.cols < 10 || args.rows < 2 {
-        return Err(input_error(
-            "the terminal must be at least 10 columns by 2 rows",
-        ));
-    }
-    let mode = args
-        .ready
-        .parse()
-        .map_err(|e| input_error(format!("--ready: {e}")))?;
-    let timeout =
-        parse_duration(&args.timeout).map_err(|e| input_error(format!("--timeout: {e}")))?;
-    let settle: bench_proc::Settle = args
-        .settle
-        .parse()
-        .map_err(|e| input_error(format!("--settle: {}", bench_core::error_chain(&e))))?;
-    let regex = |flag: &str, pattern: &str| {
-        bench_term::ready_regex(pattern).map_err(|e| input_error(format!("{flag}: {e}")))
-    };
-    let guard = ReadyGuard {
-        require: args
-            .ready_require
-            .as_deref()
-            .map(|p| regex("--ready-require", p))
-            .transpose()?,
-        reject: args
-            .ready_reject
-            .iter()
-            .map(|p| regex("--ready-reject", p))
-            .collect::<anyhow::Result<_>>()?,
-        allow_dialog: args.allow_dialog,
-        expected: Vec::new(),
-    };
-    let quit_keys =
-        bench_term::parse_key_list(&args.quit).map_err(|e| input_error(format!("--quit: {e}")))?;
-    let (program, rest) = args
-        .command
-        .split_first()
-        .ok_or_else(|| input_error("no command given after --"))?;
-    let mut env = Vec::with_capacity(args.env.len());
-    let mut path = std::env::var_os("PATH");
-    for pair in &args.env {
-        let (key, value) = super::env_pair(pair)?;
-        env.push((key.into(), value.into()));
-        if key == "PATH" {
-            path = Some(value.into());
-        }
-    }
-    // Said once here rather than as the same spawn error for every run.
-    super::program::find(program, path.as_deref()).map_err(input_error)?;
-    let settings = Settings {
-        program: program.clone(),
-        args: rest.to_vec(),
-        env,
-        cols: args.cols,
-        rows: args.rows,
-        quit_keys,
-        runs: args.runs,
-        warmup: args.warmup,
-        mode,
-        guard,
-        timeout,
-        settle,
-        ignore_failure: args.ignore_failure,
-        transcripts: args.transcripts,
-        subreaper: false,
-    };
     let outputs = Outputs {
         export_json: args.export_json,
         export_markdown: args.export_markdown,
         export_hyperfine: args.export_hyperfine,
         show_screen: args.show_screen,
     };
+    let request = StartupRequest {
+        runs: args.runs,
+        warmup: args.warmup,
+        size: (args.cols, args.rows),
+        ready: args.ready,
+        timeout: args.timeout,
+        settle: args.settle,
+        ignore_failure: args.ignore_failure,
+        env: args.env,
+        ready_require: args.ready_require,
+        ready_reject: args.ready_reject,
+        allow_dialog: args.allow_dialog,
+        quit: args.quit,
+        transcripts: args.transcripts,
+        command: args.command,
+    };
+    let settings = startup_settings(request).map_err(|error| input_error(error.to_string()))?;
     Ok((settings, outputs))
 }
 
@@ -288,19 +230,4 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(FAILURE));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn memory_is_read_once_quiet_by_default_as_run_does() {
-        let args: Args = crate::commands::test_args::parse("startup", &["--", "true"]);
-        let (settings, _) = resolve(args).unwrap();
-        assert_eq!(
-            settings.settle,
-            bench_proc::Settle::Quiet(Default::default())
-        );
-    }
 }

@@ -3,6 +3,7 @@
 //! `docs/spec.md` documents every key. [`load`] reads a file into a [`Spec`];
 //! errors are `file:line:column: message` and name the key.
 
+mod check;
 mod long_session;
 mod model;
 mod overrides;

@@ -8,6 +8,8 @@
 pub mod calibrate;
 pub mod kernel;
 pub mod mem;
+pub mod program;
+pub mod request;
 pub mod spawn;
 pub mod staircase;
 pub mod startup;

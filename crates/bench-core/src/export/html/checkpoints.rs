@@ -3,7 +3,7 @@
 //! checkpoint and trial, each trial with the least-squares line whose slope is
 //! `lag_growth` or `render_growth` (per 100 turns).
 
-use super::{escape, figure, legend, metric_name};
+use super::page::{escape, figure, legend, metric_name};
 use crate::detail::{SessionCheckpoint, SessionRun};
 use crate::export::charts::{self, FittedLine, TurnLine};
 use crate::metric::Metric;

@@ -5,30 +5,47 @@ use std::ffi::OsStr;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
+/// A program that cannot be started, and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NotFound {
+    /// A path to something that is not an executable file.
+    #[error("`{0}` is not an executable file")]
+    NotExecutable(String),
+    /// A path to nothing.
+    #[error("`{0}` does not exist")]
+    Missing(String),
+    /// A name that no folder of `PATH` holds an executable of.
+    #[error("`{program}` was not found on PATH ({path})")]
+    NotOnPath {
+        /// The program's name.
+        program: String,
+        /// The `PATH` searched.
+        path: String,
+    },
+}
+
 /// Where `program` is: itself when it names a path (contains `/`), else the first
 /// executable file of that name in the folders of `path` (a `PATH` value). The error says
 /// what was looked at, for the user.
-pub(super) fn find(program: &OsStr, path: Option<&OsStr>) -> Result<PathBuf, String> {
+pub fn find(program: &OsStr, path: Option<&OsStr>) -> Result<PathBuf, NotFound> {
     let shown = program.to_string_lossy();
     if program.as_encoded_bytes().contains(&b'/') {
         let candidate = Path::new(program);
         return if is_executable(candidate) {
             Ok(candidate.to_path_buf())
         } else if candidate.exists() {
-            Err(format!("`{shown}` is not an executable file"))
+            Err(NotFound::NotExecutable(shown.into_owned()))
         } else {
-            Err(format!("`{shown}` does not exist"))
+            Err(NotFound::Missing(shown.into_owned()))
         };
     }
     let path = path.map(OsStr::to_owned).unwrap_or_default();
     std::env::split_paths(&path)
         .map(|folder| folder.join(program))
         .find(|candidate| is_executable(candidate))
-        .ok_or_else(|| {
-            format!(
-                "`{shown}` was not found on PATH ({})",
-                path.to_string_lossy()
-            )
+        .ok_or_else(|| NotFound::NotOnPath {
+            program: shown.into_owned(),
+            path: path.to_string_lossy().into_owned(),
         })
 }
 
@@ -50,7 +67,9 @@ mod tests {
         std::fs::write(&data, "").unwrap();
         let path = std::env::join_paths(["/nonexistent", dir.path().to_str().unwrap()]).unwrap();
         assert_eq!(find(OsStr::new("tool"), Some(&path)), Ok(tool.clone()));
-        let missing = find(OsStr::new("no-such-program"), Some(&path)).unwrap_err();
+        let missing = find(OsStr::new("no-such-program"), Some(&path))
+            .unwrap_err()
+            .to_string();
         assert!(
             missing.starts_with("`no-such-program` was not found on PATH (/nonexistent:"),
             "{missing}"
@@ -58,7 +77,7 @@ mod tests {
         assert!(find(OsStr::new("data"), Some(&path)).is_err());
         assert_eq!(find(tool.as_os_str(), None), Ok(tool));
         assert_eq!(
-            find(data.as_os_str(), None).unwrap_err(),
+            find(data.as_os_str(), None).unwrap_err().to_string(),
             format!("`{}` is not an executable file", data.display())
         );
     }

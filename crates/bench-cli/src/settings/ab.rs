@@ -1,0 +1,370 @@
+//! `clibench ab`'s settings: the schedule, the trials (a count, or `auto` with its
+//! sequential plan, watched metrics and target) and the spec's floors.
+
+use super::run::{parse_phases, with_scenario};
+use super::{SettingsError, ThresholdFlags, compare_options};
+use crate::pipeline::orchestration::ab::AbSettings;
+use crate::pipeline::orchestration::auto_trials::AutoTrials;
+use crate::pipeline::orchestration::schedule::{Schedule, TIGHT_MEMORY_TRIALS};
+use crate::pipeline::{PlanSettings, Shard, SpecSource};
+use crate::spec::{Override, Scenario};
+use bench_core::Metric;
+use bench_core::sequential::{DEFAULT_WATCHED, SequentialPlan, Spending};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::time::Duration;
+
+/// `--trials`: a count, or `auto`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trials {
+    /// This many trials a side.
+    Fixed(u32),
+    /// Interleaved pairs until every watched metric is decided.
+    Auto,
+}
+
+impl FromStr for Trials {
+    type Err = super::FlagValueError;
+
+    fn from_str(text: &str) -> Result<Trials, Self::Err> {
+        if text == "auto" {
+            return Ok(Trials::Auto);
+        }
+        text.parse().map(Trials::Fixed).map_err(|_| {
+            super::FlagValueError::new(format!("`{text}` is neither a number of trials nor `auto`"))
+        })
+    }
+}
+
+/// What `clibench ab` was asked for, as plain values.
+#[derive(Debug, Clone, Default)]
+pub struct AbRequest {
+    /// The spec file; `None`: the demo.
+    pub spec: Option<PathBuf>,
+    /// The base side's overrides.
+    pub base: Vec<Override>,
+    /// The head side's overrides.
+    pub head: Vec<Override>,
+    /// A scenario both sides run, its overrides before each side's.
+    pub scenario: Option<Scenario>,
+    /// `--trials`; `None`: 5, or auto with a budget.
+    pub trials: Option<Trials>,
+    /// `--max-trials`; `None`: 20, or 60 with a budget.
+    pub max_trials: Option<u32>,
+    /// `--budget`.
+    pub budget: Option<Duration>,
+    /// `--target-mde`, a fraction in `0..1`.
+    pub target_mde: Option<f64>,
+    /// Installations per side.
+    pub installs: u32,
+    /// The phases to run, by name; `None`: every phase the spec describes.
+    pub phases: Option<Vec<String>>,
+    /// The output folder; `None`: the spec's default ab folder.
+    pub out: Option<PathBuf>,
+    /// `--seed`: each pair's order drawn from it.
+    pub seed: Option<u64>,
+    /// `--sequential`: the same as a sequential schedule.
+    pub sequential: bool,
+    /// `--schedule`; `None`: tight.
+    pub schedule: Option<Schedule>,
+    /// `--memory-trials`, for a tight or duet schedule.
+    pub memory_trials: Option<u32>,
+    /// Run only this shard of the trials.
+    pub shard: Option<Shard>,
+    /// Keep the trial users and homes.
+    pub keep_users: bool,
+}
+
+/// The `[compare] noise` floors of the spec at `spec`, for [`compare_options`]; none
+/// without a spec file (the demo sets none).
+pub fn spec_floors(spec: Option<&Path>) -> Result<BTreeMap<Metric, f64>, SettingsError> {
+    match spec {
+        Some(path) => Ok(crate::spec::load(path)?.compare.floors()),
+        None => Ok(BTreeMap::new()),
+    }
+}
+
+/// The watched metrics and target of `--trials auto` from the spec (`[compare] watch`,
+/// `target_mde`), when it names them.
+fn spec_watch(spec: &SpecSource) -> Result<(Vec<bench_core::Metric>, Option<f64>), SettingsError> {
+    let SpecSource::File(path) = spec else {
+        return Ok((DEFAULT_WATCHED.to_vec(), None));
+    };
+    let spec = crate::spec::load(path)?;
+    let watched = match &spec.compare.watch {
+        // The spec check refused unknown metric names.
+        Some(names) => names.iter().filter_map(|name| name.parse().ok()).collect(),
+        None => DEFAULT_WATCHED.to_vec(),
+    };
+    Ok((watched, spec.compare.target_mde))
+}
+
+/// The trials a side and, for `auto`, the sequential plan that decides when to stop.
+fn trials(
+    request: &AbRequest,
+    spec: &SpecSource,
+    flags: &ThresholdFlags,
+) -> Result<(u32, Option<AutoTrials>), SettingsError> {
+    // A budget alone means sampling until it is spent, which is what auto does.
+    let trials = match (request.trials, request.budget) {
+        (Some(trials), _) => trials,
+        (None, Some(_)) => Trials::Auto,
+        (None, None) => Trials::Fixed(5),
+    };
+    let max_trials = request
+        .max_trials
+        .unwrap_or(if request.budget.is_some() { 60 } else { 20 })
+        .max(1);
+    match trials {
+        Trials::Fixed(trials) => {
+            if request.budget.is_some()
+                || request.target_mde.is_some()
+                || request.max_trials.is_some()
+            {
+                return Err(SettingsError::AutoOnly);
+            }
+            Ok((trials, None))
+        }
+        Trials::Auto => {
+            if request
+                .target_mde
+                .is_some_and(|target| !(target > 0.0 && target < 1.0))
+            {
+                return Err(SettingsError::TargetMde);
+            }
+            let (watched, spec_target) = spec_watch(spec)?;
+            let options = compare_options(flags, &spec_floors(request.spec.as_deref())?)?;
+            let auto = AutoTrials {
+                plan: SequentialPlan::new(max_trials, options.alpha, Spending::Pocock),
+                watched,
+                target: request.target_mde.or(spec_target),
+                budget: request.budget,
+                options,
+            };
+            Ok((max_trials, Some(auto)))
+        }
+    }
+}
+
+/// The settings of an `ab` run from what was asked; `flags` are the comparison's, which
+/// `--trials auto` looks with (with the spec's floors).
+pub fn ab_settings(
+    request: AbRequest,
+    flags: &ThresholdFlags,
+) -> Result<AbSettings, SettingsError> {
+    let phases = request.phases.as_deref().map(parse_phases).transpose()?;
+    let spec = SpecSource::resolve(request.spec.as_deref())?;
+    let (trials, auto) = trials(&request, &spec, flags)?;
+    let out = request.out.clone().unwrap_or_else(|| spec.default_ab_out());
+    let schedule = match (request.schedule, request.sequential) {
+        (_, true) => Schedule::Sequential,
+        (Some(schedule), false) => schedule,
+        // Measured best or as good on this VM quiet and loaded (docs/verdicts.md).
+        (None, false) => Schedule::Tight,
+    };
+    if schedule == Schedule::Sequential && request.seed.is_some() {
+        return Err(SettingsError::SeedWithoutPairs);
+    }
+    let order = schedule.order(request.seed);
+    let paired = matches!(schedule, Schedule::Tight | Schedule::Duet);
+    if !paired && request.memory_trials.is_some() {
+        return Err(SettingsError::MemoryTrialsWithoutPairs);
+    }
+    let tight = paired.then_some(request.memory_trials.unwrap_or(TIGHT_MEMORY_TRIALS));
+    Ok(AbSettings {
+        spec,
+        out,
+        base: with_scenario(request.scenario, request.base),
+        head: with_scenario(request.scenario, request.head),
+        plan: PlanSettings {
+            trials,
+            installs: request.installs,
+            phases,
+            keep_users: request.keep_users,
+            shard: request.shard,
+            ..PlanSettings::default()
+        },
+        order,
+        tight,
+        duet: schedule == Schedule::Duet,
+        auto,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pipeline::orchestration::schedule::Order;
+    use crate::settings::Noise;
+
+    fn request() -> AbRequest {
+        AbRequest {
+            installs: 1,
+            ..AbRequest::default()
+        }
+    }
+
+    fn settings_of(request: AbRequest) -> Result<AbSettings, SettingsError> {
+        ab_settings(request, &ThresholdFlags::default())
+    }
+
+    fn scheduled(schedule: Schedule) -> AbRequest {
+        AbRequest {
+            schedule: Some(schedule),
+            ..request()
+        }
+    }
+
+    #[test]
+    fn trials_auto_plans_looks_up_to_the_maximum() {
+        let fixed = settings_of(AbRequest {
+            trials: Some(Trials::Fixed(7)),
+            ..request()
+        })
+        .unwrap();
+        assert_eq!((fixed.plan.trials, fixed.auto.is_none()), (7, true));
+        let auto = settings_of(AbRequest {
+            trials: Some(Trials::Auto),
+            max_trials: Some(12),
+            budget: Some(Duration::from_secs(300)),
+            ..request()
+        })
+        .unwrap();
+        assert_eq!(auto.plan.trials, 12);
+        let plan = auto.auto.unwrap();
+        assert_eq!(plan.plan.looks(), [6, 8, 10, 12]);
+        assert_eq!(plan.watched, DEFAULT_WATCHED);
+        assert_eq!(plan.budget, Some(Duration::from_secs(300)));
+        let fixed_with_budget = AbRequest {
+            trials: Some(Trials::Fixed(5)),
+            budget: Some(Duration::from_secs(300)),
+            ..request()
+        };
+        assert!(settings_of(fixed_with_budget).is_err());
+        let max_alone = AbRequest {
+            max_trials: Some(9),
+            ..request()
+        };
+        assert!(settings_of(max_alone).is_err());
+        let far_target = AbRequest {
+            trials: Some(Trials::Auto),
+            target_mde: Some(2.0),
+            ..request()
+        };
+        assert!(settings_of(far_target).is_err());
+        let many = "many".parse::<Trials>().unwrap_err().to_string();
+        assert!(many.contains("nor `auto`"), "{many}");
+    }
+
+    #[test]
+    fn a_budget_alone_samples_pairs_until_it_is_spent() {
+        let budget = |max_trials| AbRequest {
+            budget: Some(Duration::from_secs(120)),
+            max_trials,
+            ..request()
+        };
+        let settings = settings_of(budget(None)).unwrap();
+        let auto = settings.auto.unwrap();
+        assert_eq!(auto.budget, Some(Duration::from_secs(120)));
+        assert_eq!(settings.plan.trials, 60);
+        assert_eq!(auto.plan.looks().last(), Some(&60));
+        let capped = settings_of(budget(Some(30))).unwrap();
+        assert_eq!(capped.plan.trials, 30);
+    }
+
+    #[test]
+    fn the_schedule_sets_the_order_and_tight_reads_memory_in_the_first_trials() {
+        let tight = settings_of(scheduled(Schedule::Tight)).unwrap();
+        assert_eq!((tight.order, tight.tight), (Order::Abba, Some(3)));
+        let one = AbRequest {
+            memory_trials: Some(1),
+            ..scheduled(Schedule::Tight)
+        };
+        assert_eq!(settings_of(one).unwrap().tight, Some(1));
+        let abba = settings_of(scheduled(Schedule::Abba)).unwrap();
+        assert_eq!((abba.order, abba.tight), (Order::Abba, None));
+        let sequential = settings_of(scheduled(Schedule::Sequential)).unwrap();
+        assert_eq!(sequential.order, Order::Sequential);
+        let seeded = AbRequest {
+            seed: Some(1),
+            ..scheduled(Schedule::Sequential)
+        };
+        assert!(settings_of(seeded).is_err());
+        let abba_memory = AbRequest {
+            memory_trials: Some(1),
+            ..scheduled(Schedule::Abba)
+        };
+        assert!(settings_of(abba_memory).is_err());
+        // Tight is the default.
+        let default = settings_of(request()).unwrap();
+        assert_eq!((default.order, default.tight), (Order::Abba, Some(3)));
+        let memory = AbRequest {
+            memory_trials: Some(1),
+            ..request()
+        };
+        assert_eq!(settings_of(memory).unwrap().tight, Some(1));
+    }
+
+    #[test]
+    fn the_order_is_abba_unless_seeded_or_sequential() {
+        assert_eq!(settings_of(request()).unwrap().order, Order::Abba);
+        let seeded = AbRequest {
+            seed: Some(9),
+            ..request()
+        };
+        assert_eq!(
+            settings_of(seeded).unwrap().order,
+            Order::RandomPairs { seed: 9 }
+        );
+        let sequential = AbRequest {
+            sequential: true,
+            ..request()
+        };
+        assert_eq!(settings_of(sequential).unwrap().order, Order::Sequential);
+    }
+
+    #[test]
+    fn base_and_head_overrides_are_kept_apart() {
+        let set = |text: &str| text.parse::<Override>().unwrap();
+        let settings = settings_of(AbRequest {
+            base: vec![set("version=1")],
+            head: vec![set("version=2"), set("measure.env.A=1")],
+            ..request()
+        })
+        .unwrap();
+        assert_eq!(settings.base.len(), 1);
+        assert_eq!(settings.head.len(), 2);
+        assert_eq!(settings.head[1].to_string(), "measure.env.A=1");
+    }
+
+    #[test]
+    fn the_specs_floors_fill_in_what_noise_flags_did_not_set() {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = dir.path().join("x.toml");
+        std::fs::write(
+            &spec,
+            "name = \"x\"\n[compare]\nnoise = { cold = 0.05, warm = 0.07 }\n",
+        )
+        .unwrap();
+        let flags = ThresholdFlags {
+            noise: vec![Noise::Metric(Metric::Warm, 0.3)],
+            drift: Vec::new(),
+        };
+        let options = compare_options(&flags, &spec_floors(Some(&spec)).unwrap()).unwrap();
+        assert_eq!(options.floor(Metric::Cold), 0.05);
+        assert_eq!(
+            options.floor(Metric::Warm),
+            0.3,
+            "the flag wins over the spec"
+        );
+        assert_eq!(options.floor(Metric::Rss), 0.02);
+    }
+
+    #[test]
+    fn the_default_output_folder_says_ab() {
+        let out = settings_of(request()).unwrap().out;
+        let name = out.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(name.starts_with("ab-demo-"), "{name}");
+    }
+}
