@@ -44,15 +44,16 @@ pub(crate) fn run(
 ) -> [Result<(), MeasureError>; 2] {
     let [first_side, second_side] = sides;
     let trial = ctxs[0].trial;
-    // Threads and programs started from now on inherit the one CPU. A CPU that cannot be
-    // chosen leaves the duet unconfined, and its starts say so by recording no CPU.
-    let pinned = together
-        .then(|| bench_proc::Pinned::to_nth_allowed(trial as usize).ok())
-        .flatten();
     let mut contenders = [
         contender(ctxs[0], first_side).map(|contender| (contender, first_side)),
         contender(ctxs[1], second_side).map(|contender| (contender, second_side)),
     ];
+    // Threads and programs started from now on inherit the one CPU; the model endpoints,
+    // started above, keep theirs. A CPU that cannot be chosen leaves the duet
+    // unconfined, and its starts say so by recording no CPU.
+    let pinned = together
+        .then(|| bench_proc::Pinned::to_nth_allowed(trial as usize).ok())
+        .flatten();
     for (start, order) in [(STARTS[0], [0, 1]), (STARTS[1], [1, 0])] {
         if together {
             let before = contenders.each_ref().map(|entry| starts_of(entry, trial));
