@@ -99,10 +99,10 @@ pub struct Args {
     /// starts back to back, each closed at ready, with no settle or memory walk between
     /// them), `duet` (as tight, but base's and head's programs start at the same moment,
     /// both confined to one CPU, and cold, warm and their CPU compare those pairs alone)
-    /// or `sequential` [default: tight].
+    /// or `sequential` [default: duet].
     #[arg(long, value_parser = parse_schedule, value_name = "tight|abba|duet|sequential")]
     schedule: Option<Schedule>,
-    /// With --schedule tight (the default) or duet: how many measure trials (the first
+    /// With --schedule duet (the default) or tight: how many measure trials (the first
     /// ones) still settle and read memory [default: 3].
     #[arg(long, value_name = "N")]
     memory_trials: Option<u32>,
