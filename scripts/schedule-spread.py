@@ -13,7 +13,8 @@ do, and every later pair is one process running both sides' starts back to back;
 spread is given over all pairs and over pairs 3 and later alone, with the median gap
 between base's and head's spawns of that start in those pairs (from each trial's
 `starts` record). A schedule written `NAME+pin` runs the whole `ab` under `taskset -c
-$PIN_CPU` (1 by default): both sides' programs, and clibench, on one CPU.
+$PIN_CPU` (1 by default): both sides' programs, and clibench, on one CPU. SPEC=PATH runs
+that spec instead of the built-in demo.
 """
 
 import json
@@ -28,6 +29,8 @@ TRIALS = int(os.environ.get("TRIALS", "10"))
 SCHEDULES = os.environ.get("SCHEDULES", "tight duet abba").split()
 MEMORY_TRIALS = 3
 PIN_CPU = os.environ.get("PIN_CPU", "1")
+# A spec other than the demo (e.g. examples/agents/pi.toml), A/A as well.
+SPEC = [os.environ["SPEC"]] if os.environ.get("SPEC") else []
 
 
 def values(path, metric):
@@ -54,7 +57,7 @@ def run(schedule, out):
     name, _, pin = schedule.partition("+")
     prefix = ["taskset", "-c", PIN_CPU] if pin == "pin" else []
     subprocess.run(
-        prefix + [CLIBENCH, "ab", "--schedule", name, "--trials", str(TRIALS),
+        prefix + [CLIBENCH, "ab"] + SPEC + ["--schedule", name, "--trials", str(TRIALS),
          "--phases", "prepare,install,measure", "--out", out],
         check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     logs, gaps = {}, {}
