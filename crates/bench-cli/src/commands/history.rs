@@ -2,8 +2,10 @@
 //! with change points; `check` judges a new result against its recent series.
 
 use crate::exit::{FAILURE, input_error};
+use anyhow::Context as _;
 use bench_cli::history::changepoint::{self, change_points};
 use bench_cli::history::check::{self, Outcome};
+use bench_cli::history::context;
 use bench_cli::history::{Filter, Store, StoreError, bmf, ingest, location, page, render, series};
 use bench_core::Metric;
 use std::path::{Path, PathBuf};
@@ -215,6 +217,26 @@ pub fn add_after_run(store: &Path, results: &[PathBuf]) -> anyhow::Result<()> {
         added.already
     );
     Ok(())
+}
+
+/// `ab --history`: each side against what the store already holds of its build on this
+/// testbed (said, and written to `OUT/history.md`; never pooled into the paired test),
+/// then both sides added.
+pub fn add_after_ab(store: &Path, out: &Path, sides: &[(&str, PathBuf)]) -> anyhow::Result<()> {
+    let opened = Store::open(store, false).map_err(store_error)?;
+    let mut contexts = Vec::new();
+    for (side, path) in sides {
+        let record = ingest::record_of(path, None, "main")?;
+        let found = context::context(&opened, &record).map_err(store_error)?;
+        say!("clibench: history: {}", context::summary_line(side, &found));
+        contexts.push((*side, found));
+    }
+    drop(opened);
+    let page = out.join("history.md");
+    bench_core::io::write_atomic(&page, context::markdown(&contexts).as_bytes())
+        .with_context(|| format!("failed to write {}", page.display()))?;
+    let paths: Vec<PathBuf> = sides.iter().map(|(_, path)| path.clone()).collect();
+    add_after_run(store, &paths)
 }
 
 fn add(args: AddArgs) -> anyhow::Result<ExitCode> {

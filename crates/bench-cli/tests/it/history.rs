@@ -238,6 +238,29 @@ fn run_and_ab_add_what_they_measured_to_the_history() {
         .arg(&store));
     assert_eq!(ab.code, Some(0), "{}", ab.stderr);
     assert!(ab.stderr.contains("2 result(s) added"), "{}", ab.stderr);
+    // Base is the build `run` measured: ab says what the history holds of it (its values
+    // stay out of the paired test). Head's knob makes it another build of the same
+    // commit, new to the history, never pooled with base.
+    assert!(
+        ab.stderr
+            .contains("1 earlier result(s) of this build on this testbed"),
+        "{}",
+        ab.stderr
+    );
+    assert!(
+        ab.stderr
+            .contains("[measure.env.DEMO_AGENT_STARTUP_DELAY_MS=500]): new to the history"),
+        "{}",
+        ab.stderr
+    );
+    let page = std::fs::read_to_string(dir.path().join("ab").join("history.md")).unwrap();
+    assert!(page.contains("| cold |"), "{page}");
     let show = history(&store, &["show", "cold", "--rows", "0"]);
     assert!(show.stdout.contains("3 point(s)"), "{}", show.stdout);
+    assert!(
+        show.stdout
+            .contains("[measure.env.DEMO_AGENT_STARTUP_DELAY_MS=500]"),
+        "{}",
+        show.stdout
+    );
 }
