@@ -67,8 +67,6 @@ pub struct BuildContext {
     pub label: String,
     /// Earlier results of the build on the same testbed.
     pub results: usize,
-    /// When the first and the last of them started (ms since the epoch), when known.
-    pub span_unix_ms: Option<(u64, u64)>,
     /// Every metric both the new result and the history hold.
     pub metrics: Vec<MetricContext>,
 }
@@ -96,12 +94,6 @@ pub fn context(store: &Store, fresh: &Record) -> Result<BuildContext, StoreError
         .map(|stored| stored.record)
         .filter(|record| record.revision == fresh.revision && record.content_hash() != own)
         .collect();
-    let started: Vec<u64> = earlier.iter().filter_map(|r| r.started_unix_ms).collect();
-    let span_unix_ms = started
-        .iter()
-        .min()
-        .zip(started.iter().max())
-        .map(|(first, last)| (*first, *last));
     let metrics = fresh
         .samples
         .iter()
@@ -122,7 +114,6 @@ pub fn context(store: &Store, fresh: &Record) -> Result<BuildContext, StoreError
     Ok(BuildContext {
         label: fresh.label(),
         results: earlier.len(),
-        span_unix_ms,
         metrics,
     })
 }
@@ -307,7 +298,6 @@ mod tests {
         let context = |results, fresh: &[f64]| BuildContext {
             label: "abc123".into(),
             results,
-            span_unix_ms: None,
             metrics: vec![metric_context(Metric::Cold, &STORED, fresh)],
         };
         let page = markdown(&[
