@@ -200,8 +200,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     )?;
     if let Some(store) = &history {
         let sides = crate::pipeline::orchestration::ab::SIDES
-            .map(|side| out.join(side).join("result.json"));
-        super::drive::add_after_run(store, &sides)?;
+            .map(|side| (side, out.join(side).join("result.json")));
+        super::drive::add_after_ab(store, &out, &sides)?;
     }
     // The table's own first line names the two shas, which are the same when only
     // overrides differ: name what differs instead.

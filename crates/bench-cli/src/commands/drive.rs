@@ -13,7 +13,7 @@ use crate::pipeline::{
 };
 use anyhow::Context;
 use bench_cli::history::location::OpenError;
-use bench_cli::history::{Store, ingest};
+use bench_cli::history::{Store, context, ingest};
 use bench_core::Phase;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::path::{Path, PathBuf};
@@ -51,6 +51,30 @@ pub(super) fn add_after_run(store: &Path, results: &[PathBuf]) -> anyhow::Result
         added.already
     );
     Ok(())
+}
+
+/// `ab --history`: each side against what the store already holds of its build on this
+/// testbed (said, and written to `OUT/history.md`; never pooled into the paired test),
+/// then both sides added.
+pub(super) fn add_after_ab(
+    store: &Path,
+    out: &Path,
+    sides: &[(&str, PathBuf)],
+) -> anyhow::Result<()> {
+    let opened = Store::open(store, false).map_err(|error| open_error(error.into()))?;
+    let mut contexts = Vec::new();
+    for (side, path) in sides {
+        let record = ingest::record_of(path, None, "main")?;
+        let found = context::context(&opened, &record).map_err(|error| open_error(error.into()))?;
+        say!("clibench: history: {}", context::summary_line(side, &found));
+        contexts.push((*side, found));
+    }
+    drop(opened);
+    let page = out.join("history.md");
+    bench_core::io::write_atomic(&page, context::markdown(&contexts).as_bytes())
+        .with_context(|| format!("failed to write {}", page.display()))?;
+    let paths: Vec<PathBuf> = sides.iter().map(|(_, path)| path.clone()).collect();
+    add_after_run(store, &paths)
 }
 
 /// Runs the runner that `make_runner` makes, each phase a `clibench phase` process of this

@@ -141,6 +141,10 @@ struct CheckArgs {
     /// How many of the most recent points it is compared with.
     #[arg(long, default_value_t = 30, value_name = "N")]
     lookback: usize,
+    /// Only this metric (repeatable) [default: every metric of the result]. The metrics
+    /// checked are one family: their p-values are adjusted together (Holm).
+    #[arg(long = "metric", value_name = "METRIC")]
+    metrics: Vec<String>,
     #[command(flatten)]
     store: StoreArg,
 }
@@ -304,7 +308,15 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         lookback: args.lookback.max(1),
         ..check::Settings::default()
     };
-    let checks = check::check(&record, own, &stored, &settings);
+    let only = args
+        .metrics
+        .iter()
+        .map(|name| {
+            name.parse::<Metric>()
+                .map_err(|_| input_error(format!("unknown metric '{name}'")))
+        })
+        .collect::<anyhow::Result<Vec<Metric>>>()?;
+    let checks = check::check(&record, own, &stored, &only, &settings);
     say!(
         "clibench history check: {} ({}) on testbed {} against branch {}",
         record.target,

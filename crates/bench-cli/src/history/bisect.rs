@@ -1,17 +1,16 @@
 //! Bisect's search: the first build in a range whose metric moved like the bad end's.
 //!
 //! Like Chromium's Pinpoint: the two ends are compared first, to learn the change (its
-//! ratio `r`, bad over good); then the range is halved, each step comparing the good
-//! end with the middle build, so that every ratio has the ends' denominator. The middle is bad when the comparison's
-//! interval rules out "like the good end" (it excludes no change, towards `r`) but not
-//! "like the bad end"; good when it rules out "like the bad end" (it lies wholly short of
-//! the ends' own interval) but not "like the good end"; when it rules out both (a
-//! middle in between, two changes), halfway on a log scale (`√r`) decides; and it is
-//! undecided when it rules out neither: an undecided
-//! comparison is run again with twice the pairs, up to a maximum, before the search
-//! gives up and says where. How two builds are compared is the caller's ([`Comparer`]:
-//! `clibench bisect` runs `ab`'s interleaved pairs), so the search is tested without
-//! building anything.
+//! ratio `r`, bad over good, and so its direction); then the range is halved, each step
+//! comparing the middle build with both ends. The middle is bad when its comparison with
+//! the good end rules out "like the good end" (the interval excludes no change, towards
+//! `r`) and its comparison with the bad end does not rule out "like the bad end"; good in
+//! the mirror case; when both are ruled out (a middle in between, two changes), the larger
+//! of the two steps decides; and it is undecided when neither is: an undecided comparison
+//! is run again with twice the pairs, up to a maximum, before the search gives up and
+//! says where. How two builds are compared is the caller's ([`Comparer`]: `clibench
+//! bisect` reads both builds' values from the history and runs `ab`'s interleaved pairs
+//! for what it lacks), so the search is tested without building anything.
 
 use std::time::{Duration, Instant};
 
@@ -91,22 +90,23 @@ enum Side {
     Undecided,
 }
 
-/// Where `measured` (the good end against the middle) places the middle, given
-/// the ends' comparison `ends`. Asking which of the two hypotheses the interval rules out
-/// needs far fewer pairs than asking it to clear the halfway point: an A/A middle at 4
-/// pairs read `[-71%, +330%]` against ends of `+784% [+476%, +1258%]`, short of the ends
-/// but not of halfway (+180%).
-fn side(measured: &Measured, ends: &Measured) -> Side {
+/// Where the middle lies, from `from_good` (the good end against the middle) and
+/// `to_bad` (the middle against the bad end), given the ends' comparison `ends` (its
+/// direction). Each question is a test of its own: "like the good end?" of the middle's
+/// values against the good end's, "like the bad end?" against the bad end's. (The rule
+/// before asked the middle's interval over the good end to lie wholly short of the ends'
+/// interval, two intervals that must not overlap, which is a test at about p < 0.006 for
+/// equal widths rather than 0.05: pi's 0.70.5 read +1.9% [-2.0%, +6.0%] against ends of
+/// +10.1% [+4.9%, +15.4%] and stayed undecided at 20 values a side.)
+fn side(from_good: &Measured, to_bad: &Measured, ends: &Measured) -> Side {
     let slower = ends.ratio > 1.0;
-    let (unlike_good, unlike_bad) = if slower {
-        (measured.low > 1.0, measured.high < ends.low)
-    } else {
-        (measured.high < 1.0, measured.low > ends.high)
-    };
-    match (unlike_good, unlike_bad) {
+    let moved = |m: &Measured| if slower { m.low > 1.0 } else { m.high < 1.0 };
+    match (moved(from_good), moved(to_bad)) {
         (true, false) => Side::Bad,
         (false, true) => Side::Good,
-        (true, true) if (measured.ratio > ends.ratio.sqrt()) == slower => Side::Bad,
+        // Unlike both ends (two changes, or one spread over releases): the middle goes
+        // with the end it is nearer to on a log scale.
+        (true, true) if from_good.ratio.ln().abs() >= to_bad.ratio.ln().abs() => Side::Bad,
         (true, true) => Side::Good,
         (false, false) => Side::Undecided,
     }
@@ -125,7 +125,8 @@ pub fn bisect<C: Comparer>(
             .is_some_and(|budget| started.elapsed() >= budget)
     };
     let mut comparisons = Vec::new();
-    let (mut good, mut bad) = (0, count.saturating_sub(1));
+    let last = count.saturating_sub(1);
+    let (mut good, mut bad) = (0, last);
     let mut run = |base: usize, head: usize, pairs: u32, comparisons: &mut Vec<_>| {
         let measured = comparer.compare(base, head, pairs)?;
         comparisons.push((base, head, measured));
@@ -164,15 +165,19 @@ pub fn bisect<C: Comparer>(
             // the last good build is over another denominator, and on session_growth
             // (good values near 0) an outlier in that build's values made a bad middle
             // read ×5.8 against ends of ×54, short of halfway: the search went wrong.
-            let measured = run(0, middle, pairs, &mut comparisons)?;
-            match side(&measured, &ends) {
+            let from_good = run(0, middle, pairs, &mut comparisons)?;
+            // And against the bad end: from the history, its values are usually there
+            // already (the ends' comparison measured them).
+            let to_bad = run(middle, last, pairs, &mut comparisons)?;
+            match side(&from_good, &to_bad, &ends) {
                 Side::Bad => bad = middle,
                 Side::Good => good = middle,
                 Side::Undecided if pairs < settings.max_pairs => {
                     // From the values it already had: a comparison read from the store
                     // may hold more than was asked, and asking for fewer again would
                     // read the same values to the same end.
-                    pairs = (pairs.max(measured.pairs) * 2).min(settings.max_pairs);
+                    let held = pairs.max(from_good.pairs).max(to_bad.pairs);
+                    pairs = (held * 2).min(settings.max_pairs);
                     continue;
                 }
                 Side::Undecided => {
@@ -213,7 +218,8 @@ mod tests {
     use super::*;
 
     /// Builds from `first_bad` on are `step` times slower; a comparison's interval is
-    /// ±`spread` around the true ratio, or spans 1 to the ratio when `fuzzy` says so.
+    /// ±`spread` around the true ratio, or spans both 1 and the ratio when `fuzzy` names
+    /// one of its builds and fewer pairs than it needs.
     struct Fake {
         first_bad: usize,
         step: f64,
@@ -232,7 +238,7 @@ mod tests {
             let level = |i: usize| if i >= self.first_bad { self.step } else { 1.0 };
             let ratio = level(head) / level(base);
             if let Some((index, below)) = self.fuzzy
-                && head == index
+                && (head == index || base == index)
                 && pairs < below
             {
                 return Ok(Measured {
@@ -274,8 +280,9 @@ mod tests {
             };
             assert_eq!(index, first_bad);
             assert!((measured.ratio - 1.3).abs() < 1e-9);
-            // The ends, four halvings, at most one more for the last pair.
-            assert!(found.comparisons.len() <= 6, "{:?}", found.comparisons);
+            // The ends, four halvings of two comparisons, at most one more for the
+            // last pair.
+            assert!(found.comparisons.len() <= 10, "{:?}", found.comparisons);
         }
     }
 
@@ -346,9 +353,15 @@ mod tests {
             matches!(found.outcome, Outcome::FirstBad { index: 11, .. }),
             "{found:?}"
         );
-        // Every middle against build 0; only the first bad's own comparison is adjacent.
+        // Every middle against the two ends; only the first bad's own comparison is
+        // adjacent.
         let (last, middles) = found.comparisons[1..].split_last().unwrap();
-        assert!(middles.iter().all(|&(base, _, _)| base == 0), "{middles:?}");
+        assert!(
+            middles
+                .iter()
+                .all(|&(base, head, _)| base == 0 || head == 15),
+            "{middles:?}"
+        );
         assert_eq!((last.0, last.1), (10, 11));
     }
 
@@ -371,37 +384,54 @@ mod tests {
         assert!(matches!(found.outcome, Outcome::FirstBad { index: 11, .. }));
     }
 
-    #[test]
-    fn a_wide_interval_short_of_the_ends_change_places_the_middle() {
-        // Ends of ×8.8 known within [×5.8, ×13.6]; a middle like the good end read
-        // [×0.29, ×4.3]: short of the ends' change, though not of halfway (×2.97).
-        let ends = Measured {
-            ratio: 8.8,
-            low: 5.8,
-            high: 13.6,
-            pairs: 4,
-        };
-        let middle = |ratio: f64, low: f64, high: f64| Measured {
+    fn measured(ratio: f64, low: f64, high: f64) -> Measured {
+        Measured {
             ratio,
             low,
             high,
-            pairs: 4,
-        };
-        assert_eq!(side(&middle(1.1, 0.29, 4.3), &ends), Side::Good);
-        assert_eq!(side(&middle(9.0, 1.3, 60.0), &ends), Side::Bad);
-        assert_eq!(side(&middle(1.1, 0.29, 7.0), &ends), Side::Undecided);
-        // Unlike both ends (two changes): halfway decides.
-        assert_eq!(side(&middle(2.0, 1.5, 2.5), &ends), Side::Good);
-        assert_eq!(side(&middle(4.0, 3.5, 4.5), &ends), Side::Bad);
+            pairs: 20,
+        }
+    }
+
+    #[test]
+    fn a_middle_unlike_the_bad_end_is_good_though_its_interval_meets_the_ends() {
+        // pi 0.63.1 to 0.73.1, warm_cpu: ends +10.1% [+4.9%, +15.4%]; 0.70.5 read +1.9%
+        // [-2.0%, +6.0%] over the good end, an interval that reaches into the ends' own,
+        // and the rule that asked them not to overlap left it undecided at 20 values a
+        // side. Against the bad end's values it is clearly short: +8% [+3.5%, +12.7%].
+        let ends = measured(1.101, 1.049, 1.154);
+        let from_good = measured(1.019, 0.980, 1.060);
+        assert_eq!(
+            side(&from_good, &measured(1.080, 1.035, 1.127), &ends),
+            Side::Good
+        );
+        // Like the bad end as well as the good one: nothing is ruled out.
+        assert_eq!(
+            side(&from_good, &measured(1.080, 0.990, 1.170), &ends),
+            Side::Undecided
+        );
+    }
+
+    #[test]
+    fn each_end_is_ruled_out_by_its_own_comparison() {
+        let ends = measured(8.8, 5.8, 13.6);
+        // Moved from the good end, not from the bad end: bad; and the mirror.
+        let far = measured(9.0, 1.3, 60.0);
+        let near = measured(1.0, 0.5, 2.0);
+        assert_eq!(side(&far, &near, &ends), Side::Bad);
+        assert_eq!(side(&near, &far, &ends), Side::Good);
+        assert_eq!(side(&near, &near, &ends), Side::Undecided);
+        // Unlike both ends (two changes): the larger step decides.
+        let small = measured(1.5, 1.2, 1.9);
+        let large = measured(5.0, 4.0, 6.2);
+        assert_eq!(side(&small, &large, &ends), Side::Good);
+        assert_eq!(side(&large, &small, &ends), Side::Bad);
         // A faster bad end, mirrored.
-        let faster = Measured {
-            ratio: 1.0 / 8.8,
-            low: 1.0 / 13.6,
-            high: 1.0 / 5.8,
-            pairs: 4,
-        };
-        assert_eq!(side(&middle(0.9, 0.23, 3.4), &faster), Side::Good);
-        assert_eq!(side(&middle(0.11, 0.02, 0.8), &faster), Side::Bad);
+        let faster = measured(1.0 / 8.8, 1.0 / 13.6, 1.0 / 5.8);
+        let dropped = measured(0.11, 0.02, 0.8);
+        let level = measured(0.9, 0.23, 3.4);
+        assert_eq!(side(&level, &dropped, &faster), Side::Good);
+        assert_eq!(side(&dropped, &level, &faster), Side::Bad);
     }
 
     #[test]
@@ -417,7 +447,11 @@ mod tests {
                 head: usize,
                 pairs: u32,
             ) -> Result<Measured, Self::Error> {
-                let held = if head == 7 { pairs.max(16) } else { pairs };
+                let held = if head == 7 || base == 7 {
+                    pairs.max(16)
+                } else {
+                    pairs
+                };
                 let mut measured = self.0.compare(base, head, held)?;
                 measured.pairs = held;
                 Ok(measured)
@@ -443,6 +477,25 @@ mod tests {
             .collect();
         assert_eq!(at_seven, [16, 32]);
         assert!(matches!(found.outcome, Outcome::FirstBad { index: 11, .. }));
+    }
+
+    #[test]
+    fn a_good_middle_whose_interval_meets_the_ends_is_placed_by_the_bad_ends_values() {
+        // A 10% change measured within ±6%: a good middle's interval over the good end
+        // ([0.94, 1.06]) overlaps the ends' ([1.04, 1.16]), so asking the two not to
+        // overlap left it undecided at every count of pairs; against the bad end it is
+        // plainly 10% short.
+        let mut fake = Fake {
+            first_bad: 11,
+            step: 1.10,
+            spread: 0.06,
+            fuzzy: None,
+        };
+        let found = bisect(16, &settings(), &mut fake).unwrap();
+        assert!(
+            matches!(found.outcome, Outcome::FirstBad { index: 11, .. }),
+            "{found:?}"
+        );
     }
 
     #[test]

@@ -5,12 +5,15 @@
 //! on the log scale, the new median against a prediction interval from the last
 //! [`Settings::lookback`] points of its series (same target, branch and testbed):
 //! `mean ± t(1-α/2, n-1) · sd · √(1 + 1/n)`. A change must also reach the metric's
-//! practical threshold (3% for times), as `compare` requires.
+//! practical threshold (3% for times), as `compare` requires. The metrics checked are one
+//! family: their p-values are adjusted by Holm's step-down method, so that a result of 39
+//! unchanged metrics is called regressed in at most `alpha` of checks, not in about a
+//! third of them (39 tests at 1% each), which would fail CI on main every few commits.
 
 use super::record::Record;
 use super::series::{Series, series};
 use super::store::Stored;
-use bench_core::significance::t_two_sided;
+use bench_core::significance::{self, t_two_sided};
 use bench_core::stats::median_of_sorted;
 use bench_core::{Direction, Metric};
 
@@ -75,16 +78,20 @@ pub struct MetricCheck {
     pub change: f64,
     /// The p-value of the new point under the series' noise; NaN when not computed.
     pub p_value: f64,
+    /// The p-value adjusted by Holm over the metrics checked together; the verdict's.
+    pub adjusted_p: f64,
     /// The verdict.
     pub outcome: Outcome,
 }
 
-/// Checks every metric of `record` against the earlier records in `history` (the
-/// record itself, when stored, is left out by `own_id`).
+/// Checks the metrics of `record` named in `only` (every one when empty) against the
+/// earlier records in `history` (the record itself, when stored, is left out by
+/// `own_id`), as one family ([`holm`]).
 pub fn check(
     record: &Record,
     own_id: Option<i64>,
     history: &[Stored],
+    only: &[Metric],
     settings: &Settings,
 ) -> Vec<MetricCheck> {
     let earlier: Vec<Stored> = history
@@ -98,9 +105,10 @@ pub fn check(
         })
         .cloned()
         .collect();
-    record
+    let checks = record
         .samples
         .iter()
+        .filter(|(metric, _)| only.is_empty() || only.contains(metric))
         .map(|(&metric, samples)| {
             let mut values: Vec<f64> = samples.iter().map(|&(_, v)| v).collect();
             values.sort_by(f64::total_cmp);
@@ -115,10 +123,42 @@ pub fn check(
                 .unwrap_or_default();
             judge(metric, median, &recent, settings)
         })
-        .collect()
+        .collect();
+    holm(checks, settings.alpha)
 }
 
-/// The verdict on a new `median` after the `recent` medians.
+/// Judges `checks` as one family: each verdict from its p-value adjusted by Holm over
+/// every check that had enough points.
+pub fn holm(mut checks: Vec<MetricCheck>, alpha: f64) -> Vec<MetricCheck> {
+    let p_values: Vec<Option<f64>> = checks
+        .iter()
+        .map(|c| (c.outcome != Outcome::TooFew).then_some(c.p_value))
+        .collect();
+    for (checked, adjusted) in checks.iter_mut().zip(significance::holm(&p_values)) {
+        if let Some(adjusted) = adjusted {
+            checked.adjusted_p = adjusted;
+            checked.outcome = verdict(checked.metric, checked.change, adjusted, alpha);
+        }
+    }
+    checks
+}
+
+/// The verdict on a change with p-value `p`: beyond noise and the practical threshold.
+fn verdict(metric: Metric, change: f64, p: f64, alpha: f64) -> Outcome {
+    let beyond = p <= alpha && change.abs() >= metric.nature().default_threshold();
+    let worse = match metric.direction() {
+        Direction::LowerIsBetter => change > 0.0,
+        Direction::HigherIsBetter => change < 0.0,
+    };
+    match (beyond, worse) {
+        (false, _) => Outcome::Unchanged,
+        (true, true) => Outcome::Regressed,
+        (true, false) => Outcome::Improved,
+    }
+}
+
+/// The verdict on a new `median` after the `recent` medians, alone (not adjusted for
+/// other metrics checked beside it: [`holm`] does that).
 pub fn judge(metric: Metric, median: f64, recent: &[f64], settings: &Settings) -> MetricCheck {
     let n = recent.len();
     let logged = median > 0.0 && recent.iter().all(|v| *v > 0.0);
@@ -142,6 +182,7 @@ pub fn judge(metric: Metric, median: f64, recent: &[f64], settings: &Settings) -
         baseline,
         change,
         p_value: f64::NAN,
+        adjusted_p: f64::NAN,
         outcome: Outcome::TooFew,
     };
     if n < settings.min_points.max(2) {
@@ -159,16 +200,8 @@ pub fn judge(metric: Metric, median: f64, recent: &[f64], settings: &Settings) -
         1.0
     };
     checked.p_value = p_value;
-    let beyond = p_value <= settings.alpha && change.abs() >= metric.nature().default_threshold();
-    let worse = match metric.direction() {
-        Direction::LowerIsBetter => change > 0.0,
-        Direction::HigherIsBetter => change < 0.0,
-    };
-    checked.outcome = match (beyond, worse) {
-        (false, _) => Outcome::Unchanged,
-        (true, true) => Outcome::Regressed,
-        (true, false) => Outcome::Improved,
-    };
+    checked.adjusted_p = p_value;
+    checked.outcome = verdict(metric, change, p_value, settings.alpha);
     checked
 }
 
@@ -195,6 +228,25 @@ mod tests {
     fn a_much_faster_start_is_an_improvement() {
         let checked = judge(Metric::Cold, 0.30, &QUIET, &Settings::default());
         assert_eq!(checked.outcome, Outcome::Improved);
+    }
+
+    #[test]
+    fn metrics_checked_together_are_one_family() {
+        // Alone, a point at p = 0.004 is a regression at 1%; beside 38 other metrics,
+        // Holm asks p <= 0.01 / 39 of the smallest, and it is within the family's noise.
+        let one = judge(Metric::Cold, 0.452, &QUIET, &Settings::default());
+        assert!(one.p_value < 0.01 && one.p_value > 0.01 / 39.0, "{one:?}");
+        assert_eq!(one.outcome, Outcome::Regressed);
+        let quiet = judge(Metric::Warm, 0.40, &QUIET, &Settings::default());
+        let mut family = vec![one.clone()];
+        family.extend(std::iter::repeat_n(quiet, 38));
+        let judged = holm(family, 0.01);
+        assert_eq!(judged[0].outcome, Outcome::Unchanged, "{:?}", judged[0]);
+        assert!(judged[0].adjusted_p > judged[0].p_value);
+        // A clear regression stays one in the family.
+        let clear = judge(Metric::Cold, 0.52, &QUIET, &Settings::default());
+        let judged = holm(vec![clear; 39], 0.01);
+        assert_eq!(judged[0].outcome, Outcome::Regressed);
     }
 
     #[test]

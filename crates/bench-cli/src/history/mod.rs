@@ -7,6 +7,7 @@
 //! - [`changepoint`]: change points, the largest t (or E-divisive's energy) with a
 //!   permutation test.
 //! - [`check`]: is a new result a change against the recent series?
+//! - [`context`]: a build just measured against its own earlier values (`ab --history`).
 //! - [`bisect`]: the search for the first build whose metric moved; [`git`]: the
 //!   commits it searches; [`pooled`]: its comparisons from the store, measuring only
 //!   what the store lacks; [`versions`]: the published versions it searches.
@@ -18,6 +19,7 @@ pub mod bisect;
 pub mod bmf;
 pub mod changepoint;
 pub mod check;
+pub mod context;
 pub mod git;
 pub mod ingest;
 pub mod location;

@@ -71,7 +71,10 @@ pub struct Record {
     pub target: String,
     /// The branch the build belongs to (`main` unless told).
     pub branch: String,
-    /// The commit or build identifier measured (`request.sha`).
+    /// The build measured: `request.sha` (a commit, or `PACKAGE@VERSION`), followed by
+    /// ` [OVERRIDES]` when the run overrode spec keys other than the ones that pick the
+    /// build (`source.commit`, `version`), as an `ab` side's `measure.env.KNOB=1` does:
+    /// such a side is another build of the same commit, never pooled with it.
     pub revision: String,
     /// The published version measured, when the spec named one (`side.runtime.version`).
     pub version: Option<String>,
@@ -143,7 +146,7 @@ impl Record {
         let record = Record {
             target,
             branch: branch.to_owned(),
-            revision: result.request.sha.clone(),
+            revision: revision_of(&result.request),
             version: result.side.runtime.get("version").cloned(),
             testbed: Testbed::of(result),
             load_average: first.and_then(|t| t.load_average).map(|load| load[0]),
@@ -237,13 +240,62 @@ impl Record {
     }
 
     /// The label of the build: a commit's first 12 hex digits, or the whole revision
-    /// when it is something else (a version, a tag), at most 20 characters.
+    /// when it is something else (a version, a tag), at most 20 characters; then its
+    /// overrides, at most 60 characters.
     pub fn label(&self) -> String {
-        let commit =
-            self.revision.len() == 40 && self.revision.chars().all(|c| c.is_ascii_hexdigit());
+        let (build, variant) = match self.revision.split_once(" [") {
+            Some((build, variant)) => (build, Some(variant.trim_end_matches(']'))),
+            None => (self.revision.as_str(), None),
+        };
+        let commit = build.len() == 40 && build.chars().all(|c| c.is_ascii_hexdigit());
         let keep = if commit { 12 } else { 20 };
-        self.revision.chars().take(keep).collect()
+        let mut label: String = build.chars().take(keep).collect();
+        if let Some(variant) = variant {
+            let mut shown: String = variant.chars().take(60).collect();
+            if shown.len() < variant.len() {
+                shown.push('…');
+            }
+            label.push_str(&format!(" [{shown}]"));
+        }
+        label
     }
+}
+
+/// Overrides that do not make another build: `source.commit` and `version` pick the
+/// build, which `request.sha` already names; `measure.memory_trials` is how `ab`'s tight
+/// schedule measures (which trials read memory), set on both sides alike.
+const NOT_A_VARIANT: [&str; 3] = ["source.commit=", "version=", "measure.memory_trials="];
+
+/// A result's build: `request.sha`, with the overrides that made it another build of
+/// that commit (`ab --head measure.env.KNOB=1`) in brackets. Without them, both sides
+/// of such an `ab` would be stored as one build, and the history would pool the two.
+fn revision_of(request: &bench_core::Request) -> String {
+    let variant: Vec<&str> = request
+        .config
+        .get(bench_core::result::OVERRIDES_KEY)
+        .map(|overrides| {
+            overrides
+                .split_whitespace()
+                .filter(|item| !NOT_A_VARIANT.iter().any(|key| item.starts_with(key)))
+                .collect()
+        })
+        .unwrap_or_default();
+    if variant.is_empty() {
+        return request.sha.clone();
+    }
+    // Control characters are kept out of the key (validate refuses them), and a long
+    // list is named by its digest so that the key stays within MAX_KEY_CHARS.
+    let variant: String = variant
+        .join(" ")
+        .chars()
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect();
+    let revision = format!("{} [{variant}]", request.sha);
+    if revision.chars().count() <= MAX_KEY_CHARS {
+        return revision;
+    }
+    let digest = hex(&Sha256::digest(variant.as_bytes()));
+    format!("{} [overrides {}]", request.sha, &digest[..12])
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -318,6 +370,32 @@ pub(crate) mod tests {
         assert_eq!(main.content_hash(), other.content_hash());
         let changed = Record::of(&result("demo", "abc", 1000, &[0.3, 0.11]), None, "main").unwrap();
         assert_ne!(main.content_hash(), changed.content_hash());
+    }
+
+    #[test]
+    fn an_override_of_a_spec_key_makes_another_build_of_the_same_commit() {
+        let mut knob = result("demo", "abc", 1000, &[0.3]);
+        knob.request.config.insert(
+            bench_core::result::OVERRIDES_KEY.into(),
+            "source.commit=abc measure.env.DELAY_MS=30 measure.memory_trials=3".into(),
+        );
+        let record = Record::of(&knob, None, "main").unwrap();
+        assert_eq!(record.revision, "abc [measure.env.DELAY_MS=30]");
+        assert_eq!(record.label(), "abc [measure.env.DELAY_MS=30]");
+        // The overrides that pick the build are what request.sha already says.
+        knob.request.config.insert(
+            bench_core::result::OVERRIDES_KEY.into(),
+            "version=0.63.1".into(),
+        );
+        assert_eq!(Record::of(&knob, None, "main").unwrap().revision, "abc");
+        // A long list is named by its digest, within the key's limit.
+        let long = format!("measure.env.X={}", "y".repeat(300));
+        knob.request
+            .config
+            .insert(bench_core::result::OVERRIDES_KEY.into(), long);
+        let revision = Record::of(&knob, None, "main").unwrap().revision;
+        assert!(revision.starts_with("abc [overrides "), "{revision}");
+        assert!(revision.chars().count() <= MAX_KEY_CHARS);
     }
 
     #[test]

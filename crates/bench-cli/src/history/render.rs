@@ -150,6 +150,9 @@ pub fn check_text(checks: &[MetricCheck]) -> String {
         }
         if checked.p_value.is_finite() {
             let _ = write!(text, ", p = {:.3}", checked.p_value);
+            if checked.adjusted_p > checked.p_value {
+                let _ = write!(text, " (Holm: {:.3})", checked.adjusted_p);
+            }
         }
         text.push('\n');
     }

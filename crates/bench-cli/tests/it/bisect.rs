@@ -7,7 +7,7 @@ use crate::{clibench, run};
 use std::path::Path;
 use std::process::Command;
 
-fn git(repository: &Path, args: &[&str]) -> String {
+pub(crate) fn git(repository: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .arg("-C")
         .arg(repository)
@@ -23,20 +23,19 @@ fn git(repository: &Path, args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
-#[test]
-fn bisect_names_the_commit_that_made_starts_slower() {
-    let (dir, spec) = demo();
-    let source = spec.parent().unwrap().join("source");
+/// Commits `steps` more commits to the demo's `source` repository: commit `slow` makes
+/// every start `delay_ms` slower, every other one adds a line to the README.
+pub(crate) fn commit_steps(source: &Path, steps: u32, slow: u32, delay_ms: u32) {
     let agent = source.join("demo_agent.py");
-    for step in 1..=5 {
-        if step == 3 {
+    for step in 1..=steps {
+        if step == slow {
             // The knob's default, not the environment: the slowdown lives in the code.
             let text = std::fs::read_to_string(&agent).unwrap();
             let from = r#"os.environ.get("DEMO_AGENT_STARTUP_DELAY_MS", "").strip() or "0""#;
             assert_eq!(text.matches(from).count(), 1);
             std::fs::write(
                 &agent,
-                text.replace(from, &from.replace(r#""0""#, r#""1500""#)),
+                text.replace(from, &from.replace(r#""0""#, &format!("\"{delay_ms}\""))),
             )
             .unwrap();
         } else {
@@ -45,8 +44,15 @@ fn bisect_names_the_commit_that_made_starts_slower() {
             text.push_str(&format!("\nnote {step}\n"));
             std::fs::write(&readme, text).unwrap();
         }
-        git(&source, &["commit", "-q", "-am", &format!("step {step}")]);
+        git(source, &["commit", "-q", "-am", &format!("step {step}")]);
     }
+}
+
+#[test]
+fn bisect_names_the_commit_that_made_starts_slower() {
+    let (dir, spec) = demo();
+    let source = spec.parent().unwrap().join("source");
+    commit_steps(&source, 5, 3, 1500);
     let slow = git(&source, &["rev-parse", "HEAD~2"]);
     let store = dir.path().join("history.sqlite");
     let bisect = |out: &str| {

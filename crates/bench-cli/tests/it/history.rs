@@ -238,6 +238,93 @@ fn run_and_ab_add_what_they_measured_to_the_history() {
         .arg(&store));
     assert_eq!(ab.code, Some(0), "{}", ab.stderr);
     assert!(ab.stderr.contains("2 result(s) added"), "{}", ab.stderr);
+    // Base is the build `run` measured: ab says what the history holds of it (its values
+    // stay out of the paired test). Head's knob makes it another build of the same
+    // commit, new to the history, never pooled with base.
+    assert!(
+        ab.stderr
+            .contains("1 earlier result(s) of this build on this testbed"),
+        "{}",
+        ab.stderr
+    );
+    assert!(
+        ab.stderr
+            .contains("[measure.env.DEMO_AGENT_STARTUP_DELAY_MS=500]): new to the history"),
+        "{}",
+        ab.stderr
+    );
+    let page = std::fs::read_to_string(dir.path().join("ab").join("history.md")).unwrap();
+    assert!(page.contains("| cold |"), "{page}");
     let show = history(&store, &["show", "cold", "--rows", "0"]);
     assert!(show.stdout.contains("3 point(s)"), "{}", show.stdout);
+    assert!(
+        show.stdout
+            .contains("[measure.env.DEMO_AGENT_STARTUP_DELAY_MS=500]"),
+        "{}",
+        show.stdout
+    );
+}
+
+/// The CI recipe for main (docs/history.md): each commit measured with `run --history`,
+/// then `history check --fail-on-regression` against the series so far. Commit 6 of the
+/// demo makes every start 1 s slower (far beyond this machine's noise, so the test cannot
+/// fail on a busy runner; `scripts/history-ci-demo.sh` plants 30 ms and gives the numbers).
+#[test]
+fn history_check_on_main_fails_on_the_commit_that_made_starts_slower() {
+    let (dir, spec) = crate::pipeline_run::demo();
+    let source = spec.parent().unwrap().join("source");
+    crate::bisect::commit_steps(&source, 6, 6, 1000);
+    let store = dir.path().join("history.sqlite");
+    let commits = crate::bisect::git(&source, &["rev-list", "--reverse", "HEAD"]);
+    let mut codes = Vec::new();
+    for (index, sha) in commits.lines().enumerate() {
+        let out = dir.path().join(format!("run-{index}"));
+        let ran = run(clibench()
+            .arg("run")
+            .arg(&spec)
+            .args(["--commit", sha, "--trials", "3"])
+            .args(["--phases", "prepare,install,measure"])
+            .arg("--out")
+            .arg(&out)
+            .arg("--history")
+            .arg(&store));
+        assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+        let checked = history(
+            &store,
+            &[
+                "check",
+                out.join("result.json").to_str().unwrap(),
+                "--metric",
+                "cold",
+                "--fail-on-regression",
+            ],
+        );
+        codes.push(checked.code);
+        let word = if index < 5 {
+            "too few points"
+        } else if index == 6 {
+            "regressed"
+        } else {
+            "unchanged"
+        };
+        assert!(
+            checked.stdout.contains(word),
+            "commit {index}: {}\n{}",
+            checked.stdout,
+            checked.stderr
+        );
+    }
+    // Five points before any judgement, the sixth unchanged, the seventh regressed.
+    assert_eq!(
+        codes,
+        [
+            Some(0),
+            Some(0),
+            Some(0),
+            Some(0),
+            Some(0),
+            Some(0),
+            Some(1)
+        ]
+    );
 }
