@@ -34,7 +34,9 @@ use crate::pipeline::isolation::command;
 use crate::pipeline::program::TargetError;
 use crate::pipeline::program::family::Family;
 use crate::pipeline::program::model::{self, TrialModel};
-use crate::pipeline::program::recording::{Recording, keep_screen, keep_start_files};
+use crate::pipeline::program::recording::{
+    Recording, keep_screen, keep_start_files, session_interval,
+};
 use crate::pipeline::program::sessions::stop_agents;
 use crate::pipeline::program::terminal::{close_quietly, spawn_options};
 use bench_core::detail::{SessionRun, SessionTurn};
@@ -168,7 +170,13 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), SessionError> {
     if session.turns.is_some() {
         options.transcript = None;
     }
-    let recording = Recording::start(family, Phase::Session, ctx.trial, "session");
+    let recording = Recording::start_every(
+        family,
+        Phase::Session,
+        ctx.trial,
+        "session",
+        session_interval(session.turns),
+    );
     let mut ready_after = None;
     let outcome = Terminal::spawn(&options)
         .map_err(terminal_error("starting the session command in a terminal"))
