@@ -51,6 +51,7 @@ mod stop_uid_linux;
 mod subreaper_linux;
 #[cfg(test)]
 mod test_tree;
+mod trim_linux;
 
 pub use disk::{DEFAULT_EXCLUDES, DiskError, disk_usage, wildcard_match};
 pub use host_linux::{HostError, HostFacts, cpu_model, mem_total_bytes};
@@ -74,3 +75,4 @@ pub use stop_uid_linux::{
     MIN_USER_UID, StopUidError, UidStopReport, stop_uid, uid_holders, user_uid_min,
 };
 pub use subreaper_linux::{SubreaperError, become_subreaper, is_subreaper};
+pub use trim_linux::release_free_memory;

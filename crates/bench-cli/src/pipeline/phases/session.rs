@@ -64,6 +64,8 @@ const TYPING_GAP: Duration = Duration::from_millis(150);
 const ECHO_TIMEOUT: Duration = Duration::from_secs(5);
 /// How many of the final text's last tokens make the "final text is visible" needle.
 const LAST_TOKENS: usize = 4;
+/// Every this many turns the allocator gives what was freed back to the kernel.
+const TRIM_EVERY_TURNS: u32 = 10;
 
 /// The session phase failed.
 #[derive(Debug, thiserror::Error)]
@@ -453,6 +455,13 @@ fn drive(
                 failure = Some(error);
                 break;
             }
+        }
+        // What the turns freed (screens read after every frame, request bodies that
+        // grow with the conversation) stays resident in the allocator's arenas: trimmed
+        // every few turns, clibench's RSS over a 1,000-turn soak is what it holds, not
+        // what it once held.
+        if turn.is_multiple_of(TRIM_EVERY_TURNS) {
+            bench_proc::release_free_memory();
         }
     }
     // After the turns, so each paste lands in an idle prompt with the session behind it;
