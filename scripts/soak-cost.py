@@ -18,7 +18,7 @@ which live for less than a second and are rarely seen alive). A child seen alive
 then reaped by a parent seen later is counted twice, which can only flatter clibench:
 its share is an upper bound within a sampling interval of each short-lived child.
 
-Usage: scripts/soak-cost.py [--clibench PATH] [--turns N] [--spec SPEC] [--out DIR]
+Usage: scripts/soak-cost.py [--clibench PATH] [--turns N] [--spec SPEC] [--out DIR] [--progress SECONDS]
        [-- extra clibench run arguments]
 """
 
@@ -80,6 +80,17 @@ def load_1m():
         return float(f.read().split()[0])
 
 
+def progress_line(seen, elapsed, clibench_rss):
+    """The figures so far: CPU of both sides and clibench's RSS now (all its processes)."""
+    clibench_cpu = sum(own for uid, own, _, _ in seen.values() if uid == 0)
+    agent_cpu = sum(own + reaped for uid, own, reaped, _ in seen.values() if uid != 0)
+    ratio = 100 * clibench_cpu / agent_cpu if agent_cpu > 0 else float("nan")
+    return (
+        f"at {elapsed:.0f} s: clibench CPU {clibench_cpu:.2f} s, agent {agent_cpu:.2f} s "
+        f"({ratio:.2f}%), clibench RSS now {clibench_rss / 2**20:.1f} MiB, load {load_1m():.2f}"
+    )
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--clibench", default=shutil.which("clibench") or "clibench")
@@ -87,6 +98,12 @@ def main():
     parser.add_argument("--spec", default=None)
     parser.add_argument("--out", default=None)
     parser.add_argument("--interval", type=float, default=1.0)
+    parser.add_argument(
+        "--progress",
+        type=float,
+        default=0.0,
+        help="every this many seconds, print the figures so far (0: only at the end)",
+    )
     parser.add_argument("extra", nargs="*")
     args = parser.parse_args()
     out = args.out or tempfile.mkdtemp(prefix="soak-cost-")
@@ -114,6 +131,7 @@ def main():
     seen = {}
     total_rss_peak = 0
     samples = 0
+    last_progress = started
     while child.poll() is None:
         members = tree(child.pid)
         samples += 1
@@ -126,6 +144,9 @@ def main():
             if uid == 0:
                 clibench_rss += rss
         total_rss_peak = max(total_rss_peak, clibench_rss)
+        if args.progress > 0 and time.monotonic() - last_progress >= args.progress:
+            last_progress = time.monotonic()
+            print(progress_line(seen, last_progress - started, clibench_rss), flush=True)
         time.sleep(args.interval)
     wall = time.monotonic() - started
     load_end = load_1m()

@@ -214,6 +214,96 @@ fn check_folder(dir: &OwnedFd, folder: &Path, path: &Path, name: &OsStr) -> std:
     Ok(())
 }
 
+/// A file written as it goes and put in place whole at the end: what [`write_atomic`]
+/// does for bytes in memory, for output too large to hold (a long session's journal).
+/// The same folder checks and the same exclusive, unguessable temporary name; until
+/// [`AtomicFile::commit`] readers see the old file at `path` (or none), and a file
+/// dropped without a commit leaves nothing behind.
+#[derive(Debug)]
+pub struct AtomicFile {
+    path: PathBuf,
+    dir: OwnedFd,
+    name: std::ffi::OsString,
+    temporary: String,
+    file: Option<File>,
+}
+
+impl AtomicFile {
+    /// Creates the temporary file beside `path` (mode 0666 less the umask).
+    pub fn create(path: &Path) -> Result<AtomicFile, WriteError> {
+        let fail = |source| WriteError {
+            path: path.to_path_buf(),
+            source,
+        };
+        let folder = match path.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => parent,
+            _ => Path::new("."),
+        };
+        let name = path
+            .file_name()
+            .ok_or_else(|| fail(std::io::Error::other("path has no file name")))?;
+        let dir = rustix::fs::open(
+            folder,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|errno| fail(errno.into()))?;
+        check_folder(&dir, folder, path, name).map_err(fail)?;
+        let (temporary, fd) = create_temporary(dir.as_fd(), name, 0o666).map_err(fail)?;
+        Ok(AtomicFile {
+            path: path.to_path_buf(),
+            dir,
+            name: name.to_owned(),
+            temporary,
+            file: Some(File::from(fd)),
+        })
+    }
+
+    /// The file being written (write through a `BufWriter` of it for many small writes).
+    pub fn file(&self) -> Result<File, WriteError> {
+        self.file
+            .as_ref()
+            .ok_or_else(|| std::io::Error::other("the file was committed"))
+            .and_then(File::try_clone)
+            .map_err(|source| WriteError {
+                path: self.path.clone(),
+                source,
+            })
+    }
+
+    /// Fsyncs the file, renames it over `path` and fsyncs the folder.
+    pub fn commit(mut self) -> Result<(), WriteError> {
+        let file = self.file.take();
+        let committed = (|| -> std::io::Result<()> {
+            file.ok_or_else(|| std::io::Error::other("the file was committed"))?
+                .sync_all()?;
+            rustix::fs::renameat(&self.dir, self.temporary.as_str(), &self.dir, &self.name)?;
+            rustix::fs::fsync(&self.dir)?;
+            Ok(())
+        })();
+        committed.map_err(|source| WriteError {
+            path: self.path.clone(),
+            source,
+        })
+    }
+}
+
+impl Drop for AtomicFile {
+    fn drop(&mut self) {
+        // Not committed (or the rename failed): the temporary file goes.
+        if self.file.is_some()
+            || rustix::fs::statat(
+                &self.dir,
+                self.temporary.as_str(),
+                AtFlags::SYMLINK_NOFOLLOW,
+            )
+            .is_ok()
+        {
+            let _ = rustix::fs::unlinkat(&self.dir, self.temporary.as_str(), AtFlags::empty());
+        }
+    }
+}
+
 /// Writes `bytes` as `name` in the folder open as `dir`, atomically: a temporary file
 /// with an unguessable name (128 random bits) is created exclusively without following
 /// links (`O_CREAT | O_EXCL | O_NOFOLLOW`, `mode` less the umask), written, fsynced and
@@ -291,6 +381,30 @@ pub fn random_hex(bytes: usize) -> std::io::Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_atomic_file_appears_whole_at_commit_and_not_at_all_without() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("journal.jsonl");
+        let atomic = AtomicFile::create(&path).unwrap();
+        let mut file = atomic.file().unwrap();
+        file.write_all(b"one\n").unwrap();
+        assert!(!path.exists(), "visible before the commit");
+        file.write_all(b"two\n").unwrap();
+        atomic.commit().unwrap();
+        assert_eq!(fs::read_to_string(&path).unwrap(), "one\ntwo\n");
+        let names = |dir: &Path| -> Vec<String> {
+            fs::read_dir(dir)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect()
+        };
+        assert_eq!(names(folder.path()), ["journal.jsonl"]);
+        let dropped = AtomicFile::create(&folder.path().join("other.jsonl")).unwrap();
+        dropped.file().unwrap().write_all(b"lost").unwrap();
+        drop(dropped);
+        assert_eq!(names(folder.path()), ["journal.jsonl"]);
+    }
 
     #[test]
     fn a_failed_write_names_the_file_and_chains_the_cause() {

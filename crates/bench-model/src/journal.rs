@@ -34,12 +34,18 @@ use crate::conversation::{Part, Side};
 use crate::physics::FaultKind;
 use crate::request::Dialect;
 use serde_json::{Value, json};
+use std::io::Write;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-/// How many events the journal keeps; past it, events are counted, not kept, so a
-/// long session cannot fill memory.
+/// How many events the journal keeps (in memory, or written out with a spill file);
+/// past it, events are counted, not kept, so a long session cannot fill memory or disk.
 pub const MAX_EVENTS: usize = 2_000_000;
+
+/// With a spill file ([`Journal::spill_to`]), the most events kept in memory: when
+/// there are this many, the older half is written out. A turn's requests and chunks
+/// (about a hundred events) are read back while they are still in memory.
+pub const SPILL_WINDOW: usize = 8192;
 
 /// How many request records the journal keeps (each is at most about 1 KiB).
 pub const MAX_REQUESTS: usize = 100_000;
@@ -228,19 +234,72 @@ struct Inner {
 }
 
 /// The events kept, and how many of them are request records.
+/// The events kept, and how many of them are request records.
 #[derive(Debug, Default)]
 struct Kept {
+    /// The events in memory; the first is event number `spilled` of the journal.
     events: Vec<Event>,
-    /// Where each kept request record is in `events`, in order: a session asks for the
-    /// records since its turn began, every turn, and a scan of every event made each
-    /// turn's reading grow with the session.
+    /// Events written out to the spill file and dropped from memory.
+    spilled: usize,
+    /// Request records dropped from memory with them.
+    requests_spilled: usize,
+    /// Where each request record in memory is in the whole journal, in order: a session
+    /// asks for the records since its turn began, every turn, and a scan of every event
+    /// made each turn's reading grow with the session.
     request_positions: Vec<usize>,
-    /// Where the chunks of each request are in `events`, by request number.
+    /// Positions (in the whole journal) of each request's chunks, for the requests
+    /// with a chunk in memory.
     chunk_positions: std::collections::HashMap<u64, Vec<usize>>,
     requests: usize,
     refused: usize,
     /// Calls of [`Journal::wake`] so far.
     wakes: u64,
+    spill: Option<Spill>,
+}
+
+/// Where the older events go.
+#[derive(Debug)]
+struct Spill {
+    out: std::io::BufWriter<std::fs::File>,
+    /// The first write that failed: events are then dropped, and the error reported
+    /// by [`Journal::finish_spill`].
+    error: Option<std::io::Error>,
+}
+
+impl Spill {
+    fn write(&mut self, event: &Event) {
+        if self.error.is_none() {
+            let line = event.to_json_line();
+            if let Err(error) = writeln!(self.out, "{line}") {
+                self.error = Some(error);
+            }
+        }
+    }
+}
+
+impl Kept {
+    /// The event at `position` of the whole journal, when it is in memory.
+    fn at(&self, position: usize) -> Option<&Event> {
+        self.events.get(position.checked_sub(self.spilled)?)
+    }
+
+    /// Writes out the oldest `count` events and forgets them.
+    fn spill_oldest(&mut self, count: usize) {
+        let Some(spill) = self.spill.as_mut() else {
+            return;
+        };
+        let count = count.min(self.events.len());
+        for event in self.events.drain(..count) {
+            spill.write(&event);
+        }
+        self.spilled += count;
+        let boundary = self.spilled;
+        let gone = self.request_positions.partition_point(|&p| p < boundary);
+        self.request_positions.drain(..gone);
+        self.requests_spilled += gone;
+        self.chunk_positions
+            .retain(|_, positions| positions.last().is_some_and(|&p| p >= boundary));
+    }
 }
 
 /// The journal of one endpoint: cheap to clone, shared by the server and its caller.
@@ -284,7 +343,7 @@ impl Journal {
     /// Adds an event.
     pub fn push(&self, event: Event) {
         let mut kept = self.lock();
-        let full = kept.events.len() >= MAX_EVENTS;
+        let full = kept.spilled + kept.events.len() >= MAX_EVENTS;
         let counter = match &event {
             Event::Request(record) => {
                 let refused = matches!(
@@ -309,7 +368,7 @@ impl Journal {
             counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             return;
         }
-        let position = kept.events.len();
+        let position = kept.spilled + kept.events.len();
         match &event {
             Event::Request(_) => kept.request_positions.push(position),
             Event::Chunk(chunk) => kept
@@ -320,16 +379,53 @@ impl Journal {
             Event::Start { .. } => {}
         }
         kept.events.push(event);
+        if kept.spill.is_some() && kept.events.len() >= SPILL_WINDOW {
+            kept.spill_oldest(SPILL_WINDOW / 2);
+        }
         drop(kept);
         self.inner.added.notify_all();
     }
 
-    /// Every event so far.
+    /// From now on keeps at most [`SPILL_WINDOW`] events in memory, writing the older
+    /// ones to `file` as JSON lines, in order: a long session's journal goes to disk as
+    /// it grows. [`Journal::finish_spill`] writes the rest. Readers then see only the
+    /// events still in memory ([`Journal::events`], [`Journal::requests_from`], ...).
+    pub fn spill_to(&self, file: std::fs::File) {
+        self.lock().spill = Some(Spill {
+            out: std::io::BufWriter::new(file),
+            error: None,
+        });
+    }
+
+    /// Writes the events still in memory and the `dropped` line, if any, to the spill
+    /// file, flushes it and stops spilling (the events stay readable in memory). The
+    /// first write that failed, if one did. Without a spill file, nothing to do.
+    pub fn finish_spill(&self) -> std::io::Result<()> {
+        let dropped = self.dropped_line();
+        let mut kept = self.lock();
+        let Some(mut spill) = kept.spill.take() else {
+            return Ok(());
+        };
+        for event in &kept.events {
+            spill.write(event);
+        }
+        drop(kept);
+        if let Some(error) = spill.error.take() {
+            return Err(error);
+        }
+        if let Some(line) = dropped {
+            writeln!(spill.out, "{line}")?;
+        }
+        spill.out.flush()
+    }
+
+    /// Every event so far (with a spill file, those still in memory).
     pub fn events(&self) -> Vec<Event> {
         self.lock().events.clone()
     }
 
-    /// The events from index `from` on, waiting up to `timeout` for at least one.
+    /// The events from index `from` on, waiting up to `timeout` for at least one (with
+    /// a spill file, those of them still in memory).
     pub fn wait_since(&self, from: usize, timeout: Duration) -> Vec<Event> {
         let kept = self.lock();
         let wakes = kept.wakes;
@@ -337,11 +433,11 @@ impl Journal {
             .inner
             .added
             .wait_timeout_while(kept, timeout, |kept| {
-                kept.events.len() <= from && kept.wakes == wakes
+                kept.spilled + kept.events.len() <= from && kept.wakes == wakes
             })
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         kept.events
-            .get(from..)
+            .get(from.saturating_sub(kept.spilled)..)
             .map(<[Event]>::to_vec)
             .unwrap_or_default()
     }
@@ -360,7 +456,8 @@ impl Journal {
 
     /// How many request records were kept so far.
     pub fn request_count(&self) -> usize {
-        self.lock().request_positions.len()
+        let kept = self.lock();
+        kept.requests_spilled + kept.request_positions.len()
     }
 
     /// The request records kept after the first `first` ones, in order: what came since
@@ -369,10 +466,10 @@ impl Journal {
     pub fn requests_from(&self, first: usize) -> Vec<RequestRecord> {
         let kept = self.lock();
         kept.request_positions
-            .get(first..)
+            .get(first.saturating_sub(kept.requests_spilled)..)
             .unwrap_or_default()
             .iter()
-            .filter_map(|&position| match kept.events.get(position) {
+            .filter_map(|&position| match kept.at(position) {
                 Some(Event::Request(record)) => Some(record.as_ref().clone()),
                 _ => None,
             })
@@ -386,7 +483,7 @@ impl Journal {
             .get(&number)
             .into_iter()
             .flatten()
-            .filter_map(|&position| match kept.events.get(position) {
+            .filter_map(|&position| match kept.at(position) {
                 Some(Event::Chunk(chunk)) => Some(*chunk),
                 _ => None,
             })
@@ -416,7 +513,8 @@ impl Journal {
         })
     }
 
-    /// The whole journal as JSON lines, ending with the `dropped` line if any.
+    /// The whole journal as JSON lines, ending with the `dropped` line if any (with a
+    /// spill file, the events still in memory).
     pub fn to_json_lines(&self) -> String {
         let mut out = String::new();
         for event in self.lock().events.iter() {
@@ -551,6 +649,58 @@ mod tests {
         assert_eq!(indices(journal.chunks(1)), [0, 1]);
         assert_eq!(indices(journal.chunks(2)), [0, 1]);
         assert!(journal.chunks(3).is_empty());
+    }
+
+    #[test]
+    fn a_spilling_journal_keeps_a_window_in_memory_and_writes_every_event_once() {
+        let folder = std::env::temp_dir().join(format!("journal-spill-{}", std::process::id()));
+        std::fs::create_dir_all(&folder).unwrap();
+        let path = folder.join("journal.jsonl");
+        let journal = Journal::new(Instant::now());
+        journal.spill_to(std::fs::File::create(&path).unwrap());
+        // A thousand turns of a long session: two requests and fifty chunks each.
+        let turns = 1000u64;
+        for turn in 0..turns {
+            let before = journal.request_count();
+            for part in 0..2 {
+                let number = turn * 2 + part + 1;
+                let mut request = record(number);
+                request.outcome = Outcome::Turn {
+                    index: turn as usize,
+                    part: Part::Start,
+                };
+                journal.push(Event::Request(Box::new(request)));
+                for index in 0..25 {
+                    journal.push(Event::Chunk(chunk(number, index)));
+                }
+            }
+            // The turn reads its own requests and chunks back, as the session does.
+            let requests = journal.requests_from(before);
+            assert_eq!(requests.len(), 2, "turn {turn}");
+            assert_eq!(journal.chunks(requests[1].number).len(), 25, "turn {turn}");
+            let kept = journal.lock();
+            assert!(
+                kept.events.len() < SPILL_WINDOW,
+                "turn {turn}: {}",
+                kept.events.len()
+            );
+            assert!(kept.chunk_positions.len() <= SPILL_WINDOW / 25 + 2);
+        }
+        assert_eq!(journal.request_count(), 2 * turns as usize);
+        journal.finish_spill().unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), (2 * turns * 26) as usize);
+        let numbers: Vec<u64> = lines
+            .iter()
+            .filter(|l| l["event"] == "request")
+            .map(|l| l["number"].as_u64().unwrap())
+            .collect();
+        assert_eq!(numbers, (1..=2 * turns).collect::<Vec<_>>());
+        std::fs::remove_dir_all(&folder).unwrap();
     }
 
     #[test]

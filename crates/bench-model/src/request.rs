@@ -4,6 +4,8 @@
 //! parts, so every dialect is tested on recorded bodies without a socket.
 
 use serde_json::Value;
+use serde_json::value::RawValue;
+use std::collections::BTreeMap;
 
 /// The API dialects the endpoint speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
@@ -175,18 +177,95 @@ pub enum AskError {
 }
 
 /// Reads a model call's body in `dialect`.
+///
+/// The conversation (`messages`, `input`, `contents`) is the whole session so far, sent
+/// again with every request: a megabyte after a thousand turns of a soak. It is split
+/// into its items as raw JSON and only the few items the answer depends on (the last
+/// ones, the system messages) are built into values; the rest of the body (tools,
+/// settings) is small and read whole. Building the whole conversation into a `Value`
+/// took a few times its size in allocations on every request, which is what clibench
+/// spent most of its endpoint's time and memory on in a long session.
 pub fn read(dialect: Dialect, gemini: Option<&GeminiPath>, body: &[u8]) -> Result<Asked, AskError> {
-    let value: Value =
-        serde_json::from_slice(body).map_err(|error| AskError::NotJson(error.to_string()))?;
-    if !value.is_object() {
-        return Err(AskError::Shape("the body is not a JSON object".to_owned()));
-    }
+    let key = match dialect {
+        Dialect::Anthropic | Dialect::OpenaiChat => "messages",
+        Dialect::OpenaiResponses => "input",
+        Dialect::Gemini => "contents",
+    };
+    let (rest, conversation) = split(body, key)?;
     match dialect {
-        Dialect::Anthropic => read_anthropic(&value),
-        Dialect::OpenaiResponses => read_responses(&value),
-        Dialect::OpenaiChat => read_chat(&value),
-        Dialect::Gemini => read_gemini(&value, gemini),
+        Dialect::Anthropic => read_anthropic(&rest, conversation),
+        Dialect::OpenaiResponses => read_responses(&rest, conversation),
+        Dialect::OpenaiChat => read_chat(&rest, conversation),
+        Dialect::Gemini => read_gemini(&rest, conversation, gemini),
     }
+}
+
+/// A body's conversation field, kept raw.
+enum Conversation<'a> {
+    /// An array: its items, each still raw JSON.
+    Items(Vec<&'a RawValue>),
+    /// Anything else (the Responses API's `input` may be a plain string), read whole.
+    Other(Value),
+}
+
+/// The body's fields but `key`, read whole, and `key`'s value kept raw.
+fn split<'a>(body: &'a [u8], key: &str) -> Result<(Value, Option<Conversation<'a>>), AskError> {
+    let fields: BTreeMap<String, &RawValue> =
+        serde_json::from_slice(body).map_err(|error| match error.classify() {
+            // Valid JSON of another shape (an array, a number): not an object.
+            serde_json::error::Category::Data => {
+                AskError::Shape("the body is not a JSON object".to_owned())
+            }
+            _ => AskError::NotJson(error.to_string()),
+        })?;
+    let mut rest = serde_json::Map::new();
+    let mut conversation = None;
+    for (name, raw) in fields {
+        if name == key {
+            conversation = Some(if raw.get().starts_with('[') {
+                Conversation::Items(serde_json::from_str(raw.get()).unwrap_or_default())
+            } else {
+                Conversation::Other(whole(raw))
+            });
+        } else {
+            rest.insert(name, whole(raw));
+        }
+    }
+    Ok((Value::Object(rest), conversation))
+}
+
+/// A raw JSON value read whole. The body was valid JSON, so every part of it is.
+fn whole(raw: &RawValue) -> Value {
+    serde_json::from_str(raw.get()).unwrap_or(Value::Null)
+}
+
+/// The fields of a conversation item that say what it is, read without building the
+/// rest of it (its content is skipped).
+#[derive(Default, serde::Deserialize)]
+struct Head {
+    role: Option<Value>,
+    #[serde(rename = "type")]
+    kind: Option<Value>,
+}
+
+impl Head {
+    fn of(raw: &RawValue) -> Head {
+        // An item that is not an object (or repeats a field) says nothing of itself, as
+        // `Value::get` said nothing of it.
+        serde_json::from_str(raw.get()).unwrap_or_default()
+    }
+
+    fn role(&self) -> Option<&str> {
+        self.role.as_ref().and_then(Value::as_str)
+    }
+
+    fn kind(&self) -> Option<&str> {
+        self.kind.as_ref().and_then(Value::as_str)
+    }
+}
+
+fn role_of(raw: &RawValue) -> String {
+    Head::of(raw).role().unwrap_or("").to_owned()
 }
 
 /// What the person typed in a user message: its last text block. Agents put their own
@@ -239,29 +318,21 @@ fn str_field(value: &Value, key: &str) -> Option<String> {
     value.get(key).and_then(Value::as_str).map(str::to_owned)
 }
 
-fn read_anthropic(body: &Value) -> Result<Asked, AskError> {
-    let messages = match body.get("messages") {
-        Some(Value::Array(messages)) => messages,
-        _ => {
-            return Err(AskError::Shape(
-                "`messages` is missing or not an array".to_owned(),
-            ));
-        }
-    };
-    let role = |m: &Value| {
-        m.get("role")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_owned()
+fn read_anthropic(body: &Value, conversation: Option<Conversation>) -> Result<Asked, AskError> {
+    let Some(Conversation::Items(messages)) = conversation else {
+        return Err(AskError::Shape(
+            "`messages` is missing or not an array".to_owned(),
+        ));
     };
     // claude-code puts `role: system` messages after the user's: the conversation's
     // state is in the last user or assistant message.
     let last = messages
         .iter()
         .rev()
-        .find(|m| matches!(role(m).as_str(), "user" | "assistant"));
+        .find(|m| matches!(role_of(m).as_str(), "user" | "assistant"));
     let tool_results = last.is_some_and(|message| {
-        role(message) == "user"
+        let message = whole(message);
+        message.get("role").and_then(Value::as_str) == Some("user")
             && message
                 .get("content")
                 .and_then(Value::as_array)
@@ -274,8 +345,8 @@ fn read_anthropic(body: &Value) -> Result<Asked, AskError> {
     let last_user_text = messages
         .iter()
         .rev()
-        .filter(|m| role(m) == "user")
-        .map(|m| typed_text_of(m.get("content").unwrap_or(&Value::Null)))
+        .filter(|m| role_of(m) == "user")
+        .map(|m| typed_text_of(whole(m).get("content").unwrap_or(&Value::Null)))
         .find(|text| !text.is_empty())
         .unwrap_or_default();
     let tools = array(body, "tools")?
@@ -341,36 +412,25 @@ fn responses_tools(tool: &Value, out: &mut Vec<Tool>) {
     }
 }
 
-fn read_responses(body: &Value) -> Result<Asked, AskError> {
-    let items: &[Value] = match body.get("input") {
-        Some(Value::String(_)) => &[],
-        Some(Value::Array(items)) => items,
-        Some(_) => {
+fn read_responses(body: &Value, conversation: Option<Conversation>) -> Result<Asked, AskError> {
+    let (items, typed) = match conversation {
+        Some(Conversation::Other(Value::String(text))) => (Vec::new(), Some(text)),
+        Some(Conversation::Items(items)) => (items, None),
+        Some(Conversation::Other(_)) => {
             return Err(AskError::Shape(
                 "`input` is neither text nor an array".to_owned(),
             ));
         }
         None => return Err(AskError::Shape("`input` is missing".to_owned())),
     };
-    let kind = |item: &Value| {
-        item.get("type")
-            .and_then(Value::as_str)
-            .unwrap_or("message")
-            .to_owned()
-    };
-    let role = |item: &Value| {
-        item.get("role")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_owned()
-    };
-    let last_user_text = match body.get("input") {
-        Some(Value::String(text)) => text.clone(),
-        _ => items
+    let kind = |item: &RawValue| Head::of(item).kind().unwrap_or("message").to_owned();
+    let last_user_text = match typed {
+        Some(text) => text,
+        None => items
             .iter()
             .rev()
-            .filter(|item| kind(item) == "message" && role(item) == "user")
-            .map(|item| typed_text_of(item.get("content").unwrap_or(&Value::Null)))
+            .filter(|item| kind(item) == "message" && role_of(item) == "user")
+            .map(|item| typed_text_of(whole(item).get("content").unwrap_or(&Value::Null)))
             .find(|text| !text.is_empty())
             .unwrap_or_default(),
     };
@@ -388,6 +448,7 @@ fn read_responses(body: &Value) -> Result<Asked, AskError> {
         responses_tools(tool, &mut tools);
     }
     for item in items.iter().filter(|item| kind(item) == "additional_tools") {
+        let item = whole(item);
         for tool in item
             .get("tools")
             .and_then(Value::as_array)
@@ -402,9 +463,9 @@ fn read_responses(body: &Value) -> Result<Asked, AskError> {
         system_text = items
             .iter()
             .filter(|item| {
-                kind(item) == "message" && matches!(role(item).as_str(), "developer" | "system")
+                kind(item) == "message" && matches!(role_of(item).as_str(), "developer" | "system")
             })
-            .map(|item| text_of(item.get("content").unwrap_or(&Value::Null)))
+            .map(|item| text_of(whole(item).get("content").unwrap_or(&Value::Null)))
             .collect::<Vec<_>>()
             .join("\n");
     }
@@ -426,16 +487,13 @@ fn read_responses(body: &Value) -> Result<Asked, AskError> {
     })
 }
 
-fn read_chat(body: &Value) -> Result<Asked, AskError> {
-    let messages = match body.get("messages") {
-        Some(Value::Array(messages)) => messages,
-        _ => {
-            return Err(AskError::Shape(
-                "`messages` is missing or not an array".to_owned(),
-            ));
-        }
+fn read_chat(body: &Value, conversation: Option<Conversation>) -> Result<Asked, AskError> {
+    let Some(Conversation::Items(messages)) = conversation else {
+        return Err(AskError::Shape(
+            "`messages` is missing or not an array".to_owned(),
+        ));
     };
-    let role = |m: &Value| m.get("role").and_then(Value::as_str).map(str::to_owned);
+    let role = |m: &RawValue| Head::of(m).role().map(str::to_owned);
     let tool_results = messages
         .last()
         .is_some_and(|m| matches!(role(m).as_deref(), Some("tool" | "function")));
@@ -443,12 +501,12 @@ fn read_chat(body: &Value) -> Result<Asked, AskError> {
         .iter()
         .rev()
         .find(|m| role(m).as_deref() == Some("user"))
-        .map(|m| typed_text_of(m.get("content").unwrap_or(&Value::Null)))
+        .map(|m| typed_text_of(whole(m).get("content").unwrap_or(&Value::Null)))
         .unwrap_or_default();
     let system_text = messages
         .iter()
         .filter(|m| matches!(role(m).as_deref(), Some("system" | "developer")))
-        .map(|m| text_of(m.get("content").unwrap_or(&Value::Null)))
+        .map(|m| text_of(whole(m).get("content").unwrap_or(&Value::Null)))
         .collect::<Vec<_>>()
         .join("\n");
     let tools = array(body, "tools")?
@@ -492,14 +550,15 @@ fn read_chat(body: &Value) -> Result<Asked, AskError> {
     })
 }
 
-fn read_gemini(body: &Value, path: Option<&GeminiPath>) -> Result<Asked, AskError> {
-    let contents = match body.get("contents") {
-        Some(Value::Array(contents)) => contents,
-        _ => {
-            return Err(AskError::Shape(
-                "`contents` is missing or not an array".to_owned(),
-            ));
-        }
+fn read_gemini(
+    body: &Value,
+    conversation: Option<Conversation>,
+    path: Option<&GeminiPath>,
+) -> Result<Asked, AskError> {
+    let Some(Conversation::Items(contents)) = conversation else {
+        return Err(AskError::Shape(
+            "`contents` is missing or not an array".to_owned(),
+        ));
     };
     let parts_of = |content: &Value| -> Vec<Value> {
         content
@@ -509,18 +568,17 @@ fn read_gemini(body: &Value, path: Option<&GeminiPath>) -> Result<Asked, AskErro
             .unwrap_or_default()
     };
     let tool_results = contents.last().is_some_and(|content| {
-        parts_of(content)
+        parts_of(&whole(content))
             .iter()
             .any(|part| part.get("functionResponse").is_some())
     });
     let last_user_text = contents
         .iter()
         .rev()
-        .find(|c| {
-            c.get("role").and_then(Value::as_str).unwrap_or("user") == "user"
-                && parts_of(c).iter().any(|p| p.get("text").is_some())
-        })
-        .map(|c| typed_text_of(&Value::Array(parts_of(c))))
+        .filter(|c| Head::of(c).role().unwrap_or("user") == "user")
+        .map(|c| parts_of(&whole(c)))
+        .find(|parts| parts.iter().any(|p| p.get("text").is_some()))
+        .map(|parts| typed_text_of(&Value::Array(parts)))
         .unwrap_or_default();
     let system_text = body
         .get("systemInstruction")

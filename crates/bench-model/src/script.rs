@@ -24,6 +24,7 @@ use bench_core::duration::Duration;
 use regex::Regex;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// The largest script file read (4 MiB): turns of text, not a corpus.
 pub const MAX_SCRIPT_BYTES: u64 = 4 << 20;
@@ -268,12 +269,12 @@ impl Script {
         for (index, turn) in self.turns.iter().enumerate() {
             let at = format!("turns[{index}]");
             let when = match &turn.when {
-                Some(pattern) => {
-                    Some(Regex::new(pattern).map_err(|error| ScriptError::Invalid {
+                Some(pattern) => Some(Arc::new(Regex::new(pattern).map_err(|error| {
+                    ScriptError::Invalid {
                         field: format!("{at}.when"),
                         message: format!("not a regular expression: {error}"),
-                    })?)
-                }
+                    }
+                })?)),
                 None => None,
             };
             let physics = match &turn.physics {
@@ -397,8 +398,10 @@ pub struct Compiled {
 pub struct CompiledTurn {
     /// What a person types for it (the session phase's prompt).
     pub prompt: Option<String>,
-    /// Its `when`, compiled.
-    pub when: Option<Regex>,
+    /// Its `when`, compiled; shared by the copies of the turn a long session plays (a
+    /// cloned `Regex` gets a search cache of its own, which grows as it is used: one per
+    /// turn of a 1,000-turn session grew clibench's memory with every turn).
+    pub when: Option<Arc<Regex>>,
     /// What it answers.
     pub reply: Reply,
     /// Its physics (the script's, patched by the turn's).

@@ -52,6 +52,7 @@ mod stop_uid_linux;
 mod subreaper_linux;
 #[cfg(test)]
 mod test_tree;
+mod trim_linux;
 
 pub use affinity_linux::{AffinityError, Pinned, allowed_cpus};
 pub use disk::{DEFAULT_EXCLUDES, DiskError, disk_usage, wildcard_match};
@@ -76,3 +77,4 @@ pub use stop_uid_linux::{
     MIN_USER_UID, StopUidError, UidStopReport, stop_uid, uid_holders, user_uid_min,
 };
 pub use subreaper_linux::{SubreaperError, become_subreaper, is_subreaper};
+pub use trim_linux::release_free_memory;

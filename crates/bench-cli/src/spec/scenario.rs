@@ -249,12 +249,26 @@ fn long_session_script() -> String {
 /// About `words` words on what step `k` printed, ending in `End of step k.`: a text
 /// whose last words are on no other turn's screen (replies of `tokens = N` share their
 /// words, and an earlier reply's end still on the screen hid a later one's).
+///
+/// No stretch of it repeats: after the first sentence each names rows of the output
+/// and what they hold, the numbers rising, so every 50 characters hold one not seen
+/// before. gemini-cli stops a reply in which a 50-character chunk recurs ten times (its
+/// loop detection) and asks again with "Potential loop detected"; a reply made of one
+/// sentence said ten times ended its third turn that way.
 fn reply(k: u32, lines: u32, words: u32) -> String {
-    let sentence = format!(
-        "The command printed {lines} lines of numbers, one per line, counting up from one."
-    );
-    let per = sentence.split_whitespace().count() as u32;
-    let mut text = vec![sentence; (words / per).max(1) as usize].join(" ");
+    let mut text = format!("The command printed {lines} lines of numbers, one per line.");
+    // Each sentence is 12 words and names three rows; the first has 10, the end 4.
+    let sentences = (words.saturating_sub(14) / 12).max(1);
+    for sentence in 0..sentences {
+        let row = 3 * sentence + k;
+        text.push_str(&format!(
+            " Row {row} holds {row}, row {} holds {}, row {} holds {}.",
+            row + 1,
+            row + 1,
+            row + 2,
+            row + 2
+        ));
+    }
     text.push_str(&format!(" End of step {k}."));
     text
 }
@@ -358,6 +372,38 @@ mod tests {
                 1,
                 "{end}"
             );
+        }
+    }
+
+    #[test]
+    fn no_50_characters_of_a_long_session_reply_repeat_within_it() {
+        // gemini-cli's loop detection stops a reply in which a 50-character chunk recurs
+        // ten times; the replies said one sentence over and over and tripped it.
+        for k in 1..=LONG_SESSION_VARIETY {
+            let lines = 50 * (1 + (k * 7) % LONG_SESSION_VARIETY);
+            let words = 30 + (k * 37) % 136;
+            let text = reply(k, lines, words);
+            let count = text.split_whitespace().count() as u32;
+            assert!(
+                count + 12 >= words && count <= words + 12,
+                "{count} words: {text}"
+            );
+            let bytes = text.as_bytes();
+            let mut seen = std::collections::HashSet::new();
+            for chunk in bytes.windows(50) {
+                assert!(
+                    seen.insert(chunk),
+                    "repeats {:?} in {text}",
+                    String::from_utf8_lossy(chunk)
+                );
+            }
+            // Every row it names is a row of the output (`seq 1 LINES`).
+            let lower = text.to_lowercase();
+            let rows = lower
+                .split("row ")
+                .skip(1)
+                .filter_map(|rest| rest.split_whitespace().next()?.parse::<u32>().ok());
+            assert!(rows.into_iter().all(|row| row <= lines), "{text}");
         }
     }
 }

@@ -34,7 +34,9 @@ use crate::pipeline::isolation::command;
 use crate::pipeline::program::TargetError;
 use crate::pipeline::program::family::Family;
 use crate::pipeline::program::model::{self, TrialModel};
-use crate::pipeline::program::recording::{Recording, keep_screen, keep_start_files};
+use crate::pipeline::program::recording::{
+    Recording, keep_screen, keep_start_files, session_interval,
+};
 use crate::pipeline::program::sessions::stop_agents;
 use crate::pipeline::program::terminal::{close_quietly, spawn_options};
 use bench_core::detail::{SessionRun, SessionTurn};
@@ -62,6 +64,8 @@ const TYPING_GAP: Duration = Duration::from_millis(150);
 const ECHO_TIMEOUT: Duration = Duration::from_secs(5);
 /// How many of the final text's last tokens make the "final text is visible" needle.
 const LAST_TOKENS: usize = 4;
+/// Every this many turns the allocator gives what was freed back to the kernel.
+const TRIM_EVERY_TURNS: u32 = 10;
 
 /// The session phase failed.
 #[derive(Debug, thiserror::Error)]
@@ -168,7 +172,13 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), SessionError> {
     if session.turns.is_some() {
         options.transcript = None;
     }
-    let recording = Recording::start(family, Phase::Session, ctx.trial, "session");
+    let recording = Recording::start_every(
+        family,
+        Phase::Session,
+        ctx.trial,
+        "session",
+        session_interval(session.turns),
+    );
     let mut ready_after = None;
     let outcome = Terminal::spawn(&options)
         .map_err(terminal_error("starting the session command in a terminal"))
@@ -217,8 +227,11 @@ pub(crate) struct Planned {
     tokens: usize,
     /// The reply's last word, squashed: the line that holds it is where the reply ends.
     last_word: String,
-    /// `[session] turn_done`, checked on the lines below the reply's end.
-    done: Option<regex::Regex>,
+    /// `[session] turn_done`, checked on the lines below the reply's end; one regex
+    /// shared by every turn. A cloned `Regex` gets a search cache of its own that grows
+    /// as it is used, and a clone in each of a 1,000-turn session's plans grew
+    /// clibench's heap by about 20 KB a turn.
+    done: Option<std::sync::Arc<regex::Regex>>,
 }
 
 /// The script's turns with a prompt, in order.
@@ -232,7 +245,8 @@ pub(crate) fn planned(ctx: &PhaseContext) -> Vec<Planned> {
         .session
         .as_ref()
         .and_then(|s| s.turn_done.as_deref())
-        .and_then(|pattern| regex::Regex::new(pattern).ok());
+        .and_then(|pattern| regex::Regex::new(pattern).ok())
+        .map(std::sync::Arc::new);
     compiled
         .turns
         .iter()
@@ -445,6 +459,13 @@ fn drive(
                 failure = Some(error);
                 break;
             }
+        }
+        // What the turns freed (screens read after every frame, request bodies that
+        // grow with the conversation) stays resident in the allocator's arenas: trimmed
+        // every few turns, clibench's RSS over a 1,000-turn soak is what it holds, not
+        // what it once held.
+        if turn.is_multiple_of(TRIM_EVERY_TURNS) {
+            bench_proc::release_free_memory();
         }
     }
     // After the turns, so each paste lands in an idle prompt with the session behind it;

@@ -2,12 +2,15 @@
 //! trial starts the scripted endpoint in its phase child, on the run's port and under
 //! the run's token (so the `{model_url}` that install wrote into the home's config files
 //! is right), and stops it with the trial; its journal goes to
-//! `OUT/logs/model-<phase>-<trial>.jsonl`, also when the trial failed. It serves the
+//! `OUT/logs/model-<phase>-<trial>.jsonl` as the trial goes (a long session's journal is
+//! written out as it grows, not held in memory), put in place when the trial ends, also
+//! when it failed. It serves the
 //! agent's uid alone (see docs/model-endpoint.md, "Who may connect").
 
 use crate::pipeline::PhaseContext;
 use crate::pipeline::out::state::ModelAddress;
 use crate::pipeline::program::TargetError;
+use bench_core::io::{AtomicFile, WriteError};
 use bench_model::{Endpoint, Journal, Limits, Settings};
 use std::path::PathBuf;
 
@@ -34,6 +37,8 @@ fn agent_uid(ctx: &PhaseContext) -> u32 {
 pub(crate) struct TrialModel {
     endpoint: Option<Endpoint>,
     journal_path: PathBuf,
+    /// The journal's file, filled as the endpoint runs ([`Journal::spill_to`]).
+    journal_file: Option<AtomicFile>,
 }
 
 impl TrialModel {
@@ -46,6 +51,12 @@ impl TrialModel {
             return Ok(None);
         };
         let journal_path = ctx.log_path(&format!("model-{}-{}.jsonl", ctx.phase, ctx.trial))?;
+        let journal_error = |source| TargetError::ModelJournal {
+            path: journal_path.clone(),
+            source,
+        };
+        let journal_file = AtomicFile::create(&journal_path).map_err(journal_error)?;
+        let spill = journal_file.file().map_err(journal_error)?;
         let endpoint = Endpoint::start(Settings {
             port: address.port,
             script,
@@ -60,9 +71,14 @@ impl TrialModel {
             port: address.port,
             source,
         })?;
+        // A 1,000-turn session's journal holds about 55,000 chunks: kept whole in memory
+        // it was a few MiB of clibench's that grew with every turn, and then as many
+        // again as one string when it was written.
+        endpoint.journal().spill_to(spill);
         Ok(Some(TrialModel {
             endpoint: Some(endpoint),
             journal_path,
+            journal_file: Some(journal_file),
         }))
     }
 
@@ -89,11 +105,20 @@ impl TrialModel {
         };
         let journal = endpoint.journal();
         endpoint.stop();
-        bench_core::io::write_atomic(&self.journal_path, journal.to_json_lines().as_bytes())
-            .map_err(|source| TargetError::ModelJournal {
+        let error = |source| TargetError::ModelJournal {
+            path: self.journal_path.clone(),
+            source,
+        };
+        let Some(file) = self.journal_file.take() else {
+            return Ok(());
+        };
+        journal.finish_spill().map_err(|source| {
+            error(WriteError {
                 path: self.journal_path.clone(),
                 source,
             })
+        })?;
+        file.commit().map_err(error)
     }
 }
 

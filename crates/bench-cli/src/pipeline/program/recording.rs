@@ -16,6 +16,16 @@ use std::time::Duration;
 /// points while costing the target little.
 const INTERVAL: Duration = Duration::from_millis(50);
 
+/// Time between two memory samples of a long session ([`LONG_SESSION_TURNS`] turns or
+/// more). Its memory is read after every turn anyway (`session_growth`), so the series
+/// only draws the chart: at 50 ms the sampler was half of what clibench spent in the
+/// first 400 s of a 1,000-turn soak (5.1 of 9.8 s of CPU, 1,500 samples of 3.4 ms each),
+/// and about 2,300 samples over the hour; at 2 s it takes about 1,000.
+const LONG_SESSION_INTERVAL: Duration = Duration::from_secs(2);
+
+/// From this many turns on a session is long: sampled every [`LONG_SESSION_INTERVAL`].
+const LONG_SESSION_TURNS: u32 = 20;
+
 /// The most points the sampler keeps: what a result stores ([`MAX_POINTS`]). A start
 /// never reaches it (25 s at 50 ms); a long session does within its first half minute,
 /// and from then on the sampler halves its series and its rate each time it fills, so
@@ -24,6 +34,15 @@ const INTERVAL: Duration = Duration::from_millis(50);
 /// `/proc/PID/stat`), which at twice this bound was 12 s of clibench's 30 s of CPU in the
 /// first 2,000 s of a 1,000-turn soak of the demo (docs/architecture.md).
 const MAX_SAMPLES: usize = MAX_POINTS;
+
+/// How often a session phase of `turns` samples its memory.
+pub(crate) fn session_interval(turns: Option<u32>) -> Duration {
+    if turns.unwrap_or(0) >= LONG_SESSION_TURNS {
+        LONG_SESSION_INTERVAL
+    } else {
+        INTERVAL
+    }
+}
 
 /// A session's memory being sampled in the background.
 pub(crate) struct Recording {
@@ -36,10 +55,21 @@ pub(crate) struct Recording {
 impl Recording {
     /// Starts sampling `family`; call it just before spawning the session's program.
     pub(crate) fn start(family: Family, phase: Phase, trial: u32, session: &'static str) -> Self {
+        Recording::start_every(family, phase, trial, session, INTERVAL)
+    }
+
+    /// [`Recording::start`], sampling every `interval` until the series fills.
+    pub(crate) fn start_every(
+        family: Family,
+        phase: Phase,
+        trial: u32,
+        session: &'static str,
+        interval: Duration,
+    ) -> Self {
         let (selector, exclude_pids) = family.selector();
         let sampler = Sampler::start(SamplerOptions {
             selector,
-            interval: INTERVAL,
+            interval,
             exclude_pids,
             max_points: Some(MAX_SAMPLES),
         });
@@ -131,4 +161,17 @@ pub(crate) fn keep_start_files(ctx: &PhaseContext, names: &[&str]) -> Result<(),
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_session_samples_its_memory_every_two_seconds_and_a_short_one_every_50_ms() {
+        assert_eq!(session_interval(None), Duration::from_millis(50));
+        assert_eq!(session_interval(Some(4)), Duration::from_millis(50));
+        assert_eq!(session_interval(Some(100)), Duration::from_secs(2));
+        assert_eq!(session_interval(Some(1000)), Duration::from_secs(2));
+    }
 }
