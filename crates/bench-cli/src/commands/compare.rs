@@ -4,9 +4,10 @@
 //! Exit codes: 0 when the comparison was made (whatever it found), 1 when a metric
 //! regressed and `--fail-on-regression` was given, 2 for unreadable input.
 
-use super::report::{OutputFormat, load};
+use super::report::load;
 use crate::exit::{FAILURE, input_error, settings_error};
 use crate::settings::{Drift, Noise, ThresholdFlags, compare_options, recorded_floors};
+use crate::show::OutputFormat;
 use anyhow::Context;
 use bench_core::Format;
 use bench_core::compare::compare;

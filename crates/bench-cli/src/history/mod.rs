@@ -16,6 +16,7 @@
 
 pub mod bisect;
 pub mod bmf;
+pub mod builds;
 pub mod changepoint;
 pub mod check;
 pub mod git;
