@@ -81,6 +81,6 @@ fn explain(result: Option<&ResultFile>) -> String {
 
 /// Loads a result file; a file that cannot be read or parsed is an input error
 /// (exit code 2) naming the file and the JSON path of the problem.
-pub(crate) fn load(path: &Path) -> anyhow::Result<ResultFile> {
+fn load(path: &Path) -> anyhow::Result<ResultFile> {
     bench_cli::inputs::load_result(path).map_err(|error| input_error(error.to_string()))
 }
