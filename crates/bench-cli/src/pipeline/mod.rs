@@ -58,10 +58,10 @@ pub use orchestration::runner::{
 };
 pub use orchestration::skip_rules::headline;
 pub use out::cleanup::{CleanupError, CleanupReport, cleanup, cleanup_with};
-pub use out::report::{WrittenReport, write_report};
+pub use out::report::{WrittenReport, ready_screen_section, write_report};
 pub use out::state::StateError;
 pub use phases::install::InstallError;
-pub use phases::measure::{MeasureError, ready_screen_section};
+pub use phases::measure::MeasureError;
 pub use phases::prepare::PrepareError;
 pub use phases::runtime::RuntimeError;
 pub use phases::staircase::StaircaseError;
