@@ -30,6 +30,7 @@
 pub mod artifacts;
 pub mod context;
 mod error;
+mod file_error;
 pub mod isolation;
 pub mod orchestration;
 pub mod origin;
@@ -39,7 +40,8 @@ pub(crate) mod program;
 pub mod redact;
 
 pub use context::{ContextError, PhaseContext, TrialUser};
-pub use error::{Error, FileError, PhaseError};
+pub use error::{Error, PhaseError};
+pub use file_error::FileError;
 pub use isolation::command::StopError;
 pub use isolation::staging::StagingError;
 pub use isolation::users::UserError;

@@ -9,7 +9,7 @@
 
 pub(crate) mod pair;
 use crate::pipeline::PhaseContext;
-use crate::pipeline::error::FileError;
+use crate::pipeline::file_error::FileError;
 use crate::pipeline::isolation::command::{self};
 use crate::pipeline::out::state::UserRecord;
 use crate::pipeline::program::family::{Family, process_memory};
