@@ -46,6 +46,7 @@ pub use isolation::command::StopError;
 pub use isolation::staging::StagingError;
 pub use isolation::users::UserError;
 pub use orchestration::caches_linux::{DROP_CACHES, DropCachesError};
+pub use orchestration::phase_child::REPOSITORY_VAR;
 pub use orchestration::phase_child::{PhaseChild, PhaseChildError, run_as_phase_child};
 pub use orchestration::phase_run::{
     PhaseOutcome, PhaseRun, SpecFacts, load_spec, override_source, record_skip, request_for,
@@ -55,8 +56,8 @@ pub use orchestration::plan::{
     Plan, PlanSettings, Shard, ShardError, SpecPathError, SpecSource, Step, describes,
 };
 pub use orchestration::runner::{
-    Execution, Notice, Observer, Progress, REPOSITORY_VAR, RootCause, RunOutcome, Runner,
-    SilentObserver, Skip, StepResult,
+    Execution, Notice, Observer, Progress, RootCause, RunOutcome, Runner, SilentObserver, Skip,
+    StepResult,
 };
 pub use orchestration::skip_rules::headline;
 pub use out::cleanup::{CleanupError, CleanupReport, cleanup, cleanup_with};
