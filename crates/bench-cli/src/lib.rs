@@ -29,6 +29,7 @@
 
 pub mod demo;
 pub mod history;
+pub mod inputs;
 pub mod pipeline;
 pub mod settings;
 pub mod spec;

@@ -157,3 +157,32 @@ pub fn stderr_columns() -> usize {
         _ => usize::MAX,
     }
 }
+
+/// Where and how `report` and `compare` print.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OutputFormat {
+    /// An aligned plain-text table for people, on stderr.
+    Table,
+    /// GitHub-flavoured Markdown on stdout.
+    Markdown,
+    /// JSON on stdout, numbers in seconds and bytes.
+    Json,
+    /// CSV on stdout, numbers in seconds and bytes.
+    Csv,
+    /// One self-contained HTML page with charts on stdout.
+    Html,
+}
+
+impl OutputFormat {
+    /// The library exporter, or `None` for the plain table and for HTML (which needs the
+    /// whole result, not only its summary).
+    pub fn export(self) -> Option<bench_core::Format> {
+        match self {
+            OutputFormat::Table => None,
+            OutputFormat::Markdown => Some(bench_core::Format::Markdown),
+            OutputFormat::Json => Some(bench_core::Format::Json),
+            OutputFormat::Csv => Some(bench_core::Format::Csv),
+            OutputFormat::Html => None,
+        }
+    }
+}

@@ -66,6 +66,7 @@ pub mod schedule;
 pub mod schema;
 pub mod script;
 pub mod server;
+mod tokens;
 
 pub use journal::{ChunkRecord, Event, Journal, Outcome, RequestRecord};
 pub use physics::{FaultKind, Physics};

@@ -431,7 +431,7 @@ impl Reply {
     pub fn final_text(&self) -> String {
         match self {
             Reply::Text(text) => text.clone(),
-            Reply::Tokens(count) => crate::answer::filler(*count).concat(),
+            Reply::Tokens(count) => crate::tokens::filler(*count).concat(),
             Reply::Tools { then, .. } => then.final_text(),
         }
     }
@@ -447,7 +447,7 @@ impl Reply {
     /// How many tokens the final text streams in.
     pub fn final_tokens(&self) -> usize {
         match self {
-            Reply::Text(text) => crate::answer::tokens_of(text).len(),
+            Reply::Text(text) => crate::tokens::tokens_of(text).len(),
             Reply::Tokens(count) => *count as usize,
             Reply::Tools { then, .. } => then.final_tokens(),
         }
@@ -762,7 +762,7 @@ mod tests {
         assert_eq!(compiled.turns[0].reply.tool_rounds(), 1);
         assert_eq!(
             compiled.turns[1].reply.final_text(),
-            crate::answer::filler(5).concat()
+            crate::tokens::filler(5).concat()
         );
         assert_eq!(compiled.turns[1].reply.final_tokens(), 5);
         assert_eq!(

@@ -23,7 +23,7 @@
 //! lost; a child still alive is counted as a process of the family itself.
 
 use crate::parse::{self, Stat};
-use crate::snapshot_linux::{SnapshotError, read_optional};
+use crate::proc_read_linux::{SnapshotError, read_optional};
 use std::path::Path;
 
 /// Nanoseconds per second.

@@ -42,6 +42,7 @@ mod keyrings_linux;
 mod leader;
 mod login_defs;
 pub mod parse;
+mod proc_read_linux;
 mod sampler;
 pub mod settle;
 mod signals_linux;

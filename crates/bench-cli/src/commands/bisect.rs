@@ -9,13 +9,13 @@ use crate::pipeline::orchestration::schedule::Order;
 use crate::pipeline::{PlanSettings, SpecSource};
 use anyhow::Context;
 use bench_cli::history::bisect::{self, Bisection, Comparer, Measured, Outcome};
+use bench_cli::history::builds::{self, Build};
 use bench_cli::history::pooled::{Measure, Pooled, PooledError};
-use bench_cli::history::versions::{self, Npm, VersionsError};
-use bench_cli::history::{BuildKey, Record, Testbed, git, ingest};
+use bench_cli::history::{BuildKey, Record, Testbed, ingest};
 use bench_core::compare::CompareOptions;
 use bench_core::units::format_seconds;
 use bench_core::{Metric, Phase};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -81,11 +81,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .map_err(|_| input_error(format!("unknown metric '{}'", args.metric)))?;
     let spec = spec_source(Some(&args.spec))?;
     let parsed = crate::spec::load(&args.spec).map_err(|error| input_error(error.to_string()))?;
-    let (builds, noun) = if parsed.source.is_none() && parsed.version.is_some() {
-        (published_versions(&args, &parsed)?, "version")
-    } else {
-        (commits(&args, &parsed)?, "commit")
-    };
+    let (builds, noun) = builds::builds(
+        &args.spec,
+        &parsed,
+        args.repository.as_deref(),
+        (&args.good, &args.bad),
+    )
+    .map_err(|error| {
+        if error.is_input() {
+            input_error(bench_core::error_chain(&error))
+        } else {
+            anyhow::Error::new(error)
+        }
+    })?;
     let out = args.out.clone().unwrap_or_else(|| {
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -105,67 +113,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             spec,
             out,
             builds,
-            phases: phases_for(metric),
+            phases: builds::phases_for(metric),
             step: 0,
         },
         metric,
         noun,
     )
-}
-
-/// The commits from --good to --bad on the first-parent line of the spec's repository.
-fn commits(args: &Args, parsed: &crate::spec::Spec) -> anyhow::Result<Vec<Build>> {
-    let repository = match &args.repository {
-        Some(path) => path.clone(),
-        None => spec_repository(&args.spec, parsed)?,
-    };
-    let commits = git::first_parent_range(&repository, &args.good, &args.bad)
-        .map_err(|error| input_error(bench_core::error_chain(&error)))?;
-    Ok(commits
-        .iter()
-        .map(|sha| Build {
-            label: short(sha).to_owned(),
-            name: sha.clone(),
-            set: format!("source.commit={sha}"),
-            revision: sha.clone(),
-        })
-        .collect())
-}
-
-/// The published versions from --good to --bad of the spec's package, each build the
-/// spec with its `version` overridden.
-fn published_versions(args: &Args, parsed: &crate::spec::Spec) -> anyhow::Result<Vec<Build>> {
-    if args.repository.is_some() {
-        return Err(input_error(
-            "--repository names a git repository to bisect commits in; this spec names a \
-             published version (no [source]), so bisect searches the registry's versions",
-        ));
-    }
-    let package = parsed.package.as_ref().ok_or_else(|| {
-        input_error(format!(
-            "{} has a version but no package: bisect lists a package's published versions",
-            args.spec.display()
-        ))
-    })?;
-    let versions =
-        versions::between(&Npm::default(), package, &args.good, &args.bad).map_err(|error| {
-            match error {
-                VersionsError::NpmMissing { .. }
-                | VersionsError::NotPublished { .. }
-                | VersionsError::NotBefore { .. } => input_error(error.to_string()),
-                other => anyhow::Error::new(other),
-            }
-        })?;
-    Ok(versions
-        .into_iter()
-        .map(|version| Build {
-            label: version.clone(),
-            name: version.clone(),
-            set: format!("version={version}"),
-            // What run and ab record as request.sha for a package at a version.
-            revision: format!("{package}@{version}"),
-        })
-        .collect())
 }
 
 /// Searches the measurer's builds, each comparison read from the history store and
@@ -223,59 +176,6 @@ fn search(
         took: started.elapsed(),
     };
     Ok(tell(&found, &builds, (metric, noun), &cost))
-}
-
-/// The spec's `source.repository`, relative to the spec's folder when relative.
-fn spec_repository(spec: &Path, parsed: &crate::spec::Spec) -> anyhow::Result<PathBuf> {
-    let source = parsed.source.as_ref().ok_or_else(|| {
-        input_error(format!(
-            "{} has no [source]: bisect builds commits of a repository",
-            spec.display()
-        ))
-    })?;
-    let path = PathBuf::from(&source.repository);
-    let path = if path.is_absolute() {
-        path
-    } else {
-        spec.parent().unwrap_or(Path::new(".")).join(path)
-    };
-    if !path.is_dir() {
-        return Err(input_error(format!(
-            "source.repository {} is not a local folder: clone it and give --repository PATH",
-            source.repository
-        )));
-    }
-    Ok(path)
-}
-
-/// The phases a metric needs: prepare and install build and install it, then its own.
-fn phases_for(metric: Metric) -> Vec<Phase> {
-    let own = metric.phase();
-    let mut phases = vec![Phase::Prepare];
-    if own != Phase::Prepare {
-        phases.push(Phase::Install);
-    }
-    if !phases.contains(&own) {
-        phases.push(own);
-    }
-    phases
-}
-
-fn short(sha: &str) -> &str {
-    &sha[..sha.len().min(12)]
-}
-
-/// One build of the range.
-#[derive(Debug, Clone)]
-struct Build {
-    /// How it is shown in progress lines (a commit's first 12 digits, a version).
-    label: String,
-    /// How the outcome names it (a full sha, a version).
-    name: String,
-    /// The spec override that selects it (`source.commit=SHA`, `version=V`).
-    set: String,
-    /// What its results record as `request.sha`: the history's key for it.
-    revision: String,
 }
 
 /// Measures two builds of the range with an `ab` run of interleaved pairs, each run
@@ -470,24 +370,6 @@ fn tell(
                 builds[*bad].label,
             );
             ExitCode::from(FAILURE)
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_metric_gets_the_phases_that_build_install_and_measure_it() {
-        assert_eq!(
-            phases_for(Metric::Cold),
-            [Phase::Prepare, Phase::Install, Phase::Measure]
-        );
-        for metric in Metric::ALL {
-            let phases = phases_for(metric);
-            assert_eq!(phases[0], Phase::Prepare);
-            assert_eq!(phases.last(), Some(&metric.phase()));
         }
     }
 }

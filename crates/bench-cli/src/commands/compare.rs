@@ -4,9 +4,9 @@
 //! Exit codes: 0 when the comparison was made (whatever it found), 1 when a metric
 //! regressed and `--fail-on-regression` was given, 2 for unreadable input.
 
-use super::report::{OutputFormat, load};
 use crate::exit::{FAILURE, input_error, settings_error};
 use crate::settings::{Drift, Noise, ThresholdFlags, compare_options, recorded_floors};
+use crate::show::OutputFormat;
 use anyhow::Context;
 use bench_core::Format;
 use bench_core::compare::compare;
@@ -131,6 +131,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
         }
     }
+    let load = |path: &Path| {
+        bench_cli::inputs::load_result(path).map_err(|error| input_error(error.to_string()))
+    };
     let base = load(&settings.base)?;
     let candidate = load(&settings.candidate)?;
     // The spec's `[compare] noise`, which the results recorded, for the metrics the

@@ -6,8 +6,9 @@
 //! when a file is given.
 
 use crate::exit::input_error;
+use crate::show::OutputFormat;
 use anyhow::Context;
-use bench_core::{Format, Metric, Report, ResultFile};
+use bench_core::{Metric, Report, ResultFile};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -37,35 +38,6 @@ pub struct Args {
     /// file's metrics when a file is given), instead of the report.
     #[arg(long, conflicts_with = "format")]
     explain: bool,
-}
-
-/// Where and how `report` and `compare` print.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum OutputFormat {
-    /// An aligned plain-text table for people, on stderr.
-    Table,
-    /// GitHub-flavoured Markdown on stdout.
-    Markdown,
-    /// JSON on stdout, numbers in seconds and bytes.
-    Json,
-    /// CSV on stdout, numbers in seconds and bytes.
-    Csv,
-    /// One self-contained HTML page with charts on stdout.
-    Html,
-}
-
-impl OutputFormat {
-    /// The library exporter, or `None` for the plain table and for HTML (which needs the
-    /// whole result, not only its summary).
-    pub fn export(self) -> Option<Format> {
-        match self {
-            OutputFormat::Table => None,
-            OutputFormat::Markdown => Some(Format::Markdown),
-            OutputFormat::Json => Some(Format::Json),
-            OutputFormat::Csv => Some(Format::Csv),
-            OutputFormat::Html => None,
-        }
-    }
 }
 
 /// Runs `clibench report`.
@@ -109,81 +81,6 @@ fn explain(result: Option<&ResultFile>) -> String {
 
 /// Loads a result file; a file that cannot be read or parsed is an input error
 /// (exit code 2) naming the file and the JSON path of the problem.
-pub fn load(path: &Path) -> anyhow::Result<ResultFile> {
-    ResultFile::load(path).map_err(|error| {
-        // Read with the same guards as the result itself: a FIFO or a device must not
-        // hang here after ResultFile::load refused it.
-        let text = bench_core::io::read_input_file(path, bench_core::io::MAX_INPUT_BYTES)
-            .unwrap_or_default();
-        match other_export(&text) {
-            Some((what, summary)) => input_error(format!(
-                "{} is {what}, not a result file: `clibench report` and `clibench compare` read the result.json that `clibench run` (or `clibench phase`) writes. {summary}",
-                path.display()
-            )),
-            None => input_error(error.to_string()),
-        }
-    })
-}
-
-/// What a JSON file is when it is an export of `clibench startup --export-json` or
-/// `clibench kernel --export-json` from before they wrote result files: summaries in a
-/// format of their own.
-fn other_export(text: &str) -> Option<(String, String)> {
-    let json: serde_json::Value = serde_json::from_str(text).ok()?;
-    let object = json.as_object()?;
-    let command = object
-        .get("command")?
-        .as_array()?
-        .iter()
-        .filter_map(|word| word.as_str())
-        .collect::<Vec<_>>()
-        .join(" ");
-    let (export, holds) = if object.contains_key("ready_mode") {
-        (
-            "clibench startup",
-            "its `summary` holds each figure's statistics",
-        )
-    } else if object.contains_key("reference_kernel") {
-        (
-            "clibench kernel",
-            "its `metrics` hold each metric's statistics",
-        )
-    } else {
-        return None;
-    };
-    Some((
-        format!("a `{export} --export-json` file of an earlier clibench (of `{command}`)"),
-        format!(
-            "That file is a summary in the earlier format ({holds}); this clibench's `{export} --export-json` writes a result file that both read."
-        ),
-    ))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn startup_and_kernel_exports_are_named_not_parsed_as_results() {
-        let startup =
-            r#"{"schema_version": 1, "command": ["python3"], "ready_mode": "probe", "runs": []}"#;
-        let (what, _) = other_export(startup).unwrap();
-        assert_eq!(
-            what,
-            "a `clibench startup --export-json` file of an earlier clibench (of `python3`)"
-        );
-        let kernel = r#"{"schema_version": 1, "command": ["python3", "-m", "k"], "reference_kernel": false}"#;
-        let (what, summary) = other_export(kernel).unwrap();
-        assert_eq!(
-            what,
-            "a `clibench kernel --export-json` file of an earlier clibench (of `python3 -m k`)"
-        );
-        assert!(
-            summary
-                .contains("this clibench's `clibench kernel --export-json` writes a result file"),
-            "{summary}"
-        );
-        assert_eq!(other_export(r#"{"command": ["x"]}"#), None);
-        assert_eq!(other_export("not json"), None);
-    }
+fn load(path: &Path) -> anyhow::Result<ResultFile> {
+    bench_cli::inputs::load_result(path).map_err(|error| input_error(error.to_string()))
 }

@@ -17,6 +17,7 @@
 
 pub mod bisect;
 pub mod bmf;
+pub mod builds;
 pub mod changepoint;
 pub mod check;
 pub mod context;

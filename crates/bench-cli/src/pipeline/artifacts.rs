@@ -1,7 +1,7 @@
 //! The artifacts' checksum file and the name patterns of a spec: what prepare writes and
 //! install checks, kept apart from both phases.
 
-use crate::pipeline::error::FileError;
+use crate::pipeline::file_error::FileError;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::Path;

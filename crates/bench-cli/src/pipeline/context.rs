@@ -149,7 +149,7 @@ impl PhaseContext {
         let model = match &spec.model {
             None => None,
             Some(_) => {
-                let fresh = crate::pipeline::program::model::fresh_address()
+                let fresh = crate::pipeline::out::state::ModelAddress::fresh()
                     .map_err(ContextError::ModelAddress)?;
                 Some(State::update(&out, |state| {
                     state.model.get_or_insert(fresh).clone()

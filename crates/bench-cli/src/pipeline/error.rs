@@ -187,25 +187,6 @@ pub enum PhaseError {
     PairedPhase(Phase),
 }
 
-/// A file-system call of a phase that failed, with what was being done
-/// ("copying /src/a.tgz to /stage/artifacts").
-#[derive(Debug, thiserror::Error)]
-#[error("{action}")]
-pub struct FileError {
-    /// What was being done, naming the path(s).
-    pub action: String,
-    /// Why.
-    #[source]
-    pub source: std::io::Error,
-}
-
-impl FileError {
-    /// A `map_err` for an `io::Error`: `.map_err(FileError::doing(format!("removing {}", …)))`.
-    pub(crate) fn doing(action: String) -> impl FnOnce(std::io::Error) -> FileError {
-        move |source| FileError { action, source }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     #[test]

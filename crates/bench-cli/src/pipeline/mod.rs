@@ -30,6 +30,7 @@
 pub mod artifacts;
 pub mod context;
 mod error;
+mod file_error;
 pub mod isolation;
 pub mod orchestration;
 pub mod origin;
@@ -39,11 +40,13 @@ pub(crate) mod program;
 pub mod redact;
 
 pub use context::{ContextError, PhaseContext, TrialUser};
-pub use error::{Error, FileError, PhaseError};
+pub use error::{Error, PhaseError};
+pub use file_error::FileError;
 pub use isolation::command::StopError;
 pub use isolation::staging::StagingError;
 pub use isolation::users::UserError;
 pub use orchestration::caches_linux::{DROP_CACHES, DropCachesError};
+pub use orchestration::phase_child::REPOSITORY_VAR;
 pub use orchestration::phase_child::{PhaseChild, PhaseChildError, run_as_phase_child};
 pub use orchestration::phase_run::{
     PhaseOutcome, PhaseRun, SpecFacts, load_spec, override_source, record_skip, request_for,
@@ -53,15 +56,15 @@ pub use orchestration::plan::{
     Plan, PlanSettings, Shard, ShardError, SpecPathError, SpecSource, Step, describes,
 };
 pub use orchestration::runner::{
-    Execution, Notice, Observer, Progress, REPOSITORY_VAR, RootCause, RunOutcome, Runner,
-    SilentObserver, Skip, StepResult,
+    Execution, Notice, Observer, Progress, RootCause, RunOutcome, Runner, SilentObserver, Skip,
+    StepResult,
 };
 pub use orchestration::skip_rules::headline;
 pub use out::cleanup::{CleanupError, CleanupReport, cleanup, cleanup_with, run_folders};
-pub use out::report::{WrittenReport, write_report};
+pub use out::report::{WrittenReport, ready_screen_section, write_report};
 pub use out::state::StateError;
 pub use phases::install::InstallError;
-pub use phases::measure::{MeasureError, ready_screen_section};
+pub use phases::measure::MeasureError;
 pub use phases::prepare::PrepareError;
 pub use phases::runtime::RuntimeError;
 pub use phases::staircase::StaircaseError;

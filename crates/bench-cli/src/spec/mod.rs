@@ -12,6 +12,7 @@ mod scenario;
 mod settle;
 mod template;
 mod version;
+mod words;
 
 // The duration a spec writes ("150ms") is bench-core's, shared with model scripts.
 pub use bench_core::duration::Duration;
@@ -21,8 +22,9 @@ pub use model::{
     Runtime, ScriptSource, Session, Source, Spec, Staircase, Ui, UiStep, Workspace,
 };
 pub use overrides::{Override, OverrideSyntaxError, SyntaxProblem, load_with, parse_with};
-pub use parse::{SpecError, is_full_sha, load, parse};
+pub use parse::{SpecError, load, parse};
 pub use scenario::{Scenario, UnknownScenario};
 pub use settle::Settle;
 pub use template::{ExpandError, Placeholder, Template, TemplateError, Values};
 pub use version::CURRENT_SPEC_VERSION;
+pub use words::is_full_sha;

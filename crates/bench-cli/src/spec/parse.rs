@@ -4,6 +4,7 @@
 
 use super::check::{check, model_script};
 use super::model::Spec;
+use super::words::{KeyPath, Segment, key_name};
 use std::ops::Range;
 use std::path::Path;
 use toml::de::{DeTable, DeValue};
@@ -33,32 +34,6 @@ impl SpecError {
             )
         }
     }
-}
-
-/// One step of a key path: a table key or an array index.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum Segment {
-    Key(String),
-    Index(usize),
-}
-
-pub(super) type KeyPath = Vec<Segment>;
-
-/// Renders `measure.ready_pattern`, `build[1].timeout`.
-pub(super) fn key_name(path: &[Segment]) -> String {
-    let mut out = String::new();
-    for segment in path {
-        match segment {
-            Segment::Key(key) => {
-                if !out.is_empty() {
-                    out.push('.');
-                }
-                out.push_str(key);
-            }
-            Segment::Index(index) => out.push_str(&format!("[{index}]")),
-        }
-    }
-    out
 }
 
 /// Renders the table a key sits in: `[measure]`, `[[build]] #2`, `the top level`.
@@ -190,11 +165,6 @@ fn suggest<'a>(name: &str, candidates: &[&'a str]) -> Option<&'a str> {
 /// Pulls the names between backticks out of serde's messages.
 fn backticked(text: &str) -> Vec<&str> {
     text.split('`').skip(1).step_by(2).collect()
-}
-
-/// Whether `text` is a full 40-character hexadecimal commit sha.
-pub fn is_full_sha(text: &str) -> bool {
-    text.len() == 40 && text.chars().all(|ch| ch.is_ascii_hexdigit())
 }
 
 /// Reads a spec from text. `file` is how errors name it.

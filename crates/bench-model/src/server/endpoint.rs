@@ -3,6 +3,7 @@
 use super::body::Pacing;
 use super::limits::Limits;
 use super::listener::serve;
+use super::state::{State, lock};
 use crate::conversation::Conversation;
 use crate::journal::{Event, Journal};
 use crate::script::Compiled;
@@ -67,19 +68,6 @@ pub struct Endpoint {
     conversation: Arc<Mutex<Conversation>>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
-}
-
-pub(super) struct State {
-    pub(super) path_token: Option<String>,
-    pub(super) conversation: Arc<Mutex<Conversation>>,
-    pub(super) journal: Journal,
-    pub(super) limits: Limits,
-    pub(super) seed: u64,
-    pub(super) requests: AtomicU64,
-    pub(super) connections: Arc<tokio::sync::Semaphore>,
-    pub(super) rejections: Arc<tokio::sync::Semaphore>,
-    pub(super) pacing: Pacing,
-    pub(super) peer_uid: Option<u32>,
 }
 
 impl Endpoint {
@@ -223,13 +211,6 @@ pub fn base_url(address: SocketAddr, path_token: Option<&str>) -> String {
         Some(token) => format!("http://{address}/m/{token}"),
         None => format!("http://{address}"),
     }
-}
-
-pub(super) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    // The conversation is consistent between decisions; a panic in one leaves it usable.
-    mutex
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 #[cfg(test)]

@@ -2,8 +2,8 @@
 //! dialect and tools, and the schedule its frames are released on.
 
 use super::body::Out;
-use super::endpoint::{State, lock};
 use super::handle::{Seen, error_response, fault_response, input_tokens};
+use super::state::{State, lock};
 use crate::answer::{self, Answer, Content};
 use crate::conversation::{Decision, Side};
 use crate::dialect::{self, ErrorKind, Render};
@@ -284,7 +284,7 @@ mod tests {
     fn past_twice_the_connections_in_timing_threads_an_answer_is_refused() {
         use super::super::Limits;
         use super::super::body::Pacing;
-        use super::super::endpoint::State;
+        use super::super::state::State;
         use crate::conversation::Conversation;
         use crate::journal::Journal;
         use std::sync::atomic::{AtomicU64, AtomicUsize};

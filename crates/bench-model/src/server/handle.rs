@@ -2,8 +2,8 @@
 //! journal record, and the answers that are not a model's (side requests, errors).
 
 use super::body::Out;
-use super::endpoint::{State, lock};
 use super::generate::{DEFAULT_MODEL, generate};
+use super::state::{State, lock};
 use crate::conversation::Side;
 use crate::dialect::{self, ErrorKind, Render};
 use crate::journal::{Event, Journal, MAX_PATH_BYTES, Outcome, RequestRecord, bounded_text};

@@ -1,10 +1,10 @@
 //! Accepting connections within the bounds: a connection slot each, 503 past them,
 //! closed unanswered past twice as many.
 
-use super::endpoint::State;
 use super::handle::{handle, overloaded};
 use super::limits::Deadlined;
 use super::peer_linux::client_uid;
+use super::state::State;
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;

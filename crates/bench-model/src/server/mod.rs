@@ -31,6 +31,7 @@ mod handle;
 mod limits;
 mod listener;
 mod peer_linux;
+mod state;
 
 pub use body::{BodyError, Out};
 pub use endpoint::{Endpoint, ServeError, Settings, base_url};

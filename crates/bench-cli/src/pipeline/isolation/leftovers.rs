@@ -18,6 +18,7 @@
 //! sweep ([`super::uid_ledger`]); every removal also covers the world-writable mount
 //! points at that moment and [`DEFAULT_SHARED_FOLDERS`].
 
+use super::mounts::local_mounts;
 use super::setid;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, Stat};
 use rustix::io::Errno;
@@ -31,40 +32,6 @@ use std::path::Path;
 /// Shared folders on nearly every Linux machine, covered even before a walk found them.
 pub const DEFAULT_SHARED_FOLDERS: [&str; 5] =
     ["/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/dev/mqueue"];
-/// File system types that are not local storage a trial can leave files on: pseudo file
-/// systems, network file systems (and FUSE, any `fuse.*`, checked apart).
-const NOT_LOCAL: [&str; 30] = [
-    "proc",
-    "sysfs",
-    "cgroup",
-    "cgroup2",
-    "devpts",
-    "securityfs",
-    "debugfs",
-    "tracefs",
-    "configfs",
-    "pstore",
-    "bpf",
-    "binfmt_misc",
-    "autofs",
-    "fusectl",
-    "efivarfs",
-    "selinuxfs",
-    "nsfs",
-    "rpc_pipefs",
-    "nfsd",
-    "nfs",
-    "nfs4",
-    "cifs",
-    "smb3",
-    "smbfs",
-    "ceph",
-    "glusterfs",
-    "afs",
-    "9p",
-    "lustre",
-    "gpfs",
-];
 /// How deep a walk goes; deeper folders are reported, not followed (file descriptors are
 /// finite and a hostile trial can nest folders without end).
 const MAX_DEPTH: usize = 64;
@@ -254,92 +221,6 @@ pub fn remove_setid_files_of<S: AsRef<str>>(uid: u32, folders: &[S]) -> Vec<Stri
         left.extend(failures);
     }
     left
-}
-
-/// One line of `/proc/self/mountinfo`: which, where, what type, whether read-only.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Mount {
-    /// The mount id (as `/proc/PID/fdinfo/N` gives it in `mnt_id`).
-    pub id: u64,
-    /// Mounted `nosuid`: executing a file there ignores its setuid and setgid bits.
-    pub nosuid: bool,
-    /// The mount point, unescaped.
-    pub point: String,
-    /// The file system type.
-    pub fstype: String,
-    /// Mounted read-only (`ro` in the per-mount options).
-    pub read_only: bool,
-}
-
-impl Mount {
-    /// Whether a trial can leave files here: read-write local storage.
-    pub fn is_local_writable(&self) -> bool {
-        !self.read_only && self.is_local()
-    }
-
-    /// Whether this is local storage: not a pseudo, network or FUSE file system, where a
-    /// look at a file may wait on a server or on a daemon any user can run.
-    pub fn is_local(&self) -> bool {
-        !NOT_LOCAL.contains(&self.fstype.as_str())
-            && self.fstype != "fuse"
-            && !self.fstype.starts_with("fuse.")
-            && self.fstype != "fuseblk"
-    }
-}
-
-/// Parses `/proc/self/mountinfo`: `ID PARENT MAJ:MIN ROOT POINT OPTIONS [TAGS...] - TYPE
-/// SOURCE SUPER`, with `\040`-style escapes in the point.
-pub fn parse_mountinfo(text: &str) -> Vec<Mount> {
-    text.lines()
-        .filter_map(|line| {
-            let (left, right) = line.split_once(" - ")?;
-            let fields: Vec<&str> = left.split(' ').collect();
-            let id = fields.first()?.parse().ok()?;
-            let point = unescape_octal(fields.get(4)?);
-            let read_only = fields.get(5)?.split(',').any(|o| o == "ro");
-            let nosuid = fields.get(5)?.split(',').any(|o| o == "nosuid");
-            let fstype = right.split(' ').next()?.to_owned();
-            Some(Mount {
-                id,
-                nosuid,
-                point,
-                fstype,
-                read_only,
-            })
-        })
-        .collect()
-}
-
-fn unescape_octal(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'\\'
-            && i + 3 < bytes.len()
-            && bytes[i + 1..i + 4]
-                .iter()
-                .all(|b| (b'0'..=b'7').contains(b))
-        {
-            let digit = |at: usize| u32::from(bytes[at] - b'0');
-            let value = digit(i + 1) * 64 + digit(i + 2) * 8 + digit(i + 3);
-            out.push(u8::try_from(value).unwrap_or(b'?'));
-            i += 4;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-/// The local read-write mounts of this machine.
-pub fn local_mounts() -> Vec<Mount> {
-    let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-    parse_mountinfo(&text)
-        .into_iter()
-        .filter(Mount::is_local_writable)
-        .collect()
 }
 
 /// Whether `path` is a shared folder: a directory (not a link) writable by every user or
@@ -677,6 +558,7 @@ pub fn traces_of(uid: u32) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pipeline::isolation::mounts::parse_mountinfo;
 
     /// The shared folders the walk finds below `base`, on its device.
     fn shared_below(base: &Path) -> BTreeSet<String> {

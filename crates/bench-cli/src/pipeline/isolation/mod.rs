@@ -10,6 +10,7 @@ pub(crate) mod acl;
 pub mod command;
 pub mod home;
 pub(crate) mod leftovers;
+pub(crate) mod mounts;
 mod output_cut;
 pub(crate) mod setid;
 pub(crate) mod staging;

@@ -15,7 +15,7 @@
 //! on a mount in neither our mount namespace nor the holder's (a memfd's internal mount):
 //! the kernel honours the bits only on a mount of the executing process's namespace.
 
-use super::leftovers::{Mount, parse_mountinfo};
+use super::mounts::{Mount, parse_mountinfo};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, Stat, StatxFlags};
 use rustix::io::Errno;
 use std::collections::BTreeMap;

@@ -23,7 +23,6 @@
 //! }
 //! ```
 
-use crate::pipeline::REPOSITORY_VAR;
 use crate::pipeline::orchestration::phase_run::{PhaseRun, run_phase};
 use crate::spec::Override;
 use bench_core::Phase;
@@ -32,6 +31,10 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
+
+/// The environment variable through which `clibench run` hands `--repository` to its
+/// phases.
+pub const REPOSITORY_VAR: &str = "CLIBENCH_REPOSITORY";
 
 /// The first argument that marks a phase child.
 pub const PHASE_CHILD_ARG: &str = "__clibench-phase-child";

@@ -762,10 +762,6 @@ fn resolve_spec(plan: &Plan) -> Result<PathBuf, Error> {
     }
 }
 
-/// The environment variable through which `clibench run` hands `--repository` to its
-/// phases.
-pub const REPOSITORY_VAR: &str = "CLIBENCH_REPOSITORY";
-
 fn spawn_phase(program: &Path, run: &PhaseRun, log: &Path) -> Result<Child, Error> {
     let label = run_label(run);
     let spawn_error = |action: &'static str| {

@@ -9,7 +9,7 @@
 //! effective user inside OUT/ (or the recorded staging folder). Anything else is refused
 //! and named in the error.
 
-use crate::pipeline::error::FileError;
+use crate::pipeline::file_error::FileError;
 use crate::pipeline::isolation::command;
 use crate::pipeline::out::state::{STATE_FILE, ServerRecord, State};
 use crate::pipeline::{isolation::staging, isolation::users, out::folder};

@@ -124,6 +124,18 @@ pub struct ModelAddress {
     pub token: String,
 }
 
+impl ModelAddress {
+    /// A port the kernel picked on 127.0.0.1 (bound, then released) and a fresh token.
+    pub(crate) fn fresh() -> std::io::Result<ModelAddress> {
+        let listener = std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0))?;
+        let port = listener.local_addr()?.port();
+        Ok(ModelAddress {
+            port,
+            token: bench_core::io::random_hex(16)?,
+        })
+    }
+}
+
 /// The state file could not be read or written.
 #[derive(Debug, thiserror::Error)]
 pub enum StateError {

@@ -6,7 +6,7 @@
 
 use crate::pipeline::artifacts::{SUMS, parse_sums, sha256_file, wildcard};
 use crate::pipeline::context::{ContextError, PhaseContext};
-use crate::pipeline::error::FileError;
+use crate::pipeline::file_error::FileError;
 use crate::pipeline::isolation::command::{self, Step};
 use crate::pipeline::isolation::home;
 use crate::pipeline::isolation::users;

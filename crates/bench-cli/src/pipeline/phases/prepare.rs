@@ -4,7 +4,7 @@
 
 use crate::pipeline::artifacts::{SUMS, sha256_file, wildcard};
 use crate::pipeline::context::{ContextError, PhaseContext, base_environment};
-use crate::pipeline::error::FileError;
+use crate::pipeline::file_error::FileError;
 use crate::pipeline::isolation::command::{self, Step};
 use crate::pipeline::out::state::State;
 use crate::spec::{BuildStep, Template, Values};

@@ -8,21 +8,10 @@
 //! agent's uid alone (see docs/model-endpoint.md, "Who may connect").
 
 use crate::pipeline::PhaseContext;
-use crate::pipeline::out::state::ModelAddress;
 use crate::pipeline::program::TargetError;
 use bench_core::io::{AtomicFile, WriteError};
 use bench_model::{Endpoint, Journal, Limits, Settings};
 use std::path::PathBuf;
-
-/// A port the kernel picked on 127.0.0.1 (bound, then released) and a fresh token.
-pub(crate) fn fresh_address() -> std::io::Result<ModelAddress> {
-    let listener = std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0))?;
-    let port = listener.local_addr()?.port();
-    Ok(ModelAddress {
-        port,
-        token: bench_core::io::random_hex(16)?,
-    })
-}
 
 /// The uid the trial's agent runs as: the trial user's when dedicated, ours otherwise.
 fn agent_uid(ctx: &PhaseContext) -> u32 {

@@ -3,7 +3,7 @@
 //! the screen at ready.
 
 use crate::pipeline::PhaseContext;
-use crate::pipeline::error::FileError;
+use crate::pipeline::file_error::FileError;
 use crate::pipeline::program::TargetError;
 use crate::pipeline::program::family::Family;
 use bench_core::detail::{MAX_POINTS, MAX_SCREENS, MAX_SERIES, MemoryPoint, MemorySeries, Screen};

@@ -3,11 +3,16 @@
 //! paths.
 
 use crate::spec::model::Spec;
-use crate::spec::parse::{KeyPath, Segment, key_name};
 use crate::spec::template::{Placeholder, Template};
+use crate::spec::words::{KeyPath, Segment, key_name};
 use std::collections::BTreeMap;
 use std::path::Path;
 
+/// The ready keys of `[measure]` as bench-term reads them: the mode and the guard of the
+/// screen at ready, each regex compiled once.
+pub(in crate::spec) type Ready = (bench_term::ReadyMode, bench_term::ReadyGuard);
+
+/// A problem of the spec: the key it is at and what is wrong.
 pub(in crate::spec) struct Problem {
     pub(in crate::spec) path: KeyPath,
     pub(in crate::spec) message: String,

@@ -1,12 +1,8 @@
 //! [`check`]: every section's checks, in the order of the spec's keys.
 
-use super::checker::{Checker, Problem};
+use super::checker::{Checker, Problem, Ready};
 use super::{compare, install, measure, phases, prepare, session};
 use crate::spec::model::Spec;
-
-/// The ready keys of `[measure]` as bench-term reads them: the mode and the guard of the
-/// screen at ready, each regex compiled once.
-pub(in crate::spec) type Ready = (bench_term::ReadyMode, bench_term::ReadyGuard);
 
 /// The problems of `spec` in the order of its keys, and its `[measure]` ready keys
 /// resolved (`None` without a `[measure]`; meaningless when there are problems).

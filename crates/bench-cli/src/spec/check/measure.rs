@@ -1,8 +1,7 @@
 //! `[measure]`: the measured start's command, its ready keys, sizes, quit keys and
 //! background sessions.
 
-use super::checker::{Checker, Stage, key, keyed};
-use super::document::Ready;
+use super::checker::{Checker, Ready, Stage, key, keyed};
 use crate::spec::model::{Measure, Spec};
 use crate::spec::template::Placeholder;
 

@@ -3,7 +3,7 @@
 
 use super::checker::{Problem, key};
 use crate::spec::model::Spec;
-use crate::spec::parse::KeyPath;
+use crate::spec::words::KeyPath;
 use std::path::Path;
 
 /// Reads `[model] script` (a file relative to the spec's folder, or inline), patches its

@@ -3,7 +3,7 @@
 
 use super::checker::{Checker, Stage, key, keyed};
 use crate::spec::model::Spec;
-use crate::spec::parse::{Segment, is_full_sha};
+use crate::spec::words::{Segment, is_full_sha};
 
 /// `spec_version`, `name`, `[source]`, `env`, `pass_env` and `[versions]`.
 pub(super) fn top_level(c: &mut Checker<'_>, spec: &Spec) {

@@ -1,7 +1,6 @@
 //! `[session]`: what it needs from the rest of the spec, and its limits.
 
-use super::checker::{Checker, Stage, key};
-use super::document::Ready;
+use super::checker::{Checker, Ready, Stage, key};
 use crate::spec::model::{Session, Spec};
 
 /// What `[session]` needs (`[model]`, a `[measure]` that stays running), and its

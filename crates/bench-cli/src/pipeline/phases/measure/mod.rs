@@ -9,7 +9,7 @@
 
 pub(crate) mod pair;
 use crate::pipeline::PhaseContext;
-use crate::pipeline::error::FileError;
+use crate::pipeline::file_error::FileError;
 use crate::pipeline::isolation::command::{self};
 use crate::pipeline::out::state::UserRecord;
 use crate::pipeline::program::family::{Family, process_memory};
@@ -179,33 +179,6 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), MeasureError> {
     journaled?;
     kept?;
     stopped
-}
-
-/// The screen at ready of the first start that saved one (trial 0's cold start when it got
-/// that far), as a Markdown section for report.md: where it came from and the screen in a
-/// fenced text block. `None` when no start saved a screen at ready.
-pub fn ready_screen_section(out: &Path) -> Option<String> {
-    let logs = out.join("logs");
-    let mut found: Vec<(u32, bool, PathBuf)> = std::fs::read_dir(&logs)
-        .ok()?
-        .filter_map(Result::ok)
-        .filter_map(|entry| {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let rest = name
-                .strip_prefix("screen-at-ready-")?
-                .strip_suffix(".txt")?;
-            let (trial, start) = rest.split_once('-')?;
-            Some((trial.parse().ok()?, start != "cold", entry.path()))
-        })
-        .collect();
-    found.sort();
-    let (_, _, path) = found.into_iter().next()?;
-    let screen = std::fs::read_to_string(&path).ok()?;
-    Some(format!(
-        "## Screen at ready\n\nThe screen when the program was judged ready ({}):\n\n{}",
-        path.strip_prefix(out).unwrap_or(&path).display(),
-        bench_core::export::markdown::fenced("text", screen.trim_end())
-    ))
 }
 
 /// Whether install `install` succeeded: it recorded a time, or (for a target with no
@@ -550,59 +523,5 @@ mod tests {
             "`/usr/bin/node` exited (signal: 15 (SIGTERM)) within 0.412 s after it looked ready \
              (ready 0.060 s after it started); its last screen:\n>"
         );
-    }
-
-    #[test]
-    fn the_report_shows_the_earliest_cold_screen_at_ready() {
-        let out = tempfile::tempdir().unwrap();
-        let logs = out.path().join("logs");
-        std::fs::create_dir(&logs).unwrap();
-        assert_eq!(ready_screen_section(out.path()), None);
-        for (name, text) in [
-            ("screen-at-ready-10-cold.txt", "trial ten\n"),
-            ("screen-at-ready-2-warm.txt", "trial two, warm\n"),
-            ("screen-at-ready-2-cold.txt", "> ```quoted```\n\n"),
-            ("cold-2", "not a screen"),
-        ] {
-            std::fs::write(logs.join(name), text).unwrap();
-        }
-        insta::assert_snapshot!(ready_screen_section(out.path()).unwrap(), @r"
-        ## Screen at ready
-
-        The screen when the program was judged ready (logs/screen-at-ready-2-cold.txt):
-
-        ````text
-        > ```quoted```
-        ````
-        ");
-    }
-
-    #[test]
-    fn a_screen_with_backtick_and_tilde_fences_stays_inside_its_block() {
-        let out = tempfile::tempdir().unwrap();
-        let logs = out.path().join("logs");
-        std::fs::create_dir(&logs).unwrap();
-        let screen = "ready\n```\n~~~~\n![x](http://example.invalid/p.png)\n# Owned\n";
-        std::fs::write(logs.join("screen-at-ready-0-cold.txt"), screen).unwrap();
-        let section = ready_screen_section(out.path()).unwrap();
-        // CommonMark: a fence closes only on a line of at least as many of its own
-        // characters; the block must end at its own last line, not before.
-        let lines: Vec<&str> = section.lines().collect();
-        let open = lines.iter().position(|l| l.ends_with("text")).unwrap();
-        let fence: String = lines[open]
-            .chars()
-            .take_while(|&c| c == '`' || c == '~')
-            .collect();
-        let mark = fence.chars().next().unwrap();
-        let close = lines[open + 1..]
-            .iter()
-            .position(|l| {
-                let run = l.trim_start().chars().take_while(|&c| c == mark).count();
-                run >= fence.len() && l.trim_start().chars().all(|c| c == mark)
-            })
-            .map(|at| open + 1 + at)
-            .unwrap();
-        assert_eq!(close, lines.len() - 1, "{section}");
-        assert!(lines[open + 1..close].contains(&"# Owned"), "{section}");
     }
 }
