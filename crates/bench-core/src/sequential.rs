@@ -129,8 +129,9 @@ impl SequentialPlan {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 #[serde(rename_all = "snake_case", tag = "decision")]
 pub enum Decision {
-    /// Every watched metric has a verdict of change or could have detected a change
-    /// of its target size: more pairs would not change the answer.
+    /// Every watched metric has a verdict of change, or could have detected a change
+    /// of its target size and estimates none beyond its threshold: more pairs would not
+    /// change the answer.
     Stop,
     /// These watched metrics are still undecided.
     Continue {
@@ -142,7 +143,7 @@ pub enum Decision {
 /// Whether the run may stop after a look whose comparison (made at the look's
 /// [`SequentialPlan::alpha_at`]) is `comparison`: every metric of `watched` that the
 /// comparison measured is decided (regressed or improved) or detects `target(metric)`
-/// (a fraction) or less. A watched metric missing from the comparison is not waited
+/// (a fraction) or less while its estimate stays within its threshold. A watched metric missing from the comparison is not waited
 /// for: more trials of a metric that was not measured would not measure it.
 pub fn decide(
     comparison: &Comparison,
@@ -157,7 +158,13 @@ pub fn decide(
             let reached = row
                 .detectable
                 .is_some_and(|detectable| detectable <= target(row.metric));
-            !(row.verdict.is_change() || reached || row.detectable.is_none())
+            // An estimate already past its threshold is a change in the making, not a
+            // metric that would have shown one: in a duet, where two programs share a
+            // CPU, a +10% start shows as +3 to +5% and was stopped at 22 pairs with
+            // warm +3.7% (p 0.003 against the look's 0.0005) because it "could detect"
+            // 6%. It gets more pairs, until a verdict or the budget.
+            let beyond = row.ratio.is_finite() && (row.ratio - 1.0).abs() > row.floor;
+            !(row.verdict.is_change() || (reached && !beyond) || row.detectable.is_none())
         })
         .map(|row| row.metric)
         .collect();
@@ -171,7 +178,7 @@ pub fn decide(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::{CompareOptions, Interleaving, compare};
+    use crate::compare::{CompareOptions, Interleaving, Verdict, compare};
     use crate::rng::SplitMix64;
     use crate::{Sample, Side, record};
 
@@ -291,6 +298,43 @@ mod tests {
         let mean_pairs = runs.iter().map(|run| f64::from(run.0)).sum::<f64>() / 40.0;
         assert!(found >= 38, "{found} of 40");
         assert!(mean_pairs < 10.0, "{mean_pairs}");
+    }
+
+    #[test]
+    fn an_estimate_past_its_threshold_is_not_decided_by_what_it_could_detect() {
+        let mut base = Side::new("b");
+        let mut head = Side::new("h");
+        for trial in 0..10u32 {
+            let jitter = 1.0 + f64::from(trial % 3) * 0.01;
+            record(&mut base, Metric::Cold, trial, Sample::Value(jitter));
+            record(&mut head, Metric::Cold, trial, Sample::Value(jitter));
+        }
+        let options = CompareOptions {
+            interleaving: Some(Interleaving::Interleaved),
+            ..CompareOptions::default()
+        };
+        let mut comparison = compare(&base, &head, &options);
+        let row = comparison
+            .metrics
+            .iter_mut()
+            .find(|row| row.metric == Metric::Cold)
+            .unwrap();
+        // The duet run that stopped at 22 pairs: warm +3.7%, within noise at the look's
+        // level, could detect 6% or less.
+        row.verdict = Verdict::WithinNoise;
+        (row.ratio, row.floor, row.detectable) = (1.037, 0.03, Some(0.05));
+        let watched = [Metric::Cold];
+        assert_eq!(
+            decide(&comparison, &watched, |_| 0.06),
+            Decision::Continue {
+                undecided: vec![Metric::Cold]
+            }
+        );
+        // Within its threshold, what it could detect decides it.
+        let row = &mut comparison.metrics[0];
+        assert_eq!(row.metric, Metric::Cold);
+        row.ratio = 1.01;
+        assert_eq!(decide(&comparison, &watched, |_| 0.06), Decision::Stop);
     }
 
     #[test]
