@@ -140,6 +140,25 @@ impl UntrustedFolder {
     }
 }
 
+/// The folder `path` is in, opened and checked as [`write_atomic`] requires, with the
+/// file's name in it.
+fn open_folder_of(path: &Path) -> std::io::Result<(OwnedFd, std::ffi::OsString)> {
+    let folder = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .ok_or_else(|| std::io::Error::other("path has no file name"))?;
+    let dir = rustix::fs::open(
+        folder,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    check_folder(&dir, folder, path, name)?;
+    Ok((dir, name.to_owned()))
+}
+
 /// Writes `bytes` to `path` atomically: a new temporary file in the same folder is
 /// written and fsynced, then renamed over `path`, then the folder is fsynced.
 /// Readers see either the old file or the new one, never a mix.
@@ -156,21 +175,8 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
         path: path.to_path_buf(),
         source,
     };
-    let folder = match path.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent,
-        _ => Path::new("."),
-    };
-    let name = path
-        .file_name()
-        .ok_or_else(|| fail(std::io::Error::other("path has no file name")))?;
-    let dir = rustix::fs::open(
-        folder,
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-        Mode::empty(),
-    )
-    .map_err(|errno| fail(errno.into()))?;
-    check_folder(&dir, folder, path, name).map_err(fail)?;
-    write_atomic_at(&dir, name, bytes, 0o666).map_err(fail)
+    let (dir, name) = open_folder_of(path).map_err(fail)?;
+    write_atomic_at(&dir, &name, bytes, 0o666).map_err(fail)
 }
 
 /// Checks the opened `folder` (see [`UntrustedFolder`]) and, when it is sticky and open
@@ -235,25 +241,12 @@ impl AtomicFile {
             path: path.to_path_buf(),
             source,
         };
-        let folder = match path.parent() {
-            Some(parent) if !parent.as_os_str().is_empty() => parent,
-            _ => Path::new("."),
-        };
-        let name = path
-            .file_name()
-            .ok_or_else(|| fail(std::io::Error::other("path has no file name")))?;
-        let dir = rustix::fs::open(
-            folder,
-            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-            Mode::empty(),
-        )
-        .map_err(|errno| fail(errno.into()))?;
-        check_folder(&dir, folder, path, name).map_err(fail)?;
-        let (temporary, fd) = create_temporary(dir.as_fd(), name, 0o666).map_err(fail)?;
+        let (dir, name) = open_folder_of(path).map_err(fail)?;
+        let (temporary, fd) = create_temporary(dir.as_fd(), &name, 0o666).map_err(fail)?;
         Ok(AtomicFile {
             path: path.to_path_buf(),
             dir,
-            name: name.to_owned(),
+            name,
             temporary,
             file: Some(File::from(fd)),
         })
