@@ -632,9 +632,9 @@ fn read_stat(dir: &Path, buf: &mut Vec<u8>) -> Result<Option<Stat>, SnapshotErro
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::Read;
     use crate::test_tree::{children, process, set_threads};
     use std::fs;
+    use std::io::Read;
 
     #[test]
     fn stats_lists_every_process_with_zombies_and_skips_what_vanished() {
