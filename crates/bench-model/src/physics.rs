@@ -6,7 +6,6 @@
 //! `jitter` (a fraction) with a [`Rng`] from the recorded seed. A reply that is not
 //! streamed is sent whole when its last chunk would have been.
 
-use crate::script::FaultTarget;
 use bench_core::duration::Duration;
 use serde::Deserialize;
 
@@ -120,6 +119,15 @@ impl FaultKind {
             FaultKind::Cut => "cut",
         }
     }
+}
+
+/// Which requests a fault hits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FaultTarget {
+    /// The request with this number (from 1).
+    Request(u64),
+    /// The requests that would play this turn (from 0).
+    Turn(usize),
 }
 
 /// A checked fault.

@@ -19,6 +19,8 @@
 //! names its field); [`Script::compile`] checks it and returns the [`Compiled`] form
 //! the endpoint plays.
 
+// A fault's target is the physics' (its faults hit it); scripts name it here too.
+pub use crate::physics::FaultTarget;
 use crate::physics::{Fault, FaultKind, Physics, PhysicsOverride};
 use bench_core::duration::Duration;
 use regex::Regex;
@@ -369,15 +371,6 @@ impl Script {
             physics: self.physics.clone(),
         })
     }
-}
-
-/// Which requests a fault hits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FaultTarget {
-    /// The request with this number (from 1).
-    Request(u64),
-    /// The requests that would play this turn (from 0).
-    Turn(usize),
 }
 
 /// A checked script.

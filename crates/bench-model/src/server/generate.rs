@@ -2,7 +2,7 @@
 //! dialect and tools, and the schedule its frames are released on.
 
 use super::body::Out;
-use super::handle::{Seen, error_response, fault_response, input_tokens};
+use super::respond::{Seen, error_response, fault_response, input_tokens};
 use super::state::{State, lock};
 use crate::answer::{self, Answer, Content};
 use crate::conversation::{Decision, Side};

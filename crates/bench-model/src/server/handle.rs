@@ -3,17 +3,17 @@
 
 use super::body::Out;
 use super::generate::{DEFAULT_MODEL, generate};
+use super::respond::{Seen, error_response, fault_response, input_tokens, json_response};
 use super::state::{State, lock};
 use crate::conversation::Side;
 use crate::dialect::{self, ErrorKind, Render};
-use crate::journal::{Event, Journal, MAX_PATH_BYTES, Outcome, RequestRecord, bounded_text};
+use crate::journal::{MAX_PATH_BYTES, Outcome, bounded_text};
 use crate::physics::{Fault, FaultKind};
 use crate::request::{self, Dialect, Route};
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use hyper::{Request, Response, StatusCode};
 use std::sync::atomic::Ordering;
-use std::time::Duration;
 
 /// The path with the secret prefix removed: `None` when the path is not under
 /// `/m/<token>` (exactly that segment, then `/` or the end).
@@ -24,38 +24,6 @@ pub fn strip_token<'a>(path: &'a str, path_token: Option<&str>) -> Option<&'a st
     };
     let rest = path.strip_prefix("/m/")?.strip_prefix(token)?;
     (rest.is_empty() || rest.starts_with('/')).then_some(rest)
-}
-
-/// What a request looked like before its answer, for its journal record.
-pub(super) struct Seen {
-    pub(super) number: u64,
-    pub(super) received: Duration,
-    pub(super) method: String,
-    pub(super) path: String,
-}
-
-impl Seen {
-    pub(super) fn record(&self, journal: &Journal, filled: impl FnOnce(&mut RequestRecord)) {
-        let mut record = RequestRecord {
-            number: self.number,
-            received: self.received,
-            method: self.method.clone(),
-            path: self.path.clone(),
-            dialect: None,
-            model: None,
-            stream: false,
-            body_bytes: 0,
-            tool_count: 0,
-            tool_results: false,
-            outcome: Outcome::Unrecognised(String::new()),
-            status: 200,
-            tools_called: Vec::new(),
-            output_tokens: 0,
-            prompt: String::new(),
-        };
-        filled(&mut record);
-        journal.push(Event::Request(Box::new(record)));
-    }
 }
 
 fn seen(state: &State, request: &Request<Incoming>) -> Seen {
@@ -98,24 +66,6 @@ pub(super) fn overloaded(state: &State, request: Request<Incoming>) -> Response<
         r.outcome = Outcome::Rejected(message.clone());
     });
     error_response(None, ErrorKind::Overloaded, &message)
-}
-
-fn json_response(status: u16, body: &serde_json::Value) -> Response<Out> {
-    let mut response = Response::new(Out::full(body.to_string().into_bytes()));
-    *response.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
-    response.headers_mut().insert(
-        hyper::header::CONTENT_TYPE,
-        hyper::header::HeaderValue::from_static("application/json"),
-    );
-    response
-}
-
-pub(super) fn error_response(
-    dialect: Option<Dialect>,
-    kind: ErrorKind,
-    message: &str,
-) -> Response<Out> {
-    json_response(kind.status(), &dialect::error_body(dialect, kind, message))
 }
 
 pub(super) async fn handle(state: &State, request: Request<Incoming>) -> Response<Out> {
@@ -307,10 +257,6 @@ fn answer(
     }
 }
 
-pub(super) fn input_tokens(body_bytes: u64) -> u64 {
-    (body_bytes / 4).max(1)
-}
-
 fn too_large(state: &State, seen: &Seen, dialect: Option<Dialect>, bytes: u64) -> Response<Out> {
     let message = format!(
         "the request body is larger than the endpoint's bound of {} bytes",
@@ -328,35 +274,6 @@ fn too_large(state: &State, seen: &Seen, dialect: Option<Dialect>, bytes: u64) -
         hyper::header::CONNECTION,
         hyper::header::HeaderValue::from_static("close"),
     );
-    response
-}
-
-pub(super) fn fault_response(
-    state: &State,
-    seen: &Seen,
-    dialect: Option<Dialect>,
-    fault: &Fault,
-    body_bytes: u64,
-) -> Response<Out> {
-    let (kind, message) = match fault.kind {
-        FaultKind::RateLimit => (ErrorKind::RateLimit, "rate limited on demand by the script"),
-        _ => (ErrorKind::Server, "server error on demand by the script"),
-    };
-    seen.record(&state.journal, |r| {
-        r.dialect = dialect;
-        r.body_bytes = body_bytes;
-        r.status = kind.status();
-        r.outcome = Outcome::Fault(fault.kind);
-    });
-    let mut response = error_response(dialect, kind, message);
-    if fault.kind == FaultKind::RateLimit {
-        let seconds = fault.retry_after.as_secs_f64().ceil() as u64;
-        if let Ok(value) = hyper::header::HeaderValue::from_str(&seconds.to_string()) {
-            response
-                .headers_mut()
-                .insert(hyper::header::RETRY_AFTER, value);
-        }
-    }
     response
 }
 

@@ -31,6 +31,7 @@ mod handle;
 mod limits;
 mod listener;
 mod peer_linux;
+mod respond;
 mod state;
 
 pub use body::{BodyError, Out};
