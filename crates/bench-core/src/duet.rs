@@ -37,16 +37,11 @@ pub fn shared_cpu_view<'a>(base: &'a Side, candidate: &'a Side) -> (Cow<'a, Side
     if shared.is_empty() {
         return (Cow::Borrowed(base), Cow::Borrowed(candidate));
     }
-    let keep = |side: &Side| {
-        let mut side = side.clone();
-        for metric in START_METRICS {
-            if let Some(samples) = side.metrics.get_mut(&metric) {
-                samples.retain(|sample| shared.contains(&sample.trial));
-            }
-        }
-        side
-    };
-    (Cow::Owned(keep(base)), Cow::Owned(keep(candidate)))
+    let keep = |trial: u32| shared.contains(&trial);
+    (
+        Cow::Owned(start_samples_of(base, keep)),
+        Cow::Owned(start_samples_of(candidate, keep)),
+    )
 }
 
 /// `side` without the start metrics' samples of starts that shared a CPU: what a start
@@ -57,13 +52,18 @@ pub fn alone_starts(side: &Side) -> Cow<'_, Side> {
     if shared.is_empty() {
         return Cow::Borrowed(side);
     }
+    Cow::Owned(start_samples_of(side, |trial| !shared.contains(&trial)))
+}
+
+/// A copy of `side` whose start metrics keep the samples of the trials `keep` accepts.
+fn start_samples_of(side: &Side, keep: impl Fn(u32) -> bool) -> Side {
     let mut side = side.clone();
     for metric in START_METRICS {
         if let Some(samples) = side.metrics.get_mut(&metric) {
-            samples.retain(|sample| !shared.contains(&sample.trial));
+            samples.retain(|sample| keep(sample.trial));
         }
     }
-    Cow::Owned(side)
+    side
 }
 
 #[cfg(test)]
