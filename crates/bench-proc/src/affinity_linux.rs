@@ -24,9 +24,14 @@ pub enum AffinityError {
 /// The CPUs the calling thread may run on, in ascending order.
 pub fn allowed_cpus() -> Result<Vec<usize>, AffinityError> {
     let set = sched_getaffinity(None).map_err(|errno| AffinityError::Read(errno.into()))?;
-    Ok((0..CpuSet::MAX_CPU)
+    Ok(cpus_in(&set))
+}
+
+/// The CPUs of `set`, in ascending order.
+fn cpus_in(set: &CpuSet) -> Vec<usize> {
+    (0..CpuSet::MAX_CPU)
         .filter(|&cpu| set.is_set(cpu))
-        .collect())
+        .collect()
 }
 
 /// A thread confined to one CPU until dropped, when its earlier CPUs are given back.
@@ -42,9 +47,7 @@ impl Pinned {
     /// round, so that successive indices take the CPUs in turn).
     pub fn to_nth_allowed(index: usize) -> Result<Pinned, AffinityError> {
         let before = sched_getaffinity(None).map_err(|errno| AffinityError::Read(errno.into()))?;
-        let allowed: Vec<usize> = (0..CpuSet::MAX_CPU)
-            .filter(|&cpu| before.is_set(cpu))
-            .collect();
+        let allowed = cpus_in(&before);
         // A thread always may run somewhere; an empty set would be the kernel's bug.
         let cpu = match allowed.len() {
             0 => 0,
