@@ -535,6 +535,63 @@ fn demo_runs_as_a_normal_user() {
 }
 
 #[test]
+fn a_duet_as_a_normal_user_runs_the_sides_apart() {
+    if !is_root() {
+        bench_core::skip_test!("needs root to become a normal user");
+    }
+    let (dir, spec) = demo();
+    let home = dir.path().join("home");
+    let out = dir.path().join("out");
+    fs::create_dir(&home).unwrap();
+    let user = TempUser::create(&home);
+    for path in [dir.path(), home.as_path(), spec.parent().unwrap()] {
+        let status = Command::new("chown")
+            .args(["-R", &format!("{}:", user.name)])
+            .arg(path)
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+    let result = run(Command::new("/usr/sbin/runuser")
+        .args(["-u", &user.name, "--"])
+        .arg(env!("CARGO_BIN_EXE_clibench"))
+        .arg("ab")
+        .arg(&spec)
+        .args([
+            "--schedule",
+            "duet",
+            "--trials",
+            "2",
+            "--memory-trials",
+            "1",
+        ])
+        .args(["--phases", "prepare,install,measure,runtime"])
+        .arg("--out")
+        .arg(&out)
+        .current_dir(&home)
+        .env_clear()
+        .env("HOME", &home)
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .env("LANG", "C.UTF-8"));
+    assert_eq!(result.code, Some(0), "stderr: {}", result.stderr);
+    // Both sides run as the user itself, so each side's family (clibench's own tree)
+    // would hold the other's programs: nothing ran together, nothing says it did.
+    for side in ["base", "head"] {
+        let saved = bench_core::ResultFile::load(&out.join(side).join("result.json")).unwrap();
+        for record in &saved.side.trials {
+            assert_eq!(record.shared_cpu, None, "{side}: {record:?}");
+            assert!(
+                record.starts.iter().all(|start| start.shared_cpu.is_none()),
+                "{side}: {record:?}"
+            );
+        }
+        assert_eq!(saved.side.values(Metric::KernelExec).len(), 2, "{side}");
+        assert_eq!(saved.side.values(Metric::Cold).len(), 2, "{side}");
+    }
+    assert!(!result.stdout.contains("same moment"), "{}", result.stdout);
+}
+
+#[test]
 fn a_tui_that_never_becomes_ready_fails_cold_with_the_screen_and_skips_ui_and_session() {
     let (dir, spec) = demo();
     edit(

@@ -129,20 +129,35 @@ fn run_pair(run: &PhaseRun, partner: &PhaseRun) -> Result<PhaseOutcome, Error> {
         first.context(run, first_spec),
         second.context(partner, second_spec),
     ) {
-        (Ok(first_ctx), Ok(second_ctx)) if whole_trials => {
-            crate::pipeline::orchestration::trial_duet::run(
-                [&first_ctx, &second_ctx],
-                [&mut first.result.side, &mut second.result.side],
-                dispatch,
-            )
-        }
         (Ok(first_ctx), Ok(second_ctx)) => {
-            let [a, b] = crate::pipeline::phases::measure::pair::run(
-                [&first_ctx, &second_ctx],
-                [&mut first.result.side, &mut second.result.side],
-                run.together,
-            );
-            [a.map_err(PhaseError::from), b.map_err(PhaseError::from)]
+            // A side's processes are told apart from the other's by its own trial user;
+            // without root both run as us, and each side's family (this process's tree)
+            // would hold the other's programs: the two then run one after the other.
+            let apart = [&first_ctx, &second_ctx]
+                .iter()
+                .all(|ctx| ctx.user().is_ok_and(|user| user.dedicated));
+            let together = run.together && apart;
+            let sides = [&mut first.result.side, &mut second.result.side];
+            if whole_trials && together {
+                crate::pipeline::orchestration::trial_duet::run(
+                    [&first_ctx, &second_ctx],
+                    sides,
+                    dispatch,
+                )
+            } else if whole_trials {
+                let [first_side, second_side] = sides;
+                [
+                    dispatch(&first_ctx, first_side),
+                    dispatch(&second_ctx, second_side),
+                ]
+            } else {
+                let [a, b] = crate::pipeline::phases::measure::pair::run(
+                    [&first_ctx, &second_ctx],
+                    sides,
+                    together,
+                );
+                [a.map_err(PhaseError::from), b.map_err(PhaseError::from)]
+            }
         }
         (first_ctx, second_ctx) => [first_ctx.map(drop), second_ctx.map(drop)],
     };
