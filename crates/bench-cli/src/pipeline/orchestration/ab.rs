@@ -366,11 +366,20 @@ fn sides_line(base: &ResultFile, head: &ResultFile, order: Order, tight: Option<
         }
     });
     let whole = whole_trial_duets(base, head);
-    format!(
-        "\n<sub>clibench ab: base = {}; head (candidate) = {}{order}{tight}{whole}.</sub>\n",
-        describe(base_own),
-        describe(head_own)
-    )
+    // An A/A run: saying "base = X; head = X" leaves the reader to spot that they match.
+    let sides = if base_own == head_own {
+        format!(
+            "base and head (candidate) = {}, alike (an A/A run)",
+            describe(base_own)
+        )
+    } else {
+        format!(
+            "base = {}; head (candidate) = {}",
+            describe(base_own),
+            describe(head_own)
+        )
+    };
+    format!("\n<sub>clibench ab: {sides}{order}{tight}{whole}.</sub>\n")
 }
 
 /// The footnote's words for the runtime, ui and session trials that ran as duets on both
@@ -516,7 +525,7 @@ mod tests {
         assert_eq!(markdown, found.markdown);
         assert!(
             markdown.ends_with(
-                "<sub>clibench ab: base = the spec as it is; head (candidate) = the spec as it is; base's trials first, then head's (--sequential).</sub>\n"
+                "<sub>clibench ab: base and head (candidate) = the spec as it is, alike (an A/A run); base's trials first, then head's (--sequential).</sub>\n"
             ),
             "{markdown}"
         );
