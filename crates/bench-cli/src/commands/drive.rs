@@ -7,14 +7,13 @@
 //! result files as the phases last saved them (they save atomically).
 
 use crate::exit::input_error;
+use crate::pipeline::orchestration::progress_text::{StepLines, cleanup_line, waiting_line};
 use crate::pipeline::{
-    CleanupReport, Error, Execution, Notice, Observer, Progress, RunOutcome, Runner, SpecSource,
-    StepResult,
+    Error, Execution, Notice, Observer, Progress, RunOutcome, Runner, SpecSource, StepResult,
 };
 use anyhow::Context;
 use bench_cli::history::location::OpenError;
 use bench_cli::history::{Store, context, ingest};
-use bench_core::Phase;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -91,8 +90,12 @@ pub(super) fn drive(
     let mut display = ProgressDisplay::new()?;
     let outcome = runner.run(&mut display)?;
     display.finish();
-    for report in &outcome.cleanups {
-        say_cleanup(command, report);
+    for line in outcome
+        .cleanups
+        .iter()
+        .filter_map(|r| cleanup_line(command, r))
+    {
+        say!("{line}");
     }
     if outcome.interrupted {
         say!(
@@ -118,26 +121,10 @@ fn interrupt_flag() -> anyhow::Result<Arc<AtomicBool>> {
     Ok(interrupted)
 }
 
-fn say_cleanup(command: &str, report: &CleanupReport) {
-    if !report.removed_users.is_empty() || !report.kept_users.is_empty() {
-        say!(
-            "clibench {command}: removed {} user(s){}",
-            report.removed_users.len(),
-            if report.kept_users.is_empty() {
-                String::new()
-            } else {
-                format!("; kept {} (--keep-users)", report.kept_users.join(", "))
-            }
-        );
-    }
-}
-
 /// The spinner line on stderr, and a line per finished step.
 struct ProgressDisplay {
     bar: ProgressBar,
-    /// The last skip told: (side, phase, reason). Skipped trials of one phase for one
-    /// reason are told in one line.
-    last_skip: Option<(Option<String>, Phase, String)>,
+    lines: StepLines,
 }
 
 impl ProgressDisplay {
@@ -150,7 +137,7 @@ impl ProgressDisplay {
         );
         Ok(ProgressDisplay {
             bar,
-            last_skip: None,
+            lines: StepLines::default(),
         })
     }
 
@@ -171,44 +158,15 @@ impl ProgressDisplay {
 
 impl Observer for ProgressDisplay {
     fn waiting(&mut self, progress: &Progress) {
-        self.bar.set_message(crate::show::inert(format!(
-            "[{}/{}] {}  {:.1} s  (total {:.1} s)",
-            progress.index + 1,
-            progress.total,
-            progress.label(),
-            progress.step_elapsed.as_secs_f64(),
-            progress.run_elapsed.as_secs_f64()
-        )));
+        self.bar
+            .set_message(crate::show::inert(waiting_line(progress)));
         self.bar.tick();
     }
 
     fn step_finished(&mut self, progress: &Progress, result: &StepResult) {
-        let seconds = progress.step_elapsed.as_secs_f64();
-        let line = match result {
-            StepResult::Succeeded => format!("{}: ok ({seconds:.1} s)", progress.label()),
-            StepResult::Failed { message, .. } => {
-                format!("{}: failed ({seconds:.1} s): {message}", progress.label())
-            }
-            StepResult::Skipped { reason } => {
-                let key = (progress.side.clone(), progress.step.phase, reason.clone());
-                if self.last_skip.as_ref() == Some(&key) {
-                    return;
-                }
-                self.last_skip = Some(key);
-                let side = progress
-                    .side
-                    .as_ref()
-                    .map(|side| format!("{side}: "))
-                    .unwrap_or_default();
-                let what = if progress.step.trial == 0 {
-                    progress.step.phase.to_string()
-                } else {
-                    format!("{} from trial {}", progress.step.phase, progress.step.trial)
-                };
-                format!("{side}{what}: skipped: {reason}")
-            }
-        };
-        self.say(line);
+        if let Some(line) = self.lines.line(progress, result) {
+            self.say(line);
+        }
     }
 
     fn notice(&mut self, notice: &Notice) {
