@@ -11,7 +11,7 @@ mod compare;
 mod error;
 mod run;
 
-pub use ab::{AbRequest, Trials, ab_settings, spec_floors};
+pub use ab::{AbPlan, AbRequest, Trials, ab_settings};
 pub use compare::{Drift, FlagValueError, Noise, ThresholdFlags, compare_options, recorded_floors};
 pub use error::SettingsError;
 pub use run::{parse_phases, with_scenario};

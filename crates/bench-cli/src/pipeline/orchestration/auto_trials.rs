@@ -52,6 +52,28 @@ pub struct AutoOutcome {
     pub timed: Duration,
 }
 
+impl AutoOutcome {
+    /// The note a comparison made after `--trials auto` carries: why and when it stopped,
+    /// and the family false-alarm rate it spent.
+    pub fn note(&self) -> String {
+        let pairs: Vec<String> = self
+            .pairs
+            .iter()
+            .map(|(phase, pairs)| format!("{phase} {pairs}"))
+            .collect();
+        format!(
+            "--trials auto: stopped ({}) after {} pairs in {} of timed pairs; looks at {:?}; \
+             this comparison's family false-alarm rate is {:.4} (its share of 5%); the \
+             \"could detect\" column says what each metric could detect.",
+            self.reason,
+            pairs.join(", "),
+            bench_core::units::format_seconds(self.timed.as_secs_f64()),
+            self.looks,
+            self.alpha
+        )
+    }
+}
+
 /// The gate's state, shared with the caller that reads the outcome afterwards.
 #[derive(Debug)]
 struct State {
