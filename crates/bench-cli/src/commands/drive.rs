@@ -8,12 +8,12 @@
 
 use crate::exit::input_error;
 use crate::pipeline::orchestration::progress_text::{StepLines, cleanup_line, waiting_line};
+use crate::pipeline::out::history_add;
 use crate::pipeline::{
     Error, Execution, Notice, Observer, Progress, RunOutcome, Runner, SpecSource, StepResult,
 };
 use anyhow::Context;
 use bench_cli::history::location::OpenError;
-use bench_cli::history::{Store, context, ingest};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -39,41 +39,31 @@ pub(super) fn open_error(error: OpenError) -> anyhow::Error {
     }
 }
 
-/// Adds `results` to the store at `store`: what `run` and `ab` do with `--history`.
+/// Adds `results` to the store at `store`: what `run` does with `--history`.
 pub(super) fn add_after_run(store: &Path, results: &[PathBuf]) -> anyhow::Result<()> {
-    let mut store = Store::open(store, false).map_err(|error| open_error(error.into()))?;
-    let added = ingest::add_files(&mut store, results, None, "main")?;
-    say!(
-        "clibench: history {}: {} result(s) added, {} already there",
-        store.path().display(),
-        added.added,
-        added.already
-    );
+    let line = history_add::add_after_run(store, results).map_err(history_error)?;
+    say!("{line}");
     Ok(())
 }
 
-/// `ab --history`: each side against what the store already holds of its build on this
-/// testbed (said, and written to `OUT/history.md`; never pooled into the paired test),
-/// then both sides added.
+/// `ab --history`: each side against what the store holds of its build, then both added.
 pub(super) fn add_after_ab(
     store: &Path,
     out: &Path,
     sides: &[(&str, PathBuf)],
 ) -> anyhow::Result<()> {
-    let opened = Store::open(store, false).map_err(|error| open_error(error.into()))?;
-    let mut contexts = Vec::new();
-    for (side, path) in sides {
-        let record = ingest::record_of(path, None, "main")?;
-        let found = context::context(&opened, &record).map_err(|error| open_error(error.into()))?;
-        say!("clibench: history: {}", context::summary_line(side, &found));
-        contexts.push((*side, found));
+    for line in history_add::add_after_ab(store, out, sides).map_err(history_error)? {
+        say!("{line}");
     }
-    drop(opened);
-    let page = out.join("history.md");
-    bench_core::io::write_atomic(&page, context::markdown(&contexts).as_bytes())
-        .with_context(|| format!("failed to write {}", page.display()))?;
-    let paths: Vec<PathBuf> = sides.iter().map(|(_, path)| path.clone()).collect();
-    add_after_run(store, &paths)
+    Ok(())
+}
+
+fn history_error(error: history_add::HistoryAddError) -> anyhow::Error {
+    if error.is_input() {
+        input_error(error.to_string())
+    } else {
+        anyhow::Error::new(error)
+    }
 }
 
 /// Runs the runner that `make_runner` makes, each phase a `clibench phase` process of this

@@ -139,7 +139,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             crate::show::stderr_columns()
         )
     );
-    let clibench = super::invoked::invoked_as();
+    let clibench = bench_cli::invoked::invoked_as();
     say!(
         "{}",
         summary::closing(&outcome, &out, &clibench, spec_arg.as_deref())
