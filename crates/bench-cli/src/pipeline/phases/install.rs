@@ -9,7 +9,7 @@ use crate::pipeline::context::{ContextError, PhaseContext};
 use crate::pipeline::file_error::FileError;
 use crate::pipeline::isolation::command::{self, Step};
 use crate::pipeline::isolation::home;
-use crate::pipeline::isolation::users;
+use crate::pipeline::isolation::{user_add, users};
 use crate::pipeline::origin::Origin;
 use crate::pipeline::out::state::{ServerRecord, State};
 use crate::spec::{Placeholder, Values};
@@ -181,7 +181,7 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), InstallError> {
             return Ok(());
         }
     };
-    let user = users::create(&ctx.out, ctx.install)?;
+    let user = user_add::create(&ctx.out, ctx.install)?;
     let mut ctx = ctx.clone();
     ctx.user = Some(user.clone());
     let outcome = install(&ctx, side, &artifacts);
