@@ -21,7 +21,7 @@ pub enum Align {
 
 /// Renders a table with a header row, a rule under it, and two spaces between
 /// columns. Widths count characters, not bytes, so `µs` lines up; trailing spaces are
-/// trimmed. Every cell is made [inert](crate::text::inert) before it is measured: a
+/// trimmed. Every cell is made [inert](crate::text::inert()) before it is measured: a
 /// process name or an error may come from a target.
 pub fn render(headers: &[&str], aligns: &[Align], rows: &[Vec<String>]) -> String {
     let headers: Vec<String> = headers.iter().map(|h| inert(h).into_owned()).collect();

@@ -5,7 +5,7 @@
 //! The looks are taken during the first trial phase of the schedule (measure, normally):
 //! before the pair that would make the pair count pass a planned look, both sides'
 //! result files are compared at that look's share of alpha, and when
-//! [`decide`](bench_core::sequential::decide) says stop, the phase's remaining pairs are
+//! [`bench_core::sequential::decide`] says stop, the phase's remaining pairs are
 //! left out. Later trial phases (runtime, ui) run as many pairs as the first one did. The
 //! final comparison must use [`AutoOutcome::alpha`], the share of the look the run
 //! stopped at, for the false-alarm rate to hold.

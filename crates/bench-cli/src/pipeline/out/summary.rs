@@ -6,7 +6,7 @@ use crate::pipeline::{Plan, RunOutcome, SpecSource};
 use bench_core::Phase;
 use std::path::Path;
 
-/// "clibench run: SPEC describes no [ui]; skipping that phase", when a spec file leaves
+/// `clibench run: SPEC describes no [ui]; skipping that phase`, when a spec file leaves
 /// phases out.
 pub fn skipped_phases_line(plan: &Plan) -> Option<String> {
     let SpecSource::File(path) = &plan.spec else {
