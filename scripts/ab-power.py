@@ -9,7 +9,7 @@ Usage: CLIBENCH=target/release/clibench REPS=4 BUDGET=2m SCHEDULES="tight duet" 
 
 A case `delay:N` or `work:N` plants N ms on head's start (the demo's cold start is about
 70 ms on a quiet 2-core VM: 7 ms is +10%, 4 ms about +5%). Prints one line per run (the
-verdicts of cold, warm, cold_cpu and warm_cpu, the pairs run, the seconds taken, the load
+verdicts of cold, warm, cold_cpu, warm_cpu, cold_unqueued and warm_unqueued, the pairs run, the seconds taken, the load
 average at the start) and a summary per schedule and case: runs with any verdict (A/A:
 false alarms), runs where cold or warm regressed (A/B: found), and the median estimate of
 cold's and warm's change. The schedules take turns within each case.
@@ -27,7 +27,7 @@ REPS = int(os.environ.get("REPS", "4"))
 BUDGET = os.environ.get("BUDGET", "2m")
 SCHEDULES = os.environ.get("SCHEDULES", os.environ.get("SCHEDULE", "tight")).split()
 CASES = os.environ.get("CASES", "aa delay:7 work:7 delay:4").split()
-WATCHED = ("cold", "warm", "cold_cpu", "warm_cpu")
+WATCHED = ("cold", "warm", "cold_cpu", "warm_cpu", "cold_unqueued", "warm_unqueued")
 KNOBS = {"delay": "DEMO_AGENT_STARTUP_DELAY_MS", "work": "DEMO_AGENT_STARTUP_WORK_MS"}
 
 
@@ -66,17 +66,21 @@ def main():
                       f"{shown}", flush=True)
     print()
     print("| schedule | case | runs | any verdict | cold or warm regressed | cold_cpu or warm_cpu regressed "
-          "| median change cold / warm / cold_cpu |")
-    print("| --- | --- | ---: | ---: | ---: | ---: | --- |")
+          "| cold_unqueued or warm_unqueued regressed "
+          "| median change cold / warm / cold_cpu / cold_unqueued / warm_unqueued |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |")
     for (schedule, case), runs in found.items():
         any_verdict = sum(any(v in ("regressed", "improved") for v in r.values()) for r, _ in runs)
         timing = sum(any(r.get(m) == "regressed" for m in ("cold", "warm")) for r, _ in runs)
         cpu = sum(any(r.get(m) == "regressed" for m in ("cold_cpu", "warm_cpu")) for r, _ in runs)
+        unqueued = sum(any(r.get(m) == "regressed" for m in ("cold_unqueued", "warm_unqueued"))
+                       for r, _ in runs)
         medians = " / ".join(
             f"{statistics.median([c[m] for _, c in runs if m in c]):+.1%}"
             if any(m in c for _, c in runs) else "-"
-            for m in ("cold", "warm", "cold_cpu"))
-        print(f"| {schedule} | {case} | {len(runs)} | {any_verdict} | {timing} | {cpu} | {medians} |")
+            for m in ("cold", "warm", "cold_cpu", "cold_unqueued", "warm_unqueued"))
+        print(f"| {schedule} | {case} | {len(runs)} | {any_verdict} | {timing} | {cpu} | {unqueued} "
+              f"| {medians} |")
 
 
 main()

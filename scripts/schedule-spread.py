@@ -14,7 +14,11 @@ spread is given over all pairs and over pairs 3 and later alone, with the median
 between base's and head's spawns of that start in those pairs (from each trial's
 `starts` record). A schedule written `NAME+pin` runs the whole `ab` under `taskset -c
 $PIN_CPU` (1 by default): both sides' programs, and clibench, on one CPU. SPEC=PATH runs
-that spec instead of the built-in demo.
+that spec instead of the built-in demo. PHASES (default prepare,install,measure) and
+METRICS (default "cold warm") choose what runs and what is reported: a runtime, ui or
+session metric's pairs from trial 1 on are the ones a duet runs at once, so its second
+spread column is over trials 1 and later (e.g. PHASES=prepare,install,runtime,ui,session
+METRICS="kernel_exec mixed ui_steps turn").
 """
 
 import json
@@ -31,6 +35,14 @@ MEMORY_TRIALS = 3
 PIN_CPU = os.environ.get("PIN_CPU", "1")
 # A spec other than the demo (e.g. examples/agents/pi.toml), A/A as well.
 SPEC = [os.environ["SPEC"]] if os.environ.get("SPEC") else []
+PHASES = os.environ.get("PHASES", "prepare,install,measure")
+METRICS = os.environ.get("METRICS", "cold warm").split()
+START_METRICS = ("cold", "warm", "cold_cpu", "warm_cpu")
+
+
+def first_paired(metric):
+    """The first trial a tight or duet schedule pairs for this metric."""
+    return MEMORY_TRIALS if metric in START_METRICS else 1
 
 
 def values(path, metric):
@@ -58,10 +70,10 @@ def run(schedule, out):
     prefix = ["taskset", "-c", PIN_CPU] if pin == "pin" else []
     subprocess.run(
         prefix + [CLIBENCH, "ab"] + SPEC + ["--schedule", name, "--trials", str(TRIALS),
-         "--phases", "prepare,install,measure", "--out", out],
+         "--phases", PHASES, "--out", out],
         check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     logs, gaps = {}, {}
-    for metric in ("cold", "warm"):
+    for metric in METRICS:
         base = values(f"{out}/base/result.json", metric)
         head = values(f"{out}/head/result.json", metric)
         logs[metric] = {k: math.log(head[k] / base[k]) for k in base if k in head}
@@ -89,7 +101,7 @@ def main():
     root = sys.argv[1]
     found = {schedule: [] for schedule in SCHEDULES}
     loads = {schedule: [] for schedule in SCHEDULES}
-    gaps = {schedule: {"cold": [], "warm": []} for schedule in SCHEDULES}
+    gaps = {schedule: {metric: [] for metric in METRICS} for schedule in SCHEDULES}
     for rep in range(REPS):
         for schedule in SCHEDULES:
             load, logs, run_gaps = run(schedule, f"{root}/{schedule}-{rep}")
@@ -98,17 +110,18 @@ def main():
             for metric, values_ in run_gaps.items():
                 gaps[schedule][metric].extend(values_)
             print(f"rep {rep} {schedule}: load {load}", file=sys.stderr)
-    print("| schedule | metric | pairs | spread, all pairs | spread, pairs 3 and later "
-          "| median gap between the sides' spawns, pairs 3 and later | load (1 min) |")
+    print("| schedule | metric | pairs | spread, all pairs | spread, paired trials "
+          "(starts: 3 and later; others: 1 and later) "
+          "| median gap between the sides' spawns, paired trials | load (1 min) |")
     print("| --- | --- | ---: | ---: | ---: | ---: | --- |")
     for schedule in SCHEDULES:
-        for metric in ("cold", "warm"):
+        for metric in METRICS:
             runs = [logs[metric] for logs in found[schedule]]
             pairs = sum(len(r) for r in runs)
             gap = sorted(gaps[schedule][metric])
             median = gap[len(gap) // 2] if gap else float("nan")
             print(f"| {schedule} | {metric} | {pairs} | {pooled(runs, 0):.3f} | "
-                  f"{pooled(runs, MEMORY_TRIALS):.3f} | {median:.3f} s | "
+                  f"{pooled(runs, first_paired(metric)):.3f} | {median:.3f} s | "
                   f"{min(loads[schedule]):.1f} to {max(loads[schedule]):.1f} |")
 
 

@@ -1,66 +1,117 @@
-//! What a comparison of duet pairs tests: the starts that shared a CPU, alone.
+//! What a comparison of duet pairs tests: the trials that shared a CPU, alone.
 //!
-//! `ab --schedule duet` starts both sides' programs at the same moment, confined to one
-//! CPU, so both wait in the same run queue for whatever else the machine does: on a
-//! loaded 2-core VM the pairs' log-ratio spread of `cold` fell from 0.22 (back to back)
-//! to 0.05 (docs/verdicts.md). Its first trials (the memory trials, and trial 0) still
-//! start alone, without the other side, and are slower or faster by the machine of
-//! their moment: mixed into the pairs they would widen the test several times over, and
-//! a start alone and a start sharing a CPU are not the same measurement. So when both
-//! sides hold starts that shared a CPU, the start metrics keep those trials only.
+//! `ab --schedule duet` runs both sides' trials at the same moment, confined to one CPU,
+//! so both wait in the same run queue for whatever else the machine does: on a loaded
+//! 2-core VM the pairs' log-ratio spread of `cold` fell from 0.22 (back to back) to 0.05
+//! (docs/verdicts.md). A measure trial pairs its starts that way; a runtime, ui or
+//! session trial pairs whole. The first trials (the memory trials, and trial 0) still
+//! run alone, without the other side, and are slower or faster by the machine of their
+//! moment: mixed into the pairs they would widen the test several times over, and a
+//! trial alone and a trial sharing a CPU are not the same measurement. So for each phase
+//! whose trials shared a CPU on both sides, that phase's timed metrics keep those trials
+//! only.
 
 use crate::metric::{Metric, Phase};
-use crate::result::Side;
+use crate::result::{Side, TrialRecord};
 use std::borrow::Cow;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
-/// The metrics a measure start records.
-const START_METRICS: [Metric; 4] = [Metric::Cold, Metric::Warm, Metric::ColdCpu, Metric::WarmCpu];
+/// The metrics a measure start records; the measure phase's memory comes from trials
+/// whose starts ran alone, and stays.
+const START_METRICS: [Metric; 6] = [
+    Metric::Cold,
+    Metric::Warm,
+    Metric::ColdCpu,
+    Metric::WarmCpu,
+    Metric::ColdUnqueued,
+    Metric::WarmUnqueued,
+];
 
-/// The measure trials of `side` whose starts all shared a CPU with the other side's.
-pub fn shared_cpu_trials(side: &Side) -> BTreeSet<u32> {
+/// The phases whose trials a duet pairs.
+const PAIRED_PHASES: [Phase; 4] = [Phase::Measure, Phase::Runtime, Phase::Ui, Phase::Session];
+
+/// The trials of `phase` on `side` that shared a CPU with the other side's: a measure
+/// trial whose starts all did, or a runtime, ui or session trial that did whole.
+pub fn shared_cpu_trials(side: &Side, phase: Phase) -> BTreeSet<u32> {
     side.trials
         .iter()
-        .filter(|record| record.phase == Phase::Measure && !record.starts.is_empty())
-        .filter(|record| record.starts.iter().all(|start| start.shared_cpu.is_some()))
+        .filter(|record| record.phase == phase && shared(record))
         .map(|record| record.trial)
         .collect()
 }
 
-/// Both sides with their start metrics cut to the trials whose starts shared a CPU on
-/// both, when there are any; else both as they are.
+/// Whether a trial ran with the other side's on one CPU.
+fn shared(record: &TrialRecord) -> bool {
+    if record.phase == Phase::Measure {
+        !record.starts.is_empty() && record.starts.iter().all(|start| start.shared_cpu.is_some())
+    } else {
+        record.shared_cpu.is_some()
+    }
+}
+
+/// Whether a metric's samples are what a duet pairs: a measure start's, or a time of a
+/// runtime, ui or session trial. Memory is left whole: sharing a CPU changes how long
+/// things take, not what a family holds.
+fn paired(metric: Metric) -> bool {
+    match metric.phase() {
+        Phase::Measure => START_METRICS.contains(&metric),
+        phase => PAIRED_PHASES.contains(&phase) && metric.unit() != crate::units::Unit::Bytes,
+    }
+}
+
+/// Both sides with each paired phase's metrics cut to the trials that shared a CPU on
+/// both, for the phases that have any; else both as they are.
 pub fn shared_cpu_view<'a>(base: &'a Side, candidate: &'a Side) -> (Cow<'a, Side>, Cow<'a, Side>) {
-    let shared: BTreeSet<u32> = shared_cpu_trials(base)
-        .intersection(&shared_cpu_trials(candidate))
-        .copied()
+    let shared: BTreeMap<Phase, BTreeSet<u32>> = PAIRED_PHASES
+        .into_iter()
+        .map(|phase| {
+            let both = shared_cpu_trials(base, phase)
+                .intersection(&shared_cpu_trials(candidate, phase))
+                .copied()
+                .collect::<BTreeSet<u32>>();
+            (phase, both)
+        })
+        .filter(|(_, trials)| !trials.is_empty())
         .collect();
     if shared.is_empty() {
         return (Cow::Borrowed(base), Cow::Borrowed(candidate));
     }
-    let keep = |trial: u32| shared.contains(&trial);
+    let keep = |phase: Phase, trial: u32| {
+        shared
+            .get(&phase)
+            .is_none_or(|trials| trials.contains(&trial))
+    };
     (
-        Cow::Owned(start_samples_of(base, keep)),
-        Cow::Owned(start_samples_of(candidate, keep)),
+        Cow::Owned(paired_samples_of(base, keep)),
+        Cow::Owned(paired_samples_of(candidate, keep)),
     )
 }
 
-/// `side` without the start metrics' samples of starts that shared a CPU: what a start
-/// costs alone, for a series of results (the history) in which a duet's slower starts
-/// would read as a regression of the build.
+/// `side` without the samples of trials that shared a CPU: what a start, a kernel call or
+/// a turn costs alone, for a series of results (the history) in which a duet's slower
+/// trials would read as a regression of the build.
 pub fn alone_starts(side: &Side) -> Cow<'_, Side> {
-    let shared = shared_cpu_trials(side);
+    let shared: BTreeMap<Phase, BTreeSet<u32>> = PAIRED_PHASES
+        .into_iter()
+        .map(|phase| (phase, shared_cpu_trials(side, phase)))
+        .filter(|(_, trials)| !trials.is_empty())
+        .collect();
     if shared.is_empty() {
         return Cow::Borrowed(side);
     }
-    Cow::Owned(start_samples_of(side, |trial| !shared.contains(&trial)))
+    Cow::Owned(paired_samples_of(side, |phase, trial| {
+        shared
+            .get(&phase)
+            .is_none_or(|trials| !trials.contains(&trial))
+    }))
 }
 
-/// A copy of `side` whose start metrics keep the samples of the trials `keep` accepts.
-fn start_samples_of(side: &Side, keep: impl Fn(u32) -> bool) -> Side {
+/// A copy of `side` whose paired metrics keep the samples of the trials `keep` accepts.
+fn paired_samples_of(side: &Side, keep: impl Fn(Phase, u32) -> bool) -> Side {
     let mut side = side.clone();
-    for metric in START_METRICS {
-        if let Some(samples) = side.metrics.get_mut(&metric) {
-            samples.retain(|sample| keep(sample.trial));
+    for (metric, samples) in side.metrics.iter_mut() {
+        if paired(*metric) {
+            samples.retain(|sample| keep(metric.phase(), sample.trial));
         }
     }
     side
@@ -116,6 +167,53 @@ mod tests {
             .collect();
         assert_eq!(trials, vec![0, 1, 2, 3]);
         assert_eq!(alone.metrics[&Metric::Rss].len(), 6);
+    }
+
+    /// A side whose runtime trials from `shared_from` on ran as a duet.
+    fn runtime_side(sha: &str, shared_from: u32) -> Side {
+        let mut side = Side::new(sha);
+        for trial in 0..5 {
+            record(&mut side, Metric::KernelExec, trial, Sample::Value(0.01));
+            record(&mut side, Metric::KernelRss, trial, Sample::Value(1e6));
+            side.trial_record_mut(Phase::Runtime, trial).shared_cpu =
+                (trial >= shared_from).then_some(0);
+        }
+        side
+    }
+
+    #[test]
+    fn a_runtime_duet_keeps_its_shared_trials_times_and_all_its_memory() {
+        let (base, head) = (runtime_side("b", 1), runtime_side("h", 2));
+        let (base, head) = shared_cpu_view(&base, &head);
+        let trials = |side: &Side, metric| -> Vec<u32> {
+            side.metrics[&metric].iter().map(|s| s.trial).collect()
+        };
+        assert_eq!(trials(&base, Metric::KernelExec), vec![2, 3, 4]);
+        assert_eq!(trials(&head, Metric::KernelExec), vec![2, 3, 4]);
+        assert_eq!(trials(&base, Metric::KernelRss).len(), 5);
+        let lone = runtime_side("b", 1);
+        let alone = alone_starts(&lone);
+        assert_eq!(
+            alone.metrics[&Metric::KernelExec]
+                .iter()
+                .map(|s| s.trial)
+                .collect::<Vec<_>>(),
+            vec![0]
+        );
+    }
+
+    #[test]
+    fn a_measure_duet_leaves_the_runtime_trials_that_ran_alone_whole() {
+        let mut base = side("b", 3);
+        let mut head = side("h", 3);
+        for side in [&mut base, &mut head] {
+            for trial in 0..4 {
+                record(side, Metric::KernelExec, trial, Sample::Value(0.01));
+            }
+        }
+        let (base, _) = shared_cpu_view(&base, &head);
+        assert_eq!(base.metrics[&Metric::KernelExec].len(), 4);
+        assert_eq!(base.metrics[&Metric::Cold].len(), 3);
     }
 
     #[test]

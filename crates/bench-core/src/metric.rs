@@ -234,6 +234,12 @@ metrics! {
     ColdCpu = "cold_cpu", Seconds, Measure, LowerIsBetter, Nature::Cpu;
     /// CPU seconds the process family spent until ready, second start.
     WarmCpu = "warm_cpu", Seconds, Measure, LowerIsBetter, Nature::Cpu;
+    /// Seconds from spawn until ready, first start, less the time the family's threads
+    /// waited in a run queue for a CPU: the start without the machine's other work (or a
+    /// duet partner) in its way.
+    ColdUnqueued = "cold_unqueued", Seconds, Measure, LowerIsBetter, Nature::Timing;
+    /// As `cold_unqueued`, second start.
+    WarmUnqueued = "warm_unqueued", Seconds, Measure, LowerIsBetter, Nature::Timing;
     /// Resident bytes of the whole process family after start.
     Rss = "rss", Bytes, Measure, LowerIsBetter, Nature::Memory;
     /// Proportional set size of the process family, in bytes.
@@ -360,11 +366,18 @@ impl Metric {
     }
 
     /// Whether the phase records the metric only when the spec asks for what it measures
-    /// (`paste_*`: `[session] pastes`); a trial without it is not missing it.
+    /// (`paste_*`: `[session] pastes`) or the target leaves something to read
+    /// (`cold_unqueued`, `warm_unqueued`: a program that exits at ready, `ready =
+    /// "exit"`, has no threads left whose wait could be read); a trial without it is not
+    /// missing it.
     pub fn on_request(self) -> bool {
         matches!(
             self,
-            Metric::PasteAccept | Metric::PasteCpu | Metric::PasteOutput
+            Metric::PasteAccept
+                | Metric::PasteCpu
+                | Metric::PasteOutput
+                | Metric::ColdUnqueued
+                | Metric::WarmUnqueued
         )
     }
 
@@ -416,6 +429,12 @@ impl Metric {
             }
             Metric::WarmCpu => {
                 "CPU time the whole process family spent from spawn until ready on the second start."
+            }
+            Metric::ColdUnqueued => {
+                "The cold start's time less the time its processes waited in the run queue for a CPU (schedstat): what the start takes with the machine's other work, or a duet partner, out of its way. Waits of processes that exited before ready are not known, so it can only come out high."
+            }
+            Metric::WarmUnqueued => {
+                "The warm start's time less the time its processes waited in the run queue for a CPU."
             }
             Metric::Rss => {
                 "Resident memory of the whole process family (the program, its children and daemons) once the cold start has settled. Shared pages count once per process."
@@ -692,7 +711,10 @@ mod tests {
         assert_eq!(Phase::Ui.metrics().count(), 4);
         assert_eq!(Phase::Staircase.metrics().count(), 4);
         assert_eq!(Phase::Session.metrics().count(), 17);
-        assert_eq!(Metric::ALL.len(), 57);
+        assert_eq!(Metric::ALL.len(), 59);
+        assert!(
+            Metric::ColdUnqueued.on_request() && Metric::ColdUnqueued.phase() == Phase::Measure
+        );
         assert!(Metric::PasteAccept.on_request() && Metric::PasteAccept.phase() == Phase::Session);
         assert!(Metric::Ready.standalone() && Metric::Ready.phase() == Phase::Measure);
         assert!(!Phase::Measure.metrics().any(Metric::standalone));

@@ -113,6 +113,19 @@ fn threads_run_ns(dir: &Path, buf: &mut Vec<u8>) -> Result<Vec<(u32, u64)>, Snap
     Ok(threads)
 }
 
+/// How long the main thread of the process whose directory is `dir` has waited in a run
+/// queue for a CPU since it started (`schedstat`'s second field), nanoseconds; nothing for
+/// a process that vanished.
+///
+/// The main thread only: it is the one a start to ready waits on, in a shell, a Python
+/// or a Node program alike, and the run-queue waits of its helper threads (a compiler or
+/// collector thread waiting while the main thread runs) are no delay of the start.
+pub(crate) fn main_thread_queued_ns(dir: &Path, buf: &mut Vec<u8>) -> Result<u64, SnapshotError> {
+    Ok(read_optional(&dir.join("schedstat"), buf)?
+        .and_then(parse::parse_schedstat)
+        .map_or(0, |schedstat| schedstat.wait_ns))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -123,6 +136,21 @@ mod tests {
             "7 (agent) S 1 7 7 0 -1 0 0 0 0 0 {utime} {stime} {cutime} {cstime} 20 0 3 0 100 0 10"
         );
         parse::parse_stat(&line).unwrap()
+    }
+
+    #[test]
+    fn the_main_threads_wait_for_a_cpu_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("schedstat"), "5 30000123 3\n").unwrap();
+        let mut buf = Vec::new();
+        assert_eq!(
+            main_thread_queued_ns(dir.path(), &mut buf).unwrap(),
+            30_000_123
+        );
+        assert_eq!(
+            main_thread_queued_ns(&dir.path().join("gone"), &mut buf).unwrap(),
+            0
+        );
     }
 
     #[test]

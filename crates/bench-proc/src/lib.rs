@@ -13,7 +13,9 @@
 //! # Sections
 //! - [`snapshot`] and [`ProcRoot`]: RSS, PSS (anon/file/shmem), USS, swap, CPU
 //!   seconds (nanosecond resolution, from `schedstat`; [`family_cpu_seconds`] reads
-//!   them alone) and threads of a tree, a uid, a session or a process group.
+//!   them alone, [`family_queued_since`] how long the processes started since a
+//!   [`family_mark`] waited for a CPU) and threads
+//!   of a tree, a uid, a session or a process group.
 //! - [`Sampler`]: the family's totals every N ms in the background, with peaks.
 //! - [`become_subreaper`]: keep double-forked daemons in the tree.
 //! - [`Leader`]: a child leading its own process group, looked at without
@@ -67,8 +69,8 @@ pub use sampler::{SamplePoint, Sampler, SamplerOptions, SamplerReport};
 pub use settle::{Settle, SettleEnd, SettleReport};
 pub use signals_linux::{SignalWatchError, TERMINATION_SIGNALS, on_termination_signal};
 pub use snapshot_linux::{
-    ProcRoot, ProcessSample, Selector, Snapshot, SnapshotError, StatTotals, family_cpu_seconds,
-    read_proc_file, snapshot,
+    ProcRoot, ProcessMark, ProcessSample, Selector, Snapshot, SnapshotError, StatTotals,
+    family_cpu_seconds, family_mark, family_queued_since, read_proc_file, snapshot,
 };
 pub use staircase::{Instances, StageSettle, StaircaseOptions, StaircaseReport};
 pub use stop_linux::{

@@ -16,6 +16,7 @@ use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, mpsc};
+use std::time::Duration;
 
 /// Which processes a snapshot (or a stop) covers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -136,6 +137,27 @@ pub fn family_cpu_seconds(selector: &Selector, exclude: &[u32]) -> Result<f64, S
     static LIVE: std::sync::OnceLock<ProcRoot> = std::sync::OnceLock::new();
     LIVE.get_or_init(ProcRoot::live)
         .cpu_seconds(selector, exclude)
+}
+
+/// [`ProcRoot::mark`] of the live `/proc`.
+pub fn family_mark(selector: &Selector) -> Result<ProcessMark, SnapshotError> {
+    ProcRoot::live().mark(selector)
+}
+
+/// [`ProcRoot::queued_since`] of the live `/proc`.
+pub fn family_queued_since(
+    selector: &Selector,
+    exclude: &[u32],
+    mark: &ProcessMark,
+) -> Result<Duration, SnapshotError> {
+    ProcRoot::live().queued_since(selector, exclude, mark)
+}
+
+/// The processes a selector named at one moment, each by pid and start time (a pid
+/// reused later is another process): what [`ProcRoot::queued_since`] leaves out.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProcessMark {
+    before: HashSet<(u32, u64)>,
 }
 
 /// What [`ProcRoot::stat_totals`] counts.
@@ -288,6 +310,50 @@ impl ProcRoot {
         match failure {
             Some(error) => Err(error),
             None => Ok(total_ns as f64 / 1e9),
+        }
+    }
+
+    /// The processes a selector names now, to measure what the ones started after it
+    /// wait for a CPU ([`ProcRoot::queued_since`]).
+    pub fn mark(&self, selector: &Selector) -> Result<ProcessMark, SnapshotError> {
+        let mut before = HashSet::new();
+        self.walk(selector, &mut |pid, stat| {
+            before.insert((pid, stat.start_ticks));
+        })?;
+        Ok(ProcessMark { before })
+    }
+
+    /// How long the main threads of the processes a selector names, started since `mark`
+    /// and `exclude` left out, have waited in a run queue for a CPU (`schedstat`'s second
+    /// field): the part of a start's wall time it spent runnable but not running, behind
+    /// the machine's other work or a partner sharing its CPU. Processes that were there
+    /// at the mark (a daemon of an earlier start) are not the start's; processes that
+    /// exited took their wait with them, so this is at most the start's whole wait.
+    pub fn queued_since(
+        &self,
+        selector: &Selector,
+        exclude: &[u32],
+        mark: &ProcessMark,
+    ) -> Result<Duration, SnapshotError> {
+        let mut buf = Vec::with_capacity(128);
+        let mut total_ns = 0u64;
+        let mut failure = None;
+        self.walk(selector, &mut |pid, stat| {
+            if failure.is_some()
+                || exclude.contains(&pid)
+                || mark.before.contains(&(pid, stat.start_ticks))
+            {
+                return;
+            }
+            let dir = self.path.join(pid.to_string());
+            match crate::cpu_linux::main_thread_queued_ns(&dir, &mut buf) {
+                Ok(ns) => total_ns = total_ns.saturating_add(ns),
+                Err(error) => failure = Some(error),
+            }
+        })?;
+        match failure {
+            Some(error) => Err(error),
+            None => Ok(Duration::from_nanos(total_ns)),
         }
     }
 

@@ -182,8 +182,11 @@ pub enum PhaseError {
     /// The staircase failed.
     #[error(transparent)]
     Staircase(#[from] crate::pipeline::phases::staircase::StaircaseError),
-    /// A phase other than measure was asked to run as a tight pair.
-    #[error("only measure trials run as a tight pair, not {0}")]
+    /// A phase that cannot pair was asked to run as a pair: only measure trials run as a
+    /// tight pair, and runtime, ui and session trials only as a duet.
+    #[error(
+        "{0} trials do not run as a pair (measure pairs its starts; runtime, ui and session pair as a duet)"
+    )]
     PairedPhase(Phase),
 }
 

@@ -526,6 +526,92 @@ fn a_duet_starts_both_sides_programs_before_either_is_ready() {
     );
 }
 
+#[test]
+fn a_duet_runs_both_sides_runtime_trials_at_once_on_one_cpu() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("ab");
+    let result = run(clibench()
+        .args(["ab", "--schedule", "duet", "--trials", "2"])
+        .args(["--phases", "prepare,install,runtime"])
+        .arg("--out")
+        .arg(&out));
+    assert_eq!(
+        result.code,
+        Some(0),
+        "stderr: {}\n{}",
+        result.stderr,
+        logs(&out)
+    );
+    let sides = [
+        load(&out.join("base/result.json")),
+        load(&out.join("head/result.json")),
+    ];
+    let record = |side: usize, trial: u32| {
+        sides[side]
+            .side
+            .trials
+            .iter()
+            .find(|r| r.phase == Phase::Runtime && r.trial == trial)
+            .cloned()
+            .unwrap()
+    };
+    // Trial 0 runs alone (its failure decides what the run skips); trial 1 shared a CPU.
+    assert_eq!(
+        [record(0, 0).shared_cpu, record(1, 0).shared_cpu],
+        [None, None]
+    );
+    let cpu = record(0, 1).shared_cpu;
+    assert!(cpu.is_some(), "{:?}", record(0, 1));
+    assert_eq!(record(1, 1).shared_cpu, cpu);
+    // Run one after the other, the second trial would start after the first had spent at
+    // least its timed calls; together, each started before the other's calls were done.
+    let timed_ms = |side: usize| -> f64 {
+        sides[side]
+            .side
+            .metrics
+            .iter()
+            .filter(|(metric, _)| metric.unit() == bench_core::units::Unit::Seconds)
+            .flat_map(|(_, samples)| samples.iter())
+            .filter(|sample| sample.trial == 1)
+            .filter_map(|sample| sample.value)
+            .sum::<f64>()
+            * 1e3
+    };
+    let gap = record(0, 1)
+        .started_unix_ms
+        .unwrap()
+        .abs_diff(record(1, 1).started_unix_ms.unwrap()) as f64;
+    assert!(
+        gap < timed_ms(0).min(timed_ms(1)),
+        "{gap} ms apart, timed {} and {} ms",
+        timed_ms(0),
+        timed_ms(1)
+    );
+    // The comparison tests kernel times of the pair alone; memory keeps both trials.
+    let comparison = bench_core::compare(
+        &sides[0].side,
+        &sides[1].side,
+        &bench_core::CompareOptions::default(),
+    );
+    let n = |metric: Metric| {
+        comparison
+            .metrics
+            .iter()
+            .find(|row| row.metric == metric)
+            .and_then(|row| row.base.summary.as_ref())
+            .map(|summary| summary.n)
+    };
+    assert_eq!(n(Metric::KernelExec), Some(1));
+    assert_eq!(n(Metric::KernelRss), Some(2));
+    assert!(
+        result
+            .stdout
+            .contains("runtime trials from trial 1 on ran both sides at the same moment"),
+        "{}",
+        result.stdout
+    );
+}
+
 /// `clibench ab --scenario long-session` on the demo, ten turns a side, one trial each
 /// (so the slopes are judged by their fits' own errors), with `head` added to head's side.
 fn long_session_ab(out: &Path, head: &[&str]) -> (crate::Run, bench_core::Comparison) {

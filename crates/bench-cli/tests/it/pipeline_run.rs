@@ -203,6 +203,19 @@ fn demo_run_fills_every_metric_and_leaves_nothing() {
         );
     }
     assert!(!saved.side.processes.is_empty());
+    // A start less its wait for a CPU: recorded for both starts, never above the start.
+    for (start, unqueued) in [
+        (Metric::Cold, Metric::ColdUnqueued),
+        (Metric::Warm, Metric::WarmUnqueued),
+    ] {
+        let value = |metric| saved.side.values(metric)[0];
+        assert!(
+            value(unqueued) > 0.0 && value(unqueued) <= value(start),
+            "{unqueued} {} against {start} {}",
+            value(unqueued),
+            value(start)
+        );
+    }
     // The keystroke distribution behind the median: as many samples as the spec asks.
     let keystrokes: Vec<f64> =
         serde_json::from_str(&fs::read_to_string(out.join("logs/keystrokes-0.json")).unwrap())

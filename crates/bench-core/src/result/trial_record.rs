@@ -63,6 +63,12 @@ pub struct TrialRecord {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[cfg_attr(feature = "schema", schemars(length(max = 8)))]
     pub starts: Vec<StartRecord>,
+    /// The CPU this whole trial and the other side's trial of the same number, run at the
+    /// same moment (`ab --schedule duet` of a runtime, ui or session trial), were both
+    /// confined to; absent for a trial that ran alone (a measure trial's starts say it
+    /// per start instead).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_cpu: Option<u32>,
 }
 
 /// One timed start of a trial.
@@ -152,6 +158,7 @@ impl TrialRecord {
             exit_code: None,
             install: None,
             starts: Vec::new(),
+            shared_cpu: None,
         }
     }
 

@@ -4,4 +4,5 @@ mod control;
 mod disk;
 mod memory;
 mod oracle;
+mod queue;
 mod support;

@@ -158,7 +158,7 @@ impl Ab {
         let order = interleave(&[plans[0].steps(), plans[1].steps()], settings.order);
         let pairs = settings
             .tight
-            .map(|memory_trials| tight_pairs(&order, memory_trials))
+            .map(|memory_trials| tight_pairs(&order, memory_trials, settings.duet))
             .unwrap_or_default();
         let auto = settings.auto.clone().map(|auto| {
             let results = [0, 1].map(|side| plans[side].out.join("result.json"));
@@ -210,18 +210,23 @@ impl Ab {
 
 /// The tight pairs of an order: each measure trial past the memory trials (and never
 /// trial 0, the first start after the install, whose failure decides what the run skips)
-/// whose next step is the other side's trial of the same number. Returns the index of each
-/// pair's first step.
-fn tight_pairs(order: &[(usize, Step)], memory_trials: u32) -> BTreeSet<usize> {
+/// whose next step is the other side's trial of the same number; in a `duet`, each
+/// runtime, ui and session trial past trial 0 as well, run whole at once. Returns the
+/// index of each pair's first step.
+fn tight_pairs(order: &[(usize, Step)], memory_trials: u32, duet: bool) -> BTreeSet<usize> {
+    let pairs = |step: Step| match step.phase {
+        Phase::Measure => step.trial >= memory_trials.max(1),
+        phase => {
+            duet && crate::pipeline::orchestration::trial_duet::pairs_whole_trials(phase)
+                && step.trial >= 1
+        }
+    };
     order
         .windows(2)
         .enumerate()
         .filter(|(_, window)| {
             let [(side, step), (other, next)] = [window[0], window[1]];
-            side != other
-                && step == next
-                && step.phase == Phase::Measure
-                && step.trial >= memory_trials.max(1)
+            side != other && step == next && pairs(step)
         })
         .map(|(index, _)| index)
         .collect()
@@ -340,7 +345,8 @@ fn sides_line(base: &ResultFile, head: &ResultFile, order: Order, tight: Option<
     };
     // The results say whether their pairs shared a CPU: a duet that could not confine
     // its starts ran as two programs at once, and is not described as confined.
-    let shared = [base, head].map(|result| bench_core::duet::shared_cpu_trials(&result.side));
+    let shared = [base, head]
+        .map(|result| bench_core::duet::shared_cpu_trials(&result.side, Phase::Measure));
     let duet = !shared[0].is_empty() && !shared[1].is_empty();
     let tight = tight.map_or(String::new(), |trials| {
         let first = trials.max(1);
@@ -359,10 +365,33 @@ fn sides_line(base: &ResultFile, head: &ResultFile, order: Order, tight: Option<
             )
         }
     });
+    let whole = whole_trial_duets(base, head);
     format!(
-        "\n<sub>clibench ab: base = {}; head (candidate) = {}{order}{tight}.</sub>\n",
+        "\n<sub>clibench ab: base = {}; head (candidate) = {}{order}{tight}{whole}.</sub>\n",
         describe(base_own),
         describe(head_own)
+    )
+}
+
+/// The footnote's words for the runtime, ui and session trials that ran as duets on both
+/// sides (empty when none did).
+fn whole_trial_duets(base: &ResultFile, head: &ResultFile) -> String {
+    let phases: Vec<String> = [Phase::Runtime, Phase::Ui, Phase::Session]
+        .into_iter()
+        .filter(|&phase| {
+            let shared =
+                |result: &ResultFile| bench_core::duet::shared_cpu_trials(&result.side, phase);
+            shared(base).intersection(&shared(head)).next().is_some()
+        })
+        .map(|phase| phase.to_string())
+        .collect();
+    if phases.is_empty() {
+        return String::new();
+    }
+    format!(
+        "; {} trials from trial 1 on ran both sides at the same moment, confined to one CPU, \
+         and their times compare those pairs alone",
+        phases.join(", ")
     )
 }
 

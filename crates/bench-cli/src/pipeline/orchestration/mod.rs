@@ -3,7 +3,8 @@
 //! phase child ([`phase_child`]), the trial loop (`runner`), the interleaved order of an
 //! A/B run ([`schedule`], [`ab`]) and when it may stop sampling ([`auto_trials`]),
 //! merging shards ([`merge`]), the lines a person watching a run reads ([`progress_text`]),
-//! the circumstances each trial records ([`circumstances`]) and dropping page caches
+//! the circumstances each trial records ([`circumstances`]), runtime, ui and session
+//! trials of both sides run at once (`trial_duet`) and dropping page caches
 //! before a cold start (`caches_linux`).
 
 pub mod ab;
@@ -18,3 +19,4 @@ pub mod progress_text;
 pub(crate) mod runner;
 pub mod schedule;
 pub(crate) mod skip_rules;
+pub(crate) mod trial_duet;

@@ -112,9 +112,12 @@ pub fn run_phase(run: &PhaseRun) -> Result<PhaseOutcome, Error> {
 }
 
 /// Both sides of a tight pair: each folder opened (and locked), both contexts made, the
-/// starts interleaved, each result saved.
+/// starts interleaved (or, a duet of runtime, ui or session trials, both trials run at
+/// once), each result saved.
 fn run_pair(run: &PhaseRun, partner: &PhaseRun) -> Result<PhaseOutcome, Error> {
-    if run.phase != Phase::Measure || partner.phase != Phase::Measure {
+    let whole_trials =
+        run.together && crate::pipeline::orchestration::trial_duet::pairs_whole_trials(run.phase);
+    if run.phase != partner.phase || !(run.phase == Phase::Measure || whole_trials) {
         return Err(Error::Phase {
             phase: run.phase,
             source: Box::new(PhaseError::PairedPhase(run.phase)),
@@ -126,6 +129,13 @@ fn run_pair(run: &PhaseRun, partner: &PhaseRun) -> Result<PhaseOutcome, Error> {
         first.context(run, first_spec),
         second.context(partner, second_spec),
     ) {
+        (Ok(first_ctx), Ok(second_ctx)) if whole_trials => {
+            crate::pipeline::orchestration::trial_duet::run(
+                [&first_ctx, &second_ctx],
+                [&mut first.result.side, &mut second.result.side],
+                dispatch,
+            )
+        }
         (Ok(first_ctx), Ok(second_ctx)) => {
             let [a, b] = crate::pipeline::phases::measure::pair::run(
                 [&first_ctx, &second_ctx],

@@ -515,7 +515,10 @@ impl Runner {
         }
         let (side, step) = self.order[index];
         let &(other, other_step) = self.order.get(index + 1)?;
-        let pairs = other != side && other_step == step && step.phase == Phase::Measure;
+        let pairable = step.phase == Phase::Measure
+            || (self.together
+                && crate::pipeline::orchestration::trial_duet::pairs_whole_trials(step.phase));
+        let pairs = other != side && other_step == step && pairable;
         let runs = |plan: usize| {
             skips[plan]
                 .reason(step, self.plans[plan].settings.keep_going)

@@ -59,6 +59,31 @@ impl Family {
             }
         })
     }
+
+    /// The family's processes now, to measure what the ones a start creates wait for a
+    /// CPU ([`Family::queued_since`]).
+    pub(crate) fn mark(self) -> Result<bench_proc::ProcessMark, TargetError> {
+        let (selector, _) = self.selector();
+        bench_proc::family_mark(&selector).map_err(|source| TargetError::Snapshot {
+            selector: format!("{selector:?}"),
+            source,
+        })
+    }
+
+    /// How long the main threads of the family's processes started since `mark` have
+    /// waited in a run queue for a CPU (see [`bench_proc::ProcRoot::queued_since`]).
+    pub(crate) fn queued_since(
+        self,
+        mark: &bench_proc::ProcessMark,
+    ) -> Result<std::time::Duration, TargetError> {
+        let (selector, exclude) = self.selector();
+        bench_proc::family_queued_since(&selector, &exclude, mark).map_err(|source| {
+            TargetError::Snapshot {
+                selector: format!("{selector:?}"),
+                source,
+            }
+        })
+    }
 }
 
 /// The per-process breakdown in the result's form, each process with its command line

@@ -251,6 +251,9 @@ pub(crate) fn start(
                 .map_or(0, |since| since.as_micros() as u64),
             shared_cpu: None,
         });
+    // What lives before the spawn (a daemon of the cold start) is not the start's: its
+    // waits for a CPU are left out of `*_unqueued`.
+    let before = family.mark();
     let mut terminal = Terminal::spawn(&options).map_err(|source| MeasureError::Spawn {
         command: command.clone(),
         source,
@@ -268,6 +271,9 @@ pub(crate) fn start(
                 Err(error) => Sample::Error(error_chain(&error)),
             };
             record(side, cpu_metric, trial, cpu);
+            if !matches!(measure.ready, ReadyMode::Exit) {
+                record_unqueued(side, (family, &before), metric, trial, elapsed);
+            }
             elapsed
         }
         Err(error) => {
@@ -301,6 +307,37 @@ pub(crate) fn start(
         recording,
         command,
     })
+}
+
+/// Records a ready start's time less the time the main threads of the processes it
+/// created waited for a CPU (`cold_unqueued`, `warm_unqueued`). A program that exits at
+/// ready has no threads left to read.
+fn record_unqueued(
+    side: &mut Side,
+    (family, before): (
+        &Family,
+        &Result<bench_proc::ProcessMark, crate::pipeline::TargetError>,
+    ),
+    metric: Metric,
+    trial: u32,
+    elapsed: Duration,
+) {
+    let unqueued = match metric {
+        Metric::Cold => Metric::ColdUnqueued,
+        Metric::Warm => Metric::WarmUnqueued,
+        _ => return,
+    };
+    let queued = match before {
+        Ok(mark) => family
+            .queued_since(mark)
+            .map_err(|error| error_chain(&error)),
+        Err(error) => Err(error_chain(error)),
+    };
+    let sample = match queued {
+        Ok(queued) => Sample::Value(elapsed.saturating_sub(queued).as_secs_f64()),
+        Err(error) => Sample::Error(error),
+    };
+    record(side, unqueued, trial, sample);
 }
 
 /// The cold and warm starts: a failed start is recorded as that
