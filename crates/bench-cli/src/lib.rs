@@ -3,7 +3,8 @@
 //! A target is described by a TOML [`spec`]; the [`pipeline`] runs its phases
 //! (prepare -> install -> measure -> runtime -> ui -> session -> staircase), each trial merging its
 //! observations into one `result.json` (the format of `bench_core::ResultFile`). The
-//! [`demo`] module writes the built-in demo agent, which needs no network.
+//! [`demo`] module writes the built-in demo agent, which needs no network. [`exports`] writes
+//! the files `compare` and `startup` export beside what they print.
 //! [`standalone`] measures a command given on the command line, without a spec (what
 //! `clibench startup`, `kernel`, `mem` and `staircase` do). [`history`] keeps every
 //! result in one SQLite file and finds change points in its series. The model endpoint
@@ -28,8 +29,10 @@
 //! ```
 
 pub mod demo;
+pub mod exports;
 pub mod history;
 pub mod inputs;
+pub mod invoked;
 pub mod pipeline;
 pub mod settings;
 pub mod spec;

@@ -7,8 +7,8 @@
 //! tab, so they come out unchanged. `main.rs` denies `print!`, `println!`, `eprint!` and
 //! `eprintln!` everywhere else in the binary (clippy's `print_stdout` and `print_stderr`).
 //!
-//! - [`say!`] / [`say_part!`]: a line (or a part of one) on stderr, for people.
-//! - [`out!`] / [`outln!`]: text on stdout (Markdown, CSV, HTML, a path).
+//! - `say!` / `say_part!`: a line (or a part of one) on stderr, for people.
+//! - `out!` / `outln!`: text on stdout (Markdown, CSV, HTML, a path).
 //! - [`InertStderr`]: an `io::Write` for a library that reports on a writer.
 //! - [`json`]: JSON on stdout, made inert with [`bench_core::text::inert_json`] so that it
 //!   stays the same JSON value.

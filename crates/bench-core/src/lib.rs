@@ -25,8 +25,9 @@
 //! - [`stats`]: summaries over trials ([`MetricStats`](stats::MetricStats)).
 //! - [`compare`](mod@compare): two sides compared, with bootstrap intervals and verdicts.
 //! - [`report`]: one result file summarized; [`export`]: Markdown, JSON, CSV, text tables,
-//!   HTML with SVG charts (the `html` feature), Bencher's BMF, github-action-benchmark's JSON
-//!   and hyperfine's JSON.
+//!   HTML with SVG charts (the `html` feature), Bencher's BMF, github-action-benchmark's JSON,
+//!   hyperfine's JSON, and the process, staircase and terminal tables (what `clibench mem`
+//!   and `clibench staircase` show, and what the terminal received during a session).
 //! - [`units`], [`io`]: formatting for people, atomic writes; [`duration`]: the
 //!   [`Duration`](duration::Duration) a spec or a model script writes as `"150ms"`.
 //! - [`text`]: target and file text made [inert](text::inert) before it reaches a terminal.

@@ -410,7 +410,9 @@ mod tests {
                 Err(StopUidError::OwnUid { .. })
             ));
         } else {
-            eprintln!("skipped the own-uid case: running as system uid {own}");
+            eprintln!(
+                "SKIPPED own_uid_is_refused: running as system uid {own}, which is refused as a system uid first"
+            );
         }
     }
 }

@@ -9,9 +9,10 @@ use super::drive::drive;
 use crate::exit::{FAILURE, settings_error};
 use crate::pipeline::Shard;
 use crate::pipeline::orchestration::ab::{Ab, compare_sides};
+use crate::pipeline::orchestration::auto_trials::AutoOutcome;
 use crate::pipeline::orchestration::schedule::Schedule;
 use crate::settings::{
-    AbRequest, Noise, ThresholdFlags, Trials, ab_settings, compare_options, spec_floors,
+    AbPlan, AbRequest, Noise, ThresholdFlags, Trials, ab_settings, compare_options,
 };
 use crate::spec::Override;
 use std::collections::BTreeMap;
@@ -161,34 +162,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     compare_options(&flags, &BTreeMap::new()).map_err(settings_error)?;
     let fail_on_regression = args.fail_on_regression;
     let history = args.history.clone();
-    let ab = Ab::new(ab_settings(AbRequest::from(args), &flags).map_err(settings_error)?)?;
+    let AbPlan {
+        settings,
+        mut options,
+    } = ab_settings(AbRequest::from(args), &flags).map_err(settings_error)?;
+    let ab = Ab::new(settings)?;
     let out = ab.out().to_path_buf();
     let Some(outcome) = drive("ab", |execution| ab.runner(execution), &out)? else {
         return Ok(ExitCode::from(130));
     };
-    let floors =
-        spec_floors(outcome.specs.first().map(PathBuf::as_path)).map_err(settings_error)?;
-    let mut options = compare_options(&flags, &floors).map_err(settings_error)?;
     let auto = ab.auto.as_ref().map(|gate| gate.outcome());
-    let note = auto.as_ref().map(|auto| {
-        // The final comparison spends the share of alpha of the look it stopped at.
+    // The final comparison spends the share of alpha of the look it stopped at.
+    if let Some(auto) = &auto {
         options.alpha = auto.alpha;
-        let pairs: Vec<String> = auto
-            .pairs
-            .iter()
-            .map(|(phase, pairs)| format!("{phase} {pairs}"))
-            .collect();
-        format!(
-            "--trials auto: stopped ({}) after {} pairs in {} of timed pairs; looks at {:?}; \
-             this comparison's family false-alarm rate is {:.4} (its share of 5%); the \
-             \"could detect\" column says what each metric could detect.",
-            auto.reason,
-            pairs.join(", "),
-            bench_core::units::format_seconds(auto.timed.as_secs_f64()),
-            auto.looks,
-            auto.alpha
-        )
-    });
+    }
+    let note = auto.as_ref().map(AutoOutcome::note);
     if let Some(note) = &note {
         say!("clibench ab: {note}");
     }

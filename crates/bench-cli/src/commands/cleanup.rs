@@ -42,17 +42,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .map_err(crate::pipeline::Error::from)?;
         let report = crate::pipeline::cleanup_with(&folder, Some(args.keep_users))?;
         drop(side_lock);
-        for name in &report.removed_users {
-            say!("removed {name}");
-        }
-        for name in &report.kept_users {
-            say!("kept {name}");
-        }
-        for folder in &report.removed_folders {
-            say!("removed {folder}");
-        }
-        for pid in &report.stopped_servers {
-            say!("stopped server process {pid}");
+        for line in report.lines() {
+            say!("{line}");
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -7,10 +7,9 @@
 use crate::exit::{FAILURE, input_error, settings_error};
 use crate::settings::{Drift, Noise, ThresholdFlags, compare_options, recorded_floors};
 use crate::show::OutputFormat;
-use anyhow::Context;
-use bench_core::Format;
+use bench_cli::exports::ComparisonExports;
 use bench_core::compare::compare;
-use bench_core::export::{bmf, github_benchmark, text};
+use bench_core::export::text;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -86,21 +85,6 @@ pub struct Args {
     fail_on_regression: bool,
 }
 
-/// Where the customBiggerIsBetter array goes: `bench.json` -> `bench-bigger.json`.
-fn bigger_path(path: &Path) -> PathBuf {
-    let stem = path.file_stem().unwrap_or_default().to_string_lossy();
-    let name = match path.extension() {
-        Some(extension) => format!("{stem}-bigger.{}", extension.to_string_lossy()),
-        None => format!("{stem}-bigger"),
-    };
-    path.with_file_name(name)
-}
-
-fn export(path: &Path, what: &str, text: &str) -> anyhow::Result<()> {
-    bench_core::io::write_atomic(path, text.as_bytes())
-        .with_context(|| format!("failed to export the comparison as {what}"))
-}
-
 /// Runs `clibench compare`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let flags = ThresholdFlags {
@@ -109,42 +93,29 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     // The flags are checked before any file is read.
     flags.check().map_err(settings_error)?;
-    let settings = args;
-    let exports = [
-        ("--export-markdown", &settings.export_markdown),
-        ("--export-bmf", &settings.export_bmf),
-        (
-            "--export-github-benchmark",
-            &settings.export_github_benchmark,
-        ),
-    ];
-    for (flag, export) in exports {
-        let Some(export) = export else { continue };
-        // write_atomic would replace the input with the comparison.
-        for input in [&settings.base, &settings.candidate] {
-            if bench_core::io::same_file(export, input) {
-                return Err(input_error(format!(
-                    "{flag} {} is the input {}; refusing to overwrite it",
-                    export.display(),
-                    input.display()
-                )));
-            }
-        }
-    }
+    let exports = ComparisonExports {
+        markdown: args.export_markdown,
+        bmf: args.export_bmf,
+        github_benchmark: args.export_github_benchmark,
+        html: args.export_html,
+    };
+    exports
+        .check_inputs(&[&args.base, &args.candidate])
+        .map_err(|error| input_error(error.to_string()))?;
     let load = |path: &Path| {
         bench_cli::inputs::load_result(path).map_err(|error| input_error(error.to_string()))
     };
-    let base = load(&settings.base)?;
-    let candidate = load(&settings.candidate)?;
+    let base = load(&args.base)?;
+    let candidate = load(&args.candidate)?;
     // The spec's `[compare] noise`, which the results recorded, for the metrics the
     // flags did not set.
     let floors = recorded_floors(&base.request, &candidate.request).map_err(settings_error)?;
     let options = compare_options(&flags, &floors).map_err(settings_error)?;
     let comparison = compare(&base.side, &candidate.side, &options)
         .with_overrides_of(&base.request, &candidate.request);
-    match settings.format.export() {
+    match args.format.export() {
         Some(format) => crate::show::export(format, &format.comparison(&comparison)),
-        None if settings.format == OutputFormat::Html => {
+        None if args.format == OutputFormat::Html => {
             out!("{}", bench_core::export::html::comparison(&comparison));
         }
         None => say_part!(
@@ -152,31 +123,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             text::comparison_fit(&comparison, crate::show::stderr_columns())
         ),
     }
-    if let Some(path) = &settings.export_markdown {
-        export(path, "Markdown", &Format::Markdown.comparison(&comparison))?;
-    }
-    if let Some(path) = &settings.export_bmf {
-        export(path, "BMF", &bmf::comparison(&comparison))?;
-    }
-    if let Some(path) = &settings.export_github_benchmark {
-        let documents = github_benchmark::comparison(&comparison);
-        export(
-            path,
-            "github-action-benchmark JSON",
-            &documents.smaller_is_better,
-        )?;
-        if let Some(bigger) = &documents.bigger_is_better {
-            export(&bigger_path(path), "github-action-benchmark JSON", bigger)?;
-        }
-    }
-    if let Some(path) = &settings.export_html {
-        export(
-            path,
-            "HTML",
-            &bench_core::export::html::comparison(&comparison),
-        )?;
-    }
-    if settings.fail_on_regression && comparison.has_regression() {
+    exports.write(&comparison)?;
+    if args.fail_on_regression && comparison.has_regression() {
         say!(
             "error: regressed beyond the threshold: {}",
             text::regressions(&comparison)
@@ -184,18 +132,4 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(FAILURE));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_bigger_is_better_file_sits_beside_the_export() {
-        assert_eq!(
-            bigger_path(Path::new("out/bench.json")),
-            Path::new("out/bench-bigger.json")
-        );
-        assert_eq!(bigger_path(Path::new("bench")), Path::new("bench-bigger"));
-    }
 }

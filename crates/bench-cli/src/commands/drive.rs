@@ -7,14 +7,13 @@
 //! result files as the phases last saved them (they save atomically).
 
 use crate::exit::input_error;
+use crate::pipeline::orchestration::progress_text::{StepLines, cleanup_line, waiting_line};
+use crate::pipeline::out::history_add;
 use crate::pipeline::{
-    CleanupReport, Error, Execution, Notice, Observer, Progress, RunOutcome, Runner, SpecSource,
-    StepResult,
+    Error, Execution, Notice, Observer, Progress, RunOutcome, Runner, SpecSource, StepResult,
 };
 use anyhow::Context;
 use bench_cli::history::location::OpenError;
-use bench_cli::history::{Store, context, ingest};
-use bench_core::Phase;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -40,41 +39,31 @@ pub(super) fn open_error(error: OpenError) -> anyhow::Error {
     }
 }
 
-/// Adds `results` to the store at `store`: what `run` and `ab` do with `--history`.
+/// Adds `results` to the store at `store`: what `run` does with `--history`.
 pub(super) fn add_after_run(store: &Path, results: &[PathBuf]) -> anyhow::Result<()> {
-    let mut store = Store::open(store, false).map_err(|error| open_error(error.into()))?;
-    let added = ingest::add_files(&mut store, results, None, "main")?;
-    say!(
-        "clibench: history {}: {} result(s) added, {} already there",
-        store.path().display(),
-        added.added,
-        added.already
-    );
+    let line = history_add::add_after_run(store, results).map_err(history_error)?;
+    say!("{line}");
     Ok(())
 }
 
-/// `ab --history`: each side against what the store already holds of its build on this
-/// testbed (said, and written to `OUT/history.md`; never pooled into the paired test),
-/// then both sides added.
+/// `ab --history`: each side against what the store holds of its build, then both added.
 pub(super) fn add_after_ab(
     store: &Path,
     out: &Path,
     sides: &[(&str, PathBuf)],
 ) -> anyhow::Result<()> {
-    let opened = Store::open(store, false).map_err(|error| open_error(error.into()))?;
-    let mut contexts = Vec::new();
-    for (side, path) in sides {
-        let record = ingest::record_of(path, None, "main")?;
-        let found = context::context(&opened, &record).map_err(|error| open_error(error.into()))?;
-        say!("clibench: history: {}", context::summary_line(side, &found));
-        contexts.push((*side, found));
+    for line in history_add::add_after_ab(store, out, sides).map_err(history_error)? {
+        say!("{line}");
     }
-    drop(opened);
-    let page = out.join("history.md");
-    bench_core::io::write_atomic(&page, context::markdown(&contexts).as_bytes())
-        .with_context(|| format!("failed to write {}", page.display()))?;
-    let paths: Vec<PathBuf> = sides.iter().map(|(_, path)| path.clone()).collect();
-    add_after_run(store, &paths)
+    Ok(())
+}
+
+fn history_error(error: history_add::HistoryAddError) -> anyhow::Error {
+    if error.is_input() {
+        input_error(error.to_string())
+    } else {
+        anyhow::Error::new(error)
+    }
 }
 
 /// Runs the runner that `make_runner` makes, each phase a `clibench phase` process of this
@@ -91,8 +80,12 @@ pub(super) fn drive(
     let mut display = ProgressDisplay::new()?;
     let outcome = runner.run(&mut display)?;
     display.finish();
-    for report in &outcome.cleanups {
-        say_cleanup(command, report);
+    for line in outcome
+        .cleanups
+        .iter()
+        .filter_map(|r| cleanup_line(command, r))
+    {
+        say!("{line}");
     }
     if outcome.interrupted {
         say!(
@@ -118,26 +111,10 @@ fn interrupt_flag() -> anyhow::Result<Arc<AtomicBool>> {
     Ok(interrupted)
 }
 
-fn say_cleanup(command: &str, report: &CleanupReport) {
-    if !report.removed_users.is_empty() || !report.kept_users.is_empty() {
-        say!(
-            "clibench {command}: removed {} user(s){}",
-            report.removed_users.len(),
-            if report.kept_users.is_empty() {
-                String::new()
-            } else {
-                format!("; kept {} (--keep-users)", report.kept_users.join(", "))
-            }
-        );
-    }
-}
-
 /// The spinner line on stderr, and a line per finished step.
 struct ProgressDisplay {
     bar: ProgressBar,
-    /// The last skip told: (side, phase, reason). Skipped trials of one phase for one
-    /// reason are told in one line.
-    last_skip: Option<(Option<String>, Phase, String)>,
+    lines: StepLines,
 }
 
 impl ProgressDisplay {
@@ -150,7 +127,7 @@ impl ProgressDisplay {
         );
         Ok(ProgressDisplay {
             bar,
-            last_skip: None,
+            lines: StepLines::default(),
         })
     }
 
@@ -171,44 +148,15 @@ impl ProgressDisplay {
 
 impl Observer for ProgressDisplay {
     fn waiting(&mut self, progress: &Progress) {
-        self.bar.set_message(crate::show::inert(format!(
-            "[{}/{}] {}  {:.1} s  (total {:.1} s)",
-            progress.index + 1,
-            progress.total,
-            progress.label(),
-            progress.step_elapsed.as_secs_f64(),
-            progress.run_elapsed.as_secs_f64()
-        )));
+        self.bar
+            .set_message(crate::show::inert(waiting_line(progress)));
         self.bar.tick();
     }
 
     fn step_finished(&mut self, progress: &Progress, result: &StepResult) {
-        let seconds = progress.step_elapsed.as_secs_f64();
-        let line = match result {
-            StepResult::Succeeded => format!("{}: ok ({seconds:.1} s)", progress.label()),
-            StepResult::Failed { message, .. } => {
-                format!("{}: failed ({seconds:.1} s): {message}", progress.label())
-            }
-            StepResult::Skipped { reason } => {
-                let key = (progress.side.clone(), progress.step.phase, reason.clone());
-                if self.last_skip.as_ref() == Some(&key) {
-                    return;
-                }
-                self.last_skip = Some(key);
-                let side = progress
-                    .side
-                    .as_ref()
-                    .map(|side| format!("{side}: "))
-                    .unwrap_or_default();
-                let what = if progress.step.trial == 0 {
-                    progress.step.phase.to_string()
-                } else {
-                    format!("{} from trial {}", progress.step.phase, progress.step.trial)
-                };
-                format!("{side}{what}: skipped: {reason}")
-            }
-        };
-        self.say(line);
+        if let Some(line) = self.lines.line(progress, result) {
+            self.say(line);
+        }
     }
 
     fn notice(&mut self, notice: &Notice) {

@@ -3,7 +3,7 @@
 //! Summary on stderr; JSON on stdout with `--json`.
 
 use crate::exit::{FAILURE, input_error};
-use bench_cli::standalone::kernel::{self, Observer, PYTHON_KEY, Settings, WORKLOAD_KEY};
+use bench_cli::standalone::kernel::{self, Observer, Settings};
 use bench_cli::standalone::request::{KernelRequest, kernel_settings};
 use bench_core::Side;
 use bench_core::export::{markdown, text};
@@ -97,12 +97,8 @@ impl Observer for Progress {
     }
 
     fn run_finished(&mut self, index: usize, side: &Side) {
-        for (metric, samples) in &side.metrics {
-            for sample in samples.iter().filter(|s| s.trial as usize == index) {
-                if let Some(error) = &sample.error {
-                    say!("run {}: {metric} failed: {error}", index + 1);
-                }
-            }
+        for line in kernel::failed_lines(index, side) {
+            say!("{line}");
         }
     }
 }
@@ -113,14 +109,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let result = kernel::run(&settings, &mut Progress)?;
     let report = bench_core::Report::new(&result);
     say_part!("{}", text::report(&report));
-    let fact = |key: &str| result.side.runtime.get(key).map(String::as_str);
+    say!("\n{}", kernel::summary_line(&result.side, settings.runs));
     let complete = kernel::complete_runs(&result.side, settings.runs);
-    say!(
-        "\n(python {}, loaded workload: {}, {complete} of {} runs complete)",
-        fact(PYTHON_KEY).unwrap_or("unknown"),
-        fact(WORKLOAD_KEY).unwrap_or("not built"),
-        settings.runs
-    );
     if outputs.json {
         crate::show::json(result.to_json_string().trim_end());
     }

@@ -2,7 +2,8 @@
 //! user's processes, or of a command started, settled, measured and stopped.
 
 use crate::exit::input_error;
-use bench_cli::standalone::mem::{self, Error, STOP_GRACE, Settings, Target};
+use bench_cli::standalone::mem::{self, Error, STOP_GRACE, Target};
+use bench_cli::standalone::request::{MemRequest, mem_settings};
 use std::ffi::OsString;
 use std::process::ExitCode;
 
@@ -46,43 +47,21 @@ pub struct Args {
     command: Vec<OsString>,
 }
 
-impl TryFrom<Args> for Settings {
-    type Error = anyhow::Error;
-
-    fn try_from(args: Args) -> anyhow::Result<Settings> {
-        let settle: bench_proc::Settle = args
-            .settle
-            .parse()
-            .map_err(|e| input_error(format!("--settle: {}", bench_core::error_chain(&e))))?;
-        let given = usize::from(args.pid.is_some())
-            + usize::from(args.user.is_some())
-            + usize::from(!args.command.is_empty());
-        if given != 1 {
-            return Err(input_error(
-                "give exactly one of --pid PID, --user USER or -- COMMAND",
-            ));
-        }
-        let target = if let Some(pid) = args.pid {
-            Target::Pid(pid)
-        } else if let Some(user) = args.user {
-            let uid = mem::lookup_user(&user)
-                .ok_or_else(|| input_error(format!("--user: no such user: {user}")))?;
-            Target::User { uid, name: user }
-        } else {
-            Target::Command(args.command)
-        };
-        Ok(Settings {
-            target,
-            settle,
+impl From<Args> for MemRequest {
+    fn from(args: Args) -> MemRequest {
+        MemRequest {
+            pid: args.pid,
+            user: args.user,
+            command: args.command,
+            settle: args.settle,
             tty: args.tty,
-        })
+        }
     }
 }
 
-/// Runs `clibench mem`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let json = args.json;
-    let settings = Settings::try_from(args)?;
+    let settings = mem_settings(MemRequest::from(args)).map_err(|e| input_error(e.to_string()))?;
     if let Target::Command(_) = settings.target {
         super::interrupt::stop_family_on_signal(STOP_GRACE)?;
     }
@@ -105,7 +84,7 @@ mod tests {
     #[test]
     fn a_command_settles_until_quiet_by_default_as_run_does() {
         let args: Args = crate::commands::test_args::parse("mem", &["--", "true"]);
-        let settings = Settings::try_from(args).unwrap();
+        let settings = mem_settings(MemRequest::from(args)).unwrap();
         assert_eq!(
             settings.settle,
             bench_proc::Settle::Quiet(Default::default())

@@ -2,7 +2,7 @@
 //! on several machines) of the same target and build into one, with its report.
 
 use crate::exit::input_error;
-use crate::pipeline::orchestration::merge::{hosts, hosts_note, merge};
+use crate::pipeline::orchestration::merge::{hosts_note, hosts_warning, merge};
 use anyhow::Context;
 use bench_core::ResultFile;
 use std::path::{Path, PathBuf};
@@ -45,13 +45,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let notes: Vec<String> = hosts_note(&merged.side).into_iter().collect();
     let written = crate::pipeline::write_report(&args.out, &notes)?;
     out!("{}", written.markdown);
-    let hosts = hosts(&merged.side);
-    if hosts.len() > 1 {
-        say!(
-            "clibench merge: the trials ran on {} different hosts ({}); their numbers mix machines",
-            hosts.len(),
-            hosts.into_iter().collect::<Vec<_>>().join(", ")
-        );
+    if let Some(warning) = hosts_warning(&merged.side) {
+        say!("{warning}");
     }
     say!(
         "clibench merge: merged {} result(s) into {}",

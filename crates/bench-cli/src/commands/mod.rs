@@ -9,13 +9,11 @@ mod compare;
 mod drive;
 mod history;
 mod interrupt;
-mod invoked;
 #[cfg(test)]
 mod test_args;
 
 pub use interrupt::wait_if_interrupted;
 mod kernel;
-mod limits;
 mod mem;
 mod merge;
 mod model;
@@ -28,8 +26,8 @@ mod usage;
 
 pub use usage::parse;
 
+use crate::settings::{trial_count, trial_number};
 use clap::{Parser, Subcommand};
-use limits::{trial_count, trial_number};
 use std::process::ExitCode;
 
 /// Benchmark interactive command-line programs the way their users feel them:

@@ -6,10 +6,10 @@
 use super::drive::{drive, spec_source};
 use crate::demo;
 use crate::exit::settings_error;
-use crate::pipeline::{Plan, PlanSettings, Runner, Shard, SpecSource};
+use crate::pipeline::out::summary;
+use crate::pipeline::{Plan, PlanSettings, Runner, Shard};
 use crate::settings::{parse_phases, with_scenario};
 use crate::spec::{Override, Scenario};
-use bench_core::Phase;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -108,23 +108,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let spec_arg = args.spec.clone();
     let history = args.history.clone();
     let plan = plan(args)?;
-    if !plan.skipped.is_empty()
-        && let SpecSource::File(path) = &plan.spec
-    {
-        say!(
-            "clibench run: {} describes no {}; skipping {}",
-            path.display(),
-            plan.skipped
-                .iter()
-                .map(|phase| format!("[{phase}]"))
-                .collect::<Vec<_>>()
-                .join(", "),
-            if plan.skipped.len() == 1 {
-                "that phase"
-            } else {
-                "those phases"
-            }
-        );
+    if let Some(line) = summary::skipped_phases_line(&plan) {
+        say!("{line}");
     }
     let out = plan.out.clone();
     let Some(outcome) = drive(
@@ -142,97 +127,28 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if format == RunFormat::Markdown || !std::io::stdout().is_terminal() {
         out!("{}", written.markdown);
     }
-    let result = written.result;
     // The summary leads with what made later steps skip: one cause, told once.
-    for line in root_cause_lines(&outcome) {
-        say!("clibench run: {line}");
+    for line in summary::root_cause_lines(&outcome) {
+        say!("{line}");
     }
     say!();
     say_part!(
         "{}",
         bench_core::export::text::report_fit(
-            &bench_core::Report::new(&result),
+            &bench_core::Report::new(&written.result),
             crate::show::stderr_columns()
         )
     );
-    say!(
-        "\nclibench run: {} in {}",
-        if outcome.failed.is_empty() {
-            "done".to_owned()
-        } else if outcome.skipped.is_empty() {
-            format!("{} phase run(s) failed", outcome.failed.len())
-        } else {
-            format!(
-                "{} phase run(s) failed, {} skipped",
-                outcome.failed.len(),
-                outcome.skipped.len()
-            )
-        },
-        bench_core::units::format_seconds(outcome.elapsed.as_secs_f64()),
-    );
-    say!("  result  {}", out.join("result.json").display());
-    say!("  report  {}", out.join("report.md").display());
-    say!("  html    {}", out.join("report.html").display());
+    let clibench = bench_cli::invoked::invoked_as();
     say!(
         "{}",
-        next_step(
-            &super::invoked::invoked_as(),
-            spec_arg.as_deref(),
-            &out,
-            !outcome.failed.is_empty()
-        )
+        summary::closing(&outcome, &out, &clibench, spec_arg.as_deref())
     );
     Ok(if outcome.failed.is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(crate::exit::FAILURE)
     })
-}
-
-/// The summary's first lines: each failure that made later steps skip and what it cost
-/// ("install trial 0 failed; 9 later step(s) skipped because of it"). Its error is told
-/// live and in the summary's `failed:` line, so it is not repeated here.
-fn root_cause_lines(outcome: &crate::pipeline::RunOutcome) -> Vec<String> {
-    outcome
-        .root_causes
-        .iter()
-        .map(|root| {
-            format!(
-                "{} failed; {} later step(s) skipped because of it{}",
-                root.step.label(),
-                root.skipped,
-                if root.step.phase == Phase::Install || root.step.phase == Phase::Prepare {
-                    ""
-                } else {
-                    " (--keep-going runs them)"
-                }
-            )
-        })
-        .collect()
-}
-
-/// What to do with a result: compare it with another build; after a failure, read the
-/// logs and run again (a failed result has nothing to compare).
-/// `clibench` is the command as the user ran it (`target/debug/clibench` under `cargo run`).
-fn next_step(
-    clibench: &str,
-    spec: Option<&std::path::Path>,
-    out: &std::path::Path,
-    failed: bool,
-) -> String {
-    let spec = spec.map_or(String::new(), |spec| format!("{} ", spec.display()));
-    if failed {
-        return format!(
-            "next: the failed steps' logs are in {}; after a fix, run again:\n  \
-             {clibench} run {spec}--out NEW",
-            out.join("logs").display()
-        );
-    }
-    format!(
-        "next: measure another build and compare the two:\n  \
-         {clibench} run {spec}--out OTHER && {clibench} compare {} OTHER/result.json",
-        out.join("result.json").display()
-    )
 }
 
 fn plan(args: Args) -> anyhow::Result<Plan> {

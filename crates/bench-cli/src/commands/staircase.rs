@@ -2,10 +2,9 @@
 
 use crate::exit::input_error;
 use anyhow::Context;
-use bench_cli::standalone::staircase::{self, Ready, STOP_GRACE, Settings};
-use bench_core::units::parse_duration;
+use bench_cli::standalone::request::{StaircaseRequest, staircase_settings};
+use bench_cli::standalone::staircase::{self, STOP_GRACE};
 use bench_proc::HostFacts;
-use bench_term::ReadyMode;
 use std::ffi::OsString;
 use std::process::ExitCode;
 
@@ -56,47 +55,23 @@ pub struct Args {
     command: Vec<OsString>,
 }
 
-impl TryFrom<&Args> for Settings {
-    type Error = anyhow::Error;
-
-    fn try_from(args: &Args) -> anyhow::Result<Settings> {
-        if args.count == 0 {
-            return Err(input_error("--count must be at least 1"));
-        }
-        let settle: bench_proc::Settle = args
-            .settle
-            .parse()
-            .map_err(|e| input_error(format!("--settle: {}", bench_core::error_chain(&e))))?;
-        let ready = match &args.ready {
-            None => None,
-            Some(mode) => {
-                let mode: ReadyMode = mode
-                    .parse()
-                    .map_err(|e| input_error(format!("--ready: {e}")))?;
-                if let ReadyMode::Exit = mode {
-                    return Err(input_error(
-                        "--ready: exit times a program that exits; staircase instances must \
-                         stay running",
-                    ));
-                }
-                let timeout = parse_duration(&args.ready_timeout)
-                    .map_err(|e| input_error(format!("--ready-timeout: {e}")))?;
-                Some(Ready { mode, timeout })
-            }
-        };
-        Ok(Settings {
+impl From<&Args> for StaircaseRequest {
+    fn from(args: &Args) -> StaircaseRequest {
+        StaircaseRequest {
             count: args.count,
-            settle,
+            settle: args.settle.clone(),
             tty: args.tty,
-            ready,
+            ready: args.ready.clone(),
+            ready_timeout: args.ready_timeout.clone(),
             command: args.command.clone(),
-        })
+        }
     }
 }
 
 /// Runs `clibench staircase`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let settings = Settings::try_from(&args)?;
+    let settings = staircase_settings(StaircaseRequest::from(&args))
+        .map_err(|e| input_error(e.to_string()))?;
     let hardware = HostFacts::read().context("failed to read the host's facts")?;
     say_part!(
         "{}",
@@ -121,7 +96,7 @@ mod tests {
     #[test]
     fn each_step_settles_until_quiet_by_default_as_run_does() {
         let args: Args = crate::commands::test_args::parse("staircase", &["--", "true"]);
-        let settings = Settings::try_from(&args).unwrap();
+        let settings = staircase_settings(StaircaseRequest::from(&args)).unwrap();
         assert_eq!(
             settings.settle,
             bench_proc::Settle::Quiet(Default::default())

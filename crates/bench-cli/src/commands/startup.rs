@@ -4,9 +4,10 @@
 
 use crate::exit::{FAILURE, input_error};
 use anyhow::Context;
+use bench_cli::exports::StartupExports;
 use bench_cli::standalone::request::{StartupRequest, startup_settings};
 use bench_cli::standalone::startup::{self, DAEMON_GRACE, Observer, Run, Settings};
-use bench_core::export::{hyperfine, markdown, text};
+use bench_core::export::text;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -114,21 +115,25 @@ pub struct Args {
     command: Vec<OsString>,
 }
 
-/// Where the results go, from the flags.
+/// Where the results go, from the flags: the files, `--export-json -` (stdout) and
+/// `--show-screen`.
 #[derive(Debug)]
 struct Outputs {
-    export_json: Option<PathBuf>,
-    export_markdown: Option<PathBuf>,
-    export_hyperfine: Option<PathBuf>,
+    files: StartupExports,
+    json_stdout: bool,
     show_screen: bool,
 }
 
 /// The flags as settings; a bad value is an input error.
 fn resolve(args: Args) -> anyhow::Result<(Settings, Outputs)> {
+    let json_stdout = args.export_json.as_deref() == Some(std::path::Path::new("-"));
     let outputs = Outputs {
-        export_json: args.export_json,
-        export_markdown: args.export_markdown,
-        export_hyperfine: args.export_hyperfine,
+        files: StartupExports {
+            json: args.export_json.filter(|_| !json_stdout),
+            markdown: args.export_markdown,
+            hyperfine: args.export_hyperfine,
+        },
+        json_stdout,
         show_screen: args.show_screen,
     };
     let request = StartupRequest {
@@ -206,24 +211,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         outcome.runs - outcome.failed_runs,
         outcome.runs
     );
-    if let Some(path) = &outputs.export_json {
-        if path.as_os_str() == "-" {
-            crate::show::json(result.to_json_string().trim_end());
-        } else {
-            result.save(path)?;
-        }
+    if outputs.json_stdout {
+        crate::show::json(result.to_json_string().trim_end());
     }
-    if let Some(path) = &outputs.export_markdown {
-        bench_core::io::write_atomic(path, markdown::report(&report).as_bytes())?;
-    }
-    if let Some(path) = &outputs.export_hyperfine {
-        match hyperfine::side(&result.side, &settings.command().join(" ")) {
-            Some(json) => bench_core::io::write_atomic(path, json.as_bytes())?,
-            None => say!(
-                "warning: no run got ready, so there is nothing to export to {}",
-                path.display()
-            ),
-        }
+    if let Some(warning) = outputs
+        .files
+        .write(&result, &settings.command().join(" "))?
+    {
+        say!("{warning}");
     }
     if outcome.failed_runs > 0 {
         say!("{} of {} runs failed", outcome.failed_runs, outcome.runs);

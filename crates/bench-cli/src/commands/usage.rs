@@ -6,9 +6,6 @@ use clap::Parser;
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use std::ffi::OsString;
 
-/// The subcommands whose measured command follows `--`.
-const TAKES_A_COMMAND: &[&str] = &["mem", "startup", "staircase", "kernel"];
-
 /// Parses the command line as [`super::Cli::parse`] does, adding the `--` hint to an
 /// unexpected argument; prints the error and exits on failure.
 pub fn parse() -> super::Cli {
@@ -36,42 +33,11 @@ fn missing_separator_hint(error: &clap::Error, argv: &[OsString]) -> Option<Stri
     let Some(ContextValue::String(unexpected)) = error.get(ContextKind::InvalidArg) else {
         return None;
     };
-    if unexpected.starts_with('-') {
-        // clap already says "to pass '-m' as a value, use '-- -m'".
-        return None;
-    }
     let words: Vec<String> = argv
         .iter()
         .map(|word| word.to_string_lossy().into_owned())
         .collect();
-    let subcommand = words
-        .iter()
-        .skip(1)
-        .position(|word| TAKES_A_COMMAND.contains(&word.as_str()))?
-        + 1;
-    if words.iter().any(|word| word == "--") {
-        return None;
-    }
-    let at = subcommand
-        + 1
-        + words[subcommand + 1..]
-            .iter()
-            .position(|w| w == unexpected)?;
-    let mut fixed = vec!["clibench".to_owned()];
-    fixed.extend(words[1..at].iter().cloned());
-    fixed.push("--".to_owned());
-    fixed.extend(words[at..].iter().map(|word| quote(word)));
-    Some(fixed.join(" "))
-}
-
-/// A word as a shell would need it.
-fn quote(word: &str) -> String {
-    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./:=@%+,".contains(c);
-    if !word.is_empty() && word.chars().all(plain) {
-        word.to_owned()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
-    }
+    crate::settings::separator_hint(&words, unexpected)
 }
 
 #[cfg(test)]

@@ -6,9 +6,10 @@
 //!   (not `target/`, the name Cargo gives its build folder, which tools skip).
 //! - [`isolation`]: trial users, homes, the staging folder, leftovers of a trial uid, and
 //!   running one command as the trial user.
-//! - [`out`]: the output folder, its lock, the state file and cleanup.
+//! - [`out`]: the output folder, its lock, the state file, cleanup, and what a run tells
+//!   and adds to a history store when it is done.
 //! - [`orchestration`]: the plan, one phase of one trial, the trial loop, A/B schedules,
-//!   merging shards.
+//!   merging shards, the progress lines a person watching reads.
 //! - [`origin`]: the artifact server the trial's installer fetches from.
 //! - [`context`]: what a phase gets (spec, OUT/, trial, user, clean environment, placeholders).
 //!
@@ -24,7 +25,7 @@
 //! key) with its causes as [`std::error::Error::source`]. The runner's surface is
 //! [`Error`]; a phase that failed says why in [`PhaseOutcome::failure`], a [`PhaseError`]
 //! holding the phase's own type ([`PrepareError`], [`InstallError`], [`MeasureError`],
-//! [`RuntimeError`], [`UiError`], [`StaircaseError`]) or its [`ContextError`]. The text
+//! [`RuntimeError`], [`UiError`], [`SessionError`], [`StaircaseError`]) or its [`ContextError`]. The text
 //! users see and `result.json` records is the error and its causes joined by `: `.
 
 pub mod artifacts;
@@ -67,6 +68,7 @@ pub use phases::install::InstallError;
 pub use phases::measure::MeasureError;
 pub use phases::prepare::PrepareError;
 pub use phases::runtime::RuntimeError;
+pub use phases::session::SessionError;
 pub use phases::staircase::StaircaseError;
 pub use phases::ui::{StepError, UiError};
 pub use program::TargetError;

@@ -7,11 +7,11 @@ use crate::pipeline::orchestration::ab::AbSettings;
 use crate::pipeline::orchestration::auto_trials::AutoTrials;
 use crate::pipeline::orchestration::schedule::{Schedule, TIGHT_MEMORY_TRIALS};
 use crate::pipeline::{PlanSettings, Shard, SpecSource};
-use crate::spec::{Override, Scenario};
+use crate::spec::{Compare, Override, Scenario};
 use bench_core::Metric;
+use bench_core::compare::CompareOptions;
 use bench_core::sequential::{DEFAULT_WATCHED, SequentialPlan, Spending};
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 
@@ -76,35 +76,29 @@ pub struct AbRequest {
     pub keep_users: bool,
 }
 
-/// The `[compare] noise` floors of the spec at `spec`, for [`compare_options`]; none
-/// without a spec file (the demo sets none).
-pub fn spec_floors(spec: Option<&Path>) -> Result<BTreeMap<Metric, f64>, SettingsError> {
+/// The spec's `[compare]` section (floors, watched metrics, target), read once for the
+/// whole `ab` run; the default (none of them) for the demo.
+fn spec_compare(spec: &SpecSource) -> Result<Compare, SettingsError> {
     match spec {
-        Some(path) => Ok(crate::spec::load(path)?.compare.floors()),
-        None => Ok(BTreeMap::new()),
+        SpecSource::File(path) => Ok(crate::spec::load(path)?.compare),
+        SpecSource::Demo => Ok(Compare::default()),
     }
 }
 
-/// The watched metrics and target of `--trials auto` from the spec (`[compare] watch`,
-/// `target_mde`), when it names them.
-fn spec_watch(spec: &SpecSource) -> Result<(Vec<bench_core::Metric>, Option<f64>), SettingsError> {
-    let SpecSource::File(path) = spec else {
-        return Ok((DEFAULT_WATCHED.to_vec(), None));
-    };
-    let spec = crate::spec::load(path)?;
-    let watched = match &spec.compare.watch {
+/// The watched metrics of `--trials auto` (`[compare] watch`, else the default ones).
+fn watched(compare: &Compare) -> Vec<Metric> {
+    match &compare.watch {
         // The spec check refused unknown metric names.
         Some(names) => names.iter().filter_map(|name| name.parse().ok()).collect(),
         None => DEFAULT_WATCHED.to_vec(),
-    };
-    Ok((watched, spec.compare.target_mde))
+    }
 }
 
 /// The trials a side and, for `auto`, the sequential plan that decides when to stop.
 fn trials(
     request: &AbRequest,
-    spec: &SpecSource,
-    flags: &ThresholdFlags,
+    compare: &Compare,
+    options: &CompareOptions,
 ) -> Result<(u32, Option<AutoTrials>), SettingsError> {
     // A budget alone means sampling until it is spent, which is what auto does.
     let trials = match (request.trials, request.budget) {
@@ -133,29 +127,36 @@ fn trials(
             {
                 return Err(SettingsError::TargetMde);
             }
-            let (watched, spec_target) = spec_watch(spec)?;
-            let options = compare_options(flags, &spec_floors(request.spec.as_deref())?)?;
             let auto = AutoTrials {
                 plan: SequentialPlan::new(max_trials, options.alpha, Spending::Pocock),
-                watched,
-                target: request.target_mde.or(spec_target),
+                watched: watched(compare),
+                target: request.target_mde.or(compare.target_mde),
                 budget: request.budget,
-                options,
+                options: options.clone(),
             };
             Ok((max_trials, Some(auto)))
         }
     }
 }
 
-/// The settings of an `ab` run from what was asked; `flags` are the comparison's, which
-/// `--trials auto` looks with (with the spec's floors).
-pub fn ab_settings(
-    request: AbRequest,
-    flags: &ThresholdFlags,
-) -> Result<AbSettings, SettingsError> {
+/// An `ab` run's settings and the options of its comparison.
+#[derive(Debug)]
+pub struct AbPlan {
+    /// The run's settings.
+    pub settings: AbSettings,
+    /// The comparison's options: the flags over the spec's `[compare] noise` floors (what
+    /// `--trials auto` looks with, and the final comparison uses).
+    pub options: CompareOptions,
+}
+
+/// The settings of an `ab` run from what was asked, and its comparison's options from
+/// `flags` and the spec, which is read once for both.
+pub fn ab_settings(request: AbRequest, flags: &ThresholdFlags) -> Result<AbPlan, SettingsError> {
     let phases = request.phases.as_deref().map(parse_phases).transpose()?;
     let spec = SpecSource::resolve(request.spec.as_deref())?;
-    let (trials, auto) = trials(&request, &spec, flags)?;
+    let compare = spec_compare(&spec)?;
+    let options = compare_options(flags, &compare.floors())?;
+    let (trials, auto) = trials(&request, &compare, &options)?;
     let out = request.out.clone().unwrap_or_else(|| spec.default_ab_out());
     let schedule = match (request.schedule, request.sequential) {
         (_, true) => Schedule::Sequential,
@@ -173,7 +174,7 @@ pub fn ab_settings(
         return Err(SettingsError::MemoryTrialsWithoutPairs);
     }
     let tight = paired.then_some(request.memory_trials.unwrap_or(TIGHT_MEMORY_TRIALS));
-    Ok(AbSettings {
+    let settings = AbSettings {
         spec,
         out,
         base: with_scenario(request.scenario, request.base),
@@ -190,7 +191,8 @@ pub fn ab_settings(
         tight,
         duet: schedule == Schedule::Duet,
         auto,
-    })
+    };
+    Ok(AbPlan { settings, options })
 }
 
 #[cfg(test)]
@@ -207,7 +209,7 @@ mod tests {
     }
 
     fn settings_of(request: AbRequest) -> Result<AbSettings, SettingsError> {
-        ab_settings(request, &ThresholdFlags::default())
+        ab_settings(request, &ThresholdFlags::default()).map(|plan| plan.settings)
     }
 
     fn scheduled(schedule: Schedule) -> AbRequest {
@@ -353,7 +355,11 @@ mod tests {
             noise: vec![Noise::Metric(Metric::Warm, 0.3)],
             drift: Vec::new(),
         };
-        let options = compare_options(&flags, &spec_floors(Some(&spec)).unwrap()).unwrap();
+        let request = AbRequest {
+            spec: Some(spec),
+            ..request()
+        };
+        let options = ab_settings(request, &flags).unwrap().options;
         assert_eq!(options.floor(Metric::Cold), 0.05);
         assert_eq!(
             options.floor(Metric::Warm),
@@ -361,6 +367,34 @@ mod tests {
             "the flag wins over the spec"
         );
         assert_eq!(options.floor(Metric::Rss), 0.02);
+    }
+
+    #[test]
+    fn trials_auto_reads_the_spec_once_for_floors_watch_and_target() {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = dir.path().join("x.toml");
+        std::fs::write(
+            &spec,
+            "name = \"x\"\n[compare]\nnoise = { cold = 0.05 }\nwatch = [\"cold\"]\n\
+             target_mde = 0.1\n",
+        )
+        .unwrap();
+        let before = crate::spec::loads_on_this_thread();
+        let plan = ab_settings(
+            AbRequest {
+                spec: Some(spec),
+                trials: Some(Trials::Auto),
+                ..request()
+            },
+            &ThresholdFlags::default(),
+        )
+        .unwrap();
+        assert_eq!(crate::spec::loads_on_this_thread() - before, 1);
+        let auto = plan.settings.auto.unwrap();
+        assert_eq!(auto.watched, [Metric::Cold]);
+        assert_eq!(auto.target, Some(0.1));
+        assert_eq!(auto.options.floor(Metric::Cold), 0.05);
+        assert_eq!(plan.options.floor(Metric::Cold), 0.05);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! What the command line asks for, resolved into the library's settings: a comparison's
 //! thresholds (the flags, then the spec's `[compare] noise` or the floors the results
-//! recorded), `ab`'s schedule and sequential plan, and a run's phases and overrides.
+//! recorded), `ab`'s schedule and sequential plan, a run's phases and overrides, and the
+//! trial counts the result format can hold, and the fix for a command given without `--`.
 //!
 //! The `clibench` binary parses its flags into these plain values, calls the library and
 //! prints what comes back; every rule about which values go together lives here, so it is
@@ -9,9 +10,13 @@
 mod ab;
 mod compare;
 mod error;
+mod limits;
 mod run;
+mod separator;
 
-pub use ab::{AbRequest, Trials, ab_settings, spec_floors};
+pub use ab::{AbPlan, AbRequest, Trials, ab_settings};
 pub use compare::{Drift, FlagValueError, Noise, ThresholdFlags, compare_options, recorded_floors};
 pub use error::SettingsError;
+pub use limits::{trial_count, trial_number};
 pub use run::{parse_phases, with_scenario};
+pub use separator::separator_hint;

@@ -22,6 +22,8 @@ pub use model::{
     Runtime, ScriptSource, Session, Source, Spec, Staircase, Ui, UiStep, Workspace,
 };
 pub use overrides::{Override, OverrideSyntaxError, SyntaxProblem, load_with, parse_with};
+#[cfg(test)]
+pub use parse::loads_on_this_thread;
 pub use parse::{SpecError, load, parse};
 pub use scenario::{Scenario, UnknownScenario};
 pub use settle::Settle;

@@ -232,6 +232,32 @@ pub fn complete_runs(side: &Side, runs: usize) -> usize {
         .count()
 }
 
+/// The lines of run `index`'s failed metrics ("run 2: kernel_exec failed: timed out"),
+/// as `clibench kernel` shows them when the run ends.
+pub fn failed_lines(index: usize, side: &Side) -> Vec<String> {
+    let mut lines = Vec::new();
+    for (metric, samples) in &side.metrics {
+        for sample in samples.iter().filter(|s| s.trial as usize == index) {
+            if let Some(error) = &sample.error {
+                lines.push(format!("run {}: {metric} failed: {error}", index + 1));
+            }
+        }
+    }
+    lines
+}
+
+/// The line under the table: the Python, the loaded workload and how many of `runs`
+/// runs measured every metric.
+pub fn summary_line(side: &Side, runs: usize) -> String {
+    let fact = |key: &str| side.runtime.get(key).map(String::as_str);
+    format!(
+        "(python {}, loaded workload: {}, {} of {runs} runs complete)",
+        fact(PYTHON_KEY).unwrap_or("unknown"),
+        fact(WORKLOAD_KEY).unwrap_or("not built"),
+        complete_runs(side, runs),
+    )
+}
+
 /// One run in a fresh temporary folder: workspace, state, home and (for the reference
 /// kernel) the kernel's source.
 fn measure_once(settings: &Settings, trial: usize, side: &mut Side) -> Result<(), Error> {
@@ -357,6 +383,23 @@ fn create_workspace(workspace: &Path) -> Result<(), Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_run_without_kernel_facts_says_unknown_and_counts_no_complete_run() {
+        let mut side = Side::default();
+        side.metrics.insert(
+            bench_core::Metric::KernelExec,
+            vec![bench_core::Observation::error(0, "timed out")],
+        );
+        assert_eq!(
+            failed_lines(0, &side),
+            ["run 1: kernel_exec failed: timed out"]
+        );
+        assert_eq!(
+            summary_line(&side, 1),
+            "(python unknown, loaded workload: not built, 0 of 1 runs complete)"
+        );
+    }
 
     fn os(pairs: &[(&str, &str)]) -> Vec<(OsString, OsString)> {
         pairs

@@ -10,6 +10,7 @@ pub mod kernel;
 pub mod mem;
 pub mod program;
 pub mod request;
+pub mod serve;
 pub mod spawn;
 pub mod staircase;
 pub mod startup;

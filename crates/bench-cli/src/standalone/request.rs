@@ -1,12 +1,15 @@
-//! What `clibench startup` and `clibench kernel` are asked for, as plain values, checked
-//! and turned into their settings: run counts within the result format, durations,
-//! patterns, quit keys, `KEY=VALUE` environment pairs and a program that exists. A bad
+//! What `clibench startup`, `kernel`, `mem` and `staircase` are asked for, as plain
+//! values, checked and turned into their settings: run counts within the result format,
+//! durations, patterns, quit keys, `KEY=VALUE` environment pairs, a program that exists,
+//! and what to measure. A bad
 //! value is the caller's ([`RequestError`]), said once before anything starts.
 
 use super::kernel::{self, Kernel};
+use super::mem::{self, Target};
 use super::program::{self, NotFound};
+use super::staircase::{self, Ready};
 use super::startup;
-use bench_term::ReadyGuard;
+use bench_term::{ReadyGuard, ReadyMode};
 use std::ffi::OsString;
 use std::path::PathBuf;
 
@@ -45,6 +48,12 @@ pub enum RequestError {
     /// The program cannot be started.
     #[error(transparent)]
     Program(#[from] NotFound),
+    /// `mem` measures one thing: a process, a user's processes or a command.
+    #[error("give exactly one of --pid PID, --user USER or -- COMMAND")]
+    MemTarget,
+    /// A staircase of no instance.
+    #[error("--count must be at least 1")]
+    NoCount,
 }
 
 fn value(flag: &'static str) -> impl Fn(&dyn std::fmt::Display) -> RequestError {
@@ -224,9 +233,135 @@ pub fn kernel_settings(request: KernelRequest) -> Result<kernel::Settings, Reque
     })
 }
 
+/// `--settle`, as `run` settles: `auto`, `auto:MAX`, its full form, or a fixed time.
+fn settle(text: &str) -> Result<bench_proc::Settle, RequestError> {
+    text.parse()
+        .map_err(|e| value("--settle")(&bench_core::error_chain(&e)))
+}
+
+/// What `clibench mem` was asked for.
+#[derive(Debug, Clone, Default)]
+pub struct MemRequest {
+    /// `--pid`: a process and its descendants.
+    pub pid: Option<u32>,
+    /// `--user`: a user's processes, by name.
+    pub user: Option<String>,
+    /// A command to start, settle, measure and stop.
+    pub command: Vec<OsString>,
+    /// `--settle`, as written.
+    pub settle: String,
+    /// Start the command in a terminal.
+    pub tty: bool,
+}
+
+/// `clibench mem`'s settings: exactly one target, a user that exists.
+pub fn mem_settings(request: MemRequest) -> Result<mem::Settings, RequestError> {
+    let settle = settle(&request.settle)?;
+    let given = usize::from(request.pid.is_some())
+        + usize::from(request.user.is_some())
+        + usize::from(!request.command.is_empty());
+    if given != 1 {
+        return Err(RequestError::MemTarget);
+    }
+    let target = if let Some(pid) = request.pid {
+        Target::Pid(pid)
+    } else if let Some(user) = request.user {
+        let uid = mem::lookup_user(&user)
+            .ok_or_else(|| value("--user")(&format!("no such user: {user}")))?;
+        Target::User { uid, name: user }
+    } else {
+        Target::Command(request.command)
+    };
+    Ok(mem::Settings {
+        target,
+        settle,
+        tty: request.tty,
+    })
+}
+
+/// What `clibench staircase` was asked for.
+#[derive(Debug, Clone, Default)]
+pub struct StaircaseRequest {
+    /// Instances to add after the warm-up one.
+    pub count: usize,
+    /// `--settle`, as written.
+    pub settle: String,
+    /// Each instance in a terminal of its own.
+    pub tty: bool,
+    /// `--ready`, as written: wait for each instance to be ready (with `tty`).
+    pub ready: Option<String>,
+    /// `--ready-timeout`, as written.
+    pub ready_timeout: String,
+    /// The command.
+    pub command: Vec<OsString>,
+}
+
+/// `clibench staircase`'s settings: at least one instance, and a ready mode an instance
+/// that stays running can meet.
+pub fn staircase_settings(request: StaircaseRequest) -> Result<staircase::Settings, RequestError> {
+    if request.count == 0 {
+        return Err(RequestError::NoCount);
+    }
+    let settle = settle(&request.settle)?;
+    let ready = match &request.ready {
+        None => None,
+        Some(mode) => {
+            let mode: ReadyMode = mode.parse().map_err(|e| value("--ready")(&e))?;
+            if let ReadyMode::Exit = mode {
+                return Err(value("--ready")(
+                    &"exit times a program that exits; staircase instances must stay running",
+                ));
+            }
+            let timeout = bench_core::units::parse_duration(&request.ready_timeout)
+                .map_err(|e| value("--ready-timeout")(&e))?;
+            Some(Ready { mode, timeout })
+        }
+    };
+    Ok(staircase::Settings {
+        count: request.count,
+        settle,
+        tty: request.tty,
+        ready,
+        command: request.command,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mem_measures_exactly_one_thing() {
+        let both = MemRequest {
+            pid: Some(1),
+            command: vec!["true".into()],
+            settle: "auto".into(),
+            ..MemRequest::default()
+        };
+        assert!(matches!(mem_settings(both), Err(RequestError::MemTarget)));
+        let none = MemRequest {
+            settle: "auto".into(),
+            ..MemRequest::default()
+        };
+        assert!(matches!(mem_settings(none), Err(RequestError::MemTarget)));
+    }
+
+    #[test]
+    fn a_staircase_refuses_exit_as_its_ready_mode() {
+        let request = StaircaseRequest {
+            count: 2,
+            settle: "auto".into(),
+            tty: true,
+            ready: Some("exit".into()),
+            ready_timeout: "60s".into(),
+            command: vec!["true".into()],
+        };
+        let error = staircase_settings(request).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "--ready: exit times a program that exits; staircase instances must stay running"
+        );
+    }
 
     fn startup(command: &[&str]) -> StartupRequest {
         StartupRequest {

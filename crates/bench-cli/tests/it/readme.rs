@@ -1,7 +1,8 @@
-//! README.md and `clibench --help` work as written: every `clibench` command in
-//! README's ```sh blocks and in the help's examples is either run here (with small
-//! counts where it would be long) or skipped for a reason stated below. A command
-//! added to either without a line here fails the test, so nothing is left untried.
+//! README.md, docs/ and `clibench --help` work as written: every `clibench` command in
+//! the ```sh blocks of README.md and docs/*.md and in the help's examples is either run
+//! here (with small counts where it would be long) or skipped for a reason stated below.
+//! A command added to any of them without a line here fails the test, so nothing is left
+//! untried.
 
 use crate::{clibench, run};
 use std::path::{Path, PathBuf};
@@ -20,6 +21,8 @@ use Case::{Run, Skip};
 
 const NETWORK: &str = "needs the npm registry (network)";
 const PLACEHOLDER: &str = "names the reader's own spec, commit and folders";
+const PHASE_SEQUENCE: &str = "docs/spec.md's phase sequence, which \
+    readme::the_phase_sequence_of_docs_spec_md_runs_as_written runs in order on the demo";
 
 /// Every documented command, exactly as written (without its trailing comment),
 /// and what the test does with it.
@@ -153,6 +156,69 @@ fn cases() -> Vec<(&'static str, Case)> {
                  ab::ab_interleaves_the_sides_and_writes_both_results_and_the_comparison \
                  runs it with 2 trials",
             ),
+        ),
+        (
+            "clibench ab --head measure.env.DEMO_AGENT_STARTUP_DELAY_MS=300 --trials 3",
+            Skip(
+                "two demo pipelines take minutes; \
+                 ab::ab_interleaves_the_sides_and_writes_both_results_and_the_comparison \
+                 runs it with 2 trials",
+            ),
+        ),
+        (
+            "clibench ab --scenario long-session --trials 1 --phases prepare,install,session \
+             --head measure.env.DEMO_AGENT_LEAK_BYTES_PER_TURN=1048576 \
+             --head measure.env.DEMO_AGENT_KEY_COST_US_PER_TURN=500",
+            Skip(
+                "two demo pipelines with 100-turn sessions take minutes; \
+                 ab::ab_of_a_long_session_calls_a_planted_leak_per_turn_regressed_and_a_a_within_noise \
+                 runs one with a planted leak",
+            ),
+        ),
+        (
+            "clibench cleanup --out out",
+            Run {
+                as_run: "mkdir -m 0700 out && clibench cleanup --out out",
+                code: 0,
+            },
+        ),
+        (
+            "clibench history check clibench-out/result.json --store history.sqlite \
+             --metric cold --metric warm --fail-on-regression",
+            Run {
+                as_run: "clibench history add examples/results/base.json --target demo \
+                         --store h7.sqlite && clibench history check \
+                         examples/results/candidate.json --target demo --store h7.sqlite \
+                         --metric cold --metric warm --fail-on-regression",
+                code: 0,
+            },
+        ),
+        (
+            "clibench model serve --script turns.toml --port 8484 --journal journal.jsonl",
+            Skip(PLACEHOLDER),
+        ),
+        (
+            "clibench phase prepare --spec examples/prime-agent.toml --out out --repository URL \
+             --commit SHA",
+            Skip(PHASE_SEQUENCE),
+        ),
+        (
+            "clibench phase install --spec examples/prime-agent.toml --out out --trial 0 \
+             [--keep-users]",
+            Skip(PHASE_SEQUENCE),
+        ),
+        (
+            "clibench phase measure --spec examples/prime-agent.toml --out out --trial 0",
+            Skip(PHASE_SEQUENCE),
+        ),
+        (
+            "clibench run bench/agent.toml --commit \"$GITHUB_SHA\" --out clibench-out \
+             --history history.sqlite",
+            Skip(PLACEHOLDER),
+        ),
+        (
+            "clibench run examples/agents/gemini-cli.toml --trials 3 --out /tmp/agents/gemini-cli",
+            Skip(NETWORK),
         ),
         (
             "clibench ab examples/agents/pi.toml --base version=0.63.1 --head version=0.73.1 --trials 10",
@@ -363,8 +429,23 @@ fn repository() -> PathBuf {
 fn readme_commands(readme: &str) -> Vec<String> {
     let mut commands = Vec::new();
     let mut in_sh = false;
+    // A command continued with a trailing backslash is one command.
+    let mut joined = Vec::new();
+    let mut pending = String::new();
     for line in readme.lines() {
         let trimmed = line.trim();
+        match trimmed.strip_suffix('\\') {
+            Some(start) if !trimmed.starts_with("```") => {
+                pending.push_str(start.trim_end());
+                pending.push(' ');
+            }
+            _ => {
+                pending.push_str(trimmed);
+                joined.push(std::mem::take(&mut pending));
+            }
+        }
+    }
+    for trimmed in joined.iter().map(String::as_str) {
         if trimmed.starts_with("```") {
             in_sh = trimmed == "```sh";
             continue;
@@ -432,12 +513,30 @@ fn run_case(documented: &str, as_run: &str, code: i32, cwd: &Path) {
     );
 }
 
+/// README.md and every page of docs/, the places a reader copies commands from.
+fn documented_pages() -> Vec<String> {
+    let mut pages = vec![repository().join("README.md")];
+    let mut docs: Vec<PathBuf> = std::fs::read_dir(repository().join("docs"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|e| e == "md"))
+        .collect();
+    docs.sort();
+    pages.extend(docs);
+    pages
+        .iter()
+        .map(|page| std::fs::read_to_string(page).unwrap())
+        .collect()
+}
+
 #[test]
 fn every_documented_command_runs_or_says_why_not() {
-    let readme = std::fs::read_to_string(repository().join("README.md")).unwrap();
     let help = run(clibench().arg("--help"));
     assert_eq!(help.code, Some(0));
-    let mut documented = readme_commands(&readme);
+    let mut documented: Vec<String> = documented_pages()
+        .iter()
+        .flat_map(|page| readme_commands(page))
+        .collect();
     documented.extend(help_commands(&help.stdout));
     documented.sort();
     documented.dedup();
@@ -501,10 +600,15 @@ const WORKERS: usize = 3;
 #[test]
 fn readme_commands_are_found_with_comments_stripped() {
     let readme = "text\n```sh\n# a comment\nclibench mem --pid 1   # a process\n\
-                  cargo run --release -- run\n```\n```text\nclibench not-a-command\n```\n";
+                  cargo run --release -- run\nclibench ab --trials 3 \\\n    --seed 1\n```\n\
+                  ```text\nclibench not-a-command\n```\n";
     assert_eq!(
         readme_commands(readme),
-        ["clibench mem --pid 1", "clibench run"]
+        [
+            "clibench mem --pid 1",
+            "clibench run",
+            "clibench ab --trials 3 --seed 1"
+        ]
     );
     let help = "clibench: does things\n\nExamples:\n  clibench run                      the demo\n  \
                 clibench mem -- python3 -m http.server   memory\n\nclibench is free\n";

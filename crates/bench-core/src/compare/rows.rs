@@ -37,7 +37,7 @@ pub struct MetricComparison {
     /// The same for the candidate.
     pub candidate_center: Option<f64>,
     /// The change as a ratio candidate / base. For a tested metric the test's own
-    /// estimate ([`significance::Welch::estimate`]: the ratio of geometric means, or
+    /// estimate ([`crate::significance::Welch::estimate`]: the ratio of geometric means, or
     /// for pairs the geometric mean of their ratios), the centre of the interval;
     /// otherwise `candidate median / base median`, 1 when both are 0, infinite
     /// (`null` in JSON) when only the base is 0.
@@ -48,19 +48,19 @@ pub struct MetricComparison {
     /// Upper end of the interval.
     pub ci_high: f64,
     /// The confidence of the interval: 1 − the level Holm's procedure judged this
-    /// metric at ([`significance::holm_levels`]; 0.99 for the first of 5 tested
+    /// metric at ([`crate::significance::holm_levels`]; 0.99 for the first of 5 tested
     /// metrics at 5%). The verdict is read from this interval: a change is there
     /// when it excludes 1. `None` without a test (sizes, a single sample).
     pub confidence: Option<f64>,
     /// The two-sided p-value of Welch's t-test on the log values
-    /// ([`significance::welch`]), for a noisy metric with two samples or more a side.
+    /// ([`crate::significance::welch`]), for a noisy metric with two samples or more a side.
     pub p_value: Option<f64>,
     /// The p-value after Holm's adjustment over every tested metric: the change is
-    /// there when this is at most [`CompareOptions::alpha`].
+    /// there when this is at most [`CompareOptions::alpha`](crate::CompareOptions::alpha).
     pub p_adjusted: Option<f64>,
     /// The smallest relative change (0.06 = ±6%) this run could have detected
     /// (80% power), never below [`floor`](Self::floor) and never above
-    /// [`DETECTABLE_CAP`] (read "over ±100%"); infinite when the trials are too few
+    /// [`DETECTABLE_CAP`](crate::compare::DETECTABLE_CAP) (read "over ±100%"); infinite when the trials are too few
     /// for any verdict. `None` for exact metrics, where every byte shows.
     pub detectable: Option<f64>,
     /// For a slope metric ([`Metric::is_slope`]), how its difference was judged, in its
@@ -80,7 +80,7 @@ pub struct MetricComparison {
 }
 
 /// The trials a side a metric's spread needs to detect a target change
-/// ([`significance::Welch::trials_for`]).
+/// ([`crate::significance::Welch::trials_for`]).
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct TrialsForTarget {
     /// The target, as a fraction (0.06 = ±6%).

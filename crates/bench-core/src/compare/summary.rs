@@ -40,7 +40,7 @@ pub struct Comparison {
     /// How many metrics were tested, the family Holm's adjustment is over.
     pub tested: usize,
     /// The overrides the base side ran with (`clibench ab --base`, `run --set`), as its
-    /// result file's request records them. A [`Side`] does not hold them: whoever loaded
+    /// result file's request records them. A [`Side`](crate::Side) does not hold them: whoever loaded
     /// the result files sets them, and the titles name the sides by them when both built
     /// the same commit.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -93,7 +93,7 @@ pub struct Threshold {
 }
 
 /// The verdict on `change` of a metric of `nature` under `threshold`; the rules
-/// are in the [module documentation](crate::compare).
+/// are in the [module documentation](mod@crate::compare).
 pub fn judge(
     change: Change,
     nature: Nature,

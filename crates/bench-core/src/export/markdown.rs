@@ -20,6 +20,16 @@ const PROCESS_ROWS: usize = 10;
 /// failures, then artifacts, timings, runtime facts and the largest processes.
 pub fn report(report: &Report) -> String {
     let mut out = String::new();
+    report_heading(&mut out, report);
+    metric_table(&mut out, report);
+    report_notes(&mut out, report);
+    side_facts(&mut out, report);
+    process_table(&mut out, report);
+    out
+}
+
+/// The title (target, sha, role), the request's line and the busy-host warning.
+fn report_heading(out: &mut String, report: &Report) {
     // A lone run is a candidate by default; only a base build is worth naming as such.
     let role = match report.request.role {
         crate::result::Role::Base => " (base)",
@@ -39,6 +49,10 @@ pub fn report(report: &Report) -> String {
     if let Some(busy) = &report.busy {
         let _ = writeln!(out, "> **Warning**: {busy}.\n");
     }
+}
+
+/// A row of statistics per metric.
+fn metric_table(out: &mut String, report: &Report) {
     if report.metrics.is_empty() {
         out.push_str("No metric was recorded.\n");
     } else {
@@ -69,6 +83,11 @@ pub fn report(report: &Report) -> String {
             );
         }
     }
+}
+
+/// What the table cannot say: the notes on cold starts and the staircase, the session's
+/// slopes, turns, output and checkpoints, the legend, the failures and the skipped steps.
+fn report_notes(out: &mut String, report: &Report) {
     if let Some(note) = report.cold_note() {
         let _ = writeln!(
             out,
@@ -88,10 +107,10 @@ pub fn report(report: &Report) -> String {
     out.push_str(&super::terminal::turns_markdown(&report.session_turns));
     out.push_str(&super::terminal::markdown(&report.terminal_output));
     if let Some(checkpoints) = &report.session_checkpoints {
-        checkpoint_table(&mut out, checkpoints);
+        checkpoint_table(out, checkpoints);
     }
-    legend(&mut out, report.metrics.iter().map(|stats| stats.metric));
-    failures(&mut out, &[("", &report.error, &report.failures)]);
+    legend(out, report.metrics.iter().map(|stats| stats.metric));
+    failures(out, &[("", &report.error, &report.failures)]);
     if !report.skipped.is_empty() {
         out.push_str("\n**Skipped**\n\n");
         for (steps, reason) in report.skipped_by_reason() {
@@ -99,6 +118,10 @@ pub fn report(report: &Report) -> String {
             let _ = writeln!(out, "- {}: {}", steps.join(", "), code(reason));
         }
     }
+}
+
+/// The artifacts, the named timings and the runtime facts.
+fn side_facts(out: &mut String, report: &Report) {
     if !report.artifacts.is_empty() {
         out.push_str("\n**Artifacts**\n\n| File | Size |\n| :--- | ---: |\n");
         for (name, bytes) in &report.artifacts {
@@ -122,6 +145,10 @@ pub fn report(report: &Report) -> String {
             );
         }
     }
+}
+
+/// The largest processes of the last memory measurement.
+fn process_table(out: &mut String, report: &Report) {
     if !report.processes.is_empty() {
         out.push_str(
             "\n**Processes** (last memory measurement)\n\n\
@@ -151,7 +178,6 @@ pub fn report(report: &Report) -> String {
             );
         }
     }
-    out
 }
 
 /// `comparison` as Markdown, a pull-request comment: a headline count, a table of

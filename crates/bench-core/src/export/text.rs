@@ -21,7 +21,7 @@ pub enum Align {
 
 /// Renders a table with a header row, a rule under it, and two spaces between
 /// columns. Widths count characters, not bytes, so `µs` lines up; trailing spaces are
-/// trimmed. Every cell is made [inert](crate::text::inert) before it is measured: a
+/// trimmed. Every cell is made [inert](crate::text::inert()) before it is measured: a
 /// process name or an error may come from a target.
 pub fn render(headers: &[&str], aligns: &[Align], rows: &[Vec<String>]) -> String {
     let headers: Vec<String> = headers.iter().map(|h| inert(h).into_owned()).collect();
@@ -309,63 +309,98 @@ pub fn comparison_fit(comparison: &Comparison, columns: usize) -> String {
 }
 
 fn comparison_text(comparison: &Comparison, columns: usize) -> String {
-    let notation = Notation::TERMINAL;
     let [candidate, base] = super::cells::side_names(comparison).map(|side| match side {
         SideName::Sha(text) | SideName::Overrides(text) => text,
         SideName::AsItIs => SideName::AS_IT_IS,
         SideName::SharedOnly => SideName::SHARED_ONLY,
     });
     let mut out = format!("{candidate} (candidate) vs {base} (base)\n\n");
-    if !comparison.metrics.is_empty() {
-        let rows: Vec<Vec<String>> = comparison
-            .metrics
-            .iter()
-            .map(|row| {
-                vec![
-                    row.metric.to_string(),
-                    notation.side(row, false),
-                    notation.side(row, true),
-                    signed_amount(row),
-                    notation.change(row),
-                    notation.interval(row),
-                    row.verdict.word().to_string(),
-                    detectable(row).unwrap_or_else(|| "exact".to_string()),
-                    format!("{} / {}", trials(&row.base), trials(&row.candidate)),
-                ]
-            })
-            .collect();
-        let (table, dropped) = render_fit(
-            &[
-                "metric",
-                "base",
-                "candidate",
-                "delta",
-                "change",
-                "interval",
-                "verdict",
-                "could detect",
-                "trials",
-            ],
-            &[
-                Align::Left,
-                Align::Right,
-                Align::Right,
-                Align::Right,
-                Align::Right,
-                Align::Right,
-                Align::Left,
-                Align::Right,
-                Align::Right,
-            ],
-            &rows,
-            // The verdict and the delta carry the comparison; the rest explains it (a
-            // failed trial is also listed under the table).
-            &[7, 5, 8, 1],
-            columns,
-        );
-        out.push_str(&table);
-        out.push_str(&narrowed(&dropped, columns));
+    comparison_table(&mut out, comparison, columns);
+    problems(&mut out, comparison);
+    if comparison.interleaving != Interleaving::Interleaved {
+        out.push_str(&format!(
+            "\nwarning: {}\n",
+            not_interleaved(comparison.interleaving)
+        ));
     }
+    for (role, facts) in [
+        ("base", &comparison.base_facts),
+        ("candidate", &comparison.candidate_facts),
+    ] {
+        if let Some(busy) = &facts.busy {
+            out.push_str(&format!("\nwarning ({role}): {busy}\n"));
+        }
+    }
+    if let Some(line) = trials_line(comparison) {
+        out.push_str(&format!("\n{line}\n"));
+    }
+    out.push_str(&format!(
+        "\n{} ({})\n",
+        verdict_counts(comparison).join(", "),
+        rule(comparison)
+    ));
+    out
+}
+
+/// The table of every compared metric, fitted to `columns`.
+fn comparison_table(out: &mut String, comparison: &Comparison, columns: usize) {
+    if comparison.metrics.is_empty() {
+        return;
+    }
+    let notation = Notation::TERMINAL;
+    let rows: Vec<Vec<String>> = comparison
+        .metrics
+        .iter()
+        .map(|row| {
+            vec![
+                row.metric.to_string(),
+                notation.side(row, false),
+                notation.side(row, true),
+                signed_amount(row),
+                notation.change(row),
+                notation.interval(row),
+                row.verdict.word().to_string(),
+                detectable(row).unwrap_or_else(|| "exact".to_string()),
+                format!("{} / {}", trials(&row.base), trials(&row.candidate)),
+            ]
+        })
+        .collect();
+    let (table, dropped) = render_fit(
+        &[
+            "metric",
+            "base",
+            "candidate",
+            "delta",
+            "change",
+            "interval",
+            "verdict",
+            "could detect",
+            "trials",
+        ],
+        &[
+            Align::Left,
+            Align::Right,
+            Align::Right,
+            Align::Right,
+            Align::Right,
+            Align::Right,
+            Align::Left,
+            Align::Right,
+            Align::Right,
+        ],
+        &rows,
+        // The verdict and the delta carry the comparison; the rest explains it (a
+        // failed trial is also listed under the table).
+        &[7, 5, 8, 1],
+        columns,
+    );
+    out.push_str(&table);
+    out.push_str(&narrowed(&dropped, columns));
+}
+
+/// What the table leaves out: metrics measured on one side only, each side's run error
+/// and failed trials, and a change in the number of processes.
+fn problems(out: &mut String, comparison: &Comparison) {
     if !comparison.missing.is_empty() {
         out.push('\n');
         for missing in &comparison.missing {
@@ -401,6 +436,11 @@ fn comparison_text(comparison: &Comparison, columns: usize) -> String {
             counts.phase, counts.base, counts.candidate
         ));
     }
+}
+
+/// "3 regressed, 1 improved, 20 within noise, ...": regressed and improved always, the
+/// other verdicts when some metric has them.
+fn verdict_counts(comparison: &Comparison) -> Vec<String> {
     let verdicts = comparison.verdict_counts();
     let mut counts = Vec::new();
     for verdict in Verdict::ALL {
@@ -416,25 +456,7 @@ fn comparison_text(comparison: &Comparison, columns: usize) -> String {
             _ => {}
         }
     }
-    if comparison.interleaving != Interleaving::Interleaved {
-        out.push_str(&format!(
-            "\nwarning: {}\n",
-            not_interleaved(comparison.interleaving)
-        ));
-    }
-    for (role, facts) in [
-        ("base", &comparison.base_facts),
-        ("candidate", &comparison.candidate_facts),
-    ] {
-        if let Some(busy) = &facts.busy {
-            out.push_str(&format!("\nwarning ({role}): {busy}\n"));
-        }
-    }
-    if let Some(line) = trials_line(comparison) {
-        out.push_str(&format!("\n{line}\n"));
-    }
-    out.push_str(&format!("\n{} ({})\n", counts.join(", "), rule(comparison)));
-    out
+    counts
 }
 
 /// For the rows without a verdict that could not detect twice their threshold, the

@@ -4,7 +4,7 @@ use super::SCHEMA_VERSION;
 use crate::io::WriteError;
 use std::path::PathBuf;
 
-/// A result file's text could not be turned into a valid [`ResultFile`].
+/// A result file's text could not be turned into a valid [`ResultFile`](crate::ResultFile).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ParseError {
     /// Not JSON, or JSON of the wrong shape (a missing or unknown field, a wrong type).

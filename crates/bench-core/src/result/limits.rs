@@ -18,21 +18,21 @@ pub const MAX_TRIAL: u32 = 100;
 pub const MAX_ERROR_CHARS: usize = 500;
 /// The longest process name kept, in characters.
 pub const MAX_NAME_CHARS: usize = 80;
-/// The most processes kept in [`Side::processes`].
+/// The most processes kept in [`Side::processes`](crate::Side::processes).
 pub const MAX_PROCESSES: usize = 128;
 
-/// The longest command line kept in [`ProcessMemory::cmdline`], in characters.
+/// The longest command line kept in [`ProcessMemory::cmdline`](crate::result::ProcessMemory::cmdline), in characters.
 pub const MAX_CMDLINE_CHARS: usize = 200;
 
 /// The longest host name kept, in characters.
 pub const MAX_HOST_CHARS: usize = 255;
-/// The most trial records kept in [`Side::trials`]: one per phase and trial.
+/// The most trial records kept in [`Side::trials`](crate::Side::trials): one per phase and trial.
 pub const MAX_TRIAL_RECORDS: usize = Phase::ALL.len() * (MAX_TRIAL as usize + 1);
 
-/// The most settles kept in one [`TrialRecord`].
+/// The most settles kept in one [`TrialRecord`](crate::TrialRecord).
 pub const MAX_SETTLES: usize = 128;
 
-/// The most starts kept in one [`TrialRecord`].
+/// The most starts kept in one [`TrialRecord`](crate::TrialRecord).
 pub const MAX_STARTS: usize = 8;
 
 /// Cuts `text` to at most `max` characters, keeping its start (what failed) and its

@@ -9,7 +9,6 @@ use crate::detail::{
 impl ResultFile {
     /// Checks every limit of the format, returning the first broken one with its JSON path.
     pub fn validate(&self) -> Result<(), ValidationError> {
-        let invalid = |path: String, problem: String| Err(ValidationError { path, problem });
         if self.schema_version != SCHEMA_VERSION {
             return invalid(
                 "schema_version".into(),
@@ -17,69 +16,8 @@ impl ResultFile {
             );
         }
         let side = &self.side;
-        for (metric, samples) in &side.metrics {
-            let mut seen = std::collections::BTreeSet::new();
-            for (index, sample) in samples.iter().enumerate() {
-                let at = format!("side.metrics.{metric}[{index}]");
-                check_trial(&format!("{at}.trial"), sample.trial)?;
-                if !seen.insert(sample.trial) {
-                    return invalid(
-                        format!("{at}.trial"),
-                        format!("trial {} appears twice", sample.trial),
-                    );
-                }
-                match (&sample.value, &sample.error) {
-                    (Some(value), None) => {
-                        if !value.is_finite() || *value < 0.0 {
-                            return invalid(
-                                format!("{at}.value"),
-                                format!("value {value} is not finite and non-negative"),
-                            );
-                        }
-                    }
-                    (None, Some(error)) => {
-                        check_length(&format!("{at}.error"), error, MAX_ERROR_CHARS)?
-                    }
-                    _ => {
-                        return invalid(
-                            at,
-                            "an observation needs exactly one of value or error".into(),
-                        );
-                    }
-                }
-            }
-        }
-        if side.processes.len() > MAX_PROCESSES {
-            return invalid(
-                "side.processes".into(),
-                format!(
-                    "{} processes are more than {MAX_PROCESSES}",
-                    side.processes.len()
-                ),
-            );
-        }
-        for (index, process) in side.processes.iter().enumerate() {
-            check_length(
-                &format!("side.processes[{index}].name"),
-                &process.name,
-                MAX_NAME_CHARS,
-            )?;
-            if let Some(cmdline) = &process.cmdline {
-                check_length(
-                    &format!("side.processes[{index}].cmdline"),
-                    cmdline,
-                    MAX_CMDLINE_CHARS,
-                )?;
-            }
-            if let Some(cpu) = process.cpu_seconds
-                && (!cpu.is_finite() || cpu < 0.0)
-            {
-                return invalid(
-                    format!("side.processes[{index}].cpu_seconds"),
-                    format!("cpu_seconds {cpu} is not finite and non-negative"),
-                );
-            }
-        }
+        validate_metrics(side)?;
+        validate_processes(side)?;
         for (name, seconds) in &side.timings {
             if !seconds.is_finite() || *seconds < 0.0 {
                 return invalid(
@@ -91,93 +29,183 @@ impl ResultFile {
         if let Some(error) = &side.error {
             check_length("side.error", error, MAX_ERROR_CHARS)?;
         }
-        if side.trials.len() > MAX_TRIAL_RECORDS {
-            return invalid(
-                "side.trials".into(),
-                format!(
-                    "{} trial records are more than {MAX_TRIAL_RECORDS}",
-                    side.trials.len()
-                ),
-            );
-        }
+        validate_trials(side)?;
+        validate_details(side)
+    }
+}
+
+/// The first broken limit, at `path` (a JSON path), as the error of any check.
+fn invalid<T>(path: String, problem: String) -> Result<T, ValidationError> {
+    Err(ValidationError { path, problem })
+}
+
+/// Each metric's samples: a trial each at most once, exactly one of a value (finite,
+/// non-negative) or an error.
+fn validate_metrics(side: &Side) -> Result<(), ValidationError> {
+    for (metric, samples) in &side.metrics {
         let mut seen = std::collections::BTreeSet::new();
-        for (index, record) in side.trials.iter().enumerate() {
-            let at = format!("side.trials[{index}]");
-            check_trial(&format!("{at}.trial"), record.trial)?;
-            if !seen.insert((record.phase, record.trial)) {
+        for (index, sample) in samples.iter().enumerate() {
+            let at = format!("side.metrics.{metric}[{index}]");
+            check_trial(&format!("{at}.trial"), sample.trial)?;
+            if !seen.insert(sample.trial) {
                 return invalid(
-                    at,
-                    format!("{} trial {} is recorded twice", record.phase, record.trial),
+                    format!("{at}.trial"),
+                    format!("trial {} appears twice", sample.trial),
                 );
             }
-            if let Some(load) = record.load_average
-                && load.iter().any(|value| !value.is_finite() || *value < 0.0)
-            {
-                return invalid(
-                    format!("{at}.load_average"),
-                    format!("load average {load:?} is not finite and non-negative"),
-                );
-            }
-            if let Some(host) = &record.host {
-                check_length(&format!("{at}.host"), host, MAX_HOST_CHARS)?;
-            }
-            if let Some(seconds) = record.speed_probe_seconds
-                && !(seconds.is_finite() && seconds > 0.0)
-            {
-                return invalid(
-                    format!("{at}.speed_probe_seconds"),
-                    format!("speed probe {seconds} s is not finite and positive"),
-                );
-            }
-            if record.settles.len() > MAX_SETTLES {
-                return invalid(
-                    format!("{at}.settles"),
-                    format!(
-                        "{} settles are more than {MAX_SETTLES}",
-                        record.settles.len()
-                    ),
-                );
-            }
-            if record.starts.len() > MAX_STARTS {
-                return invalid(
-                    format!("{at}.starts"),
-                    format!("{} starts are more than {MAX_STARTS}", record.starts.len()),
-                );
-            }
-            for (index, start) in record.starts.iter().enumerate() {
-                let at = format!("{at}.starts[{index}].session");
-                check_length(&at, &start.session, MAX_LABEL_CHARS)?;
-            }
-            for (index, settle) in record.settles.iter().enumerate() {
-                let at = format!("{at}.settles[{index}]");
-                check_length(&format!("{at}.session"), &settle.session, MAX_LABEL_CHARS)?;
-                let seconds = [
-                    ("max_seconds", Some(settle.max_seconds)),
-                    ("quiet_seconds", settle.quiet_seconds),
-                    ("took_seconds", Some(settle.took_seconds)),
-                ];
-                for (field, value) in seconds {
-                    if let Some(value) = value
-                        && (!value.is_finite() || value < 0.0)
-                    {
+            match (&sample.value, &sample.error) {
+                (Some(value), None) => {
+                    if !value.is_finite() || *value < 0.0 {
                         return invalid(
-                            format!("{at}.{field}"),
-                            format!("{value} is not finite and non-negative"),
+                            format!("{at}.value"),
+                            format!("value {value} is not finite and non-negative"),
                         );
                     }
                 }
-                if let Some(tolerance) = settle.tolerance
-                    && !(0.0..=1.0).contains(&tolerance)
-                {
+                (None, Some(error)) => {
+                    check_length(&format!("{at}.error"), error, MAX_ERROR_CHARS)?
+                }
+                _ => {
                     return invalid(
-                        format!("{at}.tolerance"),
-                        format!("tolerance {tolerance} is not a fraction from 0 to 1"),
+                        at,
+                        "an observation needs exactly one of value or error".into(),
                     );
                 }
             }
         }
-        validate_details(side)
     }
+    Ok(())
+}
+
+/// The process table: its length, each name and command line, each CPU time.
+fn validate_processes(side: &Side) -> Result<(), ValidationError> {
+    if side.processes.len() > MAX_PROCESSES {
+        return invalid(
+            "side.processes".into(),
+            format!(
+                "{} processes are more than {MAX_PROCESSES}",
+                side.processes.len()
+            ),
+        );
+    }
+    for (index, process) in side.processes.iter().enumerate() {
+        let at = format!("side.processes[{index}]");
+        check_length(&format!("{at}.name"), &process.name, MAX_NAME_CHARS)?;
+        if let Some(cmdline) = &process.cmdline {
+            check_length(&format!("{at}.cmdline"), cmdline, MAX_CMDLINE_CHARS)?;
+        }
+        if let Some(cpu) = process.cpu_seconds
+            && (!cpu.is_finite() || cpu < 0.0)
+        {
+            return invalid(
+                format!("{at}.cpu_seconds"),
+                format!("cpu_seconds {cpu} is not finite and non-negative"),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The trial records: how many, each (phase, trial) once, and each record's fields.
+fn validate_trials(side: &Side) -> Result<(), ValidationError> {
+    if side.trials.len() > MAX_TRIAL_RECORDS {
+        return invalid(
+            "side.trials".into(),
+            format!(
+                "{} trial records are more than {MAX_TRIAL_RECORDS}",
+                side.trials.len()
+            ),
+        );
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for (index, record) in side.trials.iter().enumerate() {
+        let at = format!("side.trials[{index}]");
+        check_trial(&format!("{at}.trial"), record.trial)?;
+        if !seen.insert((record.phase, record.trial)) {
+            return invalid(
+                at,
+                format!("{} trial {} is recorded twice", record.phase, record.trial),
+            );
+        }
+        validate_trial_record(&at, record)?;
+    }
+    Ok(())
+}
+
+/// One trial record at `at`: its load average, host, speed probe, starts and settles.
+fn validate_trial_record(at: &str, record: &TrialRecord) -> Result<(), ValidationError> {
+    if let Some(load) = record.load_average
+        && load.iter().any(|value| !value.is_finite() || *value < 0.0)
+    {
+        return invalid(
+            format!("{at}.load_average"),
+            format!("load average {load:?} is not finite and non-negative"),
+        );
+    }
+    if let Some(host) = &record.host {
+        check_length(&format!("{at}.host"), host, MAX_HOST_CHARS)?;
+    }
+    if let Some(seconds) = record.speed_probe_seconds
+        && !(seconds.is_finite() && seconds > 0.0)
+    {
+        return invalid(
+            format!("{at}.speed_probe_seconds"),
+            format!("speed probe {seconds} s is not finite and positive"),
+        );
+    }
+    if record.settles.len() > MAX_SETTLES {
+        return invalid(
+            format!("{at}.settles"),
+            format!(
+                "{} settles are more than {MAX_SETTLES}",
+                record.settles.len()
+            ),
+        );
+    }
+    if record.starts.len() > MAX_STARTS {
+        return invalid(
+            format!("{at}.starts"),
+            format!("{} starts are more than {MAX_STARTS}", record.starts.len()),
+        );
+    }
+    for (index, start) in record.starts.iter().enumerate() {
+        let at = format!("{at}.starts[{index}].session");
+        check_length(&at, &start.session, MAX_LABEL_CHARS)?;
+    }
+    for (index, settle) in record.settles.iter().enumerate() {
+        validate_settle(&format!("{at}.settles[{index}]"), settle)?;
+    }
+    Ok(())
+}
+
+/// One settle at `at`: its session label, its times (finite, non-negative) and its
+/// tolerance (a fraction).
+fn validate_settle(at: &str, settle: &SettleRecord) -> Result<(), ValidationError> {
+    check_length(&format!("{at}.session"), &settle.session, MAX_LABEL_CHARS)?;
+    let seconds = [
+        ("max_seconds", Some(settle.max_seconds)),
+        ("quiet_seconds", settle.quiet_seconds),
+        ("took_seconds", Some(settle.took_seconds)),
+    ];
+    for (field, value) in seconds {
+        if let Some(value) = value
+            && (!value.is_finite() || value < 0.0)
+        {
+            return invalid(
+                format!("{at}.{field}"),
+                format!("{value} is not finite and non-negative"),
+            );
+        }
+    }
+    if let Some(tolerance) = settle.tolerance
+        && !(0.0..=1.0).contains(&tolerance)
+    {
+        return invalid(
+            format!("{at}.tolerance"),
+            format!("tolerance {tolerance} is not a fraction from 0 to 1"),
+        );
+    }
+    Ok(())
 }
 
 /// The limits of the optional parts the HTML report draws.

@@ -29,7 +29,7 @@ pub fn names_error(line: &str) -> bool {
         || line.contains("Error:")
 }
 
-/// The last [`TAIL_CHARS`] characters of a text, starting at a line; the lines naming an
+/// The last `TAIL_CHARS` characters of a text, starting at a line; the lines naming an
 /// error in the part left out (a few, each cut to a line's worth) come first, then `...`.
 pub fn tail(text: &str) -> String {
     let count = text.chars().count();

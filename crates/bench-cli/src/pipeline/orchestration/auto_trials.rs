@@ -5,7 +5,7 @@
 //! The looks are taken during the first trial phase of the schedule (measure, normally):
 //! before the pair that would make the pair count pass a planned look, both sides'
 //! result files are compared at that look's share of alpha, and when
-//! [`decide`](bench_core::sequential::decide) says stop, the phase's remaining pairs are
+//! [`bench_core::sequential::decide`] says stop, the phase's remaining pairs are
 //! left out. Later trial phases (runtime, ui) run as many pairs as the first one did. The
 //! final comparison must use [`AutoOutcome::alpha`], the share of the look the run
 //! stopped at, for the false-alarm rate to hold.
@@ -50,6 +50,28 @@ pub struct AutoOutcome {
     /// out, or the first step after the trial phases); when every pair ran and nothing came
     /// after them, to the start of the last pair step, so one step short.
     pub timed: Duration,
+}
+
+impl AutoOutcome {
+    /// The note a comparison made after `--trials auto` carries: why and when it stopped,
+    /// and the family false-alarm rate it spent.
+    pub fn note(&self) -> String {
+        let pairs: Vec<String> = self
+            .pairs
+            .iter()
+            .map(|(phase, pairs)| format!("{phase} {pairs}"))
+            .collect();
+        format!(
+            "--trials auto: stopped ({}) after {} pairs in {} of timed pairs; looks at {:?}; \
+             this comparison's family false-alarm rate is {:.4} (its share of 5%); the \
+             \"could detect\" column says what each metric could detect.",
+            self.reason,
+            pairs.join(", "),
+            bench_core::units::format_seconds(self.timed.as_secs_f64()),
+            self.looks,
+            self.alpha
+        )
+    }
 }
 
 /// The gate's state, shared with the caller that reads the outcome afterwards.

@@ -120,6 +120,18 @@ pub fn merge(results: &[ResultFile]) -> Result<ResultFile, MergeError> {
     Ok(merged)
 }
 
+/// The line `clibench merge` tells when the merged trials ran on more than one host.
+pub fn hosts_warning(side: &Side) -> Option<String> {
+    let hosts = hosts(side);
+    (hosts.len() > 1).then(|| {
+        format!(
+            "clibench merge: the trials ran on {} different hosts ({}); their numbers mix machines",
+            hosts.len(),
+            hosts.into_iter().collect::<Vec<_>>().join(", ")
+        )
+    })
+}
+
 /// The distinct hosts the trials of `side` ran on, sorted.
 pub fn hosts(side: &Side) -> BTreeSet<String> {
     side.trials

@@ -2,7 +2,7 @@
 //! one trial merged into `OUT/result.json` (`phase_run`), the contract of a re-executed
 //! phase child ([`phase_child`]), the trial loop (`runner`), the interleaved order of an
 //! A/B run ([`schedule`], [`ab`]) and when it may stop sampling ([`auto_trials`]),
-//! merging shards ([`merge`]),
+//! merging shards ([`merge`]), the lines a person watching a run reads ([`progress_text`]),
 //! the circumstances each trial records ([`circumstances`]), runtime, ui and session
 //! trials of both sides run at once (`trial_duet`) and dropping page caches
 //! before a cold start (`caches_linux`).
@@ -15,6 +15,7 @@ pub mod merge;
 pub mod phase_child;
 pub(crate) mod phase_run;
 pub(crate) mod plan;
+pub mod progress_text;
 pub(crate) mod runner;
 pub mod schedule;
 pub(crate) mod skip_rules;

@@ -297,7 +297,7 @@ impl Runner {
         self
     }
 
-    /// Asks `gate` before each step whether to run it (see [`GateFn`]).
+    /// Asks `gate` before each step whether to run it (see `GateFn`).
     pub fn gate(mut self, gate: Box<GateFn>) -> Runner {
         self.gate = Some(Gate(std::sync::Mutex::new(gate)));
         self

@@ -47,6 +47,21 @@ pub struct CleanupReport {
     pub stopped_servers: Vec<u32>,
 }
 
+impl CleanupReport {
+    /// What was removed, stopped and kept, a line each, as `clibench cleanup` tells it.
+    pub fn lines(&self) -> Vec<String> {
+        let removed = self
+            .removed_users
+            .iter()
+            .map(|name| format!("removed {name}"));
+        let kept = self.kept_users.iter().map(|name| format!("kept {name}"));
+        let folders = self.removed_folders.iter().map(|f| format!("removed {f}"));
+        let servers =
+            (self.stopped_servers.iter()).map(|pid| format!("stopped server process {pid}"));
+        removed.chain(kept).chain(folders).chain(servers).collect()
+    }
+}
+
 /// The folders of `out` that hold a run's state: `out` itself, or, for an `ab` folder,
 /// its sides `base/` and `head/` (each a run of its own); none when nothing is recorded.
 pub fn run_folders(out: &Path) -> Vec<PathBuf> {
@@ -226,6 +241,25 @@ fn is_clibench(pid: u32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cleanup_report_tells_users_kept_folders_and_servers_in_that_order() {
+        let report = CleanupReport {
+            removed_users: vec!["cb1".to_owned()],
+            kept_users: vec!["cb2".to_owned()],
+            removed_folders: vec!["/var/tmp/x".to_owned()],
+            stopped_servers: vec![42],
+        };
+        assert_eq!(
+            report.lines(),
+            [
+                "removed cb1",
+                "kept cb2",
+                "removed /var/tmp/x",
+                "stopped server process 42"
+            ]
+        );
+    }
 
     #[test]
     fn a_server_record_names_one_process_by_pid_and_start_time() {

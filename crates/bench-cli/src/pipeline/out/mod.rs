@@ -1,10 +1,13 @@
 //! The output folder `OUT/`: whose it is, its marker and lock ([`folder`]), the run's
 //! lock and earlier result ([`run`]), the state file listing everything a run created
-//! ([`state`]), and removing all of it (`cleanup`).
+//! ([`state`]), removing all of it (`cleanup`), what `clibench run` tells when it is done
+//! ([`summary`]) and adding its results to a history store ([`history_add`]).
 
 pub(crate) mod cited;
 pub(crate) mod cleanup;
 pub mod folder;
+pub mod history_add;
 pub mod report;
 pub mod run;
 pub mod state;
+pub mod summary;

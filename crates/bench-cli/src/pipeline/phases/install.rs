@@ -9,7 +9,7 @@ use crate::pipeline::context::{ContextError, PhaseContext};
 use crate::pipeline::file_error::FileError;
 use crate::pipeline::isolation::command::{self, Step};
 use crate::pipeline::isolation::home;
-use crate::pipeline::isolation::users;
+use crate::pipeline::isolation::{user_add, users};
 use crate::pipeline::origin::Origin;
 use crate::pipeline::out::state::{ServerRecord, State};
 use crate::spec::{Placeholder, Values};
@@ -181,7 +181,7 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), InstallError> {
             return Ok(());
         }
     };
-    let user = users::create(&ctx.out, ctx.install)?;
+    let user = user_add::create(&ctx.out, ctx.install)?;
     let mut ctx = ctx.clone();
     ctx.user = Some(user.clone());
     let outcome = install(&ctx, side, &artifacts);
@@ -204,6 +204,48 @@ fn install(
     let owner = user
         .dedicated
         .then_some((user.identity.uid, user.identity.gid));
+    record_home_before(ctx, side, &user)?;
+    if user.dedicated {
+        check_readable(ctx, &user)?;
+    }
+
+    // A target that is already installed has no installer: its home is made, checked
+    // and written, but no install time is recorded.
+    let elapsed = match &spec.install.command {
+        Some(command) => Some(run_installer(ctx, &user, command)?),
+        None => None,
+    };
+
+    let values = ctx.values();
+    let trial_env = ctx.environment(&BTreeMap::new(), &values)?;
+    check_installed(ctx, side, &user, artifacts, &trial_env)?;
+    // Recorded only once the install is known to work: the time of a broken install
+    // measures nothing a user gets.
+    if let Some(elapsed) = elapsed {
+        record(
+            side,
+            Metric::Install,
+            ctx.trial,
+            Sample::Value(elapsed.as_secs_f64()),
+        );
+    }
+    write_home_files(ctx, &user, owner)?;
+    if spec.workspace.create {
+        create_workspace(ctx, &user, &trial_env, owner)?;
+    }
+    if let Some(command) = &spec.install.inventory {
+        save_inventory(ctx, side, command, &values, &trial_env)?;
+    }
+    Ok(())
+}
+
+/// The home's size before the installer ran, which measure subtracts from the disk it
+/// reports: in the run's state and, for trial 0, as a fact of the result.
+fn record_home_before(
+    ctx: &PhaseContext,
+    side: &mut Side,
+    user: &crate::pipeline::TrialUser,
+) -> Result<(), InstallError> {
     let before = bench_proc::disk_usage(&user.home, &excludes(ctx)).map_err(|source| {
         InstallError::Disk {
             home: user.home.clone(),
@@ -219,20 +261,20 @@ fn install(
         side.runtime
             .insert(HOME_BEFORE_KEY.to_owned(), before.to_string());
     }
+    Ok(())
+}
 
-    if user.dedicated {
-        check_readable(ctx, &user)?;
-    }
-
-    // A target that is already installed has no installer: its home is made, checked
-    // and written, but no install time is recorded.
-    let elapsed = match &spec.install.command {
-        Some(command) => Some(run_installer(ctx, &user, command)?),
-        None => None,
-    };
-
+/// Checks that the install worked: the version command's output, whether the
+/// executable is compiled when the spec expects it, and the files it must have created.
+fn check_installed(
+    ctx: &PhaseContext,
+    side: &mut Side,
+    user: &crate::pipeline::TrialUser,
+    artifacts: &BTreeMap<String, String>,
+    trial_env: &BTreeMap<String, String>,
+) -> Result<(), InstallError> {
+    let spec = &ctx.spec;
     let values = ctx.values();
-    let trial_env = ctx.environment(&BTreeMap::new(), &values)?;
     if let Some(command) = &spec.install.version_command {
         let argv = ctx.expand_command(command, &values)?;
         let finished = command::run_ok(&Step {
@@ -240,7 +282,7 @@ fn install(
             argv,
             cwd: user.home.clone(),
             env: trial_env.clone(),
-            user: Some(&user),
+            user: Some(user),
             home: Some(user.home.clone()),
             timeout: CHECK_TIMEOUT,
             log: None,
@@ -260,7 +302,7 @@ fn install(
     }
     if let Some(executable) = &spec.install.executable {
         let path = PathBuf::from(executable.expand(&values)?);
-        let compiled = is_elf(&path, &user, &trial_env)?;
+        let compiled = is_elf(&path, user, trial_env)?;
         let format = if compiled { "compiled" } else { "script" };
         side.runtime
             .insert("installation_format".to_owned(), format.to_owned());
@@ -282,18 +324,17 @@ fn install(
             return Err(InstallError::NotCreated { path });
         }
     }
-    // Recorded only once the install is known to work: the time of a broken install
-    // measures nothing a user gets.
-    if let Some(elapsed) = elapsed {
-        record(
-            side,
-            Metric::Install,
-            ctx.trial,
-            Sample::Value(elapsed.as_secs_f64()),
-        );
-    }
+    Ok(())
+}
 
-    for file in &spec.install.write {
+/// Writes the spec's `[[install.write]]` files into the home, owned by the trial user.
+fn write_home_files(
+    ctx: &PhaseContext,
+    user: &crate::pipeline::TrialUser,
+    owner: home::Owner,
+) -> Result<(), InstallError> {
+    let values = ctx.values();
+    for file in &ctx.spec.install.write {
         let mode = file.file_mode();
         let content = file
             .content
@@ -309,12 +350,6 @@ fn install(
             mode,
             owner,
         )?;
-    }
-    if spec.workspace.create {
-        create_workspace(ctx, &user, &trial_env, owner)?;
-    }
-    if let Some(command) = &spec.install.inventory {
-        save_inventory(ctx, side, command, &values, &trial_env)?;
     }
     Ok(())
 }

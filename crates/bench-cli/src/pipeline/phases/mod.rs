@@ -4,7 +4,7 @@
 //! (the spec's steps and keystroke latency), [`session`] (the agent at work, turn by
 //! turn, against the trial's model endpoint) and [`staircase`] (one more instance at a
 //! time). Each phase gets a [`PhaseContext`](super::PhaseContext) and records into a
-//! `Side`; the target toolkit they share lives in [`target`](super::target).
+//! `Side`; the measured program's toolkit they share lives in [`program`](super::program).
 
 pub(crate) mod install;
 pub(crate) mod measure;

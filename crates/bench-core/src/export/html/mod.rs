@@ -2,7 +2,7 @@
 //! charts, the screen at ready, the glossary and the host facts.
 //!
 //! The page opens offline: no script, no external style, font or image; its CSS is
-//! inline and its charts are inline SVG drawn by [`charts`]. A
+//! inline and its charts are inline SVG drawn by [`charts`](crate::export::charts). A
 //! Content-Security-Policy of `default-src 'none'` makes any fetch a browser error
 //! rather than a silent request. Every string that comes from a result (process
 //! names, screens, errors, facts) is HTML-escaped: the measured program is not

@@ -49,11 +49,20 @@ pub(super) fn session(out: &mut String, runs: &[SessionRun], metrics: &[MetricSt
         runs.len(),
         escape(&dialects.join(", "))
     );
+    latency_charts(out, &runs, metrics);
+    memory_chart(out, &runs, metrics);
+    super::checkpoints::checkpoints(out, &runs);
+    timeline_chart(out, &runs);
+    out.push_str("</section>\n");
+}
+
+/// "Latency per turn": a chart per latency of [`TURN_LATENCIES`] that some turn has, one
+/// line per trial, its caption giving the median over trials.
+fn latency_charts(out: &mut String, runs: &[&SessionRun], metrics: &[MetricStats]) {
     let trial_entries: Vec<String> = runs
         .iter()
         .map(|run| format!("trial {}", run.trial))
         .collect();
-
     out.push_str("<h3>Latency per turn</h3>\n");
     legend(out, &trial_entries);
     for (metric, value) in TURN_LATENCIES {
@@ -91,7 +100,10 @@ pub(super) fn session(out: &mut String, runs: &[SessionRun], metrics: &[MetricSt
             ),
         );
     }
+}
 
+/// "Memory after each turn": one step line per trial and its fitted growth line.
+fn memory_chart(out: &mut String, runs: &[&SessionRun], metrics: &[MetricStats]) {
     // One kind of memory for every line: PSS when every turn has it, as session_growth
     // takes its slope of, else RSS; a chart mixing the two would draw a false step.
     let all_pss = runs
@@ -155,10 +167,11 @@ pub(super) fn session(out: &mut String, runs: &[SessionRun], metrics: &[MetricSt
         ),
         &caption,
     );
+}
 
-    super::checkpoints::checkpoints(out, &runs);
-
-    if let Some((run, turn)) = timeline_turn(&runs) {
+/// "One turn, step by step": the moments of the turn [`timeline_turn`] picks.
+fn timeline_chart(out: &mut String, runs: &[&SessionRun]) {
+    if let Some((run, turn)) = timeline_turn(runs) {
         out.push_str("<h3>One turn, step by step</h3>\n");
         let moments = turn_moments(turn);
         let what = if turn.tool_call_at_seconds.is_some() {
@@ -181,7 +194,6 @@ pub(super) fn session(out: &mut String, runs: &[SessionRun], metrics: &[MetricSt
             &escape(&caption),
         );
     }
-    out.push_str("</section>\n");
 }
 
 /// Bytes with a sign: `+1.0 MiB`, `-512 B`.

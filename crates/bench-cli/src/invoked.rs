@@ -5,12 +5,12 @@
 use std::ffi::OsStr;
 use std::path::Path;
 
-/// The command that runs this clibench again, as the user would type it.
-pub(super) fn invoked_as() -> String {
+/// The command that runs this clibench again, as the user would type it: the command to name in a hint: `clibench` when PATH finds this executable under that
+/// name, else what the user typed (quoted for a shell when it needs it).
+pub fn invoked_as() -> String {
     let argv0 = std::env::args_os().next().unwrap_or_default();
     let path = std::env::var_os("PATH");
-    let on_path =
-        bench_cli::standalone::program::find(OsStr::new("clibench"), path.as_deref()).ok();
+    let on_path = crate::standalone::program::find(OsStr::new("clibench"), path.as_deref()).ok();
     let running = std::env::current_exe().ok();
     name_for(&argv0, on_path.as_deref(), running.as_deref())
 }

@@ -1,0 +1,77 @@
+//! `run --history` and `ab --history`: a finished run's results added to a history store,
+//! and for `ab`, each side first set against what the store already holds of its build
+//! (written to `OUT/history.md`; never pooled into the paired test). Returns the lines
+//! to tell; the binary prints them.
+
+use crate::history::ingest::{self, IngestError};
+use crate::history::location::OpenError;
+use crate::history::{Store, context};
+use std::path::{Path, PathBuf};
+
+/// Why the results were not added.
+#[derive(Debug, thiserror::Error)]
+pub enum HistoryAddError {
+    /// The store could not be opened or read.
+    #[error(transparent)]
+    Open(#[from] OpenError),
+    /// A result could not be added.
+    #[error(transparent)]
+    Ingest(#[from] IngestError),
+    /// `OUT/history.md` could not be written.
+    #[error("failed to write {}", .path.display())]
+    Page {
+        /// The page.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: bench_core::io::WriteError,
+    },
+}
+
+impl HistoryAddError {
+    /// Whether the user named a store this clibench cannot use (exit code 2).
+    pub fn is_input(&self) -> bool {
+        matches!(self, HistoryAddError::Open(error) if error.is_input())
+    }
+}
+
+/// Adds `results` to the store at `store` (created when missing); returns the line that
+/// says how many were added.
+pub fn add_after_run(store: &Path, results: &[PathBuf]) -> Result<String, HistoryAddError> {
+    let mut store = Store::open(store, false).map_err(OpenError::from)?;
+    let added = ingest::add_files(&mut store, results, None, "main")?;
+    Ok(format!(
+        "clibench: history {}: {} result(s) added, {} already there",
+        store.path().display(),
+        added.added,
+        added.already
+    ))
+}
+
+/// `ab --history`: each side against what the store already holds of its build on this
+/// testbed (a line each, and `OUT/history.md`), then both sides added (a last line).
+pub fn add_after_ab(
+    store: &Path,
+    out: &Path,
+    sides: &[(&str, PathBuf)],
+) -> Result<Vec<String>, HistoryAddError> {
+    let opened = Store::open(store, false).map_err(OpenError::from)?;
+    let mut lines = Vec::new();
+    let mut contexts = Vec::new();
+    for (side, path) in sides {
+        let record = ingest::record_of(path, None, "main")?;
+        let found = context::context(&opened, &record).map_err(OpenError::from)?;
+        lines.push(format!(
+            "clibench: history: {}",
+            context::summary_line(side, &found)
+        ));
+        contexts.push((*side, found));
+    }
+    drop(opened);
+    let page = out.join("history.md");
+    bench_core::io::write_atomic(&page, context::markdown(&contexts).as_bytes())
+        .map_err(|source| HistoryAddError::Page { path: page, source })?;
+    let paths: Vec<PathBuf> = sides.iter().map(|(_, path)| path.clone()).collect();
+    lines.push(add_after_run(store, &paths)?);
+    Ok(lines)
+}

@@ -1,0 +1,54 @@
+//! Trial counts and numbers checked against the limits of the result format, so a run
+//! that could only fail at its end is refused before it starts (exit 2).
+
+use super::FlagValueError;
+use bench_core::result::MAX_TRIAL;
+
+/// A number of trials or installs: at most `MAX_TRIAL + 1`, since trials are
+/// numbered from 0 and the result file holds trial numbers up to `MAX_TRIAL`.
+/// Zero is left to the command, which says why it needs at least one.
+/// A number of trials or installs: at most one more than the largest trial number.
+pub fn trial_count(text: &str) -> Result<u32, FlagValueError> {
+    let count: u32 = text
+        .parse()
+        .map_err(|_| FlagValueError::new(format!("`{text}` is not a whole number")))?;
+    let max = MAX_TRIAL + 1;
+    if count > max {
+        return Err(FlagValueError::new(format!(
+            "{count} is above {max} (the result file numbers trials 0 to {MAX_TRIAL})"
+        )));
+    }
+    Ok(count)
+}
+
+/// A trial number: 0 to `MAX_TRIAL`.
+/// A trial's number: at most the largest a result file holds.
+pub fn trial_number(text: &str) -> Result<u32, FlagValueError> {
+    let trial: u32 = text
+        .parse()
+        .map_err(|_| FlagValueError::new(format!("`{text}` is not a whole number")))?;
+    if trial > MAX_TRIAL {
+        return Err(FlagValueError::new(format!(
+            "{trial} is above {MAX_TRIAL}, the largest trial a result file holds"
+        )));
+    }
+    Ok(trial)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trial_counts_stop_where_the_result_format_does() {
+        assert_eq!(trial_count("1").unwrap(), 1);
+        assert_eq!(
+            trial_count(&(MAX_TRIAL + 1).to_string()).unwrap(),
+            MAX_TRIAL + 1
+        );
+        assert!(trial_count(&(MAX_TRIAL + 2).to_string()).is_err());
+        assert!(trial_count("99999999999999").is_err());
+        assert_eq!(trial_number(&MAX_TRIAL.to_string()).unwrap(), MAX_TRIAL);
+        assert!(trial_number(&(MAX_TRIAL + 1).to_string()).is_err());
+    }
+}
