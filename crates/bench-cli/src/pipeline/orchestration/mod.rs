@@ -2,7 +2,8 @@
 //! one trial merged into `OUT/result.json` (`phase_run`), the contract of a re-executed
 //! phase child ([`phase_child`]), the trial loop (`runner`), the interleaved order of an
 //! A/B run ([`schedule`], [`ab`]) and when it may stop sampling ([`auto_trials`]),
-//! merging shards ([`merge`]),
+//! merging shards ([`merge`]), the identifier each invocation gives its results
+//! (`invocation`),
 //! the circumstances each trial records ([`circumstances`]) and dropping page caches
 //! before a cold start (`caches_linux`).
 
@@ -10,6 +11,7 @@ pub mod ab;
 pub mod auto_trials;
 pub(crate) mod caches_linux;
 pub mod circumstances;
+pub(crate) mod invocation;
 pub mod merge;
 pub mod phase_child;
 pub(crate) mod phase_run;
