@@ -132,6 +132,7 @@ fn search(
 ) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
     let mut store = bench_cli::history::location::open_to_write(args.history.as_deref())
+        .map(super::history::told_upgrade)
         .map_err(super::drive::open_error)?;
     let facts = bench_proc::HostFacts::read().context("reading the host's facts (the testbed)")?;
     let testbed = Testbed::of_host(&facts).fingerprint();

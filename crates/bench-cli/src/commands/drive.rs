@@ -42,7 +42,9 @@ pub(super) fn open_error(error: OpenError) -> anyhow::Error {
 
 /// Adds `results` to the store at `store`: what `run` and `ab` do with `--history`.
 pub(super) fn add_after_run(store: &Path, results: &[PathBuf]) -> anyhow::Result<()> {
-    let mut store = Store::open(store, false).map_err(|error| open_error(error.into()))?;
+    let mut store = Store::open(store, false)
+        .map(super::history::told_upgrade)
+        .map_err(|error| open_error(error.into()))?;
     let added = ingest::add_files(&mut store, results, None, "main")?;
     say!(
         "clibench: history {}: {} result(s) added, {} already there",
@@ -61,7 +63,9 @@ pub(super) fn add_after_ab(
     out: &Path,
     sides: &[(&str, PathBuf)],
 ) -> anyhow::Result<()> {
-    let opened = Store::open(store, false).map_err(|error| open_error(error.into()))?;
+    let opened = Store::open(store, false)
+        .map(super::history::told_upgrade)
+        .map_err(|error| open_error(error.into()))?;
     let mut contexts = Vec::new();
     for (side, path) in sides {
         let record = ingest::record_of(path, None, "main")?;

@@ -162,12 +162,25 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 /// Opens the store to write, creating it.
 fn open_to_write(store: &StoreArg) -> anyhow::Result<Store> {
-    location::open_to_write(store.store.as_deref()).map_err(open_error)
+    location::open_to_write(store.store.as_deref())
+        .map_err(open_error)
+        .map(told_upgrade)
 }
 
 /// Opens an existing store to read.
 fn open_to_read(store: &StoreArg) -> anyhow::Result<Store> {
-    location::open_to_read(store.store.as_deref()).map_err(open_error)
+    location::open_to_read(store.store.as_deref())
+        .map_err(open_error)
+        .map(told_upgrade)
+}
+
+/// Says that opening `store` upgraded it from an older layout (only the open that did
+/// it knows, so it is said once).
+pub(super) fn told_upgrade(store: Store) -> Store {
+    if let Some(upgraded) = store.upgraded() {
+        say!("clibench: {}", upgraded.describe(store.path()));
+    }
+    store
 }
 
 fn add(args: AddArgs) -> anyhow::Result<ExitCode> {
