@@ -10,7 +10,7 @@ use crate::pipeline::{PlanSettings, SpecSource};
 use anyhow::Context;
 use bench_cli::history::bisect::{self, Bisection, Comparer, Measured, Outcome};
 use bench_cli::history::builds::{self, Build};
-use bench_cli::history::pooled::{Measure, Pooled, PooledError};
+use bench_cli::history::paired::{Measure, Paired, PairedError};
 use bench_cli::history::{BuildKey, Record, Testbed, ingest};
 use bench_core::compare::CompareOptions;
 use bench_core::units::format_seconds;
@@ -151,7 +151,7 @@ fn search(
     );
     let builds = measurer.builds.clone();
     let mut told = Told {
-        pooled: Pooled::new(&mut store, keys, metric, measurer),
+        paired: Paired::new(&mut store, keys, metric, measurer),
         builds: &builds,
         metric,
         step: 0,
@@ -163,7 +163,7 @@ fn search(
     };
     let found = match bisect::bisect(builds.len(), &settings, &mut told) {
         Ok(found) => found,
-        Err(PooledError::Measure(Failed(error))) => {
+        Err(PairedError::Measure(Failed(error))) => {
             if error.downcast_ref::<Interrupted>().is_some() {
                 return Ok(ExitCode::from(130));
             }
@@ -172,8 +172,8 @@ fn search(
         Err(error) => return Err(error.into()),
     };
     let cost = Cost {
-        measured: told.pooled.measured().len(),
-        runs: told.pooled.runs(),
+        measured: told.paired.measured().len(),
+        runs: told.paired.runs(),
         took: started.elapsed(),
     };
     Ok(tell(&found, &builds, (metric, noun), &cost))
@@ -269,14 +269,14 @@ impl Measure for Measurer {
 
 /// Says each comparison as the search makes it.
 struct Told<'a, 'b> {
-    pooled: Pooled<'a, Measurer>,
+    paired: Paired<'a, Measurer>,
     builds: &'b [Build],
     metric: Metric,
     step: usize,
 }
 
 impl Comparer for Told<'_, '_> {
-    type Error = PooledError<Failed>;
+    type Error = PairedError<Failed>;
 
     fn compare(&mut self, base: usize, head: usize, pairs: u32) -> Result<Measured, Self::Error> {
         self.step += 1;
@@ -286,7 +286,7 @@ impl Comparer for Told<'_, '_> {
             self.builds[base].label,
             self.builds[head].label,
         );
-        let measured = self.pooled.compare(base, head, pairs)?;
+        let measured = self.paired.compare(base, head, pairs)?;
         say!(
             "clibench bisect: step {}: {} {} from {} value(s) a side",
             self.step,

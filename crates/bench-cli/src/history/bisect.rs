@@ -9,8 +9,9 @@
 //! of the two steps decides; and it is undecided when neither is: an undecided comparison
 //! is run again with twice the pairs, up to a maximum, before the search gives up and
 //! says where. How two builds are compared is the caller's ([`Comparer`]: `clibench
-//! bisect` reads both builds' values from the history and runs `ab`'s interleaved pairs
-//! for what it lacks), so the search is tested without building anything.
+//! bisect` compares them within the runs that measured both, or through the good end,
+//! from the history, and runs `ab`'s interleaved pairs for what it lacks; see
+//! [`paired`](super::paired)), so the search is tested without building anything.
 
 use std::time::{Duration, Instant};
 
@@ -166,8 +167,8 @@ pub fn bisect<C: Comparer>(
             // (good values near 0) an outlier in that build's values made a bad middle
             // read ×5.8 against ends of ×54, short of halfway: the search went wrong.
             let from_good = run(0, middle, pairs, &mut comparisons)?;
-            // And against the bad end: from the history, its values are usually there
-            // already (the ends' comparison measured them).
+            // And against the bad end: read through the good end (the ends' run and the
+            // middle's), so it usually costs no measurement.
             let to_bad = run(middle, last, pairs, &mut comparisons)?;
             match side(&from_good, &to_bad, &ends) {
                 Side::Bad => bad = middle,

@@ -8,6 +8,7 @@
 //! a symbolic link, and with `trusted_schema` off, since a store may come from another
 //! machine.
 
+use super::links::RunValues;
 use super::record::{Record, RecordError, Testbed};
 use bench_core::Metric;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
@@ -512,34 +513,48 @@ impl Store {
             .map_err(self.sqlite())
     }
 
-    /// Every stored value of `metric` for one build: the records of `build.target` at
-    /// `build.revision` measured on testbed `build.testbed` (a fingerprint), whatever
-    /// their branch. Bisect pools them, so a build is never measured twice.
-    pub fn build_values(&self, build: &BuildKey, metric: Metric) -> Result<Vec<f64>, StoreError> {
+    /// Every stored value of `metric` for one build (the records of `build.target` at
+    /// `build.revision` measured on testbed `build.testbed`, whatever their branch), grouped
+    /// by the run that measured it (in the order the runs were added); values of an
+    /// unknown run are left out, since they were measured beside nothing known. Bisect
+    /// compares builds only within runs.
+    pub fn build_runs(
+        &self,
+        build: &BuildKey,
+        metric: Metric,
+    ) -> Result<Vec<RunValues>, StoreError> {
         let mut values = self
             .connection
             .prepare_cached(
-                "SELECT samples.value FROM samples JOIN results ON samples.result_id = results.id
+                "SELECT results.run, samples.value FROM samples
+                 JOIN results ON samples.result_id = results.id
                  WHERE results.target = ?1 AND results.revision = ?2 AND results.testbed = ?3
-                   AND samples.metric = ?4
+                   AND samples.metric = ?4 AND results.run IS NOT NULL
                  ORDER BY results.id, samples.trial",
             )
             .map_err(self.sqlite())?;
         let rows = values
             .query_map(
                 params![build.target, build.revision, build.testbed, metric.name()],
-                |row| row.get::<_, f64>(0),
+                |row| Ok((row.get::<_, String>(0)?, row.get::<_, f64>(1)?)),
             )
             .map_err(self.sqlite())?;
-        let mut found = Vec::new();
-        for value in rows {
-            let value = value.map_err(self.sqlite())?;
+        let mut runs: Vec<RunValues> = Vec::new();
+        for row in rows {
+            let (run, value) = row.map_err(self.sqlite())?;
             // The same limits a record read back passes (a store edited by hand).
-            if value.is_finite() && value >= 0.0 {
-                found.push(value);
+            if !value.is_finite() || value < 0.0 {
+                continue;
+            }
+            match runs.iter_mut().find(|known| known.run == run) {
+                Some(known) => known.values.push(value),
+                None => runs.push(RunValues {
+                    run,
+                    values: vec![value],
+                }),
             }
         }
-        Ok(found)
+        Ok(runs)
     }
 
     /// The id of the record with `record`'s content, when the store holds it.
