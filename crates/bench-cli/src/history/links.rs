@@ -5,8 +5,8 @@
 //! log-sd of about 0.06 for CPU time and 0.22 for wall time (docs/verdicts.md), larger
 //! than the changes bisect looks for, so values of two builds measured in different runs
 //! are never compared directly. A [`Link`] is the change from one build to another as
-//! measured *within* runs that measured both (Welch's test on the log values of each
-//! run's two sides, the runs combined); two builds no run measured together are compared
+//! measured *within* runs that measured both (each run's difference of mean log values,
+//! the runs combined, one spread pooled over them); two builds no run measured together are compared
 //! by [`chain`]ing links through a build both runs measured, their variances added.
 
 use bench_core::significance::{self, Welch};
@@ -33,9 +33,16 @@ pub struct Link {
     pub runs: u32,
 }
 
-/// The link from `base` to `head` over every run that measured both (at least two
-/// values a side): each run's own Welch test, the runs' differences averaged with
-/// weights by their pairs. `None` when no run measured both.
+/// The link from `base` to `head` over every run that measured both: each run's own
+/// difference of means (on logs when every value is positive), the runs combined with
+/// weights by their precision, and one spread pooled over every run's two sides (a
+/// blocked design: the run is the block, its offset cancels in its difference). `None`
+/// when no run measured both, or the runs leave no degree of freedom for the spread.
+///
+/// The spread is pooled rather than each run tested on its own: `ab` runs of a few pairs
+/// each would otherwise give each run's Welch test one or two degrees of freedom, and a
+/// t quantile of 12.7 at one (two builds 4 times apart read `+467% [-67%, +9495%]` from
+/// two runs of two pairs).
 pub fn direct(base: &[RunValues], head: &[RunValues]) -> Option<Link> {
     let shared: Vec<(&[f64], &[f64])> = base
         .iter()
@@ -44,37 +51,70 @@ pub fn direct(base: &[RunValues], head: &[RunValues]) -> Option<Link> {
                 .find(|h| h.run == b.run)
                 .map(|h| (b.values.as_slice(), h.values.as_slice()))
         })
-        .filter(|(b, h)| b.len() >= 2 && h.len() >= 2)
+        .filter(|(b, h)| !b.is_empty() && !h.is_empty())
         .collect();
     // One scale for every run, or their differences could not be added: logs only when
     // every value of every run is positive.
-    let logs = shared
+    let log_scale = shared
         .iter()
         .all(|(b, h)| b.iter().chain(h.iter()).all(|&v| v > 0.0));
-    let tests: Vec<(Welch, f64)> = shared
-        .iter()
-        .filter_map(|(b, h)| {
-            let test = if logs {
-                significance::welch(b, h)
-            } else {
-                significance::welch_difference(b, h)
-            }?;
-            Some((test, b.len().min(h.len()) as f64))
-        })
-        .collect();
-    let total: f64 = tests.iter().map(|(_, n)| n).sum();
-    if tests.is_empty() || total <= 0.0 {
+    let scale = |v: f64| if log_scale { v.ln() } else { v };
+    let (mut weight, mut weighted, mut weighted_base) = (0.0, 0.0, 0.0);
+    let (mut squares, mut df, mut pairs) = (0.0, 0.0, 0u32);
+    for (b, h) in &shared {
+        let (b, h): (Vec<f64>, Vec<f64>) = (
+            b.iter().map(|&v| scale(v)).collect(),
+            h.iter().map(|&v| scale(v)).collect(),
+        );
+        let (mean_b, mean_h) = (mean(&b), mean(&h));
+        // Precision of this run's difference, in units of the common variance.
+        let w = 1.0 / (1.0 / b.len() as f64 + 1.0 / h.len() as f64);
+        weight += w;
+        weighted += w * (mean_h - mean_b);
+        weighted_base += w * mean_b;
+        squares += b.iter().map(|v| (v - mean_b).powi(2)).sum::<f64>()
+            + h.iter().map(|v| (v - mean_h).powi(2)).sum::<f64>();
+        df += (b.len() + h.len()) as f64 - 2.0;
+        pairs += b.len().min(h.len()) as u32;
+    }
+    if shared.is_empty() || df < 1.0 || weight <= 0.0 {
         return None;
     }
-    // Weights by pairs rather than by inverse variance: a run whose values happen to
-    // agree closely (or exactly) must not take the whole weight.
-    let parts: Vec<(f64, Welch)> = tests.iter().map(|&(test, n)| (n / total, test)).collect();
-    let test = combine(&parts)?;
+    let difference = weighted / weight;
+    let standard_error = (squares / df / weight).sqrt();
+    if !difference.is_finite() || !standard_error.is_finite() {
+        return None;
+    }
     Some(Link {
-        test,
-        pairs: total as u32,
-        runs: tests.len() as u32,
+        test: Welch {
+            log_scale,
+            difference,
+            standard_error,
+            df,
+            p_value: p_value(difference, standard_error, df),
+            base_mean: weighted_base / weight,
+            per_trial_variance: [squares / df, squares / df],
+            known_variance: 0.0,
+        },
+        pairs,
+        runs: shared.len() as u32,
     })
+}
+
+fn mean(values: &[f64]) -> f64 {
+    values.iter().sum::<f64>() / values.len() as f64
+}
+
+/// The two-sided p-value of "no change"; without spread the sides are equal (1) or
+/// certainly differ (0).
+fn p_value(difference: f64, standard_error: f64, df: f64) -> f64 {
+    if standard_error > 0.0 {
+        significance::t_two_sided(difference / standard_error, df)
+    } else if difference == 0.0 {
+        1.0
+    } else {
+        0.0
+    }
 }
 
 /// The link from `a` to `c` through `b`: `a` to `b`, then `b` to `c`, measured in
@@ -108,7 +148,8 @@ pub fn reversed(link: &Link) -> Link {
 }
 
 /// `Σ aᵢ·dᵢ` of independent tests, with variance `Σ aᵢ²·vᵢ` and Welch–Satterthwaite's
-/// degrees of freedom; the base mean is the weighted one.
+/// degrees of freedom; the base mean is the weighted one. (A chain's two links come from
+/// different runs, with spreads of their own, so theirs are not pooled.)
 fn combine(parts: &[(f64, Welch)]) -> Option<Welch> {
     let first = parts.first()?.1;
     let difference: f64 = parts.iter().map(|(a, t)| a * t.difference).sum();
@@ -135,13 +176,6 @@ fn combine(parts: &[(f64, Welch)]) -> Option<Welch> {
         first.base_mean
     };
     let standard_error = variance.sqrt();
-    let p_value = if standard_error > 0.0 {
-        significance::t_two_sided(difference / standard_error, df)
-    } else if difference == 0.0 {
-        1.0
-    } else {
-        0.0
-    };
     if !difference.is_finite() || !standard_error.is_finite() {
         return None;
     }
@@ -150,7 +184,7 @@ fn combine(parts: &[(f64, Welch)]) -> Option<Welch> {
         difference,
         standard_error,
         df,
-        p_value,
+        p_value: p_value(difference, standard_error, df),
         base_mean,
         per_trial_variance: [f64::NAN, f64::NAN],
         known_variance: 0.0,
@@ -183,12 +217,29 @@ mod tests {
     #[test]
     fn builds_of_different_runs_are_not_compared() {
         assert_eq!(direct(&[run("a", 1.0)], &[run("b", 1.07)]), None);
-        // One value a side is no comparison either.
-        let single = RunValues {
+        // One value a side leaves no spread to judge the difference by.
+        let single = |level: f64| RunValues {
             run: "a".into(),
-            values: vec![1.0],
+            values: vec![level],
         };
-        assert_eq!(direct(&[single], &[run("a", 1.07)]), None);
+        assert_eq!(direct(&[single(1.0)], &[single(1.07)]), None);
+    }
+
+    #[test]
+    fn runs_of_two_pairs_share_one_spread() {
+        // Two runs of two pairs each, 4 times apart, at a spread of about 10%: each run's
+        // own Welch test would have about one degree of freedom (a t quantile of 12.7).
+        let side = |name: &str, level: f64, a: f64, b: f64| RunValues {
+            run: name.into(),
+            values: vec![level * a, level * b],
+        };
+        let base = [side("a", 0.5, 0.9, 1.1), side("b", 0.8, 1.1, 0.9)];
+        let head = [side("a", 2.0, 1.1, 0.9), side("b", 3.2, 0.9, 1.1)];
+        let link = direct(&base, &head).unwrap();
+        assert_eq!(link.test.df, 4.0);
+        let (low, high) = link.test.interval(0.05);
+        assert!((link.test.estimate() - 4.0).abs() < 1e-9, "{link:?}");
+        assert!(low > 3.0 && high < 5.5, "{low} {high}");
     }
 
     #[test]
