@@ -40,10 +40,19 @@ pub(super) fn open_error(error: OpenError) -> anyhow::Error {
     }
 }
 
+/// Says that opening `store` upgraded it from an older layout (only the open that did
+/// it knows, so it is said once).
+pub(super) fn told_upgrade(store: Store) -> Store {
+    if let Some(upgraded) = store.upgraded() {
+        say!("clibench: {}", upgraded.describe(store.path()));
+    }
+    store
+}
+
 /// Adds `results` to the store at `store`: what `run` and `ab` do with `--history`.
 pub(super) fn add_after_run(store: &Path, results: &[PathBuf]) -> anyhow::Result<()> {
     let mut store = Store::open(store, false)
-        .map(super::history::told_upgrade)
+        .map(told_upgrade)
         .map_err(|error| open_error(error.into()))?;
     let added = ingest::add_files(&mut store, results, None, "main")?;
     say!(
@@ -64,7 +73,7 @@ pub(super) fn add_after_ab(
     sides: &[(&str, PathBuf)],
 ) -> anyhow::Result<()> {
     let opened = Store::open(store, false)
-        .map(super::history::told_upgrade)
+        .map(told_upgrade)
         .map_err(|error| open_error(error.into()))?;
     let mut contexts = Vec::new();
     for (side, path) in sides {

@@ -36,6 +36,68 @@ pub trait Comparer {
     fn compare(&mut self, base: usize, head: usize, pairs: u32) -> Result<Measured, Self::Error>;
 }
 
+/// What the search is doing, for a caller that tells a person (the library prints
+/// nothing).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Event {
+    /// Comparison number `step` (from 1) of `base` with `head`, asking for `pairs`.
+    Started {
+        /// The comparison's number, from 1.
+        step: usize,
+        /// The base build (index into the range).
+        base: usize,
+        /// The head build.
+        head: usize,
+        /// The pairs asked for.
+        pairs: u32,
+    },
+    /// What comparison `step` found.
+    Found {
+        /// The comparison's number.
+        step: usize,
+        /// The change and its interval.
+        measured: Measured,
+    },
+}
+
+/// A [`Comparer`] that tells `tell` each comparison before and after `inner` makes it.
+#[derive(Debug)]
+pub struct Narrated<C, F> {
+    /// The comparer that does the work.
+    pub inner: C,
+    tell: F,
+    step: usize,
+}
+
+impl<C: Comparer, F: FnMut(Event)> Narrated<C, F> {
+    /// `inner`, told to `tell`.
+    pub fn new(inner: C, tell: F) -> Narrated<C, F> {
+        Narrated {
+            inner,
+            tell,
+            step: 0,
+        }
+    }
+}
+
+impl<C: Comparer, F: FnMut(Event)> Comparer for Narrated<C, F> {
+    type Error = C::Error;
+
+    fn compare(&mut self, base: usize, head: usize, pairs: u32) -> Result<Measured, C::Error> {
+        self.step += 1;
+        let step = self.step;
+        (self.tell)(Event::Started {
+            step,
+            base,
+            head,
+            pairs,
+        });
+        let measured = self.inner.compare(base, head, pairs)?;
+        (self.tell)(Event::Found { step, measured });
+        Ok(measured)
+    }
+}
+
 /// How the search spends its effort.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Settings {
@@ -533,6 +595,31 @@ mod tests {
         );
         // The ends were given every chance: 5, 10 and 20 pairs.
         assert_eq!(found.comparisons.len(), 3);
+    }
+
+    #[test]
+    fn a_narrated_search_tells_each_comparison_before_and_after() {
+        let mut events = Vec::new();
+        let fake = Fake {
+            first_bad: 2,
+            step: 1.3,
+            spread: 0.05,
+            fuzzy: None,
+        };
+        let mut narrated = Narrated::new(fake, |event| events.push(event));
+        let found = bisect(4, &settings(), &mut narrated).unwrap();
+        assert!(matches!(found.outcome, Outcome::FirstBad { index: 2, .. }));
+        assert_eq!(events.len(), 2 * found.comparisons.len());
+        assert_eq!(
+            events[0],
+            Event::Started {
+                step: 1,
+                base: 0,
+                head: 3,
+                pairs: 5
+            }
+        );
+        assert!(matches!(events[1], Event::Found { step: 1, .. }));
     }
 
     #[test]
