@@ -51,8 +51,9 @@ pub struct Args {
     /// Pairs of a first comparison (each side's trials).
     #[arg(long, default_value_t = 5, value_name = "N", value_parser = super::trial_count)]
     trials: u32,
-    /// The most pairs an undecided comparison grows to, doubling.
-    #[arg(long, default_value_t = 20, value_name = "N", value_parser = super::trial_count)]
+    /// The most pairs an undecided comparison grows to, doubling (up to 1000: more than
+    /// 101 are measured in several runs, each paired within itself).
+    #[arg(long, default_value_t = 20, value_name = "N", value_parser = pair_count)]
     max_trials: u32,
     /// Start no comparison after this much time (`30m`, `2h`).
     #[arg(long, value_parser = parse_budget, value_name = "DURATION")]
@@ -68,6 +69,19 @@ pub struct Args {
     /// default store, see `clibench history --help`].
     #[arg(long, value_name = "PATH")]
     history: Option<PathBuf>,
+}
+
+/// The most pairs a comparison may grow to: pairs add up over runs, so past one
+/// result's 101 trials; bounded so that a typo cannot ask for days of measuring.
+fn pair_count(text: &str) -> Result<u32, String> {
+    const MOST: u32 = 1000;
+    let count: u32 = text
+        .parse()
+        .map_err(|_| format!("`{text}` is not a whole number"))?;
+    if count > MOST {
+        return Err(format!("{count} is above {MOST}"));
+    }
+    Ok(count)
 }
 
 fn parse_budget(text: &str) -> Result<Duration, String> {

@@ -9,7 +9,7 @@
 //! neither holds the pairs asked for, the caller's [`Measure`] runs the missing pairs of
 //! the two builds in one new run (interleaved, as `ab` does), and what it measured is
 //! added to the store before the comparison is read again. A build's raw values from
-//! different runs are never pooled: on pi, runs' own offsets (the good end's median
+//! different runs are never paired: on pi, runs' own offsets (the good end's median
 //! moved from 1.07 s to 1.39 s between runs) were larger than the 7% change, and pooling
 //! named the wrong release.
 
@@ -19,6 +19,10 @@ use super::record::Record;
 use super::store::{BuildKey, Store, StoreError};
 use bench_core::Metric;
 use std::collections::BTreeSet;
+
+/// The most pairs one `ab` run measures (a result numbers its trials 0 to 100): a
+/// comparison asked for more is measured in several runs, each paired within itself.
+pub const MAX_PAIRS_PER_RUN: u32 = bench_core::result::MAX_TRIAL + 1;
 
 /// Two-sided level of a comparison's interval: 95%, as `ab`'s.
 pub const LEVEL: f64 = 0.05;
@@ -165,10 +169,13 @@ where
     type Error = PairedError<M::Error>;
 
     fn compare(&mut self, base: usize, head: usize, pairs: u32) -> Result<Measured, Self::Error> {
-        let (mut best, direct_pairs) = self.best(base, head)?;
-        if best.is_none_or(|link| link.pairs < pairs) {
-            // Measured together, in one new run: the missing pairs of the direct link.
-            let missing = pairs.saturating_sub(direct_pairs).max(2);
+        let (mut best, mut direct_pairs) = self.best(base, head)?;
+        while best.is_none_or(|link| link.pairs < pairs) {
+            // Measured together, in one new run: the missing pairs of the direct link
+            // (more than a run holds take more runs, each paired within itself).
+            let missing = pairs
+                .saturating_sub(direct_pairs)
+                .clamp(2, MAX_PAIRS_PER_RUN);
             let records = self
                 .measure
                 .measure(base, head, missing)
@@ -190,6 +197,7 @@ where
                 });
             }
             best = again;
+            direct_pairs = direct_again;
         }
         let Some(link) = best else {
             return Err(PairedError::TooFew {
@@ -312,14 +320,14 @@ mod tests {
             let mut calls = Vec::new();
             for _ in 0..2 {
                 let fake = Fake::new(&revisions, 11, 1000 * named.len() as u64);
-                let mut pooled =
+                let mut paired =
                     Paired::new(&mut store, keys(&revisions, &fixed_testbed()), Metric::Cold, fake);
-                let found = bisect::bisect(16, &settings(), &mut pooled).unwrap();
+                let found = bisect::bisect(16, &settings(), &mut paired).unwrap();
                 let Outcome::FirstBad { index, .. } = found.outcome else {
                     panic!("{found:?}");
                 };
                 named.push(index);
-                calls.push(pooled.measurer().calls.clone());
+                calls.push(paired.measurer().calls.clone());
             }
             assert_eq!(named, [11, 11]);
             // The first measured the ends and each middle; the second nothing at all.
@@ -333,16 +341,19 @@ mod tests {
             let mut store = Store::open(&dir.path().join("h.sqlite"), false).unwrap();
             let revisions: Vec<String> = (0..3).map(|i| format!("rev{i}")).collect();
             let fake = Fake::new(&revisions, 2, 0);
-            let mut pooled =
+            let mut paired =
                 Paired::new(&mut store, keys(&revisions, &fixed_testbed()), Metric::Cold, fake);
-            pooled.compare(0, 1, 4).unwrap();
-            pooled.compare(0, 1, 4).unwrap();
-            let measured = pooled.compare(1, 2, 4).unwrap();
-            assert_eq!(pooled.measurer().calls, [(0, 1, 4), (1, 2, 4)]);
+            paired.compare(0, 1, 4).unwrap();
+            paired.compare(0, 1, 4).unwrap();
+            let measured = paired.compare(1, 2, 4).unwrap();
+            assert_eq!(paired.measurer().calls, [(0, 1, 4), (1, 2, 4)]);
             assert!(measured.low > 1.2, "{measured:?}");
             // More pairs asked of a known comparison measure only the missing ones.
-            pooled.compare(1, 2, 10).unwrap();
-            assert_eq!(pooled.measurer().calls[2], (1, 2, 6));
+            paired.compare(1, 2, 10).unwrap();
+            assert_eq!(paired.measurer().calls[2], (1, 2, 6));
+            // More than one run holds are measured in two.
+            paired.compare(1, 2, 160).unwrap();
+            assert_eq!(paired.measurer().calls[3..], [(1, 2, 101), (1, 2, 49)]);
         }
 
         #[test]
@@ -382,9 +393,9 @@ mod tests {
             let mut store = Store::open(&dir.path().join("h.sqlite"), false).unwrap();
             let revisions: Vec<String> = (0..2).map(|i| format!("rev{i}")).collect();
             let fake = Fake::new(&revisions, 1, 0);
-            let mut pooled =
+            let mut paired =
                 Paired::new(&mut store, keys(&revisions, "000000000000"), Metric::Cold, fake);
-            let error = pooled.compare(0, 1, 4).unwrap_err();
+            let error = paired.compare(0, 1, 4).unwrap_err();
             assert!(matches!(error, PairedError::NotStored { .. }), "{error}");
         }
     }
