@@ -1,19 +1,20 @@
 //! `clibench bisect`: the first commit between a good and a bad one that made a metric
-//! move, each step an `ab` comparison of two builds (the search is the history
-//! library's; this file lists the commits, runs the comparisons and prints).
+//! move, each step an `ab` comparison of two builds. The search, the comparisons within
+//! runs and every line it tells are the history library's; this file parses the flags,
+//! runs each step's `ab` (progress, Ctrl-C) and prints.
 
 use super::drive::{drive, spec_source};
 use crate::exit::{FAILURE, input_error};
-use crate::pipeline::orchestration::ab::{Ab, AbSettings, SIDES, compare_sides};
+use crate::pipeline::SpecSource;
+use crate::pipeline::orchestration::ab::{Ab, compare_sides};
 use crate::pipeline::orchestration::schedule::Order;
-use crate::pipeline::{PlanSettings, SpecSource};
 use anyhow::Context;
-use bench_cli::history::bisect::{self, Bisection, Comparer, Measured, Outcome};
+use bench_cli::history::bisect::{self, Event, Narrated};
+use bench_cli::history::bisect_text::{self as text, Cost};
 use bench_cli::history::builds::{self, Build};
-use bench_cli::history::pooled::{Measure, Pooled, PooledError};
-use bench_cli::history::{BuildKey, Record, Testbed, ingest};
+use bench_cli::history::paired::{Measure, Paired, PairedError};
+use bench_cli::history::{BuildKey, Record, Testbed, bisect_ab};
 use bench_core::compare::CompareOptions;
-use bench_core::units::format_seconds;
 use bench_core::{Metric, Phase};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -50,8 +51,9 @@ pub struct Args {
     /// Pairs of a first comparison (each side's trials).
     #[arg(long, default_value_t = 5, value_name = "N", value_parser = super::trial_count)]
     trials: u32,
-    /// The most pairs an undecided comparison grows to, doubling.
-    #[arg(long, default_value_t = 20, value_name = "N", value_parser = super::trial_count)]
+    /// The most pairs an undecided comparison grows to, doubling (up to 1000: more than
+    /// 101 are measured in several runs, each paired within itself).
+    #[arg(long, default_value_t = 20, value_name = "N", value_parser = pair_count)]
     max_trials: u32,
     /// Start no comparison after this much time (`30m`, `2h`).
     #[arg(long, value_parser = parse_budget, value_name = "DURATION")]
@@ -67,6 +69,19 @@ pub struct Args {
     /// default store, see `clibench history --help`].
     #[arg(long, value_name = "PATH")]
     history: Option<PathBuf>,
+}
+
+/// The most pairs a comparison may grow to: pairs add up over runs, so past one
+/// result's 101 trials; bounded so that a typo cannot ask for days of measuring.
+fn pair_count(text: &str) -> Result<u32, String> {
+    const MOST: u32 = 1000;
+    let count: u32 = text
+        .parse()
+        .map_err(|_| format!("`{text}` is not a whole number"))?;
+    if count > MOST {
+        return Err(format!("{count} is above {MOST}"));
+    }
+    Ok(count)
 }
 
 fn parse_budget(text: &str) -> Result<Duration, String> {
@@ -100,12 +115,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .map_or(0, |elapsed| elapsed.as_secs());
         PathBuf::from(format!("clibench-bisect-{now}"))
     });
-    say!(
-        "clibench bisect: {} {noun}s from {} to {}; following {metric}",
-        builds.len(),
-        builds[0].label,
-        builds[builds.len() - 1].label,
-    );
+    say!("{}", text::range_line(&builds, noun, metric));
     search(
         &args,
         &parsed.name,
@@ -116,22 +126,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             phases: builds::phases_for(metric),
             step: 0,
         },
-        metric,
-        noun,
+        (metric, noun),
     )
 }
 
-/// Searches the measurer's builds, each comparison read from the history store and
-/// measured only where the store lacks it; prints the outcome.
+/// Searches the measurer's builds, each comparison read from the history store within
+/// runs and measured only where the store lacks it; prints the outcome.
 fn search(
     args: &Args,
     target: &str,
     measurer: Measurer,
-    metric: Metric,
-    noun: &str,
+    (metric, noun): (Metric, &str),
 ) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
     let mut store = bench_cli::history::location::open_to_write(args.history.as_deref())
+        .map(super::drive::told_upgrade)
         .map_err(super::drive::open_error)?;
     let facts = bench_proc::HostFacts::read().context("reading the host's facts (the testbed)")?;
     let testbed = Testbed::of_host(&facts).fingerprint();
@@ -144,25 +153,31 @@ fn search(
             testbed: testbed.clone(),
         })
         .collect();
-    say!(
-        "clibench bisect: measurements of these builds on this testbed ({testbed}) in {} are used, and what is measured is added to it",
-        store.path().display()
-    );
+    say!("{}", text::store_line(&testbed, store.path()));
     let builds = measurer.builds.clone();
-    let mut told = Told {
-        pooled: Pooled::new(&mut store, keys, metric, measurer),
-        builds: &builds,
-        metric,
-        step: 0,
+    let tell = |event: Event| match event {
+        Event::Started {
+            step,
+            base,
+            head,
+            pairs,
+        } => say!(
+            "{}",
+            text::step_started_line(step, &builds, (base, head), pairs)
+        ),
+        Event::Found { step, measured } => {
+            say!("{}", text::step_found_line(step, metric, &measured));
+        }
     };
+    let mut comparer = Narrated::new(Paired::new(&mut store, keys, metric, measurer), tell);
     let settings = bisect::Settings {
         pairs: args.trials,
         max_pairs: args.max_trials.max(args.trials),
         budget: args.budget,
     };
-    let found = match bisect::bisect(builds.len(), &settings, &mut told) {
+    let found = match bisect::bisect(builds.len(), &settings, &mut comparer) {
         Ok(found) => found,
-        Err(PooledError::Measure(Failed(error))) => {
+        Err(PairedError::Measure(Failed(error))) => {
             if error.downcast_ref::<Interrupted>().is_some() {
                 return Ok(ExitCode::from(130));
             }
@@ -171,11 +186,19 @@ fn search(
         Err(error) => return Err(error.into()),
     };
     let cost = Cost {
-        measured: told.pooled.measured().len(),
-        runs: told.pooled.runs(),
+        measured: comparer.inner.measured().len(),
+        runs: comparer.inner.runs(),
         took: started.elapsed(),
     };
-    Ok(tell(&found, &builds, (metric, noun), &cost))
+    outln!(
+        "{}",
+        text::outcome_line(&found, &builds, (metric, noun), &cost)
+    );
+    Ok(if text::named_first_bad(&found) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(FAILURE)
+    })
 }
 
 /// Measures two builds of the range with an `ab` run of interleaved pairs, each run
@@ -217,44 +240,22 @@ impl std::error::Error for Failed {
 impl Measurer {
     fn run_ab(&mut self, base: usize, head: usize, pairs: u32) -> anyhow::Result<Vec<Record>> {
         self.step += 1;
-        let (base_build, head_build) = (&self.builds[base], &self.builds[head]);
-        let out = self.out.join(format!(
-            "{:02}-{}-{}-{pairs}",
-            self.step, base_build.label, head_build.label
-        ));
-        say!(
-            "clibench bisect: measuring {} (#{base}) and {} (#{head}), {pairs} pairs, in {}",
-            base_build.label,
-            head_build.label,
-            out.display()
-        );
-        let ab = Ab::new(AbSettings {
-            spec: self.spec.clone(),
-            out: out.clone(),
-            base: vec![base_build.set.parse::<crate::spec::Override>()?],
-            head: vec![head_build.set.parse::<crate::spec::Override>()?],
-            plan: PlanSettings {
-                trials: pairs,
-                phases: Some(self.phases.clone()),
-                ..PlanSettings::default()
-            },
-            order: Order::Abba,
-            tight: None,
-            duet: false,
-            auto: None,
-        })?;
+        let sides = (base, head);
+        let out = text::step_folder(&self.out, self.step, &self.builds, sides, pairs);
+        say!("{}", text::measuring_line(&self.builds, sides, pairs, &out));
+        let ab = Ab::new(bisect_ab::settings(
+            &self.spec,
+            &out,
+            (&self.builds[base], &self.builds[head]),
+            pairs,
+            &self.phases,
+        )?)?;
         if drive("bisect", |execution| ab.runner(execution), &out)?.is_none() {
             return Err(anyhow::Error::msg("interrupted").context(Interrupted));
         }
         // ab's own report of the pair, for whoever looks in the folder.
         compare_sides(&out, (Order::Abba, None), &CompareOptions::default(), None)?;
-        SIDES
-            .iter()
-            .map(|side| {
-                ingest::record_of(&out.join(side).join("result.json"), None, "main")
-                    .map_err(anyhow::Error::new)
-            })
-            .collect()
+        Ok(bisect_ab::records(&out)?)
     }
 }
 
@@ -263,113 +264,5 @@ impl Measure for Measurer {
 
     fn measure(&mut self, base: usize, head: usize, pairs: u32) -> Result<Vec<Record>, Failed> {
         self.run_ab(base, head, pairs).map_err(Failed)
-    }
-}
-
-/// Says each comparison as the search makes it.
-struct Told<'a, 'b> {
-    pooled: Pooled<'a, Measurer>,
-    builds: &'b [Build],
-    metric: Metric,
-    step: usize,
-}
-
-impl Comparer for Told<'_, '_> {
-    type Error = PooledError<Failed>;
-
-    fn compare(&mut self, base: usize, head: usize, pairs: u32) -> Result<Measured, Self::Error> {
-        self.step += 1;
-        say!(
-            "clibench bisect: step {}: {} (#{base}) vs {} (#{head}), at least {pairs} values a side",
-            self.step,
-            self.builds[base].label,
-            self.builds[head].label,
-        );
-        let measured = self.pooled.compare(base, head, pairs)?;
-        say!(
-            "clibench bisect: step {}: {} {} from {} value(s) a side",
-            self.step,
-            self.metric,
-            percent(&measured),
-            measured.pairs
-        );
-        Ok(measured)
-    }
-}
-
-fn percent(m: &Measured) -> String {
-    format!(
-        "{:+.1}% [{:+.1}%, {:+.1}%]",
-        (m.ratio - 1.0) * 100.0,
-        (m.low - 1.0) * 100.0,
-        (m.high - 1.0) * 100.0
-    )
-}
-
-/// What a bisection cost.
-struct Cost {
-    /// Builds measured by this bisection (the others came from the history).
-    measured: usize,
-    /// `ab` runs made.
-    runs: usize,
-    took: Duration,
-}
-
-/// Prints how the bisection ended and turns it into an exit code: 0 when it named the
-/// first bad build, 1 when it could not decide or found no change.
-fn tell(
-    found: &Bisection,
-    builds: &[Build],
-    (metric, noun): (Metric, &str),
-    cost: &Cost,
-) -> ExitCode {
-    let mut compared: Vec<usize> = found
-        .comparisons
-        .iter()
-        .flat_map(|&(base, head, _)| [base, head])
-        .collect();
-    compared.sort_unstable();
-    compared.dedup();
-    let cost = format!(
-        "{} comparison(s) of {} build(s), {} build(s) measured in {} run(s), the rest from the history; {}",
-        found.comparisons.len(),
-        compared.len(),
-        cost.measured,
-        cost.runs,
-        format_seconds(cost.took.as_secs_f64())
-    );
-    let ends = || (&builds[0].label, &builds[builds.len() - 1].label);
-    match &found.outcome {
-        Outcome::FirstBad { index, measured } => {
-            outln!(
-                "first bad {noun}: {} (#{index}); {metric} {} against {} (#{}); {cost}",
-                builds[*index].name,
-                percent(measured),
-                builds[index - 1].name,
-                index - 1
-            );
-            ExitCode::SUCCESS
-        }
-        Outcome::NoChange { measured } => {
-            let (good, bad) = ends();
-            outln!(
-                "no change: {metric} {} from {good} to {bad} with {} value(s) a side; {cost}",
-                percent(measured),
-                measured.pairs
-            );
-            ExitCode::from(FAILURE)
-        }
-        Outcome::Undecided { good, bad, at } => {
-            let place = at.map_or_else(
-                || "the budget ran out".to_owned(),
-                |at| format!("{} (#{at}) stayed undecided", builds[at].label),
-            );
-            outln!(
-                "could not decide: the change is after {} (#{good}) and at or before {} (#{bad}); {place}; {cost}",
-                builds[*good].label,
-                builds[*bad].label,
-            );
-            ExitCode::from(FAILURE)
-        }
     }
 }

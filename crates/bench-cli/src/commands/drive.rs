@@ -39,10 +39,20 @@ pub(super) fn open_error(error: OpenError) -> anyhow::Error {
     }
 }
 
+/// Says that opening `store` upgraded it from an older layout (only the open that did
+/// it knows, so it is said once).
+pub(super) fn told_upgrade(store: bench_cli::history::Store) -> bench_cli::history::Store {
+    if let Some(upgraded) = store.upgraded() {
+        say!("clibench: {}", upgraded.describe(store.path()));
+    }
+    store
+}
+
 /// Adds `results` to the store at `store`: what `run` does with `--history`.
 pub(super) fn add_after_run(store: &Path, results: &[PathBuf]) -> anyhow::Result<()> {
-    let line = history_add::add_after_run(store, results).map_err(history_error)?;
-    say!("{line}");
+    for line in history_add::add_after_run(store, results).map_err(history_error)? {
+        say!("{line}");
+    }
     Ok(())
 }
 

@@ -1,11 +1,13 @@
 //! `clibench history`: keep every result in one SQLite file and read it back as series,
-//! with change points; `check` judges a new result against its recent series.
+//! with change points; `check` judges a new result against its recent series. What each
+//! subcommand computes and says is the history library's ([`told`], [`render`]); this
+//! file parses the flags, calls it and prints.
 
-use super::drive::open_error;
+use super::drive::{open_error, told_upgrade};
 use crate::exit::{FAILURE, input_error};
-use bench_cli::history::changepoint::{self, change_points};
-use bench_cli::history::check::{self, Outcome};
-use bench_cli::history::{Filter, Store, bmf, ingest, location, page, render, series};
+use bench_cli::history::check;
+use bench_cli::history::told::{self, Shown};
+use bench_cli::history::{Filter, Store, bmf, ingest, location, page, render};
 use bench_core::Metric;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -162,12 +164,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 /// Opens the store to write, creating it.
 fn open_to_write(store: &StoreArg) -> anyhow::Result<Store> {
-    location::open_to_write(store.store.as_deref()).map_err(open_error)
+    location::open_to_write(store.store.as_deref())
+        .map(told_upgrade)
+        .map_err(open_error)
 }
 
 /// Opens an existing store to read.
 fn open_to_read(store: &StoreArg) -> anyhow::Result<Store> {
-    location::open_to_read(store.store.as_deref()).map_err(open_error)
+    location::open_to_read(store.store.as_deref())
+        .map(told_upgrade)
+        .map_err(open_error)
 }
 
 fn add(args: AddArgs) -> anyhow::Result<ExitCode> {
@@ -182,13 +188,7 @@ fn add(args: AddArgs) -> anyhow::Result<ExitCode> {
         ingest::IngestError::Store(_) => anyhow::Error::new(error),
         other => input_error(bench_core::error_chain(&other)),
     })?;
-    say!(
-        "clibench history: {} result(s) added, {} already there; {} in {}",
-        added.added,
-        added.already,
-        store.count()?,
-        store.path().display()
-    );
+    say!("{}", told::added_line(added, store.count()?, store.path()));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -198,12 +198,7 @@ fn import(args: ImportArgs) -> anyhow::Result<ExitCode> {
         let added = store.import(other).map_err(|error| {
             open_error(error.into()).context(format!("failed to import {}", other.display()))
         })?;
-        say!(
-            "clibench history: {}: {} result(s) added, {} already there",
-            other.display(),
-            added.added,
-            added.already
-        );
+        say!("{}", told::imported_line(other, added));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -228,18 +223,9 @@ fn show(args: ShowArgs) -> anyhow::Result<ExitCode> {
     let metric = parse_metric(&args.metric)?;
     let store = open_to_read(&args.select.store)?;
     let stored = store.records(&filter(&args.select))?;
-    let all = series::series(&stored, metric);
-    if all.is_empty() {
-        say!("clibench history: no {metric} values stored for this choice");
-        return Ok(ExitCode::SUCCESS);
-    }
-    let settings = changepoint::Settings::default();
-    for (index, one) in all.iter().enumerate() {
-        let changes = change_points(&one.medians(), &settings);
-        if index > 0 {
-            outln!("");
-        }
-        out!("{}", render::series_text(one, &changes, args.rows));
+    match told::show(&stored, metric, args.rows) {
+        Shown::Nothing(line) => say!("{line}"),
+        Shown::Series(text) => out!("{text}"),
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -248,48 +234,26 @@ fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
     let store = open_to_read(&args.select.store)?;
     let stored = store.records(&filter(&args.select))?;
     let metrics: Vec<Metric> = if args.metrics.is_empty() {
-        let mut present: Vec<Metric> = stored
-            .iter()
-            .flat_map(|row| row.record.samples.keys().copied())
-            .collect();
-        present.sort();
-        present.dedup();
-        present
+        told::present_metrics(&stored)
     } else {
         args.metrics
             .iter()
             .map(|name| parse_metric(name))
             .collect::<anyhow::Result<_>>()?
     };
-    let settings = changepoint::Settings::default();
-    let with_changes: Vec<_> = metrics
-        .iter()
-        .flat_map(|&metric| series::series(&stored, metric))
-        .map(|one| {
-            let changes = change_points(&one.medians(), &settings);
-            (one, changes)
-        })
-        .collect();
+    let with_changes = told::with_changes(&stored, &metrics);
     let PageFormat::Html = args.format;
     let html = page::html(&with_changes)?;
     match &args.out {
         Some(path) => {
             bench_core::io::write_atomic(path, html.as_bytes())?;
-            say!(
-                "clibench history: {} series, wrote {}",
-                with_changes.len(),
-                path.display()
-            );
+            say!("{}", told::page_line(with_changes.len(), path));
         }
         None => out!("{html}"),
     }
     if let Some(path) = &args.export_bmf {
         bench_core::io::write_atomic(path, bmf::export(&stored).as_bytes())?;
-        say!(
-            "clibench history: {} result(s) in Bencher Metric Format, wrote {}",
-            stored.len(),
-            path.display()
-        );
+        say!("{}", told::bmf_line(stored.len(), path));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -317,24 +281,11 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         })
         .collect::<anyhow::Result<Vec<Metric>>>()?;
     let checks = check::check(&record, own, &stored, &only, &settings);
-    say!(
-        "clibench history check: {} ({}) on testbed {} against branch {}",
-        record.target,
-        record.label(),
-        record.testbed.fingerprint(),
-        record.branch
-    );
+    say!("{}", told::check_heading(&record));
     out!("{}", render::check_text(&checks));
-    let regressed: Vec<String> = checks
-        .iter()
-        .filter(|c| c.outcome == Outcome::Regressed)
-        .map(|c| format!("{} ({:+.1}%)", c.metric, c.change * 100.0))
-        .collect();
+    let regressed = told::regressed(&checks);
     if args.fail_on_regression && !regressed.is_empty() {
-        say!(
-            "error: regressed against the history: {}",
-            regressed.join(", ")
-        );
+        say!("{}", told::regressed_line(&regressed));
         return Ok(ExitCode::from(FAILURE));
     }
     Ok(ExitCode::SUCCESS)

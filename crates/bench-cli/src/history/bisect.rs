@@ -9,8 +9,9 @@
 //! of the two steps decides; and it is undecided when neither is: an undecided comparison
 //! is run again with twice the pairs, up to a maximum, before the search gives up and
 //! says where. How two builds are compared is the caller's ([`Comparer`]: `clibench
-//! bisect` reads both builds' values from the history and runs `ab`'s interleaved pairs
-//! for what it lacks), so the search is tested without building anything.
+//! bisect` compares them within the runs that measured both, or through the good end,
+//! from the history, and runs `ab`'s interleaved pairs for what it lacks; see
+//! [`paired`](super::paired)), so the search is tested without building anything.
 
 use std::time::{Duration, Instant};
 
@@ -33,6 +34,68 @@ pub trait Comparer {
     type Error;
     /// Compares build `base` with build `head`.
     fn compare(&mut self, base: usize, head: usize, pairs: u32) -> Result<Measured, Self::Error>;
+}
+
+/// What the search is doing, for a caller that tells a person (the library prints
+/// nothing).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Event {
+    /// Comparison number `step` (from 1) of `base` with `head`, asking for `pairs`.
+    Started {
+        /// The comparison's number, from 1.
+        step: usize,
+        /// The base build (index into the range).
+        base: usize,
+        /// The head build.
+        head: usize,
+        /// The pairs asked for.
+        pairs: u32,
+    },
+    /// What comparison `step` found.
+    Found {
+        /// The comparison's number.
+        step: usize,
+        /// The change and its interval.
+        measured: Measured,
+    },
+}
+
+/// A [`Comparer`] that tells `tell` each comparison before and after `inner` makes it.
+#[derive(Debug)]
+pub struct Narrated<C, F> {
+    /// The comparer that does the work.
+    pub inner: C,
+    tell: F,
+    step: usize,
+}
+
+impl<C: Comparer, F: FnMut(Event)> Narrated<C, F> {
+    /// `inner`, told to `tell`.
+    pub fn new(inner: C, tell: F) -> Narrated<C, F> {
+        Narrated {
+            inner,
+            tell,
+            step: 0,
+        }
+    }
+}
+
+impl<C: Comparer, F: FnMut(Event)> Comparer for Narrated<C, F> {
+    type Error = C::Error;
+
+    fn compare(&mut self, base: usize, head: usize, pairs: u32) -> Result<Measured, C::Error> {
+        self.step += 1;
+        let step = self.step;
+        (self.tell)(Event::Started {
+            step,
+            base,
+            head,
+            pairs,
+        });
+        let measured = self.inner.compare(base, head, pairs)?;
+        (self.tell)(Event::Found { step, measured });
+        Ok(measured)
+    }
 }
 
 /// How the search spends its effort.
@@ -166,8 +229,8 @@ pub fn bisect<C: Comparer>(
             // (good values near 0) an outlier in that build's values made a bad middle
             // read ×5.8 against ends of ×54, short of halfway: the search went wrong.
             let from_good = run(0, middle, pairs, &mut comparisons)?;
-            // And against the bad end: from the history, its values are usually there
-            // already (the ends' comparison measured them).
+            // And against the bad end: read through the good end (the ends' run and the
+            // middle's), so it usually costs no measurement.
             let to_bad = run(middle, last, pairs, &mut comparisons)?;
             match side(&from_good, &to_bad, &ends) {
                 Side::Bad => bad = middle,
@@ -532,6 +595,31 @@ mod tests {
         );
         // The ends were given every chance: 5, 10 and 20 pairs.
         assert_eq!(found.comparisons.len(), 3);
+    }
+
+    #[test]
+    fn a_narrated_search_tells_each_comparison_before_and_after() {
+        let mut events = Vec::new();
+        let fake = Fake {
+            first_bad: 2,
+            step: 1.3,
+            spread: 0.05,
+            fuzzy: None,
+        };
+        let mut narrated = Narrated::new(fake, |event| events.push(event));
+        let found = bisect(4, &settings(), &mut narrated).unwrap();
+        assert!(matches!(found.outcome, Outcome::FirstBad { index: 2, .. }));
+        assert_eq!(events.len(), 2 * found.comparisons.len());
+        assert_eq!(
+            events[0],
+            Event::Started {
+                step: 1,
+                base: 0,
+                head: 3,
+                pairs: 5
+            }
+        );
+        assert!(matches!(events[1], Event::Found { step: 1, .. }));
     }
 
     #[test]

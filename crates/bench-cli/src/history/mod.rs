@@ -9,13 +9,18 @@
 //! - [`check`]: is a new result a change against the recent series?
 //! - [`context`]: a build just measured against its own earlier values (`ab --history`).
 //! - [`bisect`]: the search for the first build whose metric moved; [`git`]: the
-//!   commits it searches; [`pooled`]: its comparisons from the store, measuring only
-//!   what the store lacks; [`versions`]: the published versions it searches.
+//!   commits it searches; [`paired`]: its comparisons from the store, within runs only,
+//!   measuring only what the store lacks; [`links`]: within-run ratios and their chains;
+//!   [`versions`]: the published versions it searches; [`bisect_ab`]: a step as an
+//!   `ab` run; [`bisect_text`]: what `clibench bisect` tells a person.
 //! - [`render`]: the terminal table and sparkline; [`page`]: the HTML page;
 //!   [`bmf`]: Bencher Metric Format.
-//! - [`location`]: where the store is when no `--store` is given.
+//! - [`location`]: where the store is when no `--store` is given; [`told`]: what
+//!   `clibench history` tells a person.
 
 pub mod bisect;
+pub mod bisect_ab;
+pub mod bisect_text;
 pub mod bmf;
 pub mod builds;
 pub mod changepoint;
@@ -23,13 +28,15 @@ pub mod check;
 pub mod context;
 pub mod git;
 pub mod ingest;
+pub mod links;
 pub mod location;
 pub mod page;
-pub mod pooled;
+pub mod paired;
 pub mod record;
 pub mod render;
 pub mod series;
 pub mod store;
+pub mod told;
 pub mod versions;
 
 pub use record::{Record, RecordError, Testbed};

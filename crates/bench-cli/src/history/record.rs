@@ -84,6 +84,11 @@ pub struct Record {
     pub load_average: Option<f64>,
     /// When the first trial started, milliseconds since the Unix epoch: the series' order.
     pub started_unix_ms: Option<u64>,
+    /// The invocation (`clibench run` or `ab`) that measured it
+    /// (`request.invocation_id`): records of one run were measured side by side, so
+    /// their ratio is free of the offset each run has. `None`: unknown (a result or a
+    /// store written before runs were recorded).
+    pub run: Option<String>,
     /// Each metric's successful samples as (trial, value in the metric's base unit).
     pub samples: BTreeMap<Metric, Vec<(u32, f64)>>,
 }
@@ -151,6 +156,7 @@ impl Record {
             testbed: Testbed::of(result),
             load_average: first.and_then(|t| t.load_average).map(|load| load[0]),
             started_unix_ms: first.and_then(|t| t.started_unix_ms),
+            run: result.request.invocation_id.clone(),
             samples,
         };
         record.validate()?;
@@ -164,6 +170,7 @@ impl Record {
             ("branch", Some(&self.branch)),
             ("revision", Some(&self.revision)),
             ("version", self.version.as_ref()),
+            ("run", self.run.as_ref()),
             ("testbed cpu", Some(&self.testbed.cpu)),
             ("testbed kernel", Some(&self.testbed.kernel)),
         ];
@@ -221,6 +228,10 @@ impl Record {
             testbed: &'a Testbed,
             load_average: Option<f64>,
             started_unix_ms: Option<u64>,
+            // Left out when unknown, so a record stored before runs were recorded keeps
+            // the hash it had.
+            #[serde(skip_serializing_if = "Option::is_none")]
+            run: Option<&'a str>,
             samples: &'a BTreeMap<Metric, Vec<(u32, f64)>>,
         }
         let measured = Measured {
@@ -230,6 +241,7 @@ impl Record {
             testbed: &self.testbed,
             load_average: self.load_average,
             started_unix_ms: self.started_unix_ms,
+            run: self.run.as_deref(),
             samples: &self.samples,
         };
         // Invariant: every map key is a string or a unit enum, and validate() keeps
@@ -370,6 +382,23 @@ pub(crate) mod tests {
         assert_eq!(main.content_hash(), other.content_hash());
         let changed = Record::of(&result("demo", "abc", 1000, &[0.3, 0.11]), None, "main").unwrap();
         assert_ne!(main.content_hash(), changed.content_hash());
+    }
+
+    #[test]
+    fn a_record_keeps_its_run_and_an_unknown_run_keeps_the_hash_it_had() {
+        let mut paired = result("demo", "abc", 1000, &[0.3]);
+        let unknown = Record::of(&paired, None, "main").unwrap();
+        assert_eq!(unknown.run, None);
+        // The hash a record without a run had before runs were recorded (the SHA-256 of
+        // the same JSON without a run field, computed apart).
+        assert_eq!(
+            unknown.content_hash(),
+            "62154a7d80a3e59a1b3eac937a31d6acd0ce322354feb025639999f0567d4930"
+        );
+        paired.request.invocation_id = Some("0123456789abcdef".into());
+        let known = Record::of(&paired, None, "main").unwrap();
+        assert_eq!(known.run.as_deref(), Some("0123456789abcdef"));
+        assert_ne!(known.content_hash(), unknown.content_hash());
     }
 
     #[test]

@@ -3,9 +3,12 @@
 //! Every write is one `BEGIN IMMEDIATE` transaction and every connection waits up to
 //! [`BUSY_TIMEOUT`] for another's lock, so two processes adding at once both land.
 //! `PRAGMA user_version` says which layout a file has; a file from a newer clibench is
-//! refused rather than misread. Files are opened without following a symbolic link,
-//! and with `trusted_schema` off, since a store may come from another machine.
+//! refused rather than misread, and a file of an older layout is upgraded in place when
+//! opened to write ([`Store::upgraded`] says so, once). Files are opened without following
+//! a symbolic link, and with `trusted_schema` off, since a store may come from another
+//! machine.
 
+use super::links::RunValues;
 use super::record::{Record, RecordError, Testbed};
 use bench_core::Metric;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
@@ -13,8 +16,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// The store layout this clibench reads and writes (`PRAGMA user_version`).
-pub const STORE_VERSION: i64 = 1;
+/// The store layout this clibench reads and writes (`PRAGMA user_version`): 2 added each
+/// result's `run`, the invocation that measured it.
+pub const STORE_VERSION: i64 = 2;
 /// How long a connection waits for another process's lock before it gives up.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -33,7 +37,8 @@ CREATE TABLE results (
     kernel TEXT NOT NULL,
     load_average REAL,
     started_unix_ms INTEGER,
-    added_unix_ms INTEGER NOT NULL
+    added_unix_ms INTEGER NOT NULL,
+    run TEXT
 );
 CREATE INDEX results_series ON results (target, branch, testbed, started_unix_ms);
 CREATE TABLE samples (
@@ -96,6 +101,32 @@ pub enum StoreError {
     },
 }
 
+/// Layout 1 to 2: each result's invocation, unknown (NULL) for the results stored before.
+const UPGRADE_1_TO_2: &str = "ALTER TABLE results ADD COLUMN run TEXT;";
+
+/// An older store this clibench upgraded in place when it opened it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Upgraded {
+    /// The layout it had (`user_version`).
+    pub from: i64,
+    /// The results it held, whose run is now unknown.
+    pub results: u64,
+}
+
+impl Upgraded {
+    /// What the upgrade did, for a person: a line naming the store.
+    pub fn describe(&self, path: &Path) -> String {
+        format!(
+            "history store {} upgraded from layout {} to {STORE_VERSION}: its {} earlier \
+             result(s) were stored before runs were recorded (run unknown), so bisect \
+             compares them with no other build",
+            path.display(),
+            self.from,
+            self.results
+        )
+    }
+}
+
 /// A record as stored, with its row id (the order in which it was added).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Stored {
@@ -142,6 +173,10 @@ pub struct BuildKey {
 pub struct Store {
     path: PathBuf,
     connection: Connection,
+    /// The layout the file has (a read-only store may be older than [`STORE_VERSION`]).
+    layout: i64,
+    /// Set when this open upgraded the file.
+    upgraded: Option<Upgraded>,
 }
 
 impl Store {
@@ -173,7 +208,7 @@ impl Store {
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
             | OpenFlags::SQLITE_OPEN_NOFOLLOW
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let store = Store::connect(path, flags)?;
+        let mut store = Store::connect(path, flags)?;
         match store.user_version()? {
             0 => Err(StoreError::NotAStore {
                 path: path.to_path_buf(),
@@ -182,7 +217,11 @@ impl Store {
                 path: path.to_path_buf(),
                 found,
             }),
-            _ => Ok(store),
+            // An older layout is read as it is: nothing is written to a store to import.
+            found => {
+                store.layout = found;
+                Ok(store)
+            }
         }
     }
 
@@ -200,12 +239,20 @@ impl Store {
         Ok(Store {
             path: path.to_path_buf(),
             connection,
+            layout: STORE_VERSION,
+            upgraded: None,
         })
     }
 
     /// The store's file.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Whether opening the store upgraded it from an older layout (only the open that
+    /// did it says so, so a command tells it once).
+    pub fn upgraded(&self) -> Option<Upgraded> {
+        self.upgraded
     }
 
     fn sqlite(&self) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
@@ -251,6 +298,20 @@ impl Store {
             transaction
                 .execute_batch(&format!("PRAGMA user_version = {STORE_VERSION};"))
                 .map_err(sqlite)?;
+        } else if found == 1 {
+            // In the same immediate transaction as the check: two processes opening an
+            // old store at once upgrade it once.
+            let results: i64 = transaction
+                .query_row("SELECT count(*) FROM results", [], |row| row.get(0))
+                .map_err(sqlite)?;
+            transaction.execute_batch(UPGRADE_1_TO_2).map_err(sqlite)?;
+            transaction
+                .execute_batch(&format!("PRAGMA user_version = {STORE_VERSION};"))
+                .map_err(sqlite)?;
+            self.upgraded = Some(Upgraded {
+                from: found,
+                results: results.max(0) as u64,
+            });
         }
         transaction.commit().map_err(sqlite)
     }
@@ -276,8 +337,8 @@ impl Store {
                 .prepare_cached(
                     "INSERT OR IGNORE INTO results (content_sha256, target, branch, revision,
                      version, testbed, cpu, cores, memory_bytes, kernel, load_average,
-                     started_unix_ms, added_unix_ms)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                     started_unix_ms, added_unix_ms, run)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
                 )
                 .map_err(sqlite)?;
             let mut sample = transaction
@@ -302,6 +363,7 @@ impl Store {
                         record.load_average,
                         record.started_unix_ms.map(|ms| ms as i64),
                         added_unix_ms,
+                        record.run,
                     ])
                     .map_err(sqlite)?;
                 if inserted == 0 {
@@ -326,15 +388,17 @@ impl Store {
     /// The records matching `filter`, in series order: by the first trial's start, then
     /// by the order they were added.
     pub fn records(&self, filter: &Filter) -> Result<Vec<Stored>, StoreError> {
+        // A layout-1 store (read-only, to import) has no run column: its runs are unknown.
+        let run = if self.layout >= 2 { "run" } else { "NULL" };
         let mut results = self
             .connection
-            .prepare(
+            .prepare(&format!(
                 "SELECT id, target, branch, revision, version, cpu, cores, memory_bytes,
-                 kernel, load_average, started_unix_ms FROM results
+                 kernel, load_average, started_unix_ms, {run} FROM results
                  WHERE (?1 IS NULL OR target = ?1) AND (?2 IS NULL OR branch = ?2)
                    AND (?3 IS NULL OR testbed = ?3)
-                 ORDER BY started_unix_ms IS NULL, started_unix_ms, id",
-            )
+                 ORDER BY started_unix_ms IS NULL, started_unix_ms, id"
+            ))
             .map_err(self.sqlite())?;
         let rows = results
             .query_map(
@@ -357,6 +421,7 @@ impl Store {
                             started_unix_ms: row
                                 .get::<_, Option<i64>>(10)?
                                 .map(|ms| ms.max(0) as u64),
+                            run: row.get(11)?,
                             samples: BTreeMap::new(),
                         },
                     })
@@ -448,34 +513,48 @@ impl Store {
             .map_err(self.sqlite())
     }
 
-    /// Every stored value of `metric` for one build: the records of `build.target` at
-    /// `build.revision` measured on testbed `build.testbed` (a fingerprint), whatever
-    /// their branch. Bisect pools them, so a build is never measured twice.
-    pub fn build_values(&self, build: &BuildKey, metric: Metric) -> Result<Vec<f64>, StoreError> {
+    /// Every stored value of `metric` for one build (the records of `build.target` at
+    /// `build.revision` measured on testbed `build.testbed`, whatever their branch), grouped
+    /// by the run that measured it (in the order the runs were added); values of an
+    /// unknown run are left out, since they were measured beside nothing known. Bisect
+    /// compares builds only within runs.
+    pub fn build_runs(
+        &self,
+        build: &BuildKey,
+        metric: Metric,
+    ) -> Result<Vec<RunValues>, StoreError> {
         let mut values = self
             .connection
             .prepare_cached(
-                "SELECT samples.value FROM samples JOIN results ON samples.result_id = results.id
+                "SELECT results.run, samples.value FROM samples
+                 JOIN results ON samples.result_id = results.id
                  WHERE results.target = ?1 AND results.revision = ?2 AND results.testbed = ?3
-                   AND samples.metric = ?4
+                   AND samples.metric = ?4 AND results.run IS NOT NULL
                  ORDER BY results.id, samples.trial",
             )
             .map_err(self.sqlite())?;
         let rows = values
             .query_map(
                 params![build.target, build.revision, build.testbed, metric.name()],
-                |row| row.get::<_, f64>(0),
+                |row| Ok((row.get::<_, String>(0)?, row.get::<_, f64>(1)?)),
             )
             .map_err(self.sqlite())?;
-        let mut found = Vec::new();
-        for value in rows {
-            let value = value.map_err(self.sqlite())?;
+        let mut runs: Vec<RunValues> = Vec::new();
+        for row in rows {
+            let (run, value) = row.map_err(self.sqlite())?;
             // The same limits a record read back passes (a store edited by hand).
-            if value.is_finite() && value >= 0.0 {
-                found.push(value);
+            if !value.is_finite() || value < 0.0 {
+                continue;
+            }
+            match runs.iter_mut().find(|known| known.run == run) {
+                Some(known) => known.values.push(value),
+                None => runs.push(RunValues {
+                    run,
+                    values: vec![value],
+                }),
             }
         }
-        Ok(found)
+        Ok(runs)
     }
 
     /// The id of the record with `record`'s content, when the store holds it.
@@ -551,14 +630,64 @@ mod tests {
             drop(Store::open(&path, false).unwrap());
             Connection::open(&path)
                 .unwrap()
-                .execute_batch("PRAGMA user_version = 2;")
+                .execute_batch("PRAGMA user_version = 3;")
                 .unwrap();
             let error = Store::open(&path, false).unwrap_err();
             assert!(
-                matches!(error, StoreError::Newer { found: 2, .. }),
+                matches!(error, StoreError::Newer { found: 3, .. }),
                 "{error}"
             );
             assert!(error.to_string().contains("written by a newer clibench"));
+        }
+
+        #[test]
+        fn a_layout_1_store_is_upgraded_in_place_once_with_its_runs_unknown() {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("h.sqlite");
+            // A store as clibench wrote it before runs were recorded.
+            let old = Connection::open(&path).unwrap();
+            old.execute_batch(&SCHEMA.replace(",\n    run TEXT", "")).unwrap();
+            old.execute_batch("PRAGMA user_version = 1;").unwrap();
+            old.execute(
+                "INSERT INTO results (content_sha256, target, branch, revision, testbed, cpu,
+                 cores, memory_bytes, kernel, started_unix_ms, added_unix_ms)
+                 VALUES ('h', 'demo', 'main', 'abc', 't', 'cpu', 2, 1, 'k', 1, 1)",
+                [],
+            )
+            .unwrap();
+            old.execute(
+                "INSERT INTO samples (result_id, metric, trial, value) VALUES (1, 'cold', 0, 0.3)",
+                [],
+            )
+            .unwrap();
+            drop(old);
+            // Read-only (to import), it is read as it is and left alone.
+            let read = Store::open_read_only(&path).unwrap();
+            assert_eq!(read.records(&Filter::default()).unwrap()[0].record.run, None);
+            assert_eq!(read.upgraded(), None);
+            drop(read);
+            let mut store = Store::open(&path, false).unwrap();
+            assert_eq!(
+                store.upgraded(),
+                Some(Upgraded {
+                    from: 1,
+                    results: 1
+                })
+            );
+            assert_eq!(store.user_version().unwrap(), STORE_VERSION);
+            let mut paired = record("def", 2, &[0.4]);
+            paired.run = Some("0123456789abcdef".into());
+            store.add(&[paired]).unwrap();
+            let runs: Vec<Option<String>> = store
+                .records(&Filter::default())
+                .unwrap()
+                .into_iter()
+                .map(|stored| stored.record.run)
+                .collect();
+            assert_eq!(runs, [None, Some("0123456789abcdef".to_owned())]);
+            drop(store);
+            // Said once: the next open finds the current layout.
+            assert_eq!(Store::open(&path, false).unwrap().upgraded(), None);
         }
 
         #[test]

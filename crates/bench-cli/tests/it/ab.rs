@@ -121,6 +121,9 @@ fn ab_interleaves_the_sides_and_writes_both_results_and_the_comparison() {
     let head = load(&out.join("head/result.json"));
     assert_eq!(base.request.role, Role::Base);
     assert_eq!(head.request.role, Role::Candidate);
+    // Both sides carry the invocation's identifier: the history knows they were paired.
+    assert!(base.request.invocation_id.is_some());
+    assert_eq!(base.request.invocation_id, head.request.invocation_id);
     // Both sides built the same demo commit; only head carries the override.
     assert_eq!(base.request.sha, head.request.sha);
     assert!(!base.request.config.contains_key("overrides"));

@@ -193,6 +193,38 @@ fn import_merges_another_store_and_a_newer_store_is_refused() {
 }
 
 #[test]
+fn a_layout_1_store_is_upgraded_once_and_still_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("h.sqlite");
+    let mut add = clibench();
+    add.args(["history", "add"])
+        .args(stepped_series(dir.path()))
+        .arg("--store")
+        .arg(&store);
+    assert_eq!(run(&mut add).code, Some(0));
+    // Back to the layout of a store written before runs were recorded.
+    rusqlite::Connection::open(&store)
+        .unwrap()
+        .execute_batch("ALTER TABLE results DROP COLUMN run; PRAGMA user_version = 1;")
+        .unwrap();
+    let first = history(&store, &["show", "cold"]);
+    assert_eq!(first.code, Some(0), "{}", first.stderr);
+    assert!(
+        first.stderr.contains(
+            "upgraded from layout 1 to 2: its 20 earlier result(s) were stored before runs \
+             were recorded (run unknown)"
+        ),
+        "{}",
+        first.stderr
+    );
+    assert!(first.stdout.contains("20 point(s)"), "{}", first.stdout);
+    let again = history(&store, &["show", "cold"]);
+    assert_eq!(again.code, Some(0), "{}", again.stderr);
+    assert!(!again.stderr.contains("upgraded"), "{}", again.stderr);
+    assert_eq!(again.stdout, first.stdout);
+}
+
+#[test]
 fn an_unknown_metric_is_a_usage_error() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("h.sqlite");

@@ -62,6 +62,13 @@ pub struct Request {
     /// The CI run's attempt number, when there is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attempt: Option<u32>,
+    /// The `clibench run` or `ab` invocation that measured this result: a random
+    /// identifier, new for each invocation and shared by both sides of one `ab`, so
+    /// that results carrying the same one were measured side by side (paired) and their
+    /// ratio is free of the offset each run has of its own. Absent in results written
+    /// before it existed and in results merged from several invocations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invocation_id: Option<String>,
     /// Base or candidate.
     #[serde(default)]
     pub role: Role,

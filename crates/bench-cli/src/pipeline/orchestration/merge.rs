@@ -77,6 +77,14 @@ pub fn merge(results: &[ResultFile]) -> Result<ResultFile, MergeError> {
         }
     }
     let mut merged = ResultFile::new(first.request.clone());
+    // Shards measured in separate invocations share no offset: the merged result was not
+    // measured side by side with anything, so it keeps no invocation of its own.
+    if results
+        .iter()
+        .any(|result| result.request.invocation_id != first.request.invocation_id)
+    {
+        merged.request.invocation_id = None;
+    }
     let side = &mut merged.side;
     side.sha = first.side.sha.clone();
     side.processes = first.side.processes.clone();
@@ -224,6 +232,27 @@ mod tests {
         record(&mut result.side, Metric::Install, 0, Sample::Value(3.0));
         result.side.artifacts.insert("demo.tar.gz".into(), 1000);
         result
+    }
+
+    #[test]
+    fn shards_of_separate_invocations_merge_without_an_invocation() {
+        let mut one = result("abc", "host-a", &[(0, 0.3)]);
+        let mut two = result("abc", "host-b", &[(0, 0.4)]);
+        one.request.invocation_id = Some("1111".into());
+        two.request.invocation_id = Some("2222".into());
+        assert_eq!(
+            merge(&[one.clone(), two]).unwrap().request.invocation_id,
+            None
+        );
+        let same = one.clone();
+        assert_eq!(
+            merge(&[one, same])
+                .unwrap()
+                .request
+                .invocation_id
+                .as_deref(),
+            Some("1111")
+        );
     }
 
     #[test]

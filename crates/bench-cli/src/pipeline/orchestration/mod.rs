@@ -3,14 +3,16 @@
 //! phase child ([`phase_child`]), the trial loop (`runner`), the interleaved order of an
 //! A/B run ([`schedule`], [`ab`]) and when it may stop sampling ([`auto_trials`]),
 //! merging shards ([`merge`]), the lines a person watching a run reads ([`progress_text`]),
-//! the circumstances each trial records ([`circumstances`]), runtime, ui and session
-//! trials of both sides run at once (`trial_duet`) and dropping page caches
+//! the identifier each invocation gives its results (`invocation`), the circumstances each
+//! trial records ([`circumstances`]), runtime, ui and session trials of both sides run at
+//! once (`trial_duet`) and dropping page caches
 //! before a cold start (`caches_linux`).
 
 pub mod ab;
 pub mod auto_trials;
 pub(crate) mod caches_linux;
 pub mod circumstances;
+pub(crate) mod invocation;
 pub mod merge;
 pub mod phase_child;
 pub(crate) mod phase_run;

@@ -321,6 +321,8 @@ impl Runner {
         let mut facts = Vec::new();
         // Held until the run returns: no other clibench uses these folders meanwhile.
         let mut _locks = Vec::new();
+        // One identifier for the whole invocation: both sides of an `ab` carry it.
+        let invocation = crate::pipeline::orchestration::invocation::new_id()?;
         for plan in &self.plans {
             let out = crate::pipeline::out::run::open_for_run(&plan.out)?;
             if let Some(path) = &out.previous_result {
@@ -337,7 +339,14 @@ impl Runner {
                 settings.repository.as_deref(),
                 settings.commit.as_deref(),
             )?;
-            facts.push(SpecFacts::of(&loaded, &spec, &settings.overrides));
+            let mut plan_facts = SpecFacts::of(&loaded, &spec, &settings.overrides);
+            plan_facts.request.invocation_id = Some(invocation.clone());
+            crate::pipeline::orchestration::invocation::start_result(
+                &plan.out,
+                &plan_facts.request,
+                &invocation,
+            )?;
+            facts.push(plan_facts);
             specs.push(spec);
         }
         let outcome = self.run_steps(&specs, &facts, observer);

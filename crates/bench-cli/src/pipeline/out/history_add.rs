@@ -35,17 +35,29 @@ impl HistoryAddError {
     }
 }
 
-/// Adds `results` to the store at `store` (created when missing); returns the line that
-/// says how many were added.
-pub fn add_after_run(store: &Path, results: &[PathBuf]) -> Result<String, HistoryAddError> {
-    let mut store = Store::open(store, false).map_err(OpenError::from)?;
+/// Opens the store at `store` (created when missing), with the line that says it was
+/// upgraded from an older layout when this open did it (only the open that did it knows).
+fn open(store: &Path) -> Result<(Store, Option<String>), HistoryAddError> {
+    let store = Store::open(store, false).map_err(OpenError::from)?;
+    let told = store
+        .upgraded()
+        .map(|upgraded| format!("clibench: {}", upgraded.describe(store.path())));
+    Ok((store, told))
+}
+
+/// Adds `results` to the store at `store` (created when missing); returns the lines that
+/// say how many were added (after one that says the store was upgraded, if it was).
+pub fn add_after_run(store: &Path, results: &[PathBuf]) -> Result<Vec<String>, HistoryAddError> {
+    let (mut store, told) = open(store)?;
     let added = ingest::add_files(&mut store, results, None, "main")?;
-    Ok(format!(
+    let mut lines: Vec<String> = told.into_iter().collect();
+    lines.push(format!(
         "clibench: history {}: {} result(s) added, {} already there",
         store.path().display(),
         added.added,
         added.already
-    ))
+    ));
+    Ok(lines)
 }
 
 /// `ab --history`: each side against what the store already holds of its build on this
@@ -55,8 +67,8 @@ pub fn add_after_ab(
     out: &Path,
     sides: &[(&str, PathBuf)],
 ) -> Result<Vec<String>, HistoryAddError> {
-    let opened = Store::open(store, false).map_err(OpenError::from)?;
-    let mut lines = Vec::new();
+    let (opened, told) = open(store)?;
+    let mut lines: Vec<String> = told.into_iter().collect();
     let mut contexts = Vec::new();
     for (side, path) in sides {
         let record = ingest::record_of(path, None, "main")?;
@@ -72,6 +84,6 @@ pub fn add_after_ab(
     bench_core::io::write_atomic(&page, context::markdown(&contexts).as_bytes())
         .map_err(|source| HistoryAddError::Page { path: page, source })?;
     let paths: Vec<PathBuf> = sides.iter().map(|(_, path)| path.clone()).collect();
-    lines.push(add_after_run(store, &paths)?);
+    lines.extend(add_after_run(store, &paths)?);
     Ok(lines)
 }
