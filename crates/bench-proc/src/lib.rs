@@ -39,6 +39,7 @@ mod host_linux;
 mod identity;
 mod isolate_linux;
 mod keyrings_linux;
+mod kinds_linux;
 mod leader;
 mod login_defs;
 pub mod parse;
@@ -68,7 +69,7 @@ pub use settle::{Settle, SettleEnd, SettleReport};
 pub use signals_linux::{SignalWatchError, TERMINATION_SIGNALS, on_termination_signal};
 pub use snapshot_linux::{
     ProcRoot, ProcessSample, Selector, Snapshot, SnapshotError, StatTotals, family_cpu_seconds,
-    read_proc_file, snapshot,
+    read_proc_file, snapshot, snapshot_with_cpu,
 };
 pub use staircase::{Instances, StageSettle, StaircaseOptions, StaircaseReport};
 pub use stop_linux::{

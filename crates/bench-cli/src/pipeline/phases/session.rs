@@ -311,13 +311,13 @@ struct Watch {
 }
 
 impl Watch {
+    /// `screen` is the screen's text squashed ([`Terminal::squashed_text`]).
     fn new(origin: Instant, screen: &str, plan: &Planned) -> Watch {
-        let screen = squash(screen);
         let (first, last) = (squash(&plan.first_chunk), squash(&plan.last_words));
         Watch {
             origin,
-            first_before: occurrences(&screen, &first),
-            last_needed: occurrences(&screen, &last) + plan.last_repeats,
+            first_before: occurrences(screen, &first),
+            last_needed: occurrences(screen, &last) + plan.last_repeats,
             first,
             last,
             first_seen: None,
@@ -325,16 +325,16 @@ impl Watch {
         }
     }
 
+    /// `screen` is the screen's text squashed, as the terminal's squashed waits give it.
     fn observe(&mut self, screen: &str) {
         if self.first_seen.is_some() && self.last_seen.is_some() {
             return;
         }
-        let screen = squash(screen);
         let now = self.origin.elapsed().as_secs_f64();
-        if self.first_seen.is_none() && occurrences(&screen, &self.first) > self.first_before {
+        if self.first_seen.is_none() && occurrences(screen, &self.first) > self.first_before {
             self.first_seen = Some(now);
         }
-        if self.last_seen.is_none() && occurrences(&screen, &self.last) >= self.last_needed {
+        if self.last_seen.is_none() && occurrences(screen, &self.last) >= self.last_needed {
             self.last_seen = Some(now);
             // The last words imply the first: a reply shown at once counts for both.
             self.first_seen.get_or_insert(now);
@@ -683,7 +683,7 @@ pub(crate) fn one_turn(
     terminal
         .settle(ENTER_PAUSE.saturating_sub(PROMPT_KEY_GAP))
         .map_err(TurnError::Type)?;
-    let mut watch = Watch::new(origin, &terminal.screen_text(), plan);
+    let mut watch = Watch::new(origin, &terminal.squashed_text(), plan);
     let cpu_before = family.cpu_seconds()?;
     let output_before = terminal.output_counts();
     let enter = terminal.elapsed().as_secs_f64();
@@ -692,7 +692,7 @@ pub(crate) fn one_turn(
     let mut lags = Vec::new();
     if let Some(keys) = typing_keys.filter(|&k| k > 0) {
         terminal
-            .wait_for_screen(remaining(), &mut |s| {
+            .wait_for_squashed(remaining(), &mut |s| {
                 watch.observe(s);
                 watch.first_seen.is_some()
             })
@@ -703,7 +703,7 @@ pub(crate) fn one_turn(
             .map_err(waited("typing while the reply streams"))?;
     }
     terminal
-        .wait_for_screen(remaining(), &mut |s| {
+        .wait_for_squashed(remaining(), &mut |s| {
             watch.observe(s);
             watch.last_seen.is_some()
         })
@@ -719,23 +719,20 @@ pub(crate) fn one_turn(
     let probe = terminal.fresh_word(4, 4);
     terminal.type_text(&probe).map_err(TurnError::Type)?;
     let ready = terminal
-        .wait_for_screen(remaining().min(ECHO_TIMEOUT), &mut |s| {
-            squash(s).contains(&probe)
-        })
+        .wait_for_squashed(remaining().min(ECHO_TIMEOUT), &mut |s| s.contains(&probe))
         .map_err(waited(
             "waiting for the prompt to echo a key after the reply",
         ))?;
-    let cpu_after = family.cpu_seconds()?;
+    // The CPU and the memory from one walk of the family: on a host of 100 processes a
+    // walk of the trial user's is most of what clibench spends on a turn but the screen.
+    let (snapshot, cpu_after) = family.snapshot_with_cpu()?;
     let output = terminal.output_counts().since(&output_before);
     terminal
         .send_keys(&[Key::Backspace; 4])
         .map_err(TurnError::Type)?;
     terminal
-        .wait_for_screen(remaining().min(ECHO_TIMEOUT), &mut |s| {
-            !squash(s).contains(&probe)
-        })
+        .wait_for_squashed(remaining().min(ECHO_TIMEOUT), &mut |s| !s.contains(&probe))
         .map_err(waited("waiting for the erased key to leave the prompt"))?;
-    let snapshot = family.snapshot()?;
 
     let requests: Vec<RequestRecord> = journal
         .requests_from(requests_before)
@@ -835,9 +832,9 @@ fn type_during_stream(
     const LEAD: usize = 3;
     let word = terminal.fresh_word(LEAD + keys, LEAD);
     terminal.type_text(&word[..LEAD])?;
-    terminal.wait_for_screen(remaining().min(ECHO_TIMEOUT), &mut |s| {
+    terminal.wait_for_squashed(remaining().min(ECHO_TIMEOUT), &mut |s| {
         watch.observe(s);
-        squash(s).contains(&word[..LEAD])
+        s.contains(&word[..LEAD])
     })?;
     let origin = terminal.spawned_at();
     let mut lags = Vec::with_capacity(keys);
@@ -846,12 +843,12 @@ fn type_during_stream(
         let sent = origin.elapsed().as_secs_f64();
         terminal.type_text(&word[typed..=typed])?;
         let shown = &word[..=typed];
-        let echoed = terminal.wait_for_screen(remaining().min(ECHO_TIMEOUT), &mut |s| {
+        let echoed = terminal.wait_for_squashed(remaining().min(ECHO_TIMEOUT), &mut |s| {
             watch.observe(s);
-            squash(s).contains(shown)
+            s.contains(shown)
         })?;
         lags.push(echoed.as_secs_f64() - sent);
-        terminal.watch_screen(next.saturating_duration_since(Instant::now()), &mut |s| {
+        terminal.watch_squashed(next.saturating_duration_since(Instant::now()), &mut |s| {
             watch.observe(s)
         })?;
     }
@@ -859,9 +856,9 @@ fn type_during_stream(
     // Gone means the whole word is gone: its 3-letter lead alone turns up by chance in a
     // long reply squashed of its spaces (about one reply in ten of the demo's 180 words),
     // and waiting for that to vanish failed the turn.
-    terminal.wait_for_screen(remaining().min(ECHO_TIMEOUT), &mut |s| {
+    terminal.wait_for_squashed(remaining().min(ECHO_TIMEOUT), &mut |s| {
         watch.observe(s);
-        !squash(s).contains(&word)
+        !s.contains(&word)
     })?;
     Ok(lags)
 }
@@ -902,10 +899,10 @@ mod tests {
     #[test]
     fn wrapped_text_is_matched_without_its_whitespace() {
         assert_eq!(squash(" a b\n c  d "), "abcd");
-        let mut watch = Watch::new(Instant::now(), "> ", &plan("Hello there", "the end."));
-        watch.observe("> Hel\nlo the");
+        let mut watch = Watch::new(Instant::now(), ">", &plan("Hello there", "the end."));
+        watch.observe(&squash("> Hel\nlo the"));
         assert!(watch.first_seen.is_none());
-        watch.observe("> Hel\nlo there, and so\n to the   end.");
+        watch.observe(&squash("> Hel\nlo there, and so\n to the   end."));
         assert!(watch.first_seen.is_some() && watch.last_seen.is_some());
     }
 
@@ -913,12 +910,12 @@ mod tests {
     fn text_already_on_the_screen_must_appear_once_more() {
         let mut watch = Watch::new(
             Instant::now(),
-            "old: Hello there",
+            &squash("old: Hello there"),
             &plan("Hello there", "x"),
         );
-        watch.observe("old: Hello there\n> typing");
+        watch.observe(&squash("old: Hello there\n> typing"));
         assert!(watch.first_seen.is_none());
-        watch.observe("old: Hello there\nHello there");
+        watch.observe(&squash("old: Hello there\nHello there"));
         assert!(watch.first_seen.is_some());
     }
 

@@ -70,7 +70,7 @@ pub(crate) fn measure(
     terminal.type_text(&word[..LEAD]).map_err(TurnError::Type)?;
     let lead = squash(&word[..LEAD]);
     terminal
-        .wait_for_screen(ECHO_TIMEOUT, &mut |s| squash(s).contains(&lead))
+        .wait_for_squashed(ECHO_TIMEOUT, &mut |s| s.contains(&lead))
         .map_err(waited("the echo of the checkpoint's first letters"))?;
     terminal.settle(KEY_GAP).map_err(TurnError::Type)?;
     let mut echoes = Vec::with_capacity(keys);
@@ -82,7 +82,7 @@ pub(crate) fn measure(
             .map_err(TurnError::Type)?;
         let shown = squash(&word[..=typed]);
         let echoed = terminal
-            .wait_for_screen(ECHO_TIMEOUT, &mut |s| squash(s).contains(&shown))
+            .wait_for_squashed(ECHO_TIMEOUT, &mut |s| s.contains(&shown))
             .map_err(waited("the echo of a key typed at a checkpoint"))?;
         echoes.push((echoed.as_secs_f64() - sent).max(0.0));
         terminal
@@ -93,7 +93,7 @@ pub(crate) fn measure(
         .send_keys(&vec![Key::Backspace; LEAD + keys])
         .map_err(TurnError::Type)?;
     terminal
-        .wait_for_screen(ECHO_TIMEOUT, &mut |s| !squash(s).contains(&word))
+        .wait_for_squashed(ECHO_TIMEOUT, &mut |s| !s.contains(&word))
         .map_err(waited("the checkpoint's word to be erased"))?;
     // The word is gone at the first Backspace's echo: the others' (and the erase's last
     // redraw, perhaps in several writes) are read before counting.
