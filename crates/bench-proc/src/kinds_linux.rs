@@ -121,9 +121,8 @@ mod tests {
         make_kernel_thread(root.path(), 13);
         let cached = ProcRoot::new(root.path()).with_kind_cache();
         assert!(uid_pids(&cached, 1001).is_empty());
-        // Its files made unreadable as text: a scan that read them would not list it
-        // either way, so the proof is that a scan that reads them would fail on a
-        // directory where `stat` is a folder.
+        // Its `stat` replaced by a folder: a scan that reads it fails, as the scan
+        // without the cache does below; the cached scan does not read it.
         fs::remove_file(root.path().join("13/stat")).unwrap();
         fs::create_dir(root.path().join("13/stat")).unwrap();
         assert!(uid_pids(&cached, 1001).is_empty());

@@ -651,6 +651,41 @@ fn on_terminal(journal_start: Instant, origin: Instant, at: Duration) -> f64 {
     offset + at.as_secs_f64()
 }
 
+/// A turn's time bound, and the error of a wait that ran out of it.
+struct TurnClock {
+    turn: u32,
+    timeout: Duration,
+    deadline: Instant,
+}
+
+impl TurnClock {
+    fn start(turn: u32, timeout: Duration) -> TurnClock {
+        TurnClock {
+            turn,
+            timeout,
+            deadline: Instant::now() + timeout,
+        }
+    }
+
+    fn remaining(&self) -> Duration {
+        self.deadline.saturating_duration_since(Instant::now())
+    }
+
+    /// The error of a wait for `waiting_for` that failed.
+    fn waited(
+        &self,
+        waiting_for: &'static str,
+    ) -> impl FnOnce(bench_term::TermError) -> TurnError + use<> {
+        let (turn, timeout) = (self.turn, self.timeout);
+        move |source| TurnError::Wait {
+            turn,
+            timeout,
+            waiting_for,
+            source,
+        }
+    }
+}
+
 /// Types `plan`'s prompt, presses Enter and waits until the reply's final text is shown
 /// and the prompt echoes a key again; the turn's times, CPU and the family's memory.
 pub(crate) fn one_turn(
@@ -662,67 +697,23 @@ pub(crate) fn one_turn(
     timeout: Duration,
     typing_keys: Option<usize>,
 ) -> Result<SessionTurn, TurnError> {
-    let origin = terminal.spawned_at();
-    let deadline = Instant::now() + timeout;
-    let remaining = || deadline.saturating_duration_since(Instant::now());
-    let waited = |waiting_for: &'static str| {
-        move |source| TurnError::Wait {
-            turn,
-            timeout,
-            waiting_for,
-            source,
-        }
-    };
+    let clock = TurnClock::start(turn, timeout);
     let requests_before = journal.request_count();
-    for key in plan.prompt.chars() {
-        terminal
-            .type_text(&key.to_string())
-            .map_err(TurnError::Type)?;
-        terminal.settle(PROMPT_KEY_GAP).map_err(TurnError::Type)?;
-    }
-    terminal
-        .settle(ENTER_PAUSE.saturating_sub(PROMPT_KEY_GAP))
-        .map_err(TurnError::Type)?;
-    let mut watch = Watch::new(origin, &terminal.squashed_text(), plan);
+    type_prompt(terminal, &plan.prompt)?;
+    let mut watch = Watch::new(terminal.spawned_at(), &terminal.squashed_text(), plan);
     let cpu_before = family.cpu_seconds()?;
     let output_before = terminal.output_counts();
     let enter = terminal.elapsed().as_secs_f64();
     terminal.send_keys(&[Key::Enter]).map_err(TurnError::Type)?;
-
-    let mut lags = Vec::new();
-    if let Some(keys) = typing_keys.filter(|&k| k > 0) {
-        terminal
-            .wait_for_squashed(remaining(), &mut |s| {
-                watch.observe(s);
-                watch.first_seen.is_some()
-            })
-            .map_err(waited(
-                "waiting for the reply's first text, to type while it streams",
-            ))?;
-        lags = type_during_stream(terminal, &mut watch, keys, remaining)
-            .map_err(waited("typing while the reply streams"))?;
-    }
-    terminal
-        .wait_for_squashed(remaining(), &mut |s| {
-            watch.observe(s);
-            watch.last_seen.is_some()
-        })
-        .map_err(waited("waiting for the reply's final text"))?;
-    if let Some(done) = &plan.done {
-        terminal
-            .wait_for_screen(remaining(), &mut |s| {
-                done_below_reply(s, &plan.last_word, done)
-            })
-            .map_err(waited("waiting for [session] turn_done below the reply"))?;
-    }
+    let lags = wait_for_reply(terminal, &mut watch, plan, typing_keys, &clock)?;
     // The prompt takes input again when a fresh key typed now is echoed.
     let probe = terminal.fresh_word(4, 4);
     terminal.type_text(&probe).map_err(TurnError::Type)?;
     let ready = terminal
-        .wait_for_squashed(remaining().min(ECHO_TIMEOUT), &mut |s| s.contains(&probe))
-        .map_err(waited(
-            "waiting for the prompt to echo a key after the reply",
-        ))?;
+        .wait_for_squashed(clock.remaining().min(ECHO_TIMEOUT), &mut |s| {
+            s.contains(&probe)
+        })
+        .map_err(clock.waited("waiting for the prompt to echo a key after the reply"))?;
     // The CPU and the memory from one walk of the family: on a host of 100 processes a
     // walk of the trial user's is most of what clibench spends on a turn but the screen.
     let (snapshot, cpu_after) = family.snapshot_with_cpu()?;
@@ -731,94 +722,180 @@ pub(crate) fn one_turn(
         .send_keys(&[Key::Backspace; 4])
         .map_err(TurnError::Type)?;
     terminal
-        .wait_for_squashed(remaining().min(ECHO_TIMEOUT), &mut |s| !s.contains(&probe))
-        .map_err(waited("waiting for the erased key to leave the prompt"))?;
-
-    let requests: Vec<RequestRecord> = journal
-        .requests_from(requests_before)
-        .into_iter()
-        .filter(|r| matches!(r.outcome, Outcome::Turn { index, .. } if index == plan.index))
-        .collect();
-    let Some(first_request) = requests.first() else {
-        let last = journal
-            .requests_from(journal.request_count().saturating_sub(1))
-            .last()
-            .map_or("no request at all".to_owned(), |r| {
-                format!("{} {} -> {:?}", r.method, r.path, r.outcome)
-            });
-        return Err(TurnError::NoRequest { turn, last });
-    };
-    let start = journal.start();
-    let t = |at: Duration| on_terminal(start, origin, at);
-    let final_part = match plan.tool_rounds {
-        0 => Part::Start,
-        rounds => Part::AfterTools(rounds as u32),
-    };
-    let final_request = requests
-        .iter()
-        .find(|r| matches!(&r.outcome, Outcome::Turn { part, .. } if *part == final_part));
-    // The preamble (framing events written with the headers) carries no token: the
-    // reply's first chunk is the first with text.
-    let final_chunks: Vec<_> = final_request
-        .map(|r| journal.chunks(r.number))
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|chunk| chunk.tokens > 0)
-        .collect();
-    let since_enter = |at: Duration| t(at) - enter;
-    let first_chunk_at = final_chunks.first().map(|chunk| since_enter(chunk.written));
-    let last_chunk_at = final_chunks.last().map(|chunk| since_enter(chunk.written));
-    let mut tool_call_at = None;
-    let first_token = match (final_chunks.first(), watch.first_seen) {
-        (Some(chunk), Some(seen)) => Some(seen - t(chunk.written)),
-        _ => None,
-    };
-    let stream_render = match (final_chunks.last(), watch.last_seen) {
-        (Some(chunk), Some(seen)) => Some(seen - t(chunk.written)),
-        _ => None,
-    };
-    let tool_roundtrip = (plan.tool_rounds > 0)
-        .then(|| {
-            let call = requests.iter().find(|r| {
-                matches!(
-                    &r.outcome,
-                    Outcome::Turn {
-                        part: Part::Start,
-                        ..
-                    }
-                )
-            })?;
-            let written = journal.chunks(call.number).last()?.written;
-            tool_call_at = Some(since_enter(written));
-            let result = requests.iter().find(|r| {
-                matches!(
-                    &r.outcome,
-                    Outcome::Turn {
-                        part: Part::AfterTools(1),
-                        ..
-                    }
-                )
-            })?;
-            Some(t(result.received) - t(written))
+        .wait_for_squashed(clock.remaining().min(ECHO_TIMEOUT), &mut |s| {
+            !s.contains(&probe)
         })
-        .flatten();
+        .map_err(clock.waited("waiting for the erased key to leave the prompt"))?;
+    let times = TurnTimes::from_journal(journal, requests_before, plan, turn, |at| {
+        on_terminal(journal.start(), terminal.spawned_at(), at) - enter
+    })?;
     Ok(SessionTurn {
         turn,
         turn_seconds: ready.as_secs_f64() - enter,
-        submit_seconds: Some(t(first_request.received) - enter),
-        first_token_seconds: first_token,
-        stream_render_seconds: stream_render,
-        tool_roundtrip_seconds: tool_roundtrip,
+        submit_seconds: Some(times.first_request_at),
+        first_token_seconds: times
+            .first_chunk_at
+            .zip(watch.first_seen)
+            .map(|(chunk, seen)| seen - enter - chunk),
+        stream_render_seconds: times
+            .last_chunk_at
+            .zip(watch.last_seen)
+            .map(|(chunk, seen)| seen - enter - chunk),
+        tool_roundtrip_seconds: times.tool_roundtrip,
         cpu_seconds: (cpu_after - cpu_before).max(0.0),
         rss_bytes: snapshot.total_rss_bytes(),
         pss_bytes: snapshot.total_pss_bytes(),
         typing_lag_seconds: lags,
-        first_chunk_at_seconds: first_chunk_at,
-        last_chunk_at_seconds: last_chunk_at,
-        tool_call_at_seconds: tool_call_at,
+        first_chunk_at_seconds: times.first_chunk_at,
+        last_chunk_at_seconds: times.last_chunk_at,
+        tool_call_at_seconds: times.tool_call_at,
         output: Some(checkpoint::terminal_output(&output)),
         bytes_per_token: (plan.tokens > 0).then(|| output.bytes as f64 / plan.tokens as f64),
     })
+}
+
+/// Types the prompt key by key at a typist's pace, then pauses as a person does before
+/// Enter.
+fn type_prompt(terminal: &mut Terminal, prompt: &str) -> Result<(), TurnError> {
+    for key in prompt.chars() {
+        terminal
+            .type_text(&key.to_string())
+            .map_err(TurnError::Type)?;
+        terminal.settle(PROMPT_KEY_GAP).map_err(TurnError::Type)?;
+    }
+    terminal
+        .settle(ENTER_PAUSE.saturating_sub(PROMPT_KEY_GAP))
+        .map_err(TurnError::Type)
+}
+
+/// After Enter: waits until the reply's final text is shown (and `turn_done` below it),
+/// typing `typing_keys` keys while it streams; returns those keys' echo lags.
+fn wait_for_reply(
+    terminal: &mut Terminal,
+    watch: &mut Watch,
+    plan: &Planned,
+    typing_keys: Option<usize>,
+    clock: &TurnClock,
+) -> Result<Vec<f64>, TurnError> {
+    let mut lags = Vec::new();
+    if let Some(keys) = typing_keys.filter(|&k| k > 0) {
+        terminal
+            .wait_for_squashed(clock.remaining(), &mut |s| {
+                watch.observe(s);
+                watch.first_seen.is_some()
+            })
+            .map_err(
+                clock.waited("waiting for the reply's first text, to type while it streams"),
+            )?;
+        lags = type_during_stream(terminal, watch, keys, || clock.remaining())
+            .map_err(clock.waited("typing while the reply streams"))?;
+    }
+    terminal
+        .wait_for_squashed(clock.remaining(), &mut |s| {
+            watch.observe(s);
+            watch.last_seen.is_some()
+        })
+        .map_err(clock.waited("waiting for the reply's final text"))?;
+    if let Some(done) = &plan.done {
+        terminal
+            .wait_for_screen(clock.remaining(), &mut |s| {
+                done_below_reply(s, &plan.last_word, done)
+            })
+            .map_err(clock.waited("waiting for [session] turn_done below the reply"))?;
+    }
+    Ok(lags)
+}
+
+/// A turn's times from the model endpoint's journal, in seconds since Enter on the
+/// terminal's clock.
+struct TurnTimes {
+    /// The endpoint received the turn's first request.
+    first_request_at: f64,
+    /// The final reply's first and last chunk with text were written.
+    first_chunk_at: Option<f64>,
+    last_chunk_at: Option<f64>,
+    /// The tool call's last chunk was written.
+    tool_call_at: Option<f64>,
+    /// The tool call's last chunk written until the request with its result arrived.
+    tool_roundtrip: Option<f64>,
+}
+
+impl TurnTimes {
+    /// The times of `plan`'s requests since `requests_before`; `since_enter` puts a
+    /// journal time on the terminal's clock, from Enter.
+    fn from_journal(
+        journal: &Journal,
+        requests_before: usize,
+        plan: &Planned,
+        turn: u32,
+        since_enter: impl Fn(Duration) -> f64,
+    ) -> Result<TurnTimes, TurnError> {
+        let requests: Vec<RequestRecord> = journal
+            .requests_from(requests_before)
+            .into_iter()
+            .filter(|r| matches!(r.outcome, Outcome::Turn { index, .. } if index == plan.index))
+            .collect();
+        let Some(first_request) = requests.first() else {
+            let last = journal
+                .requests_from(journal.request_count().saturating_sub(1))
+                .last()
+                .map_or("no request at all".to_owned(), |r| {
+                    format!("{} {} -> {:?}", r.method, r.path, r.outcome)
+                });
+            return Err(TurnError::NoRequest { turn, last });
+        };
+        let final_part = match plan.tool_rounds {
+            0 => Part::Start,
+            rounds => Part::AfterTools(rounds as u32),
+        };
+        // The preamble (framing events written with the headers) carries no token: the
+        // reply's first chunk is the first with text.
+        let final_chunks: Vec<_> = find_part(&requests, final_part)
+            .map(|r| journal.chunks(r.number))
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|chunk| chunk.tokens > 0)
+            .collect();
+        let (tool_call_at, tool_roundtrip) = match plan.tool_rounds {
+            0 => (None, None),
+            _ => tool_times(journal, &requests, &since_enter),
+        };
+        Ok(TurnTimes {
+            first_request_at: since_enter(first_request.received),
+            first_chunk_at: final_chunks.first().map(|c| since_enter(c.written)),
+            last_chunk_at: final_chunks.last().map(|c| since_enter(c.written)),
+            tool_call_at,
+            tool_roundtrip,
+        })
+    }
+}
+
+/// The turn's request for `part` of the script's turn.
+fn find_part(requests: &[RequestRecord], part: Part) -> Option<&RequestRecord> {
+    requests
+        .iter()
+        .find(|r| matches!(&r.outcome, Outcome::Turn { part: p, .. } if *p == part))
+}
+
+/// When the tool call's last chunk was written, and from then until the request with
+/// its result arrived.
+fn tool_times(
+    journal: &Journal,
+    requests: &[RequestRecord],
+    since_enter: &impl Fn(Duration) -> f64,
+) -> (Option<f64>, Option<f64>) {
+    let Some(written) = find_part(requests, Part::Start).and_then(|call| {
+        journal
+            .chunks(call.number)
+            .last()
+            .map(|chunk| chunk.written)
+    }) else {
+        return (None, None);
+    };
+    let call_at = since_enter(written);
+    let roundtrip = find_part(requests, Part::AfterTools(1))
+        .map(|result| since_enter(result.received) - call_at);
+    (Some(call_at), roundtrip)
 }
 
 /// Types `keys` letters of a fresh word ~150 ms apart while the reply streams, each
