@@ -144,6 +144,25 @@ impl ResultFile {
                     format!("{} starts are more than {MAX_STARTS}", record.starts.len()),
                 );
             }
+            if record.terminal.len() > MAX_TERMINAL_WINDOWS {
+                return invalid(
+                    format!("{at}.terminal"),
+                    format!(
+                        "{} terminal windows are more than {MAX_TERMINAL_WINDOWS}",
+                        record.terminal.len()
+                    ),
+                );
+            }
+            for (index, window) in record.terminal.iter().enumerate() {
+                let at = format!("{at}.terminal[{index}]");
+                check_length(&format!("{at}.window"), &window.window, MAX_LABEL_CHARS)?;
+                if !window.seconds.is_finite() || window.seconds < 0.0 {
+                    return invalid(
+                        format!("{at}.seconds"),
+                        format!("{} is not finite and non-negative", window.seconds),
+                    );
+                }
+            }
             for (index, start) in record.starts.iter().enumerate() {
                 let at = format!("{at}.starts[{index}].session");
                 check_length(&at, &start.session, MAX_LABEL_CHARS)?;
