@@ -5,8 +5,8 @@
 
 use super::{ECHO_TIMEOUT, TurnError, squash};
 use crate::pipeline::program::family::Family;
-use bench_core::detail::{MAX_CHECKPOINT_KEYS, SessionCheckpoint, TerminalOutput};
-use bench_term::{Key, OutputCounts, Terminal};
+use bench_core::detail::{MAX_CHECKPOINT_KEYS, SessionCheckpoint};
+use bench_term::{Key, Terminal};
 use std::time::{Duration, Instant};
 
 /// Keys of the checkpoint's word are typed this far apart (after each echo): a person's
@@ -127,15 +127,7 @@ fn bytes_per_key(bytes: u64, seconds: f64, idle_rate: Option<f64>, keys: usize) 
     ((bytes as f64 - background) / keys.max(1) as f64).max(0.0)
 }
 
-/// The terminal counts of a window as the result keeps them.
-pub(crate) fn terminal_output(counts: &OutputCounts) -> TerminalOutput {
-    TerminalOutput {
-        bytes: counts.bytes,
-        frames: counts.frames(),
-        full_clears: counts.full_clears,
-        alt_screen_switches: counts.alt_screen_switches,
-    }
-}
+pub(crate) use crate::pipeline::program::terminal::terminal_output;
 
 #[cfg(test)]
 mod tests {
