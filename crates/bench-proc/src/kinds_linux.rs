@@ -1,6 +1,8 @@
-//! The uid scan with the kind cache of [`ProcRoot::with_kind_cache`](crate::ProcRoot::with_kind_cache):
-//! every process of a uid, reading `stat` only of the uid's processes and of pids not seen
-//! before, and no file of a kernel thread seen before.
+//! The uid scan with the caches of [`ProcRoot::with_kind_cache`](crate::ProcRoot::with_kind_cache)
+//! and [`ProcRoot::with_uid_cache`](crate::ProcRoot::with_uid_cache): every process of a
+//! uid, reading `stat` only of the uid's processes and of pids not seen before, no file of
+//! a kernel thread seen before, and, with the uid cache, no `status` of a process whose
+//! `/proc` directory kept its inode and owner.
 
 use crate::parse::{self, Stat};
 use crate::proc_read_linux::{SnapshotError, read_optional, vanished};
@@ -13,23 +15,33 @@ use std::path::Path;
 /// directory when that was learnt.
 pub(crate) type Kinds = HashMap<u32, Kind>;
 
-/// What a scan learnt of one process that does not change while it lives.
+/// What a scan learnt of one process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Kind {
     /// The inode number of `/proc/PID`: a pid reused by a new process gets a new one.
     inode: u64,
+    /// Whether it is a kernel thread: true for its whole life.
     kernel_thread: bool,
+    /// The owner of `/proc/PID` when its real uid was read: its effective uid, or root
+    /// while it is not dumpable.
+    owner: u32,
+    /// Its real uid, from `status`; `None` when unread or unreadable.
+    real_uid: Option<u32>,
 }
 
 /// Calls `found` with the pid and `stat` of every process among `pids` whose real uid is
 /// `uid` (zombies included, kernel threads excluded), in the order of `pids`, and leaves
 /// in `kinds` what this scan learnt of each (pids no longer listed are dropped, so it
 /// never holds more than the host's processes).
+///
+/// With `reuse_uids` a process's real uid is read again only when its directory's owner
+/// changed since (see [`ProcRoot::with_uid_cache`](crate::ProcRoot::with_uid_cache)).
 pub(crate) fn scan_uid(
     root: &Path,
     pids: &[u32],
     uid: u32,
     kinds: &mut Kinds,
+    reuse_uids: bool,
     found: &mut dyn FnMut(u32, Stat),
 ) -> Result<(), SnapshotError> {
     let mut buf = Vec::with_capacity(4096);
@@ -37,35 +49,44 @@ pub(crate) fn scan_uid(
     for &pid in pids {
         let dir = root.join(pid.to_string());
         // One `statx` of the directory instead of reading a file: a lookup, no text made.
-        let inode = match std::fs::metadata(&dir) {
-            Ok(metadata) => metadata.ino(),
+        let (inode, owner) = match std::fs::metadata(&dir) {
+            Ok(metadata) => (metadata.ino(), metadata.uid()),
             Err(error) if vanished(&error) => continue,
             Err(source) => return Err(SnapshotError::Read { path: dir, source }),
         };
         let known = kinds.get(&pid).filter(|kind| kind.inode == inode).copied();
         let mut stat = None;
-        let kind = match known {
-            Some(kind) => kind,
+        let kernel_thread = match known {
+            Some(kind) => kind.kernel_thread,
             None => {
                 let Some(read) = read_stat(&dir, &mut buf)? else {
                     continue;
                 };
-                let kind = Kind {
-                    inode,
-                    kernel_thread: read.is_kernel_thread(),
-                };
+                let kernel_thread = read.is_kernel_thread();
                 stat = Some(read);
-                kind
+                kernel_thread
             }
         };
-        learnt.insert(pid, kind);
-        if kind.kernel_thread {
+        let mut kind = Kind {
+            inode,
+            kernel_thread,
+            owner,
+            real_uid: None,
+        };
+        if kernel_thread {
+            learnt.insert(pid, kind);
             continue;
         }
-        let member = read_optional(&dir.join("status"), &mut buf)?
-            .and_then(parse::parse_status)
-            .is_some_and(|status| status.uid == uid);
-        if !member {
+        kind.real_uid = match known {
+            Some(known) if reuse_uids && known.owner == owner && known.real_uid.is_some() => {
+                known.real_uid
+            }
+            _ => read_optional(&dir.join("status"), &mut buf)?
+                .and_then(parse::parse_status)
+                .map(|status| status.uid),
+        };
+        learnt.insert(pid, kind);
+        if kind.real_uid != Some(uid) {
             continue;
         }
         let stat = match stat {
@@ -106,10 +127,14 @@ mod tests {
         process(root.path(), 13, 2, 'S', 0, 0);
         make_kernel_thread(root.path(), 13);
         let plain = ProcRoot::new(root.path());
-        let cached = ProcRoot::new(root.path()).with_kind_cache();
-        for _ in 0..2 {
-            assert_eq!(uid_pids(&cached, 1001), uid_pids(&plain, 1001));
-            assert_eq!(uid_pids(&cached, 0), [12]);
+        for cached in [
+            ProcRoot::new(root.path()).with_kind_cache(),
+            ProcRoot::new(root.path()).with_uid_cache(),
+        ] {
+            for _ in 0..2 {
+                assert_eq!(uid_pids(&cached, 1001), uid_pids(&plain, 1001));
+                assert_eq!(uid_pids(&cached, 0), [12]);
+            }
         }
         assert_eq!(uid_pids(&plain, 1001), [10, 11]);
     }
@@ -148,7 +173,32 @@ mod tests {
     }
 
     #[test]
-    fn the_uid_is_read_on_every_scan() {
+    fn with_the_uid_cache_a_uid_is_read_again_when_the_owner_changes() {
+        let root = tempfile::tempdir().unwrap();
+        process(root.path(), 10, 1, 'S', 0, 400);
+        let cached = ProcRoot::new(root.path()).with_uid_cache();
+        assert!(uid_pids(&cached, 1001).is_empty());
+        let status = root.path().join("10/status");
+        let text = fs::read_to_string(&status).unwrap();
+        fs::write(
+            &status,
+            text.replace("Uid:\t0\t0\t0\t0", "Uid:\t1001\t1001\t1001\t1001"),
+        )
+        .unwrap();
+        // The directory's owner (the effective uid) is the same: the uid is not read.
+        assert!(uid_pids(&cached, 1001).is_empty());
+        // A spawner that switched to the trial user and ran its program: the kernel
+        // gives /proc/PID the new effective uid.
+        if !rustix::process::geteuid().is_root() {
+            eprintln!("SKIPPED: giving a fixture folder to uid 1001 needs root");
+            return;
+        }
+        std::os::unix::fs::chown(root.path().join("10"), Some(1001), None).unwrap();
+        assert_eq!(uid_pids(&cached, 1001), [10]);
+    }
+
+    #[test]
+    fn without_the_uid_cache_the_uid_is_read_on_every_scan() {
         let root = tempfile::tempdir().unwrap();
         process(root.path(), 10, 1, 'S', 0, 400);
         let cached = ProcRoot::new(root.path()).with_kind_cache();

@@ -123,14 +123,15 @@ const WEIGH_SCAN_AFTER: usize = 16;
 /// whether a scan keeps it.
 type Keep<'a> = dyn FnMut(&Path, &mut Vec<u8>, &Stat) -> Result<bool, SnapshotError> + 'a;
 
-/// The live `/proc` the free functions read. One for all of them, so that a family's CPU
+/// The live `/proc` the free functions read, with the uid cache (they measure). One for
+/// all of them, so that a family's CPU
 /// read by [`family_cpu_seconds`] before a turn and by [`snapshot_with_cpu`] after it
 /// follows each process in one account (see `cpu_linux`).
 fn live_root() -> &'static ProcRoot {
     // Samplers and the pipeline call this every few milliseconds; the root's facts
     // (page size, clock ticks, the core count, which reads cgroup files) never change.
     static LIVE: std::sync::OnceLock<ProcRoot> = std::sync::OnceLock::new();
-    LIVE.get_or_init(ProcRoot::live)
+    LIVE.get_or_init(|| ProcRoot::live().with_uid_cache())
 }
 
 /// Takes a snapshot from the live `/proc`.
@@ -177,6 +178,8 @@ pub struct ProcRoot {
     /// inode of its directory; `None` where directories do not name one process for life
     /// (a fixture tree rewritten by a test). See [`ProcRoot::with_kind_cache`].
     kinds: Option<std::sync::Arc<std::sync::Mutex<crate::kinds_linux::Kinds>>>,
+    /// Whether uid scans reuse a process's real uid (see [`ProcRoot::with_uid_cache`]).
+    reuse_uids: bool,
 }
 
 /// The CPU accounts of the processes a [`ProcRoot`] has read.
@@ -201,6 +204,7 @@ impl ProcRoot {
             ticks_per_second: rustix::param::clock_ticks_per_second().max(1),
             accounts: Default::default(),
             kinds: None,
+            reuse_uids: false,
             threads,
         }
     }
@@ -217,6 +221,22 @@ impl ProcRoot {
     pub fn with_kind_cache(mut self) -> ProcRoot {
         self.kinds = Some(Default::default());
         self
+    }
+
+    /// The kind cache, and a uid scan reads a process's real uid (`status`, the costly
+    /// file) only when it first sees it and when the owner of its `/proc` directory has
+    /// changed since: the kernel makes that owner the process's effective uid (root while
+    /// it is not dumpable), so an `exec` of a set-uid program, a switch of user followed
+    /// by `exec`, or a pid reused (a new inode) reads it again.
+    ///
+    /// Not seen: a change of the real uid alone, which takes `CAP_SETUID` (a root process
+    /// that calls `setreuid` and never `exec`s), or a change within root's non-dumpable
+    /// owner. A process of the uid cannot leave the family unseen that way: it stays
+    /// counted. For measuring a trial user's family, not for deciding that a uid has no
+    /// process left: stopping and leftover checks walk without it.
+    pub fn with_uid_cache(mut self) -> ProcRoot {
+        self.reuse_uids = true;
+        self.with_kind_cache()
     }
 
     /// Limits how many threads read in parallel (at least 1).
@@ -515,6 +535,7 @@ impl ProcRoot {
                         &self.all_pids()?,
                         uid,
                         &mut kinds,
+                        self.reuse_uids,
                         found,
                     )
                 }
