@@ -366,49 +366,12 @@ fn drive(
             record(side, metric, trial, Sample::Error(error_chain(error)));
         }
     };
-    // What the agent wrote from spawn until ready: its start-up frames, clears and
-    // alternate-screen switch.
-    let startup = match terminal.ready_guarded(
-        &measure.ready,
-        measure.ready_timeout.0,
-        &measure.ready_guard,
-    ) {
-        Ok(elapsed) => {
-            *ready_after = Some(elapsed);
-            keep_screen(
-                side,
-                Phase::Session,
-                trial,
-                "session",
-                terminal.screen_text(),
-            );
-            checkpoint::terminal_output(&terminal.output_counts())
-        }
+    let startup = match start_up(side, terminal, family, measure, trial, ready_after) {
+        Ok(output) => output,
         Err(error) => {
-            fail_all(
-                side,
-                &terminal_error("waiting for the session command to be ready")(error),
-            );
+            fail_all(side, &error);
             return Ok(());
         }
-    };
-    if let Err(error) =
-        crate::pipeline::program::terminal::settle_terminal(terminal, family, &measure.settle)
-    {
-        fail_all(
-            side,
-            &terminal_error("letting the session command settle")(error),
-        );
-        return Ok(());
-    }
-    let plans = planned(ctx);
-    let typing_turn = match session.typing_turn {
-        Some(turn) => turn as usize,
-        None => plans
-            .iter()
-            .enumerate()
-            .max_by_key(|(position, plan)| (plan.tokens, std::cmp::Reverse(*position)))
-            .map_or(1, |(position, _)| position + 1),
     };
     let mut run = SessionRun {
         trial,
@@ -427,47 +390,7 @@ fn drive(
         pastes: Vec::new(),
         startup_output: Some(startup),
     };
-    // `[session] turns` was unrolled into the script when the spec was read.
-    let total = plans.len();
-    let check = checkpoint::Plan {
-        keys: session.checkpoint_keys as usize,
-        idle: session.checkpoint_idle.0,
-    };
-    let mut failure = None;
-    for (position, plan) in plans.iter().enumerate() {
-        let keys = (position + 1 == typing_turn).then_some(session.typing_keys as usize);
-        let turn = (position + 1) as u32;
-        let due = session.checkpoint_after(position + 1, total);
-        let measured = one_turn(
-            terminal,
-            journal,
-            family,
-            plan,
-            turn,
-            session.turn_timeout.0,
-            keys,
-        )
-        .and_then(|measured| {
-            run.turns.push(measured);
-            due.then(|| checkpoint::measure(terminal, family, turn, check, session.turn_timeout.0))
-                .transpose()
-        });
-        match measured {
-            Ok(Some(point)) => run.checkpoints.push(point),
-            Ok(None) => {}
-            Err(error) => {
-                failure = Some(error);
-                break;
-            }
-        }
-        // What the turns freed (screens read after every frame, request bodies that
-        // grow with the conversation) stays resident in the allocator's arenas: trimmed
-        // every few turns, clibench's RSS over a 1,000-turn soak is what it holds, not
-        // what it once held.
-        if turn.is_multiple_of(TRIM_EVERY_TURNS) {
-            bench_proc::release_free_memory();
-        }
-    }
+    let failure = play_turns(terminal, journal, family, session, &planned(ctx), &mut run);
     // After the turns, so each paste lands in an idle prompt with the session behind it;
     // before the idle window, so what a paste leaves running shows there.
     let pasted = (!session.pastes.is_empty()).then(|| match &failure {
@@ -494,6 +417,97 @@ fn drive(
     side.sessions.push(run);
     side.sessions.sort_by_key(|kept| kept.trial);
     Ok(())
+}
+
+/// Waits for the session command to be ready and settle; what it wrote from spawn until
+/// ready (its start-up frames, clears and alternate-screen switch).
+fn start_up(
+    side: &mut Side,
+    terminal: &mut Terminal,
+    family: Family,
+    measure: &crate::spec::Measure,
+    trial: u32,
+    ready_after: &mut Option<Duration>,
+) -> Result<bench_core::detail::TerminalOutput, SessionError> {
+    let elapsed = terminal
+        .ready_guarded(
+            &measure.ready,
+            measure.ready_timeout.0,
+            &measure.ready_guard,
+        )
+        .map_err(terminal_error(
+            "waiting for the session command to be ready",
+        ))?;
+    *ready_after = Some(elapsed);
+    keep_screen(
+        side,
+        Phase::Session,
+        trial,
+        "session",
+        terminal.screen_text(),
+    );
+    let startup = checkpoint::terminal_output(&terminal.output_counts());
+    crate::pipeline::program::terminal::settle_terminal(terminal, family, &measure.settle)
+        .map_err(terminal_error("letting the session command settle"))?;
+    Ok(startup)
+}
+
+/// Plays every planned turn into `run` (its turns and checkpoints) until one fails;
+/// the failure, if any.
+fn play_turns(
+    terminal: &mut Terminal,
+    journal: &Journal,
+    family: Family,
+    session: &crate::spec::Session,
+    plans: &[Planned],
+    run: &mut SessionRun,
+) -> Option<TurnError> {
+    let typing_turn = match session.typing_turn {
+        Some(turn) => turn as usize,
+        None => plans
+            .iter()
+            .enumerate()
+            .max_by_key(|(position, plan)| (plan.tokens, std::cmp::Reverse(*position)))
+            .map_or(1, |(position, _)| position + 1),
+    };
+    // `[session] turns` was unrolled into the script when the spec was read.
+    let total = plans.len();
+    let check = checkpoint::Plan {
+        keys: session.checkpoint_keys as usize,
+        idle: session.checkpoint_idle.0,
+    };
+    for (position, plan) in plans.iter().enumerate() {
+        let keys = (position + 1 == typing_turn).then_some(session.typing_keys as usize);
+        let turn = (position + 1) as u32;
+        let due = session.checkpoint_after(position + 1, total);
+        let measured = one_turn(
+            terminal,
+            journal,
+            family,
+            plan,
+            turn,
+            session.turn_timeout.0,
+            keys,
+        )
+        .and_then(|measured| {
+            run.turns.push(measured);
+            due.then(|| checkpoint::measure(terminal, family, turn, check, session.turn_timeout.0))
+                .transpose()
+        });
+        match measured {
+            Ok(Some(point)) => run.checkpoints.push(point),
+            Ok(None) => {}
+            Err(error) => return Some(error),
+        }
+        // What the turns freed (screens read after every frame, request bodies that
+        // grow with the conversation) stays resident in the allocator's arenas: trimmed
+        // every few turns, clibench's RSS over a 1,000-turn soak is what it holds, not
+        // what it once held.
+        if turn.is_multiple_of(TRIM_EVERY_TURNS) {
+            bench_proc::release_free_memory();
+        }
+    }
+    None
 }
 
 /// The idle window as measured: the family's CPU share over it and when it began and
