@@ -67,6 +67,6 @@ pub use report::Report;
 pub use result::{
     LoadError, Observation, ParseError, ProcessMemory, ProcessRole, Request, ResultFile, Role,
     SCHEMA_VERSION, SaveError, SettleEnded, SettleRecord, SettleUntil, Side, StartRecord,
-    TrialRecord, ValidationError,
+    TerminalWindow, TrialRecord, ValidationError,
 };
 pub use trial::{Sample, record, trial_errors, trial_errors_without};

@@ -44,7 +44,8 @@ pub struct Report {
     /// grow clearly faster than linearly, one line each.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub session_slopes: Vec<String>,
-    /// What the terminal received during the session phase, one row per kind of window.
+    /// What the terminal received in the measure, ui and session phases, one row per
+    /// kind of window.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub terminal_output: Vec<crate::export::terminal::TerminalRow>,
     /// Each turn of a short session (at most 12 turns).
@@ -150,7 +151,11 @@ impl Report {
             processes,
             skipped: side.skipped.clone(),
             session_slopes: session_slopes(&side.sessions),
-            terminal_output: crate::export::terminal::rows(&side.sessions),
+            terminal_output: {
+                let mut rows = crate::export::terminal::trial_rows(&side.trials);
+                rows.extend(crate::export::terminal::rows(&side.sessions));
+                rows
+            },
             session_turns: crate::export::terminal::turn_rows(&side.sessions),
             session_checkpoints: checkpoints::of(&side.sessions),
             process_counts: side

@@ -41,6 +41,7 @@ mod host_linux;
 mod identity;
 mod isolate_linux;
 mod keyrings_linux;
+mod kinds_linux;
 mod leader;
 mod login_defs;
 pub mod parse;
@@ -71,6 +72,7 @@ pub use signals_linux::{SignalWatchError, TERMINATION_SIGNALS, on_termination_si
 pub use snapshot_linux::{
     ProcRoot, ProcessMark, ProcessSample, Selector, Snapshot, SnapshotError, StatTotals,
     family_cpu_seconds, family_mark, family_queued_since, read_proc_file, snapshot,
+    snapshot_with_cpu,
 };
 pub use staircase::{Instances, StageSettle, StaircaseOptions, StaircaseReport};
 pub use stop_linux::{

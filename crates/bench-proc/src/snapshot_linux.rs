@@ -124,24 +124,38 @@ const WEIGH_SCAN_AFTER: usize = 16;
 /// whether a scan keeps it.
 type Keep<'a> = dyn FnMut(&Path, &mut Vec<u8>, &Stat) -> Result<bool, SnapshotError> + 'a;
 
-/// Takes a snapshot from the live `/proc`.
-pub fn snapshot(selector: &Selector) -> Result<Snapshot, SnapshotError> {
+/// The live `/proc` the free functions read, with the uid cache (they measure). One for
+/// all of them, so that a family's CPU
+/// read by [`family_cpu_seconds`] before a turn and by [`snapshot_with_cpu`] after it
+/// follows each process in one account (see `cpu_linux`).
+fn live_root() -> &'static ProcRoot {
     // Samplers and the pipeline call this every few milliseconds; the root's facts
     // (page size, clock ticks, the core count, which reads cgroup files) never change.
     static LIVE: std::sync::OnceLock<ProcRoot> = std::sync::OnceLock::new();
-    LIVE.get_or_init(ProcRoot::live).snapshot(selector)
+    LIVE.get_or_init(|| ProcRoot::live().with_uid_cache())
+}
+
+/// Takes a snapshot from the live `/proc`.
+pub fn snapshot(selector: &Selector) -> Result<Snapshot, SnapshotError> {
+    live_root().snapshot(selector)
 }
 
 /// [`ProcRoot::cpu_seconds`] of the live `/proc`.
 pub fn family_cpu_seconds(selector: &Selector, exclude: &[u32]) -> Result<f64, SnapshotError> {
-    static LIVE: std::sync::OnceLock<ProcRoot> = std::sync::OnceLock::new();
-    LIVE.get_or_init(ProcRoot::live)
-        .cpu_seconds(selector, exclude)
+    live_root().cpu_seconds(selector, exclude)
+}
+
+/// [`ProcRoot::snapshot_with_cpu`] of the live `/proc`.
+pub fn snapshot_with_cpu(
+    selector: &Selector,
+    exclude: &[u32],
+) -> Result<(Snapshot, f64), SnapshotError> {
+    live_root().snapshot_with_cpu(selector, exclude)
 }
 
 /// [`ProcRoot::mark`] of the live `/proc`.
 pub fn family_mark(selector: &Selector) -> Result<ProcessMark, SnapshotError> {
-    ProcRoot::live().mark(selector)
+    live_root().mark(selector)
 }
 
 /// [`ProcRoot::queued_since`] of the live `/proc`.
@@ -150,7 +164,7 @@ pub fn family_queued_since(
     exclude: &[u32],
     mark: &ProcessMark,
 ) -> Result<Duration, SnapshotError> {
-    ProcRoot::live().queued_since(selector, exclude, mark)
+    live_root().queued_since(selector, exclude, mark)
 }
 
 /// The processes a selector named at one moment, each by pid and start time (a pid
@@ -182,6 +196,12 @@ pub struct ProcRoot {
     /// Each process's CPU account across reads, by pid and start time (a pid reused by
     /// a new process starts a new account).
     accounts: std::sync::Arc<std::sync::Mutex<CpuAccounts>>,
+    /// Whether each process seen by the last uid scan is a kernel thread, by pid and the
+    /// inode of its directory; `None` where directories do not name one process for life
+    /// (a fixture tree rewritten by a test). See [`ProcRoot::with_kind_cache`].
+    kinds: Option<std::sync::Arc<std::sync::Mutex<crate::kinds_linux::Kinds>>>,
+    /// Whether uid scans reuse a process's real uid (see [`ProcRoot::with_uid_cache`]).
+    reuse_uids: bool,
 }
 
 /// The CPU accounts of the processes a [`ProcRoot`] has read.
@@ -191,9 +211,9 @@ type CpuAccounts = std::collections::HashMap<(u32, u64), crate::cpu_linux::Accou
 const ACCOUNTS_KEPT: usize = 4096;
 
 impl ProcRoot {
-    /// The live `/proc`.
+    /// The live `/proc`, with the kind cache ([`ProcRoot::with_kind_cache`]).
     pub fn live() -> ProcRoot {
-        ProcRoot::new("/proc")
+        ProcRoot::new("/proc").with_kind_cache()
     }
 
     /// A tree shaped like `/proc` at `path`: `PID/stat`, `PID/status`,
@@ -205,8 +225,40 @@ impl ProcRoot {
             page_size_bytes: rustix::param::page_size() as u64,
             ticks_per_second: rustix::param::clock_ticks_per_second().max(1),
             accounts: Default::default(),
+            kinds: None,
+            reuse_uids: false,
             threads,
         }
+    }
+
+    /// Remembers which processes are kernel threads across uid scans, so that a scan
+    /// reads no file of a kernel thread it has seen and no `stat` of a process it has
+    /// seen that is not the uid's: only the fact that cannot change while a process
+    /// lives is kept (a kernel thread never becomes a user process), keyed by the pid and
+    /// its directory's inode number, which the kernel gives anew to a pid reused by a new
+    /// process. The uid itself is read from `status` on every scan, as without the cache.
+    ///
+    /// A session phase scans the trial user's processes three times a turn; on a host
+    /// of 105 processes, 60 of them kernel threads, each scan read 150 files.
+    pub fn with_kind_cache(mut self) -> ProcRoot {
+        self.kinds = Some(Default::default());
+        self
+    }
+
+    /// The kind cache, and a uid scan reads a process's real uid (`status`, the costly
+    /// file) only when it first sees it and when the owner of its `/proc` directory has
+    /// changed since: the kernel makes that owner the process's effective uid (root while
+    /// it is not dumpable), so an `exec` of a set-uid program, a switch of user followed
+    /// by `exec`, or a pid reused (a new inode) reads it again.
+    ///
+    /// Not seen: a change of the real uid alone, which takes `CAP_SETUID` (a root process
+    /// that calls `setreuid` and never `exec`s), or a change within root's non-dumpable
+    /// owner. A process of the uid cannot leave the family unseen that way: it stays
+    /// counted. For measuring a trial user's family, not for deciding that a uid has no
+    /// process left: stopping and leftover checks walk without it.
+    pub fn with_uid_cache(mut self) -> ProcRoot {
+        self.reuse_uids = true;
+        self.with_kind_cache()
     }
 
     /// Limits how many threads read in parallel (at least 1).
@@ -357,6 +409,43 @@ impl ProcRoot {
         }
     }
 
+    /// A snapshot of the processes a selector names and their CPU seconds as
+    /// [`ProcRoot::cpu_seconds`] counts them (zombies included), `exclude` left out of
+    /// both, from one walk on the calling thread: what a session reads after every turn,
+    /// where a walk of a uid's processes reads the `status` of every process on the host.
+    pub fn snapshot_with_cpu(
+        &self,
+        selector: &Selector,
+        exclude: &[u32],
+    ) -> Result<(Snapshot, f64), SnapshotError> {
+        let mut buf = Vec::with_capacity(4096);
+        let mut processes = Vec::new();
+        let mut zombies_ns = 0u64;
+        let mut failure = None;
+        self.walk(selector, &mut |pid, stat| {
+            if failure.is_some() || exclude.contains(&pid) {
+                return;
+            }
+            let read = if stat.is_zombie() {
+                let dir = self.path.join(pid.to_string());
+                self.process_cpu_ns(&dir, &stat, &mut buf)
+                    .map(|ns| zombies_ns = zombies_ns.saturating_add(ns))
+            } else {
+                self.sample_stat(pid, stat, &mut buf)
+                    .map(|sample| processes.extend(sample))
+            };
+            if let Err(error) = read {
+                failure = Some(error);
+            }
+        })?;
+        if let Some(error) = failure {
+            return Err(error);
+        }
+        let snapshot = Snapshot { processes };
+        let cpu_seconds = snapshot.total_cpu_seconds() + zombies_ns as f64 / 1e9;
+        Ok((snapshot, cpu_seconds))
+    }
+
     /// A process's CPU time, nanoseconds, with its account from earlier reads.
     fn process_cpu_ns(
         &self,
@@ -502,11 +591,26 @@ impl ProcRoot {
     ) -> Result<(), SnapshotError> {
         match *selector {
             Selector::Tree(root) => self.walk_tree(root, found),
-            Selector::Uid(uid) => self.scan(found, &mut |dir, buf, _| {
-                Ok(read_optional(&dir.join("status"), buf)?
-                    .and_then(parse::parse_status)
-                    .is_some_and(|s| s.uid == uid))
-            }),
+            Selector::Uid(uid) => match &self.kinds {
+                Some(kinds) => {
+                    let mut kinds = kinds
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                    crate::kinds_linux::scan_uid(
+                        &self.path,
+                        &self.all_pids()?,
+                        uid,
+                        &mut kinds,
+                        self.reuse_uids,
+                        found,
+                    )
+                }
+                None => self.scan(found, &mut |dir, buf, _| {
+                    Ok(read_optional(&dir.join("status"), buf)?
+                        .and_then(parse::parse_status)
+                        .is_some_and(|s| s.uid == uid))
+                }),
+            },
             Selector::Session(sid) => self.scan(found, &mut |_, _, stat| Ok(stat.session == sid)),
             Selector::ProcessGroup(pgid) => {
                 self.scan(found, &mut |_, _, stat| Ok(stat.pgrp == pgid))
@@ -691,7 +795,7 @@ fn pid_of(name: &OsStr) -> Option<u32> {
     std::str::from_utf8(bytes).ok()?.parse().ok()
 }
 
-fn read_stat(dir: &Path, buf: &mut Vec<u8>) -> Result<Option<Stat>, SnapshotError> {
+pub(crate) fn read_stat(dir: &Path, buf: &mut Vec<u8>) -> Result<Option<Stat>, SnapshotError> {
     Ok(read_optional(&dir.join("stat"), buf)?.and_then(parse::parse_stat))
 }
 
@@ -740,6 +844,26 @@ mod tests {
         assert_eq!(first.cmdline, "p10 --flag");
         assert_eq!(first.ppid, 1);
         assert_eq!(first.threads, 2);
+    }
+
+    #[test]
+    fn snapshot_with_cpu_counts_zombies_cpu_but_not_their_memory() {
+        let root = tempfile::tempdir().unwrap();
+        process(root.path(), 10, 1, 'S', 1001, 400);
+        process(root.path(), 11, 10, 'Z', 1001, 0);
+        process(root.path(), 12, 1, 'S', 0, 400);
+        let proc_root = ProcRoot::new(root.path());
+        let selector = Selector::Uid(1001);
+        let (snap, cpu) = proc_root.snapshot_with_cpu(&selector, &[]).unwrap();
+        let pids: Vec<u32> = snap.processes.iter().map(|p| p.pid).collect();
+        assert_eq!(pids, [10]);
+        // Each fixture process has 150 ticks of stat CPU and no schedstat: 1.5 s.
+        assert!((cpu - 3.0).abs() < 1e-9, "{cpu}");
+        let alone = proc_root.cpu_seconds(&selector, &[]).unwrap();
+        assert!((cpu - alone).abs() < 1e-9, "{cpu} against {alone}");
+        let (snap, cpu) = proc_root.snapshot_with_cpu(&selector, &[10]).unwrap();
+        assert!(snap.processes.is_empty());
+        assert!((cpu - 1.5).abs() < 1e-9, "{cpu}");
     }
 
     #[test]

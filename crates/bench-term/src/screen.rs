@@ -191,6 +191,17 @@ pub fn screen_text(screen: &vt100::Screen) -> String {
     text
 }
 
+/// The screen's text without any whitespace, written into `out` (cleared first): what
+/// stays of a text however a program wraps it, the text of [`screen_text`] with its
+/// whitespace removed. A session checks it after every read of output, so it is made
+/// into one buffer kept across reads. It is filtered from the emulator's own text,
+/// which writes each row in one pass: reading cell by cell (`Screen::cell`) walks the
+/// rows from the top for every cell, and made it three times as costly.
+pub fn squashed_text(screen: &vt100::Screen, out: &mut String) {
+    out.clear();
+    out.extend(screen.contents().chars().filter(|c| !c.is_whitespace()));
+}
+
 /// Whether the screen shows a "frame": a line with at least 3 letters or digits.
 pub fn shows_frame(screen: &vt100::Screen) -> bool {
     let (_, cols) = screen.size();
@@ -297,6 +308,22 @@ mod tests {
         assert!(!shows_frame(screen.vt()));
         feed(&mut screen, b"\r\n  x1y");
         assert!(shows_frame(screen.vt()));
+    }
+
+    #[test]
+    fn squashed_text_is_the_text_without_its_whitespace() {
+        let mut screen = Screen::new(6, 12);
+        // A wrapped line, a wide character, a tab, a cleared cell and a blank row.
+        feed(
+            &mut screen,
+            "one two three four\r\n漢字 x\ty\r\n\r\nlast  word\x1b[4;1Hmid\x1b[1D\x1b[X".as_bytes(),
+        );
+        let text = screen.text();
+        let expected: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+        let mut squashed = String::from("stale");
+        squashed_text(screen.vt(), &mut squashed);
+        assert_eq!(squashed, expected);
+        assert_eq!(squashed, "onetwothreefour漢字xymilastword");
     }
 
     #[test]

@@ -32,6 +32,7 @@ mod spec_releases;
 mod staircase;
 mod startup;
 mod target;
+mod terminal_bytes;
 
 use std::path::PathBuf;
 use std::process::{Command, Output};

@@ -1,13 +1,17 @@
-//! What the terminal received during the session phase, as a small table for report.md
-//! and the HTML page: for each kind of window (the start-up until ready, the turns, each
-//! paste, the idle window after the turns), the bytes the agent wrote, its frames (synchronized updates, else
+//! What the terminal received, as a small table for report.md and the HTML page: for each
+//! kind of window, the bytes the program wrote, its frames (synchronized updates, else
 //! write bursts), full clears and alternate-screen switches, and the bytes per streamed
-//! token and per second. Each cell is the mean over the trials that measured the window.
+//! token and per second. The measure phase's starts until ready and idle after ready and
+//! the ui phase's steps come first ([`trial_rows`], from the trial records), then the
+//! session's start-up, turns, pastes and idle window ([`rows`]). Each cell is the mean
+//! over the trials that measured the window.
 //!
 //! A short session (at most [`TURN_ROWS`] turns, as `--scenario big-output`) also gets
 //! its turns one by one: each turn's time, CPU, what it wrote and the memory after it.
 
 use crate::detail::{SessionRun, TerminalOutput};
+use crate::metric::Phase;
+use crate::result::TrialRecord;
 use crate::units::{format_bytes, format_seconds};
 use std::fmt::Write;
 
@@ -75,6 +79,38 @@ impl Sum {
             }
         })
     }
+}
+
+/// The rows of the measure and ui phases' windows (`side.trials[].terminal`), measure
+/// first, each window in the order the trials recorded it, labelled with its phase
+/// (`cold to ready (measure)`, `step open help (ui)`).
+pub fn trial_rows(records: &[TrialRecord]) -> Vec<TerminalRow> {
+    let mut rows = Vec::new();
+    for phase in [Phase::Measure, Phase::Ui] {
+        let of_phase: Vec<&TrialRecord> = records.iter().filter(|r| r.phase == phase).collect();
+        let mut windows: Vec<&str> = Vec::new();
+        for window in of_phase.iter().flat_map(|r| &r.terminal) {
+            if !windows.contains(&window.window.as_str()) {
+                windows.push(&window.window);
+            }
+        }
+        for name in windows {
+            let mut sum = Sum::default();
+            for window in of_phase
+                .iter()
+                .filter_map(|r| r.terminal.iter().find(|w| w.window == name))
+            {
+                sum.trials += 1;
+                sum.add(&window.output, 1.0);
+                if window.seconds > 0.0 {
+                    sum.per_second
+                        .push(window.output.bytes as f64 / window.seconds);
+                }
+            }
+            rows.extend(sum.row(format!("{name} ({phase})")));
+        }
+    }
+    rows
 }
 
 /// The table's rows from the session runs; empty when no run counted its output.
@@ -262,8 +298,7 @@ pub fn markdown(rows: &[TerminalRow]) -> String {
     if rows.is_empty() {
         return String::new();
     }
-    let mut out =
-        String::from("\n**What the terminal received** (session phase, mean over trials)\n\n");
+    let mut out = String::from("\n**What the terminal received** (mean over trials)\n\n");
     let _ = writeln!(out, "| {} |", HEADINGS.join(" | "));
     out.push_str("| :--- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
     for row in rows {
@@ -282,7 +317,8 @@ pub fn html(rows: &[TerminalRow]) -> String {
     }
     let mut out = String::from(
         "<section id=\"terminal\"><h2>What the terminal received</h2>\n\
-         <p>The session phase's PTY byte stream, mean over trials.</p>\n<table>\n<thead><tr>",
+         <p>The PTY byte stream of the measure, ui and session phases, mean over \
+         trials.</p>\n<table>\n<thead><tr>",
     );
     for heading in HEADINGS {
         let _ = write!(out, "<th>{heading}</th>");
@@ -360,6 +396,53 @@ mod tests {
                 output: output(60_000, 3),
             }],
         }
+    }
+
+    fn record(phase: Phase, trial: u32, windows: &[(&str, f64, u64)]) -> TrialRecord {
+        let mut record = TrialRecord::new(phase, trial);
+        for &(name, seconds, bytes) in windows {
+            record.push_terminal(crate::TerminalWindow {
+                window: name.into(),
+                seconds,
+                output: output(bytes, bytes / 100),
+            });
+        }
+        record
+    }
+
+    #[test]
+    fn measure_and_ui_windows_are_rows_of_means_labelled_with_their_phase() {
+        let records = [
+            record(Phase::Ui, 0, &[("step help", 0.5, 800)]),
+            record(
+                Phase::Measure,
+                0,
+                &[
+                    ("cold to ready", 0.4, 2000),
+                    ("cold idle after ready", 2.0, 400),
+                    ("warm to ready", 0.2, 1800),
+                ],
+            ),
+            // A trial whose warm start never became ready has no warm windows.
+            record(Phase::Measure, 1, &[("cold to ready", 0.6, 3000)]),
+        ];
+        let rows = trial_rows(&records);
+        let windows: Vec<&str> = rows.iter().map(|r| r.window.as_str()).collect();
+        assert_eq!(
+            windows,
+            [
+                "cold to ready (measure)",
+                "cold idle after ready (measure)",
+                "warm to ready (measure)",
+                "step help (ui)",
+            ]
+        );
+        assert_eq!(rows[0].trials, 2);
+        assert_eq!(rows[0].bytes, 2500.0);
+        // Per second: the mean of 2000/0.4 and 3000/0.6.
+        assert_eq!(rows[0].bytes_per_second, Some(5000.0));
+        assert_eq!(rows[1].bytes_per_second, Some(200.0));
+        insta::assert_snapshot!(markdown(&rows));
     }
 
     #[test]

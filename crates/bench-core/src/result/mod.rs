@@ -33,9 +33,11 @@ pub use file::json_schema;
 pub(crate) use limits::truncate_chars;
 pub use limits::{
     MAX_CMDLINE_CHARS, MAX_ERROR_CHARS, MAX_HOST_CHARS, MAX_NAME_CHARS, MAX_PROCESSES, MAX_SETTLES,
-    MAX_STARTS, MAX_TRIAL, MAX_TRIAL_RECORDS, SCHEMA_VERSION,
+    MAX_STARTS, MAX_TERMINAL_WINDOWS, MAX_TRIAL, MAX_TRIAL_RECORDS, SCHEMA_VERSION,
 };
 pub use observation::{Observation, ProcessMemory, ProcessRole};
 pub use request::{OVERRIDES_KEY, Request, Role};
 pub use side::Side;
-pub use trial_record::{SettleEnded, SettleRecord, SettleUntil, StartRecord, TrialRecord};
+pub use trial_record::{
+    SettleEnded, SettleRecord, SettleUntil, StartRecord, TerminalWindow, TrialRecord,
+};

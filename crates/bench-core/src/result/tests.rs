@@ -389,3 +389,36 @@ fn missing_file_is_a_read_error_naming_it() {
             .starts_with("failed to read /nonexistent/result.json: No such file")
     );
 }
+
+#[test]
+fn terminal_windows_round_trip_and_are_checked() {
+    let mut result = sample();
+    let window = |name: &str, seconds: f64| crate::TerminalWindow {
+        window: name.into(),
+        seconds,
+        output: crate::detail::TerminalOutput {
+            bytes: 2048,
+            frames: 3,
+            full_clears: 1,
+            alt_screen_switches: 1,
+        },
+    };
+    let record = result.side.trial_record_mut(Phase::Measure, 0);
+    record.push_terminal(window("cold to ready", 0.25));
+    record.push_terminal(window("cold idle after ready", 1.0));
+    let text = result.to_json_string();
+    assert!(text.contains("\"cold idle after ready\""));
+    assert_eq!(ResultFile::from_json_str(&text).unwrap(), result);
+    // The first MAX_TERMINAL_WINDOWS are kept, labels cut to their limit.
+    let record = &mut result.side.trials[0];
+    for step in 0..100 {
+        record.push_terminal(window(&format!("ui: {step} {}", "x".repeat(60)), 0.1));
+    }
+    assert_eq!(record.terminal.len(), MAX_TERMINAL_WINDOWS);
+    assert!(result.validate().is_ok());
+    result.side.trials[0].terminal[1].seconds = f64::NAN;
+    assert_eq!(
+        result.validate().unwrap_err().path,
+        "side.trials[0].terminal[1].seconds"
+    );
+}

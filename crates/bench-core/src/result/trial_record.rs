@@ -1,6 +1,7 @@
 //! The circumstances of one trial of one phase: its starts, settles, host and load.
 
-use super::{MAX_SETTLES, MAX_STARTS, truncate_chars};
+use super::{MAX_SETTLES, MAX_STARTS, MAX_TERMINAL_WINDOWS, truncate_chars};
+use crate::detail::TerminalOutput;
 use crate::metric::Phase;
 
 /// The circumstances of one trial of one phase: when it started, how busy the
@@ -69,6 +70,29 @@ pub struct TrialRecord {
     /// per start instead).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shared_cpu: Option<u32>,
+    /// What the program wrote to its terminal over each window of the trial, in order,
+    /// at most [`MAX_TERMINAL_WINDOWS`]: a measure trial's starts until ready and idle
+    /// after ready, a ui trial's steps. Absent when the trial counted none (and in files
+    /// written before this field).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "schema", schemars(length(max = 64)))]
+    pub terminal: Vec<TerminalWindow>,
+}
+
+/// What a program wrote to its terminal over one window of a trial.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct TerminalWindow {
+    /// Which window: `cold to ready`, `cold idle after ready`, `warm to ready`, `warm
+    /// idle after ready`, or a ui step's name (`ui: NAME`); at most 40 characters.
+    #[cfg_attr(feature = "schema", schemars(length(max = 40)))]
+    pub window: String,
+    /// How long the window lasted, in seconds.
+    #[cfg_attr(feature = "schema", schemars(range(min = 0)))]
+    pub seconds: f64,
+    /// What the program wrote.
+    pub output: TerminalOutput,
 }
 
 /// One timed start of a trial.
@@ -159,6 +183,15 @@ impl TrialRecord {
             install: None,
             starts: Vec::new(),
             shared_cpu: None,
+            terminal: Vec::new(),
+        }
+    }
+
+    /// Adds a terminal window, keeping at most [`MAX_TERMINAL_WINDOWS`] (the first ones).
+    pub fn push_terminal(&mut self, mut window: TerminalWindow) {
+        if self.terminal.len() < MAX_TERMINAL_WINDOWS {
+            window.window = truncate_chars(window.window, crate::detail::MAX_LABEL_CHARS);
+            self.terminal.push(window);
         }
     }
 

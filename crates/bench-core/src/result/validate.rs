@@ -175,6 +175,31 @@ fn validate_trial_record(at: &str, record: &TrialRecord) -> Result<(), Validatio
     for (index, settle) in record.settles.iter().enumerate() {
         validate_settle(&format!("{at}.settles[{index}]"), settle)?;
     }
+    validate_terminal_windows(at, record)
+}
+
+/// A trial's terminal windows: at most [`MAX_TERMINAL_WINDOWS`], each label bounded and
+/// its time finite and non-negative.
+fn validate_terminal_windows(at: &str, record: &TrialRecord) -> Result<(), ValidationError> {
+    if record.terminal.len() > MAX_TERMINAL_WINDOWS {
+        return invalid(
+            format!("{at}.terminal"),
+            format!(
+                "{} terminal windows are more than {MAX_TERMINAL_WINDOWS}",
+                record.terminal.len()
+            ),
+        );
+    }
+    for (index, window) in record.terminal.iter().enumerate() {
+        let at = format!("{at}.terminal[{index}]");
+        check_length(&format!("{at}.window"), &window.window, MAX_LABEL_CHARS)?;
+        if !window.seconds.is_finite() || window.seconds < 0.0 {
+            return invalid(
+                format!("{at}.seconds"),
+                format!("{} is not finite and non-negative", window.seconds),
+            );
+        }
+    }
     Ok(())
 }
 

@@ -169,6 +169,14 @@ impl Terminal {
         self.screen.text()
     }
 
+    /// The screen's text without any whitespace: what stays of a text however the
+    /// program wraps it (the text of [`Terminal::screen_text`], whitespace removed).
+    pub fn squashed_text(&self) -> String {
+        let mut text = String::new();
+        crate::screen::squashed_text(self.screen.vt(), &mut text);
+        text
+    }
+
     /// Cursor row and column, 0-based.
     pub fn cursor(&self) -> (u16, u16) {
         self.screen.vt().cursor_position()

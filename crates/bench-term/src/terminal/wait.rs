@@ -6,7 +6,7 @@ use super::spawn::Terminal;
 use crate::dialog::ReadyGuard;
 use crate::error::{ScreenDump, Stage, TermError};
 use crate::ready::ReadyMode;
-use crate::screen::shows_frame;
+use crate::screen::{shows_frame, squashed_text};
 use regex::Regex;
 use std::time::{Duration, Instant};
 
@@ -130,6 +130,31 @@ impl Terminal {
         }
     }
 
+    /// [`Terminal::watch_screen`] with the screen's text squashed of its whitespace
+    /// ([`Terminal::squashed_text`]), built once a frame into one buffer.
+    pub fn watch_squashed(
+        &mut self,
+        duration: Duration,
+        watch: &mut dyn FnMut(&str),
+    ) -> Result<(), TermError> {
+        let mut text = String::new();
+        let until = Instant::now() + duration;
+        loop {
+            let now = Instant::now();
+            if now >= until {
+                return Ok(());
+            }
+            let pumped = self.pump(until - now, &mut |s| {
+                squashed_text(s, &mut text);
+                watch(&text);
+                false
+            })?;
+            if let Pumped::Eof = pumped {
+                return Ok(());
+            }
+        }
+    }
+
     /// Reads until no output arrived for `quiet`, failing after `timeout`.
     pub fn settle_quiet(&mut self, quiet: Duration, timeout: Duration) -> Result<(), TermError> {
         let started = Instant::now();
@@ -164,6 +189,23 @@ impl Terminal {
     ) -> Result<Duration, TermError> {
         let hit = self.wait_until(Stage::WaitFor, Instant::now() + timeout, &mut |s| {
             check(&s.contents())
+        })?;
+        Ok(hit.read_at.saturating_duration_since(self.spawned_at))
+    }
+
+    /// [`Terminal::wait_for_screen`] with the screen's text squashed of its whitespace
+    /// ([`Terminal::squashed_text`]): what a check for text that the program may
+    /// wrap anywhere reads. The squashed text is built once a frame into one buffer, not
+    /// as the full text and then a second string without its whitespace.
+    pub fn wait_for_squashed(
+        &mut self,
+        timeout: Duration,
+        check: &mut dyn FnMut(&str) -> bool,
+    ) -> Result<Duration, TermError> {
+        let mut text = String::new();
+        let hit = self.wait_until(Stage::WaitFor, Instant::now() + timeout, &mut |s| {
+            squashed_text(s, &mut text);
+            check(&text)
         })?;
         Ok(hit.read_at.saturating_duration_since(self.spawned_at))
     }

@@ -311,13 +311,13 @@ struct Watch {
 }
 
 impl Watch {
+    /// `screen` is the screen's text squashed ([`Terminal::squashed_text`]).
     fn new(origin: Instant, screen: &str, plan: &Planned) -> Watch {
-        let screen = squash(screen);
         let (first, last) = (squash(&plan.first_chunk), squash(&plan.last_words));
         Watch {
             origin,
-            first_before: occurrences(&screen, &first),
-            last_needed: occurrences(&screen, &last) + plan.last_repeats,
+            first_before: occurrences(screen, &first),
+            last_needed: occurrences(screen, &last) + plan.last_repeats,
             first,
             last,
             first_seen: None,
@@ -325,16 +325,16 @@ impl Watch {
         }
     }
 
+    /// `screen` is the screen's text squashed, as the terminal's squashed waits give it.
     fn observe(&mut self, screen: &str) {
         if self.first_seen.is_some() && self.last_seen.is_some() {
             return;
         }
-        let screen = squash(screen);
         let now = self.origin.elapsed().as_secs_f64();
-        if self.first_seen.is_none() && occurrences(&screen, &self.first) > self.first_before {
+        if self.first_seen.is_none() && occurrences(screen, &self.first) > self.first_before {
             self.first_seen = Some(now);
         }
-        if self.last_seen.is_none() && occurrences(&screen, &self.last) >= self.last_needed {
+        if self.last_seen.is_none() && occurrences(screen, &self.last) >= self.last_needed {
             self.last_seen = Some(now);
             // The last words imply the first: a reply shown at once counts for both.
             self.first_seen.get_or_insert(now);
@@ -366,49 +366,12 @@ fn drive(
             record(side, metric, trial, Sample::Error(error_chain(error)));
         }
     };
-    // What the agent wrote from spawn until ready: its start-up frames, clears and
-    // alternate-screen switch.
-    let startup = match terminal.ready_guarded(
-        &measure.ready,
-        measure.ready_timeout.0,
-        &measure.ready_guard,
-    ) {
-        Ok(elapsed) => {
-            *ready_after = Some(elapsed);
-            keep_screen(
-                side,
-                Phase::Session,
-                trial,
-                "session",
-                terminal.screen_text(),
-            );
-            checkpoint::terminal_output(&terminal.output_counts())
-        }
+    let startup = match start_up(side, terminal, family, measure, trial, ready_after) {
+        Ok(output) => output,
         Err(error) => {
-            fail_all(
-                side,
-                &terminal_error("waiting for the session command to be ready")(error),
-            );
+            fail_all(side, &error);
             return Ok(());
         }
-    };
-    if let Err(error) =
-        crate::pipeline::program::terminal::settle_terminal(terminal, family, &measure.settle)
-    {
-        fail_all(
-            side,
-            &terminal_error("letting the session command settle")(error),
-        );
-        return Ok(());
-    }
-    let plans = planned(ctx);
-    let typing_turn = match session.typing_turn {
-        Some(turn) => turn as usize,
-        None => plans
-            .iter()
-            .enumerate()
-            .max_by_key(|(position, plan)| (plan.tokens, std::cmp::Reverse(*position)))
-            .map_or(1, |(position, _)| position + 1),
     };
     let mut run = SessionRun {
         trial,
@@ -427,47 +390,7 @@ fn drive(
         pastes: Vec::new(),
         startup_output: Some(startup),
     };
-    // `[session] turns` was unrolled into the script when the spec was read.
-    let total = plans.len();
-    let check = checkpoint::Plan {
-        keys: session.checkpoint_keys as usize,
-        idle: session.checkpoint_idle.0,
-    };
-    let mut failure = None;
-    for (position, plan) in plans.iter().enumerate() {
-        let keys = (position + 1 == typing_turn).then_some(session.typing_keys as usize);
-        let turn = (position + 1) as u32;
-        let due = session.checkpoint_after(position + 1, total);
-        let measured = one_turn(
-            terminal,
-            journal,
-            family,
-            plan,
-            turn,
-            session.turn_timeout.0,
-            keys,
-        )
-        .and_then(|measured| {
-            run.turns.push(measured);
-            due.then(|| checkpoint::measure(terminal, family, turn, check, session.turn_timeout.0))
-                .transpose()
-        });
-        match measured {
-            Ok(Some(point)) => run.checkpoints.push(point),
-            Ok(None) => {}
-            Err(error) => {
-                failure = Some(error);
-                break;
-            }
-        }
-        // What the turns freed (screens read after every frame, request bodies that
-        // grow with the conversation) stays resident in the allocator's arenas: trimmed
-        // every few turns, clibench's RSS over a 1,000-turn soak is what it holds, not
-        // what it once held.
-        if turn.is_multiple_of(TRIM_EVERY_TURNS) {
-            bench_proc::release_free_memory();
-        }
-    }
+    let failure = play_turns(terminal, journal, family, session, &planned(ctx), &mut run);
     // After the turns, so each paste lands in an idle prompt with the session behind it;
     // before the idle window, so what a paste leaves running shows there.
     let pasted = (!session.pastes.is_empty()).then(|| match &failure {
@@ -494,6 +417,97 @@ fn drive(
     side.sessions.push(run);
     side.sessions.sort_by_key(|kept| kept.trial);
     Ok(())
+}
+
+/// Waits for the session command to be ready and settle; what it wrote from spawn until
+/// ready (its start-up frames, clears and alternate-screen switch).
+fn start_up(
+    side: &mut Side,
+    terminal: &mut Terminal,
+    family: Family,
+    measure: &crate::spec::Measure,
+    trial: u32,
+    ready_after: &mut Option<Duration>,
+) -> Result<bench_core::detail::TerminalOutput, SessionError> {
+    let elapsed = terminal
+        .ready_guarded(
+            &measure.ready,
+            measure.ready_timeout.0,
+            &measure.ready_guard,
+        )
+        .map_err(terminal_error(
+            "waiting for the session command to be ready",
+        ))?;
+    *ready_after = Some(elapsed);
+    keep_screen(
+        side,
+        Phase::Session,
+        trial,
+        "session",
+        terminal.screen_text(),
+    );
+    let startup = checkpoint::terminal_output(&terminal.output_counts());
+    crate::pipeline::program::terminal::settle_terminal(terminal, family, &measure.settle)
+        .map_err(terminal_error("letting the session command settle"))?;
+    Ok(startup)
+}
+
+/// Plays every planned turn into `run` (its turns and checkpoints) until one fails;
+/// the failure, if any.
+fn play_turns(
+    terminal: &mut Terminal,
+    journal: &Journal,
+    family: Family,
+    session: &crate::spec::Session,
+    plans: &[Planned],
+    run: &mut SessionRun,
+) -> Option<TurnError> {
+    let typing_turn = match session.typing_turn {
+        Some(turn) => turn as usize,
+        None => plans
+            .iter()
+            .enumerate()
+            .max_by_key(|(position, plan)| (plan.tokens, std::cmp::Reverse(*position)))
+            .map_or(1, |(position, _)| position + 1),
+    };
+    // `[session] turns` was unrolled into the script when the spec was read.
+    let total = plans.len();
+    let check = checkpoint::Plan {
+        keys: session.checkpoint_keys as usize,
+        idle: session.checkpoint_idle.0,
+    };
+    for (position, plan) in plans.iter().enumerate() {
+        let keys = (position + 1 == typing_turn).then_some(session.typing_keys as usize);
+        let turn = (position + 1) as u32;
+        let due = session.checkpoint_after(position + 1, total);
+        let measured = one_turn(
+            terminal,
+            journal,
+            family,
+            plan,
+            turn,
+            session.turn_timeout.0,
+            keys,
+        )
+        .and_then(|measured| {
+            run.turns.push(measured);
+            due.then(|| checkpoint::measure(terminal, family, turn, check, session.turn_timeout.0))
+                .transpose()
+        });
+        match measured {
+            Ok(Some(point)) => run.checkpoints.push(point),
+            Ok(None) => {}
+            Err(error) => return Some(error),
+        }
+        // What the turns freed (screens read after every frame, request bodies that
+        // grow with the conversation) stays resident in the allocator's arenas: trimmed
+        // every few turns, clibench's RSS over a 1,000-turn soak is what it holds, not
+        // what it once held.
+        if turn.is_multiple_of(TRIM_EVERY_TURNS) {
+            bench_proc::release_free_memory();
+        }
+    }
+    None
 }
 
 /// The idle window as measured: the family's CPU share over it and when it began and
@@ -651,6 +665,41 @@ fn on_terminal(journal_start: Instant, origin: Instant, at: Duration) -> f64 {
     offset + at.as_secs_f64()
 }
 
+/// A turn's time bound, and the error of a wait that ran out of it.
+struct TurnClock {
+    turn: u32,
+    timeout: Duration,
+    deadline: Instant,
+}
+
+impl TurnClock {
+    fn start(turn: u32, timeout: Duration) -> TurnClock {
+        TurnClock {
+            turn,
+            timeout,
+            deadline: Instant::now() + timeout,
+        }
+    }
+
+    fn remaining(&self) -> Duration {
+        self.deadline.saturating_duration_since(Instant::now())
+    }
+
+    /// The error of a wait for `waiting_for` that failed.
+    fn waited(
+        &self,
+        waiting_for: &'static str,
+    ) -> impl FnOnce(bench_term::TermError) -> TurnError + use<> {
+        let (turn, timeout) = (self.turn, self.timeout);
+        move |source| TurnError::Wait {
+            turn,
+            timeout,
+            waiting_for,
+            source,
+        }
+    }
+}
+
 /// Types `plan`'s prompt, presses Enter and waits until the reply's final text is shown
 /// and the prompt echoes a key again; the turn's times, CPU and the family's memory.
 pub(crate) fn one_turn(
@@ -662,19 +711,67 @@ pub(crate) fn one_turn(
     timeout: Duration,
     typing_keys: Option<usize>,
 ) -> Result<SessionTurn, TurnError> {
-    let origin = terminal.spawned_at();
-    let deadline = Instant::now() + timeout;
-    let remaining = || deadline.saturating_duration_since(Instant::now());
-    let waited = |waiting_for: &'static str| {
-        move |source| TurnError::Wait {
-            turn,
-            timeout,
-            waiting_for,
-            source,
-        }
-    };
+    let clock = TurnClock::start(turn, timeout);
     let requests_before = journal.request_count();
-    for key in plan.prompt.chars() {
+    type_prompt(terminal, &plan.prompt)?;
+    let mut watch = Watch::new(terminal.spawned_at(), &terminal.squashed_text(), plan);
+    let cpu_before = family.cpu_seconds()?;
+    let output_before = terminal.output_counts();
+    let enter = terminal.elapsed().as_secs_f64();
+    terminal.send_keys(&[Key::Enter]).map_err(TurnError::Type)?;
+    let lags = wait_for_reply(terminal, &mut watch, plan, typing_keys, &clock)?;
+    // The prompt takes input again when a fresh key typed now is echoed.
+    let probe = terminal.fresh_word(4, 4);
+    terminal.type_text(&probe).map_err(TurnError::Type)?;
+    let ready = terminal
+        .wait_for_squashed(clock.remaining().min(ECHO_TIMEOUT), &mut |s| {
+            s.contains(&probe)
+        })
+        .map_err(clock.waited("waiting for the prompt to echo a key after the reply"))?;
+    // The CPU and the memory from one walk of the family: on a host of 100 processes a
+    // walk of the trial user's is most of what clibench spends on a turn but the screen.
+    let (snapshot, cpu_after) = family.snapshot_with_cpu()?;
+    let output = terminal.output_counts().since(&output_before);
+    terminal
+        .send_keys(&[Key::Backspace; 4])
+        .map_err(TurnError::Type)?;
+    terminal
+        .wait_for_squashed(clock.remaining().min(ECHO_TIMEOUT), &mut |s| {
+            !s.contains(&probe)
+        })
+        .map_err(clock.waited("waiting for the erased key to leave the prompt"))?;
+    let times = TurnTimes::from_journal(journal, requests_before, plan, turn, |at| {
+        on_terminal(journal.start(), terminal.spawned_at(), at) - enter
+    })?;
+    Ok(SessionTurn {
+        turn,
+        turn_seconds: ready.as_secs_f64() - enter,
+        submit_seconds: Some(times.first_request_at),
+        first_token_seconds: times
+            .first_chunk_at
+            .zip(watch.first_seen)
+            .map(|(chunk, seen)| seen - enter - chunk),
+        stream_render_seconds: times
+            .last_chunk_at
+            .zip(watch.last_seen)
+            .map(|(chunk, seen)| seen - enter - chunk),
+        tool_roundtrip_seconds: times.tool_roundtrip,
+        cpu_seconds: (cpu_after - cpu_before).max(0.0),
+        rss_bytes: snapshot.total_rss_bytes(),
+        pss_bytes: snapshot.total_pss_bytes(),
+        typing_lag_seconds: lags,
+        first_chunk_at_seconds: times.first_chunk_at,
+        last_chunk_at_seconds: times.last_chunk_at,
+        tool_call_at_seconds: times.tool_call_at,
+        output: Some(checkpoint::terminal_output(&output)),
+        bytes_per_token: (plan.tokens > 0).then(|| output.bytes as f64 / plan.tokens as f64),
+    })
+}
+
+/// Types the prompt key by key at a typist's pace, then pauses as a person does before
+/// Enter.
+fn type_prompt(terminal: &mut Terminal, prompt: &str) -> Result<(), TurnError> {
+    for key in prompt.chars() {
         terminal
             .type_text(&key.to_string())
             .map_err(TurnError::Type)?;
@@ -682,146 +779,137 @@ pub(crate) fn one_turn(
     }
     terminal
         .settle(ENTER_PAUSE.saturating_sub(PROMPT_KEY_GAP))
-        .map_err(TurnError::Type)?;
-    let mut watch = Watch::new(origin, &terminal.screen_text(), plan);
-    let cpu_before = family.cpu_seconds()?;
-    let output_before = terminal.output_counts();
-    let enter = terminal.elapsed().as_secs_f64();
-    terminal.send_keys(&[Key::Enter]).map_err(TurnError::Type)?;
+        .map_err(TurnError::Type)
+}
 
+/// After Enter: waits until the reply's final text is shown (and `turn_done` below it),
+/// typing `typing_keys` keys while it streams; returns those keys' echo lags.
+fn wait_for_reply(
+    terminal: &mut Terminal,
+    watch: &mut Watch,
+    plan: &Planned,
+    typing_keys: Option<usize>,
+    clock: &TurnClock,
+) -> Result<Vec<f64>, TurnError> {
     let mut lags = Vec::new();
     if let Some(keys) = typing_keys.filter(|&k| k > 0) {
         terminal
-            .wait_for_screen(remaining(), &mut |s| {
+            .wait_for_squashed(clock.remaining(), &mut |s| {
                 watch.observe(s);
                 watch.first_seen.is_some()
             })
-            .map_err(waited(
-                "waiting for the reply's first text, to type while it streams",
-            ))?;
-        lags = type_during_stream(terminal, &mut watch, keys, remaining)
-            .map_err(waited("typing while the reply streams"))?;
+            .map_err(
+                clock.waited("waiting for the reply's first text, to type while it streams"),
+            )?;
+        lags = type_during_stream(terminal, watch, keys, || clock.remaining())
+            .map_err(clock.waited("typing while the reply streams"))?;
     }
     terminal
-        .wait_for_screen(remaining(), &mut |s| {
+        .wait_for_squashed(clock.remaining(), &mut |s| {
             watch.observe(s);
             watch.last_seen.is_some()
         })
-        .map_err(waited("waiting for the reply's final text"))?;
+        .map_err(clock.waited("waiting for the reply's final text"))?;
     if let Some(done) = &plan.done {
         terminal
-            .wait_for_screen(remaining(), &mut |s| {
+            .wait_for_screen(clock.remaining(), &mut |s| {
                 done_below_reply(s, &plan.last_word, done)
             })
-            .map_err(waited("waiting for [session] turn_done below the reply"))?;
+            .map_err(clock.waited("waiting for [session] turn_done below the reply"))?;
     }
-    // The prompt takes input again when a fresh key typed now is echoed.
-    let probe = terminal.fresh_word(4, 4);
-    terminal.type_text(&probe).map_err(TurnError::Type)?;
-    let ready = terminal
-        .wait_for_screen(remaining().min(ECHO_TIMEOUT), &mut |s| {
-            squash(s).contains(&probe)
-        })
-        .map_err(waited(
-            "waiting for the prompt to echo a key after the reply",
-        ))?;
-    let cpu_after = family.cpu_seconds()?;
-    let output = terminal.output_counts().since(&output_before);
-    terminal
-        .send_keys(&[Key::Backspace; 4])
-        .map_err(TurnError::Type)?;
-    terminal
-        .wait_for_screen(remaining().min(ECHO_TIMEOUT), &mut |s| {
-            !squash(s).contains(&probe)
-        })
-        .map_err(waited("waiting for the erased key to leave the prompt"))?;
-    let snapshot = family.snapshot()?;
+    Ok(lags)
+}
 
-    let requests: Vec<RequestRecord> = journal
-        .requests_from(requests_before)
-        .into_iter()
-        .filter(|r| matches!(r.outcome, Outcome::Turn { index, .. } if index == plan.index))
-        .collect();
-    let Some(first_request) = requests.first() else {
-        let last = journal
-            .requests_from(journal.request_count().saturating_sub(1))
-            .last()
-            .map_or("no request at all".to_owned(), |r| {
-                format!("{} {} -> {:?}", r.method, r.path, r.outcome)
-            });
-        return Err(TurnError::NoRequest { turn, last });
-    };
-    let start = journal.start();
-    let t = |at: Duration| on_terminal(start, origin, at);
-    let final_part = match plan.tool_rounds {
-        0 => Part::Start,
-        rounds => Part::AfterTools(rounds as u32),
-    };
-    let final_request = requests
-        .iter()
-        .find(|r| matches!(&r.outcome, Outcome::Turn { part, .. } if *part == final_part));
-    // The preamble (framing events written with the headers) carries no token: the
-    // reply's first chunk is the first with text.
-    let final_chunks: Vec<_> = final_request
-        .map(|r| journal.chunks(r.number))
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|chunk| chunk.tokens > 0)
-        .collect();
-    let since_enter = |at: Duration| t(at) - enter;
-    let first_chunk_at = final_chunks.first().map(|chunk| since_enter(chunk.written));
-    let last_chunk_at = final_chunks.last().map(|chunk| since_enter(chunk.written));
-    let mut tool_call_at = None;
-    let first_token = match (final_chunks.first(), watch.first_seen) {
-        (Some(chunk), Some(seen)) => Some(seen - t(chunk.written)),
-        _ => None,
-    };
-    let stream_render = match (final_chunks.last(), watch.last_seen) {
-        (Some(chunk), Some(seen)) => Some(seen - t(chunk.written)),
-        _ => None,
-    };
-    let tool_roundtrip = (plan.tool_rounds > 0)
-        .then(|| {
-            let call = requests.iter().find(|r| {
-                matches!(
-                    &r.outcome,
-                    Outcome::Turn {
-                        part: Part::Start,
-                        ..
-                    }
-                )
-            })?;
-            let written = journal.chunks(call.number).last()?.written;
-            tool_call_at = Some(since_enter(written));
-            let result = requests.iter().find(|r| {
-                matches!(
-                    &r.outcome,
-                    Outcome::Turn {
-                        part: Part::AfterTools(1),
-                        ..
-                    }
-                )
-            })?;
-            Some(t(result.received) - t(written))
+/// A turn's times from the model endpoint's journal, in seconds since Enter on the
+/// terminal's clock.
+struct TurnTimes {
+    /// The endpoint received the turn's first request.
+    first_request_at: f64,
+    /// The final reply's first and last chunk with text were written.
+    first_chunk_at: Option<f64>,
+    last_chunk_at: Option<f64>,
+    /// The tool call's last chunk was written.
+    tool_call_at: Option<f64>,
+    /// The tool call's last chunk written until the request with its result arrived.
+    tool_roundtrip: Option<f64>,
+}
+
+impl TurnTimes {
+    /// The times of `plan`'s requests since `requests_before`; `since_enter` puts a
+    /// journal time on the terminal's clock, from Enter.
+    fn from_journal(
+        journal: &Journal,
+        requests_before: usize,
+        plan: &Planned,
+        turn: u32,
+        since_enter: impl Fn(Duration) -> f64,
+    ) -> Result<TurnTimes, TurnError> {
+        let requests: Vec<RequestRecord> = journal
+            .requests_from(requests_before)
+            .into_iter()
+            .filter(|r| matches!(r.outcome, Outcome::Turn { index, .. } if index == plan.index))
+            .collect();
+        let Some(first_request) = requests.first() else {
+            let last = journal
+                .requests_from(journal.request_count().saturating_sub(1))
+                .last()
+                .map_or("no request at all".to_owned(), |r| {
+                    format!("{} {} -> {:?}", r.method, r.path, r.outcome)
+                });
+            return Err(TurnError::NoRequest { turn, last });
+        };
+        let final_part = match plan.tool_rounds {
+            0 => Part::Start,
+            rounds => Part::AfterTools(rounds as u32),
+        };
+        // The preamble (framing events written with the headers) carries no token: the
+        // reply's first chunk is the first with text.
+        let final_chunks: Vec<_> = find_part(&requests, final_part)
+            .map(|r| journal.chunks(r.number))
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|chunk| chunk.tokens > 0)
+            .collect();
+        let (tool_call_at, tool_roundtrip) = match plan.tool_rounds {
+            0 => (None, None),
+            _ => tool_times(journal, &requests, &since_enter),
+        };
+        Ok(TurnTimes {
+            first_request_at: since_enter(first_request.received),
+            first_chunk_at: final_chunks.first().map(|c| since_enter(c.written)),
+            last_chunk_at: final_chunks.last().map(|c| since_enter(c.written)),
+            tool_call_at,
+            tool_roundtrip,
         })
-        .flatten();
-    Ok(SessionTurn {
-        turn,
-        turn_seconds: ready.as_secs_f64() - enter,
-        submit_seconds: Some(t(first_request.received) - enter),
-        first_token_seconds: first_token,
-        stream_render_seconds: stream_render,
-        tool_roundtrip_seconds: tool_roundtrip,
-        cpu_seconds: (cpu_after - cpu_before).max(0.0),
-        rss_bytes: snapshot.total_rss_bytes(),
-        pss_bytes: snapshot.total_pss_bytes(),
-        typing_lag_seconds: lags,
-        first_chunk_at_seconds: first_chunk_at,
-        last_chunk_at_seconds: last_chunk_at,
-        tool_call_at_seconds: tool_call_at,
-        output: Some(checkpoint::terminal_output(&output)),
-        bytes_per_token: (plan.tokens > 0).then(|| output.bytes as f64 / plan.tokens as f64),
-    })
+    }
+}
+
+/// The turn's request for `part` of the script's turn.
+fn find_part(requests: &[RequestRecord], part: Part) -> Option<&RequestRecord> {
+    requests
+        .iter()
+        .find(|r| matches!(&r.outcome, Outcome::Turn { part: p, .. } if *p == part))
+}
+
+/// When the tool call's last chunk was written, and from then until the request with
+/// its result arrived.
+fn tool_times(
+    journal: &Journal,
+    requests: &[RequestRecord],
+    since_enter: &impl Fn(Duration) -> f64,
+) -> (Option<f64>, Option<f64>) {
+    let Some(written) = find_part(requests, Part::Start).and_then(|call| {
+        journal
+            .chunks(call.number)
+            .last()
+            .map(|chunk| chunk.written)
+    }) else {
+        return (None, None);
+    };
+    let call_at = since_enter(written);
+    let roundtrip = find_part(requests, Part::AfterTools(1))
+        .map(|result| since_enter(result.received) - call_at);
+    (Some(call_at), roundtrip)
 }
 
 /// Types `keys` letters of a fresh word ~150 ms apart while the reply streams, each
@@ -835,9 +923,9 @@ fn type_during_stream(
     const LEAD: usize = 3;
     let word = terminal.fresh_word(LEAD + keys, LEAD);
     terminal.type_text(&word[..LEAD])?;
-    terminal.wait_for_screen(remaining().min(ECHO_TIMEOUT), &mut |s| {
+    terminal.wait_for_squashed(remaining().min(ECHO_TIMEOUT), &mut |s| {
         watch.observe(s);
-        squash(s).contains(&word[..LEAD])
+        s.contains(&word[..LEAD])
     })?;
     let origin = terminal.spawned_at();
     let mut lags = Vec::with_capacity(keys);
@@ -846,12 +934,12 @@ fn type_during_stream(
         let sent = origin.elapsed().as_secs_f64();
         terminal.type_text(&word[typed..=typed])?;
         let shown = &word[..=typed];
-        let echoed = terminal.wait_for_screen(remaining().min(ECHO_TIMEOUT), &mut |s| {
+        let echoed = terminal.wait_for_squashed(remaining().min(ECHO_TIMEOUT), &mut |s| {
             watch.observe(s);
-            squash(s).contains(shown)
+            s.contains(shown)
         })?;
         lags.push(echoed.as_secs_f64() - sent);
-        terminal.watch_screen(next.saturating_duration_since(Instant::now()), &mut |s| {
+        terminal.watch_squashed(next.saturating_duration_since(Instant::now()), &mut |s| {
             watch.observe(s)
         })?;
     }
@@ -859,9 +947,9 @@ fn type_during_stream(
     // Gone means the whole word is gone: its 3-letter lead alone turns up by chance in a
     // long reply squashed of its spaces (about one reply in ten of the demo's 180 words),
     // and waiting for that to vanish failed the turn.
-    terminal.wait_for_screen(remaining().min(ECHO_TIMEOUT), &mut |s| {
+    terminal.wait_for_squashed(remaining().min(ECHO_TIMEOUT), &mut |s| {
         watch.observe(s);
-        !squash(s).contains(&word)
+        !s.contains(&word)
     })?;
     Ok(lags)
 }
@@ -902,10 +990,10 @@ mod tests {
     #[test]
     fn wrapped_text_is_matched_without_its_whitespace() {
         assert_eq!(squash(" a b\n c  d "), "abcd");
-        let mut watch = Watch::new(Instant::now(), "> ", &plan("Hello there", "the end."));
-        watch.observe("> Hel\nlo the");
+        let mut watch = Watch::new(Instant::now(), ">", &plan("Hello there", "the end."));
+        watch.observe(&squash("> Hel\nlo the"));
         assert!(watch.first_seen.is_none());
-        watch.observe("> Hel\nlo there, and so\n to the   end.");
+        watch.observe(&squash("> Hel\nlo there, and so\n to the   end."));
         assert!(watch.first_seen.is_some() && watch.last_seen.is_some());
     }
 
@@ -913,12 +1001,12 @@ mod tests {
     fn text_already_on_the_screen_must_appear_once_more() {
         let mut watch = Watch::new(
             Instant::now(),
-            "old: Hello there",
+            &squash("old: Hello there"),
             &plan("Hello there", "x"),
         );
-        watch.observe("old: Hello there\n> typing");
+        watch.observe(&squash("old: Hello there\n> typing"));
         assert!(watch.first_seen.is_none());
-        watch.observe("old: Hello there\nHello there");
+        watch.observe(&squash("old: Hello there\nHello there"));
         assert!(watch.first_seen.is_some());
     }
 

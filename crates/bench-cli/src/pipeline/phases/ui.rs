@@ -16,6 +16,7 @@ use crate::pipeline::program::recording::{Recording, keep_screen};
 use crate::pipeline::program::sessions::stop_agents;
 use crate::pipeline::program::terminal::close_quietly;
 use crate::pipeline::program::terminal::spawn_options;
+use crate::pipeline::program::terminal::terminal_output;
 use bench_core::error_chain;
 use bench_core::{Metric, Phase, Sample, Side, record};
 use bench_term::Terminal;
@@ -222,8 +223,9 @@ fn steps(
             step: step.name.clone(),
             source,
         })?;
-        let timed = (|| -> Result<(f64, f64), StepError> {
+        let timed = (|| -> Result<(f64, f64, bench_term::OutputCounts), StepError> {
             let cpu_before = family.cpu_seconds()?;
+            let output_before = terminal.output_counts();
             let started = Instant::now();
             terminal.type_text(&step.keys).map_err(StepError::Type)?;
             terminal
@@ -233,13 +235,20 @@ fn steps(
                     source,
                 })?;
             let wall = started.elapsed().as_secs_f64();
+            let output = terminal.output_counts().since(&output_before);
             let cpu_after = family.cpu_seconds()?;
-            Ok((wall, (cpu_after - cpu_before).max(0.0)))
+            Ok((wall, (cpu_after - cpu_before).max(0.0), output))
         })();
         match timed {
-            Ok((wall, cpu)) => {
+            Ok((wall, cpu, output)) => {
                 side.timings.insert(format!("ui:{}", step.name), wall);
                 side.timings.insert(format!("ui:{}:cpu", step.name), cpu);
+                side.trial_record_mut(Phase::Ui, trial)
+                    .push_terminal(bench_core::TerminalWindow {
+                        window: format!("step {}", step.name),
+                        seconds: wall,
+                        output: terminal_output(&output),
+                    });
                 wall_seconds += wall;
                 cpu_seconds += cpu;
             }

@@ -48,6 +48,16 @@ impl Family {
 }
 
 impl Family {
+    /// Memory of the family now and the CPU seconds it has spent so far (as
+    /// [`Family::cpu_seconds`] reads them), from one walk of its processes.
+    pub(crate) fn snapshot_with_cpu(self) -> Result<(Snapshot, f64), TargetError> {
+        let (selector, exclude) = self.selector();
+        bench_proc::snapshot_with_cpu(&selector, &exclude).map_err(|source| TargetError::Snapshot {
+            selector: format!("{selector:?}"),
+            source,
+        })
+    }
+
     /// CPU seconds the family has spent so far, at nanosecond resolution, read without
     /// the memory (so it can be read the moment a start is ready).
     pub(crate) fn cpu_seconds(self) -> Result<f64, TargetError> {

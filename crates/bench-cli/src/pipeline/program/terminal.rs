@@ -139,6 +139,18 @@ pub(crate) fn settle_reading(
     )
 }
 
+/// The terminal counts of a window as the result keeps them.
+pub(crate) fn terminal_output(
+    counts: &bench_term::OutputCounts,
+) -> bench_core::detail::TerminalOutput {
+    bench_core::detail::TerminalOutput {
+        bytes: counts.bytes,
+        frames: counts.frames(),
+        full_clears: counts.full_clears,
+        alt_screen_switches: counts.alt_screen_switches,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -16,7 +16,7 @@ use crate::pipeline::program::family::{Family, process_memory};
 use crate::pipeline::program::recording::{Recording, keep_screen, keep_start_files};
 use crate::pipeline::program::sessions::stop_agents;
 use crate::pipeline::program::terminal::{
-    close_quietly, options_line, settle_terminal, spawn_options,
+    close_quietly, options_line, settle_terminal, spawn_options, terminal_output,
 };
 use crate::spec::{self};
 use bench_core::error_chain;
@@ -206,10 +206,13 @@ pub(crate) const STARTS: [(Metric, Metric, &str); 2] = [
 
 /// How one start to ready ended.
 pub(crate) enum Start {
-    /// Ready, its CPU and screen at ready recorded, its program still running.
+    /// Ready, its CPU, screen and terminal output at ready recorded, its program still
+    /// running.
     Ready {
         /// From the spawn to ready.
         elapsed: Duration,
+        /// What the program had written to its terminal at ready.
+        ready_output: bench_term::OutputCounts,
         /// The program's terminal (boxed: it is most of the enum's size).
         terminal: Box<Terminal>,
         /// The recording of its output, to finish.
@@ -271,6 +274,13 @@ pub(crate) fn start(
                 Err(error) => Sample::Error(error_chain(&error)),
             };
             record(side, cpu_metric, trial, cpu);
+            side.trial_record_mut(Phase::Measure, trial).push_terminal(
+                bench_core::TerminalWindow {
+                    window: format!("{name} to ready"),
+                    seconds: elapsed.as_secs_f64(),
+                    output: terminal_output(&terminal.output_counts()),
+                },
+            );
             if !matches!(measure.ready, ReadyMode::Exit) {
                 record_unqueued(side, (family, &before), metric, trial, elapsed);
             }
@@ -303,6 +313,7 @@ pub(crate) fn start(
     }
     Ok(Start::Ready {
         elapsed,
+        ready_output: terminal.output_counts(),
         terminal: Box::new(terminal),
         recording,
         command,
@@ -353,14 +364,15 @@ fn starts(
     let trial = ctx.trial;
     let mut cold_ready = false;
     for (metric, cpu_metric, name) in STARTS {
-        let (elapsed, mut terminal, recording, command) =
+        let (elapsed, ready_output, mut terminal, recording, command) =
             match start(ctx, measure, side, family, (metric, cpu_metric, name))? {
                 Start::Ready {
                     elapsed,
+                    ready_output,
                     terminal,
                     recording,
                     command,
-                } => (elapsed, *terminal, recording, command),
+                } => (elapsed, ready_output, *terminal, recording, command),
                 Start::Exited => continue,
                 Start::NeverReady => return Ok(cold_ready),
             };
@@ -377,8 +389,15 @@ fn starts(
         }
         let settled = settle_terminal(&mut terminal, *family, &measure.settle);
         if let Ok(report) = &settled {
-            side.trial_record_mut(Phase::Measure, trial)
-                .push_settle(report.record(name));
+            let record = side.trial_record_mut(Phase::Measure, trial);
+            record.push_settle(report.record(name));
+            // The settle is the program idle after ready: a spinner or a clock it redraws
+            // for nobody shows here.
+            record.push_terminal(bench_core::TerminalWindow {
+                window: format!("{name} idle after ready"),
+                seconds: terminal.elapsed().saturating_sub(elapsed).as_secs_f64(),
+                output: terminal_output(&terminal.output_counts().since(&ready_output)),
+            });
         }
         // A program that restores the terminal and then dies can echo a probe on its way
         // out; a start that did not survive its settle time was no start. A settle ends

@@ -5,8 +5,8 @@
 
 use super::{ECHO_TIMEOUT, TurnError, squash};
 use crate::pipeline::program::family::Family;
-use bench_core::detail::{MAX_CHECKPOINT_KEYS, SessionCheckpoint, TerminalOutput};
-use bench_term::{Key, OutputCounts, Terminal};
+use bench_core::detail::{MAX_CHECKPOINT_KEYS, SessionCheckpoint};
+use bench_term::{Key, Terminal};
 use std::time::{Duration, Instant};
 
 /// Keys of the checkpoint's word are typed this far apart (after each echo): a person's
@@ -70,7 +70,7 @@ pub(crate) fn measure(
     terminal.type_text(&word[..LEAD]).map_err(TurnError::Type)?;
     let lead = squash(&word[..LEAD]);
     terminal
-        .wait_for_screen(ECHO_TIMEOUT, &mut |s| squash(s).contains(&lead))
+        .wait_for_squashed(ECHO_TIMEOUT, &mut |s| s.contains(&lead))
         .map_err(waited("the echo of the checkpoint's first letters"))?;
     terminal.settle(KEY_GAP).map_err(TurnError::Type)?;
     let mut echoes = Vec::with_capacity(keys);
@@ -82,7 +82,7 @@ pub(crate) fn measure(
             .map_err(TurnError::Type)?;
         let shown = squash(&word[..=typed]);
         let echoed = terminal
-            .wait_for_screen(ECHO_TIMEOUT, &mut |s| squash(s).contains(&shown))
+            .wait_for_squashed(ECHO_TIMEOUT, &mut |s| s.contains(&shown))
             .map_err(waited("the echo of a key typed at a checkpoint"))?;
         echoes.push((echoed.as_secs_f64() - sent).max(0.0));
         terminal
@@ -93,7 +93,7 @@ pub(crate) fn measure(
         .send_keys(&vec![Key::Backspace; LEAD + keys])
         .map_err(TurnError::Type)?;
     terminal
-        .wait_for_screen(ECHO_TIMEOUT, &mut |s| !squash(s).contains(&word))
+        .wait_for_squashed(ECHO_TIMEOUT, &mut |s| !s.contains(&word))
         .map_err(waited("the checkpoint's word to be erased"))?;
     // The word is gone at the first Backspace's echo: the others' (and the erase's last
     // redraw, perhaps in several writes) are read before counting.
@@ -127,15 +127,7 @@ fn bytes_per_key(bytes: u64, seconds: f64, idle_rate: Option<f64>, keys: usize) 
     ((bytes as f64 - background) / keys.max(1) as f64).max(0.0)
 }
 
-/// The terminal counts of a window as the result keeps them.
-pub(crate) fn terminal_output(counts: &OutputCounts) -> TerminalOutput {
-    TerminalOutput {
-        bytes: counts.bytes,
-        frames: counts.frames(),
-        full_clears: counts.full_clears,
-        alt_screen_switches: counts.alt_screen_switches,
-    }
-}
+pub(crate) use crate::pipeline::program::terminal::terminal_output;
 
 #[cfg(test)]
 mod tests {

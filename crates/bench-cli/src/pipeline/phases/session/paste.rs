@@ -110,9 +110,9 @@ pub(crate) fn measure(
             .type_text(clear)
             .map_err(waited("emptying the input"))?;
         terminal
-            .wait_for_screen(
+            .wait_for_squashed(
                 deadline.saturating_duration_since(Instant::now()),
-                &mut |s| !squash(s).contains(&marker),
+                &mut |s| !s.contains(&marker),
             )
             .map_err(waited("the paste to leave the input"))?;
     }
