@@ -468,6 +468,32 @@ impl Drop for TempUser {
     }
 }
 
+/// A new normal user owning `dir` (the demo's spec and output) and a home in it, and a
+/// command that runs clibench as that user from the home, in a clean environment.
+fn as_normal_user(dir: &Path, spec: &Path) -> (TempUser, Command) {
+    let home = dir.join("home");
+    fs::create_dir(&home).unwrap();
+    let user = TempUser::create(&home);
+    for path in [dir, home.as_path(), spec.parent().unwrap()] {
+        let status = Command::new("chown")
+            .args(["-R", &format!("{}:", user.name)])
+            .arg(path)
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+    let mut command = Command::new("/usr/sbin/runuser");
+    command
+        .args(["-u", &user.name, "--"])
+        .arg(env!("CARGO_BIN_EXE_clibench"))
+        .current_dir(&home)
+        .env_clear()
+        .env("HOME", &home)
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .env("LANG", "C.UTF-8");
+    (user, command)
+}
+
 #[test]
 fn demo_runs_as_a_normal_user() {
     if !is_root() {
@@ -476,31 +502,14 @@ fn demo_runs_as_a_normal_user() {
         );
     }
     let (dir, spec) = demo();
-    let home = dir.path().join("home");
     let out = dir.path().join("out");
-    fs::create_dir(&home).unwrap();
-    let user = TempUser::create(&home);
-    for path in [dir.path(), home.as_path(), spec.parent().unwrap()] {
-        let status = Command::new("chown")
-            .args(["-R", &format!("{}:", user.name)])
-            .arg(path)
-            .status()
-            .unwrap();
-        assert!(status.success());
-    }
-    let result = run(Command::new("/usr/sbin/runuser")
-        .args(["-u", &user.name, "--"])
-        .arg(env!("CARGO_BIN_EXE_clibench"))
+    let (user, mut command) = as_normal_user(dir.path(), &spec);
+    let result = run(command
         .arg("run")
         .arg(&spec)
         .arg("--out")
         .arg(&out)
-        .args(["--trials", "1"])
-        .current_dir(&home)
-        .env_clear()
-        .env("HOME", &home)
-        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-        .env("LANG", "C.UTF-8"));
+        .args(["--trials", "1"]));
     assert_eq!(result.code, Some(0), "stderr: {}", result.stderr);
     let saved = load(&out);
     // Every metric a pipeline phase records; the standalone commands' are not its, and
@@ -540,21 +549,9 @@ fn a_duet_as_a_normal_user_runs_the_sides_apart() {
         bench_core::skip_test!("needs root to become a normal user");
     }
     let (dir, spec) = demo();
-    let home = dir.path().join("home");
     let out = dir.path().join("out");
-    fs::create_dir(&home).unwrap();
-    let user = TempUser::create(&home);
-    for path in [dir.path(), home.as_path(), spec.parent().unwrap()] {
-        let status = Command::new("chown")
-            .args(["-R", &format!("{}:", user.name)])
-            .arg(path)
-            .status()
-            .unwrap();
-        assert!(status.success());
-    }
-    let result = run(Command::new("/usr/sbin/runuser")
-        .args(["-u", &user.name, "--"])
-        .arg(env!("CARGO_BIN_EXE_clibench"))
+    let (_user, mut command) = as_normal_user(dir.path(), &spec);
+    let result = run(command
         .arg("ab")
         .arg(&spec)
         .args([
@@ -567,12 +564,7 @@ fn a_duet_as_a_normal_user_runs_the_sides_apart() {
         ])
         .args(["--phases", "prepare,install,measure,runtime"])
         .arg("--out")
-        .arg(&out)
-        .current_dir(&home)
-        .env_clear()
-        .env("HOME", &home)
-        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-        .env("LANG", "C.UTF-8"));
+        .arg(&out));
     assert_eq!(result.code, Some(0), "stderr: {}", result.stderr);
     // Both sides run as the user itself, so each side's family (clibench's own tree)
     // would hold the other's programs: nothing ran together, nothing says it did.
