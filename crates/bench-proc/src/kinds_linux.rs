@@ -5,8 +5,7 @@
 //! `/proc` directory kept its inode and owner.
 
 use crate::parse::{self, Stat};
-use crate::proc_read_linux::{SnapshotError, read_optional, vanished};
-use crate::snapshot_linux::read_stat;
+use crate::proc_read_linux::{SnapshotError, read_optional, read_stat, vanished};
 use std::collections::HashMap;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;

@@ -73,3 +73,12 @@ pub(crate) fn vanished(error: &io::Error) -> bool {
     const ESRCH: i32 = 3;
     error.kind() == io::ErrorKind::NotFound || error.raw_os_error() == Some(ESRCH)
 }
+
+/// A process's `stat` in the directory `dir`, parsed; `None` when it vanished or its file
+/// is not a `stat` line. The walker and the kind cache both read it this way.
+pub(crate) fn read_stat(
+    dir: &Path,
+    buf: &mut Vec<u8>,
+) -> Result<Option<crate::parse::Stat>, SnapshotError> {
+    Ok(read_optional(&dir.join("stat"), buf)?.and_then(crate::parse::parse_stat))
+}

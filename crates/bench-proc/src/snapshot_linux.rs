@@ -8,7 +8,7 @@
 
 use crate::parse::{self, Stat};
 pub use crate::proc_read_linux::{SnapshotError, read_proc_file};
-use crate::proc_read_linux::{read_file, read_optional, vanished};
+use crate::proc_read_linux::{read_file, read_optional, read_stat, vanished};
 use serde::Serialize;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::ffi::OsStr;
@@ -793,10 +793,6 @@ fn pid_of(name: &OsStr) -> Option<u32> {
         return None;
     }
     std::str::from_utf8(bytes).ok()?.parse().ok()
-}
-
-pub(crate) fn read_stat(dir: &Path, buf: &mut Vec<u8>) -> Result<Option<Stat>, SnapshotError> {
-    Ok(read_optional(&dir.join("stat"), buf)?.and_then(parse::parse_stat))
 }
 
 #[cfg(test)]
