@@ -32,6 +32,21 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     found
 }
 
+/// Both sides' results of an `ab` that must have succeeded (its logs shown when not).
+fn both_sides(result: &crate::Run, out: &Path) -> [ResultFile; 2] {
+    assert_eq!(
+        result.code,
+        Some(0),
+        "stderr: {}\n{}",
+        result.stderr,
+        logs(out)
+    );
+    [
+        load(&out.join("base/result.json")),
+        load(&out.join("head/result.json")),
+    ]
+}
+
 #[test]
 fn set_passes_measure_env_to_the_agent() {
     let dir = tempfile::tempdir().unwrap();
@@ -327,17 +342,7 @@ fn a_tight_schedule_runs_both_sides_starts_back_to_back_and_reads_memory_once() 
         ])
         .arg("--out")
         .arg(&out));
-    assert_eq!(
-        result.code,
-        Some(0),
-        "stderr: {}\n{}",
-        result.stderr,
-        logs(&out)
-    );
-    let sides = [
-        load(&out.join("base/result.json")),
-        load(&out.join("head/result.json")),
-    ];
+    let sides = both_sides(&result, &out);
     let measure = |result: &ResultFile, trial: u32| {
         result
             .side
@@ -432,17 +437,7 @@ fn a_duet_starts_both_sides_programs_before_either_is_ready() {
         ])
         .arg("--out")
         .arg(&out));
-    assert_eq!(
-        result.code,
-        Some(0),
-        "stderr: {}\n{}",
-        result.stderr,
-        logs(&out)
-    );
-    let sides = [
-        load(&out.join("base/result.json")),
-        load(&out.join("head/result.json")),
-    ];
+    let sides = both_sides(&result, &out);
     let start = |side: usize, session: &str| {
         let record = sides[side]
             .side
@@ -538,17 +533,7 @@ fn a_duet_runs_both_sides_runtime_trials_at_once_on_one_cpu() {
         .args(["--phases", "prepare,install,runtime"])
         .arg("--out")
         .arg(&out));
-    assert_eq!(
-        result.code,
-        Some(0),
-        "stderr: {}\n{}",
-        result.stderr,
-        logs(&out)
-    );
-    let sides = [
-        load(&out.join("base/result.json")),
-        load(&out.join("head/result.json")),
-    ];
+    let sides = both_sides(&result, &out);
     let record = |side: usize, trial: u32| {
         sides[side]
             .side
