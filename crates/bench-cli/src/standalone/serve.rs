@@ -163,9 +163,17 @@ impl Serving {
             }
         }
         self.endpoint.stop();
-        // Events written after the last wait, while stopping.
+        // Events the last wait did not return (a request answered just before Ctrl-C,
+        // or written while stopping): told and journaled like the others, so the line
+        // for a request that was served is never missing from the terminal.
+        let rest: Vec<_> = journal.events().into_iter().skip(seen).collect();
+        for event in &rest {
+            if let Some(line) = describe(event, self.chunks) {
+                tell(&line);
+            }
+        }
         if let Some(file) = self.journal_file.as_mut() {
-            for event in journal.events().iter().skip(seen) {
+            for event in &rest {
                 writeln!(file, "{}", event.to_json_line()).map_err(Error::JournalWrite)?;
             }
             // What the journal's bounds kept out, as the pipeline's journals say it too.
@@ -278,6 +286,45 @@ mod tests {
         ] {
             assert!(text.contains(needle), "{needle} not in {text}");
         }
+    }
+
+    #[test]
+    fn a_request_served_before_the_stop_is_still_told() {
+        use std::io::{Read, Write};
+        let serving = Serving::start(ServeRequest {
+            script: None,
+            port: 0,
+            seed: Some(1),
+            journal: None,
+            stop_after: None,
+            chunks: false,
+            limits: Limits::default(),
+        })
+        .unwrap();
+        let address = serving.url().trim_start_matches("http://").to_owned();
+        let body = r#"{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}"#;
+        let mut client = std::net::TcpStream::connect(&address).unwrap();
+        write!(
+            client,
+            "POST /v1/messages HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut reply = String::new();
+        client.read_to_string(&mut reply).unwrap();
+        // Ctrl-C came before the loop ever looked at the journal: the request it holds is
+        // still told (the race that once left `model serve` without its request line).
+        let stop = AtomicBool::new(true);
+        let mut told = Vec::new();
+        let requests = serving
+            .serve(&stop, |line| told.push(line.to_owned()))
+            .unwrap();
+        assert_eq!(requests, 1);
+        assert!(
+            told.iter()
+                .any(|line| line.contains("POST /v1/messages anthropic")),
+            "{told:?}"
+        );
     }
 
     #[test]
