@@ -62,17 +62,12 @@ fn paired(metric: Metric) -> bool {
 /// Both sides with each paired phase's metrics cut to the trials that shared a CPU on
 /// both, for the phases that have any; else both as they are.
 pub fn shared_cpu_view<'a>(base: &'a Side, candidate: &'a Side) -> (Cow<'a, Side>, Cow<'a, Side>) {
-    let shared: BTreeMap<Phase, BTreeSet<u32>> = PAIRED_PHASES
-        .into_iter()
-        .map(|phase| {
-            let both = shared_cpu_trials(base, phase)
-                .intersection(&shared_cpu_trials(candidate, phase))
-                .copied()
-                .collect::<BTreeSet<u32>>();
-            (phase, both)
-        })
-        .filter(|(_, trials)| !trials.is_empty())
-        .collect();
+    let shared = per_phase(|phase| {
+        shared_cpu_trials(base, phase)
+            .intersection(&shared_cpu_trials(candidate, phase))
+            .copied()
+            .collect()
+    });
     if shared.is_empty() {
         return (Cow::Borrowed(base), Cow::Borrowed(candidate));
     }
@@ -91,11 +86,7 @@ pub fn shared_cpu_view<'a>(base: &'a Side, candidate: &'a Side) -> (Cow<'a, Side
 /// a turn costs alone, for a series of results (the history) in which a duet's slower
 /// trials would read as a regression of the build.
 pub fn alone_starts(side: &Side) -> Cow<'_, Side> {
-    let shared: BTreeMap<Phase, BTreeSet<u32>> = PAIRED_PHASES
-        .into_iter()
-        .map(|phase| (phase, shared_cpu_trials(side, phase)))
-        .filter(|(_, trials)| !trials.is_empty())
-        .collect();
+    let shared = per_phase(|phase| shared_cpu_trials(side, phase));
     if shared.is_empty() {
         return Cow::Borrowed(side);
     }
@@ -104,6 +95,15 @@ pub fn alone_starts(side: &Side) -> Cow<'_, Side> {
             .get(&phase)
             .is_none_or(|trials| !trials.contains(&trial))
     }))
+}
+
+/// The trials `trials` names for each paired phase, the phases with none left out.
+fn per_phase(trials: impl Fn(Phase) -> BTreeSet<u32>) -> BTreeMap<Phase, BTreeSet<u32>> {
+    PAIRED_PHASES
+        .into_iter()
+        .map(|phase| (phase, trials(phase)))
+        .filter(|(_, trials)| !trials.is_empty())
+        .collect()
 }
 
 /// A copy of `side` whose paired metrics keep the samples of the trials `keep` accepts.
