@@ -256,7 +256,8 @@ pub(crate) fn start(
         });
     // What lives before the spawn (a daemon of the cold start) is not the start's: its
     // waits for a CPU are left out of `*_unqueued`.
-    let before = family.mark();
+    // A program that exits at ready leaves no threads to read: no mark to take.
+    let before = (!matches!(measure.ready, ReadyMode::Exit)).then(|| family.mark());
     let mut terminal = Terminal::spawn(&options).map_err(|source| MeasureError::Spawn {
         command: command.clone(),
         source,
@@ -281,8 +282,8 @@ pub(crate) fn start(
                     output: terminal_output(&terminal.output_counts()),
                 },
             );
-            if !matches!(measure.ready, ReadyMode::Exit) {
-                record_unqueued(side, (family, &before), metric, trial, elapsed);
+            if let Some(before) = &before {
+                record_unqueued(side, (family, before), metric, trial, elapsed);
             }
             elapsed
         }
