@@ -55,9 +55,11 @@ def main():
     root = sys.argv[1]
     found = {(schedule, case): [] for schedule in SCHEDULES for case in CASES}
     for rep in range(REPS):
-        for case in CASES:
+        for index, case in enumerate(CASES):
             for schedule in SCHEDULES:
-                out = f"{root}/{schedule}-{case.replace(':', '-')}-{rep}"
+                # A case may be listed twice (more A/A runs than the others): each run its
+                # own folder, never a second run into one.
+                out = f"{root}/{schedule}-{index}-{case.replace(':', '-')}-{rep}"
                 load, took, pairs, verdicts, changes = run(schedule, case, out)
                 found[(schedule, case)].append((verdicts, changes))
                 shown = " ".join(f"{m}={verdicts.get(m, '-')}({changes.get(m, float('nan')):+.3f})"

@@ -43,8 +43,19 @@ use crate::significance::{normal_quantile, normal_upper_tail};
 /// skewed data that small, so the look would spend alpha for almost nothing.
 pub const MIN_PAIRS: u32 = 6;
 
-/// The metrics `--trials auto` waits for unless the spec names others.
-pub const DEFAULT_WATCHED: [Metric; 4] = [Metric::Cold, Metric::Warm, Metric::Rss, Metric::Pss];
+/// The metrics `--trials auto` waits for unless the spec names others. The start's
+/// wall times, its times less its wait for a CPU (which keep a change of sleep at its
+/// size where a duet's wall times shrink it) and its CPU times, and the memory.
+pub const DEFAULT_WATCHED: [Metric; 8] = [
+    Metric::Cold,
+    Metric::Warm,
+    Metric::ColdUnqueued,
+    Metric::WarmUnqueued,
+    Metric::ColdCpu,
+    Metric::WarmCpu,
+    Metric::Rss,
+    Metric::Pss,
+];
 
 /// How alpha is spent over the looks, as a function of the information fraction
 /// `t` (pairs so far / the maximum).
@@ -106,6 +117,17 @@ impl SequentialPlan {
     /// maximum.
     pub fn looks(&self) -> &[u32] {
         &self.looks
+    }
+
+    /// The family level of a final comparison made after the looks `taken` (indices, in
+    /// order) when the run stopped for a reason the comparisons did not give (the time
+    /// budget, the maximum): everything the looks taken did not spend, so that the
+    /// levels used add up to alpha. The union bound holds as long as *when* the run stops
+    /// does not depend on the comparisons' outcome (a clock, a count); a stop the
+    /// comparisons decided must use that look's own [`SequentialPlan::alpha_at`].
+    pub fn remaining(&self, taken: &[usize]) -> f64 {
+        let spent: f64 = taken.iter().map(|&k| self.alpha_at(k)).sum();
+        (self.alpha - spent).max(0.0)
     }
 
     /// The family level of look `k` (counted from 0): its share of alpha.
@@ -207,6 +229,9 @@ mod tests {
         assert!((Spending::Pocock.spent(0.05, 1.0) - 0.05).abs() < 1e-12);
     }
 
+    /// The four metrics the simulations draw: two skewed times, two memory totals.
+    const SIMULATED: [Metric; 4] = [Metric::Cold, Metric::Warm, Metric::Rss, Metric::Pss];
+
     /// One simulated `ab --trials auto` run: four watched metrics drawn pair by pair
     /// (the candidate's `cold` scaled by `effect`), compared at each look, stopping
     /// for a verdict or when every metric could detect `target`. Returns the pairs it
@@ -218,13 +243,33 @@ mod tests {
         effect: f64,
         target: f64,
     ) -> (u32, bool) {
+        simulate_within(rng, plan, peek_at, effect, target, None, &left_by)
+    }
+
+    /// What a run stopped by its budget before look `k` tests at: what looks `0..k` left.
+    fn left_by(plan: &SequentialPlan, k: usize) -> f64 {
+        plan.remaining(&(0..k).collect::<Vec<_>>())
+    }
+
+    /// As [`simulate`], but the time budget runs out after `budget` pairs (drawn before
+    /// the run, as a clock is blind to the comparisons): when that is before look `k`,
+    /// the final comparison is made there at `at_budget(plan, k)`.
+    fn simulate_within(
+        rng: &mut SplitMix64,
+        plan: &SequentialPlan,
+        peek_at: Option<f64>,
+        effect: f64,
+        target: f64,
+        budget: Option<u32>,
+        at_budget: &dyn Fn(&SequentialPlan, usize) -> f64,
+    ) -> (u32, bool) {
         let mut uniform = || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
         let max = *plan.looks().last().unwrap();
         let mut base = Side::new("b");
         let mut head = Side::new("h");
         for trial in 0..max {
             for (side, scale) in [(&mut base, 1.0), (&mut head, effect)] {
-                for (metric, spread) in DEFAULT_WATCHED.iter().zip([0.05, 0.05, 0.01, 0.01]) {
+                for (metric, spread) in SIMULATED.iter().zip([0.05, 0.05, 0.01, 0.01]) {
                     // A skewed start-up time or a memory total around 1.
                     let noise = -spread * (1.0 - uniform()).ln();
                     let value = if *metric == Metric::Cold {
@@ -243,9 +288,15 @@ mod tests {
             }
             cut
         };
-        for (k, &pairs) in plan.looks().iter().enumerate() {
+        for (k, &look) in plan.looks().iter().enumerate() {
+            let out_of_time = budget.filter(|&budget| budget < look);
+            let pairs = out_of_time.unwrap_or(look);
+            let alpha = match out_of_time {
+                Some(_) => at_budget(plan, k),
+                None => plan.alpha_at(k),
+            };
             let options = CompareOptions {
-                alpha: peek_at.unwrap_or_else(|| plan.alpha_at(k)),
+                alpha: peek_at.unwrap_or(alpha),
                 // No practical threshold: the stopping rule alone must hold the rate.
                 noise: Some(0.0),
                 interleaving: Some(Interleaving::Interleaved),
@@ -253,11 +304,8 @@ mod tests {
             };
             let comparison = compare(&first(&base, pairs), &first(&head, pairs), &options);
             let changed = comparison.metrics.iter().any(|row| row.verdict.is_change());
-            let last = k + 1 == plan.looks().len();
-            if changed
-                || last
-                || decide(&comparison, &DEFAULT_WATCHED, |_| target) == Decision::Stop
-            {
+            let last = k + 1 == plan.looks().len() || out_of_time.is_some();
+            if changed || last || decide(&comparison, &SIMULATED, |_| target) == Decision::Stop {
                 return (pairs, changed);
             }
         }
@@ -285,6 +333,62 @@ mod tests {
         // fails the same tolerance, so the test can tell a broken rule.
         let peeking = false_alarms(Some(0.05));
         assert!(peeking > tolerance, "{peeking} vs {sequential}");
+    }
+
+    #[test]
+    fn a_budget_that_ends_between_looks_spends_what_they_left_and_keeps_alpha() {
+        // The budget runs out after 6 to 40 pairs of a plan for 40, drawn from the seed
+        // before each run; the final comparison gets what the looks taken left.
+        for spending in [Spending::Pocock, Spending::OBrienFleming] {
+            let plan = SequentialPlan::new(40, 0.05, spending);
+            let mut rng = SplitMix64::new(31);
+            let repetitions = 400;
+            let false_alarms = (0..repetitions)
+                .filter(|_| {
+                    let budget = 6 + (rng.next_u64() % 35) as u32;
+                    simulate_within(&mut rng, &plan, None, 1.0, 0.0, Some(budget), &left_by).1
+                })
+                .count();
+            // Nominal at most 20 of 400 (binomial sd ~4.4): a rule above 26 is broken.
+            assert!(
+                false_alarms <= 26,
+                "{spending:?}: {false_alarms} of {repetitions}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_change_near_the_noise_is_found_more_often_when_the_budget_spends_what_is_left() {
+        // +3% on a start whose noise is 5% (exponential), a plan for 60 pairs whose
+        // budget runs out at 40, as a 2-minute budget does on a busy host: at the next
+        // look's share (what the rule did) the final comparison has a sliver of alpha;
+        // at what the looks left, nearly a fixed test's power.
+        let found = |at_budget: &dyn Fn(&SequentialPlan, usize) -> f64| {
+            let plan = SequentialPlan::new(60, 0.05, Spending::OBrienFleming);
+            let mut rng = SplitMix64::new(5);
+            (0..200)
+                .filter(|_| {
+                    simulate_within(&mut rng, &plan, None, 1.03, 0.0, Some(40), at_budget).1
+                })
+                .count()
+        };
+        let next_share = found(&|plan: &SequentialPlan, k| plan.alpha_at(k));
+        let what_is_left = found(&left_by);
+        assert!(
+            what_is_left > next_share + 20,
+            "what is left {what_is_left}, the next look's share {next_share} of 200"
+        );
+    }
+
+    #[test]
+    fn what_the_looks_taken_left_is_more_than_the_next_looks_share() {
+        let plan = SequentialPlan::new(60, 0.05, Spending::OBrienFleming);
+        let taken: Vec<usize> = (0..6).collect();
+        let left = plan.remaining(&taken);
+        assert!(left > plan.alpha_at(6), "{left} vs {}", plan.alpha_at(6));
+        let spent: f64 = taken.iter().map(|&k| plan.alpha_at(k)).sum();
+        assert!((left + spent - 0.05).abs() < 1e-12);
+        assert_eq!(plan.remaining(&[]), 0.05);
     }
 
     #[test]

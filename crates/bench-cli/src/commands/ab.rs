@@ -53,7 +53,7 @@ pub struct Args {
     /// with --budget]
     #[arg(long, value_name = "N|auto")]
     trials: Option<Trials>,
-    /// With --trials auto: at most this many pairs [default: 20, or 60 with --budget].
+    /// With --trials auto: at most this many pairs [default: 20, or 100 with --budget].
     #[arg(long, value_name = "N")]
     max_trials: Option<u32>,
     /// Run pairs until this much time (`2m`, `90s`) has passed since the first timed pair

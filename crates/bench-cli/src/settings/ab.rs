@@ -76,6 +76,10 @@ pub struct AbRequest {
     pub keep_users: bool,
 }
 
+/// The most pairs a run with `--budget` and no `--max-trials` may take: high enough that
+/// the budget, not the count, ends it (a result holds at most 101 trials).
+pub const BUDGET_MAX_PAIRS: u32 = 100;
+
 /// The spec's `[compare]` section (floors, watched metrics, target), read once for the
 /// whole `ab` run; the default (none of them) for the demo.
 fn spec_compare(spec: &SpecSource) -> Result<Compare, SettingsError> {
@@ -108,7 +112,11 @@ fn trials(
     };
     let max_trials = request
         .max_trials
-        .unwrap_or(if request.budget.is_some() { 60 } else { 20 })
+        .unwrap_or(if request.budget.is_some() {
+            BUDGET_MAX_PAIRS
+        } else {
+            20
+        })
         .max(1);
     match trials {
         Trials::Fixed(trials) => {
@@ -128,7 +136,10 @@ fn trials(
                 return Err(SettingsError::TargetMde);
             }
             let auto = AutoTrials {
-                plan: SequentialPlan::new(max_trials, options.alpha, Spending::Pocock),
+                // O'Brien-Fleming-like: the early looks stop a run only for a large
+                // change, and a run cut by its budget keeps most of alpha for its final
+                // comparison (docs/verdicts.md, "Within a budget").
+                plan: SequentialPlan::new(max_trials, options.alpha, Spending::OBrienFleming),
                 watched: watched(compare),
                 target: request.target_mde.or(compare.target_mde),
                 budget: request.budget,
@@ -270,8 +281,8 @@ mod tests {
         let settings = settings_of(budget(None)).unwrap();
         let auto = settings.auto.unwrap();
         assert_eq!(auto.budget, Some(Duration::from_secs(120)));
-        assert_eq!(settings.plan.trials, 60);
-        assert_eq!(auto.plan.looks().last(), Some(&60));
+        assert_eq!(settings.plan.trials, BUDGET_MAX_PAIRS);
+        assert_eq!(auto.plan.looks().last(), Some(&BUDGET_MAX_PAIRS));
         let capped = settings_of(budget(Some(30))).unwrap();
         assert_eq!(capped.plan.trials, 30);
     }

@@ -300,7 +300,8 @@ pub struct Compare {
     /// them (`request.config.compare_noise`), so `clibench compare` uses them too.
     #[serde(default)]
     pub noise: BTreeMap<String, f64>,
-    /// The metrics `clibench ab --trials auto` waits for (default: cold, warm, rss, pss).
+    /// The metrics `clibench ab --trials auto` waits for (default: cold, warm, their
+    /// unqueued times, their CPU times, rss, pss).
     #[serde(default)]
     pub watch: Option<Vec<String>>,
     /// The detectable change (fraction) at which `--trials auto` stops waiting for a

@@ -10,7 +10,7 @@
 //! final comparison must use [`AutoOutcome::alpha`], the share of the look the run
 //! stopped at, for the false-alarm rate to hold.
 
-use bench_core::compare::{CompareOptions, compare};
+use bench_core::compare::{CompareOptions, Comparison, compare};
 use bench_core::sequential::{Decision, SequentialPlan, decide};
 use bench_core::{Metric, Phase, ResultFile};
 use std::collections::BTreeMap;
@@ -92,6 +92,8 @@ struct State {
     stopped: Option<(u32, &'static str)>,
     /// Indices of the looks taken.
     looks_taken: Vec<usize>,
+    /// Each watched metric's trials (the fewer of the two sides) at the last look.
+    counts_at_last_look: BTreeMap<Metric, usize>,
 }
 
 /// The gate of an `ab --trials auto` run and the handle to its outcome.
@@ -121,6 +123,7 @@ impl AutoGate {
                 first_phase: None,
                 stopped: None,
                 looks_taken: Vec::new(),
+                counts_at_last_look: BTreeMap::new(),
             })),
         }
     }
@@ -177,11 +180,10 @@ impl AutoGate {
                 let k = state.looks_taken.last().copied().unwrap_or(last);
                 ("decided", plan.alpha_at(k))
             }
-            // Stopped between looks: the next, unspent look's share.
-            Some((_, reason)) => {
-                let next = state.looks_taken.last().map_or(0, |k| k + 1).min(last);
-                (reason, plan.alpha_at(next))
-            }
+            // Stopped between looks by the clock: what the looks taken left. When the run
+            // stops depends on time alone, not on what the looks saw, so the levels used
+            // still add up to alpha ([`SequentialPlan::remaining`]).
+            Some((_, reason)) => (reason, plan.remaining(&state.looks_taken)),
             None => ("maximum", plan.alpha_at(last)),
         };
         let timed = match (state.started, state.ended.or(state.last_asked)) {
@@ -222,7 +224,7 @@ impl State {
             .position(|&pairs| pairs == trial);
         if let Some(k) = look {
             self.looks_taken.push(k);
-            if self.look(k) == Some(Decision::Stop) {
+            if self.look(k, trial) == Some(Decision::Stop) {
                 self.stopped = Some((trial, "decided"));
                 return false;
             }
@@ -232,7 +234,7 @@ impl State {
 
     /// The comparison at look `k`; `None` when a result could not be read (the run
     /// goes on, and the final comparison will say what is wrong).
-    fn look(&self, k: usize) -> Option<Decision> {
+    fn look(&mut self, k: usize, pairs: u32) -> Option<Decision> {
         let base = ResultFile::load(&self.results[0]).ok()?;
         let head = ResultFile::load(&self.results[1]).ok()?;
         let options = CompareOptions {
@@ -240,12 +242,45 @@ impl State {
             ..self.auto.options.clone()
         };
         let comparison = compare(&base.side, &head.side, &options);
+        let growing = self.growing_watched(&comparison, pairs);
         let target = |metric| {
             self.auto
                 .target
                 .unwrap_or_else(|| 2.0 * options.floor(metric))
         };
-        Some(decide(&comparison, &self.auto.watched, target))
+        Some(decide(&comparison, &growing, target))
+    }
+
+    /// The watched metrics that more pairs can still measure more of. A metric whose
+    /// trials did not grow between two looks while the pairs did (under a tight or duet
+    /// schedule, `rss` and `pss` come from the first memory trials alone) would hold the
+    /// run to its budget for nothing: more pairs never narrow it.
+    fn growing_watched(&mut self, comparison: &Comparison, pairs: u32) -> Vec<Metric> {
+        let counts: BTreeMap<Metric, usize> = comparison
+            .metrics
+            .iter()
+            .filter(|row| self.auto.watched.contains(&row.metric))
+            .map(|row| {
+                let count = |stats: &bench_core::stats::MetricStats| {
+                    stats.summary.as_ref().map_or(0, |summary| summary.n)
+                };
+                (row.metric, count(&row.base).min(count(&row.candidate)))
+            })
+            .collect();
+        let first_look = self.counts_at_last_look.is_empty();
+        let growing = self
+            .auto
+            .watched
+            .iter()
+            .copied()
+            .filter(|metric| {
+                let now = counts.get(metric).copied().unwrap_or(0);
+                let before = self.counts_at_last_look.get(metric).copied();
+                first_look || now >= pairs as usize || before.is_none_or(|before| now > before)
+            })
+            .collect();
+        self.counts_at_last_look = counts;
+        growing
     }
 }
 
@@ -343,8 +378,75 @@ mod tests {
             (outcome.reason, outcome.pairs[&Phase::Measure]),
             ("budget", 1)
         );
+        // No look was taken: the final comparison has all of alpha, where the next
+        // look's share (what it had) was a sliver of it.
+        assert_eq!(outcome.alpha, 0.05);
+    }
+
+    #[test]
+    fn a_budget_stop_after_looks_spends_what_they_left() {
+        let dir = tempfile::tempdir().unwrap();
+        let noisy: Vec<f64> = (0..20).map(|i| 1.0 + 0.3 * f64::from(i % 5)).collect();
+        let shuffled: Vec<f64> = (0..20)
+            .map(|i| 1.0 + 0.3 * f64::from((i + 2) % 5))
+            .collect();
+        write(&dir.path().join("base.json"), &noisy, "b");
+        write(&dir.path().join("head.json"), &shuffled, "h");
+        let gate = gate(dir.path(), Some(Duration::from_secs(2)));
+        for trial in 0..=8 {
+            assert!(gate.allow(step(Phase::Measure, trial)), "{trial}");
+        }
+        std::thread::sleep(Duration::from_millis(2100));
+        assert!(!gate.allow(step(Phase::Measure, 9)));
+        let outcome = gate.outcome();
+        assert_eq!(
+            (outcome.reason, outcome.looks.as_slice()),
+            ("budget", &[6, 8][..])
+        );
         let plan = SequentialPlan::new(20, 0.05, Spending::Pocock);
-        assert_eq!(outcome.alpha, plan.alpha_at(0));
+        let left = 0.05 - plan.alpha_at(0) - plan.alpha_at(1);
+        assert!((outcome.alpha - left).abs() < 1e-12, "{}", outcome.alpha);
+        assert!(outcome.alpha > plan.alpha_at(2));
+    }
+
+    #[test]
+    fn a_watched_metric_that_more_pairs_do_not_measure_does_not_hold_the_run() {
+        let dir = tempfile::tempdir().unwrap();
+        // Cold is the same on both sides in every pair (decided at once); rss was read in
+        // three memory trials only, too few to decide, and never more.
+        let cold: Vec<f64> = (0..20).map(|i| 1.0 + 0.01 * f64::from(i % 3)).collect();
+        for (name, rss) in [
+            ("base.json", [100.0, 130.0, 80.0]),
+            ("head.json", [120.0, 90.0, 110.0]),
+        ] {
+            write(&dir.path().join(name), &cold, "s");
+            let mut result = ResultFile::load(&dir.path().join(name)).unwrap();
+            for (trial, value) in rss.into_iter().enumerate() {
+                record(
+                    &mut result.side,
+                    Metric::Rss,
+                    trial as u32,
+                    Sample::Value(value),
+                );
+            }
+            result.save(&dir.path().join(name)).unwrap();
+        }
+        let mut auto = gate(dir.path(), None).lock().auto.clone();
+        auto.watched = vec![Metric::Cold, Metric::Rss];
+        let gate = AutoGate::new(
+            auto,
+            [dir.path().join("base.json"), dir.path().join("head.json")],
+        );
+        for trial in 0..8 {
+            assert!(gate.allow(step(Phase::Measure, trial)), "{trial}");
+        }
+        // The first look waits for rss; the second sees it did not grow and stops.
+        assert!(!gate.allow(step(Phase::Measure, 8)));
+        let outcome = gate.outcome();
+        assert_eq!(
+            (outcome.reason, outcome.looks.as_slice()),
+            ("decided", &[6, 8][..])
+        );
     }
 
     #[test]
