@@ -12,6 +12,7 @@ use rustix::process::{Pid, Signal, WaitId, WaitIdOptions, WaitIdStatus};
 use std::io;
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Child, ExitStatus};
+use std::time::Duration;
 
 /// A child process that leads its own process group: spawned with
 /// `CommandExt::process_group(0)`, or calling `setsid` before exec.
@@ -26,12 +27,16 @@ use std::process::{Child, ExitStatus};
 /// can reap in between.
 #[derive(Debug)]
 pub struct Leader {
-    child: Child,
+    /// Held, never asked: owning the `Child` keeps anyone else from reaping it through
+    /// std; reaping is `wait4` here, which keeps the rusage std's `wait` drops.
+    _child: Child,
     pid: Pid,
     /// The exit status, once seen (without reaping, or when reaping).
     status: Option<ExitStatus>,
     /// Whether the child is known to be reaped: its pid is no longer ours.
     reaped: bool,
+    /// The CPU time the kernel reported when we reaped it (`wait4`'s rusage).
+    cpu: Option<Duration>,
 }
 
 impl Leader {
@@ -43,10 +48,11 @@ impl Leader {
         // the fallback (our own pid, never a child of ours) only keeps this total.
         let pid = Pid::from_raw(child.id() as i32).unwrap_or_else(rustix::process::getpid);
         Leader {
-            child,
+            _child: child,
             pid,
             status: None,
             reaped: false,
+            cpu: None,
         }
     }
 
@@ -77,6 +83,16 @@ impl Leader {
     /// reaped it before its status was seen.
     pub fn exit_status(&self) -> Option<ExitStatus> {
         self.status
+    }
+
+    /// The CPU time, user and system, of the leader and of every descendant it waited
+    /// for, as the kernel reported it when we reaped the leader (`wait4`'s rusage: the
+    /// scheduler's nanosecond run time, in microseconds). `/proc/PID/stat` gives a
+    /// zombie's time in 10 ms ticks only, and its `schedstat` the main thread's alone,
+    /// which is all a program that exits at ready leaves to read: a 15 ms command is
+    /// one or two ticks there. `None` until we reap it, and when something else did.
+    pub fn cpu_time(&self) -> Option<Duration> {
+        self.cpu
     }
 
     /// Whether the leader has been reaped, by us or by something else in this
@@ -112,7 +128,7 @@ impl Leader {
         if self.reaped {
             return self.known_status().map(Some);
         }
-        match self.child.try_wait() {
+        match self.wait4(true) {
             Ok(Some(status)) => Ok(Some(self.reaped_with(status))),
             Ok(None) => Ok(None),
             Err(error) if is_echild(&error) => {
@@ -130,14 +146,55 @@ impl Leader {
         if self.reaped {
             return self.known_status();
         }
-        match self.child.wait() {
-            Ok(status) => Ok(self.reaped_with(status)),
+        match self.wait4(false) {
+            Ok(Some(status)) => Ok(self.reaped_with(status)),
+            // Blocking: only an exit returns (EINTR is retried below).
+            Ok(None) => self.reap(),
             Err(error) if is_echild(&error) => {
                 self.reaped = true;
                 self.known_status()
             }
             Err(error) => Err(error),
         }
+    }
+
+    /// Reaps the child with `wait4`, keeping its rusage; `Ok(None)` while it runs (with
+    /// `nohang`). `std::process::Child` would reap it without the rusage; it is never
+    /// asked afterwards, as `reaped` answers for it.
+    fn wait4(&mut self, nohang: bool) -> io::Result<Option<ExitStatus>> {
+        let options = if nohang { libc::WNOHANG } else { 0 };
+        let mut raw = 0;
+        // SAFETY: an all-zero `rusage` is a valid value of the plain C struct.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        loop {
+            // SAFETY: `raw` and `usage` are valid and writable for the call; the pid is
+            // our own unreaped child's.
+            let pid = unsafe {
+                libc::wait4(
+                    self.pid.as_raw_nonzero().get(),
+                    &mut raw,
+                    options,
+                    &mut usage,
+                )
+            };
+            match pid {
+                0 => return Ok(None),
+                -1 => {
+                    let error = io::Error::last_os_error();
+                    if error.kind() == io::ErrorKind::Interrupted {
+                        continue;
+                    }
+                    return Err(error);
+                }
+                _ => break,
+            }
+        }
+        let micros = |time: libc::timeval| {
+            Duration::from_secs(time.tv_sec.max(0) as u64)
+                + Duration::from_micros(time.tv_usec.max(0) as u64)
+        };
+        self.cpu = Some(micros(usage.ru_utime) + micros(usage.ru_stime));
+        Ok(Some(ExitStatus::from_raw(raw)))
     }
 
     fn reaped_with(&mut self, status: ExitStatus) -> ExitStatus {
@@ -247,6 +304,37 @@ mod tests {
         assert_eq!(leader.reap().unwrap().code(), Some(7));
         assert!(!still_ours(leader.pid()));
         assert!(leader.is_reaped());
+    }
+
+    #[test]
+    fn reaping_keeps_the_cpu_time_of_the_leader_and_what_it_waited_for_to_the_microsecond() {
+        // Busy work in the leader and in a child it waits for.
+        let mut leader = leader(
+            "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; \
+             sh -c 'j=0; while [ $j -lt 20000 ]; do j=$((j+1)); done'",
+        );
+        wait_exited(&mut leader);
+        assert_eq!(leader.cpu_time(), None, "not reaped yet");
+        // What /proc keeps of the zombie: its main thread's run time in nanoseconds.
+        let schedstat =
+            std::fs::read_to_string(format!("/proc/{}/schedstat", leader.pid())).unwrap();
+        let own_ns: u64 = schedstat
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(leader.reap().unwrap().success());
+        let cpu = leader.cpu_time().expect("reaped by us: the rusage is kept");
+        // The leader's own time and its child's, which ran the same loop: well past the
+        // leader's alone.
+        let own = Duration::from_nanos(own_ns);
+        assert!(
+            cpu.as_secs_f64() > 1.4 * own.as_secs_f64(),
+            "{cpu:?} vs {own:?}"
+        );
+        // Microseconds, not the 10 ms ticks of /proc/PID/stat.
+        assert_ne!(cpu.as_micros() % 10_000, 0, "{cpu:?}");
     }
 
     #[test]

@@ -936,3 +936,68 @@ fn a_phase_dies_with_a_run_killed_by_sigkill() {
 fn run_cleanup(out: &Path) -> crate::Run {
     run(clibench().arg("cleanup").arg("--out").arg(out))
 }
+
+#[test]
+fn a_program_that_exits_at_ready_has_its_cpu_time_to_the_microsecond() {
+    // A start that exits: 25 ms of CPU in a thread that is gone by the exit, some in
+    // the main thread and a child it waits for, then its own account (getrusage of
+    // itself and its children, microseconds) on the screen just before `_exit`. Its
+    // zombie's /proc has the thread's time only in 10 ms ticks.
+    let dir = tempfile::tempdir().unwrap();
+    fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o755)).unwrap();
+    let script = dir.path().join("burn.py");
+    fs::write(
+        &script,
+        "import os, resource, sys, threading, time\n\
+         def burn(seconds):\n    until = time.thread_time() + seconds\n    \
+         while time.thread_time() < until:\n        pass\n\
+         worker = threading.Thread(target=burn, args=(0.025,))\n\
+         worker.start()\nworker.join()\nburn(0.005)\n\
+         os.system(\"sh -c 'i=0; while [ $i -lt 3000 ]; do i=$((i+1)); done'\")\n\
+         own = resource.getrusage(resource.RUSAGE_SELF)\n\
+         waited = resource.getrusage(resource.RUSAGE_CHILDREN)\n\
+         total = own.ru_utime + own.ru_stime + waited.ru_utime + waited.ru_stime\n\
+         sys.stdout.write('CPU=%.6f\\n' % total)\nsys.stdout.flush()\nos._exit(0)\n",
+    )
+    .unwrap();
+    fs::set_permissions(&script, fs::Permissions::from_mode(0o644)).unwrap();
+    let spec = dir.path().join("spec.toml");
+    fs::write(
+        &spec,
+        format!(
+            "name = \"burn\"\n[measure]\ncommand = [\"python3\", \"{}\"]\nready = \"exit\"\n",
+            script.display()
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let result = run_spec(&spec, &out, &["--trials", "3"]);
+    assert_eq!(result.code, Some(0), "stderr: {}", result.stderr);
+    let file = load(&out);
+    for (session, metric) in [("cold", Metric::ColdCpu), ("warm", Metric::WarmCpu)] {
+        for trial in 0..3u32 {
+            let screen =
+                fs::read_to_string(out.join(format!("logs/screen-at-ready-{trial}-{session}.txt")))
+                    .unwrap();
+            let own: f64 = screen
+                .lines()
+                .find_map(|line| line.trim().strip_prefix("CPU="))
+                .unwrap_or_else(|| panic!("no CPU= line on the screen: {screen}"))
+                .parse()
+                .unwrap();
+            let measured = file.side.metrics[&metric]
+                .iter()
+                .find(|sample| sample.trial == trial)
+                .and_then(|sample| sample.value)
+                .unwrap_or_else(|| panic!("{metric} of trial {trial} missing"));
+            // What the program did after its account (a write and `_exit`) is tens of
+            // microseconds; the ticks' error is up to 10 ms.
+            assert!(
+                measured >= own - 1e-6 && measured <= own + 0.002,
+                "{metric} trial {trial}: measured {measured:.6} s, the program's own {own:.6} s"
+            );
+        }
+    }
+    // No install: no log names the trial user (the closed-folder test above does the same).
+    assert_nothing_left(&out, false);
+}

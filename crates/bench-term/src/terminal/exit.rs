@@ -75,6 +75,15 @@ impl Terminal {
         })
     }
 
+    /// The CPU time, user and system, of the program and of every process it waited for,
+    /// once the terminal has reaped it ([`Terminal::close`]): the kernel's own account
+    /// at the reaping, to the microsecond ([`bench_proc::Leader::cpu_time`]). What a
+    /// program that exits at ready spent, where `/proc` keeps 10 ms ticks of a zombie.
+    /// `None` before it is reaped.
+    pub fn reaped_cpu_time(&self) -> Option<Duration> {
+        self.leader.cpu_time()
+    }
+
     /// How the program ended, once it has exited (`None` while it runs, or when its
     /// status could not be seen); looked at without reaping it.
     pub fn exit_status(&mut self) -> Option<std::process::ExitStatus> {

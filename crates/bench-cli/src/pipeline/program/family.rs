@@ -70,6 +70,19 @@ impl Family {
         })
     }
 
+    /// As [`Family::cpu_seconds`], `pid` left out: a program that exited at ready,
+    /// whose time its reaping gives to the microsecond where its zombie has 10 ms ticks.
+    pub(crate) fn cpu_seconds_without(self, pid: u32) -> Result<f64, TargetError> {
+        let (selector, mut exclude) = self.selector();
+        exclude.push(pid);
+        bench_proc::family_cpu_seconds(&selector, &exclude).map_err(|source| {
+            TargetError::Snapshot {
+                selector: format!("{selector:?}"),
+                source,
+            }
+        })
+    }
+
     /// The family's processes now, to measure what the ones a start creates wait for a
     /// CPU ([`Family::queued_since`]).
     pub(crate) fn mark(self) -> Result<bench_proc::ProcessMark, TargetError> {

@@ -269,8 +269,13 @@ pub(crate) fn start(
     ) {
         Ok(elapsed) => {
             // Read right at ready: every millisecond later adds the program's idle
-            // work after ready to what its start cost.
-            let cpu = match family.cpu_seconds() {
+            // work after ready to what its start cost. A program that exited is left
+            // out, its time taken when it is reaped (below).
+            let cpu = match measure.ready {
+                ReadyMode::Exit => family.cpu_seconds_without(terminal.pid()),
+                _ => family.cpu_seconds(),
+            };
+            let cpu = match cpu {
                 Ok(seconds) => Sample::Value(seconds),
                 Err(error) => Sample::Error(error_chain(&error)),
             };
@@ -310,6 +315,7 @@ pub(crate) fn start(
         };
         record(side, metric, trial, sample);
         close_quietly(&mut terminal);
+        add_reaped_cpu(side, cpu_metric, trial, &terminal, *family);
         return Ok(Start::Exited);
     }
     Ok(Start::Ready {
@@ -319,6 +325,36 @@ pub(crate) fn start(
         recording,
         command,
     })
+}
+
+/// Adds to the CPU time of a start that exited at ready (the rest of its family, read at
+/// ready) the program's own and its waited-for children's, which its reaping gave to
+/// the microsecond. Reaped by something else (no rusage): the family read again with
+/// it, as the zombie's ticks if it is still there.
+fn add_reaped_cpu(
+    side: &mut Side,
+    cpu_metric: Metric,
+    trial: u32,
+    terminal: &Terminal,
+    family: Family,
+) {
+    let rest = side
+        .metrics
+        .get(&cpu_metric)
+        .and_then(|samples| samples.iter().find(|sample| sample.trial == trial))
+        .and_then(|sample| sample.value);
+    // The family could not be read at ready: its error stands.
+    let Some(rest) = rest else {
+        return;
+    };
+    let total = match terminal.reaped_cpu_time() {
+        Some(reaped) => Sample::Value(rest + reaped.as_secs_f64()),
+        None => match family.cpu_seconds() {
+            Ok(seconds) => Sample::Value(seconds),
+            Err(error) => Sample::Error(error_chain(&error)),
+        },
+    };
+    record(side, cpu_metric, trial, total);
 }
 
 /// Records a ready start's time less the time the main threads of the processes it
