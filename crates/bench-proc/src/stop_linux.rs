@@ -335,7 +335,8 @@ fn open_pidfd(pid: u32) -> Pinned {
 }
 
 /// Whether the pidfd's process has not been reaped (a zombie still is): while it has
-/// not, its pid is its own.
+/// not, its pid is its own. One we may not signal is there too: it is admitted, and the
+/// stop names it as a survivor, as before pidfds.
 fn still_there(pidfd: &OwnedFd) -> bool {
     use std::os::fd::AsRawFd;
     // SAFETY: signal 0 through a descriptor we own: nothing is sent, the kernel only
@@ -349,7 +350,7 @@ fn still_there(pidfd: &OwnedFd) -> bool {
             0,
         )
     };
-    sent == 0
+    sent == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
 /// Sends `sig` to member `pid` only while it is the process that started at
