@@ -5,6 +5,7 @@ use crate::snapshot_linux::{ProcRoot, Selector, SnapshotError};
 use rustix::process::{Pid, Signal, WaitOptions};
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::os::fd::OwnedFd;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -154,31 +155,7 @@ fn stop_found(
     // pid -> start time, the identity of the process we mean.
     let mut members: BTreeMap<u32, u64> = BTreeMap::new();
 
-    let refresh = |members: &mut BTreeMap<u32, u64>| -> Result<Vec<u32>, StopError> {
-        let mut fresh = Vec::new();
-        // A vanished tree root just means the tree is gone; its orphans are
-        // already in `members`.
-        let found = match discover() {
-            Ok(pids) => pids,
-            Err(SnapshotError::NoSuchProcess { .. }) => Vec::new(),
-            Err(error) => return Err(StopError::Discover(error)),
-        };
-        for pid in found {
-            if protected.contains(&pid) || members.contains_key(&pid) {
-                continue;
-            }
-            if let Some(stat) = process_stat(pid) {
-                members.insert(pid, stat.start_ticks);
-                fresh.push(pid);
-            }
-        }
-        Ok(fresh)
-    };
-
-    for pid in refresh(&mut members)? {
-        signal(pid, Signal::TERM);
-        report.terminated.push(pid);
-    }
+    terminate_new(discover, &protected, &mut members, &mut report)?;
     let deadline = started + grace;
     // Most programs are gone within a millisecond of SIGTERM: the first looks come soon
     // after it, doubling up to POLL, so that a stop costs what the program takes to exit
@@ -186,10 +163,7 @@ fn stop_found(
     let mut pause = FIRST_POLL;
     loop {
         reap(&members, &mut report);
-        for pid in refresh(&mut members)? {
-            signal(pid, Signal::TERM);
-            report.terminated.push(pid);
-        }
+        terminate_new(discover, &protected, &mut members, &mut report)?;
         if alive(&members).is_empty() || Instant::now() >= deadline {
             break;
         }
@@ -199,7 +173,7 @@ fn stop_found(
 
     let kill_deadline = Instant::now() + KILL_WAIT;
     loop {
-        refresh(&mut members)?;
+        terminate_new(discover, &protected, &mut members, &mut report)?;
         let left = alive(&members);
         if left.is_empty() {
             break;
@@ -210,7 +184,7 @@ fn stop_found(
             }
             // Repeated on every poll: a process forked after the first SIGKILL
             // round must get one too, and SIGKILL to a dying process is harmless.
-            signal(pid, Signal::KILL);
+            signal_member(pid, members[&pid], Signal::KILL);
         }
         reap(&members, &mut report);
         if Instant::now() >= kill_deadline {
@@ -234,6 +208,163 @@ fn stop_found(
         Ok(report)
     } else {
         Err(StopError::Survivors { survivors, report })
+    }
+}
+
+/// How many processes younger than their walk [`admit`] holds a pidfd for at once: well
+/// under the usual limit of 1,024 open descriptors.
+const PIN_BATCH: usize = 256;
+
+/// Makes members of the processes `discover` finds that are not members yet (see
+/// [`admit`]) and sends each SIGTERM.
+fn terminate_new(
+    discover: &dyn Fn() -> Result<Vec<u32>, SnapshotError>,
+    protected: &[u32],
+    members: &mut BTreeMap<u32, u64>,
+    report: &mut StopReport,
+) -> Result<(), StopError> {
+    for (pid, start_ticks) in admit(discover, protected, members)? {
+        members.insert(pid, start_ticks);
+        signal_member(pid, start_ticks, Signal::TERM);
+        report.terminated.push(pid);
+    }
+    Ok(())
+}
+
+/// The processes `discover` finds that are not members yet, each with its start time,
+/// once it is sure each is the process the walk found.
+///
+/// A walk's pid is only a number by the time it is used: the process may have left the
+/// family and exited since, and its pid been given to a stranger, which a stat read then
+/// would describe and a signal reach. So each candidate's pidfd is opened (it names one
+/// process whatever becomes of the number) and its stat read; a process that started
+/// before the walk began and is still there after its stat was read held that pid all
+/// along, so it is the walk's. One that started since may be a stranger: it is kept only
+/// when a second walk, made while its pidfd is open, finds it too. Nothing is signalled
+/// before every candidate is checked, so no orphan of a signalled parent is lost to the
+/// second walk of a tree. Without pidfds (Linux before 5.3) a pid is taken as it stands.
+fn admit(
+    discover: &dyn Fn() -> Result<Vec<u32>, SnapshotError>,
+    protected: &[u32],
+    members: &BTreeMap<u32, u64>,
+) -> Result<Vec<(u32, u64)>, StopError> {
+    let walked_at = boot_ticks_now();
+    let candidates = walk(discover)?
+        .into_iter()
+        .filter(|pid| !protected.contains(pid) && !members.contains_key(pid));
+    let mut admitted = Vec::new();
+    let mut young = Vec::new();
+    for pid in candidates {
+        let pinned = open_pidfd(pid);
+        if matches!(pinned, Pinned::Gone) {
+            continue;
+        }
+        let Some(stat) = process_stat(pid) else {
+            continue;
+        };
+        match pinned {
+            Pinned::Open(pidfd) if still_there(&pidfd) => {
+                if stat.start_ticks < walked_at {
+                    admitted.push((pid, stat.start_ticks));
+                } else if young.len() < PIN_BATCH {
+                    young.push((pid, stat.start_ticks, pidfd));
+                }
+                // Past the batch: the next walk finds it again, if it is a member.
+            }
+            Pinned::Unsupported => admitted.push((pid, stat.start_ticks)),
+            _ => {}
+        }
+    }
+    if !young.is_empty() {
+        let confirmed: std::collections::HashSet<u32> = walk(discover)?.into_iter().collect();
+        admitted.extend(
+            young
+                .into_iter()
+                .filter(|(pid, _, pidfd)| confirmed.contains(pid) && still_there(pidfd))
+                .map(|(pid, start_ticks, _)| (pid, start_ticks)),
+        );
+    }
+    Ok(admitted)
+}
+
+/// Now, in the clock ticks since boot that `/proc/PID/stat` gives start times in;
+/// `u64::MAX` (every process counts as older) if the clock cannot be read.
+fn boot_ticks_now() -> u64 {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec into the struct it is given.
+    if unsafe { libc::clock_gettime(libc::CLOCK_BOOTTIME, &mut now) } != 0 {
+        return u64::MAX;
+    }
+    let ticks = rustix::param::clock_ticks_per_second().max(1);
+    let nanos = u128::from(now.tv_sec as u64) * 1_000_000_000 + now.tv_nsec as u128;
+    u64::try_from(nanos * u128::from(ticks) / 1_000_000_000).unwrap_or(u64::MAX)
+}
+
+/// The pids `discover` finds now; a vanished tree root means the tree is gone (its
+/// orphans are members already).
+fn walk(discover: &dyn Fn() -> Result<Vec<u32>, SnapshotError>) -> Result<Vec<u32>, StopError> {
+    match discover() {
+        Ok(pids) => Ok(pids),
+        Err(SnapshotError::NoSuchProcess { .. }) => Ok(Vec::new()),
+        Err(error) => Err(StopError::Discover(error)),
+    }
+}
+
+/// A pidfd opened on a pid, or why there is none.
+enum Pinned {
+    /// It names the process that had the pid when it was opened.
+    Open(OwnedFd),
+    /// No process has the pid.
+    Gone,
+    /// This kernel has no pidfds (or no descriptor was left): the pid is all there is.
+    Unsupported,
+}
+
+fn open_pidfd(pid: u32) -> Pinned {
+    let Some(target) = Pid::from_raw(pid as i32) else {
+        return Pinned::Gone;
+    };
+    match rustix::process::pidfd_open(target, rustix::process::PidfdFlags::empty()) {
+        Ok(pidfd) => Pinned::Open(pidfd),
+        Err(rustix::io::Errno::SRCH) => Pinned::Gone,
+        Err(_) => Pinned::Unsupported,
+    }
+}
+
+/// Whether the pidfd's process has not been reaped (a zombie still is): while it has
+/// not, its pid is its own. One we may not signal is there too: it is admitted, and the
+/// stop names it as a survivor, as before pidfds.
+fn still_there(pidfd: &OwnedFd) -> bool {
+    use std::os::fd::AsRawFd;
+    // SAFETY: signal 0 through a descriptor we own: nothing is sent, the kernel only
+    // checks that the process exists; no siginfo.
+    let sent = unsafe {
+        libc::syscall(
+            libc::SYS_pidfd_send_signal,
+            pidfd.as_raw_fd(),
+            0,
+            std::ptr::null::<libc::siginfo_t>(),
+            0,
+        )
+    };
+    sent == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// Sends `sig` to member `pid` only while it is the process that started at
+/// `start_ticks`: through a pidfd, opened before that check, so that the process
+/// checked is the one signalled.
+fn signal_member(pid: u32, start_ticks: u64, sig: Signal) {
+    match open_pidfd(pid) {
+        Pinned::Open(pidfd) => {
+            if process_stat(pid).is_some_and(|stat| stat.start_ticks == start_ticks) {
+                let _ = rustix::process::pidfd_send_signal(&pidfd, sig);
+            }
+        }
+        Pinned::Unsupported => signal(pid, sig),
+        Pinned::Gone => {}
     }
 }
 
@@ -324,6 +455,63 @@ mod tests {
         assert_eq!(
             pids_with_environment(dir.path(), b"HOME=/h/x"),
             vec![10, 12]
+        );
+    }
+
+    #[test]
+    fn a_pid_given_to_a_new_process_during_the_walk_is_not_signalled() {
+        // During a walk a member can exit and its pid go to a new process, which the walk
+        // then names. Modelled by a discovery that starts a process of no family and names
+        // it (the stale walk), and never names it again.
+        let stranger: std::cell::RefCell<Option<std::process::Child>> = Default::default();
+        let discover = || {
+            let mut stranger = stranger.borrow_mut();
+            if stranger.is_some() {
+                return Ok(Vec::new());
+            }
+            let child = std::process::Command::new("sleep")
+                .arg("30")
+                .spawn()
+                .unwrap();
+            let pid = child.id();
+            *stranger = Some(child);
+            Ok(vec![pid])
+        };
+        let report = stop_found(&discover, Duration::from_millis(20));
+        let mut stranger = stranger.take().unwrap();
+        // Reaped by the stop (its child) when the stop signalled it.
+        let untouched = matches!(stranger.try_wait(), Ok(None));
+        let _ = stranger.kill();
+        let status = stranger.wait();
+        assert!(untouched, "the new process was signalled: {report:?}");
+        // Killed by the test, not by the stop (whose SIGTERM, had it come first, would
+        // have decided how it ended).
+        assert_eq!(
+            status
+                .ok()
+                .and_then(|s| std::os::unix::process::ExitStatusExt::signal(&s)),
+            Some(libc::SIGKILL)
+        );
+        assert!(report.unwrap().terminated.is_empty());
+    }
+
+    #[test]
+    fn a_member_whose_pid_started_again_is_not_signalled() {
+        let mut stranger = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let start = process_stat(stranger.id()).unwrap().start_ticks;
+        // The member that had this pid started at another time: no SIGTERM for this one.
+        signal_member(stranger.id(), start + 1, Signal::TERM);
+        // The kernel settles a process's end at the first deadly signal it is sent, so
+        // the status names the one that got through first.
+        signal_member(stranger.id(), start, Signal::KILL);
+        let status = stranger.wait().unwrap();
+        assert_eq!(
+            std::os::unix::process::ExitStatusExt::signal(&status),
+            Some(libc::SIGKILL),
+            "a process of another start time was signalled"
         );
     }
 

@@ -151,17 +151,16 @@ fn process_group_stop_ends_every_member() {
 #[test]
 fn uid_stop_ends_every_process_of_the_user() {
     use std::os::unix::process::CommandExt;
+    // Stopping a uid signals every process of it on the machine: a uid no account has
+    // and no process runs as, outside the range of ordinary users (54,322 was inside
+    // it, where a person's or a trial user's processes may run).
+    let uid = fresh_uid();
     let mut command = fixture_command(&["--children", "1"]);
-    command.uid(54_322).gid(54_322);
+    command.uid(uid).gid(uid);
     let fixture = Fixture::start(command);
-    let report = stop(&Selector::Uid(54_322), Duration::from_secs(2)).unwrap();
+    let report = stop(&Selector::Uid(uid), Duration::from_secs(2)).unwrap();
     assert_eq!(report.terminated.len(), 2, "{report:?}");
-    assert!(
-        snapshot(&Selector::Uid(54_322))
-            .unwrap()
-            .processes
-            .is_empty()
-    );
+    assert!(snapshot(&Selector::Uid(uid)).unwrap().processes.is_empty());
     assert!(!exists(fixture.pid));
 }
 

@@ -146,11 +146,7 @@ impl Ab {
             for (side, overrides) in [&settings.base, &settings.head].into_iter().enumerate() {
                 if plans[side].phases.contains(&Phase::Measure) {
                     let mut overrides = overrides.clone();
-                    overrides.push(Override::table_key(
-                        "measure",
-                        "memory_trials",
-                        trials.to_string(),
-                    ));
+                    overrides.push(memory_trials_override(trials));
                     plans[side] = plan(&overrides, SIDES[side])?;
                 }
             }
@@ -273,8 +269,10 @@ pub fn compare_sides(
         }
         sides.push(result);
     }
-    let comparison = compare(&sides[0].side, &sides[1].side, options)
-        .with_overrides_of(&sides[0].request, &sides[1].request);
+    let mut comparison = compare(&sides[0].side, &sides[1].side, options);
+    // The titles name the sides by what their users set, not by ab's own setting.
+    comparison.base_overrides = given_overrides(&sides[0], tight).map(str::to_owned);
+    comparison.candidate_overrides = given_overrides(&sides[1], tight).map(str::to_owned);
     let mut markdown = bench_core::export::markdown::comparison(&comparison);
     markdown.push_str(&sides_line(&sides[0], &sides[1], order, tight));
     if let Some(note) = note {
@@ -285,7 +283,7 @@ pub fn compare_sides(
     bench_core::io::write_atomic(&out.join("comparison.json"), json.as_bytes())?;
     let html = bench_core::export::html::comparison(&comparison);
     bench_core::io::write_atomic(&out.join("comparison.html"), html.as_bytes())?;
-    let [base_own, head_own] = own_overrides(&sides[0], &sides[1]);
+    let [base_own, head_own] = own_overrides(&sides[0], &sides[1], tight);
     let describe = |result: &ResultFile, own: Option<&str>| {
         let overrides = match own {
             None => "the spec as it is",
@@ -306,17 +304,42 @@ pub fn compare_sides(
     })
 }
 
-/// Each side's overrides without the leading ones both ran with (a scenario's), which
-/// say nothing about how the sides differ; `None` for a side without overrides.
-fn own_overrides<'a>(base: &'a ResultFile, head: &'a ResultFile) -> [Option<&'a str>; 2] {
-    let overrides = |result: &'a ResultFile| {
-        result
-            .request
-            .config
-            .get(bench_core::result::OVERRIDES_KEY)
-            .map(String::as_str)
+/// `[measure] memory_trials = trials`, which a paired schedule sets on both sides, after
+/// their own overrides.
+fn memory_trials_override(trials: u32) -> Override {
+    Override::table_key("measure", "memory_trials", trials.to_string())
+}
+
+/// The overrides a side was given (`--base`, `--head`, a scenario's), as its result
+/// records them, less the `measure.memory_trials` that a paired schedule (`tight`) put
+/// after them: that one is ab's own setting, alike on both sides, which the footnote names
+/// as such. `None`: the side ran the spec as it is.
+fn given_overrides(result: &ResultFile, tight: Option<u32>) -> Option<&str> {
+    let recorded = result
+        .request
+        .config
+        .get(bench_core::result::OVERRIDES_KEY)?
+        .as_str();
+    let Some(trials) = tight else {
+        return Some(recorded);
     };
-    match (overrides(base), overrides(head)) {
+    let own = memory_trials_override(trials).to_string();
+    match recorded.strip_suffix(own.as_str()) {
+        Some("") => None,
+        Some(given) if given.ends_with(' ') => Some(given.trim_end()),
+        _ => Some(recorded),
+    }
+}
+
+/// Each side's given overrides (see [`given_overrides`]) without the leading ones both
+/// ran with (a scenario's), which say nothing about how the sides differ; `None` for a
+/// side given none.
+fn own_overrides<'a>(
+    base: &'a ResultFile,
+    head: &'a ResultFile,
+    tight: Option<u32>,
+) -> [Option<&'a str>; 2] {
+    match (given_overrides(base, tight), given_overrides(head, tight)) {
         (Some(base), Some(head)) => {
             let (base, head) = bench_core::compare::own_overrides(base, head);
             [Some(base), Some(head)]
@@ -332,7 +355,7 @@ fn short_sha(sha: &str) -> &str {
 
 /// The line that says what each side was, since both may have built the same commit.
 fn sides_line(base: &ResultFile, head: &ResultFile, order: Order, tight: Option<u32>) -> String {
-    let [base_own, head_own] = own_overrides(base, head);
+    let [base_own, head_own] = own_overrides(base, head, tight);
     let describe = |own: Option<&str>| match own {
         Some("") => "the overrides both sides ran with".to_owned(),
         Some(own) => bench_core::export::markdown::code(own),
@@ -350,18 +373,24 @@ fn sides_line(base: &ResultFile, head: &ResultFile, order: Order, tight: Option<
     let duet = !shared[0].is_empty() && !shared[1].is_empty();
     let tight = tight.map_or(String::new(), |trials| {
         let first = trials.max(1);
+        // ab's own setting, named as such: no side was given it.
+        let memory = format!(
+            "only the first {trials} trials settle and read memory (ab's own `{}` on both \
+             sides)",
+            memory_trials_override(trials)
+        );
         if duet {
             format!(
                 "; duet pairs: from measure trial {first} on, one process starts both sides' \
                  programs at the same moment, confined to one CPU (cold with cold, then warm \
                  with warm), each closed at ready, and the start metrics compare those pairs \
-                 alone; only the first {trials} trials settle and read memory"
+                 alone; {memory}"
             )
         } else {
             format!(
                 "; tight pairs: from measure trial {first} on, one process runs both sides' \
                  starts back to back (cold base-head, warm head-base, or the reverse), each \
-                 closed at ready; only the first {trials} trials settle and read memory"
+                 closed at ready; {memory}"
             )
         }
     });
@@ -489,7 +518,18 @@ mod tests {
     }
 
     fn side_result(out: &Path, label: &str, cold: &[f64]) {
+        side_result_with(out, label, cold, None);
+    }
+
+    /// A side's result, with `overrides` recorded as a run records its overrides.
+    fn side_result_with(out: &Path, label: &str, cold: &[f64], overrides: Option<&str>) {
         let mut result = ResultFile::new(bench_core::Request::new("abc", Role::Candidate));
+        if let Some(overrides) = overrides {
+            result.request.config.insert(
+                bench_core::result::OVERRIDES_KEY.to_owned(),
+                overrides.to_owned(),
+            );
+        }
         for (trial, value) in cold.iter().enumerate() {
             bench_core::record(
                 &mut result.side,
@@ -540,6 +580,50 @@ mod tests {
                 && found.sides.contains(" vs base: the spec as it is ("),
             "{}",
             found.sides
+        );
+    }
+
+    /// The title, the footnote and the terminal's line of a duet `ab` (memory trials 3)
+    /// whose sides recorded `base` and `head` as their overrides.
+    fn duet_names(base: Option<&str>, head: Option<&str>) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        side_result_with(dir.path(), "base", &[0.40, 0.41, 0.42], base);
+        side_result_with(dir.path(), "head", &[0.40, 0.41, 0.42], head);
+        let found = compare_sides(
+            dir.path(),
+            (Order::Abba, Some(3)),
+            &CompareOptions::default(),
+            None,
+        )
+        .unwrap();
+        let title = found.markdown.lines().next().unwrap_or_default();
+        let footnote = found.markdown.lines().last().unwrap_or_default();
+        format!("{title}\n{footnote}\n{}", found.sides)
+    }
+
+    #[test]
+    fn ab_names_its_own_memory_trials_as_its_own_not_as_overrides_the_sides_were_given() {
+        // No side given an override: both ran the spec as it is, with ab's setting.
+        let own = "measure.memory_trials=3";
+        insta::assert_snapshot!(
+            "ab_sides_given_no_overrides",
+            duet_names(Some(own), Some(own))
+        );
+        // Head given one: only that tells the sides apart.
+        let head = "measure.env.X=1 measure.memory_trials=3";
+        insta::assert_snapshot!(
+            "ab_head_given_an_override",
+            duet_names(Some(own), Some(head))
+        );
+        // A scenario both sides were given is theirs, not ab's.
+        let scenario = "session.turns=10";
+        let [base, head] = [
+            format!("{scenario} {own}"),
+            format!("{scenario} measure.env.X=1 {own}"),
+        ];
+        insta::assert_snapshot!(
+            "ab_sides_given_a_scenario",
+            duet_names(Some(&base), Some(&head))
         );
     }
 
