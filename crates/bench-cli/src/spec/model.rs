@@ -603,6 +603,10 @@ impl Workspace {
                 "user.name=Benchmark",
                 "-c",
                 "user.email=benchmark@example.invalid",
+                // A commit starts `git maintenance run --auto --detach`, a process of the
+                // trial user that outlived install and had to be stopped (SIGTERM) with it.
+                "-c",
+                "maintenance.auto=false",
                 "commit",
                 "--quiet",
                 "--allow-empty",
