@@ -177,10 +177,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_long_session_samples_its_memory_every_two_seconds_and_a_short_one_every_50_ms() {
+    fn a_long_session_walks_for_its_memory_every_ten_seconds_and_a_short_one_every_50_ms() {
         assert_eq!(session_interval(None), Duration::from_millis(50));
         assert_eq!(session_interval(Some(4)), Duration::from_millis(50));
-        assert_eq!(session_interval(Some(100)), Duration::from_secs(2));
-        assert_eq!(session_interval(Some(1000)), Duration::from_secs(2));
+        assert_eq!(session_interval(Some(100)), Duration::from_secs(10));
+        assert_eq!(session_interval(Some(1000)), Duration::from_secs(10));
     }
 }
