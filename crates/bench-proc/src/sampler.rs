@@ -7,8 +7,13 @@
 //! `/proc` and reads every family process's `smaps_rollup`, which the kernel answers
 //! by walking the process's page tables), while the peaks stay exact: they are taken
 //! from every sample, before any is thinned out.
+//!
+//! A caller that walks the same family itself (a session reads its memory after every
+//! turn) hands that snapshot to the sampler ([`Sampler::offer`]): it becomes a point of
+//! the series, and the sampler's own next walk waits a whole interval from it, so a walk
+//! is never made twice for one moment.
 
-use crate::snapshot_linux::{ProcRoot, Selector, SnapshotError};
+use crate::snapshot_linux::{ProcRoot, Selector, Snapshot, SnapshotError};
 use serde::Serialize;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread::JoinHandle;
@@ -60,6 +65,21 @@ pub struct SamplePoint {
     pub cpu_seconds: f64,
 }
 
+impl SamplePoint {
+    /// The totals of `snapshot`, taken `elapsed` after the sampler started.
+    fn of(snapshot: &Snapshot, elapsed: Duration) -> SamplePoint {
+        SamplePoint {
+            elapsed,
+            process_count: u32::try_from(snapshot.processes.len()).unwrap_or(u32::MAX),
+            rss_bytes: snapshot.total_rss_bytes(),
+            pss_bytes: snapshot.total_pss_bytes(),
+            uss_bytes: snapshot.total_uss_bytes(),
+            swap_bytes: snapshot.total_swap_bytes(),
+            cpu_seconds: snapshot.total_cpu_seconds(),
+        }
+    }
+}
+
 /// The time series and its peaks.
 #[derive(Debug, Serialize)]
 pub struct SamplerReport {
@@ -98,7 +118,14 @@ impl SamplerReport {
         self.peak_pss_bytes = self.peak_pss_bytes.max(point.pss_bytes);
         self.peak_uss_bytes = self.peak_uss_bytes.max(point.uss_bytes);
         self.peak_process_count = self.peak_process_count.max(point.process_count);
-        self.points.push(point);
+        // An offered point timed just before a walk of the sampler's own that was kept
+        // first goes before it: the series stays in time order.
+        let at = self
+            .points
+            .iter()
+            .rposition(|kept| kept.elapsed <= point.elapsed)
+            .map_or(0, |before| before + 1);
+        self.points.insert(at, point);
     }
 
     /// Keeps the larger-RSS point of each pair of the series (the first and the last
@@ -120,10 +147,19 @@ impl SamplerReport {
     }
 }
 
+/// What a sampler's thread is told.
+enum Command {
+    /// Take a last sample and end.
+    Stop,
+    /// A point the caller measured: keep it as a sample.
+    Point(SamplePoint),
+}
+
 /// A running sampler; [`Sampler::stop`] ends it and returns what it saw.
 #[derive(Debug)]
 pub struct Sampler {
-    stop: mpsc::Sender<()>,
+    commands: mpsc::Sender<Command>,
+    started: Instant,
     handle: JoinHandle<SamplerReport>,
 }
 
@@ -140,37 +176,58 @@ impl Sampler {
 
     /// Starts sampling a given proc root (a fixture tree in tests).
     pub fn start_in(root: ProcRoot, options: SamplerOptions) -> Sampler {
-        let (stop, stopped) = mpsc::channel::<()>();
+        let (commands, received) = mpsc::channel::<Command>();
+        let started = Instant::now();
         let handle = std::thread::spawn(move || {
-            let started = Instant::now();
             let mut report = SamplerReport::new();
             let mut interval = options.interval;
             let max_points = options.max_points.map(|most| most.max(2));
+            let mut sampled = Instant::now();
+            take(&root, &options, started, &mut report);
             loop {
-                let began = Instant::now();
-                take(&root, &options, started, &mut report);
                 if max_points.is_some_and(|most| report.points.len() >= most) {
                     report.thin();
                     interval = interval.saturating_mul(2);
                 }
-                let wait = interval.saturating_sub(began.elapsed());
-                match stopped.recv_timeout(wait) {
-                    Err(RecvTimeoutError::Timeout) => continue,
+                let wait = interval.saturating_sub(sampled.elapsed());
+                match received.recv_timeout(wait) {
+                    Err(RecvTimeoutError::Timeout) => {
+                        sampled = Instant::now();
+                        take(&root, &options, started, &mut report);
+                    }
+                    // The caller's walk stands for this one: the next is an interval on.
+                    Ok(Command::Point(point)) => {
+                        sampled = Instant::now();
+                        report.push(point);
+                    }
                     // Stopped (or the handle dropped): one last sample, so a
                     // short phase still has its end state.
-                    Ok(()) | Err(RecvTimeoutError::Disconnected) => {
+                    Ok(Command::Stop) | Err(RecvTimeoutError::Disconnected) => {
                         take(&root, &options, started, &mut report);
                         return report;
                     }
                 }
             }
         });
-        Sampler { stop, handle }
+        Sampler {
+            commands,
+            started,
+            handle,
+        }
+    }
+
+    /// Keeps `snapshot`, a walk of the sampled family (its excluded pids left out) that
+    /// the caller just made, as a sample taken now; the sampler's own next walk is then
+    /// an interval later.
+    pub fn offer(&self, snapshot: &Snapshot) {
+        let point = SamplePoint::of(snapshot, self.started.elapsed());
+        // A sampler whose thread ended has nothing to keep it in.
+        let _ = self.commands.send(Command::Point(point));
     }
 
     /// Stops the sampler after one final sample and returns the series and peaks.
     pub fn stop(self) -> SamplerReport {
-        let _ = self.stop.send(());
+        let _ = self.commands.send(Command::Stop);
         match self.handle.join() {
             Ok(report) => report,
             Err(panic) => std::panic::resume_unwind(panic),
@@ -183,15 +240,7 @@ fn take(root: &ProcRoot, options: &SamplerOptions, started: Instant, report: &mu
     match root.snapshot(&options.selector) {
         Ok(snapshot) => {
             let snapshot = snapshot.without(&options.exclude_pids);
-            report.push(SamplePoint {
-                elapsed,
-                process_count: u32::try_from(snapshot.processes.len()).unwrap_or(u32::MAX),
-                rss_bytes: snapshot.total_rss_bytes(),
-                pss_bytes: snapshot.total_pss_bytes(),
-                uss_bytes: snapshot.total_uss_bytes(),
-                swap_bytes: snapshot.total_swap_bytes(),
-                cpu_seconds: snapshot.total_cpu_seconds(),
-            });
+            report.push(SamplePoint::of(&snapshot, elapsed));
         }
         Err(error) => {
             report.failed_samples += 1;
@@ -203,6 +252,7 @@ fn take(root: &ProcRoot, options: &SamplerOptions, started: Instant, report: &mu
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::snapshot_linux::ProcessSample;
 
     #[test]
     fn peaks_are_the_maxima_of_the_series() {
@@ -260,6 +310,56 @@ mod tests {
         assert!(report.points.len() <= 4, "{} points", report.points.len());
         assert!(report.points.len() >= 2, "{} points", report.points.len());
         assert!(report.peak_rss_bytes > 0);
+    }
+
+    #[test]
+    fn an_offered_walk_is_a_sample_and_postpones_the_next_own_walk() {
+        let interval = Duration::from_millis(250);
+        let sampler = Sampler::start(SamplerOptions::new(
+            Selector::Tree(std::process::id()),
+            interval,
+        ));
+        let offered = Snapshot {
+            processes: vec![ProcessSample {
+                pid: 1,
+                ppid: 0,
+                session: 1,
+                name: "offered".into(),
+                cmdline: String::new(),
+                rss_bytes: 7,
+                pss_bytes: Some(5),
+                pss_anon_bytes: None,
+                pss_file_bytes: None,
+                pss_shmem_bytes: None,
+                uss_bytes: Some(3),
+                swap_bytes: Some(0),
+                swap_pss_bytes: None,
+                cpu_seconds: 0.5,
+                threads: 1,
+            }],
+        };
+        // An offer every 20 ms for 300 ms: each comes before the interval since the last
+        // sample is over, so the sampler walks only at its start and at its stop.
+        let until = Instant::now() + Duration::from_millis(300);
+        let mut offers = 0;
+        while Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(20));
+            sampler.offer(&offered);
+            offers += 1;
+        }
+        let report = sampler.stop();
+        let own = report.points.iter().filter(|p| p.rss_bytes != 7).count();
+        let kept = report.points.iter().filter(|p| p.rss_bytes == 7).count();
+        assert_eq!(kept, offers, "{:?}", report.points);
+        assert_eq!(own, 2, "{:?}", report.points);
+        assert!(
+            report
+                .points
+                .windows(2)
+                .all(|w| w[0].elapsed <= w[1].elapsed)
+        );
+        let point = report.points.iter().find(|p| p.rss_bytes == 7).unwrap();
+        assert_eq!((point.pss_bytes, point.process_count), (Some(5), 1));
     }
 
     #[test]

@@ -117,8 +117,18 @@ impl OutputCounter {
             self.counts.bursts += 1;
         }
         self.last_read = Some(at);
-        for &byte in chunk {
+        let mut rest = chunk;
+        while let Some((&byte, after)) = rest.split_first() {
+            // Only ESC leaves the ground state: skip the text up to the next one at once.
+            if self.state == State::Ground && byte != 0x1b {
+                match memchr::memchr(0x1b, rest) {
+                    Some(offset) => rest = &rest[offset..],
+                    None => return,
+                }
+                continue;
+            }
             self.advance(byte);
+            rest = after;
         }
     }
 

@@ -78,6 +78,9 @@ pub struct Found {
     pub control: Control,
 }
 
+/// The escape byte, which starts every sequence.
+const ESC: u8 = 0x1b;
+
 /// Longest CSI parameter string kept; longer sequences are not queries and are skipped.
 const MAX_CSI_BYTES: usize = 64;
 /// Longest OSC payload kept; longer strings (images, clipboard) are skipped.
@@ -126,13 +129,24 @@ impl Scanner {
 
     /// Scans one chunk of output and appends what it found, in order, to `found`.
     pub fn scan(&mut self, chunk: &[u8], found: &mut Vec<Found>) {
-        for (index, &byte) in chunk.iter().enumerate() {
+        let mut index = 0;
+        while let Some(&byte) = chunk.get(index) {
+            // Only ESC leaves the ground state: the text between sequences (most of a
+            // frame) is skipped at once rather than byte by byte.
+            if self.state == State::Ground && byte != ESC {
+                match memchr::memchr(ESC, &chunk[index..]) {
+                    Some(offset) => index += offset,
+                    None => return,
+                }
+                continue;
+            }
             if let Some(control) = self.advance(byte) {
                 found.push(Found {
                     end: index + 1,
                     control,
                 });
             }
+            index += 1;
         }
     }
 
@@ -151,7 +165,6 @@ impl Scanner {
     }
 
     fn advance(&mut self, byte: u8) -> Option<Control> {
-        const ESC: u8 = 0x1b;
         const BEL: u8 = 0x07;
         const CAN: u8 = 0x18;
         const SUB: u8 = 0x1a;

@@ -121,9 +121,8 @@ impl Endpoint {
             connections: Arc::new(tokio::sync::Semaphore::new(max)),
             rejections: Arc::new(tokio::sync::Semaphore::new(max)),
             pacing: Pacing {
-                write_timeout: settings.limits.write_timeout,
                 answer_timeout: settings.limits.answer_timeout,
-                threads: Arc::new(AtomicUsize::new(0)),
+                live: Arc::new(AtomicUsize::new(0)),
             },
         });
         let (stop, stopped) = tokio::sync::oneshot::channel();

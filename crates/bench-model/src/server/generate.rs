@@ -33,9 +33,9 @@ pub(super) fn generate(
     body_bytes: u64,
     request_fault: Option<Fault>,
 ) -> Response<Out> {
-    // A thread per answer on schedule: beyond twice the connections some answers'
-    // clients went away and their threads have not yet seen it; refuse rather than grow.
-    if state.pacing.threads.load(Ordering::SeqCst) >= state.limits.max_connections.max(1) * 2 {
+    // Beyond twice the connections in answers on schedule some answers' clients went
+    // away and hyper has not yet dropped their bodies; refuse rather than grow.
+    if state.pacing.live.load(Ordering::SeqCst) >= state.limits.max_connections.max(1) * 2 {
         let message = "the endpoint is answering too many requests at once";
         seen.record(&state.journal, |r| {
             r.dialect = Some(dialect);
@@ -101,7 +101,7 @@ pub(super) fn generate(
         &state.pacing,
         length,
     );
-    // Journaled once its timing thread runs: a reader that waits for a request in the
+    // Journaled once its answer is scheduled: a reader that waits for a request in the
     // journal can count on its answer being under way (and a test on its thread).
     seen.record(&state.journal, |r| {
         r.dialect = Some(dialect);
@@ -281,7 +281,7 @@ mod tests {
     }
 
     #[test]
-    fn past_twice_the_connections_in_timing_threads_an_answer_is_refused() {
+    fn past_twice_the_connections_in_answers_on_schedule_an_answer_is_refused() {
         use super::super::Limits;
         use super::super::body::Pacing;
         use super::super::state::State;
@@ -306,10 +306,9 @@ mod tests {
             connections: Arc::new(tokio::sync::Semaphore::new(2)),
             rejections: Arc::new(tokio::sync::Semaphore::new(2)),
             pacing: Pacing {
-                write_timeout: limits.write_timeout,
                 answer_timeout: limits.answer_timeout,
-                // Four timing threads still alive: twice the two connections.
-                threads: Arc::new(AtomicUsize::new(4)),
+                // Four answers on schedule still alive: twice the two connections.
+                live: Arc::new(AtomicUsize::new(4)),
             },
             peer_uid: None,
         };
@@ -341,7 +340,7 @@ mod tests {
             "{requests:?}"
         );
         // One fewer, and the turn (not consumed by the refusal) plays.
-        state.pacing.threads.store(3, Ordering::SeqCst);
+        state.pacing.live.store(3, Ordering::SeqCst);
         let played = generate(
             &state,
             &seen(2),

@@ -39,7 +39,7 @@ impl Default for Limits {
 }
 
 /// A TCP stream whose writes fail after making no progress for a while: a client that
-/// stops reading cannot hold a connection (and its timing thread) for good.
+/// stops reading cannot hold a connection (and its answer's timer) for good.
 pub(super) struct Deadlined<S = tokio::net::TcpStream> {
     stream: S,
     timeout: Duration,

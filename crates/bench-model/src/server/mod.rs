@@ -1,11 +1,12 @@
 //! The endpoint: hyper's HTTP/1.1 server on a current-thread tokio runtime in a thread
 //! of its own, bound to 127.0.0.1.
 //!
-//! Timing: a streamed answer's frames are released by a thread per response that
-//! sleeps until each is due (the standard library's sleep, with the thread's timer
-//! slack set to 1 µs, wakes within tens of microseconds; tokio's timer rounds up to
-//! the next millisecond, too coarse for the 1 ms goal) and hands it to the
-//! connection's task through a channel; the body records when hyper took it to write.
+//! Timing: a streamed answer's frames are released by the connection's own task, woken
+//! when each is due by a timer of the answer's own (a `timerfd` armed to the
+//! nanosecond, which the runtime's reactor watches; tokio's timer rounds up to the next
+//! millisecond, too coarse for the 1 ms goal); the body records when hyper took it to
+//! write. A thread per answer slept until each frame was due before, and handed it on
+//! through a channel: two wake-ups a frame instead of one.
 //!
 //! Bounds: at most [`Limits::max_connections`] connections are served at once (more
 //! get 503 and are closed; beyond twice as many they are closed unanswered), headers
@@ -22,7 +23,7 @@
 //! - `peer_linux`: the uid behind a loopback connection, from the kernel's sock_diag.
 //! - `handle`: one request: its route, its body, its journal record, error answers.
 //! - `generate`: a model request's answer, and its schedule of frames.
-//! - `body`: a response body released on that schedule by a timing thread.
+//! - `body`: a response body released on that schedule by its timer.
 
 mod body;
 mod endpoint;

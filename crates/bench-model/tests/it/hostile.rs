@@ -71,28 +71,32 @@ fn a_huge_model_name_is_not_echoed_in_every_chunk() {
     );
 }
 
-/// Threads of this process whose name is `name`.
-fn threads_named(name: &str) -> usize {
-    std::fs::read_dir("/proc/self/task")
+/// Timers of this process: each answer on schedule holds one (a timerfd) while it lives.
+fn timers_open() -> usize {
+    std::fs::read_dir("/proc/self/fd")
         .unwrap()
-        .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok())
-        .filter(|comm| comm.trim_end() == name)
+        .filter_map(|fd| std::fs::read_link(fd.ok()?.path()).ok())
+        .filter(|target| target.as_os_str() == "anon_inode:[timerfd]")
         .count()
 }
 
 rusty_fork_test! {
-    // It counts this process's timing threads: beside the other tests of this binary,
-    // running at once, it counted one of theirs (1 left after 60 s in a CI run).
+    // It counts this process's timers: beside the other tests of this binary, running at
+    // once, it would count theirs.
     #[test]
-    fn a_closed_client_ends_its_answers_timing_thread() {
+    fn a_closed_client_ends_its_answers_timer() {
         // 1000 tokens at 1 a second: each whole answer is due in about 17 minutes.
         let endpoint = endpoint(
             "repeat = true\n[physics]\nfirst_token = \"0ms\"\ntokens_per_second = 1\n\
              [[turns]]\ntokens = 1000\n",
             None,
         );
-        let body = serde_json::json!({"model": "m", "messages": [{"role": "user", "content": "hi"}]})
-            .to_string();
+        // Streamed: frames a second apart, each waited for on the answer's timer (a whole
+        // answer not streamed would be due past the answer's deadline, and end at once).
+        let body = serde_json::json!({
+            "model": "m", "stream": true, "messages": [{"role": "user", "content": "hi"}]
+        })
+        .to_string();
         let clients: Vec<TcpStream> = (0..20)
             .map(|_| {
                 let mut stream = TcpStream::connect(endpoint.address()).unwrap();
@@ -104,23 +108,20 @@ rusty_fork_test! {
                 stream
             })
             .collect();
-        // Every request is journaled once its answer is scheduled, and its thread started.
+        // Every request is journaled once its answer is scheduled, with its timer.
         let journal = endpoint.journal();
         while journal.requests().len() < clients.len() {
             journal.wait_since(journal.events().len(), Duration::from_secs(1));
         }
+        assert!(timers_open() >= clients.len(), "{} timers", timers_open());
         drop(clients);
-        // Not a timing assertion: the threads would sleep for 17 minutes, and 60 s only
-        // bounds how long this test waits to see them gone.
+        // Not a timing assertion: the answers would wait for 17 minutes, and 60 s only
+        // bounds how long this test waits to see their timers gone.
         let give_up = Instant::now() + Duration::from_secs(60);
-        while threads_named("model-stream") > 0 && Instant::now() < give_up {
+        while timers_open() > 0 && Instant::now() < give_up {
             std::thread::sleep(Duration::from_millis(50));
         }
-        assert_eq!(
-            threads_named("model-stream"),
-            0,
-            "timing threads outlived their clients"
-        );
+        assert_eq!(timers_open(), 0, "answers outlived their clients");
     }
 }
 

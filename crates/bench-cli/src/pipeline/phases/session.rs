@@ -42,6 +42,7 @@ use crate::pipeline::program::terminal::{close_quietly, spawn_options};
 use bench_core::detail::{SessionRun, SessionTurn};
 use bench_core::{Metric, Phase, Sample, Side, error_chain, record};
 use bench_model::{Journal, Outcome, RequestRecord, answer, conversation::Part};
+use bench_proc::Snapshot;
 use bench_term::{Key, Terminal};
 use std::time::{Duration, Instant};
 
@@ -183,7 +184,15 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), SessionError> {
     let outcome = Terminal::spawn(&options)
         .map_err(terminal_error("starting the session command in a terminal"))
         .and_then(|mut terminal| {
-            let measured = drive(ctx, side, &mut terminal, family, &journal, &mut ready_after);
+            let measured = drive(
+                ctx,
+                side,
+                &mut terminal,
+                family,
+                &journal,
+                &recording,
+                &mut ready_after,
+            );
             match measured {
                 Ok(()) => terminal
                     .close()
@@ -350,6 +359,7 @@ fn drive(
     terminal: &mut Terminal,
     family: Family,
     journal: &Journal,
+    recording: &Recording,
     ready_after: &mut Option<Duration>,
 ) -> Result<(), SessionError> {
     let session = ctx.spec.session.as_ref().ok_or(SessionError::NoSection)?;
@@ -390,7 +400,15 @@ fn drive(
         pastes: Vec::new(),
         startup_output: Some(startup),
     };
-    let failure = play_turns(terminal, journal, family, session, &planned(ctx), &mut run);
+    let failure = play_turns(
+        terminal,
+        journal,
+        family,
+        recording,
+        session,
+        &planned(ctx),
+        &mut run,
+    );
     // After the turns, so each paste lands in an idle prompt with the session behind it;
     // before the idle window, so what a paste leaves running shows there.
     let pasted = (!session.pastes.is_empty()).then(|| match &failure {
@@ -458,6 +476,7 @@ fn play_turns(
     terminal: &mut Terminal,
     journal: &Journal,
     family: Family,
+    recording: &Recording,
     session: &crate::spec::Session,
     plans: &[Planned],
     run: &mut SessionRun,
@@ -489,7 +508,10 @@ fn play_turns(
             session.turn_timeout.0,
             keys,
         )
-        .and_then(|measured| {
+        .and_then(|(measured, snapshot)| {
+            // The walk that read the turn's memory is the recording's sample of this
+            // moment: the recording walks itself only when no turn did for a while.
+            recording.offer(&snapshot);
             run.turns.push(measured);
             due.then(|| checkpoint::measure(terminal, family, turn, check, session.turn_timeout.0))
                 .transpose()
@@ -701,7 +723,8 @@ impl TurnClock {
 }
 
 /// Types `plan`'s prompt, presses Enter and waits until the reply's final text is shown
-/// and the prompt echoes a key again; the turn's times, CPU and the family's memory.
+/// and the prompt echoes a key again; the turn's times, CPU and the family's memory, and
+/// the walk of the family that read them (a sample for the phase's memory recording).
 pub(crate) fn one_turn(
     terminal: &mut Terminal,
     journal: &Journal,
@@ -710,7 +733,7 @@ pub(crate) fn one_turn(
     turn: u32,
     timeout: Duration,
     typing_keys: Option<usize>,
-) -> Result<SessionTurn, TurnError> {
+) -> Result<(SessionTurn, Snapshot), TurnError> {
     let clock = TurnClock::start(turn, timeout);
     let requests_before = journal.request_count();
     type_prompt(terminal, &plan.prompt)?;
@@ -743,7 +766,7 @@ pub(crate) fn one_turn(
     let times = TurnTimes::from_journal(journal, requests_before, plan, turn, |at| {
         on_terminal(journal.start(), terminal.spawned_at(), at) - enter
     })?;
-    Ok(SessionTurn {
+    let measured = SessionTurn {
         turn,
         turn_seconds: ready.as_secs_f64() - enter,
         submit_seconds: Some(times.first_request_at),
@@ -765,7 +788,8 @@ pub(crate) fn one_turn(
         tool_call_at_seconds: times.tool_call_at,
         output: Some(checkpoint::terminal_output(&output)),
         bytes_per_token: (plan.tokens > 0).then(|| output.bytes as f64 / plan.tokens as f64),
-    })
+    };
+    Ok((measured, snapshot))
 }
 
 /// Types the prompt key by key at a typist's pace, then pauses as a person does before

@@ -17,11 +17,14 @@ use std::time::Duration;
 const INTERVAL: Duration = Duration::from_millis(50);
 
 /// Time between two memory samples of a long session ([`LONG_SESSION_TURNS`] turns or
-/// more). Its memory is read after every turn anyway (`session_growth`), so the series
-/// only draws the chart: at 50 ms the sampler was half of what clibench spent in the
-/// first 400 s of a 1,000-turn soak (5.1 of 9.8 s of CPU, 1,500 samples of 3.4 ms each),
-/// and about 2,300 samples over the hour; at 2 s it takes about 1,000.
-const LONG_SESSION_INTERVAL: Duration = Duration::from_secs(2);
+/// more) that the sampler takes itself. Its memory is read after every turn anyway
+/// (`session_growth`), and each of those walks is a sample of the series
+/// ([`Recording::offer`]), so the sampler only fills the gaps that no turn did: a turn of
+/// the demo's soak takes 2 to 6 s, typing included. At 50 ms the sampler was half of what
+/// clibench spent in the first 400 s of a 1,000-turn soak (5.1 of 9.8 s of CPU, 1,500
+/// samples of 3.4 ms each); at 2 s, without the turns' walks, it was still a sample a
+/// turn and 7% of the session phase's CPU in `perf`.
+const LONG_SESSION_INTERVAL: Duration = Duration::from_secs(10);
 
 /// From this many turns on a session is long: sampled every [`LONG_SESSION_INTERVAL`].
 const LONG_SESSION_TURNS: u32 = 20;
@@ -79,6 +82,12 @@ impl Recording {
             trial,
             session,
         }
+    }
+
+    /// Keeps `snapshot`, a walk of the recorded family just made, as a sample of now: the
+    /// recording's own next walk is an interval later.
+    pub(crate) fn offer(&self, snapshot: &bench_proc::Snapshot) {
+        self.sampler.offer(snapshot);
     }
 
     /// Stops sampling and keeps the series (downsampled) in `side`, with the moment the
@@ -168,10 +177,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_long_session_samples_its_memory_every_two_seconds_and_a_short_one_every_50_ms() {
+    fn a_long_session_walks_for_its_memory_every_ten_seconds_and_a_short_one_every_50_ms() {
         assert_eq!(session_interval(None), Duration::from_millis(50));
         assert_eq!(session_interval(Some(4)), Duration::from_millis(50));
-        assert_eq!(session_interval(Some(100)), Duration::from_secs(2));
-        assert_eq!(session_interval(Some(1000)), Duration::from_secs(2));
+        assert_eq!(session_interval(Some(100)), Duration::from_secs(10));
+        assert_eq!(session_interval(Some(1000)), Duration::from_secs(10));
     }
 }
