@@ -40,14 +40,35 @@ pub fn input_error(message: impl Into<String>) -> anyhow::Error {
     anyhow::Error::new(InputError(message.into()))
 }
 
-/// A library's settings error: an input error (exit code 2) with its whole chain, unless
-/// the file system failed.
-pub fn settings_error(error: crate::settings::SettingsError) -> anyhow::Error {
-    if error.is_input() {
+/// A library's error that says whether the user's input caused it (`is_input`): then an
+/// input error (exit code 2) with its message, else the error as it is.
+pub fn input_if<E>(is_input: bool, error: E) -> anyhow::Error
+where
+    E: std::error::Error + Send + Sync + 'static,
+{
+    if is_input {
+        input_error(error.to_string())
+    } else {
+        anyhow::Error::new(error)
+    }
+}
+
+/// As [`input_if`], with the error's whole chain as the message.
+pub fn input_chain_if<E>(is_input: bool, error: E) -> anyhow::Error
+where
+    E: std::error::Error + Send + Sync + 'static,
+{
+    if is_input {
         input_error(bench_core::error_chain(&error))
     } else {
         anyhow::Error::new(error)
     }
+}
+
+/// A library's settings error: an input error (exit code 2) with its whole chain, unless
+/// the file system failed.
+pub fn settings_error(error: crate::settings::SettingsError) -> anyhow::Error {
+    input_chain_if(error.is_input(), error)
 }
 
 /// Exit code when stdout or stderr was closed by its reader (see the module doc).

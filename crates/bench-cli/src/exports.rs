@@ -129,7 +129,8 @@ fn bigger_path(path: &Path) -> PathBuf {
     path.with_file_name(name)
 }
 
-/// `clibench startup`'s export files (`--export-json -`, stdout, is the binary's).
+/// `clibench startup`'s and `clibench kernel`'s export files (`--export-json -`, stdout,
+/// is the binary's).
 #[derive(Debug, Default)]
 pub struct StartupExports {
     /// `--export-json FILE`: the runs as a result file.

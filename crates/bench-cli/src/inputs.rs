@@ -25,6 +25,19 @@ pub enum InputError {
     Load(#[from] LoadError),
 }
 
+/// `clibench report --explain`'s glossary: every metric, or only those `result` has
+/// samples of.
+pub fn glossary_of(result: Option<&ResultFile>) -> String {
+    let metrics: Vec<bench_core::Metric> = match result {
+        None => bench_core::Metric::ALL.to_vec(),
+        Some(result) => result.side.metrics.keys().copied().collect(),
+    };
+    if metrics.is_empty() {
+        return "the result file has no metric\n".to_string();
+    }
+    bench_core::glossary(&metrics)
+}
+
 /// Loads a result file; one that cannot be read or parsed is named with the JSON path
 /// of the problem, or said to be an earlier clibench's export when it is one.
 pub fn load_result(path: &Path) -> Result<ResultFile, InputError> {

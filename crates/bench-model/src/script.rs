@@ -260,116 +260,130 @@ impl Script {
 
     /// Checks the script and returns the form the endpoint plays.
     pub fn compile(&self) -> Result<Compiled, ScriptError> {
-        let invalid = |field: String, message: &str| ScriptError::Invalid {
-            field,
-            message: message.to_owned(),
-        };
         self.physics
             .check()
             .map_err(|(field, message)| invalid(format!("physics.{field}"), &message))?;
-        let mut turns = Vec::with_capacity(self.turns.len());
-        for (index, turn) in self.turns.iter().enumerate() {
-            let at = format!("turns[{index}]");
-            let when = match &turn.when {
-                Some(pattern) => Some(Arc::new(Regex::new(pattern).map_err(|error| {
-                    ScriptError::Invalid {
-                        field: format!("{at}.when"),
-                        message: format!("not a regular expression: {error}"),
-                    }
-                })?)),
-                None => None,
-            };
-            let physics = match &turn.physics {
-                Some(patch) => {
-                    let physics = self.physics.patched(patch);
-                    physics.check().map_err(|(field, message)| {
-                        invalid(format!("{at}.physics.{field}"), &message)
-                    })?;
-                    physics
-                }
-                None => self.physics.clone(),
-            };
-            let reply = reply_of(
-                &at,
-                Fields {
-                    text: &turn.text,
-                    tokens: turn.tokens,
-                    shell: &turn.shell,
-                    read: &turn.read,
-                    write: &turn.write,
-                    tool_calls: &turn.tool_calls,
-                    then: turn.then.as_ref(),
-                },
-            )?;
-            if turn.prompt.as_deref().is_some_and(|p| p.trim().is_empty()) {
-                return Err(invalid(format!("{at}.prompt"), "must not be empty"));
-            }
-            if turn
-                .prompt
-                .as_deref()
-                .is_some_and(|p| p.chars().any(char::is_control))
-            {
-                return Err(invalid(
-                    format!("{at}.prompt"),
-                    "must be one line of text (the session phase presses Enter after it)",
-                ));
-            }
-            turns.push(CompiledTurn {
-                prompt: turn.prompt.clone(),
-                when,
-                reply,
-                physics,
-            });
-        }
-        let mut faults = Vec::with_capacity(self.faults.len());
-        for (index, fault) in self.faults.iter().enumerate() {
-            let at = format!("faults[{index}]");
-            let target = match (fault.request, fault.turn) {
-                (Some(0), _) => return Err(invalid(format!("{at}.request"), "counts from 1")),
-                (_, Some(0)) => return Err(invalid(format!("{at}.turn"), "counts from 1")),
-                (Some(request), None) => FaultTarget::Request(request),
-                (None, Some(turn)) if turn > self.turns.len() => {
-                    return Err(invalid(
-                        format!("{at}.turn"),
-                        &format!("the script has {} turn(s)", self.turns.len()),
-                    ));
-                }
-                (None, Some(turn)) => FaultTarget::Turn(turn - 1),
-                _ => {
-                    return Err(invalid(at, "give exactly one of `request` or `turn`"));
-                }
-            };
-            if fault.retry_after.is_some() && fault.kind != FaultKind::RateLimit {
-                return Err(invalid(
-                    format!("{at}.retry_after"),
-                    "only a `rate_limit` fault has a Retry-After",
-                ));
-            }
-            if fault.after_tokens.is_some() && fault.kind != FaultKind::Cut {
-                return Err(invalid(
-                    format!("{at}.after_tokens"),
-                    "only a `cut` fault stops after some tokens",
-                ));
-            }
-            if fault.times == Some(0) {
-                return Err(invalid(format!("{at}.times"), "must be at least 1"));
-            }
-            faults.push(Fault {
-                target,
-                kind: fault.kind,
-                retry_after: fault
-                    .retry_after
-                    .map_or(std::time::Duration::from_secs(1), |d| d.0),
-                after_tokens: fault.after_tokens,
-                times: fault.times.unwrap_or(1),
-            });
-        }
+        let turns = (self.turns.iter().enumerate())
+            .map(|(index, turn)| self.compile_turn(index, turn))
+            .collect::<Result<Vec<_>, _>>()?;
+        let faults = (self.faults.iter().enumerate())
+            .map(|(index, fault)| self.compile_fault(index, fault))
+            .collect::<Result<Vec<_>, _>>()?;
         Ok(Compiled {
             turns,
             repeat: self.repeat,
             faults,
             physics: self.physics.clone(),
         })
+    }
+
+    /// Turn `index` checked: its pattern compiled, its physics patched and checked, its
+    /// reply and prompt checked.
+    fn compile_turn(&self, index: usize, turn: &Turn) -> Result<CompiledTurn, ScriptError> {
+        let at = format!("turns[{index}]");
+        let when = match &turn.when {
+            Some(pattern) => Some(Arc::new(Regex::new(pattern).map_err(|error| {
+                ScriptError::Invalid {
+                    field: format!("{at}.when"),
+                    message: format!("not a regular expression: {error}"),
+                }
+            })?)),
+            None => None,
+        };
+        let physics = match &turn.physics {
+            Some(patch) => {
+                let physics = self.physics.patched(patch);
+                physics.check().map_err(|(field, message)| {
+                    invalid(format!("{at}.physics.{field}"), &message)
+                })?;
+                physics
+            }
+            None => self.physics.clone(),
+        };
+        let reply = reply_of(
+            &at,
+            Fields {
+                text: &turn.text,
+                tokens: turn.tokens,
+                shell: &turn.shell,
+                read: &turn.read,
+                write: &turn.write,
+                tool_calls: &turn.tool_calls,
+                then: turn.then.as_ref(),
+            },
+        )?;
+        if turn.prompt.as_deref().is_some_and(|p| p.trim().is_empty()) {
+            return Err(invalid(format!("{at}.prompt"), "must not be empty"));
+        }
+        if turn
+            .prompt
+            .as_deref()
+            .is_some_and(|p| p.chars().any(char::is_control))
+        {
+            return Err(invalid(
+                format!("{at}.prompt"),
+                "must be one line of text (the session phase presses Enter after it)",
+            ));
+        }
+        Ok(CompiledTurn {
+            prompt: turn.prompt.clone(),
+            when,
+            reply,
+            physics,
+        })
+    }
+
+    /// Fault `index` checked: one target, counted from 1, and only the fields its kind
+    /// uses.
+    fn compile_fault(&self, index: usize, fault: &FaultSpec) -> Result<Fault, ScriptError> {
+        let at = format!("faults[{index}]");
+        let target = match (fault.request, fault.turn) {
+            (Some(0), _) => return Err(invalid(format!("{at}.request"), "counts from 1")),
+            (_, Some(0)) => return Err(invalid(format!("{at}.turn"), "counts from 1")),
+            (Some(request), None) => FaultTarget::Request(request),
+            (None, Some(turn)) if turn > self.turns.len() => {
+                return Err(invalid(
+                    format!("{at}.turn"),
+                    &format!("the script has {} turn(s)", self.turns.len()),
+                ));
+            }
+            (None, Some(turn)) => FaultTarget::Turn(turn - 1),
+            _ => {
+                return Err(invalid(at, "give exactly one of `request` or `turn`"));
+            }
+        };
+        if fault.retry_after.is_some() && fault.kind != FaultKind::RateLimit {
+            return Err(invalid(
+                format!("{at}.retry_after"),
+                "only a `rate_limit` fault has a Retry-After",
+            ));
+        }
+        if fault.after_tokens.is_some() && fault.kind != FaultKind::Cut {
+            return Err(invalid(
+                format!("{at}.after_tokens"),
+                "only a `cut` fault stops after some tokens",
+            ));
+        }
+        if fault.times == Some(0) {
+            return Err(invalid(format!("{at}.times"), "must be at least 1"));
+        }
+        Ok(Fault {
+            target,
+            kind: fault.kind,
+            retry_after: fault
+                .retry_after
+                .map_or(std::time::Duration::from_secs(1), |d| d.0),
+            after_tokens: fault.after_tokens,
+            times: fault.times.unwrap_or(1),
+        })
+    }
+}
+
+/// A script field that is not valid, and why.
+fn invalid(field: String, message: &str) -> ScriptError {
+    ScriptError::Invalid {
+        field,
+        message: message.to_owned(),
     }
 }
 

@@ -231,74 +231,21 @@ pub fn run_in<I: Instances>(
     if options.count == 0 {
         return Err(StaircaseError::ZeroCount);
     }
-    let measure = |stage: Stage| -> Result<FamilyTotals, StaircaseError<I::Error>> {
-        root.snapshot(&options.family)
-            .map(|snap| FamilyTotals::of(&snap.without(&options.exclude_pids)))
-            .map_err(|source| StaircaseError::Measure { stage, source })
+    let mut walker = Walker {
+        root,
+        options,
+        settles: Vec::with_capacity(options.count + 3),
     };
-    let mut settles = Vec::with_capacity(options.count + 3);
-    let mut settle = |stage: Stage| {
-        let settle = settle_sleeping(
-            root,
-            &options.family,
-            &options.exclude_pids,
-            &options.settle,
-        );
-        let stage = match stage {
-            Stage::Warmup => "warmup".to_owned(),
-            Stage::Baseline => "baseline".to_owned(),
-            Stage::Step(index) => format!("step-{index}"),
-            Stage::Teardown => "teardown".to_owned(),
-        };
-        settles.push(StageSettle { stage, settle });
-    };
-    let fail = |stage: Stage, action: Action| {
-        move |source: I::Error| StaircaseError::Instance {
-            stage,
-            action,
-            source,
-        }
-    };
-
     if options.warmup {
-        let stage = Stage::Warmup;
-        let mut warm = instances.create().map_err(fail(stage, Action::Create))?;
-        let started = instances
-            .start(&mut warm)
-            .map_err(fail(stage, Action::Start))
-            .and_then(|()| {
-                settle(stage);
-                instances
-                    .verify(&mut warm)
-                    .map_err(fail(stage, Action::Verify))
-            });
-        let stopped = instances.stop(warm).map_err(fail(stage, Action::Stop));
-        started?;
-        stopped?;
+        warm_up(&mut walker, instances)?;
     }
-
-    settle(Stage::Baseline);
-    let baseline = measure(Stage::Baseline)?;
+    walker.settle(Stage::Baseline);
+    let baseline = walker.measure(Stage::Baseline)?;
     let mut running: Vec<I::Instance> = Vec::with_capacity(options.count);
     let mut steps = Vec::with_capacity(options.count);
     let mut previous = baseline;
     for index in 0..options.count {
-        let stage = Stage::Step(index);
-        let added = (|| {
-            let mut instance = instances.create().map_err(fail(stage, Action::Create))?;
-            if let Err(error) = instances.start(&mut instance) {
-                let _ = instances.stop(instance);
-                return Err(fail(stage, Action::Start)(error));
-            }
-            running.push(instance);
-            settle(stage);
-            let last = running.len() - 1;
-            instances
-                .verify(&mut running[last])
-                .map_err(fail(stage, Action::Verify))?;
-            measure(stage)
-        })();
-        let totals = match added {
+        let totals = match add_instance(&mut walker, instances, &mut running, index) {
             Ok(totals) => totals,
             Err(error) => {
                 for instance in running.into_iter().rev() {
@@ -318,26 +265,143 @@ pub fn run_in<I: Instances>(
         steps.push(step);
         previous = totals;
     }
+    stop_all(instances, running)?;
+    walker.settle(Stage::Teardown);
+    let after_teardown = walker.measure(Stage::Teardown)?;
+    Ok(report(
+        options.count,
+        (baseline, previous, after_teardown),
+        steps,
+        walker.settles,
+    ))
+}
 
+/// What a staircase measures through (the proc root and the options), and the settles
+/// it waited so far.
+struct Walker<'a> {
+    root: &'a ProcRoot,
+    options: &'a StaircaseOptions,
+    settles: Vec<StageSettle>,
+}
+
+impl Walker<'_> {
+    /// The family's totals now, without the excluded processes.
+    fn measure<E: std::error::Error>(
+        &self,
+        stage: Stage,
+    ) -> Result<FamilyTotals, StaircaseError<E>> {
+        let options = self.options;
+        self.root
+            .snapshot(&options.family)
+            .map(|snap| FamilyTotals::of(&snap.without(&options.exclude_pids)))
+            .map_err(|source| StaircaseError::Measure { stage, source })
+    }
+
+    /// Waits until the family is quiet, and keeps how long that took.
+    fn settle(&mut self, stage: Stage) {
+        let options = self.options;
+        let settle = settle_sleeping(
+            self.root,
+            &options.family,
+            &options.exclude_pids,
+            &options.settle,
+        );
+        let stage = match stage {
+            Stage::Warmup => "warmup".to_owned(),
+            Stage::Baseline => "baseline".to_owned(),
+            Stage::Step(index) => format!("step-{index}"),
+            Stage::Teardown => "teardown".to_owned(),
+        };
+        self.settles.push(StageSettle { stage, settle });
+    }
+}
+
+/// An instance's error at `stage` while doing `action`.
+fn fail<E: std::error::Error>(stage: Stage, action: Action) -> impl FnOnce(E) -> StaircaseError<E> {
+    move |source| StaircaseError::Instance {
+        stage,
+        action,
+        source,
+    }
+}
+
+/// One instance started, settled, verified and stopped before the baseline, so that
+/// what a first start brings along (caches, daemons) is not billed to step one.
+fn warm_up<I: Instances>(
+    walker: &mut Walker<'_>,
+    instances: &mut I,
+) -> Result<(), StaircaseError<I::Error>> {
+    let stage = Stage::Warmup;
+    let mut warm = instances.create().map_err(fail(stage, Action::Create))?;
+    let started = instances
+        .start(&mut warm)
+        .map_err(fail(stage, Action::Start))
+        .and_then(|()| {
+            walker.settle(stage);
+            instances
+                .verify(&mut warm)
+                .map_err(fail(stage, Action::Verify))
+        });
+    let stopped = instances.stop(warm).map_err(fail(stage, Action::Stop));
+    started?;
+    stopped
+}
+
+/// Step `index`: one more instance created, started (into `running`), settled and
+/// verified; the family's totals then.
+fn add_instance<I: Instances>(
+    walker: &mut Walker<'_>,
+    instances: &mut I,
+    running: &mut Vec<I::Instance>,
+    index: usize,
+) -> Result<FamilyTotals, StaircaseError<I::Error>> {
+    let stage = Stage::Step(index);
+    let mut instance = instances.create().map_err(fail(stage, Action::Create))?;
+    if let Err(error) = instances.start(&mut instance) {
+        let _ = instances.stop(instance);
+        return Err(fail(stage, Action::Start)(error));
+    }
+    running.push(instance);
+    walker.settle(stage);
+    let last = running.len() - 1;
+    instances
+        .verify(&mut running[last])
+        .map_err(fail(stage, Action::Verify))?;
+    walker.measure(stage)
+}
+
+/// Stops every running instance, the last started first; the first error, after
+/// trying them all.
+fn stop_all<I: Instances>(
+    instances: &mut I,
+    running: Vec<I::Instance>,
+) -> Result<(), StaircaseError<I::Error>> {
     let mut first_error = None;
     for instance in running.into_iter().rev() {
         if let Err(error) = instances.stop(instance) {
             first_error.get_or_insert(error);
         }
     }
-    if let Some(error) = first_error {
-        return Err(fail(Stage::Teardown, Action::Stop)(error));
+    match first_error {
+        Some(error) => Err(fail(Stage::Teardown, Action::Stop)(error)),
+        None => Ok(()),
     }
-    settle(Stage::Teardown);
-    let after_teardown = measure(Stage::Teardown)?;
+}
 
-    let count = options.count as f64;
-    let average = |delta: Option<i64>| delta.map(|d| (d as f64 / count).round() as i64);
-    let last = previous;
-    Ok(StaircaseReport {
-        count: options.count,
+/// The report of a staircase of `count` steps: the averages from the baseline to the
+/// last step, the steady costs, and what the teardown gave back.
+fn report(
+    count: usize,
+    (baseline, last, after_teardown): (FamilyTotals, FamilyTotals, FamilyTotals),
+    steps: Vec<Step>,
+    settles: Vec<StageSettle>,
+) -> StaircaseReport {
+    let per_step = count as f64;
+    let average = |delta: Option<i64>| delta.map(|d| (d as f64 / per_step).round() as i64);
+    StaircaseReport {
+        count,
         baseline,
-        avg_per_instance_rss_bytes: (delta(last.rss_bytes, baseline.rss_bytes) as f64 / count)
+        avg_per_instance_rss_bytes: (delta(last.rss_bytes, baseline.rss_bytes) as f64 / per_step)
             .round() as i64,
         avg_per_instance_pss_bytes: average(both(last.pss_bytes, baseline.pss_bytes)),
         avg_per_instance_uss_bytes: average(both(last.uss_bytes, baseline.uss_bytes)),
@@ -349,7 +413,7 @@ pub fn run_in<I: Instances>(
         reclaimed_rss_bytes: delta(last.rss_bytes, after_teardown.rss_bytes),
         reclaimed_pss_bytes: both(last.pss_bytes, after_teardown.pss_bytes),
         settles,
-    })
+    }
 }
 
 fn delta(after: u64, before: u64) -> i64 {

@@ -78,13 +78,17 @@ pub struct Found {
     pub control: Control,
 }
 
-/// The escape byte, which starts every sequence.
-const ESC: u8 = 0x1b;
-
 /// Longest CSI parameter string kept; longer sequences are not queries and are skipped.
 const MAX_CSI_BYTES: usize = 64;
 /// Longest OSC payload kept; longer strings (images, clipboard) are skipped.
 const MAX_OSC_BYTES: usize = 64;
+
+/// The C0 controls the scanner acts on: escape, bell (ends an OSC), cancel and
+/// substitute (abort a sequence).
+const ESC: u8 = 0x1b;
+const BEL: u8 = 0x07;
+const CAN: u8 = 0x18;
+const SUB: u8 = 0x1a;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
@@ -165,9 +169,6 @@ impl Scanner {
     }
 
     fn advance(&mut self, byte: u8) -> Option<Control> {
-        const BEL: u8 = 0x07;
-        const CAN: u8 = 0x18;
-        const SUB: u8 = 0x1a;
         match self.state {
             State::Ground => {
                 if byte == ESC {
@@ -194,52 +195,8 @@ impl Scanner {
                 }
                 None
             }
-            State::Csi => match byte {
-                0x20..=0x3f => {
-                    self.keep(byte, MAX_CSI_BYTES);
-                    None
-                }
-                0x40..=0x7e => {
-                    let control = if self.overflow {
-                        None
-                    } else {
-                        parse_csi(&self.buffer, byte)
-                    };
-                    self.start(State::Ground);
-                    control
-                }
-                ESC => {
-                    self.start(State::Escape);
-                    None
-                }
-                CAN | SUB => {
-                    self.start(State::Ground);
-                    None
-                }
-                // Other C0 controls inside a CSI are executed by terminals and do not end it.
-                _ => None,
-            },
-            State::Osc => match byte {
-                BEL => {
-                    let control = (!self.overflow)
-                        .then(|| parse_osc(&self.buffer, true))
-                        .flatten();
-                    self.start(State::Ground);
-                    control
-                }
-                ESC => {
-                    self.state = State::OscEscape;
-                    None
-                }
-                CAN | SUB => {
-                    self.start(State::Ground);
-                    None
-                }
-                _ => {
-                    self.keep(byte, MAX_OSC_BYTES);
-                    None
-                }
-            },
+            State::Csi => self.csi(byte),
+            State::Osc => self.osc(byte),
             State::OscEscape => {
                 if byte == b'\\' {
                     let control = (!self.overflow)
@@ -269,6 +226,60 @@ impl Scanner {
                     self.start(State::Escape);
                     self.advance(byte)
                 }
+            }
+        }
+    }
+
+    /// A byte inside a CSI sequence: its parameters kept, its final byte parsed.
+    fn csi(&mut self, byte: u8) -> Option<Control> {
+        match byte {
+            0x20..=0x3f => {
+                self.keep(byte, MAX_CSI_BYTES);
+                None
+            }
+            0x40..=0x7e => {
+                let control = if self.overflow {
+                    None
+                } else {
+                    parse_csi(&self.buffer, byte)
+                };
+                self.start(State::Ground);
+                control
+            }
+            ESC => {
+                self.start(State::Escape);
+                None
+            }
+            CAN | SUB => {
+                self.start(State::Ground);
+                None
+            }
+            // Other C0 controls inside a CSI are executed by terminals and do not end it.
+            _ => None,
+        }
+    }
+
+    /// A byte inside an OSC string: kept, until BEL or ESC ends it.
+    fn osc(&mut self, byte: u8) -> Option<Control> {
+        match byte {
+            BEL => {
+                let control = (!self.overflow)
+                    .then(|| parse_osc(&self.buffer, true))
+                    .flatten();
+                self.start(State::Ground);
+                control
+            }
+            ESC => {
+                self.state = State::OscEscape;
+                None
+            }
+            CAN | SUB => {
+                self.start(State::Ground);
+                None
+            }
+            _ => {
+                self.keep(byte, MAX_OSC_BYTES);
+                None
             }
         }
     }

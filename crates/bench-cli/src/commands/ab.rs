@@ -11,6 +11,7 @@ use crate::pipeline::Shard;
 use crate::pipeline::orchestration::ab::{Ab, compare_sides};
 use crate::pipeline::orchestration::auto_trials::AutoOutcome;
 use crate::pipeline::orchestration::schedule::Schedule;
+use crate::pipeline::out::{history_add, summary};
 use crate::settings::{
     AbPlan, AbRequest, Noise, ThresholdFlags, Trials, ab_settings, compare_options,
 };
@@ -59,7 +60,7 @@ pub struct Args {
     /// Run pairs until this much time (`2m`, `90s`) has passed since the first timed pair
     /// started, looking at the comparison as --trials auto does (which it implies) and
     /// stopping early when every watched metric is decided.
-    #[arg(long, value_parser = parse_budget, value_name = "DURATION")]
+    #[arg(long, value_parser = crate::settings::duration, value_name = "DURATION")]
     budget: Option<std::time::Duration>,
     /// With --trials auto: the detectable change (fraction) that counts as decided for a
     /// watched metric without a verdict [default: the spec's `[compare] target_mde`, else
@@ -101,7 +102,7 @@ pub struct Args {
     /// them), `duet` (as tight, but base's and head's programs start at the same moment,
     /// both confined to one CPU, and cold, warm and their CPU compare those pairs alone)
     /// or `sequential` [default: duet].
-    #[arg(long, value_parser = parse_schedule, value_name = "tight|abba|duet|sequential")]
+    #[arg(long, value_parser = |text: &str| text.parse::<Schedule>(), value_name = "tight|abba|duet|sequential")]
     schedule: Option<Schedule>,
     /// With --schedule duet (the default) or tight: how many measure trials (the first
     /// ones) still settle and read memory [default: 3].
@@ -118,14 +119,6 @@ pub struct Args {
     /// Keep the trial users and homes after the run.
     #[arg(long)]
     keep_users: bool,
-}
-
-fn parse_schedule(text: &str) -> Result<Schedule, String> {
-    text.parse()
-}
-
-fn parse_budget(text: &str) -> Result<std::time::Duration, String> {
-    bench_core::units::parse_duration(text).map_err(|error| error.to_string())
 }
 
 impl From<Args> for AbRequest {
@@ -189,28 +182,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(store) = &history {
         let sides = crate::pipeline::orchestration::ab::SIDES
             .map(|side| (side, out.join(side).join("result.json")));
-        super::drive::add_after_ab(store, &out, &sides)?;
+        super::drive::say_added(history_add::add_after_ab(store, &out, &sides))?;
     }
-    // The table's own first line names the two shas, which are the same when only
-    // overrides differ: name what differs instead.
-    let table =
-        bench_core::export::text::comparison_fit(&found.comparison, crate::show::stderr_columns());
-    let table = table
-        .split_once('\n')
-        .map_or(table.as_str(), |(_, rest)| rest);
     say!("{}", found.sides);
-    say_part!("{table}");
-    out!("{}", found.markdown);
-    say!(
-        "clibench ab: {} in {}; wrote {}, .json and .html",
-        if outcome.failed.is_empty() {
-            "done".to_owned()
-        } else {
-            format!("{} phase run(s) failed", outcome.failed.len())
-        },
-        bench_core::units::format_seconds(outcome.elapsed.as_secs_f64()),
-        out.join("comparison.md").display(),
+    say_part!(
+        "{}",
+        summary::ab_table(&found.comparison, crate::show::stderr_columns())
     );
+    out!("{}", found.markdown);
+    say!("{}", summary::ab_closing(&outcome, &out));
     if fail_on_regression && found.comparison.has_regression() {
         say!(
             "error: head regressed: {}",

@@ -4,7 +4,7 @@
 //! runs each step's `ab` (progress, Ctrl-C) and prints.
 
 use super::drive::{drive, spec_source};
-use crate::exit::{FAILURE, input_error};
+use crate::exit::{FAILURE, input_chain_if, input_error};
 use crate::pipeline::SpecSource;
 use crate::pipeline::orchestration::ab::{Ab, compare_sides};
 use crate::pipeline::orchestration::schedule::Order;
@@ -46,17 +46,17 @@ pub struct Args {
     #[arg(long, value_name = "REF")]
     bad: String,
     /// The metric to follow (`cold`, `warm`, `rss`, ...).
-    #[arg(long, value_name = "M")]
-    metric: String,
+    #[arg(long, value_name = "M", value_parser = crate::settings::metric)]
+    metric: Metric,
     /// Pairs of a first comparison (each side's trials).
     #[arg(long, default_value_t = 5, value_name = "N", value_parser = super::trial_count)]
     trials: u32,
     /// The most pairs an undecided comparison grows to, doubling (up to 1000: more than
     /// 101 are measured in several runs, each paired within itself).
-    #[arg(long, default_value_t = 20, value_name = "N", value_parser = pair_count)]
+    #[arg(long, default_value_t = 20, value_name = "N", value_parser = crate::settings::pair_count)]
     max_trials: u32,
     /// Start no comparison after this much time (`30m`, `2h`).
-    #[arg(long, value_parser = parse_budget, value_name = "DURATION")]
+    #[arg(long, value_parser = crate::settings::duration, value_name = "DURATION")]
     budget: Option<Duration>,
     /// The git repository to list commits in [default: the spec's source.repository].
     #[arg(long, value_name = "PATH")]
@@ -71,29 +71,9 @@ pub struct Args {
     history: Option<PathBuf>,
 }
 
-/// The most pairs a comparison may grow to: pairs add up over runs, so past one
-/// result's 101 trials; bounded so that a typo cannot ask for days of measuring.
-fn pair_count(text: &str) -> Result<u32, String> {
-    const MOST: u32 = 1000;
-    let count: u32 = text
-        .parse()
-        .map_err(|_| format!("`{text}` is not a whole number"))?;
-    if count > MOST {
-        return Err(format!("{count} is above {MOST}"));
-    }
-    Ok(count)
-}
-
-fn parse_budget(text: &str) -> Result<Duration, String> {
-    bench_core::units::parse_duration(text).map_err(|error| error.to_string())
-}
-
 /// Runs `clibench bisect`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let metric: Metric = args
-        .metric
-        .parse()
-        .map_err(|_| input_error(format!("unknown metric '{}'", args.metric)))?;
+    let metric = args.metric;
     let spec = spec_source(Some(&args.spec))?;
     let parsed = crate::spec::load(&args.spec).map_err(|error| input_error(error.to_string()))?;
     let (builds, noun) = builds::builds(
@@ -102,19 +82,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         args.repository.as_deref(),
         (&args.good, &args.bad),
     )
-    .map_err(|error| {
-        if error.is_input() {
-            input_error(bench_core::error_chain(&error))
-        } else {
-            anyhow::Error::new(error)
-        }
-    })?;
-    let out = args.out.clone().unwrap_or_else(|| {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |elapsed| elapsed.as_secs());
-        PathBuf::from(format!("clibench-bisect-{now}"))
-    });
+    .map_err(|error| input_chain_if(error.is_input(), error))?;
+    let out = args.out.clone().unwrap_or_else(text::default_out);
     say!("{}", text::range_line(&builds, noun, metric));
     search(
         &args,
@@ -139,9 +108,7 @@ fn search(
     (metric, noun): (Metric, &str),
 ) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
-    let mut store = bench_cli::history::location::open_to_write(args.history.as_deref())
-        .map(super::drive::told_upgrade)
-        .map_err(super::drive::open_error)?;
+    let mut store = super::drive::open_store(args.history.as_deref(), true)?;
     let facts = bench_proc::HostFacts::read().context("reading the host's facts (the testbed)")?;
     let testbed = Testbed::of_host(&facts).fingerprint();
     let keys = measurer
@@ -155,20 +122,7 @@ fn search(
         .collect();
     say!("{}", text::store_line(&testbed, store.path()));
     let builds = measurer.builds.clone();
-    let tell = |event: Event| match event {
-        Event::Started {
-            step,
-            base,
-            head,
-            pairs,
-        } => say!(
-            "{}",
-            text::step_started_line(step, &builds, (base, head), pairs)
-        ),
-        Event::Found { step, measured } => {
-            say!("{}", text::step_found_line(step, metric, &measured));
-        }
-    };
+    let tell = |event: Event| say!("{}", text::event_line(event, &builds, metric));
     let mut comparer = Narrated::new(Paired::new(&mut store, keys, metric, measurer), tell);
     let settings = bisect::Settings {
         pairs: args.trials,
@@ -212,30 +166,15 @@ struct Measurer {
 }
 
 /// The search stops at a Ctrl-C: `None` from a comparison ends it quietly.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("clibench bisect: interrupted")]
 struct Interrupted;
 
-impl std::fmt::Display for Interrupted {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("clibench bisect: interrupted")
-    }
-}
-
-/// A measurement's failure, as an error type the history library can carry.
-#[derive(Debug)]
+/// A measurement's failure, as an error type the history library can carry (the search
+/// hands it back whole: its chain is the anyhow error's).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
 struct Failed(anyhow::Error);
-
-impl std::fmt::Display for Failed {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.0.fmt(f)
-    }
-}
-
-impl std::error::Error for Failed {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        self.0.source()
-    }
-}
 
 impl Measurer {
     fn run_ab(&mut self, base: usize, head: usize, pairs: u32) -> anyhow::Result<Vec<Record>> {

@@ -10,7 +10,7 @@ use crate::show::OutputFormat;
 use bench_cli::exports::ComparisonExports;
 use bench_core::compare::compare;
 use bench_core::export::text;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Flags of `clibench compare`.
@@ -102,11 +102,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     exports
         .check_inputs(&[&args.base, &args.candidate])
         .map_err(|error| input_error(error.to_string()))?;
-    let load = |path: &Path| {
-        bench_cli::inputs::load_result(path).map_err(|error| input_error(error.to_string()))
-    };
-    let base = load(&args.base)?;
-    let candidate = load(&args.candidate)?;
+    let base = super::load_result(&args.base)?;
+    let candidate = super::load_result(&args.candidate)?;
     // The spec's `[compare] noise`, which the results recorded, for the metrics the
     // flags did not set.
     let floors = recorded_floors(&base.request, &candidate.request).map_err(settings_error)?;

@@ -6,74 +6,49 @@
 //! pipeline's cleanup (users, homes, servers recorded in the state file), and leave the
 //! result files as the phases last saved them (they save atomically).
 
-use crate::exit::input_error;
+use crate::exit::input_if;
 use crate::pipeline::orchestration::progress_text::{StepLines, cleanup_line, waiting_line};
 use crate::pipeline::out::history_add;
 use crate::pipeline::{
     Error, Execution, Notice, Observer, Progress, RunOutcome, Runner, SpecSource, StepResult,
 };
 use anyhow::Context;
-use bench_cli::history::location::OpenError;
+use bench_cli::history::{Store, location};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 /// The spec file given, or the demo; a path that is not a file is a usage error.
 pub(super) fn spec_source(path: Option<&Path>) -> anyhow::Result<SpecSource> {
-    SpecSource::resolve(path).map_err(|error| {
-        if error.is_input() {
-            input_error(error.to_string())
-        } else {
-            error.into()
-        }
-    })
+    SpecSource::resolve(path).map_err(|error| input_if(error.is_input(), error))
 }
 
-/// A store the user named that is not one this clibench can use is a usage error.
-pub(super) fn open_error(error: OpenError) -> anyhow::Error {
-    if error.is_input() {
-        input_error(error.to_string())
+/// Opens the history store at `path` (else the default one) to write, creating it, or
+/// an existing one only to read. A store the user named that is not one this clibench
+/// can use is a usage error; an upgrade from an older layout is said (only the open
+/// that did it knows, so it is said once).
+pub(super) fn open_store(path: Option<&Path>, write: bool) -> anyhow::Result<Store> {
+    let opened = if write {
+        location::open_to_write(path)
     } else {
-        anyhow::Error::new(error)
-    }
-}
-
-/// Says that opening `store` upgraded it from an older layout (only the open that did
-/// it knows, so it is said once).
-pub(super) fn told_upgrade(store: bench_cli::history::Store) -> bench_cli::history::Store {
+        location::open_to_read(path)
+    };
+    let store = opened.map_err(|error| input_if(error.is_input(), error))?;
     if let Some(upgraded) = store.upgraded() {
         say!("clibench: {}", upgraded.describe(store.path()));
     }
-    store
+    Ok(store)
 }
 
-/// Adds `results` to the store at `store`: what `run` does with `--history`.
-pub(super) fn add_after_run(store: &Path, results: &[PathBuf]) -> anyhow::Result<()> {
-    for line in history_add::add_after_run(store, results).map_err(history_error)? {
-        say!("{line}");
-    }
-    Ok(())
-}
-
-/// `ab --history`: each side against what the store holds of its build, then both added.
-pub(super) fn add_after_ab(
-    store: &Path,
-    out: &Path,
-    sides: &[(&str, PathBuf)],
+/// Says the lines of `run --history` or `ab --history` adding to the store.
+pub(super) fn say_added(
+    added: Result<Vec<String>, history_add::HistoryAddError>,
 ) -> anyhow::Result<()> {
-    for line in history_add::add_after_ab(store, out, sides).map_err(history_error)? {
+    for line in added.map_err(|error| input_if(error.is_input(), error))? {
         say!("{line}");
     }
     Ok(())
-}
-
-fn history_error(error: history_add::HistoryAddError) -> anyhow::Error {
-    if error.is_input() {
-        input_error(error.to_string())
-    } else {
-        anyhow::Error::new(error)
-    }
 }
 
 /// Runs the runner that `make_runner` makes, each phase a `clibench phase` process of this

@@ -3,8 +3,8 @@
 //! subcommand computes and says is the history library's ([`told`], [`render`]); this
 //! file parses the flags, calls it and prints.
 
-use super::drive::{open_error, told_upgrade};
-use crate::exit::{FAILURE, input_error};
+use super::drive::open_store;
+use crate::exit::{FAILURE, input_error, input_if};
 use bench_cli::history::check;
 use bench_cli::history::told::{self, Shown};
 use bench_cli::history::{Filter, Store, bmf, ingest, location, page, render};
@@ -93,7 +93,8 @@ struct Select {
 #[derive(Debug, clap::Args)]
 struct ShowArgs {
     /// The metric (`cold`, `warm`, `rss`, ...; `clibench report --explain` lists them).
-    metric: String,
+    #[arg(value_parser = crate::settings::metric)]
+    metric: Metric,
     /// Table rows: the last N points of each series (0: all).
     #[arg(long, default_value_t = 20, value_name = "N")]
     rows: usize,
@@ -110,8 +111,8 @@ struct ReportArgs {
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
     /// Only these metrics (repeatable) [default: every metric in the store].
-    #[arg(long = "metric", value_name = "METRIC")]
-    metrics: Vec<String>,
+    #[arg(long = "metric", value_name = "METRIC", value_parser = crate::settings::metric)]
+    metrics: Vec<Metric>,
     /// Also write every stored result in Bencher Metric Format to FILE (a JSON array,
     /// one BMF document per result beside its target, branch and testbed).
     #[arg(long, value_name = "FILE")]
@@ -145,8 +146,8 @@ struct CheckArgs {
     lookback: usize,
     /// Only this metric (repeatable) [default: every metric of the result]. The metrics
     /// checked are one family: their p-values are adjusted together (Holm).
-    #[arg(long = "metric", value_name = "METRIC")]
-    metrics: Vec<String>,
+    #[arg(long = "metric", value_name = "METRIC", value_parser = crate::settings::metric)]
+    metrics: Vec<Metric>,
     #[command(flatten)]
     store: StoreArg,
 }
@@ -164,16 +165,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 /// Opens the store to write, creating it.
 fn open_to_write(store: &StoreArg) -> anyhow::Result<Store> {
-    location::open_to_write(store.store.as_deref())
-        .map(told_upgrade)
-        .map_err(open_error)
+    open_store(store.store.as_deref(), true)
 }
 
 /// Opens an existing store to read.
 fn open_to_read(store: &StoreArg) -> anyhow::Result<Store> {
-    location::open_to_read(store.store.as_deref())
-        .map(told_upgrade)
-        .map_err(open_error)
+    open_store(store.store.as_deref(), false)
 }
 
 fn add(args: AddArgs) -> anyhow::Result<ExitCode> {
@@ -196,19 +193,13 @@ fn import(args: ImportArgs) -> anyhow::Result<ExitCode> {
     let mut store = open_to_write(&args.store)?;
     for other in &args.others {
         let added = store.import(other).map_err(|error| {
-            open_error(error.into()).context(format!("failed to import {}", other.display()))
+            let error = location::OpenError::from(error);
+            input_if(error.is_input(), error)
+                .context(format!("failed to import {}", other.display()))
         })?;
         say!("{}", told::imported_line(other, added));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn parse_metric(name: &str) -> anyhow::Result<Metric> {
-    name.parse::<Metric>().map_err(|_| {
-        input_error(format!(
-            "unknown metric '{name}'; `clibench report --explain` lists them"
-        ))
-    })
 }
 
 fn filter(select: &Select) -> Filter {
@@ -220,10 +211,9 @@ fn filter(select: &Select) -> Filter {
 }
 
 fn show(args: ShowArgs) -> anyhow::Result<ExitCode> {
-    let metric = parse_metric(&args.metric)?;
     let store = open_to_read(&args.select.store)?;
     let stored = store.records(&filter(&args.select))?;
-    match told::show(&stored, metric, args.rows) {
+    match told::show(&stored, args.metric, args.rows) {
         Shown::Nothing(line) => say!("{line}"),
         Shown::Series(text) => out!("{text}"),
     }
@@ -233,13 +223,10 @@ fn show(args: ShowArgs) -> anyhow::Result<ExitCode> {
 fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
     let store = open_to_read(&args.select.store)?;
     let stored = store.records(&filter(&args.select))?;
-    let metrics: Vec<Metric> = if args.metrics.is_empty() {
+    let metrics = if args.metrics.is_empty() {
         told::present_metrics(&stored)
     } else {
         args.metrics
-            .iter()
-            .map(|name| parse_metric(name))
-            .collect::<anyhow::Result<_>>()?
     };
     let with_changes = told::with_changes(&stored, &metrics);
     let PageFormat::Html = args.format;
@@ -263,24 +250,12 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         .map_err(|error| input_error(bench_core::error_chain(&error)))?;
     let store = open_to_read(&args.store)?;
     let own = store.find(&record)?;
-    let stored = store.records(&Filter {
-        target: Some(record.target.clone()),
-        branch: Some(record.branch.clone()),
-        testbed: Some(record.testbed.fingerprint()),
-    })?;
+    let stored = store.records(&Filter::series_of(&record))?;
     let settings = check::Settings {
         lookback: args.lookback.max(1),
         ..check::Settings::default()
     };
-    let only = args
-        .metrics
-        .iter()
-        .map(|name| {
-            name.parse::<Metric>()
-                .map_err(|_| input_error(format!("unknown metric '{name}'")))
-        })
-        .collect::<anyhow::Result<Vec<Metric>>>()?;
-    let checks = check::check(&record, own, &stored, &only, &settings);
+    let checks = check::check(&record, own, &stored, &args.metrics, &settings);
     say!("{}", told::check_heading(&record));
     out!("{}", render::check_text(&checks));
     let regressed = told::regressed(&checks);

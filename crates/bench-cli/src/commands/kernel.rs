@@ -3,10 +3,11 @@
 //! Summary on stderr; JSON on stdout with `--json`.
 
 use crate::exit::{FAILURE, input_error};
+use bench_cli::exports::StartupExports;
 use bench_cli::standalone::kernel::{self, Observer, Settings};
 use bench_cli::standalone::request::{KernelRequest, kernel_settings};
 use bench_core::Side;
-use bench_core::export::{markdown, text};
+use bench_core::export::text;
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -60,20 +61,12 @@ pub struct Args {
     command: Vec<OsString>,
 }
 
-/// Where the results go, from the flags.
-#[derive(Debug)]
-struct Outputs {
-    json: bool,
-    export_markdown: Option<PathBuf>,
-    export_json: Option<PathBuf>,
-}
-
-/// The flags as settings; a bad value is an input error.
-fn resolve(args: Args) -> anyhow::Result<(Settings, Outputs)> {
-    let outputs = Outputs {
-        json: args.json,
-        export_markdown: args.export_markdown,
-        export_json: args.export_json,
+/// The flags as settings, and the export files; a bad value is an input error.
+fn resolve(args: Args) -> anyhow::Result<(Settings, StartupExports)> {
+    let exports = StartupExports {
+        json: args.export_json,
+        markdown: args.export_markdown,
+        hyperfine: None,
     };
     let request = KernelRequest {
         runs: args.runs,
@@ -85,7 +78,7 @@ fn resolve(args: Args) -> anyhow::Result<(Settings, Outputs)> {
         command: args.command,
     };
     let settings = kernel_settings(request).map_err(|error| input_error(error.to_string()))?;
-    Ok((settings, outputs))
+    Ok((settings, exports))
 }
 
 /// Progress on stderr: each run as it starts, each failed metric as it ends.
@@ -105,21 +98,17 @@ impl Observer for Progress {
 
 /// Runs `clibench kernel`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let (settings, outputs) = resolve(args)?;
+    let json = args.json;
+    let (settings, exports) = resolve(args)?;
     let result = kernel::run(&settings, &mut Progress)?;
     let report = bench_core::Report::new(&result);
     say_part!("{}", text::report(&report));
     say!("\n{}", kernel::summary_line(&result.side, settings.runs));
     let complete = kernel::complete_runs(&result.side, settings.runs);
-    if outputs.json {
+    if json {
         crate::show::json(result.to_json_string().trim_end());
     }
-    if let Some(path) = &outputs.export_json {
-        result.save(path)?;
-    }
-    if let Some(path) = &outputs.export_markdown {
-        bench_core::io::write_atomic(path, markdown::report(&report).as_bytes())?;
-    }
+    exports.write(&result, "")?;
     if complete < settings.runs {
         return Ok(ExitCode::from(FAILURE));
     }

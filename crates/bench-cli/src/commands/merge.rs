@@ -2,10 +2,9 @@
 //! on several machines) of the same target and build into one, with its report.
 
 use crate::exit::input_error;
-use crate::pipeline::orchestration::merge::{hosts_note, hosts_warning, merge};
+use crate::pipeline::orchestration::merge::{hosts_note, hosts_warning, load_inputs, merge};
 use anyhow::Context;
-use bench_core::ResultFile;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Flags of `clibench merge`.
@@ -29,12 +28,7 @@ pub struct Args {
 
 /// Runs `clibench merge`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let mut results = Vec::new();
-    for input in &args.inputs {
-        let path = result_path(input);
-        let result = ResultFile::load(&path).map_err(|error| input_error(error.to_string()))?;
-        results.push(result);
-    }
+    let results = load_inputs(&args.inputs).map_err(|error| input_error(error.to_string()))?;
     let merged = merge(&results).map_err(|error| input_error(error.to_string()))?;
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("creating {}", args.out.display()))?;
@@ -54,13 +48,4 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         path.display()
     );
     Ok(ExitCode::SUCCESS)
-}
-
-/// A result file as given, or `result.json` inside a folder.
-fn result_path(input: &Path) -> PathBuf {
-    if input.is_dir() {
-        input.join("result.json")
-    } else {
-        input.to_path_buf()
-    }
 }

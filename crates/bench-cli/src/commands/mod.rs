@@ -108,6 +108,13 @@ enum Command {
     Cleanup(cleanup::Args),
 }
 
+/// Loads a result file; a file that cannot be read or parsed is an input error (exit
+/// code 2) naming the file and the JSON path of the problem.
+fn load_result(path: &std::path::Path) -> anyhow::Result<bench_core::ResultFile> {
+    bench_cli::inputs::load_result(path)
+        .map_err(|error| crate::exit::input_error(error.to_string()))
+}
+
 /// Runs the chosen subcommand.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {

@@ -1,7 +1,7 @@
 //! `clibench model serve`: the loopback model endpoint in the foreground (see
 //! [`bench_model`]), for driving an agent by hand without the network.
 
-use crate::exit::input_error;
+use crate::exit::input_if;
 use anyhow::Context;
 use bench_cli::standalone::serve::{ServeRequest, Serving};
 use bench_model::Limits;
@@ -91,13 +91,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     // for the watcher below.
     let mut signals = Signals::new([SIGINT, SIGTERM])
         .context("failed to install the SIGINT and SIGTERM handlers")?;
-    let serving = Serving::start(request).map_err(|error| {
-        if error.is_input() {
-            input_error(error.to_string())
-        } else {
-            error.into()
-        }
-    })?;
+    let serving = Serving::start(request).map_err(|error| input_if(error.is_input(), error))?;
     outln!("{}", serving.url());
     // The URL is what a script waits for: it must not sit in a buffer.
     std::io::stdout().flush().ok();

@@ -5,11 +5,10 @@
 //! `--explain` prints what each metric means (the glossary), for the file's metrics
 //! when a file is given.
 
-use crate::exit::input_error;
 use crate::show::OutputFormat;
 use anyhow::Context;
-use bench_core::{Metric, Report, ResultFile};
-use std::path::{Path, PathBuf};
+use bench_core::Report;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Flags of `clibench report`.
@@ -42,9 +41,9 @@ pub struct Args {
 
 /// Runs `clibench report`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let result = args.result.as_deref().map(load).transpose()?;
+    let result = args.result.as_deref().map(super::load_result).transpose()?;
     if args.explain {
-        out!("{}", explain(result.as_ref()));
+        out!("{}", bench_cli::inputs::glossary_of(result.as_ref()));
         return Ok(ExitCode::SUCCESS);
     }
     // Invariant: clap requires the file unless --explain is given.
@@ -65,22 +64,4 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .with_context(|| "failed to export the report as BMF")?;
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The glossary: every metric, or only those `result` has samples of.
-fn explain(result: Option<&ResultFile>) -> String {
-    let metrics: Vec<Metric> = match result {
-        None => Metric::ALL.to_vec(),
-        Some(result) => result.side.metrics.keys().copied().collect(),
-    };
-    if metrics.is_empty() {
-        return "the result file has no metric\n".to_string();
-    }
-    bench_core::glossary(&metrics)
-}
-
-/// Loads a result file; a file that cannot be read or parsed is an input error
-/// (exit code 2) naming the file and the JSON path of the problem.
-fn load(path: &Path) -> anyhow::Result<ResultFile> {
-    bench_cli::inputs::load_result(path).map_err(|error| input_error(error.to_string()))
 }

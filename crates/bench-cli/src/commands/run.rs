@@ -6,7 +6,7 @@
 use super::drive::{drive, spec_source};
 use crate::demo;
 use crate::exit::settings_error;
-use crate::pipeline::out::summary;
+use crate::pipeline::out::{history_add, summary};
 use crate::pipeline::{Plan, PlanSettings, Runner, Shard};
 use crate::settings::{parse_phases, with_scenario};
 use crate::spec::{Override, Scenario};
@@ -122,7 +122,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let written = crate::pipeline::write_report(&out, &[])?;
     if let Some(store) = &history {
-        super::drive::add_after_run(store, &[out.join("result.json")])?;
+        let results = [out.join("result.json")];
+        super::drive::say_added(history_add::add_after_run(store, &results))?;
     }
     if format == RunFormat::Markdown || !std::io::stdout().is_terminal() {
         out!("{}", written.markdown);

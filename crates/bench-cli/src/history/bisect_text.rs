@@ -2,12 +2,20 @@
 //! each `ab` run it starts, and how it ended with what it cost. The binary prints these
 //! lines; they are built here so that they are tested as text.
 
-use super::bisect::{Bisection, Measured, Outcome};
+use super::bisect::{Bisection, Event, Measured, Outcome};
 use super::builds::Build;
 use bench_core::Metric;
 use bench_core::units::format_seconds;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+/// The output folder when none is given: `clibench-bisect-<unix time>`.
+pub fn default_out() -> PathBuf {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_secs());
+    PathBuf::from(format!("clibench-bisect-{now}"))
+}
 
 /// A comparison's change and its interval: `+7.0% [+2.1%, +12.1%]`.
 pub fn percent(m: &Measured) -> String {
@@ -54,7 +62,20 @@ pub fn step_started_line(
     )
 }
 
-/// What a comparison found.
+/// The line for one event of the search, as it happens.
+pub fn event_line(event: Event, builds: &[Build], metric: Metric) -> String {
+    match event {
+        Event::Started {
+            step,
+            base,
+            head,
+            pairs,
+        } => step_started_line(step, builds, (base, head), pairs),
+        Event::Found { step, measured } => step_found_line(step, metric, &measured),
+    }
+}
+
+/// What comparison `step` found.
 pub fn step_found_line(step: usize, metric: Metric, measured: &Measured) -> String {
     format!(
         "clibench bisect: step {step}: {metric} {} from {} pair(s) within runs",

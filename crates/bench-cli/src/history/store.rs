@@ -156,6 +156,17 @@ pub struct Filter {
     pub testbed: Option<String>,
 }
 
+impl Filter {
+    /// The series `record` belongs to: its target, branch and testbed.
+    pub fn series_of(record: &Record) -> Filter {
+        Filter {
+            target: Some(record.target.clone()),
+            branch: Some(record.branch.clone()),
+            testbed: Some(record.testbed.fingerprint()),
+        }
+    }
+}
+
 /// One build's measurements on one machine: what bisect looks up before it measures.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BuildKey {

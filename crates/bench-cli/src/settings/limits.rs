@@ -21,6 +21,33 @@ pub fn trial_count(text: &str) -> Result<u32, FlagValueError> {
     Ok(count)
 }
 
+/// The most pairs a bisect comparison may grow to: pairs add up over runs, so past one
+/// result's 101 trials; bounded so that a typo cannot ask for days of measuring.
+pub fn pair_count(text: &str) -> Result<u32, FlagValueError> {
+    const MOST: u32 = 1000;
+    let count: u32 = text
+        .parse()
+        .map_err(|_| FlagValueError::new(format!("`{text}` is not a whole number")))?;
+    if count > MOST {
+        return Err(FlagValueError::new(format!("{count} is above {MOST}")));
+    }
+    Ok(count)
+}
+
+/// A duration flag's value (`30m`, `2h`, `90s`).
+pub fn duration(text: &str) -> Result<std::time::Duration, FlagValueError> {
+    bench_core::units::parse_duration(text).map_err(|error| FlagValueError::new(error.to_string()))
+}
+
+/// A metric flag's value; an unknown name says where the names are listed.
+pub fn metric(name: &str) -> Result<bench_core::Metric, FlagValueError> {
+    name.parse().map_err(|_| {
+        FlagValueError::new(format!(
+            "unknown metric '{name}'; `clibench report --explain` lists them"
+        ))
+    })
+}
+
 /// A trial number: 0 to `MAX_TRIAL`.
 /// A trial's number: at most the largest a result file holds.
 pub fn trial_number(text: &str) -> Result<u32, FlagValueError> {

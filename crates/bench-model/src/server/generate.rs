@@ -33,17 +33,8 @@ pub(super) fn generate(
     body_bytes: u64,
     request_fault: Option<Fault>,
 ) -> Response<Out> {
-    // Beyond twice the connections in answers on schedule some answers' clients went
-    // away and hyper has not yet dropped their bodies; refuse rather than grow.
-    if state.pacing.live.load(Ordering::SeqCst) >= state.limits.max_connections.max(1) * 2 {
-        let message = "the endpoint is answering too many requests at once";
-        seen.record(&state.journal, |r| {
-            r.dialect = Some(dialect);
-            r.body_bytes = body_bytes;
-            r.status = 503;
-            r.outcome = Outcome::Rejected(message.to_owned());
-        });
-        return error_response(Some(dialect), ErrorKind::Overloaded, message);
+    if let Some(refused) = overloaded(state, seen, dialect, body_bytes) {
+        return refused;
     }
     let decision = {
         let mut conversation = lock(&state.conversation);
@@ -115,7 +106,41 @@ pub(super) fn generate(
         r.output_tokens = output_tokens;
         r.prompt = prompt_of(&asked.last_user_text);
     });
-    let mut response = Response::new(body);
+    with_headers(Response::new(body), content_type, seen.number)
+}
+
+/// A refusal (503, journaled) beyond twice the connections in answers on schedule: some
+/// answers' clients went away and hyper has not yet dropped their bodies; refuse rather
+/// than grow.
+fn overloaded(
+    state: &State,
+    seen: &Seen,
+    dialect: Dialect,
+    body_bytes: u64,
+) -> Option<Response<Out>> {
+    if state.pacing.live.load(Ordering::SeqCst) < state.limits.max_connections.max(1) * 2 {
+        return None;
+    }
+    let message = "the endpoint is answering too many requests at once";
+    seen.record(&state.journal, |r| {
+        r.dialect = Some(dialect);
+        r.body_bytes = body_bytes;
+        r.status = 503;
+        r.outcome = Outcome::Rejected(message.to_owned());
+    });
+    Some(error_response(
+        Some(dialect),
+        ErrorKind::Overloaded,
+        message,
+    ))
+}
+
+/// The answer's headers: its content type, no caching, and the request's id.
+fn with_headers(
+    mut response: Response<Out>,
+    content_type: &'static str,
+    number: u64,
+) -> Response<Out> {
     let headers = response.headers_mut();
     headers.insert(
         hyper::header::CONTENT_TYPE,
@@ -125,7 +150,7 @@ pub(super) fn generate(
         hyper::header::CACHE_CONTROL,
         hyper::header::HeaderValue::from_static("no-cache"),
     );
-    if let Ok(id) = hyper::header::HeaderValue::from_str(&format!("clibench-{}", seen.number)) {
+    if let Ok(id) = hyper::header::HeaderValue::from_str(&format!("clibench-{number}")) {
         headers.insert("request-id", id.clone());
         headers.insert("x-request-id", id);
     }

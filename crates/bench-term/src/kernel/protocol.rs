@@ -157,76 +157,119 @@ pub fn parse_event(line: &str) -> Result<Event, FrameError> {
 
 /// Turns a parsed JSON value into an event; `line` is quoted in errors.
 fn event_from_value(value: Value, line: &str) -> Result<Event, FrameError> {
-    let Value::Object(mut object) = value else {
-        return Err(FrameError::MissingEvent {
-            line: line.to_owned(),
-        });
+    let missing = || FrameError::MissingEvent {
+        line: line.to_owned(),
+    };
+    let Value::Object(object) = value else {
+        return Err(missing());
     };
     let event = match object.get("event") {
         Some(Value::String(event)) => event.clone(),
-        _ => {
-            return Err(FrameError::MissingEvent {
-                line: line.to_owned(),
-            });
-        }
+        _ => return Err(missing()),
     };
-    let bad = |field: &'static str| FrameError::BadField {
+    let mut fields = Fields {
+        object,
         event: event.clone(),
-        field,
-        line: line.to_owned(),
-    };
-    let optional_id = |object: &Map<String, Value>| -> Result<Option<String>, FrameError> {
-        match object.get("id") {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(id)) => Ok(Some(id.clone())),
-            Some(Value::Number(id)) => Ok(Some(id.to_string())),
-            Some(_) => Err(bad("id")),
-        }
-    };
-    let text = |object: &mut Map<String, Value>| match object.remove("text") {
-        Some(Value::String(text)) => Ok(text),
-        _ => Err(bad("text")),
+        line,
     };
     Ok(match event.as_str() {
         "ready" => Event::Ready {
-            protocol: object.remove("protocol").unwrap_or(Value::Null),
-            python: match object.remove("python") {
+            protocol: fields.take("protocol"),
+            python: match fields.object.remove("python") {
                 Some(Value::String(python)) => Some(python),
                 _ => None,
             },
         },
         "stdout" => Event::Stdout(Stream {
-            id: optional_id(&object)?,
-            text: text(&mut object)?,
+            id: fields.optional_id()?,
+            text: fields.text()?,
         }),
         "stderr" => Event::Stderr(Stream {
-            id: optional_id(&object)?,
-            text: text(&mut object)?,
+            id: fields.optional_id()?,
+            text: fields.text()?,
         }),
         "result" => Event::Result {
-            id: optional_id(&object)?,
-            text: text(&mut object)?,
+            id: fields.optional_id()?,
+            text: fields.text()?,
         },
         "display" => Event::Display {
-            id: optional_id(&object)?,
-            data: object.remove("data").unwrap_or(Value::Null),
+            id: fields.optional_id()?,
+            data: fields.take("data"),
         },
         "host_request" => Event::HostRequest {
-            id: optional_id(&object)?.ok_or_else(|| bad("id"))?,
-            data: object.remove("data").unwrap_or(Value::Null),
+            id: fields.id()?,
+            data: fields.take("data"),
         },
-        "error" => Event::Error(CellError {
-            id: optional_id(&object)?,
-            ename: match object.remove("ename") {
+        "error" => Event::Error(fields.cell_error()?),
+        "done" => Event::Done(fields.done()?),
+        _ => Event::Other {
+            id: fields.optional_id()?,
+            event,
+            fields: fields.object,
+        },
+    })
+}
+
+/// An event's fields, with the event's name and line that its errors quote.
+struct Fields<'a> {
+    object: Map<String, Value>,
+    event: String,
+    line: &'a str,
+}
+
+impl Fields<'_> {
+    /// `field` is missing or of the wrong type.
+    fn bad(&self, field: &'static str) -> FrameError {
+        FrameError::BadField {
+            event: self.event.clone(),
+            field,
+            line: self.line.to_owned(),
+        }
+    }
+
+    /// The request id, a string or a number, when there is one.
+    fn optional_id(&self) -> Result<Option<String>, FrameError> {
+        match self.object.get("id") {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(id)) => Ok(Some(id.clone())),
+            Some(Value::Number(id)) => Ok(Some(id.to_string())),
+            Some(_) => Err(self.bad("id")),
+        }
+    }
+
+    /// The request id, which the event must have.
+    fn id(&self) -> Result<String, FrameError> {
+        self.optional_id()?.ok_or_else(|| self.bad("id"))
+    }
+
+    /// The `text` string, which the event must have.
+    fn text(&mut self) -> Result<String, FrameError> {
+        match self.object.remove("text") {
+            Some(Value::String(text)) => Ok(text),
+            _ => Err(self.bad("text")),
+        }
+    }
+
+    /// A field as it is, `null` when absent.
+    fn take(&mut self, key: &str) -> Value {
+        self.object.remove(key).unwrap_or(Value::Null)
+    }
+
+    /// An `error` event's cell error: its name is required, the value and the traceback
+    /// lines are text whatever their JSON type.
+    fn cell_error(&mut self) -> Result<CellError, FrameError> {
+        Ok(CellError {
+            id: self.optional_id()?,
+            ename: match self.object.remove("ename") {
                 Some(Value::String(ename)) => ename,
-                _ => return Err(bad("ename")),
+                _ => return Err(self.bad("ename")),
             },
-            evalue: match object.remove("evalue") {
+            evalue: match self.object.remove("evalue") {
                 Some(Value::String(evalue)) => evalue,
                 None | Some(Value::Null) => String::new(),
                 Some(other) => other.to_string(),
             },
-            traceback: match object.remove("traceback") {
+            traceback: match self.object.remove("traceback") {
                 Some(Value::Array(lines)) => lines
                     .into_iter()
                     .map(|line| match line {
@@ -236,27 +279,24 @@ fn event_from_value(value: Value, line: &str) -> Result<Event, FrameError> {
                     .collect(),
                 _ => Vec::new(),
             },
-        }),
-        "done" => {
-            let id = optional_id(&object)?.ok_or_else(|| bad("id"))?;
-            let status = match object.remove("status") {
-                Some(Value::String(status)) => status,
-                _ => return Err(bad("status")),
-            };
-            object.remove("event");
-            object.remove("id");
-            Event::Done(Done {
-                id,
-                status,
-                fields: object,
-            })
-        }
-        _ => Event::Other {
-            id: optional_id(&object)?,
-            event,
-            fields: object,
-        },
-    })
+        })
+    }
+
+    /// A `done` event: its id and status, and every other field as it came.
+    fn done(mut self) -> Result<Done, FrameError> {
+        let id = self.id()?;
+        let status = match self.object.remove("status") {
+            Some(Value::String(status)) => status,
+            _ => return Err(self.bad("status")),
+        };
+        self.object.remove("event");
+        self.object.remove("id");
+        Ok(Done {
+            id,
+            status,
+            fields: self.object,
+        })
+    }
 }
 
 /// A request answered by a `done`: what [`crate::kernel::Kernel::request`] and

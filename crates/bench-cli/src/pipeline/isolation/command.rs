@@ -8,9 +8,12 @@ use bench_proc::Selector;
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{Read, Seek, Write};
+use std::os::fd::AsFd;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 /// How long stopped processes get between SIGTERM and SIGKILL.
@@ -21,9 +24,6 @@ const POLL: Duration = Duration::from_millis(10);
 const CAPTURE_HEAD_BYTES: usize = 8 << 20;
 /// How much of the end of a captured stream is kept once the start is full.
 const CAPTURE_TAIL_BYTES: usize = 64 << 10;
-/// How long, after a command ended, its captured output may take to reach end
-/// of file: a daemon it left may hold the pipe open for ever.
-const CAPTURE_DRAIN: Duration = Duration::from_secs(2);
 use super::output_cut::TAIL_CHARS;
 pub use super::output_cut::{clip, tail};
 
@@ -220,44 +220,109 @@ impl Capture {
 /// end of file, so the command never blocks on a full pipe and clibench's
 /// memory stays bounded however much it prints.
 struct CaptureThread {
-    capture: std::sync::Arc<std::sync::Mutex<Capture>>,
-    done: std::sync::mpsc::Receiver<()>,
+    capture: Arc<Mutex<Capture>>,
+    /// Set once the command ended: all it wrote is then in the pipe.
+    ended: Arc<AtomicBool>,
+    /// Told once everything the pipe held when the thread saw `ended` is captured, or
+    /// at end of file.
+    drained: mpsc::Receiver<()>,
+    /// Whether `drained` already answered (it answers once).
+    drained_seen: std::cell::Cell<bool>,
 }
 
 impl CaptureThread {
-    fn start(mut pipe: impl Read + Send + 'static) -> std::io::Result<CaptureThread> {
-        let capture = std::sync::Arc::new(std::sync::Mutex::new(Capture::default()));
-        let (send, done) = std::sync::mpsc::channel();
-        let shared = std::sync::Arc::clone(&capture);
+    fn start(pipe: impl Read + AsFd + Send + 'static) -> std::io::Result<CaptureThread> {
+        let capture = Arc::new(Mutex::new(Capture::default()));
+        let ended = Arc::new(AtomicBool::new(false));
+        let (tell, drained) = mpsc::channel();
+        let (shared, end) = (Arc::clone(&capture), Arc::clone(&ended));
         std::thread::Builder::new()
             .name("capture".into())
-            .spawn(move || {
-                let mut buf = vec![0u8; 64 << 10];
-                loop {
-                    match pipe.read(&mut buf) {
-                        Ok(0) => break,
-                        Ok(read) => match shared.lock() {
-                            Ok(mut capture) => capture.push(&buf[..read]),
-                            Err(poisoned) => poisoned.into_inner().push(&buf[..read]),
-                        },
-                        Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
-                        Err(_) => break,
-                    }
-                }
-                let _ = send.send(());
-            })?;
-        Ok(CaptureThread { capture, done })
+            .spawn(move || drain(pipe, &shared, &end, &tell))?;
+        Ok(CaptureThread {
+            capture,
+            ended,
+            drained,
+            drained_seen: std::cell::Cell::new(false),
+        })
     }
 
-    /// What was captured, once the pipe reached end of file or [`CAPTURE_DRAIN`]
-    /// passed (a process left running still holds it; the thread keeps draining).
+    /// What was captured, once the command (which must have ended) reached end of file
+    /// or everything it wrote before it ended is read. No clock decides: a process it
+    /// left running may hold the pipe for ever, but it cannot hold back what is already
+    /// in it, and the thread keeps draining it after this returns.
     fn finish(&self) -> String {
-        let _ = self.done.recv_timeout(CAPTURE_DRAIN);
+        self.ended.store(true, Ordering::SeqCst);
+        if !self.drained_seen.get() {
+            // Err: the thread is gone, which it only is after telling.
+            let _ = self.drained.recv();
+            self.drained_seen.set(true);
+        }
         match self.capture.lock() {
             Ok(capture) => capture.text(),
             Err(poisoned) => poisoned.into_inner().text(),
         }
     }
+}
+
+/// How often a capture thread with nothing to read looks whether its command ended.
+const CAPTURE_TICK: Duration = Duration::from_millis(20);
+
+/// Reads `pipe` into `capture` until end of file. Once `ended` is set, the bytes the
+/// pipe holds at that moment (FIONREAD) are what the command wrote and nobody read
+/// yet: `tell` hears when they are all captured (at once when there are none), so the
+/// caller waits for bytes, not for a time a busy machine can overrun.
+fn drain(
+    mut pipe: impl Read + AsFd,
+    capture: &Mutex<Capture>,
+    ended: &AtomicBool,
+    tell: &mpsc::Sender<()>,
+) {
+    let mut buf = vec![0u8; 64 << 10];
+    // Bytes of the command's still to read, once it ended.
+    let mut owed: Option<u64> = None;
+    let tick = rustix::event::Timespec {
+        tv_sec: 0,
+        tv_nsec: CAPTURE_TICK.subsec_nanos().into(),
+    };
+    loop {
+        if owed.is_none() && ended.load(Ordering::SeqCst) {
+            let pending = rustix::io::ioctl_fionread(&pipe).unwrap_or(0);
+            owed = Some(pending);
+            if pending == 0 {
+                let _ = tell.send(());
+            }
+        }
+        let mut fds = [rustix::event::PollFd::new(
+            &pipe,
+            rustix::event::PollFlags::IN,
+        )];
+        match rustix::event::poll(&mut fds, Some(&tick)) {
+            Ok(0) | Err(rustix::io::Errno::INTR) => continue,
+            Ok(_) => {}
+            Err(_) => break,
+        }
+        match pipe.read(&mut buf) {
+            Ok(0) => break,
+            Ok(read) => {
+                match capture.lock() {
+                    Ok(mut capture) => capture.push(&buf[..read]),
+                    Err(poisoned) => poisoned.into_inner().push(&buf[..read]),
+                }
+                if let Some(left) = owed.as_mut()
+                    && *left > 0
+                {
+                    *left = left.saturating_sub(read as u64);
+                    if *left == 0 {
+                        let _ = tell.send(());
+                    }
+                }
+            }
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => break,
+        }
+    }
+    let _ = tell.send(());
 }
 
 /// The tail of what was appended to a log from byte `from` on (this step's output),
@@ -281,16 +346,56 @@ fn read_log_tail(path: &Path, from: u64) -> String {
 /// Runs a step to its end or its timeout. A non-zero exit is not an error here:
 /// see [`run_ok`].
 pub fn run(step: &Step<'_>) -> Result<Finished, ExecError> {
-    let io = |action: String| {
-        let what = step.what.clone();
-        move |source: std::io::Error| ExecError::Io {
-            what,
-            action,
-            source,
-        }
-    };
     let program = step.argv.first().cloned().unwrap_or_default();
-    let mut command = Command::new(&program);
+    let mut command = detached_command(step, &program);
+    let log_offset = send_output(step, &mut command)?;
+    let started = Instant::now();
+    let mut child = command.spawn().map_err(|source| ExecError::Spawn {
+        what: step.what.clone(),
+        program: program.clone(),
+        cwd: step.cwd.display().to_string(),
+        source,
+    })?;
+    // The parent's copies must close so that only the child holds them.
+    drop(command);
+    let captures = start_captures(&mut child).map_err(io(step, "starting a capture thread"))?;
+    // The step leads its own process group; the leader keeps that group's id ours
+    // until it is reaped.
+    let mut leader = bench_proc::Leader::new(child);
+    let status = reap_by(&mut leader, started + step.timeout)
+        .map_err(io(step, "waiting for the command"))?;
+    let elapsed = started.elapsed();
+    let Some(status) = status else {
+        return Err(timed_out(step, &mut leader, log_offset, captures.as_ref()));
+    };
+    let (stdout, stderr) = match &captures {
+        Some((out, err)) => (out.finish(), err.finish()),
+        None => (String::new(), String::new()),
+    };
+    Ok(Finished {
+        status,
+        log_offset: log_offset.unwrap_or(0),
+        stdout,
+        stderr,
+        elapsed,
+    })
+}
+
+/// An I/O error of `step` while doing `action`.
+fn io(step: &Step<'_>, action: &str) -> impl FnOnce(std::io::Error) -> ExecError {
+    let (what, action) = (step.what.clone(), action.to_owned());
+    move |source| ExecError::Io {
+        what,
+        action,
+        source,
+    }
+}
+
+/// The step's command: its arguments, folder and exact environment, stdin on
+/// /dev/null, and between fork and exec its own session, no descriptor of ours above
+/// 2 and the trial user's ids.
+fn detached_command(step: &Step<'_>, program: &str) -> Command {
+    let mut command = Command::new(program);
     command
         .args(step.argv.iter().skip(1))
         .current_dir(&step.cwd)
@@ -319,111 +424,94 @@ pub fn run(step: &Step<'_>) -> Result<Finished, ExecError> {
             }
         });
     }
-    let mut log_offset = 0;
-    let logged = match &step.log {
-        Some(path) => {
-            let mut log = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(path)
-                .map_err(io(format!("opening the log {}", path.display())))?;
-            writeln!(
-                log,
-                "$ {}   (in {})",
-                step.argv.join(" "),
-                step.cwd.display()
-            )
-            .map_err(io("writing the log".to_owned()))?;
-            log_offset = log.metadata().map(|m| m.len()).unwrap_or(0);
-            let copy = log
-                .try_clone()
-                .map_err(io("duplicating the log".to_owned()))?;
-            command.stdout(log).stderr(copy);
-            true
-        }
-        None => {
-            command.stdout(Stdio::piped()).stderr(Stdio::piped());
-            false
-        }
+    command
+}
+
+/// Sends the command's stdout and stderr to the step's log, after a line naming the
+/// command, or to pipes to capture. `Some(offset)`: logged, this step's output starting
+/// at `offset` in the log.
+fn send_output(step: &Step<'_>, command: &mut Command) -> Result<Option<u64>, ExecError> {
+    let Some(path) = &step.log else {
+        command.stdout(Stdio::piped()).stderr(Stdio::piped());
+        return Ok(None);
     };
-    let started = Instant::now();
-    let mut child = command.spawn().map_err(|source| ExecError::Spawn {
-        what: step.what.clone(),
-        program: program.clone(),
-        cwd: step.cwd.display().to_string(),
-        source,
-    })?;
-    // The parent's copies must close so that only the child holds them.
-    drop(command);
-    let captures = match (child.stdout.take(), child.stderr.take()) {
-        (Some(out), Some(err)) => {
-            let start = || -> std::io::Result<(CaptureThread, CaptureThread)> {
-                Ok((CaptureThread::start(out)?, CaptureThread::start(err)?))
-            };
-            match start() {
-                Ok(captures) => Some(captures),
-                Err(error) => {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    return Err(io("starting a capture thread".to_owned())(error));
-                }
-            }
-        }
-        _ => None,
+    let mut log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(io(step, &format!("opening the log {}", path.display())))?;
+    writeln!(
+        log,
+        "$ {}   (in {})",
+        step.argv.join(" "),
+        step.cwd.display()
+    )
+    .map_err(io(step, "writing the log"))?;
+    let offset = log.metadata().map(|m| m.len()).unwrap_or(0);
+    let copy = log.try_clone().map_err(io(step, "duplicating the log"))?;
+    command.stdout(log).stderr(copy);
+    Ok(Some(offset))
+}
+
+/// A capture thread on each of the child's pipes (none when its output goes to a log);
+/// on failure the child is killed and reaped.
+fn start_captures(
+    child: &mut std::process::Child,
+) -> std::io::Result<Option<(CaptureThread, CaptureThread)>> {
+    let (Some(out), Some(err)) = (child.stdout.take(), child.stderr.take()) else {
+        return Ok(None);
     };
-    // The step leads its own process group; the leader keeps that group's id ours
-    // until it is reaped.
-    let mut leader = bench_proc::Leader::new(child);
-    let deadline = started + step.timeout;
-    let status = loop {
-        match leader.try_reap() {
-            Ok(Some(status)) => break Some(status),
-            Ok(None) if Instant::now() >= deadline => break None,
-            Ok(None) => std::thread::sleep(POLL),
-            Err(error) => {
-                return Err(io("waiting for the command".to_owned())(error));
-            }
-        }
+    let start = || -> std::io::Result<(CaptureThread, CaptureThread)> {
+        Ok((CaptureThread::start(out)?, CaptureThread::start(err)?))
     };
-    let elapsed = started.elapsed();
-    let Some(status) = status else {
-        let stopped = stop_after_timeout(step, &mut leader);
-        // stop() may already have reaped our child; ECHILD then is fine.
-        let _ = leader.reap();
-        let mut text = if logged {
-            step.log
-                .as_deref()
-                .map(|path| read_log_tail(path, log_offset))
-                .unwrap_or_default()
-        } else {
-            captures
-                .as_ref()
-                .map(|(out, err)| tail(&format!("{}{}", out.finish(), err.finish())))
-                .unwrap_or_default()
-        };
-        if let Err(error) = stopped {
-            text.push_str(&format!(
-                "\n(stopping its processes failed: {})",
-                bench_core::error_chain(&error)
-            ));
-        }
-        return Err(ExecError::Timeout {
-            what: step.what.clone(),
-            seconds: step.timeout.as_secs_f64(),
-            tail: text,
-        });
-    };
-    let (stdout, stderr) = match &captures {
-        Some((out, err)) => (out.finish(), err.finish()),
-        None => (String::new(), String::new()),
-    };
-    Ok(Finished {
-        status,
-        log_offset,
-        stdout,
-        stderr,
-        elapsed,
+    start().map(Some).inspect_err(|_| {
+        let _ = child.kill();
+        let _ = child.wait();
     })
+}
+
+/// The step's exit status, or `None` when `deadline` passed first.
+fn reap_by(
+    leader: &mut bench_proc::Leader,
+    deadline: Instant,
+) -> std::io::Result<Option<ExitStatus>> {
+    loop {
+        match leader.try_reap()? {
+            Some(status) => return Ok(Some(status)),
+            None if Instant::now() >= deadline => return Ok(None),
+            None => std::thread::sleep(POLL),
+        }
+    }
+}
+
+/// Stops everything a step that ran out of time started, and the timeout error with
+/// the tail of its output (from its log past `log_offset`, or its captures).
+fn timed_out(
+    step: &Step<'_>,
+    leader: &mut bench_proc::Leader,
+    log_offset: Option<u64>,
+    captures: Option<&(CaptureThread, CaptureThread)>,
+) -> ExecError {
+    let stopped = stop_after_timeout(step, leader);
+    // stop() may already have reaped our child; ECHILD then is fine.
+    let _ = leader.reap();
+    let mut text = match (log_offset, step.log.as_deref()) {
+        (Some(offset), Some(path)) => read_log_tail(path, offset),
+        _ => captures
+            .map(|(out, err)| tail(&format!("{}{}", out.finish(), err.finish())))
+            .unwrap_or_default(),
+    };
+    if let Err(error) = stopped {
+        text.push_str(&format!(
+            "\n(stopping its processes failed: {})",
+            bench_core::error_chain(&error)
+        ));
+    }
+    ExecError::Timeout {
+        what: step.what.clone(),
+        seconds: step.timeout.as_secs_f64(),
+        tail: text,
+    }
 }
 
 /// Runs a step and turns a non-zero exit into an error carrying the output's tail.
@@ -707,6 +795,37 @@ mod tests {
             "{}",
             &text[CAPTURE_HEAD_BYTES - 20..CAPTURE_HEAD_BYTES + 80]
         );
+    }
+
+    /// A pipe's read end whose first read waits first, as a capture thread the
+    /// machine's load keeps off the CPU would.
+    struct LateReader(std::io::PipeReader, Option<Duration>);
+
+    impl Read for LateReader {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            if let Some(late) = self.1.take() {
+                std::thread::sleep(late);
+            }
+            self.0.read(buf)
+        }
+    }
+
+    impl AsFd for LateReader {
+        fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+            self.0.as_fd()
+        }
+    }
+
+    #[test]
+    fn what_a_command_wrote_before_it_ended_is_captured_however_late_the_reader_runs() {
+        let (reader, mut writer) = std::io::pipe().unwrap();
+        writer.write_all(b"the end\n").unwrap();
+        // The writer stays open, as a daemon the command left would keep it: no end of
+        // file tells the capture that it has everything.
+        let capture =
+            CaptureThread::start(LateReader(reader, Some(Duration::from_secs(3)))).unwrap();
+        assert_eq!(capture.finish(), "the end\n");
+        drop(writer);
     }
 
     // Each runs in a process of its own: the peak RSS (VmHWM) is the whole process's,

@@ -7,8 +7,25 @@
 //! collide with shard 1's; every trial keeps its record, host included, and
 //! [`hosts`] lists the machines so a report can say when they differ.
 
-use bench_core::{Metric, Phase, ResultFile, Side};
+use bench_core::{LoadError, Metric, Phase, ResultFile, Side};
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Loads what `clibench merge` is given: result files, or run folders holding
+/// `result.json`.
+pub fn load_inputs(inputs: &[PathBuf]) -> Result<Vec<ResultFile>, LoadError> {
+    let path = |input: &Path| {
+        if input.is_dir() {
+            input.join("result.json")
+        } else {
+            input.to_path_buf()
+        }
+    };
+    inputs
+        .iter()
+        .map(|input| ResultFile::load(&path(input)))
+        .collect()
+}
 
 /// Why result files cannot be merged.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -368,7 +368,7 @@ impl Runner {
         let mut skips: Vec<SkipRules> = vec![SkipRules::default(); self.plans.len()];
         let mut told_drop = false;
         // The second step of a pair that ran, with its result: told when its turn comes.
-        let mut carried: Option<(usize, StepResult, Option<String>)> = None;
+        let mut carried: Option<Carried> = None;
         for (index, &(side, step)) in self.order.iter().enumerate() {
             if self.interrupted.load(Ordering::SeqCst) {
                 outcome.interrupted = true;
@@ -383,125 +383,142 @@ impl Runner {
                 step_elapsed: Duration::ZERO,
                 run_elapsed: started.elapsed(),
             };
+            let mut steps = Steps {
+                outcome: &mut outcome,
+                skips: &mut skips,
+                observer: &mut *observer,
+            };
             if let Some((_, result, recorded)) = carried.take_if(|(at, ..)| *at == index) {
-                observer.step_started(&progress);
-                self.conclude(
-                    &mut outcome,
-                    &mut skips,
-                    observer,
-                    &progress,
-                    (side, step),
-                    result,
-                    recorded,
-                );
+                steps.observer.step_started(&progress);
+                self.conclude(&mut steps, &progress, (side, step), result, recorded);
                 continue;
             }
             if !self.allowed(side, step) {
                 continue;
             }
             let mut run = phase_run(plan, &specs[side], step);
-            if let Some((cause, reason)) = skips[side].reason(step, plan.settings.keep_going) {
+            if let Some((cause, reason)) = steps.skips[side].reason(step, plan.settings.keep_going)
+            {
                 crate::pipeline::orchestration::phase_run::record_skip(
                     &run,
                     &facts[side],
                     &reason,
                 )?;
-                if let Some(root) = outcome
-                    .root_causes
-                    .iter_mut()
-                    .find(|root| root.side == side && root.step == cause)
-                {
-                    root.skipped += 1;
-                }
-                observer.step_started(&progress);
-                observer.step_finished(
-                    &progress,
-                    &StepResult::Skipped {
-                        reason: reason.clone(),
-                    },
-                );
-                outcome.skipped.push(Skip { side, step, reason });
+                tell_skip(&mut steps, &progress, (side, step), cause, reason);
                 continue;
             }
-            let partner = self
-                .partner_of(index, &skips)
-                .filter(|&(other, _)| self.allowed(other, step));
-            if let Some((other, _)) = partner {
-                run.partner = Some(Box::new(phase_run(&self.plans[other], &specs[other], step)));
-                run.together = self.together;
-            }
+            let partner = self.pair_up(&mut run, (index, step), steps.skips, specs);
             if step.phase == Phase::Measure {
-                before_measure(
-                    &run,
-                    &facts[side],
-                    plan.settings.drop_caches,
-                    observer,
-                    &mut told_drop,
-                )?;
-                if let (Some((other, _)), Some(partner)) = (partner, &run.partner) {
-                    let drop = self.plans[other].settings.drop_caches;
-                    before_measure(partner, &facts[other], drop, observer, &mut told_drop)?;
-                }
+                let observer = &mut *steps.observer;
+                self.before_measures(&run, side, partner, facts, observer, &mut told_drop)?;
             }
-            observer.step_started(&progress);
-            let step_started = Instant::now();
-            let log = plan
-                .out
-                .join("logs")
-                .join(format!("phase-{}-{}.log", step.phase, step.trial));
-            let result = match &self.execution {
-                Execution::InProcess => Some(run_in_process(&run, &log)?),
-                Execution::ReExec { program } => {
-                    self.run_child(program, &run, &log, &mut progress, started, observer)?
-                }
-            };
-            // run_child moves run_elapsed on while it waits, so the step keeps its own clock.
-            progress.step_elapsed = step_started.elapsed();
-            progress.run_elapsed = started.elapsed();
-            let Some(result) = result else {
+            steps.observer.step_started(&progress);
+            let Some(result) = self.execute(&run, &mut progress, started, steps.observer)? else {
                 outcome.interrupted = true;
                 break;
             };
-            // The error the result records says what failed; a phase log's last line may be
-            // the bottom of a screen it printed.
-            let recorded = |run: &PhaseRun, facts: &SpecFacts| match &result {
-                StepResult::Failed { .. } => {
-                    crate::pipeline::orchestration::phase_run::trial_failure(run, facts)
-                }
-                _ => None,
-            };
-            let own = recorded(&run, &facts[side]);
-            match (partner, run.partner.as_deref()) {
-                (Some((other, other_index)), Some(partner_run)) => {
-                    let theirs = recorded(partner_run, &facts[other]);
-                    let [mine, other_result] =
-                        pair_results(&result, [own.is_some(), theirs.is_some()]);
-                    carried = Some((other_index, other_result, theirs));
-                    self.conclude(
-                        &mut outcome,
-                        &mut skips,
-                        observer,
-                        &progress,
-                        (side, step),
-                        mine,
-                        own,
-                    );
-                }
-                _ => self.conclude(
-                    &mut outcome,
-                    &mut skips,
-                    observer,
-                    &progress,
-                    (side, step),
-                    result,
-                    own,
-                ),
-            }
+            let pair = (partner, facts);
+            carried = self.conclude_run(&mut steps, &progress, (side, step), &run, pair, result);
         }
         outcome.elapsed = started.elapsed();
         // A trial 0 that failed without making anything skip is an ordinary failure.
         outcome.root_causes.retain(|root| root.skipped > 0);
         Ok(outcome)
+    }
+
+    /// Pairs `run` (at `index` in the order) with its partner's step when the schedule
+    /// pairs them and neither is skipped or held back; the partner's plan and order index.
+    fn pair_up(
+        &self,
+        run: &mut PhaseRun,
+        (index, step): (usize, Step),
+        skips: &[SkipRules],
+        specs: &[PathBuf],
+    ) -> Option<(usize, usize)> {
+        let partner = self
+            .partner_of(index, skips)
+            .filter(|&(other, _)| self.allowed(other, step));
+        if let Some((other, _)) = partner {
+            run.partner = Some(Box::new(phase_run(&self.plans[other], &specs[other], step)));
+            run.together = self.together;
+        }
+        partner
+    }
+
+    /// What comes before a measure step, for it and its partner: see [`before_measure`].
+    fn before_measures(
+        &self,
+        run: &PhaseRun,
+        side: usize,
+        partner: Option<(usize, usize)>,
+        facts: &[SpecFacts],
+        observer: &mut dyn Observer,
+        told_drop: &mut bool,
+    ) -> Result<(), Error> {
+        let drop = self.plans[side].settings.drop_caches;
+        before_measure(run, &facts[side], drop, observer, told_drop)?;
+        if let (Some((other, _)), Some(partner)) = (partner, &run.partner) {
+            let drop = self.plans[other].settings.drop_caches;
+            before_measure(partner, &facts[other], drop, observer, told_drop)?;
+        }
+        Ok(())
+    }
+
+    /// Runs one step as this runner executes steps, its output in the step's log;
+    /// `None` when interrupted.
+    fn execute(
+        &self,
+        run: &PhaseRun,
+        progress: &mut Progress,
+        started: Instant,
+        observer: &mut dyn Observer,
+    ) -> Result<Option<StepResult>, Error> {
+        let step_started = Instant::now();
+        let log = run
+            .out
+            .join("logs")
+            .join(format!("phase-{}-{}.log", run.phase, run.trial));
+        let result = match &self.execution {
+            Execution::InProcess => Some(run_in_process(run, &log)?),
+            Execution::ReExec { program } => {
+                self.run_child(program, run, &log, progress, started, observer)?
+            }
+        };
+        // run_child moves run_elapsed on while it waits, so the step keeps its own clock.
+        progress.step_elapsed = step_started.elapsed();
+        progress.run_elapsed = started.elapsed();
+        Ok(result)
+    }
+
+    /// Concludes a step that ran; of a pair, its own half now and its partner's half
+    /// carried to the partner's turn.
+    fn conclude_run(
+        &self,
+        steps: &mut Steps<'_>,
+        progress: &Progress,
+        (side, step): (usize, Step),
+        run: &PhaseRun,
+        (partner, facts): (Option<(usize, usize)>, &[SpecFacts]),
+        result: StepResult,
+    ) -> Option<Carried> {
+        // The error the result records says what failed; a phase log's last line may be
+        // the bottom of a screen it printed.
+        let recorded = |run: &PhaseRun, facts: &SpecFacts| match &result {
+            StepResult::Failed { .. } => {
+                crate::pipeline::orchestration::phase_run::trial_failure(run, facts)
+            }
+            _ => None,
+        };
+        let own = recorded(run, &facts[side]);
+        let (Some((other, other_index)), Some(partner_run)) = (partner, run.partner.as_deref())
+        else {
+            self.conclude(steps, progress, (side, step), result, own);
+            return None;
+        };
+        let theirs = recorded(partner_run, &facts[other]);
+        let [mine, other_result] = pair_results(&result, [own.is_some(), theirs.is_some()]);
+        self.conclude(steps, progress, (side, step), mine, own);
+        Some((other_index, other_result, theirs))
     }
 
     /// Whether the gate lets the step run (no gate: every step runs).
@@ -537,12 +554,9 @@ impl Runner {
     }
 
     /// Tells the observer how a step ended and keeps what a failure means for the rest.
-    #[allow(clippy::too_many_arguments)]
     fn conclude(
         &self,
-        outcome: &mut RunOutcome,
-        skips: &mut [SkipRules],
-        observer: &mut dyn Observer,
+        steps: &mut Steps<'_>,
         progress: &Progress,
         (side, step): (usize, Step),
         mut result: StepResult,
@@ -551,6 +565,11 @@ impl Runner {
         if let (StepResult::Failed { message, log }, Some(recorded)) = (&mut result, &recorded) {
             *message = format!("{} (log: {})", headline(recorded), log.display());
         }
+        let Steps {
+            outcome,
+            skips,
+            observer,
+        } = steps;
         observer.step_finished(progress, &result);
         if let StepResult::Failed { message, .. } = &result {
             outcome.failed.push((side, step));
@@ -705,6 +724,45 @@ fn before_measure(
             value.to_owned(),
         );
     })
+}
+
+/// What the steps so far made, as [`Runner::run_steps`] goes: the outcome, each side's
+/// skip rules, and whom it tells.
+struct Steps<'a> {
+    outcome: &'a mut RunOutcome,
+    skips: &'a mut [SkipRules],
+    observer: &'a mut dyn Observer,
+}
+
+/// The partner's half of a pair that ran, kept for its turn: its order index, its result
+/// and the failure its result file recorded.
+type Carried = (usize, StepResult, Option<String>);
+
+/// Tells that a step is skipped because of `cause` (a first trial that failed), and
+/// counts it against that root cause.
+fn tell_skip(
+    steps: &mut Steps<'_>,
+    progress: &Progress,
+    (side, step): (usize, Step),
+    cause: Step,
+    reason: String,
+) {
+    if let Some(root) = steps
+        .outcome
+        .root_causes
+        .iter_mut()
+        .find(|root| root.side == side && root.step == cause)
+    {
+        root.skipped += 1;
+    }
+    steps.observer.step_started(progress);
+    steps.observer.step_finished(
+        progress,
+        &StepResult::Skipped {
+            reason: reason.clone(),
+        },
+    );
+    steps.outcome.skipped.push(Skip { side, step, reason });
 }
 
 fn phase_run(plan: &Plan, spec: &Path, step: Step) -> PhaseRun {

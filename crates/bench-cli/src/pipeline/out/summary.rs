@@ -78,6 +78,31 @@ pub fn closing(outcome: &RunOutcome, out: &Path, clibench: &str, spec: Option<&P
     )
 }
 
+/// `clibench ab`'s last line: how its runs ended, in how long, and where the comparison is.
+pub fn ab_closing(outcome: &RunOutcome, out: &Path) -> String {
+    format!(
+        "clibench ab: {} in {}; wrote {}, .json and .html",
+        if outcome.failed.is_empty() {
+            "done".to_owned()
+        } else {
+            format!("{} phase run(s) failed", outcome.failed.len())
+        },
+        bench_core::units::format_seconds(outcome.elapsed.as_secs_f64()),
+        out.join("comparison.md").display(),
+    )
+}
+
+/// `ab`'s comparison table fitted to `columns`, without the table's own first line: it
+/// names the two shas, which are the same when only overrides differ (the sides line
+/// before it names what differs instead).
+pub fn ab_table(comparison: &bench_core::Comparison, columns: usize) -> String {
+    let table = bench_core::export::text::comparison_fit(comparison, columns);
+    match table.split_once('\n') {
+        Some((_, rest)) => rest.to_owned(),
+        None => table,
+    }
+}
+
 /// What to do with a result: compare it with another build; after a failure, read the
 /// logs and run again (a failed result has nothing to compare).
 fn next_step(clibench: &str, spec: Option<&Path>, out: &Path, failed: bool) -> String {

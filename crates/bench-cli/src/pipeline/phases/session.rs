@@ -580,11 +580,28 @@ fn summarize(
     failure: Option<&TurnError>,
     idle: Result<Option<IdleWindow>, SessionError>,
 ) {
-    let why = |missing: &str| match failure {
+    record_medians(side, trial, &run.turns, failure);
+    record_last_memory(side, trial, &run.turns, failure);
+    record_idle(side, trial, run, failure, idle);
+    // A failed session's slopes would fit a partial series: the failure is the result.
+    if failure.is_none() {
+        slopes::fit_series(run);
+    }
+    let failed = failure.map(|error| error_chain(error));
+    slopes::record_metrics(side, trial, run, failed.as_deref());
+}
+
+/// Why a metric has no value: the session's failure, else `missing`.
+fn why(failure: Option<&TurnError>, missing: &str) -> String {
+    match failure {
         Some(error) => error_chain(error),
         None => missing.to_owned(),
-    };
-    let turns = &run.turns;
+    }
+}
+
+/// Records the medians over the turns (turn, submit, first token, stream render, tool
+/// round trip, turn CPU, typing lag).
+fn record_medians(side: &mut Side, trial: u32, turns: &[SessionTurn], failure: Option<&TurnError>) {
     let pick = |f: &dyn Fn(&SessionTurn) -> Option<f64>| -> Vec<f64> {
         turns.iter().filter_map(f).collect()
     };
@@ -632,17 +649,26 @@ fn summarize(
     for (metric, values, missing) in medians {
         let sample = match (failure, median(&values)) {
             (None, Some(value)) => Sample::Value(value),
-            (_, _) => Sample::Error(why(missing)),
+            (_, _) => Sample::Error(why(failure, missing)),
         };
         record(side, metric, trial, sample);
     }
+}
+
+/// Records the family's RSS and PSS after the last turn.
+fn record_last_memory(
+    side: &mut Side,
+    trial: u32,
+    turns: &[SessionTurn],
+    failure: Option<&TurnError>,
+) {
     let last = turns.last().filter(|_| failure.is_none());
     record(
         side,
         Metric::SessionRss,
         trial,
         last.map_or_else(
-            || Sample::Error(why("no turn finished")),
+            || Sample::Error(why(failure, "no turn finished")),
             |t| Sample::Value(t.rss_bytes as f64),
         ),
     );
@@ -656,9 +682,19 @@ fn summarize(
                 ..
             }) => Sample::Value(*pss as f64),
             Some(_) => Sample::Error("the family's PSS was unreadable".to_owned()),
-            None => Sample::Error(why("no turn finished")),
+            None => Sample::Error(why(failure, "no turn finished")),
         },
     );
+}
+
+/// Records the idle window's CPU share, keeping the window's facts in `run`.
+fn record_idle(
+    side: &mut Side,
+    trial: u32,
+    run: &mut SessionRun,
+    failure: Option<&TurnError>,
+    idle: Result<Option<IdleWindow>, SessionError>,
+) {
     let idle = match idle {
         Ok(Some(window)) => {
             run.idle_cpu_share = Some(window.share);
@@ -666,16 +702,10 @@ fn summarize(
             run.idle_output = Some(checkpoint::terminal_output(&window.output));
             Sample::Value(window.share)
         }
-        Ok(None) => Sample::Error(why("the idle window was empty")),
+        Ok(None) => Sample::Error(why(failure, "the idle window was empty")),
         Err(error) => Sample::Error(error_chain(&error)),
     };
     record(side, Metric::IdleCpu, trial, idle);
-    // A failed session's slopes would fit a partial series: the failure is the result.
-    if failure.is_none() {
-        slopes::fit_series(run);
-    }
-    let failed = failure.map(|error| error_chain(error));
-    slopes::record_metrics(side, trial, run, failed.as_deref());
 }
 
 /// Seconds on the terminal's clock of a journal time (µs since the endpoint started).

@@ -186,9 +186,30 @@ fn steps(
     let ui = ctx.spec.ui.as_ref().ok_or(UiError::NoSection)?;
     let measure = ctx.spec.measure.as_ref().ok_or(UiError::NoMeasure)?;
     let trial = ctx.trial;
-    let fail = |side: &mut Side, metric: Metric, error: &(dyn std::error::Error + 'static)| {
-        record(side, metric, trial, Sample::Error(error_chain(error)));
-    };
+    if !ready_and_settled(side, terminal, family, (measure, trial), ready_after) {
+        return Ok(());
+    }
+    if !timed_steps(side, terminal, family, &ui.steps, trial)? {
+        return Ok(());
+    }
+    family_rss(side, family, trial);
+    keystrokes(ctx, side, terminal, ui.keystrokes, trial)
+}
+
+/// Records a failed measurement of `metric` with the error's whole chain.
+fn fail(side: &mut Side, metric: Metric, trial: u32, error: &(dyn std::error::Error + 'static)) {
+    record(side, metric, trial, Sample::Error(error_chain(error)));
+}
+
+/// Waits until the program is ready (keeping the screen and the time in `ready_after`)
+/// and lets start-up work settle; `false` after recording why not under `ui_steps`.
+fn ready_and_settled(
+    side: &mut Side,
+    terminal: &mut Terminal,
+    family: Family,
+    (measure, trial): (&crate::spec::Measure, u32),
+    ready_after: &mut Option<Duration>,
+) -> bool {
     match terminal.ready_guarded(
         &measure.ready,
         measure.ready_timeout.0,
@@ -200,8 +221,8 @@ fn steps(
         }
         Err(error) => {
             let error = terminal_error("waiting for the ui command to be ready")(error);
-            fail(side, Metric::UiSteps, &error);
-            return Ok(());
+            fail(side, Metric::UiSteps, trial, &error);
+            return false;
         }
     }
     // Let start-up work (daemons, first paints) finish so that it is not billed to step one.
@@ -211,35 +232,30 @@ fn steps(
             .push_settle(report.record("ui")),
         Err(error) => {
             let error = terminal_error("letting the ui command settle")(error);
-            fail(side, Metric::UiSteps, &error);
-            return Ok(());
+            fail(side, Metric::UiSteps, trial, &error);
+            return false;
         }
     }
+    true
+}
 
+/// Runs the steps in order, each timed by the wall clock and the family's CPU time, and
+/// records their totals; `false` after recording the first step that failed.
+fn timed_steps(
+    side: &mut Side,
+    terminal: &mut Terminal,
+    family: Family,
+    steps: &[crate::spec::UiStep],
+    trial: u32,
+) -> Result<bool, UiError> {
     let mut wall_seconds = 0.0;
     let mut cpu_seconds = 0.0;
-    for step in &ui.steps {
+    for step in steps {
         let pattern = regex::Regex::new(&step.expect).map_err(|source| UiError::StepRegex {
             step: step.name.clone(),
             source,
         })?;
-        let timed = (|| -> Result<(f64, f64, bench_term::OutputCounts), StepError> {
-            let cpu_before = family.cpu_seconds()?;
-            let output_before = terminal.output_counts();
-            let started = Instant::now();
-            terminal.type_text(&step.keys).map_err(StepError::Type)?;
-            terminal
-                .wait_for(&pattern, step.timeout.0)
-                .map_err(|source| StepError::Wait {
-                    expect: step.expect.clone(),
-                    source,
-                })?;
-            let wall = started.elapsed().as_secs_f64();
-            let output = terminal.output_counts().since(&output_before);
-            let cpu_after = family.cpu_seconds()?;
-            Ok((wall, (cpu_after - cpu_before).max(0.0), output))
-        })();
-        match timed {
+        match timed_step(terminal, family, step, &pattern) {
             Ok((wall, cpu, output)) => {
                 side.timings.insert(format!("ui:{}", step.name), wall);
                 side.timings.insert(format!("ui:{}:cpu", step.name), cpu);
@@ -257,15 +273,43 @@ fn steps(
                     step: step.name.clone(),
                     source: Box::new(error),
                 };
-                fail(side, Metric::UiSteps, &error);
-                fail(side, Metric::UiCpu, &error);
-                return Ok(());
+                fail(side, Metric::UiSteps, trial, &error);
+                fail(side, Metric::UiCpu, trial, &error);
+                return Ok(false);
             }
         }
     }
     record(side, Metric::UiSteps, trial, Sample::Value(wall_seconds));
     record(side, Metric::UiCpu, trial, Sample::Value(cpu_seconds));
+    Ok(true)
+}
 
+/// One step: its keys typed until the screen matches `pattern`; the wall and CPU
+/// seconds it took and what the program wrote meanwhile.
+fn timed_step(
+    terminal: &mut Terminal,
+    family: Family,
+    step: &crate::spec::UiStep,
+    pattern: &regex::Regex,
+) -> Result<(f64, f64, bench_term::OutputCounts), StepError> {
+    let cpu_before = family.cpu_seconds()?;
+    let output_before = terminal.output_counts();
+    let started = Instant::now();
+    terminal.type_text(&step.keys).map_err(StepError::Type)?;
+    terminal
+        .wait_for(pattern, step.timeout.0)
+        .map_err(|source| StepError::Wait {
+            expect: step.expect.clone(),
+            source,
+        })?;
+    let wall = started.elapsed().as_secs_f64();
+    let output = terminal.output_counts().since(&output_before);
+    let cpu_after = family.cpu_seconds()?;
+    Ok((wall, (cpu_after - cpu_before).max(0.0), output))
+}
+
+/// Records the family's RSS after the steps.
+fn family_rss(side: &mut Side, family: Family, trial: u32) {
     match family.snapshot() {
         Ok(snapshot) if !snapshot.processes.is_empty() => record(
             side,
@@ -279,38 +323,44 @@ fn steps(
             trial,
             Sample::Error("no process of the target was found".to_owned()),
         ),
-        Err(error) => fail(side, Metric::UiRss, &error),
+        Err(error) => fail(side, Metric::UiRss, trial, &error),
     }
+}
 
-    let samples = usize::try_from(ui.keystrokes).unwrap_or(usize::MAX).max(1);
-    match terminal.keystroke_latency(samples) {
-        Ok(latencies) => {
-            let seconds: Vec<f64> = latencies.iter().map(|d| d.as_secs_f64()).collect();
-            // The whole distribution, in seconds, next to the transcripts.
-            let path = ctx.log_path(&format!("keystrokes-{trial}.json"))?;
-            let json = serde_json::to_string(&seconds).map_err(UiError::Serialize)?;
-            bench_core::io::write_atomic(&path, json.as_bytes()).map_err(|source| {
-                UiError::Write {
-                    path: path.clone(),
-                    source,
-                }
-            })?;
-            let summary =
-                bench_core::stats::Summary::from_values(&seconds).ok_or(UiError::NoLatency)?;
-            record(
-                side,
-                Metric::Keystroke,
-                trial,
-                Sample::Value(summary.median),
-            );
-            side.timings.insert("keystroke:min".to_owned(), summary.min);
-            side.timings.insert("keystroke:p95".to_owned(), summary.p95);
-            side.timings.insert("keystroke:max".to_owned(), summary.max);
-        }
+/// Measures `keystrokes` keystroke-to-screen latencies: the median recorded, min, p95
+/// and max as timings, every one in `keystrokes-<trial>.json` beside the transcripts.
+fn keystrokes(
+    ctx: &PhaseContext,
+    side: &mut Side,
+    terminal: &mut Terminal,
+    keystrokes: u32,
+    trial: u32,
+) -> Result<(), UiError> {
+    let samples = usize::try_from(keystrokes).unwrap_or(usize::MAX).max(1);
+    let latencies = match terminal.keystroke_latency(samples) {
+        Ok(latencies) => latencies,
         Err(error) => {
             let error = terminal_error("measuring keystroke latency")(error);
-            fail(side, Metric::Keystroke, &error);
+            fail(side, Metric::Keystroke, trial, &error);
+            return Ok(());
         }
-    }
+    };
+    let seconds: Vec<f64> = latencies.iter().map(|d| d.as_secs_f64()).collect();
+    let path = ctx.log_path(&format!("keystrokes-{trial}.json"))?;
+    let json = serde_json::to_string(&seconds).map_err(UiError::Serialize)?;
+    bench_core::io::write_atomic(&path, json.as_bytes()).map_err(|source| UiError::Write {
+        path: path.clone(),
+        source,
+    })?;
+    let summary = bench_core::stats::Summary::from_values(&seconds).ok_or(UiError::NoLatency)?;
+    record(
+        side,
+        Metric::Keystroke,
+        trial,
+        Sample::Value(summary.median),
+    );
+    side.timings.insert("keystroke:min".to_owned(), summary.min);
+    side.timings.insert("keystroke:p95".to_owned(), summary.p95);
+    side.timings.insert("keystroke:max".to_owned(), summary.max);
     Ok(())
 }

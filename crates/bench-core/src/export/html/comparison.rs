@@ -20,6 +20,40 @@ pub fn comparison(comparison: &Comparison) -> String {
         SideName::AsItIs => SideName::AS_IT_IS.to_owned(),
         SideName::SharedOnly => SideName::SHARED_ONLY.to_owned(),
     });
+    heading(&mut body, comparison, (&candidate, &base));
+    changes(&mut body, comparison);
+    slope_changes(&mut body, comparison);
+    metrics_table(&mut body, comparison);
+    missing(&mut body, comparison);
+    failures(
+        &mut body,
+        &[
+            ("base", &comparison.base_error, &comparison.base_failures),
+            (
+                "candidate",
+                &comparison.candidate_error,
+                &comparison.candidate_failures,
+            ),
+        ],
+    );
+    let metrics: Vec<Metric> = comparison
+        .metrics
+        .iter()
+        .map(|row| row.metric)
+        .chain(comparison.missing.iter().map(|m| m.metric))
+        .collect();
+    glossary(&mut body, &metrics);
+    let [candidate, base] = names.map(|side| match side {
+        SideName::Sha(text) | SideName::Overrides(text) => text,
+        SideName::AsItIs => SideName::AS_IT_IS,
+        SideName::SharedOnly => SideName::SHARED_ONLY,
+    });
+    page(&format!("clibench {candidate} vs {base}"), &body)
+}
+
+/// The title naming both sides (as HTML), the verdicts' headline and each side's busy
+/// machine, if any.
+fn heading(body: &mut String, comparison: &Comparison, (candidate, base): (&str, &str)) {
     let _ = writeln!(
         body,
         "<h1>clibench: {candidate} (candidate) vs {base} (base)</h1>"
@@ -31,9 +65,13 @@ pub fn comparison(comparison: &Comparison) -> String {
         ("candidate: ", &comparison.candidate_facts),
     ] {
         if let Some(busy) = &facts.busy {
-            busy_line(&mut body, role, busy);
+            busy_line(body, role, busy);
         }
     }
+}
+
+/// The changes chart: each metric's change with its interval against the noise floor.
+fn changes(body: &mut String, comparison: &Comparison) {
     let rows: Vec<Change> = comparison
         .metrics
         .iter()
@@ -60,7 +98,7 @@ pub fn comparison(comparison: &Comparison) -> String {
              worse; green: better."
             .to_string();
         figure(
-            &mut body,
+            body,
             "chart-changes",
             "Change of each metric with its interval and the noise floor",
             charts::changes(&rows),
@@ -68,17 +106,24 @@ pub fn comparison(comparison: &Comparison) -> String {
         );
         body.push_str("</section>\n");
     }
-    slope_changes(&mut body, comparison);
+}
+
+/// The table of every metric compared.
+fn metrics_table(body: &mut String, comparison: &Comparison) {
     if !comparison.metrics.is_empty() {
         body.push_str("<section><h2>Metrics</h2>\n<table>\n<thead><tr><th>Metric</th><th>Base</th><th>Candidate</th><th>Change</th><th>Delta</th>");
         body.push_str(
             "<th>Interval</th><th>Verdict</th><th>Could detect</th><th>Trials</th></tr></thead>\n<tbody>\n",
         );
         for row in &comparison.metrics {
-            comparison_row(&mut body, row);
+            comparison_row(body, row);
         }
         body.push_str("</tbody>\n</table>\n</section>\n");
     }
+}
+
+/// The metrics only one side has.
+fn missing(body: &mut String, comparison: &Comparison) {
     if !comparison.missing.is_empty() {
         body.push_str("<section><h2>Missing on a side</h2>\n<ul>\n");
         for missing in &comparison.missing {
@@ -92,30 +137,6 @@ pub fn comparison(comparison: &Comparison) -> String {
         }
         body.push_str("</ul>\n</section>\n");
     }
-    failures(
-        &mut body,
-        &[
-            ("base", &comparison.base_error, &comparison.base_failures),
-            (
-                "candidate",
-                &comparison.candidate_error,
-                &comparison.candidate_failures,
-            ),
-        ],
-    );
-    let metrics: Vec<Metric> = comparison
-        .metrics
-        .iter()
-        .map(|row| row.metric)
-        .chain(comparison.missing.iter().map(|m| m.metric))
-        .collect();
-    glossary(&mut body, &metrics);
-    let [candidate, base] = names.map(|side| match side {
-        SideName::Sha(text) | SideName::Overrides(text) => text,
-        SideName::AsItIs => SideName::AS_IT_IS,
-        SideName::SharedOnly => SideName::SHARED_ONLY,
-    });
-    page(&format!("clibench {candidate} vs {base}"), &body)
 }
 
 /// The slopes over a session's turns, which the changes chart (in percent) cannot draw:
