@@ -73,9 +73,13 @@ fn unshown_lead(screen: &str, lead: usize) -> Option<String> {
 
 impl Terminal {
     /// A random lowercase word of `length` letters whose first `lead` letters are nowhere
-    /// on the screen now: typed, its echo cannot be confused with the program's own text.
+    /// on the screen now, whitespace squashed out as [`Terminal::wait_for_squashed`] sees
+    /// it: typed, its echo cannot be confused with the program's own text. (Looked for in
+    /// the screen's plain text, a lead the screen showed only across a space or a line's
+    /// end, `ab cd` for `abcd`, was taken, and a wait for the word to leave the squashed
+    /// screen after it was erased timed out: one session test in ten.)
     pub fn fresh_word(&self, length: usize, lead: usize) -> String {
-        fresh_word(&self.screen.vt().contents(), length, lead.min(length))
+        fresh_word(&self.squashed_text(), length, lead.min(length))
     }
 
     /// Types `text` (`\n` as Enter), encoded for the keyboard protocol the program chose.

@@ -1066,3 +1066,33 @@ fn output_counts_cover_what_the_program_wrote_between_two_snapshots() {
     assert_eq!(counts.bytes, written.len() as u64, "{counts:?}");
     terminal.close().unwrap();
 }
+
+#[test]
+fn a_fresh_word_is_fresh_on_the_squashed_screen_the_waits_read() {
+    // Every two-letter lead but those of 'z', each shown only with a space inside it
+    // ("a b."): the plain text has no two letters side by side, the squashed text every
+    // such lead.
+    let mut text = String::new();
+    for a in b'a'..=b'y' {
+        for b in b'a'..=b'z' {
+            text.extend([a as char, ' ', b as char, '.']);
+        }
+    }
+    let mut terminal = Terminal::spawn(
+        &line_mode("/bin/sh")
+            .args(["-c", "printf '%s' \"$1\"; exec sleep 60", "sh", &text])
+            .size(120, 40),
+    )
+    .unwrap();
+    terminal.ready(&pattern(r"y z\.$"), TIMEOUT).unwrap();
+    let squashed = terminal.squashed_text();
+    for _ in 0..20 {
+        let word = terminal.fresh_word(6, 2);
+        assert!(
+            !squashed.contains(&word[..2]),
+            "{word}: its lead is on the screen the waits read"
+        );
+        assert!(word.starts_with('z'), "{word}");
+    }
+    terminal.close().unwrap();
+}
