@@ -61,9 +61,16 @@ impl AutoOutcome {
             .iter()
             .map(|(phase, pairs)| format!("{phase} {pairs}"))
             .collect();
+        // A look's own share when the look decided; what the looks left when the clock
+        // or the count ended the run.
+        let share = if self.reason == "decided" {
+            "its look's share of 5%"
+        } else {
+            "what the looks before it left of 5%"
+        };
         format!(
             "--trials auto: stopped ({}) after {} pairs in {} of timed pairs; looks at {:?}; \
-             this comparison's family false-alarm rate is {:.4} (its share of 5%); the \
+             this comparison's family false-alarm rate is {:.4} ({share}); the \
              \"could detect\" column says what each metric could detect.",
             self.reason,
             pairs.join(", "),
