@@ -316,6 +316,15 @@ mod tests {
         }
     }
 
+    /// A runtime like the endpoint's: one thread, with timers and I/O.
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_io()
+            .enable_time()
+            .build()
+            .unwrap()
+    }
+
     /// Reads `out` to its end on a runtime like the endpoint's: each frame's text and
     /// when it came, then the error that ended it, if one did.
     fn read_all(
@@ -323,11 +332,7 @@ mod tests {
         cut: bool,
         timeout: Duration,
     ) -> (Vec<(String, Duration)>, Option<BodyError>, Journal) {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_io()
-            .enable_time()
-            .build()
-            .unwrap();
+        let runtime = runtime();
         let journal = Journal::new(Instant::now());
         let result = runtime.block_on(async {
             let start = Instant::now();
@@ -386,11 +391,7 @@ mod tests {
 
     #[test]
     fn a_dropped_body_gives_back_its_slot_and_its_timer() {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_io()
-            .enable_time()
-            .build()
-            .unwrap();
+        let runtime = runtime();
         let journal = Journal::new(Instant::now());
         let pacing = pacing(Duration::from_secs(7200));
         runtime.block_on(async {
