@@ -61,20 +61,18 @@ impl Family {
     /// CPU seconds the family has spent so far, at nanosecond resolution, read without
     /// the memory (so it can be read the moment a start is ready).
     pub(crate) fn cpu_seconds(self) -> Result<f64, TargetError> {
-        let (selector, exclude) = self.selector();
-        bench_proc::family_cpu_seconds(&selector, &exclude).map_err(|source| {
-            TargetError::Snapshot {
-                selector: format!("{selector:?}"),
-                source,
-            }
-        })
+        self.cpu_seconds_leaving_out(None)
     }
 
     /// As [`Family::cpu_seconds`], `pid` left out: a program that exited at ready,
     /// whose time its reaping gives to the microsecond where its zombie has 10 ms ticks.
     pub(crate) fn cpu_seconds_without(self, pid: u32) -> Result<f64, TargetError> {
+        self.cpu_seconds_leaving_out(Some(pid))
+    }
+
+    fn cpu_seconds_leaving_out(self, pid: Option<u32>) -> Result<f64, TargetError> {
         let (selector, mut exclude) = self.selector();
-        exclude.push(pid);
+        exclude.extend(pid);
         bench_proc::family_cpu_seconds(&selector, &exclude).map_err(|source| {
             TargetError::Snapshot {
                 selector: format!("{selector:?}"),
