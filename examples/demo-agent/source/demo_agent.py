@@ -585,23 +585,34 @@ class Screen:
         return int(position.group(1)), int(position.group(2))
 
 
-def layout(lines: list[str], cols: int) -> list[str]:
-    """The body's lines wrapped at word boundaries to the terminal's width."""
-    rows: list[str] = []
-    for line in lines:
+def last_rows(lines: list[str], cols: int, count: int) -> list[str]:
+    """The last `count` rows of the body's lines wrapped at word boundaries to the
+    terminal's width. Only the lines that reach the screen are wrapped, from the end: a
+    frame costs the screen, not the session, so the only cost that grows with the session
+    is the one a knob plants (DEMO_AGENT_KEY_COST_US_PER_TURN); wrapping the whole
+    transcript every frame made a 1,000-turn session's frames 100 times dearer than its
+    first ones, a slope nobody asked for."""
+    wrapped: list[list[str]] = []
+    total = 0
+    for line in reversed(lines):
         line = line.expandtabs()
         if len(line) <= cols:
-            rows.append(line)
+            rows = [line]
         else:
-            rows.extend(textwrap.wrap(line, cols, drop_whitespace=True, break_long_words=True, break_on_hyphens=False) or [""])
-    return rows
+            rows = textwrap.wrap(line, cols, drop_whitespace=True, break_long_words=True, break_on_hyphens=False) or [""]
+        wrapped.append(rows)
+        total += len(rows)
+        if total >= count:
+            break
+    shown = [row for rows in reversed(wrapped) for row in rows]
+    return shown[-count:] if count > 0 else []
 
 
 def paint(screen: Screen, title: str, lines: list[str], prompt: str, size: os.terminal_size, status: str = "") -> None:
     # A terminal that reports no size (0x0) gets the classic 80x24.
     rows, cols = size.lines or 24, size.columns or 80
     body_rows = max(rows - 4, 1)
-    shown = layout(lines, cols)[-body_rows:]
+    shown = last_rows(lines, cols, body_rows)
     frame = ["\x1b[?2026h", "\x1b[H\x1b[2J", "\x1b[7m", title[:cols].ljust(cols), "\x1b[0m"]
     for index, line in enumerate(shown):
         frame.append(f"\x1b[{index + 2};1H{line[:cols]}")
