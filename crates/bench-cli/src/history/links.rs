@@ -15,8 +15,8 @@
 use bench_core::significance::{self, Welch};
 use std::collections::BTreeMap;
 
-/// A value with its trial number.
-type Trial = (u32, f64);
+/// A value with its trial number: (trial, value in the metric's base unit).
+pub type Trial = (u32, f64);
 
 /// One build's values of a metric in one run.
 #[derive(Debug, Clone, PartialEq)]
@@ -25,7 +25,7 @@ pub struct RunValues {
     pub run: String,
     /// Its values of the metric as (trial, value in the metric's base unit), in trial
     /// order.
-    pub values: Vec<(u32, f64)>,
+    pub values: Vec<Trial>,
 }
 
 /// The change from one build (base) to another (head), from within-run comparisons.
@@ -58,8 +58,8 @@ enum RunPart {
 
 /// `base` and `head` of one run as pairs when at least [`MIN_PAIRS`] trial numbers are
 /// on both sides, once each (trials only one side has are left out); else unpaired.
-fn run_part(base: &[(u32, f64)], head: &[(u32, f64)], scale: impl Fn(f64) -> f64) -> RunPart {
-    let once = |values: &[(u32, f64)]| -> Option<BTreeMap<u32, f64>> {
+fn run_part(base: &[Trial], head: &[Trial], scale: impl Fn(f64) -> f64) -> RunPart {
+    let once = |values: &[Trial]| -> Option<BTreeMap<u32, f64>> {
         let map: BTreeMap<u32, f64> = values.iter().copied().collect();
         (map.len() == values.len()).then_some(map)
     };

@@ -4,7 +4,7 @@
 //! Each build of the range has a [`BuildKey`]; the store holds its values grouped by the
 //! run (`clibench run` or `ab` invocation) that measured them. Two builds are compared by
 //! the runs that measured both ([`links::direct`]: each run's own ratio, the run's offset
-//! cancelled), or, when no run did, through a third build that one run measured with each
+//! cancelled, taken trial by trial where the two builds' trials pair, as a duet's do), or, when no run did, through a third build that one run measured with each
 //! ([`links::chain`]: the two within-run ratios multiplied, their variances added). When
 //! neither holds the pairs asked for, the caller's [`Measure`] runs the missing pairs of
 //! the two builds in one new run (interleaved, as `ab` does), and what it measured is
