@@ -52,7 +52,7 @@ fn shared(record: &TrialRecord) -> bool {
 /// Whether a metric's samples are what a duet pairs: a measure start's, or a time of a
 /// runtime, ui or session trial. Memory is left whole: sharing a CPU changes how long
 /// things take, not what a family holds.
-fn paired(metric: Metric) -> bool {
+pub fn paired(metric: Metric) -> bool {
     match metric.phase() {
         Phase::Measure => START_METRICS.contains(&metric),
         phase => PAIRED_PHASES.contains(&phase) && metric.unit() != crate::units::Unit::Bytes,
@@ -82,10 +82,12 @@ pub fn shared_cpu_view<'a>(base: &'a Side, candidate: &'a Side) -> (Cow<'a, Side
     )
 }
 
-/// `side` without the samples of trials that shared a CPU: what a start, a kernel call or
-/// a turn costs alone, for a series of results (the history) in which a duet's slower
-/// trials would read as a regression of the build.
-pub fn alone_starts(side: &Side) -> Cow<'_, Side> {
+/// `side` with each paired phase's metrics cut to its own trials that shared a CPU, for
+/// the phases that have any; else `side` as it is. What the history keeps of one side of
+/// a duet: the shared trials, which another build's record of the same run pairs trial
+/// by trial, and never the trials that ran alone beside them, so one metric of one run
+/// is one kind of measurement.
+pub fn shared_only(side: &Side) -> Cow<'_, Side> {
     let shared = per_phase(|phase| shared_cpu_trials(side, phase));
     if shared.is_empty() {
         return Cow::Borrowed(side);
@@ -93,7 +95,7 @@ pub fn alone_starts(side: &Side) -> Cow<'_, Side> {
     Cow::Owned(paired_samples_of(side, |phase, trial| {
         shared
             .get(&phase)
-            .is_none_or(|trials| !trials.contains(&trial))
+            .is_none_or(|trials| trials.contains(&trial))
     }))
 }
 
@@ -158,15 +160,22 @@ mod tests {
     }
 
     #[test]
-    fn alone_starts_drop_the_shared_ones_and_keep_memory() {
+    fn shared_only_keeps_the_shared_starts_and_all_memory() {
         let side = side("b", 4);
-        let alone = alone_starts(&side);
-        let trials: Vec<u32> = alone.metrics[&Metric::Cold]
+        let shared = shared_only(&side);
+        let trials: Vec<u32> = shared.metrics[&Metric::Cold]
             .iter()
             .map(|s| s.trial)
             .collect();
-        assert_eq!(trials, vec![0, 1, 2, 3]);
-        assert_eq!(alone.metrics[&Metric::Rss].len(), 6);
+        assert_eq!(trials, vec![4, 5]);
+        assert_eq!(shared.metrics[&Metric::Rss].len(), 6);
+        let alone = side_alone();
+        assert!(matches!(shared_only(&alone), Cow::Borrowed(_)));
+    }
+
+    /// A side whose starts all ran alone (not a duet).
+    fn side_alone() -> Side {
+        side("a", 99)
     }
 
     /// A side whose runtime trials from `shared_from` on ran as a duet.
@@ -192,14 +201,15 @@ mod tests {
         assert_eq!(trials(&head, Metric::KernelExec), vec![2, 3, 4]);
         assert_eq!(trials(&base, Metric::KernelRss).len(), 5);
         let lone = runtime_side("b", 1);
-        let alone = alone_starts(&lone);
+        let shared = shared_only(&lone);
         assert_eq!(
-            alone.metrics[&Metric::KernelExec]
+            shared.metrics[&Metric::KernelExec]
                 .iter()
                 .map(|s| s.trial)
                 .collect::<Vec<_>>(),
-            vec![0]
+            vec![1, 2, 3, 4]
         );
+        assert_eq!(shared.metrics[&Metric::KernelRss].len(), 5);
     }
 
     #[test]

@@ -7,7 +7,6 @@ use super::drive::{drive, spec_source};
 use crate::exit::{FAILURE, input_chain_if, input_error};
 use crate::pipeline::SpecSource;
 use crate::pipeline::orchestration::ab::{Ab, compare_sides};
-use crate::pipeline::orchestration::schedule::Order;
 use anyhow::Context;
 use bench_cli::history::bisect::{self, Event, Narrated};
 use bench_cli::history::bisect_text::{self as text, Cost};
@@ -93,6 +92,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             out,
             builds,
             phases: builds::phases_for(metric),
+            metric,
             step: 0,
         },
         (metric, noun),
@@ -162,6 +162,7 @@ struct Measurer {
     out: PathBuf,
     builds: Vec<Build>,
     phases: Vec<Phase>,
+    metric: Metric,
     step: usize,
 }
 
@@ -181,19 +182,24 @@ impl Measurer {
         self.step += 1;
         let sides = (base, head);
         let out = text::step_folder(&self.out, self.step, &self.builds, sides, pairs);
-        say!("{}", text::measuring_line(&self.builds, sides, pairs, &out));
-        let ab = Ab::new(bisect_ab::settings(
+        let settings = bisect_ab::settings(
             &self.spec,
             &out,
             (&self.builds[base], &self.builds[head]),
-            pairs,
+            (pairs, self.metric),
             &self.phases,
-        )?)?;
+        )?;
+        say!(
+            "{}",
+            text::measuring_line(&self.builds, sides, (pairs, settings.duet), &out)
+        );
+        let schedule = (settings.order, settings.tight);
+        let ab = Ab::new(settings)?;
         if drive("bisect", |execution| ab.runner(execution), &out)?.is_none() {
             return Err(anyhow::Error::msg("interrupted").context(Interrupted));
         }
         // ab's own report of the pair, for whoever looks in the folder.
-        compare_sides(&out, (Order::Abba, None), &CompareOptions::default(), None)?;
+        compare_sides(&out, schedule, &CompareOptions::default(), None)?;
         Ok(bisect_ab::records(&out)?)
     }
 }

@@ -84,15 +84,20 @@ pub fn step_found_line(step: usize, metric: Metric, measured: &Measured) -> Stri
     )
 }
 
-/// An `ab` run the search starts, and where.
+/// An `ab` run the search starts, how (a duet, or ABBA order), and where.
 pub fn measuring_line(
     builds: &[Build],
     (base, head): (usize, usize),
-    pairs: u32,
+    (pairs, duet): (u32, bool),
     out: &Path,
 ) -> String {
+    let schedule = if duet {
+        "as a duet (both at once on one CPU)"
+    } else {
+        "in ABBA order"
+    };
     format!(
-        "clibench bisect: measuring {} (#{base}) and {} (#{head}), {pairs} pairs, in {}",
+        "clibench bisect: measuring {} (#{base}) and {} (#{head}), {pairs} pairs {schedule}, in {}",
         builds[base].label,
         builds[head].label,
         out.display()
@@ -264,8 +269,14 @@ mod tests {
             measuring_line(
                 &builds,
                 (0, 2),
-                10,
+                (10, true),
                 &step_folder(Path::new("out"), 3, &builds, (0, 2), 10),
+            ),
+            measuring_line(
+                &builds,
+                (0, 2),
+                (10, false),
+                &step_folder(Path::new("out"), 4, &builds, (0, 2), 10),
             ),
             step_found_line(2, Metric::WarmCpu, &measured(1.054, 0.981, 1.133, 10)),
         ];

@@ -4,7 +4,7 @@
 //! Each build of the range has a [`BuildKey`]; the store holds its values grouped by the
 //! run (`clibench run` or `ab` invocation) that measured them. Two builds are compared by
 //! the runs that measured both ([`links::direct`]: each run's own ratio, the run's offset
-//! cancelled), or, when no run did, through a third build that one run measured with each
+//! cancelled, taken trial by trial where the two builds' trials pair, as a duet's do), or, when no run did, through a third build that one run measured with each
 //! ([`links::chain`]: the two within-run ratios multiplied, their variances added). When
 //! neither holds the pairs asked for, the caller's [`Measure`] runs the missing pairs of
 //! the two builds in one new run (interleaved, as `ab` does), and what it measured is
@@ -226,6 +226,7 @@ mod tests {
     use super::*;
     use crate::history::bisect::{self, Outcome, Settings};
     use crate::history::record::tests::result;
+    use bench_core::rng::SplitMix64;
     use rusty_fork::rusty_fork_test;
 
     /// Builds from `first_bad` on start `step` times slower; each call is one run,
@@ -236,6 +237,9 @@ mod tests {
         first_bad: usize,
         step: f64,
         offsets: Vec<f64>,
+        /// When set, each trial's two values (base's and head's of one run) share a
+        /// load factor of log-sd 0.3 drawn from it, and each has its own spread of 2%.
+        load: Option<SplitMix64>,
         calls: Vec<(usize, usize, u32)>,
         clock: u64,
     }
@@ -247,10 +251,17 @@ mod tests {
                 first_bad,
                 step: 1.3,
                 offsets: vec![1.0],
+                load: None,
                 calls: Vec::new(),
                 clock,
             }
         }
+    }
+
+    /// One standard normal draw (Box–Muller).
+    fn normal(rng: &mut SplitMix64) -> f64 {
+        let (u, v) = (1.0 - rng.next_f64(), rng.next_f64());
+        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
     }
 
     #[derive(Debug, thiserror::Error)]
@@ -263,6 +274,10 @@ mod tests {
             let offset = self.offsets[self.calls.len() % self.offsets.len()];
             self.calls.push((base, head, pairs));
             let run = format!("run{:04}", self.clock);
+            let loads: Vec<f64> = match &mut self.load {
+                Some(rng) => (0..pairs).map(|_| (0.3 * normal(rng)).exp()).collect(),
+                None => vec![1.0; pairs as usize],
+            };
             let mut records = Vec::new();
             for build in [base, head] {
                 self.clock += 1;
@@ -272,7 +287,13 @@ mod tests {
                     1.0
                 };
                 let values: Vec<f64> = (0..pairs)
-                    .map(|i| 0.4 * offset * level * (1.0 + 0.01 * f64::from(i % 3)))
+                    .map(|i| {
+                        let own = match &mut self.load {
+                            Some(rng) => (0.02 * normal(rng)).exp(),
+                            None => 1.0 + 0.01 * f64::from(i % 3),
+                        };
+                        0.4 * offset * level * loads[i as usize] * own
+                    })
                     .collect();
                 let mut file = result("demo", &self.revisions[build], self.clock, &values);
                 file.request.invocation_id = Some(run.clone());
@@ -385,6 +406,29 @@ mod tests {
                 "{:?}",
                 paired.measurer().calls
             );
+        }
+
+        #[test]
+        fn a_load_shared_by_each_pair_and_six_times_the_change_still_names_the_first_bad_build() {
+            // As a duet measures: each trial's two builds share the machine's load of
+            // that moment (log-sd 0.3), each value its own 2%, and the change is +7%.
+            // Paired trial by trial the load cancels; the difference of the runs' mean
+            // logs (before pairing) would leave it in, at about the change's size with
+            // 16 pairs, and decide nothing.
+            let dir = tempfile::tempdir().unwrap();
+            let mut store = Store::open(&dir.path().join("h.sqlite"), false).unwrap();
+            let revisions: Vec<String> = (0..16).map(|i| format!("rev{i:02}")).collect();
+            let mut fake = Fake::new(&revisions, 11, 0);
+            fake.step = 1.07;
+            fake.load = Some(SplitMix64::new(34));
+            let mut paired =
+                Paired::new(&mut store, keys(&revisions, &fixed_testbed()), Metric::Cold, fake);
+            let found = bisect::bisect(16, &settings(), &mut paired).unwrap();
+            let Outcome::FirstBad { index, measured } = found.outcome else {
+                panic!("{found:?}");
+            };
+            assert_eq!(index, 11, "{found:?}");
+            assert!(measured.low > 1.0 && measured.high < 1.15, "{measured:?}");
         }
 
         #[test]

@@ -132,10 +132,12 @@ impl Record {
             .iter()
             .filter(|trial| trial.started_unix_ms.is_some())
             .min_by_key(|trial| trial.started_unix_ms);
-        // A duet's starts shared a CPU with the other build's and are slower for it:
-        // the series keeps what a start costs alone.
-        let alone = bench_core::duet::alone_starts(&result.side);
-        let samples = alone
+        // A duet's timed metrics keep the trials that shared a CPU with the other
+        // build's, as `compare` does: they pair trial by trial with the other side's
+        // record of the run, and the trials that ran alone (slower or faster by the
+        // machine of their moment) are not mixed in.
+        let kept = bench_core::duet::shared_only(&result.side);
+        let samples = kept
             .metrics
             .iter()
             .map(|(metric, observations)| {
@@ -359,7 +361,7 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a_record_leaves_out_starts_that_shared_a_cpu() {
+    fn a_duet_record_keeps_only_the_starts_that_shared_a_cpu() {
         let mut duet = result("demo", "abc", 1000, &[0.3, 0.1, 0.2]);
         for trial in 0..3 {
             duet.side
@@ -371,7 +373,8 @@ pub(crate) mod tests {
                 });
         }
         let record = Record::of(&duet, None, "main").unwrap();
-        assert_eq!(record.samples[&Metric::Cold], [(0, 0.3)]);
+        // Trial 0 ran alone: not mixed with the shared ones.
+        assert_eq!(record.samples[&Metric::Cold], [(1, 0.1), (2, 0.2)]);
     }
 
     #[test]

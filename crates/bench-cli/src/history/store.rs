@@ -524,9 +524,9 @@ impl Store {
             .map_err(self.sqlite())
     }
 
-    /// Every stored value of `metric` for one build (the records of `build.target` at
-    /// `build.revision` measured on testbed `build.testbed`, whatever their branch), grouped
-    /// by the run that measured it (in the order the runs were added); values of an
+    /// Every stored value of `metric` for one build, with its trial number (the records
+    /// of `build.target` at `build.revision` measured on testbed `build.testbed`, whatever
+    /// their branch), grouped by the run that measured it (in the order the runs were added); values of an
     /// unknown run are left out, since they were measured beside nothing known. Bisect
     /// compares builds only within runs.
     pub fn build_runs(
@@ -537,7 +537,7 @@ impl Store {
         let mut values = self
             .connection
             .prepare_cached(
-                "SELECT results.run, samples.value FROM samples
+                "SELECT results.run, samples.trial, samples.value FROM samples
                  JOIN results ON samples.result_id = results.id
                  WHERE results.target = ?1 AND results.revision = ?2 AND results.testbed = ?3
                    AND samples.metric = ?4 AND results.run IS NOT NULL
@@ -547,21 +547,30 @@ impl Store {
         let rows = values
             .query_map(
                 params![build.target, build.revision, build.testbed, metric.name()],
-                |row| Ok((row.get::<_, String>(0)?, row.get::<_, f64>(1)?)),
+                |row| {
+                    Ok((
+                        row.get::<_, String>(0)?,
+                        row.get::<_, i64>(1)?,
+                        row.get::<_, f64>(2)?,
+                    ))
+                },
             )
             .map_err(self.sqlite())?;
         let mut runs: Vec<RunValues> = Vec::new();
         for row in rows {
-            let (run, value) = row.map_err(self.sqlite())?;
+            let (run, trial, value) = row.map_err(self.sqlite())?;
             // The same limits a record read back passes (a store edited by hand).
+            let Ok(trial) = u32::try_from(trial) else {
+                continue;
+            };
             if !value.is_finite() || value < 0.0 {
                 continue;
             }
             match runs.iter_mut().find(|known| known.run == run) {
-                Some(known) => known.values.push(value),
+                Some(known) => known.values.push((trial, value)),
                 None => runs.push(RunValues {
                     run,
-                    values: vec![value],
+                    values: vec![(trial, value)],
                 }),
             }
         }

@@ -73,7 +73,7 @@ fn bisect_names_the_commit_that_made_starts_slower() {
     let named = format!("first bad commit: {} (#3)", slow.trim());
     assert!(out.stdout.starts_with(&named), "{}", out.stdout);
     // Every measured side is in the history: two per ab run.
-    let runs = out.stderr.matches(" pairs, in ").count();
+    let runs = out.stderr.matches("clibench bisect: measuring ").count();
     assert!(runs > 0, "{}", out.stderr);
     let stored = run(clibench()
         .args(["history", "show", "cold", "--rows", "0", "--store"])
@@ -89,7 +89,7 @@ fn bisect_names_the_commit_that_made_starts_slower() {
     assert_eq!(again.code, Some(0), "{}\n{}", again.stdout, again.stderr);
     assert!(again.stdout.starts_with(&named), "{}", again.stdout);
     assert_eq!(
-        again.stderr.matches(" pairs, in ").count(),
+        again.stderr.matches("clibench bisect: measuring ").count(),
         0,
         "{}",
         again.stderr
