@@ -17,22 +17,24 @@
 //! step runs, which then stops the phase and everything below it.
 
 use crate::pipeline::isolation::command::STOP_GRACE;
-use crate::pipeline::orchestration::phase_run::{PhaseOutcome, PhaseRun, SpecFacts, run_phase};
+use crate::pipeline::orchestration::phase_run::{PhaseRun, SpecFacts};
 use crate::pipeline::orchestration::plan::{Plan, SpecSource, Step};
 use crate::pipeline::orchestration::skip_rules::{SkipRules, headline};
 use crate::pipeline::{CleanupReport, Error};
 use bench_core::Phase;
 use std::collections::BTreeSet;
 use std::fs;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-/// How often a running phase process and the interrupt flag are looked at.
-const POLL: Duration = Duration::from_millis(50);
+mod execute;
+mod observer;
+
+pub use observer::{
+    Notice, Observer, Progress, RootCause, RunOutcome, SilentObserver, Skip, StepResult,
+};
 
 /// How each step runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,174 +50,6 @@ pub enum Execution {
         /// first: `clibench`, or any binary that embeds the pipeline.
         program: PathBuf,
     },
-}
-
-/// Where the run is, for an [`Observer`].
-#[derive(Debug, Clone)]
-pub struct Progress {
-    /// 0-based position of the step in the run.
-    pub index: usize,
-    /// Steps in the run.
-    pub total: usize,
-    /// The side's label in an interleaved run ("base", "head"), `None` for a single plan.
-    pub side: Option<String>,
-    /// The step.
-    pub step: Step,
-    /// Since the step started.
-    pub step_elapsed: Duration,
-    /// Since the run started.
-    pub run_elapsed: Duration,
-}
-
-impl Progress {
-    /// "head: measure trial 1", or "measure trial 1" for a single plan.
-    pub fn label(&self) -> String {
-        match &self.side {
-            Some(side) => format!("{side}: {}", self.step.label()),
-            None => self.step.label(),
-        }
-    }
-}
-
-/// How a step ended.
-#[derive(Debug, Clone)]
-pub enum StepResult {
-    /// The trial succeeded.
-    Succeeded,
-    /// The trial failed; `message` is its last error line, `log` the phase's whole log.
-    Failed {
-        /// The error.
-        message: String,
-        /// The phase's log.
-        log: PathBuf,
-    },
-    /// The step did not run: "install trial 0 failed", "same failure as measure trial 0: ...".
-    Skipped {
-        /// Why, naming the step whose failure caused it.
-        reason: String,
-    },
-}
-
-/// Something worth telling that is not a step's result.
-#[derive(Debug, Clone)]
-pub enum Notice {
-    /// Prepare failed, so nothing else of that side can run.
-    PrepareFailed {
-        /// The side's label, for an interleaved run.
-        side: Option<String>,
-    },
-    /// The folder held the result of an earlier run: it was moved here, and this run
-    /// starts a new one.
-    PreviousResult {
-        /// Where the earlier result is now.
-        path: PathBuf,
-    },
-    /// Install trial 0 failed: there is no installation, so the later phases of that side
-    /// are skipped.
-    InstallFailed {
-        /// The side's label, for an interleaved run.
-        side: Option<String>,
-    },
-    /// `--drop-caches`: the page cache is dropped before each measure trial (told once).
-    DropsCaches,
-    /// Stopping processes failed (they are listed in the message); the run goes on.
-    StopFailed {
-        /// What `bench_proc::stop` said.
-        message: String,
-    },
-}
-
-impl std::fmt::Display for Notice {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Notice::PrepareFailed { side: None } => {
-                f.write_str("prepare failed; nothing else can run")
-            }
-            Notice::PrepareFailed { side: Some(side) } => {
-                write!(f, "{side}: prepare failed; nothing else of {side} can run")
-            }
-            Notice::PreviousResult { path } => write!(
-                f,
-                "the earlier run's result was moved to {}; this run starts a new one (the \
-                 folder keeps the {} newest earlier results)",
-                path.display(),
-                crate::pipeline::out::folder::KEEP_PREVIOUS_RESULTS
-            ),
-            Notice::InstallFailed { side: None } => {
-                f.write_str("install trial 0 failed; the later phases cannot run and are skipped")
-            }
-            Notice::InstallFailed { side: Some(side) } => write!(
-                f,
-                "{side}: install trial 0 failed; the later phases of {side} cannot run and are skipped"
-            ),
-            Notice::DropsCaches => f.write_str(
-                "--drop-caches: dropping the page cache before each measure trial; this affects the whole machine (every program's cached files are read again)",
-            ),
-            Notice::StopFailed { message } => write!(f, "stopping leftover processes: {message}"),
-        }
-    }
-}
-
-/// Receives the runner's progress. Every method does nothing by default.
-pub trait Observer {
-    /// A step starts.
-    fn step_started(&mut self, _progress: &Progress) {}
-    /// A step is still running (called about every 50 ms when phases run in their own
-    /// process).
-    fn waiting(&mut self, _progress: &Progress) {}
-    /// A step ended.
-    fn step_finished(&mut self, _progress: &Progress, _result: &StepResult) {}
-    /// Something happened that is not a step's result.
-    fn notice(&mut self, _notice: &Notice) {}
-}
-
-/// An [`Observer`] that ignores everything.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct SilentObserver;
-
-impl Observer for SilentObserver {}
-
-/// A step that did not run.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Skip {
-    /// The index of its plan.
-    pub side: usize,
-    /// The step.
-    pub step: Step,
-    /// Why, as [`StepResult::Skipped`] says.
-    pub reason: String,
-}
-
-/// A failure that made later steps skip: the run's root cause.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RootCause {
-    /// The index of its plan.
-    pub side: usize,
-    /// The step that failed.
-    pub step: Step,
-    /// Its error.
-    pub message: String,
-    /// How many later steps were skipped because of it.
-    pub skipped: usize,
-}
-
-/// What a run did.
-#[derive(Debug, Default)]
-pub struct RunOutcome {
-    /// The steps that failed, with the index of their plan.
-    pub failed: Vec<(usize, Step)>,
-    /// The steps that did not run, in order.
-    pub skipped: Vec<Skip>,
-    /// The failures that made later steps skip, in order: what a summary leads with.
-    pub root_causes: Vec<RootCause>,
-    /// Whether the run was interrupted (everything was stopped and cleaned up).
-    pub interrupted: bool,
-    /// How long the steps took.
-    pub elapsed: Duration,
-    /// Each plan's cleanup, in plan order.
-    pub cleanups: Vec<CleanupReport>,
-    /// Each plan's spec file (for the demo, the one written into `OUT/demo`).
-    pub specs: Vec<PathBuf>,
 }
 
 /// Runs the steps of one or more plans.
@@ -464,32 +298,6 @@ impl Runner {
         Ok(())
     }
 
-    /// Runs one step as this runner executes steps, its output in the step's log;
-    /// `None` when interrupted.
-    fn execute(
-        &self,
-        run: &PhaseRun,
-        progress: &mut Progress,
-        started: Instant,
-        observer: &mut dyn Observer,
-    ) -> Result<Option<StepResult>, Error> {
-        let step_started = Instant::now();
-        let log = run
-            .out
-            .join("logs")
-            .join(format!("phase-{}-{}.log", run.phase, run.trial));
-        let result = match &self.execution {
-            Execution::InProcess => Some(run_in_process(run, &log)?),
-            Execution::ReExec { program } => {
-                self.run_child(program, run, &log, progress, started, observer)?
-            }
-        };
-        // run_child moves run_elapsed on while it waits, so the step keeps its own clock.
-        progress.step_elapsed = step_started.elapsed();
-        progress.run_elapsed = started.elapsed();
-        Ok(result)
-    }
-
     /// Concludes a step that ran; of a pair, its own half now and its partner's half
     /// carried to the partner's turn.
     fn conclude_run(
@@ -592,67 +400,6 @@ impl Runner {
                 _ => {}
             }
         }
-    }
-
-    /// Runs one step as its own process; `None` when interrupted.
-    fn run_child(
-        &self,
-        program: &Path,
-        run: &PhaseRun,
-        log: &Path,
-        progress: &mut Progress,
-        started: Instant,
-        observer: &mut dyn Observer,
-    ) -> Result<Option<StepResult>, Error> {
-        let label = run_label(run);
-        let mut child = spawn_phase(program, run, log)?;
-        let step_started = Instant::now();
-        // The wait between two looks at the child ends when it exits (its pidfd becomes
-        // readable), not a fixed POLL later: 13 phases a demo run, 25 ms each on average.
-        // Without pidfds (Linux before 5.3) it is a plain sleep.
-        let pidfd = rustix::process::Pid::from_raw(child.id() as i32).and_then(|pid| {
-            rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()
-        });
-        let status: ExitStatus = loop {
-            match child.try_wait() {
-                Ok(Some(status)) => break status,
-                Ok(None) => {}
-                Err(source) => {
-                    return Err(Error::Spawn {
-                        action: "wait for",
-                        step: label,
-                        source,
-                    });
-                }
-            }
-            if self.interrupted.load(Ordering::SeqCst) {
-                stop_everything(&mut child, observer);
-                return Ok(None);
-            }
-            progress.step_elapsed = step_started.elapsed();
-            progress.run_elapsed = started.elapsed();
-            observer.waiting(progress);
-            match &pidfd {
-                Some(pidfd) => {
-                    let mut fds = [rustix::event::PollFd::new(
-                        pidfd,
-                        rustix::event::PollFlags::IN,
-                    )];
-                    let timeout = rustix::event::Timespec::try_from(POLL).ok();
-                    // An interrupted or failed poll only makes this look come sooner.
-                    let _ = rustix::event::poll(&mut fds, timeout.as_ref());
-                }
-                None => std::thread::sleep(POLL),
-            }
-        };
-        Ok(Some(if status.success() {
-            StepResult::Succeeded
-        } else {
-            StepResult::Failed {
-                message: format!("{status}: {}", last_error_line(log)),
-                log: log.to_path_buf(),
-            }
-        }))
     }
 
     fn cleanup(&self, observer: &mut dyn Observer) -> Result<Vec<CleanupReport>, Error> {
@@ -780,39 +527,6 @@ fn phase_run(plan: &Plan, spec: &Path, step: Step) -> PhaseRun {
     }
 }
 
-fn run_label(run: &PhaseRun) -> String {
-    Step {
-        phase: run.phase,
-        trial: run.trial,
-    }
-    .label()
-}
-
-/// Runs a step here, writing its error into its log as the phase process would.
-fn run_in_process(run: &PhaseRun, log: &Path) -> Result<StepResult, Error> {
-    let outcome: PhaseOutcome = run_phase(run)?;
-    if outcome.succeeded() {
-        return Ok(StepResult::Succeeded);
-    }
-    let message = match &outcome.error {
-        Some(error) => error.clone(),
-        None => format!(
-            "{} failed: {}",
-            run_label(run),
-            outcome.trial_errors.join("; ")
-        ),
-    };
-    fs::write(log, format!("error: {message}\n")).map_err(|source| Error::Io {
-        action: "write",
-        path: log.to_path_buf(),
-        source,
-    })?;
-    Ok(StepResult::Failed {
-        message,
-        log: log.to_path_buf(),
-    })
-}
-
 /// The spec a plan runs: its file, or the demo written into `OUT/demo`.
 fn resolve_spec(plan: &Plan) -> Result<PathBuf, Error> {
     match &plan.spec {
@@ -830,88 +544,6 @@ fn resolve_spec(plan: &Plan) -> Result<PathBuf, Error> {
             Ok(crate::demo::materialise(&dir)?.spec)
         }
     }
-}
-
-fn spawn_phase(program: &Path, run: &PhaseRun, log: &Path) -> Result<Child, Error> {
-    let label = run_label(run);
-    let spawn_error = |action: &'static str| {
-        let step = label.clone();
-        move |source| Error::Spawn {
-            action,
-            step,
-            source,
-        }
-    };
-    let output = fs::File::create(log).map_err(|source| Error::Io {
-        action: "create",
-        path: log.to_path_buf(),
-        source,
-    })?;
-    let mut command = crate::pipeline::orchestration::phase_child::command(program, run);
-    command
-        .stdin(Stdio::null())
-        .stdout(output.try_clone().map_err(spawn_error("log"))?)
-        .stderr(output);
-    // Its own session (and process group): a Ctrl-C at the terminal reaches only us, and
-    // we stop the phase in order (SIGTERM, grace, SIGKILL) rather than letting it die
-    // half-way; nor does the terminal, or any descriptor above 2 we inherited, reach the
-    // phase and the targets it starts.
-    // SAFETY: detach makes raw, async-signal-safe system calls only (setsid,
-    // close_range) and allocates nothing.
-    unsafe {
-        command.pre_exec(bench_proc::detach);
-    }
-    die_with_this_process(&mut command);
-    command.spawn().map_err(spawn_error("start"))
-}
-
-/// Makes the phase get SIGTERM when this process dies, however it dies (SIGKILL
-/// included), so that a killed run leaves no phase measuring on; `clibench phase`
-/// stops what it started on SIGTERM, and `clibench cleanup` removes the rest.
-///
-/// The kernel sends the signal when the *thread* that forked the child ends, not
-/// the process: the phase is spawned and waited for by the same call
-/// ([`Runner::run_child`]), so that thread outlives the phase.
-fn die_with_this_process(command: &mut Command) {
-    let parent = rustix::process::getpid();
-    // SAFETY: the closure runs in the forked child before exec and only makes raw
-    // system calls (prctl, getppid), which are async-signal-safe; it allocates nothing
-    // (the error is built from a number).
-    unsafe {
-        command.pre_exec(move || {
-            rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::TERM))?;
-            // The parent may have died between fork and prctl, before there was
-            // anything to fire: the child was re-parented, so it stops here.
-            if rustix::process::getppid() != Some(parent) {
-                return Err(rustix::io::Errno::SRCH.into());
-            }
-            Ok(())
-        });
-    }
-}
-
-/// Stops the running phase and everything below us (re-parented daemons included).
-fn stop_everything(child: &mut Child, observer: &mut dyn Observer) {
-    let own = std::process::id();
-    if let Err(error) = bench_proc::stop(&bench_proc::Selector::Tree(own), STOP_GRACE) {
-        observer.notice(&Notice::StopFailed {
-            message: bench_core::error_chain(&error),
-        });
-    }
-    // `stop` reaps what it can; make sure the phase itself is not left a zombie. No
-    // kill() here: once reaped, its pid may already belong to another process.
-    let _ = child.wait();
-}
-
-/// The last non-empty line of a phase's log, which holds its error.
-fn last_error_line(log: &Path) -> String {
-    let text = fs::read_to_string(log).unwrap_or_default();
-    let line = text
-        .lines()
-        .rev()
-        .find(|line| !line.trim().is_empty())
-        .unwrap_or("(empty log)");
-    format!("{line} (log: {})", log.display())
 }
 
 #[cfg(test)]

@@ -268,28 +268,14 @@ pub(crate) fn start(
         &measure.ready_guard,
     ) {
         Ok(elapsed) => {
-            // Read right at ready: every millisecond later adds the program's idle
-            // work after ready to what its start cost. A program that exited is left
-            // out, its time taken when it is reaped (below).
-            let cpu = match measure.ready {
-                ReadyMode::Exit => family.cpu_seconds_without(terminal.pid()),
-                _ => family.cpu_seconds(),
-            };
-            let cpu = match cpu {
-                Ok(seconds) => Sample::Value(seconds),
-                Err(error) => Sample::Error(error_chain(&error)),
-            };
-            record(side, cpu_metric, trial, cpu);
-            side.trial_record_mut(Phase::Measure, trial).push_terminal(
-                bench_core::TerminalWindow {
-                    window: format!("{name} to ready"),
-                    seconds: elapsed.as_secs_f64(),
-                    output: terminal_output(&terminal.output_counts()),
-                },
+            record_at_ready(
+                side,
+                measure,
+                (family, before.as_ref()),
+                &terminal,
+                (metric, cpu_metric, name),
+                (trial, elapsed),
             );
-            if let Some(before) = &before {
-                record_unqueued(side, (family, before), metric, trial, elapsed);
-            }
             elapsed
         }
         Err(error) => {
@@ -325,6 +311,43 @@ pub(crate) fn start(
         recording,
         command,
     })
+}
+
+/// Records a start at ready, `elapsed` after its spawn: its CPU, what it wrote to its
+/// terminal, and (with a mark taken `before` the spawn) its time not spent waiting for a
+/// CPU.
+fn record_at_ready(
+    side: &mut Side,
+    measure: &spec::Measure,
+    (family, before): (
+        &Family,
+        Option<&Result<bench_proc::ProcessMark, crate::pipeline::TargetError>>,
+    ),
+    terminal: &Terminal,
+    (metric, cpu_metric, name): (Metric, Metric, &str),
+    (trial, elapsed): (u32, Duration),
+) {
+    // Read right at ready: every millisecond later adds the program's idle work after
+    // ready to what its start cost. A program that exited is left out, its time taken
+    // when it is reaped (see `add_reaped_cpu`).
+    let cpu = match measure.ready {
+        ReadyMode::Exit => family.cpu_seconds_without(terminal.pid()),
+        _ => family.cpu_seconds(),
+    };
+    let cpu = match cpu {
+        Ok(seconds) => Sample::Value(seconds),
+        Err(error) => Sample::Error(error_chain(&error)),
+    };
+    record(side, cpu_metric, trial, cpu);
+    side.trial_record_mut(Phase::Measure, trial)
+        .push_terminal(bench_core::TerminalWindow {
+            window: format!("{name} to ready"),
+            seconds: elapsed.as_secs_f64(),
+            output: terminal_output(&terminal.output_counts()),
+        });
+    if let Some(before) = before {
+        record_unqueued(side, (family, before), metric, trial, elapsed);
+    }
 }
 
 /// Adds to the CPU time of a start that exited at ready (the rest of its family, read at
@@ -424,39 +447,21 @@ fn starts(
             cold_ready |= metric == Metric::Cold;
             continue;
         }
-        let settled = settle_terminal(&mut terminal, *family, &measure.settle);
-        if let Ok(report) = &settled {
-            let record = side.trial_record_mut(Phase::Measure, trial);
-            record.push_settle(report.record(name));
-            // The settle is the program idle after ready: a spinner or a clock it redraws
-            // for nobody shows here.
-            record.push_terminal(bench_core::TerminalWindow {
-                window: format!("{name} idle after ready"),
-                seconds: terminal.elapsed().saturating_sub(elapsed).as_secs_f64(),
-                output: terminal_output(&terminal.output_counts().since(&ready_output)),
-            });
-        }
+        let (settled, closed_early) = settle_start(
+            side,
+            (trial, name),
+            &measure.settle,
+            *family,
+            &mut terminal,
+            (elapsed, &ready_output),
+        );
         // A program that restores the terminal and then dies can echo a probe on its way
-        // out; a start that did not survive its settle time was no start. A settle ends
-        // as closed only when the program closed its terminal.
-        let closed_early = matches!(&settled, Ok(report) if report.end == SettleEnd::Closed);
-        let settled = settled.map(drop);
+        // out; a start that did not survive its settle time was no start.
         if closed_early || terminal.session_processes().is_empty() {
             // When it was seen gone, not when it went: an upper bound on its life after ready.
             let seen_gone = terminal.elapsed();
             recording.finish(side, Some(elapsed));
-            let screen = terminal.screen_text();
-            let status = match terminal.close().ok().and_then(|report| report.status) {
-                Some(status) => format!(" ({status})"),
-                None => String::new(),
-            };
-            let error = exited_after_ready(
-                &command,
-                &status,
-                seen_gone.saturating_sub(elapsed),
-                elapsed,
-                &screen,
-            );
+            let error = gone_after_ready(&mut terminal, &command, elapsed, seen_gone);
             record(side, metric, trial, Sample::Error(error));
             return Ok(cold_ready);
         }
@@ -493,6 +498,57 @@ fn starts(
         }
     }
     Ok(cold_ready)
+}
+
+/// Lets a start that became ready `elapsed` after its spawn settle, and records the
+/// settle and what the program wrote while idle after ready (`ready_output` is what it
+/// had written at ready). Whether it settled, and whether it closed its terminal
+/// meanwhile: a settle ends as closed only then.
+fn settle_start(
+    side: &mut Side,
+    (trial, name): (u32, &str),
+    settle: &spec::Settle,
+    family: Family,
+    terminal: &mut Terminal,
+    (elapsed, ready_output): (Duration, &bench_term::OutputCounts),
+) -> (Result<(), bench_term::TermError>, bool) {
+    let settled = settle_terminal(terminal, family, settle);
+    if let Ok(report) = &settled {
+        let record = side.trial_record_mut(Phase::Measure, trial);
+        record.push_settle(report.record(name));
+        // The settle is the program idle after ready: a spinner or a clock it redraws
+        // for nobody shows here.
+        record.push_terminal(bench_core::TerminalWindow {
+            window: format!("{name} idle after ready"),
+            seconds: terminal.elapsed().saturating_sub(elapsed).as_secs_f64(),
+            output: terminal_output(&terminal.output_counts().since(ready_output)),
+        });
+    }
+    let closed_early = matches!(&settled, Ok(report) if report.end == SettleEnd::Closed);
+    (settled.map(drop), closed_early)
+}
+
+/// The error of a start whose program was seen gone at `seen_gone` after it looked ready
+/// at `ready` (both since the spawn): its command, its exit status (the terminal is
+/// closed to read it) and its last screen.
+fn gone_after_ready(
+    terminal: &mut Terminal,
+    command: &str,
+    ready: Duration,
+    seen_gone: Duration,
+) -> String {
+    let screen = terminal.screen_text();
+    let status = match terminal.close().ok().and_then(|report| report.status) {
+        Some(status) => format!(" ({status})"),
+        None => String::new(),
+    };
+    exited_after_ready(
+        command,
+        &status,
+        seen_gone.saturating_sub(ready),
+        ready,
+        &screen,
+    )
 }
 
 /// Whether measure trial `trial` settles and reads memory: the first `memory_trials`

@@ -1,0 +1,447 @@
+//! One scripted turn of the session: the prompt typed key by key, Enter, the reply
+//! watched on the screen until its final text shows (keys typed ~150 ms apart while it
+//! streams, each one's echo awaited), a fresh key's echo at the prompt, and the turn's
+//! times read from the model endpoint's journal and put on the terminal's clock.
+
+use super::{ECHO_TIMEOUT, Planned, TurnError, checkpoint, occurrences, squash};
+use crate::pipeline::program::family::Family;
+use bench_core::detail::SessionTurn;
+use bench_model::{Journal, Outcome, RequestRecord, conversation::Part};
+use bench_proc::Snapshot;
+use bench_term::{Key, Terminal};
+use std::time::{Duration, Instant};
+
+/// Keys of the prompt are typed this far apart: a fast typist (50 keys a second), and no
+/// paste. TUIs without bracketed paste take keys closer than about 8 ms for one (codex's
+/// composer does, from 3 keys on): at 5 ms apart, codex made the Enter after a prompt a
+/// newline in its input box instead of sending the prompt.
+const PROMPT_KEY_GAP: Duration = Duration::from_millis(20);
+/// After the prompt's last key, this long before Enter, as a person pauses: a TUI that took
+/// the keys for a paste anyway (it read them late, together) turns an Enter that follows
+/// within its window (codex: 120 ms) into a newline.
+const ENTER_PAUSE: Duration = Duration::from_millis(150);
+/// Keys during a stream are typed this far apart: a person's pace.
+const TYPING_GAP: Duration = Duration::from_millis(150);
+
+/// Whether a line below the last one holding `last_word` (squashed) matches `done`: the
+/// agent's "turn over" mark drawn after this reply, not an earlier turn's.
+fn done_below_reply(screen: &str, last_word: &str, done: &regex::Regex) -> bool {
+    let lines: Vec<&str> = screen.lines().collect();
+    // A mark line is never the reply's end: "End of step 3." ends in `3.`, and so does
+    // the mark `[done in 3.4s]` of a turn that took three seconds.
+    lines
+        .iter()
+        .rposition(|line| squash(line).contains(last_word) && !done.is_match(line))
+        .is_some_and(|at| lines[at + 1..].iter().any(|line| done.is_match(line)))
+}
+
+/// When the reply's first chunk and its final text became visible, on the terminal's
+/// clock (seconds since spawn).
+struct Watch {
+    origin: Instant,
+    first: String,
+    last: String,
+    first_before: usize,
+    last_needed: usize,
+    first_seen: Option<f64>,
+    last_seen: Option<f64>,
+}
+
+impl Watch {
+    /// `screen` is the screen's text squashed ([`Terminal::squashed_text`]).
+    fn new(origin: Instant, screen: &str, plan: &Planned) -> Watch {
+        let (first, last) = (squash(&plan.first_chunk), squash(&plan.last_words));
+        Watch {
+            origin,
+            first_before: occurrences(screen, &first),
+            last_needed: occurrences(screen, &last) + plan.last_repeats,
+            first,
+            last,
+            first_seen: None,
+            last_seen: None,
+        }
+    }
+
+    /// `screen` is the screen's text squashed, as the terminal's squashed waits give it.
+    fn observe(&mut self, screen: &str) {
+        if self.first_seen.is_some() && self.last_seen.is_some() {
+            return;
+        }
+        let now = self.origin.elapsed().as_secs_f64();
+        if self.first_seen.is_none() && occurrences(screen, &self.first) > self.first_before {
+            self.first_seen = Some(now);
+        }
+        if self.last_seen.is_none() && occurrences(screen, &self.last) >= self.last_needed {
+            self.last_seen = Some(now);
+            // The last words imply the first: a reply shown at once counts for both.
+            self.first_seen.get_or_insert(now);
+        }
+    }
+}
+
+/// Seconds on the terminal's clock of a journal time (µs since the endpoint started).
+fn on_terminal(journal_start: Instant, origin: Instant, at: Duration) -> f64 {
+    let offset = match journal_start.checked_duration_since(origin) {
+        Some(after) => after.as_secs_f64(),
+        None => -origin.duration_since(journal_start).as_secs_f64(),
+    };
+    offset + at.as_secs_f64()
+}
+
+/// A turn's time bound, and the error of a wait that ran out of it.
+struct TurnClock {
+    turn: u32,
+    timeout: Duration,
+    deadline: Instant,
+}
+
+impl TurnClock {
+    fn start(turn: u32, timeout: Duration) -> TurnClock {
+        TurnClock {
+            turn,
+            timeout,
+            deadline: Instant::now() + timeout,
+        }
+    }
+
+    fn remaining(&self) -> Duration {
+        self.deadline.saturating_duration_since(Instant::now())
+    }
+
+    /// The error of a wait for `waiting_for` that failed.
+    fn waited(
+        &self,
+        waiting_for: &'static str,
+    ) -> impl FnOnce(bench_term::TermError) -> TurnError + use<> {
+        let (turn, timeout) = (self.turn, self.timeout);
+        move |source| TurnError::Wait {
+            turn,
+            timeout,
+            waiting_for,
+            source,
+        }
+    }
+}
+
+/// Types `plan`'s prompt, presses Enter and waits until the reply's final text is shown
+/// and the prompt echoes a key again; the turn's times, CPU and the family's memory, and
+/// the walk of the family that read them (a sample for the phase's memory recording).
+pub(crate) fn one_turn(
+    terminal: &mut Terminal,
+    journal: &Journal,
+    family: Family,
+    plan: &Planned,
+    turn: u32,
+    timeout: Duration,
+    typing_keys: Option<usize>,
+) -> Result<(SessionTurn, Snapshot), TurnError> {
+    let clock = TurnClock::start(turn, timeout);
+    let requests_before = journal.request_count();
+    type_prompt(terminal, &plan.prompt)?;
+    let mut watch = Watch::new(terminal.spawned_at(), &terminal.squashed_text(), plan);
+    let cpu_before = family.cpu_seconds()?;
+    let output_before = terminal.output_counts();
+    let enter = terminal.elapsed().as_secs_f64();
+    terminal.send_keys(&[Key::Enter]).map_err(TurnError::Type)?;
+    let lags = wait_for_reply(terminal, &mut watch, plan, typing_keys, &clock)?;
+    // The prompt takes input again when a fresh key typed now is echoed.
+    let probe = terminal.fresh_word(4, 4);
+    terminal.type_text(&probe).map_err(TurnError::Type)?;
+    let ready = terminal
+        .wait_for_squashed(clock.remaining().min(ECHO_TIMEOUT), &mut |s| {
+            s.contains(&probe)
+        })
+        .map_err(clock.waited("waiting for the prompt to echo a key after the reply"))?;
+    // The CPU and the memory from one walk of the family: on a host of 100 processes a
+    // walk of the trial user's is most of what clibench spends on a turn but the screen.
+    let (snapshot, cpu_after) = family.snapshot_with_cpu()?;
+    let output = terminal.output_counts().since(&output_before);
+    terminal
+        .send_keys(&[Key::Backspace; 4])
+        .map_err(TurnError::Type)?;
+    terminal
+        .wait_for_squashed(clock.remaining().min(ECHO_TIMEOUT), &mut |s| {
+            !s.contains(&probe)
+        })
+        .map_err(clock.waited("waiting for the erased key to leave the prompt"))?;
+    let times = TurnTimes::from_journal(journal, requests_before, plan, turn, |at| {
+        on_terminal(journal.start(), terminal.spawned_at(), at) - enter
+    })?;
+    let measured = SessionTurn {
+        turn,
+        turn_seconds: ready.as_secs_f64() - enter,
+        submit_seconds: Some(times.first_request_at),
+        first_token_seconds: times
+            .first_chunk_at
+            .zip(watch.first_seen)
+            .map(|(chunk, seen)| seen - enter - chunk),
+        stream_render_seconds: times
+            .last_chunk_at
+            .zip(watch.last_seen)
+            .map(|(chunk, seen)| seen - enter - chunk),
+        tool_roundtrip_seconds: times.tool_roundtrip,
+        cpu_seconds: (cpu_after - cpu_before).max(0.0),
+        rss_bytes: snapshot.total_rss_bytes(),
+        pss_bytes: snapshot.total_pss_bytes(),
+        typing_lag_seconds: lags,
+        first_chunk_at_seconds: times.first_chunk_at,
+        last_chunk_at_seconds: times.last_chunk_at,
+        tool_call_at_seconds: times.tool_call_at,
+        output: Some(checkpoint::terminal_output(&output)),
+        bytes_per_token: (plan.tokens > 0).then(|| output.bytes as f64 / plan.tokens as f64),
+    };
+    Ok((measured, snapshot))
+}
+
+/// Types the prompt key by key at a typist's pace, then pauses as a person does before
+/// Enter.
+fn type_prompt(terminal: &mut Terminal, prompt: &str) -> Result<(), TurnError> {
+    for key in prompt.chars() {
+        terminal
+            .type_text(&key.to_string())
+            .map_err(TurnError::Type)?;
+        terminal.settle(PROMPT_KEY_GAP).map_err(TurnError::Type)?;
+    }
+    terminal
+        .settle(ENTER_PAUSE.saturating_sub(PROMPT_KEY_GAP))
+        .map_err(TurnError::Type)
+}
+
+/// After Enter: waits until the reply's final text is shown (and `turn_done` below it),
+/// typing `typing_keys` keys while it streams; returns those keys' echo lags.
+fn wait_for_reply(
+    terminal: &mut Terminal,
+    watch: &mut Watch,
+    plan: &Planned,
+    typing_keys: Option<usize>,
+    clock: &TurnClock,
+) -> Result<Vec<f64>, TurnError> {
+    let mut lags = Vec::new();
+    if let Some(keys) = typing_keys.filter(|&k| k > 0) {
+        terminal
+            .wait_for_squashed(clock.remaining(), &mut |s| {
+                watch.observe(s);
+                watch.first_seen.is_some()
+            })
+            .map_err(
+                clock.waited("waiting for the reply's first text, to type while it streams"),
+            )?;
+        lags = type_during_stream(terminal, watch, keys, || clock.remaining())
+            .map_err(clock.waited("typing while the reply streams"))?;
+    }
+    terminal
+        .wait_for_squashed(clock.remaining(), &mut |s| {
+            watch.observe(s);
+            watch.last_seen.is_some()
+        })
+        .map_err(clock.waited("waiting for the reply's final text"))?;
+    if let Some(done) = &plan.done {
+        terminal
+            .wait_for_screen(clock.remaining(), &mut |s| {
+                done_below_reply(s, &plan.last_word, done)
+            })
+            .map_err(clock.waited("waiting for [session] turn_done below the reply"))?;
+    }
+    Ok(lags)
+}
+
+/// A turn's times from the model endpoint's journal, in seconds since Enter on the
+/// terminal's clock.
+struct TurnTimes {
+    /// The endpoint received the turn's first request.
+    first_request_at: f64,
+    /// The final reply's first and last chunk with text were written.
+    first_chunk_at: Option<f64>,
+    last_chunk_at: Option<f64>,
+    /// The tool call's last chunk was written.
+    tool_call_at: Option<f64>,
+    /// The tool call's last chunk written until the request with its result arrived.
+    tool_roundtrip: Option<f64>,
+}
+
+impl TurnTimes {
+    /// The times of `plan`'s requests since `requests_before`; `since_enter` puts a
+    /// journal time on the terminal's clock, from Enter.
+    fn from_journal(
+        journal: &Journal,
+        requests_before: usize,
+        plan: &Planned,
+        turn: u32,
+        since_enter: impl Fn(Duration) -> f64,
+    ) -> Result<TurnTimes, TurnError> {
+        let requests: Vec<RequestRecord> = journal
+            .requests_from(requests_before)
+            .into_iter()
+            .filter(|r| matches!(r.outcome, Outcome::Turn { index, .. } if index == plan.index))
+            .collect();
+        let Some(first_request) = requests.first() else {
+            let last = journal
+                .requests_from(journal.request_count().saturating_sub(1))
+                .last()
+                .map_or("no request at all".to_owned(), |r| {
+                    format!("{} {} -> {:?}", r.method, r.path, r.outcome)
+                });
+            return Err(TurnError::NoRequest { turn, last });
+        };
+        let final_part = match plan.tool_rounds {
+            0 => Part::Start,
+            rounds => Part::AfterTools(rounds as u32),
+        };
+        // The preamble (framing events written with the headers) carries no token: the
+        // reply's first chunk is the first with text.
+        let final_chunks: Vec<_> = find_part(&requests, final_part)
+            .map(|r| journal.chunks(r.number))
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|chunk| chunk.tokens > 0)
+            .collect();
+        let (tool_call_at, tool_roundtrip) = match plan.tool_rounds {
+            0 => (None, None),
+            _ => tool_times(journal, &requests, &since_enter),
+        };
+        Ok(TurnTimes {
+            first_request_at: since_enter(first_request.received),
+            first_chunk_at: final_chunks.first().map(|c| since_enter(c.written)),
+            last_chunk_at: final_chunks.last().map(|c| since_enter(c.written)),
+            tool_call_at,
+            tool_roundtrip,
+        })
+    }
+}
+
+/// The turn's request for `part` of the script's turn.
+fn find_part(requests: &[RequestRecord], part: Part) -> Option<&RequestRecord> {
+    requests
+        .iter()
+        .find(|r| matches!(&r.outcome, Outcome::Turn { part: p, .. } if *p == part))
+}
+
+/// When the tool call's last chunk was written, and from then until the request with
+/// its result arrived.
+fn tool_times(
+    journal: &Journal,
+    requests: &[RequestRecord],
+    since_enter: &impl Fn(Duration) -> f64,
+) -> (Option<f64>, Option<f64>) {
+    let Some(written) = find_part(requests, Part::Start).and_then(|call| {
+        journal
+            .chunks(call.number)
+            .last()
+            .map(|chunk| chunk.written)
+    }) else {
+        return (None, None);
+    };
+    let call_at = since_enter(written);
+    let roundtrip = find_part(requests, Part::AfterTools(1))
+        .map(|result| since_enter(result.received) - call_at);
+    (Some(call_at), roundtrip)
+}
+
+/// Types `keys` letters of a fresh word ~150 ms apart while the reply streams, each
+/// one's echo awaited (the screen watched meanwhile), then erases them.
+fn type_during_stream(
+    terminal: &mut Terminal,
+    watch: &mut Watch,
+    keys: usize,
+    remaining: impl Fn() -> Duration,
+) -> Result<Vec<f64>, bench_term::TermError> {
+    const LEAD: usize = 3;
+    let word = terminal.fresh_word(LEAD + keys, LEAD);
+    terminal.type_text(&word[..LEAD])?;
+    terminal.wait_for_squashed(remaining().min(ECHO_TIMEOUT), &mut |s| {
+        watch.observe(s);
+        s.contains(&word[..LEAD])
+    })?;
+    let origin = terminal.spawned_at();
+    let mut lags = Vec::with_capacity(keys);
+    for typed in LEAD..LEAD + keys {
+        let next = Instant::now() + TYPING_GAP;
+        let sent = origin.elapsed().as_secs_f64();
+        terminal.type_text(&word[typed..=typed])?;
+        let shown = &word[..=typed];
+        let echoed = terminal.wait_for_squashed(remaining().min(ECHO_TIMEOUT), &mut |s| {
+            watch.observe(s);
+            s.contains(shown)
+        })?;
+        lags.push(echoed.as_secs_f64() - sent);
+        terminal.watch_squashed(next.saturating_duration_since(Instant::now()), &mut |s| {
+            watch.observe(s)
+        })?;
+    }
+    terminal.send_keys(&vec![Key::Backspace; LEAD + keys])?;
+    // Gone means the whole word is gone: its 3-letter lead alone turns up by chance in a
+    // long reply squashed of its spaces (about one reply in ten of the demo's 180 words),
+    // and waiting for that to vanish failed the turn.
+    terminal.wait_for_squashed(remaining().min(ECHO_TIMEOUT), &mut |s| {
+        watch.observe(s);
+        !s.contains(&word)
+    })?;
+    Ok(lags)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(first: &str, last: &str) -> Planned {
+        Planned {
+            index: 0,
+            prompt: "p".into(),
+            first_chunk: first.into(),
+            last_words: last.into(),
+            last_repeats: 1,
+            tool_rounds: 0,
+            tokens: 10,
+            last_word: String::new(),
+            done: None,
+        }
+    }
+
+    #[test]
+    fn the_turn_done_mark_counts_only_below_this_reply() {
+        let done = regex::Regex::new(r"\[done in").unwrap();
+        // The earlier turn's mark sits above this reply's end: not yet over.
+        let busy = "> hi\nHello there.\n[done in 0.2s]\n> list\nThose are the files.\n";
+        assert!(!done_below_reply(busy, "files.", &done));
+        let over = format!("{busy}[done in 0.3s]\n> ");
+        assert!(done_below_reply(&over, "files.", &done));
+        // A reply that is not on the screen yet is not over either.
+        assert!(!done_below_reply("[done in 0.1s]\n", "files.", &done));
+        // The mark itself holds the reply's last word: it is still the mark below it.
+        let step = "> step 3\nEnd of step 3.\n[done in 3.4s]\n> ";
+        assert!(done_below_reply(step, "3.", &done));
+    }
+
+    #[test]
+    fn wrapped_text_is_matched_without_its_whitespace() {
+        assert_eq!(squash(" a b\n c  d "), "abcd");
+        let mut watch = Watch::new(Instant::now(), ">", &plan("Hello there", "the end."));
+        watch.observe(&squash("> Hel\nlo the"));
+        assert!(watch.first_seen.is_none());
+        watch.observe(&squash("> Hel\nlo there, and so\n to the   end."));
+        assert!(watch.first_seen.is_some() && watch.last_seen.is_some());
+    }
+
+    #[test]
+    fn text_already_on_the_screen_must_appear_once_more() {
+        let mut watch = Watch::new(
+            Instant::now(),
+            &squash("old: Hello there"),
+            &plan("Hello there", "x"),
+        );
+        watch.observe(&squash("old: Hello there\n> typing"));
+        assert!(watch.first_seen.is_none());
+        watch.observe(&squash("old: Hello there\nHello there"));
+        assert!(watch.first_seen.is_some());
+    }
+
+    #[test]
+    fn journal_times_are_put_on_the_terminal_clock() {
+        let journal_start = Instant::now();
+        let origin = journal_start + Duration::from_millis(500);
+        let at = on_terminal(journal_start, origin, Duration::from_millis(700));
+        assert!((at - 0.2).abs() < 1e-9, "{at}");
+        let before = on_terminal(origin, journal_start, Duration::from_millis(100));
+        assert!((before - 0.6).abs() < 1e-9, "{before}");
+    }
+}
