@@ -232,20 +232,29 @@ fn another_users_pss_is_unknown_not_zero() {
 
 #[test]
 fn zombie_child_is_not_counted() {
-    // The shell's background child exits, and `exec sleep` never reaps it.
+    // The shell's background child exits, and `exec sleep` never reaps it. It lives a
+    // tenth of a second first, so the wait below must see it become a zombie: with a
+    // child that exits at once the test passed or failed by how fast it did.
     let mut command = std::process::Command::new("sh");
     command
-        .args(["-c", "true & exec sleep 30"])
+        .args(["-c", "sleep 0.1 & exec sleep 30"])
         .process_group(0);
     let mut child = command.spawn().unwrap();
     let pid = child.id();
     let root = bench_proc::ProcRoot::live();
     let mut discovered = Vec::new();
-    for _ in 0..200 {
+    // Until the shell is `sleep` and its child has exited: a child still running (the
+    // shell forked it, it has not run `true` yet) is a live process the snapshot must
+    // count, so waiting for two processes alone raced on a loaded machine.
+    for _ in 0..2000 {
         discovered = root.discover(&Selector::Tree(pid)).unwrap();
         let is_sleep = std::fs::read_to_string(format!("/proc/{pid}/comm"))
             .is_ok_and(|comm| comm.trim() == "sleep");
-        if discovered.len() == 2 && is_sleep {
+        let child_is_zombie = discovered
+            .iter()
+            .filter(|&&found| found != pid)
+            .all(|found| is_zombie(*found));
+        if discovered.len() == 2 && is_sleep && child_is_zombie {
             break;
         }
         std::thread::sleep(Duration::from_millis(10));
@@ -256,6 +265,15 @@ fn zombie_child_is_not_counted() {
     assert_eq!(discovered.len(), 2, "sleep and its zombie: {discovered:?}");
     assert_eq!(snap.processes.len(), 1, "{snap:?}");
     assert_eq!(snap.processes[0].name, "sleep");
+}
+
+/// Whether `pid` has exited and waits to be reaped (state `Z` in `/proc/PID/stat`).
+fn is_zombie(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        // The state follows the command name, which is in parentheses and may hold any byte.
+        stat.rsplit_once(") ")
+            .is_some_and(|(_, rest)| rest.starts_with('Z'))
+    })
 }
 
 #[test]
