@@ -327,8 +327,11 @@ impl Store {
         transaction.commit().map_err(sqlite)
     }
 
-    /// Adds `records` in one transaction; a record whose content the store already
-    /// holds is left as it was.
+    /// Adds `records` in one transaction; a record the store already holds is left as it
+    /// was: the same content, or the same measurement read by another clibench (the same
+    /// run's result of the same build on the same testbed, started at the same
+    /// millisecond). The second rule is what keeps re-adding a result file a no-op across
+    /// versions that read it differently (a duet result kept its solo starts before).
     pub fn add(&mut self, records: &[Record]) -> Result<Added, StoreError> {
         let path = self.path.clone();
         let sqlite = |source| StoreError::Sqlite {
@@ -357,8 +360,30 @@ impl Store {
                     "INSERT INTO samples (result_id, metric, trial, value) VALUES (?1, ?2, ?3, ?4)",
                 )
                 .map_err(sqlite)?;
+            let mut measured = transaction
+                .prepare_cached(
+                    "SELECT 1 FROM results WHERE run = ?1 AND started_unix_ms = ?2
+                     AND target = ?3 AND revision = ?4 AND testbed = ?5 LIMIT 1",
+                )
+                .map_err(sqlite)?;
             for record in records {
                 let testbed = &record.testbed;
+                let same_measurement = match (&record.run, record.started_unix_ms) {
+                    (Some(run), Some(started)) if !run.is_empty() => measured
+                        .exists(params![
+                            run,
+                            started as i64,
+                            record.target,
+                            record.revision,
+                            testbed.fingerprint()
+                        ])
+                        .map_err(sqlite)?,
+                    _ => false,
+                };
+                if same_measurement {
+                    outcome.already += 1;
+                    continue;
+                }
                 let inserted = insert
                     .execute(params![
                         record.content_hash(),
@@ -625,6 +650,27 @@ mod tests {
                 }
             );
             assert_eq!(store.count().unwrap(), 1);
+        }
+
+        #[test]
+        fn a_result_read_again_by_a_clibench_that_keeps_other_trials_is_not_added_twice() {
+            let dir = tempfile::tempdir().unwrap();
+            let mut store = Store::open(&dir.path().join("h.sqlite"), false).unwrap();
+            let mut as_read_before = record("a", 1, &[0.3, 0.2, 0.25]);
+            as_read_before.run = Some("run-1".into());
+            let mut as_read_now = as_read_before.clone();
+            // A newer clibench keeps fewer of the same result's trials (a duet's solo
+            // starts): another content, the same measurement.
+            as_read_now.samples.values_mut().for_each(|values| values.truncate(2));
+            assert_ne!(as_read_before.content_hash(), as_read_now.content_hash());
+            store.add(&[as_read_before.clone()]).unwrap();
+            let again = store.add(&[as_read_now]).unwrap();
+            assert_eq!(again, Added { added: 0, already: 1 });
+            // Another run of the same build at the same moment is another measurement.
+            let mut other_run = as_read_before;
+            other_run.run = Some("run-2".into());
+            assert_eq!(store.add(&[other_run]).unwrap(), Added { added: 1, already: 0 });
+            assert_eq!(store.count().unwrap(), 2);
         }
 
         #[test]
