@@ -268,20 +268,40 @@ fn role_of(raw: &RawValue) -> String {
     Head::of(raw).role().unwrap_or("").to_owned()
 }
 
-/// What the person typed in a user message: its last text block. Agents put their own
-/// wrappers before the prompt in the same message (claude-code's `<system-reminder>`,
-/// gemini-cli's `<session_context>` with a folder tree), and a script's `when` regex must
-/// match the prompt, not a word of the wrapper.
+/// What the person typed in a user message: its last text block that is not an agent's
+/// wrapper. Agents put their own wrappers in the same message, before the prompt
+/// (claude-code's `<system-reminder>`, gemini-cli's `<session_context>` with a folder tree)
+/// or after it (Kilo's `<environment_details>` with the time and the folder), and a script's
+/// `when` regex must match the prompt, not a word of the wrapper. A message made only of
+/// wrappers gives its last one.
 fn typed_text_of(value: &Value) -> String {
     match value {
-        Value::Array(parts) => parts
-            .iter()
-            .rev()
-            .map(|part| text_of(&Value::Array(vec![part.clone()])))
-            .find(|text| !text.trim().is_empty())
-            .unwrap_or_default(),
+        Value::Array(parts) => {
+            let texts: Vec<String> = parts
+                .iter()
+                .map(|part| text_of(&Value::Array(vec![part.clone()])))
+                .filter(|text| !text.trim().is_empty())
+                .collect();
+            let typed = texts.iter().rev().find(|text| !is_wrapper(text));
+            typed.or(texts.last()).cloned().unwrap_or_default()
+        }
         other => text_of(other),
     }
+}
+
+/// A text block that is one tag from start to end (`<environment_details>...
+/// </environment_details>`, surrounding whitespace aside): what agents wrap their own context
+/// in, never what a person types at the prompt.
+fn is_wrapper(text: &str) -> bool {
+    let text = text.trim();
+    let Some((name, _)) = text.strip_prefix('<').and_then(|rest| rest.split_once('>')) else {
+        return false;
+    };
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        && text.ends_with(&format!("</{name}>"))
 }
 
 fn text_of(value: &Value) -> String {
@@ -648,6 +668,26 @@ mod tests {
         };
         let asked = read(Dialect::Gemini, Some(&path), gemini).unwrap();
         assert_eq!(asked.last_user_text, "say hello");
+    }
+
+    #[test]
+    fn the_prompt_is_not_the_agents_wrapper_after_it() {
+        // Kilo 7.7's user message: the prompt, then its environment details.
+        let anthropic = br#"{"model":"m","max_tokens":1,"messages":[{"role":"user","content":[
+            {"type":"text","text":"say hello"},
+            {"type":"text","text":"\n\n<environment_details>\nMessage time: 2026-12-02T19:28:26Z\nWorking directory: /w\n</environment_details>","cache_control":{"type":"ephemeral"}}]}]}"#;
+        let asked = read(Dialect::Anthropic, None, anthropic).unwrap();
+        assert_eq!(asked.last_user_text, "say hello");
+        // A message of wrappers only still has a text, the last.
+        let only = br#"{"model":"m","max_tokens":1,"messages":[{"role":"user","content":[
+            {"type":"text","text":"<a>one</a>"},{"type":"text","text":"<b>two</b>"}]}]}"#;
+        let asked = read(Dialect::Anthropic, None, only).unwrap();
+        assert_eq!(asked.last_user_text, "<b>two</b>");
+        // A prompt that starts with a tag but is more than it is the prompt.
+        let typed = br#"{"model":"m","max_tokens":1,"messages":[{"role":"user","content":[
+            {"type":"text","text":"<b>bold</b> list the files"}]}]}"#;
+        let asked = read(Dialect::Anthropic, None, typed).unwrap();
+        assert_eq!(asked.last_user_text, "<b>bold</b> list the files");
     }
 
     #[test]

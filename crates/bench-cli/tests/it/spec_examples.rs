@@ -383,12 +383,14 @@ fn the_full_example_in_the_docs_parses() {
 }
 
 /// The agents users run, one spec each under `examples/agents/`.
-const AGENTS: [(&str, &str); 5] = [
+const AGENTS: [(&str, &str); 7] = [
     ("claude-code", "@anthropic-ai/claude-code"),
     ("codex", "@openai/codex"),
     ("gemini-cli", "@google/gemini-cli"),
+    ("kilocode", "@kilocode/cli"),
     ("opencode", "opencode-ai"),
     ("pi", "@mariozechner/pi-coding-agent"),
+    ("qwen-code", "@qwen-code/qwen-code"),
 ];
 
 #[test]
@@ -458,7 +460,7 @@ fn agent_home_files_are_valid_json_and_toml() {
                     assert_eq!(project["hasTrustDialogAccepted"], true, "{text}");
                 }
                 // The model endpoint's URL reaches the provider settings intact.
-                if name == "opencode" {
+                if name == "opencode" || name == "kilocode" {
                     let url = &json["provider"]["anthropic"]["options"]["baseURL"];
                     assert_eq!(url, "http://127.0.0.1:9/m/a\"b/v1", "{text}");
                 }
@@ -480,7 +482,10 @@ fn agent_home_files_are_valid_json_and_toml() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 6, "claude 1, codex 2, gemini 1, opencode 1, pi 1");
+    assert_eq!(
+        checked, 8,
+        "claude 1, codex 2, gemini 1, kilo 1, opencode 1, pi 1, qwen 1"
+    );
 }
 
 #[test]
