@@ -329,6 +329,30 @@ mod tests {
         }
     }
 
+    /// Bisects 16 builds whose metric steps by +7% at build 11, measured by a fake
+    /// that `vary` sets up: the first bad build named, its change, and the runs.
+    fn first_bad_of_sixteen(
+        vary: impl FnOnce(&mut Fake),
+    ) -> (usize, Measured, Vec<(usize, usize, u32)>) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("h.sqlite"), false).unwrap();
+        let revisions: Vec<String> = (0..16).map(|i| format!("rev{i:02}")).collect();
+        let mut fake = Fake::new(&revisions, 11, 0);
+        fake.step = 1.07;
+        vary(&mut fake);
+        let mut paired = Paired::new(
+            &mut store,
+            keys(&revisions, &fixed_testbed()),
+            Metric::Cold,
+            fake,
+        );
+        let found = bisect::bisect(16, &settings(), &mut paired).unwrap();
+        let Outcome::FirstBad { index, measured } = found.outcome else {
+            panic!("{found:?}");
+        };
+        (index, measured, paired.measurer().calls.clone())
+    }
+
     rusty_fork_test! {
         // SQLite's caches add to the test binary's peak RSS, which other tests of it
         // measure: each runs in a process of its own, as the store's tests do.
@@ -383,29 +407,16 @@ mod tests {
             // end's median moved by up to 30% from one run to the next. Pooling each
             // build's values across runs named 0.68.1 (+26.4%, one run's offset against
             // another's); within each run the change is plain.
-            let dir = tempfile::tempdir().unwrap();
-            let mut store = Store::open(&dir.path().join("h.sqlite"), false).unwrap();
-            let revisions: Vec<String> = (0..16).map(|i| format!("rev{i:02}")).collect();
-            let mut fake = Fake::new(&revisions, 11, 0);
-            fake.step = 1.07;
-            fake.offsets = vec![1.0, 1.30, 0.80, 1.25, 0.85, 1.20, 0.75, 1.35];
-            let mut paired =
-                Paired::new(&mut store, keys(&revisions, &fixed_testbed()), Metric::Cold, fake);
-            let found = bisect::bisect(16, &settings(), &mut paired).unwrap();
-            let Outcome::FirstBad { index, measured } = found.outcome else {
-                panic!("{found:?}");
-            };
-            assert_eq!(index, 11, "{found:?}");
+            let (index, measured, calls) = first_bad_of_sixteen(|fake| {
+                fake.offsets = vec![1.0, 1.30, 0.80, 1.25, 0.85, 1.20, 0.75, 1.35];
+            });
+            assert_eq!(index, 11, "{measured:?}");
             // Its change against the build before, reached through the good end: the
             // change itself, not a run's offset.
             assert!((measured.ratio - 1.07).abs() < 0.01, "{measured:?}");
             assert!(measured.low > 1.0 && measured.high < 1.15, "{measured:?}");
             // Every run paired a middle with the good end (or measured the ends).
-            assert!(
-                paired.measurer().calls.iter().all(|&(base, _, _)| base == 0),
-                "{:?}",
-                paired.measurer().calls
-            );
+            assert!(calls.iter().all(|&(base, _, _)| base == 0), "{calls:?}");
         }
 
         #[test]
@@ -415,19 +426,10 @@ mod tests {
             // Paired trial by trial the load cancels; the difference of the runs' mean
             // logs (before pairing) would leave it in, at about the change's size with
             // 16 pairs, and decide nothing.
-            let dir = tempfile::tempdir().unwrap();
-            let mut store = Store::open(&dir.path().join("h.sqlite"), false).unwrap();
-            let revisions: Vec<String> = (0..16).map(|i| format!("rev{i:02}")).collect();
-            let mut fake = Fake::new(&revisions, 11, 0);
-            fake.step = 1.07;
-            fake.load = Some(SplitMix64::new(34));
-            let mut paired =
-                Paired::new(&mut store, keys(&revisions, &fixed_testbed()), Metric::Cold, fake);
-            let found = bisect::bisect(16, &settings(), &mut paired).unwrap();
-            let Outcome::FirstBad { index, measured } = found.outcome else {
-                panic!("{found:?}");
-            };
-            assert_eq!(index, 11, "{found:?}");
+            let (index, measured, _) = first_bad_of_sixteen(|fake| {
+                fake.load = Some(SplitMix64::new(34));
+            });
+            assert_eq!(index, 11, "{measured:?}");
             assert!(measured.low > 1.0 && measured.high < 1.15, "{measured:?}");
         }
 
