@@ -618,3 +618,40 @@ fn session_growth_and_idle_cpu_show_with_their_units_and_meanings() {
 fn a_result_without_sessions_has_no_session_section() {
     assert!(!html::report(&demo_like()).contains("id=\"session\""));
 }
+
+#[test]
+fn a_long_request_value_is_folded_under_the_request_line() {
+    // A scenario's overrides carry its whole script: thousands of characters that filled
+    // the page's first screen above the summary.
+    let mut result = demo_like();
+    let script = format!(
+        "model.script={{ turns = [{}] }}",
+        "{ prompt = \"step\" }, ".repeat(200)
+    );
+    result
+        .request
+        .config
+        .insert("overrides".into(), script.clone());
+    result
+        .request
+        .config
+        .insert("target".into(), "demo-agent".into());
+    let page = html::report(&result);
+    let line_start = page.find("<p class=\"request\">").expect("request line");
+    let line = &page[line_start..line_start + page[line_start..].find("</p>").unwrap()];
+    let length = script.chars().count();
+    assert!(
+        line.contains(&format!("overrides ({length} characters, below)")),
+        "{line}"
+    );
+    assert!(line.contains("target demo-agent"), "{line}");
+    assert!(!line.contains("prompt"), "{line}");
+    // The whole value is still on the page, escaped, in a folded block.
+    assert!(
+        page.contains(&format!(
+            "<details class=\"request\"><summary>overrides ({length} characters)</summary>"
+        )),
+        "folded block missing"
+    );
+    assert!(page.contains("model.script={ turns = [{ prompt = &quot;step&quot; }"));
+}

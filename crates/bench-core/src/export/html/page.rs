@@ -44,6 +44,7 @@ figure{margin:8px 0 18px}figure svg{max-width:100%;height:auto;display:block}\
 figcaption{font-size:.9em;margin-top:2px}\
 .legend{display:flex;flex-wrap:wrap;gap:4px 16px;font-size:.9em;margin:2px 0 4px}\
 .swatch{display:inline-block;width:11px;height:11px;border-radius:50%;margin-right:5px;vertical-align:-1px}\
+pre.config{white-space:pre-wrap;overflow-wrap:anywhere}\
 pre.screen{background:#111;color:#e6e6e6;padding:12px 14px;border-radius:6px;overflow-x:auto;line-height:1.2;font-size:.8em;width:fit-content;max-width:calc(100% - 28px)}\
 details{margin:6px 0}summary{cursor:pointer;font-weight:600}\
 dl.glossary dt{font-weight:600;margin-top:8px}dl.glossary dd{margin:2px 0 0 18px}\

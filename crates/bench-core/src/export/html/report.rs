@@ -18,6 +18,11 @@ use std::fmt::Write;
 /// How many processes the "who holds the memory" chart shows.
 const PROCESS_BARS: usize = 12;
 
+/// A request value longer than this is folded under the request line: a scenario's
+/// overrides carry its whole script (about 4,000 characters for `long-session`), which
+/// filled the page's first screen above the summary.
+const CONFIG_INLINE_CHARS: usize = 160;
+
 /// `result` as a self-contained HTML page.
 pub fn report(result: &ResultFile) -> String {
     let report = Report::new(result);
@@ -71,11 +76,27 @@ fn request_line(out: &mut String, report: &Report) {
     if let Some(harness) = &request.harness_sha {
         parts.push(format!("harness <code>{}</code>", escape(harness)));
     }
+    let mut folded = Vec::new();
     for (key, value) in &request.config {
-        parts.push(format!("{} {}", escape(key), escape(value)));
+        let length = value.chars().count();
+        if length > CONFIG_INLINE_CHARS {
+            parts.push(format!("{} ({length} characters, below)", escape(key)));
+            folded.push((key, value, length));
+        } else {
+            parts.push(format!("{} {}", escape(key), escape(value)));
+        }
     }
     if !parts.is_empty() {
         let _ = writeln!(out, "<p class=\"request\">{}</p>", parts.join(" · "));
+    }
+    for (key, value, length) in folded {
+        let _ = writeln!(
+            out,
+            "<details class=\"request\"><summary>{} ({length} characters)</summary>\
+             <pre class=\"config\">{}</pre></details>",
+            escape(key),
+            escape(value)
+        );
     }
 }
 
