@@ -30,6 +30,13 @@ impl SplitMix64 {
         (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
     }
 
+    /// A standard normal draw (Box–Muller, from two uniforms; the first taken from
+    /// `(0, 1]` so its logarithm is finite): the simulated noise of the statistics' tests.
+    pub fn next_normal(&mut self) -> f64 {
+        let (u, v) = (1.0 - self.next_f64(), self.next_f64());
+        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+    }
+
     /// A uniform index below `bound` (which must be non-zero), by Lemire's
     /// multiply-shift; the bias is below 2^-50 for the sample counts used here.
     pub fn below(&mut self, bound: usize) -> usize {

@@ -399,12 +399,7 @@ mod tests {
     /// `n` values around `level` with multiplicative noise of log-sd `sd`.
     fn noisy(rng: &mut SplitMix64, n: usize, level: f64, sd: f64) -> Vec<f64> {
         (0..n)
-            .map(|_| {
-                // Box-Muller: a standard normal from two uniforms.
-                let (u, v) = (rng.next_f64().max(1e-12), rng.next_f64());
-                let z = (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos();
-                level * (sd * z).exp()
-            })
+            .map(|_| level * (sd * rng.next_normal()).exp())
             .collect()
     }
 

@@ -414,12 +414,6 @@ mod tests {
         }
     }
 
-    /// One standard normal draw (Box–Muller).
-    fn normal(rng: &mut SplitMix64) -> f64 {
-        let (u, v) = (1.0 - rng.next_f64(), rng.next_f64());
-        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
-    }
-
     /// A run of `pairs` pairs: each pair's two values share a load factor of log-sd 0.3
     /// (the machine of that moment), each value has its own spread of 2%, and head is
     /// `change` times base. With `paired` false head's trials are numbered apart from
@@ -427,10 +421,10 @@ mod tests {
     fn loaded_run(rng: &mut SplitMix64, pairs: u32, change: f64, paired: bool) -> [RunValues; 2] {
         let (mut base, mut head) = (Vec::new(), Vec::new());
         for trial in 0..pairs {
-            let load = (0.3 * normal(rng)).exp();
-            base.push((trial, load * (0.02 * normal(rng)).exp()));
+            let load = (0.3 * rng.next_normal()).exp();
+            base.push((trial, load * (0.02 * rng.next_normal()).exp()));
             let head_trial = if paired { trial } else { trial + pairs };
-            head.push((head_trial, change * load * (0.02 * normal(rng)).exp()));
+            head.push((head_trial, change * load * (0.02 * rng.next_normal()).exp()));
         }
         [base, head].map(|values| RunValues {
             run: "r".into(),
@@ -473,7 +467,7 @@ mod tests {
         for _ in 0..400 {
             let mut runs: [Vec<RunValues>; 2] = [Vec::new(), Vec::new()];
             for name in ["a", "b"] {
-                let offset = (0.2 * normal(&mut rng)).exp();
+                let offset = (0.2 * rng.next_normal()).exp();
                 for (side, mut values) in
                     loaded_run(&mut rng, 10, 1.0, true).into_iter().enumerate()
                 {

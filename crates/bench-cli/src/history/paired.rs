@@ -258,12 +258,6 @@ mod tests {
         }
     }
 
-    /// One standard normal draw (Box–Muller).
-    fn normal(rng: &mut SplitMix64) -> f64 {
-        let (u, v) = (1.0 - rng.next_f64(), rng.next_f64());
-        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
-    }
-
     #[derive(Debug, thiserror::Error)]
     #[error("never")]
     struct Never;
@@ -275,7 +269,9 @@ mod tests {
             self.calls.push((base, head, pairs));
             let run = format!("run{:04}", self.clock);
             let loads: Vec<f64> = match &mut self.load {
-                Some(rng) => (0..pairs).map(|_| (0.3 * normal(rng)).exp()).collect(),
+                Some(rng) => (0..pairs)
+                    .map(|_| (0.3 * rng.next_normal()).exp())
+                    .collect(),
                 None => vec![1.0; pairs as usize],
             };
             let mut records = Vec::new();
@@ -289,7 +285,7 @@ mod tests {
                 let values: Vec<f64> = (0..pairs)
                     .map(|i| {
                         let own = match &mut self.load {
-                            Some(rng) => (0.02 * normal(rng)).exp(),
+                            Some(rng) => (0.02 * rng.next_normal()).exp(),
                             None => 1.0 + 0.01 * f64::from(i % 3),
                         };
                         0.4 * offset * level * loads[i as usize] * own

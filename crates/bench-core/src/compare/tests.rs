@@ -213,12 +213,7 @@ fn the_verdict_and_the_interval_beside_it_never_contradict() {
     // ab printed warm +265.9% "within noise" beside +228.2% .. +362.2% from three
     // interleaved trials of a 300 ms startup delay.
     let mut rng = crate::rng::SplitMix64::new(31);
-    let mut uniform = move || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
-    let mut normal = move || {
-        // Box–Muller from two uniforms in (0, 1].
-        let (u, v) = (1.0 - uniform(), uniform());
-        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
-    };
+    let mut normal = move || rng.next_normal();
     let metrics = [Metric::Cold, Metric::Warm, Metric::Rss];
     let mut checked = 0;
     let mut verdicts = BTreeSet::new();
@@ -618,7 +613,7 @@ fn a_a_comparisons_of_many_metrics_stay_at_the_family_rate() {
         .take(25)
         .collect();
     let mut rng = crate::rng::SplitMix64::new(2026);
-    let mut uniform = move || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+    let mut uniform = move || rng.next_f64();
     let options = CompareOptions {
         interleaving: Some(Interleaving::Interleaved),
         // No practical threshold: the test alone must hold the rate.
