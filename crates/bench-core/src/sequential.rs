@@ -263,7 +263,7 @@ mod tests {
         budget: Option<u32>,
         at_budget: &dyn Fn(&SequentialPlan, usize) -> f64,
     ) -> (u32, bool) {
-        let mut uniform = || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+        let mut uniform = || rng.next_f64();
         let max = *plan.looks().last().unwrap();
         let mut base = Side::new("b");
         let mut head = Side::new("h");

@@ -139,7 +139,7 @@ fn holm_levels_reject_exactly_what_the_adjusted_p_values_reject() {
     for _ in 0..2000 {
         let p_values: Vec<Option<f64>> = (0..6)
             .map(|_| {
-                let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+                let u = rng.next_f64();
                 (u > 0.1).then_some(u.powi(4))
             })
             .collect();
@@ -255,7 +255,7 @@ fn the_trials_a_target_needs_follow_the_spread() {
 fn the_test_holds_its_level_on_a_a_data() {
     let mut rng = SplitMix64::new(11);
     let mut draw = || {
-        let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+        let u = rng.next_f64();
         1.0 - 0.05 * (1.0 - u).ln()
     };
     for n in [3, 5, 10] {
