@@ -71,14 +71,9 @@ pub fn shared_cpu_view<'a>(base: &'a Side, candidate: &'a Side) -> (Cow<'a, Side
     if shared.is_empty() {
         return (Cow::Borrowed(base), Cow::Borrowed(candidate));
     }
-    let keep = |phase: Phase, trial: u32| {
-        shared
-            .get(&phase)
-            .is_none_or(|trials| trials.contains(&trial))
-    };
     (
-        Cow::Owned(paired_samples_of(base, keep)),
-        Cow::Owned(paired_samples_of(candidate, keep)),
+        Cow::Owned(paired_samples_of(base, &shared)),
+        Cow::Owned(paired_samples_of(candidate, &shared)),
     )
 }
 
@@ -92,11 +87,7 @@ pub fn shared_only(side: &Side) -> Cow<'_, Side> {
     if shared.is_empty() {
         return Cow::Borrowed(side);
     }
-    Cow::Owned(paired_samples_of(side, |phase, trial| {
-        shared
-            .get(&phase)
-            .is_none_or(|trials| trials.contains(&trial))
-    }))
+    Cow::Owned(paired_samples_of(side, &shared))
 }
 
 /// The trials `trials` names for each paired phase, the phases with none left out.
@@ -108,12 +99,14 @@ fn per_phase(trials: impl Fn(Phase) -> BTreeSet<u32>) -> BTreeMap<Phase, BTreeSe
         .collect()
 }
 
-/// A copy of `side` whose paired metrics keep the samples of the trials `keep` accepts.
-fn paired_samples_of(side: &Side, keep: impl Fn(Phase, u32) -> bool) -> Side {
+/// A copy of `side` whose paired metrics keep the samples of the trials `shared` names
+/// for their phase (all of them in a phase it does not name).
+fn paired_samples_of(side: &Side, shared: &BTreeMap<Phase, BTreeSet<u32>>) -> Side {
     let mut side = side.clone();
     for (metric, samples) in side.metrics.iter_mut() {
         if paired(*metric) {
-            samples.retain(|sample| keep(metric.phase(), sample.trial));
+            let kept = shared.get(&metric.phase());
+            samples.retain(|sample| kept.is_none_or(|trials| trials.contains(&sample.trial)));
         }
     }
     side

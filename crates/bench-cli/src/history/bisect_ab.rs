@@ -21,11 +21,6 @@ use crate::spec::{Override, OverrideSyntaxError};
 use bench_core::{Metric, Phase};
 use std::path::Path;
 
-/// Whether bisect measures `metric` in a duet (else in ABBA order, every trial whole).
-pub fn duet_for(metric: Metric) -> bool {
-    bench_core::duet::paired(metric)
-}
-
 /// The measure trials of a duet step that run alone: trial 0 only (the first start after
 /// the install, which `ab` never pairs); bisect reads no memory from a duet step.
 const DUET_ALONE_TRIALS: u32 = 1;
@@ -43,7 +38,8 @@ pub fn settings(
     (pairs, metric): (u32, Metric),
     phases: &[Phase],
 ) -> Result<AbSettings, OverrideSyntaxError> {
-    let duet = duet_for(metric);
+    // A duet for what a duet pairs, else ABBA order, every trial whole.
+    let duet = bench_core::duet::paired(metric);
     let trials = if duet {
         (pairs + DUET_ALONE_TRIALS).min(bench_core::result::MAX_TRIAL + 1)
     } else {
@@ -79,14 +75,18 @@ pub fn records(out: &Path) -> Result<Vec<Record>, IngestError> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn each_side_is_the_spec_with_its_builds_override() {
-        let build = |version: &str| Build {
+    /// The build of a package release, as `bisect --good/--bad` with versions names it.
+    fn build(version: &str) -> Build {
+        Build {
             label: version.into(),
             name: version.into(),
             set: format!("version={version}"),
             revision: format!("pkg@{version}"),
-        };
+        }
+    }
+
+    #[test]
+    fn each_side_is_the_spec_with_its_builds_override() {
         let (good, middle) = (build("0.63.1"), build("0.68.1"));
         let ab = |metric| {
             settings(
@@ -112,12 +112,6 @@ mod tests {
 
     #[test]
     fn a_duet_step_never_asks_for_more_trials_than_a_result_holds() {
-        let build = |version: &str| Build {
-            label: version.into(),
-            name: version.into(),
-            set: format!("version={version}"),
-            revision: format!("pkg@{version}"),
-        };
         let ab = settings(
             &SpecSource::Demo,
             Path::new("out"),
