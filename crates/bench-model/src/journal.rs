@@ -168,6 +168,15 @@ pub struct ChunkRecord {
     pub last: bool,
 }
 
+/// What was written of one answer so far ([`Journal::answer_written`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AnswerWritten {
+    /// The tokens of its chunks written (still in memory, with a spill file).
+    pub tokens: u64,
+    /// Whether its last chunk was written.
+    pub last: bool,
+}
+
 fn micros(duration: Duration) -> u64 {
     u64::try_from(duration.as_micros()).unwrap_or(u64::MAX)
 }
@@ -490,6 +499,23 @@ impl Journal {
             .collect()
     }
 
+    /// What was written of the answer to request `number` so far, read from the
+    /// journal's index of the request's chunks without copying them: a session asks at
+    /// every frame the agent draws whether the reply it waits for can be on the screen
+    /// yet. A chunk is journaled before it is handed to the socket, so what the client
+    /// shows of an answer was journaled before the client could read it.
+    pub fn answer_written(&self, number: u64) -> AnswerWritten {
+        let kept = self.lock();
+        let mut written = AnswerWritten::default();
+        for &position in kept.chunk_positions.get(&number).into_iter().flatten() {
+            if let Some(Event::Chunk(chunk)) = kept.at(position) {
+                written.tokens += u64::from(chunk.tokens);
+                written.last |= chunk.last;
+            }
+        }
+        written
+    }
+
     /// Chunk events not kept because the journal was full ([`MAX_EVENTS`]).
     pub fn dropped(&self) -> u64 {
         self.inner
@@ -649,6 +675,24 @@ mod tests {
         assert_eq!(indices(journal.chunks(1)), [0, 1]);
         assert_eq!(indices(journal.chunks(2)), [0, 1]);
         assert!(journal.chunks(3).is_empty());
+        assert_eq!(
+            journal.answer_written(1),
+            AnswerWritten {
+                tokens: 2,
+                last: false
+            }
+        );
+        let mut last = chunk(2, 2);
+        (last.tokens, last.last) = (0, true);
+        journal.push(Event::Chunk(last));
+        assert_eq!(
+            journal.answer_written(2),
+            AnswerWritten {
+                tokens: 2,
+                last: true
+            }
+        );
+        assert_eq!(journal.answer_written(3), AnswerWritten::default());
     }
 
     #[test]

@@ -68,7 +68,7 @@ pub mod script;
 pub mod server;
 mod tokens;
 
-pub use journal::{ChunkRecord, Event, Journal, Outcome, RequestRecord};
+pub use journal::{AnswerWritten, ChunkRecord, Event, Journal, Outcome, RequestRecord};
 pub use physics::{FaultKind, Physics};
 pub use request::Dialect;
 pub use script::{Compiled, Script, ScriptError};

@@ -210,6 +210,59 @@ impl Terminal {
         Ok(hit.read_at.saturating_duration_since(self.spawned_at))
     }
 
+    /// [`Terminal::wait_for_squashed`] for a check that cannot begin to hold before
+    /// `open` says so: the squashed text is built and `check` called only at frames
+    /// read while `open()` is true, so the frames of a long stream the check cannot
+    /// match yet cost their emulation and nothing more (a session knows from its model
+    /// endpoint when a reply's text has been sent). `open` is asked at every frame and
+    /// at least every 50 ms; when it turns true after the last frame was read, the
+    /// screen as it stands is checked, and a hit is timed at that frame's read.
+    pub fn wait_for_squashed_gated(
+        &mut self,
+        timeout: Duration,
+        open: &mut dyn FnMut() -> bool,
+        check: &mut dyn FnMut(&str) -> bool,
+    ) -> Result<Duration, TermError> {
+        let started = Instant::now();
+        let deadline = started + timeout;
+        let mut text = String::new();
+        // Whether the screen as it stands was checked; a frame read while closed was not.
+        let mut checked = false;
+        loop {
+            let now = Instant::now();
+            if !checked && !self.screen.in_sync(now) && open() {
+                checked = true;
+                squashed_text(self.screen.vt(), &mut text);
+                if check(&text) {
+                    let read_at = self.last_output_at.unwrap_or(self.spawned_at);
+                    return Ok(read_at.saturating_duration_since(self.spawned_at));
+                }
+            }
+            if now >= deadline {
+                return Err(self.timeout(Stage::WaitFor, now - started));
+            }
+            let pumped = self.pump((deadline - now).min(EXIT_CHECK_INTERVAL), &mut |s| {
+                checked = open();
+                checked && {
+                    squashed_text(s, &mut text);
+                    check(&text)
+                }
+            })?;
+            match pumped {
+                Pumped::Data(Some(hit)) => {
+                    return Ok(hit.read_at.saturating_duration_since(self.spawned_at));
+                }
+                Pumped::Data(None) => {}
+                Pumped::Idle => {
+                    if self.leader.has_exited() {
+                        return Err(self.exited(Stage::WaitFor));
+                    }
+                }
+                Pumped::Eof => return Err(self.exited(Stage::WaitFor)),
+            }
+        }
+    }
+
     /// Waits until the screen text matches `pattern` outside a synchronized update,
     /// at most `timeout`; returns when the output that made it match was read, since
     /// spawn (for a screen that already matches, when the last output was read).

@@ -6,7 +6,8 @@ use bench_term::{
     Terminal,
 };
 use regex::Regex;
-use std::time::Duration;
+use std::cell::Cell;
+use std::time::{Duration, Instant};
 
 const FIXTURE: &str = env!("CARGO_BIN_EXE_bench-term-fixture-tui");
 /// Generous: tests assert on what happens, never on how fast this machine is.
@@ -1094,5 +1095,65 @@ fn a_fresh_word_is_fresh_on_the_squashed_screen_the_waits_read() {
         );
         assert!(word.starts_with('z'), "{word}");
     }
+    terminal.close().unwrap();
+}
+
+#[test]
+fn a_gated_wait_checks_no_frame_before_its_gate_opens() {
+    let mut terminal = Terminal::spawn(&ticking()).unwrap();
+    let (asked, opened, checks) = (Cell::new(0), Cell::new(false), Cell::new(0));
+    terminal
+        .wait_for_squashed_gated(
+            TIMEOUT,
+            &mut || {
+                asked.set(asked.get() + 1);
+                opened.set(asked.get() > 5);
+                opened.get()
+            },
+            &mut |squashed| {
+                assert!(opened.get(), "checked while the gate was closed");
+                checks.set(checks.get() + 1);
+                squashed.contains("tick")
+            },
+        )
+        .unwrap();
+    // The ticks were on the screen long before: the first check after the gate opened
+    // found them.
+    assert_eq!((asked.get(), checks.get()), (6, 1));
+    terminal.close().unwrap();
+}
+
+#[test]
+fn a_gate_that_opens_after_the_last_frame_checks_the_screen_as_it_stands() {
+    let mut terminal =
+        Terminal::spawn(&line_mode("/bin/sh").args(["-c", "printf 'hello world'; exec sleep 60"]))
+            .unwrap();
+    let shown = terminal
+        .wait_for(&Regex::new("hello world").unwrap(), TIMEOUT)
+        .unwrap();
+    // Closed for the first few asks while nothing more arrives: the wait keeps asking,
+    // then checks the screen the last read made, and times the hit at that read.
+    let mut asked = 0;
+    let mut opened_at = None;
+    let found = terminal
+        .wait_for_squashed_gated(
+            TIMEOUT,
+            &mut || {
+                asked += 1;
+                let open = asked > 3;
+                if open {
+                    opened_at.get_or_insert_with(Instant::now);
+                }
+                open
+            },
+            &mut |squashed| squashed.contains("helloworld"),
+        )
+        .unwrap();
+    assert_eq!(found, shown);
+    let opened = opened_at.unwrap().duration_since(terminal.spawned_at());
+    assert!(
+        found < opened,
+        "{found:?}, after the gate opened at {opened:?}"
+    );
     terminal.close().unwrap();
 }

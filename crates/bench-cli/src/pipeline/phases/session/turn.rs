@@ -41,7 +41,9 @@ struct Watch {
     origin: Instant,
     first: String,
     last: String,
+    /// The fewest times the first chunk was on a screen watched before it was seen.
     first_before: usize,
+    /// How often the last words must be on the screen for the reply's end to be.
     last_needed: usize,
     first_seen: Option<f64>,
     last_seen: Option<f64>,
@@ -62,20 +64,88 @@ impl Watch {
         }
     }
 
+    /// Whether a frame can change what the watch saw, given whether the reply's text
+    /// began and ended being written ([`ReplySent::progress`]).
+    fn wants(&self, (started, finished): (bool, bool)) -> bool {
+        (self.first_seen.is_none() && started) || (self.last_seen.is_none() && finished)
+    }
+
     /// `screen` is the screen's text squashed, as the terminal's squashed waits give it.
     fn observe(&mut self, screen: &str) {
         if self.first_seen.is_some() && self.last_seen.is_some() {
             return;
         }
         let now = self.origin.elapsed().as_secs_f64();
-        if self.first_seen.is_none() && occurrences(screen, &self.first) > self.first_before {
-            self.first_seen = Some(now);
+        if self.first_seen.is_none() {
+            // Earlier replies that begin alike scroll away under the tool's output: the
+            // count to beat is the lowest seen, or a first chunk shown where one scrolled
+            // off was never seen, and the turn's first token counted at its last.
+            let count = occurrences(screen, &self.first);
+            if count > self.first_before {
+                self.first_seen = Some(now);
+            } else {
+                self.first_before = count;
+            }
         }
         if self.last_seen.is_none() && occurrences(screen, &self.last) >= self.last_needed {
             self.last_seen = Some(now);
             // The last words imply the first: a reply shown at once counts for both.
             self.first_seen.get_or_insert(now);
         }
+    }
+}
+
+/// What the model endpoint has written of the turn's final reply, asked at every frame the
+/// agent draws while the turn waits for it. The endpoint journals a chunk before it hands
+/// it to the socket, so the agent cannot show the reply's first chunk before a chunk with
+/// text was journaled, nor its last words before all of its text was: until then a frame
+/// is emulated and not searched. A long turn's tool output and streamed reply are most of
+/// what an agent draws, and building and searching the screen's squashed text of each
+/// frame was a third of what clibench spent watching it (docs/architecture.md).
+struct ReplySent<'a> {
+    journal: &'a Journal,
+    index: usize,
+    part: Part,
+    tokens: u64,
+    /// Request records read so far (the turn's began at the first).
+    read: usize,
+    /// The numbers of the requests for the final reply (more than one when the agent
+    /// asked again).
+    numbers: Vec<u64>,
+}
+
+impl<'a> ReplySent<'a> {
+    fn new(journal: &'a Journal, requests_before: usize, plan: &Planned) -> ReplySent<'a> {
+        ReplySent {
+            journal,
+            index: plan.index,
+            part: final_part(plan),
+            tokens: plan.tokens as u64,
+            read: requests_before,
+            numbers: Vec::new(),
+        }
+    }
+
+    /// Whether a chunk of the final reply's text was written, and whether all of it was.
+    fn progress(&mut self) -> (bool, bool) {
+        if self.journal.request_count() > self.read {
+            let records = self.journal.requests_from(self.read);
+            self.read += records.len();
+            self.numbers
+                .extend(records.iter().filter_map(|r| match r.outcome {
+                    Outcome::Turn { index, part } if index == self.index && part == self.part => {
+                        Some(r.number)
+                    }
+                    _ => None,
+                }));
+        }
+        let (mut started, mut finished) = (false, false);
+        for &number in &self.numbers {
+            let written = self.journal.answer_written(number);
+            started |= written.tokens > 0;
+            finished |= written.last || written.tokens >= self.tokens;
+        }
+        (started, finished)
     }
 }
 
@@ -143,7 +213,8 @@ pub(crate) fn one_turn(
     let output_before = terminal.output_counts();
     let enter = terminal.elapsed().as_secs_f64();
     terminal.send_keys(&[Key::Enter]).map_err(TurnError::Type)?;
-    let lags = wait_for_reply(terminal, &mut watch, plan, typing_keys, &clock)?;
+    let mut sent = ReplySent::new(journal, requests_before, plan);
+    let lags = wait_for_reply(terminal, &mut watch, &mut sent, plan, typing_keys, &clock)?;
     // The prompt takes input again when a fresh key typed now is echoed.
     let probe = terminal.fresh_word(4, 4);
     terminal.type_text(&probe).map_err(TurnError::Type)?;
@@ -212,29 +283,24 @@ fn type_prompt(terminal: &mut Terminal, prompt: &str) -> Result<(), TurnError> {
 fn wait_for_reply(
     terminal: &mut Terminal,
     watch: &mut Watch,
+    sent: &mut ReplySent,
     plan: &Planned,
     typing_keys: Option<usize>,
     clock: &TurnClock,
 ) -> Result<Vec<f64>, TurnError> {
     let mut lags = Vec::new();
     if let Some(keys) = typing_keys.filter(|&k| k > 0) {
-        terminal
-            .wait_for_squashed(clock.remaining(), &mut |s| {
-                watch.observe(s);
-                watch.first_seen.is_some()
-            })
-            .map_err(
-                clock.waited("waiting for the reply's first text, to type while it streams"),
-            )?;
+        watch_reply(terminal, watch, sent, clock.remaining(), |w| {
+            w.first_seen.is_some()
+        })
+        .map_err(clock.waited("waiting for the reply's first text, to type while it streams"))?;
         lags = type_during_stream(terminal, watch, keys, || clock.remaining())
             .map_err(clock.waited("typing while the reply streams"))?;
     }
-    terminal
-        .wait_for_squashed(clock.remaining(), &mut |s| {
-            watch.observe(s);
-            watch.last_seen.is_some()
-        })
-        .map_err(clock.waited("waiting for the reply's final text"))?;
+    watch_reply(terminal, watch, sent, clock.remaining(), |w| {
+        w.last_seen.is_some()
+    })
+    .map_err(clock.waited("waiting for the reply's final text"))?;
     if let Some(done) = &plan.done {
         terminal
             .wait_for_screen(clock.remaining(), &mut |s| {
@@ -243,6 +309,34 @@ fn wait_for_reply(
             .map_err(clock.waited("waiting for [session] turn_done below the reply"))?;
     }
     Ok(lags)
+}
+
+/// Waits until `done` holds for `watch`, which observes the frames drawn while the
+/// reply's text can change what it saw ([`ReplySent`]). Typing during the stream may
+/// have seen it all already: then there is nothing to wait for.
+fn watch_reply(
+    terminal: &mut Terminal,
+    watch: &mut Watch,
+    sent: &mut ReplySent,
+    timeout: Duration,
+    done: fn(&Watch) -> bool,
+) -> Result<(), bench_term::TermError> {
+    if done(watch) {
+        return Ok(());
+    }
+    // Both closures read the watch, one at a time.
+    let watch = std::cell::RefCell::new(watch);
+    terminal
+        .wait_for_squashed_gated(
+            timeout,
+            &mut || watch.borrow().wants(sent.progress()),
+            &mut |s| {
+                let mut watch = watch.borrow_mut();
+                watch.observe(s);
+                done(&watch)
+            },
+        )
+        .map(|_| ())
 }
 
 /// A turn's times from the model endpoint's journal, in seconds since Enter on the
@@ -283,10 +377,7 @@ impl TurnTimes {
                 });
             return Err(TurnError::NoRequest { turn, last });
         };
-        let final_part = match plan.tool_rounds {
-            0 => Part::Start,
-            rounds => Part::AfterTools(rounds as u32),
-        };
+        let final_part = final_part(plan);
         // The preamble (framing events written with the headers) carries no token: the
         // reply's first chunk is the first with text.
         let final_chunks: Vec<_> = find_part(&requests, final_part)
@@ -306,6 +397,14 @@ impl TurnTimes {
             tool_call_at,
             tool_roundtrip,
         })
+    }
+}
+
+/// The part of the script's turn that holds the final reply.
+fn final_part(plan: &Planned) -> Part {
+    match plan.tool_rounds {
+        0 => Part::Start,
+        rounds => Part::AfterTools(rounds as u32),
     }
 }
 
@@ -382,6 +481,7 @@ fn type_during_stream(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bench_model::Event;
 
     fn plan(first: &str, last: &str) -> Planned {
         Planned {
@@ -432,6 +532,97 @@ mod tests {
         watch.observe(&squash("old: Hello there\n> typing"));
         assert!(watch.first_seen.is_none());
         watch.observe(&squash("old: Hello there\nHello there"));
+        assert!(watch.first_seen.is_some());
+    }
+
+    fn request(number: u64, index: usize, part: Part) -> Event {
+        Event::Request(Box::new(RequestRecord {
+            number,
+            received: Duration::ZERO,
+            method: "POST".into(),
+            path: "/v1/messages".into(),
+            dialect: None,
+            model: None,
+            stream: true,
+            body_bytes: 0,
+            tool_count: 0,
+            tool_results: false,
+            outcome: Outcome::Turn { index, part },
+            status: 200,
+            tools_called: vec![],
+            output_tokens: 0,
+            prompt: String::new(),
+        }))
+    }
+
+    fn chunk(request: u64, index: u32, tokens: u32, last: bool) -> Event {
+        Event::Chunk(bench_model::ChunkRecord {
+            request,
+            index,
+            scheduled: Duration::ZERO,
+            written: Duration::ZERO,
+            bytes: 8,
+            tokens,
+            last,
+        })
+    }
+
+    #[test]
+    fn the_reply_is_sent_when_its_final_parts_text_is_journaled() {
+        let journal = Journal::new(Instant::now());
+        // An earlier turn's request, before this turn began.
+        journal.push(request(1, 0, Part::Start));
+        journal.push(chunk(1, 0, 10, true));
+        let mut tool_turn = plan("a", "b");
+        (tool_turn.index, tool_turn.tool_rounds, tool_turn.tokens) = (1, 1, 4);
+        let mut sent = ReplySent::new(&journal, 1, &tool_turn);
+        assert_eq!(sent.progress(), (false, false));
+        // The tool call's answer is not the reply, however much it streams.
+        journal.push(request(2, 1, Part::Start));
+        journal.push(chunk(2, 0, 6, true));
+        assert_eq!(sent.progress(), (false, false));
+        journal.push(request(3, 1, Part::AfterTools(1)));
+        journal.push(chunk(3, 0, 0, false));
+        assert_eq!(
+            sent.progress(),
+            (false, false),
+            "a preamble carries no text"
+        );
+        journal.push(chunk(3, 1, 2, false));
+        assert_eq!(sent.progress(), (true, false));
+        // All of its text written is the end, before the framing's last chunk.
+        journal.push(chunk(3, 2, 2, false));
+        assert_eq!(sent.progress(), (true, true));
+        // An answer cut short and asked again: its retry's end is the end.
+        let mut retried = ReplySent::new(&journal, 1, &plan("a", "b"));
+        journal.push(request(4, 0, Part::Start));
+        journal.push(request(5, 0, Part::Start));
+        journal.push(chunk(5, 0, 1, true));
+        assert_eq!(retried.progress(), (true, true));
+    }
+
+    #[test]
+    fn the_watch_wants_frames_only_while_they_can_change_what_it_saw() {
+        let mut watch = Watch::new(Instant::now(), ">", &plan("Hello", "end."));
+        assert!(!watch.wants((false, false)));
+        assert!(watch.wants((true, false)));
+        watch.observe("Hello");
+        assert!(!watch.wants((true, false)));
+        assert!(watch.wants((true, true)));
+        watch.observe("Helloend.");
+        assert!(!watch.wants((true, true)));
+    }
+
+    #[test]
+    fn a_first_chunk_shown_where_an_earlier_one_scrolled_off_is_seen() {
+        let mut watch = Watch::new(
+            Instant::now(),
+            &squash("old: Hello there"),
+            &plan("Hello there", "x"),
+        );
+        watch.observe(&squash("1\n2\n3"));
+        assert!(watch.first_seen.is_none());
+        watch.observe(&squash("2\n3\nHello there"));
         assert!(watch.first_seen.is_some());
     }
 
