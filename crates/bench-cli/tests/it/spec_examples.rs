@@ -445,6 +445,7 @@ fn agent_home_files_are_valid_json_and_toml() {
         .set(spec::Placeholder::Version, "1.2.3")
         .set(spec::Placeholder::ModelUrl, "http://127.0.0.1:9/m/a\"b");
     let mut checked = 0;
+    let mut shell_allowed = Vec::new();
     for (name, _) in AGENTS {
         let spec = load(&format!("agents/{name}.toml"));
         for file in &spec.install.write {
@@ -455,9 +456,16 @@ fn agent_home_files_are_valid_json_and_toml() {
             if file.path.ends_with(".json") {
                 let json: serde_json::Value = serde_json::from_str(&text)
                     .unwrap_or_else(|error| panic!("{name} {}: {error}\n{text}", file.path));
-                if name == "claude-code" {
+                if name == "claude-code" && file.path == ".claude.json" {
                     let project = &json["projects"]["/home/o\"brien/workspace"];
                     assert_eq!(project["hasTrustDialogAccepted"], true, "{text}");
+                }
+                // The scenarios' shell commands (big-output's `yes | head -c`) run without
+                // an approval question the session cannot answer.
+                if name == "claude-code" && file.path == ".claude/settings.json" {
+                    let allow = &json["permissions"]["allow"];
+                    assert_eq!(allow, &serde_json::json!(["Bash"]), "{text}");
+                    shell_allowed.push(name);
                 }
                 // The model endpoint's URL reaches the provider settings intact.
                 if name == "opencode" || name == "kilocode" {
@@ -476,6 +484,13 @@ fn agent_home_files_are_valid_json_and_toml() {
                     let trust = &toml["projects"]["/home/o\"brien/workspace"]["trust_level"];
                     assert_eq!(trust.as_str(), Some("trusted"), "{text}");
                 }
+                if name == "gemini-cli" && file.path == ".gemini/policies/clibench.toml" {
+                    let rule = &toml["rule"][0];
+                    assert_eq!(rule["toolName"].as_str(), Some("run_shell_command"));
+                    assert_eq!(rule["decision"].as_str(), Some("allow"), "{text}");
+                    assert!(rule.get("commandPrefix").is_none(), "{text}");
+                    shell_allowed.push(name);
+                }
             } else {
                 panic!("{name}: {} is neither JSON nor TOML", file.path);
             }
@@ -483,9 +498,10 @@ fn agent_home_files_are_valid_json_and_toml() {
         }
     }
     assert_eq!(
-        checked, 8,
-        "claude 1, codex 2, gemini 1, kilo 1, opencode 1, pi 1, qwen 1"
+        checked, 10,
+        "claude 2, codex 2, gemini 2, kilo 1, opencode 1, pi 1, qwen 1"
     );
+    assert_eq!(shell_allowed, ["claude-code", "gemini-cli"]);
 }
 
 #[test]
