@@ -32,7 +32,9 @@ key, as a TUI that re-renders its whole transcript on every key does; and
 Two make big inputs cost: `DEMO_AGENT_OUTPUT_COST_US_PER_KB=N` computes for N µs of CPU time
 per KB a tool printed before showing it (as a TUI that highlights a tool's output does), and
 `DEMO_AGENT_PASTE_COST_US_PER_KB=N` for N µs per KB of a bracketed paste before adding it to
-the prompt (as one that re-wraps its input box does).
+the prompt (as one that re-wraps its input box does). `DEMO_AGENT_PASTE_FOLD_LINES=N` shows a
+paste of more than N lines as a placeholder (`[Pasted text #1 +711 lines]`), as claude-code,
+gemini-cli, pi and codex do, and sends its text with the message.
 
 The TUI turns on bracketed paste: a paste goes into the prompt whole, its newlines kept (Enter
 inside a paste does not send it), and a prompt too long for its line shows its end.
@@ -715,6 +717,29 @@ def pasted(raw: bytes, cost_us_per_kb: int) -> str:
     return raw.decode("latin-1").replace("\r\n", "\n").replace("\r", "\n")
 
 
+class Pastes:
+    """Pastes of more than `fold_lines` lines, each shown in the prompt as a placeholder
+    (0: none folded) and put back in the message when it is sent."""
+
+    def __init__(self, fold_lines: int) -> None:
+        self.fold_lines = fold_lines
+        self.folded: dict[str, str] = {}
+
+    def add(self, text: str) -> str:
+        """What the prompt gets for a paste of `text`."""
+        lines = text.count("\n") + 1
+        if self.fold_lines <= 0 or lines <= self.fold_lines:
+            return text
+        placeholder = f"[Pasted text #{len(self.folded) + 1} +{lines} lines]"
+        self.folded[placeholder] = text
+        return placeholder
+
+    def expand(self, message: str) -> str:
+        for placeholder, text in self.folded.items():
+            message = message.replace(placeholder, text)
+        return message
+
+
 def with_queue(status: str, waiting: list[str]) -> str:
     return f"{status}, {len(waiting)} queued" if waiting else status
 
@@ -736,7 +761,8 @@ def tui(args: list[str]) -> int:
     spinner_ms = millis_knob("DEMO_AGENT_IDLE_SPINNER_MS")
     output_cost_us = millis_knob("DEMO_AGENT_OUTPUT_COST_US_PER_KB")
     paste_cost_us = millis_knob("DEMO_AGENT_PASTE_COST_US_PER_KB")
-    knobs = (delay_ms, render_delay_ms, leak_bytes, work_ms, key_cost_us, spinner_ms, output_cost_us, paste_cost_us)
+    fold_lines = millis_knob("DEMO_AGENT_PASTE_FOLD_LINES")
+    knobs = (delay_ms, render_delay_ms, leak_bytes, work_ms, key_cost_us, spinner_ms, output_cost_us, paste_cost_us, fold_lines)
     if any(knob is None for knob in knobs):
         return 2
     wake_read, wake_write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
@@ -789,6 +815,7 @@ def tui(args: list[str]) -> int:
         spinner = 0
         # A bracketed paste read so far, when its end has not arrived yet.
         paste: bytes | None = None
+        pastes = Pastes(fold_lines or 0)
 
         def submit(message: str) -> None:
             nonlocal status
@@ -807,7 +834,7 @@ def tui(args: list[str]) -> int:
                 if end < 0:
                     data = b""
                 else:
-                    prompt += pasted(paste[:end], paste_cost_us)
+                    prompt += pastes.add(pasted(paste[:end], paste_cost_us))
                     data = paste[end + len(PASTE_END) :]
                     paste = None
             index = 0
@@ -820,7 +847,7 @@ def tui(args: list[str]) -> int:
                     if end < 0:
                         paste = rest
                         break
-                    prompt += pasted(rest[:end], paste_cost_us)
+                    prompt += pastes.add(pasted(rest[:end], paste_cost_us))
                     data = rest[end + len(PASTE_END) :]
                     index = 0
                 elif byte == b"\x1b":
@@ -829,7 +856,7 @@ def tui(args: list[str]) -> int:
                         index += 1
                     index += 1
                 elif byte in (b"\r", b"\n"):
-                    command = prompt.strip()
+                    command = pastes.expand(prompt).strip()
                     prompt = ""
                     if command in ("exit", "quit"):
                         return 0

@@ -114,6 +114,44 @@ fn paste_measures_each_paste_until_shown_and_sees_a_planted_cost_per_kb() {
 }
 
 #[test]
+fn a_folded_paste_is_accepted_by_quiet_and_must_leave_the_input_when_cleared() {
+    // The demo folds a paste of more than 100 lines into `[Pasted text #1 +711 lines]`:
+    // its last line is never shown, so it is accepted by quiet; Ctrl-C empties the input.
+    let fold = ["--set", "measure.env.DEMO_AGENT_PASTE_FOLD_LINES=\"100\""];
+    let (dir, spec) = demo();
+    let out = dir.path().join("out");
+    let mut flags = vec!["--set", "session.pastes=[1024,51200,51200]"];
+    flags.extend(fold);
+    let result = scenario(&spec, &out, "paste", &flags);
+    let shown: Vec<bool> = result.side.sessions[0]
+        .pastes
+        .iter()
+        .map(|p| p.shown)
+        .collect();
+    assert_eq!(shown, [true, false, false]);
+    // A clear that does not empty the input (it types a letter) leaves the placeholder
+    // on the screen: the session fails there instead of pasting into a full input.
+    let out = dir.path().join("not-cleared");
+    let failed = run(clibench()
+        .arg("run")
+        .arg(&spec)
+        .arg("--out")
+        .arg(&out)
+        .args(["--scenario", "paste", "--trials", "1"])
+        .args(["--phases", "prepare,install,session"])
+        .args(["--set", "session.pastes=[51200]"])
+        .args(["--set", "session.paste_clear=\"x\""])
+        .args(["--set", "session.turn_timeout=\"5s\""])
+        .args(fold));
+    assert_ne!(failed.code, Some(0), "{}", failed.stderr);
+    assert!(
+        failed.stderr.contains("the paste to leave the input"),
+        "{}",
+        failed.stderr
+    );
+}
+
+#[test]
 fn idle_measures_what_a_spinner_writes_and_nothing_without_one() {
     let (dir, spec) = demo();
     let idle = |name: &str, flags: &[&str]| {

@@ -1,7 +1,9 @@
 //! `[session] pastes`: after the last turn, each size in turn is pasted into the idle
 //! prompt as one bracketed paste (`ESC [200~ ... ESC [201~`, as a terminal pastes the
 //! clipboard), and measured until the agent shows it took it; then the input is emptied
-//! with `[session] paste_clear` before the next.
+//! with `[session] paste_clear` before the next: the input is empty again when the
+//! paste's last line is gone from the screen, or, for a paste that was folded, every line
+//! it changed.
 //!
 //! Accepted means the paste's last line, a word on no earlier screen, is on the screen;
 //! or, for an agent that folds a large paste into a placeholder (`[Pasted text #1 +6000
@@ -106,17 +108,40 @@ pub(crate) fn measure(
             cpu_seconds: (cpu_after - cpu_before).max(0.0),
             output: terminal_output(&output),
         });
+        // A folded paste's last line was never on the screen: waiting for it to leave
+        // passed at once, and an input the clear left full went unnoticed into the next
+        // paste. What leaves instead is every line the paste changed (the placeholder).
+        let changed = match accepted {
+            Accepted::Shown(_) => Vec::new(),
+            Accepted::Quiet(_) => changed_lines(&before, &terminal.screen_text()),
+        };
         terminal
             .type_text(clear)
             .map_err(waited("emptying the input"))?;
         terminal
             .wait_for_squashed(
                 deadline.saturating_duration_since(Instant::now()),
-                &mut |s| !s.contains(&marker),
+                &mut |s| !s.contains(&marker) && !changed.iter().any(|line| s.contains(line)),
             )
             .map_err(waited("the paste to leave the input"))?;
     }
     Ok(pastes)
+}
+
+/// A changed line shorter than this, squashed, is no trace of a paste: a counter or a
+/// clock that ticked meanwhile, or a letter that turns up anywhere on a screen.
+const MIN_TRACE_CHARS: usize = 8;
+
+/// The lines of `after` that `before` does not show, squashed, at least
+/// [`MIN_TRACE_CHARS`] long: what a paste folded into a placeholder put on the screen.
+/// A line whose text only moved is no change.
+fn changed_lines(before: &str, after: &str) -> Vec<String> {
+    let shown: std::collections::HashSet<String> = before.lines().map(squash).collect();
+    after
+        .lines()
+        .map(squash)
+        .filter(|line| line.chars().count() >= MIN_TRACE_CHARS && !shown.contains(line))
+        .collect()
 }
 
 /// Keeps the pastes in `pastes` and records the largest one's metrics (the last of the
@@ -167,6 +192,19 @@ mod tests {
             // Only the last line holds the marker.
             assert_eq!(squash(&pasted).matches("zqxwvkjh").count(), 1);
         }
+    }
+
+    #[test]
+    fn a_folded_paste_leaves_when_every_line_it_changed_has() {
+        let before = "history\n\n> \n-- ready 12:00:01";
+        let folded = "history\n\n> [Pasted text #1 +711 lines]\n-- ready 12:00:02";
+        assert_eq!(
+            changed_lines(before, folded),
+            [">[Pastedtext#1+711lines]", "--ready12:00:02"]
+        );
+        // (A clock that ticked is a changed line too; it leaves with the next tick.)
+        // A line that only moved is no change; nor is a short or blank one.
+        assert!(changed_lines("abcdefgh\nb", "b\n\n  abcd efgh  \n7").is_empty());
     }
 
     fn paste(bytes: u64, accept_seconds: f64) -> SessionPaste {
