@@ -127,6 +127,31 @@ pub struct RequestRecord {
     pub prompt: String,
 }
 
+impl RequestRecord {
+    /// A record of request `number` with `outcome` and nothing more known (no method,
+    /// path, body or answer): what a test of a journal's reader builds, as the session's
+    /// own tests and an agent's tests that embed the endpoint do.
+    pub fn bare(number: u64, outcome: Outcome) -> RequestRecord {
+        RequestRecord {
+            number,
+            received: Duration::ZERO,
+            method: String::new(),
+            path: String::new(),
+            dialect: None,
+            model: None,
+            stream: false,
+            body_bytes: 0,
+            tool_count: 0,
+            tool_results: false,
+            outcome,
+            status: 0,
+            tools_called: Vec::new(),
+            output_tokens: 0,
+            prompt: String::new(),
+        }
+    }
+}
+
 /// What the endpoint made of a request.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
@@ -614,23 +639,7 @@ mod tests {
     }
 
     fn record(number: u64) -> RequestRecord {
-        RequestRecord {
-            number,
-            received: Duration::ZERO,
-            method: "POST".into(),
-            path: "/v1/messages".into(),
-            dialect: None,
-            model: None,
-            stream: true,
-            body_bytes: 0,
-            tool_count: 0,
-            tool_results: false,
-            outcome: Outcome::Unrecognised(String::new()),
-            status: 200,
-            tools_called: vec![],
-            output_tokens: 0,
-            prompt: String::new(),
-        }
+        RequestRecord::bare(number, Outcome::Unrecognised(String::new()))
     }
 
     fn chunk(request: u64, index: u32) -> ChunkRecord {

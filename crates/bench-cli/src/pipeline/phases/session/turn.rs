@@ -536,23 +536,10 @@ mod tests {
     }
 
     fn request(number: u64, index: usize, part: Part) -> Event {
-        Event::Request(Box::new(RequestRecord {
+        Event::Request(Box::new(RequestRecord::bare(
             number,
-            received: Duration::ZERO,
-            method: "POST".into(),
-            path: "/v1/messages".into(),
-            dialect: None,
-            model: None,
-            stream: true,
-            body_bytes: 0,
-            tool_count: 0,
-            tool_results: false,
-            outcome: Outcome::Turn { index, part },
-            status: 200,
-            tools_called: vec![],
-            output_tokens: 0,
-            prompt: String::new(),
-        }))
+            Outcome::Turn { index, part },
+        )))
     }
 
     fn chunk(request: u64, index: u32, tokens: u32, last: bool) -> Event {
