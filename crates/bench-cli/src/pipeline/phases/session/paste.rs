@@ -134,13 +134,17 @@ const MIN_TRACE_CHARS: usize = 8;
 
 /// The lines of `after` that `before` does not show, squashed, at least
 /// [`MIN_TRACE_CHARS`] long: what a paste folded into a placeholder put on the screen.
-/// A line whose text only moved is no change.
+/// A line whose text only moved is no change, nor is one that `before` shows anywhere,
+/// as part of a longer line: the wait for the traces to leave searches the whole
+/// squashed screen, where such a line is found again once the input is empty (codex
+/// drops its footer's "? for shortcuts" while its input holds a paste, and the rest of
+/// the footer is then a changed line that never leaves).
 fn changed_lines(before: &str, after: &str) -> Vec<String> {
-    let shown: std::collections::HashSet<String> = before.lines().map(squash).collect();
+    let shown = squash(before);
     after
         .lines()
         .map(squash)
-        .filter(|line| line.chars().count() >= MIN_TRACE_CHARS && !shown.contains(line))
+        .filter(|line| line.chars().count() >= MIN_TRACE_CHARS && !shown.contains(line.as_str()))
         .collect()
 }
 
@@ -205,6 +209,20 @@ mod tests {
         // (A clock that ticked is a changed line too; it leaves with the next tick.)
         // A line that only moved is no change; nor is a short or blank one.
         assert!(changed_lines("abcdefgh\nb", "b\n\n  abcd efgh  \n7").is_empty());
+    }
+
+    #[test]
+    fn a_line_the_empty_input_shows_within_a_longer_one_is_no_trace() {
+        // codex 0.171.0 (checked by hand in tmux): the footer loses its left half while
+        // the input holds a paste, and gets it back when Ctrl-C empties the input.
+        let before = "› Ask Codex to do anything\n\n  \
+            ← for agents · ? for shortcuts      ⚠ 2 warnings · f2 to view";
+        let folded = "› [Pasted Content 10240 chars]\n\n  \
+                                            ⚠ 2 warnings · f2 to view";
+        assert_eq!(
+            changed_lines(before, folded),
+            ["›[PastedContent10240chars]"]
+        );
     }
 
     fn paste(bytes: u64, accept_seconds: f64) -> SessionPaste {
