@@ -45,6 +45,27 @@ pub enum PasteError {
         #[source]
         source: bench_term::TermError,
     },
+    /// The clear did not take a folded paste off the screen: these of the lines the
+    /// paste changed were still on it when the wait ran out.
+    #[error(
+        "paste {number} ({bytes} bytes, {timeout:?} turn_timeout): the paste to leave the input \
+         (still shown, squashed: {})",
+        stayed.join(" | ")
+    )]
+    Stayed {
+        /// The paste, from 1.
+        number: usize,
+        /// Its size.
+        bytes: u64,
+        /// Its time bound.
+        timeout: Duration,
+        /// The changed lines still on the last screen, squashed of their whitespace
+        /// (a boxed slice: the error stays no larger than [`PasteError::Wait`]).
+        stayed: Box<[String]>,
+        /// The terminal's error (its screen when it gave up).
+        #[source]
+        source: bench_term::TermError,
+    },
     /// The family's CPU time could not be read.
     #[error(transparent)]
     Family(#[from] TargetError),
@@ -118,12 +139,28 @@ pub(crate) fn measure(
         terminal
             .type_text(clear)
             .map_err(waited("emptying the input"))?;
-        terminal
-            .wait_for_squashed(
-                deadline.saturating_duration_since(Instant::now()),
-                &mut |s| !s.contains(&marker) && !changed.iter().any(|line| s.contains(line)),
-            )
-            .map_err(waited("the paste to leave the input"))?;
+        let left = terminal.wait_for_squashed(
+            deadline.saturating_duration_since(Instant::now()),
+            &mut |s| !s.contains(&marker) && !changed.iter().any(|line| s.contains(line)),
+        );
+        if let Err(source) = left {
+            let screen = squash(&terminal.screen_text());
+            let stayed: Box<[String]> = changed
+                .into_iter()
+                .filter(|line| screen.contains(line.as_str()))
+                .collect();
+            return Err(if stayed.is_empty() {
+                waited("the paste to leave the input")(source)
+            } else {
+                PasteError::Stayed {
+                    number: index + 1,
+                    bytes,
+                    timeout,
+                    stayed,
+                    source,
+                }
+            });
+        }
     }
     Ok(pastes)
 }
