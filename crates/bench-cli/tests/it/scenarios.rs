@@ -149,6 +149,13 @@ fn a_folded_paste_is_accepted_by_quiet_and_must_leave_the_input_when_cleared() {
         "{}",
         failed.stderr
     );
+    // The error names the line that stayed, not only the screen it stayed on.
+    assert!(
+        failed.stderr.contains("still shown, squashed: ")
+            && failed.stderr.contains("[Pastedtext#1+"),
+        "{}",
+        failed.stderr
+    );
 }
 
 #[test]

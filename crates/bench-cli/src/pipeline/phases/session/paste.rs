@@ -45,6 +45,27 @@ pub enum PasteError {
         #[source]
         source: bench_term::TermError,
     },
+    /// The clear did not take a folded paste off the screen: these of the lines the
+    /// paste changed were still on it when the wait ran out.
+    #[error(
+        "paste {number} ({bytes} bytes, {timeout:?} turn_timeout): the paste to leave the input \
+         (still shown, squashed: {})",
+        stayed.join(" | ")
+    )]
+    Stayed {
+        /// The paste, from 1.
+        number: usize,
+        /// Its size.
+        bytes: u64,
+        /// Its time bound.
+        timeout: Duration,
+        /// The changed lines still on the last screen, squashed of their whitespace
+        /// (a boxed slice: the error stays no larger than [`PasteError::Wait`]).
+        stayed: Box<[String]>,
+        /// The terminal's error (its screen when it gave up).
+        #[source]
+        source: bench_term::TermError,
+    },
     /// The family's CPU time could not be read.
     #[error(transparent)]
     Family(#[from] TargetError),
@@ -118,12 +139,28 @@ pub(crate) fn measure(
         terminal
             .type_text(clear)
             .map_err(waited("emptying the input"))?;
-        terminal
-            .wait_for_squashed(
-                deadline.saturating_duration_since(Instant::now()),
-                &mut |s| !s.contains(&marker) && !changed.iter().any(|line| s.contains(line)),
-            )
-            .map_err(waited("the paste to leave the input"))?;
+        let left = terminal.wait_for_squashed(
+            deadline.saturating_duration_since(Instant::now()),
+            &mut |s| !s.contains(&marker) && !changed.iter().any(|line| s.contains(line)),
+        );
+        if let Err(source) = left {
+            let screen = squash(&terminal.screen_text());
+            let stayed: Box<[String]> = changed
+                .into_iter()
+                .filter(|line| screen.contains(line.as_str()))
+                .collect();
+            return Err(if stayed.is_empty() {
+                waited("the paste to leave the input")(source)
+            } else {
+                PasteError::Stayed {
+                    number: index + 1,
+                    bytes,
+                    timeout,
+                    stayed,
+                    source,
+                }
+            });
+        }
     }
     Ok(pastes)
 }
@@ -134,13 +171,17 @@ const MIN_TRACE_CHARS: usize = 8;
 
 /// The lines of `after` that `before` does not show, squashed, at least
 /// [`MIN_TRACE_CHARS`] long: what a paste folded into a placeholder put on the screen.
-/// A line whose text only moved is no change.
+/// A line whose text only moved is no change, nor is one that `before` shows anywhere,
+/// as part of a longer line: the wait for the traces to leave searches the whole
+/// squashed screen, where such a line is found again once the input is empty (codex
+/// drops its footer's "? for shortcuts" while its input holds a paste, and the rest of
+/// the footer is then a changed line that never leaves).
 fn changed_lines(before: &str, after: &str) -> Vec<String> {
-    let shown: std::collections::HashSet<String> = before.lines().map(squash).collect();
+    let shown = squash(before);
     after
         .lines()
         .map(squash)
-        .filter(|line| line.chars().count() >= MIN_TRACE_CHARS && !shown.contains(line))
+        .filter(|line| line.chars().count() >= MIN_TRACE_CHARS && !shown.contains(line.as_str()))
         .collect()
 }
 
@@ -205,6 +246,20 @@ mod tests {
         // (A clock that ticked is a changed line too; it leaves with the next tick.)
         // A line that only moved is no change; nor is a short or blank one.
         assert!(changed_lines("abcdefgh\nb", "b\n\n  abcd efgh  \n7").is_empty());
+    }
+
+    #[test]
+    fn a_line_the_empty_input_shows_within_a_longer_one_is_no_trace() {
+        // codex 0.171.0 (checked by hand in tmux): the footer loses its left half while
+        // the input holds a paste, and gets it back when Ctrl-C empties the input.
+        let before = "› Ask Codex to do anything\n\n  \
+            ← for agents · ? for shortcuts      ⚠ 2 warnings · f2 to view";
+        let folded = "› [Pasted Content 10240 chars]\n\n  \
+                                            ⚠ 2 warnings · f2 to view";
+        assert_eq!(
+            changed_lines(before, folded),
+            ["›[PastedContent10240chars]"]
+        );
     }
 
     fn paste(bytes: u64, accept_seconds: f64) -> SessionPaste {
