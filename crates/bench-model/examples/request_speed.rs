@@ -50,10 +50,14 @@ fn body(turns: usize) -> serde_json::Value {
         let output: String = (1..=lines).map(|n| format!("{n}\n")).collect();
         messages.push(json!({"role": "user", "content": format!("step {turn}: run the command and sum up what it printed")}));
         messages.push(json!({"role": "assistant", "content": null, "tool_calls": [{"id": format!("call_{turn}"), "type": "function", "function": {"name": "bash", "arguments": format!("{{\"command\": \"seq 1 {lines}\"}}")}}]}));
-        messages.push(json!({"role": "tool", "tool_call_id": format!("call_{turn}"), "content": output}));
+        messages.push(
+            json!({"role": "tool", "tool_call_id": format!("call_{turn}"), "content": output}),
+        );
         messages.push(json!({"role": "assistant", "content": format!("The command printed {lines} lines of numbers, one per line. End of step {turn}.")}));
     }
-    messages.push(json!({"role": "user", "content": "step next: run the command and sum up what it printed"}));
+    messages.push(
+        json!({"role": "user", "content": "step next: run the command and sum up what it printed"}),
+    );
     json!({"model": "demo-agent-model", "stream": true, "messages": messages,
         "tools": [{"type": "function", "function": {"name": "bash", "parameters": {"type": "object"}}}]})
 }

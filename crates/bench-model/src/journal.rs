@@ -196,7 +196,7 @@ pub struct ChunkRecord {
 /// What was written of one answer so far ([`Journal::answer_written`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct AnswerWritten {
-    /// The tokens of its chunks written (still in memory, with a spill file).
+    /// The tokens of its chunks written.
     pub tokens: u64,
     /// Whether its last chunk was written.
     pub last: bool,
@@ -284,6 +284,10 @@ struct Kept {
     /// Positions (in the whole journal) of each request's chunks, for the requests
     /// with a chunk in memory.
     chunk_positions: std::collections::HashMap<u64, Vec<usize>>,
+    /// What was written of each answer with a chunk in memory, kept as its chunks come:
+    /// a session asks at every frame, and summing the chunks each time cost a long
+    /// reply's whole length per frame.
+    answers: std::collections::HashMap<u64, AnswerWritten>,
     requests: usize,
     refused: usize,
     /// Calls of [`Journal::wake`] so far.
@@ -333,6 +337,9 @@ impl Kept {
         self.requests_spilled += gone;
         self.chunk_positions
             .retain(|_, positions| positions.last().is_some_and(|&p| p >= boundary));
+        let positions = &self.chunk_positions;
+        self.answers
+            .retain(|number, _| positions.contains_key(number));
     }
 }
 
@@ -405,11 +412,15 @@ impl Journal {
         let position = kept.spilled + kept.events.len();
         match &event {
             Event::Request(_) => kept.request_positions.push(position),
-            Event::Chunk(chunk) => kept
-                .chunk_positions
-                .entry(chunk.request)
-                .or_default()
-                .push(position),
+            Event::Chunk(chunk) => {
+                kept.chunk_positions
+                    .entry(chunk.request)
+                    .or_default()
+                    .push(position);
+                let answer = kept.answers.entry(chunk.request).or_default();
+                answer.tokens += u64::from(chunk.tokens);
+                answer.last |= chunk.last;
+            }
             Event::Start { .. } => {}
         }
         kept.events.push(event);
@@ -524,21 +535,18 @@ impl Journal {
             .collect()
     }
 
-    /// What was written of the answer to request `number` so far, read from the
-    /// journal's index of the request's chunks without copying them: a session asks at
-    /// every frame the agent draws whether the reply it waits for can be on the screen
-    /// yet. A chunk is journaled before it is handed to the socket, so what the client
-    /// shows of an answer was journaled before the client could read it.
+    /// What was written of the answer to request `number` so far, kept as its chunks
+    /// were journaled: a session asks at every frame the agent draws whether the reply
+    /// it waits for can be on the screen yet. A chunk is journaled before it is handed to
+    /// the socket, so what the client shows of an answer was journaled before the client
+    /// could read it. With a spill file, an answer none of whose chunks is still in
+    /// memory is forgotten.
     pub fn answer_written(&self, number: u64) -> AnswerWritten {
-        let kept = self.lock();
-        let mut written = AnswerWritten::default();
-        for &position in kept.chunk_positions.get(&number).into_iter().flatten() {
-            if let Some(Event::Chunk(chunk)) = kept.at(position) {
-                written.tokens += u64::from(chunk.tokens);
-                written.last |= chunk.last;
-            }
-        }
-        written
+        self.lock()
+            .answers
+            .get(&number)
+            .copied()
+            .unwrap_or_default()
     }
 
     /// Chunk events not kept because the journal was full ([`MAX_EVENTS`]).
@@ -730,6 +738,7 @@ mod tests {
             // The turn reads its own requests and chunks back, as the session does.
             let requests = journal.requests_from(before);
             assert_eq!(requests.len(), 2, "turn {turn}");
+            assert_eq!(journal.answer_written(requests[1].number).tokens, 25);
             assert_eq!(journal.chunks(requests[1].number).len(), 25, "turn {turn}");
             let kept = journal.lock();
             assert!(
@@ -738,6 +747,7 @@ mod tests {
                 kept.events.len()
             );
             assert!(kept.chunk_positions.len() <= SPILL_WINDOW / 25 + 2);
+            assert!(kept.answers.len() <= kept.chunk_positions.len());
         }
         assert_eq!(journal.request_count(), 2 * turns as usize);
         journal.finish_spill().unwrap();
