@@ -129,8 +129,9 @@ pub struct RequestRecord {
 
 impl RequestRecord {
     /// A record of request `number` with `outcome` and nothing more known (no method,
-    /// path, body or answer): what a test of a journal's reader builds, as the session's
-    /// own tests and an agent's tests that embed the endpoint do.
+    /// path, body or answer): the base the endpoint fills in as it reads a request, and
+    /// what a test of a journal's reader builds (the session's own tests, or an agent's
+    /// that embed the endpoint).
     pub fn bare(number: u64, outcome: Outcome) -> RequestRecord {
         RequestRecord {
             number,

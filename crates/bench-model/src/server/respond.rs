@@ -22,21 +22,11 @@ pub(super) struct Seen {
 impl Seen {
     pub(super) fn record(&self, journal: &Journal, filled: impl FnOnce(&mut RequestRecord)) {
         let mut record = RequestRecord {
-            number: self.number,
             received: self.received,
             method: self.method.clone(),
             path: self.path.clone(),
-            dialect: None,
-            model: None,
-            stream: false,
-            body_bytes: 0,
-            tool_count: 0,
-            tool_results: false,
-            outcome: Outcome::Unrecognised(String::new()),
             status: 200,
-            tools_called: Vec::new(),
-            output_tokens: 0,
-            prompt: String::new(),
+            ..RequestRecord::bare(self.number, Outcome::Unrecognised(String::new()))
         };
         filled(&mut record);
         journal.push(Event::Request(Box::new(record)));
