@@ -209,16 +209,47 @@ impl Terminal {
         deadline: Instant,
         check: &mut dyn FnMut(&vt100::Screen) -> bool,
     ) -> Result<Hit, TermError> {
+        self.wait_until_open(stage, deadline, &mut || true, check)
+    }
+
+    /// [`Terminal::wait_until`] for a check that cannot hold before `open` says so:
+    /// `check` is called only at frames read while `open()` is true; when `open` turns
+    /// true after a frame it skipped (or a start it skipped), the screen as it stands is
+    /// checked, and a hit is timed at the last read.
+    pub(super) fn wait_until_open(
+        &mut self,
+        stage: Stage,
+        deadline: Instant,
+        open: &mut dyn FnMut() -> bool,
+        check: &mut dyn FnMut(&vt100::Screen) -> bool,
+    ) -> Result<Hit, TermError> {
         let started = Instant::now();
-        if !self.screen.in_sync(started) && check(self.screen.vt()) {
-            return Ok(Hit::already(self.last_output_at.unwrap_or(self.spawned_at)));
+        // Whether the screen as it stands went unchecked because the gate was closed. A
+        // wait that begins inside a synchronized update checks nothing until a frame.
+        let mut skipped = false;
+        if !self.screen.in_sync(started) {
+            if !open() {
+                skipped = true;
+            } else if check(self.screen.vt()) {
+                return Ok(Hit::already(self.last_output_at.unwrap_or(self.spawned_at)));
+            }
         }
         loop {
             let now = Instant::now();
+            if skipped && !self.screen.in_sync(now) && open() {
+                skipped = false;
+                if check(self.screen.vt()) {
+                    return Ok(Hit::already(self.last_output_at.unwrap_or(self.spawned_at)));
+                }
+            }
             if now >= deadline {
                 return Err(self.timeout(stage, now - started));
             }
-            match self.pump((deadline - now).min(EXIT_CHECK_INTERVAL), check)? {
+            let pumped = self.pump((deadline - now).min(EXIT_CHECK_INTERVAL), &mut |s| {
+                skipped = !open();
+                !skipped && check(s)
+            })?;
+            match pumped {
                 Pumped::Data(Some(hit)) => return Ok(hit),
                 Pumped::Data(None) => {}
                 Pumped::Idle => {

@@ -223,44 +223,13 @@ impl Terminal {
         open: &mut dyn FnMut() -> bool,
         check: &mut dyn FnMut(&str) -> bool,
     ) -> Result<Duration, TermError> {
-        let started = Instant::now();
-        let deadline = started + timeout;
         let mut text = String::new();
-        // Whether the screen as it stands was checked; a frame read while closed was not.
-        let mut checked = false;
-        loop {
-            let now = Instant::now();
-            if !checked && !self.screen.in_sync(now) && open() {
-                checked = true;
-                squashed_text(self.screen.vt(), &mut text);
-                if check(&text) {
-                    let read_at = self.last_output_at.unwrap_or(self.spawned_at);
-                    return Ok(read_at.saturating_duration_since(self.spawned_at));
-                }
-            }
-            if now >= deadline {
-                return Err(self.timeout(Stage::WaitFor, now - started));
-            }
-            let pumped = self.pump((deadline - now).min(EXIT_CHECK_INTERVAL), &mut |s| {
-                checked = open();
-                checked && {
-                    squashed_text(s, &mut text);
-                    check(&text)
-                }
-            })?;
-            match pumped {
-                Pumped::Data(Some(hit)) => {
-                    return Ok(hit.read_at.saturating_duration_since(self.spawned_at));
-                }
-                Pumped::Data(None) => {}
-                Pumped::Idle => {
-                    if self.leader.has_exited() {
-                        return Err(self.exited(Stage::WaitFor));
-                    }
-                }
-                Pumped::Eof => return Err(self.exited(Stage::WaitFor)),
-            }
-        }
+        let deadline = Instant::now() + timeout;
+        let hit = self.wait_until_open(Stage::WaitFor, deadline, open, &mut |s| {
+            squashed_text(s, &mut text);
+            check(&text)
+        })?;
+        Ok(hit.read_at.saturating_duration_since(self.spawned_at))
     }
 
     /// Waits until the screen text matches `pattern` outside a synchronized update,
