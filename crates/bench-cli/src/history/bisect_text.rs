@@ -170,6 +170,17 @@ pub fn outcome_line(
             label(builds.len().saturating_sub(1)),
             measured.pairs
         ),
+        Outcome::Unconfirmed {
+            good,
+            bad,
+            measured,
+        } => format!(
+            "could not name one build: the change is after {} (#{good}) and at or before {} (#{bad}), but {metric} reads {} between the two with {} pair(s), and both stayed where they were placed at the most pairs (a change spread over builds, or too small to see between two); {cost}",
+            label(*good),
+            label(*bad),
+            percent(measured),
+            measured.pairs
+        ),
         Outcome::Undecided { good, bad, at } => {
             let place = at.map_or_else(
                 || "the budget ran out".to_owned(),
@@ -234,7 +245,15 @@ mod tests {
                 index: 2,
                 measured: measured(1.07, 1.01, 1.13, 20),
             },
-            Outcome::NoChange { measured: ends },
+            // Ends whose interval holds no change, as bisect's "no change" always has.
+            Outcome::NoChange {
+                measured: measured(1.03, 0.98, 1.08, 20),
+            },
+            Outcome::Unconfirmed {
+                good: 1,
+                bad: 2,
+                measured: measured(1.02, 0.97, 1.07, 20),
+            },
             Outcome::Undecided {
                 good: 0,
                 bad: 3,
