@@ -40,6 +40,15 @@ pub fn shared_cpu_trials(side: &Side, phase: Phase) -> BTreeSet<u32> {
         .collect()
 }
 
+/// The phases of `side` whose trials shared a CPU with another build's: the phases
+/// whose timed metrics [`shared_only`] cuts to those trials, so that their values are a
+/// duet's, not a start alone's.
+pub fn shared_phases(side: &Side) -> BTreeSet<Phase> {
+    per_phase(|phase| shared_cpu_trials(side, phase))
+        .into_keys()
+        .collect()
+}
+
 /// Whether a trial ran with the other side's on one CPU.
 fn shared(record: &TrialRecord) -> bool {
     if record.phase == Phase::Measure {

@@ -11,7 +11,9 @@ use serde_json::{Map, Value, json};
 /// `stored` as a JSON array of `{target, branch, testbed, revision, version,
 /// started_unix_ms, bmf}`, pretty-printed with a final newline. `value` is the median
 /// of the trials; `lower_value` and `upper_value` the smallest and largest, as in
-/// `clibench report --format bmf`.
+/// `clibench report --format bmf`. A duet's values (`ab`'s default schedule) are their
+/// own benchmark, `cold (duet)`: slower than a start alone, they must not join its
+/// series in Bencher either.
 pub fn export(stored: &[Stored]) -> String {
     let reports: Vec<Value> = stored
         .iter()
@@ -25,8 +27,13 @@ pub fn export(stored: &[Stored]) -> String {
                 }
                 values.sort_by(f64::total_cmp);
                 let (name, factor) = measure(*metric);
+                let benchmark = if record.duet_values(*metric) {
+                    format!("{} (duet)", metric.name())
+                } else {
+                    metric.name().to_owned()
+                };
                 benchmarks.insert(
-                    metric.name().to_owned(),
+                    benchmark,
                     json!({ name: {
                         "value": median_of_sorted(&values) * factor,
                         "lower_value": values[0] * factor,
@@ -67,5 +74,17 @@ mod tests {
         assert_eq!(latency["value"], json!(200000000.0));
         assert_eq!(latency["lower_value"], json!(100000000.0));
         assert_eq!(parsed[0]["branch"], json!("main"));
+    }
+
+    #[test]
+    fn a_duets_values_are_a_benchmark_of_their_own() {
+        let duet = crate::history::record::tests::duet_result("demo", "abc", 5, &[0.1, 0.3]);
+        let record = Record::of(&duet, None, "main").unwrap();
+        let parsed: Value = serde_json::from_str(&export(&[Stored { id: 1, record }])).unwrap();
+        assert_eq!(
+            parsed[0]["bmf"]["cold (duet)"]["latency"]["value"],
+            json!(300000000.0)
+        );
+        assert!(parsed[0]["bmf"].get("cold").is_none());
     }
 }

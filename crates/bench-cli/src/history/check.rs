@@ -113,9 +113,12 @@ pub fn check(
             let mut values: Vec<f64> = samples.iter().map(|&(_, v)| v).collect();
             values.sort_by(f64::total_cmp);
             let median = median_of_sorted(&values);
+            // The series of the record's own schedule: a duet's values are judged
+            // against a duet's, values measured alone against values measured alone.
+            let duet = record.duet_values(metric);
             let recent = series(&earlier, metric)
                 .into_iter()
-                .next()
+                .find(|series| series.duet == duet)
                 .map(|series: Series| {
                     let medians = series.medians();
                     medians[medians.len().saturating_sub(settings.lookback)..].to_vec()
@@ -253,5 +256,53 @@ mod tests {
     fn a_short_series_says_too_few() {
         let checked = judge(Metric::Cold, 0.9, &QUIET[..3], &Settings::default());
         assert_eq!(checked.outcome, Outcome::TooFew);
+    }
+
+    #[test]
+    fn a_duet_is_judged_against_duets_not_against_starts_alone() {
+        use crate::history::record::tests::{duet_result, result};
+        let stored = |results: Vec<bench_core::ResultFile>| -> Vec<Stored> {
+            let records = results.iter().map(|r| Record::of(r, None, "main").unwrap());
+            records
+                .enumerate()
+                .map(|(id, record)| Stored {
+                    id: id as i64,
+                    record,
+                })
+                .collect()
+        };
+        // The demo's cold start: about 0.12 s alone, 0.185 s in a duet.
+        let alone: Vec<_> = (0..8)
+            .map(|i| {
+                result(
+                    "demo",
+                    &format!("r{i}"),
+                    i,
+                    &[0.120 + 0.001 * (i % 3) as f64; 3],
+                )
+            })
+            .collect();
+        let duet = Record::of(
+            &duet_result("demo", "new", 100, &[0.12, 0.185, 0.186]),
+            None,
+            "main",
+        )
+        .unwrap();
+        let cold = |history: &[Stored]| {
+            check(&duet, None, history, &[Metric::Cold], &Settings::default())[0].clone()
+        };
+        // Against runs alone it would read +55%, a regression of the schedule.
+        assert_eq!(cold(&stored(alone.clone())).outcome, Outcome::TooFew);
+        let mut both = alone;
+        both.extend((0..8).map(|i| {
+            let start = 0.184 + 0.001 * (i % 3) as f64;
+            duet_result("demo", &format!("d{i}"), 50 + i, &[0.12, start, start])
+        }));
+        let judged = cold(&stored(both));
+        assert_eq!(
+            (judged.outcome, judged.points),
+            (Outcome::Unchanged, 8),
+            "{judged:?}"
+        );
     }
 }

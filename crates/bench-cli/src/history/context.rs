@@ -98,8 +98,12 @@ pub fn context(store: &Store, fresh: &Record) -> Result<BuildContext, StoreError
         .samples
         .iter()
         .filter_map(|(&metric, samples)| {
+            // A duet's values beside a duet's, values alone beside values alone: a
+            // start sharing a CPU is slower, which is the schedule, not the machine.
+            let duet = fresh.duet_values(metric);
             let stored: Vec<f64> = earlier
                 .iter()
+                .filter(|record| record.duet_values(metric) == duet)
                 .filter_map(|record| record.samples.get(&metric))
                 .flatten()
                 .map(|&(_, value)| value)
@@ -262,8 +266,35 @@ pub fn markdown(sides: &[(&str, BuildContext)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rusty_fork::rusty_fork_test;
 
     const STORED: [f64; 10] = [0.40, 0.41, 0.39, 0.40, 0.42, 0.40, 0.38, 0.41, 0.40, 0.39];
+
+    rusty_fork_test! {
+        // SQLite's caches add to the test binary's peak RSS, which other tests of it
+        // measure: this one runs in a process of its own.
+        #[test]
+        fn a_duet_side_is_set_beside_earlier_duets_only() {
+            use crate::history::record::tests::{duet_result, result};
+            let dir = tempfile::tempdir().unwrap();
+            let mut store = Store::open(&dir.path().join("h.sqlite"), false).unwrap();
+            // The demo's cold start alone, about 0.12 s, from `clibench run`.
+            let alone = Record::of(&result("demo", "abc", 1, &[0.12, 0.121, 0.119]), None, "main")
+                .unwrap();
+            store.add(&[alone]).unwrap();
+            // The same build in a duet, slower by the schedule: nothing earlier to compare.
+            let duet = Record::of(&duet_result("demo", "abc", 2, &[0.12, 0.185, 0.186, 0.184]), None, "main")
+                .unwrap();
+            let context_of = |store: &Store| context(store, &duet).unwrap();
+            assert!(context_of(&store).metrics.is_empty());
+            let earlier = duet_result("demo", "abc", 3, &[0.12, 0.183, 0.187, 0.185]);
+            store.add(&[Record::of(&earlier, None, "main").unwrap()]).unwrap();
+            let found = context_of(&store);
+            assert_eq!(found.metrics.len(), 1);
+            assert_eq!(found.metrics[0].stored.1, 3);
+            assert_eq!(found.metrics[0].agreement, Agreement::Consistent);
+        }
+    }
 
     #[test]
     fn a_side_like_its_history_is_consistent() {

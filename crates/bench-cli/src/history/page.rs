@@ -85,6 +85,7 @@ mod tests {
                 memory_bytes: 1 << 30,
                 kernel: "6.1".into(),
             },
+            duet: true,
             points: vec![point("<b>a", 0.4), point("b", 0.5)],
         };
         let change = ChangePoint {

@@ -1,9 +1,9 @@
 //! One stored result: the key (target, branch, revision, testbed), the load average
 //! at its start, and every trial's value of every metric.
 
-use bench_core::{Metric, ResultFile};
+use bench_core::{Metric, Phase, ResultFile};
 use sha2::{Digest, Sha256};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The longest text kept in a key field (target, branch, revision, CPU model, kernel),
 /// in characters; longer text from a result or another store is refused.
@@ -89,6 +89,12 @@ pub struct Record {
     /// their ratio is free of the offset each run has. `None`: unknown (a result or a
     /// store written before runs were recorded).
     pub run: Option<String>,
+    /// The phases whose timed metrics hold a duet's values (trials that shared a CPU
+    /// with another build's, `ab`'s default schedule): slower than a start alone, so a
+    /// series never mixes them with values measured alone ([`Record::duet_values`]).
+    /// Empty: every value was measured alone. `None`: unknown (a store before layout 3),
+    /// taken as alone.
+    pub duet_phases: Option<BTreeSet<Phase>>,
     /// Each metric's successful samples as (trial, value in the metric's base unit).
     pub samples: BTreeMap<Metric, Vec<(u32, f64)>>,
 }
@@ -159,10 +165,21 @@ impl Record {
             load_average: first.and_then(|t| t.load_average).map(|load| load[0]),
             started_unix_ms: first.and_then(|t| t.started_unix_ms),
             run: result.request.invocation_id.clone(),
+            duet_phases: Some(bench_core::duet::shared_phases(&result.side)),
             samples,
         };
         record.validate()?;
         Ok(record)
+    }
+
+    /// Whether this record's values of `metric` are a duet's: a metric a duet pairs, of a
+    /// phase whose trials shared a CPU.
+    pub fn duet_values(&self, metric: Metric) -> bool {
+        bench_core::duet::paired(metric)
+            && self
+                .duet_phases
+                .as_ref()
+                .is_some_and(|phases| phases.contains(&metric.phase()))
     }
 
     /// Checks the limits a store relies on; rows read from another store pass here too.
@@ -220,7 +237,9 @@ impl Record {
 
     /// The SHA-256 of what was measured (everything but the branch), hex: adding the
     /// same result again, or importing a store that holds it, is a no-op. The branch is
-    /// left out because it is what the user says about a build, not a measurement.
+    /// left out because it is what the user says about a build, not a measurement; the
+    /// duet phases because they are read from the same result as the samples (and a
+    /// store before layout 3 does not know them), so the same result keeps its hash.
     pub fn content_hash(&self) -> String {
         #[derive(serde::Serialize)]
         struct Measured<'a> {
@@ -360,10 +379,11 @@ pub(crate) mod tests {
         assert_eq!(record.started_unix_ms, Some(1000));
     }
 
-    #[test]
-    fn a_duet_record_keeps_only_the_starts_that_shared_a_cpu() {
-        let mut duet = result("demo", "abc", 1000, &[0.3, 0.1, 0.2]);
-        for trial in 0..3 {
+    /// The result of one side of a duet: trial 0 started alone, the others each shared a
+    /// CPU with the other build's start.
+    pub(crate) fn duet_result(target: &str, sha: &str, started: u64, cold: &[f64]) -> ResultFile {
+        let mut duet = result(target, sha, started, cold);
+        for trial in 0..cold.len() as u32 {
             duet.side
                 .trial_record_mut(Phase::Measure, trial)
                 .push_start(bench_core::StartRecord {
@@ -372,9 +392,25 @@ pub(crate) mod tests {
                     shared_cpu: (trial > 0).then_some(0),
                 });
         }
-        let record = Record::of(&duet, None, "main").unwrap();
+        duet
+    }
+
+    #[test]
+    fn a_duet_record_keeps_only_the_starts_that_shared_a_cpu() {
+        let record = Record::of(
+            &duet_result("demo", "abc", 1000, &[0.3, 0.1, 0.2]),
+            None,
+            "main",
+        )
+        .unwrap();
         // Trial 0 ran alone: not mixed with the shared ones.
         assert_eq!(record.samples[&Metric::Cold], [(1, 0.1), (2, 0.2)]);
+        // And its values are a duet's; a run's are not.
+        assert!(record.duet_values(Metric::Cold));
+        assert_eq!(record.duet_phases, Some(BTreeSet::from([Phase::Measure])));
+        let alone = Record::of(&result("demo", "abc", 1000, &[0.3]), None, "main").unwrap();
+        assert!(!alone.duet_values(Metric::Cold));
+        assert_eq!(alone.duet_phases, Some(BTreeSet::new()));
     }
 
     #[test]

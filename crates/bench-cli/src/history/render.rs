@@ -42,12 +42,14 @@ pub fn sparkline(values: &[f64], width: usize) -> String {
         .collect()
 }
 
-/// The series' heading: target, branch and the testbed's facts.
+/// The series' heading: target, branch, the testbed's facts, and `duet` for a duet's
+/// values.
 pub fn heading(series: &Series) -> String {
     let testbed = &series.testbed;
     format!(
-        "{} · {} · {} · testbed {} ({}, {} cores, {}, kernel {})",
+        "{}{} · {} · {} · testbed {} ({}, {} cores, {}, kernel {})",
         series.metric,
+        if series.duet { " (duet)" } else { "" },
         series.target,
         series.branch,
         series.fingerprint(),

@@ -1,4 +1,5 @@
-//! A metric's series: one point per stored result, per target, branch and testbed.
+//! A metric's series: one point per stored result, per target, branch, testbed and
+//! schedule (a duet's values or values measured alone).
 
 use super::record::Testbed;
 use super::store::Stored;
@@ -40,6 +41,10 @@ pub struct Series {
     pub branch: String,
     /// The testbed's facts.
     pub testbed: Testbed,
+    /// Whether the points are a duet's values (`ab`'s default schedule: each start
+    /// shared a CPU with another build's), which are slower than values measured alone
+    /// and never share a series with them.
+    pub duet: bool,
     /// The points, oldest first.
     pub points: Vec<Point>,
 }
@@ -57,9 +62,11 @@ impl Series {
 }
 
 /// Every series of `metric` among `stored` (already in series order), one per target,
-/// branch and testbed: testbeds are never mixed.
+/// branch, testbed and schedule: testbeds are never mixed, nor a duet's values with
+/// values measured alone (the demo's cold start: 0.185 s in a duet, 0.12 s alone).
 pub fn series(stored: &[Stored], metric: Metric) -> Vec<Series> {
-    let mut by_key: BTreeMap<(String, String, Testbed), Vec<Point>> = BTreeMap::new();
+    type Key = (String, String, Testbed, bool);
+    let mut by_key: BTreeMap<Key, Vec<Point>> = BTreeMap::new();
     for row in stored {
         let record = &row.record;
         let Some(samples) = record.samples.get(&metric) else {
@@ -76,6 +83,7 @@ pub fn series(stored: &[Stored], metric: Metric) -> Vec<Series> {
                 record.target.clone(),
                 record.branch.clone(),
                 record.testbed.clone(),
+                record.duet_values(metric),
             ))
             .or_default()
             .push(Point {
@@ -92,11 +100,12 @@ pub fn series(stored: &[Stored], metric: Metric) -> Vec<Series> {
     }
     by_key
         .into_iter()
-        .map(|((target, branch, testbed), points)| Series {
+        .map(|((target, branch, testbed, duet), points)| Series {
             metric,
             target,
             branch,
             testbed,
+            duet,
             points,
         })
         .collect()
@@ -162,5 +171,25 @@ mod tests {
         let series = series(&stored, Metric::Cold);
         assert_eq!(series.len(), 2);
         assert!(series.iter().all(|s| s.points.len() == 1));
+    }
+
+    #[test]
+    fn a_duets_values_and_values_measured_alone_are_two_series() {
+        use crate::history::record::tests::duet_result;
+        let stored: Vec<Stored> = [
+            result("demo", "a", 1, &[0.12, 0.12]),
+            duet_result("demo", "b", 2, &[0.12, 0.185]),
+            result("demo", "c", 3, &[0.12, 0.12]),
+        ]
+        .iter()
+        .enumerate()
+        .map(|(id, result)| Stored {
+            id: id as i64,
+            record: Record::of(result, None, "main").unwrap(),
+        })
+        .collect();
+        let series = series(&stored, Metric::Cold);
+        let kinds: Vec<(bool, usize)> = series.iter().map(|s| (s.duet, s.points.len())).collect();
+        assert_eq!(kinds, [(false, 2), (true, 1)]);
     }
 }

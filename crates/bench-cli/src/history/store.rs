@@ -10,15 +10,16 @@
 
 use super::links::RunValues;
 use super::record::{Record, RecordError, Testbed};
-use bench_core::Metric;
+use bench_core::{Metric, Phase};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// The store layout this clibench reads and writes (`PRAGMA user_version`): 2 added each
-/// result's `run`, the invocation that measured it.
-pub const STORE_VERSION: i64 = 2;
+/// result's `run`, the invocation that measured it; 3 its `duet_phases`, the phases
+/// whose timed values a duet measured.
+pub const STORE_VERSION: i64 = 3;
 /// How long a connection waits for another process's lock before it gives up.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -38,7 +39,8 @@ CREATE TABLE results (
     load_average REAL,
     started_unix_ms INTEGER,
     added_unix_ms INTEGER NOT NULL,
-    run TEXT
+    run TEXT,
+    duet_phases TEXT
 );
 CREATE INDEX results_series ON results (target, branch, testbed, started_unix_ms);
 CREATE TABLE samples (
@@ -103,23 +105,34 @@ pub enum StoreError {
 
 /// Layout 1 to 2: each result's invocation, unknown (NULL) for the results stored before.
 const UPGRADE_1_TO_2: &str = "ALTER TABLE results ADD COLUMN run TEXT;";
+/// Layout 2 to 3: the phases whose timed values a duet measured, as a comma-separated
+/// list of phase names ('' for none); unknown (NULL) for the results stored before,
+/// which series take as measured alone until their result file is added again.
+const UPGRADE_2_TO_3: &str = "ALTER TABLE results ADD COLUMN duet_phases TEXT;";
 
 /// An older store this clibench upgraded in place when it opened it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Upgraded {
     /// The layout it had (`user_version`).
     pub from: i64,
-    /// The results it held, whose run is now unknown.
+    /// The results it held, whose schedule (and, from layout 1, run) is now unknown.
     pub results: u64,
 }
 
 impl Upgraded {
     /// What the upgrade did, for a person: a line naming the store.
     pub fn describe(&self, path: &Path) -> String {
+        let runs = if self.from < 2 {
+            "before runs were recorded (run unknown), so bisect compares them with no \
+             other build, and "
+        } else {
+            ""
+        };
         format!(
             "history store {} upgraded from layout {} to {STORE_VERSION}: its {} earlier \
-             result(s) were stored before runs were recorded (run unknown), so bisect \
-             compares them with no other build",
+             result(s) were stored {runs}without their schedule: series take them as \
+             measured alone, beside `clibench run` results; `clibench history add` of a \
+             duet's (`ab`'s) result files again records that they were not",
             path.display(),
             self.from,
             self.results
@@ -143,6 +156,24 @@ pub struct Added {
     pub added: usize,
     /// Records the store already held (the same content hash): left as they were.
     pub already: usize,
+    /// Of those, records stored without their schedule (before layout 3) that now have it.
+    pub learned: usize,
+}
+
+impl Added {
+    /// For a person: `2 result(s) added, 1 already there`, and how many of those learned
+    /// their schedule.
+    pub fn summary(&self) -> String {
+        let learned = if self.learned > 0 {
+            format!(" ({} now with their schedule)", self.learned)
+        } else {
+            String::new()
+        };
+        format!(
+            "{} result(s) added, {} already there{learned}",
+            self.added, self.already
+        )
+    }
 }
 
 /// Which records to read; `None` matches every value.
@@ -309,13 +340,16 @@ impl Store {
             transaction
                 .execute_batch(&format!("PRAGMA user_version = {STORE_VERSION};"))
                 .map_err(sqlite)?;
-        } else if found == 1 {
+        } else if found < STORE_VERSION {
             // In the same immediate transaction as the check: two processes opening an
             // old store at once upgrade it once.
             let results: i64 = transaction
                 .query_row("SELECT count(*) FROM results", [], |row| row.get(0))
                 .map_err(sqlite)?;
-            transaction.execute_batch(UPGRADE_1_TO_2).map_err(sqlite)?;
+            if found < 2 {
+                transaction.execute_batch(UPGRADE_1_TO_2).map_err(sqlite)?;
+            }
+            transaction.execute_batch(UPGRADE_2_TO_3).map_err(sqlite)?;
             transaction
                 .execute_batch(&format!("PRAGMA user_version = {STORE_VERSION};"))
                 .map_err(sqlite)?;
@@ -351,8 +385,8 @@ impl Store {
                 .prepare_cached(
                     "INSERT OR IGNORE INTO results (content_sha256, target, branch, revision,
                      version, testbed, cpu, cores, memory_bytes, kernel, load_average,
-                     started_unix_ms, added_unix_ms, run)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                     started_unix_ms, added_unix_ms, run, duet_phases)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
                 )
                 .map_err(sqlite)?;
             let mut sample = transaction
@@ -366,8 +400,18 @@ impl Store {
                      AND target = ?3 AND revision = ?4 AND testbed = ?5 LIMIT 1",
                 )
                 .map_err(sqlite)?;
+            // A result stored before its schedule was recorded learns it when added
+            // again: the same measurement (as above) or the same content.
+            let mut learn_schedule = transaction
+                .prepare_cached(
+                    "UPDATE results SET duet_phases = ?1 WHERE duet_phases IS NULL
+                     AND (content_sha256 = ?2 OR (run = ?3 AND started_unix_ms = ?4
+                     AND target = ?5 AND revision = ?6 AND testbed = ?7))",
+                )
+                .map_err(sqlite)?;
             for record in records {
                 let testbed = &record.testbed;
+                let duet_phases = record.duet_phases.as_ref().map(phase_list);
                 let same_measurement = match (&record.run, record.started_unix_ms) {
                     (Some(run), Some(started)) if !run.is_empty() => measured
                         .exists(params![
@@ -380,8 +424,25 @@ impl Store {
                         .map_err(sqlite)?,
                     _ => false,
                 };
-                if same_measurement {
+                let mut already = || -> Result<(), StoreError> {
                     outcome.already += 1;
+                    if let Some(phases) = &duet_phases {
+                        outcome.learned += learn_schedule
+                            .execute(params![
+                                phases,
+                                record.content_hash(),
+                                record.run,
+                                record.started_unix_ms.map(|ms| ms as i64),
+                                record.target,
+                                record.revision,
+                                testbed.fingerprint()
+                            ])
+                            .map_err(sqlite)?;
+                    }
+                    Ok(())
+                };
+                if same_measurement {
+                    already()?;
                     continue;
                 }
                 let inserted = insert
@@ -400,10 +461,11 @@ impl Store {
                         record.started_unix_ms.map(|ms| ms as i64),
                         added_unix_ms,
                         record.run,
+                        duet_phases,
                     ])
                     .map_err(sqlite)?;
                 if inserted == 0 {
-                    outcome.already += 1;
+                    already()?;
                     continue;
                 }
                 outcome.added += 1;
@@ -424,13 +486,18 @@ impl Store {
     /// The records matching `filter`, in series order: by the first trial's start, then
     /// by the order they were added.
     pub fn records(&self, filter: &Filter) -> Result<Vec<Stored>, StoreError> {
-        // A layout-1 store (read-only, to import) has no run column: its runs are unknown.
+        // An older store (read-only, to import) lacks the later columns: unknown.
         let run = if self.layout >= 2 { "run" } else { "NULL" };
+        let duet_phases = if self.layout >= 3 {
+            "duet_phases"
+        } else {
+            "NULL"
+        };
         let mut results = self
             .connection
             .prepare(&format!(
                 "SELECT id, target, branch, revision, version, cpu, cores, memory_bytes,
-                 kernel, load_average, started_unix_ms, {run} FROM results
+                 kernel, load_average, started_unix_ms, {run}, {duet_phases} FROM results
                  WHERE (?1 IS NULL OR target = ?1) AND (?2 IS NULL OR branch = ?2)
                    AND (?3 IS NULL OR testbed = ?3)
                  ORDER BY started_unix_ms IS NULL, started_unix_ms, id"
@@ -458,6 +525,9 @@ impl Store {
                                 .get::<_, Option<i64>>(10)?
                                 .map(|ms| ms.max(0) as u64),
                             run: row.get(11)?,
+                            duet_phases: row
+                                .get::<_, Option<String>>(12)?
+                                .map(|list| phases_of(&list)),
                             samples: BTreeMap::new(),
                         },
                     })
@@ -615,11 +685,54 @@ impl Store {
     }
 }
 
+/// Phases as the store keeps them: their names, comma-separated, in order.
+fn phase_list(phases: &BTreeSet<Phase>) -> String {
+    let names: Vec<&str> = phases.iter().map(|phase| phase.name()).collect();
+    names.join(",")
+}
+
+/// The phases of a stored list; a name this clibench does not know (a newer one's
+/// phase) is left out, which takes its values as measured alone.
+fn phases_of(list: &str) -> BTreeSet<Phase> {
+    list.split(',')
+        .filter_map(|name| name.parse::<Phase>().ok())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::history::record::tests::result;
     use rusty_fork::rusty_fork_test;
+
+    impl Store {
+        /// Writes `records` as a layout-2 clibench did: no schedule column.
+        fn insert_as_layout_2(&mut self, records: &[Record]) {
+            for record in records {
+                let testbed = &record.testbed;
+                self.connection
+                    .execute(
+                        "INSERT INTO results (content_sha256, target, branch, revision, testbed,
+                         cpu, cores, memory_bytes, kernel, started_unix_ms, added_unix_ms, run)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 1, ?11)",
+                        params![
+                            record.content_hash(),
+                            record.target,
+                            record.branch,
+                            record.revision,
+                            testbed.fingerprint(),
+                            testbed.cpu,
+                            testbed.cores,
+                            testbed.memory_bytes as i64,
+                            testbed.kernel,
+                            record.started_unix_ms.map(|ms| ms as i64),
+                            record.run,
+                        ],
+                    )
+                    .unwrap();
+            }
+        }
+    }
 
     fn record(sha: &str, started: u64, cold: &[f64]) -> Record {
         Record::of(&result("demo", sha, started, cold), None, "main").unwrap()
@@ -639,14 +752,16 @@ mod tests {
                 first,
                 Added {
                     added: 1,
-                    already: 0
+                    already: 0,
+                    learned: 0
                 }
             );
             assert_eq!(
                 again,
                 Added {
                     added: 0,
-                    already: 1
+                    already: 1,
+                    learned: 0
                 }
             );
             assert_eq!(store.count().unwrap(), 1);
@@ -665,11 +780,11 @@ mod tests {
             assert_ne!(as_read_before.content_hash(), as_read_now.content_hash());
             store.add(&[as_read_before.clone()]).unwrap();
             let again = store.add(&[as_read_now]).unwrap();
-            assert_eq!(again, Added { added: 0, already: 1 });
+            assert_eq!(again, Added { added: 0, already: 1, learned: 0 });
             // Another run of the same build at the same moment is another measurement.
             let mut other_run = as_read_before;
             other_run.run = Some("run-2".into());
-            assert_eq!(store.add(&[other_run]).unwrap(), Added { added: 1, already: 0 });
+            assert_eq!(store.add(&[other_run]).unwrap(), Added { added: 1, already: 0, learned: 0 });
             assert_eq!(store.count().unwrap(), 2);
         }
 
@@ -696,11 +811,11 @@ mod tests {
             drop(Store::open(&path, false).unwrap());
             Connection::open(&path)
                 .unwrap()
-                .execute_batch("PRAGMA user_version = 3;")
+                .execute_batch(&format!("PRAGMA user_version = {};", STORE_VERSION + 1))
                 .unwrap();
             let error = Store::open(&path, false).unwrap_err();
             assert!(
-                matches!(error, StoreError::Newer { found: 3, .. }),
+                matches!(error, StoreError::Newer { found, .. } if found == STORE_VERSION + 1),
                 "{error}"
             );
             assert!(error.to_string().contains("written by a newer clibench"));
@@ -712,7 +827,8 @@ mod tests {
             let path = dir.path().join("h.sqlite");
             // A store as clibench wrote it before runs were recorded.
             let old = Connection::open(&path).unwrap();
-            old.execute_batch(&SCHEMA.replace(",\n    run TEXT", "")).unwrap();
+            old.execute_batch(&SCHEMA.replace(",\n    run TEXT,\n    duet_phases TEXT", ""))
+                .unwrap();
             old.execute_batch("PRAGMA user_version = 1;").unwrap();
             old.execute(
                 "INSERT INTO results (content_sha256, target, branch, revision, testbed, cpu,
@@ -757,6 +873,58 @@ mod tests {
         }
 
         #[test]
+        fn a_layout_2_store_learns_a_duets_schedule_when_its_result_is_added_again() {
+            use crate::history::record::tests::duet_result;
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("h.sqlite");
+            // A store as clibench wrote it before schedules were recorded, holding one
+            // side of a duet (its run known) and a result without a run.
+            let mut duet = Record::of(&duet_result("demo", "abc", 1, &[0.12, 0.185]), None, "main")
+                .unwrap();
+            duet.run = Some("0123456789abcdef".into());
+            let unrun = Record::of(&duet_result("demo", "def", 2, &[0.12, 0.19]), None, "main")
+                .unwrap();
+            let old = Connection::open(&path).unwrap();
+            old.execute_batch(&SCHEMA.replace(",\n    duet_phases TEXT", ""))
+                .unwrap();
+            old.execute_batch("PRAGMA user_version = 2;").unwrap();
+            drop(old);
+            {
+                let mut writer = Store::connect(&path, OpenFlags::SQLITE_OPEN_READ_WRITE).unwrap();
+                writer.layout = 2;
+                let mut unknown = [duet.clone(), unrun.clone()];
+                for record in &mut unknown {
+                    record.duet_phases = None;
+                }
+                writer.insert_as_layout_2(&unknown);
+            }
+            let mut store = Store::open(&path, false).unwrap();
+            assert_eq!(
+                store.upgraded(),
+                Some(Upgraded {
+                    from: 2,
+                    results: 2
+                })
+            );
+            let message = store.upgraded().unwrap().describe(&path);
+            assert!(message.contains("history add"), "{message}");
+            assert!(!message.contains("run unknown"), "{message}");
+            let schedules = |store: &Store| -> Vec<Option<BTreeSet<Phase>>> {
+                let stored = store.records(&Filter::default()).unwrap();
+                stored.into_iter().map(|s| s.record.duet_phases).collect()
+            };
+            // Unknown: a series takes it as measured alone.
+            assert_eq!(schedules(&store), [None, None]);
+            // Added again (the same measurement; the same content), each learns it and
+            // nothing is added.
+            let again = store.add(&[duet, unrun]).unwrap();
+            assert_eq!((again.added, again.already, again.learned), (0, 2, 2));
+            assert_eq!(again.summary(), "0 result(s) added, 2 already there (2 now with their schedule)");
+            let measure = Some(BTreeSet::from([Phase::Measure]));
+            assert_eq!(schedules(&store), [measure.clone(), measure]);
+        }
+
+        #[test]
         fn another_database_is_not_taken_for_a_store() {
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join("other.sqlite");
@@ -794,7 +962,8 @@ mod tests {
                 outcome,
                 Added {
                     added: 1,
-                    already: 1
+                    already: 1,
+                    learned: 0
                 }
             );
             assert_eq!(one.count().unwrap(), 3);

@@ -15,21 +15,15 @@ use std::path::Path;
 /// After `history add`: what was added and what the store now holds.
 pub fn added_line(added: Added, stored: u64, store: &Path) -> String {
     format!(
-        "clibench history: {} result(s) added, {} already there; {stored} in {}",
-        added.added,
-        added.already,
+        "clibench history: {}; {stored} in {}",
+        added.summary(),
         store.display()
     )
 }
 
 /// After importing one other store.
 pub fn imported_line(other: &Path, added: Added) -> String {
-    format!(
-        "clibench history: {}: {} result(s) added, {} already there",
-        other.display(),
-        added.added,
-        added.already
-    )
+    format!("clibench history: {}: {}", other.display(), added.summary())
 }
 
 /// What `history show` has to say about a metric.

@@ -193,35 +193,49 @@ fn import_merges_another_store_and_a_newer_store_is_refused() {
 }
 
 #[test]
-fn a_layout_1_store_is_upgraded_once_and_still_read() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = dir.path().join("h.sqlite");
-    let mut add = clibench();
-    add.args(["history", "add"])
-        .args(stepped_series(dir.path()))
-        .arg("--store")
-        .arg(&store);
-    assert_eq!(run(&mut add).code, Some(0));
-    // Back to the layout of a store written before runs were recorded.
-    rusqlite::Connection::open(&store)
-        .unwrap()
-        .execute_batch("ALTER TABLE results DROP COLUMN run; PRAGMA user_version = 1;")
-        .unwrap();
-    let first = history(&store, &["show", "cold"]);
-    assert_eq!(first.code, Some(0), "{}", first.stderr);
-    assert!(
-        first.stderr.contains(
-            "upgraded from layout 1 to 2: its 20 earlier result(s) were stored before runs \
-             were recorded (run unknown)"
+fn an_older_store_is_upgraded_once_and_still_read() {
+    let older = [
+        // Before runs were recorded.
+        (
+            "ALTER TABLE results DROP COLUMN run; ALTER TABLE results DROP COLUMN duet_phases;",
+            1,
+            "upgraded from layout 1 to 3: its 20 earlier result(s) were stored before runs \
+             were recorded (run unknown), so bisect compares them with no other build, and \
+             without their schedule",
         ),
-        "{}",
-        first.stderr
-    );
-    assert!(first.stdout.contains("20 point(s)"), "{}", first.stdout);
-    let again = history(&store, &["show", "cold"]);
-    assert_eq!(again.code, Some(0), "{}", again.stderr);
-    assert!(!again.stderr.contains("upgraded"), "{}", again.stderr);
-    assert_eq!(again.stdout, first.stdout);
+        // Before schedules were recorded.
+        (
+            "ALTER TABLE results DROP COLUMN duet_phases;",
+            2,
+            "upgraded from layout 2 to 3: its 20 earlier result(s) were stored without their \
+             schedule: series take them as measured alone",
+        ),
+    ];
+    for (drop, layout, said) in older {
+        let dir = tempfile::tempdir().unwrap();
+        let store = dir.path().join("h.sqlite");
+        let mut add = clibench();
+        add.args(["history", "add"])
+            .args(stepped_series(dir.path()))
+            .arg("--store")
+            .arg(&store);
+        assert_eq!(run(&mut add).code, Some(0));
+        let current = history(&store, &["show", "cold"]);
+        rusqlite::Connection::open(&store)
+            .unwrap()
+            .execute_batch(&format!("{drop} PRAGMA user_version = {layout};"))
+            .unwrap();
+        let first = history(&store, &["show", "cold"]);
+        assert_eq!(first.code, Some(0), "{}", first.stderr);
+        assert!(first.stderr.contains(said), "{}", first.stderr);
+        // Runs measured alone: the same series as before.
+        assert_eq!(first.stdout, current.stdout);
+        assert!(first.stdout.contains("20 point(s)"), "{}", first.stdout);
+        let again = history(&store, &["show", "cold"]);
+        assert_eq!(again.code, Some(0), "{}", again.stderr);
+        assert!(!again.stderr.contains("upgraded"), "{}", again.stderr);
+        assert_eq!(again.stdout, first.stdout);
+    }
 }
 
 #[test]

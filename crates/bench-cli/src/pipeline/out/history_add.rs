@@ -52,10 +52,9 @@ pub fn add_after_run(store: &Path, results: &[PathBuf]) -> Result<Vec<String>, H
     let added = ingest::add_files(&mut store, results, None, "main")?;
     let mut lines: Vec<String> = told.into_iter().collect();
     lines.push(format!(
-        "clibench: history {}: {} result(s) added, {} already there",
+        "clibench: history {}: {}",
         store.path().display(),
-        added.added,
-        added.already
+        added.summary()
     ));
     Ok(lines)
 }
