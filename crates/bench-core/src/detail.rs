@@ -392,14 +392,55 @@ impl SessionCheckpoint {
     }
 }
 
-impl SessionTurn {
-    /// The family's memory after the turn as one series measures it: PSS when `pss` (a
-    /// series uses PSS only when every turn has it, never a mix), else RSS.
-    pub fn memory_bytes(&self, pss: bool) -> u64 {
-        match self.pss_bytes {
-            Some(bytes) if pss => bytes,
-            _ => self.rss_bytes,
-        }
+fn every_turn() -> u32 {
+    1
+}
+
+fn is_every_turn(every: &u32) -> bool {
+    *every == 1
+}
+
+/// The most turns after the warm-up on which a session reads PSS (see
+/// [`SessionRun::pss_every`]): enough for the growth slope, and each read walks every page
+/// table of the family (a third of what clibench spent at turn 200 of a pi soak).
+pub const MAX_PSS_TURNS: u32 = 100;
+
+/// How often a session of `turns` turns, `warmup` of them a warm-up, reads PSS: every
+/// turn up to [`MAX_PSS_TURNS`] turns after the warm-up, every `n`th beyond, so that it
+/// reads at most that many.
+pub fn pss_every(turns: u32, warmup: u32) -> u32 {
+    turns.saturating_sub(warmup).div_ceil(MAX_PSS_TURNS).max(1)
+}
+
+impl SessionRun {
+    /// Whether PSS is read after turn `turn` of `last` (numbered from 1).
+    pub fn pss_due(&self, turn: u32, last: u32) -> bool {
+        turn <= self.warmup_turns
+            || turn == last
+            || (turn - self.warmup_turns).is_multiple_of(self.pss_every.max(1))
+    }
+
+    /// Whether every turn that read PSS has it (a process whose `smaps_rollup` was
+    /// unreadable leaves it unknown): then the memory series is PSS.
+    pub fn has_pss(&self) -> bool {
+        let last = self.turns.last().map_or(0, |t| t.turn);
+        self.turns
+            .iter()
+            .filter(|t| self.pss_due(t.turn, last))
+            .all(|t| t.pss_bytes.is_some())
+    }
+
+    /// The family's memory after each turn as one series, (turn, bytes): PSS on the turns
+    /// it was read on when `pss`, else RSS after every turn; never a mix of the two.
+    pub fn memory_points(&self, pss: bool) -> Vec<(u32, u64)> {
+        self.turns
+            .iter()
+            .filter_map(|t| match (pss, t.pss_bytes) {
+                (true, Some(bytes)) => Some((t.turn, bytes)),
+                (true, None) => None,
+                (false, _) => Some((t.turn, t.rss_bytes)),
+            })
+            .collect()
     }
 }
 
@@ -418,13 +459,20 @@ pub struct SessionRun {
     #[cfg_attr(feature = "schema", schemars(length(max = 1000)))]
     pub turns: Vec<SessionTurn>,
     /// Bytes per turn: the least-squares slope of PSS (RSS when PSS is missing) over the
-    /// turns after the warm-up.
+    /// turns after the warm-up ([`SessionRun::memory_points`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub growth_bytes_per_turn: Option<f64>,
     /// The first turns left out of every slope (`[session] warmup_turns`; 0 in files
     /// written before it existed, whose slopes took every turn).
     #[serde(default)]
     pub warmup_turns: u32,
+    /// PSS was read after every warm-up turn, after every `pss_every`th turn after it and
+    /// after the last; RSS after every turn. 1 (every turn; files written before it
+    /// existed) up to 100 turns after the warm-up; a longer session reads PSS on about
+    /// 100 of them, since each read walks every page table of the family.
+    #[serde(default = "every_turn", skip_serializing_if = "is_every_turn")]
+    #[cfg_attr(feature = "schema", schemars(range(min = 1)))]
+    pub pss_every: u32,
     /// The memory fit behind `growth_bytes_per_turn` (bytes per turn), with its error.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub growth: Option<crate::trend::Fit>,
@@ -466,6 +514,47 @@ pub struct SessionRun {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_session_reads_pss_on_at_most_a_hundred_turns_after_its_warm_up() {
+        assert_eq!(pss_every(3, 1), 1);
+        assert_eq!(pss_every(100, 1), 1);
+        assert_eq!(pss_every(101, 1), 1);
+        assert_eq!(pss_every(102, 1), 2);
+        assert_eq!(pss_every(1000, 1), 10);
+        assert_eq!(pss_every(0, 5), 1);
+        let run = |every| SessionRun {
+            trial: 0,
+            dialect: String::new(),
+            turns: Vec::new(),
+            growth_bytes_per_turn: None,
+            warmup_turns: 1,
+            pss_every: every,
+            growth: None,
+            lag: None,
+            render: None,
+            checkpoints: Vec::new(),
+            idle_seconds: 0.0,
+            idle_cpu_share: None,
+            idle_monotonic_ns: None,
+            idle_output: None,
+            startup_output: None,
+            pastes: Vec::new(),
+        };
+        let due = |every, last| -> Vec<u32> {
+            let run = run(every);
+            (1..=last).filter(|&t| run.pss_due(t, last)).collect()
+        };
+        assert_eq!(due(1, 5), [1, 2, 3, 4, 5]);
+        // The warm-up, every tenth turn after it, and the last.
+        assert_eq!(due(10, 35), [1, 11, 21, 31, 35]);
+        assert_eq!(due(10, 1000).len(), 1 + 100);
+        // A result written before the field existed read PSS after every turn.
+        let json = serde_json::to_value(run(1)).unwrap();
+        assert!(json.get("pss_every").is_none());
+        let old: SessionRun = serde_json::from_value(json).unwrap();
+        assert_eq!(old.pss_every, 1);
+    }
 
     fn point(t_ms: u64, rss_bytes: u64) -> MemoryPoint {
         MemoryPoint {

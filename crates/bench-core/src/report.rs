@@ -316,6 +316,7 @@ mod tests {
             turns: Vec::new(),
             growth_bytes_per_turn: Some(1048576.0),
             warmup_turns: 1,
+            pss_every: 1,
             growth: Some(fit(1048576.0, 0.5)),
             lag: Some(fit(0.0001, 9.0)),
             render: None,

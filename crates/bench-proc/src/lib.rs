@@ -70,8 +70,8 @@ pub use sampler::{SamplePoint, Sampler, SamplerOptions, SamplerReport};
 pub use settle::{Settle, SettleEnd, SettleReport};
 pub use signals_linux::{SignalWatchError, TERMINATION_SIGNALS, on_termination_signal};
 pub use snapshot_linux::{
-    ProcRoot, ProcessMark, ProcessSample, Selector, Snapshot, SnapshotError, StatTotals,
-    family_cpu_seconds, family_mark, family_queued_since, read_proc_file, snapshot,
+    MemoryRead, ProcRoot, ProcessMark, ProcessSample, Selector, Snapshot, SnapshotError,
+    StatTotals, family_cpu_seconds, family_mark, family_queued_since, read_proc_file, snapshot,
     snapshot_with_cpu,
 };
 pub use staircase::{Instances, StageSettle, StaircaseOptions, StaircaseReport};

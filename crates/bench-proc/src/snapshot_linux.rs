@@ -38,6 +38,19 @@ pub enum Selector {
     ProcessGroup(u32),
 }
 
+/// How much of each process's memory a walk reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MemoryRead {
+    /// `smaps_rollup`: RSS, PSS, USS and swap. The kernel walks every page table of the
+    /// process to answer, which grows with what it maps: a third of what clibench spent
+    /// at turn 200 of a pi soak (node, a few hundred MiB).
+    Proportional,
+    /// RSS only, the kernel's counter in `stat`, which the walk reads anyway: no page
+    /// table is walked. PSS, USS and swap are `None`.
+    Resident,
+}
+
 /// The memory of one process at one moment.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ProcessSample {
@@ -144,8 +157,9 @@ pub fn family_cpu_seconds(selector: &Selector, exclude: &[u32]) -> Result<f64, S
 pub fn snapshot_with_cpu(
     selector: &Selector,
     exclude: &[u32],
+    read: MemoryRead,
 ) -> Result<(Snapshot, f64), SnapshotError> {
-    live_root().snapshot_with_cpu(selector, exclude)
+    live_root().snapshot_with_cpu(selector, exclude, read)
 }
 
 /// [`ProcRoot::mark`] of the live `/proc`.
@@ -408,10 +422,12 @@ impl ProcRoot {
     /// [`ProcRoot::cpu_seconds`] counts them (zombies included), `exclude` left out of
     /// both, from one walk on the calling thread: what a session reads after every turn,
     /// where a walk of a uid's processes reads the `status` of every process on the host.
+    /// `read` says whether each process's `smaps_rollup` is read ([`MemoryRead`]).
     pub fn snapshot_with_cpu(
         &self,
         selector: &Selector,
         exclude: &[u32],
+        read: MemoryRead,
     ) -> Result<(Snapshot, f64), SnapshotError> {
         let mut buf = Vec::with_capacity(4096);
         let mut processes = Vec::new();
@@ -426,7 +442,7 @@ impl ProcRoot {
                 self.process_cpu_ns(&dir, &stat, &mut buf)
                     .map(|ns| zombies_ns = zombies_ns.saturating_add(ns))
             } else {
-                self.sample_stat(pid, stat, &mut buf)
+                self.sample_read(pid, stat, &mut buf, read)
                     .map(|sample| processes.extend(sample))
             };
             if let Err(error) = read {
@@ -532,24 +548,38 @@ impl ProcRoot {
         stat: Stat,
         buf: &mut Vec<u8>,
     ) -> Result<Option<ProcessSample>, SnapshotError> {
+        self.sample_read(pid, stat, buf, MemoryRead::Proportional)
+    }
+
+    /// [`ProcRoot::sample_stat`], reading `smaps_rollup` only when `read` asks for it.
+    fn sample_read(
+        &self,
+        pid: u32,
+        stat: Stat,
+        buf: &mut Vec<u8>,
+        read: MemoryRead,
+    ) -> Result<Option<ProcessSample>, SnapshotError> {
         if stat.is_zombie() || stat.is_kernel_thread() {
             return Ok(None);
         }
         let dir = self.path.join(pid.to_string());
-        let rollup = match read_file(&dir.join("smaps_rollup"), buf) {
-            Ok(text) => match parse::parse_smaps_rollup(text) {
-                Some(rollup) => Some(rollup),
-                // No memory map: the process became a zombie after we read stat.
-                None => return Ok(None),
+        let rollup = match read {
+            MemoryRead::Resident => None,
+            MemoryRead::Proportional => match read_file(&dir.join("smaps_rollup"), buf) {
+                Ok(text) => match parse::parse_smaps_rollup(text) {
+                    Some(rollup) => Some(rollup),
+                    // No memory map: the process became a zombie after we read stat.
+                    None => return Ok(None),
+                },
+                Err(error) if vanished(&error) => return Ok(None),
+                Err(error) if error.kind() == io::ErrorKind::PermissionDenied => None,
+                Err(source) => {
+                    return Err(SnapshotError::Read {
+                        path: dir.join("smaps_rollup"),
+                        source,
+                    });
+                }
             },
-            Err(error) if vanished(&error) => return Ok(None),
-            Err(error) if error.kind() == io::ErrorKind::PermissionDenied => None,
-            Err(source) => {
-                return Err(SnapshotError::Read {
-                    path: dir.join("smaps_rollup"),
-                    source,
-                });
-            }
         };
         let cmdline = match read_file(&dir.join("cmdline"), buf) {
             Ok(_) => parse::parse_cmdline(buf),

@@ -376,6 +376,7 @@ mod tests {
             turns,
             growth_bytes_per_turn: None,
             warmup_turns: 1,
+            pss_every: 1,
             growth: None,
             lag: None,
             render: None,

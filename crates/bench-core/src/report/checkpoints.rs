@@ -98,6 +98,7 @@ mod tests {
             turns: Vec::new(),
             growth_bytes_per_turn: None,
             warmup_turns: 1,
+            pss_every: 1,
             growth: None,
             lag: None,
             render: None,

@@ -310,6 +310,7 @@ fn comparison_of_slopes() -> bench_core::Comparison {
                 turns: Vec::new(),
                 growth_bytes_per_turn: Some(growth),
                 warmup_turns: 1,
+                pss_every: 1,
                 growth: Some(fit(growth, 1_500.0)),
                 lag: Some(fit(lag, 0.000_02)),
                 render: None,

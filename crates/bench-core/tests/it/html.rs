@@ -462,6 +462,7 @@ fn session_like() -> ResultFile {
             idle_cpu_share: Some(0.031),
             idle_monotonic_ns: None,
             warmup_turns: 0,
+            pss_every: 1,
             growth: None,
             lag: None,
             render: None,

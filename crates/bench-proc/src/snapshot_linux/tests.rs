@@ -55,16 +55,46 @@ fn snapshot_with_cpu_counts_zombies_cpu_but_not_their_memory() {
     process(root.path(), 12, 1, 'S', 0, 400);
     let proc_root = ProcRoot::new(root.path());
     let selector = Selector::Uid(1001);
-    let (snap, cpu) = proc_root.snapshot_with_cpu(&selector, &[]).unwrap();
+    let (snap, cpu) = proc_root
+        .snapshot_with_cpu(&selector, &[], MemoryRead::Proportional)
+        .unwrap();
     let pids: Vec<u32> = snap.processes.iter().map(|p| p.pid).collect();
     assert_eq!(pids, [10]);
     // Each fixture process has 150 ticks of stat CPU and no schedstat: 1.5 s.
     assert!((cpu - 3.0).abs() < 1e-9, "{cpu}");
     let alone = proc_root.cpu_seconds(&selector, &[]).unwrap();
     assert!((cpu - alone).abs() < 1e-9, "{cpu} against {alone}");
-    let (snap, cpu) = proc_root.snapshot_with_cpu(&selector, &[10]).unwrap();
+    let (snap, cpu) = proc_root
+        .snapshot_with_cpu(&selector, &[10], MemoryRead::Proportional)
+        .unwrap();
     assert!(snap.processes.is_empty());
     assert!((cpu - 1.5).abs() < 1e-9, "{cpu}");
+}
+
+#[test]
+fn a_resident_read_takes_the_stat_counter_and_leaves_pss_unknown() {
+    let root = tempfile::tempdir().unwrap();
+    process(root.path(), 10, 1, 'S', 1001, 400);
+    let proc_root = ProcRoot::new(root.path());
+    let selector = Selector::Uid(1001);
+    let (full, full_cpu) = proc_root
+        .snapshot_with_cpu(&selector, &[], MemoryRead::Proportional)
+        .unwrap();
+    let (resident, resident_cpu) = proc_root
+        .snapshot_with_cpu(&selector, &[], MemoryRead::Resident)
+        .unwrap();
+    assert_eq!(resident.processes.len(), 1);
+    let (full, resident) = (&full.processes[0], &resident.processes[0]);
+    assert!(full.pss_bytes.is_some());
+    assert_eq!((resident.pss_bytes, resident.uss_bytes), (None, None));
+    // The fixture's stat counts 400 KiB in 4 KiB pages: 100 of them.
+    let page = rustix::param::page_size() as u64;
+    assert_eq!(resident.rss_bytes, 100 * page);
+    assert_eq!(
+        (resident.cmdline.as_str(), resident.pid),
+        (full.cmdline.as_str(), 10)
+    );
+    assert!((resident_cpu - full_cpu).abs() < 1e-9);
 }
 
 #[test]

@@ -42,6 +42,7 @@ use crate::pipeline::program::terminal::{close_quietly, spawn_options};
 use bench_core::detail::{SessionRun, SessionTurn};
 use bench_core::{Metric, Phase, Sample, Side, error_chain, record};
 use bench_model::{Journal, answer};
+use bench_proc::MemoryRead;
 use bench_term::Terminal;
 use std::time::Duration;
 
@@ -50,7 +51,7 @@ mod paste;
 mod slopes;
 mod turn;
 
-pub(crate) use turn::one_turn;
+pub(crate) use turn::{TurnSettings, one_turn};
 
 /// How long one echo may take.
 const ECHO_TIMEOUT: Duration = Duration::from_secs(5);
@@ -318,12 +319,15 @@ fn drive(
             return Ok(());
         }
     };
+    let plans = planned(ctx);
+    let turns = u32::try_from(plans.len()).unwrap_or(u32::MAX);
     let mut run = SessionRun {
         trial,
         dialect,
         turns: Vec::new(),
         growth_bytes_per_turn: None,
         warmup_turns: session.warmup_turns,
+        pss_every: bench_core::detail::pss_every(turns, session.warmup_turns),
         growth: None,
         lag: None,
         render: None,
@@ -336,13 +340,7 @@ fn drive(
         startup_output: Some(startup),
     };
     let failure = play_turns(
-        terminal,
-        journal,
-        family,
-        recording,
-        session,
-        &planned(ctx),
-        &mut run,
+        terminal, journal, family, recording, session, &plans, &mut run,
     );
     // After the turns, so each paste lands in an idle prompt with the session behind it;
     // before the idle window, so what a paste leaves running shows there.
@@ -434,23 +432,30 @@ fn play_turns(
         let keys = (position + 1 == typing_turn).then_some(session.typing_keys as usize);
         let turn = (position + 1) as u32;
         let due = session.checkpoint_after(position + 1, total);
-        let measured = one_turn(
-            terminal,
-            journal,
-            family,
-            plan,
-            turn,
-            session.turn_timeout.0,
-            keys,
-        )
-        .and_then(|(measured, snapshot)| {
-            // The walk that read the turn's memory is the recording's sample of this
-            // moment: the recording walks itself only when no turn did for a while.
-            recording.offer(&snapshot);
-            run.turns.push(measured);
-            due.then(|| checkpoint::measure(terminal, family, turn, check, session.turn_timeout.0))
+        // PSS walks every page table of the family: read on about 100 turns of a long
+        // session (RSS, the kernel's counter, after every one).
+        let memory = if run.pss_due(turn, total as u32) {
+            MemoryRead::Proportional
+        } else {
+            MemoryRead::Resident
+        };
+        let settings = TurnSettings {
+            timeout: session.turn_timeout.0,
+            typing_keys: keys,
+            memory,
+        };
+        let measured = one_turn(terminal, journal, family, plan, turn, settings).and_then(
+            |(measured, snapshot)| {
+                // The walk that read the turn's memory is the recording's sample of this
+                // moment: the recording walks itself only when no turn did for a while.
+                recording.offer(&snapshot);
+                run.turns.push(measured);
+                due.then(|| {
+                    checkpoint::measure(terminal, family, turn, check, session.turn_timeout.0)
+                })
                 .transpose()
-        });
+            },
+        );
         match measured {
             Ok(Some(point)) => run.checkpoints.push(point),
             Ok(None) => {}

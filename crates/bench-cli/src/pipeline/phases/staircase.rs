@@ -18,7 +18,7 @@
 use crate::pipeline::PhaseContext;
 use crate::pipeline::isolation::command;
 use crate::pipeline::out::state::UserRecord;
-use crate::pipeline::phases::session::{Planned, TurnError, one_turn, planned};
+use crate::pipeline::phases::session::{Planned, TurnError, TurnSettings, one_turn, planned};
 use crate::pipeline::program::TargetError;
 use crate::pipeline::program::family::Family;
 use crate::pipeline::program::model::TrialModel;
@@ -32,6 +32,7 @@ use bench_core::detail::StaircaseInstance;
 use bench_core::error_chain;
 use bench_core::{Metric, Sample, Side, record};
 use bench_model::Journal;
+use bench_proc::MemoryRead;
 use bench_proc::staircase::{Instances, StaircaseOptions};
 use bench_term::Terminal;
 
@@ -304,14 +305,18 @@ impl Instances for PtySessions<'_> {
             // first key, so no key is typed into a half-drawn screen.
             settle_terminal(&mut instance.terminal, turn.family, &self.measure.settle)
                 .map_err(InstanceError::Settle)?;
+            let settings = TurnSettings {
+                timeout: turn.timeout,
+                typing_keys: None,
+                memory: MemoryRead::Proportional,
+            };
             one_turn(
                 &mut instance.terminal,
                 &turn.journal,
                 turn.family,
                 &turn.plan,
                 1,
-                turn.timeout,
-                None,
+                settings,
             )
             .map_err(InstanceError::Turn)?;
         }

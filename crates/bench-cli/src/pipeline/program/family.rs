@@ -48,13 +48,19 @@ impl Family {
 }
 
 impl Family {
-    /// Memory of the family now and the CPU seconds it has spent so far (as
-    /// [`Family::cpu_seconds`] reads them), from one walk of its processes.
-    pub(crate) fn snapshot_with_cpu(self) -> Result<(Snapshot, f64), TargetError> {
+    /// Memory of the family now (PSS too, or RSS alone: `read`) and the CPU seconds it
+    /// has spent so far (as [`Family::cpu_seconds`] reads them), from one walk of its
+    /// processes.
+    pub(crate) fn snapshot_with_cpu(
+        self,
+        read: bench_proc::MemoryRead,
+    ) -> Result<(Snapshot, f64), TargetError> {
         let (selector, exclude) = self.selector();
-        bench_proc::snapshot_with_cpu(&selector, &exclude).map_err(|source| TargetError::Snapshot {
-            selector: format!("{selector:?}"),
-            source,
+        bench_proc::snapshot_with_cpu(&selector, &exclude, read).map_err(|source| {
+            TargetError::Snapshot {
+                selector: format!("{selector:?}"),
+                source,
+            }
         })
     }
 

@@ -133,6 +133,7 @@ mod tests {
             turns: Vec::new(),
             growth_bytes_per_turn: None,
             warmup_turns: 1,
+            pss_every: 1,
             growth: None,
             // 0.5 ms a turn: 50 ms per 100 turns, clearly curving upwards.
             lag: Some(Fit {

@@ -104,12 +104,10 @@ fn latency_charts(out: &mut String, runs: &[&SessionRun], metrics: &[MetricStats
 
 /// "Memory after each turn": one step line per trial and its fitted growth line.
 fn memory_chart(out: &mut String, runs: &[&SessionRun], metrics: &[MetricStats]) {
-    // One kind of memory for every line: PSS when every turn has it, as session_growth
-    // takes its slope of, else RSS; a chart mixing the two would draw a false step.
-    let all_pss = runs
-        .iter()
-        .flat_map(|run| &run.turns)
-        .all(|t| t.pss_bytes.is_some());
+    // One kind of memory for every line: PSS when every run has it on the turns it read
+    // it on, as session_growth takes its slope of, else RSS; a chart mixing the two would
+    // draw a false step.
+    let all_pss = runs.iter().all(|run| run.has_pss());
     let kind = if all_pss {
         "proportional memory (PSS)"
     } else {
@@ -119,9 +117,9 @@ fn memory_chart(out: &mut String, runs: &[&SessionRun], metrics: &[MetricStats])
         .iter()
         .map(|run| {
             let points: Vec<(u32, f64)> = run
-                .turns
-                .iter()
-                .map(|t| (t.turn, t.memory_bytes(all_pss) as f64))
+                .memory_points(all_pss)
+                .into_iter()
+                .map(|(turn, bytes)| (turn, bytes as f64))
                 .collect();
             TurnLine {
                 fit: FittedLine::through(&points, run.warmup_turns),

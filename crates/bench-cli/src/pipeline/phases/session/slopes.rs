@@ -3,7 +3,7 @@
 //! (`key_echo`, `key_bytes`) and the terminal's share (`stream_bytes`, `idle_output`).
 //! Each slope's fit (with its standard error and curvature) stays in the session's record.
 
-use bench_core::detail::{SessionCheckpoint, SessionRun, SessionTurn};
+use bench_core::detail::{SessionCheckpoint, SessionRun};
 use bench_core::trend::{Fit, fit};
 use bench_core::{Metric, Sample, Side, record};
 
@@ -14,12 +14,12 @@ const PER_HUNDRED: f64 = 100.0;
 /// The fits of `run`'s series after its warm-up, stored in `run`.
 pub(crate) fn fit_series(run: &mut SessionRun) {
     let warmup = run.warmup_turns;
-    let after: Vec<&SessionTurn> = run.turns.iter().filter(|t| t.turn > warmup).collect();
-    // PSS when every turn has it, else RSS: one series, never a mix of the two.
-    let all_pss = after.iter().all(|t| t.pss_bytes.is_some());
-    let memory: Vec<(f64, f64)> = after
-        .iter()
-        .map(|t| (f64::from(t.turn), t.memory_bytes(all_pss) as f64))
+    // PSS when every turn that read it has it, else RSS: one series, never a mix.
+    let memory: Vec<(f64, f64)> = run
+        .memory_points(run.has_pss())
+        .into_iter()
+        .filter(|&(turn, _)| turn > warmup)
+        .map(|(turn, bytes)| (f64::from(turn), bytes as f64))
         .collect();
     run.growth = fit(&memory);
     run.growth_bytes_per_turn = run.growth.map(|f| f.slope);
@@ -124,6 +124,7 @@ pub(crate) fn record_metrics(side: &mut Side, trial: u32, run: &SessionRun, fail
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bench_core::detail::SessionTurn;
 
     fn turn(turn: u32, rss_bytes: u64) -> SessionTurn {
         SessionTurn {
@@ -164,6 +165,7 @@ mod tests {
             turns,
             growth_bytes_per_turn: None,
             warmup_turns: 1,
+            pss_every: 1,
             growth: None,
             lag: None,
             render: None,
@@ -175,6 +177,32 @@ mod tests {
             startup_output: None,
             pastes: Vec::new(),
         }
+    }
+
+    #[test]
+    fn a_long_session_fits_the_pss_it_read_on_every_tenth_turn() {
+        // 1,000 turns: PSS read on 100 of them, 2 KiB a turn, 40 MiB under the RSS
+        // (shared pages); the RSS alone, read after every turn, is noisy.
+        let every = bench_core::detail::pss_every(1000, 1);
+        assert_eq!(every, 10);
+        let mut session = run(Vec::new(), Vec::new());
+        session.pss_every = every;
+        for n in 1..=1000u32 {
+            let pss = (200 << 20) + u64::from(n) * 2048;
+            let mut one = turn(n, pss + (40 << 20) + u64::from(n % 7) * (1 << 20));
+            one.pss_bytes = session.pss_due(n, 1000).then_some(pss);
+            session.turns.push(one);
+        }
+        assert!(session.has_pss());
+        assert_eq!(session.memory_points(true).len(), 1 + 100);
+        fit_series(&mut session);
+        let growth = session.growth_bytes_per_turn.unwrap();
+        assert!((growth - 2048.0).abs() < 1e-6, "{growth}");
+        // A turn due to read PSS without it (an unreadable process): RSS everywhere,
+        // never a series of both.
+        session.turns[500].pss_bytes = None;
+        assert!(!session.has_pss());
+        assert_eq!(session.memory_points(false).len(), 1000);
     }
 
     #[test]

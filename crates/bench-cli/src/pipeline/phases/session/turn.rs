@@ -7,7 +7,7 @@ use super::{ECHO_TIMEOUT, Planned, TurnError, checkpoint, occurrences, squash};
 use crate::pipeline::program::family::Family;
 use bench_core::detail::SessionTurn;
 use bench_model::{Journal, Outcome, RequestRecord, conversation::Part};
-use bench_proc::Snapshot;
+use bench_proc::{MemoryRead, Snapshot};
 use bench_term::{Key, Terminal};
 use std::time::{Duration, Instant};
 
@@ -193,6 +193,18 @@ impl TurnClock {
     }
 }
 
+/// How one turn is driven, and what it reads of the family's memory.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TurnSettings {
+    /// The most the turn may take.
+    pub(crate) timeout: Duration,
+    /// Keys typed while the reply streams (`typing_lag`), in the turn that types them.
+    pub(crate) typing_keys: Option<usize>,
+    /// The family's PSS after the turn, or its RSS alone (see
+    /// [`bench_core::detail::SessionRun::pss_every`]).
+    pub(crate) memory: MemoryRead,
+}
+
 /// Types `plan`'s prompt, presses Enter and waits until the reply's final text is shown
 /// and the prompt echoes a key again; the turn's times, CPU and the family's memory, and
 /// the walk of the family that read them (a sample for the phase's memory recording).
@@ -202,9 +214,13 @@ pub(crate) fn one_turn(
     family: Family,
     plan: &Planned,
     turn: u32,
-    timeout: Duration,
-    typing_keys: Option<usize>,
+    settings: TurnSettings,
 ) -> Result<(SessionTurn, Snapshot), TurnError> {
+    let TurnSettings {
+        timeout,
+        typing_keys,
+        memory,
+    } = settings;
     let clock = TurnClock::start(turn, timeout);
     let requests_before = journal.request_count();
     type_prompt(terminal, &plan.prompt)?;
@@ -225,7 +241,7 @@ pub(crate) fn one_turn(
         .map_err(clock.waited("waiting for the prompt to echo a key after the reply"))?;
     // The CPU and the memory from one walk of the family: on a host of 100 processes a
     // walk of the trial user's is most of what clibench spends on a turn but the screen.
-    let (snapshot, cpu_after) = family.snapshot_with_cpu()?;
+    let (snapshot, cpu_after) = family.snapshot_with_cpu(memory)?;
     let output = terminal.output_counts().since(&output_before);
     terminal
         .send_keys(&[Key::Backspace; 4])
