@@ -260,17 +260,7 @@ mod tests {
 
     #[test]
     fn a_duet_is_judged_against_duets_not_against_starts_alone() {
-        use crate::history::record::tests::{duet_result, result};
-        let stored = |results: Vec<bench_core::ResultFile>| -> Vec<Stored> {
-            let records = results.iter().map(|r| Record::of(r, None, "main").unwrap());
-            records
-                .enumerate()
-                .map(|(id, record)| Stored {
-                    id: id as i64,
-                    record,
-                })
-                .collect()
-        };
+        use crate::history::record::tests::{duet_result, result, stored};
         // The demo's cold start: about 0.12 s alone, 0.185 s in a duet.
         let alone: Vec<_> = (0..8)
             .map(|i| {
@@ -292,13 +282,13 @@ mod tests {
             check(&duet, None, history, &[Metric::Cold], &Settings::default())[0].clone()
         };
         // Against runs alone it would read +55%, a regression of the schedule.
-        assert_eq!(cold(&stored(alone.clone())).outcome, Outcome::TooFew);
+        assert_eq!(cold(&stored(&alone)).outcome, Outcome::TooFew);
         let mut both = alone;
         both.extend((0..8).map(|i| {
             let start = 0.184 + 0.001 * (i % 3) as f64;
             duet_result("demo", &format!("d{i}"), 50 + i, &[0.12, start, start])
         }));
-        let judged = cold(&stored(both));
+        let judged = cold(&stored(&both));
         assert_eq!(
             (judged.outcome, judged.points),
             (Outcome::Unchanged, 8),

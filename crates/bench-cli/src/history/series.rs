@@ -140,8 +140,7 @@ pub fn median_interval(sorted: &[f64]) -> (f64, f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::record::Record;
-    use crate::history::record::tests::result;
+    use crate::history::record::tests::{result, stored};
 
     #[test]
     fn a_few_trials_give_their_whole_range() {
@@ -160,15 +159,7 @@ mod tests {
         let a = result("demo", "a", 1, &[0.3]);
         let mut b = result("demo", "b", 2, &[0.4]);
         b.side.runtime.insert("cpu".into(), "Other CPU".into());
-        let stored: Vec<Stored> = [a, b]
-            .iter()
-            .enumerate()
-            .map(|(id, result)| Stored {
-                id: id as i64,
-                record: Record::of(result, None, "main").unwrap(),
-            })
-            .collect();
-        let series = series(&stored, Metric::Cold);
+        let series = series(&stored(&[a, b]), Metric::Cold);
         assert_eq!(series.len(), 2);
         assert!(series.iter().all(|s| s.points.len() == 1));
     }
@@ -176,19 +167,12 @@ mod tests {
     #[test]
     fn a_duets_values_and_values_measured_alone_are_two_series() {
         use crate::history::record::tests::duet_result;
-        let stored: Vec<Stored> = [
+        let rows = stored(&[
             result("demo", "a", 1, &[0.12, 0.12]),
             duet_result("demo", "b", 2, &[0.12, 0.185]),
             result("demo", "c", 3, &[0.12, 0.12]),
-        ]
-        .iter()
-        .enumerate()
-        .map(|(id, result)| Stored {
-            id: id as i64,
-            record: Record::of(result, None, "main").unwrap(),
-        })
-        .collect();
-        let series = series(&stored, Metric::Cold);
+        ]);
+        let series = series(&rows, Metric::Cold);
         let kinds: Vec<(bool, usize)> = series.iter().map(|s| (s.duet, s.points.len())).collect();
         assert_eq!(kinds, [(false, 2), (true, 1)]);
     }

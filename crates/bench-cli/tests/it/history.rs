@@ -47,6 +47,18 @@ fn stepped_series(dir: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
+/// A store in `dir` holding [`stepped_series`].
+fn stepped_store(dir: &Path) -> PathBuf {
+    let store = dir.join("h.sqlite");
+    let mut add = clibench();
+    add.args(["history", "add"])
+        .args(stepped_series(dir))
+        .arg("--store")
+        .arg(&store);
+    assert_eq!(run(&mut add).code, Some(0));
+    store
+}
+
 fn history(store: &Path, args: &[&str]) -> crate::Run {
     run(clibench()
         .arg("history")
@@ -125,13 +137,7 @@ fn check_fails_on_a_regression_only_when_asked() {
 #[test]
 fn report_writes_one_chart_per_series_and_bmf_for_every_result() {
     let dir = tempfile::tempdir().unwrap();
-    let store = dir.path().join("h.sqlite");
-    let mut add = clibench();
-    add.args(["history", "add"])
-        .args(stepped_series(dir.path()))
-        .arg("--store")
-        .arg(&store);
-    assert_eq!(run(&mut add).code, Some(0));
+    let store = stepped_store(dir.path());
     let page = dir.path().join("history.html");
     let bmf = dir.path().join("bmf.json");
     let out = history(
@@ -213,13 +219,7 @@ fn an_older_store_is_upgraded_once_and_still_read() {
     ];
     for (drop, layout, said) in older {
         let dir = tempfile::tempdir().unwrap();
-        let store = dir.path().join("h.sqlite");
-        let mut add = clibench();
-        add.args(["history", "add"])
-            .args(stepped_series(dir.path()))
-            .arg("--store")
-            .arg(&store);
-        assert_eq!(run(&mut add).code, Some(0));
+        let store = stepped_store(dir.path());
         let current = history(&store, &["show", "cold"]);
         rusqlite::Connection::open(&store)
             .unwrap()

@@ -10,6 +10,29 @@ struct Fake {
     fuzzy: Option<(usize, u32)>,
 }
 
+/// A [`Fake`] whose every comparison is within `spread` of the truth.
+fn clean(first_bad: usize, step: f64, spread: f64) -> Fake {
+    Fake {
+        first_bad,
+        step,
+        spread,
+        fuzzy: None,
+    }
+}
+
+/// Bisects builds `0..count` with `comparer` and checks it named build `index`.
+fn assert_names(
+    mut comparer: impl Comparer<Error = std::convert::Infallible>,
+    count: usize,
+    index: usize,
+) {
+    let found = bisect(count, &settings(), &mut comparer).unwrap();
+    assert!(
+        matches!(found.outcome, Outcome::FirstBad { index: named, .. } if named == index),
+        "{found:?}"
+    );
+}
+
 impl Comparer for Fake {
     type Error = std::convert::Infallible;
     fn compare(&mut self, base: usize, head: usize, pairs: u32) -> Result<Measured, Self::Error> {
@@ -258,17 +281,7 @@ fn a_good_middle_whose_interval_meets_the_ends_is_placed_by_the_bad_ends_values(
     // ([0.94, 1.06]) overlaps the ends' ([1.04, 1.16]), so asking the two not to
     // overlap left it undecided at every count of pairs; against the bad end it is
     // plainly 10% short.
-    let mut fake = Fake {
-        first_bad: 11,
-        step: 1.10,
-        spread: 0.06,
-        fuzzy: None,
-    };
-    let found = bisect(16, &settings(), &mut fake).unwrap();
-    assert!(
-        matches!(found.outcome, Outcome::FirstBad { index: 11, .. }),
-        "{found:?}"
-    );
+    assert_names(clean(11, 1.10, 0.06), 16, 11);
 }
 
 #[test]
@@ -315,12 +328,7 @@ impl Comparer for FalseAlarmAtTwo {
 
 #[test]
 fn neighbours_that_do_not_differ_are_placed_again_before_one_is_named() {
-    let mut alarmed = FalseAlarmAtTwo(Fake {
-        first_bad: 3,
-        step: 5.0,
-        spread: 0.05,
-        fuzzy: None,
-    });
+    let mut alarmed = FalseAlarmAtTwo(clean(3, 5.0, 0.05));
     let found = bisect(6, &settings(), &mut alarmed).unwrap();
     let Outcome::FirstBad { index, measured } = found.outcome else {
         panic!("{found:?}");
@@ -376,12 +384,7 @@ fn a_change_spread_over_builds_names_none() {
 
 #[test]
 fn ends_without_a_change_say_so() {
-    let mut fake = Fake {
-        first_bad: 99,
-        step: 1.3,
-        spread: 0.05,
-        fuzzy: None,
-    };
+    let mut fake = clean(99, 1.3, 0.05);
     let found = bisect(16, &settings(), &mut fake).unwrap();
     assert!(
         matches!(found.outcome, Outcome::NoChange { .. }),
@@ -394,12 +397,7 @@ fn ends_without_a_change_say_so() {
 #[test]
 fn a_narrated_search_tells_each_comparison_before_and_after() {
     let mut events = Vec::new();
-    let fake = Fake {
-        first_bad: 2,
-        step: 1.3,
-        spread: 0.05,
-        fuzzy: None,
-    };
+    let fake = clean(2, 1.3, 0.05);
     let mut narrated = Narrated::new(fake, |event| events.push(event));
     let found = bisect(4, &settings(), &mut narrated).unwrap();
     assert!(matches!(found.outcome, Outcome::FirstBad { index: 2, .. }));
@@ -418,15 +416,5 @@ fn a_narrated_search_tells_each_comparison_before_and_after() {
 
 #[test]
 fn a_faster_bad_end_is_bisected_too() {
-    let mut fake = Fake {
-        first_bad: 4,
-        step: 0.7,
-        spread: 0.05,
-        fuzzy: None,
-    };
-    let found = bisect(9, &settings(), &mut fake).unwrap();
-    assert!(
-        matches!(found.outcome, Outcome::FirstBad { index: 4, .. }),
-        "{found:?}"
-    );
+    assert_names(clean(4, 0.7, 0.05), 9, 4);
 }
