@@ -260,7 +260,8 @@ mod tests {
 
     #[test]
     fn a_duet_is_judged_against_duets_not_against_starts_alone() {
-        use crate::history::record::tests::{duet_result, result, stored};
+        use crate::history::record::tests::{duet_result, result};
+        use crate::history::store::tests::stored;
         // The demo's cold start: about 0.12 s alone, 0.185 s in a duet.
         let alone: Vec<_> = (0..8)
             .map(|i| {

@@ -379,18 +379,6 @@ pub(crate) mod tests {
         assert_eq!(record.started_unix_ms, Some(1000));
     }
 
-    /// `results` as the store would hand them back, ids in order, on branch `main`.
-    pub(crate) fn stored(results: &[ResultFile]) -> Vec<crate::history::store::Stored> {
-        results
-            .iter()
-            .enumerate()
-            .map(|(id, result)| crate::history::store::Stored {
-                id: id as i64,
-                record: Record::of(result, None, "main").unwrap(),
-            })
-            .collect()
-    }
-
     /// The result of one side of a duet: trial 0 started alone, the others each shared a
     /// CPU with the other build's start.
     pub(crate) fn duet_result(target: &str, sha: &str, started: u64, cold: &[f64]) -> ResultFile {

@@ -140,7 +140,8 @@ pub fn median_interval(sorted: &[f64]) -> (f64, f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::record::tests::{result, stored};
+    use crate::history::record::tests::result;
+    use crate::history::store::tests::stored;
 
     #[test]
     fn a_few_trials_give_their_whole_range() {

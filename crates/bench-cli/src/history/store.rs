@@ -700,7 +700,7 @@ fn phases_of(list: &str) -> BTreeSet<Phase> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::history::record::tests::result;
     use rusty_fork::rusty_fork_test;
@@ -732,6 +732,18 @@ mod tests {
                     .unwrap();
             }
         }
+    }
+
+    /// `results` as the store would hand them back, ids in order, on branch `main`.
+    pub(crate) fn stored(results: &[bench_core::ResultFile]) -> Vec<Stored> {
+        results
+            .iter()
+            .enumerate()
+            .map(|(id, result)| Stored {
+                id: id as i64,
+                record: Record::of(result, None, "main").unwrap(),
+            })
+            .collect()
     }
 
     fn record(sha: &str, started: u64, cold: &[f64]) -> Record {
