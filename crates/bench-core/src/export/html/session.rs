@@ -144,8 +144,17 @@ fn memory_chart(out: &mut String, runs: &[&SessionRun], metrics: &[MetricStats])
             format!("grows {} per turn", signed(m))
         });
     let warmup = runs.iter().map(|run| run.warmup_turns).max().unwrap_or(0);
+    // A long session reads PSS on about 100 of its turns: say which.
+    let every = runs.iter().map(|run| run.pss_every).max().unwrap_or(1);
+    let when = if all_pss && every > 1 {
+        format!(
+            "after every {every}th turn (and the warm-up and the last: a long session reads PSS on about 100)"
+        )
+    } else {
+        "after each turn".to_owned()
+    };
     let caption = format!(
-        "The {kind} of the whole process family after each turn, one step line per trial, \
+        "The {kind} of the whole process family {when}, one step line per trial, \
          and the least-squares line over the turns after the warm-up (turn {warmup} and \
          before), drawn dark over the trial's colour. The median trial {growth} ({} metric: \
          that line's slope).",
