@@ -507,7 +507,8 @@ impl Store {
             .query_map(
                 params![filter.target, filter.branch, filter.testbed],
                 |row| {
-                    Ok(Stored {
+                    let phases: Option<String> = row.get(12)?;
+                    let stored = Stored {
                         id: row.get(0)?,
                         record: Record {
                             target: row.get(1)?,
@@ -525,19 +526,26 @@ impl Store {
                                 .get::<_, Option<i64>>(10)?
                                 .map(|ms| ms.max(0) as u64),
                             run: row.get(11)?,
-                            duet_phases: row
-                                .get::<_, Option<String>>(12)?
-                                .map(|list| phases_of(&list)),
+                            duet_phases: None,
                             samples: BTreeMap::new(),
                         },
-                    })
+                    };
+                    Ok((stored, phases))
                 },
             )
             .map_err(self.sqlite())?;
         let mut stored = Vec::new();
         let mut index = BTreeMap::new();
         for row in rows {
-            let row = row.map_err(self.sqlite())?;
+            let (mut row, phases) = row.map_err(self.sqlite())?;
+            if let Some(list) = phases {
+                let phases = phases_of(&list).map_err(|name| StoreError::Invalid {
+                    path: self.path.clone(),
+                    id: row.id,
+                    problem: format!("duet_phases names an unknown phase {name:?}"),
+                })?;
+                row.record.duet_phases = Some(phases);
+            }
             index.insert(row.id, stored.len());
             stored.push(row);
         }
@@ -691,11 +699,12 @@ fn phase_list(phases: &BTreeSet<Phase>) -> String {
     names.join(",")
 }
 
-/// The phases of a stored list; a name this clibench does not know (a newer one's
-/// phase) is left out, which takes its values as measured alone.
-fn phases_of(list: &str) -> BTreeSet<Phase> {
+/// The phases of a stored list (empty: none); `Err` with the first name that is no
+/// phase (a store edited by hand: a newer clibench's phase comes with a newer layout).
+fn phases_of(list: &str) -> Result<BTreeSet<Phase>, String> {
     list.split(',')
-        .filter_map(|name| name.parse::<Phase>().ok())
+        .filter(|name| !name.is_empty())
+        .map(|name| name.parse::<Phase>().map_err(|_| name.to_owned()))
         .collect()
 }
 
@@ -934,6 +943,25 @@ pub(crate) mod tests {
             assert_eq!(again.summary(), "0 result(s) added, 2 already there (2 now with their schedule)");
             let measure = Some(BTreeSet::from([Phase::Measure]));
             assert_eq!(schedules(&store), [measure.clone(), measure]);
+        }
+
+        #[test]
+        fn a_stored_schedule_naming_no_phase_is_refused_with_its_row() {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("h.sqlite");
+            let mut store = Store::open(&path, false).unwrap();
+            store.add(&[record("a", 1, &[0.3])]).unwrap();
+            assert_eq!(
+                store.records(&Filter::default()).unwrap()[0].record.duet_phases,
+                Some(BTreeSet::new())
+            );
+            store
+                .connection
+                .execute("UPDATE results SET duet_phases = 'measure,warp'", [])
+                .unwrap();
+            let error = store.records(&Filter::default()).unwrap_err().to_string();
+            assert!(error.contains("unknown phase \"warp\""), "{error}");
+            assert!(error.contains("h.sqlite"), "{error}");
         }
 
         #[test]
