@@ -412,6 +412,9 @@ impl Store {
             for record in records {
                 let testbed = &record.testbed;
                 let duet_phases = record.duet_phases.as_ref().map(phase_list);
+                // Each is needed up to three times below: the SHA-256 of the record's JSON
+                // and of the testbed's facts, computed once.
+                let (hash, fingerprint) = (record.content_hash(), testbed.fingerprint());
                 let same_measurement = match (&record.run, record.started_unix_ms) {
                     (Some(run), Some(started)) if !run.is_empty() => measured
                         .exists(params![
@@ -419,7 +422,7 @@ impl Store {
                             started as i64,
                             record.target,
                             record.revision,
-                            testbed.fingerprint()
+                            fingerprint
                         ])
                         .map_err(sqlite)?,
                     _ => false,
@@ -430,12 +433,12 @@ impl Store {
                         outcome.learned += learn_schedule
                             .execute(params![
                                 phases,
-                                record.content_hash(),
+                                hash,
                                 record.run,
                                 record.started_unix_ms.map(|ms| ms as i64),
                                 record.target,
                                 record.revision,
-                                testbed.fingerprint()
+                                fingerprint
                             ])
                             .map_err(sqlite)?;
                     }
@@ -447,12 +450,12 @@ impl Store {
                 }
                 let inserted = insert
                     .execute(params![
-                        record.content_hash(),
+                        hash,
                         record.target,
                         record.branch,
                         record.revision,
                         record.version,
-                        testbed.fingerprint(),
+                        fingerprint,
                         testbed.cpu,
                         testbed.cores,
                         testbed.memory_bytes as i64,
