@@ -27,6 +27,42 @@ impl Unit {
         }
     }
 
+    /// The largest value a measurement of this unit can hold: ten million seconds (about
+    /// 116 days), an exbibyte (2^60 bytes), ten thousand cores. A result file or a stored
+    /// series with more was not measured, and its extremes (1e308) would make the
+    /// arithmetic of a summary or a chart overflow.
+    pub fn max_measurable(self) -> f64 {
+        match self {
+            Unit::Seconds => 1e7,
+            Unit::Bytes => (1u64 << 60) as f64,
+            Unit::Share => 1e4,
+        }
+    }
+
+    /// Why `value` cannot be a measurement of this unit, or `None` when it can: it must
+    /// be finite, non-negative, at most [`Unit::max_measurable`], and zero or a normal
+    /// number. No clock, counter or walk clibench reads yields a subnormal (below
+    /// 2.2e-308), and one divides into infinity.
+    pub fn unmeasurable(self, value: f64) -> Option<String> {
+        if !value.is_finite() || value < 0.0 {
+            return Some(format!("{value} is not finite and non-negative"));
+        }
+        if value != 0.0 && !value.is_normal() {
+            return Some(format!(
+                "{value:e} is subnormal, smaller than any measurement of {}",
+                self.symbol()
+            ));
+        }
+        let max = self.max_measurable();
+        if value > max {
+            return Some(format!(
+                "{value:e} is beyond any measurement of {} (at most {max:e})",
+                self.symbol()
+            ));
+        }
+        None
+    }
+
     /// The unit's short name as used in CSV headers and JSON (`s`, `bytes`).
     pub fn symbol(self) -> &'static str {
         match self {

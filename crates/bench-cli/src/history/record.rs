@@ -226,8 +226,10 @@ impl Record {
                 if trial as usize >= MAX_TRIALS || previous.is_some_and(|p| p >= trial) {
                     return Err(bad(format!("trial {trial} out of order or range")));
                 }
-                if !value.is_finite() || value < 0.0 {
-                    return Err(bad(format!("{value} is not finite and non-negative")));
+                // What a result file may hold, so that a store from elsewhere cannot
+                // bring in the extremes a result file is refused for.
+                if let Some(problem) = metric.unit().unmeasurable(value) {
+                    return Err(bad(problem));
                 }
                 previous = Some(trial);
             }

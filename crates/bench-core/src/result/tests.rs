@@ -79,10 +79,16 @@ fn generated_results_round_trip_exactly() {
                     if rng.below(5) == 0 {
                         Observation::error(trial, texts[rng.below(texts.len())])
                     } else {
-                        // Arbitrary finite, non-negative doubles: every bit pattern of
-                        // the mantissa at a wide spread of exponents.
-                        let bits = rng.next_u64() & 0x7FEF_FFFF_FFFF_FFFF;
-                        Observation::value(trial, f64::from_bits(bits))
+                        // Arbitrary doubles the metric's unit can measure: every bit
+                        // pattern of the mantissa at every exponent it allows.
+                        let value = loop {
+                            let bits = rng.next_u64() & 0x7FEF_FFFF_FFFF_FFFF;
+                            let value = f64::from_bits(bits);
+                            if metric.unit().unmeasurable(value).is_none() {
+                                break value;
+                            }
+                        };
+                        Observation::value(trial, value)
                     }
                 })
                 .collect();
@@ -148,6 +154,45 @@ fn rejects_negative_values_long_errors_and_repeated_trials() {
     assert_eq!(
         repeated.to_string(),
         "at `side.metrics.cold[1].trial`: trial 0 appears twice"
+    );
+}
+
+#[test]
+fn rejects_values_no_measurement_of_their_unit_can_have() {
+    // The extremes that made a trend chart of the history loop for ever (1e308 beside
+    // 5e-324): a subnormal, and values beyond any clock or memory.
+    for (value, problem) in [
+        (
+            "5e-324",
+            "5e-324 is subnormal, smaller than any measurement of s",
+        ),
+        (
+            "1e308",
+            "1e308 is beyond any measurement of s (at most 1e7)",
+        ),
+        ("1e8", "1e8 is beyond any measurement of s (at most 1e7)"),
+    ] {
+        let error = parse_error(&with_observation(&format!(
+            r#"{{"trial":1,"value":{value}}}"#
+        )));
+        assert_eq!(error.path(), "side.metrics.cold[1].value");
+        assert!(error.to_string().contains(problem), "{error}");
+    }
+    // Zero, the smallest normal double and the largest measurable value are taken.
+    for value in ["0", "2.2250738585072014e-308", "1e7"] {
+        let json = with_observation(&format!(r#"{{"trial":1,"value":{value}}}"#));
+        assert!(ResultFile::from_json_str(&json).is_ok(), "{value}");
+    }
+    let memory = format!(
+        r#"{{"schema_version":1,"request":{{"sha":"a"}},"side":{{"sha":"a","metrics":{{"rss":[{{"trial":0,"value":{}}}]}}}}}}"#,
+        2f64.powi(61)
+    );
+    let error = ResultFile::from_json_str(&memory).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("beyond any measurement of bytes"),
+        "{error}"
     );
 }
 

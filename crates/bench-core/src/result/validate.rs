@@ -39,8 +39,8 @@ fn invalid<T>(path: String, problem: String) -> Result<T, ValidationError> {
     Err(ValidationError { path, problem })
 }
 
-/// Each metric's samples: a trial each at most once, exactly one of a value (finite,
-/// non-negative) or an error.
+/// Each metric's samples: a trial each at most once, exactly one of a value (one its unit
+/// can measure: [`crate::units::Unit::unmeasurable`]) or an error.
 fn validate_metrics(side: &Side) -> Result<(), ValidationError> {
     for (metric, samples) in &side.metrics {
         let mut seen = std::collections::BTreeSet::new();
@@ -55,11 +55,8 @@ fn validate_metrics(side: &Side) -> Result<(), ValidationError> {
             }
             match (&sample.value, &sample.error) {
                 (Some(value), None) => {
-                    if !value.is_finite() || *value < 0.0 {
-                        return invalid(
-                            format!("{at}.value"),
-                            format!("value {value} is not finite and non-negative"),
-                        );
+                    if let Some(problem) = metric.unit().unmeasurable(*value) {
+                        return invalid(format!("{at}.value"), format!("value {problem}"));
                     }
                 }
                 (None, Some(error)) => {

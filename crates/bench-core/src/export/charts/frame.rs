@@ -124,6 +124,8 @@ impl Frame<'_> {
         &self,
         marks: impl FnOnce(&mut Chart<'_, '_>) -> Result<(), ChartError>,
     ) -> Result<String, ChartError> {
+        drawable(&self.x.range)?;
+        drawable(&self.y.range)?;
         let axes = svg(WIDTH, self.height, |root| self.axes(root))?;
         let marks = svg(WIDTH, self.height, |root| marks(&mut self.on(root)?))?;
         let inner = marks
@@ -136,6 +138,30 @@ impl Frame<'_> {
             &axes[..end]
         ))
     }
+}
+
+/// The narrowest and widest axis a chart draws, in the axis's own numbers.
+const AXIS_WIDTHS: std::ops::RangeInclusive<f64> = 1e-200..=1e200;
+
+/// Whether plotters can label `range` in bounded time. It steps from one end to the
+/// other by a power of ten of the width: a width that overflows to infinity (values
+/// near 1e308), underflows toward zero (subnormals) or vanishes beside the values
+/// (1e9 + 1e-9) never reaches the end, and the chart would be drawn for ever.
+fn drawable(range: &std::ops::Range<f64>) -> Result<(), ChartError> {
+    // A reversed range (categories from the top down) is as drawable as its mirror.
+    let width = (range.end - range.start).abs();
+    let magnitude = range.start.abs().max(range.end.abs());
+    if range.start.is_finite()
+        && range.end.is_finite()
+        && AXIS_WIDTHS.contains(&width)
+        && width >= magnitude * 1e-9
+    {
+        return Ok(());
+    }
+    Err(ChartError(format!(
+        "an axis from {:e} to {:e} cannot be drawn",
+        range.start, range.end
+    )))
 }
 
 /// Draws into a fresh SVG string of `width` × `height`.
@@ -215,7 +241,9 @@ pub(super) fn axis_extent(extent: f64) -> f64 {
 }
 
 pub(super) fn nice_top(max: f64) -> f64 {
-    if !max.is_finite() || max <= 0.0 {
+    // Below 1e-150 of any unit is a zero to the eye, and a power of ten of a subnormal
+    // is 0, which would divide into infinity below.
+    if !max.is_finite() || max <= 1e-150 {
         return 1.0;
     }
     let padded = max * 1.08;

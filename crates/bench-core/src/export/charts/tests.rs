@@ -3,6 +3,7 @@
 
 use super::turns::turn_steps;
 use super::*;
+use crate::units::Unit;
 
 /// How many `tag` elements the chart's data marks have.
 fn count(svg: &str, tag: &str) -> usize {
@@ -24,6 +25,44 @@ fn a_trend_has_a_dot_and_a_whisker_per_point_and_a_line_per_change() {
     assert_eq!(count(&svg, "circle"), 4);
     // The median line, four whiskers and one change line.
     assert_eq!(count(&svg, "polyline"), 6);
+}
+
+/// Draws a trend of `values` on another thread and waits at most a minute: plotters
+/// looped for ever on an axis it could not label, so a hang must fail, not stall.
+fn trend_within_a_minute(values: &[f64], unit: Unit) -> Result<String, ChartError> {
+    let points: Vec<TrendPoint> = values
+        .iter()
+        .map(|&value| TrendPoint {
+            median: value,
+            low: value,
+            high: value,
+        })
+        .collect();
+    let (send, receive) = std::sync::mpsc::channel();
+    std::thread::spawn(move || send.send(trend(&points, &[], unit)));
+    receive
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the chart is drawn or refused, never drawn for ever")
+}
+
+#[test]
+fn extreme_values_are_refused_instead_of_drawn_for_ever() {
+    for values in [vec![1e308, 5e-324, 1e308, 5e-324], vec![1e308, 1e308]] {
+        for unit in [Unit::Seconds, Unit::Bytes, Unit::Share] {
+            let error = trend_within_a_minute(&values, unit).unwrap_err();
+            assert!(error.to_string().contains("cannot be drawn"), "{error}");
+        }
+    }
+    // Subnormals alone are zeros to the eye: drawn on an axis from 0 to 1.
+    for unit in [Unit::Seconds, Unit::Bytes, Unit::Share] {
+        trend_within_a_minute(&[5e-324, 5e-324], unit).unwrap();
+    }
+    // The widest and narrowest values a measurement can have are drawn.
+    for unit in [Unit::Seconds, Unit::Bytes, Unit::Share] {
+        let max = unit.max_measurable();
+        trend_within_a_minute(&[f64::MIN_POSITIVE, max, 0.0], unit).unwrap();
+        trend_within_a_minute(&[f64::MIN_POSITIVE, f64::MIN_POSITIVE], unit).unwrap();
+    }
 }
 
 #[test]
