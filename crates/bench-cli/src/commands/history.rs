@@ -7,7 +7,7 @@ use super::drive::open_store;
 use crate::exit::{FAILURE, input_error, input_if};
 use bench_cli::history::check;
 use bench_cli::history::told::{self, Shown};
-use bench_cli::history::{Filter, Store, bmf, ingest, location, page, render};
+use bench_cli::history::{Filter, ImportLimits, Store, bmf, ingest, location, page, render};
 use bench_core::Metric;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -192,11 +192,13 @@ fn add(args: AddArgs) -> anyhow::Result<ExitCode> {
 fn import(args: ImportArgs) -> anyhow::Result<ExitCode> {
     let mut store = open_to_write(&args.store)?;
     for other in &args.others {
-        let added = store.import(other).map_err(|error| {
-            let error = location::OpenError::from(error);
-            input_if(error.is_input(), error)
-                .context(format!("failed to import {}", other.display()))
-        })?;
+        let added = store
+            .import(other, &ImportLimits::default())
+            .map_err(|error| {
+                let error = location::OpenError::from(error);
+                input_if(error.is_input(), error)
+                    .context(format!("failed to import {}", other.display()))
+            })?;
         say!("{}", told::imported_line(other, added));
     }
     Ok(ExitCode::SUCCESS)

@@ -51,7 +51,9 @@ impl OpenError {
             OpenError::Store(error) => {
                 matches!(
                     error,
-                    StoreError::Newer { .. } | StoreError::NotAStore { .. }
+                    StoreError::Newer { .. }
+                        | StoreError::NotAStore { .. }
+                        | StoreError::Untrusted { .. }
                 )
             }
             _ => true,

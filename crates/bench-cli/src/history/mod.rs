@@ -40,4 +40,4 @@ pub mod told;
 pub mod versions;
 
 pub use record::{Record, RecordError, Testbed};
-pub use store::{Added, BuildKey, Filter, Store, StoreError, Stored};
+pub use store::{Added, BuildKey, Filter, ImportLimits, Store, StoreError, Stored};

@@ -4,9 +4,9 @@
 //! [`BUSY_TIMEOUT`] for another's lock, so two processes adding at once both land.
 //! `PRAGMA user_version` says which layout a file has; a file from a newer clibench is
 //! refused rather than misread, and a file of an older layout is upgraded in place when
-//! opened to write ([`Store::upgraded`] says so, once). Files are opened without following
-//! a symbolic link, and with `trusted_schema` off, since a store may come from another
-//! machine.
+//! opened to write ([`Store::upgraded`] says so, once). A store is opened only when it is
+//! clibench's own, and another party's store is read as data alone
+//! ([`trusted`](self::trusted) says how).
 
 use super::links::RunValues;
 use super::record::{Record, RecordError, Testbed};
@@ -15,6 +15,9 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, pa
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+mod trusted;
+pub use trusted::ImportLimits;
 
 /// The store layout this clibench reads and writes (`PRAGMA user_version`): 2 added each
 /// result's `run`, the invocation that measured it; 3 its `duet_phases`, the phases
@@ -85,11 +88,31 @@ pub enum StoreError {
         /// Its `user_version`.
         found: i64,
     },
-    /// The file is an SQLite database but not a history store.
-    #[error("{path} is not a clibench history store", path = path.display())]
+    /// The file is not a history store.
+    #[error("{path} is not a clibench history store: {why}", path = path.display())]
     NotAStore {
         /// The file.
         path: PathBuf,
+        /// What it is instead.
+        why: String,
+    },
+    /// The file or its folder is not clibench's own (another user's, open to others, a
+    /// link), or a store from elsewhere is beyond what clibench reads.
+    #[error("refusing to use history store {path}: {why}", path = path.display())]
+    Untrusted {
+        /// The file or folder.
+        path: PathBuf,
+        /// Why it is refused.
+        why: String,
+    },
+    /// A system call on the file or its folder failed.
+    #[error("history store {path}", path = path.display())]
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
     },
     /// A row breaks a limit of the format (a store from elsewhere, edited by hand).
     #[error("history store {path}, result {id}: {problem}", path = path.display())]
@@ -219,6 +242,8 @@ pub struct Store {
     layout: i64,
     /// Set when this open upgraded the file.
     upgraded: Option<Upgraded>,
+    /// For a store from elsewhere: when reading it must be done.
+    deadline: Option<trusted::Deadline>,
 }
 
 impl Store {
@@ -236,6 +261,7 @@ impl Store {
                     source,
                 })?;
         }
+        trusted::vet_own(path)?;
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NOFOLLOW
@@ -245,26 +271,17 @@ impl Store {
         Ok(store)
     }
 
-    /// Opens an existing store read-only (another machine's, to import).
-    pub fn open_read_only(path: &Path) -> Result<Store, StoreError> {
-        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
-            | OpenFlags::SQLITE_OPEN_NOFOLLOW
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let mut store = Store::connect(path, flags)?;
-        match store.user_version()? {
-            0 => Err(StoreError::NotAStore {
-                path: path.to_path_buf(),
-            }),
-            found if found > STORE_VERSION => Err(StoreError::Newer {
-                path: path.to_path_buf(),
-                found,
-            }),
-            // An older layout is read as it is: nothing is written to a store to import.
-            found => {
-                store.layout = found;
-                Ok(store)
-            }
-        }
+    /// Reads a store clibench did not make (another machine's, a CI shard's) into
+    /// memory, as data alone, within `limits`: its schema must be exactly clibench's.
+    pub fn read_foreign(path: &Path, limits: &ImportLimits) -> Result<Store, StoreError> {
+        let (connection, layout, deadline) = trusted::read_foreign(path, limits)?;
+        Ok(Store {
+            path: path.to_path_buf(),
+            connection,
+            layout,
+            upgraded: None,
+            deadline: Some(deadline),
+        })
     }
 
     fn connect(path: &Path, flags: OpenFlags) -> Result<Store, StoreError> {
@@ -274,15 +291,13 @@ impl Store {
         };
         let connection = Connection::open_with_flags(path, flags).map_err(sqlite)?;
         connection.busy_timeout(BUSY_TIMEOUT).map_err(sqlite)?;
-        // A store from elsewhere must not run SQL functions from its schema.
-        connection
-            .execute_batch("PRAGMA trusted_schema = OFF;")
-            .map_err(sqlite)?;
+        trusted::defend(&connection).map_err(sqlite)?;
         Ok(Store {
             path: path.to_path_buf(),
             connection,
             layout: STORE_VERSION,
             upgraded: None,
+            deadline: None,
         })
     }
 
@@ -298,16 +313,13 @@ impl Store {
     }
 
     fn sqlite(&self) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
-        |source| StoreError::Sqlite {
-            path: self.path.clone(),
-            source,
+        |source| match &self.deadline {
+            Some(deadline) => deadline.error(&self.path, source),
+            None => StoreError::Sqlite {
+                path: self.path.clone(),
+                source,
+            },
         }
-    }
-
-    fn user_version(&self) -> Result<i64, StoreError> {
-        self.connection
-            .query_row("PRAGMA user_version", [], |row| row.get(0))
-            .map_err(self.sqlite())
     }
 
     /// Creates the tables of a new store, or checks an existing store's version. Inside
@@ -329,12 +341,18 @@ impl Store {
         if found > STORE_VERSION {
             return Err(StoreError::Newer { path, found });
         }
+        if found > 0 {
+            trusted::check_schema(&transaction, &path, found)?;
+        }
         if found == 0 {
             let tables: i64 = transaction
                 .query_row("SELECT count(*) FROM sqlite_master", [], |row| row.get(0))
                 .map_err(sqlite)?;
             if tables > 0 {
-                return Err(StoreError::NotAStore { path });
+                return Err(StoreError::NotAStore {
+                    path,
+                    why: "it is an SQLite database of other tables".into(),
+                });
             }
             transaction.execute_batch(SCHEMA).map_err(sqlite)?;
             transaction
@@ -608,10 +626,11 @@ impl Store {
         Ok(())
     }
 
-    /// Adds every record of the store at `other` (another machine's, a CI shard's);
-    /// records this store already holds are left as they were.
-    pub fn import(&mut self, other: &Path) -> Result<Added, StoreError> {
-        let other = Store::open_read_only(other)?;
+    /// Adds every record of the store at `other` (another machine's, a CI shard's),
+    /// read as [`Store::read_foreign`] reads it; records this store already holds are
+    /// left as they were.
+    pub fn import(&mut self, other: &Path, limits: &ImportLimits) -> Result<Added, StoreError> {
+        let other = Store::read_foreign(other, limits)?;
         let records: Vec<Record> = other
             .records(&Filter::default())?
             .into_iter()
@@ -669,7 +688,7 @@ impl Store {
             let Ok(trial) = u32::try_from(trial) else {
                 continue;
             };
-            if !value.is_finite() || value < 0.0 {
+            if metric.unit().unmeasurable(value).is_some() {
                 continue;
             }
             match runs.iter_mut().find(|known| known.run == run) {

@@ -3,6 +3,12 @@ use crate::history::record::tests::result;
 use rusty_fork::rusty_fork_test;
 
 impl Store {
+    fn user_version(&self) -> Result<i64, StoreError> {
+        self.connection
+            .query_row("PRAGMA user_version", [], |row| row.get(0))
+            .map_err(self.sqlite())
+    }
+
     /// Writes `records` as a layout-2 clibench did: no schedule column.
     fn insert_as_layout_2(&mut self, records: &[Record]) {
         for record in records {
@@ -153,7 +159,7 @@ rusty_fork_test! {
         .unwrap();
         drop(old);
         // Read-only (to import), it is read as it is and left alone.
-        let read = Store::open_read_only(&path).unwrap();
+        let read = Store::read_foreign(&path, &ImportLimits::default()).unwrap();
         assert_eq!(read.records(&Filter::default()).unwrap()[0].record.run, None);
         assert_eq!(read.upgraded(), None);
         drop(read);
@@ -285,7 +291,9 @@ rusty_fork_test! {
             .unwrap();
         two.add(&[record("b", 2, &[0.4]), record("c", 3, &[0.5])])
             .unwrap();
-        let outcome = one.import(&dir.path().join("two.sqlite")).unwrap();
+        let outcome = one
+            .import(&dir.path().join("two.sqlite"), &ImportLimits::default())
+            .unwrap();
         assert_eq!(
             outcome,
             Added {
