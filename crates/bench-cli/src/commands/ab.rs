@@ -59,8 +59,8 @@ pub struct Args {
     max_trials: Option<u32>,
     /// Run pairs until this much time (`2m`, `90s`) has passed since the first timed pair
     /// started, looking at the comparison as --trials auto does (which it implies) and
-    /// stopping early when every watched metric is decided.
-    #[arg(long, value_parser = crate::settings::duration, value_name = "DURATION")]
+    /// stopping early when every watched metric is decided; at least 10s.
+    #[arg(long, value_parser = crate::settings::budget, value_name = "DURATION")]
     budget: Option<std::time::Duration>,
     /// With --trials auto: the detectable change (fraction) that counts as decided for a
     /// watched metric without a verdict [default: the spec's `[compare] target_mde`, else

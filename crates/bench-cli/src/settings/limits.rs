@@ -39,6 +39,25 @@ pub fn duration(text: &str) -> Result<std::time::Duration, FlagValueError> {
     bench_core::units::parse_duration(text).map_err(|error| FlagValueError::new(error.to_string()))
 }
 
+/// The shortest `--budget` that can decide anything: a pair of trials of the quickest
+/// target (the demo agent's measure phase) takes about a second on a quiet machine, and
+/// the first look at the comparison needs a few pairs; a shorter budget would stop after
+/// one pair and decide nothing.
+pub const MIN_BUDGET: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// A `--budget` flag's value: a duration of at least [`MIN_BUDGET`].
+pub fn budget(text: &str) -> Result<std::time::Duration, FlagValueError> {
+    let budget = duration(text)?;
+    if budget < MIN_BUDGET {
+        return Err(FlagValueError::new(format!(
+            "a budget of {text} is shorter than the few pairs of trials the first look needs; \
+             the shortest useful budget is {}s",
+            MIN_BUDGET.as_secs()
+        )));
+    }
+    Ok(budget)
+}
+
 /// A metric flag's value; an unknown name says where the names are listed.
 pub fn metric(name: &str) -> Result<bench_core::Metric, FlagValueError> {
     name.parse().map_err(|_| {
@@ -65,6 +84,20 @@ pub fn trial_number(text: &str) -> Result<u32, FlagValueError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_budget_shorter_than_a_few_pairs_is_refused_naming_the_shortest() {
+        for short in ["0s", "9s", "500ms"] {
+            let error = budget(short).unwrap_err().to_string();
+            assert!(
+                error.contains("the shortest useful budget is 10s"),
+                "{short}: {error}"
+            );
+        }
+        assert_eq!(budget("10s").unwrap(), MIN_BUDGET);
+        assert_eq!(budget("2m").unwrap(), std::time::Duration::from_secs(120));
+        assert!(budget("0").is_err());
+    }
 
     #[test]
     fn trial_counts_stop_where_the_result_format_does() {
