@@ -86,7 +86,7 @@ pub struct Args {
     fail_on_regression: bool,
     /// Also add both sides' results to this history store (an SQLite file, created when
     /// missing; see `clibench history`).
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH|URL", value_parser = crate::settings::store)]
     history: Option<PathBuf>,
     /// Draw each pair's order (base first or head first) from this seed, recorded in
     /// ab.json, instead of alternating.

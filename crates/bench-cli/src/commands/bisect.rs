@@ -66,7 +66,7 @@ pub struct Args {
     /// The history store: builds it already holds measurements of on this testbed are
     /// not measured again, and every measurement is added to it [default: the history's
     /// default store, see `clibench history --help`].
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH|URL", value_parser = crate::settings::store)]
     history: Option<PathBuf>,
 }
 

@@ -49,8 +49,10 @@ enum Sub {
 
 #[derive(Debug, clap::Args)]
 struct StoreArg {
-    /// The history store (an SQLite file) [default: see `clibench history --help`].
-    #[arg(long, value_name = "PATH")]
+    /// The history store: an SQLite file, or a `postgres://` URL (its password from
+    /// PGPASSWORD, a pgpass file or CLIBENCH_HISTORY; `-` reads the URL from standard
+    /// input) [default: see `clibench history --help`].
+    #[arg(long, value_name = "PATH|URL", value_parser = crate::settings::store)]
     store: Option<PathBuf>,
 }
 
@@ -71,8 +73,8 @@ struct AddArgs {
 
 #[derive(Debug, clap::Args)]
 struct ImportArgs {
-    /// Other history stores.
-    #[arg(required = true, value_name = "OTHER.sqlite")]
+    /// Other history stores: SQLite files (read as data alone) or `postgres://` URLs.
+    #[arg(required = true, value_name = "OTHER.sqlite|URL", value_parser = crate::settings::store)]
     others: Vec<PathBuf>,
     #[command(flatten)]
     store: StoreArg,
@@ -192,6 +194,7 @@ fn add(args: AddArgs) -> anyhow::Result<ExitCode> {
 fn import(args: ImportArgs) -> anyhow::Result<ExitCode> {
     let mut store = open_to_write(&args.store)?;
     for other in &args.others {
+        location::check_flag(other).map_err(|error| input_if(true, error))?;
         let added = store
             .import(other, &ImportLimits::default())
             .map_err(|error| {

@@ -74,9 +74,9 @@ pub struct Args {
     /// printed on stdout by default only when stdout is not a terminal).
     #[arg(long, value_enum, default_value_t = RunFormat::Table)]
     format: RunFormat,
-    /// Also add the result to this history store (an SQLite file, created when missing;
-    /// see `clibench history`).
-    #[arg(long, value_name = "PATH")]
+    /// Also add the result to this history store (an SQLite file, created when missing,
+    /// or a `postgres://` URL; see `clibench history`).
+    #[arg(long, value_name = "PATH|URL", value_parser = crate::settings::store)]
     history: Option<PathBuf>,
     /// Write the built-in demo (source repository and spec) into DIR and exit.
     #[arg(long, value_name = "DIR", hide = true, conflicts_with = "spec")]

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 /// The environment variable that names the store.
 pub const ENV: &str = "CLIBENCH_HISTORY";
 
-/// The default store: `$CLIBENCH_HISTORY`, else `$XDG_DATA_HOME/clibench/history.sqlite`,
+/// The default store: `$CLIBENCH_HISTORY` (a file, or a `postgres://` URL, password and
+/// all: the environment is the caller's alone), else `$XDG_DATA_HOME/clibench/history.sqlite`,
 /// else `$HOME/.local/share/clibench/history.sqlite`; `None` when none of them is set.
 /// `env` reads a variable (`std::env::var_os` in the binary), so tests need no process
 /// environment.
@@ -38,6 +39,13 @@ pub enum OpenError {
         /// Where it was looked for.
         path: PathBuf,
     },
+    /// A store URL on the command line holds a password.
+    #[error(
+        "the store's URL holds a password, which every local user could read in the \
+         process list; put it in PGPASSWORD, a pgpass file (~/.pgpass) or CLIBENCH_HISTORY, \
+         or give `-` and the URL on standard input"
+    )]
+    PasswordInFlag,
     /// The store failed to open.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -61,11 +69,42 @@ impl OpenError {
     }
 }
 
+/// The store URL read from standard input (`--store -`): the one URL that may carry its
+/// password, since no other process can read it.
+static FROM_STDIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
+/// Reads a `postgres://` URL from the first line of `input` (standard input, for `--store
+/// -`), and remembers it as one that may hold a password.
+pub fn store_from_stdin(mut input: impl std::io::BufRead) -> Result<PathBuf, std::io::Error> {
+    let mut line = String::new();
+    input.read_line(&mut line)?;
+    let url = line.trim();
+    if !super::store::server::is_url(url) {
+        return Err(std::io::Error::other(
+            "standard input must hold a postgres:// URL on its first line",
+        ));
+    }
+    Ok(FROM_STDIN.get_or_init(|| PathBuf::from(url)).clone())
+}
+
+/// Checks a store named by a flag: a `postgres://` URL there must hold no password
+/// (one read from standard input, `-`, is no longer in the flag and may).
+pub fn check_flag(path: &Path) -> Result<(), OpenError> {
+    let text = path.to_str().unwrap_or_default();
+    if FROM_STDIN.get().is_some_and(|url| url == path) {
+        return Ok(());
+    }
+    if super::store::server::is_url(text) && super::store::server::has_password(text) {
+        return Err(OpenError::PasswordInFlag);
+    }
+    Ok(())
+}
+
 /// The store's path, `given` or the default, and whether it is the default (whose
 /// folder may be created).
 pub fn store_path(given: Option<&Path>) -> Result<(PathBuf, bool), OpenError> {
     match given {
-        Some(path) => Ok((path.to_path_buf(), false)),
+        Some(path) => check_flag(path).map(|()| (path.to_path_buf(), false)),
         None => default_store(|name| std::env::var_os(name))
             .map(|path| (path, true))
             .ok_or(OpenError::NoDefault),
@@ -81,7 +120,8 @@ pub fn open_to_write(given: Option<&Path>) -> Result<Store, OpenError> {
 /// Opens an existing store to read.
 pub fn open_to_read(given: Option<&Path>) -> Result<Store, OpenError> {
     let (path, _) = store_path(given)?;
-    if std::fs::symlink_metadata(&path).is_err() {
+    let url = path.to_str().is_some_and(super::store::server::is_url);
+    if !url && std::fs::symlink_metadata(&path).is_err() {
         return Err(OpenError::Missing { path });
     }
     Ok(Store::open(&path, false)?)

@@ -1,130 +1,43 @@
-//! The store: one SQLite file holding every record (docs/history.md shows its schema).
+//! The store: every record in one SQLite file, or for a team one PostgreSQL database
+//! (docs/history.md shows its schema).
 //!
-//! Every write is one `BEGIN IMMEDIATE` transaction and every connection waits up to
-//! [`BUSY_TIMEOUT`] for another's lock, so two processes adding at once both land.
-//! `PRAGMA user_version` says which layout a file has; a file from a newer clibench is
-//! refused rather than misread, and a file of an older layout is upgraded in place when
-//! opened to write ([`Store::upgraded`] says so, once). A store is opened only when it is
-//! clibench's own, and another party's store is read as data alone
-//! ([`trusted`](self::trusted) says how).
+//! Every write is one transaction that keeps other writers out (SQLite's `BEGIN
+//! IMMEDIATE`, PostgreSQL's advisory lock), and every connection waits for another's
+//! lock (up to [`BUSY_TIMEOUT`] on SQLite, [`STATEMENT_TIMEOUT`] on PostgreSQL), so
+//! writers adding at once all land. The store's layout number (SQLite's `user_version`,
+//! PostgreSQL's `clibench_layout`) says which layout it has; a store from a newer
+//! clibench is refused rather than misread, and an older file is upgraded in place when
+//! opened ([`Store::upgraded`] says so, once). A file store is opened only when it is
+//! clibench's own, and another party's store is read as data alone ([`trusted`] says
+//! how). The statements are written once for both backends (`db`).
 
 use super::links::RunValues;
 use super::record::{Record, RecordError, Testbed};
 use bench_core::{Metric, Phase};
-use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
-use std::collections::{BTreeMap, BTreeSet};
+use db::{Db, Row, int, opt};
+use rusqlite::types::Value;
+use rusqlite::{Connection, OpenFlags};
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+mod db;
+mod error;
+pub mod server;
+pub mod throwaway;
 mod trusted;
+pub use db::DbError;
+pub use error::StoreError;
+pub use server::STATEMENT_TIMEOUT;
 pub use trusted::ImportLimits;
 
 /// The store layout this clibench reads and writes (`PRAGMA user_version`): 2 added each
 /// result's `run`, the invocation that measured it; 3 its `duet_phases`, the phases
 /// whose timed values a duet measured.
 pub const STORE_VERSION: i64 = 3;
-/// How long a connection waits for another process's lock before it gives up.
+/// How long an SQLite connection waits for another process's lock before it gives up.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
-
-const SCHEMA: &str = "
-CREATE TABLE results (
-    id INTEGER PRIMARY KEY,
-    content_sha256 TEXT NOT NULL UNIQUE,
-    target TEXT NOT NULL,
-    branch TEXT NOT NULL,
-    revision TEXT NOT NULL,
-    version TEXT,
-    testbed TEXT NOT NULL,
-    cpu TEXT NOT NULL,
-    cores INTEGER NOT NULL,
-    memory_bytes INTEGER NOT NULL,
-    kernel TEXT NOT NULL,
-    load_average REAL,
-    started_unix_ms INTEGER,
-    added_unix_ms INTEGER NOT NULL,
-    run TEXT,
-    duet_phases TEXT
-);
-CREATE INDEX results_series ON results (target, branch, testbed, started_unix_ms);
-CREATE TABLE samples (
-    result_id INTEGER NOT NULL REFERENCES results (id),
-    metric TEXT NOT NULL,
-    trial INTEGER NOT NULL,
-    value REAL NOT NULL,
-    PRIMARY KEY (result_id, metric, trial)
-) WITHOUT ROWID;
-";
-
-/// The store could not be opened, read or written.
-#[derive(Debug, thiserror::Error)]
-pub enum StoreError {
-    /// The folder for the default store could not be made.
-    #[error("failed to create {path}", path = path.display())]
-    CreateDir {
-        /// The folder.
-        path: PathBuf,
-        /// Why.
-        #[source]
-        source: std::io::Error,
-    },
-    /// SQLite failed on the file.
-    #[error("history store {path} failed", path = path.display())]
-    Sqlite {
-        /// The store.
-        path: PathBuf,
-        /// What SQLite said.
-        #[source]
-        source: rusqlite::Error,
-    },
-    /// The file was written by a newer clibench, whose layout this one cannot read.
-    #[error(
-        "history store {path} has layout version {found}, written by a newer clibench \
-         (this one reads version {STORE_VERSION}); use that clibench or another --store",
-        path = path.display()
-    )]
-    Newer {
-        /// The store.
-        path: PathBuf,
-        /// Its `user_version`.
-        found: i64,
-    },
-    /// The file is not a history store.
-    #[error("{path} is not a clibench history store: {why}", path = path.display())]
-    NotAStore {
-        /// The file.
-        path: PathBuf,
-        /// What it is instead.
-        why: String,
-    },
-    /// The file or its folder is not clibench's own (another user's, open to others, a
-    /// link), or a store from elsewhere is beyond what clibench reads.
-    #[error("refusing to use history store {path}: {why}", path = path.display())]
-    Untrusted {
-        /// The file or folder.
-        path: PathBuf,
-        /// Why it is refused.
-        why: String,
-    },
-    /// A system call on the file or its folder failed.
-    #[error("history store {path}", path = path.display())]
-    Io {
-        /// The file or folder.
-        path: PathBuf,
-        /// Why.
-        #[source]
-        source: std::io::Error,
-    },
-    /// A row breaks a limit of the format (a store from elsewhere, edited by hand).
-    #[error("history store {path}, result {id}: {problem}", path = path.display())]
-    Invalid {
-        /// The store.
-        path: PathBuf,
-        /// The row's id.
-        id: i64,
-        /// What is wrong.
-        problem: String,
-    },
-}
 
 /// Layout 1 to 2: each result's invocation, unknown (NULL) for the results stored before.
 const UPGRADE_1_TO_2: &str = "ALTER TABLE results ADD COLUMN run TEXT;";
@@ -236,20 +149,96 @@ pub struct BuildKey {
 /// An open history store.
 #[derive(Debug)]
 pub struct Store {
+    /// The file, or a PostgreSQL store's URL without its password.
     path: PathBuf,
-    connection: Connection,
-    /// The layout the file has (a read-only store may be older than [`STORE_VERSION`]).
+    db: RefCell<Db>,
+    /// The layout the store has (a store read from elsewhere may be older than
+    /// [`STORE_VERSION`]).
     layout: i64,
-    /// Set when this open upgraded the file.
+    /// Set when this open upgraded the store.
     upgraded: Option<Upgraded>,
     /// For a store from elsewhere: when reading it must be done.
     deadline: Option<trusted::Deadline>,
 }
 
+/// What failed inside a write: a statement, or what the store was found to be.
+enum Failed {
+    Db(DbError),
+    Store(StoreError),
+}
+
+impl From<DbError> for Failed {
+    fn from(error: DbError) -> Failed {
+        Failed::Db(error)
+    }
+}
+
+impl From<StoreError> for Failed {
+    fn from(error: StoreError) -> Failed {
+        Failed::Store(error)
+    }
+}
+
+/// The columns a record is read from, for each layout: an older store (from elsewhere)
+/// lacks the later ones, which read as unknown.
+fn records_query(layout: i64) -> &'static str {
+    const SELECT: [&str; 3] = [
+        "SELECT id, target, branch, revision, version, cpu, cores, memory_bytes, kernel,
+         load_average, started_unix_ms, NULL, NULL FROM results
+         WHERE (CAST(?1 AS TEXT) IS NULL OR target = ?1)
+           AND (CAST(?2 AS TEXT) IS NULL OR branch = ?2)
+           AND (CAST(?3 AS TEXT) IS NULL OR testbed = ?3)
+         ORDER BY started_unix_ms IS NULL, started_unix_ms, id",
+        "SELECT id, target, branch, revision, version, cpu, cores, memory_bytes, kernel,
+         load_average, started_unix_ms, run, NULL FROM results
+         WHERE (CAST(?1 AS TEXT) IS NULL OR target = ?1)
+           AND (CAST(?2 AS TEXT) IS NULL OR branch = ?2)
+           AND (CAST(?3 AS TEXT) IS NULL OR testbed = ?3)
+         ORDER BY started_unix_ms IS NULL, started_unix_ms, id",
+        "SELECT id, target, branch, revision, version, cpu, cores, memory_bytes, kernel,
+         load_average, started_unix_ms, run, duet_phases FROM results
+         WHERE (CAST(?1 AS TEXT) IS NULL OR target = ?1)
+           AND (CAST(?2 AS TEXT) IS NULL OR branch = ?2)
+           AND (CAST(?3 AS TEXT) IS NULL OR testbed = ?3)
+         ORDER BY started_unix_ms IS NULL, started_unix_ms, id",
+    ];
+    SELECT[layout.clamp(1, 3) as usize - 1]
+}
+
+/// A stored record's row (as [`records_query`] reads it), and its stored schedule.
+fn stored_of(row: &Row) -> Result<(Stored, Option<String>), DbError> {
+    let text = |column| row.text(column).map(Option::unwrap_or_default);
+    let stored = Stored {
+        id: row.int(0)?.unwrap_or_default(),
+        record: Record {
+            target: text(1)?,
+            branch: text(2)?,
+            revision: text(3)?,
+            version: row.text(4)?,
+            testbed: Testbed {
+                cpu: text(5)?,
+                cores: row.int(6)?.unwrap_or_default().clamp(0, u32::MAX.into()) as u32,
+                memory_bytes: row.int(7)?.unwrap_or_default().max(0) as u64,
+                kernel: text(8)?,
+            },
+            load_average: row.real(9)?,
+            started_unix_ms: row.int(10)?.map(|ms| ms.max(0) as u64),
+            run: row.text(11)?,
+            duet_phases: None,
+            samples: BTreeMap::new(),
+        },
+    };
+    Ok((stored, row.text(12)?))
+}
+
 impl Store {
     /// Opens the store at `path`, creating it (and, when `create_parent`, its folder,
-    /// mode 0700) when it does not exist.
+    /// mode 0700) when it does not exist: a file, or a PostgreSQL database when `path` is
+    /// a `postgres://` URL ([`Store::open_postgres`]).
     pub fn open(path: &Path, create_parent: bool) -> Result<Store, StoreError> {
+        if let Some(url) = path.to_str().filter(|text| server::is_url(text)) {
+            return Store::open_postgres(url);
+        }
         if create_parent && let Some(parent) = path.parent() {
             use std::os::unix::fs::DirBuilderExt;
             std::fs::DirBuilder::new()
@@ -266,8 +255,36 @@ impl Store {
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NOFOLLOW
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let mut store = Store::connect(path, flags)?;
-        store.create_schema()?;
+        let sqlite = |source| StoreError::Sqlite {
+            path: path.to_path_buf(),
+            source,
+        };
+        let connection = Connection::open_with_flags(path, flags).map_err(sqlite)?;
+        connection.busy_timeout(BUSY_TIMEOUT).map_err(sqlite)?;
+        trusted::defend(&connection).map_err(sqlite)?;
+        Store::ready(path.to_path_buf(), Db::Sqlite(connection))
+    }
+
+    /// Opens the PostgreSQL store at `url`, creating its tables when the database has
+    /// none; the password comes as [`server`] says, and never appears in a message.
+    pub fn open_postgres(url: &str) -> Result<Store, StoreError> {
+        let (client, label) = server::connect(url)?;
+        let db = Db::Postgres {
+            client: Box::new(client),
+            prepared: HashMap::new(),
+        };
+        Store::ready(PathBuf::from(label), db)
+    }
+
+    fn ready(path: PathBuf, db: Db) -> Result<Store, StoreError> {
+        let mut store = Store {
+            path,
+            db: RefCell::new(db),
+            layout: STORE_VERSION,
+            upgraded: None,
+            deadline: None,
+        };
+        store.upgraded = store.create_schema()?;
         Ok(store)
     }
 
@@ -277,31 +294,14 @@ impl Store {
         let (connection, layout, deadline) = trusted::read_foreign(path, limits)?;
         Ok(Store {
             path: path.to_path_buf(),
-            connection,
+            db: RefCell::new(Db::Sqlite(connection)),
             layout,
             upgraded: None,
             deadline: Some(deadline),
         })
     }
 
-    fn connect(path: &Path, flags: OpenFlags) -> Result<Store, StoreError> {
-        let sqlite = |source| StoreError::Sqlite {
-            path: path.to_path_buf(),
-            source,
-        };
-        let connection = Connection::open_with_flags(path, flags).map_err(sqlite)?;
-        connection.busy_timeout(BUSY_TIMEOUT).map_err(sqlite)?;
-        trusted::defend(&connection).map_err(sqlite)?;
-        Ok(Store {
-            path: path.to_path_buf(),
-            connection,
-            layout: STORE_VERSION,
-            upgraded: None,
-            deadline: None,
-        })
-    }
-
-    /// The store's file.
+    /// The store's file, or a PostgreSQL store's URL without its password.
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -312,71 +312,69 @@ impl Store {
         self.upgraded
     }
 
-    fn sqlite(&self) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
-        |source| match &self.deadline {
-            Some(deadline) => deadline.error(&self.path, source),
-            None => StoreError::Sqlite {
+    /// The error for a failed statement: past a store's deadline, the deadline.
+    fn failed(&self, error: DbError) -> StoreError {
+        match (error, &self.deadline) {
+            (DbError::Sqlite(source), Some(deadline)) => deadline.error(&self.path, source),
+            (DbError::Postgres(source), _) => StoreError::Postgres {
+                store: self.path.display().to_string(),
+                source,
+            },
+            (source, _) => StoreError::Query {
                 path: self.path.clone(),
                 source,
             },
         }
     }
 
-    /// Creates the tables of a new store, or checks an existing store's version. Inside
-    /// one immediate transaction, so two processes creating the same store at once do
-    /// not both run the schema.
-    fn create_schema(&mut self) -> Result<(), StoreError> {
+    fn fail(&self, failed: Failed) -> StoreError {
+        match failed {
+            Failed::Db(error) => self.failed(error),
+            Failed::Store(error) => error,
+        }
+    }
+
+    /// Creates the tables of a new store, or checks an existing store's layout and
+    /// upgrades an older one; in one write transaction, so that two processes opening
+    /// the same new or old store at once make or upgrade it once.
+    fn create_schema(&mut self) -> Result<Option<Upgraded>, StoreError> {
         let path = self.path.clone();
-        let sqlite = |source| StoreError::Sqlite {
-            path: path.clone(),
-            source,
-        };
-        let transaction = self
-            .connection
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(sqlite)?;
-        let found: i64 = transaction
-            .query_row("PRAGMA user_version", [], |row| row.get(0))
-            .map_err(sqlite)?;
-        if found > STORE_VERSION {
-            return Err(StoreError::Newer { path, found });
-        }
-        if found > 0 {
-            trusted::check_schema(&transaction, &path, found)?;
-        }
-        if found == 0 {
-            let tables: i64 = transaction
-                .query_row("SELECT count(*) FROM sqlite_master", [], |row| row.get(0))
-                .map_err(sqlite)?;
-            if tables > 0 {
-                return Err(StoreError::NotAStore {
-                    path,
-                    why: "it is an SQLite database of other tables".into(),
-                });
+        let outcome = self.db.get_mut().write(|db| -> Result<_, Failed> {
+            let found = db.layout()?;
+            if found > STORE_VERSION {
+                return Err(StoreError::Newer { path, found }.into());
             }
-            transaction.execute_batch(SCHEMA).map_err(sqlite)?;
-            transaction
-                .execute_batch(&format!("PRAGMA user_version = {STORE_VERSION};"))
-                .map_err(sqlite)?;
-        } else if found < STORE_VERSION {
-            // In the same immediate transaction as the check: two processes opening an
-            // old store at once upgrade it once.
-            let results: i64 = transaction
-                .query_row("SELECT count(*) FROM results", [], |row| row.get(0))
-                .map_err(sqlite)?;
+            if found == 0 {
+                if db.tables()? > 0 {
+                    return Err(StoreError::NotAStore {
+                        path,
+                        why: "it is a database of other tables".into(),
+                    }
+                    .into());
+                }
+                db.create_tables(STORE_VERSION)?;
+                return Ok(None);
+            }
+            if let Some(connection) = db.sqlite() {
+                trusted::check_schema(connection, &path, found)?;
+            }
+            if found == STORE_VERSION {
+                return Ok(None);
+            }
+            // Only a file can be older: PostgreSQL stores began at layout 3.
+            let row = db.query_one("SELECT count(*) FROM results", &[])?;
+            let results = row.map(|row| row.int(0)).transpose()?.flatten();
             if found < 2 {
-                transaction.execute_batch(UPGRADE_1_TO_2).map_err(sqlite)?;
+                db.batch(UPGRADE_1_TO_2)?;
             }
-            transaction.execute_batch(UPGRADE_2_TO_3).map_err(sqlite)?;
-            transaction
-                .execute_batch(&format!("PRAGMA user_version = {STORE_VERSION};"))
-                .map_err(sqlite)?;
-            self.upgraded = Some(Upgraded {
+            db.batch(UPGRADE_2_TO_3)?;
+            db.set_layout(STORE_VERSION)?;
+            Ok(Some(Upgraded {
                 from: found,
-                results: results.max(0) as u64,
-            });
-        }
-        transaction.commit().map_err(sqlite)
+                results: results.unwrap_or_default().max(0) as u64,
+            }))
+        });
+        outcome.map_err(|failed| self.fail(failed))
     }
 
     /// Adds `records` in one transaction; a record the store already holds is left as it
@@ -385,181 +383,42 @@ impl Store {
     /// millisecond). The second rule is what keeps re-adding a result file a no-op across
     /// versions that read it differently (a duet result kept its solo starts before).
     pub fn add(&mut self, records: &[Record]) -> Result<Added, StoreError> {
-        let path = self.path.clone();
-        let sqlite = |source| StoreError::Sqlite {
-            path: path.clone(),
-            source,
-        };
         let added_unix_ms = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |elapsed| elapsed.as_millis() as i64);
-        let transaction = self
-            .connection
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(sqlite)?;
-        let mut outcome = Added::default();
-        {
-            let mut insert = transaction
-                .prepare_cached(
-                    "INSERT OR IGNORE INTO results (content_sha256, target, branch, revision,
-                     version, testbed, cpu, cores, memory_bytes, kernel, load_average,
-                     started_unix_ms, added_unix_ms, run, duet_phases)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
-                )
-                .map_err(sqlite)?;
-            let mut sample = transaction
-                .prepare_cached(
-                    "INSERT INTO samples (result_id, metric, trial, value) VALUES (?1, ?2, ?3, ?4)",
-                )
-                .map_err(sqlite)?;
-            let mut measured = transaction
-                .prepare_cached(
-                    "SELECT 1 FROM results WHERE run = ?1 AND started_unix_ms = ?2
-                     AND target = ?3 AND revision = ?4 AND testbed = ?5 LIMIT 1",
-                )
-                .map_err(sqlite)?;
-            // A result stored before its schedule was recorded learns it when added
-            // again: the same measurement (as above) or the same content.
-            let mut learn_schedule = transaction
-                .prepare_cached(
-                    "UPDATE results SET duet_phases = ?1 WHERE duet_phases IS NULL
-                     AND (content_sha256 = ?2 OR (run = ?3 AND started_unix_ms = ?4
-                     AND target = ?5 AND revision = ?6 AND testbed = ?7))",
-                )
-                .map_err(sqlite)?;
+        let outcome = self.db.get_mut().write(|db| -> Result<_, DbError> {
+            let mut outcome = Added::default();
             for record in records {
-                let testbed = &record.testbed;
-                let duet_phases = record.duet_phases.as_ref().map(phase_list);
-                // Each is needed up to three times below: the SHA-256 of the record's JSON
-                // and of the testbed's facts, computed once.
-                let (hash, fingerprint) = (record.content_hash(), testbed.fingerprint());
-                let same_measurement = match (&record.run, record.started_unix_ms) {
-                    (Some(run), Some(started)) if !run.is_empty() => measured
-                        .exists(params![
-                            run,
-                            started as i64,
-                            record.target,
-                            record.revision,
-                            fingerprint
-                        ])
-                        .map_err(sqlite)?,
-                    _ => false,
-                };
-                let mut already = || -> Result<(), StoreError> {
-                    outcome.already += 1;
-                    if let Some(phases) = &duet_phases {
-                        outcome.learned += learn_schedule
-                            .execute(params![
-                                phases,
-                                hash,
-                                record.run,
-                                record.started_unix_ms.map(|ms| ms as i64),
-                                record.target,
-                                record.revision,
-                                fingerprint
-                            ])
-                            .map_err(sqlite)?;
-                    }
-                    Ok(())
-                };
-                if same_measurement {
-                    already()?;
-                    continue;
-                }
-                let inserted = insert
-                    .execute(params![
-                        hash,
-                        record.target,
-                        record.branch,
-                        record.revision,
-                        record.version,
-                        fingerprint,
-                        testbed.cpu,
-                        testbed.cores,
-                        testbed.memory_bytes as i64,
-                        testbed.kernel,
-                        record.load_average,
-                        record.started_unix_ms.map(|ms| ms as i64),
-                        added_unix_ms,
-                        record.run,
-                        duet_phases,
-                    ])
-                    .map_err(sqlite)?;
-                if inserted == 0 {
-                    already()?;
-                    continue;
-                }
-                outcome.added += 1;
-                let id = transaction.last_insert_rowid();
-                for (metric, values) in &record.samples {
-                    for &(trial, value) in values {
-                        sample
-                            .execute(params![id, metric.name(), trial, value])
-                            .map_err(sqlite)?;
-                    }
-                }
+                add_one(db, record, added_unix_ms, &mut outcome)?;
             }
-        }
-        transaction.commit().map_err(sqlite)?;
-        Ok(outcome)
+            Ok(outcome)
+        });
+        outcome.map_err(|error| self.failed(error))
     }
 
     /// The records matching `filter`, in series order: by the first trial's start, then
     /// by the order they were added.
     pub fn records(&self, filter: &Filter) -> Result<Vec<Stored>, StoreError> {
-        // An older store (read-only, to import) lacks the later columns: unknown.
-        let run = if self.layout >= 2 { "run" } else { "NULL" };
-        let duet_phases = if self.layout >= 3 {
-            "duet_phases"
-        } else {
-            "NULL"
-        };
-        let mut results = self
-            .connection
-            .prepare(&format!(
-                "SELECT id, target, branch, revision, version, cpu, cores, memory_bytes,
-                 kernel, load_average, started_unix_ms, {run}, {duet_phases} FROM results
-                 WHERE (?1 IS NULL OR target = ?1) AND (?2 IS NULL OR branch = ?2)
-                   AND (?3 IS NULL OR testbed = ?3)
-                 ORDER BY started_unix_ms IS NULL, started_unix_ms, id"
-            ))
-            .map_err(self.sqlite())?;
-        let rows = results
-            .query_map(
-                params![filter.target, filter.branch, filter.testbed],
-                |row| {
-                    let phases: Option<String> = row.get(12)?;
-                    let stored = Stored {
-                        id: row.get(0)?,
-                        record: Record {
-                            target: row.get(1)?,
-                            branch: row.get(2)?,
-                            revision: row.get(3)?,
-                            version: row.get(4)?,
-                            testbed: Testbed {
-                                cpu: row.get(5)?,
-                                cores: row.get(6)?,
-                                memory_bytes: row.get::<_, i64>(7)?.max(0) as u64,
-                                kernel: row.get(8)?,
-                            },
-                            load_average: row.get(9)?,
-                            started_unix_ms: row
-                                .get::<_, Option<i64>>(10)?
-                                .map(|ms| ms.max(0) as u64),
-                            run: row.get(11)?,
-                            duet_phases: None,
-                            samples: BTreeMap::new(),
-                        },
-                    };
-                    Ok((stored, phases))
-                },
-            )
-            .map_err(self.sqlite())?;
         let mut stored = Vec::new();
+        let mut phases = Vec::new();
         let mut index = BTreeMap::new();
-        for row in rows {
-            let (mut row, phases) = row.map_err(self.sqlite())?;
-            if let Some(list) = phases {
+        let params = [
+            opt(filter.target.clone()),
+            opt(filter.branch.clone()),
+            opt(filter.testbed.clone()),
+        ];
+        self.db
+            .borrow_mut()
+            .query(records_query(self.layout), &params, |row| {
+                let (row, list) = stored_of(&row)?;
+                index.insert(row.id, stored.len());
+                stored.push(row);
+                phases.push(list);
+                Ok(())
+            })
+            .map_err(|error| self.failed(error))?;
+        for (row, list) in stored.iter_mut().zip(phases) {
+            if let Some(list) = list {
                 let phases = phases_of(&list).map_err(|name| StoreError::Invalid {
                     path: self.path.clone(),
                     id: row.id,
@@ -567,8 +426,6 @@ impl Store {
                 })?;
                 row.record.duet_phases = Some(phases);
             }
-            index.insert(row.id, stored.len());
-            stored.push(row);
         }
         self.attach_samples(&mut stored, &index)?;
         for row in &stored {
@@ -593,44 +450,54 @@ impl Store {
         stored: &mut [Stored],
         index: &BTreeMap<i64, usize>,
     ) -> Result<(), StoreError> {
-        let mut samples = self
-            .connection
-            .prepare("SELECT result_id, metric, trial, value FROM samples ORDER BY result_id, metric, trial")
-            .map_err(self.sqlite())?;
-        let mut rows = samples.query([]).map_err(self.sqlite())?;
-        while let Some(row) = rows.next().map_err(self.sqlite())? {
-            let id: i64 = row.get(0).map_err(self.sqlite())?;
-            let Some(&position) = index.get(&id) else {
-                continue;
-            };
-            let name: String = row.get(1).map_err(self.sqlite())?;
-            let metric: Metric = name.parse().map_err(|_| StoreError::Invalid {
+        let mut problem = None;
+        self.db
+            .borrow_mut()
+            .query(
+                "SELECT result_id, metric, trial, value FROM samples
+                 ORDER BY result_id, metric, trial",
+                &[],
+                |row| {
+                    let id = row.int(0)?.unwrap_or_default();
+                    let Some(&position) = index.get(&id) else {
+                        return Ok(());
+                    };
+                    let name = row.text(1)?.unwrap_or_default();
+                    let trial = row.int(2)?.unwrap_or_default();
+                    let value = row.real(3)?.unwrap_or_default();
+                    let (Ok(metric), Ok(trial)) = (name.parse::<Metric>(), u32::try_from(trial))
+                    else {
+                        problem.get_or_insert((id, format!("sample {name:?} of trial {trial}")));
+                        return Ok(());
+                    };
+                    stored[position]
+                        .record
+                        .samples
+                        .entry(metric)
+                        .or_default()
+                        .push((trial, value));
+                    Ok(())
+                },
+            )
+            .map_err(|error| self.failed(error))?;
+        match problem {
+            Some((id, what)) => Err(StoreError::Invalid {
                 path: self.path.clone(),
                 id,
-                problem: format!("unknown metric {name:?}"),
-            })?;
-            let trial: i64 = row.get(2).map_err(self.sqlite())?;
-            let value: f64 = row.get(3).map_err(self.sqlite())?;
-            let trial = u32::try_from(trial).map_err(|_| StoreError::Invalid {
-                path: self.path.clone(),
-                id,
-                problem: format!("trial {trial} out of range"),
-            })?;
-            stored[position]
-                .record
-                .samples
-                .entry(metric)
-                .or_default()
-                .push((trial, value));
+                problem: format!("unknown metric or trial out of range: {what}"),
+            }),
+            None => Ok(()),
         }
-        Ok(())
     }
 
-    /// Adds every record of the store at `other` (another machine's, a CI shard's),
-    /// read as [`Store::read_foreign`] reads it; records this store already holds are
-    /// left as they were.
+    /// Adds every record of the store at `other`, read as [`Store::read_foreign`] reads
+    /// a file (another machine's, a CI shard's) or from a PostgreSQL store; records this
+    /// store already holds are left as they were.
     pub fn import(&mut self, other: &Path, limits: &ImportLimits) -> Result<Added, StoreError> {
-        let other = Store::read_foreign(other, limits)?;
+        let other = match other.to_str().filter(|text| server::is_url(text)) {
+            Some(url) => Store::open_postgres(url)?,
+            None => Store::read_foreign(other, limits)?,
+        };
         let records: Vec<Record> = other
             .records(&Filter::default())?
             .into_iter()
@@ -641,78 +508,179 @@ impl Store {
 
     /// The number of records stored.
     pub fn count(&self) -> Result<u64, StoreError> {
-        self.connection
-            .query_row("SELECT count(*) FROM results", [], |row| {
-                row.get::<_, i64>(0)
-            })
-            .map(|count| count.max(0) as u64)
-            .map_err(self.sqlite())
+        let row = self
+            .db
+            .borrow_mut()
+            .query_one("SELECT count(*) FROM results", &[])
+            .and_then(|row| row.map(|row| row.int(0)).transpose())
+            .map_err(|error| self.failed(error))?;
+        Ok(row.flatten().unwrap_or_default().max(0) as u64)
     }
 
     /// Every stored value of `metric` for one build, with its trial number (the records
     /// of `build.target` at `build.revision` measured on testbed `build.testbed`, whatever
-    /// their branch), grouped by the run that measured it (in the order the runs were added); values of an
-    /// unknown run are left out, since they were measured beside nothing known. Bisect
-    /// compares builds only within runs.
+    /// their branch), grouped by the run that measured it (in the order the runs were
+    /// added); values of an unknown run are left out, since they were measured beside
+    /// nothing known. Bisect compares builds only within runs.
     pub fn build_runs(
         &self,
         build: &BuildKey,
         metric: Metric,
     ) -> Result<Vec<RunValues>, StoreError> {
-        let mut values = self
-            .connection
-            .prepare_cached(
+        let mut runs: Vec<RunValues> = Vec::new();
+        let params = [
+            Value::Text(build.target.clone()),
+            Value::Text(build.revision.clone()),
+            Value::Text(build.testbed.clone()),
+            Value::Text(metric.name().to_owned()),
+        ];
+        self.db
+            .borrow_mut()
+            .query(
                 "SELECT results.run, samples.trial, samples.value FROM samples
                  JOIN results ON samples.result_id = results.id
                  WHERE results.target = ?1 AND results.revision = ?2 AND results.testbed = ?3
                    AND samples.metric = ?4 AND results.run IS NOT NULL
                  ORDER BY results.id, samples.trial",
-            )
-            .map_err(self.sqlite())?;
-        let rows = values
-            .query_map(
-                params![build.target, build.revision, build.testbed, metric.name()],
+                &params,
                 |row| {
-                    Ok((
-                        row.get::<_, String>(0)?,
-                        row.get::<_, i64>(1)?,
-                        row.get::<_, f64>(2)?,
-                    ))
+                    let (Some(run), Some(trial), Some(value)) =
+                        (row.text(0)?, row.int(1)?, row.real(2)?)
+                    else {
+                        return Ok(());
+                    };
+                    // The same limits a record read back passes (a store edited by hand).
+                    let Ok(trial) = u32::try_from(trial) else {
+                        return Ok(());
+                    };
+                    if metric.unit().unmeasurable(value).is_some() {
+                        return Ok(());
+                    }
+                    match runs.iter_mut().find(|known| known.run == run) {
+                        Some(known) => known.values.push((trial, value)),
+                        None => runs.push(RunValues {
+                            run,
+                            values: vec![(trial, value)],
+                        }),
+                    }
+                    Ok(())
                 },
             )
-            .map_err(self.sqlite())?;
-        let mut runs: Vec<RunValues> = Vec::new();
-        for row in rows {
-            let (run, trial, value) = row.map_err(self.sqlite())?;
-            // The same limits a record read back passes (a store edited by hand).
-            let Ok(trial) = u32::try_from(trial) else {
-                continue;
-            };
-            if metric.unit().unmeasurable(value).is_some() {
-                continue;
-            }
-            match runs.iter_mut().find(|known| known.run == run) {
-                Some(known) => known.values.push((trial, value)),
-                None => runs.push(RunValues {
-                    run,
-                    values: vec![(trial, value)],
-                }),
-            }
-        }
+            .map_err(|error| self.failed(error))?;
         Ok(runs)
     }
 
     /// The id of the record with `record`'s content, when the store holds it.
     pub fn find(&self, record: &Record) -> Result<Option<i64>, StoreError> {
-        self.connection
-            .query_row(
+        self.db
+            .borrow_mut()
+            .query_one(
                 "SELECT id FROM results WHERE content_sha256 = ?1",
-                [record.content_hash()],
-                |row| row.get(0),
+                &[Value::Text(record.content_hash())],
             )
-            .optional()
-            .map_err(self.sqlite())
+            .and_then(|row| row.map(|row| row.int(0)).transpose())
+            .map(Option::flatten)
+            .map_err(|error| self.failed(error))
     }
+}
+
+/// Adds one record inside [`Store::add`]'s transaction, counting what it did.
+fn add_one(
+    db: &mut Db,
+    record: &Record,
+    added_unix_ms: i64,
+    outcome: &mut Added,
+) -> Result<(), DbError> {
+    let testbed = &record.testbed;
+    let duet_phases = record.duet_phases.as_ref().map(phase_list);
+    // Each is needed up to three times below: the SHA-256 of the record's JSON and of
+    // the testbed's facts, computed once.
+    let (hash, fingerprint) = (record.content_hash(), testbed.fingerprint());
+    let started = record.started_unix_ms.map(|ms| ms as i64);
+    let same_measurement = match (&record.run, started) {
+        (Some(run), Some(started)) if !run.is_empty() => db
+            .query_one(
+                "SELECT 1 FROM results WHERE run = ?1 AND started_unix_ms = ?2
+                 AND target = ?3 AND revision = ?4 AND testbed = ?5 LIMIT 1",
+                &[
+                    Value::Text(run.clone()),
+                    int(started),
+                    Value::Text(record.target.clone()),
+                    Value::Text(record.revision.clone()),
+                    Value::Text(fingerprint.clone()),
+                ],
+            )?
+            .is_some(),
+        _ => false,
+    };
+    let inserted = if same_measurement {
+        None
+    } else {
+        db.query_one(
+            "INSERT INTO results (content_sha256, target, branch, revision, version, testbed,
+             cpu, cores, memory_bytes, kernel, load_average, started_unix_ms, added_unix_ms,
+             run, duet_phases)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
+             ON CONFLICT DO NOTHING RETURNING id",
+            &[
+                Value::Text(hash.clone()),
+                Value::Text(record.target.clone()),
+                Value::Text(record.branch.clone()),
+                Value::Text(record.revision.clone()),
+                opt(record.version.clone()),
+                Value::Text(fingerprint.clone()),
+                Value::Text(testbed.cpu.clone()),
+                int(testbed.cores),
+                int(testbed.memory_bytes.min(i64::MAX as u64) as i64),
+                Value::Text(testbed.kernel.clone()),
+                opt(record.load_average),
+                opt(started),
+                int(added_unix_ms),
+                opt(record.run.clone()),
+                opt(duet_phases.clone()),
+            ],
+        )?
+        .map(|row| row.int(0))
+        .transpose()?
+        .flatten()
+    };
+    let Some(id) = inserted else {
+        outcome.already += 1;
+        // A result stored before its schedule was recorded learns it when added again:
+        // the same measurement (as above) or the same content.
+        if let Some(phases) = duet_phases {
+            outcome.learned += db.execute(
+                "UPDATE results SET duet_phases = ?1 WHERE duet_phases IS NULL
+                 AND (content_sha256 = ?2 OR (run = ?3 AND started_unix_ms = ?4
+                 AND target = ?5 AND revision = ?6 AND testbed = ?7))",
+                &[
+                    Value::Text(phases),
+                    Value::Text(hash),
+                    opt(record.run.clone()),
+                    opt(started),
+                    Value::Text(record.target.clone()),
+                    Value::Text(record.revision.clone()),
+                    Value::Text(fingerprint),
+                ],
+            )? as usize;
+        }
+        return Ok(());
+    };
+    outcome.added += 1;
+    for (metric, values) in &record.samples {
+        for &(trial, value) in values {
+            db.execute(
+                "INSERT INTO samples (result_id, metric, trial, value) VALUES (?1, ?2, ?3, ?4)",
+                &[
+                    int(id),
+                    Value::Text(metric.name().to_owned()),
+                    int(trial),
+                    Value::Real(value),
+                ],
+            )?;
+        }
+    }
+    Ok(())
 }
 
 /// Phases as the store keeps them: their names, comma-separated, in order.

@@ -400,3 +400,124 @@ fn history_check_on_main_fails_on_the_commit_that_made_the_release_bigger() {
         ]
     );
 }
+
+/// A throwaway PostgreSQL server for this test, or a skip where none can be installed
+/// (never on CI, which installs one: there the test fails instead).
+fn postgres() -> Option<bench_cli::history::store::throwaway::Throwaway> {
+    use bench_cli::history::store::throwaway;
+    if !throwaway::installed() && std::env::var_os("CI").is_none() {
+        return None;
+    }
+    Some(throwaway::Throwaway::start().unwrap())
+}
+
+#[test]
+fn a_postgres_store_gives_the_answers_a_file_store_gives() {
+    let Some(server) = postgres() else {
+        bench_core::skip_test!("no PostgreSQL server (apt-get install postgresql)");
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let file = stepped_store(dir.path());
+    let url = server.create_database().unwrap();
+    let on_postgres = PathBuf::from(&url);
+    let mut add = clibench();
+    add.args(["history", "add"])
+        .args(stepped_series(dir.path()))
+        .arg("--store")
+        .arg(&url);
+    let added = run(&mut add);
+    assert_eq!(added.code, Some(0), "{}", added.stderr);
+    assert!(
+        added.stderr.contains("20 result(s) added"),
+        "{}",
+        added.stderr
+    );
+    // The same answers, word for word, but for the store's name.
+    for args in [&["show", "cold"][..], &["check", "--metric", "cold"][..]] {
+        let mut args = args.to_vec();
+        let last = stepped_series(dir.path()).pop().unwrap();
+        if args[0] == "check" {
+            args.insert(1, last.to_str().unwrap());
+        }
+        let from_file = history(&file, &args);
+        let from_postgres = history(&on_postgres, &args);
+        assert_eq!(
+            from_file.code, from_postgres.code,
+            "{}",
+            from_postgres.stderr
+        );
+        assert_eq!(from_file.stdout, from_postgres.stdout);
+        assert_eq!(
+            from_file.stderr.replace(file.to_str().unwrap(), "STORE"),
+            from_postgres.stderr.replace(&url, "STORE"),
+        );
+    }
+    // Moved whole, both ways: nothing new either way.
+    let into_postgres = history(&on_postgres, &["import", file.to_str().unwrap()]);
+    assert!(
+        into_postgres
+            .stderr
+            .contains("0 result(s) added, 20 already there"),
+        "{}",
+        into_postgres.stderr
+    );
+    let back = dir.path().join("back.sqlite");
+    let into_file = history(&back, &["import", &url]);
+    assert!(
+        into_file
+            .stderr
+            .contains("20 result(s) added, 0 already there"),
+        "{}",
+        into_file.stderr
+    );
+}
+
+#[test]
+fn a_password_is_taken_from_stdin_or_the_environment_never_from_a_flag() {
+    let Some(server) = postgres() else {
+        bench_core::skip_test!("no PostgreSQL server (apt-get install postgresql)");
+    };
+    let url = server.create_database().unwrap();
+    // The throwaway server trusts its socket, so any password gets in: what is tested
+    // is where clibench takes it from and that it never shows it.
+    let with_password = url.replacen("clibench@", "clibench:hunter2@", 1);
+    let dir = tempfile::tempdir().unwrap();
+    let one = result(dir.path(), "abc", 1, &[0.4]);
+    let mut flag = clibench();
+    flag.args(["history", "add"])
+        .arg(&one)
+        .args(["--store", &with_password]);
+    let refused = run(&mut flag);
+    assert_eq!(refused.code, Some(2), "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("process list"),
+        "{}",
+        refused.stderr
+    );
+    assert!(!refused.stderr.contains("hunter2"), "{}", refused.stderr);
+    let mut stdin = clibench();
+    stdin
+        .args(["history", "add"])
+        .arg(&one)
+        .args(["--store", "-"])
+        .stdin(std::process::Stdio::piped());
+    let mut child = stdin
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    writeln!(child.stdin.take().unwrap(), "{with_password}").unwrap();
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("1 result(s) added"), "{stderr}");
+    assert!(!stderr.contains("hunter2"), "{stderr}");
+    let mut env = clibench();
+    env.args(["history", "show", "cold"])
+        .env("CLIBENCH_HISTORY", &with_password);
+    let shown = run(&mut env);
+    assert_eq!(shown.code, Some(0), "{}", shown.stderr);
+    assert!(!shown.stdout.contains("hunter2") && !shown.stderr.contains("hunter2"));
+    assert!(shown.stdout.contains("abc"), "{}", shown.stdout);
+}

@@ -38,7 +38,7 @@ impl HistoryAddError {
 /// Opens the store at `store` (created when missing), with the line that says it was
 /// upgraded from an older layout when this open did it (only the open that did it knows).
 fn open(store: &Path) -> Result<(Store, Option<String>), HistoryAddError> {
-    let store = Store::open(store, false).map_err(OpenError::from)?;
+    let store = crate::history::location::open_to_write(Some(store))?;
     let told = store
         .upgraded()
         .map(|upgraded| format!("clibench: {}", upgraded.describe(store.path())));
