@@ -252,3 +252,59 @@ fn the_kubernetes_job_gives_each_pod_its_shard() {
     assert!(script.contains("--shard \"$shard/$SHARDS\""), "{script}");
     assert_eq!(text(&spec["template"]["spec"]["restartPolicy"]), "Never");
 }
+
+#[test]
+fn the_merged_shards_go_into_a_postgres_history_that_gates_the_check() {
+    let workflow = load("ci/github-actions-sharded.yml");
+    let merge = &workflow["jobs"]["merge"];
+    assert_eq!(
+        text(&merge["services"]["postgres"]["image"]),
+        "postgres:15"
+    );
+    // The URL and its password come through the environment, never a command line.
+    let history = text(&merge["env"]["CLIBENCH_HISTORY"]);
+    assert!(history.contains("postgres://"), "{history}");
+    let script = text(&running(merge, "clibench history add")[0]["run"]);
+    assert!(script.contains("history add merged/head/result.json"), "{script}");
+    assert!(
+        script.contains("history check merged/head/result.json") && script.contains("--fail-on-regression"),
+        "{script}"
+    );
+    assert!(!script.contains("--store"), "{script}");
+}
+
+#[test]
+fn the_kubernetes_history_job_reads_its_url_from_a_secret() {
+    let job = load("k8s/clibench-history-job.yaml");
+    let container = &job["spec"]["template"]["spec"]["containers"][0];
+    let url = container["env"]
+        .as_vec()
+        .unwrap()
+        .iter()
+        .find(|var| text(&var["name"]) == "CLIBENCH_HISTORY")
+        .expect("CLIBENCH_HISTORY is set");
+    assert_eq!(text(&url["valueFrom"]["secretKeyRef"]["name"]), "clibench-history");
+    let script = text(&container["args"][0]);
+    for needed in ["clibench merge", "clibench history add", "--fail-on-regression"] {
+        assert!(script.contains(needed), "{needed} in {script}");
+    }
+    assert!(!script.contains("postgres://"), "{script}");
+}
+
+#[test]
+fn the_kubernetes_jobs_run_the_image_the_containerfile_builds() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let containerfile = std::fs::read_to_string(root.join("Containerfile")).unwrap();
+    assert!(
+        containerfile.contains("cargo build --locked --release -p bench-cli"),
+        "{containerfile}"
+    );
+    for tool in ["git", "python3", "node:20"] {
+        assert!(containerfile.contains(tool), "{tool} in the image");
+    }
+    for name in ["k8s/clibench-job.yaml", "k8s/clibench-history-job.yaml"] {
+        let job = load(name);
+        let image = text(&job["spec"]["template"]["spec"]["containers"][0]["image"]);
+        assert_eq!(image, "clibench:local", "{name}");
+    }
+}
