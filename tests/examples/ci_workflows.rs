@@ -257,17 +257,18 @@ fn the_kubernetes_job_gives_each_pod_its_shard() {
 fn the_merged_shards_go_into_a_postgres_history_that_gates_the_check() {
     let workflow = load("ci/github-actions-sharded.yml");
     let merge = &workflow["jobs"]["merge"];
-    assert_eq!(
-        text(&merge["services"]["postgres"]["image"]),
-        "postgres:15"
-    );
+    assert_eq!(text(&merge["services"]["postgres"]["image"]), "postgres:15");
     // The URL and its password come through the environment, never a command line.
     let history = text(&merge["env"]["CLIBENCH_HISTORY"]);
     assert!(history.contains("postgres://"), "{history}");
     let script = text(&running(merge, "clibench history add")[0]["run"]);
-    assert!(script.contains("history add merged/head/result.json"), "{script}");
     assert!(
-        script.contains("history check merged/head/result.json") && script.contains("--fail-on-regression"),
+        script.contains("history add merged/head/result.json"),
+        "{script}"
+    );
+    assert!(
+        script.contains("history check merged/head/result.json")
+            && script.contains("--fail-on-regression"),
         "{script}"
     );
     assert!(!script.contains("--store"), "{script}");
@@ -283,9 +284,16 @@ fn the_kubernetes_history_job_reads_its_url_from_a_secret() {
         .iter()
         .find(|var| text(&var["name"]) == "CLIBENCH_HISTORY")
         .expect("CLIBENCH_HISTORY is set");
-    assert_eq!(text(&url["valueFrom"]["secretKeyRef"]["name"]), "clibench-history");
+    assert_eq!(
+        text(&url["valueFrom"]["secretKeyRef"]["name"]),
+        "clibench-history"
+    );
     let script = text(&container["args"][0]);
-    for needed in ["clibench merge", "clibench history add", "--fail-on-regression"] {
+    for needed in [
+        "clibench merge",
+        "clibench history add",
+        "--fail-on-regression",
+    ] {
         assert!(script.contains(needed), "{needed} in {script}");
     }
     assert!(!script.contains("postgres://"), "{script}");

@@ -521,3 +521,152 @@ fn a_password_is_taken_from_stdin_or_the_environment_never_from_a_flag() {
     assert!(!shown.stdout.contains("hunter2") && !shown.stderr.contains("hunter2"));
     assert!(shown.stdout.contains("abc"), "{}", shown.stdout);
 }
+
+/// A test CA and a server certificate it signed for localhost and 127.0.0.1, made by
+/// `openssl` in `dir` under `name`: (the CA's certificate, the server's certificate, its
+/// key); `None` where openssl is missing.
+fn certificates(dir: &Path, name: &str) -> Option<(PathBuf, PathBuf, PathBuf)> {
+    let file = |suffix: &str| format!("{name}-{suffix}");
+    let openssl = |args: &[&str]| {
+        std::process::Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .is_ok_and(|made| made.status.success())
+    };
+    let (ca_key, ca, csr) = (file("ca.key"), file("ca.crt"), file("server.csr"));
+    let (key, certificate, ext) = (file("server.key"), file("server.crt"), file("ext"));
+    std::fs::write(
+        dir.join(&ext),
+        "subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\n",
+    )
+    .ok()?;
+    let ec = "ec_paramgen_curve:P-256";
+    let made = openssl(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        ec,
+        "-nodes",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=clibench test CA",
+        "-keyout",
+        &ca_key,
+        "-out",
+        &ca,
+    ]) && openssl(&[
+        "req",
+        "-new",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        ec,
+        "-nodes",
+        "-subj",
+        "/CN=localhost",
+        "-keyout",
+        &key,
+        "-out",
+        &csr,
+    ]) && openssl(&[
+        "x509",
+        "-req",
+        "-days",
+        "2",
+        "-in",
+        &csr,
+        "-CA",
+        &ca,
+        "-CAkey",
+        &ca_key,
+        "-CAcreateserial",
+        "-extfile",
+        &ext,
+        "-out",
+        &certificate,
+    ]);
+    made.then(|| (dir.join(ca), dir.join(certificate), dir.join(key)))
+}
+
+#[test]
+fn a_store_over_tls_takes_its_password_from_the_environment_or_pgpass() {
+    use bench_cli::history::store::throwaway::{OverTcp, Throwaway, installed};
+    let dir = tempfile::tempdir().unwrap();
+    let on_ci = std::env::var_os("CI").is_some();
+    let (Some((ca, certificate, key)), Some((other, _, _))) = (
+        certificates(dir.path(), "server"),
+        certificates(dir.path(), "other"),
+    ) else {
+        assert!(!on_ci, "openssl makes the test's certificates");
+        bench_core::skip_test!("no openssl to make a certificate");
+    };
+    if !installed() && !on_ci {
+        bench_core::skip_test!("no PostgreSQL server (apt-get install postgresql)");
+    }
+    let tcp = OverTcp {
+        certificate,
+        key,
+        password: "s3cret-pw".into(),
+    };
+    let server = Throwaway::start_with(Some(&tcp)).unwrap();
+    let port = server.port().unwrap();
+    let url = |root: &Path| {
+        format!(
+            "postgres://clibench@localhost:{port}/postgres?sslmode=verify-full&sslrootcert={}",
+            root.display()
+        )
+    };
+    let one = result(dir.path(), "abc", 1, &[0.4]);
+    let add = |store: &str, env: &[(&str, &str)]| {
+        let mut add = clibench();
+        add.args(["history", "add"])
+            .arg(&one)
+            .args(["--store", store]);
+        add.env_remove("PGPASSWORD")
+            .env("PGPASSFILE", dir.path().join("none"));
+        for (key, value) in env {
+            add.env(key, value);
+        }
+        run(&mut add)
+    };
+    // No password: the server says no, and nothing shows a password.
+    let refused = add(&url(&ca), &[]);
+    assert_eq!(refused.code, Some(1), "{}", refused.stderr);
+    assert!(refused.stderr.contains("password"), "{}", refused.stderr);
+    // From PGPASSWORD, over TLS verified against the URL's sslrootcert.
+    let added = add(&url(&ca), &[("PGPASSWORD", "s3cret-pw")]);
+    assert_eq!(added.code, Some(0), "{}", added.stderr);
+    assert!(
+        added.stderr.contains("1 result(s) added"),
+        "{}",
+        added.stderr
+    );
+    assert!(!added.stderr.contains("s3cret"), "{}", added.stderr);
+    // From a pgpass file closed to others.
+    let pgpass = dir.path().join("pgpass");
+    std::fs::write(
+        &pgpass,
+        format!("localhost:{port}:postgres:clibench:s3cret-pw\n"),
+    )
+    .unwrap();
+    std::fs::set_permissions(&pgpass, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    let again = add(&url(&ca), &[("PGPASSFILE", pgpass.to_str().unwrap())]);
+    assert_eq!(again.code, Some(0), "{}", again.stderr);
+    assert!(
+        again.stderr.contains("0 result(s) added, 1 already there"),
+        "{}",
+        again.stderr
+    );
+    // A server whose certificate the URL's roots do not vouch for is refused.
+    let untrusted = add(&url(&other), &[("PGPASSWORD", "s3cret-pw")]);
+    assert_eq!(untrusted.code, Some(1), "{}", untrusted.stderr);
+    assert!(
+        untrusted.stderr.to_lowercase().contains("certificate"),
+        "{}",
+        untrusted.stderr
+    );
+}

@@ -64,6 +64,14 @@ pub enum StoreError {
         #[source]
         source: postgres::Error,
     },
+    /// TLS to a PostgreSQL store could not be set up (its `sslrootcert`, say).
+    #[error("history store {store}: TLS: {why}")]
+    Tls {
+        /// The store's URL, without its password.
+        store: String,
+        /// What went wrong.
+        why: String,
+    },
     /// A statement on the store failed.
     #[error("history store {path} failed", path = path.display())]
     Query {

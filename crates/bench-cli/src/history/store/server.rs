@@ -69,9 +69,111 @@ fn failed(label: &str, source: postgres::Error) -> StoreError {
     }
 }
 
+/// The URL's TLS options that the driver does not read, taken out of it: libpq's
+/// `sslrootcert` (the CA certificates to trust instead of the system's), and `sslmode`
+/// `verify-ca` and `verify-full`, which become `require`: rustls always verifies the
+/// server's chain and name.
+fn tls_options(url: &str) -> (String, Option<PathBuf>) {
+    let Some((base, query)) = url.split_once('?') else {
+        return (url.to_owned(), None);
+    };
+    let mut root = None;
+    let mut kept = Vec::new();
+    for pair in query.split('&') {
+        match pair.split_once('=') {
+            Some(("sslrootcert", path)) => root = Some(PathBuf::from(percent_decoded(path))),
+            Some(("sslmode", "verify-ca" | "verify-full")) => kept.push("sslmode=require"),
+            _ => kept.push(pair),
+        }
+    }
+    if kept.is_empty() {
+        return (base.to_owned(), root);
+    }
+    (format!("{base}?{}", kept.join("&")), root)
+}
+
+/// `text` with its `%XX` escapes decoded (a URL's query value).
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut index = 0;
+    while index < bytes.len() {
+        let hex = bytes
+            .get(index + 1..index + 3)
+            .and_then(|pair| std::str::from_utf8(pair).ok())
+            .and_then(|pair| u8::from_str_radix(pair, 16).ok());
+        match (bytes[index], hex) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                index += 3;
+            }
+            (byte, _) => {
+                out.push(byte);
+                index += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The TLS connector: rustls, trusting the certificates of `root` when the URL names
+/// them (`sslrootcert`), else the system's. The system's are read only when a TCP host
+/// may be asked for TLS (`sslmode` not `disable`).
+fn tls(
+    config: &postgres::Config,
+    root: Option<&Path>,
+    label: &str,
+) -> Result<tokio_postgres_rustls::MakeRustlsConnect, StoreError> {
+    use rustls::pki_types::CertificateDer;
+    use rustls::pki_types::pem::PemObject;
+    let refuse = |why: String| StoreError::Tls {
+        store: label.to_owned(),
+        why,
+    };
+    let mut roots = rustls::RootCertStore::empty();
+    let tcp = config
+        .get_hosts()
+        .iter()
+        .any(|host| matches!(host, postgres::config::Host::Tcp(_)));
+    let wanted = config.get_ssl_mode() != postgres::config::SslMode::Disable && tcp;
+    match root {
+        Some(path) => {
+            let certs = CertificateDer::pem_file_iter(path)
+                .map_err(|error| refuse(format!("sslrootcert {}: {error}", path.display())))?;
+            for cert in certs {
+                let cert = cert
+                    .map_err(|error| refuse(format!("sslrootcert {}: {error}", path.display())))?;
+                roots
+                    .add(cert)
+                    .map_err(|error| refuse(format!("sslrootcert {}: {error}", path.display())))?;
+            }
+        }
+        None if wanted => {
+            // A certificate the system store holds but rustls cannot read is left out.
+            for cert in rustls_native_certs::load_native_certs().certs {
+                let _ = roots.add(cert);
+            }
+        }
+        None => {}
+    }
+    #[expect(
+        deprecated,
+        reason = "ring has no post-quantum key exchange; aws-lc-rs, which has, needs cmake \
+                  and clang to build, which a user's machine with the Rust toolchain lacks"
+    )]
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let client = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|error| refuse(error.to_string()))?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    Ok(tokio_postgres_rustls::MakeRustlsConnect::new(client))
+}
+
 /// Connects to the store at `url`; returns the client and the store's label.
 pub(super) fn connect(url: &str) -> Result<(postgres::Client, String), StoreError> {
-    let mut config = postgres::Config::from_str(url).map_err(|source| StoreError::Postgres {
+    let (url, root) = tls_options(url);
+    let mut config = postgres::Config::from_str(&url).map_err(|source| StoreError::Postgres {
         // The URL did not parse, so no part of it is shown: it may hold a password.
         store: "the PostgreSQL URL".into(),
         source,
@@ -91,12 +193,15 @@ pub(super) fn connect(url: &str) -> Result<(postgres::Client, String), StoreErro
         }
     }
     config.connect_timeout(CONNECT_TIMEOUT);
-    config.options(&format!(
-        "-c statement_timeout={}",
-        STATEMENT_TIMEOUT.as_millis()
-    ));
+    let timeout = format!("-c statement_timeout={}", STATEMENT_TIMEOUT.as_millis());
+    let options = match config.get_options() {
+        Some(given) => format!("{given} {timeout}"),
+        None => timeout,
+    };
+    config.options(&options);
+    let tls = tls(&config, root.as_deref(), &label)?;
     let client = config
-        .connect(postgres::NoTls)
+        .connect(tls)
         .map_err(|source| failed(&label, source))?;
     Ok((client, label))
 }
@@ -211,6 +316,27 @@ mod tests {
         assert!(has_password("postgres://ci:s3cret@db/bench"));
         assert!(!has_password("postgres://ci@db/bench"));
         assert!(is_url("postgresql://db/bench") && !is_url("history.sqlite"));
+    }
+
+    #[test]
+    fn libpq_tls_options_are_taken_out_of_the_url_for_rustls() {
+        let (url, root) = tls_options(
+            "postgres://ci@db/bench?sslmode=verify-full&sslrootcert=%2Fetc%2Fca.pem&application_name=x",
+        );
+        assert_eq!(
+            url,
+            "postgres://ci@db/bench?sslmode=require&application_name=x"
+        );
+        assert_eq!(root, Some(PathBuf::from("/etc/ca.pem")));
+        let (url, root) = tls_options("postgres://ci@db/bench?sslrootcert=/ca.pem");
+        assert_eq!(
+            (url.as_str(), root),
+            ("postgres://ci@db/bench", Some("/ca.pem".into()))
+        );
+        assert_eq!(
+            tls_options("postgres://ci@db/bench").0,
+            "postgres://ci@db/bench"
+        );
     }
 
     #[test]

@@ -46,11 +46,25 @@ fn step(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> ThrowawayErro
     move |source| ThrowawayError::Step { step, source }
 }
 
+/// How a throwaway server also listens on TCP: on 127.0.0.1, with TLS from these files
+/// and a password for user `clibench` (its Unix socket still trusts every local user).
+#[derive(Debug, Clone)]
+pub struct OverTcp {
+    /// The server's certificate (PEM).
+    pub certificate: PathBuf,
+    /// Its private key (PEM).
+    pub key: PathBuf,
+    /// The password of user `clibench` over TCP.
+    pub password: String,
+}
+
 /// A running throwaway server.
 #[derive(Debug)]
 pub struct Throwaway {
     dir: Option<tempfile::TempDir>,
     socket_dir: PathBuf,
+    /// The TCP port, when it listens on one.
+    port: Option<u16>,
     stop: Option<mpsc::Sender<()>>,
     keeper: Option<std::thread::JoinHandle<()>>,
     databases: AtomicU32,
@@ -83,8 +97,13 @@ pub fn installed() -> bool {
 }
 
 impl Throwaway {
-    /// Starts a server and waits until it takes connections.
+    /// Starts a server on a Unix socket alone and waits until it takes connections.
     pub fn start() -> Result<Throwaway, ThrowawayError> {
+        Throwaway::start_with(None)
+    }
+
+    /// Starts a server that also listens on TCP with TLS and a password (`tcp`).
+    pub fn start_with(tcp: Option<&OverTcp>) -> Result<Throwaway, ThrowawayError> {
         let bin = binaries().ok_or(ThrowawayError::NotInstalled)?;
         let dir = tempfile::Builder::new()
             .prefix("clibench-pg-")
@@ -109,12 +128,28 @@ impl Throwaway {
             )
             .map_err(step("open its folder to nobody"))?;
         }
-        let initdb = as_server_user(Command::new(bin.join("initdb")), root)
-            .args(["--auth=trust", "--no-sync", "--locale=C", "-E", "UTF8"])
+        let mut initdb = as_server_user(Command::new(bin.join("initdb")), root);
+        initdb
+            .args([
+                "--auth-local=trust",
+                "--no-sync",
+                "--locale=C",
+                "-E",
+                "UTF8",
+            ])
             .args(["-U", "clibench", "-D"])
-            .arg(&data)
-            .output()
-            .map_err(step("run initdb"))?;
+            .arg(&data);
+        let tcp_files = match tcp {
+            Some(tcp) => Some(tcp_files(dir.path(), tcp, root)?),
+            None => None,
+        };
+        match &tcp_files {
+            Some(files) => initdb
+                .arg("--auth-host=scram-sha-256")
+                .arg(format!("--pwfile={}", files.password.display())),
+            None => initdb.arg("--auth-host=trust"),
+        };
+        let initdb = initdb.output().map_err(step("run initdb"))?;
         if !initdb.status.success() {
             return Err(ThrowawayError::Failed(format!(
                 "initdb failed: {}",
@@ -124,12 +159,27 @@ impl Throwaway {
         let log =
             std::fs::File::create(dir.path().join("server.log")).map_err(step("make its log"))?;
         let mut server = as_server_user(Command::new(bin.join("postgres")), root);
+        server.arg("-D").arg(&data).arg("-k").arg(&socket_dir);
+        let port = match &tcp_files {
+            Some(files) => {
+                let port = free_port()?;
+                server
+                    .args(["-c", "listen_addresses=127.0.0.1", "-c", "ssl=on"])
+                    .arg("-p")
+                    .arg(port.to_string())
+                    .arg("-c")
+                    .arg(format!("ssl_cert_file={}", files.certificate.display()))
+                    .arg("-c")
+                    .arg(format!("ssl_key_file={}", files.key.display()));
+                Some(port)
+            }
+            None => {
+                server.args(["-c", "listen_addresses="]);
+                None
+            }
+        };
         server
-            .arg("-D")
-            .arg(&data)
-            .arg("-k")
-            .arg(&socket_dir)
-            .args(["-c", "listen_addresses=", "-c", "fsync=off"])
+            .args(["-c", "fsync=off"])
             .args(["-c", "synchronous_commit=off", "-c", "max_connections=60"])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -138,6 +188,7 @@ impl Throwaway {
         let throwaway = Throwaway {
             dir: Some(dir),
             socket_dir,
+            port,
             stop: Some(stop),
             keeper: Some(keeper),
             databases: AtomicU32::new(0),
@@ -146,10 +197,20 @@ impl Throwaway {
         Ok(throwaway)
     }
 
+    /// The TCP port it listens on, when started [`Throwaway::start_with`] TCP.
+    pub fn port(&self) -> Option<u16> {
+        self.port
+    }
+
     /// The URL of database `name` on this server (a Unix socket, user `clibench`).
     pub fn url(&self, name: &str) -> String {
+        // The socket's name carries the port the server listens on.
+        let port = self
+            .port
+            .map(|port| format!("&port={port}"))
+            .unwrap_or_default();
         format!(
-            "postgres://clibench@/{name}?host={}",
+            "postgres://clibench@/{name}?host={}{port}",
             self.socket_dir.display()
         )
     }
@@ -191,6 +252,45 @@ impl Throwaway {
             }
         }
     }
+}
+
+/// The copies of [`OverTcp`]'s files the server reads: its certificate, its key (mode
+/// 0600, as PostgreSQL demands) and the password file for `initdb`, all the server
+/// user's.
+struct TcpFiles {
+    certificate: PathBuf,
+    key: PathBuf,
+    password: PathBuf,
+}
+
+fn tcp_files(dir: &Path, tcp: &OverTcp, root: bool) -> Result<TcpFiles, ThrowawayError> {
+    use std::os::unix::fs::PermissionsExt;
+    let files = TcpFiles {
+        certificate: dir.join("server.crt"),
+        key: dir.join("server.key"),
+        password: dir.join("password"),
+    };
+    std::fs::copy(&tcp.certificate, &files.certificate).map_err(step("copy the certificate"))?;
+    std::fs::copy(&tcp.key, &files.key).map_err(step("copy the key"))?;
+    std::fs::write(&files.password, &tcp.password).map_err(step("write the password"))?;
+    for file in [&files.certificate, &files.key, &files.password] {
+        std::fs::set_permissions(file, std::fs::Permissions::from_mode(0o600))
+            .map_err(step("close the server's files"))?;
+        if root {
+            rustix::fs::chown(file, Some(rustix::fs::Uid::from_raw(NOBODY)), None)
+                .map_err(|errno| step("hand its files to nobody")(errno.into()))?;
+        }
+    }
+    Ok(files)
+}
+
+/// A TCP port on 127.0.0.1 that was free a moment ago.
+fn free_port() -> Result<u16, ThrowawayError> {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").map_err(step("find a free port"))?;
+    Ok(listener
+        .local_addr()
+        .map_err(step("find a free port"))?
+        .port())
 }
 
 /// `command` run as the server's user (nobody, as root), dying with the thread that
