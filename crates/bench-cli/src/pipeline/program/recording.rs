@@ -35,7 +35,7 @@ const LONG_SESSION_TURNS: u32 = 20;
 /// an hour's soak takes about 2,500 samples instead of 72,000. Each sample of a trial
 /// user's family costs about 3 ms of CPU on a host of 130 processes (a scan of every
 /// `/proc/PID/stat`), which at twice this bound was 12 s of clibench's 30 s of CPU in the
-/// first 2,000 s of a 1,000-turn soak of the demo (docs/architecture.md).
+/// first 2,000 s of a 1,000-turn soak of the demo (docs/performance.md).
 const MAX_SAMPLES: usize = MAX_POINTS;
 
 /// How often a session phase of `turns` samples its memory.

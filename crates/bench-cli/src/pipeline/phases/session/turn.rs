@@ -101,7 +101,7 @@ impl Watch {
 /// text was journaled, nor its last words before all of its text was: until then a frame
 /// is emulated and not searched. A long turn's tool output and streamed reply are most of
 /// what an agent draws, and building and searching the screen's squashed text of each
-/// frame was a third of what clibench spent watching it (docs/architecture.md).
+/// frame was a third of what clibench spent watching it (docs/performance.md).
 struct ReplySent<'a> {
     journal: &'a Journal,
     index: usize,
