@@ -15,9 +15,12 @@ enum Case {
     Run { as_run: &'static str, code: i32 },
     /// Does not run it, for this reason.
     Skip(&'static str),
+    /// Runs this shell command with `$PG` the URL of a new database on a throwaway
+    /// PostgreSQL server (for the team store's URLs), and expects it to succeed.
+    OnPostgres(&'static str),
 }
 
-use Case::{Run, Skip};
+use Case::{OnPostgres, Run, Skip};
 
 const NETWORK: &str = "needs the npm registry (network)";
 const PLACEHOLDER: &str = "names the reader's own spec, commit and folders";
@@ -103,6 +106,35 @@ fn cases() -> Vec<(&'static str, Case)> {
                          --branch main --store h1.sqlite",
                 code: 0,
             },
+        ),
+        (
+            "clibench history show cold --store postgres://ci@db.internal:5432/bench",
+            OnPostgres(
+                "clibench history add examples/results/base.json --target demo --store \"$PG\" \
+                 && clibench history show cold --store \"$PG\"",
+            ),
+        ),
+        (
+            "clibench run spec.toml --history postgres://ci@db.internal:5432/bench",
+            OnPostgres(
+                "clibench run --phases prepare,install --out pg-run --history \"$PG\" \
+                 && clibench history show install --store \"$PG\"",
+            ),
+        ),
+        (
+            "clibench history import history.sqlite --store postgres://ci@db.internal/bench",
+            OnPostgres(
+                "clibench history add examples/results/base.json --target demo \
+                 --store pg-move.sqlite && clibench history import pg-move.sqlite --store \"$PG\"",
+            ),
+        ),
+        (
+            "clibench history import postgres://ci@db.internal/bench --store copy.sqlite",
+            OnPostgres(
+                "clibench history add examples/results/base.json --target demo --store \"$PG\" \
+                 && clibench history import \"$PG\" --store pg-copy.sqlite \
+                 && clibench history show cold --store pg-copy.sqlite",
+            ),
         ),
         (
             "clibench history show cold --store history.sqlite",
@@ -505,11 +537,16 @@ fn scratch() -> tempfile::TempDir {
     dir
 }
 
-fn run_case(documented: &str, as_run: &str, code: i32, cwd: &Path) {
+fn run_case(documented: &str, as_run: &str, code: i32, cwd: &Path, env: &[(&str, &str)]) {
     let binary = env!("CARGO_BIN_EXE_clibench");
     // Every `clibench` word that starts a command is the built binary.
     let script = format!("clibench() {{ \"{binary}\" \"$@\"; }}\n{as_run}");
-    let out = run(Command::new("sh").args(["-c", &script]).current_dir(cwd));
+    let mut command = Command::new("sh");
+    command.args(["-c", &script]).current_dir(cwd);
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let out = run(&mut command);
     assert_eq!(
         out.code,
         Some(code),
@@ -517,6 +554,32 @@ fn run_case(documented: &str, as_run: &str, code: i32, cwd: &Path) {
         out.stdout,
         out.stderr
     );
+}
+
+/// Runs the commands that name a team's PostgreSQL store, each on a new database of one
+/// throwaway server (a skip where none is installed, which fails on CI).
+fn run_on_postgres(cases: &[(&str, Case)], cwd: &Path) {
+    use bench_cli::history::store::throwaway::{Throwaway, installed};
+    let on_postgres: Vec<(&str, &str)> = cases
+        .iter()
+        .filter_map(|(documented, case)| match case {
+            OnPostgres(as_run) => Some((*documented, *as_run)),
+            _ => None,
+        })
+        .collect();
+    if !installed() {
+        assert!(
+            std::env::var("CI").map_or(true, |ci| ci != "true"),
+            "CI installs PostgreSQL, so the store's documented commands must run there"
+        );
+        eprintln!("SKIPPED: the documented PostgreSQL commands (apt-get install postgresql)");
+        return;
+    }
+    let server = Throwaway::start().unwrap();
+    for (documented, as_run) in on_postgres {
+        let url = server.create_database().unwrap();
+        run_case(documented, as_run, 0, cwd, &[("PG", &url)]);
+    }
 }
 
 /// README.md and every page of docs/, the places a reader copies commands from.
@@ -580,8 +643,10 @@ fn every_documented_command_runs_or_says_why_not() {
                     "`{documented}` is skipped without a reason"
                 );
             }
+            OnPostgres(_) => {}
         }
     }
+    run_on_postgres(&cases, dir.path());
     // A few at a time: most of each command is waiting (settle times, quit graces),
     // and the suite stays fast without crowding a small machine.
     let queue = std::sync::Mutex::new(to_run.into_iter());
@@ -593,7 +658,7 @@ fn every_documented_command_runs_or_says_why_not() {
                     let Some((documented, as_run, code)) = next else {
                         break;
                     };
-                    run_case(documented, as_run, code, dir.path());
+                    run_case(documented, as_run, code, dir.path(), &[]);
                 }
             });
         }
@@ -798,7 +863,7 @@ fn the_phase_sequence_of_docs_spec_md_runs_as_written() {
             .replace(" URL ", " demo/source ")
             .replace(" SHA", &format!(" {head}"))
             .replace(" [--keep-users]", "");
-        run_case(line, &as_run, 0, dir.path());
+        run_case(line, &as_run, 0, dir.path(), &[]);
         if line.starts_with("clibench phase measure ") {
             let result: serde_json::Value = serde_json::from_str(
                 &std::fs::read_to_string(dir.path().join("out/result.json")).unwrap(),
