@@ -241,6 +241,7 @@ impl Store {
         }
         if create_parent && let Some(parent) = path.parent() {
             use std::os::unix::fs::DirBuilderExt;
+            trusted::safe_ancestors(path, path)?;
             std::fs::DirBuilder::new()
                 .recursive(true)
                 .mode(0o700)

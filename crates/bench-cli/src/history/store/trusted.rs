@@ -154,9 +154,23 @@ fn own_folder(folder: &Path, store: &Path) -> Result<OwnedFd, StoreError> {
             ),
         ));
     }
-    let absolute = std::path::absolute(folder).map_err(|error| io(folder, error))?;
+    safe_ancestors(folder, store)?;
+    Ok(dir)
+}
+
+/// Checks that no other user can move `below` away: each folder above it that exists
+/// belongs to root or the effective user, and is writable by no one else unless sticky.
+/// Run before the default store's folders are made, too, so that clibench makes nothing
+/// in another user's folder (`sudo` keeps the caller's `HOME`).
+pub(super) fn safe_ancestors(below: &Path, store: &Path) -> Result<(), StoreError> {
+    let absolute = std::path::absolute(below).map_err(|error| io(below, error))?;
     for ancestor in absolute.ancestors().skip(1) {
-        let meta = std::fs::symlink_metadata(ancestor).map_err(|error| io(ancestor, error))?;
+        let meta = match std::fs::symlink_metadata(ancestor) {
+            Ok(meta) => meta,
+            // Not made yet: what is above it decides.
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(error) => return Err(io(ancestor, error)),
+        };
         let (uid, mode) = (
             std::os::unix::fs::MetadataExt::uid(&meta),
             std::os::unix::fs::MetadataExt::mode(&meta),
@@ -175,7 +189,7 @@ fn own_folder(folder: &Path, store: &Path) -> Result<OwnedFd, StoreError> {
             ));
         }
     }
-    Ok(dir)
+    Ok(())
 }
 
 /// Checks that `name` in `dir` is a plain file of the effective user that neither its

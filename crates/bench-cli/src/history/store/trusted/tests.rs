@@ -126,6 +126,12 @@ rusty_fork_test! {
         chmod(&ours, 0o700);
         let error = refusal(Store::open(&ours.join("h.db"), false).unwrap_err());
         assert!(error.contains("above its folder belongs to uid 65534"), "{error}");
+        // The default store under another user's home (sudo keeps HOME): refused before
+        // any of its folders is made there.
+        let default = theirs.join(".local/share/clibench/history.sqlite");
+        let error = refusal(Store::open(&default, true).unwrap_err());
+        assert!(error.contains("above its folder belongs to uid 65534"), "{error}");
+        assert!(!theirs.join(".local").exists(), "nothing made in their folder");
     }
 
     #[test]
