@@ -1,7 +1,7 @@
 //! What every phase gets: the spec, the output folder, the trial, the trial user and
 //! home, the clean environment, and the placeholders' values.
 
-use crate::pipeline::out::state::{State, UserRecord};
+use crate::pipeline::out::state::{State, TrialUser};
 
 use crate::spec::{ExpandError, Placeholder, Spec, Template, Values};
 use bench_core::Phase;
@@ -75,9 +75,6 @@ pub enum ContextError {
     #[error(transparent)]
     Staging(#[from] crate::pipeline::isolation::staging::StagingError),
 }
-
-/// The trial user a phase runs the target as.
-pub type TrialUser = UserRecord;
 
 /// Everything a phase needs, built by `clibench phase` before the phase runs.
 #[derive(Debug, Clone)]

@@ -40,7 +40,7 @@ mod phases;
 pub(crate) mod program;
 pub mod redact;
 
-pub use context::{ContextError, PhaseContext, TrialUser};
+pub use context::{ContextError, PhaseContext};
 pub use error::{Error, PhaseError};
 pub use file_error::FileError;
 pub use isolation::command::StopError;
@@ -64,6 +64,7 @@ pub use orchestration::skip_rules::headline;
 pub use out::cleanup::{CleanupError, CleanupReport, cleanup, cleanup_with, run_folders};
 pub use out::report::{WrittenReport, ready_screen_section, write_report};
 pub use out::state::StateError;
+pub use out::state::TrialUser;
 pub use phases::install::InstallError;
 pub use phases::measure::MeasureError;
 pub use phases::prepare::PrepareError;

@@ -3,7 +3,7 @@
 //! of ours, a timeout after which everything it started is stopped, and its output in a
 //! log or captured.
 
-use crate::pipeline::out::state::UserRecord;
+use crate::pipeline::out::state::TrialUser;
 use bench_proc::Selector;
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -39,7 +39,7 @@ pub struct Step<'a> {
     /// The complete environment (nothing is inherited).
     pub env: BTreeMap<String, String>,
     /// Run as this user (its uid and gid when it is a dedicated user); `None`: as clibench.
-    pub user: Option<&'a UserRecord>,
+    pub user: Option<&'a TrialUser>,
     /// The HOME whose processes are stopped on timeout when there is no dedicated user.
     pub home: Option<PathBuf>,
     /// How long it may take.
@@ -585,7 +585,7 @@ const UID_STOP_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Stops every process of a trial user: by uid for a dedicated user, else every
 /// process whose environment has the user's HOME.
-pub fn stop_user(user: &UserRecord) -> Result<(), StopError> {
+pub fn stop_user(user: &TrialUser) -> Result<(), StopError> {
     if user.dedicated {
         // Never a system account's processes, not even with a grace period.
         let uid_min = bench_proc::user_uid_min();

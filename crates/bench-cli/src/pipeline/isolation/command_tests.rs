@@ -31,7 +31,7 @@ fn stopping_a_user_catches_a_process_that_keeps_forking() {
     std::os::unix::process::CommandExt::uid(&mut first, uid);
     let mut first = first.spawn().unwrap();
     let _ = first.wait();
-    let user = UserRecord {
+    let user = TrialUser {
         install: 0,
         name: format!("uid-{uid}"),
         identity: bench_proc::Identity::new(uid, 0),
@@ -258,7 +258,7 @@ rusty_fork_test! {
 
 #[test]
 fn a_system_uid_is_never_stopped() {
-    let user = UserRecord {
+    let user = TrialUser {
         install: 0,
         name: "clibench-x-0".into(),
         identity: bench_proc::Identity::new(0, 0),

@@ -14,13 +14,13 @@ use crate::pipeline::isolation::users::{
     shadow_command, shadow_tool, user_name,
 };
 use crate::pipeline::out::folder::NotOwnFolder;
-use crate::pipeline::out::state::{State, UserPlan, UserRecord};
+use crate::pipeline::out::state::{State, TrialUser, UserPlan};
 use std::path::Path;
 
 /// Creates the trial user (or home) of install `install`, recording it in the state
 /// file before it exists. An earlier user of the same install index is removed first,
 /// so every install starts in a fresh home.
-pub fn create(out: &Path, install: u32) -> Result<UserRecord, UserError> {
+pub fn create(out: &Path, install: u32) -> Result<TrialUser, UserError> {
     let state = State::load(out)?;
     if let Some(old) = state.user(install).cloned() {
         remove(out, &state.run_id, &old)?;

@@ -9,7 +9,7 @@
 use crate::pipeline::isolation::uid_ledger::{LEDGER_DIR, LedgerError, UidLedger};
 use crate::pipeline::isolation::{leftovers, setid};
 use crate::pipeline::out::folder::{NotOwnFolder, is_own_folder};
-use crate::pipeline::out::state::{State, UserPlan, UserRecord};
+use crate::pipeline::out::state::{State, TrialUser, UserPlan};
 use bench_proc::Identity;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -287,15 +287,15 @@ pub fn entry_if_ours(run_id: &str, plan: &UserPlan) -> Result<Option<PasswdEntry
 
 /// The user a phase runs as: the plan with its ids from /etc/passwd (a dedicated user must
 /// exist and be clibench's own).
-pub fn resolve(state: &State, plan: &UserPlan) -> Result<UserRecord, UserError> {
+pub fn resolve(state: &State, plan: &UserPlan) -> Result<TrialUser, UserError> {
     if !plan.dedicated {
-        return Ok(UserRecord::new(plan, Identity::current()));
+        return Ok(TrialUser::new(plan, Identity::current()));
     }
     // Looked up by the plan's name, so the entry's name is the plan's.
     let entry = entry_if_ours(&state.run_id, plan)?.ok_or_else(|| UserError::Missing {
         name: plan.name.clone(),
     })?;
-    Ok(UserRecord::new(plan, Identity::new(entry.uid, entry.gid)))
+    Ok(TrialUser::new(plan, Identity::new(entry.uid, entry.gid)))
 }
 
 /// One of the shadow tools (`useradd`, `userdel`, `groupadd`, `groupdel`), from the
@@ -410,7 +410,7 @@ fn remove_dedicated(
         // remove, since nothing shows it made it.
         return Ok(());
     };
-    let user = UserRecord::new(plan, Identity::new(entry.uid, entry.gid));
+    let user = TrialUser::new(plan, Identity::new(entry.uid, entry.gid));
     // Read under the lock, worked on without it: other runs' installs need the ledger.
     let folders: Vec<String> = match held.as_deref() {
         Some(ledger) => ledger.shared_folders(),
@@ -554,7 +554,7 @@ fn remove_own_home(out: &Path, plan: &UserPlan) -> Result<(), UserError> {
         }
         .into());
     }
-    let user = UserRecord::new(plan, Identity::current());
+    let user = TrialUser::new(plan, Identity::current());
     super::command::stop_user(&user)?;
     if !home_folder(&plan.home, user.identity.uid)? {
         return Ok(());

@@ -27,7 +27,7 @@ pub struct UserPlan {
 
 /// A trial user as the phases use it: its plan with the ids resolved from /etc/passwd.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UserRecord {
+pub struct TrialUser {
     /// The install index this user belongs to.
     pub install: u32,
     /// The user name.
@@ -41,10 +41,10 @@ pub struct UserRecord {
     pub dedicated: bool,
 }
 
-impl UserRecord {
+impl TrialUser {
     /// The user `plan` describes, running as `identity`.
-    pub fn new(plan: &UserPlan, identity: bench_proc::Identity) -> UserRecord {
-        UserRecord {
+    pub fn new(plan: &UserPlan, identity: bench_proc::Identity) -> TrialUser {
+        TrialUser {
             install: plan.install,
             name: plan.name.clone(),
             identity,

@@ -17,7 +17,7 @@
 
 use crate::pipeline::PhaseContext;
 use crate::pipeline::isolation::command;
-use crate::pipeline::out::state::UserRecord;
+use crate::pipeline::out::state::TrialUser;
 use crate::pipeline::phases::session::{Planned, TurnError, TurnSettings, one_turn, planned};
 use crate::pipeline::program::TargetError;
 use crate::pipeline::program::family::Family;
@@ -177,7 +177,7 @@ struct PtySessions<'a> {
     ctx: &'a PhaseContext,
     staircase: &'a spec::Staircase,
     measure: &'a spec::Measure,
-    user: &'a UserRecord,
+    user: &'a TrialUser,
     created: usize,
     /// The background sessions listed after the last instance started, less those
     /// stopped since: the next instance's "before" without listing again (each listing

@@ -1,7 +1,7 @@
 //! Where the target's processes are found for memory measurements, and their memory in
 //! the result's form.
 
-use crate::pipeline::out::state::UserRecord;
+use crate::pipeline::out::state::TrialUser;
 use crate::pipeline::program::TargetError;
 use bench_core::{ProcessMemory, ProcessRole};
 use bench_proc::{Selector, Snapshot};
@@ -19,7 +19,7 @@ pub(crate) enum Family {
 impl Family {
     /// The family of `user`'s target processes. Without a dedicated user this makes the
     /// phase process a child subreaper.
-    pub(crate) fn of(user: &UserRecord) -> Result<Family, TargetError> {
+    pub(crate) fn of(user: &TrialUser) -> Result<Family, TargetError> {
         if user.dedicated {
             Ok(Family::Uid(user.identity.uid))
         } else {

@@ -3,7 +3,7 @@
 
 use crate::pipeline::PhaseContext;
 use crate::pipeline::isolation::command::{self, Step};
-use crate::pipeline::out::state::UserRecord;
+use crate::pipeline::out::state::TrialUser;
 use crate::pipeline::program::TargetError;
 use crate::pipeline::program::terminal::resolve_program;
 use crate::spec::{self, Placeholder, Template};
@@ -14,7 +14,7 @@ use bench_core::error_chain;
 pub(crate) fn list_sessions(
     ctx: &PhaseContext,
     measure: &spec::Measure,
-    user: &UserRecord,
+    user: &TrialUser,
 ) -> Result<Vec<String>, TargetError> {
     let Some(command) = &measure.list_sessions else {
         return Ok(Vec::new());
@@ -65,7 +65,7 @@ pub(crate) fn parse_session_ids(
 pub(crate) fn stop_agents(
     ctx: &PhaseContext,
     measure: &spec::Measure,
-    user: &UserRecord,
+    user: &TrialUser,
 ) -> Result<(), TargetError> {
     let ids = list_sessions(ctx, measure, user)?;
     stop_sessions(ctx, measure, user, &ids)
@@ -75,7 +75,7 @@ pub(crate) fn stop_agents(
 pub(crate) fn stop_sessions(
     ctx: &PhaseContext,
     measure: &spec::Measure,
-    user: &UserRecord,
+    user: &TrialUser,
     ids: &[String],
 ) -> Result<(), TargetError> {
     let Some(stop) = &measure.stop_session else {
@@ -105,7 +105,7 @@ pub(crate) fn stop_sessions(
 fn run_target_command(
     ctx: &PhaseContext,
     measure: &spec::Measure,
-    user: &UserRecord,
+    user: &TrialUser,
     command: &[Template],
     values: &spec::Values,
     what: &str,

@@ -11,7 +11,7 @@ pub(crate) mod pair;
 use crate::pipeline::PhaseContext;
 use crate::pipeline::file_error::FileError;
 use crate::pipeline::isolation::command::{self};
-use crate::pipeline::out::state::UserRecord;
+use crate::pipeline::out::state::TrialUser;
 use crate::pipeline::program::family::{Family, process_memory};
 use crate::pipeline::program::recording::{Recording, keep_screen, keep_start_files};
 use crate::pipeline::program::sessions::stop_agents;
@@ -118,7 +118,7 @@ pub(crate) struct Ready<'a> {
     /// `[measure]`.
     pub(crate) measure: &'a spec::Measure,
     /// The trial user.
-    pub(crate) user: &'a UserRecord,
+    pub(crate) user: &'a TrialUser,
     /// Its processes.
     pub(crate) family: Family,
     /// The trial's model endpoint, with `[model]`.
@@ -418,7 +418,7 @@ fn starts(
     ctx: &PhaseContext,
     measure: &spec::Measure,
     side: &mut Side,
-    user: &UserRecord,
+    user: &TrialUser,
     family: &Family,
 ) -> Result<bool, MeasureError> {
     let trial = ctx.trial;
