@@ -140,6 +140,22 @@ fn a_session_measures_every_turn_and_the_known_leak() {
     assert!(journal.contains("/m/<token>/v1/messages"), "{journal}");
 }
 
+#[test]
+fn every_key_is_its_own_write_for_an_agent_that_takes_a_burst_for_a_paste() {
+    // The fixture inserts a read of several bytes as text, DELs too, as Continue's cn does:
+    // four Backspaces written at once left the probe word on the prompt and every turn
+    // failed "waiting for the erased key to leave the prompt".
+    let dir = tempfile::tempdir().unwrap();
+    let spec = spec(dir.path(), "FIXTURE_BURST_AS_TEXT = \"1\"", "idle = \"1s\"");
+    let out = dir.path().join("out");
+    let result = session_run(&spec, &out);
+    assert_eq!(result.code, Some(0), "{}", result.stderr);
+    let result = ResultFile::load(&out.join("result.json")).unwrap();
+    assert_eq!(result.side.sessions[0].turns.len(), 4);
+    assert!(value(&result, Metric::Turn) > 0.0);
+    assert_eq!(result.side.sessions[0].turns[1].typing_lag_seconds.len(), 5);
+}
+
 /// The staircase's per-instance PSS and the kind of instance it recorded.
 fn staircase_pss(session: bool) -> (f64, bench_core::detail::StaircaseInstance) {
     let dir = tempfile::tempdir().unwrap();

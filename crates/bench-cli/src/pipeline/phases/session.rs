@@ -53,6 +53,12 @@ mod turn;
 
 pub(crate) use turn::{TurnSettings, one_turn};
 
+/// Keys clibench types are pressed this far apart, each its own write: a fast typist
+/// (50 keys a second), and no paste. TUIs without bracketed paste take keys closer than
+/// about 8 ms for one (codex's composer does, from 3 keys on): at 5 ms apart, codex made
+/// the Enter after a prompt a newline in its input box instead of sending the prompt. And
+/// keys written at once are one read: Continue's cn inserted four DELs so read as text.
+const PROMPT_KEY_GAP: Duration = Duration::from_millis(20);
 /// How long one echo may take.
 const ECHO_TIMEOUT: Duration = Duration::from_secs(5);
 /// How many of the final text's last tokens make the "final text is visible" needle.

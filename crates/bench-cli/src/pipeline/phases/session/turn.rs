@@ -3,7 +3,7 @@
 //! streams, each one's echo awaited), a fresh key's echo at the prompt, and the turn's
 //! times read from the model endpoint's journal and put on the terminal's clock.
 
-use super::{ECHO_TIMEOUT, Planned, TurnError, checkpoint, occurrences, squash};
+use super::{ECHO_TIMEOUT, PROMPT_KEY_GAP, Planned, TurnError, checkpoint, occurrences, squash};
 use crate::pipeline::program::family::Family;
 use bench_core::detail::SessionTurn;
 use bench_model::{Journal, Outcome, RequestRecord, conversation::Part};
@@ -11,11 +11,6 @@ use bench_proc::{MemoryRead, Snapshot};
 use bench_term::{Key, Terminal};
 use std::time::{Duration, Instant};
 
-/// Keys of the prompt are typed this far apart: a fast typist (50 keys a second), and no
-/// paste. TUIs without bracketed paste take keys closer than about 8 ms for one (codex's
-/// composer does, from 3 keys on): at 5 ms apart, codex made the Enter after a prompt a
-/// newline in its input box instead of sending the prompt.
-const PROMPT_KEY_GAP: Duration = Duration::from_millis(20);
 /// After the prompt's last key, this long before Enter, as a person pauses: a TUI that took
 /// the keys for a paste anyway (it read them late, together) turns an Enter that follows
 /// within its window (codex: 120 ms) into a newline.
@@ -243,8 +238,10 @@ pub(crate) fn one_turn(
     // walk of the trial user's is most of what clibench spends on a turn but the screen.
     let (snapshot, cpu_after) = family.snapshot_with_cpu(memory)?;
     let output = terminal.output_counts().since(&output_before);
+    // The probe word itself is one write: it must show whole to be told from the screen's
+    // own text, and letters read together are inserted as typed, paste or not.
     terminal
-        .send_keys(&[Key::Backspace; 4])
+        .press_keys(&[Key::Backspace; 4], PROMPT_KEY_GAP, &mut |_| {})
         .map_err(TurnError::Type)?;
     terminal
         .wait_for_squashed(clock.remaining().min(ECHO_TIMEOUT), &mut |s| {
@@ -462,7 +459,7 @@ fn type_during_stream(
 ) -> Result<Vec<f64>, bench_term::TermError> {
     const LEAD: usize = 3;
     let word = terminal.fresh_word(LEAD + keys, LEAD);
-    terminal.type_text(&word[..LEAD])?;
+    terminal.type_paced(&word[..LEAD], PROMPT_KEY_GAP, &mut |s| watch.observe(s))?;
     terminal.wait_for_squashed(remaining().min(ECHO_TIMEOUT), &mut |s| {
         watch.observe(s);
         s.contains(&word[..LEAD])
@@ -483,7 +480,8 @@ fn type_during_stream(
             watch.observe(s)
         })?;
     }
-    terminal.send_keys(&vec![Key::Backspace; LEAD + keys])?;
+    let erase = vec![Key::Backspace; LEAD + keys];
+    terminal.press_keys(&erase, PROMPT_KEY_GAP, &mut |s| watch.observe(s))?;
     // Gone means the whole word is gone: its 3-letter lead alone turns up by chance in a
     // long reply squashed of its spaces (about one reply in ten of the demo's 180 words),
     // and waiting for that to vanish failed the turn.
