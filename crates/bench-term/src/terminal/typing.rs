@@ -103,7 +103,7 @@ impl Terminal {
     /// program wrote something after it and `gap` passed (or, with no answer,
     /// `gap` and half a second), reading its output meanwhile and calling `watch` with
     /// the screen's squashed text ([`Terminal::squashed_text`]) at every frame. Returns
-    /// after writing the last key. Keys written at once reach the program in one read,
+    /// once the program answered the last key in the same way. Keys written at once reach the program in one read,
     /// and a TUI that takes a read of several bytes for a paste inserts them as text:
     /// Continue's `cn` put four DELs into its input box instead of erasing four letters.
     pub fn press_keys(
@@ -113,12 +113,9 @@ impl Terminal {
         watch: &mut dyn FnMut(&str),
     ) -> Result<(), TermError> {
         let mut text = String::new();
-        for (index, &key) in keys.iter().enumerate() {
+        for &key in keys {
             let pressed = Instant::now();
             self.send_keys(&[key])?;
-            if index + 1 == keys.len() {
-                break;
-            }
             let (earliest, latest) = (pressed + gap, pressed + gap + KEY_ANSWER_WAIT);
             loop {
                 let now = Instant::now();
