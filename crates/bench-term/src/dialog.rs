@@ -347,7 +347,10 @@ mod tests {
         let copilot = "Run shell command\n seq 1 400\nDo you want to run this command?\n❯ 1. Yes\n  2. No, and tell Copilot what to do differently (Esc)\n↑/↓ to navigate · enter to select";
         assert_eq!(
             found(copilot),
-            Some(("permission prompt", "Do you want to run this command?".to_owned()))
+            Some((
+                "permission prompt",
+                "Do you want to run this command?".to_owned()
+            ))
         );
         let menu = "Pick one\n ● 1. Yes, proceed\n   2. No";
         assert_eq!(found(menu).map(|(name, _)| name), Some("selection menu"));

@@ -271,6 +271,30 @@ fn an_agent_that_never_answers_ends_in_the_turn_timeout() {
 }
 
 #[test]
+fn a_turn_the_agent_stops_on_a_question_fails_by_the_question() {
+    // The fixture asks before its tool call; a tip at start-up is no dialog.
+    let dir = tempfile::tempdir().unwrap();
+    let spec = spec(
+        dir.path(),
+        "FIXTURE_ASK = \"1\"\nFIXTURE_TIP = \"1\"",
+        "turn_timeout = \"120s\"",
+    );
+    let out = dir.path().join("out");
+    let result = session_run(&spec, &out);
+    assert_ne!(result.code, Some(0));
+    let result = ResultFile::load(&out.join("result.json")).unwrap();
+    let error = result.side.metrics[&Metric::Turn][0].error.clone().unwrap();
+    // Not the turn's timeout: the question, and where approvals are set.
+    assert!(
+        error.starts_with(
+            "turn 1: the agent stopped to ask its user (permission prompt: \"Allow execution of: 'ls'?\")"
+        ),
+        "{error}"
+    );
+    assert!(error.contains("Letting the agent work"), "{error}");
+}
+
+#[test]
 fn idle_cpu_finds_a_known_busy_share() {
     // An agent that burns 100 ms of every second at the prompt: a share of about 0.1.
     let dir = tempfile::tempdir().unwrap();

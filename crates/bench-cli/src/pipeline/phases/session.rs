@@ -46,6 +46,7 @@ use bench_proc::MemoryRead;
 use bench_term::Terminal;
 use std::time::Duration;
 
+mod approvals;
 pub(crate) mod checkpoint;
 mod paste;
 mod slopes;
@@ -126,6 +127,24 @@ pub enum TurnError {
     /// The family's CPU time or memory could not be read.
     #[error(transparent)]
     Family(#[from] TargetError),
+    /// The agent stopped to ask its user while the model endpoint had nothing left to
+    /// send.
+    #[error(
+        "turn {turn}: the agent stopped to ask its user ({kind}: {question:?}) while the model \
+         endpoint had nothing left to send; let it work without asking{}: \
+         docs/writing-a-spec.md, \"Letting the agent work\"",
+        approvals.map_or(String::new(), |setting| format!(" ({setting})"))
+    )]
+    Dialog {
+        /// The turn, from 1.
+        turn: u32,
+        /// What kind of question ("permission prompt").
+        kind: &'static str,
+        /// The question, as the screen shows it.
+        question: String,
+        /// The agent's approval setting, when clibench knows it.
+        approvals: Option<&'static str>,
+    },
     /// The journal has no request for the turn.
     #[error("turn {turn}: the model endpoint received no request for it (journal: {last})")]
     NoRequest {
@@ -345,8 +364,12 @@ fn drive(
         pastes: Vec::new(),
         startup_output: Some(startup),
     };
+    let command = session.command.as_ref().unwrap_or(&measure.command);
+    let approvals = command
+        .first()
+        .and_then(|program| approvals::setting_of(program.raw()));
     let failure = play_turns(
-        terminal, journal, family, recording, session, &plans, &mut run,
+        terminal, journal, family, recording, session, approvals, &plans, &mut run,
     );
     // After the turns, so each paste lands in an idle prompt with the session behind it;
     // before the idle window, so what a paste leaves running shows there.
@@ -417,6 +440,7 @@ fn play_turns(
     family: Family,
     recording: &Recording,
     session: &crate::spec::Session,
+    approvals: Option<&'static str>,
     plans: &[Planned],
     run: &mut SessionRun,
 ) -> Option<TurnError> {
@@ -449,6 +473,7 @@ fn play_turns(
             timeout: session.turn_timeout.0,
             typing_keys: keys,
             memory,
+            approvals,
         };
         let measured = one_turn(terminal, journal, family, plan, turn, settings).and_then(
             |(measured, snapshot)| {

@@ -92,7 +92,11 @@ pub(crate) fn measure(
             .map_err(TurnError::Type)?;
     }
     terminal
-        .press_keys(&vec![Key::Backspace; LEAD + keys], PROMPT_KEY_GAP, &mut |_| {})
+        .press_keys(
+            &vec![Key::Backspace; LEAD + keys],
+            PROMPT_KEY_GAP,
+            &mut |_| {},
+        )
         .map_err(TurnError::Type)?;
     terminal
         .wait_for_squashed(ECHO_TIMEOUT, &mut |s| !s.contains(&word))
