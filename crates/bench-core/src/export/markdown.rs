@@ -535,12 +535,12 @@ fn failures(out: &mut String, sides: &[SideFailures<'_>]) {
     for (prefix, failure) in lines {
         let _ = match failure {
             Failure::Run(error) => writeln!(out, "- {prefix}run: {}", code(error)),
-            Failure::Sample(sample) => writeln!(
+            Failure::Samples(group) => writeln!(
                 out,
-                "- {prefix}`{}` trial {}: {}",
-                sample.metric,
-                sample.trial,
-                code(&sample.error)
+                "- {prefix}{} trial {}: {}",
+                group.metric_list(|m| format!("`{m}`")),
+                group.trial,
+                code(group.error)
             ),
         };
     }

@@ -268,10 +268,12 @@ fn report_text(report: &Report, columns: usize) -> String {
     }
     if !report.failures.is_empty() {
         out.push('\n');
-        for failure in &report.failures {
+        for group in super::failures::grouped(&report.failures) {
             out.push_str(&format!(
                 "failed: {} trial {}: {}\n",
-                failure.metric, failure.trial, failure.error
+                group.metric_list(str::to_owned),
+                group.trial,
+                group.error
             ));
         }
     }
@@ -423,10 +425,12 @@ fn problems(out: &mut String, comparison: &Comparison) {
         if let Some(error) = error {
             out.push_str(&format!("\n{side} run error: {error}\n"));
         }
-        for failure in failures {
+        for group in super::failures::grouped(failures) {
             out.push_str(&format!(
                 "{side} failed: {} trial {}: {}\n",
-                failure.metric, failure.trial, failure.error
+                group.metric_list(str::to_owned),
+                group.trial,
+                group.error
             ));
         }
     }
