@@ -263,6 +263,9 @@ fn report_text(report: &Report, columns: usize) -> String {
     if let Some(note) = report.staircase_note() {
         out.push_str(&format!("\n{note}\n"));
     }
+    if let Some(note) = report.slope_note() {
+        out.push_str(&format!("\n{}\n", note.replace('`', "")));
+    }
     if let Some(error) = &report.error {
         out.push_str(&format!("\nrun error: {error}\n"));
     }
@@ -508,7 +511,15 @@ pub fn regressions(comparison: &Comparison) -> String {
 fn metric_row(phase: String, stats: &MetricStats) -> Vec<String> {
     let unit = stats.unit;
     let numbers = match &stats.summary {
-        Some(s) => [s.median, s.mean, s.std_dev, s.min, s.max].map(|value| unit.format(value)),
+        Some(s) => {
+            let mut cells =
+                [s.median, s.mean, s.std_dev, s.min, s.max].map(|value| unit.format(value));
+            // One value has no spread: "0" under "± sd" read as a measured zero.
+            if s.n == 1 {
+                cells[2] = "1 trial".to_owned();
+            }
+            cells
+        }
         None => std::array::from_fn(|_| "-".to_string()),
     };
     let mut row = vec![phase, stats.metric.to_string()];
