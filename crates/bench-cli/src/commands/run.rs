@@ -8,7 +8,7 @@ use crate::demo;
 use crate::exit::settings_error;
 use crate::pipeline::out::{history_add, summary};
 use crate::pipeline::{Plan, PlanSettings, Runner, Shard};
-use crate::settings::{parse_phases, with_scenario};
+use crate::settings::{parse_phases, scenario_tool, with_scenario};
 use crate::spec::{Override, Scenario};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -161,6 +161,19 @@ fn plan(args: Args) -> anyhow::Result<Plan> {
         .map_err(settings_error)?;
     let spec = spec_source(args.spec.as_deref())?;
     let out = args.out.unwrap_or_else(|| spec.default_out());
+    let tool = args
+        .scenario
+        .and_then(|_| scenario_tool(&spec, &args.overrides));
+    if let Some(scenario) = args.scenario
+        && let Some(calls) = scenario.own_calls(tool.as_deref())
+    {
+        say!(
+            "clibench run: --scenario {scenario} asks the agent to run {calls}; an agent that \
+             asks before a command stops there unless its approvals let it work \
+             (docs/writing-a-spec.md, \"Letting the agent work\"; [session] scenario_tool \
+             names a command it runs without asking)"
+        );
+    }
     let settings = PlanSettings {
         trials: args.trials,
         installs: args.installs,
@@ -168,7 +181,7 @@ fn plan(args: Args) -> anyhow::Result<Plan> {
         keep_users: args.keep_users,
         repository: args.repository,
         commit: args.commit,
-        overrides: with_scenario(args.scenario, args.overrides),
+        overrides: with_scenario(args.scenario, tool.as_deref(), args.overrides),
         shard: args.shard,
         keep_going: args.keep_going,
         drop_caches: args.drop_caches,

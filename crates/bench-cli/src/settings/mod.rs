@@ -18,5 +18,5 @@ pub use ab::{AbPlan, AbRequest, Trials, ab_settings};
 pub use compare::{Drift, FlagValueError, Noise, ThresholdFlags, compare_options, recorded_floors};
 pub use error::SettingsError;
 pub use limits::{duration, metric, pair_count, trial_count, trial_number};
-pub use run::{parse_phases, with_scenario};
+pub use run::{parse_phases, scenario_tool, with_scenario};
 pub use separator::separator_hint;
