@@ -221,6 +221,7 @@ fn a_long_session_cycles_the_script_and_measures_each_planted_slope() {
     let out = dir.path().join("out");
     let result = session_run(&spec, &out);
     assert_eq!(result.code, Some(0), "{}", result.stderr);
+    let stderr = result.stderr;
     let result = ResultFile::load(&out.join("result.json")).unwrap();
     let run = &result.side.sessions[0];
     assert_eq!(run.turns.len(), 9);
@@ -252,6 +253,9 @@ fn a_long_session_cycles_the_script_and_measures_each_planted_slope() {
     assert!(value(&result, Metric::StreamBytes) > 1.0);
     let report = fs::read_to_string(out.join("report.md")).unwrap();
     assert!(report.contains("**Session slopes**"), "{report}");
+    // Without a terminal the session told its turns in lines (the last one's count stays
+    // up during the idle window after it).
+    assert!(stderr.contains("session trial 0: turn 9 of 9"), "{stderr}");
 }
 
 #[test]

@@ -31,6 +31,7 @@
 
 use crate::pipeline::PhaseContext;
 use crate::pipeline::isolation::command;
+use crate::pipeline::out::turns::{self, TurnCount};
 use crate::pipeline::program::TargetError;
 use crate::pipeline::program::family::Family;
 use crate::pipeline::program::model::{self, TrialModel};
@@ -368,8 +369,13 @@ fn drive(
     let approvals = command
         .first()
         .and_then(|program| approvals::setting_of(program.raw()));
+    let play = Play {
+        session,
+        approvals,
+        progress: turns::path(&ctx.out, Phase::Session, trial),
+    };
     let failure = play_turns(
-        terminal, journal, family, recording, session, approvals, &plans, &mut run,
+        terminal, journal, family, recording, &play, &plans, &mut run,
     );
     // After the turns, so each paste lands in an idle prompt with the session behind it;
     // before the idle window, so what a paste leaves running shows there.
@@ -434,16 +440,29 @@ fn start_up(
 
 /// Plays every planned turn into `run` (its turns and checkpoints) until one fails;
 /// the failure, if any.
+/// How the turns are played: the spec's `[session]`, the agent's approval setting (for
+/// the error of a turn it stops) and where the count of turns played goes.
+struct Play<'a> {
+    session: &'a crate::spec::Session,
+    approvals: Option<&'static str>,
+    progress: std::path::PathBuf,
+}
+
 fn play_turns(
     terminal: &mut Terminal,
     journal: &Journal,
     family: Family,
     recording: &Recording,
-    session: &crate::spec::Session,
-    approvals: Option<&'static str>,
+    play: &Play,
     plans: &[Planned],
     run: &mut SessionRun,
 ) -> Option<TurnError> {
+    let Play {
+        session,
+        approvals,
+        progress,
+    } = play;
+    let started = std::time::Instant::now();
     let typing_turn = match session.typing_turn {
         Some(turn) => turn as usize,
         None => plans
@@ -473,7 +492,7 @@ fn play_turns(
             timeout: session.turn_timeout.0,
             typing_keys: keys,
             memory,
-            approvals,
+            approvals: *approvals,
         };
         let measured = one_turn(terminal, journal, family, plan, turn, settings).and_then(
             |(measured, snapshot)| {
@@ -492,6 +511,13 @@ fn play_turns(
             Ok(None) => {}
             Err(error) => return Some(error),
         }
+        // The journal on disk and the count of turns as they go: a run stopped in the
+        // middle of a long session keeps both. Neither is a measurement: a write that
+        // fails is told when the journal is finished, and a count not written is only
+        // a quieter progress line.
+        journal.sync_spill();
+        let count = TurnCount::after(turn, total as u32, started.elapsed());
+        let _ = turns::write(progress, count);
         // What the turns freed (screens read after every frame, request bodies that
         // grow with the conversation) stays resident in the allocator's arenas: trimmed
         // every few turns, clibench's RSS over a 1,000-turn soak is what it holds, not
