@@ -7,9 +7,12 @@ use crate::detail::{SessionRun, SessionTurn};
 use crate::trend::{Fit, MIN_SLOPE_POINTS, fit};
 use crate::units::Unit;
 
+/// How a turn's value of one series is read.
+type Read = fn(&SessionTurn) -> Option<f64>;
+
 /// The per-turn series whose growth over the turns is shown, and how to read a turn's
 /// value of each.
-const TURN_SERIES: [(Metric, fn(&SessionTurn) -> Option<f64>); 4] = [
+const TURN_SERIES: [(Metric, Read); 4] = [
     (Metric::Turn, |t| Some(t.turn_seconds)),
     (Metric::Submit, |t| t.submit_seconds),
     (Metric::FirstToken, |t| t.first_token_seconds),
@@ -26,7 +29,7 @@ fn fitted(run: &SessionRun) -> [(Metric, Option<Fit>, f64, &'static str); 3] {
 }
 
 /// The fit of one per-turn series over the turns after the warm-up.
-fn turn_fit(run: &SessionRun, value: fn(&SessionTurn) -> Option<f64>) -> Option<Fit> {
+fn turn_fit(run: &SessionRun, value: Read) -> Option<Fit> {
     let points: Vec<(f64, f64)> = run
         .turns
         .iter()
