@@ -84,7 +84,7 @@ const WORK_DIALOG_PATTERNS: &[(&str, &str)] = &[
     ),
     (
         "permission prompt",
-        r"(?i)\b(would you like|want) (me )?to (run|execute|allow)\b.*\?",
+        r"(?i)\b(would you like|want) (me )?to (run|execute|allow|continue|proceed)\b.*\?",
     ),
     (
         "permission prompt",
@@ -156,13 +156,20 @@ pub fn find_waiting_dialog(screen: &str) -> Option<DialogHit> {
         if let Some(question) = lines[at.saturating_sub(8)..at]
             .iter()
             .rev()
-            .map(|line| line.trim())
+            .map(|line| quoted(line))
             .find(|line| line.contains('?') && !ADVICE.is_match(line))
         {
-            hit.line = question.to_owned();
+            hit.line = question;
         }
     }
     Some(hit)
+}
+
+/// A screen line as a message quotes it: without the blanks and the box drawing around
+/// it (cn draws its question inside a box, `│  Would you like to continue?`).
+fn quoted(line: &str) -> String {
+    line.trim_matches(|c: char| c.is_whitespace() || ('\u{2500}'..='\u{257F}').contains(&c))
+        .to_owned()
 }
 
 /// The first line of `screen` that one of `dialogs` matches, advice left out, and where.
@@ -178,7 +185,7 @@ fn find_in(screen: &str, dialogs: &[Dialog]) -> Option<(usize, DialogHit)> {
                 .map(|dialog| {
                     let hit = DialogHit {
                         name: dialog.name,
-                        line: line.trim().to_owned(),
+                        line: quoted(line),
                     };
                     (at, hit)
                 })
@@ -351,6 +358,12 @@ mod tests {
                 "permission prompt",
                 "Do you want to run this command?".to_owned()
             ))
+        );
+        // Continue's cn, even before an `ls`.
+        let cn = "│  ⎿ Will run: ls\n│\n│  Would you like to continue?\n│\n│  Note: Dangerous commands will be blocked regardless of your preference.\n│  > Continue (tab)\n│    Continue + don't ask again (shift+tab)";
+        assert_eq!(
+            found(cn),
+            Some(("permission prompt", "Would you like to continue?".to_owned()))
         );
         let menu = "Pick one\n ● 1. Yes, proceed\n   2. No";
         assert_eq!(found(menu).map(|(name, _)| name), Some("selection menu"));
