@@ -363,7 +363,10 @@ mod tests {
         let cn = "│  ⎿ Will run: ls\n│\n│  Would you like to continue?\n│\n│  Note: Dangerous commands will be blocked regardless of your preference.\n│  > Continue (tab)\n│    Continue + don't ask again (shift+tab)";
         assert_eq!(
             found(cn),
-            Some(("permission prompt", "Would you like to continue?".to_owned()))
+            Some((
+                "permission prompt",
+                "Would you like to continue?".to_owned()
+            ))
         );
         let menu = "Pick one\n ● 1. Yes, proceed\n   2. No";
         assert_eq!(found(menu).map(|(name, _)| name), Some("selection menu"));

@@ -78,6 +78,10 @@ pub struct Args {
     /// see `clibench history`).
     #[arg(long, value_name = "PATH")]
     history: Option<PathBuf>,
+    /// After the summary, print the screen each failed session turn stopped on
+    /// (`OUT/logs/screen-at-failure-N-session.txt`).
+    #[arg(long)]
+    show_screen: bool,
     /// Write the built-in demo (source repository and spec) into DIR and exit.
     #[arg(long, value_name = "DIR", hide = true, conflicts_with = "spec")]
     write_demo: Option<PathBuf>,
@@ -105,6 +109,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let format = args.format;
+    let show_screen = args.show_screen;
     let spec_arg = args.spec.clone();
     let history = args.history.clone();
     let plan = plan(args)?;
@@ -140,6 +145,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             crate::show::stderr_columns()
         )
     );
+    if show_screen {
+        for (path, screen) in summary::failure_screens(&out) {
+            say!();
+            say!("{}:", path.display());
+            for line in screen.lines() {
+                say!("  | {line}");
+            }
+        }
+    }
     let clibench = bench_cli::invoked::invoked_as();
     say!(
         "{}",

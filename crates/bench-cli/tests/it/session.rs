@@ -296,6 +296,9 @@ fn a_turn_the_agent_stops_on_a_question_fails_by_the_question() {
         "{error}"
     );
     assert!(error.contains("Letting the agent work"), "{error}");
+    // The screen it stopped on is kept, and --show-screen would print it.
+    let screen = fs::read_to_string(out.join("logs/screen-at-failure-0-session.txt")).unwrap();
+    assert!(screen.contains("1. Yes, allow once"), "{screen}");
 }
 
 #[test]

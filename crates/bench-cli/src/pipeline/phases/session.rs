@@ -31,6 +31,7 @@
 
 use crate::pipeline::PhaseContext;
 use crate::pipeline::isolation::command;
+use crate::pipeline::out::summary::FAILURE_SCREEN_PREFIX;
 use crate::pipeline::out::turns::{self, TurnCount};
 use crate::pipeline::program::TargetError;
 use crate::pipeline::program::family::Family;
@@ -133,7 +134,8 @@ pub enum TurnError {
     #[error(
         "turn {turn}: the agent stopped to ask its user ({kind}: {question:?}) while the model \
          endpoint had nothing left to send; let it work without asking{}: \
-         docs/writing-a-spec.md, \"Letting the agent work\"",
+         docs/writing-a-spec.md, \"Letting the agent work\" (`clibench run --show-screen` \
+         prints the screen it stopped on)",
         approvals.map_or(String::new(), |setting| format!(" ({setting})"))
     )]
     Dialog {
@@ -377,6 +379,15 @@ fn drive(
     let failure = play_turns(
         terminal, journal, family, recording, &play, &plans, &mut run,
     );
+    if failure.is_some() {
+        // The screen the turn stopped on, for `clibench run --show-screen`: the error of a
+        // question the agent asked is one line, and a wait's error keeps only the end of
+        // it when it is long. Not a measurement: a file not written leaves the error as it is.
+        let name = format!("{FAILURE_SCREEN_PREFIX}{trial}-session.txt");
+        if let Ok(path) = ctx.log_path(&name) {
+            let _ = bench_core::io::write_atomic(&path, terminal.screen_text().as_bytes());
+        }
+    }
     // After the turns, so each paste lands in an idle prompt with the session behind it;
     // before the idle window, so what a paste leaves running shows there.
     let pasted = (!session.pastes.is_empty()).then(|| match &failure {

@@ -11,14 +11,14 @@ const SETTINGS: &[(&str, &str)] = &[
         r#""permissions": { "allow": ["Bash"] } in ~/.claude/settings.json"#,
     ),
     ("codex", r#"-c approval_policy="never" in the command"#),
-    ("cn", "--auto in the command (every tool allowed)"),
+    ("cn", "--auto in the command: every tool allowed"),
     (
         "copilot",
-        "--allow-all-tools in the command (or --allow-tool 'shell(seq)')",
+        "--allow-all-tools in the command, or --allow-tool 'shell(seq)'",
     ),
     (
         "gemini",
-        r#"a policy rule in ~/.gemini/policies/ (toolName = "run_shell_command", decision = "allow")"#,
+        r#"a policy rule in ~/.gemini/policies/: toolName = "run_shell_command", decision = "allow""#,
     ),
     (
         "kilo",
@@ -30,7 +30,7 @@ const SETTINGS: &[(&str, &str)] = &[
     ),
     (
         "qwen",
-        r#""tools": { "approvalMode": "yolo" } in ~/.qwen/settings.json (or --yolo)"#,
+        r#""tools": { "approvalMode": "yolo" } in ~/.qwen/settings.json, or --yolo"#,
     ),
 ];
 
