@@ -304,8 +304,12 @@ pub(crate) fn planned(ctx: &PhaseContext) -> Vec<Planned> {
 }
 
 /// `text` without any whitespace: what stays of a reply however the agent wraps it.
+/// Box drawing and block elements go too, as from the screen's squashed text
+/// ([`bench_term::Terminal::squashed_text`]).
 pub(crate) fn squash(text: &str) -> String {
-    text.chars().filter(|c| !c.is_whitespace()).collect()
+    text.chars()
+        .filter(|&c| !c.is_whitespace() && !('\u{2500}'..='\u{259F}').contains(&c))
+        .collect()
 }
 
 fn occurrences(haystack: &str, needle: &str) -> usize {
