@@ -41,6 +41,7 @@ use crate::pipeline::program::recording::{
 };
 use crate::pipeline::program::sessions::stop_agents;
 use crate::pipeline::program::terminal::{close_quietly, spawn_options};
+use crate::spec::Measure;
 use bench_core::detail::{SessionRun, SessionTurn};
 use bench_core::{Metric, Phase, Sample, Side, error_chain, record};
 use bench_model::{Journal, answer};
@@ -371,26 +372,12 @@ fn drive(
         pastes: Vec::new(),
         startup_output: Some(startup),
     };
-    let command = session.command.as_ref().unwrap_or(&measure.command);
-    let approvals = command
-        .first()
-        .and_then(|program| approvals::setting_of(program.raw()));
-    let play = Play {
-        session,
-        approvals,
-        progress: turns::path(&ctx.out, Phase::Session, trial),
-    };
+    let play = Play::of(ctx, session, measure);
     let failure = play_turns(
         terminal, journal, family, recording, &play, &plans, &mut run,
     );
     if failure.is_some() {
-        // The screen the turn stopped on, for `clibench run --show-screen`: the error of a
-        // question the agent asked is one line, and a wait's error keeps only the end of
-        // it when it is long. Not a measurement: a file not written leaves the error as it is.
-        let name = format!("{FAILURE_SCREEN_PREFIX}{trial}-session.txt");
-        if let Ok(path) = ctx.log_path(&name) {
-            let _ = bench_core::io::write_atomic(&path, terminal.screen_text().as_bytes());
-        }
+        keep_failure_screen(ctx, terminal);
     }
     // After the turns, so each paste lands in an idle prompt with the session behind it;
     // before the idle window, so what a paste leaves running shows there.
@@ -418,6 +405,16 @@ fn drive(
     side.sessions.push(run);
     side.sessions.sort_by_key(|kept| kept.trial);
     Ok(())
+}
+
+/// Keeps the screen a turn stopped on, for `clibench run --show-screen`: the error of a
+/// question the agent asked is one line, and a wait's error keeps only the end of it when
+/// it is long. Not a measurement: a file not written leaves the error as it is.
+fn keep_failure_screen(ctx: &PhaseContext, terminal: &Terminal) {
+    let name = format!("{FAILURE_SCREEN_PREFIX}{}-session.txt", ctx.trial);
+    if let Ok(path) = ctx.log_path(&name) {
+        let _ = bench_core::io::write_atomic(&path, terminal.screen_text().as_bytes());
+    }
 }
 
 /// Waits for the session command to be ready and settle; what it wrote from spawn until
@@ -461,6 +458,19 @@ struct Play<'a> {
     session: &'a crate::spec::Session,
     approvals: Option<&'static str>,
     progress: std::path::PathBuf,
+}
+
+impl<'a> Play<'a> {
+    fn of(ctx: &PhaseContext, session: &'a crate::spec::Session, measure: &Measure) -> Play<'a> {
+        let command = session.command.as_ref().unwrap_or(&measure.command);
+        Play {
+            session,
+            approvals: command
+                .first()
+                .and_then(|program| approvals::setting_of(program.raw())),
+            progress: turns::path(&ctx.out, Phase::Session, ctx.trial),
+        }
+    }
 }
 
 fn play_turns(
