@@ -79,6 +79,7 @@ impl Runner {
             }
             if self.interrupted.load(Ordering::SeqCst) {
                 stop_everything(&mut child, observer);
+                let _ = fs::remove_file(&turns);
                 return Ok(None);
             }
             progress.step_elapsed = step_started.elapsed();
