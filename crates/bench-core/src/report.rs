@@ -2,6 +2,7 @@
 //! samples and the side's facts, ready for the exporters.
 
 mod checkpoints;
+mod slopes;
 
 pub use checkpoints::{CheckpointRow, Checkpoints};
 
@@ -44,6 +45,10 @@ pub struct Report {
     /// grow clearly faster than linearly, one line each.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub session_slopes: Vec<String>,
+    /// The session slopes fitted through fewer than [`crate::trend::MIN_SLOPE_POINTS`]
+    /// points in every trial, with the most points one had: left out of `metrics`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub few_point_slopes: Vec<(Metric, u32)>,
     /// What the terminal received in the measure, ui and session phases, one row per
     /// kind of window.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -121,6 +126,11 @@ impl Report {
         Some(format!("`instance_*`: {}.", instance.meaning()))
     }
 
+    /// A line naming the session slopes left out of the table for their few points.
+    pub fn slope_note(&self) -> Option<String> {
+        slopes::note(&self.few_point_slopes)
+    }
+
     /// The skipped steps grouped by reason, in order of their first step:
     /// (`["measure:0", "measure:1"]`, "install trial 0 failed").
     pub fn skipped_by_reason(&self) -> Vec<(Vec<&str>, &str)> {
@@ -142,7 +152,14 @@ impl Report {
         Report {
             request: result.request.clone(),
             sha: side.sha.clone(),
-            metrics: side_stats(side),
+            metrics: {
+                // A slope through fewer than five points is no figure: not shown (the
+                // result keeps it).
+                let few = slopes::few_points(&side.sessions);
+                let mut stats = side_stats(side);
+                stats.retain(|row| !few.iter().any(|&(metric, _)| metric == row.metric));
+                stats
+            },
             failures: failed_samples(side),
             error: side.error.clone(),
             artifacts: side.artifacts.clone(),
@@ -150,7 +167,8 @@ impl Report {
             runtime: side.runtime.clone(),
             processes,
             skipped: side.skipped.clone(),
-            session_slopes: session_slopes(&side.sessions),
+            session_slopes: slopes::lines(&side.sessions),
+            few_point_slopes: slopes::few_points(&side.sessions),
             terminal_output: {
                 let mut rows = crate::export::terminal::trial_rows(&side.trials);
                 rows.extend(crate::export::terminal::rows(&side.sessions));
@@ -213,58 +231,6 @@ impl Report {
              OUT/logs/memory-N.json lists each trial's processes",
             parts.join("; ")
         ))
-    }
-}
-
-/// One line per trial with a fitted slope: `trial 0: session_growth 1.0 MiB/turn ± 12 KiB
-/// over 99 turns, ...`, and `**faster than linear**` after a slope whose series curves up.
-fn session_slopes(runs: &[crate::detail::SessionRun]) -> Vec<String> {
-    use crate::metric::Metric;
-    runs.iter()
-        .filter_map(|run| {
-            let fits = [
-                (Metric::SessionGrowth, run.growth, 1.0, "turns"),
-                (Metric::LagGrowth, run.lag, 100.0, "checkpoints"),
-                (Metric::RenderGrowth, run.render, 100.0, "checkpoints"),
-            ];
-            let parts: Vec<String> = fits
-                .into_iter()
-                .filter_map(|(metric, fit, scale, what)| {
-                    let fit = fit?;
-                    let unit = metric.unit();
-                    let error = fit.std_error.map_or(String::new(), |error| {
-                        format!(" ± {}", unit.format(error * scale))
-                    });
-                    let curving = if fit.faster_than_linear() {
-                        " **faster than linear**"
-                    } else {
-                        ""
-                    };
-                    Some(format!(
-                        "`{metric}` {}{}{error} over {} {what}{curving}",
-                        signed(unit, fit.slope * scale),
-                        metric.per_short(),
-                        fit.points
-                    ))
-                })
-                .collect();
-            (!parts.is_empty()).then(|| {
-                format!(
-                    "trial {} (after {} warm-up turns): {}",
-                    run.trial,
-                    run.warmup_turns,
-                    parts.join("; ")
-                )
-            })
-        })
-        .collect()
-}
-
-fn signed(unit: crate::units::Unit, value: f64) -> String {
-    if value < 0.0 {
-        format!("-{}", unit.format(-value))
-    } else {
-        unit.format(value)
     }
 }
 

@@ -32,6 +32,11 @@ pub struct Fit {
     pub curvature_t: Option<f64>,
 }
 
+/// The fewest points a slope is shown through as a figure: through two points a line
+/// says nothing of the noise (a 3-turn session's `session_growth` read "11.6 MiB/turn ±
+/// 0 B"), and through three or four its error is itself a guess.
+pub const MIN_SLOPE_POINTS: u32 = 5;
+
 /// The quadratic term's t statistic above which growth is called faster than linear:
 /// about a 1-in-700 chance for a straight line's noise (normal errors, one-sided).
 pub const FASTER_THAN_LINEAR_T: f64 = 3.0;

@@ -15,7 +15,7 @@ pub enum Sample {
 /// Records `sample` as `metric`'s sample for `trial`, replacing any earlier
 /// sample of that trial (a retried phase overwrites its own trial only).
 ///
-/// The side stays valid: an error is cut to 500 characters, and a value that is
+/// The side stays valid: an error is cut to 4,000 characters, and a value that is
 /// not finite and non-negative is recorded as an error saying so. A trial above
 /// [`MAX_TRIAL`](crate::result::MAX_TRIAL) is recorded as given, and saving the result then fails with its path.
 pub fn record(side: &mut Side, metric: Metric, trial: u32, sample: Sample) {
@@ -178,7 +178,12 @@ mod tests {
         let mut side = Side::new("a");
         record(&mut side, Metric::Rss, 0, Sample::Value(f64::NAN));
         record(&mut side, Metric::Rss, 1, Sample::Value(-1.0));
-        record(&mut side, Metric::Pss, 0, Sample::Error("é".repeat(600)));
+        record(
+            &mut side,
+            Metric::Pss,
+            0,
+            Sample::Error("é".repeat(MAX_ERROR_CHARS + 100)),
+        );
         let rss = &side.metrics[&Metric::Rss];
         assert!(
             rss[0]

@@ -115,12 +115,19 @@ pub fn is_title(asked: &Asked) -> bool {
 }
 
 /// A session-summary request: no tools, and it asks for a summary of the conversation
-/// in a sentence (gemini-cli sends one at start-up when an earlier session exists).
+/// in a sentence (gemini-cli sends one at start-up when an earlier session exists); or,
+/// tools or not, Copilot's request to summarize a conversation it compacts.
 pub fn is_summary(asked: &Asked) -> bool {
+    let user = asked.last_user_text.to_ascii_lowercase();
+    // Copilot compacts a long conversation with its tools still advertised: taken for a
+    // turn, its summary played the next turn's reply, and every turn after it was one
+    // turn ahead of its prompt (a long session failed at turn 54).
+    if user.contains("summary of the conversation so far") && user.contains("compacted") {
+        return true;
+    }
     if !asked.tools.is_empty() {
         return false;
     }
-    let user = asked.last_user_text.to_ascii_lowercase();
     user.contains("summarize the user's primary intent")
         || (user.contains("summar") && user.contains("in one sentence"))
 }
@@ -349,6 +356,12 @@ mod tests {
             ..user("route")
         };
         assert_eq!(c.decide(&schema), Decision::Side(Side::Schema));
+        // Copilot's compaction, with its tools advertised.
+        let compaction = user(
+            "Please create a detailed summary of the conversation so far. The history is \
+             being compacted so moving forward, all conversation history will be removed",
+        );
+        assert_eq!(c.decide(&compaction), Decision::Side(Side::Summary));
         assert_eq!(played(&c.decide(&user("go"))), Some((0, Part::Start)));
     }
 

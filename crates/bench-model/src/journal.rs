@@ -276,6 +276,9 @@ struct Kept {
     events: Vec<Event>,
     /// Events written out to the spill file and dropped from memory.
     spilled: usize,
+    /// Events written out to the spill file so far, those still in memory included
+    /// ([`Journal::sync_spill`]).
+    written: usize,
     /// Request records dropped from memory with them.
     requests_spilled: usize,
     /// Where each request record in memory is in the whole journal, in order: a session
@@ -328,10 +331,14 @@ impl Kept {
             return;
         };
         let count = count.min(self.events.len());
-        for event in self.events.drain(..count) {
-            spill.write(&event);
+        let first = self.spilled;
+        for (position, event) in (first..).zip(self.events.drain(..count)) {
+            if position >= self.written {
+                spill.write(&event);
+            }
         }
         self.spilled += count;
+        self.written = self.written.max(self.spilled);
         let boundary = self.spilled;
         let gone = self.request_positions.partition_point(|&p| p < boundary);
         self.request_positions.drain(..gone);
@@ -443,6 +450,33 @@ impl Journal {
         });
     }
 
+    /// Writes the events not yet written to the spill file and flushes it, keeping them
+    /// in memory for the readers: a session calls it after every turn, so that a run
+    /// stopped on its way still has the journal of the turns it played. A write that
+    /// fails is reported by [`Journal::finish_spill`].
+    pub fn sync_spill(&self) {
+        let mut kept = self.lock();
+        let Kept {
+            events,
+            spilled,
+            written,
+            spill,
+            ..
+        } = &mut *kept;
+        let Some(spill) = spill.as_mut() else {
+            return;
+        };
+        for event in events.iter().skip(written.saturating_sub(*spilled)) {
+            spill.write(event);
+        }
+        *written = *spilled + events.len();
+        if spill.error.is_none()
+            && let Err(error) = spill.out.flush()
+        {
+            spill.error = Some(error);
+        }
+    }
+
     /// Writes the events still in memory and the `dropped` line, if any, to the spill
     /// file, flushes it and stops spilling (the events stay readable in memory). The
     /// first write that failed, if one did. Without a spill file, nothing to do.
@@ -452,7 +486,8 @@ impl Journal {
         let Some(mut spill) = kept.spill.take() else {
             return Ok(());
         };
-        for event in &kept.events {
+        let unwritten = kept.written.saturating_sub(kept.spilled);
+        for event in kept.events.iter().skip(unwritten) {
             spill.write(event);
         }
         drop(kept);
@@ -711,6 +746,34 @@ mod tests {
             }
         );
         assert_eq!(journal.answer_written(3), AnswerWritten::default());
+    }
+
+    #[test]
+    fn a_synced_journal_is_on_disk_as_it_goes_and_every_event_is_written_once() {
+        let folder = std::env::temp_dir().join(format!("journal-sync-{}", std::process::id()));
+        std::fs::create_dir_all(&folder).unwrap();
+        let path = folder.join("journal.jsonl");
+        let journal = Journal::new(Instant::now());
+        journal.spill_to(std::fs::File::create(&path).unwrap());
+        let lines = || std::fs::read_to_string(&path).unwrap().lines().count();
+        // Turns of 26 events, synced after each: on disk before the journal finishes,
+        // and spilling the oldest past the window writes none of them twice.
+        let turns = 2 * SPILL_WINDOW as u64 / 26;
+        for turn in 0..turns {
+            let number = turn + 1;
+            journal.push(Event::Request(Box::new(record(number))));
+            for index in 0..25 {
+                journal.push(Event::Chunk(chunk(number, index)));
+            }
+            journal.sync_spill();
+            assert_eq!(lines(), 26 * (turn as usize + 1), "turn {turn}");
+        }
+        // Still readable after the sync.
+        assert_eq!(journal.chunks(turns).len(), 25);
+        journal.push(Event::Request(Box::new(record(turns + 1))));
+        journal.finish_spill().unwrap();
+        assert_eq!(lines(), 26 * turns as usize + 1);
+        std::fs::remove_dir_all(&folder).unwrap();
     }
 
     #[test]

@@ -69,16 +69,65 @@ const DIALOG_PATTERNS: &[(&str, &str)] = &[
     ("yes/no question", r"(?i)[(\[]\s*y(es)?\s*/\s*n(o)?\s*[)\]]"),
 ];
 
+/// `(name, regex)` of the questions an agent asks in the middle of its work, before a
+/// tool call or an edit: a permission prompt, a selection menu, a confirmation. Looked for
+/// only while a turn waits with nothing left for the agent to read
+/// ([`find_waiting_dialog`]), together with [`DIALOG_PATTERNS`].
+const WORK_DIALOG_PATTERNS: &[(&str, &str)] = &[
+    (
+        "permission prompt",
+        r"(?i)\ballow (execution|running|this|the|command|tool|edit|write|access)\b.*\?",
+    ),
+    (
+        "permission prompt",
+        r"(?i)\bdo you want to (proceed|run|allow|make|execute|continue|create|apply|overwrite|write|edit|delete)\b",
+    ),
+    (
+        "permission prompt",
+        r"(?i)\b(would you like|want) (me )?to (run|execute|allow|continue|proceed)\b.*\?",
+    ),
+    (
+        "permission prompt",
+        r"(?i)\b(permission (required|needed|requested)|requires? (your )?(permission|approval))\b",
+    ),
+    (
+        "selection menu",
+        r"(?i)(↑/↓|↑↓|arrow keys)\W{0,5}.{0,20}\b(navigate|select|move|choose)\b",
+    ),
+    (
+        "selection menu",
+        r"(?i)\benter to (select|confirm|choose|approve)\b",
+    ),
+    (
+        "selection menu",
+        r"(?i)^\W{0,6}1[.)]\s+(yes|allow|approve|run|proceed)\b",
+    ),
+];
+
+/// A line that gives advice rather than asking: "* Tip: Press escape to pause cn, and
+/// press enter to continue" is a start-up tip of Continue's cn, and was taken for a
+/// blocking "press Enter" in one start of three.
+static ADVICE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^\W*(tips?|hints?|did you know)\b\s*[:：!-]")
+        .expect("the advice pattern is valid")
+});
+
 /// The dialog kinds, compiled.
-static DIALOGS: LazyLock<Vec<Dialog>> = LazyLock::new(|| {
-    DIALOG_PATTERNS
+static DIALOGS: LazyLock<Vec<Dialog>> = LazyLock::new(|| compile(DIALOG_PATTERNS));
+
+/// The dialog kinds of work, then those of start-up, compiled.
+static WORK_DIALOGS: LazyLock<Vec<Dialog>> =
+    LazyLock::new(|| compile(&[WORK_DIALOG_PATTERNS, DIALOG_PATTERNS].concat()));
+
+fn compile(patterns: &[(&'static str, &'static str)]) -> Vec<Dialog> {
+    patterns
         .iter()
         .map(|(name, pattern)| Dialog {
             name,
             pattern: Regex::new(pattern).expect("the dialog patterns are valid"),
         })
         .collect()
-});
+}
 
 /// A dialog found on a screen.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,17 +138,58 @@ pub struct DialogHit {
     pub line: String,
 }
 
-/// The first blocking prompt on `screen`, looked for line by line.
+/// The first blocking prompt on `screen`, looked for line by line (advice is none).
 pub(crate) fn find_dialog(screen: &str) -> Option<DialogHit> {
-    screen.lines().find_map(|line| {
-        DIALOGS
+    find_in(screen, &DIALOGS).map(|(_, hit)| hit)
+}
+
+/// The first question on `screen` that an agent at work waits on for its user (a
+/// permission prompt, a selection menu, a confirmation, or any blocking prompt of
+/// start-up), with the question it asks: the line found when it asks, else the nearest
+/// line above it that does (a menu's "1. Yes, allow once" under "Allow execution of:
+/// 'seq'?"). Only meaningful when the agent has nothing left to read: a reply that
+/// streams may say "Do you want to proceed?" itself.
+pub fn find_waiting_dialog(screen: &str) -> Option<DialogHit> {
+    let (at, mut hit) = find_in(screen, &WORK_DIALOGS)?;
+    if !hit.line.contains('?') {
+        let lines: Vec<&str> = screen.lines().collect();
+        if let Some(question) = lines[at.saturating_sub(8)..at]
             .iter()
-            .find(|dialog| dialog.pattern.is_match(line))
-            .map(|dialog| DialogHit {
-                name: dialog.name,
-                line: line.trim().to_owned(),
-            })
-    })
+            .rev()
+            .map(|line| quoted(line))
+            .find(|line| line.contains('?') && !ADVICE.is_match(line))
+        {
+            hit.line = question;
+        }
+    }
+    Some(hit)
+}
+
+/// A screen line as a message quotes it: without the blanks and the box drawing around
+/// it (cn draws its question inside a box, `│  Would you like to continue?`).
+fn quoted(line: &str) -> String {
+    line.trim_matches(|c: char| c.is_whitespace() || ('\u{2500}'..='\u{257F}').contains(&c))
+        .to_owned()
+}
+
+/// The first line of `screen` that one of `dialogs` matches, advice left out, and where.
+fn find_in(screen: &str, dialogs: &[Dialog]) -> Option<(usize, DialogHit)> {
+    screen
+        .lines()
+        .enumerate()
+        .filter(|(_, line)| !ADVICE.is_match(line))
+        .find_map(|(at, line)| {
+            dialogs
+                .iter()
+                .find(|dialog| dialog.pattern.is_match(line))
+                .map(|dialog| {
+                    let hit = DialogHit {
+                        name: dialog.name,
+                        line: quoted(line),
+                    };
+                    (at, hit)
+                })
+        })
 }
 
 /// Why the screen at ready does not count as ready.
@@ -233,6 +323,7 @@ mod tests {
         "Signed in as someone@example.com\n› ",
         "To get started, describe a task or try one of these commands: /init /status",
         "fixture tui\n> ",
+        "* Tip: Press escape to pause cn, and press enter to continue\n> ",
     ];
 
     #[test]
@@ -247,6 +338,49 @@ mod tests {
     fn real_prompts_are_not_dialogs() {
         for screen in READY_SCREENS {
             assert_eq!(find_dialog(screen), None, "{screen:?}");
+        }
+    }
+
+    #[test]
+    fn an_agent_waiting_at_work_is_found_with_its_question() {
+        let found = |screen: &str| find_waiting_dialog(screen).map(|hit| (hit.name, hit.line));
+        // qwen-code and gemini-cli before a shell command: the question, not the menu.
+        let qwen = "✦ Running seq\n? Shell seq 1 400\nAllow execution of: 'seq'?\n\n› 1. Yes, allow once\n  2. Yes, allow always\n  3. No (esc)";
+        assert_eq!(
+            found(qwen),
+            Some(("permission prompt", "Allow execution of: 'seq'?".to_owned()))
+        );
+        // Copilot's select menu names the question above its navigation hint.
+        let copilot = "Run shell command\n seq 1 400\nDo you want to run this command?\n❯ 1. Yes\n  2. No, and tell Copilot what to do differently (Esc)\n↑/↓ to navigate · enter to select";
+        assert_eq!(
+            found(copilot),
+            Some((
+                "permission prompt",
+                "Do you want to run this command?".to_owned()
+            ))
+        );
+        // Continue's cn, even before an `ls`.
+        let cn = "│  ⎿ Will run: ls\n│\n│  Would you like to continue?\n│\n│  Note: Dangerous commands will be blocked regardless of your preference.\n│  > Continue (tab)\n│    Continue + don't ask again (shift+tab)";
+        assert_eq!(
+            found(cn),
+            Some((
+                "permission prompt",
+                "Would you like to continue?".to_owned()
+            ))
+        );
+        let menu = "Pick one\n ● 1. Yes, proceed\n   2. No";
+        assert_eq!(found(menu).map(|(name, _)| name), Some("selection menu"));
+        assert_eq!(
+            found("Overwrite notes.md? (y/n)").map(|(name, _)| name),
+            Some("yes/no question")
+        );
+        // A tip, a reply's end and a prompt are no question waiting.
+        for screen in [
+            "* Tip: Press escape to pause cn, and press enter to continue\n> ",
+            "Row 4 holds 4, row 5 holds 5. End of step 3.\n> ",
+            "Tips for getting started:\n1. Ask questions, edit files, or run commands.\n> ",
+        ] {
+            assert_eq!(found(screen), None, "{screen:?}");
         }
     }
 

@@ -56,7 +56,7 @@ mod terminal;
 mod transcript;
 
 pub use close::{CloseReport, Ending, QuitReaction, QuitStep};
-pub use dialog::{Blocked, DialogHit, ReadyGuard};
+pub use dialog::{Blocked, DialogHit, ReadyGuard, find_waiting_dialog};
 pub use drained::Drained;
 pub use error::{Exit, ProbeWhere, ScreenDump, Stage, TermError};
 pub use keys::{Key, KeyError, parse_key_list, parse_keys};

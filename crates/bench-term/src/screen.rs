@@ -197,9 +197,19 @@ pub fn screen_text(screen: &vt100::Screen) -> String {
 /// into one buffer kept across reads. It is filtered from the emulator's own text,
 /// which writes each row in one pass: reading cell by cell (`Screen::cell`) walks the
 /// rows from the top for every cell, and made it three times as costly.
+///
+/// Box drawing and block elements (U+2500 to U+259F) go too: they are a TUI's frame, not
+/// text, and Copilot's scrollbar, a `┃` at the end of every row once a session outgrows
+/// the screen, split a reply's wrapped words (`End┃ofstep6.`) so that its end was never
+/// found.
 pub fn squashed_text(screen: &vt100::Screen, out: &mut String) {
     out.clear();
-    out.extend(screen.contents().chars().filter(|c| !c.is_whitespace()));
+    out.extend(
+        screen
+            .contents()
+            .chars()
+            .filter(|&c| !c.is_whitespace() && !('\u{2500}'..='\u{259F}').contains(&c)),
+    );
 }
 
 /// Whether the screen shows a "frame": a line with at least 3 letters or digits.
@@ -332,5 +342,14 @@ mod tests {
         feed(&mut screen, "\r\n漢字 probe".as_bytes());
         assert_eq!(find_text(screen.vt(), "probe"), Some((1, 5)));
         assert_eq!(find_text(screen.vt(), "absent"), None);
+    }
+
+    #[test]
+    fn a_frame_drawn_around_text_is_squashed_out() {
+        let mut parser = vt100::Parser::new(3, 20, 0);
+        parser.process("End of    ┃\r\nstep 6.   ┃\r\n╹▀▀▀▀".as_bytes());
+        let mut text = String::new();
+        squashed_text(parser.screen(), &mut text);
+        assert_eq!(text, "Endofstep6.");
     }
 }

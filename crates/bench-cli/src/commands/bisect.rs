@@ -63,6 +63,11 @@ pub struct Args {
     /// Output folder: one `ab` folder per comparison [default: clibench-bisect-<unix time>].
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
+    /// Search for the first build that made the metric better (--bad is then the
+    /// better end), instead of the first that made it worse. Without it, ends where the
+    /// bad one is better are refused: nothing regressed.
+    #[arg(long)]
+    improvement: bool,
     /// The history store: builds it already holds measurements of on this testbed are
     /// not measured again, and every measurement is added to it [default: the history's
     /// default store, see `clibench history --help`].
@@ -124,7 +129,15 @@ fn search(
     let builds = measurer.builds.clone();
     let tell = |event: Event| say!("{}", text::event_line(event, &builds, metric));
     let mut comparer = Narrated::new(Paired::new(&mut store, keys, metric, measurer), tell);
+    // Worse is higher for a time or a size, lower for a rate that higher is better for.
+    let worse_is_higher = metric.direction() == bench_core::Direction::LowerIsBetter;
+    let sought = if worse_is_higher != args.improvement {
+        bisect::Sought::Higher
+    } else {
+        bisect::Sought::Lower
+    };
     let settings = bisect::Settings {
+        sought,
         pairs: args.trials,
         max_pairs: args.max_trials.max(args.trials),
         budget: args.budget,
@@ -146,7 +159,7 @@ fn search(
     };
     outln!(
         "{}",
-        text::outcome_line(&found, &builds, (metric, noun), &cost)
+        text::outcome_line(&found, &builds, (metric, noun, args.improvement), &cost)
     );
     Ok(if text::named_first_bad(&found) {
         ExitCode::SUCCESS

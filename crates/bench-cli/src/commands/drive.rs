@@ -7,7 +7,9 @@
 //! result files as the phases last saved them (they save atomically).
 
 use crate::exit::input_if;
-use crate::pipeline::orchestration::progress_text::{StepLines, cleanup_line, waiting_line};
+use crate::pipeline::orchestration::progress_text::{
+    StepLines, cleanup_line, turns_line, waiting_line,
+};
 use crate::pipeline::out::history_add;
 use crate::pipeline::{
     Error, Execution, Notice, Observer, Progress, RunOutcome, Runner, SpecSource, StepResult,
@@ -100,6 +102,8 @@ fn interrupt_flag() -> anyhow::Result<Arc<AtomicBool>> {
 struct ProgressDisplay {
     bar: ProgressBar,
     lines: StepLines,
+    /// The last session count told as a line (step index, turns), when no spinner shows.
+    told_turns: Option<(usize, u32)>,
 }
 
 impl ProgressDisplay {
@@ -113,6 +117,7 @@ impl ProgressDisplay {
         Ok(ProgressDisplay {
             bar,
             lines: StepLines::default(),
+            told_turns: None,
         })
     }
 
@@ -133,6 +138,13 @@ impl ProgressDisplay {
 
 impl Observer for ProgressDisplay {
     fn waiting(&mut self, progress: &Progress) {
+        // Without a terminal the spinner is not drawn: a long session tells its turns
+        // in a line every few instead.
+        if self.bar.is_hidden()
+            && let Some(line) = turns_line(progress, &mut self.told_turns)
+        {
+            self.say(line);
+        }
         self.bar
             .set_message(crate::show::inert(waiting_line(progress)));
         self.bar.tick();

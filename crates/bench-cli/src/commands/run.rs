@@ -8,7 +8,7 @@ use crate::demo;
 use crate::exit::settings_error;
 use crate::pipeline::out::{history_add, summary};
 use crate::pipeline::{Plan, PlanSettings, Runner, Shard};
-use crate::settings::{parse_phases, with_scenario};
+use crate::settings::{parse_phases, scenario_tool, with_scenario};
 use crate::spec::{Override, Scenario};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -78,6 +78,10 @@ pub struct Args {
     /// or a `postgres://` URL; see `clibench history`).
     #[arg(long, value_name = "PATH|URL", value_parser = crate::settings::store)]
     history: Option<PathBuf>,
+    /// After the summary, print the screen each failed session turn stopped on
+    /// (`OUT/logs/screen-at-failure-N-session.txt`).
+    #[arg(long)]
+    show_screen: bool,
     /// Write the built-in demo (source repository and spec) into DIR and exit.
     #[arg(long, value_name = "DIR", hide = true, conflicts_with = "spec")]
     write_demo: Option<PathBuf>,
@@ -105,6 +109,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let format = args.format;
+    let show_screen = args.show_screen;
     let spec_arg = args.spec.clone();
     let history = args.history.clone();
     let plan = plan(args)?;
@@ -140,6 +145,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             crate::show::stderr_columns()
         )
     );
+    if show_screen {
+        for (path, screen) in summary::failure_screens(&out) {
+            say!();
+            say!("{}:", path.display());
+            for line in screen.lines() {
+                say!("  | {line}");
+            }
+        }
+    }
     let clibench = bench_cli::invoked::invoked_as();
     say!(
         "{}",
@@ -161,6 +175,19 @@ fn plan(args: Args) -> anyhow::Result<Plan> {
         .map_err(settings_error)?;
     let spec = spec_source(args.spec.as_deref())?;
     let out = args.out.unwrap_or_else(|| spec.default_out());
+    let tool = args
+        .scenario
+        .and_then(|_| scenario_tool(&spec, &args.overrides));
+    if let Some(scenario) = args.scenario
+        && let Some(calls) = scenario.own_calls(tool.as_deref())
+    {
+        say!(
+            "clibench run: --scenario {scenario} asks the agent to run {calls}; an agent that \
+             asks before a command stops there unless its approvals let it work \
+             (docs/writing-a-spec.md, \"Letting the agent work\"; [session] scenario_tool \
+             names a command it runs without asking)"
+        );
+    }
     let settings = PlanSettings {
         trials: args.trials,
         installs: args.installs,
@@ -168,7 +195,7 @@ fn plan(args: Args) -> anyhow::Result<Plan> {
         keep_users: args.keep_users,
         repository: args.repository,
         commit: args.commit,
-        overrides: with_scenario(args.scenario, args.overrides),
+        overrides: with_scenario(args.scenario, tool.as_deref(), args.overrides),
         shard: args.shard,
         keep_going: args.keep_going,
         drop_caches: args.drop_caches,

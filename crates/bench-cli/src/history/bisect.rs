@@ -98,9 +98,23 @@ impl<C: Comparer, F: FnMut(Event)> Comparer for Narrated<C, F> {
     }
 }
 
+/// Which way the change bisect looks for goes, bad end over good end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sought {
+    /// Either way.
+    Any,
+    /// The bad end's values are higher (a time that grew, or a rate that fell when
+    /// an improvement is sought).
+    Higher,
+    /// The bad end's values are lower.
+    Lower,
+}
+
 /// How the search spends its effort.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Settings {
+    /// Which way the change must go: an end that moved the other way is not searched.
+    pub sought: Sought,
     /// Pairs of a first comparison.
     pub pairs: u32,
     /// The most pairs an undecided comparison grows to (doubling).
@@ -122,6 +136,13 @@ pub enum Outcome {
     /// The two ends do not differ beyond their interval: nothing to look for.
     NoChange {
         /// The ends' comparison with the most pairs.
+        measured: Measured,
+    },
+    /// The ends differ, but the other way than [`Settings::sought`]: the bad end is
+    /// better (or, seeking an improvement, worse), and a search would name the build
+    /// that made it so, as if it were the change asked for.
+    OtherWay {
+        /// The ends' comparison.
         measured: Measured,
     },
     /// Neighbours placed good and bad whose own comparison does not show the change at
@@ -166,6 +187,15 @@ enum Side {
 }
 
 /// Whether `measured` rules out "no change" towards the ends' change `ends`.
+/// Whether the ends' change (which excludes no change) goes the way `sought`.
+fn goes(ends: &Measured, sought: Sought) -> bool {
+    match sought {
+        Sought::Any => true,
+        Sought::Higher => ends.low > 1.0,
+        Sought::Lower => ends.high < 1.0,
+    }
+}
+
 fn moved(measured: &Measured, ends: &Measured) -> bool {
     if ends.ratio > 1.0 {
         measured.low > 1.0
@@ -334,6 +364,12 @@ pub fn bisect<C: Comparer>(
         comparisons: Vec::new(),
     };
     let ends = match search.ends()? {
+        Ok(ends) if !goes(&ends, settings.sought) => {
+            return Ok(Bisection {
+                outcome: Outcome::OtherWay { measured: ends },
+                comparisons: search.comparisons,
+            });
+        }
         Ok(ends) => ends,
         Err(measured) => {
             return Ok(Bisection {

@@ -129,12 +129,13 @@ pub struct Cost {
     pub took: Duration,
 }
 
-/// The last line: the first bad build with its change against the one before, no
-/// change, or where it could not decide; then what it cost.
+/// The last line: the first bad build with its change against the one before (the
+/// first improved one with `improvement`), no change, ends that moved the other way, or
+/// where it could not decide; then what it cost.
 pub fn outcome_line(
     found: &Bisection,
     builds: &[Build],
-    (metric, noun): (Metric, &str),
+    (metric, noun, improvement): (Metric, &str, bool),
     cost: &Cost,
 ) -> String {
     let mut compared: Vec<usize> = found
@@ -156,8 +157,9 @@ pub fn outcome_line(
     match &found.outcome {
         Outcome::FirstBad { index, measured } => {
             let before = index.saturating_sub(1);
+            let first = if improvement { "improved" } else { "bad" };
             format!(
-                "first bad {noun}: {} (#{index}); {metric} {} against {} (#{before}); {cost}",
+                "first {first} {noun}: {} (#{index}); {metric} {} against {} (#{before}); {cost}",
                 builds.get(*index).map_or("?", |b| b.name.as_str()),
                 percent(measured),
                 builds.get(before).map_or("?", |b| b.name.as_str()),
@@ -170,6 +172,30 @@ pub fn outcome_line(
             label(builds.len().saturating_sub(1)),
             measured.pairs
         ),
+        Outcome::OtherWay { measured } => {
+            let (is, pass) = if improvement {
+                (
+                    "worse",
+                    "without --improvement to find the first build that made it so",
+                )
+            } else {
+                (
+                    "better",
+                    "--improvement to find the first build that made it so",
+                )
+            };
+            format!(
+                "the bad end is {is}: {metric} {} from {} to {} with {} pair(s) ({}); no build named (pass {pass}); {cost}",
+                percent(measured),
+                label(0),
+                label(builds.len().saturating_sub(1)),
+                measured.pairs,
+                match metric.direction() {
+                    bench_core::Direction::LowerIsBetter => "lower is better",
+                    bench_core::Direction::HigherIsBetter => "higher is better",
+                }
+            )
+        }
         Outcome::Unconfirmed {
             good,
             bad,
@@ -249,6 +275,9 @@ mod tests {
             Outcome::NoChange {
                 measured: measured(1.03, 0.98, 1.08, 20),
             },
+            Outcome::OtherWay {
+                measured: measured(0.88, 0.85, 0.91, 5),
+            },
             Outcome::Unconfirmed {
                 good: 1,
                 bad: 2,
@@ -272,7 +301,12 @@ mod tests {
                     outcome,
                     comparisons: comparisons.clone(),
                 };
-                outcome_line(&found, &builds(), (Metric::WarmCpu, "version"), &cost())
+                outcome_line(
+                    &found,
+                    &builds(),
+                    (Metric::WarmCpu, "version", false),
+                    &cost(),
+                )
             })
             .collect();
         insta::assert_snapshot!(text.join("\n"));

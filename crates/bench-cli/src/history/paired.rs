@@ -319,6 +319,7 @@ mod tests {
 
     fn settings() -> Settings {
         Settings {
+            sought: crate::history::bisect::Sought::Any,
             pairs: 4,
             max_pairs: 16,
             budget: None,

@@ -1,7 +1,7 @@
 //! `clibench ab`'s settings: the schedule, the trials (a count, or `auto` with its
 //! sequential plan, watched metrics and target) and the spec's floors.
 
-use super::run::{parse_phases, with_scenario};
+use super::run::{parse_phases, scenario_tool, with_scenario};
 use super::{SettingsError, ThresholdFlags, compare_options};
 use crate::pipeline::orchestration::ab::AbSettings;
 use crate::pipeline::orchestration::auto_trials::AutoTrials;
@@ -185,11 +185,18 @@ pub fn ab_settings(request: AbRequest, flags: &ThresholdFlags) -> Result<AbPlan,
         return Err(SettingsError::MemoryTrialsWithoutPairs);
     }
     let tight = paired.then_some(request.memory_trials.unwrap_or(TIGHT_MEMORY_TRIALS));
+    let tools = request.scenario.map(|_| {
+        (
+            scenario_tool(&spec, &request.base),
+            scenario_tool(&spec, &request.head),
+        )
+    });
+    let (base_tool, head_tool) = tools.unwrap_or_default();
     let settings = AbSettings {
         spec,
         out,
-        base: with_scenario(request.scenario, request.base),
-        head: with_scenario(request.scenario, request.head),
+        base: with_scenario(request.scenario, base_tool.as_deref(), request.base),
+        head: with_scenario(request.scenario, head_tool.as_deref(), request.head),
         plan: PlanSettings {
             trials,
             installs: request.installs,

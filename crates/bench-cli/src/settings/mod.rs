@@ -20,5 +20,5 @@ pub use error::SettingsError;
 pub use limits::{
     MIN_BUDGET, budget, duration, metric, pair_count, store, trial_count, trial_number,
 };
-pub use run::{parse_phases, with_scenario};
+pub use run::{parse_phases, scenario_tool, with_scenario};
 pub use separator::separator_hint;

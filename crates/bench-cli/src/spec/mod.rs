@@ -25,7 +25,7 @@ pub use overrides::{Override, OverrideSyntaxError, SyntaxProblem, load_with, par
 #[cfg(test)]
 pub use parse::loads_on_this_thread;
 pub use parse::{SpecError, load, parse};
-pub use scenario::{Scenario, UnknownScenario};
+pub use scenario::{Scenario, UnknownScenario, tool_of};
 pub use settle::Settle;
 pub use template::{ExpandError, Placeholder, Template, TemplateError, Values};
 pub use version::CURRENT_SPEC_VERSION;

@@ -202,6 +202,12 @@ pub struct Session {
     /// while still busy need it, or a turn ends as soon as its text shows.
     #[serde(default)]
     pub turn_done: Option<String>,
+    /// The shell command the scenarios' tool calls run (`--scenario long-session`,
+    /// `paste`, `idle`, and `big-output`'s first turn): one the agent runs without asking.
+    /// Default: the first shell command of the spec's own script, else each scenario's own
+    /// (`seq 1 N`, `ls`), said before the run starts.
+    #[serde(default)]
+    pub scenario_tool: Option<String>,
     /// Turns played: the script's prompted turns in order, again and again (the script is
     /// unrolled so when the spec is read); default: each prompted turn once. At most 1000.
     #[serde(default)]

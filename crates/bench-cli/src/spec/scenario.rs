@@ -16,6 +16,13 @@
 //! The three short ones type their keys for `typing_lag` during the first turn (a
 //! scenario's turns are not the spec's, whose `typing_turn` may name one they lack) and
 //! measure one checkpoint, after the last turn.
+//!
+//! A scenario's tool calls run the spec's own tool ([`tool_of`]: `[session]
+//! scenario_tool`, else the first shell command of its script), so that a spec whose turns
+//! work, its agent running that command without asking, works for the scenarios too:
+//! qwen-code and Copilot, asked to run `seq` where their specs' turns ran `ls`, stopped
+//! every long session at turn 1 to ask. Only `big-output`'s three big results need
+//! commands of their own; [`Scenario::own_calls`] says which before a run starts.
 
 use super::overrides::Override;
 use std::fmt;
@@ -74,19 +81,79 @@ impl fmt::Display for Scenario {
     }
 }
 
+/// The shell command a scenario's tool calls run for `spec`: `[session] scenario_tool`,
+/// else the first shell command of the spec's own script (`None`: the scenarios' own).
+pub fn tool_of(spec: &super::Spec) -> Option<String> {
+    if let Some(tool) = spec.session.as_ref().and_then(|s| s.scenario_tool.clone()) {
+        return Some(tool);
+    }
+    let compiled = spec.model.as_ref()?.compiled.as_ref()?;
+    compiled
+        .turns
+        .iter()
+        .find_map(|turn| first_shell(&turn.reply))
+}
+
+/// The command a call of the scenario's own `own` runs given the spec's `tool`: `own`
+/// when the tool is the same program (`scenario_tool = "seq"` lets the long session
+/// keep its `seq 1 N` and the variety of its outputs), else the tool as written.
+fn command_for(own: &str, tool: Option<&str>) -> String {
+    let program = |command: &str| command.split_whitespace().next().map(str::to_owned);
+    match tool {
+        Some(tool) if program(tool) != program(own) => tool.to_owned(),
+        _ => own.to_owned(),
+    }
+}
+
+fn first_shell(reply: &bench_model::script::Reply) -> Option<String> {
+    use bench_model::script::{Reply, ToolCall};
+    match reply {
+        Reply::Tools { calls, then } => calls
+            .iter()
+            .find_map(|call| match call {
+                ToolCall::Shell(command) => Some(command.clone()),
+                _ => None,
+            })
+            .or_else(|| first_shell(then)),
+        _ => None,
+    }
+}
+
 impl Scenario {
-    /// The scenario's overrides, in order.
+    /// The scenario's overrides with its own tool calls, in order.
     pub fn overrides(self) -> Vec<Override> {
+        self.overrides_with(None)
+    }
+
+    /// What the scenario asks the agent to run that is not `tool` (the spec's, see
+    /// [`tool_of`]), for a line before the run: an agent with approvals on stops there.
+    pub fn own_calls(self, tool: Option<&str>) -> Option<String> {
+        match (self, tool) {
+            (Scenario::LongSession, None) => Some("`seq 1 N` (50 to 500 lines)".to_owned()),
+            (Scenario::Paste | Scenario::Idle, None) => Some("`ls`".to_owned()),
+            (Scenario::BigOutput, _) => {
+                let [hundred_kb, _, long_line] = big_output_commands();
+                Some(format!(
+                    "`{hundred_kb}`, the same with `head -c {}` and `{long_line}`",
+                    1024 * 1024
+                ))
+            }
+            _ => None,
+        }
+    }
+
+    /// The scenario's overrides, in order, its tool calls running `tool` where given.
+    pub fn overrides_with(self, tool: Option<&str>) -> Vec<Override> {
         let pairs = match self {
             Scenario::LongSession => vec![
-                ("model.script".to_owned(), long_session_script()),
+                ("model.script".to_owned(), long_session_script(tool)),
                 ("session.turns".to_owned(), LONG_SESSION_TURNS.to_string()),
                 ("session.warmup_turns".to_owned(), "1".to_owned()),
                 ("session.checkpoint_every".to_owned(), "10".to_owned()),
             ],
-            Scenario::BigOutput => short(&big_output_turns()),
+            Scenario::BigOutput => short(&big_output_turns(tool)),
             Scenario::Paste => {
-                let mut pairs = short(&paste_turns());
+                let mut pairs = short(&paste_turns(tool));
                 pairs.push((
                     "session.pastes".to_owned(),
                     format!("{PASTE_BYTES:?}").replace(' ', ""),
@@ -94,7 +161,7 @@ impl Scenario {
                 pairs
             }
             Scenario::Idle => {
-                let mut pairs = short(&idle_turns());
+                let mut pairs = short(&idle_turns(tool));
                 pairs.push(("session.idle".to_owned(), "\"30s\"".to_owned()));
                 pairs
             }
@@ -173,11 +240,16 @@ fn big_output_commands() -> [String; 3] {
     ]
 }
 
-/// The warm-up tool call, then the three big outputs.
-fn big_output_turns() -> Vec<String> {
+/// The warm-up tool call (`tool`, else `ls`), then the three big outputs.
+fn big_output_turns(tool: Option<&str>) -> Vec<String> {
     let [hundred_kb, one_mb, long_line] = big_output_commands();
     vec![
-        turn(1, "list the files", Some("ls"), "Those are the files."),
+        turn(
+            1,
+            "list the files",
+            Some(&command_for("ls", tool)),
+            "Those are the files.",
+        ),
         turn(
             2,
             "show the last 100 KB of the log",
@@ -201,10 +273,15 @@ fn big_output_turns() -> Vec<String> {
 
 /// A short conversation with a tool call before the pastes: three turns, so that
 /// `session_growth` has the two after the warm-up it needs.
-fn paste_turns() -> Vec<String> {
+fn paste_turns(tool: Option<&str>) -> Vec<String> {
     vec![
         turn(1, "say hello", None, "Hello! What shall we look at?"),
-        turn(2, "list the files", Some("ls"), "Those are the files."),
+        turn(
+            2,
+            "list the files",
+            Some(&command_for("ls", tool)),
+            "Those are the files.",
+        ),
         turn(
             3,
             "wait for my paste",
@@ -215,27 +292,36 @@ fn paste_turns() -> Vec<String> {
 }
 
 /// Three turns before the idle window: a greeting, a tool call and a longer reply.
-fn idle_turns() -> Vec<String> {
+fn idle_turns(tool: Option<&str>) -> Vec<String> {
     let story =
         "The agent read the files, ran the tests and summed up what it found in them. ".repeat(4);
     vec![
         turn(1, "say hello", None, "Hello! What shall we do today?"),
-        turn(2, "list the files", Some("ls"), "Those are the files."),
+        turn(
+            2,
+            "list the files",
+            Some(&command_for("ls", tool)),
+            "Those are the files.",
+        ),
         turn(3, "tell me what you did", None, story.trim_end()),
     ]
 }
 
 /// The long session's script as an inline TOML table: ten turns, each a shell tool call
 /// whose output is 50 to 500 lines of numbers and a reply of about 30 to 165 words after it.
-/// The physics is the demo's (the spec's `[model] physics` still applies on top).
-fn long_session_script() -> String {
+/// The physics is the demo's (the spec's `[model] physics` still applies on top). With
+/// a `tool` of another program, every call runs it instead (its output's size is then the
+/// tool's).
+fn long_session_script(tool: Option<&str>) -> String {
     let turns: Vec<String> = (1..=LONG_SESSION_VARIETY)
         .map(|k| {
             let lines = 50 * (1 + (k * 7) % LONG_SESSION_VARIETY);
             let words = 30 + (k * 37) % 136;
+            let command = command_for(&format!("seq 1 {lines}"), tool);
             format!(
                 "{{ prompt = \"step {k}: run the command and sum up what it printed\", \
-                 shell = \"seq 1 {lines}\", then = {{ text = \"{}\" }} }}",
+                 shell = {}, then = {{ text = \"{}\" }} }}",
+                toml_string(&command),
                 reply(k, lines, words)
             )
         })
@@ -329,6 +415,62 @@ mod tests {
         assert_eq!(sizes[1].0, 1024 * 1024);
         assert!(sizes[0].1 > 1000 && sizes[1].1 > 10_000, "{sizes:?}");
         assert_eq!(sizes[2], (100 * 1024, 0));
+    }
+
+    /// The commands of the shell calls of the script `with(scenario)` reads for `spec`.
+    fn calls(spec_text: &str, scenario: Scenario) -> Vec<String> {
+        let own = super::super::parse_with(spec_text, "x.toml", &[]).unwrap();
+        let tool = tool_of(&own);
+        let spec = super::super::parse_with(
+            spec_text,
+            "x.toml",
+            &scenario.overrides_with(tool.as_deref()),
+        )
+        .unwrap_or_else(|error| panic!("{error}"));
+        let compiled = spec.model.unwrap().compiled.unwrap();
+        compiled
+            .turns
+            .iter()
+            .filter_map(|turn| first_shell(&turn.reply))
+            .collect()
+    }
+
+    #[test]
+    fn a_scenario_calls_the_tool_the_specs_own_script_calls() {
+        let with_ls = "name = \"x\"\n[measure]\ncommand = [\"agent\"]\n[model]\n\
+                       dialect = \"anthropic\"\n[[model.script.turns]]\nprompt = \"list\"\n\
+                       shell = \"ls -1\"\nthen = \"Listed.\"\n";
+        let long = calls(with_ls, Scenario::LongSession);
+        assert_eq!(long.len(), 100);
+        assert!(long.iter().all(|command| command == "ls -1"), "{long:?}");
+        // The same program as the scenario's own `ls`: its own arguments.
+        assert_eq!(calls(with_ls, Scenario::Paste), ["ls"]);
+        assert_eq!(calls(with_ls, Scenario::Idle), ["ls"]);
+        // big-output's big results are its own; its warm-up is the spec's program.
+        let big = calls(with_ls, Scenario::BigOutput);
+        assert_eq!(big[0], "ls");
+        assert!(big[1].starts_with("yes "), "{big:?}");
+        assert_eq!(
+            Scenario::BigOutput
+                .own_calls(Some("ls -1"))
+                .map(|c| c.contains("yes ")),
+            Some(true)
+        );
+        assert_eq!(Scenario::LongSession.own_calls(Some("ls -1")), None);
+        // A [session] key naming the scenario's own program keeps its arguments.
+        let seq = format!("{with_ls}[session]\nscenario_tool = \"seq\"\n");
+        let long = calls(&seq, Scenario::LongSession);
+        assert!(long.iter().all(|c| c.starts_with("seq 1 ")), "{long:?}");
+        assert_eq!(calls(&seq, Scenario::Paste), ["seq"]);
+        // A spec without a tool turn: the scenario's own calls, said before it starts.
+        let text = "name = \"x\"\n[measure]\ncommand = [\"agent\"]\n[model]\n\
+                    dialect = \"anthropic\"\n[[model.script.turns]]\nprompt = \"hi\"\n\
+                    text = \"Hello.\"\n";
+        assert!(calls(text, Scenario::LongSession)[0].starts_with("seq 1 "));
+        assert_eq!(
+            Scenario::LongSession.own_calls(None).as_deref(),
+            Some("`seq 1 N` (50 to 500 lines)")
+        );
     }
 
     #[test]

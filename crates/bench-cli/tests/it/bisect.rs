@@ -101,3 +101,31 @@ fn bisect_names_the_commit_that_made_starts_slower() {
     );
     assert!(!dir.path().join("again").exists());
 }
+
+#[test]
+fn bisect_between_a_slow_good_end_and_a_fast_bad_end_names_no_build() {
+    // The planted regression's ends swapped: the slow commit is given as good, a later
+    // commit that undoes it as bad. The bad end is better: nothing regressed.
+    let (dir, spec) = demo();
+    let source = spec.parent().unwrap().join("source");
+    commit_steps(&source, 3, 3, 1500);
+    git(&source, &["revert", "--no-edit", "HEAD"]);
+    let out = run(clibench()
+        .arg("bisect")
+        .arg(&spec)
+        .args(["--good", "HEAD~1", "--bad", "HEAD", "--metric", "cold"])
+        .args(["--trials", "2", "--max-trials", "4"])
+        .arg("--repository")
+        .arg(&source)
+        .arg("--out")
+        .arg(dir.path().join("bisect"))
+        .arg("--history")
+        .arg(dir.path().join("history.sqlite")));
+    assert_eq!(out.code, Some(1), "{}\n{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.starts_with("the bad end is better: cold -"),
+        "{}",
+        out.stdout
+    );
+    assert!(!out.stdout.contains("first bad"), "{}", out.stdout);
+}

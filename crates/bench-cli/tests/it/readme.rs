@@ -953,3 +953,24 @@ fn the_readme_sample_of_compare_is_what_compare_prints() {
         "README's sample is not what compare prints now"
     );
 }
+
+#[test]
+fn the_readme_names_every_agent_spec_in_examples() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let lead = "has specs for the agents people run (";
+    let start = readme.find(lead).expect("the README lists the agent specs") + lead.len();
+    let listed: Vec<String> = readme[start..start + readme[start..].find(')').unwrap()]
+        .split(',')
+        .map(|name| name.trim().to_owned())
+        .collect();
+    let mut specs: Vec<String> = std::fs::read_dir(root.join("examples/agents"))
+        .unwrap()
+        .filter_map(|entry| {
+            let name = entry.unwrap().file_name().into_string().unwrap();
+            name.strip_suffix(".toml").map(str::to_owned)
+        })
+        .collect();
+    specs.sort();
+    assert_eq!(listed, specs);
+}

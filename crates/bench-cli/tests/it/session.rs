@@ -140,6 +140,22 @@ fn a_session_measures_every_turn_and_the_known_leak() {
     assert!(journal.contains("/m/<token>/v1/messages"), "{journal}");
 }
 
+#[test]
+fn every_key_is_its_own_write_for_an_agent_that_takes_a_burst_for_a_paste() {
+    // The fixture inserts a read of several bytes as text, DELs too, as Continue's cn does:
+    // four Backspaces written at once left the probe word on the prompt and every turn
+    // failed "waiting for the erased key to leave the prompt".
+    let dir = tempfile::tempdir().unwrap();
+    let spec = spec(dir.path(), "FIXTURE_BURST_AS_TEXT = \"1\"", "idle = \"1s\"");
+    let out = dir.path().join("out");
+    let result = session_run(&spec, &out);
+    assert_eq!(result.code, Some(0), "{}", result.stderr);
+    let result = ResultFile::load(&out.join("result.json")).unwrap();
+    assert_eq!(result.side.sessions[0].turns.len(), 4);
+    assert!(value(&result, Metric::Turn) > 0.0);
+    assert_eq!(result.side.sessions[0].turns[1].typing_lag_seconds.len(), 5);
+}
+
 /// The staircase's per-instance PSS and the kind of instance it recorded.
 fn staircase_pss(session: bool) -> (f64, bench_core::detail::StaircaseInstance) {
     let dir = tempfile::tempdir().unwrap();
@@ -205,6 +221,7 @@ fn a_long_session_cycles_the_script_and_measures_each_planted_slope() {
     let out = dir.path().join("out");
     let result = session_run(&spec, &out);
     assert_eq!(result.code, Some(0), "{}", result.stderr);
+    let stderr = result.stderr;
     let result = ResultFile::load(&out.join("result.json")).unwrap();
     let run = &result.side.sessions[0];
     assert_eq!(run.turns.len(), 9);
@@ -236,6 +253,9 @@ fn a_long_session_cycles_the_script_and_measures_each_planted_slope() {
     assert!(value(&result, Metric::StreamBytes) > 1.0);
     let report = fs::read_to_string(out.join("report.md")).unwrap();
     assert!(report.contains("**Session slopes**"), "{report}");
+    // Without a terminal the session told its turns in lines (the last one's count stays
+    // up during the idle window after it).
+    assert!(stderr.contains("session trial 0: turn 9 of 9"), "{stderr}");
 }
 
 #[test]
@@ -252,6 +272,33 @@ fn an_agent_that_never_answers_ends_in_the_turn_timeout() {
         "{error}"
     );
     assert!(out.join("logs/model-session-0.jsonl").is_file());
+}
+
+#[test]
+fn a_turn_the_agent_stops_on_a_question_fails_by_the_question() {
+    // The fixture asks before its tool call; a tip at start-up is no dialog.
+    let dir = tempfile::tempdir().unwrap();
+    let spec = spec(
+        dir.path(),
+        "FIXTURE_ASK = \"1\"\nFIXTURE_TIP = \"1\"",
+        "turn_timeout = \"120s\"",
+    );
+    let out = dir.path().join("out");
+    let result = session_run(&spec, &out);
+    assert_ne!(result.code, Some(0));
+    let result = ResultFile::load(&out.join("result.json")).unwrap();
+    let error = result.side.metrics[&Metric::Turn][0].error.clone().unwrap();
+    // Not the turn's timeout: the question, and where approvals are set.
+    assert!(
+        error.starts_with(
+            "turn 1: the agent stopped to ask its user (permission prompt: \"Allow execution of: 'ls'?\")"
+        ),
+        "{error}"
+    );
+    assert!(error.contains("Letting the agent work"), "{error}");
+    // The screen it stopped on is kept, and --show-screen would print it.
+    let screen = fs::read_to_string(out.join("logs/screen-at-failure-0-session.txt")).unwrap();
+    assert!(screen.contains("1. Yes, allow once"), "{screen}");
 }
 
 #[test]

@@ -383,9 +383,11 @@ fn the_full_example_in_the_docs_parses() {
 }
 
 /// The agents users run, one spec each under `examples/agents/`.
-const AGENTS: [(&str, &str); 7] = [
+const AGENTS: [(&str, &str); 9] = [
     ("claude-code", "@anthropic-ai/claude-code"),
     ("codex", "@openai/codex"),
+    ("continue-cli", "@continuedev/cli"),
+    ("copilot-cli", "@github/copilot"),
     ("gemini-cli", "@google/gemini-cli"),
     ("kilocode", "@kilocode/cli"),
     ("opencode", "opencode-ai"),
@@ -491,15 +493,22 @@ fn agent_home_files_are_valid_json_and_toml() {
                     assert!(rule.get("commandPrefix").is_none(), "{text}");
                     shell_allowed.push(name);
                 }
+            } else if file.path.ends_with(".yaml") {
+                // Continue's config: the URL in a double-quoted (JSON) string is YAML's too.
+                assert!(
+                    text.contains(r#"apiBase: "http://127.0.0.1:9/m/a\"b/v1/""#),
+                    "{name} {}: {text}",
+                    file.path
+                );
             } else {
-                panic!("{name}: {} is neither JSON nor TOML", file.path);
+                panic!("{name}: {} is neither JSON, TOML nor YAML", file.path);
             }
             checked += 1;
         }
     }
     assert_eq!(
-        checked, 10,
-        "claude 2, codex 2, gemini 2, kilo 1, opencode 1, pi 1, qwen 1"
+        checked, 12,
+        "claude 2, codex 2, continue 1, copilot 1, gemini 2, kilo 1, opencode 1, pi 1, qwen 1"
     );
     assert_eq!(shell_allowed, ["claude-code", "gemini-cli"]);
 }

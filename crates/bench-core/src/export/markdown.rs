@@ -65,7 +65,7 @@ fn metric_table(out: &mut String, report: &Report) {
             let cells = match &stats.summary {
                 Some(s) => [
                     unit.format(s.median),
-                    format!("{} ± {}", unit.format(s.mean), unit.format(s.std_dev)),
+                    mean_sd(unit, s),
                     unit.format(s.min),
                     unit.format(s.max),
                     unit.format(s.p95),
@@ -96,6 +96,9 @@ fn report_notes(out: &mut String, report: &Report) {
         );
     }
     if let Some(note) = report.staircase_note() {
+        let _ = writeln!(out, "\n{note}");
+    }
+    if let Some(note) = report.slope_note() {
         let _ = writeln!(out, "\n{note}");
     }
     if !report.session_slopes.is_empty() {
@@ -535,14 +538,27 @@ fn failures(out: &mut String, sides: &[SideFailures<'_>]) {
     for (prefix, failure) in lines {
         let _ = match failure {
             Failure::Run(error) => writeln!(out, "- {prefix}run: {}", code(error)),
-            Failure::Sample(sample) => writeln!(
+            Failure::Samples(group) => writeln!(
                 out,
-                "- {prefix}`{}` trial {}: {}",
-                sample.metric,
-                sample.trial,
-                code(&sample.error)
+                "- {prefix}{} trial {}: {}",
+                group.metric_list(|m| format!("`{m}`")),
+                group.trial,
+                code(group.error)
             ),
         };
+    }
+}
+
+/// A Mean ± SD cell: `1.2 s ± 30 ms`, or `1.2 s (1 trial)` for a single value, whose
+/// spread is unknown ("± 0" read as a measured zero).
+fn mean_sd(unit: crate::units::Unit, summary: &crate::stats::Summary) -> String {
+    match summary.n {
+        1 => format!("{} (1 trial)", unit.format(summary.mean)),
+        _ => format!(
+            "{} ± {}",
+            unit.format(summary.mean),
+            unit.format(summary.std_dev)
+        ),
     }
 }
 

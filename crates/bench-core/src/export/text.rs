@@ -263,15 +263,20 @@ fn report_text(report: &Report, columns: usize) -> String {
     if let Some(note) = report.staircase_note() {
         out.push_str(&format!("\n{note}\n"));
     }
+    if let Some(note) = report.slope_note() {
+        out.push_str(&format!("\n{}\n", note.replace('`', "")));
+    }
     if let Some(error) = &report.error {
         out.push_str(&format!("\nrun error: {error}\n"));
     }
     if !report.failures.is_empty() {
         out.push('\n');
-        for failure in &report.failures {
+        for group in super::failures::grouped(&report.failures) {
             out.push_str(&format!(
                 "failed: {} trial {}: {}\n",
-                failure.metric, failure.trial, failure.error
+                group.metric_list(str::to_owned),
+                group.trial,
+                group.error
             ));
         }
     }
@@ -423,10 +428,12 @@ fn problems(out: &mut String, comparison: &Comparison) {
         if let Some(error) = error {
             out.push_str(&format!("\n{side} run error: {error}\n"));
         }
-        for failure in failures {
+        for group in super::failures::grouped(failures) {
             out.push_str(&format!(
                 "{side} failed: {} trial {}: {}\n",
-                failure.metric, failure.trial, failure.error
+                group.metric_list(str::to_owned),
+                group.trial,
+                group.error
             ));
         }
     }
@@ -504,7 +511,15 @@ pub fn regressions(comparison: &Comparison) -> String {
 fn metric_row(phase: String, stats: &MetricStats) -> Vec<String> {
     let unit = stats.unit;
     let numbers = match &stats.summary {
-        Some(s) => [s.median, s.mean, s.std_dev, s.min, s.max].map(|value| unit.format(value)),
+        Some(s) => {
+            let mut cells =
+                [s.median, s.mean, s.std_dev, s.min, s.max].map(|value| unit.format(value));
+            // One value has no spread: "0" under "± sd" read as a measured zero.
+            if s.n == 1 {
+                cells[2] = "1 trial".to_owned();
+            }
+            cells
+        }
         None => std::array::from_fn(|_| "-".to_string()),
     };
     let mut row = vec![phase, stats.metric.to_string()];

@@ -14,8 +14,10 @@ use crate::metric::Phase;
 pub const SCHEMA_VERSION: u32 = 1;
 /// The largest trial number (trials are numbered from 0).
 pub const MAX_TRIAL: u32 = 100;
-/// The longest error message kept, in characters.
-pub const MAX_ERROR_CHARS: usize = 500;
+/// The longest error message kept, in characters: a message and its hint, and the
+/// screen of a 120-column terminal's bottom rows (at 500, a hint was cut mid-word and
+/// the screen lost its input line).
+pub const MAX_ERROR_CHARS: usize = 4000;
 /// The longest process name kept, in characters.
 pub const MAX_NAME_CHARS: usize = 80;
 /// The most processes kept in [`Side::processes`](crate::Side::processes).
@@ -38,7 +40,8 @@ pub const MAX_STARTS: usize = 8;
 /// The most terminal windows kept in one [`TrialRecord`] (a ui trial has one per step).
 pub const MAX_TERMINAL_WINDOWS: usize = 64;
 
-/// Cuts `text` to at most `max` characters, keeping its start (what failed) and its
+/// Cuts `text` to at most `max` characters, keeping its start (what failed: its whole
+/// first line, the message and its hint, when that is at most half of `max`) and its
 /// end joined by ` … `: an error that ends with the target's last screen keeps the
 /// bottom of the screen, where the prompt and the latest output are, not the banner.
 pub(crate) fn truncate_chars(text: String, max: usize) -> String {
@@ -51,7 +54,15 @@ pub(crate) fn truncate_chars(text: String, max: usize) -> String {
     if max <= mark {
         return text.chars().take(max).collect();
     }
-    let head = max / 3;
+    let first_line = text
+        .split('\n')
+        .next()
+        .map_or(0, |line| line.chars().count());
+    let head = if first_line <= max / 2 {
+        first_line.max(max / 3)
+    } else {
+        max / 3
+    };
     let tail = max - head - mark;
     let mut cut: String = text.chars().take(head).collect();
     cut.push_str(MARK);

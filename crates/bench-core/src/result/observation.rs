@@ -12,9 +12,9 @@ pub struct Observation {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "schema", schemars(range(min = 0)))]
     pub value: Option<f64>,
-    /// Why the measurement failed, at most 500 characters.
+    /// Why the measurement failed, at most 4,000 characters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schema", schemars(length(max = 500)))]
+    #[cfg_attr(feature = "schema", schemars(length(max = 4000)))]
     pub error: Option<String>,
 }
 

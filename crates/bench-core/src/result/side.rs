@@ -33,15 +33,15 @@ pub struct Side {
     /// Named durations in seconds: phase wall times, `ui:<step>` times.
     #[serde(default)]
     pub timings: BTreeMap<String, f64>,
-    /// Why the last phase failed as a whole, at most 500 characters.
+    /// Why the last phase failed as a whole, at most 4,000 characters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schema", schemars(length(max = 500)))]
+    #[cfg_attr(feature = "schema", schemars(length(max = 4000)))]
     pub error: Option<String>,
     /// The circumstances of each trial, at most one record per phase and trial.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[cfg_attr(feature = "schema", schemars(length(max = 707)))]
     pub trials: Vec<TrialRecord>,
-    /// Steps that were not run, `<phase>:<trial>` -> why (at most 500 characters each):
+    /// Steps that were not run, `<phase>:<trial>` -> why (at most 4,000 characters each):
     /// "same failure as measure trial 0", "install trial 0 failed". A skipped trial has
     /// no samples; absent when nothing was skipped (files written before this field).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]

@@ -143,12 +143,15 @@ fn rejects_both_or_neither_of_value_and_error() {
 fn rejects_negative_values_long_errors_and_repeated_trials() {
     let negative = parse_error(&with_observation(r#"{"trial":1,"value":-0.5}"#));
     assert_eq!(negative.path(), "side.metrics.cold[1].value");
-    let long = format!(r#"{{"trial":1,"error":"{}"}}"#, "é".repeat(501));
+    let long = format!(
+        r#"{{"trial":1,"error":"{}"}}"#,
+        "é".repeat(MAX_ERROR_CHARS + 1)
+    );
     assert_eq!(
         parse_error(&with_observation(&long)).path(),
         "side.metrics.cold[1].error"
     );
-    let at_limit = format!(r#"{{"trial":1,"error":"{}"}}"#, "é".repeat(500));
+    let at_limit = format!(r#"{{"trial":1,"error":"{}"}}"#, "é".repeat(MAX_ERROR_CHARS));
     assert!(ResultFile::from_json_str(&with_observation(&at_limit)).is_ok());
     let repeated = parse_error(&with_observation(r#"{"trial":0,"value":2.0}"#));
     assert_eq!(
@@ -255,14 +258,22 @@ fn set_processes_keeps_the_largest_and_cuts_names() {
 
 #[test]
 fn a_cut_error_keeps_what_failed_and_the_bottom_of_the_screen() {
-    let screen: String = (1..=40)
-        .map(|row| format!("row {row:02} of the screen\n"))
+    let screen: String = (1..=400)
+        .map(|row| format!("row {row:03} of the screen\n"))
         .collect();
-    let error = format!("turn 3: timed out; last screen:\n{screen}> the prompt");
+    // A message whose hint is longer than a third of the limit keeps all of it.
+    let hint = "allow dialogs (ready_allow_dialog, --allow-dialog) ".repeat(30);
+    let error = format!("turn 3: timed out; {hint}; last screen:\n{screen}> the prompt");
     let cut = truncate_chars(error, MAX_ERROR_CHARS);
     assert_eq!(cut.chars().count(), MAX_ERROR_CHARS);
-    assert!(cut.starts_with("turn 3: timed out; last screen:"), "{cut}");
-    assert!(cut.ends_with("row 40 of the screen\n> the prompt"), "{cut}");
+    assert!(
+        cut.starts_with(&format!("turn 3: timed out; {hint}; last screen:")),
+        "{cut}"
+    );
+    assert!(
+        cut.ends_with("row 400 of the screen\n> the prompt"),
+        "{cut}"
+    );
     assert!(cut.contains(" … "), "{cut}");
     assert_eq!(truncate_chars("short".into(), MAX_ERROR_CHARS), "short");
     assert_eq!(truncate_chars("abcdef".into(), 2), "ab");

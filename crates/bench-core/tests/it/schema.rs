@@ -30,7 +30,7 @@ fn schema_states_the_limits() {
     let schema: serde_json::Value = serde_json::from_str(&json_schema()).unwrap();
     let observation = &schema["$defs"]["Observation"];
     assert_eq!(observation["properties"]["trial"]["maximum"], 100);
-    assert_eq!(observation["properties"]["error"]["maxLength"], 500);
+    assert_eq!(observation["properties"]["error"]["maxLength"], 4000);
     assert_eq!(observation["additionalProperties"], false);
     assert_eq!(
         schema["$defs"]["ProcessMemory"]["properties"]["name"]["maxLength"],

@@ -15,6 +15,9 @@ const PROBE_INTERVAL: Duration = Duration::from_millis(20);
 /// How long probe mode polls the terminal modes while waiting for raw mode.
 const RAW_MODE_POLL: Duration = Duration::from_millis(1);
 
+/// How far apart the probe's Backspaces are pressed once it was seen: a fast typist.
+const PROBE_ERASE_GAP: Duration = Duration::from_millis(20);
+
 /// How long probe mode may take to erase its probe once ready was recorded.
 const PROBE_CLEANUP_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -211,7 +214,10 @@ impl Terminal {
     fn erase_probe(&mut self, tag: &str, typed: usize) -> Result<(), TermError> {
         let origin = visible_probe(&self.screen.text(), tag, typed)
             .and_then(|index| find_text(self.screen.vt(), &probe(tag, index)));
-        self.send_keys(&vec![Key::Backspace; probe_length(tag)])?;
+        // One Backspace a write, as a person erases: a TUI that takes a read of several
+        // bytes for a paste inserts DELs written at once as text.
+        let erase = vec![Key::Backspace; probe_length(tag)];
+        self.press_keys(&erase, PROBE_ERASE_GAP, &mut |_| {})?;
         let started = Instant::now();
         let cleanup_deadline = started + PROBE_CLEANUP_TIMEOUT;
         let mut seen = origin;

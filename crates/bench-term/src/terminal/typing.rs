@@ -1,12 +1,22 @@
 //! Typing into the program: text, keys, and keystroke-to-screen latency.
 
+use super::pump::Pumped;
 use super::spawn::{Terminal, monotonic_now};
 use crate::error::{Stage, TermError};
 use crate::keys::{Key, encode, encode_text};
+use crate::screen::squashed_text;
 use std::time::{Duration, Instant};
 
 /// How long one keystroke sample may take to appear.
 const KEYSTROKE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The most [`Terminal::press_keys`] waits for the program to answer a key before it
+/// presses the next anyway: a key that changes nothing on the screen (Backspace at an
+/// empty prompt) gets no answer.
+const KEY_ANSWER_WAIT: Duration = Duration::from_millis(500);
+
+/// How far apart the keystroke samples' Backspaces are pressed.
+const ERASE_GAP: Duration = Duration::from_millis(20);
 
 /// Letters of the keystroke samples: lowercase, so that no key needs Shift.
 const SAMPLE_LETTERS: &[u8] = b"abcdefghijklmnopqrstuvwxyz";
@@ -89,7 +99,59 @@ impl Terminal {
         self.write_input(&bytes)
     }
 
-    /// Presses `keys` in order, encoded for the keyboard protocol the program chose.
+    /// Presses `keys` as a person does: each one its own write, the next once the
+    /// program wrote something after it and `gap` passed (or, with no answer,
+    /// `gap` and half a second), reading its output meanwhile and calling `watch` with
+    /// the screen's squashed text ([`Terminal::squashed_text`]) at every frame. Returns
+    /// once the program answered the last key in the same way. Keys written at once reach the program in one read,
+    /// and a TUI that takes a read of several bytes for a paste inserts them as text:
+    /// Continue's `cn` put four DELs into its input box instead of erasing four letters.
+    pub fn press_keys(
+        &mut self,
+        keys: &[Key],
+        gap: Duration,
+        watch: &mut dyn FnMut(&str),
+    ) -> Result<(), TermError> {
+        let mut text = String::new();
+        for &key in keys {
+            let pressed = Instant::now();
+            self.send_keys(&[key])?;
+            let (earliest, latest) = (pressed + gap, pressed + gap + KEY_ANSWER_WAIT);
+            loop {
+                let now = Instant::now();
+                let answered = self.last_output_at.is_some_and(|at| at > pressed);
+                let until = if answered { earliest } else { latest };
+                if now >= until {
+                    break;
+                }
+                let pumped = self.pump(until - now, &mut |s| {
+                    squashed_text(s, &mut text);
+                    watch(&text);
+                    false
+                })?;
+                if let Pumped::Eof = pumped {
+                    return Ok(());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// [`Terminal::press_keys`] for the characters of `text`.
+    pub fn type_paced(
+        &mut self,
+        text: &str,
+        gap: Duration,
+        watch: &mut dyn FnMut(&str),
+    ) -> Result<(), TermError> {
+        let keys: Vec<Key> = text.chars().map(Key::Char).collect();
+        self.press_keys(&keys, gap, watch)
+    }
+
+    /// Presses `keys` in order in one write, encoded for the keyboard protocol the
+    /// program chose: the program may read them at once, so this is for one key, or
+    /// keys whose meaning does not depend on being read apart (see
+    /// [`Terminal::press_keys`]).
     pub fn send_keys(&mut self, keys: &[Key]) -> Result<(), TermError> {
         let mut bytes = Vec::new();
         for &key in keys {
@@ -126,7 +188,7 @@ impl Terminal {
                 latencies.push(hit.read_at.saturating_duration_since(started));
                 typed += 1;
             }
-            self.send_keys(&vec![Key::Backspace; typed])?;
+            self.press_keys(&vec![Key::Backspace; typed], ERASE_GAP, &mut |_| {})?;
             self.wait_until(
                 Stage::Keystroke,
                 Instant::now() + KEYSTROKE_TIMEOUT,

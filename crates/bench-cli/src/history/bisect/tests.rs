@@ -60,6 +60,7 @@ impl Comparer for Fake {
 
 fn settings() -> Settings {
     Settings {
+        sought: Sought::Any,
         pairs: 5,
         max_pairs: 20,
         budget: None,
@@ -119,6 +120,7 @@ fn a_middle_is_compared_with_the_good_end_whose_ratio_the_ends_share() {
     // Over build 7 the leaking #11 read ×5.8, short of halfway to the ends' ×54
     // (×7.3): comparing each middle with the last good build named #15.
     let settings = Settings {
+        sought: Sought::Any,
         pairs: 3,
         max_pairs: 12,
         budget: None,
@@ -260,6 +262,7 @@ fn a_comparison_that_held_more_values_than_asked_doubles_from_what_it_held() {
         fuzzy: Some((7, 32)),
     });
     let settings = Settings {
+        sought: Sought::Any,
         pairs: 5,
         max_pairs: 40,
         budget: None,
@@ -417,4 +420,29 @@ fn a_narrated_search_tells_each_comparison_before_and_after() {
 #[test]
 fn a_faster_bad_end_is_bisected_too() {
     assert_names(clean(4, 0.7, 0.05), 9, 4);
+}
+
+#[test]
+fn ends_that_moved_the_other_way_are_not_searched() {
+    // The "bad" end is twice as fast: a regression sought finds none, and names no build.
+    let higher = Settings {
+        sought: Sought::Higher,
+        ..settings()
+    };
+    let found = bisect(8, &higher, &mut clean(5, 0.5, 0.1)).unwrap();
+    assert!(
+        matches!(found.outcome, Outcome::OtherWay { measured } if measured.ratio < 1.0),
+        "{found:?}"
+    );
+    assert_eq!(found.comparisons.len(), 1);
+    // Sought on purpose, the improvement is found where it was planted.
+    let lower = Settings {
+        sought: Sought::Lower,
+        ..settings()
+    };
+    let found = bisect(8, &lower, &mut clean(5, 0.5, 0.1)).unwrap();
+    assert!(
+        matches!(found.outcome, Outcome::FirstBad { index: 5, .. }),
+        "{found:?}"
+    );
 }

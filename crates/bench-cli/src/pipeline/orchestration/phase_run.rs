@@ -65,7 +65,7 @@ impl PhaseRun {
 #[derive(Debug, Default)]
 pub struct PhaseOutcome {
     /// The phase's own error with its whole chain, when it failed before recording its
-    /// observations (the result keeps the first 500 characters).
+    /// observations (the result keeps 4,000 characters of each).
     pub error: Option<String>,
     /// The same error, typed, for a caller that matches on what failed.
     pub failure: Option<PhaseError>,

@@ -8,14 +8,35 @@ use bench_core::Phase;
 
 /// The line of the step being waited on: "[3/12] measure trial 1  2.0 s  (total 9.5 s)".
 pub fn waiting_line(progress: &Progress) -> String {
+    let turns = progress
+        .turns
+        .map_or(String::new(), |count| format!("  {count}"));
     format!(
-        "[{}/{}] {}  {:.1} s  (total {:.1} s)",
+        "[{}/{}] {}  {:.1} s  (total {:.1} s){turns}",
         progress.index + 1,
         progress.total,
         progress.label(),
         progress.step_elapsed.as_secs_f64(),
         progress.run_elapsed.as_secs_f64()
     )
+}
+
+/// Turns between two progress lines of a session when stderr is no terminal (a log,
+/// CI), where the spinner line is not drawn.
+pub const TURNS_PER_LINE: u32 = 10;
+
+/// The line a session's count is told in when stderr is no terminal: one every
+/// [`TURNS_PER_LINE`] turns (`session trial 0: turn 30 of 100, about 3m 10s left`),
+/// `None` for a count already told or between two of them.
+pub fn turns_line(progress: &Progress, told: &mut Option<(usize, u32)>) -> Option<String> {
+    let count = progress.turns?;
+    let at = (progress.index, count.done);
+    let due = count.done.is_multiple_of(TURNS_PER_LINE) || count.done == count.total;
+    if !due || *told == Some(at) {
+        return None;
+    }
+    *told = Some(at);
+    Some(format!("{}: {count}", progress.label()))
 }
 
 /// The lines of finished steps. Skipped trials of one phase for one reason are told in
@@ -90,6 +111,7 @@ mod tests {
             },
             step_elapsed: Duration::from_millis(2_000),
             run_elapsed: Duration::from_millis(9_500),
+            turns: None,
         }
     }
 
@@ -128,5 +150,31 @@ mod tests {
             cleanup_line("ab", &report).as_deref(),
             Some("clibench ab: removed 1 user(s); kept cb2 (--keep-users)")
         );
+    }
+
+    #[test]
+    fn a_session_without_a_terminal_tells_its_turns_every_ten() {
+        use crate::pipeline::out::turns::TurnCount;
+        let mut session = progress(None, 0);
+        session.step.phase = Phase::Session;
+        let mut told = None;
+        let mut lines = Vec::new();
+        for done in 1..=25 {
+            let count = TurnCount::after(done, 25, Duration::from_secs(2 * u64::from(done)));
+            session.turns = Some(count);
+            // Asked every 50 ms: a count is told once.
+            for _ in 0..3 {
+                lines.extend(turns_line(&session, &mut told));
+            }
+        }
+        assert_eq!(
+            lines,
+            [
+                "session trial 0: turn 10 of 25, about 30.0 s left",
+                "session trial 0: turn 20 of 25, about 10.0 s left",
+                "session trial 0: turn 25 of 25",
+            ]
+        );
+        assert!(waiting_line(&session).ends_with("  turn 25 of 25"));
     }
 }

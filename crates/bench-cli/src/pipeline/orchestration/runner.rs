@@ -216,6 +216,7 @@ impl Runner {
                 step,
                 step_elapsed: Duration::ZERO,
                 run_elapsed: started.elapsed(),
+                turns: None,
             };
             let mut steps = Steps {
                 outcome: &mut outcome,

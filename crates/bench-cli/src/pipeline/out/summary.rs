@@ -4,7 +4,7 @@
 
 use crate::pipeline::{Plan, RunOutcome, SpecSource};
 use bench_core::Phase;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// `clibench run: SPEC describes no [ui]; skipping that phase`, when a spec file leaves
 /// phases out.
@@ -120,6 +120,33 @@ fn next_step(clibench: &str, spec: Option<&Path>, out: &Path, failed: bool) -> S
         out.join("result.json").display()
     )
 }
+
+/// The screens failed session turns stopped on, `OUT/logs/screen-at-failure-*.txt` in
+/// name order, each with its path: what `clibench run --show-screen` prints.
+pub fn failure_screens(out: &Path) -> Vec<(PathBuf, String)> {
+    let Ok(entries) = std::fs::read_dir(out.join("logs")) else {
+        return Vec::new();
+    };
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|path| {
+            path.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(FAILURE_SCREEN_PREFIX) && n.ends_with(".txt"))
+        })
+        .collect();
+    paths.sort();
+    paths
+        .into_iter()
+        .filter_map(|path| {
+            let text = bench_core::io::read_input_file(&path, 1 << 20).ok()?;
+            Some((path, text))
+        })
+        .collect()
+}
+
+/// How the file of a failed turn's screen begins: `screen-at-failure-<trial>-session.txt`.
+pub const FAILURE_SCREEN_PREFIX: &str = "screen-at-failure-";
 
 #[cfg(test)]
 mod tests {

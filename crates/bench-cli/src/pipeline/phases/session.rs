@@ -31,6 +31,8 @@
 
 use crate::pipeline::PhaseContext;
 use crate::pipeline::isolation::command;
+use crate::pipeline::out::summary::FAILURE_SCREEN_PREFIX;
+use crate::pipeline::out::turns::{self, TurnCount};
 use crate::pipeline::program::TargetError;
 use crate::pipeline::program::family::Family;
 use crate::pipeline::program::model::{self, TrialModel};
@@ -39,6 +41,7 @@ use crate::pipeline::program::recording::{
 };
 use crate::pipeline::program::sessions::stop_agents;
 use crate::pipeline::program::terminal::{close_quietly, spawn_options};
+use crate::spec::Measure;
 use bench_core::detail::{SessionRun, SessionTurn};
 use bench_core::{Metric, Phase, Sample, Side, error_chain, record};
 use bench_model::{Journal, answer};
@@ -46,6 +49,7 @@ use bench_proc::MemoryRead;
 use bench_term::Terminal;
 use std::time::Duration;
 
+mod approvals;
 pub(crate) mod checkpoint;
 mod paste;
 mod slopes;
@@ -53,6 +57,12 @@ mod turn;
 
 pub(crate) use turn::{TurnSettings, one_turn};
 
+/// Keys clibench types are pressed this far apart, each its own write: a fast typist
+/// (50 keys a second), and no paste. TUIs without bracketed paste take keys closer than
+/// about 8 ms for one (codex's composer does, from 3 keys on): at 5 ms apart, codex made
+/// the Enter after a prompt a newline in its input box instead of sending the prompt. And
+/// keys written at once are one read: Continue's cn inserted four DELs so read as text.
+const PROMPT_KEY_GAP: Duration = Duration::from_millis(20);
 /// How long one echo may take.
 const ECHO_TIMEOUT: Duration = Duration::from_secs(5);
 /// How many of the final text's last tokens make the "final text is visible" needle.
@@ -120,6 +130,25 @@ pub enum TurnError {
     /// The family's CPU time or memory could not be read.
     #[error(transparent)]
     Family(#[from] TargetError),
+    /// The agent stopped to ask its user while the model endpoint had nothing left to
+    /// send.
+    #[error(
+        "turn {turn}: the agent stopped to ask its user ({kind}: {question:?}) while the model \
+         endpoint had nothing left to send; let it work without asking{}: \
+         docs/writing-a-spec.md, \"Letting the agent work\" (`clibench run --show-screen` \
+         prints the screen it stopped on)",
+        approvals.map_or(String::new(), |setting| format!(" ({setting})"))
+    )]
+    Dialog {
+        /// The turn, from 1.
+        turn: u32,
+        /// What kind of question ("permission prompt").
+        kind: &'static str,
+        /// The question, as the screen shows it.
+        question: String,
+        /// The agent's approval setting, when clibench knows it.
+        approvals: Option<&'static str>,
+    },
     /// The journal has no request for the turn.
     #[error("turn {turn}: the model endpoint received no request for it (journal: {last})")]
     NoRequest {
@@ -276,8 +305,12 @@ pub(crate) fn planned(ctx: &PhaseContext) -> Vec<Planned> {
 }
 
 /// `text` without any whitespace: what stays of a reply however the agent wraps it.
+/// Box drawing and block elements go too, as from the screen's squashed text
+/// ([`bench_term::Terminal::squashed_text`]).
 pub(crate) fn squash(text: &str) -> String {
-    text.chars().filter(|c| !c.is_whitespace()).collect()
+    text.chars()
+        .filter(|&c| !c.is_whitespace() && !('\u{2500}'..='\u{259F}').contains(&c))
+        .collect()
 }
 
 fn occurrences(haystack: &str, needle: &str) -> usize {
@@ -339,9 +372,13 @@ fn drive(
         pastes: Vec::new(),
         startup_output: Some(startup),
     };
+    let play = Play::of(ctx, session, measure);
     let failure = play_turns(
-        terminal, journal, family, recording, session, &plans, &mut run,
+        terminal, journal, family, recording, &play, &plans, &mut run,
     );
+    if failure.is_some() {
+        keep_failure_screen(ctx, terminal);
+    }
     // After the turns, so each paste lands in an idle prompt with the session behind it;
     // before the idle window, so what a paste leaves running shows there.
     let pasted = (!session.pastes.is_empty()).then(|| match &failure {
@@ -368,6 +405,16 @@ fn drive(
     side.sessions.push(run);
     side.sessions.sort_by_key(|kept| kept.trial);
     Ok(())
+}
+
+/// Keeps the screen a turn stopped on, for `clibench run --show-screen`: the error of a
+/// question the agent asked is one line, and a wait's error keeps only the end of it when
+/// it is long. Not a measurement: a file not written leaves the error as it is.
+fn keep_failure_screen(ctx: &PhaseContext, terminal: &Terminal) {
+    let name = format!("{FAILURE_SCREEN_PREFIX}{}-session.txt", ctx.trial);
+    if let Ok(path) = ctx.log_path(&name) {
+        let _ = bench_core::io::write_atomic(&path, terminal.screen_text().as_bytes());
+    }
 }
 
 /// Waits for the session command to be ready and settle; what it wrote from spawn until
@@ -405,15 +452,42 @@ fn start_up(
 
 /// Plays every planned turn into `run` (its turns and checkpoints) until one fails;
 /// the failure, if any.
+/// How the turns are played: the spec's `[session]`, the agent's approval setting (for
+/// the error of a turn it stops) and where the count of turns played goes.
+struct Play<'a> {
+    session: &'a crate::spec::Session,
+    approvals: Option<&'static str>,
+    progress: std::path::PathBuf,
+}
+
+impl<'a> Play<'a> {
+    fn of(ctx: &PhaseContext, session: &'a crate::spec::Session, measure: &Measure) -> Play<'a> {
+        let command = session.command.as_ref().unwrap_or(&measure.command);
+        Play {
+            session,
+            approvals: command
+                .first()
+                .and_then(|program| approvals::setting_of(program.raw())),
+            progress: turns::path(&ctx.out, Phase::Session, ctx.trial),
+        }
+    }
+}
+
 fn play_turns(
     terminal: &mut Terminal,
     journal: &Journal,
     family: Family,
     recording: &Recording,
-    session: &crate::spec::Session,
+    play: &Play,
     plans: &[Planned],
     run: &mut SessionRun,
 ) -> Option<TurnError> {
+    let Play {
+        session,
+        approvals,
+        progress,
+    } = play;
+    let started = std::time::Instant::now();
     let typing_turn = match session.typing_turn {
         Some(turn) => turn as usize,
         None => plans
@@ -443,6 +517,7 @@ fn play_turns(
             timeout: session.turn_timeout.0,
             typing_keys: keys,
             memory,
+            approvals: *approvals,
         };
         let measured = one_turn(terminal, journal, family, plan, turn, settings).and_then(
             |(measured, snapshot)| {
@@ -461,6 +536,13 @@ fn play_turns(
             Ok(None) => {}
             Err(error) => return Some(error),
         }
+        // The journal on disk and the count of turns as they go: a run stopped in the
+        // middle of a long session keeps both. Neither is a measurement: a write that
+        // fails is told when the journal is finished, and a count not written is only
+        // a quieter progress line.
+        journal.sync_spill();
+        let count = TurnCount::after(turn, total as u32, started.elapsed());
+        let _ = turns::write(progress, count);
         // What the turns freed (screens read after every frame, request bodies that
         // grow with the conversation) stays resident in the allocator's arenas: trimmed
         // every few turns, clibench's RSS over a 1,000-turn soak is what it holds, not

@@ -309,6 +309,7 @@ impl Instances for PtySessions<'_> {
                 timeout: turn.timeout,
                 typing_keys: None,
                 memory: MemoryRead::Proportional,
+                approvals: None,
             };
             one_turn(
                 &mut instance.terminal,

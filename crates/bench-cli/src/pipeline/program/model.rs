@@ -21,13 +21,12 @@ fn agent_uid(ctx: &PhaseContext) -> u32 {
     }
 }
 
-/// A running trial endpoint; its journal is written when it is finished or dropped.
+/// A running trial endpoint; its journal is at its path from the start, and written
+/// whole when it is finished or dropped.
 #[derive(Debug)]
 pub(crate) struct TrialModel {
     endpoint: Option<Endpoint>,
     journal_path: PathBuf,
-    /// The journal's file, filled as the endpoint runs ([`Journal::spill_to`]).
-    journal_file: Option<AtomicFile>,
 }
 
 impl TrialModel {
@@ -64,10 +63,13 @@ impl TrialModel {
         // it was a few MiB of clibench's that grew with every turn, and then as many
         // again as one string when it was written.
         endpoint.journal().spill_to(spill);
+        // Renamed into place now, still empty: the spill writes through its own handle of
+        // the file, so the journal is at its path as it grows ([`Journal::sync_spill`]),
+        // and a run stopped before the trial finished still has it.
+        journal_file.commit().map_err(journal_error)?;
         Ok(Some(TrialModel {
             endpoint: Some(endpoint),
             journal_path,
-            journal_file: Some(journal_file),
         }))
     }
 
@@ -94,20 +96,15 @@ impl TrialModel {
         };
         let journal = endpoint.journal();
         endpoint.stop();
-        let error = |source| TargetError::ModelJournal {
-            path: self.journal_path.clone(),
-            source,
-        };
-        let Some(file) = self.journal_file.take() else {
-            return Ok(());
-        };
-        journal.finish_spill().map_err(|source| {
-            error(WriteError {
+        journal
+            .finish_spill()
+            .map_err(|source| TargetError::ModelJournal {
                 path: self.journal_path.clone(),
-                source,
+                source: WriteError {
+                    path: self.journal_path.clone(),
+                    source,
+                },
             })
-        })?;
-        file.commit().map_err(error)
     }
 }
 

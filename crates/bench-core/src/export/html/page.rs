@@ -96,12 +96,12 @@ pub(super) fn failures(out: &mut String, sides: &[SideFailures<'_>]) {
     for (prefix, failure) in lines {
         let _ = match failure {
             Failure::Run(error) => writeln!(out, "<li>{prefix}run: {}</li>", escape(error)),
-            Failure::Sample(sample) => writeln!(
+            Failure::Samples(group) => writeln!(
                 out,
-                "<li>{prefix}<code>{}</code> trial {}: {}</li>",
-                sample.metric,
-                sample.trial,
-                escape(&sample.error)
+                "<li>{prefix}{} trial {}: {}</li>",
+                group.metric_list(|m| format!("<code>{m}</code>")),
+                group.trial,
+                escape(group.error)
             ),
         };
     }

@@ -126,7 +126,11 @@ fn summary_table(out: &mut String, metrics: &[MetricStats]) {
             let cells = match &stats.summary {
                 Some(s) => [
                     format(s.median),
-                    format!("{} ± {}", format(s.mean), format(s.std_dev)),
+                    match s.n {
+                        // One value has no spread: "± 0" read as a measured zero.
+                        1 => format!("{} (1 trial)", format(s.mean)),
+                        _ => format!("{} ± {}", format(s.mean), format(s.std_dev)),
+                    },
                     format(s.min),
                     format(s.max),
                 ],

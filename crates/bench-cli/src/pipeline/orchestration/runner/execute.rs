@@ -56,6 +56,7 @@ impl Runner {
         observer: &mut dyn Observer,
     ) -> Result<Option<StepResult>, Error> {
         let label = run_label(run);
+        let turns = crate::pipeline::out::turns::path(&run.out, run.phase, run.trial);
         let mut child = spawn_phase(program, run, log)?;
         let step_started = Instant::now();
         // The wait between two looks at the child ends when it exits (its pidfd becomes
@@ -78,10 +79,12 @@ impl Runner {
             }
             if self.interrupted.load(Ordering::SeqCst) {
                 stop_everything(&mut child, observer);
+                let _ = fs::remove_file(&turns);
                 return Ok(None);
             }
             progress.step_elapsed = step_started.elapsed();
             progress.run_elapsed = started.elapsed();
+            progress.turns = crate::pipeline::out::turns::read(&turns);
             observer.waiting(progress);
             match &pidfd {
                 Some(pidfd) => {
@@ -96,6 +99,9 @@ impl Runner {
                 None => std::thread::sleep(POLL),
             }
         };
+        // The count was for the waiting step's display; the journal and the result say the rest.
+        let _ = fs::remove_file(&turns);
+        progress.turns = None;
         Ok(Some(if status.success() {
             StepResult::Succeeded
         } else {

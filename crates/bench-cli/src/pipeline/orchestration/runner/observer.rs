@@ -21,6 +21,8 @@ pub struct Progress {
     pub step_elapsed: Duration,
     /// Since the run started.
     pub run_elapsed: Duration,
+    /// How far a session step is, when it says ([`crate::pipeline::out::turns`]).
+    pub turns: Option<crate::pipeline::out::turns::TurnCount>,
 }
 
 impl Progress {

@@ -3,7 +3,7 @@
 //! word typed key by key at a person's pace (each key's echo awaited) and erased, then the
 //! family's memory. Never while a reply streams: the turn before it is over.
 
-use super::{ECHO_TIMEOUT, TurnError, squash};
+use super::{ECHO_TIMEOUT, PROMPT_KEY_GAP, TurnError, squash};
 use crate::pipeline::program::family::Family;
 use bench_core::detail::{MAX_CHECKPOINT_KEYS, SessionCheckpoint};
 use bench_term::{Key, Terminal};
@@ -67,7 +67,9 @@ pub(crate) fn measure(
     let origin = terminal.spawned_at();
     let typing_before = terminal.output_counts();
     let typing_from = terminal.elapsed();
-    terminal.type_text(&word[..LEAD]).map_err(TurnError::Type)?;
+    terminal
+        .type_paced(&word[..LEAD], PROMPT_KEY_GAP, &mut |_| {})
+        .map_err(TurnError::Type)?;
     let lead = squash(&word[..LEAD]);
     terminal
         .wait_for_squashed(ECHO_TIMEOUT, &mut |s| s.contains(&lead))
@@ -90,7 +92,11 @@ pub(crate) fn measure(
             .map_err(TurnError::Type)?;
     }
     terminal
-        .send_keys(&vec![Key::Backspace; LEAD + keys])
+        .press_keys(
+            &vec![Key::Backspace; LEAD + keys],
+            PROMPT_KEY_GAP,
+            &mut |_| {},
+        )
         .map_err(TurnError::Type)?;
     terminal
         .wait_for_squashed(ECHO_TIMEOUT, &mut |s| !s.contains(&word))

@@ -3,25 +3,118 @@
 //! streams, each one's echo awaited), a fresh key's echo at the prompt, and the turn's
 //! times read from the model endpoint's journal and put on the terminal's clock.
 
-use super::{ECHO_TIMEOUT, Planned, TurnError, checkpoint, occurrences, squash};
+use super::{ECHO_TIMEOUT, PROMPT_KEY_GAP, Planned, TurnError, checkpoint, occurrences, squash};
 use crate::pipeline::program::family::Family;
 use bench_core::detail::SessionTurn;
 use bench_model::{Journal, Outcome, RequestRecord, conversation::Part};
 use bench_proc::{MemoryRead, Snapshot};
-use bench_term::{Key, Terminal};
+use bench_term::{DialogHit, Key, TermError, Terminal};
 use std::time::{Duration, Instant};
 
-/// Keys of the prompt are typed this far apart: a fast typist (50 keys a second), and no
-/// paste. TUIs without bracketed paste take keys closer than about 8 ms for one (codex's
-/// composer does, from 3 keys on): at 5 ms apart, codex made the Enter after a prompt a
-/// newline in its input box instead of sending the prompt.
-const PROMPT_KEY_GAP: Duration = Duration::from_millis(20);
 /// After the prompt's last key, this long before Enter, as a person pauses: a TUI that took
 /// the keys for a paste anyway (it read them late, together) turns an Enter that follows
 /// within its window (codex: 120 ms) into a newline.
 const ENTER_PAUSE: Duration = Duration::from_millis(150);
 /// Keys during a stream are typed this far apart: a person's pace.
 const TYPING_GAP: Duration = Duration::from_millis(150);
+/// How often a turn's long waits look for a question the agent waits on.
+const DIALOG_LOOK: Duration = Duration::from_millis(500);
+/// How long the model endpoint must have had nothing left to send before a question on
+/// the screen ends the turn: an agent busy with a reply draws its own words, which may ask
+/// anything, and the endpoint is still writing them.
+const DIALOG_QUIET: Duration = Duration::from_secs(2);
+
+/// Whether the agent stopped for its user: a question on its screen
+/// ([`bench_term::find_waiting_dialog`]) while the model endpoint had written every
+/// answer of the turn in full and received nothing new for [`DIALOG_QUIET`]. qwen-code
+/// asking "Allow execution of: 'seq'?" waited out the whole 90 s `turn_timeout`.
+struct Stall<'a> {
+    journal: &'a Journal,
+    requests_before: usize,
+    /// The turn's requests, the tokens written of their answers, and whether one of
+    /// them is still being answered.
+    state: (usize, u64, bool),
+    since: Instant,
+}
+
+impl<'a> Stall<'a> {
+    fn new(journal: &'a Journal, requests_before: usize) -> Stall<'a> {
+        Stall {
+            journal,
+            requests_before,
+            state: Self::read(journal, requests_before),
+            since: Instant::now(),
+        }
+    }
+
+    fn read(journal: &Journal, requests_before: usize) -> (usize, u64, bool) {
+        let records = journal.requests_from(requests_before);
+        let (mut tokens, mut open) = (0, false);
+        for record in records
+            .iter()
+            .filter(|r| matches!(r.outcome, Outcome::Turn { .. }))
+        {
+            let written = journal.answer_written(record.number);
+            tokens += written.tokens;
+            open |= !written.last;
+        }
+        (records.len(), tokens, open)
+    }
+
+    /// The question the agent waits on, if it stopped for its user.
+    fn question(&mut self, terminal: &Terminal) -> Option<DialogHit> {
+        let state = Self::read(self.journal, self.requests_before);
+        if state != self.state {
+            self.state = state;
+            self.since = Instant::now();
+            return None;
+        }
+        if state.2 || self.since.elapsed() < DIALOG_QUIET {
+            return None;
+        }
+        bench_term::find_waiting_dialog(&terminal.screen_text())
+    }
+}
+
+/// Runs `wait` for at most `limit` in slices of [`DIALOG_LOOK`], looking between them
+/// whether the agent stopped for its user; its timeout counts from the first slice.
+fn guarded<T>(
+    terminal: &mut Terminal,
+    stall: &mut Stall,
+    clock: &TurnClock,
+    limit: Duration,
+    waiting_for: &'static str,
+    wait: &mut dyn FnMut(&mut Terminal, Duration) -> Result<T, TermError>,
+) -> Result<T, TurnError> {
+    let started = Instant::now();
+    let deadline = started + limit;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let slice = left.min(DIALOG_LOOK);
+        match wait(terminal, slice) {
+            Err(TermError::Timeout { .. }) if slice < left => {
+                if let Some(hit) = stall.question(terminal) {
+                    return Err(TurnError::Dialog {
+                        turn: clock.turn,
+                        kind: hit.name,
+                        question: hit.line,
+                        approvals: clock.approvals,
+                    });
+                }
+            }
+            Err(TermError::Timeout { stage, screen, .. }) => {
+                let waited = started.elapsed();
+                let error = TermError::Timeout {
+                    stage,
+                    waited,
+                    screen,
+                };
+                return Err(clock.waited(waiting_for)(error));
+            }
+            other => return other.map_err(clock.waited(waiting_for)),
+        }
+    }
+}
 
 /// Whether a line below the last one holding `last_word` (squashed) matches `done`: the
 /// agent's "turn over" mark drawn after this reply, not an earlier turn's.
@@ -163,14 +256,17 @@ struct TurnClock {
     turn: u32,
     timeout: Duration,
     deadline: Instant,
+    /// The agent's approval setting, for the error of a turn it stopped.
+    approvals: Option<&'static str>,
 }
 
 impl TurnClock {
-    fn start(turn: u32, timeout: Duration) -> TurnClock {
+    fn start(turn: u32, timeout: Duration, approvals: Option<&'static str>) -> TurnClock {
         TurnClock {
             turn,
             timeout,
             deadline: Instant::now() + timeout,
+            approvals,
         }
     }
 
@@ -203,6 +299,9 @@ pub(crate) struct TurnSettings {
     /// The family's PSS after the turn, or its RSS alone (see
     /// [`bench_core::detail::SessionRun::pss_every`]).
     pub(crate) memory: MemoryRead,
+    /// The agent's approval setting ([`super::approvals::setting_of`]), named when the
+    /// turn stops on a question.
+    pub(crate) approvals: Option<&'static str>,
 }
 
 /// Types `plan`'s prompt, presses Enter and waits until the reply's final text is shown
@@ -220,9 +319,11 @@ pub(crate) fn one_turn(
         timeout,
         typing_keys,
         memory,
+        approvals,
     } = settings;
-    let clock = TurnClock::start(turn, timeout);
+    let clock = TurnClock::start(turn, timeout, approvals);
     let requests_before = journal.request_count();
+    let mut stall = Stall::new(journal, requests_before);
     type_prompt(terminal, &plan.prompt)?;
     let mut watch = Watch::new(terminal.spawned_at(), &terminal.squashed_text(), plan);
     let cpu_before = family.cpu_seconds()?;
@@ -230,21 +331,31 @@ pub(crate) fn one_turn(
     let enter = terminal.elapsed().as_secs_f64();
     terminal.send_keys(&[Key::Enter]).map_err(TurnError::Type)?;
     let mut sent = ReplySent::new(journal, requests_before, plan);
-    let lags = wait_for_reply(terminal, &mut watch, &mut sent, plan, typing_keys, &clock)?;
+    let mut reply = Reply {
+        watch: &mut watch,
+        sent: &mut sent,
+        stall: &mut stall,
+    };
+    let lags = wait_for_reply(terminal, &mut reply, plan, typing_keys, &clock)?;
     // The prompt takes input again when a fresh key typed now is echoed.
     let probe = terminal.fresh_word(4, 4);
     terminal.type_text(&probe).map_err(TurnError::Type)?;
-    let ready = terminal
-        .wait_for_squashed(clock.remaining().min(ECHO_TIMEOUT), &mut |s| {
-            s.contains(&probe)
-        })
-        .map_err(clock.waited("waiting for the prompt to echo a key after the reply"))?;
+    let ready = guarded(
+        terminal,
+        &mut stall,
+        &clock,
+        clock.remaining().min(ECHO_TIMEOUT),
+        "waiting for the prompt to echo a key after the reply",
+        &mut |terminal, slice| terminal.wait_for_squashed(slice, &mut |s| s.contains(&probe)),
+    )?;
     // The CPU and the memory from one walk of the family: on a host of 100 processes a
     // walk of the trial user's is most of what clibench spends on a turn but the screen.
     let (snapshot, cpu_after) = family.snapshot_with_cpu(memory)?;
     let output = terminal.output_counts().since(&output_before);
+    // The probe word itself is one write: it must show whole to be told from the screen's
+    // own text, and letters read together are inserted as typed, paste or not.
     terminal
-        .send_keys(&[Key::Backspace; 4])
+        .press_keys(&[Key::Backspace; 4], PROMPT_KEY_GAP, &mut |_| {})
         .map_err(TurnError::Type)?;
     terminal
         .wait_for_squashed(clock.remaining().min(ECHO_TIMEOUT), &mut |s| {
@@ -294,35 +405,58 @@ fn type_prompt(terminal: &mut Terminal, prompt: &str) -> Result<(), TurnError> {
         .map_err(TurnError::Type)
 }
 
+/// What a turn watches while it waits for its reply.
+struct Reply<'r, 'j> {
+    watch: &'r mut Watch,
+    sent: &'r mut ReplySent<'j>,
+    stall: &'r mut Stall<'j>,
+}
+
 /// After Enter: waits until the reply's final text is shown (and `turn_done` below it),
-/// typing `typing_keys` keys while it streams; returns those keys' echo lags.
+/// typing `typing_keys` keys while it streams; returns those keys' echo lags. A question
+/// the agent stops on ends the wait (see [`Stall`]).
 fn wait_for_reply(
     terminal: &mut Terminal,
-    watch: &mut Watch,
-    sent: &mut ReplySent,
+    reply: &mut Reply,
     plan: &Planned,
     typing_keys: Option<usize>,
     clock: &TurnClock,
 ) -> Result<Vec<f64>, TurnError> {
     let mut lags = Vec::new();
+    let Reply { watch, sent, stall } = reply;
     if let Some(keys) = typing_keys.filter(|&k| k > 0) {
-        watch_reply(terminal, watch, sent, clock.remaining(), |w| {
-            w.first_seen.is_some()
-        })
-        .map_err(clock.waited("waiting for the reply's first text, to type while it streams"))?;
+        guarded(
+            terminal,
+            stall,
+            clock,
+            clock.remaining(),
+            "waiting for the reply's first text, to type while it streams",
+            &mut |terminal, slice| {
+                watch_reply(terminal, watch, sent, slice, |w| w.first_seen.is_some())
+            },
+        )?;
         lags = type_during_stream(terminal, watch, keys, || clock.remaining())
             .map_err(clock.waited("typing while the reply streams"))?;
     }
-    watch_reply(terminal, watch, sent, clock.remaining(), |w| {
-        w.last_seen.is_some()
-    })
-    .map_err(clock.waited("waiting for the reply's final text"))?;
+    guarded(
+        terminal,
+        stall,
+        clock,
+        clock.remaining(),
+        "waiting for the reply's final text",
+        &mut |terminal, slice| watch_reply(terminal, watch, sent, slice, |w| w.last_seen.is_some()),
+    )?;
     if let Some(done) = &plan.done {
-        terminal
-            .wait_for_screen(clock.remaining(), &mut |s| {
-                done_below_reply(s, &plan.last_word, done)
-            })
-            .map_err(clock.waited("waiting for [session] turn_done below the reply"))?;
+        guarded(
+            terminal,
+            stall,
+            clock,
+            clock.remaining(),
+            "waiting for [session] turn_done below the reply",
+            &mut |terminal, slice| {
+                terminal.wait_for_screen(slice, &mut |s| done_below_reply(s, &plan.last_word, done))
+            },
+        )?;
     }
     Ok(lags)
 }
@@ -462,7 +596,7 @@ fn type_during_stream(
 ) -> Result<Vec<f64>, bench_term::TermError> {
     const LEAD: usize = 3;
     let word = terminal.fresh_word(LEAD + keys, LEAD);
-    terminal.type_text(&word[..LEAD])?;
+    terminal.type_paced(&word[..LEAD], PROMPT_KEY_GAP, &mut |s| watch.observe(s))?;
     terminal.wait_for_squashed(remaining().min(ECHO_TIMEOUT), &mut |s| {
         watch.observe(s);
         s.contains(&word[..LEAD])
@@ -483,7 +617,8 @@ fn type_during_stream(
             watch.observe(s)
         })?;
     }
-    terminal.send_keys(&vec![Key::Backspace; LEAD + keys])?;
+    let erase = vec![Key::Backspace; LEAD + keys];
+    terminal.press_keys(&erase, PROMPT_KEY_GAP, &mut |s| watch.observe(s))?;
     // Gone means the whole word is gone: its 3-letter lead alone turns up by chance in a
     // long reply squashed of its spaces (about one reply in ten of the demo's 180 words),
     // and waiting for that to vanish failed the turn.
