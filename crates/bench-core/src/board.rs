@@ -65,10 +65,7 @@ pub const GROUPS: [(&str, &[Metric]); 5] = [
             Metric::IdleCpu,
         ],
     ),
-    (
-        "Over time",
-        &[Metric::SessionGrowth, Metric::LagGrowth],
-    ),
+    ("Over time", &[Metric::SessionGrowth, Metric::LagGrowth]),
 ];
 
 /// One target of a board, as given to [`Board::new`].
@@ -507,7 +504,11 @@ mod tests {
         let mut rng = SplitMix64::new(7);
         let boards = 400;
         let ranked = (0..boards)
-            .filter(|_| equal_board(&mut rng, 3).rows().any(|row| row.winner.is_some()))
+            .filter(|_| {
+                equal_board(&mut rng, 3)
+                    .rows()
+                    .any(|row| row.winner.is_some())
+            })
             .count();
         // Holm keeps the chance of any ranking on a board of equals at ALPHA; the
         // practical threshold makes it smaller still.
@@ -566,8 +567,7 @@ mod tests {
     #[test]
     fn a_row_no_target_has_is_left_out_and_the_version_is_the_first_line() {
         let mut a = side(&[(Metric::Cold, &[1.0, 1.1])]);
-        a.runtime
-            .insert("installed".into(), "0.73.1\nextra".into());
+        a.runtime.insert("installed".into(), "0.73.1\nextra".into());
         let board = Board::new(&[Entry::new("a", &a)], Vec::new());
         assert_eq!(board.rows().count(), 1);
         assert_eq!(board.columns[0].version.as_deref(), Some("0.73.1"));
