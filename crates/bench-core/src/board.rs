@@ -222,9 +222,19 @@ fn version_of(side: &Side) -> Option<String> {
 
 /// A row's cells before ranking (each a tie), its best; `None` when no target has a value.
 fn unranked_row(entries: &[Entry<'_>], metric: Metric) -> Option<Row> {
-    let cells: Vec<Option<Cell>> = entries
+    let values: Vec<Vec<f64>> = entries
         .iter()
-        .map(|entry| cell(&entry.side.values(metric)))
+        .map(|entry| {
+            let mut values = entry.side.values(metric);
+            values.retain(|v| v.is_finite());
+            values
+        })
+        .collect();
+    // One scale for the whole row, so that its cells and their ratios compare alike.
+    let geometric = values.iter().flatten().all(|&v| v > 0.0);
+    let cells: Vec<Option<Cell>> = values
+        .into_iter()
+        .map(|values| cell(values, geometric))
         .collect();
     if cells.iter().all(Option::is_none) {
         return None;
@@ -251,13 +261,11 @@ fn unranked_row(entries: &[Entry<'_>], metric: Metric) -> Option<Row> {
     })
 }
 
-/// The mean and interval of `values` (finite ones only); `None` without any.
-fn cell(values: &[f64]) -> Option<Cell> {
-    let values: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
+/// The mean and interval of `values` (finite ones), geometric or not; `None` without any.
+fn cell(values: Vec<f64>, geometric: bool) -> Option<Cell> {
     if values.is_empty() {
         return None;
     }
-    let geometric = values.iter().all(|&v| v > 0.0);
     let scaled: Vec<f64> = if geometric {
         values.iter().map(|v| v.ln()).collect()
     } else {
