@@ -2,8 +2,8 @@
 //! plain settings before anything reaches a library crate.
 
 mod ab;
-mod board;
 mod bisect;
+mod board;
 mod calibrate;
 mod cleanup;
 mod compare;

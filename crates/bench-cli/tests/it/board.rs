@@ -27,7 +27,12 @@ fn a_board_of_the_demo_against_itself_interleaves_and_ranks_nothing() {
     let result = run(clibench()
         .arg("board")
         .args(&specs)
-        .args(["--phases", "prepare,install,measure,session", "--trials", "2"])
+        .args([
+            "--phases",
+            "prepare,install,measure,session",
+            "--trials",
+            "2",
+        ])
         .arg("--out")
         .arg(&out));
     assert_eq!(result.code, Some(0), "stderr: {}", result.stderr);
@@ -41,13 +46,26 @@ fn a_board_of_the_demo_against_itself_interleaves_and_ranks_nothing() {
         result.stderr
     );
     // Progress per target and trial.
-    assert!(result.stderr.contains("agent-b: session trial 1: ok"), "{}", result.stderr);
+    assert!(
+        result.stderr.contains("agent-b: session trial 1: ok"),
+        "{}",
+        result.stderr
+    );
     let markdown = std::fs::read_to_string(out.join("board.md")).unwrap();
     assert_eq!(result.stdout.trim_end(), markdown.trim_end());
-    let header = markdown.lines().find(|line| line.starts_with("| metric")).unwrap();
-    assert!(header.contains("`agent-a`") && header.contains("`agent-b`"), "{header}");
+    let header = markdown
+        .lines()
+        .find(|line| line.starts_with("| metric"))
+        .unwrap();
+    assert!(
+        header.contains("`agent-a`") && header.contains("`agent-b`"),
+        "{header}"
+    );
     for metric in ["cold", "pss", "turn", "typing_lag"] {
-        assert!(markdown.contains(&format!("| `{metric}` |")), "{metric}: {markdown}");
+        assert!(
+            markdown.contains(&format!("| `{metric}` |")),
+            "{metric}: {markdown}"
+        );
     }
     // An agent against itself: no row has a winner.
     let board: serde_json::Value =
@@ -95,8 +113,17 @@ fn a_board_of_two_specs_of_one_name_is_refused_before_anything_runs() {
     let dir = tempfile::tempdir().unwrap();
     let [spec, _] = two_demos(dir.path());
     let out = dir.path().join("board");
-    let result = run(clibench().arg("board").arg(&spec).arg(&spec).arg("--out").arg(&out));
+    let result = run(clibench()
+        .arg("board")
+        .arg(&spec)
+        .arg(&spec)
+        .arg("--out")
+        .arg(&out));
     assert_eq!(result.code, Some(2), "{}", result.stderr);
-    assert!(result.stderr.contains("two specs are named `agent-a`"), "{}", result.stderr);
+    assert!(
+        result.stderr.contains("two specs are named `agent-a`"),
+        "{}",
+        result.stderr
+    );
     assert!(!out.exists());
 }

@@ -385,12 +385,16 @@ pub fn differences(specs: &[PathBuf]) -> Result<Vec<Difference>, BoardError> {
     Ok(every_key
         .into_iter()
         .filter_map(|key| {
-            let values: Vec<Option<String>> = flat.iter().map(|keys| keys.get(key).cloned()).collect();
+            let values: Vec<Option<String>> =
+                flat.iter().map(|keys| keys.get(key).cloned()).collect();
             let first = &values[0];
-            values.iter().any(|value| value != first).then(|| Difference {
-                key: key.clone(),
-                values,
-            })
+            values
+                .iter()
+                .any(|value| value != first)
+                .then(|| Difference {
+                    key: key.clone(),
+                    values,
+                })
         })
         .collect())
 }
@@ -461,13 +465,17 @@ mod tests {
             .iter()
             .position(|(_, step)| step.phase == Phase::Measure)
             .unwrap();
-        assert!(order[..first_trial]
-            .iter()
-            .all(|(_, step)| matches!(step.phase, Phase::Prepare | Phase::Install)));
+        assert!(
+            order[..first_trial]
+                .iter()
+                .all(|(_, step)| matches!(step.phase, Phase::Prepare | Phase::Install))
+        );
         assert_eq!(order[first_trial..].len(), 3 * 3 * 2 + 3);
-        assert!(order[order.len() - 3..]
-            .iter()
-            .all(|(_, step)| step.phase == Phase::Staircase));
+        assert!(
+            order[order.len() - 3..]
+                .iter()
+                .all(|(_, step)| step.phase == Phase::Staircase)
+        );
     }
 
     #[test]

@@ -6,6 +6,9 @@ use super::frame::{Axis, Frame, Y_LABEL_AREA, decimal_labels, nice_top};
 use super::{ChartError, PALETTE, failed};
 use plotters::prelude::*;
 
+/// A bar: a target's mean over its row's best, and its interval likewise.
+pub type RatioBar = (f64, Option<(f64, f64)>);
+
 /// One metric of a board's bar chart.
 #[derive(Debug, Clone)]
 pub struct RatioGroup {
@@ -13,7 +16,7 @@ pub struct RatioGroup {
     pub label: String,
     /// Per target: its mean over the row's best and its interval likewise, `None` where
     /// the target has no value.
-    pub bars: Vec<Option<(f64, Option<(f64, f64)>)>>,
+    pub bars: Vec<Option<RatioBar>>,
 }
 
 /// Bars of ratios to the best: a filled `<rect>` per bar and a `<polyline>` per interval,
