@@ -33,6 +33,8 @@ fn a_board_of_the_demo_against_itself_interleaves_and_ranks_nothing() {
             "--trials",
             "2",
         ])
+        .arg("--history")
+        .arg(dir.path().join("history.sqlite"))
         .arg("--out")
         .arg(&out));
     assert_eq!(result.code, Some(0), "stderr: {}", result.stderr);
@@ -104,6 +106,12 @@ fn a_board_of_the_demo_against_itself_interleaves_and_ranks_nothing() {
         assert!(started(1, phase, 0) <= started(1, phase, 1), "{phase}");
         assert!(started(1, phase, 1) <= started(0, phase, 1), "{phase}");
     }
+    // Both targets' results went into the store, as a run's do.
+    assert!(
+        result.stderr.contains("clibench: history ") && result.stderr.contains("2 result(s) added"),
+        "{}",
+        result.stderr
+    );
     let html = std::fs::read_to_string(out.join("board.html")).unwrap();
     assert!(html.contains("id=\"chart-board-turns\""), "{html:.300}");
 }

@@ -360,8 +360,20 @@ const IDENTITY: [&str; 8] = [
     "origin",
 ];
 
+/// The `[install]` keys that name the package, its program and its checks: they differ
+/// between any two agents as their names do.
+const INSTALL_IDENTITY: [&str; 7] = [
+    "install.command",
+    "install.executable",
+    "install.files",
+    "install.version_command",
+    "install.version_contains",
+    "install.inventory",
+    "install.inventory_file",
+];
+
 /// The spec keys (dotted, arrays as one value) whose values differ between the specs,
-/// less [`IDENTITY`]'s, each with every spec's value as TOML.
+/// less [`IDENTITY`]'s and [`INSTALL_IDENTITY`]'s, each with every spec's value as TOML.
 pub fn differences(specs: &[PathBuf]) -> Result<Vec<Difference>, BoardError> {
     let mut flat: Vec<BTreeMap<String, String>> = Vec::new();
     for spec in specs {
@@ -379,6 +391,7 @@ pub fn differences(specs: &[PathBuf]) -> Result<Vec<Difference>, BoardError> {
                 flatten(key, value, &mut keys);
             }
         }
+        keys.retain(|key, _| !INSTALL_IDENTITY.contains(&key.as_str()));
         flat.push(keys);
     }
     let every_key: BTreeSet<&String> = flat.iter().flat_map(BTreeMap::keys).collect();
