@@ -20,7 +20,8 @@ use std::process::ExitCode;
 #[command(after_help = "\
 Examples:
   clibench board examples/agents/pi.toml examples/agents/claude-code.toml \\
-      examples/agents/codex.toml --phases prepare,install,measure,session --trials 3
+      examples/agents/codex.toml --phases prepare,install,measure,session \\
+      --trials 3
 
 Every target is prepared and installed first, each in its own clean home,
 then their trials run round-robin (trial k of every target before trial k+1
