@@ -33,6 +33,7 @@
 //! - [`text`]: target and file text made [inert](text::inert) before it reaches a terminal.
 #![warn(missing_docs)]
 
+pub mod board;
 pub mod busy;
 pub mod compare;
 pub mod detail;

@@ -3,6 +3,7 @@
 
 mod ab;
 mod bisect;
+mod board;
 mod calibrate;
 mod cleanup;
 mod compare;
@@ -89,6 +90,9 @@ enum Command {
     /// Benchmark two variants of one spec (base and head) with interleaved trials, then
     /// compare them.
     Ab(ab::Args),
+    /// Benchmark N agent CLIs side by side: their trials round-robin, then one table
+    /// with a column per agent, each row's best marked where the trials allow it.
+    Board(board::Args),
     /// Merge result files of the same target and build (shards run on several machines).
     Merge(merge::Args),
     /// A scripted model endpoint on 127.0.0.1 that speaks the agents' APIs (Anthropic,
@@ -127,6 +131,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Report(args) => report::run(args),
         Command::Compare(args) => compare::run(args),
         Command::Ab(args) => ab::run(args),
+        Command::Board(args) => board::run(args),
         Command::Merge(args) => merge::run(args),
         Command::Model(args) => model::run(args),
         Command::Bisect(args) => bisect::run(args),

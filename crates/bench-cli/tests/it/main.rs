@@ -3,6 +3,7 @@
 
 mod ab;
 mod bisect;
+mod board;
 mod calibrate;
 mod compare;
 mod demo_chat;

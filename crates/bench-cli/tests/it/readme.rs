@@ -257,6 +257,10 @@ fn cases() -> Vec<(&'static str, Case)> {
             Skip(NETWORK),
         ),
         (
+            "clibench board examples/agents/pi.toml examples/agents/claude-code.toml examples/agents/codex.toml --phases prepare,install,measure,session --trials 3",
+            Skip(NETWORK),
+        ),
+        (
             "clibench ab spec.toml --base source.commit=BASE_SHA --head source.commit=HEAD_SHA --fail-on-regression",
             Skip(PLACEHOLDER),
         ),

@@ -11,9 +11,11 @@ use crate::units::{format_bytes, format_seconds};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+mod board;
 mod frame;
 mod turns;
 
+pub use board::{RatioGroup, ratio_bars};
 use frame::{
     AXIS_TEXT, Axis, ByteScale, FONT, Frame, Y_LABEL_AREA, axis_extent, decimal_labels,
     integer_label, nice_top, short_label,

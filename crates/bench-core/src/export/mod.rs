@@ -20,6 +20,7 @@
 //!   report.md and the HTML page show.
 
 pub mod bmf;
+pub mod board;
 mod cells;
 #[cfg(feature = "html")]
 pub mod charts;

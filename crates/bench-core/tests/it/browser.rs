@@ -6,7 +6,7 @@
 //! Without Chromium the tests skip with a message on stderr; under CI (`CI=true`)
 //! a missing Chromium is a failure, since CI installs it.
 
-use crate::html::{HOSTILE, TRIALS, demo_like};
+use crate::html::{HOSTILE, TRIALS, demo_like, session_like};
 use bench_core::export::html;
 use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
@@ -304,5 +304,80 @@ fn the_report_fetches_nothing_while_a_page_that_does_is_caught() {
     assert!(
         requests.iter().any(|r| r.contains("clibench.invalid")),
         "the canary saw {requests:?}"
+    );
+}
+
+#[test]
+fn the_board_draws_a_chart_per_row_group_and_every_targets_turns_in_chromium() {
+    let Some(chromium) = chromium() else {
+        bench_core::skip_test!(
+            "chromium is not installed; board.html was not tested in a browser (apt-get install chromium)"
+        );
+    };
+    use bench_core::board::{Board, Entry};
+    let light = session_like();
+    // The same agent, twice as slow to start and twice as heavy.
+    let mut heavy = session_like();
+    for (metric, samples) in heavy.side.metrics.iter_mut() {
+        if matches!(metric, bench_core::Metric::Cold | bench_core::Metric::Pss) {
+            for sample in samples {
+                sample.value = sample.value.map(|v| v * 2.0);
+            }
+        }
+    }
+    let board = Board::new(
+        &[
+            Entry::new("light", &light.side),
+            Entry::new(HOSTILE, &heavy.side),
+        ],
+        Vec::new(),
+    );
+    let page = html::board(&board, &[&light.side, &heavy.side]);
+    let folder = tempfile::tempdir().unwrap();
+    let policy = page
+        .lines()
+        .find(|line| line.contains("Content-Security-Policy"))
+        .expect("the page has a policy");
+    let probed = page
+        .replace(policy, "")
+        .replace("</body>", &format!("{PROBE}</body>"));
+    let path = folder.path().join("board.html");
+    std::fs::write(&path, probed).unwrap();
+    let canary = Canary::start();
+    let probe = probe_of(&dump_dom(&chromium, &path, &canary));
+    assert_eq!(
+        probe["loaders"],
+        serde_json::json!([]),
+        "elements that load"
+    );
+    assert_eq!(probe["scripts"], 1, "a script other than the probe ran");
+    let figures = probe["figures"].as_object().unwrap();
+    // Start-up and memory have rows; each is one bar per target per metric.
+    for (group, metrics) in [("chart-board-1", 2), ("chart-board-2", 2)] {
+        let figure = &figures[group];
+        assert!(
+            figure["width"].as_f64().unwrap() > 300.0,
+            "{group}: {figure}"
+        );
+        assert!(
+            figure["rects"].as_u64().unwrap() >= 2 * metrics,
+            "{group}: {figure}"
+        );
+        assert!(
+            figure["texts"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|t| t == "times the best"),
+            "{group}: {figure}"
+        );
+    }
+    let turns = &figures["chart-board-turns"];
+    assert_eq!(turns["polylines"], 2, "one line per target: {turns}");
+    assert!(turns["circles"].as_u64().unwrap() >= 6, "{turns}");
+    assert!(
+        canary.page_requests().is_empty(),
+        "{:?}",
+        canary.page_requests()
     );
 }

@@ -426,7 +426,7 @@ fn who_holds_the_memory_names_roles_and_command_lines() {
 
 /// The demo-like result with a session of two trials × three turns, turn 2 with a tool
 /// call, memory growing 1 MiB per turn, and a hostile dialect name.
-fn session_like() -> ResultFile {
+pub fn session_like() -> ResultFile {
     let mut result = demo_like();
     let side = &mut result.side;
     for trial in 0..2u32 {

@@ -10,6 +10,7 @@
 
 pub mod ab;
 pub mod auto_trials;
+pub mod board;
 pub(crate) mod caches_linux;
 pub mod circumstances;
 pub(crate) mod invocation;

@@ -8,6 +8,7 @@
 //! names, screens, errors, facts) is HTML-escaped: the measured program is not
 //! trusted.
 
+mod board;
 mod checkpoints;
 mod comparison;
 mod page;
@@ -15,6 +16,7 @@ mod report;
 mod screens;
 mod session;
 
+pub use board::board;
 pub use comparison::comparison;
 pub use page::{escape, page};
 pub use report::report;

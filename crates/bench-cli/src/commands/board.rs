@@ -1,0 +1,175 @@
+//! `clibench board`: N agent CLIs side by side on one machine, their trials round-robin,
+//! then the table that says which is lighter, faster to start and smoother at work, with
+//! intervals, and ties said as ties.
+//!
+//! Exit codes: 0 when the board was written; 1 when a step failed (the board is still
+//! written from what ran); 2 for bad input; 130 interrupted.
+
+use super::drive::{drive, say_added};
+use crate::exit::{FAILURE, input_if, settings_error};
+use crate::pipeline::PlanSettings;
+use crate::pipeline::orchestration::board::{BoardRun, BoardSettings, COLS, ROWS};
+use crate::pipeline::out::history_add;
+use crate::settings::{parse_phases, with_scenario};
+use crate::spec::{Override, Scenario};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Flags of `clibench board`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "\
+Examples:
+  clibench board examples/agents/pi.toml examples/agents/claude-code.toml \\
+      examples/agents/codex.toml --phases prepare,install,measure,session \\
+      --trials 3
+
+Every target is prepared and installed first, each in its own clean home,
+then their trials run round-robin (trial k of every target before trial k+1
+of any, the order rotating each round), all in the same terminal size, then
+each staircase. OUT/<name>/ holds each target's run as `clibench run` writes
+it; OUT/board.md, board.html and board.json the table.")]
+pub struct Args {
+    /// The targets' specs (TOML), at least two; each is named by its file name.
+    #[arg(required = true, num_args = 2.., value_name = "SPEC")]
+    specs: Vec<PathBuf>,
+    /// Output folder: board-schedule.json, one folder per target, board.md, board.html,
+    /// board.json. [default: clibench-out/board-<unix time>]
+    #[arg(long, value_name = "DIR")]
+    // The angle brackets are for --help, which shows this text as written.
+    #[allow(rustdoc::invalid_html_tags)]
+    out: Option<PathBuf>,
+    /// Trials per target of the measure, runtime, ui and session phases (at most 101).
+    #[arg(long, default_value_t = 3, value_name = "N", value_parser = super::trial_count)]
+    trials: u32,
+    /// Phases to run, comma-separated [default: every phase each spec describes].
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    phases: Option<Vec<String>>,
+    /// A workload shipped with clibench run on every target (see `clibench run
+    /// --scenario`).
+    #[arg(long, value_name = "NAME")]
+    scenario: Option<Scenario>,
+    /// Override a spec key on every target (KEY=VALUE, as `clibench run --set`).
+    /// Repeatable.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    overrides: Vec<Override>,
+    /// Also add every target's result to this history store (an SQLite file, created
+    /// when missing, or a `postgres://` URL; see `clibench history`).
+    #[arg(long, value_name = "PATH|URL", value_parser = crate::settings::store)]
+    history: Option<PathBuf>,
+    /// Keep the trial users and homes after the run.
+    #[arg(long)]
+    keep_users: bool,
+}
+
+/// Runs `clibench board`.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let history = args.history.clone();
+    let board = board(args)?;
+    say!("{}", plan_line(&board));
+    let out = board.out().to_path_buf();
+    let Some(outcome) = drive("board", |execution| board.runner(execution), &out)? else {
+        return Ok(ExitCode::from(130));
+    };
+    let written = board
+        .write_board()
+        .map_err(|error| input_if(error.is_input(), error))?;
+    if let Some(store) = &history {
+        let results: Vec<PathBuf> = board
+            .results()
+            .into_iter()
+            .filter(|path| path.exists())
+            .collect();
+        say_added(history_add::add_after_run(store, &results))?;
+    }
+    out!("{}", written.markdown);
+    say!(
+        "clibench board: wrote {} (and board.md, board.json) in {}",
+        out.join("board.html").display(),
+        out.display()
+    );
+    Ok(if outcome.failed.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        for &(target, step) in &outcome.failed {
+            say!(
+                "clibench board: {}: {} failed (its log is in {})",
+                board.names[target],
+                step.label(),
+                board.plans[target].out.join("logs").display()
+            );
+        }
+        ExitCode::from(FAILURE)
+    })
+}
+
+/// What will run, said before it starts: the targets and how many steps of each phase.
+fn plan_line(board: &BoardRun) -> String {
+    let steps: Vec<String> = board
+        .steps_by_phase()
+        .into_iter()
+        .map(|(phase, count)| format!("{count} {phase}"))
+        .collect();
+    format!(
+        "clibench board: {} targets ({}), {} trials each, round-robin in a {COLS}x{ROWS} terminal: {} steps ({})",
+        board.names.len(),
+        board.names.join(", "),
+        board.settings.plan.trials,
+        board.order.len(),
+        steps.join(", ")
+    )
+}
+
+fn board(args: Args) -> anyhow::Result<BoardRun> {
+    let phases = args
+        .phases
+        .as_deref()
+        .map(parse_phases)
+        .transpose()
+        .map_err(settings_error)?;
+    for spec in &args.specs {
+        super::drive::spec_source(Some(spec))?;
+    }
+    let out = args.out.unwrap_or_else(default_out);
+    let settings = BoardSettings {
+        specs: args.specs,
+        out,
+        plan: PlanSettings {
+            trials: args.trials,
+            phases,
+            keep_users: args.keep_users,
+            overrides: with_scenario(args.scenario, args.overrides),
+            ..PlanSettings::default()
+        },
+    };
+    BoardRun::new(settings).map_err(|error| input_if(error.is_input(), error))
+}
+
+fn default_out() -> PathBuf {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|elapsed| elapsed.as_secs())
+        .unwrap_or_default();
+    PathBuf::from("clibench-out").join(format!("board-{now}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(extra: &[&str]) -> Args {
+        crate::commands::test_args::parse("board", extra)
+    }
+
+    #[test]
+    fn an_unknown_phase_is_an_input_error() {
+        let error = board(args(&["a.toml", "b.toml", "--phases", "mesure"])).unwrap_err();
+        assert!(error.is::<crate::exit::InputError>());
+    }
+
+    #[test]
+    fn a_missing_spec_is_an_input_error_naming_it() {
+        let error = board(args(&["/nonexistent/a.toml", "/nonexistent/b.toml"])).unwrap_err();
+        assert!(error.is::<crate::exit::InputError>());
+        assert!(error.to_string().contains("/nonexistent/a.toml"), "{error}");
+    }
+}

@@ -1,0 +1,191 @@
+//! `board.html`: the board's table, a bar chart per row group (each target's mean as a
+//! multiple of the row's best) and every target's turn latency per turn on one chart.
+
+use super::page::{escape, figure, legend, page};
+use crate::board::{Board, Group};
+use crate::export::board::{mean_text, standing_text};
+use crate::export::charts::{self, RatioGroup, TurnLine};
+use crate::result::Side;
+use std::fmt::Write;
+
+/// The whole page; `sides[i]` is column `i`'s result (for its per-turn latencies).
+pub fn board(board: &Board, sides: &[&Side]) -> String {
+    let names: Vec<String> = board
+        .columns
+        .iter()
+        .map(|column| match &column.version {
+            Some(version) => format!("{} {version}", column.name),
+            None => column.name.clone(),
+        })
+        .collect();
+    let mut body = String::from("<h1>Board</h1>\n");
+    legend(&mut body, &names);
+    table(&mut body, board, &names);
+    for (index, group) in board.groups.iter().enumerate() {
+        group_chart(&mut body, index, group);
+    }
+    turn_chart(&mut body, sides, &names);
+    differences(&mut body, board);
+    page("clibench board", &body)
+}
+
+fn table(out: &mut String, board: &Board, names: &[String]) {
+    out.push_str("<table class=\"board\">\n<thead><tr><th>metric</th>");
+    for name in names {
+        let _ = write!(out, "<th>{}</th>", escape(name));
+    }
+    out.push_str("</tr></thead>\n<tbody>\n");
+    for group in board.groups.iter().filter(|group| !group.rows.is_empty()) {
+        let _ = writeln!(
+            out,
+            "<tr class=\"phase\"><th colspan=\"{}\">{}</th></tr>",
+            names.len() + 1,
+            escape(&group.title)
+        );
+        for row in &group.rows {
+            let _ = write!(out, "<tr><td><code>{}</code></td>", row.metric.name());
+            for (index, cell) in row.cells.iter().enumerate() {
+                let Some(cell) = cell else {
+                    out.push_str("<td>–</td>");
+                    continue;
+                };
+                let standing = standing_text(row.metric, cell, row.best == Some(index));
+                let class = if row.winner == Some(index) {
+                    " class=\"improved\""
+                } else {
+                    ""
+                };
+                let _ = write!(
+                    out,
+                    "<td{class}>{} <strong>{}</strong></td>",
+                    escape(&mean_text(row.metric, cell)),
+                    escape(&standing)
+                );
+            }
+            out.push_str("</tr>\n");
+        }
+    }
+    out.push_str("</tbody>\n</table>\n");
+    let _ = writeln!(
+        out,
+        "<p class=\"note\">Each cell: the geometric mean over trials and its 95% interval. \
+         A target is ranked behind the best only when the test tells them apart after \
+         Holm's adjustment over the whole board (family-wise level {}) and beyond the \
+         metric's practical threshold; otherwise it is a tie.</p>",
+        board.alpha
+    );
+}
+
+/// The group's rows whose cells are all geometric, as multiples of the row's best.
+fn group_chart(out: &mut String, index: usize, group: &Group) {
+    let groups: Vec<RatioGroup> = group
+        .rows
+        .iter()
+        .filter_map(|row| {
+            let best = row.cells[row.best?].as_ref()?;
+            if !best.geometric || best.mean <= 0.0 {
+                return None;
+            }
+            let bars = row
+                .cells
+                .iter()
+                .map(|cell| {
+                    let cell = cell.as_ref().filter(|cell| cell.geometric)?;
+                    let scale = |v: f64| v / best.mean;
+                    Some((
+                        scale(cell.mean),
+                        cell.interval.map(|(low, high)| (scale(low), scale(high))),
+                    ))
+                })
+                .collect();
+            Some(RatioGroup {
+                label: row.metric.name().to_owned(),
+                bars,
+            })
+        })
+        .collect();
+    if groups.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "<h2>{}</h2>", escape(&group.title));
+    figure(
+        out,
+        &format!("chart-board-{index}"),
+        &format!("{}: each target's mean over the row's best", group.title),
+        charts::ratio_bars(&groups),
+        "Each bar: a target's geometric mean as a multiple of the best in its row \
+         (1 is the best); the line is its 95% interval.",
+    );
+}
+
+/// Every target's median turn latency per turn over its trials, one line each.
+fn turn_chart(out: &mut String, sides: &[&Side], names: &[String]) {
+    let lines: Vec<TurnLine> = sides
+        .iter()
+        .map(|side| {
+            let mut by_turn: std::collections::BTreeMap<u32, Vec<f64>> = Default::default();
+            for run in &side.sessions {
+                for turn in &run.turns {
+                    by_turn
+                        .entry(turn.turn)
+                        .or_default()
+                        .push(turn.turn_seconds);
+                }
+            }
+            let points = by_turn
+                .into_iter()
+                .filter_map(|(turn, mut values)| {
+                    values.retain(|v| v.is_finite());
+                    values.sort_by(f64::total_cmp);
+                    (!values.is_empty()).then(|| (turn, crate::stats::median_of_sorted(&values)))
+                })
+                .collect();
+            TurnLine { points, fit: None }
+        })
+        .collect();
+    if lines.iter().all(|line| line.points.is_empty()) {
+        return;
+    }
+    out.push_str("<h2>Over time: turn latency per turn</h2>\n");
+    legend(out, names);
+    figure(
+        out,
+        "chart-board-turns",
+        "turn latency per turn, one line per target",
+        charts::seconds_per_turn(&lines, "turn"),
+        "Each line: a target's median over its trials of the time from Enter until the \
+         turn's reply is shown and the prompt takes input.",
+    );
+}
+
+fn differences(out: &mut String, board: &Board) {
+    out.push_str("<h2>What differs between the specs</h2>\n");
+    if board.differences.is_empty() {
+        out.push_str(
+            "<p class=\"none\">Nothing: every spec sets the same keys to the same values.</p>\n",
+        );
+        return;
+    }
+    out.push_str("<ul class=\"differences\">\n");
+    for difference in &board.differences {
+        let values: Vec<String> = board
+            .columns
+            .iter()
+            .zip(&difference.values)
+            .map(|(column, value)| {
+                format!(
+                    "{}: <code>{}</code>",
+                    escape(&column.name),
+                    escape(value.as_deref().unwrap_or("(not set)"))
+                )
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "<li><code>{}</code>: {}</li>",
+            escape(&difference.key),
+            values.join("; ")
+        );
+    }
+    out.push_str("</ul>\n");
+}
