@@ -137,7 +137,9 @@ fn board(args: Args) -> anyhow::Result<BoardRun> {
             trials: args.trials,
             phases,
             keep_users: args.keep_users,
-            overrides: with_scenario(args.scenario, args.overrides),
+            // The scenario's own tool calls for every target, whatever each spec's
+            // script runs: the same work for all is what makes the board fair.
+            overrides: with_scenario(args.scenario, None, args.overrides),
             ..PlanSettings::default()
         },
     };
