@@ -10,6 +10,7 @@ pub mod folder;
 pub mod history_add;
 pub mod report;
 pub mod run;
+pub mod screens;
 pub mod state;
 pub mod summary;
 pub mod turns;

@@ -2,6 +2,7 @@
 //! spec does not describe, each failure that made later steps skip, how the run ended,
 //! where its files are and what to do next. Text only; the binary prints it.
 
+use super::screens::FAILURE_SCREEN_PREFIX;
 use crate::pipeline::{Plan, RunOutcome, SpecSource};
 use bench_core::Phase;
 use std::path::{Path, PathBuf};
@@ -144,9 +145,6 @@ pub fn failure_screens(out: &Path) -> Vec<(PathBuf, String)> {
         })
         .collect()
 }
-
-/// How the file of a failed turn's screen begins: `screen-at-failure-<trial>-session.txt`.
-pub const FAILURE_SCREEN_PREFIX: &str = "screen-at-failure-";
 
 #[cfg(test)]
 mod tests {

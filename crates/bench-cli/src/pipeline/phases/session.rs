@@ -31,7 +31,7 @@
 
 use crate::pipeline::PhaseContext;
 use crate::pipeline::isolation::command;
-use crate::pipeline::out::summary::FAILURE_SCREEN_PREFIX;
+use crate::pipeline::out::screens::FAILURE_SCREEN_PREFIX;
 use crate::pipeline::out::turns::{self, TurnCount};
 use crate::pipeline::program::TargetError;
 use crate::pipeline::program::family::Family;
