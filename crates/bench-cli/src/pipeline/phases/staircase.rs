@@ -156,7 +156,7 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), StaircaseError> {
                     source,
                 }
             })?;
-            crate::standalone::staircase::record_report(side, trial, &report, kind);
+            bench_proc::staircase::record_report(side, trial, &report, kind);
         }
         Err(error) => {
             let message = error_chain(&error);
