@@ -6,7 +6,7 @@
 //! written from what ran); 2 for bad input; 130 interrupted.
 
 use super::drive::{drive_telling, say_added};
-use crate::exit::{FAILURE, input_if, settings_error};
+use crate::exit::{FAILURE, input_chain_if, input_if};
 use crate::pipeline::StepResult;
 use crate::pipeline::orchestration::board::{BoardRun, COLS, ROWS};
 use crate::pipeline::orchestration::board_estimate::Estimator;
@@ -26,7 +26,7 @@ Examples:
       --trials 3
   clibench board --board examples/agents/board.toml --budget 30m
   clibench board --board examples/agents/board.toml \\
-      --model-script examples/model/list-then-hello.toml
+      --model-script my-turns.toml
 
 Every target is prepared and installed first, each in its own clean home,
 then their trials run round-robin (trial k of every target before trial k+1
@@ -195,7 +195,8 @@ fn board(args: Args) -> anyhow::Result<BoardRun> {
         overrides: args.overrides,
         keep_users: args.keep_users,
     };
-    let settings = board_settings(request).map_err(settings_error)?;
+    let settings =
+        board_settings(request).map_err(|error| input_chain_if(error.is_input(), error))?;
     for spec in &settings.specs {
         super::drive::spec_source(Some(spec))?;
     }

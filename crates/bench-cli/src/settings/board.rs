@@ -112,6 +112,29 @@ pub enum BoardFileError {
     },
 }
 
+/// Why `clibench board`'s settings cannot be resolved. Its own type rather than a
+/// [`SettingsError`] variant, which the board file's errors would tie in a cycle with the
+/// flag parsers this module uses.
+#[derive(Debug, thiserror::Error)]
+pub enum BoardSettingsError {
+    /// The board file.
+    #[error(transparent)]
+    File(#[from] BoardFileError),
+    /// The flags, or the file's values with them.
+    #[error(transparent)]
+    Settings(#[from] SettingsError),
+}
+
+impl BoardSettingsError {
+    /// Whether the caller gave a wrong value (a file they named counts, even unreadable).
+    pub fn is_input(&self) -> bool {
+        match self {
+            BoardSettingsError::File(_) => true,
+            BoardSettingsError::Settings(error) => error.is_input(),
+        }
+    }
+}
+
 /// The most bytes a board file may have: a list of names, never more.
 const MAX_BOARD_FILE_BYTES: u64 = 64 * 1024;
 
@@ -130,11 +153,20 @@ impl BoardFile {
 
     /// Checks `text`, the board file at `path` (whose folder its paths are relative to).
     pub fn parse(text: &str, path: &Path) -> Result<BoardFile, BoardFileError> {
-        let written: BoardFileText =
-            toml::from_str(text).map_err(|error| BoardFileError::Toml {
+        let written: BoardFileText = toml::from_str(text).map_err(|error: toml::de::Error| {
+            let message = error.message().trim().to_owned();
+            BoardFileError::Toml {
                 path: path.to_path_buf(),
-                message: error.to_string().trim().replace('\n', " "),
-            })?;
+                message: match error.span() {
+                    Some(span) => {
+                        let before = text.get(..span.start).unwrap_or(text);
+                        let line = before.matches('\n').count();
+                        format!("line {}: {message}", line + 1)
+                    }
+                    None => message,
+                },
+            }
+        })?;
         let key_error = |key: String, message: String| BoardFileError::Key {
             path: path.to_path_buf(),
             key,
@@ -197,7 +229,7 @@ impl BoardFile {
 /// else the default. Without `--trials`, a budget runs at most [`BUDGET_MAX_ROUNDS`]
 /// rounds; with it, `--trials` is the most, and must allow the
 /// [`MIN_BUDGET_ROUNDS`] every budget runs.
-pub fn board_settings(request: BoardRequest) -> Result<BoardSettings, SettingsError> {
+pub fn board_settings(request: BoardRequest) -> Result<BoardSettings, BoardSettingsError> {
     let file = request
         .board_file
         .as_deref()
@@ -217,7 +249,7 @@ pub fn board_settings(request: BoardRequest) -> Result<BoardSettings, SettingsEr
     let trials = request.trials.or_else(|| file.and_then(|file| file.trials));
     let trials = match (trials, budget) {
         (Some(trials), Some(_)) if trials < MIN_BUDGET_ROUNDS => {
-            return Err(SettingsError::BudgetTrials { trials });
+            return Err(SettingsError::BudgetTrials { trials }.into());
         }
         (Some(trials), _) => trials,
         (None, Some(_)) => BUDGET_MAX_ROUNDS,
@@ -288,7 +320,10 @@ mod tests {
     #[test]
     fn a_bad_board_file_is_refused_naming_the_file_and_the_key() {
         let unknown = error_of("specs = [\"a.toml\", \"b.toml\"]\ntrails = 3\n");
-        assert!(unknown.contains("unknown field `trails`"), "{unknown}");
+        assert!(
+            unknown.contains("board.toml: line 2: unknown field `trails`, expected one of"),
+            "{unknown}"
+        );
         let missing = error_of("trials = 3\n");
         assert!(missing.contains("missing field `specs`"), "{missing}");
         let absent = error_of("specs = [\"a.toml\", \"nope.toml\"]\n");

@@ -51,9 +51,6 @@ pub enum SettingsError {
         /// The trials given.
         trials: u32,
     },
-    /// A board file cannot be used.
-    #[error(transparent)]
-    BoardFile(#[from] super::board::BoardFileError),
     /// The spec could not be read. Its message says where and why.
     #[error(transparent)]
     Spec(#[from] SpecError),

@@ -17,7 +17,10 @@ mod run;
 mod separator;
 
 pub use ab::{AbPlan, AbRequest, Trials, ab_settings};
-pub use board::{BoardFile, BoardFileError, BoardRequest, DEFAULT_BOARD_TRIALS, board_settings};
+pub use board::{
+    BoardFile, BoardFileError, BoardRequest, BoardSettingsError, DEFAULT_BOARD_TRIALS,
+    board_settings,
+};
 pub use compare::{Drift, FlagValueError, Noise, ThresholdFlags, compare_options, recorded_floors};
 pub use error::SettingsError;
 pub use limits::{
