@@ -40,8 +40,8 @@ use crate::significance::{self, holm, t_quantile};
 /// targets ranks any cell is at most this.
 pub const ALPHA: f64 = 0.05;
 
-/// The format version of `board.json`.
-pub const SCHEMA_VERSION: u32 = 1;
+/// The format version of `board.json`: 2 added [`Board::sampling`].
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// The row groups, by what a person feels, and their metrics in order.
 pub const GROUPS: [(&str, &[Metric]); 5] = [
@@ -175,6 +175,47 @@ pub struct Board {
     pub alpha: f64,
     /// The spec keys whose values differ between the targets.
     pub differences: Vec<Difference>,
+    /// How the trials were sampled and which model script was shared; `None` for a board
+    /// made from results alone.
+    pub sampling: Option<Sampling>,
+}
+
+/// How a board's trials were sampled: how many rounds ran and why no more did, and the
+/// model script every target played when one was shared.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Sampling {
+    /// Rounds that ran; round k is trial k of every target (and every trial phase).
+    pub rounds: u32,
+    /// Why no further round started.
+    pub stopped: Stopped,
+    /// The time budget the rounds ran within, counted from the first trial's start.
+    #[serde(rename = "budget_seconds", serialize_with = "seconds")]
+    pub budget: Option<std::time::Duration>,
+    /// The shared model script (its path as given), when every target played one script.
+    pub model_script: Option<String>,
+    /// The targets the shared script did not apply to: their specs have no `[model]` and
+    /// `[session]`, so they never talk to a model.
+    pub script_not_applied: Vec<String>,
+}
+
+/// Why a board ran no further round of trials.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stopped {
+    /// The time budget had passed when the next round was due.
+    Budget,
+    /// Every round the trial count allows ran.
+    Trials,
+}
+
+fn seconds<S: serde::Serializer>(
+    duration: &Option<std::time::Duration>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match duration {
+        Some(duration) => serializer.serialize_some(&duration.as_secs_f64()),
+        None => serializer.serialize_none(),
+    }
 }
 
 impl Board {
@@ -204,7 +245,14 @@ impl Board {
             groups,
             alpha: ALPHA,
             differences,
+            sampling: None,
         }
+    }
+
+    /// The board with how its trials were sampled.
+    pub fn with_sampling(mut self, sampling: Sampling) -> Board {
+        self.sampling = Some(sampling);
+        self
     }
 
     /// Every row, in group order.

@@ -62,9 +62,22 @@ pub(super) fn drive(
     make_runner: impl FnOnce(Execution) -> Result<Runner, Error>,
     results: &Path,
 ) -> anyhow::Result<Option<RunOutcome>> {
+    drive_telling(command, make_runner, results, &mut |_, _| None)
+}
+
+/// A line to say after a step's own, from what the step was and how it ended.
+pub(super) type AfterStep<'a> = dyn FnMut(&Progress, &StepResult) -> Option<String> + 'a;
+
+/// [`drive`], saying after each finished step's line what `after_step` has to add.
+pub(super) fn drive_telling(
+    command: &str,
+    make_runner: impl FnOnce(Execution) -> Result<Runner, Error>,
+    results: &Path,
+    after_step: &mut AfterStep<'_>,
+) -> anyhow::Result<Option<RunOutcome>> {
     let program = std::env::current_exe().context("finding the clibench executable")?;
     let runner = make_runner(Execution::ReExec { program })?.interrupt_flag(interrupt_flag()?);
-    let mut display = ProgressDisplay::new()?;
+    let mut display = ProgressDisplay::new(after_step)?;
     let outcome = runner.run(&mut display)?;
     display.finish();
     for line in outcome
@@ -99,15 +112,16 @@ fn interrupt_flag() -> anyhow::Result<Arc<AtomicBool>> {
 }
 
 /// The spinner line on stderr, and a line per finished step.
-struct ProgressDisplay {
+struct ProgressDisplay<'a, 'b> {
     bar: ProgressBar,
     lines: StepLines,
     /// The last session count told as a line (step index, turns), when no spinner shows.
     told_turns: Option<(usize, u32)>,
+    after_step: &'a mut AfterStep<'b>,
 }
 
-impl ProgressDisplay {
-    fn new() -> anyhow::Result<ProgressDisplay> {
+impl<'a, 'b> ProgressDisplay<'a, 'b> {
+    fn new(after_step: &'a mut AfterStep<'b>) -> anyhow::Result<ProgressDisplay<'a, 'b>> {
         let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
         bar.set_style(
             ProgressStyle::with_template("{spinner} {msg}")
@@ -118,6 +132,7 @@ impl ProgressDisplay {
             bar,
             lines: StepLines::default(),
             told_turns: None,
+            after_step,
         })
     }
 
@@ -136,7 +151,7 @@ impl ProgressDisplay {
     }
 }
 
-impl Observer for ProgressDisplay {
+impl Observer for ProgressDisplay<'_, '_> {
     fn waiting(&mut self, progress: &Progress) {
         // Without a terminal the spinner is not drawn: a long session tells its turns
         // in a line every few instead.
@@ -152,6 +167,9 @@ impl Observer for ProgressDisplay {
 
     fn step_finished(&mut self, progress: &Progress, result: &StepResult) {
         if let Some(line) = self.lines.line(progress, result) {
+            self.say(line);
+        }
+        if let Some(line) = (self.after_step)(progress, result) {
             self.say(line);
         }
     }

@@ -42,6 +42,15 @@ pub enum SettingsError {
     /// `--memory-trials` with a schedule that settles every trial.
     #[error("--memory-trials goes with --schedule tight or duet")]
     MemoryTrialsWithoutPairs,
+    /// `--trials` below the rounds every budget runs.
+    #[error(
+        "a budget runs at least 3 rounds, so that every row can be ranked; --trials {trials} \
+         is fewer (with --budget, --trials is the most rounds)"
+    )]
+    BudgetTrials {
+        /// The trials given.
+        trials: u32,
+    },
     /// The spec could not be read. Its message says where and why.
     #[error(transparent)]
     Spec(#[from] SpecError),

@@ -24,6 +24,10 @@ use Case::{OnPostgres, Run, Skip};
 
 const NETWORK: &str = "needs the npm registry (network)";
 const PLACEHOLDER: &str = "names the reader's own spec, commit and folders";
+const BOARD_FILE: &str = "needs the npm registry (network); \
+    board::the_shipped_board_file_names_every_agent_spec_and_their_shared_script reads the \
+    file, and board::a_board_file_shares_one_model_script_whose_turns_every_target_plays runs \
+    a board file on two copies of the demo";
 const PHASE_SEQUENCE: &str = "docs/spec.md's phase sequence, which \
     readme::the_phase_sequence_of_docs_spec_md_runs_as_written runs in order on the demo";
 
@@ -259,6 +263,26 @@ fn cases() -> Vec<(&'static str, Case)> {
         (
             "clibench board examples/agents/pi.toml examples/agents/claude-code.toml examples/agents/codex.toml --phases prepare,install,measure,session --trials 3",
             Skip(NETWORK),
+        ),
+        (
+            "clibench board --board examples/agents/board.toml",
+            Skip(BOARD_FILE),
+        ),
+        (
+            "clibench board --board examples/agents/board.toml --budget 30m",
+            Skip(
+                "needs the npm registry (network); \
+                 board::a_budget_stops_between_rounds_after_at_least_three_and_says_how_long_first \
+                 runs a budget on two copies of the demo",
+            ),
+        ),
+        (
+            "clibench board --board examples/agents/board.toml --model-script my-turns.toml",
+            Skip(
+                "names the reader's own script and needs the npm registry; \
+                 board::a_board_file_shares_one_model_script_whose_turns_every_target_plays \
+                 runs a shared script on two copies of the demo",
+            ),
         ),
         (
             "clibench ab spec.toml --base source.commit=BASE_SHA --head source.commit=HEAD_SHA --fail-on-regression",
@@ -974,6 +998,8 @@ fn the_readme_names_every_agent_spec_in_examples() {
             let name = entry.unwrap().file_name().into_string().unwrap();
             name.strip_suffix(".toml").map(str::to_owned)
         })
+        // The board file that names the specs is not one.
+        .filter(|name| name != "board")
         .collect();
     specs.sort();
     assert_eq!(listed, specs);

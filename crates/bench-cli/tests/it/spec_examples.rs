@@ -403,6 +403,8 @@ fn every_agent_spec_parses_and_names_its_npm_package() {
         .map(|entry| entry.unwrap().path())
         .filter(|path| path.extension().is_some_and(|e| e == "toml"))
         .map(|path| path.file_stem().unwrap().to_string_lossy().into_owned())
+        // The board file that names them is not a spec (tests/it/board.rs reads it).
+        .filter(|name| name != "board")
         .collect();
     found.sort();
     let expected: Vec<&str> = AGENTS.iter().map(|(name, _)| *name).collect();

@@ -2,7 +2,7 @@
 //! the targets as columns, the metrics as rows by group, each cell the mean with its
 //! interval and where it stands, and what differs between the specs under the table.
 
-use crate::board::{Board, Cell, Standing};
+use crate::board::{Board, Cell, Sampling, Standing, Stopped};
 use crate::export::markdown::code;
 use crate::metric::Metric;
 use std::fmt::Write;
@@ -107,8 +107,61 @@ pub fn markdown(board: &Board) -> String {
          behind it.\n",
         alpha = board.alpha
     );
+    if let Some(sampling) = &board.sampling {
+        out.push_str("\n### How it was sampled\n\n");
+        for line in sampling_lines(sampling, &code) {
+            let _ = writeln!(out, "- {line}");
+        }
+    }
     differences(&mut out, board);
     out
+}
+
+/// What a board's [`Sampling`] says, a sentence each: the rounds and why they stopped,
+/// the shared model script and whom it did not apply to. `quote` makes a name or path
+/// inert for the page it goes to (Markdown code, HTML `<code>`).
+pub fn sampling_lines(sampling: &Sampling, quote: &dyn Fn(&str) -> String) -> Vec<String> {
+    let rounds = sampling.rounds;
+    let budget = sampling
+        .budget
+        .map(|budget| crate::units::format_seconds(budget.as_secs_f64()));
+    let mut lines = vec![match (sampling.stopped, budget) {
+        (Stopped::Budget, Some(budget)) => format!(
+            "{rounds} rounds of trials (trial k of every target before trial k+1 of any): \
+             the budget of {budget} had passed when round {} was due.",
+            rounds + 1
+        ),
+        (_, Some(budget)) => format!(
+            "{rounds} rounds of trials (trial k of every target before trial k+1 of any): \
+             every round the trial count allows ran within the budget of {budget}."
+        ),
+        (_, None) => format!(
+            "{rounds} rounds of trials (trial k of every target before trial k+1 of any), \
+             as many as the trial count asked."
+        ),
+    }];
+    if let Some(script) = &sampling.model_script {
+        lines.push(format!(
+            "Every target played the same model script, {}, each in its own spec's dialect \
+             and endpoint settings.",
+            quote(script)
+        ));
+        if !sampling.script_not_applied.is_empty() {
+            let names: Vec<String> = sampling
+                .script_not_applied
+                .iter()
+                .map(|name| quote(name))
+                .collect();
+            lines.push(format!(
+                "The script does not apply to {}: no {} and {} in its spec, so it talks to \
+                 no model.",
+                names.join(", "),
+                quote("[model]"),
+                quote("[session]")
+            ));
+        }
+    }
+    lines
 }
 
 /// "What differs between the specs": one line per key, each column's value.
@@ -185,9 +238,40 @@ mod tests {
     }
 
     #[test]
+    fn the_sampling_says_why_the_rounds_stopped_and_which_script_was_shared() {
+        let sampling = Sampling {
+            rounds: 4,
+            stopped: Stopped::Budget,
+            budget: Some(std::time::Duration::from_secs(600)),
+            model_script: Some("scripts/at-work.toml".into()),
+            script_not_applied: vec!["sleep".into()],
+        };
+        let board = board().with_sampling(sampling.clone());
+        insta::assert_snapshot!(markdown(&board));
+        let json: serde_json::Value = serde_json::from_str(&json(&board)).unwrap();
+        assert_eq!(json["sampling"]["rounds"], 4);
+        assert_eq!(json["sampling"]["stopped"], "budget");
+        assert_eq!(json["sampling"]["budget_seconds"], 600.0);
+        let trials = Sampling {
+            stopped: Stopped::Trials,
+            budget: None,
+            model_script: None,
+            ..sampling
+        };
+        assert_eq!(
+            sampling_lines(&trials, &|text| text.to_owned()),
+            [
+                "4 rounds of trials (trial k of every target before trial k+1 of any), as many \
+              as the trial count asked."
+            ]
+        );
+    }
+
+    #[test]
     fn the_json_carries_the_schema_version_and_each_standing() {
         let json: serde_json::Value = serde_json::from_str(&json(&board())).unwrap();
-        assert_eq!(json["schema_version"], 1);
+        assert_eq!(json["schema_version"], 2);
+        assert!(json["sampling"].is_null());
         let cold = &json["groups"][1]["rows"][0];
         assert_eq!(cold["metric"], "cold");
         assert_eq!(cold["winner"], 0);

@@ -18,6 +18,7 @@
 //! its `result.json`), and `board.json`, `board.md` and `board.html`.
 
 use crate::pipeline::Error;
+use crate::pipeline::orchestration::board_rounds::{RoundGate, Rounds};
 use crate::pipeline::orchestration::plan::{Plan, PlanSettings, SpecSource, Step};
 use crate::pipeline::orchestration::runner::{Execution, Runner};
 use crate::spec::Override;
@@ -64,6 +65,28 @@ pub enum BoardError {
         #[source]
         source: Box<toml::de::Error>,
     },
+    /// The shared model script cannot be read or is not a script.
+    #[error("the model script {} cannot be used", path.display())]
+    ModelScript {
+        /// The script.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: bench_model::ScriptError,
+    },
+    /// The shared model script has no turn with a prompt: nothing to type.
+    #[error(
+        "the model script {} has no turn with a `prompt` (turns[N].prompt: what a person \
+         types), so no session has anything to type",
+        path.display()
+    )]
+    ScriptWithoutPrompts {
+        /// The script.
+        path: PathBuf,
+    },
+    /// A scenario and a shared script would both set `[model] script`.
+    #[error("--scenario and a shared model script both set each spec's [model] script; give one")]
+    ScenarioAndScript,
     /// What the pipeline said.
     #[error(transparent)]
     Pipeline(#[from] Error),
@@ -74,6 +97,8 @@ impl BoardError {
     pub fn is_input(&self) -> bool {
         match self {
             BoardError::TooFew { .. } | BoardError::SameName { .. } => true,
+            BoardError::ModelScript { .. } | BoardError::ScriptWithoutPrompts { .. } => true,
+            BoardError::ScenarioAndScript => true,
             BoardError::SpecText { .. } | BoardError::SpecToml { .. } => true,
             BoardError::Pipeline(error) => error.is_input(),
         }
@@ -88,7 +113,14 @@ pub struct BoardSettings {
     /// The output folder.
     pub out: PathBuf,
     /// Trials, phases, overrides (a scenario's, applied to every target), shared by all.
+    /// With a budget, `trials` is the most rounds.
     pub plan: PlanSettings,
+    /// Run rounds until this much time has passed since the first trial started (at
+    /// least [`MIN_BUDGET_ROUNDS`](super::board_rounds::MIN_BUDGET_ROUNDS), at most
+    /// `plan.trials`).
+    pub budget: Option<std::time::Duration>,
+    /// One model script every target plays, in place of each spec's own.
+    pub model_script: Option<PathBuf>,
 }
 
 /// A checked board: each target's name and plan, and the order of their steps.
@@ -102,6 +134,11 @@ pub struct BoardRun {
     pub plans: Vec<Plan>,
     /// The order of the steps: `(target index, step)`.
     pub order: Vec<(usize, Step)>,
+    /// Decides which rounds run, and says afterwards how many did.
+    pub gate: RoundGate,
+    /// The targets the shared model script does not apply to (no `[model]` and
+    /// `[session]`), by index.
+    pub script_not_applied: Vec<usize>,
 }
 
 /// `OUT/board-schedule.json`: how the board was made.
@@ -109,6 +146,8 @@ pub struct BoardRun {
 struct Schedule<'a> {
     targets: Vec<ScheduledTarget<'a>>,
     trials: u32,
+    budget_seconds: Option<f64>,
+    model_script: Option<String>,
     cols: u16,
     rows: u16,
     overrides: Vec<String>,
@@ -138,15 +177,30 @@ impl BoardRun {
             });
         }
         let names = names(&settings.specs)?;
+        let script = settings
+            .model_script
+            .as_deref()
+            .map(|path| shared_script(path, &settings.plan.overrides))
+            .transpose()?;
         let mut plans = Vec::new();
-        for (spec, name) in settings.specs.iter().zip(&names) {
+        let mut script_not_applied = Vec::new();
+        for (index, (spec, name)) in settings.specs.iter().zip(&names).enumerate() {
             let source = SpecSource::File(spec.clone());
             let out = settings.out.join(name);
-            let plan = Plan::new(source.clone(), &out, settings.plan.clone())?;
+            let mut plan_settings = settings.plan.clone();
+            if let Some(script) = &script {
+                if talks_to_a_model(spec, &settings.plan.overrides)? {
+                    // Before the command line's own, which win.
+                    let own = std::mem::replace(&mut plan_settings.overrides, script.clone());
+                    plan_settings.overrides.extend(own);
+                } else {
+                    script_not_applied.push(index);
+                }
+            }
+            let plan = Plan::new(source.clone(), &out, plan_settings.clone())?;
             // The terminal size is the board's, on every target alike; a plan without
             // measure has no section to set it in.
             let plan = if plan.phases.contains(&Phase::Measure) {
-                let mut plan_settings = settings.plan.clone();
                 plan_settings.overrides.extend(terminal_overrides());
                 Plan::new(source, &out, plan_settings)?
             } else {
@@ -154,12 +208,19 @@ impl BoardRun {
             };
             plans.push(plan);
         }
-        let order = round_robin(&plans.iter().map(Plan::steps).collect::<Vec<_>>());
+        let steps: Vec<Vec<Step>> = plans.iter().map(Plan::steps).collect();
+        let order = match settings.budget {
+            Some(_) => round_major(&steps),
+            None => round_robin(&steps),
+        };
+        let gate = RoundGate::new(settings.rounds());
         Ok(BoardRun {
             settings,
             names,
             plans,
             order,
+            gate,
+            script_not_applied,
         })
     }
 
@@ -196,6 +257,12 @@ impl BoardRun {
                 })
                 .collect(),
             trials: self.settings.plan.trials,
+            budget_seconds: self.settings.budget.map(|budget| budget.as_secs_f64()),
+            model_script: self
+                .settings
+                .model_script
+                .as_ref()
+                .map(|path| path.display().to_string()),
             cols: COLS,
             rows: ROWS,
             overrides: self
@@ -225,7 +292,27 @@ impl BoardRun {
             .cloned()
             .zip(self.plans.iter().cloned())
             .collect();
-        Ok(Runner::interleaved(plans, self.order.clone(), execution))
+        let gate = self.gate.clone();
+        Ok(Runner::interleaved(plans, self.order.clone(), execution)
+            .gate(Box::new(move |_, step| gate.allow(step))))
+    }
+
+    /// The rounds that ran and why no more did, and the shared script and whom it did
+    /// not apply to.
+    pub fn sampling(&self) -> bench_core::board::Sampling {
+        bench_core::board::Sampling {
+            model_script: self
+                .settings
+                .model_script
+                .as_ref()
+                .map(|path| path.display().to_string()),
+            script_not_applied: self
+                .script_not_applied
+                .iter()
+                .map(|&index| self.names[index].clone())
+                .collect(),
+            ..self.gate.sampling()
+        }
     }
 
     /// The result files of the targets, in column order.
@@ -257,7 +344,8 @@ impl BoardRun {
             .zip(&results)
             .map(|(name, result)| Entry::new(name, &result.side))
             .collect();
-        let board = Board::new(&entries, differences(&self.settings.specs)?);
+        let board =
+            Board::new(&entries, differences(&self.settings.specs)?).with_sampling(self.sampling());
         let markdown = bench_core::export::board::markdown(&board);
         let sides: Vec<&bench_core::Side> = results.iter().map(|result| &result.side).collect();
         let html = bench_core::export::html::board(&board, &sides);
@@ -281,6 +369,60 @@ pub struct WrittenBoard {
     pub board: Board,
     /// `board.md`'s text.
     pub markdown: String,
+}
+
+impl BoardSettings {
+    /// How many rounds the board may run: `plan.trials`, within the budget if one is set.
+    pub fn rounds(&self) -> Rounds {
+        Rounds {
+            max: self.plan.trials,
+            budget: self.budget,
+        }
+    }
+}
+
+/// The overrides that make a spec play the script at `path`: `[model] script` (absolute,
+/// as a spec's own is read relative to its folder) and `[session] turns`, each prompted
+/// turn once, so that every target plays the same turns whatever its spec says. Refused
+/// beside a scenario, which sets the script too.
+fn shared_script(path: &Path, overrides: &[Override]) -> Result<Vec<Override>, BoardError> {
+    if overrides.iter().any(|o| o.key() == "model.script") {
+        return Err(BoardError::ScenarioAndScript);
+    }
+    let script_error = |source| BoardError::ModelScript {
+        path: path.to_path_buf(),
+        source,
+    };
+    let script = bench_model::Script::load(path).map_err(script_error)?;
+    script.compile().map_err(script_error)?;
+    let prompted = script
+        .turns
+        .iter()
+        .filter(|turn| turn.prompt.is_some())
+        .count();
+    if prompted == 0 {
+        return Err(BoardError::ScriptWithoutPrompts {
+            path: path.to_path_buf(),
+        });
+    }
+    let absolute = std::path::absolute(path).map_err(|source| {
+        script_error(bench_model::ScriptError::Read {
+            path: path.to_path_buf(),
+            source,
+        })
+    })?;
+    let quoted = toml::Value::String(absolute.display().to_string()).to_string();
+    Ok(vec![
+        Override::table_key("model", "script", quoted),
+        Override::table_key("session", "turns", prompted.to_string()),
+    ])
+}
+
+/// Whether the spec at `path` (with `overrides`) has the `[model]` and `[session]` of an
+/// agent at work, which a shared model script replaces the script of.
+fn talks_to_a_model(path: &Path, overrides: &[Override]) -> Result<bool, BoardError> {
+    let spec = crate::spec::load_with(path, overrides).map_err(Error::from)?;
+    Ok(spec.model.is_some() && spec.session.is_some())
 }
 
 /// `[measure] cols` and `rows`: the board's terminal size.
@@ -314,6 +456,23 @@ fn names(specs: &[PathBuf]) -> Result<Vec<String>, BoardError> {
 /// target order), then each trial phase in pipeline order, its trial k of every target
 /// before trial k+1 of any, the targets of round k rotated by k; then every staircase.
 pub fn round_robin(targets: &[Vec<Step>]) -> Vec<(usize, Step)> {
+    rotated(targets, &TRIAL_PHASES.map(|phase| vec![phase]))
+}
+
+/// The order of a board with a budget: as [`round_robin`], but round k holds trial k of
+/// every trial phase (measure, then runtime, ui, session) of every target, so that a board
+/// stopped between two rounds has run every phase alike, and the budget bounds the whole.
+/// A target's measure trial k then starts in the home its session trial k-1 left.
+pub fn round_major(targets: &[Vec<Step>]) -> Vec<(usize, Step)> {
+    rotated(targets, &[TRIAL_PHASES.to_vec()])
+}
+
+const TRIAL_PHASES: [Phase; 4] = [Phase::Measure, Phase::Runtime, Phase::Ui, Phase::Session];
+
+/// Prepare and install of every target, then for each block of trial phases its rounds
+/// (round k: for each phase of the block, trial k of every target, rotated by k), then
+/// every staircase.
+fn rotated(targets: &[Vec<Step>], blocks: &[Vec<Phase>]) -> Vec<(usize, Step)> {
     let count = targets.len();
     let mut out: Vec<(usize, Step)> = Vec::new();
     let of_phase = |target: usize, keep: &dyn Fn(Phase) -> bool| -> Vec<(usize, Step)> {
@@ -328,15 +487,24 @@ pub fn round_robin(targets: &[Vec<Step>]) -> Vec<(usize, Step)> {
             out.extend(of_phase(target, &|p| p == phase));
         }
     }
-    for phase in [Phase::Measure, Phase::Runtime, Phase::Ui, Phase::Session] {
-        let rounds: Vec<Vec<(usize, Step)>> =
-            (0..count).map(|t| of_phase(t, &|p| p == phase)).collect();
-        let longest = rounds.iter().map(Vec::len).max().unwrap_or(0);
+    for block in blocks {
+        let longest = targets
+            .iter()
+            .flat_map(|steps| steps.iter().filter(|step| block.contains(&step.phase)))
+            .map(|step| step.trial + 1)
+            .max()
+            .unwrap_or(0);
         for round in 0..longest {
-            for offset in 0..count {
-                let target = (round + offset) % count;
-                if let Some(&step) = rounds[target].get(round) {
-                    out.push(step);
+            for &phase in block {
+                for offset in 0..count {
+                    let target = (round as usize + offset) % count;
+                    let step = Step {
+                        phase,
+                        trial: round,
+                    };
+                    if targets[target].contains(&step) {
+                        out.push((target, step));
+                    }
                 }
             }
         }
@@ -502,6 +670,128 @@ mod tests {
                 .collect();
             assert_eq!(own, steps(if target == 0 { 4 } else { 2 }));
         }
+    }
+
+    #[test]
+    fn with_a_budget_a_round_holds_every_phase_and_stops_whole() {
+        let order = round_major(&[steps(3), steps(3)]);
+        let trials: Vec<(usize, Phase, u32)> = order
+            .iter()
+            .filter(|(_, step)| matches!(step.phase, Phase::Measure | Phase::Session))
+            .map(|&(target, step)| (target, step.phase, step.trial))
+            .collect();
+        assert_eq!(
+            &trials[..8],
+            [
+                (0, Phase::Measure, 0),
+                (1, Phase::Measure, 0),
+                (0, Phase::Session, 0),
+                (1, Phase::Session, 0),
+                (1, Phase::Measure, 1),
+                (0, Phase::Measure, 1),
+                (1, Phase::Session, 1),
+                (0, Phase::Session, 1),
+            ]
+        );
+        assert_eq!(trials.len(), 12);
+        assert_eq!(
+            order.len(),
+            2 * 2 + 12 + 2,
+            "prepare, install, trials, staircases"
+        );
+    }
+
+    /// The demo's spec (an agent at work) as `agent.toml` and a spec without `[model]`
+    /// and `[session]` as `plain.toml`, in `dir`.
+    fn agent_and_plain(dir: &Path) -> [PathBuf; 2] {
+        let agent = dir.join("agent.toml");
+        let text = crate::demo::spec_text(Path::new("/src"), &"0".repeat(40));
+        std::fs::write(&agent, text).unwrap();
+        let plain = dir.join("plain.toml");
+        std::fs::write(
+            &plain,
+            "name = \"plain\"\n[measure]\ncommand = [\"sh\"]\nready = \"first-frame\"\n",
+        )
+        .unwrap();
+        [agent, plain]
+    }
+
+    #[test]
+    fn a_shared_script_replaces_an_agents_and_says_it_does_not_apply_to_the_rest() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("script.toml");
+        std::fs::write(
+            &script,
+            "[[turns]]\nprompt = \"one\"\ntext = \"a\"\n[[turns]]\nprompt = \"two\"\n\
+             text = \"b\"\n[[turns]]\nprompt = \"three\"\ntext = \"c\"\n",
+        )
+        .unwrap();
+        let settings = BoardSettings {
+            specs: agent_and_plain(dir.path()).to_vec(),
+            out: dir.path().join("out"),
+            plan: PlanSettings {
+                phases: Some(vec![Phase::Prepare, Phase::Install, Phase::Measure]),
+                ..PlanSettings::default()
+            },
+            budget: None,
+            model_script: Some(script.clone()),
+        };
+        let board = BoardRun::new(settings).unwrap();
+        assert_eq!(board.script_not_applied, [1]);
+        let agent: Vec<String> = board.plans[0]
+            .settings
+            .overrides
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        let absolute = std::path::absolute(&script).unwrap();
+        assert_eq!(
+            agent[..2],
+            [
+                format!("model.script=\"{}\"", absolute.display()),
+                "session.turns=3".to_owned()
+            ]
+        );
+        assert!(
+            board.plans[1]
+                .settings
+                .overrides
+                .iter()
+                .all(|o| !o.key().starts_with("model")),
+            "the plain spec keeps no [model] it never had"
+        );
+        let sampling = board.sampling();
+        assert_eq!(sampling.script_not_applied, ["plain"]);
+        assert_eq!(
+            sampling.model_script.as_deref(),
+            Some(script.display().to_string().as_str())
+        );
+    }
+
+    #[test]
+    fn a_script_without_prompts_or_beside_a_scenario_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("script.toml");
+        std::fs::write(&script, "[[turns]]\ntext = \"a\"\n").unwrap();
+        let settings = |overrides| BoardSettings {
+            specs: agent_and_plain(dir.path()).to_vec(),
+            out: dir.path().join("out"),
+            plan: PlanSettings {
+                overrides,
+                ..PlanSettings::default()
+            },
+            budget: None,
+            model_script: Some(script.clone()),
+        };
+        let error = BoardRun::new(settings(Vec::new())).unwrap_err();
+        assert!(error.is_input());
+        assert!(
+            error.to_string().contains("has no turn with a `prompt`"),
+            "{error}"
+        );
+        let scenario = crate::spec::Scenario::Idle.overrides();
+        let error = BoardRun::new(settings(scenario)).unwrap_err();
+        assert!(matches!(error, BoardError::ScenarioAndScript), "{error}");
     }
 
     #[test]

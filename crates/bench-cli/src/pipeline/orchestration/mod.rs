@@ -1,7 +1,8 @@
 //! Running phases in order: the plan (`Plan`) checked before anything runs, one phase of
 //! one trial merged into `OUT/result.json` (`phase_run`), the contract of a re-executed
 //! phase child ([`phase_child`]), the trial loop (`runner`), the interleaved order of an
-//! A/B run ([`schedule`], [`ab`]) and when it may stop sampling ([`auto_trials`]),
+//! A/B run ([`schedule`], [`ab`]) and when it may stop sampling ([`auto_trials`]), a
+//! board's rounds and how long they should take ([`board_rounds`], [`board_estimate`]),
 //! merging shards ([`merge`]), the lines a person watching a run reads ([`progress_text`]),
 //! the identifier each invocation gives its results (`invocation`), the circumstances each
 //! trial records ([`circumstances`]), runtime, ui and session trials of both sides run at
@@ -11,6 +12,8 @@
 pub mod ab;
 pub mod auto_trials;
 pub mod board;
+pub mod board_estimate;
+pub mod board_rounds;
 pub(crate) mod caches_linux;
 pub mod circumstances;
 pub(crate) mod invocation;

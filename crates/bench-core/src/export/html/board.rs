@@ -25,6 +25,7 @@ pub fn board(board: &Board, sides: &[&Side]) -> String {
         group_chart(&mut body, index, group);
     }
     turn_chart(&mut body, sides, &names);
+    sampling(&mut body, board);
     differences(&mut body, board);
     page("clibench board", &body)
 }
@@ -156,6 +157,19 @@ fn turn_chart(out: &mut String, sides: &[&Side], names: &[String]) {
         "Each line: a target's median over its trials of the time from Enter until the \
          turn's reply is shown and the prompt takes input.",
     );
+}
+
+fn sampling(out: &mut String, board: &Board) {
+    let Some(sampling) = &board.sampling else {
+        return;
+    };
+    out.push_str("<h2>How it was sampled</h2>\n<ul class=\"sampling\">\n");
+    let quote = |text: &str| format!("<code>{}</code>", escape(text));
+    for line in crate::export::board::sampling_lines(sampling, &quote) {
+        // The lines' own words are ours; what came from outside went through `quote`.
+        let _ = writeln!(out, "<li>{line}</li>");
+    }
+    out.push_str("</ul>\n");
 }
 
 fn differences(out: &mut String, board: &Board) {
