@@ -33,6 +33,29 @@ pub struct AutoTrials {
     pub budget: Option<Duration>,
     /// How the looks compare (thresholds, seed); each look sets its own alpha.
     pub options: CompareOptions,
+    /// The measure trials before the first pair (a paired schedule's memory trials, which
+    /// run alone): they always run and are not pairs.
+    pub alone: u32,
+}
+
+impl AutoTrials {
+    /// What the run will do, said when it starts: the watched metrics, the budget and the
+    /// most pairs.
+    pub fn plan_line(&self) -> String {
+        let watched: Vec<String> = self.watched.iter().map(ToString::to_string).collect();
+        let budget = self.budget.map_or(String::new(), |budget| {
+            format!(
+                " or {} of pairs have run",
+                bench_core::units::format_seconds(budget.as_secs_f64())
+            )
+        });
+        format!(
+            "pairs until {} are decided{budget} (at most {} pairs; --budget or --trials N to \
+             change)",
+            watched.join(", "),
+            self.plan.looks().last().copied().unwrap_or_default()
+        )
+    }
 }
 
 /// Why sampling stopped, and where.
@@ -174,9 +197,11 @@ impl AutoGate {
         let state = self.lock();
         let mut pairs: BTreeMap<Phase, u32> = BTreeMap::new();
         for (&(phase, trial), &run) in &state.pairs {
-            if run {
+            if let Some(before) = state.pairs_before(phase, trial)
+                && run
+            {
                 let count = pairs.entry(phase).or_default();
-                *count = (*count).max(trial + 1);
+                *count = (*count).max(before + 1);
             }
         }
         let plan = &state.auto.plan;
@@ -208,8 +233,21 @@ impl AutoGate {
 }
 
 impl State {
-    /// Whether pair `trial` of `phase` runs: `trial` pairs have run before it.
+    /// The pairs of `phase` before its trial `trial`: the measure phase's trials less the
+    /// ones that run alone before its pairs.
+    fn pairs_before(&self, phase: Phase, trial: u32) -> Option<u32> {
+        match phase {
+            Phase::Measure => trial.checked_sub(self.auto.alone),
+            _ => Some(trial),
+        }
+    }
+
+    /// Whether trial `trial` of `phase` runs: its pairs before it have run.
     fn decide_pair(&mut self, phase: Phase, trial: u32) -> bool {
+        // A trial that runs alone before the pairs is not a pair: it always runs.
+        let Some(trial) = self.pairs_before(phase, trial) else {
+            return true;
+        };
         let first = *self.first_phase.get_or_insert(phase);
         if phase != first {
             return self.stopped.is_none_or(|(pairs, _)| trial < pairs);
@@ -322,8 +360,36 @@ mod tests {
                 interleaving: Some(Interleaving::Interleaved),
                 ..CompareOptions::default()
             },
+            alone: 0,
         };
         AutoGate::new(auto, [dir.join("base.json"), dir.join("head.json")])
+    }
+
+    #[test]
+    fn the_measure_trials_that_run_alone_are_not_pairs_and_do_not_move_the_looks() {
+        let dir = tempfile::tempdir().unwrap();
+        // Three trials alone, then six pairs of a clear change.
+        let base: Vec<f64> = (0..9).map(|i| 1.0 + 0.01 * f64::from(i)).collect();
+        let head: Vec<f64> = base.iter().map(|v| v * 1.5).collect();
+        write(&dir.path().join("base.json"), &base, "b");
+        write(&dir.path().join("head.json"), &head, "h");
+        let mut auto = gate(dir.path(), None).lock().auto.clone();
+        auto.alone = 3;
+        let gate = AutoGate::new(
+            auto,
+            [dir.path().join("base.json"), dir.path().join("head.json")],
+        );
+        for trial in 0..9 {
+            assert!(gate.allow(step(Phase::Measure, trial)), "{trial}");
+        }
+        // The first look is at six pairs: measure trial 9, not trial 6.
+        assert!(!gate.allow(step(Phase::Measure, 9)));
+        assert!(gate.allow(step(Phase::Runtime, 5)));
+        assert!(!gate.allow(step(Phase::Runtime, 6)));
+        let outcome = gate.outcome();
+        assert_eq!(outcome.looks, [6]);
+        assert_eq!(outcome.pairs[&Phase::Measure], 6);
+        assert_eq!(outcome.pairs[&Phase::Runtime], 6);
     }
 
     fn step(phase: Phase, trial: u32) -> Step {
