@@ -163,7 +163,7 @@ pub enum Decision {
 }
 
 /// Whether the run may stop after a look whose comparison (made at the look's
-/// [`SequentialPlan::alpha_at`]) is `comparison`: every metric of `watched` that the
+/// [`SequentialPlan::alpha_at`]) is `comparison`: a watched metric regressed, or every metric of `watched` that the
 /// comparison measured is decided (regressed or improved) or detects `target(metric)`
 /// (a fraction) or less while its estimate stays within its threshold. A watched metric missing from the comparison is not waited
 /// for: more trials of a metric that was not measured would not measure it.
@@ -172,6 +172,17 @@ pub fn decide(
     watched: &[Metric],
     target: impl Fn(Metric) -> f64,
 ) -> Decision {
+    // A watched metric that regressed is the gate's answer: more pairs would only make
+    // a person wait for it (a 300 ms delay ran a 90 s budget to its end while cold_cpu,
+    // which a sleep does not move, could not yet detect 6%). Stopping at a look that
+    // found a change spends no more than that look's share of alpha.
+    let regressed = comparison
+        .metrics
+        .iter()
+        .any(|row| watched.contains(&row.metric) && row.verdict == crate::Verdict::Regressed);
+    if regressed {
+        return Decision::Stop;
+    }
     let undecided: Vec<Metric> = comparison
         .metrics
         .iter()
@@ -448,7 +459,7 @@ mod tests {
         for trial in 0..10u32 {
             let jitter = f64::from(trial % 5) * 0.02;
             record(&mut base, Metric::Cold, trial, Sample::Value(1.0 + jitter));
-            record(&mut head, Metric::Cold, trial, Sample::Value(1.5 + jitter));
+            record(&mut head, Metric::Cold, trial, Sample::Value(0.6 + jitter));
             record(
                 &mut base,
                 Metric::Warm,
@@ -480,7 +491,7 @@ mod tests {
             ..CompareOptions::default()
         };
         let comparison = compare(&base, &head, &options);
-        // Cold regressed; warm is too noisy for ±6%; mixed is not watched.
+        // Cold improved; warm is too noisy for ±6%; mixed is not watched.
         assert_eq!(
             decide(&comparison, &DEFAULT_WATCHED, |_| 0.06),
             Decision::Continue {
@@ -489,6 +500,41 @@ mod tests {
         );
         assert_eq!(
             decide(&comparison, &DEFAULT_WATCHED, |_| 0.5),
+            Decision::Stop
+        );
+    }
+
+    #[test]
+    fn a_watched_regression_ends_the_run_whatever_the_others_still_need() {
+        let mut base = Side::new("b");
+        let mut head = Side::new("h");
+        for trial in 0..10u32 {
+            let jitter = f64::from(trial % 5) * 0.02;
+            record(&mut base, Metric::Cold, trial, Sample::Value(1.0 + jitter));
+            record(&mut head, Metric::Cold, trial, Sample::Value(1.5 + jitter));
+            // Warm's pairs are noisy and within its threshold: undecided alone.
+            let noisy = |k: u32| 1.0 + 0.08 * f64::from(k % 5);
+            record(&mut base, Metric::Warm, trial, Sample::Value(noisy(trial)));
+            record(
+                &mut head,
+                Metric::Warm,
+                trial,
+                Sample::Value(noisy(trial + 2)),
+            );
+        }
+        let options = CompareOptions {
+            interleaving: Some(Interleaving::Interleaved),
+            ..CompareOptions::default()
+        };
+        let comparison = compare(&base, &head, &options);
+        assert_eq!(
+            decide(&comparison, &[Metric::Warm], |_| 0.06),
+            Decision::Continue {
+                undecided: vec![Metric::Warm]
+            }
+        );
+        assert_eq!(
+            decide(&comparison, &[Metric::Cold, Metric::Warm], |_| 0.06),
             Decision::Stop
         );
     }

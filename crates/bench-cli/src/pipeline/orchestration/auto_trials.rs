@@ -104,6 +104,10 @@ impl AutoOutcome {
     }
 }
 
+/// The trials a later phase (runtime, ui, session) runs even when the budget is spent:
+/// trial 0, which runs alone, and two pairs, the fewest a paired test can judge.
+const LATER_PHASE_MIN_TRIALS: u32 = 3;
+
 /// The gate's state, shared with the caller that reads the outcome afterwards.
 #[derive(Debug)]
 struct State {
@@ -233,6 +237,14 @@ impl AutoGate {
 }
 
 impl State {
+    /// Whether the budget has passed since the first trial step.
+    fn budget_spent(&self) -> bool {
+        self.auto.budget.is_some_and(|budget| {
+            self.started
+                .is_some_and(|started| started.elapsed() >= budget)
+        })
+    }
+
     /// The pairs of `phase` before its trial `trial`: the measure phase's trials less the
     /// ones that run alone before its pairs.
     fn pairs_before(&self, phase: Phase, trial: u32) -> Option<u32> {
@@ -250,17 +262,17 @@ impl State {
         };
         let first = *self.first_phase.get_or_insert(phase);
         if phase != first {
-            return self.stopped.is_none_or(|(pairs, _)| trial < pairs);
+            // A later phase runs as many pairs as the first, and within the budget: its
+            // pairs can take several times a start's (a demo session pair takes 6.6 s), and
+            // a budget that only the first phase kept ran a 90 s budget for 9.5 minutes.
+            // It keeps the trials its test needs.
+            let spent = trial >= LATER_PHASE_MIN_TRIALS && self.budget_spent();
+            return !spent && self.stopped.is_none_or(|(pairs, _)| trial < pairs);
         }
         if self.stopped.is_some() {
             return false;
         }
-        if trial > 0
-            && let Some(budget) = self.auto.budget
-            && self
-                .started
-                .is_some_and(|started| started.elapsed() >= budget)
-        {
+        if trial > 0 && self.budget_spent() {
             self.stopped = Some((trial, "budget"));
             return false;
         }
@@ -520,6 +532,40 @@ mod tests {
             (outcome.reason, outcome.looks.as_slice()),
             ("decided", &[6, 8][..])
         );
+    }
+
+    #[test]
+    fn a_later_phase_stops_at_the_spent_budget_after_the_pairs_its_test_needs() {
+        let dir = tempfile::tempdir().unwrap();
+        let noisy = [1.0, 1.3, 0.8, 1.1, 0.9, 1.25];
+        let shuffled = [1.25, 0.8, 1.3, 0.9, 1.1, 1.0];
+        write(&dir.path().join("base.json"), &noisy, "b");
+        write(&dir.path().join("head.json"), &shuffled, "h");
+        let gate = gate(dir.path(), Some(Duration::ZERO));
+        assert!(gate.allow(step(Phase::Measure, 0)));
+        assert!(!gate.allow(step(Phase::Measure, 1)), "the budget is spent");
+        // Measure ran one pair: a later phase never runs more than the first did.
+        assert!(gate.allow(step(Phase::Runtime, 0)));
+        assert!(!gate.allow(step(Phase::Runtime, 1)));
+        let long = super::tests::gate(dir.path(), None);
+        let mut auto = long.lock().auto.clone();
+        auto.budget = Some(Duration::from_millis(50));
+        let gate = AutoGate::new(
+            auto,
+            [dir.path().join("base.json"), dir.path().join("head.json")],
+        );
+        for trial in 0..5 {
+            assert!(gate.allow(step(Phase::Measure, trial)), "{trial}");
+        }
+        std::thread::sleep(Duration::from_millis(60));
+        assert!(!gate.allow(step(Phase::Measure, 5)));
+        // Five measure pairs ran; the budget is spent, so the runtime phase keeps three
+        // trials, the fewest its paired test can judge, not five.
+        for trial in 0..3 {
+            assert!(gate.allow(step(Phase::Runtime, trial)), "{trial}");
+        }
+        assert!(!gate.allow(step(Phase::Runtime, 3)));
+        assert_eq!(gate.outcome().pairs[&Phase::Runtime], 3);
     }
 
     #[test]
