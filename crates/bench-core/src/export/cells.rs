@@ -399,6 +399,16 @@ pub(crate) fn trials(stats: &MetricStats) -> String {
     }
 }
 
+/// A row's trials, base / candidate: `5 / 5`; for a row tested on duet pairs, the pairs
+/// and base's trials alone that its base is from: `5 / 5 pairs, 3 alone`.
+pub(crate) fn row_trials(row: &MetricComparison) -> String {
+    let sides = format!("{} / {}", trials(&row.base), trials(&row.candidate));
+    match row.alone {
+        Some(alone) => format!("{sides} pairs, {} alone", alone.alone_trials),
+        None => sides,
+    }
+}
+
 /// What one side has of a metric missing on a side: `not measured`, `no successful
 /// sample (3 failed)` or `40.5 ms over 5 trials`.
 pub(crate) fn presence(stats: Option<&MetricStats>) -> String {
