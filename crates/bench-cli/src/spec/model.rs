@@ -226,6 +226,12 @@ pub struct Session {
     /// Each checkpoint's idle window, before typing.
     #[serde(default = "default_checkpoint_idle")]
     pub checkpoint_idle: Duration,
+    /// How long the terminal must receive nothing before a checkpoint measures, and after
+    /// its word is erased (at most 4 s are waited for it: a spinner is never quiet). One
+    /// second by default, longer than the slowest echo users report of a long session; an
+    /// agent that echoes at once needs less.
+    #[serde(default = "default_checkpoint_quiet")]
+    pub checkpoint_quiet: Duration,
     /// Bracketed pastes into the idle prompt after the last turn, their sizes in bytes,
     /// in order (at most 10, each at most 4 MiB); none by default.
     #[serde(default)]
@@ -283,6 +289,14 @@ fn default_paste_clear() -> String {
 
 fn default_checkpoint_idle() -> Duration {
     Duration::from_millis(500)
+}
+
+/// Keys of a turn's end (the prompt's probe and its erasure) that a slow agent is still
+/// echoing are done after this much silence. Longer than the slowest echo users report of
+/// a long session (200 to 500 ms a key): with 250 ms, an agent at 270 ms a key looked
+/// quiet between two queued Backspaces.
+fn default_checkpoint_quiet() -> Duration {
+    Duration::from_secs(1)
 }
 
 fn default_idle() -> Duration {
