@@ -353,12 +353,14 @@ fn a_tight_schedule_runs_both_sides_starts_back_to_back_and_reads_memory_once() 
             .unwrap()
     };
     for side in &sides {
-        assert_eq!(side.side.values(Metric::Cold).len(), 2, "{:?}", side.side);
-        assert_eq!(side.side.values(Metric::Warm).len(), 2);
-        // Trial 0 settles and reads memory; trial 1 is timed starts only.
+        // `--trials 2` is two timed pairs, after the memory trial: three trials a side.
+        assert_eq!(side.side.values(Metric::Cold).len(), 3, "{:?}", side.side);
+        assert_eq!(side.side.values(Metric::Warm).len(), 3);
+        // Trial 0 settles and reads memory; trials 1 and 2 are timed starts only.
         assert_eq!(side.side.values(Metric::Rss).len(), 1);
         assert_eq!(measure(side, 0).settles.len(), 2);
         assert!(measure(side, 1).settles.is_empty());
+        assert!(measure(side, 2).settles.is_empty());
         assert_eq!(
             side.request.config.get("overrides").map(String::as_str),
             Some("measure.memory_trials=1")
@@ -399,7 +401,7 @@ fn a_tight_schedule_runs_both_sides_starts_back_to_back_and_reads_memory_once() 
             )
         })
         .collect();
-    assert_eq!(paired, [("head".to_owned(), 1)]);
+    assert_eq!(paired, [("head".to_owned(), 1), ("base".to_owned(), 2)]);
     assert_eq!(schedule["tight_memory_trials"], 1);
     assert_eq!(schedule["order"]["kind"], "abba");
     assert!(
@@ -513,7 +515,8 @@ fn a_duet_starts_both_sides_programs_before_either_is_ready() {
         .iter()
         .find(|row| row.metric == Metric::Cold)
         .unwrap();
-    assert_eq!(cold.base.summary.as_ref().map(|s| s.n), Some(1), "{cold:?}");
+    // `--trials 2` is two timed pairs, whatever ran alone before them.
+    assert_eq!(cold.base.summary.as_ref().map(|s| s.n), Some(2), "{cold:?}");
     assert!(
         result.stdout.contains(
             "duet pairs: from measure trial 1 on, one process starts both sides' programs at \

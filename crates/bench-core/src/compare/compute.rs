@@ -102,10 +102,10 @@ pub fn compare(base: &Side, candidate: &Side, options: &CompareOptions) -> Compa
 /// Holm's adjustment of the tested rows: over the gated metrics alone when the options
 /// name some ([`CompareOptions::gated`]), and over every tested metric for the rest.
 struct Families {
-    /// Holm over every tested metric: adjusted p-values and levels, by row.
-    all: (Vec<Option<f64>>, Vec<Option<f64>>),
-    /// Holm over the gated metrics alone, by row (`None` for the others), when gated.
-    gated: Option<(Vec<Option<f64>>, Vec<Option<f64>>)>,
+    /// Holm over every tested metric.
+    all: Holm,
+    /// Holm over the gated metrics alone (`None` for the other rows), when gated.
+    gated: Option<Holm>,
     /// Which rows are gated.
     is_gated: Vec<bool>,
     /// How many metrics were tested.
@@ -120,11 +120,9 @@ impl Families {
             .iter()
             .map(|m| m.test.map(|test| test.p_value))
             .collect();
-        let holm = |p: &[Option<f64>]| {
-            (
-                significance::holm(p),
-                significance::holm_levels(p, options.alpha),
-            )
+        let holm = |p: &[Option<f64>]| Holm {
+            adjusted: significance::holm(p),
+            levels: significance::holm_levels(p, options.alpha),
         };
         let is_gated: Vec<bool> = measured
             .iter()
@@ -145,7 +143,7 @@ impl Families {
         });
         let gated_tested = gated
             .as_ref()
-            .map(|(adjusted, _)| adjusted.iter().flatten().count());
+            .map(|family| family.adjusted.iter().flatten().count());
         Families {
             tested: p_values.iter().flatten().count(),
             all: holm(&p_values),
@@ -158,12 +156,22 @@ impl Families {
     /// Row `index`'s adjusted p-value, level and the size of the family it was judged in.
     fn of_row(&self, index: usize) -> (Option<f64>, Option<f64>, usize) {
         match (&self.gated, self.gated_tested) {
-            (Some((adjusted, levels)), Some(size)) if self.is_gated[index] => {
-                (adjusted[index], levels[index], size)
+            (Some(family), Some(size)) if self.is_gated[index] => {
+                (family.adjusted[index], family.levels[index], size)
             }
-            _ => (self.all.0[index], self.all.1[index], self.tested),
+            _ => (
+                self.all.adjusted[index],
+                self.all.levels[index],
+                self.tested,
+            ),
         }
     }
+}
+
+/// One Holm family's adjusted p-values and the levels each row was held to, by row.
+struct Holm {
+    adjusted: Vec<Option<f64>>,
+    levels: Vec<Option<f64>>,
 }
 
 /// The geometric mean of `values`, as the tests' centres are (the mean when one is not
