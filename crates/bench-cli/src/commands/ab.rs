@@ -34,7 +34,9 @@ Each side is the spec with its overrides (KEY=VALUE, as `clibench run --set`).
 Both sides are prepared and installed first, then their trials run in pairs,
 base-head and head-base alternating (--seed N: each pair's order drawn from
 N), so that a change in the machine's load lands on both sides alike; then
-each side's staircase.")]
+each side's staircase. With no --trials, pairs run until the watched metrics
+are decided or 60s of pairs have run (--budget to change); --trials N runs N
+pairs.")]
 pub struct Args {
     /// The target's spec (TOML). Without it, the built-in demo agent.
     spec: Option<PathBuf>,
@@ -52,7 +54,7 @@ pub struct Args {
     /// schedule's --memory-trials run alone before them, in addition), or `auto`:
     /// interleaved pairs until every watched metric is decided or could detect its target
     /// change, at planned looks that keep the false-alarm rate (see docs/verdicts.md).
-    /// [default: auto, within --budget or 90s of pairs]
+    /// [default: auto, within --budget or 60s of pairs]
     #[arg(long, value_name = "N|auto")]
     trials: Option<Trials>,
     /// With --trials auto: at most this many pairs [default: 90 within a budget, else 20].

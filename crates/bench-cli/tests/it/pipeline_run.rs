@@ -174,6 +174,13 @@ fn demo_run_fills_every_metric_and_leaves_nothing() {
     for metric in Metric::ALL
         .into_iter()
         .filter(|metric| !metric.standalone() && !metric.on_request())
+        // The demo's three turns are too few for a slope (docs/spec.md, `[session]`).
+        .filter(|metric| {
+            !matches!(
+                metric,
+                Metric::SessionGrowth | Metric::LagGrowth | Metric::RenderGrowth
+            )
+        })
     {
         let value = saved
             .side
@@ -184,19 +191,10 @@ fn demo_run_fills_every_metric_and_leaves_nothing() {
             .find(|sample| sample.trial == 0)
             .and_then(|sample| sample.value);
         assert!(
-            // An idle agent may well use no CPU and write nothing at all, and a session
-            // need not grow.
+            // An idle agent may well use no CPU and write nothing at all.
             value.is_some_and(|value| {
                 value > 0.0
-                    || matches!(
-                        metric,
-                        Metric::UiCpu
-                            | Metric::IdleCpu
-                            | Metric::IdleOutput
-                            | Metric::SessionGrowth
-                            | Metric::LagGrowth
-                            | Metric::RenderGrowth
-                    )
+                    || matches!(metric, Metric::UiCpu | Metric::IdleCpu | Metric::IdleOutput)
             }),
             "{metric} has no value: {:?}",
             saved.side.metrics.get(&metric)

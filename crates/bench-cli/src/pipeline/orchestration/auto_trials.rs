@@ -61,7 +61,8 @@ impl AutoTrials {
 /// Why sampling stopped, and where.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct AutoOutcome {
-    /// Pairs each trial phase ran.
+    /// The pairs the first trial phase ran (its trials alone before them left out), and
+    /// the trials each later phase ran (under a duet, its trial 0 alone and then pairs).
     pub pairs: BTreeMap<Phase, u32>,
     /// The looks taken (pair counts), in order.
     pub looks: Vec<u32>,
@@ -79,11 +80,22 @@ impl AutoOutcome {
     /// The note a comparison made after `--trials auto` carries: why and when it stopped,
     /// and the family false-alarm rate it spent.
     pub fn note(&self) -> String {
-        let pairs: Vec<String> = self
-            .pairs
-            .iter()
-            .map(|(phase, pairs)| format!("{phase} {pairs}"))
+        // The first phase counts pairs (its trials alone come before them); a later phase
+        // counts its trials, whose first runs alone under a duet.
+        let mut phases = self.pairs.iter();
+        let first = phases
+            .next()
+            .map_or(String::from("no pairs"), |(phase, pairs)| {
+                format!("{pairs} {phase} pairs")
+            });
+        let later: Vec<String> = phases
+            .map(|(phase, trials)| format!("{phase} {trials}"))
             .collect();
+        let later = if later.is_empty() {
+            String::new()
+        } else {
+            format!(" (then trials: {})", later.join(", "))
+        };
         // A look's own share when the look decided; what the looks left when the clock
         // or the count ended the run.
         let share = if self.reason == "decided" {
@@ -92,11 +104,10 @@ impl AutoOutcome {
             "what the looks before it left of 5%"
         };
         format!(
-            "--trials auto: stopped ({}) after {} pairs in {} of timed pairs; looks at {:?}; \
-             this comparison's family false-alarm rate is {:.4} ({share}); the \
+            "--trials auto: stopped ({}) after {first}{later}, {} of timed trials; looks at \
+             {:?}; this comparison's family false-alarm rate is {:.4} ({share}); the \
              \"could detect\" column says what each metric could detect.",
             self.reason,
-            pairs.join(", "),
             bench_core::units::format_seconds(self.timed.as_secs_f64()),
             self.looks,
             self.alpha
