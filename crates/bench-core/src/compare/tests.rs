@@ -802,6 +802,42 @@ fn a_gated_metric_is_judged_in_its_own_family_and_the_others_in_all() {
 }
 
 #[test]
+fn a_duets_kernel_call_keeps_the_pairs_ratio_on_base_alone_and_never_goes_below_zero() {
+    // An interrupt of 346 µs alone in trial 0, then pairs where head takes half of base's
+    // 1 ms: the additive map of a start would make head's alone time negative.
+    let build = |sha: &str, head: bool| {
+        let mut side = Side::new(sha);
+        for trial in 0..8u32 {
+            let noise = PAIR_NOISE[trial as usize % PAIR_NOISE.len()].exp();
+            let value = match (trial, head) {
+                (0, _) => 346e-6,
+                (_, false) => 1e-3 * noise,
+                (_, true) => 0.5e-3 * noise,
+            };
+            record(&mut side, Metric::Interrupt, trial, Sample::Value(value));
+            if trial > 0 {
+                side.trial_record_mut(Phase::Runtime, trial).shared_cpu = Some(0);
+            }
+        }
+        side
+    };
+    let comparison = compare(&build("b", false), &build("h", true), &interleaved());
+    let row = comparison
+        .metrics
+        .iter()
+        .find(|row| row.metric == Metric::Interrupt)
+        .unwrap();
+    assert!(row.alone.is_some(), "{row:?}");
+    let (base, candidate) = (row.base_center.unwrap(), row.candidate_center.unwrap());
+    assert!((base - 346e-6).abs() < 1e-9, "{row:?}");
+    assert!((candidate / base - 0.5).abs() < 1e-6, "{row:?}");
+    assert!(
+        (row.ratio - 0.5).abs() < 1e-6 && row.ci_low >= 0.0,
+        "{row:?}"
+    );
+}
+
+#[test]
 fn a_duets_change_is_shown_against_the_program_alone() {
     // +20 ms on a start of 100 ms alone (+20%) is +20 ms on the duet's 200 ms (+10%).
     let (base, head) = duet_sides(0.1, 0.2, 0.02, 12);
