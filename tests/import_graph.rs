@@ -1,8 +1,16 @@
-//! The import graph of each crate has no cycle between its modules.
+//! The import graph of each crate has no cycle between its modules, and bench-cli's
+//! pipeline keeps its rooms apart.
 //!
 //! A cycle (a module that uses one that uses it back, directly or through others) means
 //! neither can be read, tested or moved without the other: what they share belongs in a
 //! module both use. `cargo test -p clibench-examples --test import_graph` names every cycle it finds.
+//!
+//! Two rules of the house hold on the same edges ([`RULES`]), each broken import named
+//! with its file: a pipeline phase never uses another phase (`pipeline/phases/X`, its
+//! folder included, never reaches `pipeline/phases/Y`, whether as
+//! `crate::pipeline::phases::Y`, `super::Y` or a re-export of Y's items): what two phases
+//! share lives in a room both use, such as `pipeline/program/`; and nothing under
+//! `pipeline/` uses `standalone`, the standalone commands' layer above it.
 //!
 //! # Granularity
 //! Every module is a node: each `.rs` file is one, and a folder is its `mod.rs`. Module
@@ -24,6 +32,42 @@ use std::path::{Path, PathBuf};
 /// Cycles known and kept, each with why: the modules of one cycle, in any order. None
 /// today; a cycle added here must say why it cannot be broken.
 const KNOWN: &[(&[&str], &str)] = &[];
+
+/// Which rooms of a crate stay apart.
+enum Rule {
+    /// No child of this module (with everything below it) uses another child.
+    ChildrenApart {
+        parent: &'static str,
+        why: &'static str,
+    },
+    /// Nothing in or below `from` uses anything in or below `to`.
+    Below {
+        from: &'static str,
+        to: &'static str,
+        why: &'static str,
+    },
+}
+
+/// The rules each crate target keeps, by its name in [`targets`].
+const RULES: &[(&str, Rule)] = &[
+    (
+        "bench-cli (lib.rs)",
+        Rule::ChildrenApart {
+            parent: "pipeline::phases",
+            why: "a phase never uses another phase: what two share lives in a room both use \
+                  (pipeline/program/, pipeline/out/, ...)",
+        },
+    ),
+    (
+        "bench-cli (lib.rs)",
+        Rule::Below {
+            from: "pipeline",
+            to: "standalone",
+            why: "the pipeline sits below the standalone commands: what both need lives in \
+                  the pipeline or a library crate",
+        },
+    ),
+];
 
 /// A module's path inside its crate (`pipeline::phases::measure`), `""` for the root.
 type ModulePath = Vec<String>;
@@ -288,9 +332,11 @@ impl Crate {
         found
     }
 
-    /// Every edge `a -> b` between two modules, wiring left out.
-    fn edges(&self) -> BTreeMap<ModulePath, BTreeSet<ModulePath>> {
-        let mut edges: BTreeMap<ModulePath, BTreeSet<ModulePath>> = BTreeMap::new();
+    /// Every path a module writes that names another module, wiring left out: the
+    /// module, the path as written (lists expanded), and the module that defines what it
+    /// names.
+    fn imports(&self) -> Vec<(ModulePath, String, ModulePath)> {
+        let mut found = Vec::new();
         for (module, (_, code)) in &self.files {
             let is_folder = self
                 .files
@@ -303,11 +349,80 @@ impl Crate {
                 // A folder's own children are its wiring: `mod` and `pub use` lines.
                 let wiring = is_folder && target.starts_with(module) && is_reexport(code, &path);
                 if target != *module && !wiring {
-                    edges.entry(module.clone()).or_default().insert(target);
+                    found.push((module.clone(), path.join("::"), target));
                 }
             }
         }
+        found
+    }
+
+    /// Every edge `a -> b` between two modules, wiring left out.
+    fn edges(&self) -> BTreeMap<ModulePath, BTreeSet<ModulePath>> {
+        let mut edges: BTreeMap<ModulePath, BTreeSet<ModulePath>> = BTreeMap::new();
+        for (module, _, target) in self.imports() {
+            edges.entry(module).or_default().insert(target);
+        }
         edges
+    }
+
+    /// `module`'s file, from the workspace's root when it is inside it.
+    fn file_of(&self, module: &ModulePath) -> String {
+        let file = &self.files[module].0;
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        file.strip_prefix(root)
+            .unwrap_or(file)
+            .display()
+            .to_string()
+    }
+
+    /// Each import that breaks `rule`, as `file: `path` reaches MODULE: why`.
+    fn broken(&self, rule: &Rule) -> Vec<String> {
+        let module = |text: &str| -> ModulePath { text.split("::").map(String::from).collect() };
+        // A rule about a module the crate no longer has would hold for nothing.
+        let named = match rule {
+            Rule::ChildrenApart { parent, .. } => vec![*parent],
+            Rule::Below { from, to, .. } => vec![*from, *to],
+        };
+        let mut found: Vec<String> = named
+            .into_iter()
+            .filter(|name| !self.files.contains_key(&module(name)))
+            .map(|name| format!("{}: a rule names {name}, which it has no longer", self.name))
+            .collect();
+        for (from, written, to) in self.imports() {
+            let why = match rule {
+                Rule::ChildrenApart { parent, why } => {
+                    let parent = module(parent);
+                    let child = |m: &ModulePath| {
+                        (m.len() > parent.len() && m.starts_with(&parent))
+                            .then(|| m[parent.len()].clone())
+                    };
+                    match (child(&from), child(&to)) {
+                        (Some(a), Some(b)) if a != b => why,
+                        _ => continue,
+                    }
+                }
+                Rule::Below {
+                    from: below,
+                    to: above,
+                    why,
+                } => {
+                    if from.starts_with(&module(below)) && to.starts_with(&module(above)) {
+                        why
+                    } else {
+                        continue;
+                    }
+                }
+            };
+            found.push(format!(
+                "{}: `{written}` reaches {}: {why}",
+                self.file_of(&from),
+                name(&to)
+            ));
+        }
+        // A path written twice in one file is one import.
+        found.sort();
+        found.dedup();
+        found
     }
 }
 
@@ -476,6 +591,96 @@ fn no_crate_has_a_cycle_between_its_modules() {
         problems.is_empty(),
         "cycles between modules:\n{}",
         problems.join("\n")
+    );
+}
+
+#[test]
+fn no_phase_uses_another_and_the_pipeline_never_uses_standalone() {
+    let krates = targets();
+    let mut problems = Vec::new();
+    for (target, rule) in RULES {
+        let Some(krate) = krates.iter().find(|k| k.name == *target) else {
+            problems.push(format!(
+                "a rule names the crate target {target}, which is gone"
+            ));
+            continue;
+        };
+        problems.extend(krate.broken(rule));
+    }
+    assert!(
+        problems.is_empty(),
+        "imports across rooms that stay apart:\n{}",
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn a_phase_reaching_another_or_standalone_is_named_with_its_file() {
+    // A fixture crate: phase `a` uses phase `b` through `super::`, `b`'s folder uses `a`
+    // through `crate::` and its own module through `super::`, and program/ uses
+    // standalone; phase `a` using program/ and standalone using the pipeline are fine.
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path();
+    let write = |path: &str, text: &str| {
+        let path = src.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write("lib.rs", "mod pipeline;\nmod standalone;\n");
+    write("pipeline/mod.rs", "mod phases;\nmod program;\n");
+    write("pipeline/phases/mod.rs", "mod a;\nmod b;\n");
+    write(
+        "pipeline/phases/a.rs",
+        "use super::b::B;\nuse crate::pipeline::program::P;\npub struct A;\n",
+    );
+    write("pipeline/phases/b/mod.rs", "mod c;\npub use c::B;\n");
+    write(
+        "pipeline/phases/b/c.rs",
+        "pub struct B;\nfn f() -> crate::pipeline::phases::a::A { todo!() }\nfn g() -> super::B { B }\n",
+    );
+    write(
+        "pipeline/program.rs",
+        "pub struct P(crate::standalone::S);\n",
+    );
+    write(
+        "standalone.rs",
+        "pub struct S;\nfn h(_: crate::pipeline::program::P) {}\n",
+    );
+    let krate = load("fixture", &src.join("lib.rs"));
+    let phases = Rule::ChildrenApart {
+        parent: "pipeline::phases",
+        why: "apart",
+    };
+    let broken = krate.broken(&phases);
+    let file = |path: &str| src.join(path).display().to_string();
+    assert_eq!(
+        broken,
+        [
+            format!(
+                "{}: `super::b::B` reaches pipeline::phases::b::c: apart",
+                file("pipeline/phases/a.rs")
+            ),
+            format!(
+                "{}: `crate::pipeline::phases::a::A` reaches pipeline::phases::a: apart",
+                file("pipeline/phases/b/c.rs")
+            ),
+        ]
+    );
+    let below = |to| Rule::Below {
+        from: "pipeline",
+        to,
+        why: "below",
+    };
+    assert_eq!(
+        krate.broken(&below("standalone")),
+        [format!(
+            "{}: `crate::standalone::S` reaches standalone: below",
+            file("pipeline/program.rs")
+        )]
+    );
+    assert_eq!(
+        krate.broken(&below("commands")),
+        ["fixture: a rule names commands, which it has no longer"]
     );
 }
 

@@ -31,7 +31,8 @@
 //! - [`disk_usage`]: apparent size of a directory tree, like `du --apparent-size`.
 //! - [`HostFacts`]: cpu model, cores, memory, kernel, architecture, page size.
 //! - [`settle`]: waiting until a family's memory is quiet (or a fixed time).
-//! - [`staircase`]: the marginal memory of one more instance.
+//! - [`staircase`]: the marginal memory of one more instance, and its report recorded
+//!   in a result ([`staircase::record_report`]).
 #![warn(missing_docs)]
 
 mod affinity_linux;

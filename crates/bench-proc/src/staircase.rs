@@ -11,6 +11,11 @@
 //!
 //! The engine knows nothing about what an instance is: anything that implements
 //! [`Instances`] (a spawned command, a PTY session, a VM on a shared sidecar) works.
+//! [`record_report`] records its report in a result, for every caller alike.
+
+mod record;
+
+pub use record::record_report;
 
 use crate::settle::{Settle, SettleReport, settle_sleeping};
 use crate::snapshot_linux::{ProcRoot, Selector, Snapshot, SnapshotError};

@@ -7,15 +7,16 @@
 //! settles.
 //!
 //! The staircase is recorded as trial 0 of a [`ResultFile`] (metrics `instance_rss`,
-//! `instance_pss`, `instance_uss` and `reclaimed_rss`, the steps, the machine), which
-//! [`bench_core::export::staircase`] renders and `clibench compare` compares.
+//! `instance_pss`, `instance_uss` and `reclaimed_rss`, the steps, the machine) by the
+//! engine's [`record_report`], as the pipeline's staircase phase records its trials;
+//! [`bench_core::export::staircase`] renders it and `clibench compare` compares it.
 
 use super::spawn::{self, SpawnError};
-use bench_core::detail::{InstanceCost, MAX_STEPS, StaircaseInstance, StaircaseRun, StaircaseStep};
+use bench_core::detail::StaircaseInstance;
 use bench_core::export::staircase::signed;
-use bench_core::{Metric, Phase, Request, ResultFile, Role, Sample, Side, record};
+use bench_core::{Request, ResultFile, Role};
 use bench_proc::staircase::{
-    self, Instances, StaircaseError, StaircaseOptions, StaircaseReport, Step,
+    self, Instances, StaircaseError, StaircaseOptions, Step, record_report,
 };
 use bench_proc::{HostFacts, Selector, StopError, SubreaperError};
 use bench_term::{Drained, ReadyMode, TermError};
@@ -276,89 +277,6 @@ pub fn prepared(settings: &Settings, hardware: &HostFacts) -> ResultFile {
     result
 }
 
-/// Records `report` as `trial` of `side`, for this command and the pipeline's staircase
-/// phase alike: the metrics (a negative average, memory that shrank, is recorded as an
-/// invalid value; an unreadable PSS or USS as an error), and every step (at most
-/// [`MAX_STEPS`]) with the averages and steady costs, and every settle in the trial's
-/// record.
-pub fn record_report(
-    side: &mut Side,
-    trial: u32,
-    report: &StaircaseReport,
-    instance: StaircaseInstance,
-) {
-    let bytes = |value: Option<i64>, what: &str| match value {
-        Some(bytes) => Sample::Value(bytes as f64),
-        None => Sample::Error(format!("the {what} of some process was unreadable")),
-    };
-    for (metric, value, what) in [
-        (
-            Metric::InstanceRss,
-            Some(report.avg_per_instance_rss_bytes),
-            "RSS",
-        ),
-        (
-            Metric::InstancePss,
-            report.avg_per_instance_pss_bytes,
-            "PSS",
-        ),
-        (
-            Metric::InstanceUss,
-            report.avg_per_instance_uss_bytes,
-            "USS",
-        ),
-        (
-            Metric::ReclaimedRss,
-            Some(report.reclaimed_rss_bytes),
-            "RSS",
-        ),
-    ] {
-        record(side, metric, trial, bytes(value, what));
-    }
-    let steps = report
-        .steps
-        .iter()
-        .take(MAX_STEPS)
-        .map(|step| StaircaseStep {
-            instances: u32::try_from(step.index + 1).unwrap_or(u32::MAX),
-            rss_bytes: step.totals.rss_bytes,
-            pss_bytes: step.totals.pss_bytes,
-            rss_delta_bytes: step.rss_delta_bytes,
-            pss_delta_bytes: step.pss_delta_bytes,
-            uss_delta_bytes: step.uss_delta_bytes,
-            process_count: Some(step.totals.process_count),
-        })
-        .collect();
-    side.staircases.retain(|run| run.trial != trial);
-    side.staircases.push(StaircaseRun {
-        trial,
-        baseline_rss_bytes: report.baseline.rss_bytes,
-        steps,
-        after_teardown_rss_bytes: report.after_teardown.rss_bytes,
-        after_teardown_process_count: Some(report.after_teardown.process_count),
-        reclaimed_rss_bytes: report.reclaimed_rss_bytes,
-        reclaimed_pss_bytes: report.reclaimed_pss_bytes,
-        average: Some(InstanceCost {
-            rss_bytes: report.avg_per_instance_rss_bytes,
-            pss_bytes: report.avg_per_instance_pss_bytes,
-            uss_bytes: report.avg_per_instance_uss_bytes,
-        }),
-        steady: report
-            .steady_per_instance_rss_bytes
-            .map(|rss_bytes| InstanceCost {
-                rss_bytes,
-                pss_bytes: report.steady_per_instance_pss_bytes,
-                uss_bytes: report.steady_per_instance_uss_bytes,
-            }),
-        instance,
-    });
-    side.staircases.sort_by_key(|run| run.trial);
-    let trial_record = side.trial_record_mut(Phase::Staircase, trial);
-    for settle in &report.settles {
-        trial_record.push_settle(settle.settle.record(&settle.stage));
-    }
-}
-
 /// Runs the staircase: a warm-up instance, then `settings.count` instances added one at a
 /// time, the family measured after each settles; `on_step` hears of each step as it is
 /// measured. Everything the instances started is stopped before it returns. The result
@@ -412,70 +330,6 @@ mod tests {
     use super::*;
     use bench_proc::staircase::FamilyTotals;
 
-    fn totals(processes: u32, rss_mib: u64) -> FamilyTotals {
-        FamilyTotals {
-            process_count: processes,
-            rss_bytes: rss_mib << 20,
-            pss_bytes: Some(rss_mib << 19),
-            uss_bytes: Some(rss_mib << 18),
-        }
-    }
-
-    #[test]
-    fn a_report_is_recorded_with_its_steps_and_costs() {
-        let report = StaircaseReport {
-            count: 2,
-            baseline: totals(0, 0),
-            steps: vec![
-                Step {
-                    index: 0,
-                    rss_delta_bytes: 66 << 20,
-                    pss_delta_bytes: Some(64 << 20),
-                    uss_delta_bytes: Some(63 << 20),
-                    totals: totals(1, 66),
-                },
-                Step {
-                    index: 1,
-                    rss_delta_bytes: 65 << 20,
-                    pss_delta_bytes: None,
-                    uss_delta_bytes: Some(-(1 << 20)),
-                    totals: totals(2, 131),
-                },
-            ],
-            avg_per_instance_rss_bytes: 131 << 19,
-            avg_per_instance_pss_bytes: None,
-            avg_per_instance_uss_bytes: Some(31 << 20),
-            steady_per_instance_rss_bytes: Some(65 << 20),
-            steady_per_instance_pss_bytes: None,
-            steady_per_instance_uss_bytes: Some(-(1 << 20)),
-            settles: Vec::new(),
-            after_teardown: totals(0, 0),
-            reclaimed_rss_bytes: 131 << 20,
-            reclaimed_pss_bytes: None,
-        };
-        let mut result = ResultFile::new(Request::new("node", Role::Candidate));
-        record_report(&mut result.side, 0, &report, StaircaseInstance::Idle);
-        result.validate().unwrap();
-        let side = &result.side;
-        assert_eq!(side.values(Metric::InstanceRss), [(131u64 << 19) as f64]);
-        assert_eq!(side.values(Metric::ReclaimedRss), [(131u64 << 20) as f64]);
-        let pss = &side.metrics[&Metric::InstancePss][0];
-        assert_eq!(
-            pss.error.as_deref(),
-            Some("the PSS of some process was unreadable")
-        );
-        let run = &side.staircases[0];
-        assert_eq!(run.steps[1].process_count, Some(2));
-        assert_eq!(run.steps[1].uss_delta_bytes, Some(-(1 << 20)));
-        assert_eq!(run.steady.as_ref().map(|s| s.rss_bytes), Some(65 << 20));
-        // What the terminal shows, from the result alone.
-        let table = bench_core::export::staircase::steps(side);
-        assert!(
-            table.contains("\nsteady             +65.0 MiB          ?   -1.0 MiB\n"),
-            "{table}"
-        );
-    }
-
     #[test]
     fn a_step_line_signs_growth_and_marks_unknowns() {
         let step = Step {
@@ -483,7 +337,12 @@ mod tests {
             rss_delta_bytes: 64 << 20,
             pss_delta_bytes: None,
             uss_delta_bytes: Some(-(1 << 20)),
-            totals: totals(4, 256),
+            totals: FamilyTotals {
+                process_count: 4,
+                rss_bytes: 256 << 20,
+                pss_bytes: None,
+                uss_bytes: None,
+            },
         };
         assert_eq!(
             render_step(&step),

@@ -25,9 +25,9 @@
 //! `[session] turns = N` plays the script's prompted turns in order, again and again, up
 //! to N: the spec's reader unrolled the script so (`spec::long_session`).
 //!
-//! Text is matched on the screen with all whitespace removed (agents wrap and re-render),
-//! and counted: a needle is visible when it occurs more often than before Enter, so a
-//! reply that repeats an earlier one's words is not seen early.
+//! Each turn is played by the program's [`one_turn`] (`pipeline/program/turn`, which the
+//! staircase's session instances play too); this phase adds the checkpoints, the pastes,
+//! the idle window and the metrics over the turns.
 
 use crate::pipeline::PhaseContext;
 use crate::pipeline::isolation::command;
@@ -41,10 +41,11 @@ use crate::pipeline::program::recording::{
 };
 use crate::pipeline::program::sessions::stop_agents;
 use crate::pipeline::program::terminal::{close_quietly, spawn_options};
+use crate::pipeline::program::turn::{Planned, TurnError, TurnSettings, one_turn, planned};
 use crate::spec::Measure;
 use bench_core::detail::{SessionRun, SessionTurn};
 use bench_core::{Metric, Phase, Sample, Side, error_chain, record};
-use bench_model::{Journal, answer};
+use bench_model::Journal;
 use bench_proc::MemoryRead;
 use bench_term::Terminal;
 use std::time::Duration;
@@ -53,20 +54,7 @@ mod approvals;
 pub(crate) mod checkpoint;
 mod paste;
 mod slopes;
-mod turn;
 
-pub(crate) use turn::{TurnSettings, one_turn};
-
-/// Keys clibench types are pressed this far apart, each its own write: a fast typist
-/// (50 keys a second), and no paste. TUIs without bracketed paste take keys closer than
-/// about 8 ms for one (codex's composer does, from 3 keys on): at 5 ms apart, codex made
-/// the Enter after a prompt a newline in its input box instead of sending the prompt. And
-/// keys written at once are one read: Continue's cn inserted four DELs so read as text.
-const PROMPT_KEY_GAP: Duration = Duration::from_millis(20);
-/// How long one echo may take.
-const ECHO_TIMEOUT: Duration = Duration::from_secs(5);
-/// How many of the final text's last tokens make the "final text is visible" needle.
-const LAST_TOKENS: usize = 4;
 /// Every this many turns the allocator gives what was freed back to the kernel.
 const TRIM_EVERY_TURNS: u32 = 10;
 
@@ -105,57 +93,6 @@ pub enum SessionError {
         /// Why.
         #[source]
         source: bench_term::TermError,
-    },
-}
-
-/// Why one turn could not be measured.
-#[derive(Debug, thiserror::Error)]
-pub enum TurnError {
-    /// Typing failed.
-    #[error("typing the prompt")]
-    Type(#[source] bench_term::TermError),
-    /// A wait of the turn ran out of `[session] turn_timeout` or failed.
-    #[error("turn {turn} ({timeout:?} turn_timeout): {waiting_for}")]
-    Wait {
-        /// The turn, from 1.
-        turn: u32,
-        /// The turn's time bound.
-        timeout: Duration,
-        /// "waiting for the reply's final text".
-        waiting_for: &'static str,
-        /// The terminal's error (its screen when it gave up).
-        #[source]
-        source: bench_term::TermError,
-    },
-    /// The family's CPU time or memory could not be read.
-    #[error(transparent)]
-    Family(#[from] TargetError),
-    /// The agent stopped to ask its user while the model endpoint had nothing left to
-    /// send.
-    #[error(
-        "turn {turn}: the agent stopped to ask its user ({kind}: {question:?}) while the model \
-         endpoint had nothing left to send; let it work without asking{}: \
-         docs/writing-a-spec.md, \"Letting the agent work\" (`clibench run --show-screen` \
-         prints the screen it stopped on)",
-        approvals.map_or(String::new(), |setting| format!(" ({setting})"))
-    )]
-    Dialog {
-        /// The turn, from 1.
-        turn: u32,
-        /// What kind of question ("permission prompt").
-        kind: &'static str,
-        /// The question, as the screen shows it.
-        question: String,
-        /// The agent's approval setting, when clibench knows it.
-        approvals: Option<&'static str>,
-    },
-    /// The journal has no request for the turn.
-    #[error("turn {turn}: the model endpoint received no request for it (journal: {last})")]
-    NoRequest {
-        /// The turn, from 1.
-        turn: u32,
-        /// The journal's last request, for the reader.
-        last: String,
     },
 }
 
@@ -238,86 +175,6 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), SessionError> {
     stopped_agents?;
     journaled?;
     stopped
-}
-
-/// A scripted turn the phase types (the staircase's session instances type the first).
-#[derive(Debug, Clone)]
-pub(crate) struct Planned {
-    /// The script's turn index, from 0 (the journal's `Outcome::Turn::index`).
-    index: usize,
-    prompt: String,
-    /// The final reply's first chunk, as text.
-    first_chunk: String,
-    /// The final text's last tokens.
-    last_words: String,
-    /// How often `last_words` occurs in the final text (squashed): a long reply of
-    /// deterministic tokens repeats itself, and its end is shown once every occurrence is.
-    last_repeats: usize,
-    tool_rounds: usize,
-    tokens: usize,
-    /// The reply's last word, squashed: the line that holds it is where the reply ends.
-    last_word: String,
-    /// `[session] turn_done`, checked on the lines below the reply's end; one regex
-    /// shared by every turn. A cloned `Regex` gets a search cache of its own that grows
-    /// as it is used, and a clone in each of a 1,000-turn session's plans grew
-    /// clibench's heap by about 20 KB a turn.
-    done: Option<std::sync::Arc<regex::Regex>>,
-}
-
-/// The script's turns with a prompt, in order.
-pub(crate) fn planned(ctx: &PhaseContext) -> Vec<Planned> {
-    let Some(compiled) = ctx.spec.model.as_ref().and_then(|m| m.compiled.as_ref()) else {
-        return Vec::new();
-    };
-    // Invariant: the spec check refused a `turn_done` that is not a regex.
-    let done = ctx
-        .spec
-        .session
-        .as_ref()
-        .and_then(|s| s.turn_done.as_deref())
-        .and_then(|pattern| regex::Regex::new(pattern).ok())
-        .map(std::sync::Arc::new);
-    compiled
-        .turns
-        .iter()
-        .enumerate()
-        .filter_map(|(index, turn)| {
-            let prompt = turn.prompt.clone()?;
-            let text = turn.reply.final_text();
-            let tokens = answer::tokens_of(&text);
-            let chunk = (turn.physics.chunk_tokens as usize).max(1);
-            let first_chunk = tokens.iter().take(chunk).cloned().collect::<String>();
-            let last_words = tokens[tokens.len().saturating_sub(LAST_TOKENS)..].concat();
-            let last_repeats = occurrences(&squash(&text), &squash(&last_words)).max(1);
-            Some(Planned {
-                index,
-                prompt,
-                first_chunk,
-                last_words,
-                last_repeats,
-                tool_rounds: turn.reply.tool_rounds(),
-                tokens: tokens.len(),
-                last_word: tokens.last().map(|t| squash(t)).unwrap_or_default(),
-                done: done.clone(),
-            })
-        })
-        .collect()
-}
-
-/// `text` without any whitespace: what stays of a reply however the agent wraps it.
-/// Box drawing and block elements go too, as from the screen's squashed text
-/// ([`bench_term::Terminal::squashed_text`]).
-pub(crate) fn squash(text: &str) -> String {
-    text.chars()
-        .filter(|&c| !c.is_whitespace() && !('\u{2500}'..='\u{259F}').contains(&c))
-        .collect()
-}
-
-fn occurrences(haystack: &str, needle: &str) -> usize {
-    if needle.is_empty() {
-        return 0;
-    }
-    haystack.matches(needle).count()
 }
 
 /// Ready, every turn, the idle window; each failure is recorded under the session's

@@ -8,17 +8,17 @@
 //! memory really given back.
 //!
 //! With `[staircase] session = true` each instance (the warm-up too), once ready and
-//! settled, completes the script's first turn with a prompt, typed and awaited by the
-//! session phase's own [`one_turn`], before the engine settles and measures it: the cost
-//! of one more agent at work, not of one more idle prompt. The instances share the
-//! trial's endpoint, and its script is rewound before each instance starts, so every
-//! instance meets the script as the session phase's agent does and its first prompt
-//! plays the same turn (a `when` or `repeat` in the script is not needed for that).
+//! settled, completes the script's first turn with a prompt, typed and awaited by
+//! [`one_turn`], as the session phase plays each turn, before the engine settles and
+//! measures it: the cost of one more agent at work, not of one more idle prompt. The
+//! instances share the trial's endpoint, and its script is rewound before each instance
+//! starts, so every instance meets the script as the session phase's agent does and its
+//! first prompt plays the same turn (a `when` or `repeat` in the script is not needed for
+//! that).
 
 use crate::pipeline::PhaseContext;
 use crate::pipeline::isolation::command;
 use crate::pipeline::out::state::TrialUser;
-use crate::pipeline::phases::session::{Planned, TurnError, TurnSettings, one_turn, planned};
 use crate::pipeline::program::TargetError;
 use crate::pipeline::program::family::Family;
 use crate::pipeline::program::model::TrialModel;
@@ -27,6 +27,7 @@ use crate::pipeline::program::sessions::stop_sessions;
 use crate::pipeline::program::terminal::close_quietly;
 use crate::pipeline::program::terminal::settle_terminal;
 use crate::pipeline::program::terminal::spawn_options;
+use crate::pipeline::program::turn::{Planned, TurnError, TurnSettings, one_turn, planned};
 use crate::spec;
 use bench_core::detail::StaircaseInstance;
 use bench_core::error_chain;
@@ -155,7 +156,7 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), StaircaseError> {
                     source,
                 }
             })?;
-            crate::standalone::staircase::record_report(side, trial, &report, kind);
+            bench_proc::staircase::record_report(side, trial, &report, kind);
         }
         Err(error) => {
             let message = error_chain(&error);

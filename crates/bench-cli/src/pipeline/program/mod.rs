@@ -1,9 +1,10 @@
 //! The target as the interactive phases meet it: its command started in a terminal as the
 //! trial user ([`terminal`]), the family of processes its memory is read from
 //! ([`family`]), its background sessions listed and stopped through its own commands
-//! ([`sessions`]), what a measured session leaves for the report ([`recording`]), and the
-//! check that the trial user can enter the folders the target needs ([`preflight`]).
-//! Shared by measure, ui, staircase and runtime; its errors are [`TargetError`].
+//! ([`sessions`]), what a measured session leaves for the report ([`recording`]), one
+//! scripted turn of the agent at work ([`turn`]), and the check that the trial user can
+//! enter the folders the target needs ([`preflight`]). Shared by measure, ui, session,
+//! staircase and runtime; its errors are [`TargetError`].
 
 mod error;
 pub(crate) mod family;
@@ -12,5 +13,6 @@ pub(crate) mod preflight;
 pub(crate) mod recording;
 pub(crate) mod sessions;
 pub(crate) mod terminal;
+pub(crate) mod turn;
 
 pub use error::TargetError;

@@ -3,8 +3,8 @@
 //! word typed key by key at a person's pace (each key's echo awaited) and erased, then the
 //! family's memory. Never while a reply streams: the turn before it is over.
 
-use super::{ECHO_TIMEOUT, PROMPT_KEY_GAP, TurnError, squash};
 use crate::pipeline::program::family::Family;
+use crate::pipeline::program::turn::{ECHO_TIMEOUT, PROMPT_KEY_GAP, TurnError, squash};
 use bench_core::detail::{MAX_CHECKPOINT_KEYS, SessionCheckpoint};
 use bench_term::{Key, Terminal};
 use std::time::{Duration, Instant};

@@ -14,9 +14,9 @@
 //! What the agent wrote and the family's CPU time are counted over the same time.
 
 use super::checkpoint::{terminal_output, wait_for_quiet};
-use super::squash;
 use crate::pipeline::program::TargetError;
 use crate::pipeline::program::family::Family;
+use crate::pipeline::program::turn::squash;
 use bench_core::detail::SessionPaste;
 use bench_core::{Metric, Sample, Side, record};
 use bench_term::{Accepted, Terminal};

@@ -1,10 +1,11 @@
-//! One scripted turn of the session: the prompt typed key by key, Enter, the reply
+//! One scripted turn played: the prompt typed key by key, Enter, the reply
 //! watched on the screen until its final text shows (keys typed ~150 ms apart while it
 //! streams, each one's echo awaited), a fresh key's echo at the prompt, and the turn's
 //! times read from the model endpoint's journal and put on the terminal's clock.
 
-use super::{ECHO_TIMEOUT, PROMPT_KEY_GAP, Planned, TurnError, checkpoint, occurrences, squash};
+use super::{ECHO_TIMEOUT, PROMPT_KEY_GAP, Planned, TurnError, occurrences, squash};
 use crate::pipeline::program::family::Family;
+use crate::pipeline::program::terminal::terminal_output;
 use bench_core::detail::SessionTurn;
 use bench_model::{Journal, Outcome, RequestRecord, conversation::Part};
 use bench_proc::{MemoryRead, Snapshot};
@@ -299,8 +300,8 @@ pub(crate) struct TurnSettings {
     /// The family's PSS after the turn, or its RSS alone (see
     /// [`bench_core::detail::SessionRun::pss_every`]).
     pub(crate) memory: MemoryRead,
-    /// The agent's approval setting ([`super::approvals::setting_of`]), named when the
-    /// turn stops on a question.
+    /// The agent's approval setting (the session phase knows those of the agents clibench
+    /// has met), named when the turn stops on a question.
     pub(crate) approvals: Option<&'static str>,
 }
 
@@ -385,7 +386,7 @@ pub(crate) fn one_turn(
         first_chunk_at_seconds: times.first_chunk_at,
         last_chunk_at_seconds: times.last_chunk_at,
         tool_call_at_seconds: times.tool_call_at,
-        output: Some(checkpoint::terminal_output(&output)),
+        output: Some(terminal_output(&output)),
         bytes_per_token: (plan.tokens > 0).then(|| output.bytes as f64 / plan.tokens as f64),
     };
     Ok((measured, snapshot))
