@@ -86,6 +86,35 @@ pub fn shared_cpu_view<'a>(base: &'a Side, candidate: &'a Side) -> (Cow<'a, Side
     )
 }
 
+/// For each paired metric of a phase whose trials shared a CPU on both sides, the base
+/// side's values from the trials of that phase that ran alone (the memory trials and
+/// trial 0): what the program does when it starts alone, which the pairs, slower by
+/// their shared CPU, cannot say. A comparison shows the program's own numbers from them
+/// (docs/verdicts.md, "The program's own numbers").
+pub fn alone_base_values(base: &Side, candidate: &Side) -> BTreeMap<Metric, Vec<f64>> {
+    let shared = per_phase(|phase| {
+        shared_cpu_trials(base, phase)
+            .intersection(&shared_cpu_trials(candidate, phase))
+            .copied()
+            .collect()
+    });
+    base.metrics
+        .iter()
+        .filter(|(metric, _)| paired(**metric))
+        .filter_map(|(metric, samples)| {
+            let shared = shared.get(&metric.phase())?;
+            let mut alone: Vec<(u32, f64)> = samples
+                .iter()
+                .filter(|sample| !shared.contains(&sample.trial))
+                .filter_map(|sample| Some((sample.trial, sample.value?)))
+                .collect();
+            alone.sort_by_key(|&(trial, _)| trial);
+            let values: Vec<f64> = alone.into_iter().map(|(_, value)| value).collect();
+            (!values.is_empty()).then_some((*metric, values))
+        })
+        .collect()
+}
+
 /// `side` with each paired phase's metrics cut to its own trials that shared a CPU, for
 /// the phases that have any; else `side` as it is. What the history keeps of one side of
 /// a duet: the shared trials, which another build's record of the same run pairs trial
@@ -159,6 +188,17 @@ mod tests {
         assert_eq!(trials(&head, Metric::Cold), vec![4, 5]);
         // Memory comes from the trials that started alone, and stays.
         assert_eq!(trials(&base, Metric::Rss).len(), 6);
+    }
+
+    #[test]
+    fn the_base_values_alone_are_its_trials_that_did_not_share_a_cpu() {
+        let (base, head) = (side("b", 3), side("h", 4));
+        let alone = alone_base_values(&base, &head);
+        // Trials 4 and 5 shared a CPU on both sides; base's trial 3 did not on head's.
+        assert_eq!(alone[&Metric::Cold], vec![0.1, 1.1, 2.1, 3.1]);
+        assert!(!alone.contains_key(&Metric::Rss), "memory is not a duet's");
+        let lone = side_alone();
+        assert!(alone_base_values(&lone, &lone).is_empty());
     }
 
     #[test]

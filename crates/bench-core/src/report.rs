@@ -168,7 +168,12 @@ impl Report {
             processes,
             skipped: side.skipped.clone(),
             session_slopes: slopes::lines(&side.sessions),
-            few_point_slopes: slopes::few_points(&side.sessions),
+            // Said only of a slope the result holds as a metric: a session too short for
+            // one (the demo's three turns) records none, and has nothing left out to explain.
+            few_point_slopes: slopes::few_points(&side.sessions)
+                .into_iter()
+                .filter(|(metric, _)| side.metrics.contains_key(metric))
+                .collect(),
             terminal_output: {
                 let mut rows = crate::export::terminal::trial_rows(&side.trials);
                 rows.extend(crate::export::terminal::rows(&side.sessions));
@@ -302,6 +307,38 @@ mod tests {
             .find(|line| line.starts_with("- trial 2"))
             .unwrap_or_else(|| panic!("{page}"));
         insta::assert_snapshot!(line, @"- trial 2 (after 1 warm-up turns): `session_growth` 1.0 MiB/turn ± 10.2 KiB over 10 turns; `lag_growth` 10.0 ms/100 turns ± 100 µs over 10 checkpoints **faster than linear**");
+    }
+
+    #[test]
+    fn a_slope_through_few_points_is_explained_only_when_the_result_holds_it() {
+        let mut run: crate::detail::SessionRun = serde_json::from_str(
+            r#"{"trial":0,"dialect":"","turns":[],"warmup_turns":1,"idle_seconds":1.0}"#,
+        )
+        .unwrap();
+        run.growth = Some(crate::trend::Fit {
+            slope: 28_000.0,
+            std_error: None,
+            walk_std_error: None,
+            points: 2,
+            curvature_t: None,
+        });
+        let mut result = ResultFile::new(Request::new("a", Role::Candidate));
+        result.side.sessions.push(run);
+        // A short session records no `session_growth`: nothing was left out.
+        assert_eq!(Report::new(&result).slope_note(), None);
+        // A result that holds it (one written before, or a failed long session) is told why
+        // its row is missing.
+        crate::record(
+            &mut result.side,
+            crate::Metric::SessionGrowth,
+            0,
+            crate::Sample::Value(28_000.0),
+        );
+        let note = Report::new(&result).slope_note().unwrap();
+        assert!(
+            note.starts_with("`session_growth` (2 points): not shown"),
+            "{note}"
+        );
     }
 
     #[test]

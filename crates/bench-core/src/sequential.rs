@@ -68,7 +68,17 @@ pub enum Spending {
     /// O'Brien–Fleming-like, `2 − 2 Φ(z_{1−alpha/2} / √t)`: spends almost nothing
     /// early, so the last look keeps nearly the fixed design's power.
     OBrienFleming,
+    /// A fifth of alpha spent Pocock-like and four fifths O'Brien–Fleming-like (a
+    /// weighted sum of spending functions is one): the first look of a long plan
+    /// gets about a thousandth, so a change a person sees at a glance stops the run
+    /// there, and a run its budget ends keeps most of alpha for its final comparison.
+    /// O'Brien–Fleming alone gave the first look of a 90-pair plan 3e-14, and a
+    /// 300 ms delay on a 70 ms start waited ten pairs for the look at 10.
+    Mixed,
 }
+
+/// The share of alpha [`Spending::Mixed`] spends Pocock-like.
+const MIXED_EARLY_SHARE: f64 = 0.2;
 
 impl Spending {
     /// The alpha spent by information fraction `t` in `0..=1`.
@@ -81,6 +91,10 @@ impl Spending {
             Spending::Pocock => alpha * (1.0 + (std::f64::consts::E - 1.0) * t).ln(),
             Spending::OBrienFleming => {
                 2.0 * normal_upper_tail(normal_quantile(1.0 - alpha / 2.0) / t.sqrt())
+            }
+            Spending::Mixed => {
+                Spending::Pocock.spent(MIXED_EARLY_SHARE * alpha, t)
+                    + Spending::OBrienFleming.spent((1.0 - MIXED_EARLY_SHARE) * alpha, t)
             }
         }
     }
@@ -163,7 +177,7 @@ pub enum Decision {
 }
 
 /// Whether the run may stop after a look whose comparison (made at the look's
-/// [`SequentialPlan::alpha_at`]) is `comparison`: every metric of `watched` that the
+/// [`SequentialPlan::alpha_at`]) is `comparison`: a watched metric regressed, or every metric of `watched` that the
 /// comparison measured is decided (regressed or improved) or detects `target(metric)`
 /// (a fraction) or less while its estimate stays within its threshold. A watched metric missing from the comparison is not waited
 /// for: more trials of a metric that was not measured would not measure it.
@@ -172,21 +186,48 @@ pub fn decide(
     watched: &[Metric],
     target: impl Fn(Metric) -> f64,
 ) -> Decision {
-    let undecided: Vec<Metric> = comparison
-        .metrics
-        .iter()
-        .filter(|row| watched.contains(&row.metric))
+    // A watched metric that regressed is the gate's answer: more pairs would only make
+    // a person wait for it (a 300 ms delay ran a 90 s budget to its end while cold_cpu,
+    // which a sleep does not move, could not yet detect 6%). Stopping at a look that
+    // found a change spends no more than that look's share of alpha.
+    let watched_rows = || {
+        comparison
+            .metrics
+            .iter()
+            .filter(|row| watched.contains(&row.metric))
+    };
+    // An estimate already past its threshold is a change in the making, not a metric
+    // that would have shown one: in a duet, where two programs share a CPU, a +10% start
+    // shows as +3 to +5% and was stopped at 22 pairs with warm +3.7% (p 0.003 against
+    // the look's 0.0005) because it "could detect" 6%. It gets more pairs, until a
+    // verdict or the budget.
+    let in_the_making = |row: &crate::compare::MetricComparison| {
+        let beyond = row.ratio.is_finite() && (row.ratio - 1.0).abs() > row.floor;
+        beyond && !row.verdict.is_change() && row.detectable.is_some()
+    };
+    let regressed = watched_rows().any(|row| row.verdict == crate::Verdict::Regressed);
+    if regressed {
+        // The gate has its answer; what still holds the run is a watched change in the
+        // making, whose size the comment will print: +5 ms of start-up CPU stopped at six
+        // pairs on cold_cpu's verdict with cold at +10.6% ± 30%, within noise.
+        let making: Vec<Metric> = watched_rows()
+            .filter(|row| in_the_making(row))
+            .map(|row| row.metric)
+            .collect();
+        return if making.is_empty() {
+            Decision::Stop
+        } else {
+            Decision::Continue { undecided: making }
+        };
+    }
+    let undecided: Vec<Metric> = watched_rows()
         .filter(|row| {
             let reached = row
                 .detectable
                 .is_some_and(|detectable| detectable <= target(row.metric));
-            // An estimate already past its threshold is a change in the making, not a
-            // metric that would have shown one: in a duet, where two programs share a
-            // CPU, a +10% start shows as +3 to +5% and was stopped at 22 pairs with
-            // warm +3.7% (p 0.003 against the look's 0.0005) because it "could detect"
-            // 6%. It gets more pairs, until a verdict or the budget.
-            let beyond = row.ratio.is_finite() && (row.ratio - 1.0).abs() > row.floor;
-            !(row.verdict.is_change() || (reached && !beyond) || row.detectable.is_none())
+            !(row.verdict.is_change()
+                || (reached && !in_the_making(row))
+                || row.detectable.is_none())
         })
         .map(|row| row.metric)
         .collect();
@@ -214,7 +255,7 @@ mod tests {
 
     #[test]
     fn the_shares_add_up_to_alpha_and_differ_by_spending() {
-        for spending in [Spending::Pocock, Spending::OBrienFleming] {
+        for spending in [Spending::Pocock, Spending::OBrienFleming, Spending::Mixed] {
             let plan = SequentialPlan::new(20, 0.05, spending);
             let shares: Vec<f64> = (0..plan.looks().len()).map(|k| plan.alpha_at(k)).collect();
             assert!(shares.iter().all(|&share| share > 0.0), "{shares:?}");
@@ -227,6 +268,21 @@ mod tests {
         assert!(obf.alpha_at(5) > pocock.alpha_at(5));
         assert!((Spending::OBrienFleming.spent(0.05, 1.0) - 0.05).abs() < 1e-6);
         assert!((Spending::Pocock.spent(0.05, 1.0) - 0.05).abs() < 1e-12);
+        assert!((Spending::Mixed.spent(0.05, 1.0) - 0.05).abs() < 1e-6);
+        // The default budget's plan of 90 pairs: the first look can stop for a change
+        // seen at a glance (O'Brien-Fleming alone gives it 3e-14), and the look at 28
+        // pairs has left over 90% of alpha for a budget-ended final comparison.
+        let mixed = SequentialPlan::new(90, 0.05, Spending::Mixed);
+        let obf = SequentialPlan::new(90, 0.05, Spending::OBrienFleming);
+        assert!(mixed.alpha_at(0) > 1e-3, "{}", mixed.alpha_at(0));
+        assert!(obf.alpha_at(0) < 1e-10, "{}", obf.alpha_at(0));
+        let at_28 = mixed.looks().iter().position(|&pairs| pairs == 28).unwrap();
+        let taken: Vec<usize> = (0..=at_28).collect();
+        assert!(
+            mixed.remaining(&taken) > 0.045,
+            "{}",
+            mixed.remaining(&taken)
+        );
     }
 
     /// The four metrics the simulations draw: two skewed times, two memory totals.
@@ -448,7 +504,7 @@ mod tests {
         for trial in 0..10u32 {
             let jitter = f64::from(trial % 5) * 0.02;
             record(&mut base, Metric::Cold, trial, Sample::Value(1.0 + jitter));
-            record(&mut head, Metric::Cold, trial, Sample::Value(1.5 + jitter));
+            record(&mut head, Metric::Cold, trial, Sample::Value(0.6 + jitter));
             record(
                 &mut base,
                 Metric::Warm,
@@ -480,7 +536,7 @@ mod tests {
             ..CompareOptions::default()
         };
         let comparison = compare(&base, &head, &options);
-        // Cold regressed; warm is too noisy for ±6%; mixed is not watched.
+        // Cold improved; warm is too noisy for ±6%; mixed is not watched.
         assert_eq!(
             decide(&comparison, &DEFAULT_WATCHED, |_| 0.06),
             Decision::Continue {
@@ -489,6 +545,87 @@ mod tests {
         );
         assert_eq!(
             decide(&comparison, &DEFAULT_WATCHED, |_| 0.5),
+            Decision::Stop
+        );
+    }
+
+    #[test]
+    fn a_watched_regression_ends_the_run_whatever_the_others_still_need() {
+        let mut base = Side::new("b");
+        let mut head = Side::new("h");
+        for trial in 0..10u32 {
+            let jitter = f64::from(trial % 5) * 0.02;
+            record(&mut base, Metric::Cold, trial, Sample::Value(1.0 + jitter));
+            record(&mut head, Metric::Cold, trial, Sample::Value(1.5 + jitter));
+            // Warm's pairs are noisy and within its threshold: undecided alone.
+            let noisy = |k: u32| 1.0 + 0.08 * f64::from(k % 5);
+            record(&mut base, Metric::Warm, trial, Sample::Value(noisy(trial)));
+            record(
+                &mut head,
+                Metric::Warm,
+                trial,
+                Sample::Value(noisy(trial + 2)),
+            );
+        }
+        let options = CompareOptions {
+            interleaving: Some(Interleaving::Interleaved),
+            ..CompareOptions::default()
+        };
+        let comparison = compare(&base, &head, &options);
+        assert_eq!(
+            decide(&comparison, &[Metric::Warm], |_| 0.06),
+            Decision::Continue {
+                undecided: vec![Metric::Warm]
+            }
+        );
+        assert_eq!(
+            decide(&comparison, &[Metric::Cold, Metric::Warm], |_| 0.06),
+            Decision::Stop
+        );
+    }
+
+    #[test]
+    fn a_watched_regression_waits_for_a_watched_change_in_the_making() {
+        let mut base = Side::new("b");
+        let mut head = Side::new("h");
+        for trial in 0..6u32 {
+            let jitter = f64::from(trial % 3) * 0.02;
+            record(
+                &mut base,
+                Metric::ColdCpu,
+                trial,
+                Sample::Value(1.0 + jitter),
+            );
+            record(
+                &mut head,
+                Metric::ColdCpu,
+                trial,
+                Sample::Value(1.5 + jitter),
+            );
+            // Cold's pairs say +10% on average, too noisy yet for a verdict.
+            let head_cold = if trial % 2 == 0 { 1.45 } else { 0.85 };
+            record(&mut base, Metric::Cold, trial, Sample::Value(1.0));
+            record(&mut head, Metric::Cold, trial, Sample::Value(head_cold));
+        }
+        let options = CompareOptions {
+            interleaving: Some(Interleaving::Interleaved),
+            ..CompareOptions::default()
+        };
+        let comparison = compare(&base, &head, &options);
+        let cold = comparison
+            .metrics
+            .iter()
+            .find(|row| row.metric == Metric::Cold)
+            .unwrap();
+        assert!(!cold.verdict.is_change() && cold.ratio > 1.05, "{cold:?}");
+        assert_eq!(
+            decide(&comparison, &[Metric::Cold, Metric::ColdCpu], |_| 0.06),
+            Decision::Continue {
+                undecided: vec![Metric::Cold]
+            }
+        );
+        assert_eq!(
+            decide(&comparison, &[Metric::ColdCpu], |_| 0.06),
             Decision::Stop
         );
     }

@@ -34,7 +34,9 @@ Each side is the spec with its overrides (KEY=VALUE, as `clibench run --set`).
 Both sides are prepared and installed first, then their trials run in pairs,
 base-head and head-base alternating (--seed N: each pair's order drawn from
 N), so that a change in the machine's load lands on both sides alike; then
-each side's staircase.")]
+each side's staircase. With no --trials, pairs run until the watched metrics
+are decided or 60s of pairs have run (--budget to change); --trials N runs N
+pairs.")]
 pub struct Args {
     /// The target's spec (TOML). Without it, the built-in demo agent.
     spec: Option<PathBuf>,
@@ -48,13 +50,14 @@ pub struct Args {
     /// its overrides come before --base's and --head's.
     #[arg(long, value_name = "NAME")]
     scenario: Option<crate::spec::Scenario>,
-    /// Trials per side of the measure, runtime and ui phases, or `auto`: interleaved pairs
-    /// until every watched metric is decided or could detect its target change, at planned
-    /// looks that keep the false-alarm rate (see docs/verdicts.md). [default: 5, or auto
-    /// with --budget]
+    /// Timed pairs of the measure, runtime, ui and session phases (a duet's or tight
+    /// schedule's --memory-trials run alone before them, in addition), or `auto`:
+    /// interleaved pairs until every watched metric is decided or could detect its target
+    /// change, at planned looks that keep the false-alarm rate (see docs/verdicts.md).
+    /// [default: auto, within --budget or 60s of pairs]
     #[arg(long, value_name = "N|auto")]
     trials: Option<Trials>,
-    /// With --trials auto: at most this many pairs [default: 20, or 100 with --budget].
+    /// With --trials auto: at most this many pairs [default: 90 within a budget, else 20].
     #[arg(long, value_name = "N")]
     max_trials: Option<u32>,
     /// Run pairs until this much time (`2m`, `90s`) has passed since the first timed pair
@@ -159,6 +162,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         settings,
         mut options,
     } = ab_settings(AbRequest::from(args), &flags).map_err(settings_error)?;
+    if let Some(auto) = &settings.auto {
+        say!("clibench ab: {}", auto.plan_line());
+    }
     let ab = Ab::new(settings)?;
     let out = ab.out().to_path_buf();
     let Some(outcome) = drive("ab", |execution| ab.runner(execution), &out)? else {

@@ -61,7 +61,7 @@ Examples:
   clibench compare base.json candidate.json
       compare two builds, with verdicts
   clibench ab --head measure.env.DEMO_AGENT_STARTUP_DELAY_MS=300
-      A/B of two variants, trials interleaved
+      A/B of two variants, in pairs until decided
   clibench model serve
       a scripted model endpoint for agents, offline
   clibench calibrate -- python3 -c pass

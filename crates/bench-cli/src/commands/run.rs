@@ -190,6 +190,7 @@ fn plan(args: Args) -> anyhow::Result<Plan> {
     }
     let settings = PlanSettings {
         trials: args.trials,
+        extra_measure_trials: 0,
         installs: args.installs,
         phases,
         keep_users: args.keep_users,

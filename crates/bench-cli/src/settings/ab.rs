@@ -48,9 +48,9 @@ pub struct AbRequest {
     pub head: Vec<Override>,
     /// A scenario both sides run, its overrides before each side's.
     pub scenario: Option<Scenario>,
-    /// `--trials`; `None`: 5, or auto with a budget.
+    /// `--trials`; `None`: auto, within `--budget` or [`DEFAULT_BUDGET`].
     pub trials: Option<Trials>,
-    /// `--max-trials`; `None`: 20, or 60 with a budget.
+    /// `--max-trials`; `None`: [`BUDGET_MAX_PAIRS`] within a budget, else 20.
     pub max_trials: Option<u32>,
     /// `--budget`.
     pub budget: Option<Duration>,
@@ -77,8 +77,18 @@ pub struct AbRequest {
 }
 
 /// The most pairs a run with `--budget` and no `--max-trials` may take: high enough that
-/// the budget, not the count, ends it (a result holds at most 101 trials).
-pub const BUDGET_MAX_PAIRS: u32 = 100;
+/// the budget, not the count, ends it (a result holds at most 101 trials, and a paired
+/// schedule's memory trials come first).
+pub const BUDGET_MAX_PAIRS: u32 = 90;
+
+/// The budget of timed pairs of an `ab` given no `--trials` and no `--budget`: with
+/// what runs outside it (prepare, install, the memory trials' settling, the staircase, and
+/// each later phase's three trials once it is spent) a whole default run of the demo takes
+/// about 75 s when a change is seen at a glance and 100 s when it must use the whole
+/// budget, a CI job's step. A change a person sees at a glance is decided at the first look
+/// (6 pairs); a smaller one gets what a minute of pairs can see, and `--budget 2m` more
+/// (docs/verdicts.md, "What the default decides").
+pub const DEFAULT_BUDGET: Duration = Duration::from_secs(60);
 
 /// The spec's `[compare]` section (floors, watched metrics, target), read once for the
 /// whole `ab` run; the default (none of them) for the demo.
@@ -89,7 +99,8 @@ fn spec_compare(spec: &SpecSource) -> Result<Compare, SettingsError> {
     }
 }
 
-/// The watched metrics of `--trials auto` (`[compare] watch`, else the default ones).
+/// The watched metrics (`[compare] watch`, else the default ones): what `--trials auto`
+/// waits for and what the comparison gates on.
 fn watched(compare: &Compare) -> Vec<Metric> {
     match &compare.watch {
         // The spec check refused unknown metric names.
@@ -98,21 +109,23 @@ fn watched(compare: &Compare) -> Vec<Metric> {
     }
 }
 
-/// The trials a side and, for `auto`, the sequential plan that decides when to stop.
+/// The trials a side and, for `auto`, the sequential plan that decides when to stop;
+/// `alone` measure trials run before the pairs (a paired schedule's memory trials).
 fn trials(
     request: &AbRequest,
     compare: &Compare,
     options: &CompareOptions,
+    alone: u32,
 ) -> Result<(u32, Option<AutoTrials>), SettingsError> {
-    // A budget alone means sampling until it is spent, which is what auto does.
-    let trials = match (request.trials, request.budget) {
-        (Some(trials), _) => trials,
-        (None, Some(_)) => Trials::Auto,
-        (None, None) => Trials::Fixed(5),
+    // A budget alone means sampling until it is spent, which is what auto does; with no
+    // trial flag at all, auto within the default budget: the default decides.
+    let (trials, budget) = match request.trials {
+        Some(trials) => (trials, request.budget),
+        None => (Trials::Auto, Some(request.budget.unwrap_or(DEFAULT_BUDGET))),
     };
     let max_trials = request
         .max_trials
-        .unwrap_or(if request.budget.is_some() {
+        .unwrap_or(if budget.is_some() {
             BUDGET_MAX_PAIRS
         } else {
             20
@@ -136,14 +149,16 @@ fn trials(
                 return Err(SettingsError::TargetMde);
             }
             let auto = AutoTrials {
-                // O'Brien-Fleming-like: the early looks stop a run only for a large
-                // change, and a run cut by its budget keeps most of alpha for its final
-                // comparison (docs/verdicts.md, "Within a budget").
-                plan: SequentialPlan::new(max_trials, options.alpha, Spending::OBrienFleming),
+                // Mostly O'Brien-Fleming-like, so a run cut by its budget keeps most
+                // of alpha for its final comparison, with a fifth spent early, so a
+                // change seen at a glance stops at the first look (docs/verdicts.md,
+                // "`ab --trials auto`").
+                plan: SequentialPlan::new(max_trials, options.alpha, Spending::Mixed),
                 watched: watched(compare),
                 target: request.target_mde.or(compare.target_mde),
-                budget: request.budget,
+                budget,
                 options: options.clone(),
+                alone,
             };
             Ok((max_trials, Some(auto)))
         }
@@ -166,8 +181,10 @@ pub fn ab_settings(request: AbRequest, flags: &ThresholdFlags) -> Result<AbPlan,
     let phases = request.phases.as_deref().map(parse_phases).transpose()?;
     let spec = SpecSource::resolve(request.spec.as_deref())?;
     let compare = spec_compare(&spec)?;
-    let options = compare_options(flags, &compare.floors())?;
-    let (trials, auto) = trials(&request, &compare, &options)?;
+    let mut options = compare_options(flags, &compare.floors())?;
+    // Holm's family is what the comparison gates on, in every mode: with forty tested
+    // metrics in it, a doubling of cold could stay undecided at five pairs.
+    options.gated = Some(watched(&compare).into_iter().collect());
     let out = request.out.clone().unwrap_or_else(|| spec.default_ab_out());
     let schedule = match (request.schedule, request.sequential) {
         (_, true) => Schedule::Sequential,
@@ -192,6 +209,10 @@ pub fn ab_settings(request: AbRequest, flags: &ThresholdFlags) -> Result<AbPlan,
         )
     });
     let (base_tool, head_tool) = tools.unwrap_or_default();
+    // The memory trials run alone before the timed pairs, in addition to them: `--trials
+    // N` is N pairs. Trial 0 runs alone even with no memory trial.
+    let alone = tight.map_or(0, |memory| memory.max(1));
+    let (trials, auto) = trials(&request, &compare, &options, alone)?;
     let settings = AbSettings {
         spec,
         out,
@@ -199,6 +220,7 @@ pub fn ab_settings(request: AbRequest, flags: &ThresholdFlags) -> Result<AbPlan,
         head: with_scenario(request.scenario, head_tool.as_deref(), request.head),
         plan: PlanSettings {
             trials,
+            extra_measure_trials: alone,
             installs: request.installs,
             phases,
             keep_users: request.keep_users,
@@ -216,8 +238,10 @@ pub fn ab_settings(request: AbRequest, flags: &ThresholdFlags) -> Result<AbPlan,
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pipeline::orchestration::ab::Ab;
     use crate::pipeline::orchestration::schedule::Order;
     use crate::settings::Noise;
+    use bench_core::Phase;
 
     fn request() -> AbRequest {
         AbRequest {
@@ -263,11 +287,13 @@ mod tests {
             ..request()
         };
         assert!(settings_of(fixed_with_budget).is_err());
-        let max_alone = AbRequest {
+        let max_alone = settings_of(AbRequest {
             max_trials: Some(9),
             ..request()
-        };
-        assert!(settings_of(max_alone).is_err());
+        })
+        .unwrap();
+        assert_eq!(max_alone.plan.trials, 9);
+        assert_eq!(max_alone.auto.unwrap().budget, Some(DEFAULT_BUDGET));
         let far_target = AbRequest {
             trials: Some(Trials::Auto),
             target_mde: Some(2.0),
@@ -276,6 +302,42 @@ mod tests {
         assert!(settings_of(far_target).is_err());
         let many = "many".parse::<Trials>().unwrap_err().to_string();
         assert!(many.contains("nor `auto`"), "{many}");
+    }
+
+    #[test]
+    fn no_trial_flag_samples_pairs_within_the_default_budget() {
+        let settings = settings_of(request()).unwrap();
+        let auto = settings.auto.unwrap();
+        assert_eq!(auto.budget, Some(DEFAULT_BUDGET));
+        assert_eq!(auto.watched, DEFAULT_WATCHED);
+        assert_eq!(settings.plan.trials, BUDGET_MAX_PAIRS);
+        // The duet's three memory trials run alone before the pairs.
+        assert_eq!((settings.plan.extra_measure_trials, auto.alone), (3, 3));
+    }
+
+    #[test]
+    fn trials_n_is_n_timed_pairs_after_the_memory_trials() {
+        let fixed = |trials, schedule| {
+            settings_of(AbRequest {
+                trials: Some(Trials::Fixed(trials)),
+                schedule: Some(schedule),
+                ..request()
+            })
+            .unwrap()
+        };
+        for trials in [3, 5, 10] {
+            let duet = fixed(trials, Schedule::Duet);
+            assert_eq!(duet.plan.trials, trials);
+            assert_eq!(duet.plan.extra_measure_trials, 3);
+            let ab = Ab::new(duet).unwrap();
+            let timed = ab
+                .pairs
+                .iter()
+                .filter(|&&index| ab.order[index].1.phase == Phase::Measure);
+            assert_eq!(timed.count() as u32, trials, "--trials {trials}");
+        }
+        // ABBA reads memory in every trial: nothing runs alone before its pairs.
+        assert_eq!(fixed(5, Schedule::Abba).plan.extra_measure_trials, 0);
     }
 
     #[test]

@@ -226,6 +226,12 @@ pub struct Session {
     /// Each checkpoint's idle window, before typing.
     #[serde(default = "default_checkpoint_idle")]
     pub checkpoint_idle: Duration,
+    /// How long the terminal must receive nothing before a checkpoint measures, and after
+    /// its word is erased (at most 4 s are waited for it: a spinner is never quiet). One
+    /// second by default, longer than the slowest echo users report of a long session; an
+    /// agent that echoes at once needs less.
+    #[serde(default = "default_checkpoint_quiet")]
+    pub checkpoint_quiet: Duration,
     /// Bracketed pastes into the idle prompt after the last turn, their sizes in bytes,
     /// in order (at most 10, each at most 4 MiB); none by default.
     #[serde(default)]
@@ -244,13 +250,22 @@ impl Session {
         turn == total || (every > 0 && turn.is_multiple_of(every))
     }
 
-    /// Whether a session of `total` turns has the two checkpoints after the warm-up that
-    /// `lag_growth` and `render_growth` are fitted on.
+    /// Whether a session of `total` turns has the checkpoints after the warm-up that
+    /// `lag_growth` and `render_growth` are metrics through
+    /// ([`bench_core::trend::MIN_SLOPE_POINTS`]).
     pub fn has_checkpoint_slopes(&self, total: usize) -> bool {
         let after_warmup = (self.warmup_turns as usize + 1..=total)
             .filter(|&turn| self.checkpoint_after(turn, total))
             .count();
-        after_warmup >= 2
+        after_warmup >= bench_core::trend::MIN_SLOPE_POINTS as usize
+    }
+
+    /// Whether a session of `total` turns has the turns after the warm-up that
+    /// `session_growth` is a metric through: its memory is read after every turn (PSS on
+    /// about 100 of them in a longer session).
+    pub fn has_growth_slope(&self, total: usize) -> bool {
+        total.saturating_sub(self.warmup_turns as usize)
+            >= bench_core::trend::MIN_SLOPE_POINTS as usize
     }
 }
 
@@ -283,6 +298,14 @@ fn default_paste_clear() -> String {
 
 fn default_checkpoint_idle() -> Duration {
     Duration::from_millis(500)
+}
+
+/// Keys of a turn's end (the prompt's probe and its erasure) that a slow agent is still
+/// echoing are done after this much silence. Longer than the slowest echo users report of
+/// a long session (200 to 500 ms a key): with 250 ms, an agent at 270 ms a key looked
+/// quiet between two queued Backspaces.
+fn default_checkpoint_quiet() -> Duration {
+    Duration::from_secs(1)
 }
 
 fn default_idle() -> Duration {

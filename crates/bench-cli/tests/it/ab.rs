@@ -353,12 +353,14 @@ fn a_tight_schedule_runs_both_sides_starts_back_to_back_and_reads_memory_once() 
             .unwrap()
     };
     for side in &sides {
-        assert_eq!(side.side.values(Metric::Cold).len(), 2, "{:?}", side.side);
-        assert_eq!(side.side.values(Metric::Warm).len(), 2);
-        // Trial 0 settles and reads memory; trial 1 is timed starts only.
+        // `--trials 2` is two timed pairs, after the memory trial: three trials a side.
+        assert_eq!(side.side.values(Metric::Cold).len(), 3, "{:?}", side.side);
+        assert_eq!(side.side.values(Metric::Warm).len(), 3);
+        // Trial 0 settles and reads memory; trials 1 and 2 are timed starts only.
         assert_eq!(side.side.values(Metric::Rss).len(), 1);
         assert_eq!(measure(side, 0).settles.len(), 2);
         assert!(measure(side, 1).settles.is_empty());
+        assert!(measure(side, 2).settles.is_empty());
         assert_eq!(
             side.request.config.get("overrides").map(String::as_str),
             Some("measure.memory_trials=1")
@@ -399,7 +401,7 @@ fn a_tight_schedule_runs_both_sides_starts_back_to_back_and_reads_memory_once() 
             )
         })
         .collect();
-    assert_eq!(paired, [("head".to_owned(), 1)]);
+    assert_eq!(paired, [("head".to_owned(), 1), ("base".to_owned(), 2)]);
     assert_eq!(schedule["tight_memory_trials"], 1);
     assert_eq!(schedule["order"]["kind"], "abba");
     assert!(
@@ -513,7 +515,8 @@ fn a_duet_starts_both_sides_programs_before_either_is_ready() {
         .iter()
         .find(|row| row.metric == Metric::Cold)
         .unwrap();
-    assert_eq!(cold.base.summary.as_ref().map(|s| s.n), Some(1), "{cold:?}");
+    // `--trials 2` is two timed pairs, whatever ran alone before them.
+    assert_eq!(cold.base.summary.as_ref().map(|s| s.n), Some(2), "{cold:?}");
     assert!(
         result.stdout.contains(
             "duet pairs: from measure trial 1 on, one process starts both sides' programs at \
@@ -687,5 +690,59 @@ fn ab_of_a_long_session_calls_a_planted_leak_per_turn_regressed_and_a_a_within_n
         bench_core::Verdict::WithinNoise,
         "{same:?}\n{}",
         result.stdout
+    );
+}
+
+/// The `ab` example of README.md and docs/ab.md, exactly as printed, run where a reader
+/// would run it (a folder of their own, the default output folder in it): with no trial
+/// flag the planted 300 ms delay is caught, cold and warm regressed and the exit code 1,
+/// and cold's base is the program's start alone, not a duet's.
+#[test]
+fn the_documented_ab_example_catches_its_planted_delay() {
+    let dir = tempfile::tempdir().unwrap();
+    let line = "ab --head measure.env.DEMO_AGENT_STARTUP_DELAY_MS=300 --fail-on-regression";
+    for doc in ["README.md", "docs/ab.md"] {
+        let text = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../..")
+                .join(doc),
+        )
+        .unwrap();
+        assert!(text.contains(&format!("clibench {line}")), "{doc}");
+    }
+    let result = run(clibench().current_dir(dir.path()).args(line.split(' ')));
+    assert_eq!(result.code, Some(1), "{}", result.stderr);
+    let outs: Vec<_> = std::fs::read_dir(dir.path().join("clibench-out"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    assert_eq!(outs.len(), 1, "{outs:?}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(outs[0].join("comparison.json")).unwrap())
+            .unwrap();
+    let row = |metric: &str| {
+        json["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|row| row["metric"] == metric)
+            .cloned()
+            .unwrap_or_else(|| panic!("no {metric} in {json}"))
+    };
+    for metric in ["cold", "warm"] {
+        assert_eq!(row(metric)["verdict"], "regressed", "{}", row(metric));
+    }
+    // The demo starts in well under 300 ms alone; a duet's base would be about twice it.
+    let cold = row("cold");
+    let (base, candidate) = (
+        cold["base_center"].as_f64().unwrap(),
+        cold["candidate_center"].as_f64().unwrap(),
+    );
+    assert_eq!(cold["alone"]["base_alone"].as_f64(), Some(base), "{cold}");
+    assert!(candidate - base > 0.25, "{cold}");
+    assert!(
+        result.stderr.contains("--trials auto: stopped"),
+        "{}",
+        result.stderr
     );
 }

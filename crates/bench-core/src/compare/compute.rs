@@ -12,6 +12,8 @@ use crate::stats::MetricStats;
 
 /// Compares `candidate` against `base` for every metric either side has samples of.
 pub fn compare(base: &Side, candidate: &Side, options: &CompareOptions) -> Comparison {
+    // What base does alone, before the duet's view keeps only the pairs that shared a CPU.
+    let alone = crate::duet::alone_base_values(base, candidate);
     let (base, candidate) = crate::duet::shared_cpu_view(base, candidate);
     let (base, candidate) = (base.as_ref(), candidate.as_ref());
     let interleaving = options
@@ -46,6 +48,9 @@ pub fn compare(base: &Side, candidate: &Side, options: &CompareOptions) -> Compa
                     pairs,
                 };
                 let mut row = Measured::new(metric, b, c, &values, interleaving, options);
+                row.alone_base = alone
+                    .get(&metric)
+                    .map(|values| (center(values), values.len()));
                 if metric.is_slope() {
                     let interleaved = interleaving == Interleaving::Interleaved;
                     let test = crate::slope_change::test(metric, base, candidate, interleaved);
@@ -61,18 +66,15 @@ pub fn compare(base: &Side, candidate: &Side, options: &CompareOptions) -> Compa
             }),
         }
     }
-    let p_values: Vec<Option<f64>> = measured
-        .iter()
-        .map(|m| m.test.map(|test| test.p_value))
-        .collect();
-    let adjusted = significance::holm(&p_values);
-    let levels = significance::holm_levels(&p_values, options.alpha);
-    let tested = p_values.iter().flatten().count();
+    let families = Families::of(&measured, options);
+    let tested = families.tested;
+    let gated_tested = families.gated_tested;
     let metrics = measured
         .into_iter()
-        .zip(adjusted.into_iter().zip(levels))
-        .map(|(measured, (p_adjusted, level))| {
-            measured.judged(p_adjusted, level, tested, interleaving, options)
+        .enumerate()
+        .map(|(index, measured)| {
+            let (p_adjusted, level, family) = families.of_row(index);
+            measured.judged(p_adjusted, level, family, interleaving, options)
         })
         .collect();
     Comparison {
@@ -90,8 +92,95 @@ pub fn compare(base: &Side, candidate: &Side, options: &CompareOptions) -> Compa
         candidate_facts: SideFacts::of(candidate),
         interleaving,
         tested,
+        gated_tested,
         base_overrides: None,
         candidate_overrides: None,
         speed_shift,
+    }
+}
+
+/// Holm's adjustment of the tested rows: over the gated metrics alone when the options
+/// name some ([`CompareOptions::gated`]), and over every tested metric for the rest.
+struct Families {
+    /// Holm over every tested metric.
+    all: Holm,
+    /// Holm over the gated metrics alone (`None` for the other rows), when gated.
+    gated: Option<Holm>,
+    /// Which rows are gated.
+    is_gated: Vec<bool>,
+    /// How many metrics were tested.
+    tested: usize,
+    /// How many gated metrics were tested, when gated.
+    gated_tested: Option<usize>,
+}
+
+impl Families {
+    fn of(measured: &[Measured], options: &CompareOptions) -> Families {
+        let p_values: Vec<Option<f64>> = measured
+            .iter()
+            .map(|m| m.test.map(|test| test.p_value))
+            .collect();
+        let holm = |p: &[Option<f64>]| Holm {
+            adjusted: significance::holm(p),
+            levels: significance::holm_levels(p, options.alpha),
+        };
+        let is_gated: Vec<bool> = measured
+            .iter()
+            .map(|m| {
+                options
+                    .gated
+                    .as_ref()
+                    .is_some_and(|set| set.contains(&m.metric))
+            })
+            .collect();
+        let gated = options.gated.as_ref().map(|_| {
+            let p: Vec<Option<f64>> = p_values
+                .iter()
+                .zip(&is_gated)
+                .map(|(p, &gated)| p.filter(|_| gated))
+                .collect();
+            holm(&p)
+        });
+        let gated_tested = gated
+            .as_ref()
+            .map(|family| family.adjusted.iter().flatten().count());
+        Families {
+            tested: p_values.iter().flatten().count(),
+            all: holm(&p_values),
+            gated,
+            is_gated,
+            gated_tested,
+        }
+    }
+
+    /// Row `index`'s adjusted p-value, level and the size of the family it was judged in.
+    fn of_row(&self, index: usize) -> (Option<f64>, Option<f64>, usize) {
+        match (&self.gated, self.gated_tested) {
+            (Some(family), Some(size)) if self.is_gated[index] => {
+                (family.adjusted[index], family.levels[index], size)
+            }
+            _ => (
+                self.all.adjusted[index],
+                self.all.levels[index],
+                self.tested,
+            ),
+        }
+    }
+}
+
+/// One Holm family's adjusted p-values and the levels each row was held to, by row.
+struct Holm {
+    adjusted: Vec<Option<f64>>,
+    levels: Vec<Option<f64>>,
+}
+
+/// The geometric mean of `values`, as the tests' centres are (the mean when one is not
+/// positive).
+fn center(values: &[f64]) -> f64 {
+    let n = values.len() as f64;
+    if values.iter().all(|&value| value > 0.0) {
+        (values.iter().map(|value| value.ln()).sum::<f64>() / n).exp()
+    } else {
+        values.iter().sum::<f64>() / n
     }
 }

@@ -2,7 +2,7 @@
 //! or between separate runs with their drift), and the test's numbers into a row.
 
 use super::{
-    Change, CompareOptions, DETECTABLE_CAP, Interleaving, MetricComparison, Threshold,
+    AloneScale, Change, CompareOptions, DETECTABLE_CAP, Interleaving, MetricComparison, Threshold,
     TrialsForTarget, judge,
 };
 use crate::metric::{Metric, Nature};
@@ -24,6 +24,9 @@ pub(super) struct Measured {
     pub(super) test: Option<significance::Welch>,
     /// For a slope metric, whether its test's error came from the two fits.
     pub(super) slope_from_fits: Option<bool>,
+    /// For a metric tested on duet pairs, the geometric mean of base's values from its
+    /// trials alone and how many there were: the row is shown relative to it.
+    pub(super) alone_base: Option<(f64, usize)>,
 }
 
 /// The metric's values of interleaved sides as pairs of the same trial (base, candidate),
@@ -103,7 +106,22 @@ impl Measured {
             ratio,
             test,
             slope_from_fits: None,
+            alone_base: None,
         }
+    }
+
+    /// The numbers of a duet-tested row before they are made the program's own: `None`
+    /// without a test or without base values alone.
+    fn alone_scale(&self, centers: Option<(f64, f64)>, ratio: f64) -> Option<AloneScale> {
+        let (base_alone, alone_trials) = self.alone_base?;
+        let (duet_base, duet_candidate) = centers?;
+        (base_alone.is_finite() && base_alone > 0.0 && duet_base > 0.0).then_some(AloneScale {
+            base_alone,
+            alone_trials,
+            duet_base,
+            duet_candidate,
+            duet_ratio: ratio,
+        })
     }
 
     pub(super) fn judged(
@@ -135,6 +153,31 @@ impl Measured {
         };
         let centers = judged_test.map(|(test, _)| test.centers());
         let delta = centers.map_or(self.delta, |(base, candidate)| candidate - base);
+        // A duet's pairs: their difference is about what a person would see alone, their
+        // ratio about half of it (both programs shared one CPU), so the change is that
+        // difference over base alone. The map is increasing, so the interval excludes no
+        // change exactly when the pairs' does: the test is still the pairs'.
+        // That model is a start's, both programs ready once their CPU is done; a kernel
+        // call, a ui step or a turn of a duet is measured inside programs that both keep
+        // running, so its row keeps the pairs' ratio on base alone (the additive map gave
+        // an interrupt of 346 µs alone and -398 µs in the pairs a candidate of -52 µs).
+        let alone = self.alone_scale(centers, ratio);
+        let additive = alone.is_some() && metric.phase() == crate::Phase::Measure;
+        let scale = match alone {
+            Some(alone) if additive => alone.duet_base / alone.base_alone,
+            _ => 1.0,
+        };
+        // No change maps to no change and the map is increasing; a ratio is never below 0.
+        let scaled = |ratio: f64| (1.0 + scale * (ratio - 1.0)).max(0.0);
+        let (ratio, ci_low, ci_high) = (scaled(ratio), scaled(ci_low), scaled(ci_high));
+        let (centers, delta) = match alone {
+            Some(alone) if additive => (Some((alone.base_alone, alone.base_alone + delta)), delta),
+            Some(alone) => (
+                Some((alone.base_alone, alone.base_alone * ratio)),
+                alone.base_alone * (ratio - 1.0),
+            ),
+            None => (centers, delta),
+        };
         let change = Change {
             delta,
             ratio,
@@ -151,7 +194,7 @@ impl Measured {
             let level = options.alpha / tested.max(1) as f64;
             let statistical = self
                 .test
-                .map_or(f64::INFINITY, |test| test.detectable_change(level));
+                .map_or(f64::INFINITY, |test| scale * test.detectable_change(level));
             if statistical.is_finite() {
                 statistical.clamp(floor.min(DETECTABLE_CAP), DETECTABLE_CAP)
             } else {
@@ -168,7 +211,7 @@ impl Measured {
             .map(|test| TrialsForTarget {
                 change: target,
                 trials: test.trials_for(
-                    target,
+                    target / scale,
                     options.alpha / tested.max(1) as f64,
                     crate::result::MAX_TRIAL + 1,
                 ),
@@ -197,6 +240,7 @@ impl Measured {
             detectable,
             slope: None,
             trials_for_target,
+            alone,
         }
     }
 
@@ -249,6 +293,7 @@ impl Measured {
                 from_fits: self.slope_from_fits.unwrap_or(false),
             }),
             trials_for_target: None,
+            alone: None,
         }
     }
 }

@@ -93,6 +93,8 @@ pub use interleaving::Interleaving;
 pub use options::{
     CompareOptions, DEFAULT_ALPHA, DEFAULT_EXACT_BYTES, DETECTABLE_CAP, DriftSpread,
 };
-pub use rows::{FailedSample, MetricComparison, MissingMetric, TrialsForTarget, failed_samples};
+pub use rows::{
+    AloneScale, FailedSample, MetricComparison, MissingMetric, TrialsForTarget, failed_samples,
+};
 pub use summary::{Comparison, VerdictCounts, own_overrides};
 pub use verdict::{Change, Threshold, Verdict, judge, verdict};

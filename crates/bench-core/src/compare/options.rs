@@ -4,7 +4,7 @@
 
 use super::Interleaving;
 use crate::metric::{Metric, Nature};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The default family-wise false-alarm rate of one comparison: the chance that an
 /// A/A comparison shows any verdict at all.
@@ -44,6 +44,13 @@ pub struct CompareOptions {
     /// between runs, which depends on the machine. `--drift` sets it.
     #[serde(skip_serializing_if = "DriftSpread::is_default")]
     pub drift: DriftSpread,
+    /// The metrics the comparison gates on (`ab`'s watched metrics): Holm's family at
+    /// [`alpha`](Self::alpha) is these alone, so that forty other tested metrics cannot
+    /// make a large change of one of them undecidable. Every other tested metric is judged
+    /// as without gating, by Holm over all tested metrics (gated ones included), which is
+    /// stricter. `None`: one family of every tested metric.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gated: Option<BTreeSet<Metric>>,
 }
 
 /// The drift spreads a comparison of separate runs uses, one per nature; `None`:
@@ -85,6 +92,7 @@ impl Default for CompareOptions {
             alpha: DEFAULT_ALPHA,
             interleaving: None,
             drift: DriftSpread::default(),
+            gated: None,
         }
     }
 }

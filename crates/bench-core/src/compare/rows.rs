@@ -75,8 +75,37 @@ pub struct MetricComparison {
     /// without a test, and between separate runs (where the drift between the runs,
     /// not the trials, limits what can be detected).
     pub trials_for_target: Option<TrialsForTarget>,
+    /// For a metric tested on duet pairs (both sides at the same moment on one CPU), how
+    /// the pairs' test became the program's own numbers: base above is base alone (its
+    /// trials alone); for a start, candidate is base alone plus the pairs' difference and
+    /// the change, its interval and "could detect" are relative to base alone; for the
+    /// other duet metrics, candidate is base alone times the pairs' ratio, which the
+    /// change keeps ([`AloneScale`]). `None` otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alone: Option<AloneScale>,
     /// The conclusion.
     pub verdict: Verdict,
+}
+
+/// A duet-tested row's numbers before they were made the program's own
+/// ([`MetricComparison::alone`]). In a duet both programs share one CPU from the same
+/// moment: a base that needs B of CPU ends near 2B, a head that needs B + d near 2B + d,
+/// so the pairs' difference is about d (what a person would see alone) while their ratio
+/// is about half the change alone. The change shown is that difference over base alone.
+/// That holds for a start (the measure phase's metrics); a kernel call, ui step or turn
+/// of a duet keeps the pairs' ratio, shown on base alone (candidate = base alone × ratio).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct AloneScale {
+    /// The geometric mean of base's values from its trials alone, in the metric's unit.
+    pub base_alone: f64,
+    /// How many trials alone it is from.
+    pub alone_trials: usize,
+    /// The pairs' base centre (the paired test's), in the metric's unit.
+    pub duet_base: f64,
+    /// The pairs' candidate centre.
+    pub duet_candidate: f64,
+    /// The pairs' ratio, candidate / base (the test's estimate).
+    pub duet_ratio: f64,
 }
 
 /// The trials a side a metric's spread needs to detect a target change

@@ -37,8 +37,13 @@ pub struct Comparison {
     pub candidate_facts: SideFacts,
     /// Whether the trials were interleaved, which decided the drift allowance.
     pub interleaving: Interleaving,
-    /// How many metrics were tested, the family Holm's adjustment is over.
+    /// How many metrics were tested, the family Holm's adjustment is over (for the
+    /// metrics not gated on, when [`gated_tested`](Self::gated_tested) is set).
     pub tested: usize,
+    /// How many of the gated metrics ([`CompareOptions::gated`](super::CompareOptions::gated))
+    /// were tested: their own Holm family; `None` when the comparison gates on none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gated_tested: Option<usize>,
     /// The overrides the base side ran with (`clibench ab --base`, `run --set`), as its
     /// result file's request records them. A [`Side`](crate::Side) does not hold them: whoever loaded
     /// the result files sets them, and the titles name the sides by them when both built

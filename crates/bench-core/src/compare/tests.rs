@@ -690,3 +690,174 @@ fn zero_medians() {
     assert_eq!(grew.metrics[0].ratio, f64::INFINITY);
     assert_eq!(grew.metrics[0].verdict, Verdict::Improved);
 }
+
+/// Noise of a duet pair's log ratio, fixed so the tests replay: a spread of about 5%.
+const PAIR_NOISE: [f64; 12] = [
+    0.031, -0.047, 0.012, 0.058, -0.022, -0.006, 0.044, -0.035, 0.019, -0.051, 0.027, 0.004,
+];
+
+/// Both sides of a duet `ab`: three memory trials alone (cold `alone` seconds on both
+/// sides, times `ratio` on head), then `pairs` duet pairs sharing a CPU, in which base
+/// takes `duet` seconds and head `duet + delta`; fifteen other metrics of noise beside
+/// cold, tested but not gated.
+fn duet_sides(alone: f64, duet: f64, delta: f64, pairs: usize) -> (Side, Side) {
+    let others: Vec<Metric> = Metric::ALL
+        .into_iter()
+        .filter(|m| m.nature() == Nature::Timing && m.phase() != Phase::Measure)
+        .take(15)
+        .collect();
+    let build = |sha: &str, head: bool| {
+        let mut built = Side::new(sha);
+        for trial in 0..3 + pairs as u32 {
+            let shared = trial >= 3;
+            let noise = PAIR_NOISE[trial as usize % PAIR_NOISE.len()];
+            let value = match (shared, head) {
+                (false, false) => alone * noise.exp(),
+                (false, true) => (alone + delta) * noise.exp(),
+                (true, false) => duet * noise.exp(),
+                // Head's noise differs from base's in the pair: the pair's log ratio
+                // spreads.
+                (true, true) => {
+                    (duet + delta) * (noise + PAIR_NOISE[(trial as usize + 5) % 12]).exp()
+                }
+            };
+            record(&mut built, Metric::Cold, trial, Sample::Value(value));
+            built
+                .trial_record_mut(Phase::Measure, trial)
+                .push_start(crate::StartRecord {
+                    session: "cold".to_owned(),
+                    spawned_unix_us: 1 + u64::from(trial),
+                    shared_cpu: shared.then_some(0),
+                });
+            for (k, &metric) in others.iter().enumerate() {
+                let noise = PAIR_NOISE[(trial as usize + k + usize::from(head)) % 12];
+                record(&mut built, metric, trial, Sample::Value(noise.exp()));
+            }
+        }
+        built
+    };
+    (build("b", false), build("h", true))
+}
+
+fn cold_of(comparison: &Comparison) -> &MetricComparison {
+    comparison
+        .metrics
+        .iter()
+        .find(|row| row.metric == Metric::Cold)
+        .expect("cold is compared")
+}
+
+fn gated_on_cold() -> CompareOptions {
+    CompareOptions {
+        gated: Some(BTreeSet::from([Metric::Cold])),
+        ..interleaved()
+    }
+}
+
+#[test]
+fn more_pairs_of_the_same_duet_never_lose_a_caught_doubling() {
+    // A start of 0.1 s alone that takes 0.3 s more on head: a duet's base of 0.2 s. Each
+    // count of pairs is the first pairs of the same run, the memory trials before them.
+    let (full_base, full_head) = duet_sides(0.1, 0.2, 0.3, 12);
+    for pairs in 3..=12 {
+        let keep = |side: &Side| {
+            let mut side = side.clone();
+            for samples in side.metrics.values_mut() {
+                samples.retain(|sample| sample.trial < 3 + pairs as u32);
+            }
+            side.trials.retain(|record| record.trial < 3 + pairs as u32);
+            side
+        };
+        let comparison = compare(&keep(&full_base), &keep(&full_head), &gated_on_cold());
+        let cold = cold_of(&comparison);
+        assert_eq!(cold.verdict, Verdict::Regressed, "{pairs} pairs: {cold:?}");
+    }
+}
+
+#[test]
+fn a_gated_metric_is_judged_in_its_own_family_and_the_others_in_all() {
+    let (base, head) = duet_sides(0.1, 0.2, 0.02, 4);
+    let gated = compare(&base, &head, &gated_on_cold());
+    let ungated = compare(&base, &head, &interleaved());
+    assert_eq!((gated.gated_tested, gated.tested), (Some(1), 16));
+    let row = |comparison: &Comparison, metric| {
+        comparison
+            .metrics
+            .iter()
+            .find(|row| row.metric == metric)
+            .cloned()
+            .unwrap()
+    };
+    // Alone in its family, cold is judged at alpha; among sixteen, at alpha / 16 first.
+    assert!((row(&gated, Metric::Cold).confidence.unwrap() - 0.95).abs() < 1e-12);
+    assert!(row(&ungated, Metric::Cold).confidence.unwrap() > 0.99);
+    // Every other metric keeps the level of the family of all sixteen.
+    for other in ungated
+        .metrics
+        .iter()
+        .filter(|row| row.metric != Metric::Cold)
+    {
+        assert_eq!(row(&gated, other.metric).confidence, other.confidence);
+    }
+}
+
+#[test]
+fn a_duets_kernel_call_keeps_the_pairs_ratio_on_base_alone_and_never_goes_below_zero() {
+    // An interrupt of 346 µs alone in trial 0, then pairs where head takes half of base's
+    // 1 ms: the additive map of a start would make head's alone time negative.
+    let build = |sha: &str, head: bool| {
+        let mut side = Side::new(sha);
+        for trial in 0..8u32 {
+            let noise = PAIR_NOISE[trial as usize % PAIR_NOISE.len()].exp();
+            let value = match (trial, head) {
+                (0, _) => 346e-6,
+                (_, false) => 1e-3 * noise,
+                (_, true) => 0.5e-3 * noise,
+            };
+            record(&mut side, Metric::Interrupt, trial, Sample::Value(value));
+            if trial > 0 {
+                side.trial_record_mut(Phase::Runtime, trial).shared_cpu = Some(0);
+            }
+        }
+        side
+    };
+    let comparison = compare(&build("b", false), &build("h", true), &interleaved());
+    let row = comparison
+        .metrics
+        .iter()
+        .find(|row| row.metric == Metric::Interrupt)
+        .unwrap();
+    assert!(row.alone.is_some(), "{row:?}");
+    let (base, candidate) = (row.base_center.unwrap(), row.candidate_center.unwrap());
+    assert!((base - 346e-6).abs() < 1e-9, "{row:?}");
+    assert!((candidate / base - 0.5).abs() < 1e-6, "{row:?}");
+    assert!(
+        (row.ratio - 0.5).abs() < 1e-6 && row.ci_low >= 0.0,
+        "{row:?}"
+    );
+}
+
+#[test]
+fn a_duets_change_is_shown_against_the_program_alone() {
+    // +20 ms on a start of 100 ms alone (+20%) is +20 ms on the duet's 200 ms (+10%).
+    let (base, head) = duet_sides(0.1, 0.2, 0.02, 12);
+    let comparison = compare(&base, &head, &gated_on_cold());
+    let cold = cold_of(&comparison);
+    let alone = cold.alone.expect("tested on duet pairs");
+    assert_eq!(alone.alone_trials, 3);
+    assert!((alone.duet_base - 0.2).abs() < 0.01, "{alone:?}");
+    assert!((alone.duet_ratio - 1.1).abs() < 0.02, "{alone:?}");
+    let base_center = cold.base_center.unwrap();
+    assert!((base_center - 0.1).abs() < 0.005, "{base_center}");
+    assert!((cold.delta - 0.02).abs() < 0.004, "{}", cold.delta);
+    assert!((cold.change() - 0.2).abs() < 0.04, "{}", cold.change());
+    assert_eq!(cold.candidate_center, Some(base_center + cold.delta));
+    // The interval is the pairs' own, scaled the same way: it excludes no change as the
+    // pairs' does, and holds the change.
+    assert!(cold.ci_low > 1.0 && cold.ci_low < cold.ratio && cold.ratio < cold.ci_high);
+    assert_eq!(cold.verdict, Verdict::Regressed);
+    // Sides that never shared a CPU are shown as they were measured.
+    let (alone_base, _) = duet_sides(0.1, 0.2, 0.02, 0);
+    let plain = compare(&alone_base, &alone_base, &gated_on_cold());
+    assert!(plain.metrics.iter().all(|row| row.alone.is_none()));
+}

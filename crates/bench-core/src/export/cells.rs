@@ -328,12 +328,26 @@ pub(crate) fn rule(comparison: &Comparison) -> String {
     } else {
         String::new()
     };
+    let family = match (comparison.gated_tested, &options.gated) {
+        (Some(gated), Some(names)) => {
+            let names: Vec<String> = names.iter().map(ToString::to_string).collect();
+            format!(
+                "over the {} gated on ({}); the others' over all {}",
+                plural(gated, "tested metric", "tested metrics"),
+                names.join(", "),
+                plural(comparison.tested, "tested metric", "tested metrics"),
+            )
+        }
+        _ => format!(
+            "over {}",
+            plural(comparison.tested, "tested metric", "tested metrics")
+        ),
+    };
     format!(
         "a change counts when the interval of {test}{drift} excludes no change and its \
          estimate exceeds {thresholds}; each interval is at the level Holm's procedure \
-         judged its metric at (over {}, a family false-alarm rate of {}%); sizes are \
+         judged its metric at ({family}, a family false-alarm rate of {}%); sizes are \
          exact: every byte is reported, beyond {} and {}% it counts",
-        plural(comparison.tested, "tested metric", "tested metrics"),
         trimmed_percent(options.alpha * 100.0),
         crate::units::Unit::Bytes.format(options.exact_bytes),
         nature_threshold(Nature::Exact),
@@ -382,6 +396,16 @@ pub(crate) fn trials(stats: &MetricStats) -> String {
         stats.n().to_string()
     } else {
         format!("{} ({} failed)", stats.n(), stats.errored)
+    }
+}
+
+/// A row's trials, base / candidate: `5 / 5`; for a row tested on duet pairs, the pairs
+/// and base's trials alone that its base is from: `5 / 5 pairs, 3 alone`.
+pub(crate) fn row_trials(row: &MetricComparison) -> String {
+    let sides = format!("{} / {}", trials(&row.base), trials(&row.candidate));
+    match row.alone {
+        Some(alone) => format!("{sides} pairs, {} alone", alone.alone_trials),
+        None => sides,
     }
 }
 

@@ -394,14 +394,13 @@ fn comparison_table(out: &mut String, rows: &[&MetricComparison], with_detectabl
         let change = change_text(row);
         let _ = writeln!(
             out,
-            "| `{}` | {} | {} | {change} | {} | {} |{detectable} {} / {} |",
+            "| `{}` | {} | {} | {change} | {} | {} |{detectable} {} |",
             row.metric,
             Notation::DOCUMENT.side(row, false),
             Notation::DOCUMENT.side(row, true),
             Notation::DOCUMENT.interval(row),
             verdict(row),
-            trials(&row.base),
-            trials(&row.candidate)
+            super::cells::row_trials(row)
         );
     }
 }

@@ -2,8 +2,7 @@
 //! their units, metrics grouped by phase.
 
 use super::cells::{
-    Notation, SideName, detectable, not_interleaved, presence, rule, signed_amount, trials,
-    trials_needed,
+    Notation, SideName, detectable, not_interleaved, presence, rule, signed_amount, trials_needed,
 };
 use crate::compare::{Comparison, Interleaving, Verdict};
 use crate::report::Report;
@@ -366,7 +365,7 @@ fn comparison_table(out: &mut String, comparison: &Comparison, columns: usize) {
                 notation.interval(row),
                 row.verdict.word().to_string(),
                 detectable(row).unwrap_or_else(|| "exact".to_string()),
-                format!("{} / {}", trials(&row.base), trials(&row.candidate)),
+                super::cells::row_trials(row),
             ]
         })
         .collect();

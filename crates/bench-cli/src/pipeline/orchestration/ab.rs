@@ -371,20 +371,23 @@ fn sides_line(base: &ResultFile, head: &ResultFile, order: Order, tight: Option<
     let shared = [base, head]
         .map(|result| bench_core::duet::shared_cpu_trials(&result.side, Phase::Measure));
     let duet = !shared[0].is_empty() && !shared[1].is_empty();
+    let pairs = shared[0].intersection(&shared[1]).count();
     let tight = tight.map_or(String::new(), |trials| {
         let first = trials.max(1);
         // ab's own setting, named as such: no side was given it.
         let memory = format!(
-            "only the first {trials} trials settle and read memory (ab's own `{}` on both \
-             sides)",
+            "the first {first} measure trials ran alone, before the pairs, and the first \
+             {trials} settled and read memory (ab's own `{}` on both sides)",
             memory_trials_override(trials)
         );
         if duet {
             format!(
                 "; duet pairs: from measure trial {first} on, one process starts both sides' \
                  programs at the same moment, confined to one CPU (cold with cold, then warm \
-                 with warm), each closed at ready, and the start metrics compare those pairs \
-                 alone; {memory}"
+                 with warm), each closed at ready, and the start metrics are tested on those \
+                 {pairs} pairs alone; their base is base's trials alone and their candidate \
+                 base alone plus the pairs' difference, since sharing a CPU slows both \
+                 (docs/verdicts.md, \"The program's own numbers\"); {memory}"
             )
         } else {
             format!(

@@ -33,12 +33,36 @@ pub struct AutoTrials {
     pub budget: Option<Duration>,
     /// How the looks compare (thresholds, seed); each look sets its own alpha.
     pub options: CompareOptions,
+    /// The measure trials before the first pair (a paired schedule's memory trials, which
+    /// run alone): they always run and are not pairs.
+    pub alone: u32,
+}
+
+impl AutoTrials {
+    /// What the run will do, said when it starts: the watched metrics, the budget and the
+    /// most pairs.
+    pub fn plan_line(&self) -> String {
+        let watched: Vec<String> = self.watched.iter().map(ToString::to_string).collect();
+        let budget = self.budget.map_or(String::new(), |budget| {
+            format!(
+                " or {} of pairs have run",
+                bench_core::units::format_seconds(budget.as_secs_f64())
+            )
+        });
+        format!(
+            "pairs until {} are decided{budget} (at most {} pairs; --budget or --trials N to \
+             change)",
+            watched.join(", "),
+            self.plan.looks().last().copied().unwrap_or_default()
+        )
+    }
 }
 
 /// Why sampling stopped, and where.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct AutoOutcome {
-    /// Pairs each trial phase ran.
+    /// The pairs the first trial phase ran (its trials alone before them left out), and
+    /// the trials each later phase ran (under a duet, its trial 0 alone and then pairs).
     pub pairs: BTreeMap<Phase, u32>,
     /// The looks taken (pair counts), in order.
     pub looks: Vec<u32>,
@@ -56,11 +80,22 @@ impl AutoOutcome {
     /// The note a comparison made after `--trials auto` carries: why and when it stopped,
     /// and the family false-alarm rate it spent.
     pub fn note(&self) -> String {
-        let pairs: Vec<String> = self
-            .pairs
-            .iter()
-            .map(|(phase, pairs)| format!("{phase} {pairs}"))
+        // The first phase counts pairs (its trials alone come before them); a later phase
+        // counts its trials, whose first runs alone under a duet.
+        let mut phases = self.pairs.iter();
+        let first = phases
+            .next()
+            .map_or(String::from("no pairs"), |(phase, pairs)| {
+                format!("{pairs} {phase} pairs")
+            });
+        let later: Vec<String> = phases
+            .map(|(phase, trials)| format!("{phase} {trials}"))
             .collect();
+        let later = if later.is_empty() {
+            String::new()
+        } else {
+            format!(" (then trials: {})", later.join(", "))
+        };
         // A look's own share when the look decided; what the looks left when the clock
         // or the count ended the run.
         let share = if self.reason == "decided" {
@@ -69,17 +104,20 @@ impl AutoOutcome {
             "what the looks before it left of 5%"
         };
         format!(
-            "--trials auto: stopped ({}) after {} pairs in {} of timed pairs; looks at {:?}; \
-             this comparison's family false-alarm rate is {:.4} ({share}); the \
+            "--trials auto: stopped ({}) after {first}{later}, {} of timed trials; looks at \
+             {:?}; this comparison's family false-alarm rate is {:.4} ({share}); the \
              \"could detect\" column says what each metric could detect.",
             self.reason,
-            pairs.join(", "),
             bench_core::units::format_seconds(self.timed.as_secs_f64()),
             self.looks,
             self.alpha
         )
     }
 }
+
+/// The trials a later phase (runtime, ui, session) runs even when the budget is spent:
+/// trial 0, which runs alone, and two pairs, the fewest a paired test can judge.
+const LATER_PHASE_MIN_TRIALS: u32 = 3;
 
 /// The gate's state, shared with the caller that reads the outcome afterwards.
 #[derive(Debug)]
@@ -174,9 +212,11 @@ impl AutoGate {
         let state = self.lock();
         let mut pairs: BTreeMap<Phase, u32> = BTreeMap::new();
         for (&(phase, trial), &run) in &state.pairs {
-            if run {
+            if let Some(before) = state.pairs_before(phase, trial)
+                && run
+            {
                 let count = pairs.entry(phase).or_default();
-                *count = (*count).max(trial + 1);
+                *count = (*count).max(before + 1);
             }
         }
         let plan = &state.auto.plan;
@@ -208,21 +248,42 @@ impl AutoGate {
 }
 
 impl State {
-    /// Whether pair `trial` of `phase` runs: `trial` pairs have run before it.
+    /// Whether the budget has passed since the first trial step.
+    fn budget_spent(&self) -> bool {
+        self.auto.budget.is_some_and(|budget| {
+            self.started
+                .is_some_and(|started| started.elapsed() >= budget)
+        })
+    }
+
+    /// The pairs of `phase` before its trial `trial`: the measure phase's trials less the
+    /// ones that run alone before its pairs.
+    fn pairs_before(&self, phase: Phase, trial: u32) -> Option<u32> {
+        match phase {
+            Phase::Measure => trial.checked_sub(self.auto.alone),
+            _ => Some(trial),
+        }
+    }
+
+    /// Whether trial `trial` of `phase` runs: its pairs before it have run.
     fn decide_pair(&mut self, phase: Phase, trial: u32) -> bool {
+        // A trial that runs alone before the pairs is not a pair: it always runs.
+        let Some(trial) = self.pairs_before(phase, trial) else {
+            return true;
+        };
         let first = *self.first_phase.get_or_insert(phase);
         if phase != first {
-            return self.stopped.is_none_or(|(pairs, _)| trial < pairs);
+            // A later phase runs as many pairs as the first, and within the budget: its
+            // pairs can take several times a start's (a demo session pair takes 6.6 s), and
+            // a budget that only the first phase kept ran a 90 s budget for 9.5 minutes.
+            // It keeps the trials its test needs.
+            let spent = trial >= LATER_PHASE_MIN_TRIALS && self.budget_spent();
+            return !spent && self.stopped.is_none_or(|(pairs, _)| trial < pairs);
         }
         if self.stopped.is_some() {
             return false;
         }
-        if trial > 0
-            && let Some(budget) = self.auto.budget
-            && self
-                .started
-                .is_some_and(|started| started.elapsed() >= budget)
-        {
+        if trial > 0 && self.budget_spent() {
             self.stopped = Some((trial, "budget"));
             return false;
         }
@@ -322,8 +383,36 @@ mod tests {
                 interleaving: Some(Interleaving::Interleaved),
                 ..CompareOptions::default()
             },
+            alone: 0,
         };
         AutoGate::new(auto, [dir.join("base.json"), dir.join("head.json")])
+    }
+
+    #[test]
+    fn the_measure_trials_that_run_alone_are_not_pairs_and_do_not_move_the_looks() {
+        let dir = tempfile::tempdir().unwrap();
+        // Three trials alone, then six pairs of a clear change.
+        let base: Vec<f64> = (0..9).map(|i| 1.0 + 0.01 * f64::from(i)).collect();
+        let head: Vec<f64> = base.iter().map(|v| v * 1.5).collect();
+        write(&dir.path().join("base.json"), &base, "b");
+        write(&dir.path().join("head.json"), &head, "h");
+        let mut auto = gate(dir.path(), None).lock().auto.clone();
+        auto.alone = 3;
+        let gate = AutoGate::new(
+            auto,
+            [dir.path().join("base.json"), dir.path().join("head.json")],
+        );
+        for trial in 0..9 {
+            assert!(gate.allow(step(Phase::Measure, trial)), "{trial}");
+        }
+        // The first look is at six pairs: measure trial 9, not trial 6.
+        assert!(!gate.allow(step(Phase::Measure, 9)));
+        assert!(gate.allow(step(Phase::Runtime, 5)));
+        assert!(!gate.allow(step(Phase::Runtime, 6)));
+        let outcome = gate.outcome();
+        assert_eq!(outcome.looks, [6]);
+        assert_eq!(outcome.pairs[&Phase::Measure], 6);
+        assert_eq!(outcome.pairs[&Phase::Runtime], 6);
     }
 
     fn step(phase: Phase, trial: u32) -> Step {
@@ -454,6 +543,40 @@ mod tests {
             (outcome.reason, outcome.looks.as_slice()),
             ("decided", &[6, 8][..])
         );
+    }
+
+    #[test]
+    fn a_later_phase_stops_at_the_spent_budget_after_the_pairs_its_test_needs() {
+        let dir = tempfile::tempdir().unwrap();
+        let noisy = [1.0, 1.3, 0.8, 1.1, 0.9, 1.25];
+        let shuffled = [1.25, 0.8, 1.3, 0.9, 1.1, 1.0];
+        write(&dir.path().join("base.json"), &noisy, "b");
+        write(&dir.path().join("head.json"), &shuffled, "h");
+        let gate = gate(dir.path(), Some(Duration::ZERO));
+        assert!(gate.allow(step(Phase::Measure, 0)));
+        assert!(!gate.allow(step(Phase::Measure, 1)), "the budget is spent");
+        // Measure ran one pair: a later phase never runs more than the first did.
+        assert!(gate.allow(step(Phase::Runtime, 0)));
+        assert!(!gate.allow(step(Phase::Runtime, 1)));
+        let long = super::tests::gate(dir.path(), None);
+        let mut auto = long.lock().auto.clone();
+        auto.budget = Some(Duration::from_millis(50));
+        let gate = AutoGate::new(
+            auto,
+            [dir.path().join("base.json"), dir.path().join("head.json")],
+        );
+        for trial in 0..5 {
+            assert!(gate.allow(step(Phase::Measure, trial)), "{trial}");
+        }
+        std::thread::sleep(Duration::from_millis(60));
+        assert!(!gate.allow(step(Phase::Measure, 5)));
+        // Five measure pairs ran; the budget is spent, so the runtime phase keeps three
+        // trials, the fewest its paired test can judge, not five.
+        for trial in 0..3 {
+            assert!(gate.allow(step(Phase::Runtime, trial)), "{trial}");
+        }
+        assert!(!gate.allow(step(Phase::Runtime, 3)));
+        assert_eq!(gate.outcome().pairs[&Phase::Runtime], 3);
     }
 
     #[test]

@@ -103,6 +103,10 @@ impl SpecSource {
 pub struct PlanSettings {
     /// Trials of the measure, runtime and ui phases.
     pub trials: u32,
+    /// Measure trials run before the [`trials`](Self::trials) ones: `ab`'s memory trials
+    /// under a paired schedule, which settle and read memory and would otherwise take the
+    /// place of timed pairs (`--trials 5` gave 2 of them).
+    pub extra_measure_trials: u32,
     /// Installations, each into a fresh home (as root, a fresh user).
     pub installs: u32,
     /// The phases asked for; `None` runs every phase the spec describes. A phase asked for
@@ -180,6 +184,7 @@ impl Default for PlanSettings {
     fn default() -> PlanSettings {
         PlanSettings {
             trials: 3,
+            extra_measure_trials: 0,
             installs: 1,
             phases: None,
             keep_users: false,
@@ -299,9 +304,12 @@ impl Plan {
                 Phase::Prepare => (1, false),
                 Phase::Staircase => (1, true),
                 Phase::Install => (self.settings.installs, false),
-                Phase::Measure | Phase::Runtime | Phase::Ui | Phase::Session => {
-                    (self.settings.trials, true)
-                }
+                Phase::Measure => (
+                    (self.settings.trials + self.settings.extra_measure_trials)
+                        .min(bench_core::result::MAX_TRIAL + 1),
+                    true,
+                ),
+                Phase::Runtime | Phase::Ui | Phase::Session => (self.settings.trials, true),
             };
             steps.extend(
                 (0..trials)

@@ -358,6 +358,7 @@ fn play_turns(
     let check = checkpoint::Plan {
         keys: session.checkpoint_keys as usize,
         idle: session.checkpoint_idle.0,
+        quiet: session.checkpoint_quiet.0,
     };
     for (position, plan) in plans.iter().enumerate() {
         let keys = (position + 1 == typing_turn).then_some(session.typing_keys as usize);

@@ -3,7 +3,7 @@
 
 use super::page::{busy_line, escape, failures, figure, glossary, metric_name, page};
 use crate::compare::{Comparison, MetricComparison, Verdict};
-use crate::export::cells::{self, Notation, SideName, presence, trials};
+use crate::export::cells::{self, Notation, SideName, presence};
 use crate::export::charts::{self, Change, Tone};
 use crate::metric::Metric;
 use std::fmt::Write;
@@ -184,7 +184,7 @@ fn comparison_row(out: &mut String, row: &MetricComparison) {
     };
     let _ = writeln!(
         out,
-        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"{class}\">{}</td><td>{}</td><td>{} / {}</td></tr>",
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"{class}\">{}</td><td>{}</td><td>{}</td></tr>",
         metric_name(row.metric),
         escape(&Notation::DOCUMENT.side(row, false)),
         escape(&Notation::DOCUMENT.side(row, true)),
@@ -198,7 +198,6 @@ fn comparison_row(out: &mut String, row: &MetricComparison) {
         // spread would need for twice the threshold (as in the Markdown comment); an
         // exact size shows every byte.
         escape(&cells::detectable_and_trials(row).unwrap_or_else(|| "every byte".to_string())),
-        escape(&trials(&row.base)),
-        escape(&trials(&row.candidate))
+        escape(&cells::row_trials(row))
     );
 }

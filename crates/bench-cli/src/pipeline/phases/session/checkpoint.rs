@@ -15,11 +15,6 @@ const KEY_GAP: Duration = Duration::from_millis(60);
 /// Letters typed before the measured ones and not measured: one letter alone is on any
 /// screen already, three in a row that were on none when the word was picked are not.
 const LEAD: usize = 3;
-/// The terminal is quiet when nothing arrived for this long: keys of the turn's end (the
-/// prompt's probe and its erasure) that a slow agent is still echoing are then done. Longer
-/// than the slowest echo users report of a long session (200 to 500 ms a key): with 250 ms,
-/// an agent at 270 ms a key looked quiet between two queued Backspaces.
-const QUIET: Duration = Duration::from_secs(1);
 /// How long to wait for quiet. An agent with a spinner is never quiet: after this the
 /// checkpoint goes on, its spinner's bytes measured by the idle window.
 const QUIET_LIMIT: Duration = Duration::from_secs(4);
@@ -31,6 +26,9 @@ pub(crate) struct Plan {
     pub(crate) keys: usize,
     /// The idle window before typing.
     pub(crate) idle: Duration,
+    /// How long nothing must arrive for the terminal to be quiet (`[session]
+    /// checkpoint_quiet`).
+    pub(crate) quiet: Duration,
 }
 
 /// The checkpoint after `turn`.
@@ -49,7 +47,7 @@ pub(crate) fn measure(
             source,
         }
     };
-    wait_for_quiet(terminal).map_err(waited("the terminal to fall quiet"))?;
+    wait_for_quiet(terminal, plan.quiet).map_err(waited("the terminal to fall quiet"))?;
     let cpu_before = family.cpu_seconds()?;
     let output_before = terminal.output_counts();
     let from = terminal.elapsed();
@@ -103,7 +101,7 @@ pub(crate) fn measure(
         .map_err(waited("the checkpoint's word to be erased"))?;
     // The word is gone at the first Backspace's echo: the others' (and the erase's last
     // redraw, perhaps in several writes) are read before counting.
-    wait_for_quiet(terminal).map_err(waited("the terminal to fall quiet"))?;
+    wait_for_quiet(terminal, plan.quiet).map_err(waited("the terminal to fall quiet"))?;
     let typing = terminal.output_counts().since(&typing_before);
     let typing_seconds = (terminal.elapsed() - typing_from).as_secs_f64();
     let snapshot = family.snapshot()?;
@@ -118,9 +116,12 @@ pub(crate) fn measure(
     })
 }
 
-/// Reads until nothing arrived for [`QUIET`], or [`QUIET_LIMIT`] passed (a spinner).
-pub(super) fn wait_for_quiet(terminal: &mut Terminal) -> Result<(), bench_term::TermError> {
-    match terminal.settle_quiet(QUIET, QUIET_LIMIT) {
+/// Reads until nothing arrived for `quiet`, or [`QUIET_LIMIT`] passed (a spinner).
+pub(super) fn wait_for_quiet(
+    terminal: &mut Terminal,
+    quiet: Duration,
+) -> Result<(), bench_term::TermError> {
+    match terminal.settle_quiet(quiet, QUIET_LIMIT) {
         Err(bench_term::TermError::Timeout { .. }) => Ok(()),
         other => other,
     }

@@ -101,7 +101,7 @@ pub(crate) fn measure(
                 source,
             }
         };
-        wait_for_quiet(terminal).map_err(waited("the terminal to fall quiet"))?;
+        wait_for_quiet(terminal, QUIET).map_err(waited("the terminal to fall quiet"))?;
         let marker = terminal.fresh_word(10, 4);
         let pasted = text(usize::try_from(bytes).unwrap_or(usize::MAX), &marker);
         let deadline = Instant::now() + timeout;
