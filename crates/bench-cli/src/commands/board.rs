@@ -159,13 +159,18 @@ fn plan_line(board: &BoardRun) -> String {
         .into_iter()
         .map(|(phase, count)| format!("{count} {phase}"))
         .collect();
+    let most = board.settings.plan.trials;
     let trials = match board.settings.budget {
-        Some(budget) => format!(
-            "rounds for {} (3 to {} trials each, round by round)",
+        // Three rounds run whatever the budget says: with at most three the budget has no
+        // say, and "3 to 3 trials" said nothing either.
+        Some(budget) if most > 3 => format!(
+            "rounds for {} (3 to {most} trials each, round by round)",
             bench_core::units::format_seconds(budget.as_secs_f64()),
-            board.settings.plan.trials
         ),
-        None => format!("{} trials each", board.settings.plan.trials),
+        Some(_) => {
+            format!("{most} trials each, round by round (the budget cannot cut fewer than 3)")
+        }
+        None => format!("{most} trials each"),
     };
     let at_most = if board.settings.budget.is_some() {
         "at most "
