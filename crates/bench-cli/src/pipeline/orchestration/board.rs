@@ -595,10 +595,12 @@ fn flatten(key: &str, value: &toml::Value, out: &mut BTreeMap<String, String>) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn steps(trials: u32) -> Vec<Step> {
+    /// A target's steps: prepare, install, `trials` of measure and of session, and the
+    /// staircase (board_estimate's tests use it too).
+    pub(in crate::pipeline::orchestration) fn steps(trials: u32) -> Vec<Step> {
         let mut steps = vec![
             Step {
                 phase: Phase::Prepare,

@@ -215,20 +215,10 @@ mod tests {
     use super::*;
     use crate::pipeline::orchestration::board::round_robin;
 
+    /// A target's steps without the staircase: the phases an agent board runs.
     fn steps(trials: u32) -> Vec<Step> {
-        let mut steps = vec![
-            Step {
-                phase: Phase::Prepare,
-                trial: 0,
-            },
-            Step {
-                phase: Phase::Install,
-                trial: 0,
-            },
-        ];
-        for phase in [Phase::Measure, Phase::Session] {
-            steps.extend((0..trials).map(|trial| Step { phase, trial }));
-        }
+        let mut steps = crate::pipeline::orchestration::board::tests::steps(trials);
+        steps.retain(|step| step.phase != Phase::Staircase);
         steps
     }
 
