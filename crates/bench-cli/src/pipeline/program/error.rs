@@ -1,10 +1,12 @@
-//! The target toolkit's one error type.
+//! The one error type of what every phase that starts the measured program shares.
 
 use crate::pipeline::FileError;
 use crate::pipeline::isolation::command;
+use bench_core::Phase;
 
-/// Starting the target's commands, reading its family's memory or handling its background
-/// sessions failed: the measure, ui, staircase and runtime phases share these.
+/// Opening or closing the program's trial, starting its commands, reading its family's
+/// memory or handling its background sessions failed: what the measure, runtime, ui,
+/// session and staircase phases share, each phase's error holding it in one variant.
 #[derive(Debug, thiserror::Error)]
 pub enum TargetError {
     /// The phase's context lacks the user, or a placeholder has no value.
@@ -13,6 +15,24 @@ pub enum TargetError {
     /// The trial user cannot enter a folder the target needs.
     #[error(transparent)]
     Preflight(#[from] super::preflight::PreflightError),
+    /// What was left of the trial user's processes from before could not be stopped.
+    #[error("stopping the target's processes before the {phase} trial")]
+    StopLeftovers {
+        /// The phase.
+        phase: Phase,
+        /// What is left.
+        #[source]
+        source: command::StopError,
+    },
+    /// The trial user's processes could not be stopped when the trial closed.
+    #[error("stopping the target's processes after the {phase} trial")]
+    Stop {
+        /// The phase.
+        phase: Phase,
+        /// What is left.
+        #[source]
+        source: command::StopError,
+    },
     /// The command to start is empty once expanded.
     #[error("the command is empty")]
     EmptyCommand,

@@ -13,6 +13,7 @@ pub(crate) mod preflight;
 pub(crate) mod recording;
 pub(crate) mod sessions;
 pub(crate) mod terminal;
+pub(crate) mod trial;
 pub(crate) mod turn;
 
 pub use error::TargetError;
