@@ -33,6 +33,36 @@ pub enum TargetError {
         #[source]
         source: command::StopError,
     },
+    /// The runtime phase's kernel was asked for a terminal's options; it has none.
+    #[error("the kernel's trial has no terminal ([measure]) to start a command in")]
+    NoTerminal,
+    /// A command of the phase (`ui`, `session`) could not start in its terminal.
+    #[error("starting the {what} command in a terminal")]
+    Spawn {
+        /// The phase's command.
+        what: &'static str,
+        /// Why.
+        #[source]
+        source: bench_term::TermError,
+    },
+    /// A command's terminal did not close cleanly after its measurements.
+    #[error("closing the {what} terminal")]
+    CloseTerminal {
+        /// The phase's command.
+        what: &'static str,
+        /// Why.
+        #[source]
+        source: bench_term::TermError,
+    },
+    /// The program's terminal failed while the phase waited on it.
+    #[error("{action}")]
+    Terminal {
+        /// "waiting for the ui command to be ready", "closing the ui terminal".
+        action: &'static str,
+        /// Why.
+        #[source]
+        source: bench_term::TermError,
+    },
     /// The command to start is empty once expanded.
     #[error("the command is empty")]
     EmptyCommand,
@@ -95,4 +125,11 @@ pub enum TargetError {
     /// A file of the session could not be copied or its folder made.
     #[error(transparent)]
     File(#[from] FileError),
+}
+
+impl TargetError {
+    /// The error of the program's terminal failing while `action`.
+    pub(crate) fn terminal(action: &'static str) -> impl FnOnce(bench_term::TermError) -> Self {
+        move |source| TargetError::Terminal { action, source }
+    }
 }

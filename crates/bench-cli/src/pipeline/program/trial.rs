@@ -1,9 +1,10 @@
 //! One trial of the measured program, from set-up to close, written once for every phase
 //! that starts it (measure and its tight pair, runtime, ui, session, staircase).
 //!
-//! Opening finds the trial user and the family its memory is read from, stops what is
-//! left of the user from before, and starts the trial's model endpoint (with `[model]`);
-//! the phase then spawns the program and measures it; [`ProgramTrial::close`] keeps the start files, stops the agent's
+//! [`ProgramTrial::open`] finds the trial user and the family its memory is read from,
+//! stops what is left of the user from before, and starts the trial's model endpoint (with
+//! `[model]`); the phase then spawns the program ([`ProgramTrial::spawn_options`],
+//! [`in_terminal`]) and measures it; [`ProgramTrial::close`] keeps the start files, stops the agent's
 //! background sessions, stops the user and finishes the model journal, in that order,
 //! whatever the phase's outcome, and returns the first error.
 
@@ -13,9 +14,15 @@ use crate::pipeline::out::state::TrialUser;
 use crate::pipeline::program::TargetError;
 use crate::pipeline::program::family::Family;
 use crate::pipeline::program::model::{self, TrialModel};
+use crate::pipeline::program::recording::Recording;
 use crate::pipeline::program::recording::keep_start_files;
-use crate::pipeline::program::sessions;
-use crate::spec;
+use crate::pipeline::program::{sessions, terminal};
+use crate::spec::{self, Template};
+use bench_core::Side;
+use bench_term::{SpawnOptions, Terminal};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
 
 /// The measured program's trial: its user, its family, its model endpoint and, for a
 /// program in a terminal, `[measure]` (the terminal's size, quit keys and environment,
@@ -43,6 +50,16 @@ pub(crate) struct Closing<'s> {
 }
 
 impl<'a> ProgramTrial<'a> {
+    /// Opens the trial of the program `[measure]` starts in a terminal: the trial user,
+    /// its family (a child subreaper without a dedicated user), nothing of the user left
+    /// running, and the trial's model endpoint when the spec has `[model]`.
+    pub(crate) fn open(
+        ctx: &'a PhaseContext,
+        measure: &'a spec::Measure,
+    ) -> Result<Self, TargetError> {
+        ProgramTrial::set_up(ctx, Some(measure))
+    }
+
     /// Opens the trial of the runtime phase's kernel: the trial user, its family (a child
     /// subreaper without a dedicated user) and nothing of the user left running; no
     /// terminal, sessions or model endpoint (a kernel talks to none).
@@ -83,6 +100,20 @@ impl<'a> ProgramTrial<'a> {
     /// Where the program's processes are found.
     pub(crate) fn family(&self) -> Family {
         self.family
+    }
+
+    /// The terminal options of one of the program's commands (see
+    /// [`terminal::spawn_options`]): `command` in `cwd` with `env` besides `[measure]`'s,
+    /// its transcript in `transcript`.
+    pub(crate) fn spawn_options(
+        &self,
+        command: &[Template],
+        cwd: Option<&Template>,
+        env: &BTreeMap<String, Template>,
+        transcript: &Path,
+    ) -> Result<SpawnOptions, TargetError> {
+        let measure = self.measure.ok_or(TargetError::NoTerminal)?;
+        terminal::spawn_options(self.ctx, command, cwd, env, measure, transcript)
     }
 
     /// Stops every background session the agent lists (see [`sessions::stop_agents`]).
@@ -126,4 +157,32 @@ impl<'a> ProgramTrial<'a> {
         closed?;
         Ok(value)
     }
+}
+
+/// Runs `measure` on the program started in a terminal by `options`, `what` (`ui`,
+/// `session`) naming it in errors: the terminal closed after it, quietly when `measure`
+/// failed (its error is the news), and `recording` finished with the moment `measure` saw
+/// the program ready, if it did.
+pub(crate) fn in_terminal<E: From<TargetError>>(
+    side: &mut Side,
+    options: &SpawnOptions,
+    (what, recording): (&'static str, Recording),
+    measure: impl FnOnce(&mut Side, &mut Terminal, &Recording, &mut Option<Duration>) -> Result<(), E>,
+) -> Result<(), E> {
+    let mut ready_after = None;
+    let outcome = match Terminal::spawn(options) {
+        Ok(mut terminal) => match measure(side, &mut terminal, &recording, &mut ready_after) {
+            Ok(()) => terminal
+                .close()
+                .map(drop)
+                .map_err(|source| E::from(TargetError::CloseTerminal { what, source })),
+            Err(error) => {
+                terminal::close_quietly(&mut terminal);
+                Err(error)
+            }
+        },
+        Err(source) => Err(TargetError::Spawn { what, source }.into()),
+    };
+    recording.finish(side, ready_after);
+    outcome
 }
