@@ -102,6 +102,11 @@ impl<'a> ProgramTrial<'a> {
         self.family
     }
 
+    /// The trial's model endpoint, with `[model]`.
+    pub(crate) fn model(&self) -> Option<&TrialModel> {
+        self.model.as_ref()
+    }
+
     /// The terminal options of one of the program's commands (see
     /// [`terminal::spawn_options`]): `command` in `cwd` with `env` besides `[measure]`'s,
     /// its transcript in `transcript`.
