@@ -121,6 +121,22 @@ impl<'a> ProgramTrial<'a> {
         terminal::spawn_options(self.ctx, command, cwd, env, measure, transcript)
     }
 
+    /// The ids of the agent's background sessions now (none without a list command).
+    pub(crate) fn list_sessions(&self) -> Result<Vec<String>, TargetError> {
+        match self.measure {
+            Some(measure) => sessions::list_sessions(self.ctx, measure, self.user),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// Stops the given background sessions (see [`sessions::stop_sessions`]).
+    pub(crate) fn stop_sessions(&self, ids: &[String]) -> Result<(), TargetError> {
+        match self.measure {
+            Some(measure) => sessions::stop_sessions(self.ctx, measure, self.user, ids),
+            None => Ok(()),
+        }
+    }
+
     /// Stops every background session the agent lists (see [`sessions::stop_agents`]).
     pub(crate) fn stop_agents(&self) -> Result<(), TargetError> {
         match self.measure {
