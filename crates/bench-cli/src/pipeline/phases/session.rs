@@ -77,6 +77,14 @@ impl From<ContextError> for SessionError {
     }
 }
 
+/// What closing a session trial does besides stopping the user and finishing the journal:
+/// the session command's screen at ready and recording are kept, and the agent's background
+/// sessions stopped through its own commands.
+const CLOSING: Closing<'static> = Closing {
+    keep: &["session"],
+    stop_agents: true,
+};
+
 /// Runs the session phase for `ctx.trial`.
 pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), SessionError> {
     let session = ctx.spec.session.as_ref().ok_or(SessionError::NoSection)?;
@@ -86,11 +94,7 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), SessionError> {
     }
     let program = ProgramTrial::open(ctx, measure)?;
     let measured = spawn_and_drive(ctx, side, &program, (session, measure));
-    let closing = Closing {
-        keep: &["session"],
-        stop_agents: true,
-    };
-    program.close(closing, measured)
+    program.close(CLOSING, measured)
 }
 
 /// Starts the session command in its terminal and drives it (see [`drive`]).

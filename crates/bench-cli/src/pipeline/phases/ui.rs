@@ -94,6 +94,14 @@ impl From<ContextError> for UiError {
     }
 }
 
+/// What closing a ui trial does besides stopping the user and finishing the journal:
+/// the ui command's screen at ready and recording are kept, and the agent's background
+/// sessions stopped through its own commands.
+const CLOSING: Closing<'static> = Closing {
+    keep: &["ui"],
+    stop_agents: true,
+};
+
 /// Runs the ui phase for `ctx.trial`.
 pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), UiError> {
     let ui = ctx.spec.ui.as_ref().ok_or(UiError::NoSection)?;
@@ -103,11 +111,7 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), UiError> {
     }
     let program = ProgramTrial::open(ctx, measure)?;
     let measured = spawn_and_measure(ctx, side, &program, (ui, measure));
-    let closing = Closing {
-        keep: &["ui"],
-        stop_agents: true,
-    };
-    program.close(closing, measured)
+    program.close(CLOSING, measured)
 }
 
 /// Starts the ui command in its terminal and measures it (see [`steps`]).
