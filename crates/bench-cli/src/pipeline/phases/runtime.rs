@@ -3,17 +3,18 @@
 //! measurement sequence (`bench_term::kernel::measure::run_all`, the same sequence
 //! `clibench kernel` runs) and memory read by bench-proc.
 
-use crate::pipeline::PhaseContext;
-use crate::pipeline::isolation::command;
 use crate::pipeline::isolation::home;
+use crate::pipeline::out::state::TrialUser;
 use crate::pipeline::program::TargetError;
-use crate::pipeline::program::family::{Family, process_memory};
+use crate::pipeline::program::family::process_memory;
 use crate::pipeline::program::terminal::resolve_program;
+use crate::pipeline::program::trial::{Closing, ProgramTrial};
+use crate::pipeline::{ContextError, PhaseContext};
 use bench_core::error_chain;
 use bench_core::{Metric, Sample, Side, record};
 use bench_term::kernel::KernelOptions;
 use bench_term::kernel::measure::{ProbeError, RuntimeOptions, run_all};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The runtime phase failed (a kernel metric that failed is recorded, not returned).
 #[derive(Debug, thiserror::Error)]
@@ -24,21 +25,9 @@ pub enum RuntimeError {
     /// The command is empty once expanded.
     #[error("[runtime] command is empty")]
     EmptyCommand,
-    /// The phase's context lacks the user, or a placeholder has no value.
+    /// The kernel's trial (its user, family, context) failed.
     #[error(transparent)]
-    Context(#[from] crate::pipeline::ContextError),
-    /// The kernel's process family could not be set up.
-    #[error(transparent)]
-    Family(#[from] TargetError),
-    /// The target's or kernel's processes could not be stopped.
-    #[error("{action}")]
-    Stop {
-        /// "stopping the kernel's processes".
-        action: &'static str,
-        /// What is left.
-        #[source]
-        source: command::StopError,
-    },
+    Program(#[from] TargetError),
     /// The kernel's state folder could not be created in the home.
     #[error("creating the kernel's state folder in the home")]
     StateDir(#[source] home::HomeWriteError),
@@ -59,40 +48,69 @@ pub enum RuntimeError {
     NoKernelProcess,
 }
 
+impl From<ContextError> for RuntimeError {
+    fn from(error: ContextError) -> Self {
+        RuntimeError::Program(error.into())
+    }
+}
+
 /// Runs the runtime phase for `ctx.trial`.
 pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), RuntimeError> {
     let runtime = ctx.spec.runtime.as_ref().ok_or(RuntimeError::NoSection)?;
-    let user = ctx.user()?;
-    let family = Family::of(user)?;
-    command::stop_user(user).map_err(|source| RuntimeError::Stop {
-        action: "stopping the target's processes before the kernel starts",
-        source,
-    })?;
-    let trial = ctx.trial;
+    let program = ProgramTrial::open_kernel(ctx)?;
+    let state_dir = match state_dir(program.user(), ctx.trial) {
+        Ok(dir) => dir,
+        Err(error) => return program.close(Closing::default(), Err(error)),
+    };
+    let measured = kernel(ctx, runtime, &program, &state_dir, side);
+    // Removed once nothing of the kernel is left to write into it.
+    let closed = program.close(Closing::default(), measured);
+    let removed =
+        std::fs::remove_dir_all(&state_dir).map_err(|source| RuntimeError::RemoveStateDir {
+            path: state_dir.clone(),
+            source,
+        });
+    closed?;
+    removed
+}
+
+/// The kernel's state folder in the home, owned by the trial user.
+fn state_dir(user: &TrialUser, trial: u32) -> Result<PathBuf, RuntimeError> {
     let owner = user
         .dedicated
         .then_some((user.identity.uid, user.identity.gid));
-    let state_dir = home::create_dir(
+    home::create_dir(
         &user.home,
         Path::new(&format!("runtime-benchmark-{trial}")),
         owner,
     )
-    .map_err(RuntimeError::StateDir)?;
+    .map_err(RuntimeError::StateDir)
+}
 
+/// The kernel's measurements, in bench-term's order, each recorded; the kernel's close
+/// error, if any.
+fn kernel(
+    ctx: &PhaseContext,
+    runtime: &crate::spec::Runtime,
+    program: &ProgramTrial<'_>,
+    state_dir: &Path,
+    side: &mut Side,
+) -> Result<(), RuntimeError> {
+    let (user, family, trial) = (program.user(), program.family(), ctx.trial);
     let values = ctx.values();
     let argv = ctx.expand_command(&runtime.command, &values)?;
-    let Some((program, args)) = argv.split_first() else {
+    let Some((command, args)) = argv.split_first() else {
         return Err(RuntimeError::EmptyCommand);
     };
     let env = ctx.environment(&runtime.env, &values)?;
     let cwd = ctx.cwd(runtime.cwd.as_ref(), &ctx.default_target_cwd()?, &values)?;
-    let mut kernel = KernelOptions::new(resolve_program(program, &env), args, cwd, env);
+    let mut kernel = KernelOptions::new(resolve_program(command, &env), args, cwd, env);
     kernel.ready_timeout = runtime.timeout.0;
     kernel.request_timeout = runtime.timeout.0;
     if user.dedicated {
         kernel.user = Some(user.identity.clone());
     }
-    let mut options = RuntimeOptions::new(kernel, &state_dir);
+    let mut options = RuntimeOptions::new(kernel, state_dir);
     options.transcript_dir = Some(ctx.logs_dir());
     options.trial = trial as usize;
     options.prelude = (!runtime.setup.is_empty()).then(|| runtime.setup.join("\n"));
@@ -127,18 +145,8 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), RuntimeError> {
         side.runtime
             .insert("kernel_workload".to_owned(), workload.name().to_owned());
     }
-    let stopped = command::stop_user(user).map_err(|source| RuntimeError::Stop {
-        action: "stopping the kernel's processes",
-        source,
-    });
-    let removed =
-        std::fs::remove_dir_all(&state_dir).map_err(|source| RuntimeError::RemoveStateDir {
-            path: state_dir.clone(),
-            source,
-        });
-    if let Some(error) = report.close_error {
-        return Err(RuntimeError::Close(error));
+    match report.close_error {
+        Some(error) => Err(RuntimeError::Close(error)),
+        None => Ok(()),
     }
-    stopped?;
-    removed
 }

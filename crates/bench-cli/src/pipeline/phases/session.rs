@@ -29,19 +29,15 @@
 //! staircase's session instances play too); this phase adds the checkpoints, the pastes,
 //! the idle window and the metrics over the turns.
 
-use crate::pipeline::PhaseContext;
-use crate::pipeline::isolation::command;
 use crate::pipeline::out::screens::FAILURE_SCREEN_PREFIX;
 use crate::pipeline::out::turns::{self, TurnCount};
 use crate::pipeline::program::TargetError;
 use crate::pipeline::program::family::Family;
-use crate::pipeline::program::model::{self, TrialModel};
-use crate::pipeline::program::recording::{
-    Recording, keep_screen, keep_start_files, session_interval,
-};
-use crate::pipeline::program::sessions::stop_agents;
-use crate::pipeline::program::terminal::{close_quietly, spawn_options};
+use crate::pipeline::program::model::TrialModel;
+use crate::pipeline::program::recording::{Recording, keep_screen, session_interval};
+use crate::pipeline::program::trial::{Closing, ProgramTrial, in_terminal};
 use crate::pipeline::program::turn::{Planned, TurnError, TurnSettings, one_turn, planned};
+use crate::pipeline::{ContextError, PhaseContext};
 use crate::spec::Measure;
 use bench_core::detail::{SessionRun, SessionTurn};
 use bench_core::{Metric, Phase, Sample, Side, error_chain, record};
@@ -70,35 +66,24 @@ pub enum SessionError {
     /// The spec has no `[model]`.
     #[error("the session phase needs [model]: its turns are the model's script")]
     NoModel,
-    /// The phase's context lacks the user, or a placeholder has no value.
+    /// The program's trial, its terminal, family, sessions or model endpoint failed.
     #[error(transparent)]
-    Context(#[from] crate::pipeline::ContextError),
-    /// The target's terminal, family, sessions or model endpoint failed.
-    #[error(transparent)]
-    Target(#[from] TargetError),
-    /// The target's processes could not be stopped.
-    #[error("{action}")]
-    Stop {
-        /// What was being done.
-        action: &'static str,
-        /// What is left.
-        #[source]
-        source: command::StopError,
-    },
-    /// The session command's terminal failed.
-    #[error("{action}")]
-    Terminal {
-        /// What was being done.
-        action: &'static str,
-        /// Why.
-        #[source]
-        source: bench_term::TermError,
-    },
+    Program(#[from] TargetError),
 }
 
-fn terminal_error(action: &'static str) -> impl FnOnce(bench_term::TermError) -> SessionError {
-    move |source| SessionError::Terminal { action, source }
+impl From<ContextError> for SessionError {
+    fn from(error: ContextError) -> Self {
+        SessionError::Program(error.into())
+    }
 }
+
+/// What closing a session trial does besides stopping the user and finishing the journal:
+/// the session command's screen at ready and recording are kept, and the agent's background
+/// sessions stopped through its own commands.
+const CLOSING: Closing<'static> = Closing {
+    keep: &["session"],
+    stop_agents: true,
+};
 
 /// Runs the session phase for `ctx.trial`.
 pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), SessionError> {
@@ -107,21 +92,26 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), SessionError> {
     if ctx.spec.model.is_none() {
         return Err(SessionError::NoModel);
     }
-    let user = ctx.user()?;
-    let family = Family::of(user)?;
-    command::stop_user(user).map_err(|source| SessionError::Stop {
-        action: "stopping the target's processes before the session",
-        source,
-    })?;
-    let endpoint = TrialModel::start(ctx)?.ok_or(SessionError::NoModel)?;
-    let journal = endpoint.journal().ok_or(SessionError::NoModel)?;
-    let command = session.command.as_ref().unwrap_or(&measure.command);
-    let mut options = spawn_options(
-        ctx,
-        command,
+    let program = ProgramTrial::open(ctx, measure)?;
+    let measured = spawn_and_drive(ctx, side, &program, (session, measure));
+    program.close(CLOSING, measured)
+}
+
+/// Starts the session command in its terminal and drives it (see [`drive`]).
+fn spawn_and_drive(
+    ctx: &PhaseContext,
+    side: &mut Side,
+    program: &ProgramTrial<'_>,
+    (session, measure): (&crate::spec::Session, &Measure),
+) -> Result<(), SessionError> {
+    let journal = program
+        .model()
+        .and_then(TrialModel::journal)
+        .ok_or(SessionError::NoModel)?;
+    let mut options = program.spawn_options(
+        session.command.as_ref().unwrap_or(&measure.command),
         session.cwd.as_ref(),
         &session.env,
-        measure,
         &ctx.log_path(&format!("session-{}", ctx.trial))?,
     )?;
     // A long session's output passes the transcript's cap (8 MiB, kept in memory until
@@ -131,6 +121,7 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), SessionError> {
     if session.turns.is_some() {
         options.transcript = None;
     }
+    let family = program.family();
     let recording = Recording::start_every(
         family,
         Phase::Session,
@@ -138,43 +129,14 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), SessionError> {
         "session",
         session_interval(session.turns),
     );
-    let mut ready_after = None;
-    let outcome = Terminal::spawn(&options)
-        .map_err(terminal_error("starting the session command in a terminal"))
-        .and_then(|mut terminal| {
-            let measured = drive(
-                ctx,
-                side,
-                &mut terminal,
-                family,
-                &journal,
-                &recording,
-                &mut ready_after,
-            );
-            match measured {
-                Ok(()) => terminal
-                    .close()
-                    .map(drop)
-                    .map_err(terminal_error("closing the session terminal")),
-                Err(error) => {
-                    close_quietly(&mut terminal);
-                    Err(error)
-                }
-            }
-        });
-    recording.finish(side, ready_after);
-    let kept = keep_start_files(ctx, &["session"]);
-    let stopped_agents = stop_agents(ctx, measure, user);
-    let stopped = command::stop_user(user).map_err(|source| SessionError::Stop {
-        action: "stopping the target's processes",
-        source,
-    });
-    let journaled = model::finish(Some(endpoint));
-    outcome?;
-    kept?;
-    stopped_agents?;
-    journaled?;
-    stopped
+    in_terminal(
+        side,
+        &options,
+        ("session", recording),
+        |side, terminal, recording, ready| {
+            drive(ctx, side, terminal, family, &journal, recording, ready)
+        },
+    )
 }
 
 /// Ready, every turn, the idle window; each failure is recorded under the session's
@@ -290,7 +252,7 @@ fn start_up(
             measure.ready_timeout.0,
             &measure.ready_guard,
         )
-        .map_err(terminal_error(
+        .map_err(TargetError::terminal(
             "waiting for the session command to be ready",
         ))?;
     *ready_after = Some(elapsed);
@@ -303,7 +265,7 @@ fn start_up(
     );
     let startup = checkpoint::terminal_output(&terminal.output_counts());
     crate::pipeline::program::terminal::settle_terminal(terminal, family, &measure.settle)
-        .map_err(terminal_error("letting the session command settle"))?;
+        .map_err(TargetError::terminal("letting the session command settle"))?;
     Ok(startup)
 }
 
@@ -430,9 +392,9 @@ fn idle_share(
     let before = family.cpu_seconds()?;
     let output_before = terminal.output_counts();
     let from = terminal.elapsed();
-    terminal
-        .settle(window)
-        .map_err(terminal_error("waiting at the prompt for the idle window"))?;
+    terminal.settle(window).map_err(TargetError::terminal(
+        "waiting at the prompt for the idle window",
+    ))?;
     let after = family.cpu_seconds()?;
     let to = terminal.elapsed();
     let output = terminal.output_counts().since(&output_before);

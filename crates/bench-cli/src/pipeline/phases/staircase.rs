@@ -16,18 +16,13 @@
 //! first prompt plays the same turn (a `when` or `repeat` in the script is not needed for
 //! that).
 
-use crate::pipeline::PhaseContext;
-use crate::pipeline::isolation::command;
-use crate::pipeline::out::state::TrialUser;
 use crate::pipeline::program::TargetError;
 use crate::pipeline::program::family::Family;
 use crate::pipeline::program::model::TrialModel;
-use crate::pipeline::program::sessions::list_sessions;
-use crate::pipeline::program::sessions::stop_sessions;
-use crate::pipeline::program::terminal::close_quietly;
-use crate::pipeline::program::terminal::settle_terminal;
-use crate::pipeline::program::terminal::spawn_options;
+use crate::pipeline::program::terminal::{close_quietly, settle_terminal};
+use crate::pipeline::program::trial::{Closing, ProgramTrial};
 use crate::pipeline::program::turn::{Planned, TurnError, TurnSettings, one_turn, planned};
+use crate::pipeline::{ContextError, PhaseContext};
 use crate::spec;
 use bench_core::detail::StaircaseInstance;
 use bench_core::error_chain;
@@ -49,21 +44,9 @@ pub enum StaircaseError {
     /// `[staircase] session = true` without a model endpoint or a prompted turn.
     #[error("[staircase] session = true needs [model] with a turn that has a prompt")]
     NoSessionTurn,
-    /// The phase's context lacks the user, or a placeholder has no value.
+    /// The program's trial, its family or its model endpoint failed.
     #[error(transparent)]
-    Context(#[from] crate::pipeline::ContextError),
-    /// The target's family or ready checks (shared with measure) failed.
-    #[error(transparent)]
-    Target(#[from] TargetError),
-    /// The target's processes could not be stopped.
-    #[error("{action}")]
-    Stop {
-        /// "stopping the target's processes before the staircase".
-        action: &'static str,
-        /// What is left.
-        #[source]
-        source: command::StopError,
-    },
+    Program(#[from] TargetError),
     /// The report could not be turned into JSON.
     #[error("serializing the staircase")]
     Serialize(#[source] serde_json::Error),
@@ -78,6 +61,12 @@ pub enum StaircaseError {
     },
 }
 
+impl From<ContextError> for StaircaseError {
+    fn from(error: ContextError) -> Self {
+        StaircaseError::Program(error.into())
+    }
+}
+
 /// Runs the staircase phase for `ctx.trial`.
 pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), StaircaseError> {
     let staircase = ctx
@@ -86,13 +75,21 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), StaircaseError> {
         .as_ref()
         .ok_or(StaircaseError::NoSection)?;
     let measure = ctx.spec.measure.as_ref().ok_or(StaircaseError::NoMeasure)?;
-    let user = ctx.user()?;
-    let family = Family::of(user)?;
-    command::stop_user(user).map_err(|source| StaircaseError::Stop {
-        action: "stopping the target's processes before the staircase",
-        source,
-    })?;
-    let (selector, exclude_pids) = family.selector();
+    let program = ProgramTrial::open(ctx, measure)?;
+    let climbed = climb(ctx, side, &program, (staircase, measure));
+    // Each instance stopped its own background sessions and kept no start files.
+    program.close(Closing::default(), climbed)
+}
+
+/// The staircase of the trial's instances, recorded (a failed staircase as its metrics'
+/// error), and its report kept in `OUT/logs/staircase-<trial>.json`.
+fn climb(
+    ctx: &PhaseContext,
+    side: &mut Side,
+    program: &ProgramTrial<'_>,
+    (staircase, measure): (&spec::Staircase, &spec::Measure),
+) -> Result<(), StaircaseError> {
+    let (selector, exclude_pids) = program.family().selector();
     let options = StaircaseOptions {
         count: usize::try_from(staircase.count).unwrap_or(usize::MAX),
         settle: staircase.settle.0,
@@ -102,8 +99,7 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), StaircaseError> {
     };
     // The instances share the trial's endpoint: one scripted model, as one machine's
     // agents would share one provider.
-    let endpoint = TrialModel::start(ctx)?;
-    let turn = match (&endpoint, staircase.session) {
+    let turn = match (program.model(), staircase.session) {
         (_, false) => None,
         (Some(endpoint), true) => {
             let journal = endpoint.journal().ok_or(StaircaseError::NoSessionTurn)?;
@@ -114,7 +110,7 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), StaircaseError> {
             Some(FirstTurn {
                 endpoint,
                 journal,
-                family,
+                family: program.family(),
                 plan,
                 timeout: ctx
                     .spec
@@ -133,18 +129,13 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), StaircaseError> {
         ctx,
         staircase,
         measure,
-        user,
+        program,
         created: 0,
         listed: None,
         turn,
     };
     let outcome = bench_proc::staircase::run(&mut instances, &options);
     drop(instances);
-    let stopped = command::stop_user(user).map_err(|source| StaircaseError::Stop {
-        action: "stopping the target's processes",
-        source,
-    });
-    crate::pipeline::program::model::finish(endpoint)?;
     let trial = ctx.trial;
     match outcome {
         Ok(report) => {
@@ -170,7 +161,7 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), StaircaseError> {
             }
         }
     }
-    stopped
+    Ok(())
 }
 
 /// Instances of the spec's instance command, each in its own terminal.
@@ -178,7 +169,7 @@ struct PtySessions<'a> {
     ctx: &'a PhaseContext,
     staircase: &'a spec::Staircase,
     measure: &'a spec::Measure,
-    user: &'a TrialUser,
+    program: &'a ProgramTrial<'a>,
     created: usize,
     /// The background sessions listed after the last instance started, less those
     /// stopped since: the next instance's "before" without listing again (each listing
@@ -209,12 +200,9 @@ struct PtySession {
 /// operation and the stage around it).
 #[derive(Debug, thiserror::Error)]
 enum InstanceError {
-    /// Its terminal options or its sessions (shared with measure) failed.
+    /// Its terminal options, its transcript's folder or its sessions failed.
     #[error(transparent)]
     Target(#[from] TargetError),
-    /// Its transcript's folder could not be made.
-    #[error(transparent)]
-    Context(#[from] crate::pipeline::ContextError),
     /// Its terminal could not start.
     #[error("starting instance {index}")]
     Spawn {
@@ -258,18 +246,17 @@ impl Instances for PtySessions<'_> {
             .unwrap_or(&self.measure.command);
         let transcript = self
             .ctx
-            .log_path(&format!("staircase-{}-instance-{index}", self.ctx.trial))?;
-        let options = spawn_options(
-            self.ctx,
+            .log_path(&format!("staircase-{}-instance-{index}", self.ctx.trial))
+            .map_err(TargetError::from)?;
+        let options = self.program.spawn_options(
             command,
             self.staircase.cwd.as_ref(),
             &self.staircase.env,
-            self.measure,
             &transcript,
         )?;
         let sessions_before = match self.listed.take() {
             Some(listed) => listed,
-            None => list_sessions(self.ctx, self.measure, self.user)?,
+            None => self.program.list_sessions()?,
         };
         if let Some(turn) = &self.turn {
             // A fresh script for a fresh agent: its start-up requests and its first
@@ -294,7 +281,7 @@ impl Instances for PtySessions<'_> {
                 &self.measure.ready_guard,
             )
             .map_err(InstanceError::Ready)?;
-        let now = list_sessions(self.ctx, self.measure, self.user)?;
+        let now = self.program.list_sessions()?;
         instance.sessions = now
             .iter()
             .filter(|id| !instance.sessions_before.contains(id))
@@ -342,7 +329,7 @@ impl Instances for PtySessions<'_> {
         if let Some(listed) = self.listed.as_mut() {
             listed.retain(|id| !instance.sessions.contains(id));
         }
-        stop_sessions(self.ctx, self.measure, self.user, &instance.sessions)?;
+        self.program.stop_sessions(&instance.sessions)?;
         closed.map(drop).map_err(InstanceError::Close)
     }
 }

@@ -7,16 +7,12 @@
 //! timings get `ui:<step>` (wall), `ui:<step>:cpu`, and `keystroke:min|p95|max`; every
 //! keystroke's latency goes to `OUT/logs/keystrokes-<trial>.json`.
 
-use crate::pipeline::PhaseContext;
-use crate::pipeline::isolation::command;
 use crate::pipeline::program::TargetError;
 use crate::pipeline::program::family::Family;
-use crate::pipeline::program::recording::keep_start_files;
 use crate::pipeline::program::recording::{Recording, keep_screen};
-use crate::pipeline::program::sessions::stop_agents;
-use crate::pipeline::program::terminal::close_quietly;
-use crate::pipeline::program::terminal::spawn_options;
 use crate::pipeline::program::terminal::terminal_output;
+use crate::pipeline::program::trial::{Closing, ProgramTrial, in_terminal};
+use crate::pipeline::{ContextError, PhaseContext};
 use bench_core::error_chain;
 use bench_core::{Metric, Phase, Sample, Side, record};
 use bench_term::Terminal;
@@ -34,30 +30,9 @@ pub enum UiError {
     /// `[ui]` lists no steps.
     #[error("[ui] has no steps")]
     NoSteps,
-    /// The phase's context lacks the user, or a placeholder has no value.
+    /// The program's trial, its terminal, family or sessions failed.
     #[error(transparent)]
-    Context(#[from] crate::pipeline::ContextError),
-    /// The target's terminal, family or sessions (shared with measure) failed.
-    #[error(transparent)]
-    Target(#[from] TargetError),
-    /// The target's processes could not be stopped.
-    #[error("{action}")]
-    Stop {
-        /// "stopping the target's processes before the ui steps".
-        action: &'static str,
-        /// What is left.
-        #[source]
-        source: command::StopError,
-    },
-    /// The ui command's terminal failed.
-    #[error("{action}")]
-    Terminal {
-        /// "starting the ui command in a terminal", "measuring keystroke latency".
-        action: &'static str,
-        /// Why.
-        #[source]
-        source: bench_term::TermError,
-    },
+    Program(#[from] TargetError),
     /// A step's `expect` is not a regex.
     #[error("[[ui.steps]] '{step}': expect is not a regex")]
     StepRegex {
@@ -113,9 +88,19 @@ pub enum StepError {
     },
 }
 
-fn terminal_error(action: &'static str) -> impl FnOnce(bench_term::TermError) -> UiError {
-    move |source| UiError::Terminal { action, source }
+impl From<ContextError> for UiError {
+    fn from(error: ContextError) -> Self {
+        UiError::Program(error.into())
+    }
 }
+
+/// What closing a ui trial does besides stopping the user and finishing the journal:
+/// the ui command's screen at ready and recording are kept, and the agent's background
+/// sessions stopped through its own commands.
+const CLOSING: Closing<'static> = Closing {
+    keep: &["ui"],
+    stop_agents: true,
+};
 
 /// Runs the ui phase for `ctx.trial`.
 pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), UiError> {
@@ -124,52 +109,32 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), UiError> {
     if ui.steps.is_empty() {
         return Err(UiError::NoSteps);
     }
-    let user = ctx.user()?;
-    let family = Family::of(user)?;
-    command::stop_user(user).map_err(|source| UiError::Stop {
-        action: "stopping the target's processes before the ui steps",
-        source,
-    })?;
-    let command = ui.command.as_ref().unwrap_or(&measure.command);
-    let options = spawn_options(
-        ctx,
-        command,
+    let program = ProgramTrial::open(ctx, measure)?;
+    let measured = spawn_and_measure(ctx, side, &program, (ui, measure));
+    program.close(CLOSING, measured)
+}
+
+/// Starts the ui command in its terminal and measures it (see [`steps`]).
+fn spawn_and_measure(
+    ctx: &PhaseContext,
+    side: &mut Side,
+    program: &ProgramTrial<'_>,
+    (ui, measure): (&crate::spec::Ui, &crate::spec::Measure),
+) -> Result<(), UiError> {
+    let options = program.spawn_options(
+        ui.command.as_ref().unwrap_or(&measure.command),
         ui.cwd.as_ref(),
         &ui.env,
-        measure,
         &ctx.log_path(&format!("ui-{}", ctx.trial))?,
     )?;
-    let endpoint = crate::pipeline::program::model::TrialModel::start(ctx)?;
+    let family = program.family();
     let recording = Recording::start(family, Phase::Ui, ctx.trial, "ui");
-    let mut ready_after = None;
-    let outcome = Terminal::spawn(&options)
-        .map_err(terminal_error("starting the ui command in a terminal"))
-        .and_then(|mut terminal| {
-            let measured = steps(ctx, side, &mut terminal, family, &mut ready_after);
-            match measured {
-                Ok(()) => terminal
-                    .close()
-                    .map(drop)
-                    .map_err(terminal_error("closing the ui terminal")),
-                Err(error) => {
-                    close_quietly(&mut terminal);
-                    Err(error)
-                }
-            }
-        });
-    recording.finish(side, ready_after);
-    let kept = keep_start_files(ctx, &["ui"]);
-    let stopped_agents = stop_agents(ctx, measure, user);
-    let stopped = command::stop_user(user).map_err(|source| UiError::Stop {
-        action: "stopping the target's processes",
-        source,
-    });
-    let journaled = crate::pipeline::program::model::finish(endpoint);
-    outcome?;
-    kept?;
-    stopped_agents?;
-    journaled?;
-    stopped
+    in_terminal(
+        side,
+        &options,
+        ("ui", recording),
+        |side, terminal, _, ready| steps(ctx, side, terminal, family, ready),
+    )
 }
 
 /// Ready, the steps, the family's RSS and the keystroke latency, each recorded as it is
@@ -220,7 +185,7 @@ fn ready_and_settled(
             keep_screen(side, Phase::Ui, trial, "ui", terminal.screen_text());
         }
         Err(error) => {
-            let error = terminal_error("waiting for the ui command to be ready")(error);
+            let error = TargetError::terminal("waiting for the ui command to be ready")(error);
             fail(side, Metric::UiSteps, trial, &error);
             return false;
         }
@@ -231,7 +196,7 @@ fn ready_and_settled(
             .trial_record_mut(Phase::Ui, trial)
             .push_settle(report.record("ui")),
         Err(error) => {
-            let error = terminal_error("letting the ui command settle")(error);
+            let error = TargetError::terminal("letting the ui command settle")(error);
             fail(side, Metric::UiSteps, trial, &error);
             return false;
         }
@@ -340,7 +305,7 @@ fn keystrokes(
     let latencies = match terminal.keystroke_latency(samples) {
         Ok(latencies) => latencies,
         Err(error) => {
-            let error = terminal_error("measuring keystroke latency")(error);
+            let error = TargetError::terminal("measuring keystroke latency")(error);
             fail(side, Metric::Keystroke, trial, &error);
             return Ok(());
         }

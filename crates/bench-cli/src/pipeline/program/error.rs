@@ -1,10 +1,12 @@
-//! The target toolkit's one error type.
+//! The one error type of what every phase that starts the measured program shares.
 
 use crate::pipeline::FileError;
 use crate::pipeline::isolation::command;
+use bench_core::Phase;
 
-/// Starting the target's commands, reading its family's memory or handling its background
-/// sessions failed: the measure, ui, staircase and runtime phases share these.
+/// Opening or closing the program's trial, starting its commands, reading its family's
+/// memory or handling its background sessions failed: what the measure, runtime, ui,
+/// session and staircase phases share, each phase's error holding it in one variant.
 #[derive(Debug, thiserror::Error)]
 pub enum TargetError {
     /// The phase's context lacks the user, or a placeholder has no value.
@@ -13,6 +15,54 @@ pub enum TargetError {
     /// The trial user cannot enter a folder the target needs.
     #[error(transparent)]
     Preflight(#[from] super::preflight::PreflightError),
+    /// What was left of the trial user's processes from before could not be stopped.
+    #[error("stopping the target's processes before the {phase} trial")]
+    StopLeftovers {
+        /// The phase.
+        phase: Phase,
+        /// What is left.
+        #[source]
+        source: command::StopError,
+    },
+    /// The trial user's processes could not be stopped when the trial closed.
+    #[error("stopping the target's processes after the {phase} trial")]
+    Stop {
+        /// The phase.
+        phase: Phase,
+        /// What is left.
+        #[source]
+        source: command::StopError,
+    },
+    /// The runtime phase's kernel was asked for a terminal's options; it has none.
+    #[error("the kernel's trial has no terminal ([measure]) to start a command in")]
+    NoTerminal,
+    /// A command of the phase (`ui`, `session`) could not start in its terminal.
+    #[error("starting the {what} command in a terminal")]
+    Spawn {
+        /// The phase's command.
+        what: &'static str,
+        /// Why.
+        #[source]
+        source: bench_term::TermError,
+    },
+    /// A command's terminal did not close cleanly after its measurements.
+    #[error("closing the {what} terminal")]
+    CloseTerminal {
+        /// The phase's command.
+        what: &'static str,
+        /// Why.
+        #[source]
+        source: bench_term::TermError,
+    },
+    /// The program's terminal failed while the phase waited on it.
+    #[error("{action}")]
+    Terminal {
+        /// "waiting for the ui command to be ready", "closing the ui terminal".
+        action: &'static str,
+        /// Why.
+        #[source]
+        source: bench_term::TermError,
+    },
     /// The command to start is empty once expanded.
     #[error("the command is empty")]
     EmptyCommand,
@@ -75,4 +125,11 @@ pub enum TargetError {
     /// A file of the session could not be copied or its folder made.
     #[error(transparent)]
     File(#[from] FileError),
+}
+
+impl TargetError {
+    /// The error of the program's terminal failing while `action`.
+    pub(crate) fn terminal(action: &'static str) -> impl FnOnce(bench_term::TermError) -> Self {
+        move |source| TargetError::Terminal { action, source }
+    }
 }

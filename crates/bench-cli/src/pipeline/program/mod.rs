@@ -1,10 +1,12 @@
-//! The target as the interactive phases meet it: its command started in a terminal as the
-//! trial user ([`terminal`]), the family of processes its memory is read from
-//! ([`family`]), its background sessions listed and stopped through its own commands
+//! The measured program's life in one trial: opened and closed once ([`trial`]: the trial
+//! user, leftovers, model endpoint, spawn options; keep files, stop agents, stop the user,
+//! finish the journal), its command started in a terminal as the trial user
+//! ([`terminal`]), the family of processes its memory is read from ([`family`]), its background sessions listed and stopped through its own commands
 //! ([`sessions`]), what a measured session leaves for the report ([`recording`]), one
 //! scripted turn of the agent at work ([`turn`]), and the check that the trial user can
 //! enter the folders the target needs ([`preflight`]). Shared by measure, ui, session,
-//! staircase and runtime; its errors are [`TargetError`].
+//! staircase and runtime; its errors are [`TargetError`], which each phase's error holds in
+//! one variant.
 
 mod error;
 pub(crate) mod family;
@@ -13,6 +15,7 @@ pub(crate) mod preflight;
 pub(crate) mod recording;
 pub(crate) mod sessions;
 pub(crate) mod terminal;
+pub(crate) mod trial;
 pub(crate) mod turn;
 
 pub use error::TargetError;

@@ -2,22 +2,18 @@
 //! settles, the memory of all the target's processes (RSS, PSS, the per-process breakdown);
 //! then the agent's background sessions are stopped through its own list/stop commands; on
 //! trial 0, `disk` = the home's footprint now minus before the install, whether or not the
-//! starts succeeded.
-//!
-//! This file also holds what the ui and staircase phases share with it: the target's
-//! terminal, its process family, and its background sessions.
+//! starts succeeded. The trial's set-up and close are the program's
+//! ([`ProgramTrial`]).
 
 pub(crate) mod pair;
-use crate::pipeline::PhaseContext;
-use crate::pipeline::file_error::FileError;
-use crate::pipeline::isolation::command::{self};
-use crate::pipeline::out::state::TrialUser;
+use crate::pipeline::program::TargetError;
 use crate::pipeline::program::family::{Family, process_memory};
-use crate::pipeline::program::recording::{Recording, keep_screen, keep_start_files};
-use crate::pipeline::program::sessions::stop_agents;
+use crate::pipeline::program::recording::{Recording, keep_screen};
 use crate::pipeline::program::terminal::{
-    close_quietly, options_line, settle_terminal, spawn_options, terminal_output,
+    close_quietly, options_line, settle_terminal, terminal_output,
 };
+use crate::pipeline::program::trial::{Closing, ProgramTrial};
+use crate::pipeline::{ContextError, PhaseContext};
 use crate::spec::{self};
 use bench_core::error_chain;
 use bench_core::{Metric, Phase, Sample, Side, record};
@@ -35,18 +31,6 @@ pub enum MeasureError {
     /// The install whose home this trial uses failed, so there is nothing to start.
     #[error("install {0} must succeed before interactive measurements")]
     NoInstallation(u32),
-    /// The target's processes could not be stopped.
-    #[error("{action}")]
-    Stop {
-        /// "stopping the target's processes before measuring".
-        action: &'static str,
-        /// What is left.
-        #[source]
-        source: command::StopError,
-    },
-    /// A file of the phase could not be copied or its folder made.
-    #[error(transparent)]
-    File(#[from] FileError),
     /// The process breakdown could not be written.
     #[error("writing {}", path.display())]
     Write {
@@ -64,15 +48,6 @@ pub enum MeasureError {
     Spawn {
         /// The command line.
         command: String,
-        /// Why.
-        #[source]
-        source: bench_term::TermError,
-    },
-    /// Settling or closing a terminal failed.
-    #[error("{action}")]
-    Terminal {
-        /// "closing the cold start's terminal".
-        action: &'static str,
         /// Why.
         #[source]
         source: bench_term::TermError,
@@ -98,40 +73,30 @@ pub enum MeasureError {
         #[source]
         source: bench_proc::DiskError,
     },
-    /// The phase's context lacks the user, or a placeholder has no value.
+    /// The program's trial, its terminal, family or sessions failed.
     #[error(transparent)]
-    Context(#[from] crate::pipeline::ContextError),
-    /// The target's terminal, family or sessions failed.
-    #[error(transparent)]
-    Target(#[from] crate::pipeline::TargetError),
+    Program(#[from] TargetError),
 }
 
-impl MeasureError {
-    fn stop(action: &'static str) -> impl FnOnce(command::StopError) -> MeasureError {
-        move |source| MeasureError::Stop { action, source }
+impl From<ContextError> for MeasureError {
+    fn from(error: ContextError) -> Self {
+        MeasureError::Program(error.into())
     }
 }
 
-/// What a measure trial starts from: the spec's section, the trial user with nothing of
-/// it left running, its process family, and the trial's model endpoint.
-pub(crate) struct Ready<'a> {
-    /// `[measure]`.
-    pub(crate) measure: &'a spec::Measure,
-    /// The trial user.
-    pub(crate) user: &'a TrialUser,
-    /// Its processes.
-    pub(crate) family: Family,
-    /// The trial's model endpoint, with `[model]`.
-    pub(crate) endpoint: Option<crate::pipeline::program::model::TrialModel>,
-}
+/// What closing a measure trial keeps: both starts' screens at ready and recordings. The
+/// starts' background sessions are stopped between them, not at close.
+pub(crate) const CLOSING: Closing<'static> = Closing {
+    keep: &["cold", "warm"],
+    stop_agents: false,
+};
 
-/// Checks that the trial can start (a `[measure]` section, a successful install), stops
-/// what is left of its user and starts its model endpoint. A lone trial and each side of
-/// a tight pair start from here.
+/// Checks that the trial can start (a `[measure]` section, a successful install) and
+/// opens the program's trial. A lone trial and each side of a tight pair start from here.
 pub(crate) fn ready_to_start<'a>(
     ctx: &'a PhaseContext,
     side: &Side,
-) -> Result<Ready<'a>, MeasureError> {
+) -> Result<(&'a spec::Measure, ProgramTrial<'a>), MeasureError> {
     let measure = ctx
         .spec
         .measure
@@ -140,33 +105,15 @@ pub(crate) fn ready_to_start<'a>(
     if !install_succeeded(side, ctx.install, ctx.spec.install.command.is_some()) {
         return Err(MeasureError::NoInstallation(ctx.install));
     }
-    let user = ctx.user()?;
-    let family = Family::of(user)?;
-    command::stop_user(user).map_err(MeasureError::stop(
-        "stopping the target's processes before measuring",
-    ))?;
-    let endpoint = crate::pipeline::program::model::TrialModel::start(ctx)?;
-    Ok(Ready {
-        measure,
-        user,
-        family,
-        endpoint,
-    })
+    Ok((measure, ProgramTrial::open(ctx, measure)?))
 }
 
 /// Runs the measure phase for `ctx.trial`.
 pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), MeasureError> {
-    let Ready {
-        measure,
-        user,
-        family,
-        endpoint,
-    } = ready_to_start(ctx, side)?;
-    let outcome = starts(ctx, measure, side, user, &family);
-    let journaled = crate::pipeline::program::model::finish(endpoint);
-    let kept = keep_start_files(ctx, &["cold", "warm"]);
-    let stopped =
-        command::stop_user(user).map_err(MeasureError::stop("stopping the target's processes"));
+    let (measure, program) = ready_to_start(ctx, side)?;
+    let user = program.user();
+    let outcome = starts(ctx, measure, side, &program);
+    let closed = program.close(CLOSING, outcome);
     // The footprint is the installation's, whether or not the target then started.
     if ctx.trial == 0 {
         let sample = match disk_growth(ctx, &user.home) {
@@ -175,10 +122,7 @@ pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), MeasureError> {
         };
         record(side, Metric::Disk, 0, sample);
     }
-    outcome?;
-    journaled?;
-    kept?;
-    stopped
+    closed.map(drop)
 }
 
 /// Whether install `install` succeeded: it recorded a time, or (for a target with no
@@ -232,16 +176,15 @@ pub(crate) fn start(
     ctx: &PhaseContext,
     measure: &spec::Measure,
     side: &mut Side,
-    family: &Family,
+    program: &ProgramTrial<'_>,
     (metric, cpu_metric, name): (Metric, Metric, &'static str),
 ) -> Result<Start, MeasureError> {
     let trial = ctx.trial;
-    let options = spawn_options(
-        ctx,
+    let family = &program.family();
+    let options = program.spawn_options(
         &measure.command,
         measure.cwd.as_ref(),
         &measure.env,
-        measure,
         &ctx.log_path(&format!("{name}-{trial}"))?,
     )?;
     let command = options_line(&options);
@@ -321,7 +264,7 @@ fn record_at_ready(
     measure: &spec::Measure,
     (family, before): (
         &Family,
-        Option<&Result<bench_proc::ProcessMark, crate::pipeline::TargetError>>,
+        Option<&Result<bench_proc::ProcessMark, TargetError>>,
     ),
     terminal: &Terminal,
     (metric, cpu_metric, name): (Metric, Metric, &str),
@@ -385,10 +328,7 @@ fn add_reaped_cpu(
 /// ready has no threads left to read.
 fn record_unqueued(
     side: &mut Side,
-    (family, before): (
-        &Family,
-        &Result<bench_proc::ProcessMark, crate::pipeline::TargetError>,
-    ),
+    (family, before): (&Family, &Result<bench_proc::ProcessMark, TargetError>),
     metric: Metric,
     trial: u32,
     elapsed: Duration,
@@ -418,14 +358,13 @@ fn starts(
     ctx: &PhaseContext,
     measure: &spec::Measure,
     side: &mut Side,
-    user: &TrialUser,
-    family: &Family,
+    program: &ProgramTrial<'_>,
 ) -> Result<bool, MeasureError> {
-    let trial = ctx.trial;
+    let (trial, family) = (ctx.trial, &program.family());
     let mut cold_ready = false;
     for (metric, cpu_metric, name) in STARTS {
         let (elapsed, ready_output, mut terminal, recording, command) =
-            match start(ctx, measure, side, family, (metric, cpu_metric, name))? {
+            match start(ctx, measure, side, program, (metric, cpu_metric, name))? {
                 Start::Ready {
                     elapsed,
                     ready_output,
@@ -442,7 +381,7 @@ fn starts(
             if metric == Metric::Cold {
                 // As after a settled cold start: its background sessions must not warm the
                 // warm one.
-                stop_agents(ctx, measure, user)?;
+                program.stop_agents()?;
             }
             cold_ready |= metric == Metric::Cold;
             continue;
@@ -478,23 +417,17 @@ fn starts(
                 record(side, Metric::Rss, trial, Sample::Error(error_chain(&error)));
                 return Ok(cold_ready);
             }
-            closed.map_err(|source| MeasureError::Terminal {
-                action: "closing the cold start's terminal",
-                source,
-            })?;
+            closed.map_err(TargetError::terminal("closing the cold start's terminal"))?;
             // The cold start's background sessions must not make the warm start warmer
             // than a person's second start would be, so they are stopped between the two.
-            stop_agents(ctx, measure, user)?;
+            program.stop_agents()?;
         } else {
             recording.finish(side, Some(elapsed));
             let closed = terminal.close();
             if let Err(error) = settled {
                 side.set_error(format!("warm settle: {}", error_chain(&error)));
             }
-            closed.map_err(|source| MeasureError::Terminal {
-                action: "closing the warm start's terminal",
-                source,
-            })?;
+            closed.map_err(TargetError::terminal("closing the warm start's terminal"))?;
         }
     }
     Ok(cold_ready)
@@ -571,14 +504,13 @@ pub(crate) fn timed_only_close(
     mut terminal: Terminal,
 ) -> Result<(), MeasureError> {
     record(side, metric, trial, Sample::Value(elapsed.as_secs_f64()));
-    terminal.close().map_err(|source| MeasureError::Terminal {
-        action: if name == "cold" {
+    terminal
+        .close()
+        .map_err(TargetError::terminal(if name == "cold" {
             "closing the cold start's terminal"
         } else {
             "closing the warm start's terminal"
-        },
-        source,
-    })?;
+        }))?;
     Ok(())
 }
 

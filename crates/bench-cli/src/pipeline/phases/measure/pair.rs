@@ -16,18 +16,17 @@
 //! Only timed-only trials (past `memory_trials`) are paired, and never trial 0, whose
 //! failure decides what the run skips and whose cold start is the first after the install.
 
-use super::{MeasureError, STARTS, Start, timed_only_close};
+use super::{CLOSING, MeasureError, STARTS, Start, timed_only_close};
 use crate::pipeline::PhaseContext;
-use crate::pipeline::isolation::command;
-use crate::pipeline::program::model;
-use crate::pipeline::program::recording::keep_start_files;
-use crate::pipeline::program::sessions::stop_agents;
+use crate::pipeline::program::trial::ProgramTrial;
+use crate::spec;
 use bench_core::{Phase, Side};
 
 /// One side of the pair, ready to start.
 struct Contender<'a> {
     ctx: &'a PhaseContext,
-    ready: super::Ready<'a>,
+    measure: &'a spec::Measure,
+    program: ProgramTrial<'a>,
     /// A start never became ready: as in a lone trial, this side starts no more.
     done: bool,
     /// The first error that ended this side's trial.
@@ -83,8 +82,7 @@ pub(crate) fn run(
             // must not warm the warm starts, and stopping them must not part the pair.
             for (contender, _) in contenders.iter_mut().flatten() {
                 if contender.error.is_none()
-                    && let Err(error) =
-                        stop_agents(contender.ctx, contender.ready.measure, contender.ready.user)
+                    && let Err(error) = contender.program.stop_agents()
                 {
                     contender.error = Some(error.into());
                 }
@@ -132,9 +130,11 @@ fn attempt(
 
 /// A side ready to start (see [`super::ready_to_start`]).
 fn contender<'a>(ctx: &'a PhaseContext, side: &Side) -> Result<Contender<'a>, MeasureError> {
+    let (measure, program) = super::ready_to_start(ctx, side)?;
     Ok(Contender {
         ctx,
-        ready: super::ready_to_start(ctx, side)?,
+        measure,
+        program,
         done: false,
         error: None,
     })
@@ -146,12 +146,12 @@ fn one_start(
     side: &mut Side,
     (metric, cpu_metric, name): (bench_core::Metric, bench_core::Metric, &'static str),
 ) -> Result<(), MeasureError> {
-    let (ctx, ready) = (contender.ctx, &contender.ready);
+    let ctx = contender.ctx;
     match super::start(
         ctx,
-        ready.measure,
+        contender.measure,
         side,
-        &ready.family,
+        &contender.program,
         (metric, cpu_metric, name),
     )? {
         Start::Ready {
@@ -171,19 +171,9 @@ fn one_start(
     }
 }
 
-/// Writes the side's model journal and start files and stops its user's processes; the
-/// first error of the trial wins.
+/// Closes the side's trial (see [`ProgramTrial::close`]); the first error of the trial
+/// wins.
 fn finish(contender: Contender<'_>) -> Result<(), MeasureError> {
-    let journaled = model::finish(contender.ready.endpoint);
-    let kept = keep_start_files(contender.ctx, &["cold", "warm"]);
-    let stopped = command::stop_user(contender.ready.user).map_err(|source| MeasureError::Stop {
-        action: "stopping the target's processes",
-        source,
-    });
-    if let Some(error) = contender.error {
-        return Err(error);
-    }
-    journaled?;
-    kept?;
-    stopped
+    let outcome = contender.error.map_or(Ok(()), Err);
+    contender.program.close(CLOSING, outcome)
 }
