@@ -93,6 +93,37 @@ pub struct Difference {
     pub values: Vec<Option<String>>,
 }
 
+/// The most characters of a spec value "What differs between the specs" shows: a file an
+/// install writes is hundreds of characters of JSON, and nine of them made the section a
+/// wall (the whole value stays in board.json).
+pub const SHOWN_VALUE_CHARS: usize = 80;
+
+impl Difference {
+    /// The columns that set the key, as (column index, value cut to
+    /// [`SHOWN_VALUE_CHARS`] with `…`), and how many columns do not set it: nine agents'
+    /// line of one agent's setting named the other eight "(not set)".
+    pub fn shown(&self) -> (Vec<(usize, String)>, usize) {
+        let set: Vec<(usize, String)> = self
+            .values
+            .iter()
+            .enumerate()
+            .filter_map(|(index, value)| {
+                let value = value.as_deref()?;
+                let one_line = value.split_whitespace().collect::<Vec<_>>().join(" ");
+                let shown = if one_line.chars().count() > SHOWN_VALUE_CHARS {
+                    let cut: String = one_line.chars().take(SHOWN_VALUE_CHARS - 1).collect();
+                    format!("{cut}…")
+                } else {
+                    one_line
+                };
+                Some((index, shown))
+            })
+            .collect();
+        let unset = self.values.len() - set.len();
+        (set, unset)
+    }
+}
+
 /// A column: a target, its installed version.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Column {
@@ -628,4 +659,20 @@ mod tests {
         assert_eq!(board.rows().count(), 1);
         assert_eq!(board.columns[0].version.as_deref(), Some("0.73.1"));
     }
+    #[test]
+    fn a_difference_shows_who_sets_the_key_in_one_line_cut_to_its_length() {
+        let long = format!("{{\n  \"a\": \"{}\"\n}}", "x".repeat(200));
+        let difference = Difference {
+            key: "install.write".to_owned(),
+            values: vec![None, Some(long), None, Some("\"1\"".to_owned())],
+        };
+        let (set, unset) = difference.shown();
+        assert_eq!(unset, 2);
+        assert_eq!(set[0].0, 1);
+        assert!(set[0].1.starts_with("{ \"a\": \"xxx"), "{}", set[0].1);
+        assert_eq!(set[0].1.chars().count(), SHOWN_VALUE_CHARS);
+        assert!(set[0].1.ends_with('…'));
+        assert_eq!(set[1], (3, "\"1\"".to_owned()));
+    }
+
 }

@@ -172,19 +172,22 @@ fn differences(out: &mut String, board: &Board) {
         return;
     }
     for difference in &board.differences {
-        let values: Vec<String> = board
-            .columns
+        let (set, unset) = difference.shown();
+        let values: Vec<String> = set
             .iter()
-            .zip(&difference.values)
-            .map(|(column, value)| {
-                format!(
-                    "{}: {}",
-                    code(&column.name),
-                    value.as_deref().map_or("(not set)".to_owned(), code)
-                )
-            })
+            .map(|(index, value)| format!("{}: {}", code(&board.columns[*index].name), code(value)))
             .collect();
-        let _ = writeln!(out, "- {}: {}", code(&difference.key), values.join("; "));
+        let others = if unset > 0 {
+            "; the others: not set"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            out,
+            "- {}: {}{others}",
+            code(&difference.key),
+            values.join("; ")
+        );
     }
 }
 

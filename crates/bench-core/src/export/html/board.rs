@@ -182,21 +182,25 @@ fn differences(out: &mut String, board: &Board) {
     }
     out.push_str("<ul class=\"differences\">\n");
     for difference in &board.differences {
-        let values: Vec<String> = board
-            .columns
+        let (set, unset) = difference.shown();
+        let values: Vec<String> = set
             .iter()
-            .zip(&difference.values)
-            .map(|(column, value)| {
+            .map(|(index, value)| {
                 format!(
                     "{}: <code>{}</code>",
-                    escape(&column.name),
-                    escape(value.as_deref().unwrap_or("(not set)"))
+                    escape(&board.columns[*index].name),
+                    escape(value)
                 )
             })
             .collect();
+        let others = if unset > 0 {
+            "; the others: not set"
+        } else {
+            ""
+        };
         let _ = writeln!(
             out,
-            "<li><code>{}</code>: {}</li>",
+            "<li><code>{}</code>: {}{others}</li>",
             escape(&difference.key),
             values.join("; ")
         );
