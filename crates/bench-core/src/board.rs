@@ -674,5 +674,4 @@ mod tests {
         assert!(set[0].1.ends_with('…'));
         assert_eq!(set[1], (3, "\"1\"".to_owned()));
     }
-
 }

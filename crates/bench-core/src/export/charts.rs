@@ -26,7 +26,8 @@ pub use turns::{FittedLine, TurnLine, bytes_per_turn, memory_per_turn, seconds_p
 pub const WIDTH: u32 = 940;
 
 /// Colours of data series, in order; the first two are cold and warm.
-pub const PALETTE: [RGBColor; 8] = [
+/// Ten, so that a board of every agent under examples/agents/ (nine) gives each its own.
+pub const PALETTE: [RGBColor; 10] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
@@ -35,6 +36,8 @@ pub const PALETTE: [RGBColor; 8] = [
     RGBColor(140, 86, 75),
     RGBColor(227, 119, 194),
     RGBColor(23, 190, 207),
+    RGBColor(188, 189, 34),
+    RGBColor(127, 127, 127),
 ];
 
 /// The colour of series `index` as CSS (`#1f77b4`), for legends beside a chart.

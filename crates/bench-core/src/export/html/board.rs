@@ -3,7 +3,7 @@
 
 use super::page::{escape, figure, legend, page};
 use crate::board::{Board, Group};
-use crate::export::board::{mean_text, standing_text};
+use crate::export::board::standing_text;
 use crate::export::charts::{self, RatioGroup, TurnLine};
 use crate::result::Side;
 use std::fmt::Write;
@@ -31,7 +31,8 @@ pub fn board(board: &Board, sides: &[&Side]) -> String {
 }
 
 fn table(out: &mut String, board: &Board, names: &[String]) {
-    out.push_str("<table class=\"board\">\n<thead><tr><th>metric</th>");
+    // Nine agents' columns are wider than the page: the table scrolls, not the page.
+    out.push_str("<div class=\"scroll\">\n<table class=\"board\">\n<thead><tr><th>metric</th>");
     for name in names {
         let _ = write!(out, "<th>{}</th>", escape(name));
     }
@@ -56,17 +57,26 @@ fn table(out: &mut String, board: &Board, names: &[String]) {
                 } else {
                     ""
                 };
+                // The mean, its interval and the standing each on a line of its own: nine
+                // columns in the page's width broke "1.38 s (596 ms–3.18 s) tie" anywhere.
+                let unit = row.metric.unit();
+                let spread = match cell.interval {
+                    Some((low, high)) => format!("{}–{}", unit.format(low), unit.format(high)),
+                    None => format!("n={}", cell.values.len()),
+                };
                 let _ = write!(
                     out,
-                    "<td{class}>{} <strong>{}</strong></td>",
-                    escape(&mean_text(row.metric, cell)),
+                    "<td{class}><span class=\"mean\">{}</span><br><span class=\"spread\">{}\
+                     </span><br><strong>{}</strong></td>",
+                    escape(&unit.format(cell.mean)),
+                    escape(&spread),
                     escape(&standing)
                 );
             }
             out.push_str("</tr>\n");
         }
     }
-    out.push_str("</tbody>\n</table>\n");
+    out.push_str("</tbody>\n</table>\n</div>\n");
     let _ = writeln!(
         out,
         "<p class=\"note\">Each cell: the geometric mean over trials and its 95% interval. \

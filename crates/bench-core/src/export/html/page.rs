@@ -51,6 +51,7 @@ dl.glossary dt{font-weight:600;margin-top:8px}dl.glossary dd{margin:2px 0 0 18px
 .regressed{color:var(--bad);font-weight:600}.improved{color:var(--good)}\
 ul.failures li{color:var(--bad)}\
 table.facts td{text-align:left}\
+div.scroll{overflow-x:auto}table.board td span{white-space:nowrap}table.board .spread{font-size:.8em;color:var(--muted)}\
 ";
 
 /// `body` (HTML, escaped by its maker) in the one page frame every report uses: its
