@@ -219,7 +219,7 @@ fn demo_run_fills_every_metric_and_leaves_nothing() {
     let keystrokes: Vec<f64> =
         serde_json::from_str(&fs::read_to_string(out.join("logs/keystrokes-0.json")).unwrap())
             .unwrap();
-    assert_eq!(keystrokes.len(), 20);
+    assert_eq!(keystrokes.len(), 10);
     // The report on stdout is the one written to report.md, and it names every metric.
     let report = fs::read_to_string(out.join("report.md")).unwrap();
     assert_eq!(report, result.stdout);
