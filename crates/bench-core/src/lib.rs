@@ -22,7 +22,9 @@
 //! - [`result`]: the file format ([`ResultFile`], [`Side`], [`Observation`]), validation, load and save.
 //! - [`detail`]: memory over time, screens at ready and staircase steps, for the HTML report.
 //! - [`trial`]: [`record`] and [`trial_errors`].
-//! - [`stats`]: summaries over trials ([`MetricStats`](stats::MetricStats)).
+//! - [`stats`]: the statistics over trials, one file per test or estimator: summaries
+//!   ([`MetricStats`](stats::MetricStats)), Welch's and the paired t-test, Holm's adjustment,
+//!   least-squares slopes, slope changes and the sequential looks of `ab --trials auto`.
 //! - [`compare`](mod@compare): two sides compared, with bootstrap intervals and verdicts.
 //! - [`report`]: one result file summarized; [`export`]: Markdown, JSON, CSV, text tables,
 //!   HTML with SVG charts (the `html` feature), Bencher's BMF, github-action-benchmark's JSON,
@@ -46,17 +48,13 @@ pub mod metric;
 pub mod report;
 pub mod result;
 pub mod rng;
-pub mod sequential;
-pub mod significance;
 mod skip;
-pub mod slope_change;
 pub mod speed_probe;
 pub mod stats;
 #[cfg(test)]
 mod test_support;
 pub mod text;
 pub mod thresholds;
-pub mod trend;
 pub mod trial;
 pub mod units;
 

@@ -13,8 +13,7 @@
 use super::record::Record;
 use super::series::{Series, series};
 use super::store::Stored;
-use bench_core::significance::{self, t_two_sided};
-use bench_core::stats::median_of_sorted;
+use bench_core::stats::{self, median_of_sorted, t_two_sided};
 use bench_core::{Direction, Metric};
 
 /// How a check decides.
@@ -137,7 +136,7 @@ pub fn holm(mut checks: Vec<MetricCheck>, alpha: f64) -> Vec<MetricCheck> {
         .iter()
         .map(|c| (c.outcome != Outcome::TooFew).then_some(c.p_value))
         .collect();
-    for (checked, adjusted) in checks.iter_mut().zip(significance::holm(&p_values)) {
+    for (checked, adjusted) in checks.iter_mut().zip(stats::holm(&p_values)) {
         if let Some(adjusted) = adjusted {
             checked.adjusted_p = adjusted;
             checked.outcome = verdict(checked.metric, checked.change, adjusted, alpha);

@@ -14,8 +14,7 @@
 use super::record::Record;
 use super::store::{Filter, Store, StoreError};
 use bench_core::Metric;
-use bench_core::significance::{self, Welch};
-use bench_core::stats::median_of_sorted;
+use bench_core::stats::{self, Welch, median_of_sorted};
 use std::fmt::Write as _;
 
 /// Two-sided level of the intervals: 95%, as `ab`'s.
@@ -133,9 +132,9 @@ pub fn metric_context(metric: Metric, stored: &[f64], fresh: &[f64]) -> MetricCo
     // metric's threshold as an amount; anything else as a ratio, beyond the drift of a
     // run's own offset.
     let test: Option<Welch> = if metric.is_slope() {
-        significance::welch_difference(stored, fresh)
+        stats::welch_difference(stored, fresh)
     } else {
-        significance::welch_between_runs(stored, fresh, metric.nature().drift_spread())
+        stats::welch_between_runs(stored, fresh, metric.nature().drift_spread())
     };
     let change = test.as_ref().map(|test| {
         if metric.is_slope() {

@@ -12,7 +12,7 @@
 //! measured together are compared by [`chain`]ing links through a build both runs
 //! measured, their variances added.
 
-use bench_core::significance::{self, Welch};
+use bench_core::stats::{self, Welch};
 use std::collections::BTreeMap;
 
 /// A value with its trial number: (trial, value in the metric's base unit).
@@ -148,7 +148,7 @@ impl Pool {
             df: self.df,
             p_value: p_value(difference, standard_error, self.df),
             base_mean: self.weighted_base / self.weight,
-            // As significance::paired says of pairs: the per-pair variance and 0.
+            // As stats::paired says of pairs: the per-pair variance and 0.
             per_trial_variance: if paired {
                 [variance, 0.0]
             } else {
@@ -239,7 +239,7 @@ fn mean(values: &[f64]) -> f64 {
 /// certainly differ (0).
 fn p_value(difference: f64, standard_error: f64, df: f64) -> f64 {
     if standard_error > 0.0 {
-        significance::t_two_sided(difference / standard_error, df)
+        stats::t_two_sided(difference / standard_error, df)
     } else if difference == 0.0 {
         1.0
     } else {

@@ -17,9 +17,9 @@
 //!   change counts when both hold:
 //!   1. *it is there*: the test's interval excludes 1 (no change). The test is a
 //!      t-test on the log values, paired trial by trial for interleaved sides
-//!      ([`significance::paired`](crate::significance::paired)), else Welch's ([`significance::welch`](crate::significance::welch)), and the
+//!      ([`stats::paired`](crate::stats::paired)), else Welch's ([`stats::welch`](crate::stats::welch)), and the
 //!      interval is its own at the level Holm's procedure over every tested metric
-//!      judged this one at ([`significance::holm_levels`](crate::significance::holm_levels)), at family level
+//!      judged this one at ([`stats::holm_levels`](crate::stats::holm_levels)), at family level
 //!      [`CompareOptions::alpha`]: the chance of any false verdict in an A/A
 //!      comparison stays at or below alpha;
 //!   2. *it matters*: the test's estimate of the change (the centre of that
@@ -32,7 +32,7 @@
 //!   threshold.
 //! - **Slopes** over a session's turns ([`Metric::is_slope`](crate::metric::Metric::is_slope)): by their difference in
 //!   the metric's unit, its interval and a threshold in that unit
-//!   ([`crate::slope_change`]); the row's [`MetricComparison::slope`] holds them and its
+//!   ([`SlopeChange`](crate::stats::SlopeChange)); the row's [`MetricComparison::slope`] holds them and its
 //!   ratios are not numbers.
 //!
 //! When the two sides were not measured interleaved (two separate runs, or `ab

@@ -287,7 +287,7 @@ fn overridden_request() -> bench_core::Request {
 fn comparison_of_slopes() -> bench_core::Comparison {
     use bench_core::compare::Interleaving;
     use bench_core::detail::SessionRun;
-    use bench_core::trend::Fit;
+    use bench_core::stats::Fit;
     let side = |sha: &str, slopes: &[(f64, f64)]| {
         let mut side = Side::new(sha);
         for (trial, &(growth, lag)) in slopes.iter().enumerate() {
