@@ -39,7 +39,6 @@ pub mod board;
 pub mod busy;
 pub mod compare;
 pub mod detail;
-pub mod duet;
 pub mod duration;
 mod error_chain;
 pub mod export;
@@ -49,12 +48,10 @@ pub mod report;
 pub mod result;
 pub mod rng;
 mod skip;
-pub mod speed_probe;
 pub mod stats;
 #[cfg(test)]
 mod test_support;
 pub mod text;
-pub mod thresholds;
 pub mod trial;
 pub mod units;
 

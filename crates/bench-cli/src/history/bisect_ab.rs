@@ -3,7 +3,7 @@
 //! Running it (progress, Ctrl-C) is the binary's.
 //!
 //! A metric a duet pairs (a start's time or CPU time, a runtime, ui or session trial's
-//! time: [`bench_core::duet::paired`]) is measured as `ab` measures by default, in a
+//! time: [`bench_core::compare::duet::paired`]) is measured as `ab` measures by default, in a
 //! duet: each pair's two programs start at the same moment on one CPU, so the load of
 //! that moment lands on both, and the history pairs them trial by trial
 //! ([`super::links::direct`]). Only trial 0 runs alone (the run needs it, and reads memory
@@ -39,7 +39,7 @@ pub fn settings(
     phases: &[Phase],
 ) -> Result<AbSettings, OverrideSyntaxError> {
     // A duet for what a duet pairs, else ABBA order, every trial whole.
-    let duet = bench_core::duet::paired(metric);
+    let duet = bench_core::compare::duet::paired(metric);
     let trials = if duet {
         (pairs + DUET_ALONE_TRIALS).min(bench_core::result::MAX_TRIAL + 1)
     } else {

@@ -142,7 +142,7 @@ impl Record {
         // build's, as `compare` does: they pair trial by trial with the other side's
         // record of the run, and the trials that ran alone (slower or faster by the
         // machine of their moment) are not mixed in.
-        let kept = bench_core::duet::shared_only(&result.side);
+        let kept = bench_core::compare::duet::shared_only(&result.side);
         let samples = kept
             .metrics
             .iter()
@@ -165,7 +165,7 @@ impl Record {
             load_average: first.and_then(|t| t.load_average).map(|load| load[0]),
             started_unix_ms: first.and_then(|t| t.started_unix_ms),
             run: result.request.invocation_id.clone(),
-            duet_phases: Some(bench_core::duet::shared_phases(&result.side)),
+            duet_phases: Some(bench_core::compare::duet::shared_phases(&result.side)),
             samples,
         };
         record.validate()?;
@@ -175,7 +175,7 @@ impl Record {
     /// Whether this record's values of `metric` are a duet's: a metric a duet pairs, of a
     /// phase whose trials shared a CPU.
     pub fn duet_values(&self, metric: Metric) -> bool {
-        bench_core::duet::paired(metric)
+        bench_core::compare::duet::paired(metric)
             && self
                 .duet_phases
                 .as_ref()

@@ -3,18 +3,18 @@
 
 use super::facts::process_counts;
 use super::measured::{Measured, SideValues, trial_pairs};
+use super::speed_probe::SpeedShift;
 use super::{CompareOptions, Comparison, Interleaving, MissingMetric, SideFacts, failed_samples};
 use crate::metric::Metric;
 use crate::result::Side;
-use crate::speed_probe::SpeedShift;
 use crate::stats;
 use crate::stats::MetricStats;
 
 /// Compares `candidate` against `base` for every metric either side has samples of.
 pub fn compare(base: &Side, candidate: &Side, options: &CompareOptions) -> Comparison {
     // What base does alone, before the duet's view keeps only the pairs that shared a CPU.
-    let alone = crate::duet::alone_base_values(base, candidate);
-    let (base, candidate) = crate::duet::shared_cpu_view(base, candidate);
+    let alone = super::duet::alone_base_values(base, candidate);
+    let (base, candidate) = super::duet::shared_cpu_view(base, candidate);
     let (base, candidate) = (base.as_ref(), candidate.as_ref());
     let interleaving = options
         .interleaving

@@ -55,6 +55,11 @@
 //! [`Comparison::process_counts`] lists, per phase, how many processes each side's
 //! trials found, and [`ProcessCounts::changed`] says when they disagree.
 //!
+//! # What a comparison reads besides the samples
+//! - [`duet`]: which trials of a duet shared a CPU, the ones the timed metrics compare.
+//! - [`speed_probe`]: the host's speed before each trial, the drift between two runs.
+//! - [`thresholds`]: the practical thresholds a spec set, carried in the result files.
+//!
 //! ```
 //! use bench_core::compare::{compare, CompareOptions, Interleaving, Verdict};
 //! use bench_core::{record, Metric, Sample, Side};
@@ -77,14 +82,17 @@
 //! ```
 
 mod compute;
+pub mod duet;
 mod facts;
 mod interleaving;
 mod measured;
 mod options;
 mod rows;
+pub mod speed_probe;
 mod summary;
 #[cfg(test)]
 mod tests;
+pub mod thresholds;
 mod verdict;
 
 pub use compute::compare;

@@ -369,7 +369,7 @@ fn sides_line(base: &ResultFile, head: &ResultFile, order: Order, tight: Option<
     // The results say whether their pairs shared a CPU: a duet that could not confine
     // its starts ran as two programs at once, and is not described as confined.
     let shared = [base, head]
-        .map(|result| bench_core::duet::shared_cpu_trials(&result.side, Phase::Measure));
+        .map(|result| bench_core::compare::duet::shared_cpu_trials(&result.side, Phase::Measure));
     let duet = !shared[0].is_empty() && !shared[1].is_empty();
     let pairs = shared[0].intersection(&shared[1]).count();
     let tight = tight.map_or(String::new(), |trials| {
@@ -420,8 +420,9 @@ fn whole_trial_duets(base: &ResultFile, head: &ResultFile) -> String {
     let phases: Vec<String> = [Phase::Runtime, Phase::Ui, Phase::Session]
         .into_iter()
         .filter(|&phase| {
-            let shared =
-                |result: &ResultFile| bench_core::duet::shared_cpu_trials(&result.side, phase);
+            let shared = |result: &ResultFile| {
+                bench_core::compare::duet::shared_cpu_trials(&result.side, phase)
+            };
             shared(base).intersection(&shared(head)).next().is_some()
         })
         .map(|phase| phase.to_string())

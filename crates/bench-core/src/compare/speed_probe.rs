@@ -9,7 +9,7 @@
 //! instead of an assumed spread (see `docs/verdicts.md`).
 //!
 //! ```
-//! let took = bench_core::speed_probe::probe();
+//! let took = bench_core::compare::speed_probe::probe();
 //! assert!(took > std::time::Duration::ZERO);
 //! ```
 
