@@ -41,7 +41,7 @@ pub fn settings(
     // A duet for what a duet pairs, else ABBA order, every trial whole.
     let duet = bench_core::compare::duet::paired(metric);
     let trials = if duet {
-        (pairs + DUET_ALONE_TRIALS).min(bench_core::result::MAX_TRIAL + 1)
+        (pairs + DUET_ALONE_TRIALS).min(bench_core::MAX_TRIAL + 1)
     } else {
         pairs
     };
@@ -120,6 +120,6 @@ mod tests {
             &[Phase::Measure],
         )
         .unwrap();
-        assert_eq!(ab.plan.trials, bench_core::result::MAX_TRIAL + 1);
+        assert_eq!(ab.plan.trials, bench_core::MAX_TRIAL + 1);
     }
 }

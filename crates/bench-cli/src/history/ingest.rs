@@ -2,8 +2,8 @@
 
 use super::record::{Record, RecordError};
 use super::store::{Added, Store, StoreError};
+use bench_core::LoadError;
 use bench_core::ResultFile;
-use bench_core::result::LoadError;
 use std::path::{Path, PathBuf};
 
 /// A result file could not be added.

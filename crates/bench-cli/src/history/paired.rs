@@ -22,7 +22,7 @@ use std::collections::BTreeSet;
 
 /// The most pairs one `ab` run measures (a result numbers its trials 0 to 100): a
 /// comparison asked for more is measured in several runs, each paired within itself.
-pub const MAX_PAIRS_PER_RUN: u32 = bench_core::result::MAX_TRIAL + 1;
+pub const MAX_PAIRS_PER_RUN: u32 = bench_core::MAX_TRIAL + 1;
 
 /// Two-sided level of a comparison's interval: 95%, as `ab`'s.
 pub const LEVEL: f64 = 0.05;

@@ -1,8 +1,8 @@
 //! `clibench compare`.
 
 use crate::{clibench, example_result, run};
-use bench_core::Format;
 use bench_core::compare::{CompareOptions, compare};
+use bench_core::export::Format;
 
 fn compare_examples() -> std::process::Command {
     let mut command = clibench();

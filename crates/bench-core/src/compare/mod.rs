@@ -5,7 +5,7 @@
 //!
 //! The rule and the reasons for its defaults are in `docs/verdicts.md`; in short:
 //!
-//! # The verdict, by the metric's [`Nature`](crate::metric::Nature)
+//! # The verdict, by the metric's [`Nature`](crate::Nature)
 //! - **Exact** (disk, bundle): the same build gives the same bytes, so every change
 //!   of the medians is reported with its delta. It is [`Verdict::Regressed`] or
 //!   [`Verdict::Improved`] only beyond the size threshold, both
@@ -24,13 +24,13 @@
 //!      comparison stays at or below alpha;
 //!   2. *it matters*: the test's estimate of the change (the centre of that
 //!      interval) lies beyond the metric's practical threshold
-//!      ([`Nature::default_threshold`](crate::metric::Nature::default_threshold), or [`CompareOptions::noise`], or the
+//!      ([`Nature::default_threshold`](crate::Nature::default_threshold), or [`CompareOptions::noise`], or the
 //!      metric's own from [`CompareOptions::with_floor`]).
 //!
 //!   Else [`Verdict::WithinNoise`]. So "regressed" never stands beside an interval
 //!   that holds no change, and "within noise" never beside one wholly beyond the
 //!   threshold.
-//! - **Slopes** over a session's turns ([`Metric::is_slope`](crate::metric::Metric::is_slope)): by their difference in
+//! - **Slopes** over a session's turns ([`Metric::is_slope`](crate::Metric::is_slope)): by their difference in
 //!   the metric's unit, its interval and a threshold in that unit
 //!   ([`SlopeChange`](crate::stats::SlopeChange)); the row's [`MetricComparison::slope`] holds them and its
 //!   ratios are not numbers.
@@ -38,7 +38,7 @@
 //! When the two sides were not measured interleaved (two separate runs, or `ab
 //! --sequential`: see [`Interleaving`]), each run carries the machine's offset while
 //! it ran, which more trials do not average away: Welch's test counts it as variance
-//! ([`CompareOptions::drift`], by default [`Nature::drift_spread`](crate::metric::Nature::drift_spread)), and that is the
+//! ([`CompareOptions::drift`], by default [`Nature::drift_spread`](crate::Nature::drift_spread)), and that is the
 //! only place drift enters (`--drift 0` means none).
 //!
 //! # What each row could have seen
@@ -48,7 +48,7 @@
 //! one from thirty quiet ones differ.
 //!
 //! Whether a change is an improvement or a regression depends on the metric's
-//! [`Direction`](crate::metric::Direction).
+//! [`Direction`](crate::Direction).
 //!
 //! # Processes
 //! A daemon that appears in one build's measurements changes every memory total.

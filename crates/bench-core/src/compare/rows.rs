@@ -56,7 +56,7 @@ pub struct MetricComparison {
     /// ([`crate::stats::welch`]), for a noisy metric with two samples or more a side.
     pub p_value: Option<f64>,
     /// The p-value after Holm's adjustment over every tested metric: the change is
-    /// there when this is at most [`CompareOptions::alpha`](crate::CompareOptions::alpha).
+    /// there when this is at most [`CompareOptions::alpha`](crate::compare::CompareOptions::alpha).
     pub p_adjusted: Option<f64>,
     /// The smallest relative change (0.06 = ±6%) this run could have detected
     /// (80% power), never below [`floor`](Self::floor) and never above
@@ -115,7 +115,7 @@ pub struct TrialsForTarget {
     /// The target, as a fraction (0.06 = ±6%).
     pub change: f64,
     /// The trials a side (pairs when paired); `None` when more than a result holds
-    /// ([`crate::result::MAX_TRIAL`] + 1) would be needed.
+    /// ([`crate::MAX_TRIAL`] + 1) would be needed.
     pub trials: Option<u32>,
 }
 

@@ -10,7 +10,8 @@
 //!
 //! ```
 //! use bench_core::compare::thresholds::{CONFIG_KEY, encode, with_recorded};
-//! use bench_core::{CompareOptions, Metric, Request, Role};
+//! use bench_core::compare::CompareOptions;
+//! use bench_core::{Metric, Request, Role};
 //! use std::collections::BTreeMap;
 //!
 //! let mut base = Request::new("a", Role::Base);

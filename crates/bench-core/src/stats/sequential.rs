@@ -205,7 +205,7 @@ pub fn decide(
         let beyond = row.ratio.is_finite() && (row.ratio - 1.0).abs() > row.floor;
         beyond && !row.verdict.is_change() && row.detectable.is_some()
     };
-    let regressed = watched_rows().any(|row| row.verdict == crate::Verdict::Regressed);
+    let regressed = watched_rows().any(|row| row.verdict == crate::compare::Verdict::Regressed);
     if regressed {
         // The gate has its answer; what still holds the run is a watched change in the
         // making, whose size the comment will print: +5 ms of start-up CPU stopped at six

@@ -245,7 +245,10 @@ mod tests {
         }
     }
 
-    fn row(comparison: &crate::Comparison, metric: Metric) -> &crate::compare::MetricComparison {
+    fn row(
+        comparison: &crate::compare::Comparison,
+        metric: Metric,
+    ) -> &crate::compare::MetricComparison {
         comparison
             .metrics
             .iter()

@@ -318,7 +318,7 @@ fn given_overrides(result: &ResultFile, tight: Option<u32>) -> Option<&str> {
     let recorded = result
         .request
         .config
-        .get(bench_core::result::OVERRIDES_KEY)?
+        .get(bench_core::OVERRIDES_KEY)?
         .as_str();
     let Some(trials) = tight else {
         return Some(recorded);
@@ -529,10 +529,10 @@ mod tests {
     fn side_result_with(out: &Path, label: &str, cold: &[f64], overrides: Option<&str>) {
         let mut result = ResultFile::new(bench_core::Request::new("abc", Role::Candidate));
         if let Some(overrides) = overrides {
-            result.request.config.insert(
-                bench_core::result::OVERRIDES_KEY.to_owned(),
-                overrides.to_owned(),
-            );
+            result
+                .request
+                .config
+                .insert(bench_core::OVERRIDES_KEY.to_owned(), overrides.to_owned());
         }
         for (trial, value) in cold.iter().enumerate() {
             bench_core::record(

@@ -46,7 +46,7 @@ pub fn parse_hostname(text: &str) -> Option<String> {
     let name: String = text
         .trim()
         .chars()
-        .take(bench_core::result::MAX_HOST_CHARS)
+        .take(bench_core::MAX_HOST_CHARS)
         .collect();
     (!name.is_empty()).then_some(name)
 }

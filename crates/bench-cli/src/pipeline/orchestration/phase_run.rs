@@ -340,7 +340,7 @@ impl SpecFacts {
         let mut request = request_for(spec, spec_path);
         if !overrides.is_empty() {
             request.config.insert(
-                bench_core::result::OVERRIDES_KEY.to_owned(),
+                bench_core::OVERRIDES_KEY.to_owned(),
                 describe_overrides(overrides),
             );
         }
