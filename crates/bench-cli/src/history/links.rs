@@ -265,18 +265,6 @@ pub fn chain(first: &Link, second: &Link) -> Option<Link> {
     })
 }
 
-/// The link from `head` to `base`: the same test, the other way round.
-pub fn reversed(link: &Link) -> Link {
-    let mut test = link.test;
-    test.difference = -test.difference;
-    test.base_mean = link.test.base_mean + link.test.difference;
-    test.per_trial_variance = [
-        link.test.per_trial_variance[1],
-        link.test.per_trial_variance[0],
-    ];
-    Link { test, ..*link }
-}
-
 /// `Σ aᵢ·dᵢ` of independent tests, with variance `Σ aᵢ²·vᵢ` and Welch–Satterthwaite's
 /// degrees of freedom; the base mean is the weighted one. (A chain's two links come from
 /// different runs, with spreads of their own, so theirs are not pooled.)
@@ -496,16 +484,6 @@ mod tests {
             (high / low).ln()
         };
         assert!(width(&chained) > width(&one).max(width(&two)));
-    }
-
-    #[test]
-    fn a_reversed_link_is_the_inverse_change() {
-        let link = direct(&[run("a", 1.0)], &[other("a", 1.25)]).unwrap();
-        let back = reversed(&link);
-        assert!((back.test.estimate() * link.test.estimate() - 1.0).abs() < 1e-9);
-        let (low, high) = link.test.interval(0.05);
-        let (back_low, back_high) = back.test.interval(0.05);
-        assert!((back_low * high - 1.0).abs() < 1e-9 && (back_high * low - 1.0).abs() < 1e-9);
     }
 
     #[test]

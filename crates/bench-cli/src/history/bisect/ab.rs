@@ -6,14 +6,14 @@
 //! time: [`bench_core::compare::duet::paired`]) is measured as `ab` measures by default, in a
 //! duet: each pair's two programs start at the same moment on one CPU, so the load of
 //! that moment lands on both, and the history pairs them trial by trial
-//! ([`super::links::direct`]). Only trial 0 runs alone (the run needs it, and reads memory
+//! ([`crate::history::links::direct`]). Only trial 0 runs alone (the run needs it, and reads memory
 //! there), so a step of `pairs` pairs runs `pairs + 1` trials a side. A memory metric needs
 //! a memory read in every trial, which a duet's shared trials skip: those steps run in
 //! ABBA order, every trial whole.
 
-use super::builds::Build;
-use super::ingest::{self, IngestError};
-use super::record::Record;
+use crate::history::bisect::builds::Build;
+use crate::history::store::ingest::{self, IngestError};
+use crate::history::store::record::Record;
 use crate::pipeline::orchestration::ab::{AbSettings, SIDES};
 use crate::pipeline::orchestration::schedule::Order;
 use crate::pipeline::{PlanSettings, SpecSource};
@@ -116,7 +116,10 @@ mod tests {
             &SpecSource::Demo,
             Path::new("out"),
             (&build("1"), &build("2")),
-            (super::super::paired::MAX_PAIRS_PER_RUN, Metric::Cold),
+            (
+                crate::history::bisect::paired::MAX_PAIRS_PER_RUN,
+                Metric::Cold,
+            ),
             &[Phase::Measure],
         )
         .unwrap();

@@ -11,8 +11,8 @@
 //! will show a step which is not the target's change. The comparison allows for that
 //! run-to-run offset, so only a move beyond it is called one.
 
-use super::record::Record;
-use super::store::{Filter, Store, StoreError};
+use crate::history::store::record::Record;
+use crate::history::store::{Filter, Store, StoreError};
 use bench_core::Metric;
 use bench_core::stats::{self, Welch, median_of_sorted};
 use std::fmt::Write as _;
@@ -274,7 +274,7 @@ mod tests {
         // measure: this one runs in a process of its own.
         #[test]
         fn a_duet_side_is_set_beside_earlier_duets_only() {
-            use crate::history::record::tests::{duet_result, result};
+            use crate::history::store::record::tests::{duet_result, result};
             let dir = tempfile::tempdir().unwrap();
             let mut store = Store::open(&dir.path().join("h.sqlite"), false).unwrap();
             // The demo's cold start alone, about 0.12 s, from `clibench run`.
