@@ -5,7 +5,7 @@
 //! - `store/`: the SQLite file, or a team's PostgreSQL database (add, import, read);
 //!   what one result adds ([`Record`]); [`ingest`]: result files into it; [`location`]:
 //!   where the store is when no `--store` is given.
-//! - `series/`: one point per result, per target, branch and testbed; [`context`]: a
+//! - `series/`: one point per result, per target, branch and testbed; `context`: a
 //!   build just measured against its own earlier values (`ab --history`).
 //! - [`change_points`]: change points, the largest t (or E-divisive's energy) with a
 //!   permutation test; whether a new result is a change against the recent series.
