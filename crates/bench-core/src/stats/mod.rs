@@ -41,6 +41,7 @@ pub use distributions::{normal_quantile, normal_upper_tail, t_quantile, t_two_si
 pub use holm::{holm, holm_levels};
 pub use metric_stats::{MetricStats, side_stats};
 pub use slope_change::{PER_HUNDRED_TURNS, SlopeChange};
+pub(crate) use summary::mean_and_variance;
 pub use summary::{
     OUTLIER_MIN_SAMPLES, OUTLIER_Z, RELATIVE_TOLERANCE, Summary, median_of_sorted,
     modified_z_score, percentile_of_sorted,

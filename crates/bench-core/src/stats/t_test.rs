@@ -40,6 +40,7 @@
 //! ```
 
 use super::distributions::{t_quantile, t_two_sided};
+use super::summary::mean_and_variance;
 
 /// The power [`Welch::detectable_change`] is computed for.
 pub const POWER: f64 = 0.80;
@@ -392,14 +393,6 @@ fn satterthwaite(v1: f64, n1: f64, v2: f64, n2: f64, known: f64) -> f64 {
     } else {
         1e9
     }
-}
-
-/// The mean and the sample variance (n − 1) of at least two values.
-fn mean_and_variance(values: &[f64]) -> (f64, f64) {
-    let n = values.len() as f64;
-    let mean = values.iter().sum::<f64>() / n;
-    let variance = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
-    (mean, variance)
 }
 
 #[cfg(test)]
