@@ -9,8 +9,9 @@
 //! It prints the comparison as GitHub-flavoured Markdown, then one line per
 //! verdict, and exits with 1 when a metric regressed.
 
+use bench_core::ResultFile;
 use bench_core::compare::{CompareOptions, compare};
-use bench_core::{Format, ResultFile};
+use bench_core::export::Format;
 use std::path::PathBuf;
 use std::process::ExitCode;
 

@@ -12,7 +12,7 @@
 //! permutation test), `energy` (E-divisive with a permutation test) and `energy-t`
 //! (E-divisive's cut confirmed by a Student t-test, as Otava does).
 
-use bench_cli::history::changepoint::{Method, Settings, change_points};
+use bench_cli::history::change_points::find::{Method, Settings, change_points};
 use bench_core::rng::SplitMix64;
 
 fn noisy(rng: &mut SplitMix64, n: usize, level: f64, sd: f64) -> Vec<f64> {

@@ -3,9 +3,10 @@
 //! atomically. The binary hands over the paths the flags named.
 
 use bench_core::compare::Comparison;
+use bench_core::export::Format;
 use bench_core::export::{bmf, github_benchmark, hyperfine, markdown};
 use bench_core::io::{WriteError, write_atomic};
-use bench_core::{Format, Report, ResultFile};
+use bench_core::{Report, ResultFile};
 use std::path::{Path, PathBuf};
 
 /// Why an export was not written.

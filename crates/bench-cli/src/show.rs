@@ -89,9 +89,9 @@ pub fn json(json: &str) {
 }
 
 /// An export on stdout: JSON made inert as JSON, any other format as text.
-pub fn export(format: bench_core::Format, text: &str) {
+pub fn export(format: bench_core::export::Format, text: &str) {
     match format {
-        bench_core::Format::Json => out(&Inert::json(text)),
+        bench_core::export::Format::Json => out(&Inert::json(text)),
         _ => out(&Inert::new(text)),
     }
 }
@@ -176,12 +176,12 @@ pub enum OutputFormat {
 impl OutputFormat {
     /// The library exporter, or `None` for the plain table and for HTML (which needs the
     /// whole result, not only its summary).
-    pub fn export(self) -> Option<bench_core::Format> {
+    pub fn export(self) -> Option<bench_core::export::Format> {
         match self {
             OutputFormat::Table => None,
-            OutputFormat::Markdown => Some(bench_core::Format::Markdown),
-            OutputFormat::Json => Some(bench_core::Format::Json),
-            OutputFormat::Csv => Some(bench_core::Format::Csv),
+            OutputFormat::Markdown => Some(bench_core::export::Format::Markdown),
+            OutputFormat::Json => Some(bench_core::export::Format::Json),
+            OutputFormat::Csv => Some(bench_core::export::Format::Csv),
             OutputFormat::Html => None,
         }
     }

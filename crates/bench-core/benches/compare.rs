@@ -6,7 +6,8 @@
 //! `clibench compare` feels instant.
 
 use bench_core::compare::{CompareOptions, compare};
-use bench_core::{Format, Metric, ProcessMemory, Request, ResultFile, Role, Sample, record};
+use bench_core::export::Format;
+use bench_core::{Metric, ProcessMemory, Request, ResultFile, Role, Sample, record};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 

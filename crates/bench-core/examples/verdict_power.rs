@@ -10,7 +10,7 @@
 //! looks, up to 20 pairs.
 
 use bench_core::compare::{CompareOptions, Interleaving, compare};
-use bench_core::sequential::{DEFAULT_WATCHED, Decision, SequentialPlan, Spending, decide};
+use bench_core::stats::sequential::{DEFAULT_WATCHED, Decision, SequentialPlan, Spending, decide};
 use bench_core::{Metric, ResultFile, Sample, Side, record};
 use std::collections::BTreeMap;
 

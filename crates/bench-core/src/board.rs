@@ -7,8 +7,8 @@
 //! t on the logs); a metric with a value that is not positive (a slope, an idle CPU of 0)
 //! uses the arithmetic mean and its interval instead. The row's best is the cell with the
 //! best mean. Every other cell is tested against it with Welch's t-test
-//! ([`significance::welch`]); the p-values of all rows together are adjusted with Holm's
-//! procedure ([`significance::holm`]), so that the chance of any false ranking on the
+//! ([`stats::welch`]); the p-values of all rows together are adjusted with Holm's
+//! procedure ([`stats::holm`]), so that the chance of any false ranking on the
 //! whole board stays at [`ALPHA`]. A cell is ranked behind the best (`2.4x`) only when its
 //! adjusted p-value is at most [`ALPHA`] *and* it is worse by more than the metric's
 //! practical threshold ([`Nature::default_threshold`]); otherwise it is a tie. The best is
@@ -34,7 +34,7 @@
 
 use crate::metric::{Direction, Metric, Nature};
 use crate::result::Side;
-use crate::significance::{self, holm, t_quantile};
+use crate::stats::{self, holm, t_quantile};
 
 /// The family-wise level of the board's rankings: the chance that a board of equal
 /// targets ranks any cell is at most this.
@@ -434,10 +434,10 @@ fn rank(groups: &mut [Group]) {
 /// latter's estimate is itself so noisy that boards of equal targets were ranked more
 /// often than [`ALPHA`] allows (1 board in 10 of a simulated agent against itself).
 fn conservative_welch(x: &[f64], y: &[f64]) -> Option<f64> {
-    let welch = significance::welch(x, y)?;
+    let welch = stats::welch(x, y)?;
     let df = (x.len().min(y.len()) as f64 - 1.0).max(1.0);
     Some(if welch.standard_error > 0.0 {
-        significance::t_two_sided(welch.difference / welch.standard_error, df)
+        stats::t_two_sided(welch.difference / welch.standard_error, df)
     } else {
         welch.p_value
     })

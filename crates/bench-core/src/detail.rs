@@ -475,14 +475,14 @@ pub struct SessionRun {
     pub pss_every: u32,
     /// The memory fit behind `growth_bytes_per_turn` (bytes per turn), with its error.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub growth: Option<crate::trend::Fit>,
+    pub growth: Option<crate::stats::Fit>,
     /// The checkpoints' median keystroke-to-echo seconds over the turn, fitted (seconds
     /// per turn) from the checkpoints after the warm-up.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lag: Option<crate::trend::Fit>,
+    pub lag: Option<crate::stats::Fit>,
     /// The checkpoints' bytes per key over the turn, fitted (bytes per key per turn).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub render: Option<crate::trend::Fit>,
+    pub render: Option<crate::stats::Fit>,
     /// The idle prompt measured every `[session] checkpoint_every` turns and after the
     /// last, in order; at most 1000.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

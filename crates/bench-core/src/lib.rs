@@ -18,13 +18,20 @@
 //! ```
 //!
 //! # Sections
-//! - [`metric`]: every [`Metric`], its [`Unit`](units::Unit), [`Phase`], [`Direction`] and [`Nature`].
-//! - [`result`]: the file format ([`ResultFile`], [`Side`], [`Observation`]), validation, load and save.
+//! Each item has one path. The result model is at the crate's root; the rest is in a
+//! namespace of its own.
+//! - At the root: every [`Metric`], its [`Phase`], [`Direction`] and [`Nature`]; the file
+//!   format ([`ResultFile`], [`Side`], [`Observation`], [`TrialRecord`], the `MAX_*`
+//!   limits), its validation, load and save; [`record`] and [`trial_errors`]; one result
+//!   file summarized ([`Report`]).
 //! - [`detail`]: memory over time, screens at ready and staircase steps, for the HTML report.
-//! - [`trial`]: [`record`] and [`trial_errors`].
-//! - [`stats`]: summaries over trials ([`MetricStats`](stats::MetricStats)).
-//! - [`compare`](mod@compare): two sides compared, with bootstrap intervals and verdicts.
-//! - [`report`]: one result file summarized; [`export`]: Markdown, JSON, CSV, text tables,
+//! - [`stats`]: the statistics over trials, one file per test or estimator: summaries
+//!   ([`MetricStats`](stats::MetricStats)), Welch's and the paired t-test, Holm's adjustment,
+//!   least-squares slopes, slope changes and the sequential looks of `ab --trials auto`.
+//! - [`compare`](mod@compare): two sides compared, with intervals and verdicts, and what a
+//!   comparison reads besides the samples (duet pairs, the host's speed, thresholds).
+//! - [`board`]: N targets side by side, each metric's best said only where the trials allow it.
+//! - [`export`]: Markdown, JSON, CSV, text tables,
 //!   HTML with SVG charts (the `html` feature), Bencher's BMF, github-action-benchmark's JSON,
 //!   hyperfine's JSON, and the process, staircase and terminal tables (what `clibench mem`
 //!   and `clibench staircase` show, and what the terminal received during a session).
@@ -37,37 +44,32 @@ pub mod board;
 pub mod busy;
 pub mod compare;
 pub mod detail;
-pub mod duet;
 pub mod duration;
 mod error_chain;
 pub mod export;
 pub mod io;
-pub mod metric;
-pub mod report;
-pub mod result;
+mod metric;
+mod report;
+mod result;
 pub mod rng;
-pub mod sequential;
-pub mod significance;
 mod skip;
-pub mod slope_change;
-pub mod speed_probe;
 pub mod stats;
 #[cfg(test)]
 mod test_support;
 pub mod text;
-pub mod thresholds;
-pub mod trend;
-pub mod trial;
+mod trial;
 pub mod units;
 
-pub use compare::{CompareOptions, Comparison, Verdict, compare};
 pub use error_chain::error_chain;
-pub use export::Format;
-pub use metric::{Direction, Metric, Nature, Phase, glossary};
-pub use report::Report;
+pub use metric::{CPU_TICK_SECONDS, Direction, Metric, Nature, Phase, UnknownName, glossary};
+pub use report::{CACHES_DROPPED_KEY, CheckpointRow, Checkpoints, Report};
+#[cfg(feature = "schema")]
+pub use result::json_schema;
 pub use result::{
-    LoadError, Observation, ParseError, ProcessMemory, ProcessRole, Request, ResultFile, Role,
-    SCHEMA_VERSION, SaveError, SettleEnded, SettleRecord, SettleUntil, Side, StartRecord,
-    TerminalWindow, TrialRecord, ValidationError,
+    LoadError, MAX_CMDLINE_CHARS, MAX_ERROR_CHARS, MAX_HOST_CHARS, MAX_NAME_CHARS, MAX_PROCESSES,
+    MAX_SETTLES, MAX_STARTS, MAX_TERMINAL_WINDOWS, MAX_TRIAL, MAX_TRIAL_RECORDS, OVERRIDES_KEY,
+    Observation, ParseError, ProcessMemory, ProcessRole, Request, ResultFile, Role, SCHEMA_VERSION,
+    SaveError, SettleEnded, SettleRecord, SettleUntil, Side, StartRecord, TerminalWindow,
+    TrialRecord, ValidationError,
 };
 pub use trial::{Sample, record, trial_errors, trial_errors_without};

@@ -389,7 +389,7 @@ impl Metric {
     /// `render_growth`), its default practical threshold in the metric's own unit; `None`
     /// for every other metric. A slope near zero, or below it, makes a ratio of two slopes
     /// meaningless, so `compare` judges slopes by their difference
-    /// ([`crate::slope_change`]) against this: 256 KiB per turn (a leak of a quarter of a
+    /// ([`SlopeChange`](crate::stats::SlopeChange)) against this: 256 KiB per turn (a leak of a quarter of a
     /// MiB per tool call is 250 MiB over a thousand turns), 5 ms of keystroke latency per
     /// 100 turns (half a second by the thousandth), 1 KiB written per key per 100 turns.
     /// A spec's `[compare] noise` sets another, in the same unit.

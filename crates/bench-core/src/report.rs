@@ -45,7 +45,7 @@ pub struct Report {
     /// grow clearly faster than linearly, one line each.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub session_slopes: Vec<String>,
-    /// The session slopes fitted through fewer than [`crate::trend::MIN_SLOPE_POINTS`]
+    /// The session slopes fitted through fewer than [`crate::stats::MIN_SLOPE_POINTS`]
     /// points in every trial, with the most points one had: left out of `metrics`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub few_point_slopes: Vec<(Metric, u32)>,
@@ -274,7 +274,7 @@ mod tests {
 
     #[test]
     fn session_slopes_are_listed_with_their_error_and_a_curve_is_flagged() {
-        let fit = |slope, curvature_t| crate::trend::Fit {
+        let fit = |slope, curvature_t| crate::stats::Fit {
             slope,
             std_error: Some(slope / 100.0),
             walk_std_error: None,
@@ -315,7 +315,7 @@ mod tests {
             r#"{"trial":0,"dialect":"","turns":[],"warmup_turns":1,"idle_seconds":1.0}"#,
         )
         .unwrap();
-        run.growth = Some(crate::trend::Fit {
+        run.growth = Some(crate::stats::Fit {
             slope: 28_000.0,
             std_error: None,
             walk_std_error: None,

@@ -17,7 +17,7 @@ pub enum Sample {
 ///
 /// The side stays valid: an error is cut to 4,000 characters, and a value that is
 /// not finite and non-negative is recorded as an error saying so. A trial above
-/// [`MAX_TRIAL`](crate::result::MAX_TRIAL) is recorded as given, and saving the result then fails with its path.
+/// [`MAX_TRIAL`](crate::MAX_TRIAL) is recorded as given, and saving the result then fails with its path.
 pub fn record(side: &mut Side, metric: Metric, trial: u32, sample: Sample) {
     let observation = match sample {
         Sample::Value(value) if value.is_finite() && value >= 0.0 => {

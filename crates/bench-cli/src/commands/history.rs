@@ -5,7 +5,7 @@
 
 use super::drive::open_store;
 use crate::exit::{FAILURE, input_error, input_if};
-use bench_cli::history::check;
+use bench_cli::history::change_points::check;
 use bench_cli::history::told::{self, Shown};
 use bench_cli::history::{Filter, ImportLimits, Store, bmf, ingest, location, page, render};
 use bench_core::Metric;

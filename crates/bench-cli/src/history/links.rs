@@ -12,7 +12,7 @@
 //! measured together are compared by [`chain`]ing links through a build both runs
 //! measured, their variances added.
 
-use bench_core::significance::{self, Welch};
+use bench_core::stats::{self, Welch};
 use std::collections::BTreeMap;
 
 /// A value with its trial number: (trial, value in the metric's base unit).
@@ -148,7 +148,7 @@ impl Pool {
             df: self.df,
             p_value: p_value(difference, standard_error, self.df),
             base_mean: self.weighted_base / self.weight,
-            // As significance::paired says of pairs: the per-pair variance and 0.
+            // As stats::paired says of pairs: the per-pair variance and 0.
             per_trial_variance: if paired {
                 [variance, 0.0]
             } else {
@@ -239,7 +239,7 @@ fn mean(values: &[f64]) -> f64 {
 /// certainly differ (0).
 fn p_value(difference: f64, standard_error: f64, df: f64) -> f64 {
     if standard_error > 0.0 {
-        significance::t_two_sided(difference / standard_error, df)
+        stats::t_two_sided(difference / standard_error, df)
     } else if difference == 0.0 {
         1.0
     } else {
@@ -263,18 +263,6 @@ pub fn chain(first: &Link, second: &Link) -> Option<Link> {
         pairs: first.pairs.min(second.pairs),
         runs: first.runs + second.runs,
     })
-}
-
-/// The link from `head` to `base`: the same test, the other way round.
-pub fn reversed(link: &Link) -> Link {
-    let mut test = link.test;
-    test.difference = -test.difference;
-    test.base_mean = link.test.base_mean + link.test.difference;
-    test.per_trial_variance = [
-        link.test.per_trial_variance[1],
-        link.test.per_trial_variance[0],
-    ];
-    Link { test, ..*link }
 }
 
 /// `Σ aᵢ·dᵢ` of independent tests, with variance `Σ aᵢ²·vᵢ` and Welch–Satterthwaite's
@@ -496,16 +484,6 @@ mod tests {
             (high / low).ln()
         };
         assert!(width(&chained) > width(&one).max(width(&two)));
-    }
-
-    #[test]
-    fn a_reversed_link_is_the_inverse_change() {
-        let link = direct(&[run("a", 1.0)], &[other("a", 1.25)]).unwrap();
-        let back = reversed(&link);
-        assert!((back.test.estimate() * link.test.estimate() - 1.0).abs() < 1e-9);
-        let (low, high) = link.test.interval(0.05);
-        let (back_low, back_high) = back.test.interval(0.05);
-        assert!((back_low * high - 1.0).abs() < 1e-9 && (back_high * low - 1.0).abs() < 1e-9);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //!
 //! Every write is one transaction that keeps other writers out (SQLite's `BEGIN
 //! IMMEDIATE`, PostgreSQL's advisory lock), and every connection waits for another's
-//! lock (up to [`BUSY_TIMEOUT`] on SQLite, [`STATEMENT_TIMEOUT`] on PostgreSQL), so
+//! lock (up to [`BUSY_TIMEOUT`] on SQLite, [`STATEMENT_TIMEOUT`](server::STATEMENT_TIMEOUT) on PostgreSQL), so
 //! writers adding at once all land. The store's layout number (SQLite's `user_version`,
 //! PostgreSQL's `clibench_layout`) says which layout it has; a store from a newer
 //! clibench is refused rather than misread, and an older file is upgraded in place when
@@ -11,8 +11,8 @@
 //! clibench's own, and another party's store is read as data alone ([`trusted`] says
 //! how). The statements are written once for both backends (`db`).
 
-use super::links::RunValues;
-use super::record::{Record, RecordError, Testbed};
+use crate::history::links::RunValues;
+use crate::history::store::record::{Record, RecordError, Testbed};
 use bench_core::{Metric, Phase};
 use db::{Db, Row, int, opt};
 use rusqlite::types::Value;
@@ -24,12 +24,14 @@ use std::time::Duration;
 
 mod db;
 mod error;
+pub mod ingest;
+pub mod location;
+pub(super) mod record;
 pub mod server;
 pub mod throwaway;
 mod trusted;
 pub use db::DbError;
 pub use error::StoreError;
-pub use server::STATEMENT_TIMEOUT;
 pub use trusted::ImportLimits;
 
 /// The store layout this clibench reads and writes (`PRAGMA user_version`): 2 added each

@@ -61,7 +61,7 @@ pub enum Error {
     /// The result file exists but cannot be read as a clibench result; it is left as it is.
     /// The load error names the file and says why, so it is the whole message.
     #[error(transparent)]
-    ResultUnreadable(bench_core::result::LoadError),
+    ResultUnreadable(bench_core::LoadError),
     /// Saving the result file failed.
     #[error("failed to save {}", path.display())]
     ResultSave {
@@ -69,7 +69,7 @@ pub enum Error {
         path: PathBuf,
         /// The cause.
         #[source]
-        source: bench_core::result::SaveError,
+        source: bench_core::SaveError,
     },
     /// No phase wrote a result file.
     #[error("no phase recorded a result; the phase logs are in {}", logs.display())]

@@ -10,7 +10,7 @@ use crate::pipeline::{PlanSettings, Shard, SpecSource};
 use crate::spec::{Compare, Override, Scenario};
 use bench_core::Metric;
 use bench_core::compare::CompareOptions;
-use bench_core::sequential::{DEFAULT_WATCHED, SequentialPlan, Spending};
+use bench_core::stats::sequential::{DEFAULT_WATCHED, SequentialPlan, Spending};
 use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;

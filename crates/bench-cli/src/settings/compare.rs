@@ -4,7 +4,7 @@
 
 use super::SettingsError;
 use bench_core::compare::CompareOptions;
-use bench_core::thresholds::{RecordedError, recorded};
+use bench_core::compare::thresholds::{RecordedError, recorded};
 use bench_core::{Metric, Nature, Request, Role};
 use std::collections::BTreeMap;
 use std::str::FromStr;
@@ -63,10 +63,10 @@ impl FromStr for Noise {
             .trim()
             .parse()
             .map_err(|_| FlagValueError::new(format!("`{}` is not a number", value.trim())))?;
-        if !bench_core::thresholds::is_valid(metric, amount) {
+        if !bench_core::compare::thresholds::is_valid(metric, amount) {
             return Err(FlagValueError::new(format!(
                 "{metric}={amount} is not {}",
-                bench_core::thresholds::expected(metric)
+                bench_core::compare::thresholds::expected(metric)
             )));
         }
         Ok(Noise::Metric(metric, amount))
@@ -135,7 +135,7 @@ pub fn compare_options(
     floors: &BTreeMap<Metric, f64>,
 ) -> Result<CompareOptions, SettingsError> {
     let options = with_drift(with_noise(&flags.noise)?, &flags.drift)?;
-    Ok(bench_core::thresholds::fill_in(options, floors))
+    Ok(bench_core::compare::thresholds::fill_in(options, floors))
 }
 
 impl ThresholdFlags {

@@ -59,7 +59,7 @@ pub enum SettingsError {
     SpecPath(#[from] SpecPathError),
     /// The thresholds a result recorded cannot be read.
     #[error(transparent)]
-    Recorded(#[from] bench_core::thresholds::RecordedError),
+    Recorded(#[from] bench_core::compare::thresholds::RecordedError),
 }
 
 impl SettingsError {

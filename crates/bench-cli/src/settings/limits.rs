@@ -2,7 +2,7 @@
 //! that could only fail at its end is refused before it starts (exit 2).
 
 use super::FlagValueError;
-use bench_core::result::MAX_TRIAL;
+use bench_core::MAX_TRIAL;
 
 /// A number of trials or installs: at most `MAX_TRIAL + 1`, since trials are
 /// numbered from 0 and the result file holds trial numbers up to `MAX_TRIAL`.

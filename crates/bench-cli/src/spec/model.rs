@@ -252,12 +252,12 @@ impl Session {
 
     /// Whether a session of `total` turns has the checkpoints after the warm-up that
     /// `lag_growth` and `render_growth` are metrics through
-    /// ([`bench_core::trend::MIN_SLOPE_POINTS`]).
+    /// ([`bench_core::stats::MIN_SLOPE_POINTS`]).
     pub fn has_checkpoint_slopes(&self, total: usize) -> bool {
         let after_warmup = (self.warmup_turns as usize + 1..=total)
             .filter(|&turn| self.checkpoint_after(turn, total))
             .count();
-        after_warmup >= bench_core::trend::MIN_SLOPE_POINTS as usize
+        after_warmup >= bench_core::stats::MIN_SLOPE_POINTS as usize
     }
 
     /// Whether a session of `total` turns has the turns after the warm-up that
@@ -265,7 +265,7 @@ impl Session {
     /// about 100 of them in a longer session).
     pub fn has_growth_slope(&self, total: usize) -> bool {
         total.saturating_sub(self.warmup_turns as usize)
-            >= bench_core::trend::MIN_SLOPE_POINTS as usize
+            >= bench_core::stats::MIN_SLOPE_POINTS as usize
     }
 }
 

@@ -68,7 +68,7 @@ fn runs(runs: usize) -> Result<usize, RequestError> {
     if runs == 0 {
         return Err(RequestError::NoRuns);
     }
-    let most = bench_core::result::MAX_TRIAL as usize + 1;
+    let most = bench_core::MAX_TRIAL as usize + 1;
     if runs > most {
         return Err(RequestError::TooManyRuns { most });
     }

@@ -505,10 +505,10 @@ fn a_duet_starts_both_sides_programs_before_either_is_ready() {
     assert_eq!([shared(0, 1), shared(1, 1)], [vec![cpu; 2], vec![cpu; 2]]);
     assert_eq!(shared(0, 0), vec![None, None]);
     // The comparison tests the starts that shared the CPU, not trial 0's.
-    let comparison = bench_core::compare(
+    let comparison = bench_core::compare::compare(
         &sides[0].side,
         &sides[1].side,
-        &bench_core::CompareOptions::default(),
+        &bench_core::compare::CompareOptions::default(),
     );
     let cold = comparison
         .metrics
@@ -579,10 +579,10 @@ fn a_duet_runs_both_sides_runtime_trials_at_once_on_one_cpu() {
         timed_ms(1)
     );
     // The comparison tests kernel times of the pair alone; memory keeps both trials.
-    let comparison = bench_core::compare(
+    let comparison = bench_core::compare::compare(
         &sides[0].side,
         &sides[1].side,
-        &bench_core::CompareOptions::default(),
+        &bench_core::compare::CompareOptions::default(),
     );
     let n = |metric: Metric| {
         comparison
@@ -605,7 +605,7 @@ fn a_duet_runs_both_sides_runtime_trials_at_once_on_one_cpu() {
 
 /// `clibench ab --scenario long-session` on the demo, ten turns a side, one trial each
 /// (so the slopes are judged by their fits' own errors), with `head` added to head's side.
-fn long_session_ab(out: &Path, head: &[&str]) -> (crate::Run, bench_core::Comparison) {
+fn long_session_ab(out: &Path, head: &[&str]) -> (crate::Run, bench_core::compare::Comparison) {
     let mut command = clibench();
     command
         .args(["ab", "--scenario", "long-session", "--trials", "1"])
@@ -626,10 +626,10 @@ fn long_session_ab(out: &Path, head: &[&str]) -> (crate::Run, bench_core::Compar
     );
     let base = load(&out.join("base/result.json"));
     let head = load(&out.join("head/result.json"));
-    let comparison = bench_core::compare(
+    let comparison = bench_core::compare::compare(
         &base.side,
         &head.side,
-        &bench_core::CompareOptions::default(),
+        &bench_core::compare::CompareOptions::default(),
     );
     (result, comparison)
 }
@@ -638,7 +638,7 @@ fn long_session_ab(out: &Path, head: &[&str]) -> (crate::Run, bench_core::Compar
 fn ab_of_a_long_session_calls_a_planted_leak_per_turn_regressed_and_a_a_within_noise() {
     const LEAK: f64 = 4.0 * 1024.0 * 1024.0;
     let dir = tempfile::tempdir().unwrap();
-    let growth = |comparison: &bench_core::Comparison| {
+    let growth = |comparison: &bench_core::compare::Comparison| {
         comparison
             .metrics
             .iter()
@@ -653,7 +653,7 @@ fn ab_of_a_long_session_calls_a_planted_leak_per_turn_regressed_and_a_a_within_n
     let leak = growth(&comparison);
     assert_eq!(
         leak.verdict,
-        bench_core::Verdict::Regressed,
+        bench_core::compare::Verdict::Regressed,
         "{leak:?}\n{}",
         result.stdout
     );
@@ -687,7 +687,7 @@ fn ab_of_a_long_session_calls_a_planted_leak_per_turn_regressed_and_a_a_within_n
     let same = growth(&comparison);
     assert_eq!(
         same.verdict,
-        bench_core::Verdict::WithinNoise,
+        bench_core::compare::Verdict::WithinNoise,
         "{same:?}\n{}",
         result.stdout
     );

@@ -1,8 +1,8 @@
 //! `clibench compare`.
 
 use crate::{clibench, example_result, run};
-use bench_core::Format;
 use bench_core::compare::{CompareOptions, compare};
+use bench_core::export::Format;
 
 fn compare_examples() -> std::process::Command {
     let mut command = clibench();
@@ -310,10 +310,10 @@ fn the_thresholds_a_spec_recorded_in_its_results_reach_compare() {
     let folder = tempfile::tempdir().unwrap();
     let recorded = |name: &str, noise: &str| {
         let mut result = bench_core::ResultFile::load(&example_result(name)).unwrap();
-        result
-            .request
-            .config
-            .insert(bench_core::thresholds::CONFIG_KEY.into(), noise.into());
+        result.request.config.insert(
+            bench_core::compare::thresholds::CONFIG_KEY.into(),
+            noise.into(),
+        );
         let path = folder.path().join(format!("{name}.json"));
         result.save(&path).unwrap();
         path

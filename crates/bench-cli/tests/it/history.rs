@@ -407,8 +407,8 @@ fn history_check_on_main_fails_on_the_commit_that_made_the_release_bigger() {
 
 /// A throwaway PostgreSQL server for this test, or `None` where none is installed (a
 /// skip, which fails on CI: CI installs one).
-fn postgres() -> Option<bench_cli::history::store::throwaway::Throwaway> {
-    use bench_cli::history::store::throwaway;
+fn postgres() -> Option<bench_cli::history::throwaway::Throwaway> {
+    use bench_cli::history::throwaway;
     throwaway::installed().then(|| throwaway::Throwaway::start().unwrap())
 }
 
@@ -595,7 +595,7 @@ fn certificates(dir: &Path, name: &str) -> Option<(PathBuf, PathBuf, PathBuf)> {
 
 #[test]
 fn a_store_over_tls_takes_its_password_from_the_environment_or_pgpass() {
-    use bench_cli::history::store::throwaway::{OverTcp, Throwaway, installed};
+    use bench_cli::history::throwaway::{OverTcp, Throwaway, installed};
     let dir = tempfile::tempdir().unwrap();
     let (Some((ca, certificate, key)), Some((other, _, _))) = (
         certificates(dir.path(), "server"),

@@ -227,7 +227,7 @@ rusty_fork_test! {
         // The whole family is counted and in the totals; the result lists the 128
         // processes with the most RSS, each once, every one the shell or its child.
         let listed: std::collections::BTreeSet<u32> = processes.iter().map(|p| p.pid).collect();
-        assert_eq!(listed.len(), bench_core::result::MAX_PROCESSES);
+        assert_eq!(listed.len(), bench_core::MAX_PROCESSES);
         let children: std::collections::BTreeSet<u32> =
             children.iter().map(|(pid, _)| *pid).collect();
         assert!(

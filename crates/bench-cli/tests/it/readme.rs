@@ -92,7 +92,7 @@ fn cases() -> Vec<(&'static str, Case)> {
             "clibench bisect examples/agents/pi.toml --good 0.63.1 --bad 0.73.1 --metric warm",
             Skip(
                 "needs the npm registry (network) and installs and measures pi releases for \
-                 tens of minutes; history::versions tests the listing with a fake npm and \
+                 tens of minutes; history::bisect (versions.rs) tests the listing with a fake npm and \
                  the refusals, history::pooled the search from the store",
             ),
         ),
@@ -587,7 +587,7 @@ fn run_case(documented: &str, as_run: &str, code: i32, cwd: &Path, env: &[(&str,
 /// Runs the commands that name a team's PostgreSQL store, each on a new database of one
 /// throwaway server (a skip where none is installed, which fails on CI).
 fn run_on_postgres(cases: &[(&str, Case)], cwd: &Path) {
-    use bench_cli::history::store::throwaway::{Throwaway, installed};
+    use bench_cli::history::throwaway::{Throwaway, installed};
     let on_postgres: Vec<(&str, &str)> = cases
         .iter()
         .filter_map(|(documented, case)| match case {

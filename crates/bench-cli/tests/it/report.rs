@@ -1,7 +1,8 @@
 //! `clibench report`.
 
 use crate::{clibench, example_result, run};
-use bench_core::{Format, Report};
+use bench_core::Report;
+use bench_core::export::Format;
 
 #[test]
 fn prints_a_table_on_stderr() {

@@ -3,18 +3,18 @@
 
 use super::facts::process_counts;
 use super::measured::{Measured, SideValues, trial_pairs};
+use super::speed_probe::SpeedShift;
 use super::{CompareOptions, Comparison, Interleaving, MissingMetric, SideFacts, failed_samples};
 use crate::metric::Metric;
 use crate::result::Side;
-use crate::significance;
-use crate::speed_probe::SpeedShift;
+use crate::stats;
 use crate::stats::MetricStats;
 
 /// Compares `candidate` against `base` for every metric either side has samples of.
 pub fn compare(base: &Side, candidate: &Side, options: &CompareOptions) -> Comparison {
     // What base does alone, before the duet's view keeps only the pairs that shared a CPU.
-    let alone = crate::duet::alone_base_values(base, candidate);
-    let (base, candidate) = crate::duet::shared_cpu_view(base, candidate);
+    let alone = super::duet::alone_base_values(base, candidate);
+    let (base, candidate) = super::duet::shared_cpu_view(base, candidate);
     let (base, candidate) = (base.as_ref(), candidate.as_ref());
     let interleaving = options
         .interleaving
@@ -53,7 +53,8 @@ pub fn compare(base: &Side, candidate: &Side, options: &CompareOptions) -> Compa
                     .map(|values| (center(values), values.len()));
                 if metric.is_slope() {
                     let interleaved = interleaving == Interleaving::Interleaved;
-                    let test = crate::slope_change::test(metric, base, candidate, interleaved);
+                    let test =
+                        crate::stats::slope_change::test(metric, base, candidate, interleaved);
                     row.test = test.map(|(test, _)| test);
                     row.slope_from_fits = Some(test.is_some_and(|(_, fits)| fits));
                 }
@@ -121,8 +122,8 @@ impl Families {
             .map(|m| m.test.map(|test| test.p_value))
             .collect();
         let holm = |p: &[Option<f64>]| Holm {
-            adjusted: significance::holm(p),
-            levels: significance::holm_levels(p, options.alpha),
+            adjusted: stats::holm(p),
+            levels: stats::holm_levels(p, options.alpha),
         };
         let is_gated: Vec<bool> = measured
             .iter()

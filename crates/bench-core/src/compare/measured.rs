@@ -7,7 +7,7 @@ use super::{
 };
 use crate::metric::{Metric, Nature};
 use crate::result::Side;
-use crate::significance;
+use crate::stats;
 use crate::stats::MetricStats;
 use std::collections::BTreeMap;
 
@@ -21,7 +21,7 @@ pub(super) struct Measured {
     /// `candidate median / base median`.
     pub(super) ratio: f64,
     /// The test, for a noisy metric with two samples or more a side, or a slope's.
-    pub(super) test: Option<significance::Welch>,
+    pub(super) test: Option<stats::Welch>,
     /// For a slope metric, whether its test's error came from the two fits.
     pub(super) slope_from_fits: Option<bool>,
     /// For a metric tested on duet pairs, the geometric mean of base's values from its
@@ -92,10 +92,8 @@ impl Measured {
         };
         let test = noisy
             .then(|| match &values.pairs {
-                Some((base_pairs, candidate_pairs)) => {
-                    significance::paired(base_pairs, candidate_pairs)
-                }
-                None => significance::welch_between_runs(&values.base, &values.candidate, drift),
+                Some((base_pairs, candidate_pairs)) => stats::paired(base_pairs, candidate_pairs),
+                None => stats::welch_between_runs(&values.base, &values.candidate, drift),
             })
             .flatten();
         Measured {
@@ -245,7 +243,7 @@ impl Measured {
     }
 
     /// [`Measured::judged`] for a slope: the difference, its interval and threshold in
-    /// the metric's unit ([`crate::slope_change`]).
+    /// the metric's unit ([`SlopeChange`](crate::stats::SlopeChange)).
     fn judged_slope(
         self,
         p_adjusted: Option<f64>,
@@ -270,7 +268,12 @@ impl Measured {
             nature: metric.nature(),
             floor: threshold,
             floor_bytes: None,
-            verdict: crate::slope_change::judge(delta, interval, threshold, metric.direction()),
+            verdict: crate::stats::slope_change::judge(
+                delta,
+                interval,
+                threshold,
+                metric.direction(),
+            ),
             base: self.base,
             candidate: self.candidate,
             delta,
@@ -285,7 +288,7 @@ impl Measured {
             p_value: self.test.map(|test| test.p_value),
             p_adjusted,
             detectable: None,
-            slope: Some(crate::slope_change::SlopeChange {
+            slope: Some(crate::stats::SlopeChange {
                 threshold,
                 low,
                 high,

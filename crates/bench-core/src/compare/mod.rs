@@ -5,7 +5,7 @@
 //!
 //! The rule and the reasons for its defaults are in `docs/verdicts.md`; in short:
 //!
-//! # The verdict, by the metric's [`Nature`](crate::metric::Nature)
+//! # The verdict, by the metric's [`Nature`](crate::Nature)
 //! - **Exact** (disk, bundle): the same build gives the same bytes, so every change
 //!   of the medians is reported with its delta. It is [`Verdict::Regressed`] or
 //!   [`Verdict::Improved`] only beyond the size threshold, both
@@ -17,28 +17,28 @@
 //!   change counts when both hold:
 //!   1. *it is there*: the test's interval excludes 1 (no change). The test is a
 //!      t-test on the log values, paired trial by trial for interleaved sides
-//!      ([`significance::paired`](crate::significance::paired)), else Welch's ([`significance::welch`](crate::significance::welch)), and the
+//!      ([`stats::paired`](crate::stats::paired)), else Welch's ([`stats::welch`](crate::stats::welch)), and the
 //!      interval is its own at the level Holm's procedure over every tested metric
-//!      judged this one at ([`significance::holm_levels`](crate::significance::holm_levels)), at family level
+//!      judged this one at ([`stats::holm_levels`](crate::stats::holm_levels)), at family level
 //!      [`CompareOptions::alpha`]: the chance of any false verdict in an A/A
 //!      comparison stays at or below alpha;
 //!   2. *it matters*: the test's estimate of the change (the centre of that
 //!      interval) lies beyond the metric's practical threshold
-//!      ([`Nature::default_threshold`](crate::metric::Nature::default_threshold), or [`CompareOptions::noise`], or the
+//!      ([`Nature::default_threshold`](crate::Nature::default_threshold), or [`CompareOptions::noise`], or the
 //!      metric's own from [`CompareOptions::with_floor`]).
 //!
 //!   Else [`Verdict::WithinNoise`]. So "regressed" never stands beside an interval
 //!   that holds no change, and "within noise" never beside one wholly beyond the
 //!   threshold.
-//! - **Slopes** over a session's turns ([`Metric::is_slope`](crate::metric::Metric::is_slope)): by their difference in
+//! - **Slopes** over a session's turns ([`Metric::is_slope`](crate::Metric::is_slope)): by their difference in
 //!   the metric's unit, its interval and a threshold in that unit
-//!   ([`crate::slope_change`]); the row's [`MetricComparison::slope`] holds them and its
+//!   ([`SlopeChange`](crate::stats::SlopeChange)); the row's [`MetricComparison::slope`] holds them and its
 //!   ratios are not numbers.
 //!
 //! When the two sides were not measured interleaved (two separate runs, or `ab
 //! --sequential`: see [`Interleaving`]), each run carries the machine's offset while
 //! it ran, which more trials do not average away: Welch's test counts it as variance
-//! ([`CompareOptions::drift`], by default [`Nature::drift_spread`](crate::metric::Nature::drift_spread)), and that is the
+//! ([`CompareOptions::drift`], by default [`Nature::drift_spread`](crate::Nature::drift_spread)), and that is the
 //! only place drift enters (`--drift 0` means none).
 //!
 //! # What each row could have seen
@@ -48,12 +48,17 @@
 //! one from thirty quiet ones differ.
 //!
 //! Whether a change is an improvement or a regression depends on the metric's
-//! [`Direction`](crate::metric::Direction).
+//! [`Direction`](crate::Direction).
 //!
 //! # Processes
 //! A daemon that appears in one build's measurements changes every memory total.
 //! [`Comparison::process_counts`] lists, per phase, how many processes each side's
 //! trials found, and [`ProcessCounts::changed`] says when they disagree.
+//!
+//! # What a comparison reads besides the samples
+//! - [`duet`]: which trials of a duet shared a CPU, the ones the timed metrics compare.
+//! - [`speed_probe`]: the host's speed before each trial, the drift between two runs.
+//! - [`thresholds`]: the practical thresholds a spec set, carried in the result files.
 //!
 //! ```
 //! use bench_core::compare::{compare, CompareOptions, Interleaving, Verdict};
@@ -77,14 +82,17 @@
 //! ```
 
 mod compute;
+pub mod duet;
 mod facts;
 mod interleaving;
 mod measured;
 mod options;
 mod rows;
+pub mod speed_probe;
 mod summary;
 #[cfg(test)]
 mod tests;
+pub mod thresholds;
 mod verdict;
 
 pub use compute::compare;

@@ -32,7 +32,7 @@ pub struct CompareOptions {
     /// fraction of exact metrics), as fractions in `0..1`.
     pub floors: BTreeMap<Metric, f64>,
     /// The byte part of an exact metric's threshold: a change of at most this many
-    /// bytes is [`Verdict::Changed`](crate::Verdict::Changed), never a regression.
+    /// bytes is [`Verdict::Changed`](crate::compare::Verdict::Changed), never a regression.
     pub exact_bytes: f64,
     /// The family-wise false-alarm rate over all tested metrics, in `0..1` (0.05).
     pub alpha: f64,

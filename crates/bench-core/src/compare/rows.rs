@@ -37,7 +37,7 @@ pub struct MetricComparison {
     /// The same for the candidate.
     pub candidate_center: Option<f64>,
     /// The change as a ratio candidate / base. For a tested metric the test's own
-    /// estimate ([`crate::significance::Welch::estimate`]: the ratio of geometric means, or
+    /// estimate ([`crate::stats::Welch::estimate`]: the ratio of geometric means, or
     /// for pairs the geometric mean of their ratios), the centre of the interval;
     /// otherwise `candidate median / base median`, 1 when both are 0, infinite
     /// (`null` in JSON) when only the base is 0.
@@ -48,15 +48,15 @@ pub struct MetricComparison {
     /// Upper end of the interval.
     pub ci_high: f64,
     /// The confidence of the interval: 1 − the level Holm's procedure judged this
-    /// metric at ([`crate::significance::holm_levels`]; 0.99 for the first of 5 tested
+    /// metric at ([`crate::stats::holm_levels`]; 0.99 for the first of 5 tested
     /// metrics at 5%). The verdict is read from this interval: a change is there
     /// when it excludes 1. `None` without a test (sizes, a single sample).
     pub confidence: Option<f64>,
     /// The two-sided p-value of Welch's t-test on the log values
-    /// ([`crate::significance::welch`]), for a noisy metric with two samples or more a side.
+    /// ([`crate::stats::welch`]), for a noisy metric with two samples or more a side.
     pub p_value: Option<f64>,
     /// The p-value after Holm's adjustment over every tested metric: the change is
-    /// there when this is at most [`CompareOptions::alpha`](crate::CompareOptions::alpha).
+    /// there when this is at most [`CompareOptions::alpha`](crate::compare::CompareOptions::alpha).
     pub p_adjusted: Option<f64>,
     /// The smallest relative change (0.06 = ±6%) this run could have detected
     /// (80% power), never below [`floor`](Self::floor) and never above
@@ -68,7 +68,7 @@ pub struct MetricComparison {
     /// [`ci_high`](Self::ci_high) are NaN (`null` in JSON), [`floor`](Self::floor) is the
     /// threshold in the metric's unit and [`detectable`](Self::detectable) is `None`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub slope: Option<crate::slope_change::SlopeChange>,
+    pub slope: Option<crate::stats::SlopeChange>,
     /// When this interleaved run could not detect twice the threshold (the change
     /// `ab --trials auto` waits for unless told otherwise), how many trials a side the
     /// same spread would need to; `None` when it could, for an exact metric or one
@@ -109,13 +109,13 @@ pub struct AloneScale {
 }
 
 /// The trials a side a metric's spread needs to detect a target change
-/// ([`crate::significance::Welch::trials_for`]).
+/// ([`crate::stats::Welch::trials_for`]).
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct TrialsForTarget {
     /// The target, as a fraction (0.06 = ±6%).
     pub change: f64,
     /// The trials a side (pairs when paired); `None` when more than a result holds
-    /// ([`crate::result::MAX_TRIAL`] + 1) would be needed.
+    /// ([`crate::MAX_TRIAL`] + 1) would be needed.
     pub trials: Option<u32>,
 }
 

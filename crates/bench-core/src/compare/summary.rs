@@ -1,12 +1,12 @@
 //! A whole comparison: its rows, the sides' errors and facts, and the counts of each
 //! verdict every renderer's headline says.
 
+use super::speed_probe::SpeedShift;
 use super::{
     CompareOptions, FailedSample, Interleaving, MetricComparison, MissingMetric, ProcessCounts,
     SideFacts, Verdict,
 };
 use crate::result::{OVERRIDES_KEY, Request};
-use crate::speed_probe::SpeedShift;
 
 /// Two sides compared metric by metric.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]

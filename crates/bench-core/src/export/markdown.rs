@@ -351,7 +351,7 @@ fn checkpoint_table(out: &mut String, table: &crate::report::Checkpoints) {
             Unit::Bytes.format(row.memory_bytes as f64)
         );
     }
-    let slope = |fit: Option<crate::trend::Fit>, unit: Unit, per: &str| {
+    let slope = |fit: Option<crate::stats::Fit>, unit: Unit, per: &str| {
         fit.map_or("–".to_string(), |fit| {
             let sign = if fit.slope > 0.0 { "+" } else { "" };
             let curve = if fit.faster_than_linear() {

@@ -1,4 +1,4 @@
-//! Exporters: a [`Report`](crate::report::Report) or a
+//! Exporters: a [`Report`](crate::Report) or a
 //! [`Comparison`](crate::compare::Comparison) as text for people and tools.
 //!
 //! Exporters return a `String` and never write: the caller decides where text goes.

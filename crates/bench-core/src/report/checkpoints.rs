@@ -4,8 +4,8 @@
 
 use crate::detail::SessionRun;
 use crate::metric::Metric;
-use crate::slope_change::run_slope;
-use crate::trend::Fit;
+use crate::stats::Fit;
+use crate::stats::slope_change::run_slope;
 
 /// The most checkpoints the table lists: a 1,000-turn session has 100 of them.
 pub const MAX_ROWS: usize = 12;

@@ -4,7 +4,7 @@
 
 use crate::Metric;
 use crate::detail::{SessionRun, SessionTurn};
-use crate::trend::{Fit, MIN_SLOPE_POINTS, fit};
+use crate::stats::{Fit, MIN_SLOPE_POINTS, fit};
 use crate::units::Unit;
 
 /// How a turn's value of one series is read.

@@ -23,7 +23,7 @@ pub const MAX_NAME_CHARS: usize = 80;
 /// The most processes kept in [`Side::processes`](crate::Side::processes).
 pub const MAX_PROCESSES: usize = 128;
 
-/// The longest command line kept in [`ProcessMemory::cmdline`](crate::result::ProcessMemory::cmdline), in characters.
+/// The longest command line kept in [`ProcessMemory::cmdline`](crate::ProcessMemory::cmdline), in characters.
 pub const MAX_CMDLINE_CHARS: usize = 200;
 
 /// The longest host name kept, in characters.

@@ -28,7 +28,7 @@ pub struct TrialRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "schema", schemars(length(max = 255)))]
     pub host: Option<String>,
-    /// How long a fixed CPU loop ([`crate::speed_probe::probe`]) took just before the
+    /// How long a fixed CPU loop ([`crate::compare::speed_probe::probe`]) took just before the
     /// trial started, in seconds; finite and positive. Two separate runs compare these
     /// to estimate how far the host's speed moved between them. Absent in files
     /// written before this field.

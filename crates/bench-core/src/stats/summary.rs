@@ -124,3 +124,11 @@ pub fn modified_z_score(value: f64, median: f64, mad: f64) -> f64 {
     }
     0.6745 * distance / mad
 }
+
+/// The mean and the sample variance (n − 1) of at least two values.
+pub(crate) fn mean_and_variance(values: &[f64]) -> (f64, f64) {
+    let n = values.len() as f64;
+    let mean = values.iter().sum::<f64>() / n;
+    let variance = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    (mean, variance)
+}

@@ -2,10 +2,11 @@
 
 use crate::example;
 use bench_core::compare::{CompareOptions, Verdict, compare};
+use bench_core::export::Format;
 use bench_core::export::text;
-use bench_core::{Format, Metric, Phase, Report, Sample, Side, record};
+use bench_core::{Metric, Phase, Report, Sample, Side, record};
 
-fn comparison() -> bench_core::Comparison {
+fn comparison() -> bench_core::compare::Comparison {
     compare(
         &example("base").side,
         &example("candidate").side,
@@ -160,7 +161,7 @@ fn with_trial_records(side: &mut Side, host: &str, load: f64, daemon_from: Optio
     }
 }
 
-fn comparison_with_trial_records() -> bench_core::Comparison {
+fn comparison_with_trial_records() -> bench_core::compare::Comparison {
     let mut base = example("base").side;
     let mut candidate = example("candidate").side;
     with_trial_records(&mut base, "runner-1", 0.5, None);
@@ -224,7 +225,7 @@ fn trial_records_show_in_the_comment() {
 
 /// A comparison of one commit run as it is (base) and with an override (candidate),
 /// as `clibench ab --head measure.env.X=300` makes it.
-fn comparison_by_overrides() -> bench_core::Comparison {
+fn comparison_by_overrides() -> bench_core::compare::Comparison {
     let base = example("base");
     let mut candidate = example("candidate").side;
     candidate.sha = base.side.sha.clone();
@@ -276,7 +277,7 @@ fn sides_of_one_commit_are_titled_by_their_overrides() {
 fn overridden_request() -> bench_core::Request {
     let mut request = example("candidate").request;
     request.config.insert(
-        bench_core::result::OVERRIDES_KEY.to_owned(),
+        bench_core::OVERRIDES_KEY.to_owned(),
         "measure.env.X=300".to_owned(),
     );
     request
@@ -284,10 +285,10 @@ fn overridden_request() -> bench_core::Request {
 
 /// Three interleaved trials a side of a long session: head leaks 2 MiB a turn more and
 /// its keystroke echo grows by 50 ms per 100 turns, base's slopes are noise near 0.
-fn comparison_of_slopes() -> bench_core::Comparison {
+fn comparison_of_slopes() -> bench_core::compare::Comparison {
     use bench_core::compare::Interleaving;
     use bench_core::detail::SessionRun;
-    use bench_core::trend::Fit;
+    use bench_core::stats::Fit;
     let side = |sha: &str, slopes: &[(f64, f64)]| {
         let mut side = Side::new(sha);
         for (trial, &(growth, lag)) in slopes.iter().enumerate() {

@@ -2,9 +2,10 @@
 //! pull-request comment: snapshots of a report and a comparison full of such text, and
 //! the same Markdown rendered by GitHub's own renderer (cmark-gfm) when it is installed.
 
+use bench_core::ProcessMemory;
 use bench_core::compare::{CompareOptions, compare};
-use bench_core::result::ProcessMemory;
-use bench_core::{Format, Metric, Report, Request, ResultFile, Role, Sample, record};
+use bench_core::export::Format;
+use bench_core::{Metric, Report, Request, ResultFile, Role, Sample, record};
 use std::io::Write;
 use std::process::{Command, Stdio};
 

@@ -2,7 +2,7 @@
 //!
 //! Regenerate it with `CLIBENCH_UPDATE_SCHEMA=1 cargo nextest run -p bench-core schema`.
 
-use bench_core::result::json_schema;
+use bench_core::json_schema;
 use std::path::PathBuf;
 
 fn checked_in() -> PathBuf {
@@ -43,11 +43,11 @@ fn schema_states_the_limits() {
     // The schema's limit is a literal; it must follow the constant.
     assert_eq!(
         schema["$defs"]["Side"]["properties"]["trials"]["maxItems"],
-        bench_core::result::MAX_TRIAL_RECORDS
+        bench_core::MAX_TRIAL_RECORDS
     );
     assert_eq!(
         schema["$defs"]["TrialRecord"]["properties"]["host"]["maxLength"],
-        bench_core::result::MAX_HOST_CHARS
+        bench_core::MAX_HOST_CHARS
     );
     let metrics = schema["$defs"]["Side"]["properties"]["metrics"].to_string();
     assert!(metrics.contains("Metric"), "{metrics}");

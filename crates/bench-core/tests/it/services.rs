@@ -11,7 +11,7 @@ use serde_json::Value;
 const BMF_SAMPLE: &str = include_str!("fixtures/bencher-bmf.json");
 const GITHUB_SAMPLE: &str = include_str!("fixtures/github-action-benchmark-custom.json");
 
-fn comparison() -> bench_core::Comparison {
+fn comparison() -> bench_core::compare::Comparison {
     let mut base = example("base").side;
     let mut candidate = example("candidate").side;
     for (trial, (b, c)) in [(100.0, 90.0), (110.0, 95.0)].into_iter().enumerate() {

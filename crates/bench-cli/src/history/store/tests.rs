@@ -1,5 +1,5 @@
 use super::*;
-use crate::history::record::tests::result;
+use crate::history::store::record::tests::result;
 use rusty_fork::rusty_fork_test;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -409,7 +409,7 @@ rusty_fork_test! {
 
     #[test]
     fn a_layout_2_store_learns_a_duets_schedule_when_its_result_is_added_again() {
-        use crate::history::record::tests::duet_result;
+        use crate::history::store::record::tests::duet_result;
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("h.sqlite");
         // A store as clibench wrote it before schedules were recorded, holding one

@@ -318,7 +318,7 @@ fn given_overrides(result: &ResultFile, tight: Option<u32>) -> Option<&str> {
     let recorded = result
         .request
         .config
-        .get(bench_core::result::OVERRIDES_KEY)?
+        .get(bench_core::OVERRIDES_KEY)?
         .as_str();
     let Some(trials) = tight else {
         return Some(recorded);
@@ -369,7 +369,7 @@ fn sides_line(base: &ResultFile, head: &ResultFile, order: Order, tight: Option<
     // The results say whether their pairs shared a CPU: a duet that could not confine
     // its starts ran as two programs at once, and is not described as confined.
     let shared = [base, head]
-        .map(|result| bench_core::duet::shared_cpu_trials(&result.side, Phase::Measure));
+        .map(|result| bench_core::compare::duet::shared_cpu_trials(&result.side, Phase::Measure));
     let duet = !shared[0].is_empty() && !shared[1].is_empty();
     let pairs = shared[0].intersection(&shared[1]).count();
     let tight = tight.map_or(String::new(), |trials| {
@@ -420,8 +420,9 @@ fn whole_trial_duets(base: &ResultFile, head: &ResultFile) -> String {
     let phases: Vec<String> = [Phase::Runtime, Phase::Ui, Phase::Session]
         .into_iter()
         .filter(|&phase| {
-            let shared =
-                |result: &ResultFile| bench_core::duet::shared_cpu_trials(&result.side, phase);
+            let shared = |result: &ResultFile| {
+                bench_core::compare::duet::shared_cpu_trials(&result.side, phase)
+            };
             shared(base).intersection(&shared(head)).next().is_some()
         })
         .map(|phase| phase.to_string())
@@ -528,10 +529,10 @@ mod tests {
     fn side_result_with(out: &Path, label: &str, cold: &[f64], overrides: Option<&str>) {
         let mut result = ResultFile::new(bench_core::Request::new("abc", Role::Candidate));
         if let Some(overrides) = overrides {
-            result.request.config.insert(
-                bench_core::result::OVERRIDES_KEY.to_owned(),
-                overrides.to_owned(),
-            );
+            result
+                .request
+                .config
+                .insert(bench_core::OVERRIDES_KEY.to_owned(), overrides.to_owned());
         }
         for (trial, value) in cold.iter().enumerate() {
             bench_core::record(

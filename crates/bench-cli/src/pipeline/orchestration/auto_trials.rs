@@ -1,17 +1,17 @@
 //! `clibench ab --trials auto`: run interleaved pairs until every watched metric is
 //! decided or could detect its target change, at bench-core's group-sequential looks
-//! ([`bench_core::sequential`]), within a maximum of pairs and a time budget.
+//! ([`bench_core::stats::sequential`]), within a maximum of pairs and a time budget.
 //!
 //! The looks are taken during the first trial phase of the schedule (measure, normally):
 //! before the pair that would make the pair count pass a planned look, both sides'
 //! result files are compared at that look's share of alpha, and when
-//! [`bench_core::sequential::decide`] says stop, the phase's remaining pairs are
+//! [`bench_core::stats::sequential::decide`] says stop, the phase's remaining pairs are
 //! left out. Later trial phases (runtime, ui) run as many pairs as the first one did. The
 //! final comparison must use [`AutoOutcome::alpha`], the share of the look the run
 //! stopped at, for the false-alarm rate to hold.
 
 use bench_core::compare::{CompareOptions, Comparison, compare};
-use bench_core::sequential::{Decision, SequentialPlan, decide};
+use bench_core::stats::sequential::{Decision, SequentialPlan, decide};
 use bench_core::{Metric, Phase, ResultFile};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -357,7 +357,7 @@ mod tests {
     use super::*;
     use crate::pipeline::Step;
     use bench_core::compare::Interleaving;
-    use bench_core::sequential::Spending;
+    use bench_core::stats::sequential::Spending;
     use bench_core::{Request, Role, Sample, record};
 
     fn write(path: &std::path::Path, values: &[f64], sha: &str) {

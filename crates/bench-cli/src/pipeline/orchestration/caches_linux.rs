@@ -9,7 +9,7 @@ use std::path::Path;
 pub const DROP_CACHES: &str = "/proc/sys/vm/drop_caches";
 
 /// The result's `runtime` key that says whether caches were dropped.
-pub const RUNTIME_KEY: &str = bench_core::report::CACHES_DROPPED_KEY;
+pub const RUNTIME_KEY: &str = bench_core::CACHES_DROPPED_KEY;
 
 /// The page cache could not be dropped.
 #[derive(Debug, thiserror::Error)]

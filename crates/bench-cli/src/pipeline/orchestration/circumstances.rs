@@ -26,7 +26,7 @@ pub fn record_start(side: &mut Side, phase: Phase, trial: u32) {
         .ok()
         .and_then(|text| parse_hostname(&text));
     // Last, so that it is timed right before the trial's own work.
-    record.speed_probe_seconds = Some(bench_core::speed_probe::probe().as_secs_f64());
+    record.speed_probe_seconds = Some(bench_core::compare::speed_probe::probe().as_secs_f64());
 }
 
 /// The 1, 5 and 15 minute load averages of a `/proc/loadavg` line
@@ -46,7 +46,7 @@ pub fn parse_hostname(text: &str) -> Option<String> {
     let name: String = text
         .trim()
         .chars()
-        .take(bench_core::result::MAX_HOST_CHARS)
+        .take(bench_core::MAX_HOST_CHARS)
         .collect();
     (!name.is_empty()).then_some(name)
 }

@@ -85,11 +85,11 @@ pub fn merge(results: &[ResultFile]) -> Result<ResultFile, MergeError> {
                 next += 1;
             }
         }
-        if next > bench_core::result::MAX_TRIAL + 1 {
+        if next > bench_core::MAX_TRIAL + 1 {
             return Err(MergeError::TooManyTrials {
                 phase,
                 count: next as usize,
-                max: bench_core::result::MAX_TRIAL + 1,
+                max: bench_core::MAX_TRIAL + 1,
             });
         }
     }

@@ -220,7 +220,7 @@ fn parse(args: Vec<OsString>) -> Result<PhaseChild, PhaseChildError> {
     let (position, phase) = args.next().ok_or(PhaseChildError::Missing("PHASE"))?;
     let phase: Phase = text(position, phase)?
         .parse()
-        .map_err(|error: bench_core::metric::UnknownName| problem(position, error.to_string()))?;
+        .map_err(|error: bench_core::UnknownName| problem(position, error.to_string()))?;
     let mut spec = None;
     let mut out = None;
     let mut trial = 0;

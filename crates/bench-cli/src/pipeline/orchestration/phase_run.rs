@@ -340,7 +340,7 @@ impl SpecFacts {
         let mut request = request_for(spec, spec_path);
         if !overrides.is_empty() {
             request.config.insert(
-                bench_core::result::OVERRIDES_KEY.to_owned(),
+                bench_core::OVERRIDES_KEY.to_owned(),
                 describe_overrides(overrides),
             );
         }
@@ -474,8 +474,8 @@ pub fn request_for(spec: &spec::Spec, spec_path: &Path) -> Request {
     let floors = spec.compare.floors();
     if !floors.is_empty() {
         request.config.insert(
-            bench_core::thresholds::CONFIG_KEY.to_owned(),
-            bench_core::thresholds::encode(&floors),
+            bench_core::compare::thresholds::CONFIG_KEY.to_owned(),
+            bench_core::compare::thresholds::encode(&floors),
         );
     }
     request
@@ -563,7 +563,7 @@ mod tests {
         let spec = crate::spec::parse(text, "x.toml").unwrap();
         let request = request_for(&spec, Path::new("x.toml"));
         assert_eq!(
-            bench_core::thresholds::recorded(&request).unwrap(),
+            bench_core::compare::thresholds::recorded(&request).unwrap(),
             [
                 (bench_core::Metric::Cold, 0.05),
                 (bench_core::Metric::Rss, 0.1)
@@ -576,7 +576,7 @@ mod tests {
         assert!(
             !request
                 .config
-                .contains_key(bench_core::thresholds::CONFIG_KEY)
+                .contains_key(bench_core::compare::thresholds::CONFIG_KEY)
         );
     }
 

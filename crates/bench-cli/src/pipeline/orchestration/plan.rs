@@ -306,7 +306,7 @@ impl Plan {
                 Phase::Install => (self.settings.installs, false),
                 Phase::Measure => (
                     (self.settings.trials + self.settings.extra_measure_trials)
-                        .min(bench_core::result::MAX_TRIAL + 1),
+                        .min(bench_core::MAX_TRIAL + 1),
                     true,
                 ),
                 Phase::Runtime | Phase::Ui | Phase::Session => (self.settings.trials, true),

@@ -8,7 +8,7 @@
 //! both sides' programs wait in the same run queue for whatever else the machine runs,
 //! and the pair's ratio keeps the change and little of the machine. Each trial that ran
 //! so records the CPU it shared (`TrialRecord::shared_cpu`), and a comparison of the two
-//! sides then tests those trials' times alone (`bench_core::duet`).
+//! sides then tests those trials' times alone (`bench_core::compare::duet`).
 
 use crate::pipeline::PhaseContext;
 use crate::pipeline::error::PhaseError;

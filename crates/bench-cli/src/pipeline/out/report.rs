@@ -24,8 +24,7 @@ pub fn write_report(out: &Path, extra: &[String]) -> Result<WrittenReport, Error
         });
     }
     let result = bench_core::ResultFile::load(&path).map_err(Error::ResultUnreadable)?;
-    let mut markdown =
-        bench_core::export::markdown::report(&bench_core::report::Report::new(&result));
+    let mut markdown = bench_core::export::markdown::report(&bench_core::Report::new(&result));
     // The screen a person saw at ready: the quickest check that ready was the real prompt.
     let screen = ready_screen_section(&result.side);
     for section in screen.iter().chain(extra) {

@@ -96,7 +96,7 @@ pub fn ab_closing(outcome: &RunOutcome, out: &Path) -> String {
 /// `ab`'s comparison table fitted to `columns`, without the table's own first line: it
 /// names the two shas, which are the same when only overrides differ (the sides line
 /// before it names what differs instead).
-pub fn ab_table(comparison: &bench_core::Comparison, columns: usize) -> String {
+pub fn ab_table(comparison: &bench_core::compare::Comparison, columns: usize) -> String {
     let table = bench_core::export::text::comparison_fit(comparison, columns);
     match table.split_once('\n') {
         Some((_, rest)) => rest.to_owned(),

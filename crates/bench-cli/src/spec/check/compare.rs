@@ -14,11 +14,11 @@ pub(super) fn compare(c: &mut Checker<'_>, compare: &Compare) {
                     "unknown metric '{metric}' in [compare] noise (`clibench report --explain` lists them)"
                 ),
             ),
-            Ok(known) if !bench_core::thresholds::is_valid(known, *fraction) => c.problem(
+            Ok(known) if !bench_core::compare::thresholds::is_valid(known, *fraction) => c.problem(
                 path,
                 format!(
                     "[compare] noise {metric} = {fraction} is not {}",
-                    bench_core::thresholds::expected(known)
+                    bench_core::compare::thresholds::expected(known)
                 ),
             ),
             Ok(_) => {}

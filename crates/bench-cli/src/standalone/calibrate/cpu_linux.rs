@@ -108,7 +108,7 @@ fn one_cpu(
         let Some(slot) = sums.get_mut(index) else {
             break;
         };
-        std::hint::black_box(bench_core::speed_probe::xorshift_steps(
+        std::hint::black_box(bench_core::compare::speed_probe::xorshift_steps(
             std::hint::black_box(CHUNK_STEPS),
         ));
         let took = began.elapsed().as_nanos().max(1) as f64;

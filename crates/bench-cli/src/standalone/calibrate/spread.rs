@@ -2,7 +2,7 @@
 //! correlation by lag, and the change a budget of pairs could detect. Functions over
 //! slices, so they are tested on synthetic data.
 
-use bench_core::significance::Welch;
+use bench_core::stats::Welch;
 use std::time::Duration;
 
 /// The sample standard deviation of `values`; `None` with fewer than two.

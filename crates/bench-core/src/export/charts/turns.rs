@@ -39,7 +39,7 @@ impl FittedLine {
             .filter(|(turn, _)| *turn > warmup)
             .map(|&(turn, value)| (f64::from(turn), value))
             .collect();
-        let fit = crate::trend::fit(&fitted)?;
+        let fit = crate::stats::fit(&fitted)?;
         let n = fitted.len() as f64;
         let mean = |pick: fn(&(f64, f64)) -> f64| fitted.iter().map(pick).sum::<f64>() / n;
         let (mean_turn, mean_value) = (mean(|p| p.0), mean(|p| p.1));

@@ -7,7 +7,7 @@ use super::page::{escape, figure, legend, metric_name};
 use crate::detail::{SessionCheckpoint, SessionRun};
 use crate::export::charts::{self, FittedLine, TurnLine};
 use crate::metric::Metric;
-use crate::slope_change::run_slope;
+use crate::stats::slope_change::run_slope;
 use crate::units::Unit;
 use std::fmt::Write;
 
@@ -124,7 +124,7 @@ fn slope_words(run: &SessionRun, metric: Metric, format: fn(f64) -> String) -> S
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trend::Fit;
+    use crate::stats::Fit;
 
     fn run(checkpoints: u32) -> SessionRun {
         SessionRun {

@@ -1,7 +1,7 @@
 use super::super::{Filter, Store, StoreError};
 use super::*;
-use crate::history::record::Record;
-use crate::history::record::tests::result;
+use crate::history::store::record::Record;
+use crate::history::store::record::tests::result;
 use rusty_fork::rusty_fork_test;
 use std::os::unix::fs::PermissionsExt;
 

@@ -4,7 +4,7 @@
 //! Each slope's fit (with its standard error and curvature) stays in the session's record.
 
 use bench_core::detail::{SessionCheckpoint, SessionRun};
-use bench_core::trend::{Fit, MIN_SLOPE_POINTS, fit};
+use bench_core::stats::{Fit, MIN_SLOPE_POINTS, fit};
 use bench_core::{Metric, Sample, Side, record};
 
 /// Slopes per turn are shown per 100 turns: a latency that grows by 2 ms per 100 turns

@@ -3,17 +3,17 @@
 //! Running it (progress, Ctrl-C) is the binary's.
 //!
 //! A metric a duet pairs (a start's time or CPU time, a runtime, ui or session trial's
-//! time: [`bench_core::duet::paired`]) is measured as `ab` measures by default, in a
+//! time: [`bench_core::compare::duet::paired`]) is measured as `ab` measures by default, in a
 //! duet: each pair's two programs start at the same moment on one CPU, so the load of
 //! that moment lands on both, and the history pairs them trial by trial
-//! ([`super::links::direct`]). Only trial 0 runs alone (the run needs it, and reads memory
+//! ([`crate::history::links::direct`]). Only trial 0 runs alone (the run needs it, and reads memory
 //! there), so a step of `pairs` pairs runs `pairs + 1` trials a side. A memory metric needs
 //! a memory read in every trial, which a duet's shared trials skip: those steps run in
 //! ABBA order, every trial whole.
 
-use super::builds::Build;
-use super::ingest::{self, IngestError};
-use super::record::Record;
+use crate::history::bisect::builds::Build;
+use crate::history::store::ingest::{self, IngestError};
+use crate::history::store::record::Record;
 use crate::pipeline::orchestration::ab::{AbSettings, SIDES};
 use crate::pipeline::orchestration::schedule::Order;
 use crate::pipeline::{PlanSettings, SpecSource};
@@ -39,9 +39,9 @@ pub fn settings(
     phases: &[Phase],
 ) -> Result<AbSettings, OverrideSyntaxError> {
     // A duet for what a duet pairs, else ABBA order, every trial whole.
-    let duet = bench_core::duet::paired(metric);
+    let duet = bench_core::compare::duet::paired(metric);
     let trials = if duet {
-        (pairs + DUET_ALONE_TRIALS).min(bench_core::result::MAX_TRIAL + 1)
+        (pairs + DUET_ALONE_TRIALS).min(bench_core::MAX_TRIAL + 1)
     } else {
         pairs
     };
@@ -116,10 +116,13 @@ mod tests {
             &SpecSource::Demo,
             Path::new("out"),
             (&build("1"), &build("2")),
-            (super::super::paired::MAX_PAIRS_PER_RUN, Metric::Cold),
+            (
+                crate::history::bisect::paired::MAX_PAIRS_PER_RUN,
+                Metric::Cold,
+            ),
             &[Phase::Measure],
         )
         .unwrap();
-        assert_eq!(ab.plan.trials, bench_core::result::MAX_TRIAL + 1);
+        assert_eq!(ab.plan.trials, bench_core::MAX_TRIAL + 1);
     }
 }

@@ -11,9 +11,9 @@
 //!   the metric's samples record a shrinking series as 0), scaled as the metric is (per
 //!   turn, per 100 turns); a result without them falls back to the samples;
 //! - with two trials or more a side, a t-test on the raw slopes: paired trial by trial
-//!   for interleaved sides, else Welch's ([`significance::paired_difference`],
-//!   [`significance::welch_difference`]); with one trial a side, the two fits' own
-//!   standard errors ([`significance::estimates_difference`]), each the larger of the
+//!   for interleaved sides, else Welch's ([`paired_difference`],
+//!   [`welch_difference`]); with one trial a side, the two fits' own
+//!   standard errors ([`estimates_difference`]), each the larger of the
 //!   line's (residuals about the fit) and the walk's (the spread of the steps between
 //!   turns, [`Fit::walk_std_error`]): memory keeps what a turn allocated, so a one-time
 //!   load or free is a step that the line's residuals call a certain slope (an A/A run
@@ -27,12 +27,12 @@
 //! No drift term is added between separate runs: a machine's offset multiplies what it
 //! times, and a slope of nothing multiplied is still nothing.
 
+use super::t_test::{Estimate, Welch, estimates_difference, paired_difference, welch_difference};
+use super::trend::Fit;
 use crate::compare::Verdict;
 use crate::detail::SessionRun;
 use crate::metric::{Direction, Metric};
 use crate::result::Side;
-use crate::significance::{self, Estimate, Welch};
-use crate::trend::Fit;
 use std::collections::BTreeMap;
 
 /// Latency and bytes-per-key slopes are fitted per turn and recorded per 100 turns.
@@ -128,13 +128,13 @@ pub(crate) fn test(
         (1, 1) => {
             let (_, base) = base.into_values().next()?;
             let (_, candidate) = candidate.into_values().next()?;
-            Some((significance::estimates_difference(base?, candidate?)?, true))
+            Some((estimates_difference(base?, candidate?)?, true))
         }
         (b, c) if b >= 2 && c >= 2 => {
             let test = if interleaved && base.keys().eq(candidate.keys()) {
-                significance::paired_difference(&values(&base), &values(&candidate))
+                paired_difference(&values(&base), &values(&candidate))
             } else {
-                significance::welch_difference(&values(&base), &values(&candidate))
+                welch_difference(&values(&base), &values(&candidate))
             };
             Some((test?, false))
         }
@@ -245,7 +245,10 @@ mod tests {
         }
     }
 
-    fn row(comparison: &crate::Comparison, metric: Metric) -> &crate::compare::MetricComparison {
+    fn row(
+        comparison: &crate::compare::Comparison,
+        metric: Metric,
+    ) -> &crate::compare::MetricComparison {
         comparison
             .metrics
             .iter()
@@ -339,7 +342,7 @@ mod tests {
             .enumerate()
             .map(|(turn, &bytes)| (turn as f64 + 1.0, bytes))
             .collect();
-        let growth = crate::trend::fit(&points).unwrap();
+        let growth = crate::stats::fit(&points).unwrap();
         let mut side = Side::new(sha);
         record(
             &mut side,

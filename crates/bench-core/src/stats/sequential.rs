@@ -24,7 +24,7 @@
 //!   (futility) never adds false alarms.
 //!
 //! ```
-//! use bench_core::sequential::{SequentialPlan, Spending};
+//! use bench_core::stats::sequential::{SequentialPlan, Spending};
 //!
 //! let plan = SequentialPlan::new(20, 0.05, Spending::Pocock);
 //! assert_eq!(plan.looks(), [6, 8, 10, 13, 17, 20]);
@@ -32,9 +32,9 @@
 //! assert!((total - 0.05).abs() < 1e-12);
 //! ```
 
+use super::distributions::{normal_quantile, normal_upper_tail};
 use crate::compare::Comparison;
 use crate::metric::Metric;
-use crate::significance::{normal_quantile, normal_upper_tail};
 
 /// The fewest pairs of the first look. Below six a side the t-test's variance
 /// estimate has four degrees of freedom or fewer: its quantiles at an early look's
@@ -205,7 +205,7 @@ pub fn decide(
         let beyond = row.ratio.is_finite() && (row.ratio - 1.0).abs() > row.floor;
         beyond && !row.verdict.is_change() && row.detectable.is_some()
     };
-    let regressed = watched_rows().any(|row| row.verdict == crate::Verdict::Regressed);
+    let regressed = watched_rows().any(|row| row.verdict == crate::compare::Verdict::Regressed);
     if regressed {
         // The gate has its answer; what still holds the run is a watched change in the
         // making, whose size the comment will print: +5 ms of start-up CPU stopped at six

@@ -2,8 +2,8 @@
 //! of the spec's repository, or a package's published versions from good to bad, each
 //! with the spec override that selects it and the history key its results record.
 
-use super::git;
-use super::versions::{self, Npm, VersionsError};
+use crate::history::bisect::git;
+use crate::history::bisect::versions::{self, Npm, VersionsError};
 use crate::spec::Spec;
 use bench_core::{Metric, Phase};
 use std::path::{Path, PathBuf};

@@ -1,9 +1,9 @@
 //! `clibench history report --format html`: one offline page with a trend chart per
 //! metric and series, each point's interval drawn, change points marked and listed.
 
-use super::changepoint::ChangePoint;
-use super::render::{change_line, heading};
-use super::series::Series;
+use crate::history::change_points::find::ChangePoint;
+use crate::history::report::render::{change_line, heading};
+use crate::history::series::points::Series;
 use bench_core::export::charts::{ChartError, TrendPoint, trend};
 use bench_core::export::html::{escape, page};
 use std::fmt::Write;
@@ -58,8 +58,8 @@ pub fn html(series: &[(Series, Vec<ChangePoint>)]) -> Result<String, ChartError>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::record::Testbed;
-    use crate::history::series::Point;
+    use crate::history::series::points::Point;
+    use crate::history::store::record::Testbed;
     use bench_core::Metric;
 
     #[test]

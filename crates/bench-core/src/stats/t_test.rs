@@ -1,6 +1,6 @@
-//! Significance over many metrics at once: Welch's t-test of one metric on log
-//! values, Holm's step-down adjustment over all metrics of a comparison, and the
-//! smallest change a set of trials could have detected.
+//! Whether two sides of one metric differ: Welch's t-test on log values, Student's
+//! paired t-test of interleaved trials, and the smallest change a set of trials could
+//! have detected. Holm's adjustment over all metrics of a comparison is [`holm`](super::holm)'s.
 //!
 //! # The test
 //! Whether two sides differ is judged by Welch's two-sample t-test on the logs of
@@ -22,20 +22,13 @@
 //! n − 1 degrees of freedom): the common part cancels. `compare` uses it when the sides
 //! were interleaved and every trial of one side has its partner in the other.
 //!
-//! # The family
-//! A comparison asks the same question of about 25 metrics; at 5% each, most A/A
-//! comparisons would find something. [`holm`] adjusts the p-values so that the
-//! chance of *any* false verdict among them stays at the family's level (Holm 1979:
-//! uniformly more powerful than Bonferroni, valid under any dependence between
-//! metrics, which matters because cold and warm, rss and pss move together).
-//!
 //! # What a run could have seen
 //! [`Welch::detectable_change`] is the relative change the test would detect with
 //! 80% power at the level it is given, from the metric's standard error and degrees
 //! of freedom. It is what "could detect ±6%" means; see `docs/verdicts.md`.
 //!
 //! ```
-//! use bench_core::significance::{holm, welch};
+//! use bench_core::stats::{holm, welch};
 //!
 //! let base = [1.00, 1.02, 0.99, 1.01, 1.00];
 //! let slower = [1.10, 1.12, 1.09, 1.11, 1.13];
@@ -45,6 +38,9 @@
 //! let adjusted = holm(&[Some(p), Some(0.4), Some(0.9)]);
 //! assert!(adjusted[0].unwrap() < 0.05);
 //! ```
+
+use super::distributions::{t_quantile, t_two_sided};
+use super::summary::mean_and_variance;
 
 /// The power [`Welch::detectable_change`] is computed for.
 pub const POWER: f64 = 0.80;
@@ -92,7 +88,7 @@ pub fn paired(base: &[f64], candidate: &[f64]) -> Option<Welch> {
 
 /// [`paired`] on the values as they are, never their logs: for slopes, whose
 /// difference is what matters and whose values may be 0 or negative
-/// ([`crate::slope_change`]).
+/// ([`slope_change`](super::slope_change)).
 pub fn paired_difference(base: &[f64], candidate: &[f64]) -> Option<Welch> {
     paired_on(base, candidate, false)
 }
@@ -399,259 +395,6 @@ fn satterthwaite(v1: f64, n1: f64, v2: f64, n2: f64, known: f64) -> f64 {
     }
 }
 
-/// The mean and the sample variance (n − 1) of at least two values.
-fn mean_and_variance(values: &[f64]) -> (f64, f64) {
-    let n = values.len() as f64;
-    let mean = values.iter().sum::<f64>() / n;
-    let variance = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
-    (mean, variance)
-}
-
-/// P(|T| ≥ |t|) for Student's T with `df` degrees of freedom (any positive real):
-/// the regularized incomplete beta function `I_{df/(df+t²)}(df/2, 1/2)`.
-pub fn t_two_sided(t: f64, df: f64) -> f64 {
-    if t.is_nan() || df.is_nan() || df <= 0.0 {
-        return f64::NAN;
-    }
-    if t.is_infinite() {
-        return 0.0;
-    }
-    incomplete_beta(df / (df + t * t), df / 2.0, 0.5).clamp(0.0, 1.0)
-}
-
-/// The `p` quantile of Student's T with `df` degrees of freedom, for `p` in
-/// `(0, 1)`: the `t` with P(T ≤ t) = p, by bisection of [`t_two_sided`] (60
-/// halvings of a bracket found by doubling: far below any printed digit).
-pub fn t_quantile(p: f64, df: f64) -> f64 {
-    if p.is_nan() || !(0.0..=1.0).contains(&p) {
-        return f64::NAN;
-    }
-    if p == 0.5 {
-        return 0.0;
-    }
-    if p < 0.5 {
-        return -t_quantile(1.0 - p, df);
-    }
-    if p >= 1.0 {
-        return f64::INFINITY;
-    }
-    // P(T > t) = t_two_sided(t) / 2 for t > 0, falling in t.
-    let tail = 1.0 - p;
-    let upper_tail = |t: f64| t_two_sided(t, df) / 2.0;
-    let mut high = 1.0;
-    while upper_tail(high) > tail && high < 1e12 {
-        high *= 2.0;
-    }
-    let mut low = 0.0;
-    for _ in 0..60 {
-        let middle = (low + high) / 2.0;
-        if upper_tail(middle) > tail {
-            low = middle;
-        } else {
-            high = middle;
-        }
-    }
-    (low + high) / 2.0
-}
-
-/// The regularized incomplete beta function `I_x(a, b)` for `x` in `[0, 1]` and
-/// positive `a`, `b`: its continued fraction (evaluated by Lentz's method), on the
-/// side of `x` where it converges fast, the other side by `I_x(a, b) = 1 − I_{1−x}(b, a)`.
-fn incomplete_beta(x: f64, a: f64, b: f64) -> f64 {
-    if x <= 0.0 {
-        return 0.0;
-    }
-    if x >= 1.0 {
-        return 1.0;
-    }
-    let front = (ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (-x).ln_1p()).exp();
-    if x < (a + 1.0) / (a + b + 2.0) {
-        front * beta_fraction(x, a, b) / a
-    } else {
-        1.0 - front * beta_fraction(1.0 - x, b, a) / b
-    }
-}
-
-/// The continued fraction of the incomplete beta function,
-/// `1 / (1 + d₁ / (1 + d₂ / (1 + ...)))` with `d₂ₘ₊₁ = −(a+m)(a+b+m)x / ((a+2m)(a+2m+1))`
-/// and `d₂ₘ = m(b−m)x / ((a+2m−1)(a+2m))`, by the modified Lentz method.
-fn beta_fraction(x: f64, a: f64, b: f64) -> f64 {
-    const TINY: f64 = 1e-300;
-    let guard = |value: f64| if value.abs() < TINY { TINY } else { value };
-    let mut c = 1.0;
-    let mut d = 1.0 / guard(1.0 - (a + b) * x / (a + 1.0));
-    let mut fraction = d;
-    for m in 1..=500 {
-        let m = f64::from(m);
-        let even = m * (b - m) * x / ((a + 2.0 * m - 1.0) * (a + 2.0 * m));
-        d = 1.0 / guard(1.0 + even * d);
-        c = guard(1.0 + even / c);
-        fraction *= d * c;
-        let odd = -(a + m) * (a + b + m) * x / ((a + 2.0 * m) * (a + 2.0 * m + 1.0));
-        d = 1.0 / guard(1.0 + odd * d);
-        c = guard(1.0 + odd / c);
-        let step = d * c;
-        fraction *= step;
-        if (step - 1.0).abs() < 1e-15 {
-            break;
-        }
-    }
-    fraction
-}
-
-/// ln Γ(x) for x > 0, by the Lanczos approximation (g = 7, nine terms; relative
-/// error near 1e-15), with the reflection formula below 1/2.
-fn ln_gamma(x: f64) -> f64 {
-    const G: f64 = 7.0;
-    const TERMS: [f64; 9] = [
-        0.999_999_999_999_809_9,
-        676.520_368_121_885_1,
-        -1_259.139_216_722_402_8,
-        771.323_428_777_653_1,
-        -176.615_029_162_140_6,
-        12.507_343_278_686_905,
-        -0.138_571_095_265_720_12,
-        9.984_369_578_019_572e-6,
-        1.505_632_735_149_311_6e-7,
-    ];
-    if x < 0.5 {
-        let pi = std::f64::consts::PI;
-        return (pi / (pi * x).sin()).ln() - ln_gamma(1.0 - x);
-    }
-    let x = x - 1.0;
-    let mut sum = TERMS[0];
-    for (i, &term) in TERMS.iter().enumerate().skip(1) {
-        sum += term / (x + i as f64);
-    }
-    let t = x + G + 0.5;
-    0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + sum.ln()
-}
-
-/// The tests made (index, p-value), smallest p-value first: the order Holm's procedure
-/// steps through.
-fn ascending(p_values: &[Option<f64>]) -> Vec<(usize, f64)> {
-    let mut tested: Vec<(usize, f64)> = p_values
-        .iter()
-        .enumerate()
-        .filter_map(|(index, p)| Some((index, (*p)?)))
-        .collect();
-    tested.sort_by(|x, y| x.1.total_cmp(&y.1));
-    tested
-}
-
-/// Holm's step-down adjustment: the adjusted p-value of each test, in the order
-/// given, `None` where no test was made. A test is significant at family level α
-/// when its adjusted p-value is at most α; the chance of any false one among them
-/// is then at most α.
-pub fn holm(p_values: &[Option<f64>]) -> Vec<Option<f64>> {
-    let tested = ascending(p_values);
-    let m = tested.len();
-    let mut adjusted = vec![None; p_values.len()];
-    let mut running = 0f64;
-    for (rank, &(index, p)) in tested.iter().enumerate() {
-        running = running.max(((m - rank) as f64 * p).min(1.0));
-        adjusted[index] = Some(running);
-    }
-    adjusted
-}
-
-/// The two-sided level at which Holm's step-down procedure judged each test at
-/// family level `alpha`, in the order given, `None` where no test was made: a test
-/// it rejected at step k (the k-th smallest p-value, counting from 0, of m) has
-/// `alpha / (m − k)`; every test it did not reject has the level of the step where
-/// it stopped. So a test is rejected exactly when its p-value is at most its level
-/// ([`holm`]'s adjusted p-value is then at most `alpha`), and an interval at that
-/// level excludes "no change" exactly for the rejected tests: the interval shown
-/// beside a verdict is the one the verdict was made at.
-pub fn holm_levels(p_values: &[Option<f64>], alpha: f64) -> Vec<Option<f64>> {
-    let tested = ascending(p_values);
-    let m = tested.len();
-    let mut levels = vec![None; p_values.len()];
-    let mut stopped: Option<f64> = None;
-    for (rank, &(index, p)) in tested.iter().enumerate() {
-        let step = alpha / (m - rank) as f64;
-        let level = match stopped {
-            Some(level) => level,
-            None if p <= step => step,
-            None => *stopped.insert(step),
-        };
-        levels[index] = Some(level);
-    }
-    levels
-}
-
-/// P(Z > z) for a standard normal Z.
-pub fn normal_upper_tail(z: f64) -> f64 {
-    0.5 * erfc(z / std::f64::consts::SQRT_2)
-}
-
-/// The complementary error function, from the Chebyshev fit in Numerical Recipes
-/// (relative error below 1.2e-7 everywhere): plenty for p-values and power.
-fn erfc(x: f64) -> f64 {
-    let z = x.abs();
-    let t = 1.0 / (1.0 + 0.5 * z);
-    let poly = -z * z - 1.265_512_23
-        + t * (1.000_023_68
-            + t * (0.374_091_96
-                + t * (0.096_784_18
-                    + t * (-0.186_288_06
-                        + t * (0.278_868_07
-                            + t * (-1.135_203_98
-                                + t * (1.488_515_87 + t * (-0.822_152_23 + t * 0.170_872_77))))))));
-    let value = t * poly.exp();
-    if x >= 0.0 { value } else { 2.0 - value }
-}
-
-/// The `p` quantile of the standard normal distribution (Acklam's rational
-/// approximation, relative error below 1.2e-9), for `p` in `(0, 1)`.
-pub fn normal_quantile(p: f64) -> f64 {
-    const A: [f64; 6] = [
-        -3.969_683_028_665_376e1,
-        2.209_460_984_245_205e2,
-        -2.759_285_104_469_687e2,
-        1.383_577_518_672_69e2,
-        -3.066_479_806_614_716e1,
-        2.506_628_277_459_239,
-    ];
-    const B: [f64; 5] = [
-        -5.447_609_879_822_406e1,
-        1.615_858_368_580_409e2,
-        -1.556_989_798_598_866e2,
-        6.680_131_188_771_972e1,
-        -1.328_068_155_288_572e1,
-    ];
-    const C: [f64; 6] = [
-        -7.784_894_002_430_293e-3,
-        -3.223_964_580_411_365e-1,
-        -2.400_758_277_161_838,
-        -2.549_732_539_343_734,
-        4.374_664_141_464_968,
-        2.938_163_982_698_783,
-    ];
-    const D: [f64; 4] = [
-        7.784_695_709_041_462e-3,
-        3.224_671_290_700_398e-1,
-        2.445_134_137_142_996,
-        3.754_408_661_907_416,
-    ];
-    let p = p.clamp(1e-300, 1.0 - 1e-16);
-    let low = 0.02425;
-    let tail = |q: f64| {
-        (((((C[0] * q + C[1]) * q + C[2]) * q + C[3]) * q + C[4]) * q + C[5])
-            / ((((D[0] * q + D[1]) * q + D[2]) * q + D[3]) * q + 1.0)
-    };
-    if p < low {
-        tail((-2.0 * p.ln()).sqrt())
-    } else if p > 1.0 - low {
-        -tail((-2.0 * (1.0 - p).ln()).sqrt())
-    } else {
-        let q = p - 0.5;
-        let r = q * q;
-        (((((A[0] * r + A[1]) * r + A[2]) * r + A[3]) * r + A[4]) * r + A[5]) * q
-            / (((((B[0] * r + B[1]) * r + B[2]) * r + B[3]) * r + B[4]) * r + 1.0)
-    }
-}
-
 #[cfg(test)]
-#[path = "significance_tests.rs"]
+#[path = "t_test_tests.rs"]
 mod tests;

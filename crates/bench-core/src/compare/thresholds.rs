@@ -9,8 +9,9 @@
 //! request cannot loosen its own gate by editing its spec.
 //!
 //! ```
-//! use bench_core::thresholds::{CONFIG_KEY, encode, with_recorded};
-//! use bench_core::{CompareOptions, Metric, Request, Role};
+//! use bench_core::compare::thresholds::{CONFIG_KEY, encode, with_recorded};
+//! use bench_core::compare::CompareOptions;
+//! use bench_core::{Metric, Request, Role};
 //! use std::collections::BTreeMap;
 //!
 //! let mut base = Request::new("a", Role::Base);

@@ -12,7 +12,7 @@
 //! how often each finds a step and how often it calls one in a series without.
 
 use bench_core::rng::SplitMix64;
-use bench_core::significance::t_quantile;
+use bench_core::stats::t_quantile;
 
 /// How a cut is chosen and judged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -226,7 +226,7 @@ fn student_t(before: &[f64], after: &[f64]) -> f64 {
     if se <= 0.0 {
         return if ma == mb { 1.0 } else { 0.0 };
     }
-    bench_core::significance::t_two_sided((ma - mb) / se, m + k - 2.0)
+    bench_core::stats::t_two_sided((ma - mb) / se, m + k - 2.0)
 }
 
 /// The cut of `x` with the largest |t| of a two-sample t-test with pooled variance

@@ -1,6 +1,6 @@
 //! Where the store lives when no `--store` is given, and opening it to write or read.
 
-use super::{Store, StoreError};
+use crate::history::{Store, StoreError};
 use std::path::{Path, PathBuf};
 
 /// The environment variable that names the store.
@@ -79,7 +79,7 @@ pub fn store_from_stdin(mut input: impl std::io::BufRead) -> Result<PathBuf, std
     let mut line = String::new();
     input.read_line(&mut line)?;
     let url = line.trim();
-    if !super::store::server::is_url(url) {
+    if !crate::history::store::server::is_url(url) {
         return Err(std::io::Error::other(
             "standard input must hold a postgres:// URL on its first line",
         ));
@@ -94,7 +94,9 @@ pub fn check_flag(path: &Path) -> Result<(), OpenError> {
     if FROM_STDIN.get().is_some_and(|url| url == path) {
         return Ok(());
     }
-    if super::store::server::is_url(text) && super::store::server::has_password(text) {
+    if crate::history::store::server::is_url(text)
+        && crate::history::store::server::has_password(text)
+    {
         return Err(OpenError::PasswordInFlag);
     }
     Ok(())
@@ -120,7 +122,9 @@ pub fn open_to_write(given: Option<&Path>) -> Result<Store, OpenError> {
 /// Opens an existing store to read.
 pub fn open_to_read(given: Option<&Path>) -> Result<Store, OpenError> {
     let (path, _) = store_path(given)?;
-    let url = path.to_str().is_some_and(super::store::server::is_url);
+    let url = path
+        .to_str()
+        .is_some_and(crate::history::store::server::is_url);
     if !url && std::fs::symlink_metadata(&path).is_err() {
         return Err(OpenError::Missing { path });
     }

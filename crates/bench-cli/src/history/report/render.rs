@@ -1,9 +1,9 @@
 //! The history as text for a terminal: a series as a sparkline and a table, with its
 //! change points. Returns strings; the binary prints them (inert).
 
-use super::changepoint::ChangePoint;
-use super::check::MetricCheck;
-use super::series::Series;
+use crate::history::change_points::check::MetricCheck;
+use crate::history::change_points::find::ChangePoint;
+use crate::history::series::points::Series;
 use bench_core::units::format_bytes;
 use std::fmt::Write;
 

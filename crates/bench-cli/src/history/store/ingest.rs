@@ -1,9 +1,9 @@
 //! Result files into the store: what `history add` and `run`/`ab --history` do.
 
-use super::record::{Record, RecordError};
-use super::store::{Added, Store, StoreError};
+use crate::history::store::record::{Record, RecordError};
+use crate::history::store::{Added, Store, StoreError};
+use bench_core::LoadError;
 use bench_core::ResultFile;
-use bench_core::result::LoadError;
 use std::path::{Path, PathBuf};
 
 /// A result file could not be added.
@@ -53,7 +53,7 @@ pub fn add_files(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::record::tests::result;
+    use crate::history::store::record::tests::result;
     use rusty_fork::rusty_fork_test;
 
     rusty_fork_test! {

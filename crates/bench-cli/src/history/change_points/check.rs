@@ -10,11 +10,10 @@
 //! unchanged metrics is called regressed in at most `alpha` of checks, not in about a
 //! third of them (39 tests at 1% each), which would fail CI on main every few commits.
 
-use super::record::Record;
-use super::series::{Series, series};
-use super::store::Stored;
-use bench_core::significance::{self, t_two_sided};
-use bench_core::stats::median_of_sorted;
+use crate::history::series::points::{Series, series};
+use crate::history::store::Stored;
+use crate::history::store::record::Record;
+use bench_core::stats::{self, median_of_sorted, t_two_sided};
 use bench_core::{Direction, Metric};
 
 /// How a check decides.
@@ -137,7 +136,7 @@ pub fn holm(mut checks: Vec<MetricCheck>, alpha: f64) -> Vec<MetricCheck> {
         .iter()
         .map(|c| (c.outcome != Outcome::TooFew).then_some(c.p_value))
         .collect();
-    for (checked, adjusted) in checks.iter_mut().zip(significance::holm(&p_values)) {
+    for (checked, adjusted) in checks.iter_mut().zip(stats::holm(&p_values)) {
         if let Some(adjusted) = adjusted {
             checked.adjusted_p = adjusted;
             checked.outcome = verdict(checked.metric, checked.change, adjusted, alpha);
@@ -260,7 +259,7 @@ mod tests {
 
     #[test]
     fn a_duet_is_judged_against_duets_not_against_starts_alone() {
-        use crate::history::record::tests::{duet_result, result};
+        use crate::history::store::record::tests::{duet_result, result};
         use crate::history::store::tests::stored;
         // The demo's cold start: about 0.12 s alone, 0.185 s in a duet.
         let alone: Vec<_> = (0..8)

@@ -3,7 +3,7 @@
 //! (bench-core's measures and factors), beside the key it belongs to, so a script can
 //! feed Bencher one report per result with its branch and testbed.
 
-use super::store::Stored;
+use crate::history::store::Stored;
 use bench_core::export::bmf::measure;
 use bench_core::stats::median_of_sorted;
 use serde_json::{Map, Value, json};
@@ -62,8 +62,8 @@ pub fn export(stored: &[Stored]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::record::Record;
-    use crate::history::record::tests::result;
+    use crate::history::store::record::Record;
+    use crate::history::store::record::tests::result;
 
     #[test]
     fn each_result_becomes_one_bmf_document_in_nanoseconds() {
@@ -78,7 +78,7 @@ mod tests {
 
     #[test]
     fn a_duets_values_are_a_benchmark_of_their_own() {
-        let duet = crate::history::record::tests::duet_result("demo", "abc", 5, &[0.1, 0.3]);
+        let duet = crate::history::store::record::tests::duet_result("demo", "abc", 5, &[0.1, 0.3]);
         let record = Record::of(&duet, None, "main").unwrap();
         let parsed: Value = serde_json::from_str(&export(&[Stored { id: 1, record }])).unwrap();
         assert_eq!(

@@ -11,11 +11,10 @@
 //! will show a step which is not the target's change. The comparison allows for that
 //! run-to-run offset, so only a move beyond it is called one.
 
-use super::record::Record;
-use super::store::{Filter, Store, StoreError};
+use crate::history::store::record::Record;
+use crate::history::store::{Filter, Store, StoreError};
 use bench_core::Metric;
-use bench_core::significance::{self, Welch};
-use bench_core::stats::median_of_sorted;
+use bench_core::stats::{self, Welch, median_of_sorted};
 use std::fmt::Write as _;
 
 /// Two-sided level of the intervals: 95%, as `ab`'s.
@@ -133,9 +132,9 @@ pub fn metric_context(metric: Metric, stored: &[f64], fresh: &[f64]) -> MetricCo
     // metric's threshold as an amount; anything else as a ratio, beyond the drift of a
     // run's own offset.
     let test: Option<Welch> = if metric.is_slope() {
-        significance::welch_difference(stored, fresh)
+        stats::welch_difference(stored, fresh)
     } else {
-        significance::welch_between_runs(stored, fresh, metric.nature().drift_spread())
+        stats::welch_between_runs(stored, fresh, metric.nature().drift_spread())
     };
     let change = test.as_ref().map(|test| {
         if metric.is_slope() {
@@ -275,7 +274,7 @@ mod tests {
         // measure: this one runs in a process of its own.
         #[test]
         fn a_duet_side_is_set_beside_earlier_duets_only() {
-            use crate::history::record::tests::{duet_result, result};
+            use crate::history::store::record::tests::{duet_result, result};
             let dir = tempfile::tempdir().unwrap();
             let mut store = Store::open(&dir.path().join("h.sqlite"), false).unwrap();
             // The demo's cold start alone, about 0.12 s, from `clibench run`.

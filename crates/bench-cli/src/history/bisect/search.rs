@@ -11,7 +11,7 @@
 //! says where. How two builds are compared is the caller's ([`Comparer`]: `clibench
 //! bisect` compares them within the runs that measured both, or through the good end,
 //! from the history, and runs `ab`'s interleaved pairs for what it lacks; see
-//! [`paired`](super::paired)), so the search is tested without building anything.
+//! [`paired`](crate::history::bisect::paired)), so the search is tested without building anything.
 
 use std::time::{Duration, Instant};
 

@@ -1,8 +1,8 @@
 //! A metric's series: one point per stored result, per target, branch, testbed and
 //! schedule (a duet's values or values measured alone).
 
-use super::record::Testbed;
-use super::store::Stored;
+use crate::history::store::Stored;
+use crate::history::store::record::Testbed;
 use bench_core::Metric;
 use bench_core::stats::median_of_sorted;
 use std::collections::BTreeMap;
@@ -140,7 +140,7 @@ pub fn median_interval(sorted: &[f64]) -> (f64, f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::record::tests::result;
+    use crate::history::store::record::tests::result;
     use crate::history::store::tests::stored;
 
     #[test]
@@ -167,7 +167,7 @@ mod tests {
 
     #[test]
     fn a_duets_values_and_values_measured_alone_are_two_series() {
-        use crate::history::record::tests::duet_result;
+        use crate::history::store::record::tests::duet_result;
         let rows = stored(&[
             result("demo", "a", 1, &[0.12, 0.12]),
             duet_result("demo", "b", 2, &[0.12, 0.185]),

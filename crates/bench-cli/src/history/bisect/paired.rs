@@ -13,16 +13,16 @@
 //! moved from 1.07 s to 1.39 s between runs) were larger than the 7% change, and pooling
 //! named the wrong release.
 
-use super::bisect::{Comparer, Measured};
-use super::links::{self, Link};
-use super::record::Record;
-use super::store::{BuildKey, Store, StoreError};
+use crate::history::bisect::search::{Comparer, Measured};
+use crate::history::links::{self, Link};
+use crate::history::store::record::Record;
+use crate::history::store::{BuildKey, Store, StoreError};
 use bench_core::Metric;
 use std::collections::BTreeSet;
 
 /// The most pairs one `ab` run measures (a result numbers its trials 0 to 100): a
 /// comparison asked for more is measured in several runs, each paired within itself.
-pub const MAX_PAIRS_PER_RUN: u32 = bench_core::result::MAX_TRIAL + 1;
+pub const MAX_PAIRS_PER_RUN: u32 = bench_core::MAX_TRIAL + 1;
 
 /// Two-sided level of a comparison's interval: 95%, as `ab`'s.
 pub const LEVEL: f64 = 0.05;
@@ -224,8 +224,8 @@ pub fn measured_of(link: &Link) -> Measured {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::bisect::{self, Outcome, Settings};
-    use crate::history::record::tests::result;
+    use crate::history::bisect::search::{self as bisect, Outcome, Settings};
+    use crate::history::store::record::tests::result;
     use bench_core::rng::SplitMix64;
     use rusty_fork::rusty_fork_test;
 
@@ -319,7 +319,7 @@ mod tests {
 
     fn settings() -> Settings {
         Settings {
-            sought: crate::history::bisect::Sought::Any,
+            sought: crate::history::bisect::search::Sought::Any,
             pairs: 4,
             max_pairs: 16,
             budget: None,

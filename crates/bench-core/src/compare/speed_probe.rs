@@ -9,11 +9,12 @@
 //! instead of an assumed spread (see `docs/verdicts.md`).
 //!
 //! ```
-//! let took = bench_core::speed_probe::probe();
+//! let took = bench_core::compare::speed_probe::probe();
 //! assert!(took > std::time::Duration::ZERO);
 //! ```
 
 use crate::result::Side;
+use crate::stats::mean_and_variance;
 use std::time::{Duration, Instant};
 
 /// The steps of the probe's loop: about 2 ms of one core in a release build on a
@@ -97,14 +98,6 @@ impl SpeedShift {
     pub fn change(&self) -> f64 {
         self.log_ratio.exp_m1()
     }
-}
-
-/// The mean and the sample variance (n − 1) of at least two values.
-fn mean_and_variance(values: &[f64]) -> (f64, f64) {
-    let n = values.len() as f64;
-    let mean = values.iter().sum::<f64>() / n;
-    let variance = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
-    (mean, variance)
 }
 
 #[cfg(test)]

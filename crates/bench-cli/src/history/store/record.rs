@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 /// in characters; longer text from a result or another store is refused.
 pub const MAX_KEY_CHARS: usize = 255;
 /// The most trials of one metric a record holds (trials are numbered 0 to 100).
-pub const MAX_TRIALS: usize = bench_core::result::MAX_TRIAL as usize + 1;
+pub const MAX_TRIALS: usize = bench_core::MAX_TRIAL as usize + 1;
 
 /// The machine a result was measured on. Series are only ever compared within one
 /// testbed: a change of CPU or kernel is not a change of the target.
@@ -142,7 +142,7 @@ impl Record {
         // build's, as `compare` does: they pair trial by trial with the other side's
         // record of the run, and the trials that ran alone (slower or faster by the
         // machine of their moment) are not mixed in.
-        let kept = bench_core::duet::shared_only(&result.side);
+        let kept = bench_core::compare::duet::shared_only(&result.side);
         let samples = kept
             .metrics
             .iter()
@@ -165,7 +165,7 @@ impl Record {
             load_average: first.and_then(|t| t.load_average).map(|load| load[0]),
             started_unix_ms: first.and_then(|t| t.started_unix_ms),
             run: result.request.invocation_id.clone(),
-            duet_phases: Some(bench_core::duet::shared_phases(&result.side)),
+            duet_phases: Some(bench_core::compare::duet::shared_phases(&result.side)),
             samples,
         };
         record.validate()?;
@@ -175,7 +175,7 @@ impl Record {
     /// Whether this record's values of `metric` are a duet's: a metric a duet pairs, of a
     /// phase whose trials shared a CPU.
     pub fn duet_values(&self, metric: Metric) -> bool {
-        bench_core::duet::paired(metric)
+        bench_core::compare::duet::paired(metric)
             && self
                 .duet_phases
                 .as_ref()
@@ -307,7 +307,7 @@ const NOT_A_VARIANT: [&str; 3] = ["source.commit=", "version=", "measure.memory_
 fn revision_of(request: &bench_core::Request) -> String {
     let variant: Vec<&str> = request
         .config
-        .get(bench_core::result::OVERRIDES_KEY)
+        .get(bench_core::OVERRIDES_KEY)
         .map(|overrides| {
             overrides
                 .split_whitespace()
@@ -446,23 +446,22 @@ pub(crate) mod tests {
     fn an_override_of_a_spec_key_makes_another_build_of_the_same_commit() {
         let mut knob = result("demo", "abc", 1000, &[0.3]);
         knob.request.config.insert(
-            bench_core::result::OVERRIDES_KEY.into(),
+            bench_core::OVERRIDES_KEY.into(),
             "source.commit=abc measure.env.DELAY_MS=30 measure.memory_trials=3".into(),
         );
         let record = Record::of(&knob, None, "main").unwrap();
         assert_eq!(record.revision, "abc [measure.env.DELAY_MS=30]");
         assert_eq!(record.label(), "abc [measure.env.DELAY_MS=30]");
         // The overrides that pick the build are what request.sha already says.
-        knob.request.config.insert(
-            bench_core::result::OVERRIDES_KEY.into(),
-            "version=0.63.1".into(),
-        );
+        knob.request
+            .config
+            .insert(bench_core::OVERRIDES_KEY.into(), "version=0.63.1".into());
         assert_eq!(Record::of(&knob, None, "main").unwrap().revision, "abc");
         // A long list is named by its digest, within the key's limit.
         let long = format!("measure.env.X={}", "y".repeat(300));
         knob.request
             .config
-            .insert(bench_core::result::OVERRIDES_KEY.into(), long);
+            .insert(bench_core::OVERRIDES_KEY.into(), long);
         let revision = Record::of(&knob, None, "main").unwrap().revision;
         assert!(revision.starts_with("abc [overrides "), "{revision}");
         assert!(revision.chars().count() <= MAX_KEY_CHARS);

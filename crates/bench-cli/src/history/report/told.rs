@@ -3,12 +3,12 @@
 //! regressed. The binary prints these; they are built here so that they are tested as
 //! text.
 
-use super::changepoint::{self, ChangePoint, change_points};
-use super::check::{MetricCheck, Outcome};
-use super::record::Record;
-use super::render;
-use super::series::{self, Series};
-use super::store::{Added, Stored};
+use crate::history::change_points::check::{MetricCheck, Outcome};
+use crate::history::change_points::find::{self as changepoint, ChangePoint, change_points};
+use crate::history::report::render;
+use crate::history::series::points::{self as series, Series};
+use crate::history::store::record::Record;
+use crate::history::store::{Added, Stored};
 use bench_core::Metric;
 use std::path::Path;
 
@@ -121,8 +121,8 @@ pub fn regressed_line(regressed: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::check::{self, Settings};
-    use crate::history::record::tests::result;
+    use crate::history::change_points::check::{self, Settings};
+    use crate::history::store::record::tests::result;
 
     fn stored(points: &[(u64, f64)]) -> Vec<Stored> {
         points
