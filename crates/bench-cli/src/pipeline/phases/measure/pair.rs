@@ -11,7 +11,7 @@
 //! whatever else the machine runs, which on a loaded VM cut the pairs' spread of `cold`
 //! from 0.22 to 0.05 (unconfined, the two took a CPU each and drifted apart: 0.34). Each
 //! start that shared the CPU with the other side's records it (`shared_cpu`), and a
-//! comparison of the two sides then tests those starts alone (`bench_core::duet`).
+//! comparison of the two sides then tests those starts alone (`bench_core::compare::duet`).
 //!
 //! Only timed-only trials (past `memory_trials`) are paired, and never trial 0, whose
 //! failure decides what the run skips and whose cold start is the first after the install.
