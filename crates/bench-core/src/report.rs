@@ -147,15 +147,15 @@ impl Report {
     /// Summarizes `result`.
     pub fn new(result: &ResultFile) -> Report {
         let side = &result.side;
+        // A slope through fewer than five points is no figure: not shown (the result
+        // keeps it).
+        let few = slopes::few_points(&side.sessions);
         let mut processes = side.processes.clone();
         processes.sort_by(|a, b| b.rss.cmp(&a.rss).then(a.pid.cmp(&b.pid)));
         Report {
             request: result.request.clone(),
             sha: side.sha.clone(),
             metrics: {
-                // A slope through fewer than five points is no figure: not shown (the
-                // result keeps it).
-                let few = slopes::few_points(&side.sessions);
                 let mut stats = side_stats(side);
                 stats.retain(|row| !few.iter().any(|&(metric, _)| metric == row.metric));
                 stats
@@ -170,7 +170,7 @@ impl Report {
             session_slopes: slopes::lines(&side.sessions),
             // Said only of a slope the result holds as a metric: a session too short for
             // one (the demo's three turns) records none, and has nothing left out to explain.
-            few_point_slopes: slopes::few_points(&side.sessions)
+            few_point_slopes: few
                 .into_iter()
                 .filter(|(metric, _)| side.metrics.contains_key(metric))
                 .collect(),

@@ -181,28 +181,30 @@ impl From<StoreError> for Failed {
     }
 }
 
+/// A records query selecting `$last`, the two columns a layout may lack, after the ones
+/// every layout has.
+macro_rules! records_select {
+    ($last:literal) => {
+        concat!(
+            "SELECT id, target, branch, revision, version, cpu, cores, memory_bytes, kernel,
+             load_average, started_unix_ms, ",
+            $last,
+            " FROM results
+             WHERE (CAST(?1 AS TEXT) IS NULL OR target = ?1)
+               AND (CAST(?2 AS TEXT) IS NULL OR branch = ?2)
+               AND (CAST(?3 AS TEXT) IS NULL OR testbed = ?3)
+             ORDER BY started_unix_ms IS NULL, started_unix_ms, id"
+        )
+    };
+}
+
 /// The columns a record is read from, for each layout: an older store (from elsewhere)
 /// lacks the later ones, which read as unknown.
 fn records_query(layout: i64) -> &'static str {
     const SELECT: [&str; 3] = [
-        "SELECT id, target, branch, revision, version, cpu, cores, memory_bytes, kernel,
-         load_average, started_unix_ms, NULL, NULL FROM results
-         WHERE (CAST(?1 AS TEXT) IS NULL OR target = ?1)
-           AND (CAST(?2 AS TEXT) IS NULL OR branch = ?2)
-           AND (CAST(?3 AS TEXT) IS NULL OR testbed = ?3)
-         ORDER BY started_unix_ms IS NULL, started_unix_ms, id",
-        "SELECT id, target, branch, revision, version, cpu, cores, memory_bytes, kernel,
-         load_average, started_unix_ms, run, NULL FROM results
-         WHERE (CAST(?1 AS TEXT) IS NULL OR target = ?1)
-           AND (CAST(?2 AS TEXT) IS NULL OR branch = ?2)
-           AND (CAST(?3 AS TEXT) IS NULL OR testbed = ?3)
-         ORDER BY started_unix_ms IS NULL, started_unix_ms, id",
-        "SELECT id, target, branch, revision, version, cpu, cores, memory_bytes, kernel,
-         load_average, started_unix_ms, run, duet_phases FROM results
-         WHERE (CAST(?1 AS TEXT) IS NULL OR target = ?1)
-           AND (CAST(?2 AS TEXT) IS NULL OR branch = ?2)
-           AND (CAST(?3 AS TEXT) IS NULL OR testbed = ?3)
-         ORDER BY started_unix_ms IS NULL, started_unix_ms, id",
+        records_select!("NULL, NULL"),
+        records_select!("run, NULL"),
+        records_select!("run, duet_phases"),
     ];
     SELECT[layout.clamp(1, 3) as usize - 1]
 }
