@@ -14,7 +14,7 @@ use std::process::{Command, Stdio};
 
 /// The demo's spec, with `@DEMO_SOURCE@` and `@DEMO_COMMIT@` standing for the materialised
 /// repository and its commit.
-pub const SPEC: &str = include_str!("../../../examples/demo-agent/demo.toml");
+pub(crate) const SPEC: &str = include_str!("../../../examples/demo-agent/demo.toml");
 
 /// Marker in [`SPEC`] replaced by the path of the materialised source repository.
 const SOURCE_MARKER: &str = "@DEMO_SOURCE@";
@@ -196,7 +196,7 @@ pub fn at_work_script() -> bench_model::Script {
 /// control characters escaped, so any folder name reads back as itself and
 /// never breaks a line (a non-UTF-8 path is written lossily; [`materialise`]
 /// refuses those first).
-pub fn spec_text(source: &Path, sha: &str) -> String {
+pub(crate) fn spec_text(source: &Path, sha: &str) -> String {
     let path = toml_string(&source.to_string_lossy());
     let quoted_marker = format!("\"{SOURCE_MARKER}\"");
     // The marker inside quotes is the value; elsewhere (the header comment)

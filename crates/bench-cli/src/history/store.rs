@@ -271,7 +271,7 @@ impl Store {
     }
 
     /// Opens the PostgreSQL store at `url`, creating its tables when the database has
-    /// none; the password comes as [`server`] says, and never appears in a message.
+    /// none; the password comes as `server` says, and never appears in a message.
     pub fn open_postgres(url: &str) -> Result<Store, StoreError> {
         let (client, label) = server::connect(url)?;
         let db = Db::Postgres {

@@ -7,16 +7,16 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// The checksum file written next to the artifacts.
-pub const SUMS: &str = "SHA256SUMS";
+pub(crate) const SUMS: &str = "SHA256SUMS";
 
 /// Matches a file name against a pattern with `*` and `?`: the same matcher as the
 /// spec's disk exclusions, so one glob means one thing throughout a spec.
-pub fn wildcard(pattern: &str, name: &str) -> bool {
+pub(crate) fn wildcard(pattern: &str, name: &str) -> bool {
     bench_proc::wildcard_match(pattern.as_bytes(), name.as_bytes())
 }
 
 /// The SHA-256 of a file, in lowercase hex.
-pub fn sha256_file(path: &Path) -> Result<String, FileError> {
+pub(crate) fn sha256_file(path: &Path) -> Result<String, FileError> {
     let mut file = std::fs::File::open(path)
         .map_err(FileError::doing(format!("opening {}", path.display())))?;
     let mut hasher = Sha256::new();
@@ -38,7 +38,7 @@ pub struct SumsError {
 }
 
 /// Parses `SHA256SUMS` (`HEX  NAME` or `HEX *NAME` per line).
-pub fn parse_sums(text: &str) -> Result<BTreeMap<String, String>, SumsError> {
+pub(crate) fn parse_sums(text: &str) -> Result<BTreeMap<String, String>, SumsError> {
     let mut sums = BTreeMap::new();
     for (number, line) in text.lines().enumerate() {
         if line.trim().is_empty() {

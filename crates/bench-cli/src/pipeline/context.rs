@@ -78,7 +78,7 @@ pub enum ContextError {
 
 /// Everything a phase needs, built by `clibench phase` before the phase runs.
 #[derive(Debug, Clone)]
-pub struct PhaseContext {
+pub(crate) struct PhaseContext {
     /// The phase being run.
     pub phase: Phase,
     /// The parsed spec.
@@ -348,7 +348,7 @@ impl PhaseContext {
 /// What a login shell of `user` would have, and no more (so nothing of clibench's own
 /// environment, such as a token, reaches a target): the only variables a target sees
 /// unless the spec adds some.
-pub fn base_environment(user: &str, home: &Path) -> BTreeMap<String, String> {
+pub(crate) fn base_environment(user: &str, home: &Path) -> BTreeMap<String, String> {
     let home = home.display().to_string();
     [
         ("HOME", home.clone()),

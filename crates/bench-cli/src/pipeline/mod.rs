@@ -18,7 +18,7 @@
 //! - [`Runner`]: the trial loop, in process or a process per step, reporting to an
 //!   [`Observer`]; several plans interleaved for an A/B run.
 //! - [`run_phase`]: one phase of one trial, merged into `OUT/result.json`.
-//! - [`cleanup()`]: stops and removes what the state file lists.
+//! - `cleanup()`: stops and removes what the state file lists.
 //!
 //! # Errors
 //! Every function returns a `thiserror` type naming what failed (file, command, user,
@@ -40,29 +40,28 @@ mod phases;
 pub(crate) mod program;
 pub mod redact;
 
-pub use context::{ContextError, PhaseContext};
+pub use context::ContextError;
+pub(crate) use context::PhaseContext;
 pub use error::{Error, PhaseError};
 pub use file_error::FileError;
 pub use isolation::command::StopError;
 pub use isolation::staging::StagingError;
 pub use isolation::users::UserError;
-pub use orchestration::caches_linux::{DROP_CACHES, DropCachesError};
+pub(crate) use orchestration::caches_linux::DROP_CACHES;
+pub use orchestration::caches_linux::DropCachesError;
 pub use orchestration::phase_child::REPOSITORY_VAR;
 pub use orchestration::phase_child::{PhaseChild, PhaseChildError, run_as_phase_child};
-pub use orchestration::phase_run::{
-    PhaseOutcome, PhaseRun, SpecFacts, load_spec, override_source, record_skip, request_for,
-    run_phase, trial_failure,
-};
+pub use orchestration::phase_run::{PhaseOutcome, PhaseRun, run_phase};
 pub use orchestration::plan::{
-    Plan, PlanSettings, Shard, ShardError, SpecPathError, SpecSource, Step, describes,
+    Plan, PlanSettings, Shard, ShardError, SpecPathError, SpecSource, Step,
 };
 pub use orchestration::runner::{
     Execution, Notice, Observer, Progress, RootCause, RunOutcome, Runner, SilentObserver, Skip,
     StepResult,
 };
-pub use orchestration::skip_rules::headline;
-pub use out::cleanup::{CleanupError, CleanupReport, cleanup, cleanup_with, run_folders};
-pub use out::report::{WrittenReport, ready_screen_section, write_report};
+pub(crate) use out::cleanup::cleanup;
+pub use out::cleanup::{CleanupError, CleanupReport, cleanup_with, run_folders};
+pub use out::report::{WrittenReport, write_report};
 pub use out::state::StateError;
 pub use out::state::TrialUser;
 pub use phases::install::InstallError;

@@ -6,7 +6,7 @@
 //! Any local user can connect to a loopback port (and find it in `/proc/net/tcp`), so
 //! the origin serves only under a secret path prefix, `http://127.0.0.1:PORT/TOKEN`
 //! with 128 random bits: the installer is handed it in `{origin}`; a request without it
-//! gets the same 404 as a missing file, with no listing. At most [`MAX_CONNECTIONS`]
+//! gets the same 404 as a missing file, with no listing. At most `MAX_CONNECTIONS`
 //! connections are served at once, each by its own thread; further ones wait in the
 //! kernel's backlog until one ends (every read and write has a deadline, so one does).
 
@@ -29,7 +29,7 @@ const POLL: Duration = Duration::from_millis(10);
 const MAX_HEAD: u64 = 16 << 10;
 /// The most connections served at once (one thread each). An installer fetches a
 /// handful of files; 3,000 connections once made 1,473 threads.
-pub const MAX_CONNECTIONS: usize = 32;
+pub(crate) const MAX_CONNECTIONS: usize = 32;
 
 /// A running origin; dropping it stops the server.
 #[derive(Debug)]
@@ -207,7 +207,7 @@ impl Write for Bounded<'_> {
 /// The file name a request target names under `prefix`, or `None` (404). Only one
 /// plain path component is accepted: no `/`, no `..`, no `.`, nothing hidden by
 /// percent-encoding.
-pub fn resolve(prefix: &str, target: &str) -> Option<String> {
+pub(crate) fn resolve(prefix: &str, target: &str) -> Option<String> {
     let path = target.split(['?', '#']).next().unwrap_or("");
     let rest = path.strip_prefix(&normalise_prefix(prefix))?;
     let name = percent_decode(rest)?;

@@ -9,7 +9,7 @@ const HIDDEN: &str = "***";
 /// `text` with the credentials of every `scheme://user:password@host` URL in it hidden: the
 /// password becomes `***`; for http(s), a user part without a password (a token used as
 /// the user name, as `https://TOKEN@github.com`) is hidden too.
-pub fn redact(text: &str) -> String {
+pub(crate) fn redact(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(found) = rest.find("://") {

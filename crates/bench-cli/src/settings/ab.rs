@@ -48,9 +48,9 @@ pub struct AbRequest {
     pub head: Vec<Override>,
     /// A scenario both sides run, its overrides before each side's.
     pub scenario: Option<Scenario>,
-    /// `--trials`; `None`: auto, within `--budget` or [`DEFAULT_BUDGET`].
+    /// `--trials`; `None`: auto, within `--budget` or `DEFAULT_BUDGET`.
     pub trials: Option<Trials>,
-    /// `--max-trials`; `None`: [`BUDGET_MAX_PAIRS`] within a budget, else 20.
+    /// `--max-trials`; `None`: `BUDGET_MAX_PAIRS` within a budget, else 20.
     pub max_trials: Option<u32>,
     /// `--budget`.
     pub budget: Option<Duration>,

@@ -48,7 +48,7 @@ pub struct BoardRequest {
 }
 
 /// The trials a target when neither `--trials` nor `--budget` is given.
-pub const DEFAULT_BOARD_TRIALS: u32 = 3;
+pub(crate) const DEFAULT_BOARD_TRIALS: u32 = 3;
 
 /// A board file's keys, as written.
 #[derive(Debug, Clone, serde::Deserialize)]
@@ -226,9 +226,9 @@ impl BoardFile {
 }
 
 /// The board's settings: each of the command line's flags, else the board file's key,
-/// else the default. Without `--trials`, a budget runs at most [`BUDGET_MAX_ROUNDS`]
+/// else the default. Without `--trials`, a budget runs at most `BUDGET_MAX_ROUNDS`
 /// rounds; with it, `--trials` is the most, and must allow the
-/// [`MIN_BUDGET_ROUNDS`] every budget runs.
+/// `MIN_BUDGET_ROUNDS` every budget runs.
 pub fn board_settings(request: BoardRequest) -> Result<BoardSettings, BoardSettingsError> {
     let file = request
         .board_file

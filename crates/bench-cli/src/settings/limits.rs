@@ -43,9 +43,9 @@ pub fn duration(text: &str) -> Result<std::time::Duration, FlagValueError> {
 /// target (the demo agent's measure phase) takes about a second on a quiet machine, and
 /// the first look at the comparison needs a few pairs; a shorter budget would stop after
 /// one pair and decide nothing.
-pub const MIN_BUDGET: std::time::Duration = std::time::Duration::from_secs(10);
+pub(crate) const MIN_BUDGET: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// A `--budget` flag's value: a duration of at least [`MIN_BUDGET`].
+/// A `--budget` flag's value: a duration of at least `MIN_BUDGET`.
 pub fn budget(text: &str) -> Result<std::time::Duration, FlagValueError> {
     let budget = duration(text)?;
     if budget < MIN_BUDGET {

@@ -17,14 +17,9 @@ mod run;
 mod separator;
 
 pub use ab::{AbPlan, AbRequest, Trials, ab_settings};
-pub use board::{
-    BoardFile, BoardFileError, BoardRequest, BoardSettingsError, DEFAULT_BOARD_TRIALS,
-    board_settings,
-};
+pub use board::{BoardFile, BoardFileError, BoardRequest, BoardSettingsError, board_settings};
 pub use compare::{Drift, FlagValueError, Noise, ThresholdFlags, compare_options, recorded_floors};
 pub use error::SettingsError;
-pub use limits::{
-    MIN_BUDGET, budget, duration, metric, pair_count, store, trial_count, trial_number,
-};
+pub use limits::{budget, duration, metric, pair_count, store, trial_count, trial_number};
 pub use run::{parse_phases, scenario_tool, with_scenario};
 pub use separator::separator_hint;

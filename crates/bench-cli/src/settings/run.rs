@@ -35,7 +35,7 @@ pub fn with_scenario(
 }
 
 /// The tool a scenario's calls run for the spec at `source` with `overrides`
-/// ([`crate::spec::tool_of`]); `None` for the demo (it runs any command) and for a spec
+/// (`crate::spec::tool_of`); `None` for the demo (it runs any command) and for a spec
 /// that cannot be read (the run reports that).
 pub fn scenario_tool(source: &SpecSource, overrides: &[Override]) -> Option<String> {
     match source {

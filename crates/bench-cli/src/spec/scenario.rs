@@ -83,7 +83,7 @@ impl fmt::Display for Scenario {
 
 /// The shell command a scenario's tool calls run for `spec`: `[session] scenario_tool`,
 /// else the first shell command of the spec's own script (`None`: the scenarios' own).
-pub fn tool_of(spec: &super::Spec) -> Option<String> {
+pub(crate) fn tool_of(spec: &super::Spec) -> Option<String> {
     if let Some(tool) = spec.session.as_ref().and_then(|s| s.scenario_tool.clone()) {
         return Some(tool);
     }
@@ -126,7 +126,7 @@ impl Scenario {
     }
 
     /// What the scenario asks the agent to run that is not `tool` (the spec's, see
-    /// [`tool_of`]), for a line before the run: an agent with approvals on stops there.
+    /// `tool_of`), for a line before the run: an agent with approvals on stops there.
     pub fn own_calls(self, tool: Option<&str>) -> Option<String> {
         match (self, tool) {
             (Scenario::LongSession, None) => Some("`seq 1 N` (50 to 500 lines)".to_owned()),

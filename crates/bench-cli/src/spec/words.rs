@@ -30,6 +30,6 @@ pub(super) fn key_name(path: &[Segment]) -> String {
 }
 
 /// Whether `text` is a full 40-character hexadecimal commit sha.
-pub fn is_full_sha(text: &str) -> bool {
+pub(crate) fn is_full_sha(text: &str) -> bool {
     text.len() == 40 && text.chars().all(|ch| ch.is_ascii_hexdigit())
 }

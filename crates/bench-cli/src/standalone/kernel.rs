@@ -1,6 +1,6 @@
 //! `clibench kernel`: the REPL kernel metrics (`kernel_start` ... `restore`) of a
 //! protocol-3 kernel command, or of the built-in reference kernel, each run in a fresh
-//! temporary git workspace with an exact environment ([`environment`]) and a fresh
+//! temporary git workspace with an exact environment (`environment`) and a fresh
 //! empty home.
 //!
 //! [`run`] does the runs and tells an [`Observer`] about each; it records them into a
@@ -19,7 +19,7 @@ use std::time::Duration;
 
 /// Environment variables passed through to the kernel from this process, where set;
 /// everything else is left out.
-pub const PASSED_THROUGH: [&str; 6] = [
+pub(crate) const PASSED_THROUGH: [&str; 6] = [
     "PATH",
     "USER",
     "LOGNAME",
@@ -74,7 +74,7 @@ pub struct Settings {
     pub prelude: Option<String>,
     /// How long to wait for `ready`, and for each request.
     pub timeout: Duration,
-    /// The kernel's whole environment (see [`environment`]); a fresh empty `HOME` is
+    /// The kernel's whole environment (see `environment`); a fresh empty `HOME` is
     /// added unless it sets one.
     pub env: Vec<(OsString, OsString)>,
     /// Where the `.jsonl` transcripts of every kernel session are kept.
@@ -83,7 +83,7 @@ pub struct Settings {
 
 /// The kernel's environment: [`PASSED_THROUGH`] from this process where set,
 /// `LANG=C.UTF-8`, then `extra` in order, each replacing an earlier value of its key.
-pub fn environment(
+pub(crate) fn environment(
     extra: impl IntoIterator<Item = (OsString, OsString)>,
 ) -> Vec<(OsString, OsString)> {
     let mut env: Vec<(OsString, OsString)> = PASSED_THROUGH
@@ -193,10 +193,10 @@ pub fn run(settings: &Settings, observer: &mut dyn Observer) -> Result<ResultFil
 }
 
 /// The `runtime` fact holding the Python version the kernel reported.
-pub const PYTHON_KEY: &str = "python";
+pub(crate) const PYTHON_KEY: &str = "python";
 /// The `runtime` fact holding what built the loaded-memory table: `pandas` when
 /// importable, else `lists`.
-pub const WORKLOAD_KEY: &str = "workload";
+pub(crate) const WORKLOAD_KEY: &str = "workload";
 
 impl Settings {
     /// The request a result of these settings answers: the kernel command as its build

@@ -196,7 +196,7 @@ fn measure_family(settings: &Settings) -> Result<Measurement, Error> {
 /// any daemon re-parented to us), then stops it all. Every peak sample is taken
 /// before the table is measured, so a peak counting more processes than the table
 /// means some exited while the command settled.
-pub fn measure_command(
+pub(crate) fn measure_command(
     command: &[OsString],
     settle: &Settle,
     tty: bool,
@@ -286,7 +286,10 @@ enum Started {
 /// Settles the family of `child` (every descendant of this process) by `settle`,
 /// noting how long after the start the command itself exited (`None` while it runs).
 /// Its daemons may live on and are measured anyway.
-pub fn settle_watching(child: &mut Child, settle: &Settle) -> (SettleReport, Option<Duration>) {
+pub(crate) fn settle_watching(
+    child: &mut Child,
+    settle: &Settle,
+) -> (SettleReport, Option<Duration>) {
     const POLL: Duration = Duration::from_millis(20);
     let me = std::process::id();
     let started = Instant::now();
@@ -319,7 +322,7 @@ pub fn settle_watching(child: &mut Child, settle: &Settle) -> (SettleReport, Opt
 
 /// Starts `command` in its own session (and so its own process group, without a
 /// controlling terminal) with stdio on /dev/null and no other descriptor of ours.
-pub fn spawn_quiet(command: &[OsString]) -> Result<Child, SpawnError> {
+pub(crate) fn spawn_quiet(command: &[OsString]) -> Result<Child, SpawnError> {
     let (program, rest) = command.split_first().ok_or(SpawnError::NoCommand)?;
     let mut child = Command::new(program);
     child
@@ -339,13 +342,13 @@ pub fn spawn_quiet(command: &[OsString]) -> Result<Child, SpawnError> {
 }
 
 /// A uid from a numeric string or a name in `/etc/passwd`.
-pub fn lookup_user(user: &str) -> Option<u32> {
+pub(crate) fn lookup_user(user: &str) -> Option<u32> {
     let passwd = std::fs::read_to_string("/etc/passwd").unwrap_or_default();
     resolve_user(user, &passwd)
 }
 
 /// A uid from a numeric string or a name in `/etc/passwd`'s text.
-pub fn resolve_user(user: &str, passwd: &str) -> Option<u32> {
+pub(crate) fn resolve_user(user: &str, passwd: &str) -> Option<u32> {
     if let Ok(uid) = user.parse() {
         return Some(uid);
     }
@@ -356,7 +359,7 @@ pub fn resolve_user(user: &str, passwd: &str) -> Option<u32> {
 }
 
 /// The session label of a started command's settle in its trial record.
-pub const SETTLE_SESSION: &str = "settle";
+pub(crate) const SETTLE_SESSION: &str = "settle";
 
 impl Measurement {
     /// The measurement as trial 0 of a result for `settings`.

@@ -49,7 +49,7 @@ pub enum SpawnError {
 /// How `command` is started in a terminal of `cols` x `rows`: this process's
 /// environment with `TERM=xterm-256color`, in a new session. Callers add what is
 /// theirs (more variables, quit keys) to the options returned.
-pub fn terminal_options(
+pub(crate) fn terminal_options(
     command: &[OsString],
     cols: u16,
     rows: u16,

@@ -79,7 +79,7 @@ impl Settings {
     }
 
     /// How every run starts the command: as every standalone measurement starts one in
-    /// a terminal ([`spawn::terminal_options`]: this process's environment,
+    /// a terminal (`spawn::terminal_options`: this process's environment,
     /// `TERM=xterm-256color`), then [`Settings::env`] and the quit keys.
     pub fn spawn_options(&self) -> SpawnOptions {
         let command: Vec<OsString> = std::iter::once(&self.program)
@@ -147,14 +147,14 @@ pub struct Run {
 }
 
 /// The `runtime` fact that counts the detached processes stopped after the runs.
-pub const DETACHED_STOPPED_KEY: &str = "detached_stopped";
+pub(crate) const DETACHED_STOPPED_KEY: &str = "detached_stopped";
 
 /// The session label of the screen kept in the result: the first measured run's, as
 /// it was when its memory was measured (or when the run failed).
-pub const SCREEN_SESSION: &str = "settled";
+pub(crate) const SCREEN_SESSION: &str = "settled";
 
 /// The session label of a run's settle in its trial record.
-pub const SETTLE_SESSION: &str = "startup";
+pub(crate) const SETTLE_SESSION: &str = "startup";
 
 /// What [`run`] found.
 #[derive(Debug, Clone, PartialEq)]
@@ -193,7 +193,7 @@ impl Settings {
 /// did not reach: `ready` when it never got ready, else `rss`; a run that failed after
 /// it was measured (closing it, stopping its daemons) keeps its figures and names its
 /// error as the side's error, the first such run's.
-pub fn record_run(side: &mut Side, trial: u32, run: &Run) {
+pub(crate) fn record_run(side: &mut Side, trial: u32, run: &Run) {
     let mut value = |metric: Metric, value: Option<f64>| {
         if let Some(value) = value {
             record(side, metric, trial, Sample::Value(value));

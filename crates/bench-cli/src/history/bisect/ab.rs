@@ -6,7 +6,7 @@
 //! time: [`bench_core::compare::duet::paired`]) is measured as `ab` measures by default, in a
 //! duet: each pair's two programs start at the same moment on one CPU, so the load of
 //! that moment lands on both, and the history pairs them trial by trial
-//! ([`crate::history::links::direct`]). Only trial 0 runs alone (the run needs it, and reads memory
+//! (`crate::history::links::direct`). Only trial 0 runs alone (the run needs it, and reads memory
 //! there), so a step of `pairs` pairs runs `pairs + 1` trials a side. A memory metric needs
 //! a memory read in every trial, which a duet's shared trials skip: those steps run in
 //! ABBA order, every trial whole.

@@ -3,9 +3,9 @@
 //!
 //! Each build of the range has a [`BuildKey`]; the store holds its values grouped by the
 //! run (`clibench run` or `ab` invocation) that measured them. Two builds are compared by
-//! the runs that measured both ([`links::direct`]: each run's own ratio, the run's offset
+//! the runs that measured both (`links::direct`: each run's own ratio, the run's offset
 //! cancelled, taken trial by trial where the two builds' trials pair, as a duet's do), or, when no run did, through a third build that one run measured with each
-//! ([`links::chain`]: the two within-run ratios multiplied, their variances added). When
+//! (`links::chain`: the two within-run ratios multiplied, their variances added). When
 //! neither holds the pairs asked for, the caller's [`Measure`] runs the missing pairs of
 //! the two builds in one new run (interleaved, as `ab` does), and what it measured is
 //! added to the store before the comparison is read again. A build's raw values from
@@ -22,10 +22,10 @@ use std::collections::BTreeSet;
 
 /// The most pairs one `ab` run measures (a result numbers its trials 0 to 100): a
 /// comparison asked for more is measured in several runs, each paired within itself.
-pub const MAX_PAIRS_PER_RUN: u32 = bench_core::MAX_TRIAL + 1;
+pub(crate) const MAX_PAIRS_PER_RUN: u32 = bench_core::MAX_TRIAL + 1;
 
 /// Two-sided level of a comparison's interval: 95%, as `ab`'s.
-pub const LEVEL: f64 = 0.05;
+pub(crate) const LEVEL: f64 = 0.05;
 
 /// Measures builds `base` and `head` of the range with `pairs` interleaved pairs, in one
 /// run: the records of both must carry the same run identifier.
@@ -211,7 +211,7 @@ where
 }
 
 /// A link as bisect reads it: the ratio head over base and its 95% interval.
-pub fn measured_of(link: &Link) -> Measured {
+pub(crate) fn measured_of(link: &Link) -> Measured {
     let (low, high) = link.test.interval(LEVEL);
     Measured {
         ratio: link.test.estimate(),

@@ -18,7 +18,7 @@ pub fn default_out() -> PathBuf {
 }
 
 /// A comparison's change and its interval: `+7.0% [+2.1%, +12.1%]`.
-pub fn percent(m: &Measured) -> String {
+pub(crate) fn percent(m: &Measured) -> String {
     format!(
         "{:+.1}% [{:+.1}%, {:+.1}%]",
         (m.ratio - 1.0) * 100.0,
@@ -50,7 +50,7 @@ pub fn store_line(testbed: &str, store: &Path) -> String {
 }
 
 /// A comparison the search asks for.
-pub fn step_started_line(
+pub(crate) fn step_started_line(
     step: usize,
     builds: &[Build],
     (base, head): (usize, usize),
@@ -76,7 +76,7 @@ pub fn event_line(event: Event, builds: &[Build], metric: Metric) -> String {
 }
 
 /// What comparison `step` found.
-pub fn step_found_line(step: usize, metric: Metric, measured: &Measured) -> String {
+pub(crate) fn step_found_line(step: usize, metric: Metric, measured: &Measured) -> String {
     format!(
         "clibench bisect: step {step}: {metric} {} from {} pair(s) within runs",
         percent(measured),

@@ -85,7 +85,7 @@ pub struct MetricCheck {
 
 /// Checks the metrics of `record` named in `only` (every one when empty) against the
 /// earlier records in `history` (the record itself, when stored, is left out by
-/// `own_id`), as one family ([`holm`]).
+/// `own_id`), as one family (`holm`).
 pub fn check(
     record: &Record,
     own_id: Option<i64>,
@@ -131,7 +131,7 @@ pub fn check(
 
 /// Judges `checks` as one family: each verdict from its p-value adjusted by Holm over
 /// every check that had enough points.
-pub fn holm(mut checks: Vec<MetricCheck>, alpha: f64) -> Vec<MetricCheck> {
+pub(crate) fn holm(mut checks: Vec<MetricCheck>, alpha: f64) -> Vec<MetricCheck> {
     let p_values: Vec<Option<f64>> = checks
         .iter()
         .map(|c| (c.outcome != Outcome::TooFew).then_some(c.p_value))
@@ -161,7 +161,12 @@ fn verdict(metric: Metric, change: f64, p: f64, alpha: f64) -> Outcome {
 
 /// The verdict on a new `median` after the `recent` medians, alone (not adjusted for
 /// other metrics checked beside it: [`holm`] does that).
-pub fn judge(metric: Metric, median: f64, recent: &[f64], settings: &Settings) -> MetricCheck {
+pub(crate) fn judge(
+    metric: Metric,
+    median: f64,
+    recent: &[f64],
+    settings: &Settings,
+) -> MetricCheck {
     let n = recent.len();
     let logged = median > 0.0 && recent.iter().all(|v| *v > 0.0);
     let scale = |v: f64| if logged { v.ln() } else { v };

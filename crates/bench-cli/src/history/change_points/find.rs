@@ -84,10 +84,10 @@ pub struct ChangePoint {
 
 /// The most points searched: the last ones of a longer series. The search costs
 /// `permutations × n log n` per change point; this bounds it for a store of years.
-pub const MAX_POINTS: usize = 5000;
+pub(crate) const MAX_POINTS: usize = 5000;
 
 /// The change points of `values` (in series order), ascending by index. Only the last
-/// [`MAX_POINTS`] values are searched.
+/// `MAX_POINTS` values are searched.
 pub fn change_points(values: &[f64], settings: &Settings) -> Vec<ChangePoint> {
     let offset = values.len().saturating_sub(MAX_POINTS);
     let mut found = change_points_in(&values[offset..], settings);

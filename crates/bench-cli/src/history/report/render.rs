@@ -12,7 +12,7 @@ const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█']
 /// `values` as a line of block characters, at most `width` wide: with more values than
 /// that, each character is the median of a run of neighbours. Lowest value ▁, highest █;
 /// a flat series is all ▄.
-pub fn sparkline(values: &[f64], width: usize) -> String {
+pub(crate) fn sparkline(values: &[f64], width: usize) -> String {
     let width = width.max(1);
     let buckets: Vec<f64> = if values.len() <= width {
         values.to_vec()
@@ -44,7 +44,7 @@ pub fn sparkline(values: &[f64], width: usize) -> String {
 
 /// The series' heading: target, branch, the testbed's facts, and `duet` for a duet's
 /// values.
-pub fn heading(series: &Series) -> String {
+pub(crate) fn heading(series: &Series) -> String {
     let testbed = &series.testbed;
     format!(
         "{}{} · {} · {} · testbed {} ({}, {} cores, {}, kernel {})",
@@ -61,7 +61,7 @@ pub fn heading(series: &Series) -> String {
 }
 
 /// One change point as a line: where, between which builds, how much and how sure.
-pub fn change_line(series: &Series, change: &ChangePoint) -> String {
+pub(crate) fn change_line(series: &Series, change: &ChangePoint) -> String {
     let before = &series.points[change.index - 1];
     let after = &series.points[change.index];
     format!(
@@ -78,7 +78,7 @@ pub fn change_line(series: &Series, change: &ChangePoint) -> String {
 
 /// A series as a heading, a sparkline, its change points and a table of its last
 /// `rows` points (all of them with `rows` 0).
-pub fn series_text(series: &Series, changes: &[ChangePoint], rows: usize) -> String {
+pub(crate) fn series_text(series: &Series, changes: &[ChangePoint], rows: usize) -> String {
     let unit = series.metric.unit();
     let medians = series.medians();
     let mut text = String::new();

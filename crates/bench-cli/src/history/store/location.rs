@@ -4,14 +4,14 @@ use crate::history::{Store, StoreError};
 use std::path::{Path, PathBuf};
 
 /// The environment variable that names the store.
-pub const ENV: &str = "CLIBENCH_HISTORY";
+pub(crate) const ENV: &str = "CLIBENCH_HISTORY";
 
 /// The default store: `$CLIBENCH_HISTORY` (a file, or a `postgres://` URL, password and
 /// all: the environment is the caller's alone), else `$XDG_DATA_HOME/clibench/history.sqlite`,
 /// else `$HOME/.local/share/clibench/history.sqlite`; `None` when none of them is set.
 /// `env` reads a variable (`std::env::var_os` in the binary), so tests need no process
 /// environment.
-pub fn default_store(env: impl Fn(&str) -> Option<std::ffi::OsString>) -> Option<PathBuf> {
+pub(crate) fn default_store(env: impl Fn(&str) -> Option<std::ffi::OsString>) -> Option<PathBuf> {
     let set = |name: &str| {
         env(name)
             .filter(|value| !value.is_empty())
@@ -75,7 +75,9 @@ static FROM_STDIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
 
 /// Reads a `postgres://` URL from the first line of `input` (standard input, for `--store
 /// -`), and remembers it as one that may hold a password.
-pub fn store_from_stdin(mut input: impl std::io::BufRead) -> Result<PathBuf, std::io::Error> {
+pub(crate) fn store_from_stdin(
+    mut input: impl std::io::BufRead,
+) -> Result<PathBuf, std::io::Error> {
     let mut line = String::new();
     input.read_line(&mut line)?;
     let url = line.trim();
@@ -104,7 +106,7 @@ pub fn check_flag(path: &Path) -> Result<(), OpenError> {
 
 /// The store's path, `given` or the default, and whether it is the default (whose
 /// folder may be created).
-pub fn store_path(given: Option<&Path>) -> Result<(PathBuf, bool), OpenError> {
+pub(crate) fn store_path(given: Option<&Path>) -> Result<(PathBuf, bool), OpenError> {
     match given {
         Some(path) => check_flag(path).map(|()| (path.to_path_buf(), false)),
         None => default_store(|name| std::env::var_os(name))

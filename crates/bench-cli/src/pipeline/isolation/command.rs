@@ -25,7 +25,7 @@ const CAPTURE_HEAD_BYTES: usize = 8 << 20;
 /// How much of the end of a captured stream is kept once the start is full.
 const CAPTURE_TAIL_BYTES: usize = 64 << 10;
 use super::output_cut::TAIL_CHARS;
-pub use super::output_cut::{clip, tail};
+pub(crate) use super::output_cut::{clip, tail};
 
 /// One command to run.
 #[derive(Debug, Clone)]
@@ -344,7 +344,7 @@ fn read_log_tail(path: &Path, from: u64) -> String {
 }
 
 /// Runs a step to its end or its timeout. A non-zero exit is not an error here:
-/// see [`run_ok`].
+/// see `run_ok`.
 pub fn run(step: &Step<'_>) -> Result<Finished, ExecError> {
     let program = step.argv.first().cloned().unwrap_or_default();
     let mut command = detached_command(step, &program);
@@ -515,7 +515,7 @@ fn timed_out(
 }
 
 /// Runs a step and turns a non-zero exit into an error carrying the output's tail.
-pub fn run_ok(step: &Step<'_>) -> Result<Finished, ExecError> {
+pub(crate) fn run_ok(step: &Step<'_>) -> Result<Finished, ExecError> {
     let finished = run(step)?;
     if finished.status.success() {
         return Ok(finished);
@@ -585,7 +585,7 @@ const UID_STOP_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Stops every process of a trial user: by uid for a dedicated user, else every
 /// process whose environment has the user's HOME.
-pub fn stop_user(user: &TrialUser) -> Result<(), StopError> {
+pub(crate) fn stop_user(user: &TrialUser) -> Result<(), StopError> {
     if user.dedicated {
         // Never a system account's processes, not even with a grace period.
         let uid_min = bench_proc::user_uid_min();
@@ -615,7 +615,7 @@ pub fn stop_user(user: &TrialUser) -> Result<(), StopError> {
 /// with one grace period: how a non-root clibench finds what a target left behind,
 /// daemons included, since every target process gets that HOME from the clean
 /// environment.
-pub fn stop_home(home: &Path) -> Result<(), StopError> {
+pub(crate) fn stop_home(home: &Path) -> Result<(), StopError> {
     let entry = format!("HOME={}", home.display()).into_bytes();
     bench_proc::stop_environment(&entry, STOP_GRACE)
         .map(drop)

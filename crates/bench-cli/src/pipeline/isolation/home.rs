@@ -39,7 +39,7 @@ pub enum HomeWriteError {
 }
 
 /// Who should own what is written: `None` keeps clibench's own ids.
-pub type Owner = Option<(u32, u32)>;
+pub(crate) type Owner = Option<(u32, u32)>;
 
 fn components(relative: &Path) -> Result<Vec<&std::ffi::OsStr>, HomeWriteError> {
     let mut parts = Vec::new();
@@ -135,7 +135,11 @@ fn open_folders(
 }
 
 /// Creates the folder `relative` (and its parents) under `home`, owned by `owner`.
-pub fn create_dir(home: &Path, relative: &Path, owner: Owner) -> Result<PathBuf, HomeWriteError> {
+pub(crate) fn create_dir(
+    home: &Path,
+    relative: &Path,
+    owner: Owner,
+) -> Result<PathBuf, HomeWriteError> {
     let parts = components(relative)?;
     let full = home.join(relative);
     let root = open_home(home)?;
@@ -146,7 +150,7 @@ pub fn create_dir(home: &Path, relative: &Path, owner: Owner) -> Result<PathBuf,
 /// Writes `content` to `relative` under `home` with `mode`, creating the folders on
 /// the way, owned by `owner`. An existing plain file is replaced in place; a symlink,
 /// a folder, a device or a hard-linked file at any step is refused.
-pub fn write_file(
+pub(crate) fn write_file(
     home: &Path,
     relative: &Path,
     content: &[u8],

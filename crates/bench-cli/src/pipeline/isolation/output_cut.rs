@@ -31,7 +31,7 @@ pub fn names_error(line: &str) -> bool {
 
 /// The last `TAIL_CHARS` characters of a text, starting at a line; the lines naming an
 /// error in the part left out (a few, each cut to a line's worth) come first, then `...`.
-pub fn tail(text: &str) -> String {
+pub(crate) fn tail(text: &str) -> String {
     let count = text.chars().count();
     if count <= TAIL_CHARS {
         return text.trim_end().to_owned();
@@ -62,7 +62,7 @@ pub fn tail(text: &str) -> String {
 /// lines that name an error, then as many of its last lines as fit, with `...` where lines
 /// were left out. For the result file's 500-character errors. A first line longer than
 /// `max` is cut in the middle, keeping its start and its end.
-pub fn clip(text: &str, max: usize) -> String {
+pub(crate) fn clip(text: &str, max: usize) -> String {
     if text.chars().count() <= max {
         return text.to_owned();
     }

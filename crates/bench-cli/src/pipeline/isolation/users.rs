@@ -18,13 +18,13 @@ use std::process::Command;
 pub(crate) const HOMES: &str = "/home";
 
 /// Whether clibench runs as root (and so creates a Unix user per install).
-pub fn is_root() -> bool {
+pub(crate) fn is_root() -> bool {
     rustix::process::geteuid().is_root()
 }
 
 /// One line of `/etc/passwd`, the fields clibench needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PasswdEntry {
+pub(crate) struct PasswdEntry {
     /// User name.
     pub name: String,
     /// User id.
@@ -39,7 +39,7 @@ pub struct PasswdEntry {
 
 /// Parses `/etc/passwd` text (`name:x:uid:gid:gecos:home:shell`), skipping
 /// malformed lines and comments.
-pub fn parse_passwd(text: &str) -> Vec<PasswdEntry> {
+pub(crate) fn parse_passwd(text: &str) -> Vec<PasswdEntry> {
     text.lines()
         .filter(|line| !line.starts_with('#'))
         .filter_map(|line| {
@@ -64,7 +64,7 @@ pub(crate) fn passwd() -> Result<Vec<PasswdEntry>, UserError> {
 }
 
 /// The user record for `name`, when it exists.
-pub fn lookup(name: &str) -> Result<Option<PasswdEntry>, UserError> {
+pub(crate) fn lookup(name: &str) -> Result<Option<PasswdEntry>, UserError> {
     Ok(passwd()?.into_iter().find(|e| e.name == name))
 }
 
@@ -77,7 +77,7 @@ pub(crate) fn name_of(uid: u32) -> String {
 }
 
 /// The user name clibench gives install `install` of run `run_id`.
-pub fn user_name(run_id: &str, install: u32) -> String {
+pub(crate) fn user_name(run_id: &str, install: u32) -> String {
     format!("{}{install}", user_prefix(run_id))
 }
 
@@ -87,7 +87,7 @@ fn user_prefix(run_id: &str) -> String {
 }
 
 /// The passwd comment clibench writes on the users of run `run_id`.
-pub fn mark(run_id: &str) -> String {
+pub(crate) fn mark(run_id: &str) -> String {
     format!("clibench run {run_id}")
 }
 
@@ -252,7 +252,10 @@ impl UserError {
 
 /// The passwd entry of a planned dedicated user, when it exists and is clibench's own for
 /// run `run_id`; `Ok(None)` when no such user exists (never created, or already removed).
-pub fn entry_if_ours(run_id: &str, plan: &UserPlan) -> Result<Option<PasswdEntry>, UserError> {
+pub(crate) fn entry_if_ours(
+    run_id: &str,
+    plan: &UserPlan,
+) -> Result<Option<PasswdEntry>, UserError> {
     let expected = user_name(run_id, plan.install);
     if plan.name != expected {
         return Err(NotOurs::Name {
@@ -287,7 +290,7 @@ pub fn entry_if_ours(run_id: &str, plan: &UserPlan) -> Result<Option<PasswdEntry
 
 /// The user a phase runs as: the plan with its ids from /etc/passwd (a dedicated user must
 /// exist and be clibench's own).
-pub fn resolve(state: &State, plan: &UserPlan) -> Result<TrialUser, UserError> {
+pub(crate) fn resolve(state: &State, plan: &UserPlan) -> Result<TrialUser, UserError> {
     if !plan.dedicated {
         return Ok(TrialUser::new(plan, Identity::current()));
     }
@@ -332,7 +335,7 @@ pub(crate) fn shadow_tool(command: &mut Command) -> Result<std::process::Output,
 
 /// What removing one planned user did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct Removal {
+pub(crate) struct Removal {
     /// The Unix user existed and was deleted.
     pub deleted_user: bool,
     /// What of the uid's leftovers (shared folders, IPC) could not be removed.
@@ -343,7 +346,7 @@ pub struct Removal {
 /// IPC objects, deletes the user and the home clibench created (or the home under OUT/),
 /// and drops it from the state file. A user or home that is not clibench's own is refused
 /// (and dropped from the state, so that cleanup can finish) with the reason.
-pub fn remove(out: &Path, run_id: &str, plan: &UserPlan) -> Result<Removal, UserError> {
+pub(crate) fn remove(out: &Path, run_id: &str, plan: &UserPlan) -> Result<Removal, UserError> {
     let mut removal = Removal::default();
     let outcome = if plan.dedicated {
         remove_dedicated(run_id, plan, &mut removal, None)
@@ -365,7 +368,7 @@ pub fn remove(out: &Path, run_id: &str, plan: &UserPlan) -> Result<Removal, User
 /// uid, home), using `ledger`, which the caller holds locked. Returns the names removed;
 /// the first user that could not be removed stops the sweep of this run, so its record
 /// (and its group, which the user still needs) stays for the next sweep.
-pub fn remove_users_of_dead_run(
+pub(crate) fn remove_users_of_dead_run(
     ledger: &mut UidLedger,
     run_id: &str,
 ) -> Result<Vec<String>, UserError> {

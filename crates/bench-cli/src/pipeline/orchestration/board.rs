@@ -11,7 +11,7 @@
 //! terminal size ([`COLS`] × [`ROWS`], set on each spec's `[measure]`), each in its own
 //! clean home (its own install, its own trial user as root), cold defined alike (the first
 //! start after its install's settle). What is not alike, the spec keys whose values differ,
-//! is listed under the table ([`differences`]).
+//! is listed under the table (`differences`).
 //!
 //! The output folder holds `board-schedule.json` (the targets and the order, written before
 //! anything runs), one folder per target as `clibench run` writes it (`OUT/<name>/`, with
@@ -116,7 +116,7 @@ pub struct BoardSettings {
     /// With a budget, `trials` is the most rounds.
     pub plan: PlanSettings,
     /// Run rounds until this much time has passed since the first trial started (at
-    /// least [`MIN_BUDGET_ROUNDS`](super::board_rounds::MIN_BUDGET_ROUNDS), at most
+    /// least `MIN_BUDGET_ROUNDS`, at most
     /// `plan.trials`).
     pub budget: Option<std::time::Duration>,
     /// One model script every target plays, in place of each spec's own.
@@ -455,7 +455,7 @@ fn names(specs: &[PathBuf]) -> Result<Vec<String>, BoardError> {
 /// The order of N targets' steps: every target's prepare and install steps first (in
 /// target order), then each trial phase in pipeline order, its trial k of every target
 /// before trial k+1 of any, the targets of round k rotated by k; then every staircase.
-pub fn round_robin(targets: &[Vec<Step>]) -> Vec<(usize, Step)> {
+pub(crate) fn round_robin(targets: &[Vec<Step>]) -> Vec<(usize, Step)> {
     rotated(targets, &TRIAL_PHASES.map(|phase| vec![phase]))
 }
 
@@ -463,7 +463,7 @@ pub fn round_robin(targets: &[Vec<Step>]) -> Vec<(usize, Step)> {
 /// every trial phase (measure, then runtime, ui, session) of every target, so that a board
 /// stopped between two rounds has run every phase alike, and the budget bounds the whole.
 /// A target's measure trial k then starts in the home its session trial k-1 left.
-pub fn round_major(targets: &[Vec<Step>]) -> Vec<(usize, Step)> {
+pub(crate) fn round_major(targets: &[Vec<Step>]) -> Vec<(usize, Step)> {
     rotated(targets, &[TRIAL_PHASES.to_vec()])
 }
 
@@ -542,7 +542,7 @@ const INSTALL_IDENTITY: [&str; 7] = [
 
 /// The spec keys (dotted, arrays as one value) whose values differ between the specs,
 /// less [`IDENTITY`]'s and [`INSTALL_IDENTITY`]'s, each with every spec's value as TOML.
-pub fn differences(specs: &[PathBuf]) -> Result<Vec<Difference>, BoardError> {
+pub(crate) fn differences(specs: &[PathBuf]) -> Result<Vec<Difference>, BoardError> {
     let mut flat: Vec<BTreeMap<String, String>> = Vec::new();
     for spec in specs {
         let text = std::fs::read_to_string(spec).map_err(|source| BoardError::SpecText {

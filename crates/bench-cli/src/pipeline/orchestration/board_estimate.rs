@@ -1,5 +1,5 @@
 //! How long a board will take: said once before it starts, from the steps it will run and
-//! a guess of what one step of each phase takes ([`guessed_cost`]), and again when the
+//! a guess of what one step of each phase takes (`guessed_cost`), and again when the
 //! first round of each trial phase has run, from what the steps so far really took.
 //!
 //! A step not yet seen costs what the same target's steps of its phase took on average,
@@ -17,7 +17,7 @@ use std::time::Duration;
 /// Claude Code and Codex in docs/agents.md (3 prepare, 3 install, 9 measure and 9 session
 /// steps) took 7 minutes; these guesses add up to 7.75 for it. Runtime and ui, which no
 /// agent board has run yet, are guessed as measure; a staircase starts several instances.
-pub fn guessed_cost(phase: Phase) -> Duration {
+pub(crate) fn guessed_cost(phase: Phase) -> Duration {
     Duration::from_secs(match phase {
         Phase::Prepare => 20,
         Phase::Install => 30,
@@ -43,7 +43,7 @@ pub struct Forecast {
     pub rounds: u32,
     /// Each phase's steps left and what one takes on average, in pipeline order.
     pub phases: Vec<(Phase, usize, Duration)>,
-    /// Whether the costs come from steps that ran (else from [`guessed_cost`]).
+    /// Whether the costs come from steps that ran (else from `guessed_cost`).
     pub measured: bool,
     /// Whether a budget bounds the rounds.
     pub budgeted: bool,

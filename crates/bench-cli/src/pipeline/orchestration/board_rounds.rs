@@ -1,9 +1,9 @@
 //! How many rounds of trials a board runs: every round the trial count allows, or, with a
 //! time budget, rounds until the budget has passed since the first trial started, at
-//! least [`MIN_BUDGET_ROUNDS`] so that every row can be ranked.
+//! least `MIN_BUDGET_ROUNDS` so that every row can be ranked.
 //!
 //! A round is trial k of every target (with a budget, of every trial phase: see
-//! [`round_major`](super::board::round_major)). The budget is looked at only when a
+//! `round_major`). The budget is looked at only when a
 //! round's first step is due, never in the middle of one, so every target has run the
 //! same number of trials when the board stops.
 
@@ -16,10 +16,10 @@ use std::time::{Duration, Instant};
 
 /// The fewest rounds a budget runs: three trials a target are what an interval and a test
 /// need to say anything.
-pub const MIN_BUDGET_ROUNDS: u32 = 3;
+pub(crate) const MIN_BUDGET_ROUNDS: u32 = 3;
 
 /// The most rounds a budget runs when no trial count is given.
-pub const BUDGET_MAX_ROUNDS: u32 = 20;
+pub(crate) const BUDGET_MAX_ROUNDS: u32 = 20;
 
 /// How many rounds a board may run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,7 +6,7 @@
 use std::path::Path;
 
 /// The file that drops the caches when written (Linux, root only).
-pub const DROP_CACHES: &str = "/proc/sys/vm/drop_caches";
+pub(crate) const DROP_CACHES: &str = "/proc/sys/vm/drop_caches";
 
 /// The result's `runtime` key that says whether caches were dropped.
 pub const RUNTIME_KEY: &str = bench_core::CACHES_DROPPED_KEY;

@@ -13,7 +13,7 @@ const HOSTNAME: &str = "/proc/sys/kernel/hostname";
 /// Records the start time, load average, host and speed probe of `trial` of `phase` in `side`,
 /// overwriting what an earlier attempt of the same trial recorded. A fact that cannot be
 /// read is left out: the trial itself does not depend on it.
-pub fn record_start(side: &mut Side, phase: Phase, trial: u32) {
+pub(crate) fn record_start(side: &mut Side, phase: Phase, trial: u32) {
     let record = side.trial_record_mut(phase, trial);
     record.started_unix_ms = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -31,7 +31,7 @@ pub fn record_start(side: &mut Side, phase: Phase, trial: u32) {
 
 /// The 1, 5 and 15 minute load averages of a `/proc/loadavg` line
 /// (`0.52 0.58 0.59 1/467 12345`).
-pub fn parse_loadavg(text: &str) -> Option<[f64; 3]> {
+pub(crate) fn parse_loadavg(text: &str) -> Option<[f64; 3]> {
     let mut fields = text
         .split_whitespace()
         .map(|field| field.parse::<f64>().ok());
@@ -42,7 +42,7 @@ pub fn parse_loadavg(text: &str) -> Option<[f64; 3]> {
 }
 
 /// The host name, trimmed and cut to what the result file keeps; `None` when empty.
-pub fn parse_hostname(text: &str) -> Option<String> {
+pub(crate) fn parse_hostname(text: &str) -> Option<String> {
     let name: String = text
         .trim()
         .chars()

@@ -5,7 +5,7 @@
 //! overrides, and (when both recorded them) the same release artifacts byte for byte.
 //! Trials are renumbered per phase in the order of the files, so shard 2's trial 1 cannot
 //! collide with shard 1's; every trial keeps its record, host included, and
-//! [`hosts`] lists the machines so a report can say when they differ.
+//! `hosts` lists the machines so a report can say when they differ.
 
 use bench_core::{LoadError, Metric, Phase, ResultFile, Side};
 use std::collections::{BTreeMap, BTreeSet};
@@ -158,7 +158,7 @@ pub fn hosts_warning(side: &Side) -> Option<String> {
 }
 
 /// The distinct hosts the trials of `side` ran on, sorted.
-pub fn hosts(side: &Side) -> BTreeSet<String> {
+pub(crate) fn hosts(side: &Side) -> BTreeSet<String> {
     side.trials
         .iter()
         .filter_map(|record| record.host.clone())

@@ -37,12 +37,12 @@ use std::time::Duration;
 pub const REPOSITORY_VAR: &str = "CLIBENCH_REPOSITORY";
 
 /// The first argument that marks a phase child.
-pub const PHASE_CHILD_ARG: &str = "__clibench-phase-child";
+pub(crate) const PHASE_CHILD_ARG: &str = "__clibench-phase-child";
 
 /// Exit code of a phase child whose phase ran and failed (a trial error, a phase error).
-pub const PHASE_FAILED: u8 = 1;
+pub(crate) const PHASE_FAILED: u8 = 1;
 /// Exit code of a phase child whose input was wrong (arguments, spec, output folder).
-pub const PHASE_INPUT_ERROR: u8 = 2;
+pub(crate) const PHASE_INPUT_ERROR: u8 = 2;
 
 /// How long the child's targets get between SIGTERM and SIGKILL when the child is told to
 /// stop.
@@ -103,7 +103,7 @@ impl PhaseChild {
 /// run died, `PR_SET_PDEATHSIG`) stop everything started below this process, the target
 /// included, then end it with 128 + the signal; errors and failed trials are written to
 /// `report` (the child's log, which the run quotes). Returns the exit code: 0, or
-/// [`PHASE_FAILED`], or [`PHASE_INPUT_ERROR`].
+/// `PHASE_FAILED`, or `PHASE_INPUT_ERROR`.
 pub fn run_as_phase_child(run: &PhaseRun, report: &mut dyn Write) -> u8 {
     if let Err(error) = stop_everything_on_termination() {
         let _ = writeln!(report, "error: {}", bench_core::error_chain(&error));

@@ -82,7 +82,7 @@ impl PhaseOutcome {
 
 /// Loads a spec with its `--set` overrides and applies `repository` and `commit`, as every
 /// phase and the runner do.
-pub fn load_spec(
+pub(crate) fn load_spec(
     path: &Path,
     overrides: &[Override],
     repository: Option<&str>,
@@ -321,7 +321,7 @@ pub fn describe_overrides(overrides: &[Override]) -> String {
 /// What a run records about its spec outside the phases, found once when the spec is read:
 /// the request a new result file starts with, and the metrics the target cannot have.
 #[derive(Debug, Clone)]
-pub struct SpecFacts {
+pub(crate) struct SpecFacts {
     /// The request of the spec with its overrides (see [`request_for`]).
     pub request: Request,
     /// The metrics this target cannot have: `bundle` without artifacts, `install` without
@@ -394,7 +394,7 @@ impl SpecFacts {
 }
 
 /// Records in `OUT/result.json` that the step `run` describes was skipped, and why.
-pub fn record_skip(run: &PhaseRun, facts: &SpecFacts, reason: &str) -> Result<(), Error> {
+pub(crate) fn record_skip(run: &PhaseRun, facts: &SpecFacts, reason: &str) -> Result<(), Error> {
     update_result(run, facts, |side| {
         side.set_skipped(run.phase, run.trial, reason)
     })
@@ -417,7 +417,7 @@ pub(crate) fn update_result(
 
 /// Why the step `run` describes failed, as the result file records it (its first
 /// error); `None` when the result cannot be read or records no failure.
-pub fn trial_failure(run: &PhaseRun, facts: &SpecFacts) -> Option<String> {
+pub(crate) fn trial_failure(run: &PhaseRun, facts: &SpecFacts) -> Option<String> {
     let result = ResultFile::load(&run.out.join("result.json")).ok()?;
     bench_core::trial_errors_without(
         &result.side,
@@ -445,7 +445,7 @@ fn dispatch(ctx: &PhaseContext, side: &mut Side) -> Result<(), PhaseError> {
 
 /// The request a spec describes: its commit, or for a source-less target its package
 /// and version.
-pub fn request_for(spec: &spec::Spec, spec_path: &Path) -> Request {
+pub(crate) fn request_for(spec: &spec::Spec, spec_path: &Path) -> Request {
     let sha = match (&spec.source, &spec.package, &spec.version) {
         (Some(source), _, _) => source.commit.clone(),
         (None, Some(package), Some(version)) => format!("{package}@{version}"),
@@ -483,7 +483,7 @@ pub fn request_for(spec: &spec::Spec, spec_path: &Path) -> Request {
 
 /// Applies `--repository` and `--commit`, so that CI measures the pull request's repository
 /// and commit with the spec written for the project, without editing it.
-pub fn override_source(
+pub(crate) fn override_source(
     spec: &mut spec::Spec,
     spec_path: &Path,
     repository: Option<&str>,

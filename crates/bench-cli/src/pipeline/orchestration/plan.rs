@@ -365,7 +365,7 @@ fn needs_install(phases: &[Phase], builds: bool) -> Result<(), Error> {
 
 /// Whether the spec has the section `phase` needs (prepare and install need none beyond
 /// the required `[install]`).
-pub fn describes(spec: &Spec, phase: Phase) -> bool {
+pub(crate) fn describes(spec: &Spec, phase: Phase) -> bool {
     match phase {
         Phase::Prepare | Phase::Install => true,
         Phase::Measure => spec.measure.is_some(),

@@ -23,10 +23,10 @@ pub fn waiting_line(progress: &Progress) -> String {
 
 /// Turns between two progress lines of a session when stderr is no terminal (a log,
 /// CI), where the spinner line is not drawn.
-pub const TURNS_PER_LINE: u32 = 10;
+pub(crate) const TURNS_PER_LINE: u32 = 10;
 
 /// The line a session's count is told in when stderr is no terminal: one every
-/// [`TURNS_PER_LINE`] turns (`session trial 0: turn 30 of 100, about 3m 10s left`),
+/// `TURNS_PER_LINE` turns (`session trial 0: turn 30 of 100, about 3m 10s left`),
 /// `None` for a count already told or between two of them.
 pub fn turns_line(progress: &Progress, told: &mut Option<(usize, u32)>) -> Option<String> {
     let count = progress.turns?;

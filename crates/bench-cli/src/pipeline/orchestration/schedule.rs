@@ -46,7 +46,7 @@ pub enum Schedule {
     /// settle, memory, warm start, settle.
     Abba,
     /// Pairs in ABBA order (or the seed's), but only the first
-    /// [`TIGHT_MEMORY_TRIALS`] (or `--memory-trials`) measure trials settle and read
+    /// `TIGHT_MEMORY_TRIALS` (or `--memory-trials`) measure trials settle and read
     /// memory; each later pair is one process that runs base's and head's starts back to
     /// back, each closed at ready (see
     /// the measure phase's `pair`).
@@ -60,7 +60,7 @@ pub enum Schedule {
 }
 
 /// The measure trials of a tight schedule that still settle and read memory, by default.
-pub const TIGHT_MEMORY_TRIALS: u32 = 3;
+pub(crate) const TIGHT_MEMORY_TRIALS: u32 = 3;
 
 impl std::str::FromStr for Schedule {
     type Err = String;

@@ -76,7 +76,7 @@ pub fn run_folders(out: &Path) -> Vec<PathBuf> {
 }
 
 /// Cleans up `out`, keeping users when the run asked for `--keep-users`.
-pub fn cleanup(out: &Path) -> Result<CleanupReport, CleanupError> {
+pub(crate) fn cleanup(out: &Path) -> Result<CleanupReport, CleanupError> {
     cleanup_with(out, None)
 }
 

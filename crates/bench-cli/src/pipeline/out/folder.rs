@@ -16,9 +16,9 @@ use std::path::{Path, PathBuf};
 
 /// The marker file: written when clibench creates or adopts a folder; holds the run id
 /// of the run whose result the folder holds.
-pub const MARKER: &str = ".clibench-out";
+pub(crate) const MARKER: &str = ".clibench-out";
 /// The lock file: an exclusive `flock` on it is held for the whole run; it holds the pid.
-pub const LOCK: &str = ".clibench-lock";
+pub(crate) const LOCK: &str = ".clibench-lock";
 /// The largest file clibench reads back from the folder.
 const MAX_READ_BYTES: u64 = 16 << 20;
 
@@ -91,7 +91,7 @@ pub(crate) fn euid() -> u32 {
 
 /// Opens the folder itself (never through a symlink) and checks that it belongs to the
 /// effective user and that no other user can write into it.
-pub fn open_trusted(out: &Path) -> Result<OwnedFd, OutError> {
+pub(crate) fn open_trusted(out: &Path) -> Result<OwnedFd, OutError> {
     let fd = rustix::fs::open(
         out,
         OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
@@ -150,7 +150,7 @@ pub enum NotOwnFolder {
 ///
 /// The mode is not checked: each of these folders is removed, never written into, and
 /// removing needs only the owner to be right.
-pub fn is_own_folder(path: &Path, owner: u32) -> Result<bool, NotOwnFolder> {
+pub(crate) fn is_own_folder(path: &Path, owner: u32) -> Result<bool, NotOwnFolder> {
     let meta = match std::fs::symlink_metadata(path) {
         Ok(meta) => meta,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(false),
@@ -171,7 +171,7 @@ pub fn is_own_folder(path: &Path, owner: u32) -> Result<bool, NotOwnFolder> {
 
 /// Reads `name` in `out` when clibench wrote it: a plain file of the effective user that
 /// neither group nor others can write, in a trusted folder. `None` when it does not exist.
-pub fn read_trusted(out: &Path, name: &str) -> Result<Option<Vec<u8>>, OutError> {
+pub(crate) fn read_trusted(out: &Path, name: &str) -> Result<Option<Vec<u8>>, OutError> {
     let dir = open_trusted(out)?;
     let path = out.join(name);
     // NONBLOCK: a FIFO planted here must not hang clibench; it is refused below.
@@ -223,14 +223,14 @@ pub fn read_trusted(out: &Path, name: &str) -> Result<Option<Vec<u8>>, OutError>
 /// Writes `name` in the trusted folder `out` atomically, readable only by the effective
 /// user (0600): a fresh temporary file with an unguessable name, created exclusively
 /// without following links, then a rename (see [`bench_core::io::write_atomic_at`]).
-pub fn write_private(out: &Path, name: &str, bytes: &[u8]) -> Result<(), OutError> {
+pub(crate) fn write_private(out: &Path, name: &str, bytes: &[u8]) -> Result<(), OutError> {
     let dir = open_trusted(out)?;
     bench_core::io::write_atomic_at(&dir, std::ffi::OsStr::new(name), bytes, 0o600)
         .map_err(|error| OutError::io(&out.join(name), error))
 }
 
 /// Removes `name` from the trusted folder `out` (not an error when it is gone).
-pub fn remove_file(out: &Path, name: &str) -> Result<(), OutError> {
+pub(crate) fn remove_file(out: &Path, name: &str) -> Result<(), OutError> {
     let dir = open_trusted(out)?;
     match rustix::fs::unlinkat(&dir, name, AtFlags::empty()) {
         Ok(()) | Err(Errno::NOENT) => Ok(()),
@@ -242,7 +242,7 @@ pub fn remove_file(out: &Path, name: &str) -> Result<(), OutError> {
 /// caller's alone) with clibench's marker; an existing one is accepted only when it is
 /// clibench's own (the marker) or empty, and is then never chmodded. Anything else is
 /// refused, and nothing in it is touched.
-pub fn create(out: &Path) -> Result<(), OutError> {
+pub(crate) fn create(out: &Path) -> Result<(), OutError> {
     match std::fs::symlink_metadata(out) {
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
             if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
@@ -290,13 +290,13 @@ fn is_ours(out: &Path) -> bool {
 
 /// How many results of earlier runs a folder keeps (`result.previous-*.json`): the newest,
 /// so that iterating on a spec into one folder does not pile them up without end.
-pub const KEEP_PREVIOUS_RESULTS: usize = 5;
+pub(crate) const KEEP_PREVIOUS_RESULTS: usize = 5;
 
 /// Starts a new result for run `run_id`: a `result.json` left by another run is renamed to
 /// `result.previous-<its run id>.json`, so that the new run never merges the old one's
 /// trials, and only the [`KEEP_PREVIOUS_RESULTS`] newest such files are kept. Returns the
 /// new name of the old result, if there was one.
-pub fn set_aside_result(out: &Path, run_id: &str) -> Result<Option<PathBuf>, OutError> {
+pub(crate) fn set_aside_result(out: &Path, run_id: &str) -> Result<Option<PathBuf>, OutError> {
     let dir = open_trusted(out)?;
     let previous = read_trusted(out, MARKER)?
         .map(|bytes| String::from_utf8_lossy(&bytes).trim().to_owned())
@@ -370,7 +370,7 @@ pub struct OutLock {
 /// Takes the exclusive lock on `out` for this process, or fails at once naming the
 /// holder. The lock file holds the holder's pid: a `clibench phase` whose parent (or own
 /// process, for phases run in process) holds the lock runs under that lock.
-pub fn lock(out: &Path) -> Result<OutLock, OutError> {
+pub(crate) fn lock(out: &Path) -> Result<OutLock, OutError> {
     let dir = open_trusted(out)?;
     let path = out.join(LOCK);
     let fd = rustix::fs::openat(
@@ -426,7 +426,7 @@ pub fn lock(out: &Path) -> Result<OutLock, OutError> {
 
 /// Opens `out` for one `clibench phase`: created or adopted, and locked (or run under the
 /// lock of the `clibench run` that started the phase).
-pub fn open_for_phase(out: &Path) -> Result<OutLock, OutError> {
+pub(crate) fn open_for_phase(out: &Path) -> Result<OutLock, OutError> {
     create(out)?;
     lock(out)
 }

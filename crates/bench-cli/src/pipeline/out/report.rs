@@ -41,7 +41,7 @@ pub fn write_report(out: &Path, extra: &[String]) -> Result<WrittenReport, Error
 /// start when it got that far), as a Markdown section for report.md: where its whole
 /// text is in the logs, and the screen in a fenced text block. `None` when no start
 /// kept a screen at ready.
-pub fn ready_screen_section(side: &Side) -> Option<String> {
+pub(crate) fn ready_screen_section(side: &Side) -> Option<String> {
     let screen = side
         .screens
         .iter()

@@ -41,7 +41,7 @@ impl OpenRunError {
 
 /// The output folder of a `clibench run`, locked for the whole run.
 #[derive(Debug)]
-pub struct RunOut {
+pub(crate) struct RunOut {
     /// The lock; dropping it lets the next run in.
     #[allow(dead_code, reason = "held, not read: dropping it releases the folder")]
     lock: OutLock,
@@ -53,7 +53,7 @@ pub struct RunOut {
 /// while an earlier run's state is left (its users may be kept or half removed: that is
 /// `clibench cleanup`'s to finish), and with a new result, the earlier one set aside. The
 /// `clibench phase` processes the run starts share its lock.
-pub fn open_for_run(out: &Path) -> Result<RunOut, OpenRunError> {
+pub(crate) fn open_for_run(out: &Path) -> Result<RunOut, OpenRunError> {
     create(out)?;
     let lock = lock(out)?;
     if State::exists(out) {

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// The state file's name under OUT/.
-pub const STATE_FILE: &str = "state.json";
+pub(crate) const STATE_FILE: &str = "state.json";
 
 /// A trial user clibench plans or created (or, without root, a home it made for the
 /// current user). No uid is stored: it is looked up by name in /etc/passwd whenever the user
@@ -69,7 +69,7 @@ pub struct ServerRecord {
 }
 
 /// The start time of `pid` (clock ticks after boot), `None` if it is gone.
-pub fn start_ticks(pid: u32) -> Option<u64> {
+pub(crate) fn start_ticks(pid: u32) -> Option<u64> {
     bench_proc::process_stat(pid).map(|stat| stat.start_ticks)
 }
 
@@ -161,7 +161,7 @@ pub enum StateError {
 
 impl State {
     /// The state of `out`, or a new one with a fresh run id. Only a state file clibench
-    /// wrote itself is read (see [`folder::read_trusted`]): anything else is refused.
+    /// wrote itself is read (see `folder::read_trusted`): anything else is refused.
     pub fn load(out: &Path) -> Result<State, StateError> {
         match folder::read_trusted(out, STATE_FILE)? {
             Some(bytes) => serde_json::from_slice(&bytes).map_err(|source| StateError::Parse {

@@ -57,18 +57,18 @@ impl std::fmt::Display for TurnCount {
 }
 
 /// Where the progress of `phase`'s trial `trial` is kept in the output folder `out`.
-pub fn path(out: &Path, phase: Phase, trial: u32) -> PathBuf {
+pub(crate) fn path(out: &Path, phase: Phase, trial: u32) -> PathBuf {
     out.join("logs")
         .join(format!("progress-{phase}-{trial}.txt"))
 }
 
 /// Writes `count` to `path`, replacing what was there.
-pub fn write(path: &Path, count: TurnCount) -> Result<(), bench_core::io::WriteError> {
+pub(crate) fn write(path: &Path, count: TurnCount) -> Result<(), bench_core::io::WriteError> {
     bench_core::io::write_atomic(path, count.to_line().as_bytes())
 }
 
 /// What `path` holds, `None` when there is nothing (yet) or it is not a count.
-pub fn read(path: &Path) -> Option<TurnCount> {
+pub(crate) fn read(path: &Path) -> Option<TurnCount> {
     let text = bench_core::io::read_input_file(path, 256).ok()?;
     TurnCount::from_line(&text)
 }

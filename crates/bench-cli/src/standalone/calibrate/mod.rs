@@ -16,7 +16,5 @@ mod start_linux;
 pub use cpu_linux::CpuError;
 pub use measure::{CalibrateError, Settings, calibrate};
 pub use report::{CorrelationAtGap, CpuDrift, DriftAtGap, Report, StartNoise, render};
-pub use spread::{
-    BudgetPower, budget_power, difference_spread, lag_correlation, log_spread, pair_log_ratios,
-};
+pub use spread::BudgetPower;
 pub use start_linux::StartError;

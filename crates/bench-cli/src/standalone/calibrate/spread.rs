@@ -18,7 +18,7 @@ pub fn spread(values: &[f64]) -> Option<f64> {
 
 /// The spread of the logs of positive `values` (a relative spread: 0.05 is about ±5%);
 /// `None` with fewer than two or a value that is not positive.
-pub fn log_spread(values: &[f64]) -> Option<f64> {
+pub(crate) fn log_spread(values: &[f64]) -> Option<f64> {
     if !values.iter().all(|v| v.is_finite() && *v > 0.0) {
         return None;
     }
@@ -28,7 +28,7 @@ pub fn log_spread(values: &[f64]) -> Option<f64> {
 /// The spread of `later[k + lag] - earlier[k]` over every `k` where both exist: how far
 /// two events `lag` windows apart differ. With one series for both it is the drift of
 /// one CPU over that lag; with two it is the drift between them.
-pub fn difference_spread(
+pub(crate) fn difference_spread(
     earlier: &[Option<f64>],
     later: &[Option<f64>],
     lag: usize,
@@ -44,7 +44,7 @@ pub fn difference_spread(
 /// The correlation of `values[k]` with `values[k + lag]` (the autocorrelation at `lag`,
 /// over the whole series' mean and variance), over the pairs where both are present;
 /// `None` when the lag leaves no pair or the series has no spread.
-pub fn lag_correlation(values: &[Option<f64>], lag: usize) -> Option<f64> {
+pub(crate) fn lag_correlation(values: &[Option<f64>], lag: usize) -> Option<f64> {
     let present: Vec<f64> = values.iter().flatten().copied().collect();
     if present.is_empty() {
         return None;
@@ -65,7 +65,7 @@ pub fn lag_correlation(values: &[Option<f64>], lag: usize) -> Option<f64> {
 
 /// The log ratios of back-to-back pairs: `ln(values[2k + 1] / values[2k])`. An odd last
 /// value has no partner and is left out.
-pub fn pair_log_ratios(values: &[f64]) -> Vec<f64> {
+pub(crate) fn pair_log_ratios(values: &[f64]) -> Vec<f64> {
     values
         .chunks_exact(2)
         .filter(|pair| pair[0] > 0.0 && pair[1] > 0.0)
@@ -91,7 +91,7 @@ const MOST_PAIRS: u64 = 1_000_000;
 /// What `budget` could detect with pairs that each take `pair_time` and whose log ratios
 /// spread by `pair_spread`, at two-sided level `alpha`: bench-core's paired test's
 /// [`Welch::detectable_change`], for the pairs that fit.
-pub fn budget_power(
+pub(crate) fn budget_power(
     pair_spread: f64,
     pair_time: Duration,
     budget: Duration,
