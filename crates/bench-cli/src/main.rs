@@ -8,6 +8,7 @@
 mod show;
 mod commands;
 mod exit;
+mod text;
 
 // The library half: what clibench does. The binary only asks and shows.
 use bench_cli::{demo, pipeline, settings, spec};

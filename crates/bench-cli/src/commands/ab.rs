@@ -11,11 +11,12 @@ use crate::pipeline::Shard;
 use crate::pipeline::orchestration::ab::{Ab, compare_sides};
 use crate::pipeline::orchestration::auto_trials::AutoOutcome;
 use crate::pipeline::orchestration::schedule::Schedule;
-use crate::pipeline::out::{history_add, summary};
+use crate::pipeline::out::history_add;
 use crate::settings::{
     AbPlan, AbRequest, Noise, ThresholdFlags, Trials, ab_settings, compare_options,
 };
 use crate::spec::Override;
+use crate::text::summary;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;

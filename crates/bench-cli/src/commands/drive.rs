@@ -7,13 +7,11 @@
 //! result files as the phases last saved them (they save atomically).
 
 use crate::exit::input_if;
-use crate::pipeline::orchestration::progress_text::{
-    StepLines, cleanup_line, turns_line, waiting_line,
-};
 use crate::pipeline::out::history_add;
 use crate::pipeline::{
     Error, Execution, Notice, Observer, Progress, RunOutcome, Runner, SpecSource, StepResult,
 };
+use crate::text::progress::{StepLines, cleanup_line, turns_line, waiting_line};
 use anyhow::Context;
 use bench_cli::history::{Store, location};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};

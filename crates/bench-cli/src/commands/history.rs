@@ -5,8 +5,8 @@
 
 use super::drive::open_store;
 use crate::exit::{FAILURE, input_error, input_if};
+use crate::text::history::{self as told, Shown};
 use bench_cli::history::change_points::check;
-use bench_cli::history::told::{self, Shown};
 use bench_cli::history::{Filter, ImportLimits, Store, bmf, ingest, location, page, render};
 use bench_core::Metric;
 use std::path::PathBuf;

@@ -2,10 +2,10 @@
 //! built-in reference kernel (see [`bench_cli::standalone::kernel`], which measures).
 //! Summary on stderr; JSON on stdout with `--json`.
 
+use super::request::{KernelRequest, kernel_settings};
 use crate::exit::{FAILURE, input_error};
 use bench_cli::exports::StartupExports;
 use bench_cli::standalone::kernel::{self, Observer, Settings};
-use bench_cli::standalone::request::{KernelRequest, kernel_settings};
 use bench_core::Side;
 use bench_core::export::text;
 use std::ffi::OsString;

@@ -1,9 +1,9 @@
 //! `clibench mem`: the memory of a process family (RSS, PSS, USS, swap), of a
 //! user's processes, or of a command started, settled, measured and stopped.
 
+use super::request::{MemRequest, mem_settings};
 use crate::exit::input_error;
 use bench_cli::standalone::mem::{self, Error, STOP_GRACE, Target};
-use bench_cli::standalone::request::{MemRequest, mem_settings};
 use std::ffi::OsString;
 use std::process::ExitCode;
 

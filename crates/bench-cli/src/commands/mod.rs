@@ -20,6 +20,7 @@ mod merge;
 mod model;
 mod phase;
 mod report;
+mod request;
 mod run;
 mod staircase;
 mod startup;

@@ -6,10 +6,11 @@
 use super::drive::{drive, spec_source};
 use crate::demo;
 use crate::exit::settings_error;
-use crate::pipeline::out::{history_add, summary};
+use crate::pipeline::out::history_add;
 use crate::pipeline::{Plan, PlanSettings, Runner, Shard};
 use crate::settings::{parse_phases, scenario_tool, with_scenario};
 use crate::spec::{Override, Scenario};
+use crate::text::summary;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;

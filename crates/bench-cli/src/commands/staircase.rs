@@ -1,8 +1,8 @@
 //! `clibench staircase`: the marginal memory of one more instance of a command.
 
+use super::request::{StaircaseRequest, staircase_settings};
 use crate::exit::input_error;
 use anyhow::Context;
-use bench_cli::standalone::request::{StaircaseRequest, staircase_settings};
 use bench_cli::standalone::staircase::{self, STOP_GRACE};
 use bench_proc::HostFacts;
 use std::ffi::OsString;

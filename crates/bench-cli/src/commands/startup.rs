@@ -2,10 +2,10 @@
 //! [`bench_cli::standalone::startup`], which measures). This file turns the flags into
 //! settings, draws the progress bar, prints the summary and writes the exports.
 
+use super::request::{StartupRequest, startup_settings};
 use crate::exit::{FAILURE, input_error};
 use anyhow::Context;
 use bench_cli::exports::StartupExports;
-use bench_cli::standalone::request::{StartupRequest, startup_settings};
 use bench_cli::standalone::startup::{self, DAEMON_GRACE, Observer, Run, Settings};
 use bench_core::export::text;
 use indicatif::{ProgressBar, ProgressStyle};

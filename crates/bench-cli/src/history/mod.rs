@@ -10,7 +10,7 @@
 //! - [`change_points`]: change points, the largest t (or E-divisive's energy) with a
 //!   permutation test; whether a new result is a change against the recent series.
 //! - `report/`: [`render`]: the terminal table and sparkline; [`page`]: the HTML page;
-//!   [`bmf`]: Bencher Metric Format; [`told`]: what `clibench history` tells a person.
+//!   [`bmf`]: Bencher Metric Format
 //! - [`bisect`]: the search for the first build whose metric moved, the builds it
 //!   searches, its comparisons from the store and what it tells a person.
 //! - `links.rs`: within-run ratios and their chains, which the store's runs feed and
@@ -26,8 +26,9 @@ mod report;
 mod series;
 mod store;
 
-pub use report::{bmf, page, render, told};
+pub use report::{bmf, page, render};
 pub(crate) use series::context;
+pub use series::points::{Series, series};
 pub use store::record::{Record, RecordError, Testbed};
 pub use store::{
     Added, BuildKey, Filter, ImportLimits, Store, StoreError, Stored, ingest, location, throwaway,

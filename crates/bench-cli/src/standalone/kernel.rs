@@ -81,9 +81,9 @@ pub struct Settings {
     pub transcripts: Option<PathBuf>,
 }
 
-/// The kernel's environment: [`PASSED_THROUGH`] from this process where set,
+/// The kernel's environment: `PASSED_THROUGH` from this process where set,
 /// `LANG=C.UTF-8`, then `extra` in order, each replacing an earlier value of its key.
-pub(crate) fn environment(
+pub fn environment(
     extra: impl IntoIterator<Item = (OsString, OsString)>,
 ) -> Vec<(OsString, OsString)> {
     let mut env: Vec<(OsString, OsString)> = PASSED_THROUGH

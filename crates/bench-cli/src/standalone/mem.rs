@@ -342,7 +342,7 @@ pub(crate) fn spawn_quiet(command: &[OsString]) -> Result<Child, SpawnError> {
 }
 
 /// A uid from a numeric string or a name in `/etc/passwd`.
-pub(crate) fn lookup_user(user: &str) -> Option<u32> {
+pub fn lookup_user(user: &str) -> Option<u32> {
     let passwd = std::fs::read_to_string("/etc/passwd").unwrap_or_default();
     resolve_user(user, &passwd)
 }

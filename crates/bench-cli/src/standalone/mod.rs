@@ -9,7 +9,6 @@ pub mod calibrate;
 pub mod kernel;
 pub mod mem;
 pub mod program;
-pub mod request;
 pub mod serve;
 pub mod spawn;
 pub mod staircase;

@@ -27,7 +27,7 @@ pub enum NotFound {
 /// Where `program` is: itself when it names a path (contains `/`), else the first
 /// executable file of that name in the folders of `path` (a `PATH` value). The error says
 /// what was looked at, for the user.
-pub(crate) fn find(program: &OsStr, path: Option<&OsStr>) -> Result<PathBuf, NotFound> {
+pub fn find(program: &OsStr, path: Option<&OsStr>) -> Result<PathBuf, NotFound> {
     let shown = program.to_string_lossy();
     if program.as_encoded_bytes().contains(&b'/') {
         let candidate = Path::new(program);

@@ -7,12 +7,12 @@
 //!   published versions (`versions.rs`).
 //! - [`paired`]: its comparisons from the store, within runs only, measuring only what
 //!   the store lacks; [`ab`]: a step measured as an `ab` run.
-//! - [`text`]: what `clibench bisect` tells a person.
+//!
+//! What `clibench bisect` tells a person is the binary's (`src/text/`).
 
 pub mod ab;
 pub mod builds;
 mod git;
 pub mod paired;
 pub mod search;
-pub mod text;
 mod versions;

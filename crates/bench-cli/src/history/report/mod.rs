@@ -2,9 +2,9 @@
 //!
 //! - [`render`]: the terminal table and sparkline; [`page`]: the HTML page;
 //!   [`bmf`]: Bencher Metric Format.
-//! - [`told`]: what each `clibench history` subcommand tells a person.
+//!
+//! What each `clibench history` subcommand tells a person is the binary's (`src/text/`).
 
 pub mod bmf;
 pub mod page;
 pub mod render;
-pub mod told;

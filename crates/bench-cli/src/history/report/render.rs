@@ -12,7 +12,7 @@ const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█']
 /// `values` as a line of block characters, at most `width` wide: with more values than
 /// that, each character is the median of a run of neighbours. Lowest value ▁, highest █;
 /// a flat series is all ▄.
-pub(crate) fn sparkline(values: &[f64], width: usize) -> String {
+pub fn sparkline(values: &[f64], width: usize) -> String {
     let width = width.max(1);
     let buckets: Vec<f64> = if values.len() <= width {
         values.to_vec()
@@ -78,7 +78,7 @@ pub(crate) fn change_line(series: &Series, change: &ChangePoint) -> String {
 
 /// A series as a heading, a sparkline, its change points and a table of its last
 /// `rows` points (all of them with `rows` 0).
-pub(crate) fn series_text(series: &Series, changes: &[ChangePoint], rows: usize) -> String {
+pub fn series_text(series: &Series, changes: &[ChangePoint], rows: usize) -> String {
     let unit = series.metric.unit();
     let medians = series.medians();
     let mut text = String::new();

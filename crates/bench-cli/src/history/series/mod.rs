@@ -5,4 +5,4 @@
 //! - [`context`]: a build just measured against its own earlier values (`ab --history`).
 
 pub mod context;
-pub(super) mod points;
+pub(crate) mod points;

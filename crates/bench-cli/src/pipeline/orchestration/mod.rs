@@ -3,7 +3,7 @@
 //! phase child ([`phase_child`]), the trial loop (`runner`), the interleaved order of an
 //! A/B run ([`schedule`], [`ab`]) and when it may stop sampling ([`auto_trials`]), a
 //! board's rounds and how long they should take ([`board_rounds`], [`board_estimate`]),
-//! merging shards ([`merge`]), the lines a person watching a run reads ([`progress_text`]),
+//! merging shards ([`merge`]),
 //! the identifier each invocation gives its results (`invocation`), the circumstances each
 //! trial records ([`circumstances`]), runtime, ui and session trials of both sides run at
 //! once (`trial_duet`) and dropping page caches
@@ -21,7 +21,6 @@ pub mod merge;
 pub mod phase_child;
 pub(crate) mod phase_run;
 pub(crate) mod plan;
-pub mod progress_text;
 pub(crate) mod runner;
 pub mod schedule;
 pub(crate) mod skip_rules;

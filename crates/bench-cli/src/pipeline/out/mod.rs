@@ -1,7 +1,6 @@
 //! The output folder `OUT/`: whose it is, its marker and lock ([`folder`]), the run's
 //! lock and earlier result ([`run`]), the state file listing everything a run created
-//! ([`state`]), removing all of it (`cleanup`), what `clibench run` tells when it is done
-//! ([`summary`]), adding its results to a history store ([`history_add`]) and how far a
+//! ([`state`]), removing all of it (`cleanup`), adding its results to a history store ([`history_add`]) and how far a
 //! session is while it runs ([`turns`]).
 
 pub(crate) mod cited;
@@ -12,5 +11,4 @@ pub mod report;
 pub mod run;
 pub mod screens;
 pub mod state;
-pub mod summary;
 pub mod turns;

@@ -2,8 +2,8 @@
 //! finished step (skips of one phase for one reason told once), and what the cleanups
 //! removed. The text only; the binary draws it (a spinner, a line above it).
 
-use super::runner::{Progress, StepResult};
-use crate::pipeline::out::cleanup::CleanupReport;
+use bench_cli::pipeline::CleanupReport;
+use bench_cli::pipeline::{Progress, StepResult};
 use bench_core::Phase;
 
 /// The line of the step being waited on: "[3/12] measure trial 1  2.0 s  (total 9.5 s)".
@@ -97,7 +97,7 @@ pub fn cleanup_line(command: &str, report: &CleanupReport) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pipeline::Step;
+    use bench_cli::pipeline::Step;
     use std::time::Duration;
 
     fn progress(side: Option<&str>, trial: u32) -> Progress {
@@ -154,7 +154,7 @@ mod tests {
 
     #[test]
     fn a_session_without_a_terminal_tells_its_turns_every_ten() {
-        use crate::pipeline::out::turns::TurnCount;
+        use bench_cli::pipeline::out::turns::TurnCount;
         let mut session = progress(None, 0);
         session.step.phase = Phase::Session;
         let mut told = None;

@@ -3,12 +3,10 @@
 //! regressed. The binary prints these; they are built here so that they are tested as
 //! text.
 
-use crate::history::change_points::check::{MetricCheck, Outcome};
-use crate::history::change_points::find::{self as changepoint, ChangePoint, change_points};
-use crate::history::report::render;
-use crate::history::series::points::{self as series, Series};
-use crate::history::store::record::Record;
-use crate::history::store::{Added, Stored};
+use bench_cli::history::change_points::check::{MetricCheck, Outcome};
+use bench_cli::history::change_points::find::{self as changepoint, ChangePoint, change_points};
+use bench_cli::history::render;
+use bench_cli::history::{self as series, Added, Record, Series, Stored};
 use bench_core::Metric;
 use std::path::Path;
 
@@ -121,8 +119,25 @@ pub fn regressed_line(regressed: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::change_points::check::{self, Settings};
-    use crate::history::store::record::tests::result;
+    use bench_cli::history::change_points::check::{self, Settings};
+    use bench_core::{Observation, Phase, Request, ResultFile, Role};
+
+    /// A result of `target` at `sha`, measured at `started` (Unix ms), with these cold starts.
+    fn result(target: &str, sha: &str, started: u64, cold: &[f64]) -> ResultFile {
+        let mut result = ResultFile::new(Request::new(sha, Role::Candidate));
+        result.request.config.insert("target".into(), target.into());
+        result.side.runtime.insert("cpu".into(), "Test CPU".into());
+        let starts = cold.iter().enumerate();
+        let observations = starts
+            .map(|(i, &v)| Observation::value(i as u32, v))
+            .collect();
+        result.side.metrics.insert(Metric::Cold, observations);
+        result
+            .side
+            .trial_record_mut(Phase::Measure, 0)
+            .started_unix_ms = Some(started);
+        result
+    }
 
     fn stored(points: &[(u64, f64)]) -> Vec<Stored> {
         points

@@ -2,8 +2,8 @@
 //! spec does not describe, each failure that made later steps skip, how the run ended,
 //! where its files are and what to do next. Text only; the binary prints it.
 
-use super::screens::FAILURE_SCREEN_PREFIX;
-use crate::pipeline::{Plan, RunOutcome, SpecSource};
+use bench_cli::pipeline::out::screens::FAILURE_SCREEN_PREFIX;
+use bench_cli::pipeline::{Plan, RunOutcome, SpecSource};
 use bench_core::Phase;
 use std::path::{Path, PathBuf};
 
@@ -149,7 +149,7 @@ pub fn failure_screens(out: &Path) -> Vec<(PathBuf, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pipeline::{RootCause, Step};
+    use bench_cli::pipeline::{RootCause, Step};
     use std::time::Duration;
 
     #[test]

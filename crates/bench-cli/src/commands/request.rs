@@ -4,11 +4,11 @@
 //! and what to measure. A bad
 //! value is the caller's ([`RequestError`]), said once before anything starts.
 
-use super::kernel::{self, Kernel};
-use super::mem::{self, Target};
-use super::program::{self, NotFound};
-use super::staircase::{self, Ready};
-use super::startup;
+use bench_cli::standalone::kernel::{self, Kernel};
+use bench_cli::standalone::mem::{self, Target};
+use bench_cli::standalone::program::{self, NotFound};
+use bench_cli::standalone::staircase::{self, Ready};
+use bench_cli::standalone::startup;
 use bench_term::{ReadyGuard, ReadyMode};
 use std::ffi::OsString;
 use std::path::PathBuf;

@@ -2,8 +2,8 @@
 //! each `ab` run it starts, and how it ended with what it cost. The binary prints these
 //! lines; they are built here so that they are tested as text.
 
-use crate::history::bisect::builds::Build;
-use crate::history::bisect::search::{Bisection, Event, Measured, Outcome};
+use bench_cli::history::bisect::builds::Build;
+use bench_cli::history::bisect::search::{Bisection, Event, Measured, Outcome};
 use bench_core::Metric;
 use bench_core::units::format_seconds;
 use std::path::{Path, PathBuf};
