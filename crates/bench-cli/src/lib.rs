@@ -34,6 +34,5 @@ pub mod history;
 pub mod inputs;
 pub mod invoked;
 pub mod pipeline;
-pub mod settings;
 pub mod spec;
 pub mod standalone;

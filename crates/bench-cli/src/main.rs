@@ -8,10 +8,11 @@
 mod show;
 mod commands;
 mod exit;
+mod settings;
 mod text;
 
 // The library half: what clibench does. The binary only asks and shows.
-use bench_cli::{demo, pipeline, settings, spec};
+use bench_cli::{demo, pipeline, spec};
 
 use std::process::ExitCode;
 

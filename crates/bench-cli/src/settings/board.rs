@@ -14,10 +14,10 @@
 use super::SettingsError;
 use super::limits::{budget, trial_count};
 use super::run::{parse_phases, with_scenario};
-use crate::pipeline::PlanSettings;
-use crate::pipeline::orchestration::board::BoardSettings;
-use crate::pipeline::orchestration::board_rounds::{BUDGET_MAX_ROUNDS, MIN_BUDGET_ROUNDS};
-use crate::spec::{Override, Scenario};
+use bench_cli::pipeline::PlanSettings;
+use bench_cli::pipeline::orchestration::board::BoardSettings;
+use bench_cli::pipeline::orchestration::board_rounds::{BUDGET_MAX_ROUNDS, MIN_BUDGET_ROUNDS};
+use bench_cli::spec::{Override, Scenario};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -390,5 +390,30 @@ mod tests {
             ..budgeted(None)
         };
         assert_eq!(board_settings(plain).unwrap().plan.trials, 3);
+    }
+
+    #[test]
+    fn the_shipped_board_file_names_every_agent_spec_and_their_shared_script() {
+        let agents =
+            std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/agents");
+        let file = BoardFile::load(&agents.join("board.toml")).unwrap();
+        let mut named: Vec<String> = file
+            .specs
+            .iter()
+            .map(|spec| spec.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        named.sort();
+        let mut specs: Vec<String> = std::fs::read_dir(&agents)
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|name| name.ends_with(".toml") && name != "board.toml")
+            .collect();
+        specs.sort();
+        assert_eq!(named, specs);
+        assert_eq!(
+            file.model_script,
+            Some(agents.join("scripts/at-work.toml")),
+            "the script every agent spec names in its [model]"
+        );
     }
 }

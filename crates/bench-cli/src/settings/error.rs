@@ -1,8 +1,8 @@
 //! Settings that do not go together, or values that cannot be used: the command line's
 //! usage errors (exit code 2).
 
-use crate::pipeline::SpecPathError;
-use crate::spec::SpecError;
+use bench_cli::pipeline::SpecPathError;
+use bench_cli::spec::SpecError;
 
 /// Why a command's settings cannot be resolved.
 #[derive(Debug, thiserror::Error)]

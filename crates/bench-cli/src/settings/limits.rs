@@ -61,13 +61,13 @@ pub fn budget(text: &str) -> Result<std::time::Duration, FlagValueError> {
 /// A history store flag's value (`--store`, `--history`, `history import`'s stores): a
 /// file or a `postgres://` URL as given, or, for `-`, the URL (password and all) on the
 /// first line of standard input. A password in the flag itself is refused where the store
-/// is opened ([`crate::history::location::check_flag`]), whose message, unlike a flag
+/// is opened (`bench_cli::history::location::check_flag`), whose message, unlike a flag
 /// parser's, does not repeat the value.
 pub fn store(text: &str) -> Result<std::path::PathBuf, FlagValueError> {
     if text != "-" {
         return Ok(std::path::PathBuf::from(text));
     }
-    crate::history::location::store_from_stdin(std::io::stdin().lock())
+    bench_cli::history::location::store_from_stdin(std::io::stdin().lock())
         .map_err(|error| FlagValueError::new(error.to_string()))
 }
 

@@ -17,7 +17,7 @@ mod run;
 mod separator;
 
 pub use ab::{AbPlan, AbRequest, Trials, ab_settings};
-pub use board::{BoardFile, BoardFileError, BoardRequest, BoardSettingsError, board_settings};
+pub use board::{BoardRequest, board_settings};
 pub use compare::{Drift, FlagValueError, Noise, ThresholdFlags, compare_options, recorded_floors};
 pub use error::SettingsError;
 pub use limits::{budget, duration, metric, pair_count, store, trial_count, trial_number};

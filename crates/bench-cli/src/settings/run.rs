@@ -1,8 +1,8 @@
 //! What `run`, `ab` and `bisect` share: the phases asked for and a scenario's overrides.
 
 use super::SettingsError;
-use crate::pipeline::SpecSource;
-use crate::spec::{Override, Scenario};
+use bench_cli::pipeline::SpecSource;
+use bench_cli::spec::{Override, Scenario};
 use bench_core::Phase;
 
 /// `--phases a,b`: each name a phase.
@@ -35,13 +35,13 @@ pub fn with_scenario(
 }
 
 /// The tool a scenario's calls run for the spec at `source` with `overrides`
-/// (`crate::spec::tool_of`); `None` for the demo (it runs any command) and for a spec
+/// (`bench_cli::spec::tool_of`); `None` for the demo (it runs any command) and for a spec
 /// that cannot be read (the run reports that).
 pub fn scenario_tool(source: &SpecSource, overrides: &[Override]) -> Option<String> {
     match source {
-        SpecSource::File(path) => crate::spec::load_with(path, overrides)
+        SpecSource::File(path) => bench_cli::spec::load_with(path, overrides)
             .ok()
-            .and_then(|spec| crate::spec::tool_of(&spec)),
+            .and_then(|spec| bench_cli::spec::tool_of(&spec)),
         SpecSource::Demo => None,
     }
 }

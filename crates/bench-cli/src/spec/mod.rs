@@ -21,12 +21,10 @@ pub use model::{
     ArtifactSet, BuildStep, Compare, Disk, HomeFile, Install, Measure, Model, ModelDialect, Origin,
     Runtime, ScriptSource, Session, Source, Spec, Staircase, Ui, UiStep, Workspace,
 };
-pub(crate) use overrides::load_with;
+pub use overrides::load_with;
 pub use overrides::{Override, OverrideSyntaxError, SyntaxProblem, parse_with};
-#[cfg(test)]
-pub use parse::loads_on_this_thread;
 pub use parse::{SpecError, load, parse};
-pub(crate) use scenario::tool_of;
+pub use scenario::tool_of;
 pub use scenario::{Scenario, UnknownScenario};
 pub use settle::Settle;
 pub use template::{ExpandError, Placeholder, Template, TemplateError, Values};

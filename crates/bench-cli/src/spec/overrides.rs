@@ -352,7 +352,7 @@ pub fn parse_with(text: &str, file: &str, overrides: &[Override]) -> Result<Spec
 }
 
 /// Reads a spec file with `overrides` applied (see [`parse_with`]).
-pub(crate) fn load_with(path: &std::path::Path, overrides: &[Override]) -> Result<Spec, SpecError> {
+pub fn load_with(path: &std::path::Path, overrides: &[Override]) -> Result<Spec, SpecError> {
     if overrides.is_empty() {
         return super::parse::load(path);
     }

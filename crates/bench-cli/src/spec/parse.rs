@@ -231,8 +231,6 @@ pub(super) const MAX_SPEC_BYTES: u64 = 1 << 20;
 /// Reads a spec file: a regular file of at most 1 MiB (a FIFO or a device is
 /// refused, not waited on or read without end).
 pub fn load(path: &Path) -> Result<Spec, SpecError> {
-    #[cfg(test)]
-    LOADS.with(|loads| loads.set(loads.get() + 1));
     let file = path.display().to_string();
     let text =
         bench_core::io::read_input_file(path, MAX_SPEC_BYTES).map_err(|error| SpecError {
@@ -242,18 +240,6 @@ pub fn load(path: &Path) -> Result<Spec, SpecError> {
             message: format!("cannot read the spec: {error}"),
         })?;
     parse(&text, &file)
-}
-
-#[cfg(test)]
-thread_local! {
-    /// How many times [`load`] ran on this thread, for tests that count reads of a spec.
-    static LOADS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-}
-
-/// How many times [`load`] ran on this thread (tests only).
-#[cfg(test)]
-pub fn loads_on_this_thread() -> usize {
-    LOADS.with(std::cell::Cell::get)
 }
 
 /// Turns serde's message into one that names the key, and picks where to point.

@@ -83,7 +83,7 @@ impl fmt::Display for Scenario {
 
 /// The shell command a scenario's tool calls run for `spec`: `[session] scenario_tool`,
 /// else the first shell command of the spec's own script (`None`: the scenarios' own).
-pub(crate) fn tool_of(spec: &super::Spec) -> Option<String> {
+pub fn tool_of(spec: &super::Spec) -> Option<String> {
     if let Some(tool) = spec.session.as_ref().and_then(|s| s.scenario_tool.clone()) {
         return Some(tool);
     }

@@ -303,27 +303,3 @@ fn a_bad_board_file_is_refused_naming_the_file_and_the_key() {
     );
     assert!(!out.exists());
 }
-
-#[test]
-fn the_shipped_board_file_names_every_agent_spec_and_their_shared_script() {
-    let agents = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/agents");
-    let file = bench_cli::settings::BoardFile::load(&agents.join("board.toml")).unwrap();
-    let mut named: Vec<String> = file
-        .specs
-        .iter()
-        .map(|spec| spec.file_name().unwrap().to_string_lossy().into_owned())
-        .collect();
-    named.sort();
-    let mut specs: Vec<String> = std::fs::read_dir(&agents)
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|name| name.ends_with(".toml") && name != "board.toml")
-        .collect();
-    specs.sort();
-    assert_eq!(named, specs);
-    assert_eq!(
-        file.model_script,
-        Some(agents.join("scripts/at-work.toml")),
-        "the script every agent spec names in its [model]"
-    );
-}

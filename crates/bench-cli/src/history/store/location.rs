@@ -75,9 +75,7 @@ static FROM_STDIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
 
 /// Reads a `postgres://` URL from the first line of `input` (standard input, for `--store
 /// -`), and remembers it as one that may hold a password.
-pub(crate) fn store_from_stdin(
-    mut input: impl std::io::BufRead,
-) -> Result<PathBuf, std::io::Error> {
+pub fn store_from_stdin(mut input: impl std::io::BufRead) -> Result<PathBuf, std::io::Error> {
     let mut line = String::new();
     input.read_line(&mut line)?;
     let url = line.trim();

@@ -16,10 +16,10 @@ use std::time::{Duration, Instant};
 
 /// The fewest rounds a budget runs: three trials a target are what an interval and a test
 /// need to say anything.
-pub(crate) const MIN_BUDGET_ROUNDS: u32 = 3;
+pub const MIN_BUDGET_ROUNDS: u32 = 3;
 
 /// The most rounds a budget runs when no trial count is given.
-pub(crate) const BUDGET_MAX_ROUNDS: u32 = 20;
+pub const BUDGET_MAX_ROUNDS: u32 = 20;
 
 /// How many rounds a board may run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -60,7 +60,7 @@ pub enum Schedule {
 }
 
 /// The measure trials of a tight schedule that still settle and read memory, by default.
-pub(crate) const TIGHT_MEMORY_TRIALS: u32 = 3;
+pub const TIGHT_MEMORY_TRIALS: u32 = 3;
 
 impl std::str::FromStr for Schedule {
     type Err = String;
