@@ -174,7 +174,7 @@ pub enum Standing {
 /// A row: one metric across the targets.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Row {
-    /// The metric.
+    /// Which metric the row compares.
     pub metric: Metric,
     /// One cell per column; `None` where the target has no value.
     pub cells: Vec<Option<Cell>>,

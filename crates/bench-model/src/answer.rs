@@ -36,7 +36,7 @@ pub struct Call {
     pub id: String,
     /// The tool's name as advertised.
     pub name: String,
-    /// The arguments.
+    /// The arguments as a JSON object, in the tool's own argument names.
     pub arguments: Value,
     /// A Responses freeform tool: `arguments` is a string `input`.
     pub freeform: bool,
@@ -101,7 +101,7 @@ const CONTENT_KEYS: &[&str] = &["content", "contents", "text", "file_text"];
 /// How a scripted call became a call of the request's tools, for the journal.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Mapped {
-    /// The call.
+    /// The call as the request's tools take it.
     pub call: Call,
     /// Whether the request advertised the tool (otherwise a generic name was used).
     pub advertised: bool,

@@ -133,7 +133,7 @@ fn path_or_root(path: &str) -> &str {
 /// A tool the request advertises.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Tool {
-    /// Its name.
+    /// Its name, which a scripted call is matched against.
     pub name: String,
     /// The JSON schema of its arguments (`{}` when it has none).
     pub parameters: Value,

@@ -24,7 +24,7 @@ pub struct CloseReport {
 /// One quit key [`crate::Terminal::close`] pressed and what followed it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct QuitStep {
-    /// The key.
+    /// Which quit key was pressed.
     pub key: Key,
     /// When it was pressed, since spawn (the terminal's clock).
     pub pressed_at: Duration,

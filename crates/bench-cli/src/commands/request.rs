@@ -292,7 +292,7 @@ pub struct StaircaseRequest {
     pub ready: Option<String>,
     /// `--ready-timeout`, as written.
     pub ready_timeout: String,
-    /// The command.
+    /// The program and its arguments, after `--`.
     pub command: Vec<OsString>,
 }
 

@@ -68,7 +68,7 @@ impl Kernel {
 pub struct Settings {
     /// Measured runs (each a fresh kernel, workspace and snapshot).
     pub runs: usize,
-    /// The kernel.
+    /// Which kernel to start, and how.
     pub kernel: Kernel,
     /// Code run first in the measured kernel.
     pub prelude: Option<String>,

@@ -61,7 +61,7 @@ pub struct DriftSpread {
     pub timing: Option<f64>,
     /// CPU times.
     pub cpu: Option<f64>,
-    /// Memory.
+    /// RSS, PSS and the other memory metrics.
     pub memory: Option<f64>,
 }
 

@@ -10,9 +10,9 @@ use crate::units::Unit;
 /// One metric measured on both sides.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct MetricComparison {
-    /// The metric.
+    /// Which metric the row compares.
     pub metric: Metric,
-    /// Its unit.
+    /// The unit of every number in the row except counts and ratios.
     pub unit: Unit,
     /// Which way it improves.
     pub direction: Direction,
@@ -129,7 +129,7 @@ impl MetricComparison {
 /// A metric with samples on at most one side, or with no successful sample on one side.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct MissingMetric {
-    /// The metric.
+    /// Which metric is missing a side.
     pub metric: Metric,
     /// The base side's statistics, when it has samples.
     pub base: Option<MetricStats>,
@@ -155,9 +155,9 @@ impl MissingMetric {
 /// A failed sample, for listing.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct FailedSample {
-    /// The metric.
+    /// Which metric the sample belonged to.
     pub metric: Metric,
-    /// The trial.
+    /// The trial it failed in.
     pub trial: u32,
     /// Why it failed.
     pub error: String,

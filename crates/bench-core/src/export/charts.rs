@@ -473,7 +473,7 @@ pub fn timeline(moments: &[Moment]) -> Result<String, ChartError> {
 /// metric's base unit.
 #[derive(Debug, Clone, Copy)]
 pub struct TrendPoint {
-    /// The median.
+    /// The build's median.
     pub median: f64,
     /// The interval's lower end.
     pub low: f64,

@@ -22,7 +22,7 @@ pub(crate) enum Failure<'a> {
 pub(crate) struct FailedSamples<'a> {
     /// The metrics, in the order they were failed.
     pub(crate) metrics: Vec<Metric>,
-    /// The trial.
+    /// The trial they were lost in.
     pub(crate) trial: u32,
     /// Why.
     pub(crate) error: &'a str,

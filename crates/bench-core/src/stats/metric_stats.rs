@@ -9,7 +9,7 @@ use crate::units::Unit;
 /// What the trials of one metric on one side add up to.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct MetricStats {
-    /// The metric.
+    /// Which metric's trials these are.
     pub metric: Metric,
     /// Its unit; every number below except counts is in it.
     pub unit: Unit,

@@ -158,9 +158,9 @@ pub fn welch_difference(base: &[f64], candidate: &[f64]) -> Option<Welch> {
 /// trial (points − 2 degrees of freedom).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Estimate {
-    /// The value.
+    /// The estimate itself, in the unit of what was fitted.
     pub value: f64,
-    /// Its standard error.
+    /// Its standard error, in the same unit.
     pub standard_error: f64,
     /// Its degrees of freedom.
     pub df: f64,

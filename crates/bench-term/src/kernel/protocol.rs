@@ -61,7 +61,7 @@ pub enum Event {
 pub struct Stream {
     /// The request id, or `None` for raw writes to the file descriptor.
     pub id: Option<String>,
-    /// The text.
+    /// What the kernel wrote, as the event carried it.
     pub text: String,
 }
 

@@ -65,7 +65,7 @@ impl Outcome {
 /// One metric's check.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MetricCheck {
-    /// The metric.
+    /// The metric of the new result that was checked.
     pub metric: Metric,
     /// Earlier points compared with.
     pub points: usize,

@@ -46,7 +46,7 @@ impl Agreement {
 /// One metric of a side against its build's history.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MetricContext {
-    /// The metric.
+    /// Which metric of the side this is.
     pub metric: Metric,
     /// The stored values' median, and how many there are.
     pub stored: (f64, usize),

@@ -33,11 +33,11 @@ pub struct Point {
 /// A metric on one target, branch and testbed, in series order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Series {
-    /// The metric.
+    /// What the series follows.
     pub metric: Metric,
-    /// The target.
+    /// The measured program, as its results' `config.target` names it.
     pub target: String,
-    /// The branch.
+    /// The git branch its builds were on (`main` unless the results said otherwise).
     pub branch: String,
     /// The testbed's facts.
     pub testbed: Testbed,

@@ -123,7 +123,7 @@ struct RunBook {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RunProcess {
-    /// The pid.
+    /// Its process id, which alone may name a later process once it is reused.
     pub pid: u32,
     /// Its start time (clock ticks after boot, field 22 of `/proc/PID/stat`).
     pub start_ticks: u64,

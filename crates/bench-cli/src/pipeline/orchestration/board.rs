@@ -365,7 +365,7 @@ impl BoardRun {
 /// What [`BoardRun::write_board`] made.
 #[derive(Debug)]
 pub struct WrittenBoard {
-    /// The board.
+    /// The board as `board.json` holds it.
     pub board: Board,
     /// `board.md`'s text.
     pub markdown: String,

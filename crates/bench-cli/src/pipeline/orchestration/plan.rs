@@ -201,7 +201,7 @@ impl Default for PlanSettings {
 /// One phase of one trial.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Step {
-    /// The phase.
+    /// Which phase runs.
     pub phase: Phase,
     /// The trial (for install, the install index).
     pub trial: u32,

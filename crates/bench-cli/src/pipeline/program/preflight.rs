@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 pub struct PreflightError {
     /// The trial user's name.
     pub user: String,
-    /// Its uid.
+    /// The trial user's uid, which the folder's owner and group bits were read against.
     pub uid: u32,
     /// What the folder is for: "its home", "the working folder", "the program's folder".
     pub what: &'static str,
@@ -34,7 +34,7 @@ pub struct PreflightError {
     pub mode: u32,
     /// Its owner's uid.
     pub owner: u32,
-    /// Its group.
+    /// Its group's gid.
     pub group: u32,
 }
 
