@@ -9,7 +9,7 @@ use crate::pipeline::program::TargetError;
 use crate::pipeline::program::family::process_memory;
 use crate::pipeline::program::terminal::resolve_program;
 use crate::pipeline::program::trial::{Closing, ProgramTrial};
-use crate::pipeline::{ContextError, PhaseContext};
+use crate::pipeline::PhaseContext;
 use bench_core::error_chain;
 use bench_core::{Metric, Sample, Side, record};
 use bench_term::kernel::KernelOptions;
@@ -48,11 +48,7 @@ pub enum RuntimeError {
     NoKernelProcess,
 }
 
-impl From<ContextError> for RuntimeError {
-    fn from(error: ContextError) -> Self {
-        RuntimeError::Program(error.into())
-    }
-}
+crate::pipeline::program::context_error_is_the_programs!(RuntimeError);
 
 /// Runs the runtime phase for `ctx.trial`.
 pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), RuntimeError> {

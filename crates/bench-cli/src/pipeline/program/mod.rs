@@ -19,3 +19,4 @@ pub(crate) mod trial;
 pub(crate) mod turn;
 
 pub use error::TargetError;
+pub(crate) use error::context_error_is_the_programs;

@@ -13,7 +13,7 @@ use crate::pipeline::program::terminal::{
     close_quietly, options_line, settle_terminal, terminal_output,
 };
 use crate::pipeline::program::trial::{Closing, ProgramTrial};
-use crate::pipeline::{ContextError, PhaseContext};
+use crate::pipeline::PhaseContext;
 use crate::spec::{self};
 use bench_core::error_chain;
 use bench_core::{Metric, Phase, Sample, Side, record};
@@ -78,11 +78,7 @@ pub enum MeasureError {
     Program(#[from] TargetError),
 }
 
-impl From<ContextError> for MeasureError {
-    fn from(error: ContextError) -> Self {
-        MeasureError::Program(error.into())
-    }
-}
+crate::pipeline::program::context_error_is_the_programs!(MeasureError);
 
 /// What closing a measure trial keeps: both starts' screens at ready and recordings. The
 /// starts' background sessions are stopped between them, not at close.
