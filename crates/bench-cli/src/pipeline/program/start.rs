@@ -89,3 +89,14 @@ pub(crate) fn timeline(terminal: &Terminal, ready: Option<&Ready>) -> Timeline {
         ..terminal.timeline()
     }
 }
+
+impl<'a> From<&'a crate::spec::Measure> for ReadyWait<'a> {
+    /// The wait of `[measure]`: `ready`, `ready_guard` and `ready_timeout`.
+    fn from(measure: &'a crate::spec::Measure) -> Self {
+        ReadyWait {
+            mode: &measure.ready,
+            guard: &measure.ready_guard,
+            timeout: measure.ready_timeout.0,
+        }
+    }
+}
