@@ -342,7 +342,10 @@ fn children_cpu_seconds() -> Option<(f64, f64)> {
 /// [`measure_once`] without the CPU accounting.
 fn measure_run(settings: &Settings, options: &SpawnOptions) -> (Run, Option<String>) {
     let mut run = Run::default();
-    let Started { mut terminal, ready } = match spawn_to_ready(options, settings.ready_wait()) {
+    let Started {
+        mut terminal,
+        ready,
+    } = match spawn_to_ready(options, settings.ready_wait()) {
         Ok(started) => started,
         Err(error) => {
             run.error = Some(bench_core::error_chain(&error));
@@ -402,7 +405,12 @@ fn measure_family(
     } else {
         (Selector::Session(terminal.pid()), Vec::new())
     };
-    run.settle = Some(settle_reading(terminal, &selector, &exclude, &settings.settle)?);
+    run.settle = Some(settle_reading(
+        terminal,
+        &selector,
+        &exclude,
+        &settings.settle,
+    )?);
     let family = snapshot(&selector)
         .map(|family| family.without(&exclude))
         .map_err(RunError::Measure)?;

@@ -16,13 +16,13 @@
 //! first prompt plays the same turn (a `when` or `repeat` in the script is not needed for
 //! that).
 
+use crate::pipeline::PhaseContext;
 use crate::pipeline::program::TargetError;
 use crate::pipeline::program::family::Family;
 use crate::pipeline::program::model::TrialModel;
 use crate::pipeline::program::terminal::{close_quietly, settle_terminal};
 use crate::pipeline::program::trial::{Closing, ProgramTrial};
 use crate::pipeline::program::turn::{Planned, TurnError, TurnSettings, one_turn, planned};
-use crate::pipeline::PhaseContext;
 use crate::spec;
 use bench_core::detail::StaircaseInstance;
 use bench_core::error_chain;

@@ -6,6 +6,7 @@
 //! ([`ProgramTrial`]).
 
 pub(crate) mod pair;
+use crate::pipeline::PhaseContext;
 use crate::pipeline::program::TargetError;
 use crate::pipeline::program::family::{Family, process_memory};
 use crate::pipeline::program::recording::{Recording, keep_screen};
@@ -14,7 +15,6 @@ use crate::pipeline::program::terminal::{
     close_quietly, options_line, settle_terminal, terminal_output,
 };
 use crate::pipeline::program::trial::{Closing, ProgramTrial};
-use crate::pipeline::PhaseContext;
 use crate::spec::{self};
 use bench_core::error_chain;
 use bench_core::{Metric, Phase, Sample, Side, record};
@@ -198,11 +198,15 @@ pub(crate) fn start(
     // waits for a CPU are left out of `*_unqueued`.
     // A program that exits at ready leaves no threads to read: no mark to take.
     let before = (!matches!(measure.ready, ReadyMode::Exit)).then(|| family.mark());
-    let Started { mut terminal, ready } = spawn_to_ready(&options, ReadyWait::from(measure))
-        .map_err(|source| MeasureError::Spawn {
+    let Started {
+        mut terminal,
+        ready,
+    } = spawn_to_ready(&options, ReadyWait::from(measure)).map_err(|source| {
+        MeasureError::Spawn {
             command: command.clone(),
             source,
-        })?;
+        }
+    })?;
     let ready = match ready {
         Ok(ready) => ready,
         Err(error) => {
