@@ -14,15 +14,16 @@
 //! `system_cpu`), which bench-core's exporters render and `clibench compare` compares.
 
 use super::spawn;
+use crate::pipeline::program::start::{self, Ready, ReadyWait, Started, spawn_to_ready};
+use crate::pipeline::program::terminal::settle_reading;
 use bench_core::detail::Screen;
 use bench_core::{Metric, Phase, Request, ResultFile, Role, Sample, Side, record};
-use bench_proc::settle::Waited;
-use bench_proc::{ProcRoot, Selector, Settle, SnapshotError, StopError, snapshot, stop};
+use bench_proc::{Selector, Settle, SnapshotError, StopError, snapshot, stop};
 use bench_term::{Key, ReadyGuard, ReadyMode, SpawnOptions, TermError, Terminal};
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitStatus;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How long detached daemons get between SIGTERM and SIGKILL after each run.
 pub const DAEMON_GRACE: Duration = Duration::from_secs(2);
@@ -94,6 +95,15 @@ impl Settings {
             options = options.env(key, value);
         }
         options
+    }
+
+    /// When every run counts as ready: the same wait as the measure phase's starts.
+    fn ready_wait(&self) -> ReadyWait<'_> {
+        ReadyWait {
+            mode: &self.mode,
+            guard: &self.guard,
+            timeout: self.timeout,
+        }
     }
 }
 
@@ -332,24 +342,26 @@ fn children_cpu_seconds() -> Option<(f64, f64)> {
 /// [`measure_once`] without the CPU accounting.
 fn measure_run(settings: &Settings, options: &SpawnOptions) -> (Run, Option<String>) {
     let mut run = Run::default();
-    let mut terminal = match Terminal::spawn(options) {
-        Ok(terminal) => terminal,
+    let Started {
+        mut terminal,
+        ready,
+    } = match spawn_to_ready(options, settings.ready_wait()) {
+        Ok(started) => started,
         Err(error) => {
             run.error = Some(bench_core::error_chain(&error));
             return (run, None);
         }
     };
-    let outcome = measure_family(settings, &mut terminal, &mut run);
-    let timeline = terminal.timeline();
+    let ready = ready.map_err(RunError::from);
+    let ready_at = ready.as_ref().ok().copied();
+    let outcome = ready.and_then(|ready| measure_family(settings, &mut terminal, ready, &mut run));
+    // Read after the settle: a program may write its first byte only after ready.
+    let timeline = start::timeline(&terminal, ready_at.as_ref());
     run.first_byte_seconds = timeline.first_byte.map(|d| d.as_secs_f64());
     run.first_frame_seconds = timeline.first_frame.map(|d| d.as_secs_f64());
-    // A start that ended at a dialog was not ready, whatever the ready mode saw; nor
-    // was a program that failed, as hyperfine has no time for it.
-    let blocked = matches!(
-        outcome,
-        Err(RunError::Terminal(TermError::Blocked { .. }) | RunError::Failed(_))
-    );
-    run.ready_seconds = timeline.ready.filter(|_| !blocked).map(|d| d.as_secs_f64());
+    // A program that failed has no time, as hyperfine has none for it.
+    let failed = matches!(outcome, Err(RunError::Failed(_)));
+    run.ready_seconds = timeline.ready.filter(|_| !failed).map(|d| d.as_secs_f64());
     let screen = terminal.screen_text();
     let closed = terminal.close().map_err(RunError::from);
     // Whatever is still a descendant left the terminal's session: a daemon.
@@ -369,17 +381,16 @@ fn measure_run(settings: &Settings, options: &SpawnOptions) -> (Run, Option<Stri
     (run, Some(screen))
 }
 
-/// Ready, settle, and the memory of the program's processes into `run`.
+/// After a `ready` start: its exit status, or its settle and the memory of the program's
+/// processes, into `run`.
 fn measure_family(
     settings: &Settings,
     terminal: &mut Terminal,
+    ready: Ready,
     run: &mut Run,
 ) -> Result<(), RunError> {
-    terminal.ready_guarded(&settings.mode, settings.timeout, &settings.guard)?;
-    let own = std::process::id();
-    if let ReadyMode::Exit = settings.mode {
+    if let Ready::Exited { status, .. } = ready {
         // Ready is the exit: the time is hyperfine's, and no process is left to measure.
-        let status = terminal.exit_status();
         run.exit_code = status.and_then(|status| status.code());
         return match status {
             Some(status) if !status.success() && !settings.ignore_failure => {
@@ -388,34 +399,21 @@ fn measure_family(
             _ => Ok(()),
         };
     }
+    let own = std::process::id();
     let (selector, exclude) = if settings.subreaper {
         (Selector::Tree(own), vec![own])
     } else {
         (Selector::Session(terminal.pid()), Vec::new())
     };
-    let settled = bench_proc::settle::settle::<TermError>(
-        &ProcRoot::live(),
+    run.settle = Some(settle_reading(
+        terminal,
         &selector,
         &exclude,
         &settings.settle,
-        &mut |left| {
-            let began = Instant::now();
-            terminal.settle(left)?;
-            // `Terminal::settle` ends early only when the terminal closed.
-            Ok(if began.elapsed() < left {
-                Waited::Closed
-            } else {
-                Waited::Full
-            })
-        },
-    )?;
-    run.settle = Some(settled);
-    let family = if settings.subreaper {
-        snapshot(&Selector::Tree(own)).map(|family| family.without(&[own]))
-    } else {
-        snapshot(&Selector::Session(terminal.pid()))
-    }
-    .map_err(RunError::Measure)?;
+    )?);
+    let family = snapshot(&selector)
+        .map(|family| family.without(&exclude))
+        .map_err(RunError::Measure)?;
     if family.processes.is_empty() {
         return Err(RunError::ExitedWhileSettling);
     }

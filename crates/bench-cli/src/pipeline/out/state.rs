@@ -52,6 +52,13 @@ impl TrialUser {
             dedicated: plan.dedicated,
         }
     }
+
+    /// The uid and gid that what clibench writes into the home is given to: the
+    /// dedicated user's; `None` (left as written) when the target runs as clibench.
+    pub(crate) fn home_owner(&self) -> Option<(u32, u32)> {
+        self.dedicated
+            .then_some((self.identity.uid, self.identity.gid))
+    }
 }
 
 /// A loopback server clibench started (inside the process `pid`).

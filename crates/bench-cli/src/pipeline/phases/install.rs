@@ -201,9 +201,7 @@ fn install(
 ) -> Result<(), InstallError> {
     let user = ctx.user()?.clone();
     let spec = &ctx.spec;
-    let owner = user
-        .dedicated
-        .then_some((user.identity.uid, user.identity.gid));
+    let owner = user.home_owner();
     record_home_before(ctx, side, &user)?;
     if user.dedicated {
         check_readable(ctx, &user)?;

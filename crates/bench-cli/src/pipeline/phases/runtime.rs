@@ -3,13 +3,13 @@
 //! measurement sequence (`bench_term::kernel::measure::run_all`, the same sequence
 //! `clibench kernel` runs) and memory read by bench-proc.
 
+use crate::pipeline::PhaseContext;
 use crate::pipeline::isolation::home;
 use crate::pipeline::out::state::TrialUser;
 use crate::pipeline::program::TargetError;
 use crate::pipeline::program::family::process_memory;
 use crate::pipeline::program::terminal::resolve_program;
 use crate::pipeline::program::trial::{Closing, ProgramTrial};
-use crate::pipeline::{ContextError, PhaseContext};
 use bench_core::error_chain;
 use bench_core::{Metric, Sample, Side, record};
 use bench_term::kernel::KernelOptions;
@@ -48,43 +48,29 @@ pub enum RuntimeError {
     NoKernelProcess,
 }
 
-impl From<ContextError> for RuntimeError {
-    fn from(error: ContextError) -> Self {
-        RuntimeError::Program(error.into())
-    }
-}
+crate::pipeline::program::context_error_is_the_programs!(RuntimeError);
 
 /// Runs the runtime phase for `ctx.trial`.
 pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), RuntimeError> {
     let runtime = ctx.spec.runtime.as_ref().ok_or(RuntimeError::NoSection)?;
     let program = ProgramTrial::open_kernel(ctx)?;
-    let state_dir = match state_dir(program.user(), ctx.trial) {
-        Ok(dir) => dir,
-        Err(error) => return program.close(Closing::default(), Err(error)),
-    };
-    let measured = kernel(ctx, runtime, &program, &state_dir, side);
-    // Removed once nothing of the kernel is left to write into it.
+    let made = state_dir(program.user(), ctx.trial);
+    let state_dir = made.as_ref().ok().cloned();
+    let measured = made.and_then(|dir| kernel(ctx, runtime, &program, &dir, side));
     let closed = program.close(Closing::default(), measured);
-    let removed =
-        std::fs::remove_dir_all(&state_dir).map_err(|source| RuntimeError::RemoveStateDir {
-            path: state_dir.clone(),
-            source,
-        });
-    closed?;
-    removed
+    // Removed once nothing of the kernel is left to write into it.
+    let removed = state_dir.map_or(Ok(()), |path| {
+        std::fs::remove_dir_all(&path)
+            .map_err(|source| RuntimeError::RemoveStateDir { path, source })
+    });
+    closed.and(removed)
 }
 
 /// The kernel's state folder in the home, owned by the trial user.
 fn state_dir(user: &TrialUser, trial: u32) -> Result<PathBuf, RuntimeError> {
-    let owner = user
-        .dedicated
-        .then_some((user.identity.uid, user.identity.gid));
-    home::create_dir(
-        &user.home,
-        Path::new(&format!("runtime-benchmark-{trial}")),
-        owner,
-    )
-    .map_err(RuntimeError::StateDir)
+    let relative = format!("runtime-benchmark-{trial}");
+    home::create_dir(&user.home, Path::new(&relative), user.home_owner())
+        .map_err(RuntimeError::StateDir)
 }
 
 /// The kernel's measurements, in bench-term's order, each recorded; the kernel's close

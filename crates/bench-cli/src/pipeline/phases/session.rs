@@ -29,6 +29,7 @@
 //! staircase's session instances play too); this phase adds the checkpoints, the pastes,
 //! the idle window and the metrics over the turns.
 
+use crate::pipeline::PhaseContext;
 use crate::pipeline::out::screens::FAILURE_SCREEN_PREFIX;
 use crate::pipeline::out::turns::{self, TurnCount};
 use crate::pipeline::program::TargetError;
@@ -37,7 +38,6 @@ use crate::pipeline::program::model::TrialModel;
 use crate::pipeline::program::recording::{Recording, keep_screen, session_interval};
 use crate::pipeline::program::trial::{Closing, ProgramTrial, in_terminal};
 use crate::pipeline::program::turn::{Planned, TurnError, TurnSettings, one_turn, planned};
-use crate::pipeline::{ContextError, PhaseContext};
 use crate::spec::Measure;
 use bench_core::detail::{SessionRun, SessionTurn};
 use bench_core::{Metric, Phase, Sample, Side, error_chain, record};
@@ -71,11 +71,7 @@ pub enum SessionError {
     Program(#[from] TargetError),
 }
 
-impl From<ContextError> for SessionError {
-    fn from(error: ContextError) -> Self {
-        SessionError::Program(error.into())
-    }
-}
+crate::pipeline::program::context_error_is_the_programs!(SessionError);
 
 /// What closing a session trial does besides stopping the user and finishing the journal:
 /// the session command's screen at ready and recording are kept, and the agent's background

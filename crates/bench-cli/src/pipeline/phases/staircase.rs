@@ -16,13 +16,13 @@
 //! first prompt plays the same turn (a `when` or `repeat` in the script is not needed for
 //! that).
 
+use crate::pipeline::PhaseContext;
 use crate::pipeline::program::TargetError;
 use crate::pipeline::program::family::Family;
 use crate::pipeline::program::model::TrialModel;
 use crate::pipeline::program::terminal::{close_quietly, settle_terminal};
 use crate::pipeline::program::trial::{Closing, ProgramTrial};
 use crate::pipeline::program::turn::{Planned, TurnError, TurnSettings, one_turn, planned};
-use crate::pipeline::{ContextError, PhaseContext};
 use crate::spec;
 use bench_core::detail::StaircaseInstance;
 use bench_core::error_chain;
@@ -61,11 +61,7 @@ pub enum StaircaseError {
     },
 }
 
-impl From<ContextError> for StaircaseError {
-    fn from(error: ContextError) -> Self {
-        StaircaseError::Program(error.into())
-    }
-}
+crate::pipeline::program::context_error_is_the_programs!(StaircaseError);
 
 /// Runs the staircase phase for `ctx.trial`.
 pub fn run(ctx: &PhaseContext, side: &mut Side) -> Result<(), StaircaseError> {

@@ -7,12 +7,12 @@
 //! timings get `ui:<step>` (wall), `ui:<step>:cpu`, and `keystroke:min|p95|max`; every
 //! keystroke's latency goes to `OUT/logs/keystrokes-<trial>.json`.
 
+use crate::pipeline::PhaseContext;
 use crate::pipeline::program::TargetError;
 use crate::pipeline::program::family::Family;
 use crate::pipeline::program::recording::{Recording, keep_screen};
 use crate::pipeline::program::terminal::terminal_output;
 use crate::pipeline::program::trial::{Closing, ProgramTrial, in_terminal};
-use crate::pipeline::{ContextError, PhaseContext};
 use bench_core::error_chain;
 use bench_core::{Metric, Phase, Sample, Side, record};
 use bench_term::Terminal;
@@ -88,11 +88,7 @@ pub enum StepError {
     },
 }
 
-impl From<ContextError> for UiError {
-    fn from(error: ContextError) -> Self {
-        UiError::Program(error.into())
-    }
-}
+crate::pipeline::program::context_error_is_the_programs!(UiError);
 
 /// What closing a ui trial does besides stopping the user and finishing the journal:
 /// the ui command's screen at ready and recording are kept, and the agent's background

@@ -133,3 +133,17 @@ impl TargetError {
         move |source| TargetError::Terminal { action, source }
     }
 }
+
+/// `impl From<ContextError> for $phase_error` through its `Program` variant: a phase's
+/// context fails only where the program's trial is set up (its user, its command's
+/// placeholders), so the failure is the program's, as every phase that starts it says.
+macro_rules! context_error_is_the_programs {
+    ($phase_error:ident) => {
+        impl From<$crate::pipeline::ContextError> for $phase_error {
+            fn from(error: $crate::pipeline::ContextError) -> Self {
+                $phase_error::Program(error.into())
+            }
+        }
+    };
+}
+pub(crate) use context_error_is_the_programs;

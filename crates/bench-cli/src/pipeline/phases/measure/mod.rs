@@ -6,14 +6,15 @@
 //! ([`ProgramTrial`]).
 
 pub(crate) mod pair;
+use crate::pipeline::PhaseContext;
 use crate::pipeline::program::TargetError;
 use crate::pipeline::program::family::{Family, process_memory};
 use crate::pipeline::program::recording::{Recording, keep_screen};
+use crate::pipeline::program::start::{Ready, ReadyWait, Started, spawn_to_ready};
 use crate::pipeline::program::terminal::{
     close_quietly, options_line, settle_terminal, terminal_output,
 };
 use crate::pipeline::program::trial::{Closing, ProgramTrial};
-use crate::pipeline::{ContextError, PhaseContext};
 use crate::spec::{self};
 use bench_core::error_chain;
 use bench_core::{Metric, Phase, Sample, Side, record};
@@ -78,11 +79,7 @@ pub enum MeasureError {
     Program(#[from] TargetError),
 }
 
-impl From<ContextError> for MeasureError {
-    fn from(error: ContextError) -> Self {
-        MeasureError::Program(error.into())
-    }
-}
+crate::pipeline::program::context_error_is_the_programs!(MeasureError);
 
 /// What closing a measure trial keeps: both starts' screens at ready and recordings. The
 /// starts' background sessions are stopped between them, not at close.
@@ -201,26 +198,17 @@ pub(crate) fn start(
     // waits for a CPU are left out of `*_unqueued`.
     // A program that exits at ready leaves no threads to read: no mark to take.
     let before = (!matches!(measure.ready, ReadyMode::Exit)).then(|| family.mark());
-    let mut terminal = Terminal::spawn(&options).map_err(|source| MeasureError::Spawn {
-        command: command.clone(),
-        source,
-    })?;
-    let elapsed = match terminal.ready_guarded(
-        &measure.ready,
-        measure.ready_timeout.0,
-        &measure.ready_guard,
-    ) {
-        Ok(elapsed) => {
-            record_at_ready(
-                side,
-                measure,
-                (family, before.as_ref()),
-                &terminal,
-                (metric, cpu_metric, name),
-                (trial, elapsed),
-            );
-            elapsed
+    let Started {
+        mut terminal,
+        ready,
+    } = spawn_to_ready(&options, ReadyWait::from(measure)).map_err(|source| {
+        MeasureError::Spawn {
+            command: command.clone(),
+            source,
         }
+    })?;
+    let ready = match ready {
+        Ok(ready) => ready,
         Err(error) => {
             record(side, metric, trial, Sample::Error(error_chain(&error)));
             record(side, cpu_metric, trial, Sample::Error(error_chain(&error)));
@@ -229,24 +217,35 @@ pub(crate) fn start(
             return Ok(Start::NeverReady);
         }
     };
+    record_at_ready(
+        side,
+        measure,
+        (family, before.as_ref()),
+        &terminal,
+        (metric, cpu_metric, name),
+        (trial, ready.elapsed()),
+    );
     keep_screen(side, Phase::Measure, trial, name, terminal.screen_text());
-    if let ReadyMode::Exit = measure.ready {
-        // Ready is the exit: the start's time, and nothing left to settle or measure.
-        // A failing status fails the start, as hyperfine fails a command that does.
-        recording.finish(side, Some(elapsed));
-        let sample = match terminal.exit_status() {
-            Some(status) if status.success() => Sample::Value(elapsed.as_secs_f64()),
-            status => Sample::Error(format!(
-                "`{command}` exited ({}) after {:.3} s",
-                status.map_or_else(|| "status unknown".to_owned(), |s| s.to_string()),
-                elapsed.as_secs_f64()
-            )),
-        };
-        record(side, metric, trial, sample);
-        close_quietly(&mut terminal);
-        add_reaped_cpu(side, cpu_metric, trial, &terminal, *family);
-        return Ok(Start::Exited);
-    }
+    let elapsed = match ready {
+        Ready::Running(elapsed) => elapsed,
+        Ready::Exited { elapsed, status } => {
+            // Ready is the exit: the start's time, and nothing left to settle or measure.
+            // A failing status fails the start, as hyperfine fails a command that does.
+            recording.finish(side, Some(elapsed));
+            let sample = match status {
+                Some(status) if status.success() => Sample::Value(elapsed.as_secs_f64()),
+                status => Sample::Error(format!(
+                    "`{command}` exited ({}) after {:.3} s",
+                    status.map_or_else(|| "status unknown".to_owned(), |s| s.to_string()),
+                    elapsed.as_secs_f64()
+                )),
+            };
+            record(side, metric, trial, sample);
+            close_quietly(&mut terminal);
+            add_reaped_cpu(side, cpu_metric, trial, &terminal, *family);
+            return Ok(Start::Exited);
+        }
+    };
     Ok(Start::Ready {
         elapsed,
         ready_output: terminal.output_counts(),
