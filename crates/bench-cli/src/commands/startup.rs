@@ -156,17 +156,23 @@ fn resolve(args: Args) -> anyhow::Result<(Settings, Outputs)> {
     Ok((settings, outputs))
 }
 
-/// The progress bar: which run, and the last time to ready or failure.
-struct Progress(ProgressBar);
+/// The progress bar: which run, and the last time to ready or failure; and how many
+/// warm-up runs come first, so that a failure names the run as `--runs` counts them.
+struct Progress(ProgressBar, usize);
 
 impl Observer for Progress {
     fn run_started(&mut self, _index: usize, warmup: bool) {
         self.0.set_prefix(if warmup { "warmup" } else { "run" });
     }
 
-    fn run_finished(&mut self, index: usize, _warmup: bool, run: &Run) {
+    fn run_finished(&mut self, index: usize, warmup: bool, run: &Run) {
         if let Some(error) = &run.error {
-            self.0.suspend(|| say!("run {} failed: {error}", index + 1));
+            let (kind, number) = if warmup {
+                ("warm-up run", index + 1)
+            } else {
+                ("run", index - self.1 + 1)
+            };
+            self.0.suspend(|| say!("{kind} {number} failed: {error}"));
         } else if let Some(ready) = run.ready_seconds {
             self.0.set_message(format!(
                 "ready {}",
@@ -193,7 +199,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .context("progress bar template")?
             .progress_chars("=> "),
     );
-    let mut observer = Progress(progress);
+    let mut observer = Progress(progress, settings.warmup);
     let outcome = startup::run(&settings, &mut observer);
     observer.0.finish_and_clear();
 

@@ -142,6 +142,30 @@ fn an_early_exit_reports_the_exit_status() {
 }
 
 #[test]
+fn a_failed_run_is_numbered_as_runs_and_warmup_count_it() {
+    let out = run(clibench()
+        .args([
+            "startup",
+            "--runs",
+            "1",
+            "--warmup",
+            "1",
+            "--ready",
+            "pattern:never",
+        ])
+        .args(["--", "sh", "-c", "echo bye; exit 3"]));
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    // `--runs 1` has no run 2: the first failure is the warm-up's.
+    assert!(
+        out.stderr.contains("warm-up run 1 failed: "),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("\nrun 1 failed: "), "{}", out.stderr);
+    assert!(!out.stderr.contains("run 2 failed"), "{}", out.stderr);
+}
+
+#[test]
 fn exit_mode_exports_exit_codes_as_hyperfine_does() {
     let folder = tempfile::tempdir().unwrap();
     let hyperfine = folder.path().join("hyperfine.json");
