@@ -8,6 +8,33 @@ use bench_core::Phase;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+/// A JSON file a phase keeps in `OUT/logs` (the memory breakdown, the keystroke
+/// latencies, the staircase's report) could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum LogFileError {
+    /// The logs folder could not be made.
+    #[error(transparent)]
+    Folder(#[from] ContextError),
+    /// The value could not be turned into JSON.
+    #[error("serializing {name}")]
+    Serialize {
+        /// The file's name in `OUT/logs`.
+        name: String,
+        /// Why.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The file could not be written.
+    #[error("writing {}", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: bench_core::io::WriteError,
+    },
+}
+
 /// A phase's context could not be built, or lacks what the phase asked of it.
 #[derive(Debug, thiserror::Error)]
 pub enum ContextError {
@@ -200,6 +227,22 @@ impl PhaseContext {
             source,
         })?;
         Ok(dir.join(name))
+    }
+
+    /// Writes `value` as JSON to `OUT/logs/NAME` (whole or not at all).
+    pub(crate) fn write_log_json(
+        &self,
+        name: &str,
+        value: &impl serde::Serialize,
+    ) -> Result<(), LogFileError> {
+        let path = self.log_path(name)?;
+        let json =
+            serde_json::to_string_pretty(value).map_err(|source| LogFileError::Serialize {
+                name: name.to_owned(),
+                source,
+            })?;
+        bench_core::io::write_atomic(&path, json.as_bytes())
+            .map_err(|source| LogFileError::Write { path, source })
     }
 
     /// The fixture workspace of a home: `{workspace}`.

@@ -40,8 +40,8 @@ mod phases;
 pub(crate) mod program;
 pub mod redact;
 
-pub use context::ContextError;
 pub(crate) use context::PhaseContext;
+pub use context::{ContextError, LogFileError};
 pub use error::{Error, PhaseError};
 pub use file_error::FileError;
 pub use isolation::command::StopError;

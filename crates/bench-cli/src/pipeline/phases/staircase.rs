@@ -17,6 +17,7 @@
 //! that).
 
 use crate::pipeline::PhaseContext;
+use crate::pipeline::context::LogFileError;
 use crate::pipeline::program::TargetError;
 use crate::pipeline::program::family::Family;
 use crate::pipeline::program::model::TrialModel;
@@ -47,18 +48,9 @@ pub enum StaircaseError {
     /// The program's trial, its family or its model endpoint failed.
     #[error(transparent)]
     Program(#[from] TargetError),
-    /// The report could not be turned into JSON.
-    #[error("serializing the staircase")]
-    Serialize(#[source] serde_json::Error),
-    /// The report could not be written.
-    #[error("writing {}", path.display())]
-    Write {
-        /// The file.
-        path: std::path::PathBuf,
-        /// Why.
-        #[source]
-        source: bench_core::io::WriteError,
-    },
+    /// The report could not be kept in `OUT/logs`.
+    #[error(transparent)]
+    Log(#[from] LogFileError),
 }
 
 crate::pipeline::program::context_error_is_the_programs!(StaircaseError);
@@ -135,14 +127,7 @@ fn climb(
     let trial = ctx.trial;
     match outcome {
         Ok(report) => {
-            let path = ctx.log_path(&format!("staircase-{trial}.json"))?;
-            let json = serde_json::to_string_pretty(&report).map_err(StaircaseError::Serialize)?;
-            bench_core::io::write_atomic(&path, json.as_bytes()).map_err(|source| {
-                StaircaseError::Write {
-                    path: path.clone(),
-                    source,
-                }
-            })?;
+            ctx.write_log_json(&format!("staircase-{trial}.json"), &report)?;
             bench_proc::staircase::record_report(side, trial, &report, kind);
         }
         Err(error) => {

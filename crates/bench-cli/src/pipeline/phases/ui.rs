@@ -8,6 +8,7 @@
 //! keystroke's latency goes to `OUT/logs/keystrokes-<trial>.json`.
 
 use crate::pipeline::PhaseContext;
+use crate::pipeline::context::LogFileError;
 use crate::pipeline::program::TargetError;
 use crate::pipeline::program::family::Family;
 use crate::pipeline::program::recording::{Recording, keep_screen};
@@ -51,18 +52,9 @@ pub enum UiError {
         #[source]
         source: Box<StepError>,
     },
-    /// The latencies could not be turned into JSON.
-    #[error("serializing the latencies")]
-    Serialize(#[source] serde_json::Error),
-    /// The latencies could not be written.
-    #[error("writing {}", path.display())]
-    Write {
-        /// The file.
-        path: std::path::PathBuf,
-        /// Why.
-        #[source]
-        source: bench_core::io::WriteError,
-    },
+    /// The latencies could not be kept in `OUT/logs`.
+    #[error(transparent)]
+    Log(#[from] LogFileError),
     /// Not one keystroke's latency was measured.
     #[error("no keystroke latency was measured")]
     NoLatency,
@@ -307,12 +299,7 @@ fn keystrokes(
         }
     };
     let seconds: Vec<f64> = latencies.iter().map(|d| d.as_secs_f64()).collect();
-    let path = ctx.log_path(&format!("keystrokes-{trial}.json"))?;
-    let json = serde_json::to_string(&seconds).map_err(UiError::Serialize)?;
-    bench_core::io::write_atomic(&path, json.as_bytes()).map_err(|source| UiError::Write {
-        path: path.clone(),
-        source,
-    })?;
+    ctx.write_log_json(&format!("keystrokes-{trial}.json"), &seconds)?;
     let summary = bench_core::stats::Summary::from_values(&seconds).ok_or(UiError::NoLatency)?;
     record(
         side,

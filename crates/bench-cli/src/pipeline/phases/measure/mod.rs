@@ -7,6 +7,7 @@
 
 pub(crate) mod pair;
 use crate::pipeline::PhaseContext;
+use crate::pipeline::context::LogFileError;
 use crate::pipeline::program::TargetError;
 use crate::pipeline::program::family::{Family, process_memory};
 use crate::pipeline::program::recording::{Recording, keep_screen};
@@ -32,18 +33,9 @@ pub enum MeasureError {
     /// The install whose home this trial uses failed, so there is nothing to start.
     #[error("install {0} must succeed before interactive measurements")]
     NoInstallation(u32),
-    /// The process breakdown could not be written.
-    #[error("writing {}", path.display())]
-    Write {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        #[source]
-        source: bench_core::io::WriteError,
-    },
-    /// The process breakdown could not be turned into JSON.
-    #[error("serializing the processes")]
-    Serialize(#[source] serde_json::Error),
+    /// The process breakdown could not be kept in `OUT/logs`.
+    #[error(transparent)]
+    Log(#[from] LogFileError),
     /// The target's terminal could not be started.
     #[error("starting `{command}` in a terminal")]
     Spawn {
@@ -562,12 +554,7 @@ fn record_memory(
     side.trial_record_mut(Phase::Measure, trial).process_count =
         Some(u32::try_from(snapshot.processes.len()).unwrap_or(u32::MAX));
     let processes = process_memory(snapshot, Some(program));
-    let path = ctx.log_path(&format!("memory-{trial}.json"))?;
-    let json = serde_json::to_string_pretty(&processes).map_err(MeasureError::Serialize)?;
-    bench_core::io::write_atomic(&path, json.as_bytes()).map_err(|source| MeasureError::Write {
-        path: path.clone(),
-        source,
-    })?;
+    ctx.write_log_json(&format!("memory-{trial}.json"), &processes)?;
     side.set_processes(processes);
     Ok(())
 }
