@@ -31,8 +31,8 @@ for run in $(seq 1 "$RUNS"); do
     (cd "$CLONE" && env -i HOME="$HOME" PATH="$HOME/.cargo/bin:/usr/bin:/bin" CI=true \
         cargo test --workspace --no-fail-fast) >"$log" 2>&1 || code=$?
     seconds=$(($(date +%s) - start))
-    passed=$(grep -oE '^test result: [a-zA-Z]+\. [0-9]+ passed' "$log" | awk '{s += $4} END {print s + 0}')
-    failed=$(grep -oE '^test [^ ]+ \.\.\. FAILED' "$log" | awk '{print $2}' | sort -u | paste -sd, -)
+    passed=$(grep -oE '^test result: [a-zA-Z]+\. [0-9]+ passed' "$log" | awk '{s += $4} END {print s + 0}' || true)
+    failed=$(grep -oE '^test [^ ]+ \.\.\. FAILED' "$log" | awk '{print $2}' | sort -u | paste -sd, - || true)
     if [ "$code" -eq 0 ]; then
         green=$((green + 1))
         streak=$((streak + 1))
