@@ -1,11 +1,12 @@
 //! The phase-child contract of [`Execution::ReExec`](super::runner::Execution): the run
 //! re-executes a binary as `PROGRAM __clibench-phase-child PHASE --spec S --out DIR
-//! --trial N [--keep-users] [--commit SHA] [--set KEY=VALUE]...` (the repository, which
-//! may hold credentials, in [`REPOSITORY_VAR`] rather than on the command line), and the
-//! child runs that one phase. A tight pair's child also gets the other side's folder as
-//! `--partner-spec S --partner-out DIR [--partner-commit SHA] [--partner-set KEY=VALUE]...`
-//! (same phase, trial, users' fate and repository), and `--together` when both sides'
-//! programs start at the same moment (a duet).
+//! --trial N [--keep-users] [--commit SHA] [--set KEY=VALUE]... [--caches-dropped yes|no]`
+//! (the repository, which may hold credentials, in [`REPOSITORY_VAR`] rather than on the
+//! command line), and the child runs that one phase. A tight pair's child also gets the
+//! other side's folder as `--partner-spec S --partner-out DIR [--partner-commit SHA]
+//! [--partner-set KEY=VALUE]... [--partner-caches-dropped yes|no]` (same phase, trial,
+//! users' fate and repository), and `--together` when both sides' programs start at the
+//! same moment (a duet).
 //!
 //! Any binary that embeds the pipeline can be its own phase child, as nextest's
 //! double-spawn lets any binary be its own test runner: the first thing its `main` does is
@@ -190,6 +191,9 @@ pub(crate) fn command(program: &std::path::Path, run: &PhaseRun) -> Command {
     for set in &run.overrides {
         command.arg("--set").arg(set.to_string());
     }
+    if let Some(dropped) = run.caches_dropped {
+        command.arg("--caches-dropped").arg(yes_no(dropped));
+    }
     if let Some(partner) = &run.partner {
         command
             .arg("--partner-spec")
@@ -202,11 +206,18 @@ pub(crate) fn command(program: &std::path::Path, run: &PhaseRun) -> Command {
         for set in &partner.overrides {
             command.arg("--partner-set").arg(set.to_string());
         }
+        if let Some(dropped) = partner.caches_dropped {
+            command.arg("--partner-caches-dropped").arg(yes_no(dropped));
+        }
         if run.together {
             command.arg("--together");
         }
     }
     command
+}
+
+fn yes_no(flag: bool) -> &'static str {
+    if flag { "yes" } else { "no" }
 }
 
 fn parse(args: Vec<OsString>) -> Result<PhaseChild, PhaseChildError> {
@@ -232,6 +243,13 @@ fn parse(args: Vec<OsString>) -> Result<PhaseChild, PhaseChildError> {
     let mut partner_commit = None;
     let mut partner_overrides = Vec::new();
     let mut together = false;
+    let mut caches_dropped = None;
+    let mut partner_caches_dropped = None;
+    let yes_or_no = |position: usize, value: OsString| match text(position, value)?.as_str() {
+        "yes" => Ok(true),
+        "no" => Ok(false),
+        other => Err(problem(position, format!("`{other}` is not yes or no"))),
+    };
     let setting = |position: usize, value: OsString| {
         text(position, value)?
             .parse::<Override>()
@@ -264,6 +282,10 @@ fn parse(args: Vec<OsString>) -> Result<PhaseChild, PhaseChildError> {
             "--partner-out" => partner_out = Some(PathBuf::from(value)),
             "--partner-commit" => partner_commit = Some(text(value_position, value)?),
             "--partner-set" => partner_overrides.push(setting(value_position, value)?),
+            "--caches-dropped" => caches_dropped = Some(yes_or_no(value_position, value)?),
+            "--partner-caches-dropped" => {
+                partner_caches_dropped = Some(yes_or_no(value_position, value)?);
+            }
             _ => return Err(problem(position, format!("unknown flag `{flag}`"))),
         }
     }
@@ -281,6 +303,7 @@ fn parse(args: Vec<OsString>) -> Result<PhaseChild, PhaseChildError> {
             overrides: partner_overrides,
             partner: None,
             together: false,
+            caches_dropped: partner_caches_dropped,
         })),
         (Some(_), None) => return Err(PhaseChildError::Missing("--partner-out")),
         (None, Some(_)) => return Err(PhaseChildError::Missing("--partner-spec")),
@@ -297,6 +320,7 @@ fn parse(args: Vec<OsString>) -> Result<PhaseChild, PhaseChildError> {
             overrides,
             partner,
             together,
+            caches_dropped,
         },
     })
 }
@@ -318,6 +342,7 @@ mod tests {
         run.keep_users = true;
         run.commit = Some("a".repeat(40));
         run.overrides = vec!["measure.rows=30".parse().unwrap()];
+        run.caches_dropped = Some(false);
         let command = command("/bin/clibench".as_ref(), &run);
         let child = PhaseChild::from_args(args_of(&command)).unwrap().unwrap();
         assert_eq!(child.run.phase, Phase::Ui);
@@ -329,6 +354,7 @@ mod tests {
         assert_eq!(child.run.overrides.len(), 1);
         assert_eq!(child.run.overrides[0].to_string(), "measure.rows=30");
         assert!(child.run.partner.is_none());
+        assert_eq!(child.run.caches_dropped, Some(false));
     }
 
     #[test]
@@ -339,6 +365,7 @@ mod tests {
         partner.trial = 4;
         partner.commit = Some("b".repeat(40));
         partner.overrides = vec!["measure.env.X=1".parse().unwrap()];
+        partner.caches_dropped = Some(true);
         run.partner = Some(Box::new(partner));
         run.together = true;
         let command = command("/bin/clibench".as_ref(), &run);
@@ -350,6 +377,8 @@ mod tests {
         assert_eq!(partner.out, PathBuf::from("/o/head"));
         assert_eq!(partner.commit, Some("b".repeat(40)));
         assert_eq!(partner.overrides[0].to_string(), "measure.env.X=1");
+        assert_eq!(partner.caches_dropped, Some(true));
+        assert_eq!(child.run.caches_dropped, None);
         assert!(child.run.overrides.is_empty());
         assert!(child.run.together);
         let half = [

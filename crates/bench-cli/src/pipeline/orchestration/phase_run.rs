@@ -41,6 +41,10 @@ pub struct PhaseRun {
     /// With a partner: start both sides' programs at the same moment (a duet) instead of
     /// one after the other.
     pub together: bool,
+    /// Whether the page cache was dropped before this step, which the phase records in
+    /// the result's runtime facts (`drop caches`) with its observations; `None` records
+    /// nothing (a phase run by hand, a step other than measure).
+    pub caches_dropped: Option<bool>,
 }
 
 impl PhaseRun {
@@ -57,6 +61,7 @@ impl PhaseRun {
             overrides: Vec::new(),
             partner: None,
             together: false,
+            caches_dropped: None,
         }
     }
 }
@@ -225,6 +230,12 @@ impl Opened {
             run.phase,
             run.trial,
         );
+        if let Some(dropped) = run.caches_dropped {
+            result.side.runtime.insert(
+                crate::pipeline::orchestration::caches_linux::RUNTIME_KEY.to_owned(),
+                crate::pipeline::orchestration::caches_linux::runtime_value(dropped).to_owned(),
+            );
+        }
         result.side.error = None;
         let opened = Opened {
             _lock: lock,
@@ -394,22 +405,14 @@ impl SpecFacts {
 }
 
 /// Records in `OUT/result.json` that the step `run` describes was skipped, and why.
+///
+/// A skip is the runner's own fact, written for people and other commands: the file is
+/// loaded only to keep what the phases recorded in it, and nothing is learnt from it.
 pub fn record_skip(run: &PhaseRun, facts: &SpecFacts, reason: &str) -> Result<(), Error> {
-    update_result(run, facts, |side| {
-        side.set_skipped(run.phase, run.trial, reason)
-    })
-}
-
-/// Changes the side of `OUT/result.json` outside a phase (the runner's own facts).
-pub(crate) fn update_result(
-    run: &PhaseRun,
-    facts: &SpecFacts,
-    change: impl FnOnce(&mut Side),
-) -> Result<(), Error> {
     let path = run.out.join("result.json");
     let mut result =
         ResultFile::load_or_create(&path, &facts.request).map_err(Error::ResultUnreadable)?;
-    change(&mut result.side);
+    result.side.set_skipped(run.phase, run.trial, reason);
     result
         .save(&path)
         .map_err(|source| Error::ResultSave { path, source })

@@ -245,7 +245,7 @@ impl Runner {
             let partner = self.pair_up(&mut run, (index, step), steps.skips, specs);
             if step.phase == Phase::Measure {
                 let observer = &mut *steps.observer;
-                self.before_measures(&run, side, partner, facts, observer, &mut told_drop)?;
+                self.before_measures(&mut run, side, partner, observer, &mut told_drop)?;
             }
             steps.observer.step_started(&progress);
             let Some(result) = self.execute(&run, &mut progress, started, steps.observer)? else {
@@ -283,18 +283,17 @@ impl Runner {
     /// What comes before a measure step, for it and its partner: see [`before_measure`].
     fn before_measures(
         &self,
-        run: &PhaseRun,
+        run: &mut PhaseRun,
         side: usize,
         partner: Option<(usize, usize)>,
-        facts: &[SpecFacts],
         observer: &mut dyn Observer,
         told_drop: &mut bool,
     ) -> Result<(), Error> {
         let drop = self.plans[side].settings.drop_caches;
-        before_measure(run, &facts[side], drop, observer, told_drop)?;
-        if let (Some((other, _)), Some(partner)) = (partner, &run.partner) {
+        before_measure(run, drop, observer, told_drop)?;
+        if let (Some((other, _)), Some(partner)) = (partner, run.partner.as_deref_mut()) {
             let drop = self.plans[other].settings.drop_caches;
-            before_measure(partner, &facts[other], drop, observer, told_drop)?;
+            before_measure(partner, drop, observer, told_drop)?;
         }
         Ok(())
     }
@@ -444,10 +443,9 @@ fn pair_results(result: &StepResult, recorded: [bool; 2]) -> [StepResult; 2] {
 }
 
 /// Drops the page cache when the plan asks for it (telling once that it affects the whole
-/// machine), and records in the result whether it did: "cold" means a cold cache only then.
+/// machine), and has the phase record whether it did: "cold" means a cold cache only then.
 fn before_measure(
-    run: &PhaseRun,
-    facts: &SpecFacts,
+    run: &mut PhaseRun,
     drop: bool,
     observer: &mut dyn Observer,
     told: &mut bool,
@@ -461,17 +459,8 @@ fn before_measure(
             crate::pipeline::DROP_CACHES,
         ))?;
     }
-    let value = if drop {
-        "yes: before each measure trial"
-    } else {
-        "no"
-    };
-    crate::pipeline::orchestration::phase_run::update_result(run, facts, |side| {
-        side.runtime.insert(
-            crate::pipeline::orchestration::caches_linux::RUNTIME_KEY.to_owned(),
-            value.to_owned(),
-        );
-    })
+    run.caches_dropped = Some(drop);
+    Ok(())
 }
 
 /// What the steps so far made, as [`Runner::run_steps`] goes: the outcome, each side's
@@ -525,6 +514,7 @@ fn phase_run(plan: &Plan, spec: &Path, step: Step) -> PhaseRun {
         overrides: plan.settings.overrides.clone(),
         partner: None,
         together: false,
+        caches_dropped: None,
     }
 }
 
