@@ -51,7 +51,7 @@ pub use orchestration::phase_child::REPOSITORY_VAR;
 pub use orchestration::phase_child::{PhaseChild, PhaseChildError, run_as_phase_child};
 pub use orchestration::phase_run::{
     PhaseOutcome, PhaseRun, SpecFacts, load_spec, override_source, record_skip, request_for,
-    run_phase, trial_failure,
+    run_phase,
 };
 pub use orchestration::plan::{
     Plan, PlanSettings, Shard, ShardError, SpecPathError, SpecSource, Step, describes,

@@ -5,6 +5,7 @@
 use crate::pipeline::Error;
 use crate::pipeline::context::PhaseContext;
 use crate::pipeline::error::PhaseError;
+use crate::pipeline::orchestration::recorded::{Recorded, SideRecord};
 use crate::spec::{self, Override};
 use bench_core::error_chain;
 use bench_core::{Phase, Request, ResultFile, Role, Side};
@@ -67,7 +68,7 @@ impl PhaseRun {
 }
 
 /// How a phase ended.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct PhaseOutcome {
     /// The phase's own error with its whole chain, when it failed before recording its
     /// observations (the result keeps 4,000 characters of each).
@@ -76,6 +77,9 @@ pub struct PhaseOutcome {
     pub failure: Option<PhaseError>,
     /// The trial's errors as the result file records them (empty: the trial succeeded).
     pub trial_errors: Vec<String>,
+    /// Each side's result as the phase saved it, with its trial's errors: what the runner
+    /// learns from, rather than reading the file back.
+    pub recorded: Recorded,
 }
 
 impl PhaseOutcome {
@@ -187,6 +191,10 @@ fn run_pair(run: &PhaseRun, partner: &PhaseRun) -> Result<PhaseOutcome, Error> {
                     .map(|error| format!("{}: {error}", partner.out.display())),
             )
             .collect(),
+        recorded: Recorded {
+            own: first.recorded.own,
+            partner: Some(second.recorded.own),
+        },
     })
 }
 
@@ -286,18 +294,26 @@ impl Opened {
                 path: self.path.clone(),
                 source,
             })?;
+        let errors = bench_core::trial_errors_without(
+            &self.result.side,
+            run.phase,
+            run.trial,
+            &self.facts.absent_in(run.phase, run.trial),
+        );
         Ok(PhaseOutcome {
             error,
             failure,
-            trial_errors: bench_core::trial_errors_without(
-                &self.result.side,
-                run.phase,
-                run.trial,
-                &self.facts.absent_in(run.phase, run.trial),
-            )
-            .iter()
-            .map(|error| crate::pipeline::redact::redact(error))
-            .collect(),
+            trial_errors: errors
+                .iter()
+                .map(|error| crate::pipeline::redact::redact(error))
+                .collect(),
+            recorded: Recorded {
+                own: SideRecord {
+                    errors,
+                    side: self.result.side,
+                },
+                partner: None,
+            },
         })
     }
 }
@@ -416,20 +432,6 @@ pub fn record_skip(run: &PhaseRun, facts: &SpecFacts, reason: &str) -> Result<()
     result
         .save(&path)
         .map_err(|source| Error::ResultSave { path, source })
-}
-
-/// Why the step `run` describes failed, as the result file records it (its first
-/// error); `None` when the result cannot be read or records no failure.
-pub fn trial_failure(run: &PhaseRun, facts: &SpecFacts) -> Option<String> {
-    let result = ResultFile::load(&run.out.join("result.json")).ok()?;
-    bench_core::trial_errors_without(
-        &result.side,
-        run.phase,
-        run.trial,
-        &facts.absent_in(run.phase, run.trial),
-    )
-    .into_iter()
-    .next()
 }
 
 /// Runs one phase in an already built context.
