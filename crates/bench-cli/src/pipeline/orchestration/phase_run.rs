@@ -560,6 +560,10 @@ mod tests {
         );
         let result = ResultFile::load(&out.join("result.json")).unwrap();
         assert_eq!(result.side.error.as_deref(), Some(message.as_str()));
+        // The runner learns from the outcome what the file records, without reading it.
+        assert_eq!(outcome.recorded.own.side, result.side);
+        assert_eq!(outcome.recorded.own.errors, [message]);
+        assert!(outcome.recorded.partner.is_none());
     }
 
     #[test]

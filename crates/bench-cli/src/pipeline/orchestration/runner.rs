@@ -33,8 +33,6 @@ use std::time::{Duration, Instant};
 mod execute;
 mod observer;
 
-use execute::Ran;
-
 pub use observer::{
     Notice, Observer, Progress, RootCause, RunOutcome, SilentObserver, Skip, StepResult,
 };
@@ -76,6 +74,16 @@ pub struct Runner {
 /// handed over nothing leaves the side as it was). `ab --trials auto` stops sampling
 /// through it; a step it declines is left out, not recorded as skipped.
 pub type GateFn = dyn FnMut(usize, Step, &[Side]) -> bool + Send;
+
+/// A step that ran.
+#[derive(Debug)]
+struct Ran {
+    /// How it ended.
+    result: StepResult,
+    /// What it recorded; `None` from a phase child that sent nothing (killed, crashed, or
+    /// failed before its phase ran).
+    recorded: Option<Recorded>,
+}
 
 /// A [`GateFn`] behind a lock, so that [`Runner::run`] can take `&self`.
 struct Gate(std::sync::Mutex<Box<GateFn>>);

@@ -2,14 +2,14 @@
 //! into the step's log as a phase process would; or as a `clibench phase` child in its
 //! own session, watched (its pidfd polled, the interrupt flag looked at) until it exits,
 //! and stopped with everything below us when the run is interrupted. Either way the step
-//! hands over what it recorded ([`Recorded`]), the child through its stdout.
+//! hands over what it recorded, the child through its stdout.
 
-use super::{Execution, Notice, Observer, Progress, Runner, StepResult};
+use super::{Execution, Notice, Observer, Progress, Ran, Runner, StepResult};
 use crate::pipeline::Error;
 use crate::pipeline::isolation::command::STOP_GRACE;
 use crate::pipeline::orchestration::phase_run::{PhaseOutcome, PhaseRun, run_phase};
 use crate::pipeline::orchestration::plan::Step;
-use crate::pipeline::orchestration::recorded::{OutcomeReceiver, Recorded};
+use crate::pipeline::orchestration::recorded::OutcomeReceiver;
 use std::fs;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
@@ -19,16 +19,6 @@ use std::time::{Duration, Instant};
 
 /// How often a running phase process and the interrupt flag are looked at.
 const POLL: Duration = Duration::from_millis(50);
-
-/// A step that ran.
-#[derive(Debug)]
-pub(super) struct Ran {
-    /// How it ended.
-    pub(super) result: StepResult,
-    /// What it recorded; `None` from a phase child that sent nothing (killed, crashed, or
-    /// failed before its phase ran).
-    pub(super) recorded: Option<Recorded>,
-}
 
 impl Runner {
     /// Runs one step as this runner executes steps, its output in the step's log;
