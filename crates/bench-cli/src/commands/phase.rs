@@ -55,6 +55,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         overrides: args.overrides,
         partner: None,
         together: false,
+        caches_dropped: None,
     };
     let code = pipeline::run_as_phase_child(&run, &mut crate::show::InertStderr::default());
     if run.phase == Phase::Install && pipeline::out::state::State::exists(&run.out) {

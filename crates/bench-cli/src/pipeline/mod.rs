@@ -55,10 +55,12 @@ pub use orchestration::phase_run::{PhaseOutcome, PhaseRun, run_phase};
 pub use orchestration::plan::{
     Plan, PlanSettings, Shard, ShardError, SpecPathError, SpecSource, Step,
 };
+pub use orchestration::recorded::{Recorded, SideRecord};
 pub use orchestration::runner::{
     Execution, Notice, Observer, Progress, RootCause, RunOutcome, Runner, SilentObserver, Skip,
     StepResult,
 };
+pub use orchestration::skip_rules::headline;
 pub(crate) use out::cleanup::cleanup;
 pub use out::cleanup::{CleanupError, CleanupReport, cleanup_with, run_folders};
 pub use out::report::{WrittenReport, write_report};

@@ -17,6 +17,7 @@ mod mem;
 mod model;
 mod newcomer;
 mod pipeline_install;
+mod pipeline_outcome;
 mod pipeline_prepare;
 mod pipeline_run;
 mod pipeline_skip;

@@ -156,10 +156,7 @@ impl Ab {
             .tight
             .map(|memory_trials| tight_pairs(&order, memory_trials, settings.duet))
             .unwrap_or_default();
-        let auto = settings.auto.clone().map(|auto| {
-            let results = [0, 1].map(|side| plans[side].out.join("result.json"));
-            AutoGate::new(auto, results)
-        });
+        let auto = settings.auto.clone().map(AutoGate::new);
         Ok(Ab {
             settings,
             plans,
@@ -197,7 +194,7 @@ impl Ab {
         Ok(match &self.auto {
             Some(gate) => {
                 let gate = gate.clone();
-                runner.gate(Box::new(move |_, step| gate.allow(step)))
+                runner.gate(Box::new(move |_, step, sides| gate.allow(step, sides)))
             }
             None => runner,
         })

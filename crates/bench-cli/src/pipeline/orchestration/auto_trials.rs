@@ -4,7 +4,8 @@
 //!
 //! The looks are taken during the first trial phase of the schedule (measure, normally):
 //! before the pair that would make the pair count pass a planned look, both sides'
-//! result files are compared at that look's share of alpha, and when
+//! results, as the runner holds them from the steps that ran, are compared at that look's
+//! share of alpha, and when
 //! [`bench_core::stats::sequential::decide`] says stop, the phase's remaining pairs are
 //! left out. Later trial phases (runtime, ui) run as many pairs as the first one did. The
 //! final comparison must use [`AutoOutcome::alpha`], the share of the look the run
@@ -12,9 +13,8 @@
 
 use bench_core::compare::{CompareOptions, Comparison, compare};
 use bench_core::stats::sequential::{Decision, SequentialPlan, decide};
-use bench_core::{Metric, Phase, ResultFile};
+use bench_core::{Metric, Phase, Side};
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -123,7 +123,6 @@ const LATER_PHASE_MIN_TRIALS: u32 = 3;
 #[derive(Debug)]
 struct State {
     auto: AutoTrials,
-    results: [PathBuf; 2],
     /// When the first trial step was asked for: the budget counts from there.
     started: Option<Instant>,
     /// When the first step that ran no pair was asked for, after the first pair.
@@ -155,12 +154,11 @@ fn trial_phase(phase: Phase) -> bool {
 }
 
 impl AutoGate {
-    /// A gate reading the sides' results at `results` (base's, head's).
-    pub fn new(auto: AutoTrials, results: [PathBuf; 2]) -> AutoGate {
+    /// A gate sampling as `auto` says.
+    pub fn new(auto: AutoTrials) -> AutoGate {
         AutoGate {
             state: Arc::new(Mutex::new(State {
                 auto,
-                results,
                 started: None,
                 ended: None,
                 last_asked: None,
@@ -180,8 +178,9 @@ impl AutoGate {
         }
     }
 
-    /// Whether to run `step` (the runner's gate).
-    pub fn allow(&self, step: crate::pipeline::Step) -> bool {
+    /// Whether to run `step` (the runner's gate), given both sides' results as they stand
+    /// (base's, head's).
+    pub fn allow(&self, step: crate::pipeline::Step, sides: &[Side]) -> bool {
         let mut state = self.lock();
         if !trial_phase(step.phase) {
             if state.started.is_some() && state.ended.is_none() {
@@ -196,7 +195,7 @@ impl AutoGate {
         let run = match state.pairs.get(&key) {
             Some(&decided) => decided,
             None => {
-                let run = state.decide_pair(step.phase, step.trial);
+                let run = state.decide_pair(step.phase, step.trial, sides);
                 state.pairs.insert(key, run);
                 run
             }
@@ -266,7 +265,7 @@ impl State {
     }
 
     /// Whether trial `trial` of `phase` runs: its pairs before it have run.
-    fn decide_pair(&mut self, phase: Phase, trial: u32) -> bool {
+    fn decide_pair(&mut self, phase: Phase, trial: u32, sides: &[Side]) -> bool {
         // A trial that runs alone before the pairs is not a pair: it always runs.
         let Some(trial) = self.pairs_before(phase, trial) else {
             return true;
@@ -292,7 +291,7 @@ impl State {
             .position(|&pairs| pairs == trial);
         if let Some(k) = look {
             self.looks_taken.push(k);
-            if self.look(k, trial) == Some(Decision::Stop) {
+            if self.look(k, trial, sides) == Some(Decision::Stop) {
                 self.stopped = Some((trial, "decided"));
                 return false;
             }
@@ -300,16 +299,17 @@ impl State {
         true
     }
 
-    /// The comparison at look `k`; `None` when a result could not be read (the run
-    /// goes on, and the final comparison will say what is wrong).
-    fn look(&mut self, k: usize, pairs: u32) -> Option<Decision> {
-        let base = ResultFile::load(&self.results[0]).ok()?;
-        let head = ResultFile::load(&self.results[1]).ok()?;
+    /// The comparison of `sides` at look `k`; `None` without both sides (the run goes on,
+    /// and the final comparison will say what is wrong).
+    fn look(&mut self, k: usize, pairs: u32, sides: &[Side]) -> Option<Decision> {
+        let [base, head] = sides else {
+            return None;
+        };
         let options = CompareOptions {
             alpha: self.auto.plan.alpha_at(k),
             ..self.auto.options.clone()
         };
-        let comparison = compare(&base.side, &head.side, &options);
+        let comparison = compare(base, head, &options);
         let growing = self.growing_watched(&comparison, pairs);
         let target = |metric| {
             self.auto
@@ -358,22 +358,18 @@ mod tests {
     use crate::pipeline::Step;
     use bench_core::compare::Interleaving;
     use bench_core::stats::sequential::Spending;
-    use bench_core::{Request, Role, Sample, record};
+    use bench_core::{Sample, record};
 
-    fn write(path: &std::path::Path, values: &[f64], sha: &str) {
-        let mut result = ResultFile::new(Request::new(sha, Role::Base));
+    /// A side whose cold trials measured `values`.
+    fn side(values: &[f64], sha: &str) -> Side {
+        let mut side = Side::new(sha);
         for (trial, &value) in values.iter().enumerate() {
-            record(
-                &mut result.side,
-                Metric::Cold,
-                trial as u32,
-                Sample::Value(value),
-            );
+            record(&mut side, Metric::Cold, trial as u32, Sample::Value(value));
         }
-        result.save(path).unwrap();
+        side
     }
 
-    fn gate(dir: &std::path::Path, budget: Option<Duration>) -> AutoGate {
+    fn gate(budget: Option<Duration>) -> AutoGate {
         let auto = AutoTrials {
             plan: SequentialPlan::new(20, 0.05, Spending::Pocock),
             watched: vec![Metric::Cold],
@@ -385,30 +381,25 @@ mod tests {
             },
             alone: 0,
         };
-        AutoGate::new(auto, [dir.join("base.json"), dir.join("head.json")])
+        AutoGate::new(auto)
     }
 
     #[test]
     fn the_measure_trials_that_run_alone_are_not_pairs_and_do_not_move_the_looks() {
-        let dir = tempfile::tempdir().unwrap();
         // Three trials alone, then six pairs of a clear change.
         let base: Vec<f64> = (0..9).map(|i| 1.0 + 0.01 * f64::from(i)).collect();
         let head: Vec<f64> = base.iter().map(|v| v * 1.5).collect();
-        write(&dir.path().join("base.json"), &base, "b");
-        write(&dir.path().join("head.json"), &head, "h");
-        let mut auto = gate(dir.path(), None).lock().auto.clone();
+        let sides = [side(&base, "b"), side(&head, "h")];
+        let mut auto = gate(None).lock().auto.clone();
         auto.alone = 3;
-        let gate = AutoGate::new(
-            auto,
-            [dir.path().join("base.json"), dir.path().join("head.json")],
-        );
+        let gate = AutoGate::new(auto);
         for trial in 0..9 {
-            assert!(gate.allow(step(Phase::Measure, trial)), "{trial}");
+            assert!(gate.allow(step(Phase::Measure, trial), &sides), "{trial}");
         }
         // The first look is at six pairs: measure trial 9, not trial 6.
-        assert!(!gate.allow(step(Phase::Measure, 9)));
-        assert!(gate.allow(step(Phase::Runtime, 5)));
-        assert!(!gate.allow(step(Phase::Runtime, 6)));
+        assert!(!gate.allow(step(Phase::Measure, 9), &sides));
+        assert!(gate.allow(step(Phase::Runtime, 5), &sides));
+        assert!(!gate.allow(step(Phase::Runtime, 6), &sides));
         let outcome = gate.outcome();
         assert_eq!(outcome.looks, [6]);
         assert_eq!(outcome.pairs[&Phase::Measure], 6);
@@ -421,26 +412,24 @@ mod tests {
 
     #[test]
     fn a_clear_change_stops_at_the_first_look_and_later_phases_follow() {
-        let dir = tempfile::tempdir().unwrap();
         let base: Vec<f64> = (0..6).map(|i| 1.0 + 0.01 * f64::from(i)).collect();
         let head: Vec<f64> = base.iter().map(|v| v * 1.5).collect();
-        write(&dir.path().join("base.json"), &base, "b");
-        write(&dir.path().join("head.json"), &head, "h");
-        let gate = gate(dir.path(), None);
-        assert!(gate.allow(step(Phase::Prepare, 0)));
+        let sides = [side(&base, "b"), side(&head, "h")];
+        let gate = gate(None);
+        assert!(gate.allow(step(Phase::Prepare, 0), &sides));
         for trial in 0..6 {
-            assert!(gate.allow(step(Phase::Measure, trial)), "{trial}");
+            assert!(gate.allow(step(Phase::Measure, trial), &sides), "{trial}");
             assert!(
-                gate.allow(step(Phase::Measure, trial)),
+                gate.allow(step(Phase::Measure, trial), &sides),
                 "the pair's second step"
             );
         }
         // Six pairs ran: the first look (6) sees cold regressed and stops.
-        assert!(!gate.allow(step(Phase::Measure, 6)));
-        assert!(!gate.allow(step(Phase::Measure, 7)));
-        assert!(gate.allow(step(Phase::Runtime, 5)));
-        assert!(!gate.allow(step(Phase::Runtime, 6)));
-        assert!(gate.allow(step(Phase::Staircase, 0)));
+        assert!(!gate.allow(step(Phase::Measure, 6), &sides));
+        assert!(!gate.allow(step(Phase::Measure, 7), &sides));
+        assert!(gate.allow(step(Phase::Runtime, 5), &sides));
+        assert!(!gate.allow(step(Phase::Runtime, 6), &sides));
+        assert!(gate.allow(step(Phase::Staircase, 0), &sides));
         let outcome = gate.outcome();
         assert_eq!(outcome.reason, "decided");
         assert_eq!(outcome.looks, [6]);
@@ -451,24 +440,22 @@ mod tests {
 
     #[test]
     fn no_change_goes_on_past_the_look_and_a_spent_budget_stops_it() {
-        let dir = tempfile::tempdir().unwrap();
         let noisy = [1.0, 1.3, 0.8, 1.1, 0.9, 1.25];
         // The same values in another order: no change, but pairs that differ (equal
         // pairs would be a certain "no change", decided at once).
         let shuffled = [1.25, 0.8, 1.3, 0.9, 1.1, 1.0];
-        write(&dir.path().join("base.json"), &noisy, "b");
-        write(&dir.path().join("head.json"), &shuffled, "h");
-        let gate = gate(dir.path(), None);
+        let sides = [side(&noisy, "b"), side(&shuffled, "h")];
+        let gate = gate(None);
         for trial in 0..=6 {
-            assert!(gate.allow(step(Phase::Measure, trial)), "{trial}");
+            assert!(gate.allow(step(Phase::Measure, trial), &sides), "{trial}");
         }
         assert_eq!(gate.outcome().reason, "maximum");
-        let spent = super::tests::gate(dir.path(), Some(Duration::ZERO));
+        let spent = super::tests::gate(Some(Duration::ZERO));
         assert!(
-            spent.allow(step(Phase::Measure, 0)),
+            spent.allow(step(Phase::Measure, 0), &sides),
             "the first pair always runs"
         );
-        assert!(!spent.allow(step(Phase::Measure, 1)));
+        assert!(!spent.allow(step(Phase::Measure, 1), &sides));
         let outcome = spent.outcome();
         assert_eq!(
             (outcome.reason, outcome.pairs[&Phase::Measure]),
@@ -481,19 +468,17 @@ mod tests {
 
     #[test]
     fn a_budget_stop_after_looks_spends_what_they_left() {
-        let dir = tempfile::tempdir().unwrap();
         let noisy: Vec<f64> = (0..20).map(|i| 1.0 + 0.3 * f64::from(i % 5)).collect();
         let shuffled: Vec<f64> = (0..20)
             .map(|i| 1.0 + 0.3 * f64::from((i + 2) % 5))
             .collect();
-        write(&dir.path().join("base.json"), &noisy, "b");
-        write(&dir.path().join("head.json"), &shuffled, "h");
-        let gate = gate(dir.path(), Some(Duration::from_secs(2)));
+        let sides = [side(&noisy, "b"), side(&shuffled, "h")];
+        let gate = gate(Some(Duration::from_secs(2)));
         for trial in 0..=8 {
-            assert!(gate.allow(step(Phase::Measure, trial)), "{trial}");
+            assert!(gate.allow(step(Phase::Measure, trial), &sides), "{trial}");
         }
         std::thread::sleep(Duration::from_millis(2100));
-        assert!(!gate.allow(step(Phase::Measure, 9)));
+        assert!(!gate.allow(step(Phase::Measure, 9), &sides));
         let outcome = gate.outcome();
         assert_eq!(
             (outcome.reason, outcome.looks.as_slice()),
@@ -507,37 +492,24 @@ mod tests {
 
     #[test]
     fn a_watched_metric_that_more_pairs_do_not_measure_does_not_hold_the_run() {
-        let dir = tempfile::tempdir().unwrap();
         // Cold is the same on both sides in every pair (decided at once); rss was read in
         // three memory trials only, too few to decide, and never more.
         let cold: Vec<f64> = (0..20).map(|i| 1.0 + 0.01 * f64::from(i % 3)).collect();
-        for (name, rss) in [
-            ("base.json", [100.0, 130.0, 80.0]),
-            ("head.json", [120.0, 90.0, 110.0]),
-        ] {
-            write(&dir.path().join(name), &cold, "s");
-            let mut result = ResultFile::load(&dir.path().join(name)).unwrap();
+        let sides = [[100.0, 130.0, 80.0], [120.0, 90.0, 110.0]].map(|rss| {
+            let mut side = side(&cold, "s");
             for (trial, value) in rss.into_iter().enumerate() {
-                record(
-                    &mut result.side,
-                    Metric::Rss,
-                    trial as u32,
-                    Sample::Value(value),
-                );
+                record(&mut side, Metric::Rss, trial as u32, Sample::Value(value));
             }
-            result.save(&dir.path().join(name)).unwrap();
-        }
-        let mut auto = gate(dir.path(), None).lock().auto.clone();
+            side
+        });
+        let mut auto = gate(None).lock().auto.clone();
         auto.watched = vec![Metric::Cold, Metric::Rss];
-        let gate = AutoGate::new(
-            auto,
-            [dir.path().join("base.json"), dir.path().join("head.json")],
-        );
+        let gate = AutoGate::new(auto);
         for trial in 0..8 {
-            assert!(gate.allow(step(Phase::Measure, trial)), "{trial}");
+            assert!(gate.allow(step(Phase::Measure, trial), &sides), "{trial}");
         }
         // The first look waits for rss; the second sees it did not grow and stops.
-        assert!(!gate.allow(step(Phase::Measure, 8)));
+        assert!(!gate.allow(step(Phase::Measure, 8), &sides));
         let outcome = gate.outcome();
         assert_eq!(
             (outcome.reason, outcome.looks.as_slice()),
@@ -547,57 +519,53 @@ mod tests {
 
     #[test]
     fn a_later_phase_stops_at_the_spent_budget_after_the_pairs_its_test_needs() {
-        let dir = tempfile::tempdir().unwrap();
         let noisy = [1.0, 1.3, 0.8, 1.1, 0.9, 1.25];
         let shuffled = [1.25, 0.8, 1.3, 0.9, 1.1, 1.0];
-        write(&dir.path().join("base.json"), &noisy, "b");
-        write(&dir.path().join("head.json"), &shuffled, "h");
-        let gate = gate(dir.path(), Some(Duration::ZERO));
-        assert!(gate.allow(step(Phase::Measure, 0)));
-        assert!(!gate.allow(step(Phase::Measure, 1)), "the budget is spent");
+        let sides = [side(&noisy, "b"), side(&shuffled, "h")];
+        let gate = gate(Some(Duration::ZERO));
+        assert!(gate.allow(step(Phase::Measure, 0), &sides));
+        assert!(
+            !gate.allow(step(Phase::Measure, 1), &sides),
+            "the budget is spent"
+        );
         // Measure ran one pair: a later phase never runs more than the first did.
-        assert!(gate.allow(step(Phase::Runtime, 0)));
-        assert!(!gate.allow(step(Phase::Runtime, 1)));
-        let long = super::tests::gate(dir.path(), None);
+        assert!(gate.allow(step(Phase::Runtime, 0), &sides));
+        assert!(!gate.allow(step(Phase::Runtime, 1), &sides));
+        let long = super::tests::gate(None);
         let mut auto = long.lock().auto.clone();
         auto.budget = Some(Duration::from_millis(50));
-        let gate = AutoGate::new(
-            auto,
-            [dir.path().join("base.json"), dir.path().join("head.json")],
-        );
+        let gate = AutoGate::new(auto);
         for trial in 0..5 {
-            assert!(gate.allow(step(Phase::Measure, trial)), "{trial}");
+            assert!(gate.allow(step(Phase::Measure, trial), &sides), "{trial}");
         }
         std::thread::sleep(Duration::from_millis(60));
-        assert!(!gate.allow(step(Phase::Measure, 5)));
+        assert!(!gate.allow(step(Phase::Measure, 5), &sides));
         // Five measure pairs ran; the budget is spent, so the runtime phase keeps three
         // trials, the fewest its paired test can judge, not five.
         for trial in 0..3 {
-            assert!(gate.allow(step(Phase::Runtime, trial)), "{trial}");
+            assert!(gate.allow(step(Phase::Runtime, trial), &sides), "{trial}");
         }
-        assert!(!gate.allow(step(Phase::Runtime, 3)));
+        assert!(!gate.allow(step(Phase::Runtime, 3), &sides));
         assert_eq!(gate.outcome().pairs[&Phase::Runtime], 3);
     }
 
     #[test]
     fn the_budget_counts_from_the_first_pair_not_from_prepare_and_install() {
-        let dir = tempfile::tempdir().unwrap();
         let noisy = [1.0, 1.3, 0.8, 1.1, 0.9, 1.25];
-        write(&dir.path().join("base.json"), &noisy, "b");
-        write(&dir.path().join("head.json"), &noisy, "h");
-        let gate = gate(dir.path(), Some(Duration::from_secs(3600)));
-        assert!(gate.allow(step(Phase::Prepare, 0)));
-        assert!(gate.allow(step(Phase::Install, 0)));
+        let sides = [side(&noisy, "b"), side(&noisy, "h")];
+        let gate = gate(Some(Duration::from_secs(3600)));
+        assert!(gate.allow(step(Phase::Prepare, 0), &sides));
+        assert!(gate.allow(step(Phase::Install, 0), &sides));
         assert_eq!(
             gate.outcome().timed,
             Duration::ZERO,
             "no pair has started: nothing of the budget is spent"
         );
         for trial in 0..3 {
-            assert!(gate.allow(step(Phase::Measure, trial)));
+            assert!(gate.allow(step(Phase::Measure, trial), &sides));
         }
         // The first step after the trial phases ends the timed part.
-        assert!(gate.allow(step(Phase::Staircase, 0)));
+        assert!(gate.allow(step(Phase::Staircase, 0), &sides));
         let timed = gate.outcome().timed;
         assert_eq!(
             gate.outcome().timed,
@@ -606,9 +574,9 @@ mod tests {
         );
         assert_eq!(gate.outcome().reason, "maximum");
         // A pair the budget leaves out stops the clock too, before any staircase.
-        let spent = super::tests::gate(dir.path(), Some(Duration::ZERO));
-        assert!(spent.allow(step(Phase::Measure, 0)));
-        assert!(!spent.allow(step(Phase::Measure, 1)));
+        let spent = super::tests::gate(Some(Duration::ZERO));
+        assert!(spent.allow(step(Phase::Measure, 0), &sides));
+        assert!(!spent.allow(step(Phase::Measure, 1), &sides));
         let timed = spent.outcome().timed;
         assert_eq!(spent.outcome().timed, timed);
     }

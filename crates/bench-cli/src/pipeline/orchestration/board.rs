@@ -294,7 +294,7 @@ impl BoardRun {
             .collect();
         let gate = self.gate.clone();
         Ok(Runner::interleaved(plans, self.order.clone(), execution)
-            .gate(Box::new(move |_, step| gate.allow(step))))
+            .gate(Box::new(move |_, step, _| gate.allow(step))))
     }
 
     /// The rounds that ran and why no more did, and the shared script and whom it did

@@ -11,6 +11,16 @@ pub(crate) const DROP_CACHES: &str = "/proc/sys/vm/drop_caches";
 /// The result's `runtime` key that says whether caches were dropped.
 pub const RUNTIME_KEY: &str = bench_core::CACHES_DROPPED_KEY;
 
+/// The [`RUNTIME_KEY`] value a measure trial records: "cold" means a cold cache only when
+/// it says yes.
+pub(crate) fn runtime_value(dropped: bool) -> &'static str {
+    if dropped {
+        "yes: before each measure trial"
+    } else {
+        "no"
+    }
+}
+
 /// The page cache could not be dropped.
 #[derive(Debug, thiserror::Error)]
 pub enum DropCachesError {

@@ -4,7 +4,7 @@
 //! load, its caches, the hour), two from different invocations do not.
 
 use crate::pipeline::Error;
-use bench_core::{Request, ResultFile};
+use bench_core::{Request, ResultFile, Side};
 use std::io::Read;
 use std::path::Path;
 
@@ -29,14 +29,17 @@ pub fn new_id() -> Result<String, Error> {
 /// Starts `OUT/result.json` for `request` with invocation `id`, before any phase runs:
 /// every phase (in this process or a re-run child) loads the file it finds and keeps
 /// its request, so the identifier reaches the result without being passed to each one.
-/// The folder holds no result at this point (an earlier run's was set aside).
-pub fn start_result(out: &Path, request: &Request, id: &str) -> Result<(), Error> {
+/// The folder holds no result at this point (an earlier run's was set aside). Returns the
+/// side the result starts with.
+pub fn start_result(out: &Path, request: &Request, id: &str) -> Result<Side, Error> {
     let mut request = request.clone();
     request.invocation_id = Some(id.to_owned());
     let path = out.join("result.json");
-    ResultFile::new(request)
+    let result = ResultFile::new(request);
+    result
         .save(&path)
-        .map_err(|source| Error::ResultSave { path, source })
+        .map_err(|source| Error::ResultSave { path, source })?;
+    Ok(result.side)
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! Running phases in order: the plan (`Plan`) checked before anything runs, one phase of
-//! one trial merged into `OUT/result.json` (`phase_run`), the contract of a re-executed
+//! one trial merged into `OUT/result.json` (`phase_run`), what it recorded handed to the
+//! runner rather than read back (`recorded`), the contract of a re-executed
 //! phase child ([`phase_child`]), the trial loop (`runner`), the interleaved order of an
 //! A/B run ([`schedule`], [`ab`]) and when it may stop sampling ([`auto_trials`]), a
 //! board's rounds and how long they should take ([`board_rounds`], [`board_estimate`]),
@@ -21,6 +22,7 @@ pub mod merge;
 pub mod phase_child;
 pub(crate) mod phase_run;
 pub(crate) mod plan;
+pub(crate) mod recorded;
 pub(crate) mod runner;
 pub mod schedule;
 pub(crate) mod skip_rules;

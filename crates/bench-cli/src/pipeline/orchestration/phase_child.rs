@@ -1,11 +1,13 @@
 //! The phase-child contract of [`Execution::ReExec`](super::runner::Execution): the run
 //! re-executes a binary as `PROGRAM __clibench-phase-child PHASE --spec S --out DIR
-//! --trial N [--keep-users] [--commit SHA] [--set KEY=VALUE]...` (the repository, which
-//! may hold credentials, in [`REPOSITORY_VAR`] rather than on the command line), and the
-//! child runs that one phase. A tight pair's child also gets the other side's folder as
-//! `--partner-spec S --partner-out DIR [--partner-commit SHA] [--partner-set KEY=VALUE]...`
-//! (same phase, trial, users' fate and repository), and `--together` when both sides'
-//! programs start at the same moment (a duet).
+//! --trial N [--keep-users] [--commit SHA] [--set KEY=VALUE]... [--caches-dropped yes|no]`
+//! (the repository, which may hold credentials, in [`REPOSITORY_VAR`] rather than on the
+//! command line), and the child runs that one phase. A tight pair's child also gets the
+//! other side's folder as `--partner-spec S --partner-out DIR [--partner-commit SHA]
+//! [--partner-set KEY=VALUE]... [--partner-caches-dropped yes|no]` (same phase, trial,
+//! users' fate and repository), and `--together` when both sides' programs start at the
+//! same moment (a duet). With `--outcome-to-stdout` its stdout is a pipe to the run, which
+//! gets what the phase recorded through it (see `recorded`); its stderr is the step's log.
 //!
 //! Any binary that embeds the pipeline can be its own phase child, as nextest's
 //! double-spawn lets any binary be its own test runner: the first thing its `main` does is
@@ -24,6 +26,7 @@
 //! ```
 
 use crate::pipeline::orchestration::phase_run::{PhaseRun, run_phase};
+use crate::pipeline::orchestration::recorded::{OutcomeSender, Recorded};
 use crate::spec::Override;
 use bench_core::Phase;
 use std::ffi::{OsStr, OsString};
@@ -38,6 +41,9 @@ pub const REPOSITORY_VAR: &str = "CLIBENCH_REPOSITORY";
 
 /// The first argument that marks a phase child.
 pub(crate) const PHASE_CHILD_ARG: &str = "__clibench-phase-child";
+
+/// The flag that makes a phase child's stdout the pipe its outcome goes to.
+const OUTCOME_TO_STDOUT: &str = "--outcome-to-stdout";
 
 /// Exit code of a phase child whose phase ran and failed (a trial error, a phase error).
 pub(crate) const PHASE_FAILED: u8 = 1;
@@ -69,6 +75,8 @@ pub enum PhaseChildError {
 pub struct PhaseChild {
     /// The phase, trial and settings to run.
     pub run: PhaseRun,
+    /// Whether stdout is the run's pipe for what the phase recorded (`--outcome-to-stdout`).
+    outcome_to_stdout: bool,
 }
 
 impl PhaseChild {
@@ -85,16 +93,37 @@ impl PhaseChild {
         Some(parse(args.collect()))
     }
 
-    /// Runs the phase (see [`run_as_phase_child`]), or writes why the arguments are wrong;
-    /// returns the exit code.
+    /// Runs the phase (see [`run_as_phase_child`]) and sends the run what it recorded, or
+    /// writes why the arguments are wrong; returns the exit code.
     pub fn run_or_report(child: Result<PhaseChild, PhaseChildError>, report: &mut dyn Write) -> u8 {
-        match child {
-            Ok(child) => run_as_phase_child(&child.run, report),
+        let child = match child {
+            Ok(child) => child,
             Err(error) => {
                 let _ = writeln!(report, "error: {}", bench_core::error_chain(&error));
-                PHASE_INPUT_ERROR
+                return PHASE_INPUT_ERROR;
             }
+        };
+        if !child.outcome_to_stdout {
+            return run_as_phase_child(&child.run, report);
         }
+        // Before anything starts: no process this one starts may inherit the pipe.
+        let sender = match OutcomeSender::take_stdout() {
+            Ok(sender) => sender,
+            Err(error) => {
+                let _ = writeln!(
+                    report,
+                    "error: taking stdout as the pipe to the run: {error}"
+                );
+                return PHASE_FAILED;
+            }
+        };
+        let (code, recorded) = run_and_record(&child.run, report);
+        if let Some(recorded) = recorded
+            && let Err(error) = sender.send(&recorded)
+        {
+            let _ = writeln!(report, "error: sending the outcome to the run: {error}");
+        }
+        code
     }
 }
 
@@ -105,26 +134,32 @@ impl PhaseChild {
 /// `report` (the child's log, which the run quotes). Returns the exit code: 0, or
 /// `PHASE_FAILED`, or `PHASE_INPUT_ERROR`.
 pub fn run_as_phase_child(run: &PhaseRun, report: &mut dyn Write) -> u8 {
+    run_and_record(run, report).0
+}
+
+/// [`run_as_phase_child`], with what the phase recorded when it ran.
+fn run_and_record(run: &PhaseRun, report: &mut dyn Write) -> (u8, Option<Recorded>) {
     if let Err(error) = stop_everything_on_termination() {
         let _ = writeln!(report, "error: {}", bench_core::error_chain(&error));
-        return PHASE_FAILED;
+        return (PHASE_FAILED, None);
     }
     let outcome = match run_phase(run) {
         Ok(outcome) => outcome,
         Err(error) => {
             let _ = writeln!(report, "error: {}", bench_core::error_chain(&error));
-            return if error.is_input() {
+            let code = if error.is_input() {
                 PHASE_INPUT_ERROR
             } else {
                 PHASE_FAILED
             };
+            return (code, None);
         }
     };
     if let Some(error) = &outcome.error {
         let _ = writeln!(report, "error: {error}");
     }
     if outcome.succeeded() {
-        return 0;
+        return (0, Some(outcome.recorded));
     }
     if !outcome.trial_errors.is_empty() {
         let _ = writeln!(
@@ -135,7 +170,7 @@ pub fn run_as_phase_child(run: &PhaseRun, report: &mut dyn Write) -> u8 {
             outcome.trial_errors.join("; ")
         );
     }
-    PHASE_FAILED
+    (PHASE_FAILED, Some(outcome.recorded))
 }
 
 /// The error a phase child could not start its signal watch with.
@@ -173,7 +208,8 @@ pub(crate) fn command(program: &std::path::Path, run: &PhaseRun) -> Command {
         .arg("--out")
         .arg(&run.out)
         .arg("--trial")
-        .arg(run.trial.to_string());
+        .arg(run.trial.to_string())
+        .arg(OUTCOME_TO_STDOUT);
     if run.keep_users {
         command.arg("--keep-users");
     }
@@ -190,6 +226,9 @@ pub(crate) fn command(program: &std::path::Path, run: &PhaseRun) -> Command {
     for set in &run.overrides {
         command.arg("--set").arg(set.to_string());
     }
+    if let Some(dropped) = run.caches_dropped {
+        command.arg("--caches-dropped").arg(yes_no(dropped));
+    }
     if let Some(partner) = &run.partner {
         command
             .arg("--partner-spec")
@@ -202,11 +241,18 @@ pub(crate) fn command(program: &std::path::Path, run: &PhaseRun) -> Command {
         for set in &partner.overrides {
             command.arg("--partner-set").arg(set.to_string());
         }
+        if let Some(dropped) = partner.caches_dropped {
+            command.arg("--partner-caches-dropped").arg(yes_no(dropped));
+        }
         if run.together {
             command.arg("--together");
         }
     }
     command
+}
+
+fn yes_no(flag: bool) -> &'static str {
+    if flag { "yes" } else { "no" }
 }
 
 fn parse(args: Vec<OsString>) -> Result<PhaseChild, PhaseChildError> {
@@ -232,6 +278,14 @@ fn parse(args: Vec<OsString>) -> Result<PhaseChild, PhaseChildError> {
     let mut partner_commit = None;
     let mut partner_overrides = Vec::new();
     let mut together = false;
+    let mut outcome_to_stdout = false;
+    let mut caches_dropped = None;
+    let mut partner_caches_dropped = None;
+    let yes_or_no = |position: usize, value: OsString| match text(position, value)?.as_str() {
+        "yes" => Ok(true),
+        "no" => Ok(false),
+        other => Err(problem(position, format!("`{other}` is not yes or no"))),
+    };
     let setting = |position: usize, value: OsString| {
         text(position, value)?
             .parse::<Override>()
@@ -245,6 +299,10 @@ fn parse(args: Vec<OsString>) -> Result<PhaseChild, PhaseChildError> {
         }
         if flag == "--together" {
             together = true;
+            continue;
+        }
+        if flag == OUTCOME_TO_STDOUT {
+            outcome_to_stdout = true;
             continue;
         }
         let (value_position, value) = args
@@ -264,6 +322,10 @@ fn parse(args: Vec<OsString>) -> Result<PhaseChild, PhaseChildError> {
             "--partner-out" => partner_out = Some(PathBuf::from(value)),
             "--partner-commit" => partner_commit = Some(text(value_position, value)?),
             "--partner-set" => partner_overrides.push(setting(value_position, value)?),
+            "--caches-dropped" => caches_dropped = Some(yes_or_no(value_position, value)?),
+            "--partner-caches-dropped" => {
+                partner_caches_dropped = Some(yes_or_no(value_position, value)?);
+            }
             _ => return Err(problem(position, format!("unknown flag `{flag}`"))),
         }
     }
@@ -281,6 +343,7 @@ fn parse(args: Vec<OsString>) -> Result<PhaseChild, PhaseChildError> {
             overrides: partner_overrides,
             partner: None,
             together: false,
+            caches_dropped: partner_caches_dropped,
         })),
         (Some(_), None) => return Err(PhaseChildError::Missing("--partner-out")),
         (None, Some(_)) => return Err(PhaseChildError::Missing("--partner-spec")),
@@ -297,7 +360,9 @@ fn parse(args: Vec<OsString>) -> Result<PhaseChild, PhaseChildError> {
             overrides,
             partner,
             together,
+            caches_dropped,
         },
+        outcome_to_stdout,
     })
 }
 
@@ -318,6 +383,7 @@ mod tests {
         run.keep_users = true;
         run.commit = Some("a".repeat(40));
         run.overrides = vec!["measure.rows=30".parse().unwrap()];
+        run.caches_dropped = Some(false);
         let command = command("/bin/clibench".as_ref(), &run);
         let child = PhaseChild::from_args(args_of(&command)).unwrap().unwrap();
         assert_eq!(child.run.phase, Phase::Ui);
@@ -329,6 +395,11 @@ mod tests {
         assert_eq!(child.run.overrides.len(), 1);
         assert_eq!(child.run.overrides[0].to_string(), "measure.rows=30");
         assert!(child.run.partner.is_none());
+        assert_eq!(child.run.caches_dropped, Some(false));
+        assert!(
+            child.outcome_to_stdout,
+            "a run reads the outcome from the pipe"
+        );
     }
 
     #[test]
@@ -339,6 +410,7 @@ mod tests {
         partner.trial = 4;
         partner.commit = Some("b".repeat(40));
         partner.overrides = vec!["measure.env.X=1".parse().unwrap()];
+        partner.caches_dropped = Some(true);
         run.partner = Some(Box::new(partner));
         run.together = true;
         let command = command("/bin/clibench".as_ref(), &run);
@@ -350,6 +422,8 @@ mod tests {
         assert_eq!(partner.out, PathBuf::from("/o/head"));
         assert_eq!(partner.commit, Some("b".repeat(40)));
         assert_eq!(partner.overrides[0].to_string(), "measure.env.X=1");
+        assert_eq!(partner.caches_dropped, Some(true));
+        assert_eq!(child.run.caches_dropped, None);
         assert!(child.run.overrides.is_empty());
         assert!(child.run.together);
         let half = [

@@ -5,6 +5,7 @@
 use crate::pipeline::Error;
 use crate::pipeline::context::PhaseContext;
 use crate::pipeline::error::PhaseError;
+use crate::pipeline::orchestration::recorded::{Recorded, SideRecord};
 use crate::spec::{self, Override};
 use bench_core::error_chain;
 use bench_core::{Phase, Request, ResultFile, Role, Side};
@@ -41,6 +42,10 @@ pub struct PhaseRun {
     /// With a partner: start both sides' programs at the same moment (a duet) instead of
     /// one after the other.
     pub together: bool,
+    /// Whether the page cache was dropped before this step, which the phase records in
+    /// the result's runtime facts (`drop caches`) with its observations; `None` records
+    /// nothing (a phase run by hand, a step other than measure).
+    pub caches_dropped: Option<bool>,
 }
 
 impl PhaseRun {
@@ -57,12 +62,13 @@ impl PhaseRun {
             overrides: Vec::new(),
             partner: None,
             together: false,
+            caches_dropped: None,
         }
     }
 }
 
 /// How a phase ended.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct PhaseOutcome {
     /// The phase's own error with its whole chain, when it failed before recording its
     /// observations (the result keeps 4,000 characters of each).
@@ -71,6 +77,9 @@ pub struct PhaseOutcome {
     pub failure: Option<PhaseError>,
     /// The trial's errors as the result file records them (empty: the trial succeeded).
     pub trial_errors: Vec<String>,
+    /// Each side's result as the phase saved it, with its trial's errors: what the runner
+    /// learns from, rather than reading the file back.
+    pub recorded: Recorded,
 }
 
 impl PhaseOutcome {
@@ -182,6 +191,10 @@ fn run_pair(run: &PhaseRun, partner: &PhaseRun) -> Result<PhaseOutcome, Error> {
                     .map(|error| format!("{}: {error}", partner.out.display())),
             )
             .collect(),
+        recorded: Recorded {
+            own: first.recorded.own,
+            partner: Some(second.recorded.own),
+        },
     })
 }
 
@@ -225,6 +238,12 @@ impl Opened {
             run.phase,
             run.trial,
         );
+        if let Some(dropped) = run.caches_dropped {
+            result.side.runtime.insert(
+                crate::pipeline::orchestration::caches_linux::RUNTIME_KEY.to_owned(),
+                crate::pipeline::orchestration::caches_linux::runtime_value(dropped).to_owned(),
+            );
+        }
         result.side.error = None;
         let opened = Opened {
             _lock: lock,
@@ -275,18 +294,26 @@ impl Opened {
                 path: self.path.clone(),
                 source,
             })?;
+        let errors = bench_core::trial_errors_without(
+            &self.result.side,
+            run.phase,
+            run.trial,
+            &self.facts.absent_in(run.phase, run.trial),
+        );
         Ok(PhaseOutcome {
             error,
             failure,
-            trial_errors: bench_core::trial_errors_without(
-                &self.result.side,
-                run.phase,
-                run.trial,
-                &self.facts.absent_in(run.phase, run.trial),
-            )
-            .iter()
-            .map(|error| crate::pipeline::redact::redact(error))
-            .collect(),
+            trial_errors: errors
+                .iter()
+                .map(|error| crate::pipeline::redact::redact(error))
+                .collect(),
+            recorded: Recorded {
+                own: SideRecord {
+                    errors,
+                    side: self.result.side,
+                },
+                partner: None,
+            },
         })
     }
 }
@@ -394,39 +421,17 @@ impl SpecFacts {
 }
 
 /// Records in `OUT/result.json` that the step `run` describes was skipped, and why.
+///
+/// A skip is the runner's own fact, written for people and other commands: the file is
+/// loaded only to keep what the phases recorded in it, and nothing is learnt from it.
 pub(crate) fn record_skip(run: &PhaseRun, facts: &SpecFacts, reason: &str) -> Result<(), Error> {
-    update_result(run, facts, |side| {
-        side.set_skipped(run.phase, run.trial, reason)
-    })
-}
-
-/// Changes the side of `OUT/result.json` outside a phase (the runner's own facts).
-pub(crate) fn update_result(
-    run: &PhaseRun,
-    facts: &SpecFacts,
-    change: impl FnOnce(&mut Side),
-) -> Result<(), Error> {
     let path = run.out.join("result.json");
     let mut result =
         ResultFile::load_or_create(&path, &facts.request).map_err(Error::ResultUnreadable)?;
-    change(&mut result.side);
+    result.side.set_skipped(run.phase, run.trial, reason);
     result
         .save(&path)
         .map_err(|source| Error::ResultSave { path, source })
-}
-
-/// Why the step `run` describes failed, as the result file records it (its first
-/// error); `None` when the result cannot be read or records no failure.
-pub(crate) fn trial_failure(run: &PhaseRun, facts: &SpecFacts) -> Option<String> {
-    let result = ResultFile::load(&run.out.join("result.json")).ok()?;
-    bench_core::trial_errors_without(
-        &result.side,
-        run.phase,
-        run.trial,
-        &facts.absent_in(run.phase, run.trial),
-    )
-    .into_iter()
-    .next()
 }
 
 /// Runs one phase in an already built context.
@@ -555,6 +560,10 @@ mod tests {
         );
         let result = ResultFile::load(&out.join("result.json")).unwrap();
         assert_eq!(result.side.error.as_deref(), Some(message.as_str()));
+        // The runner learns from the outcome what the file records, without reading it.
+        assert_eq!(outcome.recorded.own.side, result.side);
+        assert_eq!(outcome.recorded.own.errors, [message]);
+        assert!(outcome.recorded.partner.is_none());
     }
 
     #[test]

@@ -19,9 +19,10 @@
 use crate::pipeline::isolation::command::STOP_GRACE;
 use crate::pipeline::orchestration::phase_run::{PhaseRun, SpecFacts};
 use crate::pipeline::orchestration::plan::{Plan, SpecSource, Step};
+use crate::pipeline::orchestration::recorded::{Recorded, SideRecord};
 use crate::pipeline::orchestration::skip_rules::{SkipRules, headline};
 use crate::pipeline::{CleanupReport, Error};
-use bench_core::Phase;
+use bench_core::{Phase, Side};
 use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -68,9 +69,21 @@ pub struct Runner {
     together: bool,
 }
 
-/// Asked before each step with `(side, step)`: whether to run it. `ab --trials auto` stops
-/// sampling through it; a step it declines is left out, not recorded as skipped.
-pub type GateFn = dyn FnMut(usize, Step) -> bool + Send;
+/// Asked before each step with `(side, step, sides)`: whether to run it. `sides` holds each
+/// plan's side as its result was last saved, as the steps handed it over (a step that
+/// handed over nothing leaves the side as it was). `ab --trials auto` stops sampling
+/// through it; a step it declines is left out, not recorded as skipped.
+pub type GateFn = dyn FnMut(usize, Step, &[Side]) -> bool + Send;
+
+/// A step that ran.
+#[derive(Debug)]
+struct Ran {
+    /// How it ended.
+    result: StepResult,
+    /// What it recorded; `None` from a phase child that sent nothing (killed, crashed, or
+    /// failed before its phase ran).
+    recorded: Option<Recorded>,
+}
 
 /// A [`GateFn`] behind a lock, so that [`Runner::run`] can take `&self`.
 struct Gate(std::sync::Mutex<Box<GateFn>>);
@@ -153,6 +166,7 @@ impl Runner {
         bench_proc::become_subreaper()?;
         let mut specs = Vec::new();
         let mut facts = Vec::new();
+        let mut sides = Vec::new();
         // Held until the run returns: no other clibench uses these folders meanwhile.
         let mut _locks = Vec::new();
         // One identifier for the whole invocation: both sides of an `ab` carry it.
@@ -175,15 +189,15 @@ impl Runner {
             )?;
             let mut plan_facts = SpecFacts::of(&loaded, &spec, &settings.overrides);
             plan_facts.request.invocation_id = Some(invocation.clone());
-            crate::pipeline::orchestration::invocation::start_result(
+            sides.push(crate::pipeline::orchestration::invocation::start_result(
                 &plan.out,
                 &plan_facts.request,
                 &invocation,
-            )?;
+            )?);
             facts.push(plan_facts);
             specs.push(spec);
         }
-        let outcome = self.run_steps(&specs, &facts, observer);
+        let outcome = self.run_steps(&specs, &facts, sides, observer);
         let cleanups = self.cleanup(observer);
         let mut outcome = outcome?;
         outcome.cleanups = cleanups?;
@@ -191,10 +205,12 @@ impl Runner {
         Ok(outcome)
     }
 
+    /// Runs the steps in order; `sides` holds each plan's side as its result starts.
     fn run_steps(
         &self,
         specs: &[PathBuf],
         facts: &[SpecFacts],
+        mut sides: Vec<Side>,
         observer: &mut dyn Observer,
     ) -> Result<RunOutcome, Error> {
         let started = Instant::now();
@@ -228,7 +244,7 @@ impl Runner {
                 self.conclude(&mut steps, &progress, (side, step), result, recorded);
                 continue;
             }
-            if !self.allowed(side, step) {
+            if !self.allowed(side, step, &sides) {
                 continue;
             }
             let mut run = phase_run(plan, &specs[side], step);
@@ -239,21 +255,24 @@ impl Runner {
                     &facts[side],
                     &reason,
                 )?;
+                sides[side].set_skipped(step.phase, step.trial, &reason);
                 tell_skip(&mut steps, &progress, (side, step), cause, reason);
                 continue;
             }
-            let partner = self.pair_up(&mut run, (index, step), steps.skips, specs);
+            let partner = self.pair_up(&mut run, (index, step), steps.skips, specs, &sides);
             if step.phase == Phase::Measure {
                 let observer = &mut *steps.observer;
-                self.before_measures(&run, side, partner, facts, observer, &mut told_drop)?;
+                self.before_measures(&mut run, side, partner, observer, &mut told_drop)?;
             }
             steps.observer.step_started(&progress);
-            let Some(result) = self.execute(&run, &mut progress, started, steps.observer)? else {
+            let Some(ran) = self.execute(&run, &mut progress, started, steps.observer)? else {
                 outcome.interrupted = true;
                 break;
             };
-            let pair = (partner, facts);
-            carried = self.conclude_run(&mut steps, &progress, (side, step), &run, pair, result);
+            carried = self.conclude_run(&mut steps, &progress, (side, step), partner, &ran);
+            if let Some(recorded) = ran.recorded {
+                keep_saved(&mut sides, (side, partner), recorded);
+            }
         }
         outcome.elapsed = started.elapsed();
         // A trial 0 that failed without making anything skip is an ordinary failure.
@@ -269,10 +288,11 @@ impl Runner {
         (index, step): (usize, Step),
         skips: &[SkipRules],
         specs: &[PathBuf],
+        sides: &[Side],
     ) -> Option<(usize, usize)> {
         let partner = self
             .partner_of(index, skips)
-            .filter(|&(other, _)| self.allowed(other, step));
+            .filter(|&(other, _)| self.allowed(other, step, sides));
         if let Some((other, _)) = partner {
             run.partner = Some(Box::new(phase_run(&self.plans[other], &specs[other], step)));
             run.together = self.together;
@@ -283,18 +303,17 @@ impl Runner {
     /// What comes before a measure step, for it and its partner: see [`before_measure`].
     fn before_measures(
         &self,
-        run: &PhaseRun,
+        run: &mut PhaseRun,
         side: usize,
         partner: Option<(usize, usize)>,
-        facts: &[SpecFacts],
         observer: &mut dyn Observer,
         told_drop: &mut bool,
     ) -> Result<(), Error> {
         let drop = self.plans[side].settings.drop_caches;
-        before_measure(run, &facts[side], drop, observer, told_drop)?;
-        if let (Some((other, _)), Some(partner)) = (partner, &run.partner) {
+        before_measure(run, drop, observer, told_drop)?;
+        if let (Some((other, _)), Some(partner)) = (partner, run.partner.as_deref_mut()) {
             let drop = self.plans[other].settings.drop_caches;
-            before_measure(partner, &facts[other], drop, observer, told_drop)?;
+            before_measure(partner, drop, observer, told_drop)?;
         }
         Ok(())
     }
@@ -306,32 +325,32 @@ impl Runner {
         steps: &mut Steps<'_>,
         progress: &Progress,
         (side, step): (usize, Step),
-        run: &PhaseRun,
-        (partner, facts): (Option<(usize, usize)>, &[SpecFacts]),
-        result: StepResult,
+        partner: Option<(usize, usize)>,
+        ran: &Ran,
     ) -> Option<Carried> {
         // The error the result records says what failed; a phase log's last line may be
         // the bottom of a screen it printed.
-        let recorded = |run: &PhaseRun, facts: &SpecFacts| match &result {
-            StepResult::Failed { .. } => {
-                crate::pipeline::orchestration::phase_run::trial_failure(run, facts)
-            }
+        let recorded = |record: Option<&SideRecord>| match &ran.result {
+            StepResult::Failed { .. } => record.and_then(|record| record.errors.first().cloned()),
             _ => None,
         };
-        let own = recorded(run, &facts[side]);
-        let (Some((other, other_index)), Some(partner_run)) = (partner, run.partner.as_deref())
-        else {
-            self.conclude(steps, progress, (side, step), result, own);
+        let own = recorded(ran.recorded.as_ref().map(|recorded| &recorded.own));
+        let Some((_, other_index)) = partner else {
+            self.conclude(steps, progress, (side, step), ran.result.clone(), own);
             return None;
         };
-        let theirs = recorded(partner_run, &facts[other]);
-        let [mine, other_result] = pair_results(&result, [own.is_some(), theirs.is_some()]);
+        let theirs = recorded(
+            ran.recorded
+                .as_ref()
+                .and_then(|recorded| recorded.partner.as_ref()),
+        );
+        let [mine, other_result] = pair_results(&ran.result, [own.is_some(), theirs.is_some()]);
         self.conclude(steps, progress, (side, step), mine, own);
         Some((other_index, other_result, theirs))
     }
 
     /// Whether the gate lets the step run (no gate: every step runs).
-    fn allowed(&self, side: usize, step: Step) -> bool {
+    fn allowed(&self, side: usize, step: Step, sides: &[Side]) -> bool {
         let Some(Gate(gate)) = &self.gate else {
             return true;
         };
@@ -339,7 +358,7 @@ impl Runner {
             Ok(gate) => gate,
             Err(poisoned) => poisoned.into_inner(),
         };
-        gate(side, step)
+        gate(side, step, sides)
     }
 
     /// The other plan and order index of the pair opened at `index`, when there is one and
@@ -433,6 +452,19 @@ impl Runner {
     }
 }
 
+/// Keeps what a step recorded as the sides' results now stand: its own plan's side and,
+/// of a pair, its partner's.
+fn keep_saved(
+    sides: &mut [Side],
+    (side, partner): (usize, Option<(usize, usize)>),
+    recorded: Recorded,
+) {
+    sides[side] = recorded.own.side;
+    if let (Some((other, _)), Some(theirs)) = (partner, recorded.partner) {
+        sides[other] = theirs.side;
+    }
+}
+
 /// Each side's result of a pair's one process: a side whose result records a failure
 /// failed; a process that failed with neither side recording one failed both.
 fn pair_results(result: &StepResult, recorded: [bool; 2]) -> [StepResult; 2] {
@@ -444,10 +476,9 @@ fn pair_results(result: &StepResult, recorded: [bool; 2]) -> [StepResult; 2] {
 }
 
 /// Drops the page cache when the plan asks for it (telling once that it affects the whole
-/// machine), and records in the result whether it did: "cold" means a cold cache only then.
+/// machine), and has the phase record whether it did: "cold" means a cold cache only then.
 fn before_measure(
-    run: &PhaseRun,
-    facts: &SpecFacts,
+    run: &mut PhaseRun,
     drop: bool,
     observer: &mut dyn Observer,
     told: &mut bool,
@@ -461,17 +492,8 @@ fn before_measure(
             crate::pipeline::DROP_CACHES,
         ))?;
     }
-    let value = if drop {
-        "yes: before each measure trial"
-    } else {
-        "no"
-    };
-    crate::pipeline::orchestration::phase_run::update_result(run, facts, |side| {
-        side.runtime.insert(
-            crate::pipeline::orchestration::caches_linux::RUNTIME_KEY.to_owned(),
-            value.to_owned(),
-        );
-    })
+    run.caches_dropped = Some(drop);
+    Ok(())
 }
 
 /// What the steps so far made, as [`Runner::run_steps`] goes: the outcome, each side's
@@ -483,7 +505,7 @@ struct Steps<'a> {
 }
 
 /// The partner's half of a pair that ran, kept for its turn: its order index, its result
-/// and the failure its result file recorded.
+/// and the failure its result recorded.
 type Carried = (usize, StepResult, Option<String>);
 
 /// Tells that a step is skipped because of `cause` (a first trial that failed), and
@@ -525,6 +547,7 @@ fn phase_run(plan: &Plan, spec: &Path, step: Step) -> PhaseRun {
         overrides: plan.settings.overrides.clone(),
         partner: None,
         together: false,
+        caches_dropped: None,
     }
 }
 

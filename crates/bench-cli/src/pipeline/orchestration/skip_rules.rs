@@ -15,7 +15,7 @@ pub(crate) struct SkipRules {
 
 /// The first line of an error, without a last clause that only introduces the lines after
 /// it ("timed out ...; last screen:").
-pub(crate) fn headline(error: &str) -> &str {
+pub fn headline(error: &str) -> &str {
     let mut lines = error.lines();
     let first = lines.next().unwrap_or_default();
     if lines.next().is_some()

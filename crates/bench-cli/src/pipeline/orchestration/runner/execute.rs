@@ -1,13 +1,15 @@
 //! Running one step the way the runner's [`Execution`] says: here, its error written
 //! into the step's log as a phase process would; or as a `clibench phase` child in its
 //! own session, watched (its pidfd polled, the interrupt flag looked at) until it exits,
-//! and stopped with everything below us when the run is interrupted.
+//! and stopped with everything below us when the run is interrupted. Either way the step
+//! hands over what it recorded, the child through its stdout.
 
-use super::{Execution, Notice, Observer, Progress, Runner, StepResult};
+use super::{Execution, Notice, Observer, Progress, Ran, Runner, StepResult};
 use crate::pipeline::Error;
 use crate::pipeline::isolation::command::STOP_GRACE;
 use crate::pipeline::orchestration::phase_run::{PhaseOutcome, PhaseRun, run_phase};
 use crate::pipeline::orchestration::plan::Step;
+use crate::pipeline::orchestration::recorded::OutcomeReceiver;
 use std::fs;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
@@ -27,7 +29,7 @@ impl Runner {
         progress: &mut Progress,
         started: Instant,
         observer: &mut dyn Observer,
-    ) -> Result<Option<StepResult>, Error> {
+    ) -> Result<Option<Ran>, Error> {
         let step_started = Instant::now();
         let log = run
             .out
@@ -54,10 +56,11 @@ impl Runner {
         progress: &mut Progress,
         started: Instant,
         observer: &mut dyn Observer,
-    ) -> Result<Option<StepResult>, Error> {
+    ) -> Result<Option<Ran>, Error> {
         let label = run_label(run);
         let turns = crate::pipeline::out::turns::path(&run.out, run.phase, run.trial);
         let mut child = spawn_phase(program, run, log)?;
+        let outcome = child.stdout.take().map(OutcomeReceiver::start);
         let step_started = Instant::now();
         // The wait between two looks at the child ends when it exits (its pidfd becomes
         // readable), not a fixed POLL later: 13 phases a demo run, 25 ms each on average.
@@ -102,13 +105,17 @@ impl Runner {
         // The count was for the waiting step's display; the journal and the result say the rest.
         let _ = fs::remove_file(&turns);
         progress.turns = None;
-        Ok(Some(if status.success() {
+        let result = if status.success() {
             StepResult::Succeeded
         } else {
             StepResult::Failed {
                 message: format!("{status}: {}", last_error_line(log)),
                 log: log.to_path_buf(),
             }
+        };
+        Ok(Some(Ran {
+            result,
+            recorded: outcome.and_then(OutcomeReceiver::finish),
         }))
     }
 }
@@ -122,10 +129,13 @@ fn run_label(run: &PhaseRun) -> String {
 }
 
 /// Runs a step here, writing its error into its log as the phase process would.
-fn run_in_process(run: &PhaseRun, log: &Path) -> Result<StepResult, Error> {
+fn run_in_process(run: &PhaseRun, log: &Path) -> Result<Ran, Error> {
     let outcome: PhaseOutcome = run_phase(run)?;
     if outcome.succeeded() {
-        return Ok(StepResult::Succeeded);
+        return Ok(Ran {
+            result: StepResult::Succeeded,
+            recorded: Some(outcome.recorded),
+        });
     }
     let message = match &outcome.error {
         Some(error) => error.clone(),
@@ -140,9 +150,12 @@ fn run_in_process(run: &PhaseRun, log: &Path) -> Result<StepResult, Error> {
         path: log.to_path_buf(),
         source,
     })?;
-    Ok(StepResult::Failed {
-        message,
-        log: log.to_path_buf(),
+    Ok(Ran {
+        result: StepResult::Failed {
+            message,
+            log: log.to_path_buf(),
+        },
+        recorded: Some(outcome.recorded),
     })
 }
 
@@ -162,9 +175,11 @@ fn spawn_phase(program: &Path, run: &PhaseRun, log: &Path) -> Result<Child, Erro
         source,
     })?;
     let mut command = crate::pipeline::orchestration::phase_child::command(program, run);
+    // Its stdout is the pipe its outcome comes through; the child points its own stdout at
+    // the log once it has taken the pipe off it.
     command
         .stdin(Stdio::null())
-        .stdout(output.try_clone().map_err(spawn_error("log"))?)
+        .stdout(Stdio::piped())
         .stderr(output);
     // Its own session (and process group): a Ctrl-C at the terminal reaches only us, and
     // we stop the phase in order (SIGTERM, grace, SIGKILL) rather than letting it die
