@@ -37,7 +37,7 @@ pub const MAX_SETTLES: usize = 128;
 /// The most starts kept in one [`TrialRecord`](crate::TrialRecord).
 pub const MAX_STARTS: usize = 8;
 
-/// The most terminal windows kept in one [`TrialRecord`] (a ui trial has one per step).
+/// The most terminal windows kept in one [`TrialRecord`](super::TrialRecord) (a ui trial has one per step).
 pub const MAX_TERMINAL_WINDOWS: usize = 64;
 
 /// Cuts `text` to at most `max` characters, keeping its start (what failed: its whole

@@ -88,7 +88,7 @@ pub fn paired(base: &[f64], candidate: &[f64]) -> Option<Welch> {
 
 /// [`paired`] on the values as they are, never their logs: for slopes, whose
 /// difference is what matters and whose values may be 0 or negative
-/// ([`slope_change`](super::slope_change)).
+/// ([`SlopeChange`](super::SlopeChange)).
 pub fn paired_difference(base: &[f64], candidate: &[f64]) -> Option<Welch> {
     paired_on(base, candidate, false)
 }
