@@ -19,7 +19,7 @@ const RESULT_ERROR_CHARS: usize = 500;
 /// One phase of one trial, as `clibench phase NAME --spec S --out DIR --trial N` asks.
 #[derive(Debug, Clone)]
 pub struct PhaseRun {
-    /// The phase.
+    /// Which phase runs.
     pub phase: Phase,
     /// The spec file.
     pub spec: PathBuf,

@@ -15,7 +15,7 @@ pub struct Progress {
     pub total: usize,
     /// The side's label in an interleaved run ("base", "head"), `None` for a single plan.
     pub side: Option<String>,
-    /// The step.
+    /// The phase and trial that is running.
     pub step: Step,
     /// Since the step started.
     pub step_elapsed: Duration,
@@ -138,7 +138,7 @@ impl Observer for SilentObserver {}
 pub struct Skip {
     /// The index of its plan.
     pub side: usize,
-    /// The step.
+    /// The phase and trial that did not run.
     pub step: Step,
     /// Why, as [`StepResult::Skipped`] says.
     pub reason: String,
